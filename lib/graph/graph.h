@@ -1,0 +1,329 @@
+/* graph.h - the graph IR: modules, functions, nodes, the builder.
+ *
+ * A module holds placeholders and constants (storage nodes, shared by all
+ * functions) and functions. A function's nodes form a dataflow graph with use
+ * lists; they are also kept on a list in a valid evaluation order (the printer
+ * re-derives a stable topological order anyway, so passes may append).
+ *
+ * Every node has a kind (Nodes.def), a name unique in its scope (functions for
+ * nodes, the module for storage), operands (struct use, each pointing at a
+ * result of another node), result types (uniqued struct type pointers),
+ * attribute values (one per row of its kind's ATTRS, in table order), an
+ * optional predicate operand and a source location.
+ *
+ * Memory: everything lives in the module's arena and dies with it; erased
+ * nodes are unlinked, not freed.
+ */
+#ifndef GLOW_GRAPH_GRAPH_H
+#define GLOW_GRAPH_GRAPH_H
+
+#include "support/arena.h"
+#include "support/diag.h"
+#include "support/hashmap.h"
+#include "support/types.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------------ */
+/* The node table                                                      */
+
+enum node_kind {
+#define NODE(K, O, R, A, F, T) NK_##K,
+#include "graph/Nodes.def"
+#undef NODE
+	NK_COUNT
+};
+
+enum node_flags {
+	NF_NONE = 0,
+	NF_PURE = 1 << 0,
+	NF_EW = 1 << 1,
+	NF_SIDE = 1 << 2,
+	NF_STORAGE = 1 << 3,
+};
+
+enum attr_kind { AK_INT, AK_FLOAT, AK_BOOL, AK_INTS, AK_FLOATS, AK_ENUM, AK_STRING };
+
+struct attr_desc {
+	const char *name;
+	enum attr_kind kind;
+	bool required;
+	const char *enum_values; /* AK_ENUM: "a|b|c" */
+	int64_t def_i;           /* AK_INT, AK_BOOL, AK_ENUM (index) */
+	double def_f;            /* AK_FLOAT */
+	const int64_t *def_ints; /* AK_INTS */
+	uint32_t def_n;
+};
+
+struct node;
+struct verifier;
+typedef void (*type_rule_fn)(struct verifier *v, const struct node *n);
+
+struct node_desc {
+	const char *name;
+	unsigned nops;          /* fixed operand count, or the minimum when variadic */
+	bool variadic;          /* last operand repeats (one or more) */
+	unsigned nres;
+	unsigned nattrs;
+	const char *const *op_names;  /* nops (+1 if variadic: the repeated name) */
+	const char *const *res_names; /* nres */
+	const struct attr_desc *attrs;
+	unsigned flags;
+	type_rule_fn rule;
+};
+
+/* The table, indexed by enum node_kind (built from Nodes.def at start-up;
+ * node_desc_init() is idempotent and called by module_create). */
+extern const struct node_desc *node_descs;
+void node_desc_init(void);
+static inline const struct node_desc *node_desc(unsigned kind) { return &node_descs[kind]; }
+const char *node_kind_name(unsigned kind);
+/* kind by name, -1 if unknown */
+int node_kind_lookup(const char *s, size_t len);
+/* attribute index of a kind by name, -1 if none */
+int node_attr_index(unsigned kind, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* Nodes                                                               */
+
+union attr_val {
+	int64_t i;  /* AK_INT, AK_BOOL (0/1), AK_ENUM (index) */
+	double f;   /* AK_FLOAT */
+	struct {
+		int64_t *v;
+		uint32_t n;
+	} ints;
+	struct {
+		double *v;
+		uint32_t n;
+	} floats;
+	const char *s; /* AK_STRING */
+};
+
+struct use {
+	struct node *def; /* the producer */
+	struct use *next; /* next use of any result of def */
+	uint32_t res;     /* which result of def */
+	uint32_t idx;     /* operand position in the user (== nops: the predicate) */
+};
+
+/* A result of a node: what an operand refers to. */
+struct value {
+	struct node *node;
+	unsigned res;
+};
+
+enum node_bits {
+	NODE_HAS_PRED = 1 << 0,
+	NODE_ERASED = 1 << 1,
+	NODE_MARK = 1 << 2, /* scratch bit for passes; clear it when done */
+};
+
+struct node {
+	struct node *prev, *next; /* function order, or module storage order */
+	const char *name;         /* without sigil; unique in scope; NULL for result-less nodes */
+	struct use *uses;         /* uses of any result */
+	union attr_val *attrs;    /* node_desc(kind)->nattrs */
+	const struct type **types;/* nres result types */
+	struct loc loc;
+	uint16_t kind;
+	uint8_t nres;
+	uint8_t bits;
+	uint32_t nops;            /* operands, not counting the predicate */
+	struct use *ops;          /* nops (+1 with NODE_HAS_PRED), allocated right after the node */
+};
+
+/* The user of a use (operands are stored right after their node). */
+static inline struct node *use_user(const struct use *u)
+{
+	return (struct node *)(void *)((char *)(void *)(u - u->idx) - sizeof(struct node));
+}
+_Static_assert(sizeof(struct node) % _Alignof(struct use) == 0, "operands follow the node");
+static inline struct value node_val(struct node *n, unsigned res) { struct value v = {n, res}; return v; }
+static inline struct value op_val(const struct node *n, unsigned i)
+{
+	struct value v = {n->ops[i].def, n->ops[i].res};
+	return v;
+}
+static inline const struct type *val_type(struct value v) { return v.node->types[v.res]; }
+static inline const struct type *node_type(const struct node *n) { return n->types[0]; }
+static inline const struct type *op_type(const struct node *n, unsigned i)
+{
+	return n->ops[i].def->types[n->ops[i].res];
+}
+static inline bool node_has_pred(const struct node *n) { return n->bits & NODE_HAS_PRED; }
+static inline struct node *node_pred(const struct node *n) { return node_has_pred(n) ? n->ops[n->nops].def : NULL; }
+static inline bool node_is_storage(const struct node *n) { return n->kind == NK_Placeholder || n->kind == NK_Constant; }
+/* number of uses of result res (-1: any result) */
+unsigned node_num_uses(const struct node *n, int res);
+static inline bool node_has_uses(const struct node *n) { return n->uses != NULL; }
+
+/* Attribute access by name (unknown names are internal bugs). */
+int64_t node_int(const struct node *n, const char *attr);
+double node_float(const struct node *n, const char *attr);
+const int64_t *node_ints(const struct node *n, const char *attr, unsigned *len);
+const double *node_floats(const struct node *n, const char *attr, unsigned *len);
+const char *node_str(const struct node *n, const char *attr);
+const char *node_enum(const struct node *n, const char *attr); /* the enum's name */
+
+/* ------------------------------------------------------------------ */
+/* Storage                                                             */
+
+struct placeholder {
+	struct node n; /* kind NK_Placeholder, no operands */
+	bool trainable;
+	bool is_static;
+};
+
+enum init_kind { INIT_DENSE, INIT_SPLAT, INIT_ZERO, INIT_XAVIER, INIT_FILE };
+
+struct constant {
+	struct node n; /* kind NK_Constant, no operands */
+	enum init_kind init;
+	double splat_f;       /* INIT_SPLAT on float kinds */
+	int64_t splat_i;      /* INIT_SPLAT on integer, quantized and bool kinds */
+	double fan_in;        /* INIT_XAVIER */
+	uint64_t seed;        /* INIT_XAVIER */
+	const char *file;     /* INIT_FILE: the path as written */
+	uint64_t file_offset; /* INIT_FILE */
+	uint8_t *data;        /* the payload (type_bytes), NULL until materialized */
+};
+
+static inline struct placeholder *as_placeholder(struct node *n)
+{
+	return n->kind == NK_Placeholder ? (struct placeholder *)n : NULL;
+}
+static inline struct constant *as_constant(struct node *n)
+{
+	return n->kind == NK_Constant ? (struct constant *)n : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Functions and modules                                               */
+
+struct module;
+
+struct func {
+	struct module *mod;
+	const char *name;
+	struct loc loc;
+	struct node *first, *last;
+	size_t nnodes;
+	struct strmap names; /* node name -> node */
+	unsigned uniq;       /* counter for fresh names */
+};
+
+struct module {
+	const char *name; /* may be NULL (no module line) */
+	struct arena arena;
+	struct type_ctx *types; /* not owned */
+	struct node *gfirst, *glast; /* placeholders and constants, in order */
+	size_t nglobals;
+	struct strmap gnames; /* storage name -> node */
+	unsigned guniq;
+	struct func **funcs;
+	size_t nfuncs, capfuncs;
+	char *base_dir; /* for relative external weight files; NULL: cwd */
+};
+
+struct module *module_create(struct type_ctx *types, const char *name);
+void module_destroy(struct module *m);
+struct func *module_find_func(struct module *m, const char *name);
+struct node *module_find_global(struct module *m, const char *name);
+void module_set_base_dir(struct module *m, const char *path_of_input);
+
+/* Returns NULL if the name is taken. */
+struct func *func_create(struct module *m, const char *name, struct loc loc);
+struct node *func_find(struct func *f, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* The builder: the one API through which the parser, the importer and     */
+/* every pass create and change IR.                                         */
+
+/* A name that is free in the function: base itself if free, else base.N.
+ * base may be NULL ("t"). Returns an arena string. */
+const char *func_fresh_name(struct func *f, const char *base);
+const char *module_fresh_name(struct module *m, const char *base);
+
+/* Storage. Return NULL if the name is taken (name NULL: a fresh one). */
+struct placeholder *module_add_placeholder(struct module *m, const char *name, const struct type *t,
+					   struct loc loc);
+struct constant *module_add_constant(struct module *m, const char *name, const struct type *t, struct loc loc);
+/* Sets the payload of a constant to a copy of data (type_bytes bytes); the
+ * initializer becomes INIT_DENSE. */
+void constant_set_data(struct module *m, struct constant *c, const void *data);
+/* The payload, materializing splat/zero/xavier/file initializers on first
+ * use. Returns NULL after reporting to d (e.g. unreadable file). */
+const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *d);
+
+/* Creates a node with the given operands (nops of them: for variadic kinds
+ * any count >= the minimum) and result types, attributes at their defaults
+ * (required ones zeroed: set them), inserted before `before` (NULL: at the
+ * end). name NULL or taken: a fresh name derived from it. Operand values must
+ * belong to f or be storage of f's module. */
+struct node *node_create(struct func *f, unsigned kind, const char *name, const struct value *ops, unsigned nops,
+			 const struct type *const *types, struct node *before, struct loc loc);
+/* Convenience for single-result kinds. */
+struct node *node_create1(struct func *f, unsigned kind, const char *name, const struct value *ops, unsigned nops,
+			  const struct type *type, struct node *before, struct loc loc);
+
+void node_set_int(struct module *m, struct node *n, const char *attr, int64_t v);
+void node_set_float(struct module *m, struct node *n, const char *attr, double v);
+void node_set_ints(struct module *m, struct node *n, const char *attr, const int64_t *v, unsigned len);
+void node_set_floats(struct module *m, struct node *n, const char *attr, const double *v, unsigned len);
+void node_set_str(struct module *m, struct node *n, const char *attr, const char *s);
+/* copies all attributes of src (same kind) */
+void node_copy_attrs(struct module *m, struct node *dst, const struct node *src);
+
+/* Changes operand i (i == nops: the predicate) to v (maintains use lists). */
+void node_set_operand(struct node *n, unsigned i, struct value v);
+/* node_create with a predicate operand (pred.node NULL: none). */
+struct node *node_create_pred(struct func *f, unsigned kind, const char *name, const struct value *ops,
+			      unsigned nops, struct value pred, const struct type *const *types, struct node *before,
+			      struct loc loc);
+/* Every use of `from` becomes a use of `to` (types must agree). */
+void value_replace_all_uses(struct value from, struct value to);
+/* Every use of any result i of `from` becomes a use of result i of `to`. */
+void node_replace_all_uses(struct node *from, struct node *to);
+/* Unlinks a node with no uses from its function and drops its operands. */
+void node_erase(struct func *f, struct node *n);
+/* Moves n right before `before` (NULL: to the end). */
+void node_move_before(struct func *f, struct node *n, struct node *before);
+/* Erases storage with no uses. */
+void module_erase_global(struct module *m, struct node *n);
+
+/* Iteration */
+#define func_for_each(f, n) for (struct node *n = (f)->first; n; n = n->next)
+#define func_for_each_safe(f, n, tmp) for (struct node *n = (f)->first, *tmp = n ? n->next : NULL; n; n = tmp, tmp = n ? n->next : NULL)
+#define module_for_each_global(m, n) for (struct node *n = (m)->gfirst; n; n = n->next)
+
+/* ------------------------------------------------------------------ */
+/* Verifier, printer, parser                                           */
+
+/* Checks every function and storage node; reports all problems to d and
+ * returns the number of errors. */
+int module_verify(struct module *m, struct diag *d);
+int func_verify(struct func *f, struct diag *d);
+
+struct ostream;
+/* Canonical text. Storage and functions in module order; nodes in a stable
+ * topological order (list order wherever that is valid). */
+void module_print(struct ostream *o, struct module *m);
+void func_print(struct ostream *o, struct func *f);
+/* One node on one line, as in a function body (no indentation, no newline). */
+void node_print(struct ostream *o, const struct node *n);
+/* %name / @name with quoting when needed */
+void print_local_name(struct ostream *o, const char *name);
+void print_global_name(struct ostream *o, const char *name);
+/* 1 if the name prints bare (no quotes) */
+bool name_is_bare(const char *s, size_t len);
+
+/* Parses a whole .glow text (buf must have at least 16 zero bytes after
+ * len, see read_input). Registers the source with d. Returns NULL after
+ * reporting errors. Runs the verifier unless verify is false. */
+struct module *module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
+			    struct diag *d, bool verify);
+
+#endif

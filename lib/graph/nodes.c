@@ -1,0 +1,106 @@
+/* nodes.c - builds the node descriptor table from Nodes.def. */
+#include "graph/graph.h"
+#include "graph/typerules.h"
+#include "support/util.h"
+
+#include <string.h>
+
+#define ATTRS(...) ((const struct attr_desc[]){__VA_ARGS__, {NULL, AK_INT, false, NULL, 0, 0, NULL, 0}})
+#define NOATTRS NULL
+#define A_INT(nm, d) {#nm, AK_INT, false, NULL, (d), 0, NULL, 0}
+#define A_INT_REQ(nm) {#nm, AK_INT, true, NULL, 0, 0, NULL, 0}
+#define A_FLOAT(nm, d) {#nm, AK_FLOAT, false, NULL, 0, (d), NULL, 0}
+#define A_FLOAT_REQ(nm) {#nm, AK_FLOAT, true, NULL, 0, 0, NULL, 0}
+#define A_BOOL(nm, d) {#nm, AK_BOOL, false, NULL, (d), 0, NULL, 0}
+#define A_INTS(nm, ...)                                                        \
+	{#nm, AK_INTS, false, NULL, 0, 0, (const int64_t[]){__VA_ARGS__}, \
+	 (uint32_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))}
+#define A_INTS_REQ(nm) {#nm, AK_INTS, true, NULL, 0, 0, NULL, 0}
+#define A_FLOATS_REQ(nm) {#nm, AK_FLOATS, true, NULL, 0, 0, NULL, 0}
+#define A_ENUM(nm, vals, d) {#nm, AK_ENUM, false, vals, (d), 0, NULL, 0}
+#define A_STR_REQ(nm) {#nm, AK_STRING, true, NULL, 0, 0, NULL, 0}
+
+static const struct {
+	const char *name, *ops, *res;
+	const struct attr_desc *attrs;
+	unsigned flags;
+	type_rule_fn rule;
+} rows[] = {
+#define NODE(K, O, R, A, F, T) {#K, O, R, A, F, T},
+#include "graph/Nodes.def"
+#undef NODE
+};
+
+_Static_assert(sizeof(rows) / sizeof(rows[0]) == NK_COUNT, "Nodes.def rows and enum out of step");
+
+static struct node_desc descs[NK_COUNT];
+const struct node_desc *node_descs = descs;
+static struct strmap kind_map;
+
+/* Splits "A B C..." into an array of names; *variadic set by a trailing "...". */
+static const char *const *split_names(const char *s, unsigned *count, bool *variadic)
+{
+	unsigned n = 0;
+	const char *names[16];
+	*variadic = false;
+	while (*s) {
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		const char *b = s;
+		while (*s && *s != ' ')
+			s++;
+		size_t len = (size_t)(s - b);
+		if (len > 3 && memcmp(s - 3, "...", 3) == 0) {
+			len -= 3;
+			*variadic = true;
+		}
+		glow_assert(n < GLOW_ARRAY_SIZE(names));
+		names[n++] = xstrndup(b, len);
+	}
+	const char **out = xcalloc(n + 1, sizeof(*out));
+	memcpy(out, names, n * sizeof(*out));
+	*count = n;
+	return out;
+}
+
+void node_desc_init(void)
+{
+	if (descs[0].name)
+		return;
+	strmap_init(&kind_map);
+	for (unsigned k = 0; k < NK_COUNT; k++) {
+		struct node_desc *d = &descs[k];
+		d->name = rows[k].name;
+		d->op_names = split_names(rows[k].ops, &d->nops, &d->variadic);
+		bool v;
+		d->res_names = split_names(rows[k].res, &d->nres, &v);
+		d->attrs = rows[k].attrs;
+		d->nattrs = 0;
+		if (d->attrs)
+			while (d->attrs[d->nattrs].name)
+				d->nattrs++;
+		d->flags = rows[k].flags;
+		d->rule = rows[k].rule;
+		strmap_put(&kind_map, d->name, strlen(d->name), d);
+	}
+}
+
+const char *node_kind_name(unsigned kind) { return kind < NK_COUNT ? rows[kind].name : "<bad kind>"; }
+
+int node_kind_lookup(const char *s, size_t len)
+{
+	node_desc_init();
+	const struct node_desc *d = strmap_getn(&kind_map, s, len);
+	return d ? (int)(d - descs) : -1;
+}
+
+int node_attr_index(unsigned kind, const char *name)
+{
+	const struct node_desc *d = node_desc(kind);
+	for (unsigned i = 0; i < d->nattrs; i++)
+		if (strcmp(d->attrs[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}

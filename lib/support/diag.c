@@ -1,0 +1,132 @@
+#include "diag.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void diag_init(struct diag *d, const char *prog)
+{
+	memset(d, 0, sizeof(*d));
+	d->out = stderr;
+	d->prog = prog;
+	d->max_errors = 20;
+}
+
+void diag_free(struct diag *d)
+{
+	for (size_t i = 0; i < d->nsrc; i++) {
+		free(d->src[i].name);
+		free(d->src[i].line_starts);
+	}
+	free(d->src);
+	d->src = NULL;
+	d->nsrc = d->capsrc = 0;
+}
+
+uint32_t diag_add_source(struct diag *d, const char *name, const char *buf, size_t len)
+{
+	d->src = xgrow(d->src, &d->capsrc, d->nsrc + 1, sizeof(*d->src));
+	struct diag_source *s = &d->src[d->nsrc++];
+	memset(s, 0, sizeof(*s));
+	s->name = xstrdup(name);
+	s->buf = buf;
+	s->len = len;
+	return (uint32_t)d->nsrc;
+}
+
+const char *diag_source_name(const struct diag *d, uint32_t file)
+{
+	return file >= 1 && file <= d->nsrc ? d->src[file - 1].name : "<unknown>";
+}
+
+static void compute_lines(struct diag_source *s)
+{
+	size_t cap = 0, n = 0;
+	uint32_t *ls = NULL;
+	ls = xgrow(ls, &cap, 1, sizeof(*ls));
+	ls[n++] = 0;
+	for (size_t i = 0; i < s->len; i++)
+		if (s->buf[i] == '\n') {
+			ls = xgrow(ls, &cap, n + 1, sizeof(*ls));
+			ls[n++] = (uint32_t)(i + 1);
+		}
+	s->line_starts = ls;
+	s->nlines = n;
+}
+
+int diag_line_col(struct diag *d, struct loc loc, unsigned *line, unsigned *col)
+{
+	if (loc.file == 0 || loc.file > d->nsrc)
+		return 0;
+	struct diag_source *s = &d->src[loc.file - 1];
+	if (!s->buf)
+		return 0;
+	if (!s->line_starts)
+		compute_lines(s);
+	size_t lo = 0, hi = s->nlines; /* find last start <= off */
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (s->line_starts[mid] <= loc.off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*line = (unsigned)lo + 1;
+	*col = loc.off - s->line_starts[lo] + 1;
+	return 1;
+}
+
+static const char *level_name(enum diag_level l)
+{
+	switch (l) {
+	case DIAG_ERROR: return "error";
+	case DIAG_WARNING: return "warning";
+	case DIAG_NOTE: return "note";
+	}
+	return "error";
+}
+
+void diag_vreport(struct diag *d, enum diag_level lvl, struct loc loc, const char *fmt, va_list ap)
+{
+	if (d->stopped)
+		return;
+	if (lvl == DIAG_ERROR && d->max_errors && d->nerrors >= d->max_errors) {
+		fprintf(d->out, "%s: fatal error: too many errors emitted, stopping now\n", d->prog ? d->prog : "glow");
+		d->stopped = 1;
+		d->nerrors++;
+		return;
+	}
+	unsigned line, col;
+	int has = diag_line_col(d, loc, &line, &col);
+	if (has)
+		fprintf(d->out, "%s:%u:%u: %s: ", d->src[loc.file - 1].name, line, col, level_name(lvl));
+	else if (loc.file >= 1 && loc.file <= d->nsrc)
+		fprintf(d->out, "%s: %s: ", d->src[loc.file - 1].name, level_name(lvl));
+	else
+		fprintf(d->out, "%s: %s: ", d->prog ? d->prog : "glow", level_name(lvl));
+	vfprintf(d->out, fmt, ap);
+	fputc('\n', d->out);
+	if (has) {
+		struct diag_source *s = &d->src[loc.file - 1];
+		const char *b = s->buf + s->line_starts[line - 1], *e = b;
+		while (e < s->buf + s->len && *e != '\n' && *e != '\r')
+			e++;
+		if (e - b <= 400) { /* skip the echo for absurdly long lines */
+			fprintf(d->out, "%.*s\n", (int)(e - b), b);
+			for (unsigned i = 1; i < col && b + i - 1 < e; i++)
+				fputc(b[i - 1] == '\t' ? '\t' : ' ', d->out);
+			fputs("^\n", d->out);
+		}
+	}
+	if (lvl == DIAG_ERROR)
+		d->nerrors++;
+	else if (lvl == DIAG_WARNING)
+		d->nwarnings++;
+}
+
+void diag_report(struct diag *d, enum diag_level lvl, struct loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vreport(d, lvl, loc, fmt, ap);
+	va_end(ap);
+}

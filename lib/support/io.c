@@ -1,0 +1,329 @@
+#define _POSIX_C_SOURCE 200809L
+#include "io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { OS_BUF = 1 << 20, PAD = 16 };
+
+int read_input(const char *path, char **bufp, size_t *lenp, struct diag *d)
+{
+	int is_stdin = !path || strcmp(path, "-") == 0;
+	FILE *f = is_stdin ? stdin : fopen(path, "rb");
+	if (!f) {
+		diag_error(d, LOC_NONE, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	size_t cap = 1 << 16, len = 0;
+	struct stat st;
+	if (!is_stdin && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+		cap = (size_t)st.st_size + 1;
+	char *buf = xmalloc(cap + PAD);
+	for (;;) {
+		if (len == cap) {
+			if (cap > SIZE_MAX / 2 - PAD)
+				unreachable("input too large");
+			cap *= 2;
+			buf = xrealloc(buf, cap + PAD);
+		}
+		size_t n = fread(buf + len, 1, cap - len, f);
+		len += n;
+		if (n == 0)
+			break;
+	}
+	int bad = ferror(f);
+	if (!is_stdin)
+		fclose(f);
+	if (bad) {
+		diag_error(d, LOC_NONE, "cannot read '%s'", is_stdin ? "<stdin>" : path);
+		free(buf);
+		return -1;
+	}
+	if (len > UINT32_MAX - PAD) {
+		diag_error(d, LOC_NONE, "'%s' is too large (4 GiB limit)", is_stdin ? "<stdin>" : path);
+		free(buf);
+		return -1;
+	}
+	memset(buf + len, 0, PAD);
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+int ostream_open(struct ostream *o, const char *path, struct diag *d)
+{
+	memset(o, 0, sizeof(*o));
+	o->cap = OS_BUF;
+	o->buf = xmalloc(o->cap);
+	if (!path || strcmp(path, "-") == 0) {
+		o->f = stdout;
+		return 0;
+	}
+	size_t n = strlen(path);
+	o->path = xstrdup(path);
+	o->tmp = xmalloc(n + 16);
+	memcpy(o->tmp, path, n);
+	memcpy(o->tmp + n, ".tmp-XXXXXX", 12);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		diag_error(d, LOC_NONE, "cannot create '%s': %s", path, strerror(errno));
+		free(o->buf);
+		free(o->path);
+		free(o->tmp);
+		memset(o, 0, sizeof(*o));
+		return -1;
+	}
+	fchmod(fd, 0644);
+	o->f = fdopen(fd, "wb");
+	if (!o->f)
+		unreachable("fdopen failed");
+	return 0;
+}
+
+void ostream_mem(struct ostream *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->to_mem = 1;
+	o->cap = 4096;
+	o->buf = xmalloc(o->cap);
+}
+
+void os_flush(struct ostream *o)
+{
+	if (o->to_mem || !o->f || !o->len)
+		return;
+	if (fwrite(o->buf, 1, o->len, o->f) != o->len)
+		o->err = errno ? errno : EIO;
+	o->len = 0;
+}
+
+void os_write(struct ostream *o, const void *p, size_t n)
+{
+	if (o->to_mem) {
+		o->buf = xgrow(o->buf, &o->cap, o->len + n + 1, 1);
+	} else if (o->len + n > o->cap) {
+		os_flush(o);
+		if (n > o->cap) {
+			if (o->f && fwrite(p, 1, n, o->f) != n)
+				o->err = errno ? errno : EIO;
+			return;
+		}
+	}
+	memcpy(o->buf + o->len, p, n);
+	o->len += n;
+}
+
+void os_puts(struct ostream *o, const char *s) { os_write(o, s, strlen(s)); }
+
+void os_printf(struct ostream *o, const char *fmt, ...)
+{
+	char small[256];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(small, sizeof small, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof small) {
+		os_write(o, small, (size_t)n);
+		return;
+	}
+	char *big = xmalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	os_write(o, big, (size_t)n);
+	free(big);
+}
+
+void os_u64(struct ostream *o, uint64_t v)
+{
+	char b[24];
+	int i = 24;
+	do {
+		b[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	os_write(o, b + i, (size_t)(24 - i));
+}
+
+void os_i64(struct ostream *o, int64_t v)
+{
+	if (v < 0) {
+		os_putc(o, '-');
+		os_u64(o, (uint64_t)0 - (uint64_t)v);
+	} else
+		os_u64(o, (uint64_t)v);
+}
+
+static int special(char *buf, size_t size, double v)
+{
+	if (isnan(v))
+		return snprintf(buf, size, "nan");
+	if (isinf(v))
+		return snprintf(buf, size, v < 0 ? "-inf" : "inf");
+	return -1;
+}
+
+/* Makes sure the text reads as a floating-point literal (has '.', 'e', or is special). */
+static int ensure_point(char *buf, size_t size, int n)
+{
+	if (strpbrk(buf, ".eEn") || (size_t)n + 2 >= size)
+		return n;
+	buf[n++] = '.';
+	buf[n++] = '0';
+	buf[n] = 0;
+	return n;
+}
+
+int format_float(char *buf, size_t size, float v)
+{
+	int n = special(buf, size, v);
+	if (n >= 0)
+		return n;
+	for (int prec = 1; prec <= 9; prec++) {
+		n = snprintf(buf, size, "%.*g", prec, (double)v);
+		if (strtof(buf, NULL) == v)
+			break;
+	}
+	return ensure_point(buf, size, n);
+}
+
+int format_double(char *buf, size_t size, double v)
+{
+	int n = special(buf, size, v);
+	if (n >= 0)
+		return n;
+	for (int prec = 1; prec <= 17; prec++) {
+		n = snprintf(buf, size, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	return ensure_point(buf, size, n);
+}
+
+void os_float(struct ostream *o, float v)
+{
+	char b[48];
+	int n = format_float(b, sizeof b, v);
+	os_write(o, b, (size_t)n);
+}
+
+void os_double(struct ostream *o, double v)
+{
+	char b[48];
+	int n = format_double(b, sizeof b, v);
+	os_write(o, b, (size_t)n);
+}
+
+static const char hexdig[] = "0123456789abcdef";
+
+void os_hex(struct ostream *o, const void *p, size_t n)
+{
+	static uint16_t pairs[256];
+	static int init;
+	if (!init) {
+		for (int i = 0; i < 256; i++) {
+			char two[2] = {hexdig[i >> 4], hexdig[i & 15]};
+			memcpy(&pairs[i], two, 2);
+		}
+		init = 1;
+	}
+	const uint8_t *s = p;
+	while (n) {
+		if (o->to_mem)
+			o->buf = xgrow(o->buf, &o->cap, o->len + 2 * n + 1, 1);
+		else if (o->cap - o->len < 2)
+			os_flush(o);
+		size_t room = (o->cap - o->len) / 2, k = n < room ? n : room;
+		char *d = o->buf + o->len;
+		for (size_t i = 0; i < k; i++)
+			memcpy(d + 2 * i, &pairs[s[i]], 2);
+		o->len += 2 * k;
+		s += k;
+		n -= k;
+	}
+}
+
+long hex_decode(const char *hex, size_t n, uint8_t *out)
+{
+	static int8_t val[256];
+	static int init;
+	if (!init) {
+		memset(val, -1, sizeof val);
+		for (int i = 0; i < 10; i++)
+			val['0' + i] = (int8_t)i;
+		for (int i = 0; i < 6; i++) {
+			val['a' + i] = (int8_t)(10 + i);
+			val['A' + i] = (int8_t)(10 + i);
+		}
+		init = 1;
+	}
+	const unsigned char *h = (const unsigned char *)hex;
+	for (size_t i = 0; i < n; i++) {
+		int a = val[h[2 * i]], b = val[h[2 * i + 1]];
+		if ((a | b) < 0)
+			return (long)(a < 0 ? 2 * i : 2 * i + 1);
+		out[i] = (uint8_t)(a << 4 | b);
+	}
+	return -1;
+}
+
+const char *ostream_cstr(struct ostream *o)
+{
+	o->buf = xgrow(o->buf, &o->cap, o->len + 1, 1);
+	o->buf[o->len] = 0;
+	return o->buf;
+}
+
+int ostream_commit(struct ostream *o, struct diag *d)
+{
+	int rc = 0;
+	if (o->to_mem) {
+		ostream_cstr(o);
+		return 0;
+	}
+	os_flush(o);
+	if (o->f && fflush(o->f) != 0)
+		o->err = errno ? errno : EIO;
+	if (o->tmp) {
+		if (fclose(o->f) != 0 && !o->err)
+			o->err = errno ? errno : EIO;
+		o->f = NULL;
+		if (o->err) {
+			diag_error(d, LOC_NONE, "cannot write '%s': %s", o->path, strerror(o->err));
+			unlink(o->tmp);
+			rc = -1;
+		} else if (rename(o->tmp, o->path) != 0) {
+			diag_error(d, LOC_NONE, "cannot write '%s': %s", o->path, strerror(errno));
+			unlink(o->tmp);
+			rc = -1;
+		}
+	} else if (o->err) {
+		diag_error(d, LOC_NONE, "cannot write output: %s", strerror(o->err));
+		rc = -1;
+	}
+	free(o->buf);
+	free(o->path);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+	return rc;
+}
+
+void ostream_abort(struct ostream *o)
+{
+	if (o->tmp) {
+		if (o->f)
+			fclose(o->f);
+		unlink(o->tmp);
+	}
+	free(o->buf);
+	free(o->path);
+	free(o->tmp);
+	memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,63 @@
+/* io.h - whole-file input, buffered output written whole or not at all,
+ * hex and number formatting shared by the IR printers. */
+#ifndef GLOW_SUPPORT_IO_H
+#define GLOW_SUPPORT_IO_H
+
+#include "diag.h"
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Reads a file ("-" or NULL: standard input) into a malloc'd buffer with
+ * 16 zero bytes after the data (a lexer sentinel). Reports and returns -1 on
+ * failure. */
+int read_input(const char *path, char **buf, size_t *len, struct diag *d);
+
+/* Output stream. To a file: written to a temporary file beside it, renamed over
+ * the target by ostream_commit (so a failed run leaves no partial output).
+ * To stdout for "-" or NULL. To memory with ostream_mem (buf holds the text,
+ * NUL-terminated after ostream_commit or ostream_cstr). */
+struct ostream {
+	FILE *f;
+	char *buf;
+	size_t len, cap;
+	char *path, *tmp;
+	int to_mem, err;
+};
+
+int ostream_open(struct ostream *o, const char *path, struct diag *d);
+void ostream_mem(struct ostream *o);
+/* flushes and, for files, renames into place; returns 0 on success */
+int ostream_commit(struct ostream *o, struct diag *d);
+/* discards everything (removes the temporary file) */
+void ostream_abort(struct ostream *o);
+/* memory streams: the text so far, NUL-terminated; caller frees with ostream_abort */
+const char *ostream_cstr(struct ostream *o);
+
+void os_flush(struct ostream *o);
+void os_write(struct ostream *o, const void *p, size_t n);
+void os_puts(struct ostream *o, const char *s);
+void os_printf(struct ostream *o, const char *fmt, ...) GLOW_PRINTF(2, 3);
+static inline void os_putc(struct ostream *o, char c)
+{
+	if (GLOW_UNLIKELY(o->len == o->cap))
+		os_write(o, &c, 1);
+	else
+		o->buf[o->len++] = c;
+}
+void os_u64(struct ostream *o, uint64_t v);
+void os_i64(struct ostream *o, int64_t v);
+/* shortest text that reads back as the same float / double ("nan", "inf", "-inf") */
+void os_float(struct ostream *o, float v);
+void os_double(struct ostream *o, double v);
+/* lower-case hex of n bytes, no prefix */
+void os_hex(struct ostream *o, const void *p, size_t n);
+
+int format_float(char *buf, size_t size, float v);   /* shortest round-trip */
+int format_double(char *buf, size_t size, double v); /* shortest round-trip */
+
+/* Decodes 2*n hex digits into out; returns -1 on success, otherwise the index
+ * of the first bad digit. */
+long hex_decode(const char *hex, size_t n, uint8_t *out);
+
+#endif

@@ -1,0 +1,32 @@
+# lit configuration of the toolchain's test suite.
+#
+# One behaviour per file; RUN lines at the top; tools come from this build's
+# bin/, FileCheck/not/count from LLVM's tools. Substitutions:
+#   %glow_src   the source tree          %inputs   test/Inputs
+#   %shared     ../shared beside the source tree (models, examples)
+import os
+import lit.formats
+
+config.name = "glow"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".glow", ".gir", ".test", ".onnxtxt"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.glow_obj_root, "test")
+
+path = os.path.pathsep.join([config.glow_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.environment["PATH"] = path
+config.environment["FILECHECK_OPTS"] = "-enable-var-scope"
+# sanitizer builds: leaks are errors, reports are short
+config.environment["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=0"
+config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+
+config.substitutions.append(("%glow_src", config.glow_src_root))
+config.substitutions.append(("%inputs", os.path.join(config.glow_src_root, "test", "Inputs")))
+config.substitutions.append(("%shared", os.path.join(os.path.dirname(config.glow_src_root), "shared")))
+config.substitutions.append(("%python", config.python_executable))
+
+if config.glow_sanitize in ("ON", "1", "TRUE", "YES", "on", "true"):
+    config.available_features.add("sanitize")
+if os.path.isdir("/usr/share/libonnx-testdata/data"):
+    config.available_features.add("onnx-testdata")
