@@ -100,23 +100,42 @@ int type_shape_ok(enum elem_kind k, const uint64_t *dims, unsigned rank)
 	return 1;
 }
 
+/* Formats into one local buffer and writes it at once: printers call this
+ * for every value, so it avoids a stream call per dimension. */
 void type_print(struct ostream *o, const struct type *t)
 {
-	os_puts(o, elem_name((enum elem_kind)t->elem));
+	/* name + quantization + '<' + 8 dims of <= 20 digits + 7 " x " + '>' */
+	char b[16 + 64 + GLOW_MAX_RANK * 23 + 8];
+	size_t n = 0;
+	const char *name = elem_name((enum elem_kind)t->elem);
+	size_t nl = strlen(name);
+	memcpy(b, name, nl);
+	n = nl;
 	if (elem_is_quantized((enum elem_kind)t->elem)) {
-		os_putc(o, '[');
-		os_float(o, t->scale);
-		os_putc(o, ':');
-		os_i64(o, t->offset);
-		os_putc(o, ']');
+		b[n++] = '[';
+		n += (size_t)format_float(b + n, 48, t->scale);
+		b[n++] = ':';
+		n += (size_t)snprintf(b + n, 16, "%d", (int)t->offset);
+		b[n++] = ']';
 	}
-	os_putc(o, '<');
-	for (unsigned i = 0; i < t->rank; i++) {
-		if (i)
-			os_write(o, " x ", 3);
-		os_u64(o, t->dims[i]);
+	b[n++] = '<';
+	for (unsigned i = 0; i < t->rank && i < GLOW_MAX_RANK; i++) {
+		if (i) {
+			memcpy(b + n, " x ", 3);
+			n += 3;
+		}
+		char d[24];
+		int k = 24;
+		uint64_t v = t->dims[i];
+		do {
+			d[--k] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		memcpy(b + n, d + k, (size_t)(24 - k));
+		n += (size_t)(24 - k);
 	}
-	os_putc(o, '>');
+	b[n++] = '>';
+	os_write(o, b, n);
 }
 
 char *type_str(const struct type *t, char *buf, size_t size)

@@ -1,0 +1,536 @@
+/* print.c - the canonical text of the graph IR (docs/GraphIR.md,
+ * "Canonical printing").
+ *
+ * The output is a function of the in-memory IR only: storage in module
+ * order, functions in module order, nodes in a stable topological order,
+ * attributes in table order with defaults left out. print(parse(t)) is a
+ * fixed point after one round.
+ *
+ * Node order. A function's list is an evaluation order except where passes
+ * appended nodes that earlier nodes now use. The printer walks the list and
+ * emits each node once all its operands (and predicate) are emitted; an
+ * operand whose producer has not been emitted yet pulls the producer up (and,
+ * transitively, the producer's own operands) by an iterative depth-first
+ * search, so a million-node chain needs no recursion. Where the list order is
+ * valid it is kept exactly. Side-effecting kinds (Save, QuantizationProfile)
+ * have no results, so they are never pulled up and keep their list order.
+ * A producer is emitted when it is first pushed-and-finished; a node found
+ * again while still on the stack (a cycle, which the verifier rejects) is
+ * treated as done, so printing always terminates.
+ *
+ * The walk uses NODE_MARK as its "visited" bit. Marks a caller left set are
+ * saved before and restored after, so printing in the middle of a pass is
+ * harmless.
+ *
+ * Speed: one pass over the nodes, output through the buffered ostream
+ * primitives, no allocation per node (one stack for the search per
+ * function), and a small cache of type texts keyed by the uniqued type
+ * pointer, so printing `float<8 x 28 x 28 x 16>` is one copy.
+ */
+#include "graph/graph.h"
+#include "support/io.h"
+#include "support/util.h"
+#include "support/vec.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Names and strings                                                    */
+
+/* [A-Za-z0-9_.$-] as a bit set over the 128 ASCII codes. */
+#define BIT(c) ((uint64_t)1 << ((c) & 63))
+static const uint64_t bare_lo = BIT('$') | BIT('-') | BIT('.') | (((uint64_t)0x3ff) << ('0' & 63));
+static const uint64_t bare_hi = (((uint64_t)0x3ffffff) << ('A' & 63)) | BIT('_') | (((uint64_t)0x3ffffff) << ('a' & 63));
+#undef BIT
+
+static inline bool char_is_bare(unsigned char c)
+{
+	if (c < 64)
+		return (bare_lo >> c) & 1;
+	if (c < 128)
+		return (bare_hi >> (c - 64)) & 1;
+	return false;
+}
+
+bool name_is_bare(const char *s, size_t len)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!char_is_bare((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+/* `"..."` with the escapes \\ \" \n \t and \XX (two lower-case hex digits)
+ * for the other bytes below 0x20 and 0x7f. Other bytes (UTF-8) go out as
+ * they are. Runs of plain bytes are written at once. */
+static void print_quoted(struct ostream *o, const char *s, size_t len)
+{
+	static const char hexdig[] = "0123456789abcdef";
+	os_putc(o, '"');
+	size_t run = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\')
+			continue;
+		os_write(o, s + run, i - run);
+		run = i + 1;
+		char esc[4] = {'\\', 0, 0, 0};
+		size_t n = 2;
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			esc[1] = hexdig[c >> 4];
+			esc[2] = hexdig[c & 15];
+			n = 3;
+			break;
+		}
+		os_write(o, esc, n);
+	}
+	os_write(o, s + run, len - run);
+	os_putc(o, '"');
+}
+
+static void print_name(struct ostream *o, char sigil, const char *name)
+{
+	size_t len = name ? strlen(name) : 0;
+	os_putc(o, sigil);
+	if (name_is_bare(name, len))
+		os_write(o, name, len);
+	else
+		print_quoted(o, name ? name : "", len);
+}
+
+void print_local_name(struct ostream *o, const char *name) { print_name(o, '%', name); }
+
+void print_global_name(struct ostream *o, const char *name) { print_name(o, '@', name); }
+
+/* ------------------------------------------------------------------ */
+/* The printer state                                                    */
+
+enum { TCACHE_SIZE = 64, TCACHE_TEXT = 240 };
+
+struct tcache_ent {
+	const struct type *t;
+	uint32_t len;
+	char text[TCACHE_TEXT];
+};
+
+struct printer {
+	struct ostream *o;
+	struct tcache_ent *cache; /* TCACHE_SIZE entries, or NULL: no caching */
+	struct ostream scratch;   /* memory stream that fills the cache */
+	bool scratch_open;
+};
+
+static void printer_init(struct printer *p, struct ostream *o, struct tcache_ent *cache)
+{
+	p->o = o;
+	p->cache = cache;
+	p->scratch_open = false;
+	if (cache)
+		for (unsigned i = 0; i < TCACHE_SIZE; i++)
+			cache[i].t = NULL;
+}
+
+static void printer_fini(struct printer *p)
+{
+	if (p->scratch_open)
+		ostream_abort(&p->scratch);
+	p->scratch_open = false;
+}
+
+static void print_type(struct printer *p, const struct type *t)
+{
+	if (!p->cache) {
+		type_print(p->o, t);
+		return;
+	}
+	uint64_t h = hash_u64((uint64_t)(uintptr_t)t);
+	struct tcache_ent *e = &p->cache[h & (TCACHE_SIZE - 1)];
+	if (e->t != t) {
+		if (!p->scratch_open) {
+			ostream_mem(&p->scratch);
+			p->scratch_open = true;
+		}
+		p->scratch.len = 0;
+		type_print(&p->scratch, t);
+		if (p->scratch.len > TCACHE_TEXT) {
+			os_write(p->o, p->scratch.buf, p->scratch.len);
+			return;
+		}
+		memcpy(e->text, p->scratch.buf, p->scratch.len);
+		e->len = (uint32_t)p->scratch.len;
+		e->t = t;
+	}
+	os_write(p->o, e->text, e->len);
+}
+
+/* ------------------------------------------------------------------ */
+/* Storage                                                              */
+
+static void print_init(struct printer *p, const struct constant *c)
+{
+	struct ostream *o = p->o;
+	const struct type *t = c->n.types[0];
+	switch (c->init) {
+	case INIT_DENSE: {
+		uint64_t bytes = type_bytes(t);
+		os_write(o, "dense \"0x", 9);
+		if (c->data) {
+			os_hex(o, c->data, (size_t)bytes);
+		} else {
+			/* the verifier rejects this; print zeros of the right size */
+			for (uint64_t i = 0; i < bytes; i++)
+				os_write(o, "00", 2);
+		}
+		os_putc(o, '"');
+		break;
+	}
+	case INIT_SPLAT: {
+		enum elem_kind k = (enum elem_kind)t->elem;
+		os_write(o, "splat ", 6);
+		if (elem_is_float(k))
+			os_double(o, c->splat_f);
+		else if (k == EK_BOOL)
+			os_puts(o, c->splat_i ? "true" : "false");
+		else
+			os_i64(o, c->splat_i);
+		break;
+	}
+	case INIT_ZERO: os_write(o, "zero", 4); break;
+	case INIT_XAVIER:
+		os_write(o, "xavier ", 7);
+		os_double(o, c->fan_in);
+		if (c->seed) {
+			os_write(o, " seed ", 6);
+			os_u64(o, c->seed);
+		}
+		break;
+	case INIT_FILE: {
+		const char *f = c->file ? c->file : "";
+		os_write(o, "file ", 5);
+		print_quoted(o, f, strlen(f));
+		if (c->file_offset) {
+			os_write(o, " offset ", 8);
+			os_u64(o, c->file_offset);
+		}
+		break;
+	}
+	}
+}
+
+/* placeholder @name : type [trainable] [static]
+ * constant @name : type = init */
+static void print_storage(struct printer *p, struct node *n)
+{
+	struct ostream *o = p->o;
+	struct placeholder *ph = as_placeholder(n);
+	struct constant *c = as_constant(n);
+	if (ph)
+		os_write(o, "placeholder ", 12);
+	else
+		os_write(o, "constant ", 9);
+	print_global_name(o, n->name);
+	os_write(o, " : ", 3);
+	print_type(p, n->types[0]);
+	if (ph) {
+		if (ph->trainable)
+			os_write(o, " trainable", 10);
+		if (ph->is_static)
+			os_write(o, " static", 7);
+	} else if (c) {
+		os_write(o, " = ", 3);
+		print_init(p, c);
+	}
+	os_putc(o, '\n');
+}
+
+/* ------------------------------------------------------------------ */
+/* Nodes                                                                */
+
+/* @global, %local, or %local#N when the producer has several results. */
+static void print_use(struct ostream *o, const struct use *u)
+{
+	const struct node *d = u->def;
+	if (!d) {
+		print_local_name(o, NULL);
+		return;
+	}
+	if (node_is_storage(d)) {
+		print_global_name(o, d->name);
+		return;
+	}
+	print_local_name(o, d->name);
+	if (d->nres > 1) {
+		os_putc(o, '#');
+		os_u64(o, u->res);
+	}
+}
+
+static bool float_bits_equal(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static bool attr_is_default(const struct attr_desc *a, const union attr_val *v)
+{
+	if (a->required)
+		return false;
+	switch (a->kind) {
+	case AK_INT:
+	case AK_ENUM: return v->i == a->def_i;
+	case AK_BOOL: return (v->i != 0) == (a->def_i != 0);
+	case AK_FLOAT: return float_bits_equal(v->f, a->def_f);
+	case AK_INTS:
+		if (v->ints.n != a->def_n)
+			return false;
+		for (uint32_t i = 0; i < v->ints.n; i++)
+			if (v->ints.v[i] != a->def_ints[i])
+				return false;
+		return true;
+	case AK_FLOATS: return v->floats.n == 0;
+	case AK_STRING: return v->s == NULL;
+	}
+	return false;
+}
+
+/* The index-th name of "a|b|c"; false if out of range. */
+static bool enum_name(const char *vals, int64_t index, const char **s, size_t *len)
+{
+	if (!vals || index < 0)
+		return false;
+	const char *b = vals;
+	for (int64_t k = 0; k < index; k++) {
+		b = strchr(b, '|');
+		if (!b)
+			return false;
+		b++;
+	}
+	*s = b;
+	*len = strcspn(b, "|");
+	return true;
+}
+
+static void print_attr_value(struct ostream *o, const struct attr_desc *a, const union attr_val *v)
+{
+	switch (a->kind) {
+	case AK_INT: os_i64(o, v->i); break;
+	case AK_FLOAT: os_double(o, v->f); break;
+	case AK_BOOL:
+		if (v->i)
+			os_write(o, "true", 4);
+		else
+			os_write(o, "false", 5);
+		break;
+	case AK_INTS:
+		os_putc(o, '[');
+		for (uint32_t i = 0; i < v->ints.n; i++) {
+			if (i)
+				os_write(o, ", ", 2);
+			os_i64(o, v->ints.v[i]);
+		}
+		os_putc(o, ']');
+		break;
+	case AK_FLOATS:
+		os_putc(o, '[');
+		for (uint32_t i = 0; i < v->floats.n; i++) {
+			if (i)
+				os_write(o, ", ", 2);
+			os_double(o, v->floats.v[i]);
+		}
+		os_putc(o, ']');
+		break;
+	case AK_ENUM: {
+		const char *s;
+		size_t len;
+		if (enum_name(a->enum_values, v->i, &s, &len))
+			os_write(o, s, len);
+		else
+			os_i64(o, v->i); /* out of range: the parser rejects it */
+		break;
+	}
+	case AK_STRING: {
+		const char *s = v->s ? v->s : "";
+		print_quoted(o, s, strlen(s));
+		break;
+	}
+	}
+}
+
+/* [%name = ]Kind(ops)[ {attrs}][ predicate %p][ : t0, t1] */
+static void print_node(struct printer *p, const struct node *n)
+{
+	struct ostream *o = p->o;
+	const struct node_desc *d = node_desc(n->kind);
+	if (n->nres) {
+		print_local_name(o, n->name);
+		os_write(o, " = ", 3);
+	}
+	os_write(o, d->name, strlen(d->name));
+	os_putc(o, '(');
+	for (uint32_t i = 0; i < n->nops; i++) {
+		if (i)
+			os_write(o, ", ", 2);
+		print_use(o, &n->ops[i]);
+	}
+	os_putc(o, ')');
+	bool open = false;
+	for (unsigned i = 0; i < d->nattrs; i++) {
+		const struct attr_desc *a = &d->attrs[i];
+		if (attr_is_default(a, &n->attrs[i]))
+			continue;
+		os_write(o, open ? ", " : " {", 2);
+		open = true;
+		os_write(o, a->name, strlen(a->name));
+		os_write(o, " = ", 3);
+		print_attr_value(o, a, &n->attrs[i]);
+	}
+	if (open)
+		os_putc(o, '}');
+	if (node_has_pred(n)) {
+		os_write(o, " predicate ", 11);
+		print_use(o, &n->ops[n->nops]);
+	}
+	for (unsigned r = 0; r < n->nres; r++) {
+		os_write(o, r ? ", " : " : ", r ? 2 : 3);
+		print_type(p, n->types[r]);
+	}
+}
+
+void node_print(struct ostream *o, const struct node *n)
+{
+	struct printer p;
+	printer_init(&p, o, NULL);
+	print_node(&p, n);
+	printer_fini(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Functions: the stable topological order                              */
+
+struct frame {
+	struct node *n;
+	unsigned i; /* next operand slot to look at */
+};
+
+static void emit(struct printer *p, const struct node *n)
+{
+	os_write(p->o, "  ", 2);
+	print_node(p, n);
+	os_putc(p->o, '\n');
+}
+
+/* The first operand slot from i on whose producer still has to be emitted
+ * (pulled up), or the slot count. Only nodes of f are pulled: storage is
+ * always available, and a dangling or foreign producer (which the verifier
+ * rejects) is printed by reference only. The membership test is a hash
+ * look-up, but it runs only for producers not yet emitted, i.e. only where
+ * the list order is not valid. */
+static unsigned next_pending(struct func *f, const struct node *n, unsigned i)
+{
+	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
+	for (; i < slots; i++) {
+		const struct node *def = n->ops[i].def;
+		if (!def || (def->bits & (NODE_MARK | NODE_ERASED)) || node_is_storage(def))
+			continue;
+		if (!def->name || func_find(f, def->name) != def)
+			continue;
+		return i;
+	}
+	return slots;
+}
+
+static void print_body(struct printer *p, struct func *f)
+{
+	VEC(struct node *) saved = {0};
+	func_for_each(f, n) {
+		if (n->bits & NODE_MARK) {
+			vec_push(&saved, n);
+			n->bits &= (uint8_t)~NODE_MARK;
+		}
+	}
+	VEC(struct frame) stack = {0};
+	func_for_each(f, root) {
+		if (root->bits & NODE_MARK)
+			continue; /* pulled up earlier */
+		root->bits |= NODE_MARK;
+		unsigned slots = root->nops + (node_has_pred(root) ? 1u : 0u);
+		unsigned i = next_pending(f, root, 0);
+		if (i == slots) { /* the common case: operands already out */
+			emit(p, root);
+			continue;
+		}
+		stack.len = 0;
+		vec_push(&stack, ((struct frame){root, i}));
+		while (stack.len) {
+			struct frame *fr = &stack.data[stack.len - 1];
+			unsigned ns = fr->n->nops + (node_has_pred(fr->n) ? 1u : 0u);
+			fr->i = next_pending(f, fr->n, fr->i);
+			if (fr->i == ns) {
+				emit(p, fr->n);
+				stack.len--;
+				continue;
+			}
+			struct node *def = fr->n->ops[fr->i++].def;
+			def->bits |= NODE_MARK;
+			vec_push(&stack, ((struct frame){def, 0}));
+		}
+	}
+	vec_free(&stack);
+	func_for_each(f, n) n->bits &= (uint8_t)~NODE_MARK;
+	for (size_t i = 0; i < saved.len; i++)
+		saved.data[i]->bits |= NODE_MARK;
+	vec_free(&saved);
+}
+
+static void print_func(struct printer *p, struct func *f)
+{
+	os_write(p->o, "func ", 5);
+	print_global_name(p->o, f->name);
+	os_write(p->o, " {\n", 3);
+	print_body(p, f);
+	os_write(p->o, "}\n", 2);
+}
+
+void func_print(struct ostream *o, struct func *f)
+{
+	struct tcache_ent cache[TCACHE_SIZE];
+	struct printer p;
+	printer_init(&p, o, cache);
+	print_func(&p, f);
+	printer_fini(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Modules                                                              */
+
+/* [module @name] blank [storage] blank [func] blank [func] ...: one blank
+ * line between non-empty sections. */
+void module_print(struct ostream *o, struct module *m)
+{
+	struct tcache_ent cache[TCACHE_SIZE];
+	struct printer p;
+	printer_init(&p, o, cache);
+	bool any = false;
+	if (m->name) {
+		os_write(o, "module ", 7);
+		print_global_name(o, m->name);
+		os_putc(o, '\n');
+		any = true;
+	}
+	if (m->gfirst) {
+		if (any)
+			os_putc(o, '\n');
+		module_for_each_global(m, n) print_storage(&p, n);
+		any = true;
+	}
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		if (any)
+			os_putc(o, '\n');
+		print_func(&p, m->funcs[i]);
+		any = true;
+	}
+	printer_fini(&p);
+}
