@@ -227,7 +227,7 @@ def write_glow_nodes(f, ops, names, header):
     f.write("module @bench_nodes\n\n")
     f.write("placeholder @in0 : float<16 x 16>\n")
     f.write("placeholder @in1 : float<16 x 16>\n")
-    f.write("placeholder @out : float<16 x 16> static\n\n")
+    f.write("placeholder @out : float<16 x 16>\n\n")
     f.write("func @main {\n")
     for i, op in enumerate(ops):
         args = ", ".join(names[a] for a in op.args)
@@ -316,7 +316,7 @@ def write_weights(dirname, weight_mb, seed, header):
         g.write(header)
         g.write("module @bench_weights\n\n")
         g.write("placeholder @in0 : float<16 x 16>\n")
-        g.write("placeholder @out : float<16 x 16> static\n")
+        g.write("placeholder @out : float<16 x 16>\n")
         g.write('constant @w : %s = dense "0x' % glow_type(wshape))
         m.write(header)
         m.write("module {\n")
@@ -379,7 +379,7 @@ def census_mlir(path):
     with open(path) as f:
         for line in f:
             m = MLIR_OP.search(line)
-            if m:
+            if m and m.group(1) != "tosa.const":
                 c[(m.group(1), m.group(2))] += 1
             elif MLIR_RET.match(line):
                 c[("return", "")] += 1

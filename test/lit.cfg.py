@@ -30,3 +30,7 @@ if config.glow_sanitize in ("ON", "1", "TRUE", "YES", "on", "true"):
     config.available_features.add("sanitize")
 if os.path.isdir("/usr/share/libonnx-testdata/data"):
     config.available_features.add("onnx-testdata")
+# mlir-opt (Debian: mlir-14-tools) for the benchmark generator's tosa twins
+import shutil
+if shutil.which("mlir-opt", path=path):
+    config.available_features.add("mlir-opt")
