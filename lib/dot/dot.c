@@ -1,0 +1,270 @@
+/* dot.c - what both dot writers share: IR detection, output format names,
+ * the one label escaper, node styles, -subgraph value references.
+ *
+ * Escaping is done in exactly one place (dot_quote) so that no name, string
+ * attribute or type text can break the dot syntax or be reinterpreted by
+ * Graphviz: inside a dot string only `"` and `\` are special to the parser,
+ * but Graphviz also expands `\N`, `\G`, `\l` ... escapes and HTML entities in
+ * labels, so backslashes are doubled and `&` is written as `&amp;`. Bytes that
+ * are not printable UTF-8 are shown as `\XX`, so the dot text is always valid
+ * UTF-8 (Graphviz's default charset).
+ */
+#include "dot/dot_impl.h"
+#include "support/util.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* IR detection and formats                                             */
+
+static bool has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+	return n > k && memcmp(s + n - k, suf, k) == 0;
+}
+
+static bool word_is(const char *p, size_t n, const char *w) { return strlen(w) == n && memcmp(p, w, n) == 0; }
+
+enum dot_ir dot_detect_ir(const char *path, const char *buf, size_t len)
+{
+	if (path && strcmp(path, "-") != 0) {
+		if (has_suffix(path, ".glow"))
+			return DOT_IR_GRAPH;
+		if (has_suffix(path, ".gir"))
+			return DOT_IR_INSTR;
+	}
+	size_t i = 0;
+	for (;;) {
+		while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
+			i++;
+		if (i + 1 < len && buf[i] == '/' && buf[i + 1] == '/') {
+			while (i < len && buf[i] != '\n')
+				i++;
+			continue;
+		}
+		break;
+	}
+	size_t b = i;
+	while (i < len && ((buf[i] >= 'a' && buf[i] <= 'z') || (buf[i] >= 'A' && buf[i] <= 'Z') || buf[i] == '_'))
+		i++;
+	const char *w = buf + b;
+	size_t n = i - b;
+	if (word_is(w, n, "function") || word_is(w, n, "declare") || word_is(w, n, "program"))
+		return DOT_IR_INSTR;
+	if (word_is(w, n, "module") || word_is(w, n, "placeholder") || word_is(w, n, "constant") ||
+	    word_is(w, n, "func"))
+		return DOT_IR_GRAPH;
+	return DOT_IR_UNKNOWN;
+}
+
+int dot_format_lookup(const char *s)
+{
+	static const char *const names[] = {[DOT_FMT_DOT] = "dot", [DOT_FMT_SVG] = "svg", [DOT_FMT_PNG] = "png",
+					    [DOT_FMT_PDF] = "pdf"};
+	for (unsigned i = 0; i < GLOW_ARRAY_SIZE(names); i++)
+		if (strcmp(s, names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Escaping                                                             */
+
+/* Length of the valid UTF-8 sequence (2..4 bytes) starting at s, or 0. */
+static size_t utf8_seq(const unsigned char *s, size_t avail)
+{
+	unsigned char c = s[0];
+	size_t n;
+	uint32_t cp;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		cp = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		cp = c & 0x0f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		cp = c & 0x07;
+	} else {
+		return 0;
+	}
+	if (n > avail)
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (s[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* One line (no '\n' inside): characters up to max (0: all), then "...". */
+static void quote_line(struct ostream *o, const unsigned char *s, size_t len, unsigned max)
+{
+	static const char hexdig[] = "0123456789abcdef";
+	size_t chars = 0;
+	for (size_t i = 0; i < len;) {
+		if (max && chars == max) {
+			os_write(o, "...", 3);
+			return;
+		}
+		unsigned char c = s[i];
+		chars++;
+		if (c == '"' || c == '\\') {
+			os_putc(o, '\\');
+			os_putc(o, (char)c);
+			i++;
+		} else if (c == '&') {
+			os_write(o, "&amp;", 5);
+			i++;
+		} else if (c >= 0x20 && c < 0x7f) {
+			os_putc(o, (char)c);
+			i++;
+		} else {
+			size_t n = c >= 0x80 ? utf8_seq(s + i, len - i) : 0;
+			if (n) {
+				os_write(o, s + i, n);
+				i += n;
+			} else {
+				char esc[4] = {'\\', '\\', hexdig[c >> 4], hexdig[c & 15]};
+				os_write(o, esc, 4);
+				i++;
+			}
+		}
+	}
+}
+
+void dot_quote(struct ostream *o, const char *raw, size_t len, unsigned max_line)
+{
+	const unsigned char *s = (const unsigned char *)raw;
+	os_putc(o, '"');
+	size_t b = 0;
+	for (size_t i = 0; i <= len; i++) {
+		if (i < len && s[i] != '\n')
+			continue;
+		if (b)
+			os_write(o, "\\n", 2);
+		quote_line(o, s + b, i - b, max_line);
+		b = i + 1;
+	}
+	os_putc(o, '"');
+}
+
+void dot_quote_cstr(struct ostream *o, const char *raw, unsigned max_line)
+{
+	dot_quote(o, raw, strlen(raw), max_line);
+}
+
+/* ------------------------------------------------------------------ */
+/* Labels and styles                                                    */
+
+void dot_label_init(struct dot_label *l)
+{
+	ostream_mem(&l->text);
+	l->started = false;
+}
+
+struct ostream *dot_label_line(struct dot_label *l)
+{
+	if (l->started)
+		os_putc(&l->text, '\n');
+	l->started = true;
+	return &l->text;
+}
+
+void dot_label_emit(struct ostream *o, struct dot_label *l, unsigned max_line)
+{
+	os_write(o, "label=", 6);
+	dot_quote(o, l->text.buf, l->text.len, max_line);
+	ostream_abort(&l->text);
+}
+
+bool dot_is_highlighted(const struct dot_options *opt, const char *kind)
+{
+	for (size_t i = 0; i < opt->nhighlight; i++)
+		if (strcmp(opt->highlight[i], kind) == 0)
+			return true;
+	return false;
+}
+
+void dot_node_style(struct ostream *o, const char *shape, const char *style, const char *fill, bool highlight,
+		    bool center)
+{
+	os_printf(o, ", shape=%s", shape);
+	if (highlight) {
+		os_printf(o, ", style=\"%s%sfilled,bold\", fillcolor=\"#ffd84d\"", style ? style : "",
+			  style ? "," : "");
+	} else {
+		if (style)
+			os_printf(o, ", style=\"%s\"", style);
+		if (fill)
+			os_printf(o, ", fillcolor=\"%s\"", fill);
+	}
+	if (center)
+		os_puts(o, ", color=\"#c00000\", penwidth=3");
+	else if (highlight)
+		os_puts(o, ", penwidth=2");
+}
+
+/* ------------------------------------------------------------------ */
+/* Value references                                                     */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+char *dot_parse_value_ref(const char *text, char *sigil)
+{
+	if ((text[0] != '%' && text[0] != '@') || !text[1])
+		return NULL;
+	*sigil = text[0];
+	const char *s = text + 1;
+	size_t n = strlen(s);
+	if (s[0] != '"')
+		return xstrdup(s);
+	if (n < 3 || s[n - 1] != '"')
+		return NULL;
+	char *out = xmalloc(n);
+	size_t k = 0;
+	for (size_t i = 1; i + 1 < n; i++) {
+		if (s[i] != '\\') {
+			out[k++] = s[i];
+			continue;
+		}
+		if (i + 2 >= n) {
+			free(out);
+			return NULL;
+		}
+		char e = s[++i];
+		if (e == '\\' || e == '"') {
+			out[k++] = e;
+		} else if (e == 'n') {
+			out[k++] = '\n';
+		} else if (e == 't') {
+			out[k++] = '\t';
+		} else if (i + 2 < n && hexval(e) >= 0 && hexval(s[i + 1]) >= 0) {
+			out[k++] = (char)(hexval(e) * 16 + hexval(s[i + 1]));
+			i++;
+		} else {
+			free(out);
+			return NULL;
+		}
+	}
+	out[k] = 0;
+	if (k == 0) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}

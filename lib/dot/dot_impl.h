@@ -1,0 +1,47 @@
+/* dot_impl.h - helpers shared by the graph IR and instruction IR writers
+ * (not part of the library's interface). */
+#ifndef GLOW_DOT_DOT_IMPL_H
+#define GLOW_DOT_DOT_IMPL_H
+
+#include "dot/dot.h"
+#include "support/io.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Writes raw label text as one dot string: `"..."`. Lines of raw are
+ * separated by '\n' and become dot's centred line breaks; each line longer
+ * than max_line characters (UTF-8 code points; 0: no limit) keeps its first
+ * max_line characters followed by "...". Escapes: `"` and `\` are
+ * backslashed, `&` becomes `&amp;` (Graphviz decodes entities in labels),
+ * control bytes and bytes that are not valid UTF-8 are shown as `\XX` (two
+ * hex digits). Whatever raw holds, the result is one valid dot string. */
+void dot_quote(struct ostream *o, const char *raw, size_t len, unsigned max_line);
+void dot_quote_cstr(struct ostream *o, const char *raw, unsigned max_line);
+
+/* A label under construction: raw text in a memory stream. */
+struct dot_label {
+	struct ostream text;
+	bool started;
+};
+void dot_label_init(struct dot_label *l);
+/* starts a new line (the first call starts the first line) */
+struct ostream *dot_label_line(struct dot_label *l);
+/* writes ` label="..."` (quoted as dot_quote) and frees the label */
+void dot_label_emit(struct ostream *o, struct dot_label *l, unsigned max_line);
+
+/* 1 if kind is one of opt's highlight names */
+bool dot_is_highlighted(const struct dot_options *opt, const char *kind);
+
+/* Writes a node's drawing attributes: `shape=S, style="ST", fillcolor="F"`
+ * (style and fill may be NULL). A highlighted node is filled gold and drawn
+ * bold; the -subgraph centre gets a thick red outline. */
+void dot_node_style(struct ostream *o, const char *shape, const char *style, const char *fill, bool highlight,
+		    bool center);
+
+/* Splits a -subgraph value: sigil ('%' or '@') and the name, unquoting
+ * `"..."` names with the IR escapes. Returns a malloc'd name or NULL if the
+ * text is not a value reference. */
+char *dot_parse_value_ref(const char *text, char *sigil);
+
+#endif

@@ -1,0 +1,505 @@
+/* graph_dot.c - the graph IR as dot text.
+ *
+ * Shape of the output (everything in module order, so it is deterministic):
+ *
+ *   digraph glow {
+ *     label="module @m"; labelloc=t;             (when the module has a name)
+ *     node [fontsize=10]; edge [fontsize=9];
+ *     g0 [label="placeholder\n@in\nfloat<4>", shape=invhouse, ...];   storage
+ *     subgraph cluster_f0 { label="func @f"; ...  f0_0 [...]; }       one per function
+ *     g0 -> f0_0 [label="Input"];                                     operands
+ *     f0_3 -> g1 [label="Output", color="#c00000", style=bold];       writes
+ *   }
+ *
+ * Dot node ids are positional (g<storage index>, f<function index>_<node
+ * index>), so names never appear outside quoted labels. Clusters are drawn
+ * only when more than one function is drawn; storage stays outside them
+ * because all functions share it.
+ *
+ * Everything about a kind comes from Nodes.def through node_desc(): the kind
+ * name, operand names for edge labels (variadic operands get an index),
+ * result names when a node has several results, attribute names, kinds and
+ * defaults (only attributes that differ from their default are shown, as in
+ * the printer). A side-effecting kind (NF_SIDE) writes its placeholder
+ * operands after the first (Save's Output): those edges are drawn from the
+ * node into the placeholder, in red.
+ *
+ * -subgraph: a breadth-first search from the value along operand and use
+ * edges in both directions, up to opt->depth edges; only reached nodes and
+ * the edges between them are drawn.
+ */
+#include "dot/dot_impl.h"
+#include "graph/graph.h"
+#include "support/hashmap.h"
+#include "support/util.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { STORAGE_FUNC = UINT_MAX };
+
+struct gd_node {
+	struct node *n;
+	unsigned fi;  /* index in the module's functions, or STORAGE_FUNC */
+	unsigned ord; /* index among the storage, or in its function */
+	int dist;     /* -subgraph: edges from the centre, -1 if not reached */
+	bool keep;
+};
+
+struct gd {
+	struct module *m;
+	const struct dot_options *opt;
+	struct ostream *o;
+	struct gd_node *nodes;
+	size_t nnodes;
+	struct u64map map; /* struct node * -> struct gd_node * */
+	bool *func_sel;    /* per module function */
+	unsigned nsel;
+	struct node *center;
+};
+
+static struct gd_node *gd_lookup(struct gd *g, const struct node *n)
+{
+	return ptrmap_get(&g->map, n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Labels                                                               */
+
+static bool attr_is_default(const struct attr_desc *a, const union attr_val *v)
+{
+	if (a->required)
+		return false;
+	switch (a->kind) {
+	case AK_INT:
+	case AK_BOOL:
+	case AK_ENUM:
+		return v->i == a->def_i;
+	case AK_FLOAT:
+		return v->f == a->def_f;
+	case AK_INTS:
+		return v->ints.n == a->def_n &&
+		       (a->def_n == 0 || memcmp(v->ints.v, a->def_ints, a->def_n * sizeof(int64_t)) == 0);
+	case AK_FLOATS:
+		return v->floats.n == 0;
+	case AK_STRING:
+		return false;
+	}
+	return false;
+}
+
+/* The enum's i-th name out of "a|b|c". */
+static void put_enum(struct ostream *o, const char *values, int64_t i)
+{
+	const char *s = values;
+	for (int64_t k = 0; k < i && s; k++) {
+		s = strchr(s, '|');
+		if (s)
+			s++;
+	}
+	if (!s) {
+		os_i64(o, i);
+		return;
+	}
+	const char *e = strchr(s, '|');
+	os_write(o, s, e ? (size_t)(e - s) : strlen(s));
+}
+
+static void put_attr(struct ostream *o, const struct attr_desc *a, const union attr_val *v)
+{
+	os_puts(o, a->name);
+	os_write(o, " = ", 3);
+	switch (a->kind) {
+	case AK_INT:
+		os_i64(o, v->i);
+		break;
+	case AK_BOOL:
+		os_puts(o, v->i ? "true" : "false");
+		break;
+	case AK_ENUM:
+		put_enum(o, a->enum_values, v->i);
+		break;
+	case AK_FLOAT:
+		os_double(o, v->f);
+		break;
+	case AK_INTS:
+		os_putc(o, '[');
+		for (uint32_t i = 0; i < v->ints.n; i++) {
+			if (i)
+				os_write(o, ", ", 2);
+			os_i64(o, v->ints.v[i]);
+		}
+		os_putc(o, ']');
+		break;
+	case AK_FLOATS:
+		os_putc(o, '[');
+		for (uint32_t i = 0; i < v->floats.n; i++) {
+			if (i)
+				os_write(o, ", ", 2);
+			os_double(o, v->floats.v[i]);
+		}
+		os_putc(o, ']');
+		break;
+	case AK_STRING:
+		os_putc(o, '"');
+		os_puts(o, v->s ? v->s : "");
+		os_putc(o, '"');
+		break;
+	}
+}
+
+static const char *init_name(enum init_kind k)
+{
+	switch (k) {
+	case INIT_DENSE: return "dense";
+	case INIT_SPLAT: return "splat";
+	case INIT_ZERO: return "zero";
+	case INIT_XAVIER: return "xavier";
+	case INIT_FILE: return "file";
+	}
+	return "?";
+}
+
+static void emit_storage(struct gd *g, struct gd_node *e)
+{
+	struct node *n = e->n;
+	struct ostream *o = g->o;
+	struct dot_label l;
+	dot_label_init(&l);
+	bool is_ph = n->kind == NK_Placeholder;
+	os_puts(dot_label_line(&l), is_ph ? "placeholder" : "constant");
+	print_global_name(dot_label_line(&l), n->name);
+	type_print(dot_label_line(&l), node_type(n));
+	if (!g->opt->no_attrs) {
+		if (is_ph) {
+			struct placeholder *p = as_placeholder(n);
+			if (p->trainable || p->is_static) {
+				struct ostream *t = dot_label_line(&l);
+				os_puts(t, p->trainable ? "trainable" : "");
+				os_puts(t, p->trainable && p->is_static ? " " : "");
+				os_puts(t, p->is_static ? "static" : "");
+			}
+		} else {
+			os_puts(dot_label_line(&l), init_name(as_constant(n)->init));
+		}
+	}
+	os_printf(o, "  g%u [", e->ord);
+	dot_label_emit(o, &l, g->opt->max_label_len);
+	bool hl = dot_is_highlighted(g->opt, node_kind_name(n->kind));
+	if (is_ph)
+		dot_node_style(o, "invhouse", "filled", "#d6e9ff", hl, n == g->center);
+	else
+		dot_node_style(o, "box3d", "filled", "#e6e6e6", hl, n == g->center);
+	os_puts(o, "];\n");
+}
+
+static void emit_compute(struct gd *g, struct gd_node *e, const char *indent)
+{
+	struct node *n = e->n;
+	struct ostream *o = g->o;
+	const struct node_desc *nd = node_desc(n->kind);
+	struct dot_label l;
+	dot_label_init(&l);
+	os_puts(dot_label_line(&l), nd->name);
+	if (n->nres)
+		print_local_name(dot_label_line(&l), n->name);
+	if (!g->opt->no_attrs)
+		for (unsigned i = 0; i < nd->nattrs; i++)
+			if (!attr_is_default(&nd->attrs[i], &n->attrs[i]))
+				put_attr(dot_label_line(&l), &nd->attrs[i], &n->attrs[i]);
+	for (unsigned r = 0; r < n->nres; r++) {
+		struct ostream *t = dot_label_line(&l);
+		if (n->nres > 1)
+			os_printf(t, "#%u %s: ", r, r < nd->nres ? nd->res_names[r] : "");
+		type_print(t, n->types[r]);
+	}
+	os_printf(o, "%s  f%u_%u [", indent, e->fi, e->ord);
+	dot_label_emit(o, &l, g->opt->max_label_len);
+	bool hl = dot_is_highlighted(g->opt, nd->name);
+	if (nd->flags & NF_SIDE)
+		dot_node_style(o, "box", "rounded,filled", "#ffe2c6", hl, n == g->center);
+	else
+		dot_node_style(o, "box", "rounded", NULL, hl, n == g->center);
+	os_puts(o, "];\n");
+}
+
+static void put_id(struct ostream *o, const struct gd_node *e)
+{
+	if (e->fi == STORAGE_FUNC)
+		os_printf(o, "g%u", e->ord);
+	else
+		os_printf(o, "f%u_%u", e->fi, e->ord);
+}
+
+/* The edges into a drawn node: one per operand whose producer is drawn. */
+static void emit_edges(struct gd *g, struct gd_node *user)
+{
+	struct node *n = user->n;
+	struct ostream *o = g->o;
+	const struct node_desc *nd = node_desc(n->kind);
+	unsigned nops = n->nops + (node_has_pred(n) ? 1 : 0);
+	for (unsigned i = 0; i < nops; i++) {
+		struct node *def = n->ops[i].def;
+		struct gd_node *src = gd_lookup(g, def);
+		if (!src || !src->keep)
+			continue;
+		struct dot_label l;
+		dot_label_init(&l);
+		struct ostream *t = dot_label_line(&l);
+		bool pred = i == n->nops;
+		if (pred)
+			os_puts(t, "predicate");
+		else if (nd->variadic && i + 1 >= nd->nops)
+			os_printf(t, "%s[%u]", nd->op_names[nd->nops - 1], i + 1 - nd->nops);
+		else if (i < nd->nops)
+			os_puts(t, nd->op_names[i]);
+		else
+			os_printf(t, "#%u", i);
+		if (def->nres > 1)
+			os_printf(t, " (#%u)", n->ops[i].res);
+		bool write = !pred && (nd->flags & NF_SIDE) && i > 0 && def->kind == NK_Placeholder;
+		os_puts(o, "  ");
+		put_id(o, write ? user : src);
+		os_puts(o, " -> ");
+		put_id(o, write ? src : user);
+		os_puts(o, " [");
+		dot_label_emit(o, &l, 0);
+		if (write)
+			os_puts(o, ", color=\"#c00000\", fontcolor=\"#c00000\", style=bold");
+		else if (pred)
+			os_puts(o, ", style=dashed");
+		os_puts(o, "];\n");
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Selection                                                            */
+
+/* Breadth-first from the centre over operand and use edges, both ways. */
+static void select_neighbourhood(struct gd *g, struct gd_node *c, unsigned depth)
+{
+	struct gd_node **queue = xmalloc(g->nnodes * sizeof(*queue));
+	size_t head = 0, tail = 0;
+	c->dist = 0;
+	queue[tail++] = c;
+	while (head < tail) {
+		struct gd_node *e = queue[head++];
+		e->keep = true;
+		if ((unsigned)e->dist >= depth)
+			continue;
+		struct node *n = e->n;
+		unsigned nops = n->nops + (node_has_pred(n) ? 1 : 0);
+		for (unsigned i = 0; i < nops; i++) {
+			struct gd_node *x = gd_lookup(g, n->ops[i].def);
+			if (x && x->dist < 0) {
+				x->dist = e->dist + 1;
+				queue[tail++] = x;
+			}
+		}
+		for (struct use *u = n->uses; u; u = u->next) {
+			struct gd_node *x = gd_lookup(g, use_user(u));
+			if (x && x->dist < 0) {
+				x->dist = e->dist + 1;
+				queue[tail++] = x;
+			}
+		}
+	}
+	free(queue);
+}
+
+/* Finds the -subgraph value among the drawn functions and the storage. */
+static struct gd_node *find_center(struct gd *g, struct diag *d)
+{
+	const char *text = g->opt->subgraph;
+	char sigil;
+	char *name = dot_parse_value_ref(text, &sigil);
+	if (!name) {
+		diag_error(d, LOC_NONE, "-subgraph: '%s' is not a value (expected %%name or @name)", text);
+		return NULL;
+	}
+	struct node *found = NULL;
+	unsigned hits = 0;
+	if (sigil == '@') {
+		found = module_find_global(g->m, name);
+		hits = found != NULL;
+	} else {
+		for (size_t fi = 0; fi < g->m->nfuncs; fi++) {
+			if (!g->func_sel[fi])
+				continue;
+			struct node *n = func_find(g->m->funcs[fi], name);
+			if (n) {
+				found = n;
+				hits++;
+			}
+		}
+	}
+	free(name);
+	if (hits == 0) {
+		diag_error(d, LOC_NONE, "-subgraph: no value '%s'%s", text,
+			   g->opt->func && sigil == '%' ? " in the selected function" : "");
+		return NULL;
+	}
+	if (hits > 1) {
+		diag_error(d, LOC_NONE, "-subgraph: '%s' names a value in %u functions; choose one with -func", text,
+			   hits);
+		return NULL;
+	}
+	return gd_lookup(g, found);
+}
+
+static int gd_setup(struct gd *g, struct diag *d)
+{
+	const struct dot_options *opt = g->opt;
+	struct module *m = g->m;
+	int errors = 0;
+	for (size_t i = 0; i < opt->nhighlight; i++)
+		if (node_kind_lookup(opt->highlight[i], strlen(opt->highlight[i])) < 0) {
+			diag_error(d, LOC_NONE, "-highlight: unknown node kind '%s'", opt->highlight[i]);
+			errors++;
+		}
+	g->func_sel = xcalloc(m->nfuncs + 1, sizeof(bool));
+	if (opt->func) {
+		struct func *f = module_find_func(m, opt->func);
+		if (!f) {
+			diag_error(d, LOC_NONE, "-func: no function '@%s' in the module", opt->func);
+			return -1;
+		}
+		for (size_t fi = 0; fi < m->nfuncs; fi++)
+			if (m->funcs[fi] == f)
+				g->func_sel[fi] = true;
+	} else {
+		for (size_t fi = 0; fi < m->nfuncs; fi++)
+			g->func_sel[fi] = true;
+	}
+	if (errors)
+		return -1;
+
+	size_t total = 0;
+	module_for_each_global(m, n)
+		total++;
+	for (size_t fi = 0; fi < m->nfuncs; fi++) {
+		if (!g->func_sel[fi])
+			continue;
+		g->nsel++;
+		func_for_each(m->funcs[fi], n)
+			total++;
+	}
+	g->nodes = xcalloc(total + 1, sizeof(*g->nodes));
+	u64map_init(&g->map);
+	unsigned ord = 0;
+	module_for_each_global(m, n)
+	{
+		struct gd_node *e = &g->nodes[g->nnodes++];
+		*e = (struct gd_node){n, STORAGE_FUNC, ord++, -1, false};
+		ptrmap_put(&g->map, n, e);
+	}
+	for (size_t fi = 0; fi < m->nfuncs; fi++) {
+		if (!g->func_sel[fi])
+			continue;
+		ord = 0;
+		func_for_each(m->funcs[fi], n)
+		{
+			struct gd_node *e = &g->nodes[g->nnodes++];
+			*e = (struct gd_node){n, (unsigned)fi, ord++, -1, false};
+			ptrmap_put(&g->map, n, e);
+		}
+	}
+
+	if (opt->subgraph) {
+		struct gd_node *c = find_center(g, d);
+		if (!c)
+			return -1;
+		g->center = c->n;
+		select_neighbourhood(g, c, opt->depth);
+		return 0;
+	}
+	for (size_t i = 0; i < g->nnodes; i++) {
+		struct gd_node *e = &g->nodes[i];
+		if (e->fi != STORAGE_FUNC) {
+			e->keep = true;
+			unsigned nops = e->n->nops + (node_has_pred(e->n) ? 1 : 0);
+			for (unsigned k = 0; k < nops; k++) {
+				struct gd_node *s = gd_lookup(g, e->n->ops[k].def);
+				if (s)
+					s->keep = true;
+			}
+		} else if (!opt->func) {
+			e->keep = true; /* the whole module: unused storage too */
+		}
+	}
+	return 0;
+}
+
+static void gd_free(struct gd *g)
+{
+	free(g->nodes);
+	free(g->func_sel);
+	if (g->nodes)
+		u64map_free(&g->map);
+}
+
+/* ------------------------------------------------------------------ */
+/* The writer                                                           */
+
+int dot_write_graph(struct ostream *o, struct module *m, const struct dot_options *opt, struct diag *d)
+{
+	node_desc_init();
+	struct gd g = {0};
+	g.m = m;
+	g.opt = opt;
+	g.o = o;
+	if (gd_setup(&g, d) < 0) {
+		gd_free(&g);
+		return -1;
+	}
+
+	os_puts(o, "digraph glow {\n");
+	if (m->name) {
+		struct dot_label l;
+		dot_label_init(&l);
+		struct ostream *t = dot_label_line(&l);
+		os_puts(t, "module ");
+		print_global_name(t, m->name);
+		os_puts(o, "  ");
+		dot_label_emit(o, &l, 0);
+		os_puts(o, ";\n  labelloc=t;\n");
+	}
+	os_puts(o, "  node [fontsize=10];\n  edge [fontsize=9];\n");
+
+	size_t i = 0;
+	for (; i < g.nnodes && g.nodes[i].fi == STORAGE_FUNC; i++)
+		if (g.nodes[i].keep)
+			emit_storage(&g, &g.nodes[i]);
+
+	bool clusters = g.nsel > 1;
+	while (i < g.nnodes) {
+		unsigned fi = g.nodes[i].fi;
+		size_t end = i;
+		bool any = false;
+		while (end < g.nnodes && g.nodes[end].fi == fi)
+			any |= g.nodes[end++].keep;
+		if (clusters && any) {
+			struct dot_label l;
+			dot_label_init(&l);
+			struct ostream *t = dot_label_line(&l);
+			os_puts(t, "func ");
+			print_global_name(t, m->funcs[fi]->name);
+			os_printf(o, "  subgraph cluster_f%u {\n    ", fi);
+			dot_label_emit(o, &l, 0);
+			os_puts(o, ";\n    style=rounded;\n    color=\"#808080\";\n");
+		}
+		for (; i < end; i++)
+			if (g.nodes[i].keep)
+				emit_compute(&g, &g.nodes[i], clusters ? "  " : "");
+		if (clusters && any)
+			os_puts(o, "  }\n");
+	}
+
+	for (i = 0; i < g.nnodes; i++)
+		if (g.nodes[i].keep && g.nodes[i].fi != STORAGE_FUNC)
+			emit_edges(&g, &g.nodes[i]);
+	os_puts(o, "}\n");
+	gd_free(&g);
+	return 0;
+}
