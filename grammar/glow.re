@@ -1,0 +1,286 @@
+/* glow.re - the lexer of the graph IR text format (docs/GraphIR.md).
+ *
+ * Design: re2c over the whole input, which ends in at least 16 zero bytes
+ * (read_input), so the sentinel NUL stops every rule and no fill is needed;
+ * a NUL before the end is an invalid character. All state is in struct
+ * glow_parser: no globals, any number of parses may run at once.
+ *
+ * Tokens carry a struct loc (source id, byte offset). Names, identifiers and
+ * strings are returned as spans into the source, never copied here: quoted
+ * ones are validated here (escapes, characters) and decoded by the actions
+ * only where a name is needed. A digit run directly followed by 'x' is one
+ * DIMX token, so "8x28" and "8 x 28" are both dimension lists.
+ *
+ * Lexical errors are reported here and signalled to the parser with YYerror
+ * (error recovery without a second message). After any error the parser sets
+ * sync_pending and the next call skips to the start of the next statement
+ * line and returns SYNC (see glow.y).
+ */
+#include "glow.tab.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned char uchar;
+
+/* Records the token for error messages and recovery and returns it. */
+static int lex_tok(struct glow_parser *p, struct loc *lloc, int t, const uchar *start, const uchar *end, bool bol)
+{
+	p->prev_tok = p->last_tok;
+	p->prev_start = p->last_start;
+	p->prev_end = p->last_end;
+	p->last_tok = t;
+	p->last_start = (const char *)start;
+	p->last_end = (const char *)end;
+	p->last_bol = bol || p->after_sync;
+	p->last_after_sync = p->after_sync;
+	p->after_sync = false;
+	p->cur = (const char *)end;
+	if (t == GT_KW_MODULE || t == GT_KW_PLACEHOLDER || t == GT_KW_CONSTANT || t == GT_KW_FUNC)
+		p->decl_tok = t;
+	if (t == GT_GLOW_YYerror)
+		p->sync_pending = true;
+	*lloc = loc_make(p->file, (uint32_t)((const char *)start - p->buf));
+	return t;
+}
+
+/* Decimal digits (with an optional '-') to int64; 0 on overflow. */
+static int lex_i64(const uchar *s, const uchar *e, int64_t *out)
+{
+	bool neg = *s == '-';
+	if (neg)
+		s++;
+	uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; s < e; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (lim - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	*out = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+	return 1;
+}
+
+/* A float literal (already matched) through strtod on a NUL-terminated copy. */
+static int lex_f64(struct glow_parser *p, const uchar *s, const uchar *e, double *out)
+{
+	size_t n = (size_t)(e - s);
+	char small[64], *buf = small;
+	if (n >= sizeof small)
+		buf = xmalloc(n + 1);
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	errno = 0;
+	double v = strtod(buf, NULL);
+	int ok = !(errno == ERANGE && isinf(v));
+	if (buf != small)
+		free(buf);
+	(void)p;
+	*out = v;
+	return ok;
+}
+
+/* A statement or declaration may start at s (error recovery: lines that
+ * continue a broken statement are skipped). */
+static bool lex_line_starts_stmt(const struct glow_parser *p, const char *s)
+{
+	static const char *const kws[] = {"module", "placeholder", "constant", "func"};
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(kws); i++) {
+		size_t n = strlen(kws[i]);
+		if ((size_t)(p->lim - s) >= n && memcmp(s, kws[i], n) == 0) {
+			char c = s + n < p->lim ? s[n] : ' ';
+			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
+				return true;
+		}
+	}
+	return p->in_func && (*s == '%' || *s == '}' || (*s >= 'A' && *s <= 'Z'));
+}
+
+/* The first non-blank character of the next line that may start a
+ * statement (or the end of the input). */
+static const char *lex_skip_lines(const struct glow_parser *p, const char *c)
+{
+	for (;;) {
+		while (c < p->lim && *c != '\n')
+			c++;
+		if (c >= p->lim)
+			return p->lim;
+		c++;
+		while (c < p->lim && (*c == ' ' || *c == '\t' || *c == '\r'))
+			c++;
+		if (c >= p->lim)
+			return p->lim;
+		if (lex_line_starts_stmt(p, c))
+			return c;
+	}
+}
+
+static int lex_error(struct glow_parser *p, struct loc *lloc, const uchar *tok, const uchar *cur, const uchar *at,
+		     const char *fmt, const char *arg)
+{
+	glow_p_error(p, loc_make(p->file, (uint32_t)((const char *)at - p->buf)), fmt, arg);
+	return lex_tok(p, lloc, GT_GLOW_YYerror, tok, cur, false);
+}
+
+static const char *lex_char_name(uchar c, char *buf, size_t size)
+{
+	if (c >= 0x20 && c < 0x7f)
+		snprintf(buf, size, "'%c'", c);
+	else
+		snprintf(buf, size, "'\\x%02x'", c);
+	return buf;
+}
+
+/* A quoted name or string that did not close at cur: why. */
+static int lex_bad_quote(struct glow_parser *p, struct loc *lloc, const uchar *tok, const uchar *cur)
+{
+	const uchar *q = tok;
+	while (*q != '"')
+		q++;
+	if (*cur == '\\') {
+		char buf[16];
+		if (cur[1] == '0' && cur[2] == '0')
+			return lex_error(p, lloc, tok, cur + 3, cur, "%s", "escape '\\00' is not allowed: names and strings cannot contain NUL");
+		snprintf(buf, sizeof buf, "%c", cur[1] >= 0x20 && cur[1] < 0x7f ? cur[1] : '?');
+		return lex_error(p, lloc, tok, cur + 1, cur, "invalid escape sequence '\\%s'", buf);
+	}
+	if (*cur == '\n' || *cur == '\r' || (const char *)cur >= p->lim)
+		return lex_error(p, lloc, tok, cur, q, "%s", "unterminated string");
+	char buf[16];
+	return lex_error(p, lloc, tok, cur + 1, cur, "invalid character %s in string (use an escape)",
+			 lex_char_name(*cur, buf, sizeof buf));
+}
+
+/* An identifier or keyword: its text is its value. */
+static int lex_word(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *lloc, int t, const uchar *tok,
+		    const uchar *cur, bool bol)
+{
+	lval->span.s = (const char *)tok;
+	lval->span.len = (uint32_t)(cur - tok);
+	lval->span.esc = 0;
+	return lex_tok(p, lloc, t, tok, cur, bol);
+}
+
+/* %name, @name, %"name", @"name": the span is the text after the sigil,
+ * inside the quotes. */
+static int lex_name(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *lloc, int t, const uchar *tok,
+		    const uchar *cur, bool quoted, bool bol)
+{
+	lval->span.s = (const char *)tok + (quoted ? 2 : 1);
+	lval->span.len = (uint32_t)(cur - tok - (quoted ? 3 : 1));
+	lval->span.esc = quoted;
+	if (lval->span.len == 0)
+		return lex_error(p, lloc, tok, cur, tok, "%s", "empty name");
+	return lex_tok(p, lloc, t, tok, cur, bol);
+}
+
+int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
+{
+	if (p->d->stopped)
+		p->cur = p->lim;
+	if (p->sync_pending) {
+		p->sync_pending = false;
+		const char *c;
+		if (p->last_bol && !p->last_after_sync && p->last_tok != GT_END && p->last_tok != GT_GLOW_YYerror)
+			c = p->last_start; /* the offending token starts a line: resume right there */
+		else
+			c = lex_skip_lines(p, p->cur);
+		if (c < p->lim || !p->eof_synced) {
+			if (c >= p->lim)
+				p->eof_synced = true;
+			p->cur = c;
+			p->after_sync = true;
+			*lloc = loc_make(p->file, (uint32_t)(c - p->buf));
+			return GT_SYNC;
+		}
+		p->cur = c;
+	}
+
+	const uchar *cur = (const uchar *)p->cur, *mar, *tok;
+	bool bol = cur == (const uchar *)p->buf;
+	char cbuf[16];
+	for (;;) {
+		tok = cur;
+		/*!re2c
+		re2c:define:YYCTYPE = uchar;
+		re2c:define:YYCURSOR = cur;
+		re2c:define:YYMARKER = mar;
+		re2c:yyfill:enable = 0;
+		re2c:indent:string = "\t";
+
+		bare = [A-Za-z0-9_.$-]+;
+		sc = [^"\\\x00-\x1f\x7f];
+		hx = [0-9a-fA-F];
+		esc = "\\" ([\\"nt] | [1-9a-fA-F] hx | "0" [1-9a-fA-F]);
+		qbody = (sc | esc)*;
+		ident = [A-Za-z_][A-Za-z0-9_]*;
+		digits = [0-9]+;
+		exp = [eE] [+-]? digits;
+
+		"\x00" {
+			if ((const char *)tok >= p->lim)
+				return lex_tok(p, lloc, GT_END, tok, tok, true);
+			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", lex_char_name(0, cbuf, sizeof cbuf));
+		}
+		[ \t\r]+ { continue; }
+		"\n" { bol = true; continue; }
+		"//" [^\n\x00]* { continue; }
+
+		"%" bare { return lex_name(p, lval, lloc, GT_LOCAL, tok, cur, false, bol); }
+		"@" bare { return lex_name(p, lval, lloc, GT_GLOBAL, tok, cur, false, bol); }
+		"%\"" qbody "\"" { return lex_name(p, lval, lloc, GT_LOCAL, tok, cur, true, bol); }
+		"@\"" qbody "\"" { return lex_name(p, lval, lloc, GT_GLOBAL, tok, cur, true, bol); }
+		"\"" qbody "\"" {
+			lval->span.s = (const char *)tok + 1;
+			lval->span.len = (uint32_t)(cur - tok - 2);
+			lval->span.esc = 1;
+			return lex_tok(p, lloc, GT_STRING, tok, cur, bol);
+		}
+		[%@]? "\"" qbody { return lex_bad_quote(p, lloc, tok, cur); }
+		[%@] { return lex_error(p, lloc, tok, cur, tok, "expected a name after '%s'", *tok == '%' ? "%" : "@"); }
+
+		"-"? digits {
+			if (!lex_i64(tok, cur, &lval->i))
+				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
+			return lex_tok(p, lloc, GT_INT, tok, cur, bol);
+		}
+		digits "x" {
+			if (!lex_i64(tok, cur - 1, &lval->i))
+				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
+			return lex_tok(p, lloc, GT_DIMX, tok, cur, bol);
+		}
+		"-"? (digits "." [0-9]* exp? | digits exp) {
+			if (!lex_f64(p, tok, cur, &lval->f))
+				return lex_error(p, lloc, tok, cur, tok, "%s", "floating-point number out of range");
+			return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol);
+		}
+		"nan" { lval->f = NAN; return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol); }
+		"inf" { lval->f = INFINITY; return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol); }
+		"-inf" { lval->f = -INFINITY; return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol); }
+
+		"module" { return lex_word(p, lval, lloc, GT_KW_MODULE, tok, cur, bol); }
+		"placeholder" { return lex_word(p, lval, lloc, GT_KW_PLACEHOLDER, tok, cur, bol); }
+		"constant" { return lex_word(p, lval, lloc, GT_KW_CONSTANT, tok, cur, bol); }
+		"func" { return lex_word(p, lval, lloc, GT_KW_FUNC, tok, cur, bol); }
+		"trainable" { return lex_word(p, lval, lloc, GT_KW_TRAINABLE, tok, cur, bol); }
+		"static" { return lex_word(p, lval, lloc, GT_KW_STATIC, tok, cur, bol); }
+		"dense" { return lex_word(p, lval, lloc, GT_KW_DENSE, tok, cur, bol); }
+		"splat" { return lex_word(p, lval, lloc, GT_KW_SPLAT, tok, cur, bol); }
+		"zero" { return lex_word(p, lval, lloc, GT_KW_ZERO, tok, cur, bol); }
+		"xavier" { return lex_word(p, lval, lloc, GT_KW_XAVIER, tok, cur, bol); }
+		"seed" { return lex_word(p, lval, lloc, GT_KW_SEED, tok, cur, bol); }
+		"file" { return lex_word(p, lval, lloc, GT_KW_FILE, tok, cur, bol); }
+		"offset" { return lex_word(p, lval, lloc, GT_KW_OFFSET, tok, cur, bol); }
+		"true" { return lex_word(p, lval, lloc, GT_KW_TRUE, tok, cur, bol); }
+		"false" { return lex_word(p, lval, lloc, GT_KW_FALSE, tok, cur, bol); }
+		"predicate" { return lex_word(p, lval, lloc, GT_KW_PREDICATE, tok, cur, bol); }
+		"x" { return lex_word(p, lval, lloc, GT_KW_X, tok, cur, bol); }
+		ident { return lex_word(p, lval, lloc, GT_IDENT, tok, cur, bol); }
+		[(){}<>[\]:,=#] { return lex_tok(p, lloc, *tok, tok, cur, bol); }
+		* { return lex_error(p, lloc, tok, cur, tok, "invalid character %s", lex_char_name(*tok, cbuf, sizeof cbuf)); }
+		*/
+	}
+}

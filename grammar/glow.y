@@ -1,0 +1,465 @@
+/* glow.y - the grammar of the graph IR text format (docs/GraphIR.md).
+ *
+ * Design: the grammar is generic. A statement is
+ *   (%name '=')? Kind '(' operands ')' {attrs}? (predicate value)? (':' types)?
+ * for every node kind; kind, element kind, attribute and enum names are plain
+ * identifiers looked up in the tables at run time (lib/graph/parse.c), so a
+ * new node kind never touches this file.
+ *
+ * The semantic actions are one-line calls into parse.c (prefix glow_p_),
+ * which builds the module through the builder API and reports semantic
+ * errors. Lists (operands, dimensions, attributes, numbers) accumulate in
+ * vectors of the parser state that are reused across statements, so semantic
+ * values are small and own no memory (no %destructor needed).
+ *
+ * Error recovery: after a syntax error (or a lexical error, which the lexer
+ * signals with YYerror) the lexer skips to the start of the next statement
+ * line and emits SYNC; `error SYNC` resynchronizes at the statement or
+ * top-level declaration, so one run reports several errors.
+ */
+
+%define api.pure full
+%define api.prefix {glow_yy}
+%define api.token.prefix {GT_}
+%define api.location.type {struct loc}
+%define parse.error custom
+%define parse.lac full
+%locations
+%param {struct glow_parser *p}
+
+%code requires {
+#include "graph/graph.h"
+#include "support/vec.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A name, identifier or string as written: s points into the source (after
+ * the sigil and inside the quotes); esc is set when it holds escapes. */
+struct glow_span {
+	const char *s;
+	uint32_t len;
+	uint32_t esc;
+};
+
+/* A number as written: an integer (is_int) also carries its double value. */
+struct glow_num {
+	double f;
+	int64_t i;
+	bool is_int;
+	struct loc loc;
+};
+
+/* A resolved operand; node NULL after an error (already reported). */
+struct glow_val {
+	struct node *node;
+	uint32_t res;
+	struct loc loc;
+};
+
+/* An attribute of the statement being parsed, checked against its kind. */
+struct glow_pattr {
+	int idx; /* in node_desc(kind)->attrs */
+	struct loc loc;
+	union {
+		int64_t i;
+		double f;
+		struct glow_span s;
+		struct {
+			uint32_t start, n; /* into ints or floats */
+		} list;
+	} u;
+};
+
+/* The constant initializer being parsed. */
+struct glow_init {
+	enum init_kind kind;
+	struct glow_num num;  /* splat value, xavier fan-in */
+	int is_bool;          /* splat true/false */
+	struct glow_span str; /* dense data, file path */
+	struct loc str_loc;
+	int64_t seed, offset;
+	struct loc seed_loc, offset_loc;
+};
+
+/* The parser state: lexer position, module under construction, scratch
+ * vectors. Everything the lexer and the actions share lives here. */
+struct glow_parser {
+	/* lexer */
+	const char *buf, *lim, *cur;
+	uint32_t file;
+	int last_tok, prev_tok;            /* token kinds of the lookahead and the one before */
+	const char *last_start, *last_end; /* text of the lookahead */
+	const char *prev_start, *prev_end; /* text of the token before */
+	int decl_tok;                      /* last top-level keyword seen */
+	bool last_bol;                     /* the lookahead is first on its line */
+	bool last_after_sync;              /* ... and directly follows a SYNC */
+	bool after_sync;
+	bool sync_pending;                 /* skip to the next statement, then SYNC */
+	bool eof_synced;
+	bool in_func;
+
+	struct diag *d;
+	struct type_ctx *types;
+	struct module *m;
+	struct func *f; /* NULL outside functions or when the header failed */
+	int errors;
+
+	/* scratch: NUL-terminated copies of names for the builder */
+	char *sb;
+	size_t sbcap;
+	/* names whose definition failed: uses are silently bad (no cascades) */
+	struct strmap gpoison, lpoison;
+
+	/* the type being parsed */
+	uint64_t dims[GLOW_MAX_RANK];
+	unsigned ndims;
+	bool dims_bad;
+	bool q_has;
+	struct glow_num q_scale, q_off;
+	struct loc q_loc;
+
+	/* the declaration being parsed */
+	unsigned ph_flags;
+	struct glow_init init;
+
+	/* the statement being parsed */
+	int kind; /* -1: unknown */
+	bool bad;
+	bool has_name;
+	struct glow_span name;
+	struct loc name_loc, kind_loc, pred_loc, types_loc;
+	struct glow_val pred;
+	bool has_pred, has_types;
+	int cur_attr; /* -1: unknown attribute (already reported) */
+	struct loc cur_attr_loc;
+	bool stmt_open;
+	VEC(struct value) ops;
+	VEC(struct loc) oplocs;
+	VEC(const struct type *) tys;
+	VEC(struct loc) tylocs;
+	VEC(struct glow_pattr) attrs;
+	VEC(int64_t) ints;
+	VEC(double) floats;
+	VEC(struct glow_num) nums; /* the list being parsed */
+};
+}
+
+%code provides {
+int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p);
+int glow_yyparse(struct glow_parser *p);
+
+void glow_p_error(struct glow_parser *p, struct loc loc, const char *fmt, ...) GLOW_PRINTF(3, 4);
+void glow_p_syntax_error(struct glow_parser *p, struct loc loc, const char *const *expected, int nexp);
+void glow_p_recovered(struct glow_parser *p);
+void glow_p_module(struct glow_parser *p, const struct glow_span *name, struct loc loc);
+void glow_p_placeholder(struct glow_parser *p, const struct glow_span *name, struct loc loc,
+			const struct type *t);
+void glow_p_constant(struct glow_parser *p, const struct glow_span *name, struct loc loc,
+		     const struct type *t, struct loc tloc);
+void glow_p_func_begin(struct glow_parser *p, const struct glow_span *name, struct loc loc);
+void glow_p_func_end(struct glow_parser *p);
+void glow_p_stmt_begin(struct glow_parser *p, const struct glow_span *name, struct loc loc);
+void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc loc);
+struct glow_val glow_p_local(struct glow_parser *p, const struct glow_span *name, struct loc loc, bool has_res,
+			     int64_t res, struct loc resloc);
+struct glow_val glow_p_global(struct glow_parser *p, const struct glow_span *name, struct loc loc);
+void glow_p_operand(struct glow_parser *p, const struct glow_val *v);
+void glow_p_pred(struct glow_parser *p, const struct glow_val *v, struct loc loc);
+void glow_p_attr_name(struct glow_parser *p, const struct glow_span *name, struct loc loc);
+void glow_p_attr_num(struct glow_parser *p, const struct glow_num *v);
+void glow_p_attr_bool(struct glow_parser *p, int v, struct loc loc);
+void glow_p_attr_str(struct glow_parser *p, const struct glow_span *s, struct loc loc);
+void glow_p_attr_enum(struct glow_parser *p, const struct glow_span *s, struct loc loc);
+void glow_p_attr_list(struct glow_parser *p, struct loc loc);
+void glow_p_restype(struct glow_parser *p, const struct type *t, struct loc loc);
+void glow_p_node(struct glow_parser *p, struct loc rparen);
+void glow_p_dim(struct glow_parser *p, int64_t d, struct loc loc);
+const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *elem, struct loc loc,
+			       struct loc lt);
+}
+
+%code {
+/* Locations are points (the first token of a rule), not ranges. */
+#define YYLLOC_DEFAULT(cur, rhs, n) ((cur) = (n) ? YYRHSLOC(rhs, 1) : YYRHSLOC(rhs, 0))
+
+static void glow_yyerror(struct loc *loc, struct glow_parser *p, const char *msg)
+{
+	glow_p_error(p, *loc, "%s", msg);
+}
+}
+
+%union {
+	struct glow_span span;
+	int64_t i;
+	double f;
+	struct glow_num num;
+	struct glow_val val;
+	const struct type *ty;
+}
+
+%token END 0 "end of file"
+%token <span> LOCAL "local name"
+%token <span> GLOBAL "global name"
+%token <span> IDENT "identifier"
+%token <span> STRING "string"
+%token <i> INT "integer"
+%token <i> DIMX "dimension"
+%token <f> FLOAT "number"
+%token <span> KW_MODULE "'module'"
+%token <span> KW_PLACEHOLDER "'placeholder'"
+%token <span> KW_CONSTANT "'constant'"
+%token <span> KW_FUNC "'func'"
+%token <span> KW_TRAINABLE "'trainable'"
+%token <span> KW_STATIC "'static'"
+%token <span> KW_DENSE "'dense'"
+%token <span> KW_SPLAT "'splat'"
+%token <span> KW_ZERO "'zero'"
+%token <span> KW_XAVIER "'xavier'"
+%token <span> KW_SEED "'seed'"
+%token <span> KW_FILE "'file'"
+%token <span> KW_OFFSET "'offset'"
+%token <span> KW_TRUE "'true'"
+%token <span> KW_FALSE "'false'"
+%token <span> KW_PREDICATE "'predicate'"
+%token <span> KW_X "'x'"
+%token SYNC "end of line"
+
+%type <num> number
+%type <val> value
+%type <ty> type
+%type <span> anyident
+
+%%
+
+/* module ::= ('module' GLOBAL)? toplevel* */
+file
+	: module_decl toplevels
+	;
+
+module_decl
+	: %empty
+	| KW_MODULE GLOBAL { glow_p_module(p, &$2, @2); }
+	;
+
+toplevels
+	: %empty
+	| toplevels toplevel
+	;
+
+toplevel
+	: placeholder
+	| constant
+	| func
+	| error SYNC { yyerrok; glow_p_recovered(p); }
+	;
+
+/* placeholder ::= 'placeholder' GLOBAL ':' type ('trainable' | 'static')* */
+placeholder
+	: KW_PLACEHOLDER GLOBAL ':' type pflags { glow_p_placeholder(p, &$2, @2, $4); }
+	;
+
+pflags
+	: %empty { p->ph_flags = 0; }
+	| pflags KW_TRAINABLE { p->ph_flags |= 1; }
+	| pflags KW_STATIC { p->ph_flags |= 2; }
+	;
+
+/* constant ::= 'constant' GLOBAL ':' type '=' init */
+constant
+	: KW_CONSTANT GLOBAL ':' type '=' init { glow_p_constant(p, &$2, @2, $4, @4); }
+	;
+
+init
+	: KW_DENSE STRING
+		{ p->init.kind = INIT_DENSE; p->init.str = $2; p->init.str_loc = @2; }
+	| KW_SPLAT number
+		{ p->init.kind = INIT_SPLAT; p->init.num = $2; p->init.is_bool = 0; }
+	| KW_SPLAT KW_TRUE
+		{ p->init.kind = INIT_SPLAT; p->init.num = (struct glow_num){1, 1, true, @2}; p->init.is_bool = 1; }
+	| KW_SPLAT KW_FALSE
+		{ p->init.kind = INIT_SPLAT; p->init.num = (struct glow_num){0, 0, true, @2}; p->init.is_bool = 1; }
+	| KW_ZERO
+		{ p->init.kind = INIT_ZERO; }
+	| KW_XAVIER number seed
+		{ p->init.kind = INIT_XAVIER; p->init.num = $2; }
+	| KW_FILE STRING offset
+		{ p->init.kind = INIT_FILE; p->init.str = $2; p->init.str_loc = @2; }
+	;
+
+seed
+	: %empty { p->init.seed = 0; p->init.seed_loc = LOC_NONE; }
+	| KW_SEED INT { p->init.seed = $2; p->init.seed_loc = @2; }
+	;
+
+offset
+	: %empty { p->init.offset = 0; p->init.offset_loc = LOC_NONE; }
+	| KW_OFFSET INT { p->init.offset = $2; p->init.offset_loc = @2; }
+	;
+
+/* func ::= 'func' GLOBAL '{' stmt* '}' */
+func
+	: func_head stmts '}' { glow_p_func_end(p); }
+	;
+
+func_head
+	: KW_FUNC GLOBAL '{' { glow_p_func_begin(p, &$2, @2); }
+	;
+
+stmts
+	: %empty
+	| stmts stmt
+	;
+
+/* stmt ::= (LOCAL '=')? KIND '(' operands? ')' attrs? ('predicate' value)? (':' type (',' type)*)? */
+stmt
+	: stmt_name kind '(' operands_opt ')' attrs_opt pred_opt types_opt { glow_p_node(p, @5); }
+	| error SYNC { yyerrok; glow_p_recovered(p); }
+	;
+
+stmt_name
+	: %empty { glow_p_stmt_begin(p, NULL, @$); }
+	| LOCAL '=' { glow_p_stmt_begin(p, &$1, @1); }
+	;
+
+kind
+	: IDENT { glow_p_kind(p, &$1, @1); }
+	;
+
+operands_opt
+	: %empty
+	| operands
+	;
+
+operands
+	: value { glow_p_operand(p, &$1); }
+	| operands ',' value { glow_p_operand(p, &$3); }
+	;
+
+/* value ::= LOCAL ('#' INT)? | GLOBAL */
+value
+	: LOCAL { $$ = glow_p_local(p, &$1, @1, false, 0, @1); }
+	| LOCAL '#' INT { $$ = glow_p_local(p, &$1, @1, true, $3, @3); }
+	| GLOBAL { $$ = glow_p_global(p, &$1, @1); }
+	;
+
+attrs_opt
+	: %empty
+	| '{' '}'
+	| '{' attrs '}'
+	;
+
+attrs
+	: attr
+	| attrs ',' attr
+	;
+
+attr
+	: attr_name attrval
+	;
+
+attr_name
+	: anyident '=' { glow_p_attr_name(p, &$1, @1); }
+	;
+
+/* attrval ::= INT | FLOAT | 'true' | 'false' | STRING | IDENT | '[' numbers? ']' */
+attrval
+	: number { glow_p_attr_num(p, &$1); }
+	| KW_TRUE { glow_p_attr_bool(p, 1, @1); }
+	| KW_FALSE { glow_p_attr_bool(p, 0, @1); }
+	| STRING { glow_p_attr_str(p, &$1, @1); }
+	| anyident { glow_p_attr_enum(p, &$1, @1); }
+	| '[' numbers_opt ']' { glow_p_attr_list(p, @1); }
+	;
+
+numbers_opt
+	: %empty
+	| numbers
+	;
+
+numbers
+	: number { vec_push(&p->nums, $1); }
+	| numbers ',' number { vec_push(&p->nums, $3); }
+	;
+
+number
+	: INT { $$ = (struct glow_num){(double)$1, $1, true, @1}; }
+	| FLOAT { $$ = (struct glow_num){$1, 0, false, @1}; }
+	;
+
+/* Attribute names and enum values: identifiers, keywords included. */
+anyident
+	: IDENT | KW_MODULE | KW_PLACEHOLDER
+	| KW_CONSTANT | KW_FUNC
+	| KW_TRAINABLE | KW_STATIC
+	| KW_DENSE | KW_SPLAT
+	| KW_ZERO | KW_XAVIER
+	| KW_SEED | KW_FILE
+	| KW_OFFSET | KW_PREDICATE
+	| KW_X
+	;
+
+pred_opt
+	: %empty { p->has_pred = false; }
+	| KW_PREDICATE value { glow_p_pred(p, &$2, @2); }
+	;
+
+types_opt
+	: %empty { p->has_types = false; }
+	| ':' types { p->has_types = true; }
+	;
+
+types
+	: type { glow_p_restype(p, $1, @1); }
+	| types ',' type { glow_p_restype(p, $3, @3); }
+	;
+
+/* type ::= elem-kind ('[' number ':' number ']')? '<' dims? '>' */
+type
+	: IDENT quant '<' dims_opt '>' { $$ = glow_p_type(p, &$1, @1, @3); }
+	;
+
+quant
+	: %empty { p->q_has = false; }
+	| '[' number ':' number ']' { p->q_has = true; p->q_scale = $2; p->q_off = $4; p->q_loc = @1; }
+	;
+
+/* dims ::= INT ('x' INT)*, where "8x" (digits directly followed by x) is one DIMX token */
+dims_opt
+	: %empty
+	| dims
+	;
+
+dims
+	: INT { glow_p_dim(p, $1, @1); }
+	| dimxs INT { glow_p_dim(p, $2, @2); }
+	;
+
+dimxs
+	: dimx
+	| dimxs dimx
+	;
+
+dimx
+	: DIMX { glow_p_dim(p, $1, @1); }
+	| INT KW_X { glow_p_dim(p, $1, @1); }
+	;
+
+%%
+
+/* Reports a syntax error: the expected tokens by name, the unexpected one
+ * from the lexer's record of the lookahead (parse.c words the message). */
+static int yyreport_syntax_error(const yypcontext_t *ctx, struct glow_parser *p)
+{
+	enum { MAXEXP = 8 };
+	yysymbol_kind_t exp[MAXEXP];
+	int n = yypcontext_expected_tokens(ctx, exp, MAXEXP);
+	int total = yypcontext_expected_tokens(ctx, NULL, 0);
+	const char *names[MAXEXP];
+	if (n < 0 || total > MAXEXP)
+		n = 0;
+	for (int i = 0; i < n; i++)
+		names[i] = yysymbol_name(exp[i]);
+	glow_p_syntax_error(p, *yypcontext_location(ctx), names, n);
+	return 0;
+}

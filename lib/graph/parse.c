@@ -1,0 +1,979 @@
+/* parse.c - the graph IR reader: module_parse and the semantic actions of
+ * grammar/glow.y.
+ *
+ * Design: the grammar only recognizes the generic shape of the text; every
+ * name is resolved here against the tables (node_kind_lookup,
+ * node_attr_index, elem_lookup) and the IR is built through the public
+ * builder (module_add_placeholder, module_add_constant, func_create,
+ * node_create_pred, node_set_*), so text input gets exactly the checks API
+ * input gets, plus the ones only text can get wrong (names, counts, attribute
+ * spelling), each reported at the offending token.
+ *
+ * Performance: tokens are spans into the source; a name is decoded into one
+ * reusable scratch buffer only to be copied once into the module arena by
+ * the builder, and looked up without copying when it has no escapes. Lists
+ * accumulate in vectors of the parser state, reused for every statement.
+ * Dense hex decodes straight into the constant's arena payload.
+ *
+ * Recovery: a statement with a semantic error is not built; its name goes to
+ * a poison set so later uses do not report again. Syntax errors resume at
+ * the next statement line (see glow.re, glow.y).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "glow.tab.h"
+
+#include "graph/graph.h"
+#include "support/io.h"
+#include "support/util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+void glow_p_error(struct glow_parser *p, struct loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vreport(p->d, DIAG_ERROR, loc, fmt, ap);
+	va_end(ap);
+	p->errors++;
+}
+
+static struct loc loc_at(const struct glow_parser *p, const char *s)
+{
+	return loc_make(p->file, (uint32_t)(s - p->buf));
+}
+
+static char *scratch(struct glow_parser *p, size_t n)
+{
+	if (n > p->sbcap)
+		p->sb = xgrow(p->sb, &p->sbcap, n, 1);
+	return p->sb;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The text of a span, escapes decoded (the lexer validated them), NUL
+ * terminated, in the scratch buffer (valid until the next call). */
+static const char *span_cstr(struct glow_parser *p, const struct glow_span *s)
+{
+	char *out = scratch(p, (size_t)s->len + 1), *o = out;
+	const char *c = s->s, *e = s->s + s->len;
+	if (!s->esc) {
+		memcpy(out, c, s->len);
+		out[s->len] = 0;
+		return out;
+	}
+	while (c < e) {
+		if (*c != '\\') {
+			*o++ = *c++;
+			continue;
+		}
+		c++;
+		switch (*c) {
+		case 'n': *o++ = '\n'; c++; break;
+		case 't': *o++ = '\t'; c++; break;
+		case '\\':
+		case '"': *o++ = *c++; break;
+		default:
+			*o++ = (char)(hexval(c[0]) << 4 | hexval(c[1]));
+			c += 2;
+			break;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+/* A lookup key: the source text itself when it has no escapes. */
+static const char *span_key(struct glow_parser *p, const struct glow_span *s, size_t *len)
+{
+	if (!s->esc || !memchr(s->s, '\\', s->len)) {
+		*len = s->len;
+		return s->s;
+	}
+	const char *k = span_cstr(p, s);
+	*len = strlen(k);
+	return k;
+}
+
+/* A name as written, for messages: sigil plus the source text. */
+static const char *name_text(const struct glow_span *s, char sigil, char *buf, size_t size)
+{
+	int n = s->len > 60 ? 60 : (int)s->len;
+	const char *more = s->len > 60 ? "..." : "";
+	if (s->esc)
+		snprintf(buf, size, "%c\"%.*s%s\"", sigil, n, s->s, more);
+	else
+		snprintf(buf, size, "%c%.*s%s", sigil, n, s->s, more);
+	return buf;
+}
+
+static void poison(struct glow_parser *p, struct strmap *set, const struct glow_span *name)
+{
+	size_t len;
+	const char *k = span_key(p, name, &len);
+	char *copy = arena_strndup(&p->m->arena, k, len);
+	strmap_put(set, copy, len, copy);
+}
+
+static bool poisoned(struct glow_parser *p, const struct strmap *set, const struct glow_span *name)
+{
+	size_t len;
+	const char *k = span_key(p, name, &len);
+	return strmap_getn(set, k, len) != NULL;
+}
+
+static void note_previous(struct glow_parser *p, struct loc loc)
+{
+	diag_note(p->d, loc, "previous definition is here");
+}
+
+static const char *elem_kind_str(const struct type *t, char *buf, size_t size)
+{
+	return type_str(t, buf, size);
+}
+
+/* ---- syntax errors ---- */
+
+/* The text of a token for a message, quoted and shortened. */
+static const char *tok_text(const char *s, const char *e, char *buf, size_t size)
+{
+	int n = (int)(e - s);
+	if (n > 40)
+		snprintf(buf, size, "'%.40s...'", s);
+	else
+		snprintf(buf, size, "'%.*s'", n, s);
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
+			*c = '?';
+	return buf;
+}
+
+static const char *describe_lookahead(const struct glow_parser *p, char *buf, size_t size)
+{
+	char t[64];
+	switch (p->last_tok) {
+	case GT_END: return "end of file";
+	case GT_IDENT: snprintf(buf, size, "identifier %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GT_LOCAL:
+	case GT_GLOBAL: snprintf(buf, size, "name %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GT_INT:
+	case GT_DIMX:
+	case GT_FLOAT: snprintf(buf, size, "number %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GT_STRING: return "string";
+	default: tok_text(p->last_start, p->last_end, buf, size); break;
+	}
+	return buf;
+}
+
+static const char *describe_previous(const struct glow_parser *p, char *buf, size_t size)
+{
+	if (p->prev_tok == GT_GLOBAL && !p->in_func) {
+		switch (p->decl_tok) {
+		case GT_KW_PLACEHOLDER: return "placeholder name";
+		case GT_KW_CONSTANT: return "constant name";
+		case GT_KW_FUNC: return "function name";
+		case GT_KW_MODULE: return "module name";
+		default: break;
+		}
+	}
+	if (p->prev_tok == '>')
+		return "type";
+	if (p->prev_tok == GT_STRING)
+		return "string";
+	return tok_text(p->prev_start, p->prev_end, buf, size);
+}
+
+/* Bison's symbol names are C-string literals for aliases: strip the quotes. */
+static void put_symbol(char *buf, size_t size, size_t *len, const char *name)
+{
+	size_t n = strlen(name);
+	if (n >= 2 && name[0] == '"' && name[n - 1] == '"') {
+		name++;
+		n -= 2;
+	}
+	if (*len < size)
+		*len += (size_t)snprintf(buf + *len, size - *len, "%.*s", (int)n, name);
+}
+
+void glow_p_syntax_error(struct glow_parser *p, struct loc loc, const char *const *expected, int nexp)
+{
+	char exp[512], la[128], prev[96];
+	size_t len = 0;
+	exp[0] = 0;
+	for (int i = 0; i < nexp; i++) {
+		if (i > 0 && len < sizeof exp)
+			len += (size_t)snprintf(exp + len, sizeof exp - len, "%s", i == nexp - 1 ? " or " : ", ");
+		put_symbol(exp, sizeof exp, &len, expected[i]);
+	}
+	if (nexp == 1 && p->last_tok != GT_END && p->prev_start)
+		glow_p_error(p, loc, "expected %s after %s", exp, describe_previous(p, prev, sizeof prev));
+	else if (nexp > 0)
+		glow_p_error(p, loc, "unexpected %s, expected %s", describe_lookahead(p, la, sizeof la), exp);
+	else
+		glow_p_error(p, loc, "unexpected %s", describe_lookahead(p, la, sizeof la));
+	p->sync_pending = true;
+}
+
+/* After `error SYNC`: forget the half-parsed statement or declaration. */
+void glow_p_recovered(struct glow_parser *p)
+{
+	if (p->stmt_open && p->has_name)
+		poison(p, &p->lpoison, &p->name);
+	p->stmt_open = false;
+	p->ndims = 0;
+	p->dims_bad = false;
+	vec_clear(&p->nums);
+}
+
+/* ---- types ---- */
+
+void glow_p_dim(struct glow_parser *p, int64_t d, struct loc loc)
+{
+	if (p->ndims >= GLOW_MAX_RANK) {
+		if (p->ndims == GLOW_MAX_RANK)
+			glow_p_error(p, loc, "tensor rank exceeds the maximum of %d", GLOW_MAX_RANK);
+		p->ndims++;
+		p->dims_bad = true;
+		return;
+	}
+	if (d < 0) {
+		glow_p_error(p, loc, "bad dimension %lld: dimensions are non-negative", (long long)d);
+		p->dims_bad = true;
+	}
+	p->dims[p->ndims++] = (uint64_t)d;
+}
+
+const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *elem, struct loc loc, struct loc lt)
+{
+	unsigned rank = p->ndims;
+	bool bad = p->dims_bad;
+	p->ndims = 0;
+	p->dims_bad = false;
+	int ek = elem_lookup(elem->s, elem->len);
+	if (ek < 0) {
+		char t[64];
+		glow_p_error(p, loc, "unknown element kind %s", tok_text(elem->s, elem->s + elem->len, t, sizeof t));
+		return NULL;
+	}
+	bool quant = elem_is_quantized((enum elem_kind)ek);
+	if (p->q_has && !quant) {
+		glow_p_error(p, p->q_loc, "quantization parameters on non-quantized element kind '%s'",
+			     elem_name((enum elem_kind)ek));
+		bad = true;
+	} else if (!p->q_has && quant) {
+		glow_p_error(p, lt, "quantized element kind '%s' needs a scale and an offset: %s[scale:offset]<...>",
+			     elem_name((enum elem_kind)ek), elem_name((enum elem_kind)ek));
+		bad = true;
+	}
+	float scale = 0;
+	int32_t offset = 0;
+	if (p->q_has && quant) {
+		scale = (float)p->q_scale.f;
+		if (!(scale > 0) || isinf(scale)) {
+			glow_p_error(p, p->q_scale.loc, "quantization scale must be a positive finite number");
+			bad = true;
+		}
+		if (!p->q_off.is_int || p->q_off.i < INT32_MIN || p->q_off.i > INT32_MAX) {
+			glow_p_error(p, p->q_off.loc, "quantization offset must be a 32-bit integer");
+			bad = true;
+		}
+		offset = (int32_t)p->q_off.i;
+	}
+	if (bad)
+		return NULL;
+	if (!type_shape_ok((enum elem_kind)ek, p->dims, rank)) {
+		glow_p_error(p, lt, "tensor type too large (more than 2^48 bytes)");
+		return NULL;
+	}
+	if (quant)
+		return type_get_q(p->types, (enum elem_kind)ek, p->dims, rank, scale, offset);
+	return type_get(p->types, (enum elem_kind)ek, p->dims, rank);
+}
+
+/* ---- module level ---- */
+
+void glow_p_module(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+{
+	(void)loc;
+	p->m->name = arena_strdup(&p->m->arena, span_cstr(p, name));
+}
+
+/* The global name is free; reports a redefinition otherwise. */
+static bool global_free(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+{
+	size_t len;
+	const char *k = span_key(p, name, &len);
+	struct node *prev = strmap_getn(&p->m->gnames, k, len);
+	if (!prev)
+		return true;
+	char b[80];
+	glow_p_error(p, loc, "redefinition of '%s'", name_text(name, '@', b, sizeof b));
+	note_previous(p, prev->loc);
+	return false;
+}
+
+void glow_p_placeholder(struct glow_parser *p, const struct glow_span *name, struct loc loc, const struct type *t)
+{
+	if (!global_free(p, name, loc))
+		return;
+	if (!t) {
+		poison(p, &p->gpoison, name);
+		return;
+	}
+	struct placeholder *ph = module_add_placeholder(p->m, span_cstr(p, name), t, loc);
+	ph->trainable = (p->ph_flags & 1) != 0;
+	ph->is_static = (p->ph_flags & 2) != 0;
+}
+
+/* Checks the dense hex string against the type and decodes it into the
+ * module arena; NULL after reporting. */
+static uint8_t *dense_decode(struct glow_parser *p, const struct type *t, bool *ok)
+{
+	const struct glow_span *s = &p->init.str;
+	uint64_t bytes = type_bytes(t);
+	*ok = false;
+	if (s->len < 2 || s->s[0] != '0' || (s->s[1] != 'x' && s->s[1] != 'X')) {
+		glow_p_error(p, p->init.str_loc, "dense data must start with '0x'");
+		return NULL;
+	}
+	uint64_t digits = s->len - 2;
+	if (digits != 2 * bytes) {
+		char tb[128];
+		glow_p_error(p, p->init.str_loc, "dense data has %llu hex digits; %s needs %llu (%llu bytes)",
+			     (unsigned long long)digits, elem_kind_str(t, tb, sizeof tb),
+			     (unsigned long long)(2 * bytes), (unsigned long long)bytes);
+		return NULL;
+	}
+	if (bytes == 0) {
+		*ok = true;
+		return NULL;
+	}
+	uint8_t *data = arena_alloc(&p->m->arena, (size_t)bytes);
+	long bad = hex_decode(s->s + 2, (size_t)bytes, data);
+	if (bad >= 0) {
+		const char *c = s->s + 2 + bad;
+		char cb[16];
+		if ((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f)
+			snprintf(cb, sizeof cb, "'%c'", *c);
+		else
+			snprintf(cb, sizeof cb, "'\\x%02x'", (unsigned char)*c);
+		glow_p_error(p, loc_at(p, c), "invalid hex digit %s in dense data", cb);
+		return NULL;
+	}
+	*ok = true;
+	return data;
+}
+
+/* Range of the stored integer of an element kind (splat values). */
+static bool int_fits(enum elem_kind k, int64_t v)
+{
+	switch (k) {
+	case EK_QI8: return v >= INT8_MIN && v <= INT8_MAX;
+	case EK_QUI8: return v >= 0 && v <= UINT8_MAX;
+	case EK_QI16: return v >= INT16_MIN && v <= INT16_MAX;
+	case EK_QI32:
+	case EK_I32:
+	case EK_INDEX32: return v >= INT32_MIN && v <= INT32_MAX;
+	case EK_BOOL: return v == 0 || v == 1;
+	default: return true;
+	}
+}
+
+static bool splat_ok(struct glow_parser *p, const struct type *t)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	const struct glow_num *v = &p->init.num;
+	if (p->init.is_bool && k != EK_BOOL) {
+		glow_p_error(p, v->loc, "'true'/'false' splat needs element kind bool, not %s", elem_name(k));
+		return false;
+	}
+	if (elem_is_float(k))
+		return true;
+	if (!v->is_int) {
+		glow_p_error(p, v->loc, "splat value of element kind %s must be an integer", elem_name(k));
+		return false;
+	}
+	if (!int_fits(k, v->i)) {
+		glow_p_error(p, v->loc, "splat value %lld out of range for element kind %s", (long long)v->i,
+			     elem_name(k));
+		return false;
+	}
+	return true;
+}
+
+/* Opens an external weight file relative to the module's base directory and
+ * checks it holds the payload; reports at the path. */
+static bool weight_file_ok(struct glow_parser *p, const char *path, const struct type *t)
+{
+	char *full;
+	if (path[0] == '/' || !p->m->base_dir) {
+		full = xstrdup(path);
+	} else {
+		size_t a = strlen(p->m->base_dir), b = strlen(path);
+		full = xmalloc(a + b + 1);
+		memcpy(full, p->m->base_dir, a);
+		memcpy(full + a, path, b + 1);
+	}
+	bool ok = false;
+	FILE *f = fopen(full, "rb");
+	if (!f) {
+		glow_p_error(p, p->init.str_loc, "cannot open weight file '%s': %s", full, strerror(errno));
+		goto done;
+	}
+	long size = -1;
+	if (fseek(f, 0, SEEK_END) == 0)
+		size = ftell(f);
+	uint64_t need = type_bytes(t), off = (uint64_t)p->init.offset;
+	if (size < 0) {
+		glow_p_error(p, p->init.str_loc, "cannot read weight file '%s'", full);
+		goto done;
+	}
+	if ((uint64_t)size < off || (uint64_t)size - off < need) {
+		glow_p_error(p, p->init.str_loc, "weight file '%s' is too short: %ld bytes, %llu needed at offset %llu",
+			     full, size, (unsigned long long)need, (unsigned long long)off);
+		goto done;
+	}
+	ok = true;
+done:
+	if (f)
+		fclose(f);
+	free(full);
+	return ok;
+}
+
+void glow_p_constant(struct glow_parser *p, const struct glow_span *name, struct loc loc, const struct type *t,
+		     struct loc tloc)
+{
+	(void)tloc;
+	if (!global_free(p, name, loc))
+		return;
+	bool ok = t != NULL;
+	uint8_t *data = NULL;
+	const char *path = NULL;
+	if (ok) {
+		switch (p->init.kind) {
+		case INIT_DENSE: data = dense_decode(p, t, &ok); break;
+		case INIT_SPLAT: ok = splat_ok(p, t); break;
+		case INIT_XAVIER:
+			if (p->init.seed < 0) {
+				glow_p_error(p, p->init.seed_loc, "seed must be non-negative");
+				ok = false;
+			}
+			break;
+		case INIT_FILE:
+			if (p->init.offset < 0) {
+				glow_p_error(p, p->init.offset_loc, "offset must be non-negative");
+				ok = false;
+				break;
+			}
+			path = arena_strdup(&p->m->arena, span_cstr(p, &p->init.str));
+			ok = weight_file_ok(p, path, t);
+			break;
+		case INIT_ZERO: break;
+		}
+	}
+	if (!ok) {
+		poison(p, &p->gpoison, name);
+		return;
+	}
+	struct constant *c = module_add_constant(p->m, span_cstr(p, name), t, loc);
+	c->init = p->init.kind;
+	switch (p->init.kind) {
+	case INIT_DENSE: c->data = data; break;
+	case INIT_SPLAT:
+		if (elem_is_float((enum elem_kind)t->elem))
+			c->splat_f = p->init.num.f;
+		else
+			c->splat_i = p->init.num.i;
+		break;
+	case INIT_XAVIER:
+		c->fan_in = p->init.num.f;
+		c->seed = (uint64_t)p->init.seed;
+		break;
+	case INIT_FILE:
+		c->file = path;
+		c->file_offset = (uint64_t)p->init.offset;
+		if (!constant_data(p->m, c, p->d))
+			p->errors++;
+		break;
+	case INIT_ZERO: break;
+	}
+}
+
+/* ---- functions ---- */
+
+void glow_p_func_begin(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+{
+	p->in_func = true;
+	strmap_free(&p->lpoison);
+	strmap_init(&p->lpoison);
+	const char *s = span_cstr(p, name);
+	struct func *prev = module_find_func(p->m, s);
+	if (prev) {
+		char b[80];
+		glow_p_error(p, loc, "redefinition of function '%s'", name_text(name, '@', b, sizeof b));
+		note_previous(p, prev->loc);
+		p->f = NULL;
+		return;
+	}
+	p->f = func_create(p->m, s, loc);
+}
+
+void glow_p_func_end(struct glow_parser *p)
+{
+	p->in_func = false;
+	p->f = NULL;
+}
+
+void glow_p_stmt_begin(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+{
+	p->stmt_open = true;
+	p->kind = -1;
+	p->bad = p->f == NULL;
+	p->has_name = name != NULL;
+	p->has_pred = p->has_types = false;
+	p->cur_attr = -1;
+	vec_clear(&p->ops);
+	vec_clear(&p->oplocs);
+	vec_clear(&p->tys);
+	vec_clear(&p->tylocs);
+	vec_clear(&p->attrs);
+	vec_clear(&p->ints);
+	vec_clear(&p->floats);
+	vec_clear(&p->nums);
+	if (!name || !p->f)
+		return;
+	p->name = *name;
+	p->name_loc = loc;
+	size_t len;
+	const char *k = span_key(p, name, &len);
+	struct node *prev = strmap_getn(&p->f->names, k, len);
+	if (prev) {
+		char b[80];
+		glow_p_error(p, loc, "redefinition of '%s'", name_text(name, '%', b, sizeof b));
+		note_previous(p, prev->loc);
+		p->bad = true;
+		p->has_name = false; /* the name stays defined: do not poison it */
+	}
+}
+
+void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+{
+	p->kind_loc = loc;
+	int k = node_kind_lookup(name->s, name->len);
+	char t[64];
+	if (k < 0) {
+		glow_p_error(p, loc, "unknown node kind %s", tok_text(name->s, name->s + name->len, t, sizeof t));
+		p->bad = true;
+		return;
+	}
+	const struct node_desc *d = node_desc((unsigned)k);
+	if (d->flags & NF_STORAGE) {
+		glow_p_error(p, loc, "%s cannot appear in a function: declare it at module level", d->name);
+		p->bad = true;
+		return;
+	}
+	p->kind = k;
+	if (p->has_name && d->nres == 0) {
+		glow_p_error(p, p->name_loc, "%s has no results and takes no name", d->name);
+		p->bad = true;
+	}
+}
+
+struct glow_val glow_p_local(struct glow_parser *p, const struct glow_span *name, struct loc loc, bool has_res,
+			     int64_t res, struct loc resloc)
+{
+	struct glow_val v = {NULL, 0, loc};
+	if (!p->f)
+		return v;
+	size_t len;
+	const char *k = span_key(p, name, &len);
+	struct node *n = strmap_getn(&p->f->names, k, len);
+	char b[80];
+	if (!n) {
+		if (!poisoned(p, &p->lpoison, name))
+			glow_p_error(p, loc, "use of undefined value '%s'", name_text(name, '%', b, sizeof b));
+		return v;
+	}
+	if (has_res && (res < 0 || res >= n->nres)) {
+		glow_p_error(p, resloc, "result index %lld out of range: '%s' has %u result%s", (long long)res,
+			     name_text(name, '%', b, sizeof b), n->nres, n->nres == 1 ? "" : "s");
+		return v;
+	}
+	v.node = n;
+	v.res = has_res ? (uint32_t)res : 0;
+	return v;
+}
+
+struct glow_val glow_p_global(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+{
+	struct glow_val v = {NULL, 0, loc};
+	size_t len;
+	const char *k = span_key(p, name, &len);
+	v.node = strmap_getn(&p->m->gnames, k, len);
+	if (!v.node && !poisoned(p, &p->gpoison, name)) {
+		char b[80];
+		glow_p_error(p, loc, "use of undefined global '%s'", name_text(name, '@', b, sizeof b));
+	}
+	return v;
+}
+
+void glow_p_operand(struct glow_parser *p, const struct glow_val *v)
+{
+	struct value val = {v->node, v->res};
+	vec_push(&p->ops, val);
+	vec_push(&p->oplocs, v->loc);
+	if (!v->node)
+		p->bad = true;
+}
+
+void glow_p_pred(struct glow_parser *p, const struct glow_val *v, struct loc loc)
+{
+	p->has_pred = true;
+	p->pred = *v;
+	p->pred_loc = loc;
+	if (!v->node)
+		p->bad = true;
+}
+
+void glow_p_restype(struct glow_parser *p, const struct type *t, struct loc loc)
+{
+	vec_push(&p->tys, t);
+	vec_push(&p->tylocs, loc);
+	if (!t)
+		p->bad = true;
+}
+
+/* ---- attributes ---- */
+
+static const char *attr_kind_desc(const struct attr_desc *a)
+{
+	switch (a->kind) {
+	case AK_INT: return "an integer";
+	case AK_FLOAT: return "a number";
+	case AK_BOOL: return "true or false";
+	case AK_INTS: return "a list of integers";
+	case AK_FLOATS: return "a list of numbers";
+	case AK_ENUM: return "an enumerator";
+	case AK_STRING: return "a string";
+	}
+	return "?";
+}
+
+/* The attribute the value being parsed belongs to, NULL if unknown. */
+static const struct attr_desc *cur_attr(struct glow_parser *p)
+{
+	if (p->kind < 0 || p->cur_attr < 0)
+		return NULL;
+	return &node_desc((unsigned)p->kind)->attrs[p->cur_attr];
+}
+
+static void attr_mismatch(struct glow_parser *p, const struct attr_desc *a, struct loc loc, const char *got)
+{
+	glow_p_error(p, loc, "attribute '%s' of %s expects %s, got %s", a->name, node_kind_name((unsigned)p->kind),
+		     attr_kind_desc(a), got);
+	p->bad = true;
+}
+
+static void attr_push(struct glow_parser *p, struct glow_pattr a)
+{
+	a.idx = p->cur_attr;
+	a.loc = p->cur_attr_loc;
+	vec_push(&p->attrs, a);
+}
+
+void glow_p_attr_name(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+{
+	p->cur_attr = -1;
+	p->cur_attr_loc = loc;
+	if (p->kind < 0)
+		return;
+	const struct node_desc *d = node_desc((unsigned)p->kind);
+	const char *s = span_cstr(p, name);
+	int idx = node_attr_index((unsigned)p->kind, s);
+	if (idx < 0) {
+		char list[256];
+		size_t len = 0;
+		list[0] = 0;
+		for (unsigned i = 0; i < d->nattrs && len < sizeof list; i++)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", d->attrs[i].name);
+		if (d->nattrs)
+			glow_p_error(p, loc, "unknown attribute '%s' for %s (it has: %s)", s, d->name, list);
+		else
+			glow_p_error(p, loc, "unknown attribute '%s' for %s (it has none)", s, d->name);
+		p->bad = true;
+		return;
+	}
+	for (size_t i = 0; i < p->attrs.len; i++)
+		if (p->attrs.data[i].idx == idx) {
+			glow_p_error(p, loc, "duplicate attribute '%s'", s);
+			diag_note(p->d, p->attrs.data[i].loc, "first given here");
+			p->bad = true;
+			return;
+		}
+	p->cur_attr = idx;
+}
+
+void glow_p_attr_num(struct glow_parser *p, const struct glow_num *v)
+{
+	const struct attr_desc *a = cur_attr(p);
+	if (!a)
+		return;
+	struct glow_pattr pa;
+	if (a->kind == AK_INT && v->is_int)
+		pa.u.i = v->i;
+	else if (a->kind == AK_FLOAT)
+		pa.u.f = v->f;
+	else {
+		attr_mismatch(p, a, v->loc, v->is_int ? "an integer" : "a floating-point number");
+		return;
+	}
+	attr_push(p, pa);
+}
+
+void glow_p_attr_bool(struct glow_parser *p, int b, struct loc loc)
+{
+	const struct attr_desc *a = cur_attr(p);
+	if (!a)
+		return;
+	if (a->kind != AK_BOOL) {
+		attr_mismatch(p, a, loc, b ? "'true'" : "'false'");
+		return;
+	}
+	struct glow_pattr pa;
+	pa.u.i = b;
+	attr_push(p, pa);
+}
+
+void glow_p_attr_str(struct glow_parser *p, const struct glow_span *s, struct loc loc)
+{
+	const struct attr_desc *a = cur_attr(p);
+	if (!a)
+		return;
+	if (a->kind != AK_STRING) {
+		attr_mismatch(p, a, loc, "a string");
+		return;
+	}
+	struct glow_pattr pa;
+	pa.u.s = *s;
+	attr_push(p, pa);
+}
+
+void glow_p_attr_enum(struct glow_parser *p, const struct glow_span *s, struct loc loc)
+{
+	const struct attr_desc *a = cur_attr(p);
+	if (!a)
+		return;
+	char t[64];
+	if (a->kind != AK_ENUM) {
+		char got[96];
+		snprintf(got, sizeof got, "identifier %s", tok_text(s->s, s->s + s->len, t, sizeof t));
+		attr_mismatch(p, a, loc, got);
+		return;
+	}
+	int64_t idx = 0;
+	for (const char *v = a->enum_values; v; idx++) {
+		size_t n = strcspn(v, "|");
+		if (n == s->len && memcmp(v, s->s, n) == 0) {
+			struct glow_pattr pa;
+			pa.u.i = idx;
+			attr_push(p, pa);
+			return;
+		}
+		v = v[n] ? v + n + 1 : NULL;
+	}
+	char list[256];
+	size_t len = 0;
+	for (const char *v = a->enum_values; *v && len < sizeof list; v++)
+		len += (size_t)snprintf(list + len, sizeof list - len, "%s", *v == '|' ? ", " : (char[2]){*v, 0});
+	glow_p_error(p, loc, "unknown value %s for attribute '%s' of %s; expected one of: %s",
+		     tok_text(s->s, s->s + s->len, t, sizeof t), a->name, node_kind_name((unsigned)p->kind), list);
+	p->bad = true;
+}
+
+void glow_p_attr_list(struct glow_parser *p, struct loc loc)
+{
+	const struct attr_desc *a = cur_attr(p);
+	if (!a) {
+		vec_clear(&p->nums);
+		return;
+	}
+	struct glow_pattr pa;
+	if (a->kind == AK_INTS) {
+		pa.u.list.start = (uint32_t)p->ints.len;
+		for (size_t i = 0; i < p->nums.len; i++) {
+			if (!p->nums.data[i].is_int) {
+				glow_p_error(p, p->nums.data[i].loc, "attribute '%s' of %s expects integers",
+					     a->name, node_kind_name((unsigned)p->kind));
+				p->bad = true;
+				vec_clear(&p->nums);
+				return;
+			}
+			vec_push(&p->ints, p->nums.data[i].i);
+		}
+	} else if (a->kind == AK_FLOATS) {
+		pa.u.list.start = (uint32_t)p->floats.len;
+		for (size_t i = 0; i < p->nums.len; i++)
+			vec_push(&p->floats, p->nums.data[i].f);
+	} else {
+		attr_mismatch(p, a, loc, "a list");
+		vec_clear(&p->nums);
+		return;
+	}
+	pa.u.list.n = (uint32_t)p->nums.len;
+	vec_clear(&p->nums);
+	attr_push(p, pa);
+}
+
+/* ---- nodes ---- */
+
+/* Checks the statement against its kind; 0 if the node may be built. */
+static int stmt_check(struct glow_parser *p, const struct node_desc *d, struct loc rparen)
+{
+	int bad = 0;
+	unsigned nops = (unsigned)p->ops.len, ntys = (unsigned)p->tys.len;
+	if (d->variadic ? nops < d->nops : nops != d->nops) {
+		struct loc at = nops > d->nops ? p->oplocs.data[d->nops] : rparen;
+		glow_p_error(p, at, "%s takes %s%u operand%s, got %u", d->name, d->variadic ? "at least " : "", d->nops,
+			     d->nops == 1 ? "" : "s", nops);
+		bad = 1;
+	}
+	if (d->nres == 0 && p->has_types) {
+		glow_p_error(p, p->tylocs.data[0], "%s has no results and takes no type", d->name);
+		bad = 1;
+	} else if (d->nres > 0 && !p->has_types) {
+		glow_p_error(p, p->kind_loc, "%s needs %u result type%s (': type')", d->name, d->nres,
+			     d->nres == 1 ? "" : "s");
+		bad = 1;
+	} else if (ntys != d->nres) {
+		struct loc at = ntys > d->nres ? p->tylocs.data[d->nres] : p->tylocs.data[ntys - 1];
+		glow_p_error(p, at, "%s has %u result%s, got %u type%s", d->name, d->nres, d->nres == 1 ? "" : "s",
+			     ntys, ntys == 1 ? "" : "s");
+		bad = 1;
+	}
+	if (d->nres > 0 && !p->has_name) {
+		glow_p_error(p, p->kind_loc, "%s has results and needs a name ('%%name = %s(...)')", d->name,
+			     d->name);
+		bad = 1;
+	}
+	for (unsigned i = 0; i < d->nattrs; i++) {
+		if (!d->attrs[i].required)
+			continue;
+		bool given = false;
+		for (size_t j = 0; j < p->attrs.len && !given; j++)
+			given = p->attrs.data[j].idx == (int)i;
+		if (!given) {
+			glow_p_error(p, p->kind_loc, "%s requires attribute '%s'", d->name, d->attrs[i].name);
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
+void glow_p_node(struct glow_parser *p, struct loc rparen)
+{
+	p->stmt_open = false;
+	if (p->kind < 0 || p->bad || stmt_check(p, node_desc((unsigned)p->kind), rparen)) {
+		if (p->has_name && p->f)
+			poison(p, &p->lpoison, &p->name);
+		return;
+	}
+	const struct node_desc *d = node_desc((unsigned)p->kind);
+	struct value pred = {NULL, 0};
+	if (p->has_pred) {
+		pred.node = p->pred.node;
+		pred.res = p->pred.res;
+	}
+	const char *name = p->has_name ? span_cstr(p, &p->name) : NULL;
+	struct node *n = node_create_pred(p->f, (unsigned)p->kind, name, p->ops.data, (unsigned)p->ops.len, pred,
+					  p->tys.data, NULL, p->has_name ? p->name_loc : p->kind_loc);
+	static const int64_t no_ints[1];
+	static const double no_floats[1];
+	for (size_t i = 0; i < p->attrs.len; i++) {
+		const struct glow_pattr *pa = &p->attrs.data[i];
+		const struct attr_desc *a = &d->attrs[pa->idx];
+		switch (a->kind) {
+		case AK_INT:
+		case AK_BOOL:
+		case AK_ENUM: node_set_int(p->m, n, a->name, pa->u.i); break;
+		case AK_FLOAT: node_set_float(p->m, n, a->name, pa->u.f); break;
+		case AK_INTS:
+			node_set_ints(p->m, n, a->name, pa->u.list.n ? p->ints.data + pa->u.list.start : no_ints,
+				      pa->u.list.n);
+			break;
+		case AK_FLOATS:
+			node_set_floats(p->m, n, a->name, pa->u.list.n ? p->floats.data + pa->u.list.start : no_floats,
+					pa->u.list.n);
+			break;
+		case AK_STRING: node_set_str(p->m, n, a->name, span_cstr(p, &pa->u.s)); break;
+		}
+	}
+}
+
+/* ---- entry point ---- */
+
+struct module *module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
+			    struct diag *d, bool verify)
+{
+	node_desc_init();
+	if (!filename)
+		filename = "<stdin>";
+	uint32_t file = diag_add_source(d, filename, buf, len);
+	if (len > UINT32_MAX - 16) {
+		diag_error(d, loc_make(file, 0), "input too large (4 GiB limit)");
+		return NULL;
+	}
+	struct glow_parser p;
+	memset(&p, 0, sizeof p);
+	p.buf = buf;
+	p.lim = buf + len;
+	p.cur = buf;
+	p.file = file;
+	p.d = d;
+	p.types = types;
+	p.m = module_create(types, NULL);
+	module_set_base_dir(p.m, filename);
+	p.kind = -1;
+	p.cur_attr = -1;
+	strmap_init(&p.gpoison);
+	strmap_init(&p.lpoison);
+
+	int rc = glow_yyparse(&p);
+
+	free(p.sb);
+	strmap_free(&p.gpoison);
+	strmap_free(&p.lpoison);
+	vec_free(&p.ops);
+	vec_free(&p.oplocs);
+	vec_free(&p.tys);
+	vec_free(&p.tylocs);
+	vec_free(&p.attrs);
+	vec_free(&p.ints);
+	vec_free(&p.floats);
+	vec_free(&p.nums);
+	if (rc != 0 || p.errors > 0) {
+		module_destroy(p.m);
+		return NULL;
+	}
+	if (verify && module_verify(p.m, d) != 0) {
+		module_destroy(p.m);
+		return NULL;
+	}
+	return p.m;
+}
