@@ -10,6 +10,7 @@
  * UTF-8 (Graphviz's default charset).
  */
 #include "dot/dot_impl.h"
+#include "graph/graph.h"
 #include "support/util.h"
 
 #include <stdint.h>
@@ -208,6 +209,103 @@ void dot_node_style(struct ostream *o, const char *shape, const char *style, con
 		os_puts(o, ", color=\"#c00000\", penwidth=3");
 	else if (highlight)
 		os_puts(o, ", penwidth=2");
+}
+
+/* ------------------------------------------------------------------ */
+/* Attributes (both IRs use the attribute rows of Nodes.def)             */
+
+bool dot_attr_is_default(const struct attr_desc *a, const union attr_val *v)
+{
+	if (a->required)
+		return false;
+	switch (a->kind) {
+	case AK_INT:
+	case AK_BOOL:
+	case AK_ENUM:
+		return v->i == a->def_i;
+	case AK_FLOAT:
+		return v->f == a->def_f;
+	case AK_INTS:
+		return v->ints.n == a->def_n &&
+		       (a->def_n == 0 || memcmp(v->ints.v, a->def_ints, a->def_n * sizeof(int64_t)) == 0);
+	case AK_FLOATS:
+		return v->floats.n == 0;
+	case AK_STRING:
+		return false;
+	}
+	return false;
+}
+
+/* The enum's i-th name out of "a|b|c". */
+static void put_enum(struct ostream *o, const char *values, int64_t i)
+{
+	const char *s = values;
+	for (int64_t k = 0; k < i && s; k++) {
+		s = strchr(s, '|');
+		if (s)
+			s++;
+	}
+	if (!s) {
+		os_i64(o, i);
+		return;
+	}
+	const char *e = strchr(s, '|');
+	os_write(o, s, e ? (size_t)(e - s) : strlen(s));
+}
+
+void dot_put_attr(struct ostream *o, const struct attr_desc *a, const union attr_val *v)
+{
+	os_puts(o, a->name);
+	os_write(o, " = ", 3);
+	switch (a->kind) {
+	case AK_INT:
+		os_i64(o, v->i);
+		break;
+	case AK_BOOL:
+		os_puts(o, v->i ? "true" : "false");
+		break;
+	case AK_ENUM:
+		put_enum(o, a->enum_values, v->i);
+		break;
+	case AK_FLOAT:
+		os_double(o, v->f);
+		break;
+	case AK_INTS:
+		os_putc(o, '[');
+		for (uint32_t i = 0; i < v->ints.n; i++) {
+			if (i)
+				os_write(o, ", ", 2);
+			os_i64(o, v->ints.v[i]);
+		}
+		os_putc(o, ']');
+		break;
+	case AK_FLOATS:
+		os_putc(o, '[');
+		for (uint32_t i = 0; i < v->floats.n; i++) {
+			if (i)
+				os_write(o, ", ", 2);
+			os_double(o, v->floats.v[i]);
+		}
+		os_putc(o, ']');
+		break;
+	case AK_STRING:
+		os_putc(o, '"');
+		os_puts(o, v->s ? v->s : "");
+		os_putc(o, '"');
+		break;
+	}
+}
+
+const char *dot_init_name(int k)
+{
+	switch (k) {
+	case INIT_DENSE: return "dense";
+	case INIT_SPLAT: return "splat";
+	case INIT_ZERO: return "zero";
+	case INIT_XAVIER: return "xavier";
+	case INIT_FILE: return "file";
+	}
+	return "?";
 }
 
 /* ------------------------------------------------------------------ */

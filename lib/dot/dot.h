@@ -12,7 +12,7 @@
  * one cluster per function when several are drawn; writes of side-effecting
  * nodes into placeholders drawn as red edges into the placeholder.
  *
- * Instruction IR (dot_write_ir, when lib/ir is built): the program order
+ * Instruction IR (dot_write_ir): the program order
  * top to bottom, one dot node per instruction, edges to the buffers it
  * reads, writes or both, weights in a "declare" cluster, alloc/dealloc
  * lifetimes and, when recorded, each buffer's planned offset and size.
@@ -51,6 +51,11 @@ enum dot_ir { DOT_IR_UNKNOWN, DOT_IR_GRAPH, DOT_IR_INSTR };
  * graph IR. */
 enum dot_ir dot_detect_ir(const char *path, const char *buf, size_t len);
 
+/* Splits a value reference (-subgraph, -func): sigil ('%' or '@') and the name, unquoting
+ * `"..."` names with the IR escapes. Returns a malloc'd name or NULL if the
+ * text is not a value reference. */
+char *dot_parse_value_ref(const char *text, char *sigil);
+
 /* Output formats. */
 enum dot_format { DOT_FMT_DOT, DOT_FMT_SVG, DOT_FMT_PNG, DOT_FMT_PDF };
 /* -1 if unknown */
@@ -60,6 +65,11 @@ int dot_format_lookup(const char *s);
  * function, unknown -subgraph value, unknown highlight kind) to d and returns
  * -1 before writing anything; 0 on success. */
 int dot_write_graph(struct ostream *o, struct module *m, const struct dot_options *opt, struct diag *d);
+
+/* Writes the instruction IR module as dot text; same contract as
+ * dot_write_graph (highlight names are instruction kinds). */
+struct ir_module;
+int dot_write_ir(struct ostream *o, struct ir_module *m, const struct dot_options *opt, struct diag *d);
 
 /* Lays out dot text (len bytes) with Graphviz's dot layout in process and
  * writes the rendering in fmt (not DOT_FMT_DOT) to o. Returns 0, or -1 after

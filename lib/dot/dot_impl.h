@@ -39,9 +39,14 @@ bool dot_is_highlighted(const struct dot_options *opt, const char *kind);
 void dot_node_style(struct ostream *o, const char *shape, const char *style, const char *fill, bool highlight,
 		    bool center);
 
-/* Splits a -subgraph value: sigil ('%' or '@') and the name, unquoting
- * `"..."` names with the IR escapes. Returns a malloc'd name or NULL if the
- * text is not a value reference. */
-char *dot_parse_value_ref(const char *text, char *sigil);
+/* 1 if an attribute value equals its default (then labels leave it out,
+ * as the printers do). */
+struct attr_desc;
+union attr_val;
+bool dot_attr_is_default(const struct attr_desc *a, const union attr_val *v);
+/* `name = value` in the IR's attribute syntax */
+void dot_put_attr(struct ostream *o, const struct attr_desc *a, const union attr_val *v);
+/* "dense", "splat", "zero", "xavier", "file" for an enum init_kind */
+const char *dot_init_name(int k);
 
 #endif

@@ -67,100 +67,6 @@ static struct gd_node *gd_lookup(struct gd *g, const struct node *n)
 /* ------------------------------------------------------------------ */
 /* Labels                                                               */
 
-static bool attr_is_default(const struct attr_desc *a, const union attr_val *v)
-{
-	if (a->required)
-		return false;
-	switch (a->kind) {
-	case AK_INT:
-	case AK_BOOL:
-	case AK_ENUM:
-		return v->i == a->def_i;
-	case AK_FLOAT:
-		return v->f == a->def_f;
-	case AK_INTS:
-		return v->ints.n == a->def_n &&
-		       (a->def_n == 0 || memcmp(v->ints.v, a->def_ints, a->def_n * sizeof(int64_t)) == 0);
-	case AK_FLOATS:
-		return v->floats.n == 0;
-	case AK_STRING:
-		return false;
-	}
-	return false;
-}
-
-/* The enum's i-th name out of "a|b|c". */
-static void put_enum(struct ostream *o, const char *values, int64_t i)
-{
-	const char *s = values;
-	for (int64_t k = 0; k < i && s; k++) {
-		s = strchr(s, '|');
-		if (s)
-			s++;
-	}
-	if (!s) {
-		os_i64(o, i);
-		return;
-	}
-	const char *e = strchr(s, '|');
-	os_write(o, s, e ? (size_t)(e - s) : strlen(s));
-}
-
-static void put_attr(struct ostream *o, const struct attr_desc *a, const union attr_val *v)
-{
-	os_puts(o, a->name);
-	os_write(o, " = ", 3);
-	switch (a->kind) {
-	case AK_INT:
-		os_i64(o, v->i);
-		break;
-	case AK_BOOL:
-		os_puts(o, v->i ? "true" : "false");
-		break;
-	case AK_ENUM:
-		put_enum(o, a->enum_values, v->i);
-		break;
-	case AK_FLOAT:
-		os_double(o, v->f);
-		break;
-	case AK_INTS:
-		os_putc(o, '[');
-		for (uint32_t i = 0; i < v->ints.n; i++) {
-			if (i)
-				os_write(o, ", ", 2);
-			os_i64(o, v->ints.v[i]);
-		}
-		os_putc(o, ']');
-		break;
-	case AK_FLOATS:
-		os_putc(o, '[');
-		for (uint32_t i = 0; i < v->floats.n; i++) {
-			if (i)
-				os_write(o, ", ", 2);
-			os_double(o, v->floats.v[i]);
-		}
-		os_putc(o, ']');
-		break;
-	case AK_STRING:
-		os_putc(o, '"');
-		os_puts(o, v->s ? v->s : "");
-		os_putc(o, '"');
-		break;
-	}
-}
-
-static const char *init_name(enum init_kind k)
-{
-	switch (k) {
-	case INIT_DENSE: return "dense";
-	case INIT_SPLAT: return "splat";
-	case INIT_ZERO: return "zero";
-	case INIT_XAVIER: return "xavier";
-	case INIT_FILE: return "file";
-	}
-	return "?";
-}
-
 static void emit_storage(struct gd *g, struct gd_node *e)
 {
 	struct node *n = e->n;
@@ -181,7 +87,7 @@ static void emit_storage(struct gd *g, struct gd_node *e)
 				os_puts(t, p->is_static ? "static" : "");
 			}
 		} else {
-			os_puts(dot_label_line(&l), init_name(as_constant(n)->init));
+			os_puts(dot_label_line(&l), dot_init_name(as_constant(n)->init));
 		}
 	}
 	os_printf(o, "  g%u [", e->ord);
@@ -206,8 +112,8 @@ static void emit_compute(struct gd *g, struct gd_node *e, const char *indent)
 		print_local_name(dot_label_line(&l), n->name);
 	if (!g->opt->no_attrs)
 		for (unsigned i = 0; i < nd->nattrs; i++)
-			if (!attr_is_default(&nd->attrs[i], &n->attrs[i]))
-				put_attr(dot_label_line(&l), &nd->attrs[i], &n->attrs[i]);
+			if (!dot_attr_is_default(&nd->attrs[i], &n->attrs[i]))
+				dot_put_attr(dot_label_line(&l), &nd->attrs[i], &n->attrs[i]);
 	for (unsigned r = 0; r < n->nres; r++) {
 		struct ostream *t = dot_label_line(&l);
 		if (n->nres > 1)
