@@ -104,6 +104,8 @@ struct glow_parser {
 	struct module *m;
 	struct func *f; /* NULL outside functions or when the header failed */
 	int errors;
+	int syntax_errors;
+	uint32_t last_syntax_error; /* offset */
 
 	/* scratch: NUL-terminated copies of names for the builder */
 	char *sb;
@@ -313,7 +315,7 @@ stmts
 
 /* stmt ::= (LOCAL '=')? KIND '(' operands? ')' attrs? ('predicate' value)? (':' type (',' type)*)? */
 stmt
-	: stmt_name kind '(' operands_opt ')' attrs_opt pred_opt types_opt { glow_p_node(p, @5); }
+	: stmt_name kind operands_opt ')' attrs_opt pred_opt types_opt { glow_p_node(p, @4); }
 	| error SYNC { yyerrok; glow_p_recovered(p); }
 	;
 
@@ -322,8 +324,9 @@ stmt_name
 	| LOCAL '=' { glow_p_stmt_begin(p, &$1, @1); }
 	;
 
+/* the kind is looked up once its '(' is seen, so a stray word is one syntax error */
 kind
-	: IDENT { glow_p_kind(p, &$1, @1); }
+	: IDENT '(' { glow_p_kind(p, &$1, @1); }
 	;
 
 operands_opt

@@ -215,19 +215,27 @@ void glow_p_syntax_error(struct glow_parser *p, struct loc loc, const char *cons
 {
 	char exp[512], la[128], prev[96];
 	size_t len = 0;
+	p->sync_pending = true;
+	/* a token that failed at a line start fails again after resuming there */
+	if (p->syntax_errors++ && loc.off == p->last_syntax_error)
+		return;
+	p->last_syntax_error = loc.off;
 	exp[0] = 0;
 	for (int i = 0; i < nexp; i++) {
 		if (i > 0 && len < sizeof exp)
 			len += (size_t)snprintf(exp + len, sizeof exp - len, "%s", i == nexp - 1 ? " or " : ", ");
 		put_symbol(exp, sizeof exp, &len, expected[i]);
 	}
-	if (nexp == 1 && p->last_tok != GT_END && p->prev_start)
+	if (nexp == 1 && p->last_tok != GT_END && p->prev_start) {
+		/* what is missing belongs to the line before: point right after it */
+		if (p->last_bol)
+			loc = loc_at(p, p->prev_end);
 		glow_p_error(p, loc, "expected %s after %s", exp, describe_previous(p, prev, sizeof prev));
+	}
 	else if (nexp > 0)
 		glow_p_error(p, loc, "unexpected %s, expected %s", describe_lookahead(p, la, sizeof la), exp);
 	else
 		glow_p_error(p, loc, "unexpected %s", describe_lookahead(p, la, sizeof la));
-	p->sync_pending = true;
 }
 
 /* After `error SYNC`: forget the half-parsed statement or declaration. */

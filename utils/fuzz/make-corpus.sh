@@ -1,0 +1,12 @@
+#!/bin/sh
+# make-corpus.sh DIR - seeds a fuzzing corpus with every .glow file of the
+# test suite (named by content hash, so re-running adds only new files).
+set -eu
+out=${1:?usage: make-corpus.sh DIR}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$out"
+find "$root/test" -name '*.glow' -type f | while read -r f; do
+	h=$(sha1sum "$f" | cut -c1-40)
+	cp "$f" "$out/$h"
+done
+echo "$(ls "$out" | wc -l) files in $out"
