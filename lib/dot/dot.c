@@ -197,8 +197,9 @@ void dot_node_style(struct ostream *o, const char *shape, const char *style, con
 {
 	os_printf(o, ", shape=%s", shape);
 	if (highlight) {
-		os_printf(o, ", style=\"%s%sfilled,bold\", fillcolor=\"#ffd84d\"", style ? style : "",
-			  style ? "," : "");
+		bool filled = style && strstr(style, "filled");
+		os_printf(o, ", style=\"%s%s%s\", fillcolor=\"#ffd84d\"", style ? style : "", style ? "," : "",
+			  filled ? "bold" : "filled,bold");
 	} else {
 		if (style)
 			os_printf(o, ", style=\"%s\"", style);

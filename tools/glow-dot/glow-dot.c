@@ -113,7 +113,10 @@ static int run(struct dot_tool_options *o, struct diag *d)
 	char *func_name = NULL;
 	if (o->func) {
 		char sigil = '@';
-		func_name = o->func[0] == '@' ? dot_parse_value_ref(o->func, &sigil) : xstrdup(o->func);
+		if (o->func[0] == '@')
+			func_name = dot_parse_value_ref(o->func, &sigil);
+		else if (o->func[0] != '%')
+			func_name = xstrdup(o->func);
 		if (!func_name || sigil != '@' || !func_name[0]) {
 			diag_error(d, LOC_NONE, "-func: '%s' is not a function name (expected @name)", o->func);
 			free(func_name);
