@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { STORAGE_FUNC = UINT_MAX };
+#define STORAGE_FUNC UINT_MAX
 
 struct gd_node {
 	struct node *n;

@@ -32,7 +32,8 @@ struct dot_tool_options {
 	struct cl_list input;
 };
 
-enum { DEPTH_UNSET = UINT_MAX, DEPTH_DEFAULT = 1 };
+#define DEPTH_UNSET UINT_MAX
+#define DEPTH_DEFAULT 1u
 
 /* Splits every -highlight value at commas into one array of kind names
  * (pointing into a copy the caller frees). Empty names are skipped. */
