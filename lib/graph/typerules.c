@@ -20,6 +20,7 @@
  * overflows, and a saturated value never equals a real dimension.
  */
 #include "graph/typerules.h"
+#include "support/io.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -72,6 +73,22 @@ static const char *op_name(const struct node *n, unsigned i, char *buf)
 #define OPN(n, i) op_name((n), (i), SCRATCH)
 #define RESN(n, r) pretty_name(node_desc((n)->kind)->res_names[r], SCRATCH)
 #define TYS(t) type_str((t), SCRATCH, STRBUF)
+
+/* The printed name of operand i's producer: "@w", "%conv". */
+static const char *def_name(const struct node *n, unsigned i, char *buf)
+{
+	const struct node *d = n->ops[i].def;
+	struct ostream o;
+	ostream_mem(&o);
+	if (node_is_storage(d))
+		print_global_name(&o, d->name);
+	else if (d->name)
+		print_local_name(&o, d->name);
+	snprintf(buf, STRBUF, "%s", ostream_cstr(&o));
+	ostream_abort(&o);
+	return buf;
+}
+#define DEFN(n, i) def_name((n), (i), SCRATCH)
 
 /* The element type of t as printed: "float", "qi8[0.5:-3]". */
 static const char *elem_str(const struct type *t, char *buf)
@@ -402,7 +419,8 @@ void tr_save(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0), *out = op_type(n, 1);
 	if (!as_placeholder(n->ops[1].def)) {
-		verr(v, n, "output must be a placeholder, not a %s", node_kind_name(n->ops[1].def->kind));
+		verr(v, n, "output %s must be a placeholder, not a %s", DEFN(n, 1),
+		     node_kind_name(n->ops[1].def->kind));
 		return;
 	}
 	if (!type_same_shape(in, out) || !type_same_elem(in, out))
@@ -1400,7 +1418,8 @@ static void profile_buffer(struct verifier *v, const struct node *n, unsigned i,
 {
 	const struct type *t = op_type(n, i);
 	if (!as_placeholder(n->ops[i].def)) {
-		verr(v, n, "%s must be a placeholder, not a %s", OPN(n, i), node_kind_name(n->ops[i].def->kind));
+		verr(v, n, "%s %s must be a placeholder, not a %s", OPN(n, i), DEFN(n, i),
+		     node_kind_name(n->ops[i].def->kind));
 		return;
 	}
 	if (t->elem != EK_FLOAT || t->rank != 1 || t->dims[0] == 0 || (len && t->dims[0] != len)) {
