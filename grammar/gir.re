@@ -1,0 +1,240 @@
+/* gir.re - the lexer of the instruction IR text format (docs/InstrIR.md).
+ *
+ * Design: re2c over the whole input, which ends in at least 16 zero bytes
+ * (read_input), so the sentinel NUL stops every rule and no fill is needed;
+ * a NUL before the end is an invalid character. All state is in struct
+ * gir_parser: no globals.
+ *
+ * Tokens carry a struct loc. Names, identifiers, strings and types are spans
+ * into the source, never copied here. A type (`float<8 x 28>`,
+ * `qi8[0.5:-3]<4>`) is one TYPE token, decoded by parse.c; an identifier
+ * followed by '[' and no '<' after the ']' stays an identifier (`pool max
+ * [3 3 0]`). `@in`, `@out`, `@inout` are QUAL tokens.
+ *
+ * Lexical errors are reported here and signalled to the parser with YYerror.
+ * After any error the next call skips to the start of the next line and
+ * returns SYNC (see gir.y).
+ */
+#include "gir.tab.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned char uchar;
+
+static int lex_tok(struct gir_parser *p, struct loc *lloc, int t, const uchar *start, const uchar *end, bool bol)
+{
+	p->last_tok = t;
+	p->last_start = (const char *)start;
+	p->last_end = (const char *)end;
+	p->last_bol = bol || p->after_sync;
+	p->last_after_sync = p->after_sync;
+	p->after_sync = false;
+	p->cur = (const char *)end;
+	if (t == GIR_GIR_YYerror)
+		p->sync_pending = true;
+	*lloc = loc_make(p->file, (uint32_t)((const char *)start - p->buf));
+	return t;
+}
+
+/* Decimal digits (with an optional '-') to int64; 0 on overflow. */
+static int lex_i64(const uchar *s, const uchar *e, int64_t *out)
+{
+	bool neg = *s == '-';
+	if (neg)
+		s++;
+	uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; s < e; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (lim - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	*out = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+	return 1;
+}
+
+static int lex_f64(const uchar *s, const uchar *e, double *out)
+{
+	size_t n = (size_t)(e - s);
+	char small[64], *buf = small;
+	if (n >= sizeof small)
+		buf = xmalloc(n + 1);
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	errno = 0;
+	double v = strtod(buf, NULL);
+	int ok = !(errno == ERANGE && isinf(v));
+	if (buf != small)
+		free(buf);
+	*out = v;
+	return ok;
+}
+
+/* The first non-blank character of the next non-blank line (or the end). */
+static const char *lex_skip_line(const struct gir_parser *p, const char *c)
+{
+	for (;;) {
+		while (c < p->lim && *c != '\n')
+			c++;
+		if (c >= p->lim)
+			return p->lim;
+		c++;
+		while (c < p->lim && (*c == ' ' || *c == '\t' || *c == '\r'))
+			c++;
+		if (c >= p->lim)
+			return p->lim;
+		if (*c != '\n' && !(c[0] == '/' && c[1] == '/'))
+			return c;
+	}
+}
+
+static const char *lex_char_name(uchar c, char *buf, size_t size)
+{
+	if (c >= 0x20 && c < 0x7f)
+		snprintf(buf, size, "'%c'", c);
+	else
+		snprintf(buf, size, "'\\x%02x'", c);
+	return buf;
+}
+
+static int lex_error(struct gir_parser *p, struct loc *lloc, const uchar *tok, const uchar *cur, const uchar *at,
+		     const char *fmt, const char *arg)
+{
+	gir_p_error(p, loc_make(p->file, (uint32_t)((const char *)at - p->buf)), fmt, arg);
+	return lex_tok(p, lloc, GIR_GIR_YYerror, tok, cur, false);
+}
+
+/* A quoted name or string that did not close at cur: why. */
+static int lex_bad_quote(struct gir_parser *p, struct loc *lloc, const uchar *tok, const uchar *cur)
+{
+	const uchar *q = tok;
+	while (*q != '"')
+		q++;
+	if (*cur == '\\')
+		return lex_error(p, lloc, tok, cur + 1, cur, "%s", "invalid escape sequence");
+	if (*cur == '\n' || *cur == '\r' || (const char *)cur >= p->lim)
+		return lex_error(p, lloc, tok, cur, q, "%s", "unterminated string");
+	char buf[16];
+	return lex_error(p, lloc, tok, cur + 1, cur, "invalid character %s in string (use an escape)",
+			 lex_char_name(*cur, buf, sizeof buf));
+}
+
+static int lex_span(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *lloc, int t, const uchar *tok,
+		    const uchar *cur, unsigned skip, unsigned trail, bool esc, bool bol)
+{
+	lval->span.s = (const char *)tok + skip;
+	lval->span.len = (uint32_t)(cur - tok - skip - trail);
+	lval->span.esc = esc;
+	if ((t == GIR_LOCAL || t == GIR_GLOBAL) && lval->span.len == 0)
+		return lex_error(p, lloc, tok, cur, tok, "%s", "empty name");
+	return lex_tok(p, lloc, t, tok, cur, bol);
+}
+
+int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
+{
+	if (p->d->stopped)
+		p->cur = p->lim;
+	if (p->sync_pending) {
+		p->sync_pending = false;
+		const char *c;
+		if (p->last_bol && !p->last_after_sync && p->last_tok != GIR_END && p->last_tok != GIR_GIR_YYerror)
+			c = p->last_start; /* the offending token starts a line: resume right there */
+		else
+			c = lex_skip_line(p, p->cur);
+		if (c < p->lim || !p->eof_synced) {
+			if (c >= p->lim)
+				p->eof_synced = true;
+			p->cur = c;
+			p->after_sync = true;
+			*lloc = loc_make(p->file, (uint32_t)(c - p->buf));
+			return GIR_SYNC;
+		}
+		p->cur = c;
+	}
+
+	const uchar *cur = (const uchar *)p->cur, *mar, *tok;
+	bool bol = cur == (const uchar *)p->buf;
+	char cbuf[16];
+	for (;;) {
+		tok = cur;
+		/*!re2c
+		re2c:define:YYCTYPE = uchar;
+		re2c:define:YYCURSOR = cur;
+		re2c:define:YYMARKER = mar;
+		re2c:yyfill:enable = 0;
+		re2c:indent:string = "\t";
+
+		bare = [A-Za-z0-9_.$-]+;
+		sc = [^"\\\x00-\x1f\x7f];
+		hx = [0-9a-fA-F];
+		esc = "\\" ([\\"nt] | [1-9a-fA-F] hx | "0" [1-9a-fA-F]);
+		qbody = (sc | esc)*;
+		ident = [A-Za-z_][A-Za-z0-9_]*;
+		digits = [0-9]+;
+		exp = [eE] [+-]? digits;
+		sp = [ \t]*;
+		type = ident sp ("[" [^\]\n\x00<>]* "]" sp)? "<" [^>\n\x00]* ">";
+
+		"\x00" {
+			if ((const char *)tok >= p->lim)
+				return lex_tok(p, lloc, GIR_END, tok, tok, true);
+			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", lex_char_name(0, cbuf, sizeof cbuf));
+		}
+		[ \t\r]+ { continue; }
+		"\n" { bol = true; continue; }
+		"//" [^\n\x00]* { continue; }
+
+		"@in" { lval->i = IQ_IN; return lex_tok(p, lloc, GIR_QUAL, tok, cur, bol); }
+		"@out" { lval->i = IQ_OUT; return lex_tok(p, lloc, GIR_QUAL, tok, cur, bol); }
+		"@inout" { lval->i = IQ_INOUT; return lex_tok(p, lloc, GIR_QUAL, tok, cur, bol); }
+		"%" bare { return lex_span(p, lval, lloc, GIR_LOCAL, tok, cur, 1, 0, false, bol); }
+		"@" bare { return lex_span(p, lval, lloc, GIR_GLOBAL, tok, cur, 1, 0, false, bol); }
+		"%\"" qbody "\"" { return lex_span(p, lval, lloc, GIR_LOCAL, tok, cur, 2, 1, true, bol); }
+		"@\"" qbody "\"" { return lex_span(p, lval, lloc, GIR_GLOBAL, tok, cur, 2, 1, true, bol); }
+		"\"" qbody "\"" { return lex_span(p, lval, lloc, GIR_STRING, tok, cur, 1, 1, true, bol); }
+		[%@]? "\"" qbody { return lex_bad_quote(p, lloc, tok, cur); }
+		[%@] { return lex_error(p, lloc, tok, cur, tok, "expected a name after '%s'", *tok == '%' ? "%" : "@"); }
+
+		"-"? digits {
+			if (!lex_i64(tok, cur, &lval->i))
+				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
+			return lex_tok(p, lloc, GIR_INT, tok, cur, bol);
+		}
+		"-"? (digits "." [0-9]* exp? | digits exp) {
+			if (!lex_f64(tok, cur, &lval->f))
+				return lex_error(p, lloc, tok, cur, tok, "%s", "floating-point number out of range");
+			return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol);
+		}
+		"nan" { lval->f = NAN; return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol); }
+		"inf" { lval->f = INFINITY; return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol); }
+		"-inf" { lval->f = -INFINITY; return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol); }
+
+		type { return lex_span(p, lval, lloc, GIR_TYPE, tok, cur, 0, 0, false, bol); }
+
+		"function" { return lex_span(p, lval, lloc, GIR_KW_FUNCTION, tok, cur, 0, 0, false, bol); }
+		"memory" { return lex_span(p, lval, lloc, GIR_KW_MEMORY, tok, cur, 0, 0, false, bol); }
+		"declare" { return lex_span(p, lval, lloc, GIR_KW_DECLARE, tok, cur, 0, 0, false, bol); }
+		"program" { return lex_span(p, lval, lloc, GIR_KW_PROGRAM, tok, cur, 0, 0, false, bol); }
+		"weight" { return lex_span(p, lval, lloc, GIR_KW_WEIGHT, tok, cur, 0, 0, false, bol); }
+		"mutable" { return lex_span(p, lval, lloc, GIR_KW_MUTABLE, tok, cur, 0, 0, false, bol); }
+		"constant" { return lex_span(p, lval, lloc, GIR_KW_CONSTANT, tok, cur, 0, 0, false, bol); }
+		"dense" { return lex_span(p, lval, lloc, GIR_KW_DENSE, tok, cur, 0, 0, false, bol); }
+		"splat" { return lex_span(p, lval, lloc, GIR_KW_SPLAT, tok, cur, 0, 0, false, bol); }
+		"broadcast" { return lex_span(p, lval, lloc, GIR_KW_BROADCAST, tok, cur, 0, 0, false, bol); }
+		"zero" { return lex_span(p, lval, lloc, GIR_KW_ZERO, tok, cur, 0, 0, false, bol); }
+		"xavier" { return lex_span(p, lval, lloc, GIR_KW_XAVIER, tok, cur, 0, 0, false, bol); }
+		"seed" { return lex_span(p, lval, lloc, GIR_KW_SEED, tok, cur, 0, 0, false, bol); }
+		"file" { return lex_span(p, lval, lloc, GIR_KW_FILE, tok, cur, 0, 0, false, bol); }
+		"offset" { return lex_span(p, lval, lloc, GIR_KW_OFFSET, tok, cur, 0, 0, false, bol); }
+		"true" { return lex_span(p, lval, lloc, GIR_KW_TRUE, tok, cur, 0, 0, false, bol); }
+		"false" { return lex_span(p, lval, lloc, GIR_KW_FALSE, tok, cur, 0, 0, false, bol); }
+		ident { return lex_span(p, lval, lloc, GIR_IDENT, tok, cur, 0, 0, false, bol); }
+		[{}[\],=] { return lex_tok(p, lloc, *tok, tok, cur, bol); }
+		* { return lex_error(p, lloc, tok, cur, tok, "invalid character %s", lex_char_name(*tok, cbuf, sizeof cbuf)); }
+		*/
+	}
+}

@@ -1,0 +1,199 @@
+/* instrs.c - builds the instruction descriptor table from Instrs.def:
+ * operand names and qualifiers, attribute rows, in-place pairs. The table
+ * strings are parsed once; a malformed row is an internal bug. */
+#include "ir/ir.h"
+#include "ir/rules.h"
+#include "support/util.h"
+
+#include <string.h>
+
+#define ATTRS(...) ((const struct attr_desc[]){__VA_ARGS__, {NULL, AK_INT, false, NULL, 0, 0, NULL, 0}})
+#define NOATTRS NULL
+#define A_INT(nm, d) {#nm, AK_INT, false, NULL, (d), 0, NULL, 0}
+#define A_INT_REQ(nm) {#nm, AK_INT, true, NULL, 0, 0, NULL, 0}
+#define A_FLOAT(nm, d) {#nm, AK_FLOAT, false, NULL, 0, (d), NULL, 0}
+#define A_FLOAT_REQ(nm) {#nm, AK_FLOAT, true, NULL, 0, 0, NULL, 0}
+#define A_BOOL(nm, d) {#nm, AK_BOOL, false, NULL, (d), 0, NULL, 0}
+#define A_INTS(nm, ...)                                                        \
+	{#nm, AK_INTS, false, NULL, 0, 0, (const int64_t[]){__VA_ARGS__}, \
+	 (uint32_t)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))}
+#define A_INTS_REQ(nm) {#nm, AK_INTS, true, NULL, 0, 0, NULL, 0}
+#define A_FLOATS_REQ(nm) {#nm, AK_FLOATS, true, NULL, 0, 0, NULL, 0}
+#define A_ENUM(nm, vals, d) {#nm, AK_ENUM, false, vals, (d), 0, NULL, 0}
+#define A_STR_REQ(nm) {#nm, AK_STRING, true, NULL, 0, 0, NULL, 0}
+
+static const struct {
+	const char *name, *ops;
+	const struct attr_desc *attrs;
+	unsigned flags;
+	const char *inplace;
+	const char *graph;
+	ir_rule_fn rule;
+} rows[] = {
+#define INSTR(K, O, A, F, P, G, R) {#K, O, A, F, P, G, R},
+#include "ir/Instrs.def"
+#undef INSTR
+};
+
+_Static_assert(sizeof(rows) / sizeof(rows[0]) == IK_COUNT, "Instrs.def rows and enum out of step");
+
+static struct instr_desc descs[IK_COUNT];
+const struct instr_desc *instr_descs = descs;
+static struct strmap kind_map;
+
+/* Next space-separated word of *s: returns its length (0 at the end). */
+static size_t next_word(const char **s, const char **word)
+{
+	while (**s == ' ')
+		(*s)++;
+	*word = *s;
+	while (**s && **s != ' ')
+		(*s)++;
+	return (size_t)(*s - *word);
+}
+
+static int op_index(const struct instr_desc *d, const char *name, size_t len)
+{
+	for (unsigned i = 0; i < d->nops; i++)
+		if (strlen(d->op_names[i]) == len && memcmp(d->op_names[i], name, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* The Graph column: "Kind" or "Kind R... = O...". The attributes must be
+ * the node kind's, in order, since its rule reads them by position. */
+static void build_graph(struct instr_desc *d, const char *spec)
+{
+	const char *s = spec, *w;
+	size_t len = next_word(&s, &w);
+	d->graph_kind = -1;
+	if (!len)
+		return;
+	int nk = node_kind_lookup(w, len);
+	glow_assert(nk >= 0);
+	const struct node_desc *nd = node_desc((unsigned)nk);
+	d->graph_kind = nk;
+	if (!*s) { /* default mapping */
+		for (unsigned i = 0; i < d->nops; i++) {
+			if (d->op_quals[i] == IQ_OUT || d->op_quals[i] == IQ_INOUT)
+				d->graph_res[d->graph_nres++] = (int8_t)i;
+			else if (d->op_quals[i] == IQ_IN)
+				d->graph_ops[d->graph_nops++] = (int8_t)i;
+		}
+	} else {
+		bool lhs = true;
+		while ((len = next_word(&s, &w)) != 0) {
+			if (len == 1 && *w == '=') {
+				lhs = false;
+				continue;
+			}
+			int i = len == 1 && *w == '_' ? -1 : op_index(d, w, len);
+			glow_assert(i >= 0 || (lhs && d->graph_nres > 0));
+			if (lhs)
+				d->graph_res[d->graph_nres++] = (int8_t)i;
+			else
+				d->graph_ops[d->graph_nops++] = (int8_t)i;
+		}
+	}
+	glow_assert(d->graph_nres == nd->nres && d->graph_nops == nd->nops && !nd->variadic);
+	glow_assert(d->nattrs == nd->nattrs);
+	for (unsigned i = 0; i < d->nattrs; i++)
+		glow_assert(strcmp(d->attrs[i].name, nd->attrs[i].name) == 0 && d->attrs[i].kind == nd->attrs[i].kind);
+}
+
+static void build(unsigned k)
+{
+	struct instr_desc *d = &descs[k];
+	d->name = rows[k].name;
+	const char *s = rows[k].ops, *w;
+	size_t len;
+	/* operands: "@qual Name" pairs */
+	while ((len = next_word(&s, &w)) != 0) {
+		unsigned q;
+		if (len == 3 && memcmp(w, "@in", 3) == 0)
+			q = IQ_IN;
+		else if (len == 4 && memcmp(w, "@out", 4) == 0)
+			q = IQ_OUT;
+		else if (len == 6 && memcmp(w, "@inout", 6) == 0)
+			q = IQ_INOUT;
+		else if (len == 8 && memcmp(w, "@scratch", 8) == 0)
+			q = IQ_SCRATCH;
+		else
+			unreachable("Instrs.def: bad operand qualifier");
+		len = next_word(&s, &w);
+		glow_assert(len > 0 && d->nops < IR_MAX_OPS);
+		d->op_quals[d->nops] = (uint8_t)q;
+		d->op_names[d->nops++] = xstrndup(w, len);
+	}
+	d->attrs = rows[k].attrs;
+	d->nattrs = 0;
+	if (d->attrs)
+		while (d->attrs[d->nattrs].name)
+			d->nattrs++;
+	d->flags = rows[k].flags;
+	d->rule = rows[k].rule;
+	build_graph(d, rows[k].graph);
+	/* in-place pairs: "Out=In" */
+	s = rows[k].inplace;
+	while ((len = next_word(&s, &w)) != 0) {
+		const char *eq = memchr(w, '=', len);
+		glow_assert(eq != NULL && d->ninplace < IR_MAX_INPLACE);
+		int a = op_index(d, w, (size_t)(eq - w)), b = op_index(d, eq + 1, len - (size_t)(eq - w) - 1);
+		glow_assert(a >= 0 && b >= 0);
+		glow_assert(d->op_quals[a] != IQ_IN && d->op_quals[b] != IQ_OUT);
+		d->inplace[d->ninplace][0] = (uint8_t)a;
+		d->inplace[d->ninplace][1] = (uint8_t)b;
+		d->ninplace++;
+	}
+}
+
+void instr_desc_init(void)
+{
+	if (descs[0].name)
+		return;
+	node_desc_init();
+	strmap_init(&kind_map);
+	for (unsigned k = 0; k < IK_COUNT; k++) {
+		build(k);
+		strmap_put(&kind_map, descs[k].name, strlen(descs[k].name), &descs[k]);
+	}
+}
+
+const char *instr_kind_name(unsigned kind) { return kind < IK_COUNT ? rows[kind].name : "<bad kind>"; }
+
+int instr_kind_lookup(const char *s, size_t len)
+{
+	instr_desc_init();
+	const struct instr_desc *d = strmap_getn(&kind_map, s, len);
+	return d ? (int)(d - descs) : -1;
+}
+
+int instr_attr_index(unsigned kind, const char *name, size_t len)
+{
+	const struct instr_desc *d = instr_desc(kind);
+	for (unsigned i = 0; i < d->nattrs; i++)
+		if (strlen(d->attrs[i].name) == len && memcmp(d->attrs[i].name, name, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+bool instr_inplace_ok(unsigned kind, unsigned out, unsigned in)
+{
+	const struct instr_desc *d = instr_desc(kind);
+	for (unsigned i = 0; i < d->ninplace; i++)
+		if ((d->inplace[i][0] == out && d->inplace[i][1] == in) ||
+		    (d->inplace[i][0] == in && d->inplace[i][1] == out))
+			return true;
+	return false;
+}
+
+const char *ir_qual_name(unsigned q)
+{
+	switch (q) {
+	case IQ_IN: return "in";
+	case IQ_OUT: return "out";
+	case IQ_INOUT: return "inout";
+	case IQ_SCRATCH: return "out";
+	}
+	return "?";
+}

@@ -1,0 +1,390 @@
+/* ir.c - instruction IR modules, functions, weights and the builder. */
+#define _POSIX_C_SOURCE 200809L
+#include "ir/ir.h"
+#include "support/util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- modules and functions ---- */
+
+struct ir_module *ir_module_create(struct type_ctx *types)
+{
+	instr_desc_init();
+	struct ir_module *m = xcalloc(1, sizeof(*m));
+	arena_init(&m->arena);
+	m->types = types;
+	return m;
+}
+
+void ir_module_destroy(struct ir_module *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nfuncs; i++)
+		strmap_free(&m->funcs[i]->names);
+	free(m->funcs);
+	free(m->base_dir);
+	arena_free(&m->arena);
+	free(m);
+}
+
+void ir_module_set_base_dir(struct ir_module *m, const char *path)
+{
+	free(m->base_dir);
+	m->base_dir = NULL;
+	if (!path || strcmp(path, "-") == 0)
+		return;
+	const char *slash = strrchr(path, '/');
+	if (slash)
+		m->base_dir = xstrndup(path, (size_t)(slash - path + 1));
+}
+
+struct ir_func *ir_module_find_func(struct ir_module *m, const char *name)
+{
+	for (size_t i = 0; i < m->nfuncs; i++)
+		if (strcmp(m->funcs[i]->name, name) == 0)
+			return m->funcs[i];
+	return NULL;
+}
+
+struct ir_func *ir_func_create(struct ir_module *m, const char *name, struct loc loc)
+{
+	if (ir_module_find_func(m, name))
+		return NULL;
+	struct ir_func *f = arena_new(&m->arena, struct ir_func);
+	f->mod = m;
+	f->name = arena_strdup(&m->arena, name);
+	f->loc = loc;
+	strmap_init(&f->names);
+	m->funcs = xgrow(m->funcs, &m->capfuncs, m->nfuncs + 1, sizeof(*m->funcs));
+	m->funcs[m->nfuncs++] = f;
+	return f;
+}
+
+struct ir_value *ir_func_find(struct ir_func *f, const char *name, size_t len)
+{
+	return strmap_getn(&f->names, name, len);
+}
+
+const char *ir_fresh_name(struct ir_func *f, const char *base)
+{
+	struct arena *a = &f->mod->arena;
+	if (!base || !*base)
+		base = "t";
+	size_t blen = strlen(base);
+	if (!strmap_getn(&f->names, base, blen))
+		return arena_strndup(a, base, blen);
+	/* strip a previous ".N" so names do not grow a suffix per pass */
+	size_t stem = blen;
+	while (stem > 0 && base[stem - 1] >= '0' && base[stem - 1] <= '9')
+		stem--;
+	if (stem > 0 && stem < blen && base[stem - 1] == '.')
+		blen = stem - 1;
+	if (blen > 200)
+		blen = 200;
+	char buf[256];
+	for (;;) {
+		int n = snprintf(buf, sizeof buf, "%.*s.%u", (int)blen, base, ++f->uniq);
+		if (!strmap_getn(&f->names, buf, (size_t)n))
+			return arena_strndup(a, buf, (size_t)n);
+	}
+}
+
+static void name_put(struct ir_func *f, struct ir_value *v)
+{
+	if (v->name)
+		strmap_put(&f->names, v->name, strlen(v->name), v);
+}
+
+/* ---- weights ---- */
+
+struct ir_weight *ir_weight_create(struct ir_func *f, const char *name, const struct type *t, bool is_const,
+				   struct loc loc)
+{
+	struct ir_module *m = f->mod;
+	if (name && strmap_get(&f->names, name))
+		return NULL;
+	struct ir_weight *w = arena_new(&m->arena, struct ir_weight);
+	w->v.name = name ? arena_strdup(&m->arena, name) : ir_fresh_name(f, "w");
+	w->v.type = t;
+	w->v.loc = loc;
+	w->v.vkind = IV_WEIGHT;
+	w->is_const = is_const;
+	w->init = IR_INIT_NONE;
+	w->offset = -1;
+	w->prev = f->wlast;
+	if (f->wlast)
+		f->wlast->next = w;
+	else
+		f->wfirst = w;
+	f->wlast = w;
+	f->nweights++;
+	name_put(f, &w->v);
+	return w;
+}
+
+void ir_weight_set_splat(struct ir_weight *w, double fv, int64_t iv)
+{
+	w->init = INIT_SPLAT;
+	w->splat_f = fv;
+	w->splat_i = iv;
+}
+
+void ir_weight_set_zero(struct ir_weight *w) { w->init = INIT_ZERO; }
+
+void ir_weight_set_xavier(struct ir_weight *w, double fan_in, uint64_t seed)
+{
+	w->init = INIT_XAVIER;
+	w->fan_in = fan_in;
+	w->seed = seed;
+}
+
+void ir_weight_set_file(struct ir_module *m, struct ir_weight *w, const char *path, uint64_t offset)
+{
+	w->init = INIT_FILE;
+	w->file = arena_strdup(&m->arena, path);
+	w->file_offset = offset;
+}
+
+void ir_weight_set_data(struct ir_module *m, struct ir_weight *w, const void *data)
+{
+	w->init = INIT_DENSE;
+	w->data = arena_memdup(&m->arena, data, (size_t)type_bytes(w->v.type));
+}
+
+/* ---- attributes ---- */
+
+static unsigned attr_lookup(unsigned kind, const char *attr)
+{
+	int i = instr_attr_index(kind, attr, strlen(attr));
+	if (i < 0) {
+		char msg[160];
+		snprintf(msg, sizeof msg, "instruction kind %s has no attribute '%s'", instr_kind_name(kind), attr);
+		unreachable(msg);
+	}
+	return (unsigned)i;
+}
+
+int64_t ir_int(const struct ir_instr *in, const char *attr) { return in->attrs[attr_lookup(in->kind, attr)].i; }
+double ir_float(const struct ir_instr *in, const char *attr) { return in->attrs[attr_lookup(in->kind, attr)].f; }
+
+const int64_t *ir_ints(const struct ir_instr *in, const char *attr, unsigned *len)
+{
+	unsigned i = attr_lookup(in->kind, attr);
+	*len = in->attrs[i].ints.n;
+	return in->attrs[i].ints.v;
+}
+
+const double *ir_floats(const struct ir_instr *in, const char *attr, unsigned *len)
+{
+	unsigned i = attr_lookup(in->kind, attr);
+	*len = in->attrs[i].floats.n;
+	return in->attrs[i].floats.v;
+}
+
+const char *ir_str(const struct ir_instr *in, const char *attr) { return in->attrs[attr_lookup(in->kind, attr)].s; }
+
+void ir_set_int(struct ir_module *m, struct ir_instr *in, const char *attr, int64_t v)
+{
+	(void)m;
+	in->attrs[attr_lookup(in->kind, attr)].i = v;
+}
+
+void ir_set_float(struct ir_module *m, struct ir_instr *in, const char *attr, double v)
+{
+	(void)m;
+	in->attrs[attr_lookup(in->kind, attr)].f = v;
+}
+
+void ir_set_ints(struct ir_module *m, struct ir_instr *in, const char *attr, const int64_t *v, unsigned len)
+{
+	unsigned i = attr_lookup(in->kind, attr);
+	in->attrs[i].ints.v = len ? arena_memdup(&m->arena, v, len * sizeof(*v)) : NULL;
+	in->attrs[i].ints.n = len;
+}
+
+void ir_set_floats(struct ir_module *m, struct ir_instr *in, const char *attr, const double *v, unsigned len)
+{
+	unsigned i = attr_lookup(in->kind, attr);
+	in->attrs[i].floats.v = len ? arena_memdup(&m->arena, v, len * sizeof(*v)) : NULL;
+	in->attrs[i].floats.n = len;
+}
+
+void ir_set_str(struct ir_module *m, struct ir_instr *in, const char *attr, const char *s)
+{
+	in->attrs[attr_lookup(in->kind, attr)].s = arena_strdup(&m->arena, s);
+}
+
+/* Defaults are shared, not copied: attribute arrays are immutable once set
+ * (setters install new arrays). */
+static void attrs_set_defaults(unsigned kind, union attr_val *av)
+{
+	const struct instr_desc *d = instr_desc(kind);
+	for (unsigned i = 0; i < d->nattrs; i++) {
+		const struct attr_desc *a = &d->attrs[i];
+		memset(&av[i], 0, sizeof av[i]);
+		if (a->required)
+			continue;
+		switch (a->kind) {
+		case AK_INT:
+		case AK_BOOL:
+		case AK_ENUM: av[i].i = a->def_i; break;
+		case AK_FLOAT: av[i].f = a->def_f; break;
+		case AK_INTS:
+			av[i].ints.v = (int64_t *)(uintptr_t)a->def_ints;
+			av[i].ints.n = a->def_n;
+			break;
+		case AK_FLOATS:
+		case AK_STRING: break;
+		}
+	}
+}
+
+/* ---- instructions ---- */
+
+static void list_insert(struct ir_func *f, struct ir_instr *in, struct ir_instr *before)
+{
+	if (!before) {
+		in->prev = f->last;
+		in->next = NULL;
+		if (f->last)
+			f->last->next = in;
+		else
+			f->first = in;
+		f->last = in;
+	} else {
+		in->next = before;
+		in->prev = before->prev;
+		if (before->prev)
+			before->prev->next = in;
+		else
+			f->first = in;
+		before->prev = in;
+	}
+}
+
+static void list_remove(struct ir_func *f, struct ir_instr *in)
+{
+	if (in->prev)
+		in->prev->next = in->next;
+	else
+		f->first = in->next;
+	if (in->next)
+		in->next->prev = in->prev;
+	else
+		f->last = in->prev;
+	in->prev = in->next = NULL;
+}
+
+struct ir_instr *ir_instr_create(struct ir_func *f, unsigned kind, const char *name, const struct type *type,
+				 struct ir_value *const *ops, unsigned nops, struct ir_instr *before, struct loc loc)
+{
+	struct ir_module *m = f->mod;
+	const struct instr_desc *d = instr_desc(kind);
+	glow_assert(kind < IK_COUNT && nops == d->nops);
+	glow_assert(!(d->flags & IF_TYPED) == !type);
+	struct ir_instr *in = arena_alloc(&m->arena, sizeof(struct ir_instr) + nops * sizeof(struct ir_operand));
+	memset(in, 0, sizeof(*in));
+	in->kind = (uint16_t)kind;
+	in->nops = (uint8_t)nops;
+	in->offset = -1;
+	in->v.type = type;
+	in->v.loc = loc;
+	in->v.vkind = kind == IK_alloc ? IV_ALLOC : kind == IK_tensorview ? IV_VIEW : IV_INSTR;
+	in->attrs = d->nattrs ? arena_alloc(&m->arena, d->nattrs * sizeof(union attr_val)) : NULL;
+	attrs_set_defaults(kind, in->attrs);
+	for (unsigned i = 0; i < nops; i++) {
+		glow_assert(ops[i] && ir_value_is_buffer(ops[i]));
+		in->ops[i].val = ops[i];
+		in->ops[i].qual = (uint8_t)ir_qual_written(d->op_quals[i]);
+	}
+	if (name && !strmap_get(&f->names, name))
+		in->v.name = arena_strdup(&m->arena, name);
+	else if (name || (d->flags & IF_TYPED))
+		in->v.name = ir_fresh_name(f, name ? name : d->name);
+	name_put(f, &in->v);
+	list_insert(f, in, before);
+	f->ninstrs++;
+	return in;
+}
+
+struct ir_instr *ir_alloc(struct ir_func *f, const char *name, const struct type *t, struct ir_instr *before,
+			  struct loc loc)
+{
+	return ir_instr_create(f, IK_alloc, name, t, NULL, 0, before, loc);
+}
+
+struct ir_instr *ir_dealloc(struct ir_func *f, struct ir_instr *alloc, struct ir_instr *before, struct loc loc)
+{
+	struct ir_value *op = &alloc->v;
+	return ir_instr_create(f, IK_dealloc, NULL, NULL, &op, 1, before, loc);
+}
+
+struct ir_instr *ir_tensorview(struct ir_func *f, const char *name, const struct type *t, struct ir_value *src,
+			       const int64_t *offsets, unsigned noffsets, struct ir_instr *before, struct loc loc)
+{
+	struct ir_instr *in = ir_instr_create(f, IK_tensorview, name, t, &src, 1, before, loc);
+	ir_set_ints(f->mod, in, "offsets", offsets, noffsets);
+	return in;
+}
+
+void ir_set_operand(struct ir_instr *in, unsigned i, struct ir_value *v)
+{
+	glow_assert(i < in->nops && v && ir_value_is_buffer(v));
+	in->ops[i].val = v;
+}
+
+void ir_instr_erase(struct ir_func *f, struct ir_instr *in)
+{
+	list_remove(f, in);
+	if (in->v.name && strmap_get(&f->names, in->v.name) == &in->v)
+		strmap_del(&f->names, in->v.name, strlen(in->v.name));
+	f->ninstrs--;
+	in->bits |= IR_ERASED;
+}
+
+void ir_instr_move_before(struct ir_func *f, struct ir_instr *in, struct ir_instr *before)
+{
+	if (in == before)
+		return;
+	list_remove(f, in);
+	list_insert(f, in, before);
+}
+
+/* ---- views ---- */
+
+/* Linear element offset of a view in its source (row-major strides of the
+ * source's shape). */
+static uint64_t view_elem_offset(const struct ir_instr *view)
+{
+	const struct type *st = view->ops[0].val->type;
+	const union attr_val *a = &view->attrs[0];
+	uint64_t off = 0, stride = 1;
+	for (unsigned i = st->rank; i-- > 0;) {
+		if (i < a->ints.n)
+			off += (uint64_t)a->ints.v[i] * stride;
+		stride *= st->dims[i];
+	}
+	return off;
+}
+
+struct ir_value *ir_value_root(struct ir_value *v, uint64_t *byte_offset)
+{
+	uint64_t off = 0;
+	for (unsigned depth = 0; v && depth < 1u << 20; depth++) {
+		if (v->vkind == IV_WEIGHT || v->vkind == IV_ALLOC) {
+			if (byte_offset)
+				*byte_offset = off;
+			return v;
+		}
+		if (v->vkind != IV_VIEW)
+			return NULL;
+		struct ir_instr *view = ir_as_instr(v);
+		struct ir_value *src = view->ops[0].val;
+		off += view_elem_offset(view) * elem_size((enum elem_kind)src->type->elem);
+		v = src;
+	}
+	return NULL;
+}

@@ -1,0 +1,910 @@
+/* parse.c - the semantic actions of the instruction IR parser (gir.y) and
+ * ir_module_parse.
+ *
+ * Every construct goes through the builder (ir.h): text input gets the
+ * checks API input gets, plus what only text can get wrong (unknown kinds,
+ * names and attributes, bad literals, operand counts). Errors are reported at
+ * the offending token and parsing goes on; a name whose definition failed is
+ * "poisoned" so its uses do not report again. The legacy forms of the seed
+ * design (positional attribute lists, `pool max`, `broadcast, v`, weights
+ * without mutable/constant) are turned into the canonical ones here.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "gir.tab.h"
+#include "ir/ir.h"
+#include "support/io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void gir_p_error(struct gir_parser *p, struct loc loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	diag_vreport(p->d, DIAG_ERROR, loc, fmt, ap);
+	va_end(ap);
+	p->errors++;
+}
+
+static struct loc loc_at(const struct gir_parser *p, const char *c)
+{
+	return loc_make(p->file, (uint32_t)(c - p->buf));
+}
+
+static char *scratch(struct gir_parser *p, size_t n)
+{
+	if (n > p->sbcap)
+		p->sb = xgrow(p->sb, &p->sbcap, n, 1);
+	return p->sb;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The text of a span, escapes decoded (the lexer validated them), NUL
+ * terminated, in the scratch buffer (valid until the next call). */
+static const char *span_cstr(struct gir_parser *p, const struct gir_span *s)
+{
+	char *out = scratch(p, (size_t)s->len + 1), *o = out;
+	const char *c = s->s, *e = s->s + s->len;
+	if (!s->esc) {
+		memcpy(out, c, s->len);
+		out[s->len] = 0;
+		return out;
+	}
+	while (c < e) {
+		if (*c != '\\') {
+			*o++ = *c++;
+			continue;
+		}
+		c++;
+		switch (*c) {
+		case 'n': *o++ = '\n'; c++; break;
+		case 't': *o++ = '\t'; c++; break;
+		case '\\':
+		case '"': *o++ = *c++; break;
+		default:
+			*o++ = (char)(hexval(c[0]) << 4 | hexval(c[1]));
+			c += 2;
+			break;
+		}
+	}
+	*o = 0;
+	return out;
+}
+
+/* A lookup key: the source text itself when it has no escapes. */
+static const char *span_key(struct gir_parser *p, const struct gir_span *s, size_t *len)
+{
+	if (!s->esc || !memchr(s->s, '\\', s->len)) {
+		*len = s->len;
+		return s->s;
+	}
+	const char *k = span_cstr(p, s);
+	*len = strlen(k);
+	return k;
+}
+
+/* A name as written, for messages. */
+static const char *name_text(const struct gir_span *s, char sigil, char *buf, size_t size)
+{
+	int n = s->len > 60 ? 60 : (int)s->len;
+	const char *more = s->len > 60 ? "..." : "";
+	if (s->esc)
+		snprintf(buf, size, "%c\"%.*s%s\"", sigil, n, s->s, more);
+	else
+		snprintf(buf, size, "%c%.*s%s", sigil, n, s->s, more);
+	return buf;
+}
+
+static void poison(struct gir_parser *p, const struct gir_span *name)
+{
+	size_t len;
+	const char *k = span_key(p, name, &len);
+	char *copy = arena_strndup(&p->m->arena, k, len);
+	strmap_put(&p->poison, copy, len, copy);
+}
+
+static bool poisoned(struct gir_parser *p, const struct gir_span *name)
+{
+	size_t len;
+	const char *k = span_key(p, name, &len);
+	return strmap_getn(&p->poison, k, len) != NULL;
+}
+
+/* ---- syntax errors ---- */
+
+static const char *tok_text(const char *s, const char *e, char *buf, size_t size)
+{
+	int n = (int)(e - s);
+	if (n > 40)
+		snprintf(buf, size, "'%.40s...'", s);
+	else
+		snprintf(buf, size, "'%.*s'", n, s);
+	for (char *c = buf; *c; c++)
+		if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
+			*c = '?';
+	return buf;
+}
+
+static const char *describe_lookahead(const struct gir_parser *p, char *buf, size_t size)
+{
+	char t[64];
+	switch (p->last_tok) {
+	case GIR_END: return "end of file";
+	case GIR_IDENT: snprintf(buf, size, "identifier %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GIR_LOCAL:
+	case GIR_GLOBAL: snprintf(buf, size, "name %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GIR_INT:
+	case GIR_FLOAT: snprintf(buf, size, "number %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GIR_TYPE: snprintf(buf, size, "type %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GIR_STRING: return "string";
+	default: tok_text(p->last_start, p->last_end, buf, size); break;
+	}
+	return buf;
+}
+
+static void put_symbol(char *buf, size_t size, size_t *len, const char *name)
+{
+	size_t n = strlen(name);
+	if (n >= 2 && name[0] == '"' && name[n - 1] == '"') {
+		name++;
+		n -= 2;
+	}
+	if (*len < size)
+		*len += (size_t)snprintf(buf + *len, size - *len, "%.*s", (int)n, name);
+}
+
+void gir_p_syntax_error(struct gir_parser *p, struct loc loc, const char *const *expected, int nexp)
+{
+	char exp[512], la[128];
+	size_t len = 0;
+	p->sync_pending = true;
+	/* a token that failed at a line start fails again after resuming there */
+	if (p->syntax_errors++ && loc.off == p->last_syntax_error)
+		return;
+	p->last_syntax_error = loc.off;
+	exp[0] = 0;
+	for (int i = 0; i < nexp; i++) {
+		if (i > 0 && len < sizeof exp)
+			len += (size_t)snprintf(exp + len, sizeof exp - len, "%s", i == nexp - 1 ? " or " : ", ");
+		put_symbol(exp, sizeof exp, &len, expected[i]);
+	}
+	if (nexp > 0)
+		gir_p_error(p, loc, "unexpected %s, expected %s", describe_lookahead(p, la, sizeof la), exp);
+	else
+		gir_p_error(p, loc, "unexpected %s", describe_lookahead(p, la, sizeof la));
+}
+
+void gir_p_recovered(struct gir_parser *p)
+{
+	if (p->has_name && p->m)
+		poison(p, &p->name);
+	p->has_name = false;
+	vec_clear(&p->ops);
+	vec_clear(&p->attrs);
+	vec_clear(&p->nums);
+	vec_clear(&p->pos);
+}
+
+/* ---- types ---- */
+
+static const char *skip_blank(const char *c, const char *e)
+{
+	while (c < e && (*c == ' ' || *c == '\t'))
+		c++;
+	return c;
+}
+
+/* Decodes a TYPE token: elem ('[' scale ':' offset ']')? '<' (dim ('x' dim)*)? '>'.
+ * The lexer matched the brackets; everything inside is checked here. */
+static const struct type *parse_type(struct gir_parser *p, const struct gir_span *sp)
+{
+	const char *s = sp->s, *e = sp->s + sp->len, *c = s;
+	while (c < e && ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+		c++;
+	int ek = elem_lookup(s, (size_t)(c - s));
+	char t[64];
+	if (ek < 0) {
+		gir_p_error(p, loc_at(p, s), "unknown element kind %s", tok_text(s, c, t, sizeof t));
+		return NULL;
+	}
+	enum elem_kind k = (enum elem_kind)ek;
+	bool quant = elem_is_quantized(k);
+	float scale = 0;
+	int32_t offset = 0;
+	c = skip_blank(c, e);
+	if (*c == '[') {
+		const char *q = c;
+		if (!quant) {
+			gir_p_error(p, loc_at(p, q), "quantization parameters on non-quantized element kind '%s'",
+				    elem_name(k));
+			return NULL;
+		}
+		char num[64];
+		const char *colon = memchr(c, ':', (size_t)(e - c)), *close = memchr(c, ']', (size_t)(e - c));
+		if (!colon || !close || colon > close || (size_t)(close - c) >= sizeof num) {
+			gir_p_error(p, loc_at(p, q), "expected [scale:offset] after '%s'", elem_name(k));
+			return NULL;
+		}
+		memcpy(num, c + 1, (size_t)(colon - c - 1));
+		num[colon - c - 1] = 0;
+		char *end;
+		errno = 0;
+		double sc = strtod(num, &end);
+		if (end == num || *skip_blank(end, end + strlen(end)) || !(sc > 0) || isinf((float)sc)) {
+			gir_p_error(p, loc_at(p, c + 1), "quantization scale must be a positive finite number");
+			return NULL;
+		}
+		memcpy(num, colon + 1, (size_t)(close - colon - 1));
+		num[close - colon - 1] = 0;
+		long long off = strtoll(num, &end, 10);
+		if (end == num || *skip_blank(end, end + strlen(end)) || off < INT32_MIN || off > INT32_MAX) {
+			gir_p_error(p, loc_at(p, colon + 1), "quantization offset must be a 32-bit integer");
+			return NULL;
+		}
+		scale = (float)sc;
+		offset = (int32_t)off;
+		c = skip_blank(close + 1, e);
+	} else if (quant) {
+		gir_p_error(p, loc_at(p, c), "quantized element kind '%s' needs a scale and an offset: %s[scale:offset]<...>",
+			    elem_name(k), elem_name(k));
+		return NULL;
+	}
+	/* c is at '<' (the lexer guarantees it) */
+	c = skip_blank(c + 1, e);
+	uint64_t dims[GLOW_MAX_RANK];
+	unsigned rank = 0;
+	if (*c != '>') {
+		for (;;) {
+			c = skip_blank(c, e);
+			if (!(*c >= '0' && *c <= '9')) {
+				gir_p_error(p, loc_at(p, c), "expected a dimension");
+				return NULL;
+			}
+			const char *d0 = c;
+			uint64_t v = 0;
+			while (*c >= '0' && *c <= '9') {
+				if (v > (UINT64_MAX - 9) / 10) {
+					gir_p_error(p, loc_at(p, d0), "dimension out of range");
+					return NULL;
+				}
+				v = v * 10 + (uint64_t)(*c++ - '0');
+			}
+			if (rank == GLOW_MAX_RANK) {
+				gir_p_error(p, loc_at(p, d0), "tensor rank exceeds the maximum of %d", GLOW_MAX_RANK);
+				return NULL;
+			}
+			dims[rank++] = v;
+			c = skip_blank(c, e);
+			if (*c == '>')
+				break;
+			if (*c != 'x') {
+				gir_p_error(p, loc_at(p, c), "expected 'x' or '>' in type");
+				return NULL;
+			}
+			c++;
+		}
+	}
+	if (!type_shape_ok(k, dims, rank)) {
+		gir_p_error(p, loc_at(p, s), "tensor type too large (more than 2^48 bytes)");
+		return NULL;
+	}
+	return quant ? type_get_q(p->types, k, dims, rank, scale, offset) : type_get(p->types, k, dims, rank);
+}
+
+/* ---- functions ---- */
+
+void gir_p_func_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc)
+{
+	strmap_free(&p->poison);
+	strmap_init(&p->poison);
+	const char *s = name ? span_cstr(p, name) : "main";
+	if (ir_module_find_func(p->m, s)) {
+		char b[80];
+		if (name)
+			gir_p_error(p, loc, "redefinition of function '%s'", name_text(name, '@', b, sizeof b));
+		else
+			gir_p_error(p, loc, "redefinition of function '@main' (a function without a header)");
+		p->f = NULL;
+		return;
+	}
+	p->f = ir_func_create(p->m, s, loc);
+}
+
+/* memory {constant = N, mutable = N, activations = N, alignment = N} */
+void gir_p_memory(struct gir_parser *p, struct loc loc)
+{
+	static const char *const names[] = {"constant", "mutable", "activations", "alignment"};
+	uint64_t v[4] = {0};
+	bool seen[4] = {false}, ok = true;
+	for (size_t i = 0; i < p->attrs.len; i++) {
+		const struct gir_attr *a = &p->attrs.data[i];
+		int j = -1;
+		for (int k = 0; k < 4; k++)
+			if (strlen(names[k]) == a->name.len && memcmp(names[k], a->name.s, a->name.len) == 0)
+				j = k;
+		if (j < 0) {
+			gir_p_error(p, a->loc, "unknown memory plan entry '%.*s' (constant, mutable, activations, alignment)",
+				    (int)a->name.len, a->name.s);
+			ok = false;
+		} else if (seen[j]) {
+			gir_p_error(p, a->loc, "memory plan entry '%s' given twice", names[j]);
+			ok = false;
+		} else if (a->vk != GA_NUM || !a->num.is_int || a->num.i < 0) {
+			gir_p_error(p, a->vloc, "memory plan entry '%s' must be a non-negative integer", names[j]);
+			ok = false;
+		} else {
+			seen[j] = true;
+			v[j] = (uint64_t)a->num.i;
+		}
+	}
+	for (int k = 0; k < 4 && ok; k++)
+		if (!seen[k]) {
+			gir_p_error(p, loc, "memory plan needs '%s'", names[k]);
+			ok = false;
+		}
+	vec_clear(&p->attrs);
+	vec_clear(&p->nums);
+	if (!ok || !p->f)
+		return;
+	p->f->plan.present = true;
+	p->f->plan.constant_size = v[0];
+	p->f->plan.mutable_size = v[1];
+	p->f->plan.activations_size = v[2];
+	p->f->plan.alignment = v[3];
+	p->f->plan.loc = loc;
+}
+
+void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc)
+{
+	p->has_name = name != NULL;
+	if (name)
+		p->name = *name;
+	p->name_loc = loc;
+	p->mut = 0;
+	p->init.kind = IR_INIT_NONE;
+	p->init.is_bool = false;
+	p->has_mod = p->has_pos = false;
+	vec_clear(&p->ops);
+	vec_clear(&p->attrs);
+	vec_clear(&p->nums);
+	vec_clear(&p->pos);
+}
+
+/* The name of the statement is free in the function; reports otherwise. */
+static bool name_free(struct gir_parser *p)
+{
+	size_t len;
+	const char *k = span_key(p, &p->name, &len);
+	struct ir_value *prev = ir_func_find(p->f, k, len);
+	if (!prev && !strmap_getn(&p->poison, k, len))
+		return true;
+	char b[80];
+	gir_p_error(p, p->name_loc, "redefinition of '%s'", name_text(&p->name, '%', b, sizeof b));
+	if (prev)
+		diag_note(p->d, prev->loc, "previous definition is here");
+	return false;
+}
+
+/* ---- weights ---- */
+
+static uint8_t *dense_decode(struct gir_parser *p, const struct type *t, bool *ok)
+{
+	const struct gir_span *s = &p->init.str;
+	uint64_t bytes = type_bytes(t);
+	*ok = false;
+	if (s->len < 2 || s->s[0] != '0' || (s->s[1] != 'x' && s->s[1] != 'X')) {
+		gir_p_error(p, p->init.str_loc, "dense data must start with '0x'");
+		return NULL;
+	}
+	uint64_t digits = s->len - 2;
+	if (digits != 2 * bytes) {
+		char tb[128];
+		gir_p_error(p, p->init.str_loc, "dense data has %llu hex digits; %s needs %llu (%llu bytes)",
+			    (unsigned long long)digits, type_str(t, tb, sizeof tb), (unsigned long long)(2 * bytes),
+			    (unsigned long long)bytes);
+		return NULL;
+	}
+	*ok = true;
+	if (bytes == 0)
+		return NULL;
+	uint8_t *data = arena_alloc(&p->m->arena, (size_t)bytes);
+	long bad = hex_decode(s->s + 2, (size_t)bytes, data);
+	if (bad >= 0) {
+		char cb[16];
+		gir_p_error(p, loc_at(p, s->s + 2 + bad), "invalid hex digit %s in dense data",
+			    tok_text(s->s + 2 + bad, s->s + 3 + bad, cb, sizeof cb));
+		*ok = false;
+		return NULL;
+	}
+	return data;
+}
+
+static bool int_fits(enum elem_kind k, int64_t v)
+{
+	switch (k) {
+	case EK_QI8: return v >= INT8_MIN && v <= INT8_MAX;
+	case EK_QUI8: return v >= 0 && v <= UINT8_MAX;
+	case EK_QI16: return v >= INT16_MIN && v <= INT16_MAX;
+	case EK_QI32:
+	case EK_I32:
+	case EK_INDEX32: return v >= INT32_MIN && v <= INT32_MAX;
+	case EK_BOOL: return v == 0 || v == 1;
+	default: return true;
+	}
+}
+
+static bool splat_ok(struct gir_parser *p, const struct type *t)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	const struct gir_num *v = &p->init.num;
+	if (p->init.is_bool && k != EK_BOOL) {
+		gir_p_error(p, v->loc, "'true'/'false' splat needs element kind bool, not %s", elem_name(k));
+		return false;
+	}
+	if (elem_is_float(k))
+		return true;
+	if (!v->is_int) {
+		gir_p_error(p, v->loc, "splat value of element kind %s must be an integer", elem_name(k));
+		return false;
+	}
+	if (!int_fits(k, v->i)) {
+		gir_p_error(p, v->loc, "splat value %lld out of range for element kind %s", (long long)v->i, elem_name(k));
+		return false;
+	}
+	return true;
+}
+
+/* The external weight file exists and holds the payload at its offset. */
+static bool weight_file_ok(struct gir_parser *p, const char *path, const struct type *t)
+{
+	char *full;
+	if (path[0] == '/' || !p->m->base_dir) {
+		full = xstrdup(path);
+	} else {
+		size_t a = strlen(p->m->base_dir), b = strlen(path);
+		full = xmalloc(a + b + 1);
+		memcpy(full, p->m->base_dir, a);
+		memcpy(full + a, path, b + 1);
+	}
+	bool ok = false;
+	FILE *f = fopen(full, "rb");
+	long size = -1;
+	if (!f) {
+		gir_p_error(p, p->init.str_loc, "cannot open weight file '%s': %s", full, strerror(errno));
+		goto done;
+	}
+	if (fseek(f, 0, SEEK_END) == 0)
+		size = ftell(f);
+	uint64_t need = type_bytes(t), off = (uint64_t)p->init.offset;
+	if (size < 0 || (uint64_t)size < off || (uint64_t)size - off < need) {
+		gir_p_error(p, p->init.str_loc, "weight file '%s' is too short: %ld bytes, %llu needed at offset %llu",
+			    full, size, (unsigned long long)need, (unsigned long long)off);
+		goto done;
+	}
+	ok = true;
+done:
+	if (f)
+		fclose(f);
+	free(full);
+	return ok;
+}
+
+/* The plan attribute of a weight or alloc: {offset = N}; -2 after an error,
+ * -1 when absent. */
+static int64_t plan_offset(struct gir_parser *p, const char *what)
+{
+	int64_t off = -1;
+	for (size_t i = 0; i < p->attrs.len; i++) {
+		const struct gir_attr *a = &p->attrs.data[i];
+		if (a->name.len != 6 || memcmp(a->name.s, "offset", 6) != 0) {
+			gir_p_error(p, a->loc, "%s takes no attribute '%.*s' (only 'offset')", what, (int)a->name.len,
+				    a->name.s);
+			return -2;
+		}
+		if (off >= 0) {
+			gir_p_error(p, a->loc, "attribute 'offset' given twice");
+			return -2;
+		}
+		if (a->vk != GA_NUM || !a->num.is_int || a->num.i < 0) {
+			gir_p_error(p, a->vloc, "offset must be a non-negative integer");
+			return -2;
+		}
+		off = a->num.i;
+	}
+	return off;
+}
+
+void gir_p_weight(struct gir_parser *p, const struct gir_span *tspan, struct loc tloc)
+{
+	(void)tloc;
+	if (!p->f)
+		return;
+	bool ok = name_free(p);
+	const struct type *t = parse_type(p, tspan);
+	ok &= t != NULL;
+	uint8_t *data = NULL;
+	char *path = NULL;
+	if (ok) {
+		switch (p->init.kind) {
+		case INIT_DENSE: data = dense_decode(p, t, &ok); break;
+		case INIT_SPLAT: ok = splat_ok(p, t); break;
+		case INIT_XAVIER:
+			if (p->init.seed < 0) {
+				gir_p_error(p, p->init.loc, "seed must be non-negative");
+				ok = false;
+			}
+			break;
+		case INIT_FILE:
+			if (p->init.offset < 0) {
+				gir_p_error(p, p->init.loc, "offset must be non-negative");
+				ok = false;
+				break;
+			}
+			path = xstrdup(span_cstr(p, &p->init.str));
+			ok = weight_file_ok(p, path, t);
+			break;
+		default: break;
+		}
+	}
+	if (ok && p->mut == 2 && p->init.kind == IR_INIT_NONE) {
+		gir_p_error(p, p->name_loc, "a constant weight needs an initializer");
+		ok = false;
+	}
+	int64_t off = ok ? plan_offset(p, "a weight") : -2;
+	if (!ok || off == -2) {
+		free(path);
+		poison(p, &p->name);
+		return;
+	}
+	bool is_const = p->mut == 2 || (p->mut == 0 && p->init.kind != IR_INIT_NONE);
+	struct ir_weight *w = ir_weight_create(p->f, span_cstr(p, &p->name), t, is_const, p->name_loc);
+	w->offset = off;
+	switch (p->init.kind) {
+	case INIT_DENSE:
+		w->init = INIT_DENSE;
+		w->data = data;
+		break;
+	case INIT_SPLAT:
+		if (elem_is_float((enum elem_kind)t->elem))
+			ir_weight_set_splat(w, p->init.num.f, 0);
+		else
+			ir_weight_set_splat(w, 0, p->init.num.i);
+		break;
+	case INIT_ZERO: ir_weight_set_zero(w); break;
+	case INIT_XAVIER: ir_weight_set_xavier(w, p->init.num.f, (uint64_t)p->init.seed); break;
+	case INIT_FILE: ir_weight_set_file(p->m, w, path, (uint64_t)p->init.offset); break;
+	default: break;
+	}
+	free(path);
+}
+
+/* ---- instructions ---- */
+
+void gir_p_operand(struct gir_parser *p, int qual, const struct gir_span *name, struct loc qloc, struct loc loc)
+{
+	struct gir_op op = {NULL, (unsigned)qual, qloc};
+	if (p->f) {
+		size_t len;
+		const char *k = span_key(p, name, &len);
+		struct ir_value *v = ir_func_find(p->f, k, len);
+		char b[80];
+		if (!v) {
+			if (!poisoned(p, name))
+				gir_p_error(p, loc, "use of undefined name '%s'", name_text(name, '%', b, sizeof b));
+		} else if (!ir_value_is_buffer(v)) {
+			gir_p_error(p, loc, "'%s' is not a buffer (it names a %s instruction)",
+				    name_text(name, '%', b, sizeof b), instr_kind_name(((struct ir_instr *)(void *)v)->kind));
+		} else {
+			op.val = v;
+		}
+	}
+	vec_push(&p->ops, op);
+}
+
+void gir_p_attr(struct gir_parser *p, const struct gir_span *name, struct loc loc)
+{
+	struct gir_attr a;
+	memset(&a, 0, sizeof a);
+	a.name = *name;
+	a.loc = loc;
+	vec_push(&p->attrs, a);
+}
+
+void gir_p_attr_list(struct gir_parser *p, uint32_t start, struct loc loc)
+{
+	struct gir_attr *a = &vec_last(&p->attrs);
+	a->vk = GA_LIST;
+	a->start = start;
+	a->n = (uint32_t)p->nums.len - start;
+	a->vloc = loc;
+}
+
+static const char *aval_kind_desc(enum attr_kind k)
+{
+	switch (k) {
+	case AK_INT: return "an integer";
+	case AK_FLOAT: return "a number";
+	case AK_BOOL: return "true or false";
+	case AK_INTS: return "a list of integers";
+	case AK_FLOATS: return "a list of numbers";
+	case AK_ENUM: return "one of";
+	case AK_STRING: return "a string";
+	}
+	return "?";
+}
+
+/* Index of an enum value in "a|b|c", -1 if none. */
+static int enum_index(const char *vals, const char *s, size_t len)
+{
+	int i = 0;
+	for (const char *c = vals;; i++) {
+		size_t n = strcspn(c, "|");
+		if (n == len && memcmp(c, s, len) == 0)
+			return i;
+		if (!c[n])
+			return -1;
+		c += n + 1;
+	}
+}
+
+/* Sets attribute idx of in from what was written; false after reporting. */
+static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, const struct gir_attr *a)
+{
+	const struct attr_desc *ad = &instr_desc(in->kind)->attrs[idx];
+	union attr_val *av = &in->attrs[idx];
+	bool ok = false;
+	switch (ad->kind) {
+	case AK_INT:
+		if ((ok = a->vk == GA_NUM && a->num.is_int))
+			av->i = a->num.i;
+		break;
+	case AK_FLOAT:
+		if ((ok = a->vk == GA_NUM))
+			av->f = a->num.f;
+		break;
+	case AK_BOOL:
+		if ((ok = a->vk == GA_BOOL))
+			av->i = a->num.i;
+		break;
+	case AK_INTS:
+	case AK_FLOATS:
+		if (a->vk != GA_LIST)
+			break;
+		ok = true;
+		vec_clear(&p->ti);
+		vec_clear(&p->tf);
+		for (uint32_t i = 0; i < a->n; i++) {
+			const struct gir_num *nm = &p->nums.data[a->start + i];
+			if (ad->kind == AK_INTS && !nm->is_int) {
+				gir_p_error(p, nm->loc, "attribute '%s' takes a list of integers", ad->name);
+				return false;
+			}
+			vec_push(&p->ti, nm->i);
+			vec_push(&p->tf, nm->f);
+		}
+		if (ad->kind == AK_INTS)
+			ir_set_ints(p->m, in, ad->name, p->ti.data, a->n);
+		else
+			ir_set_floats(p->m, in, ad->name, p->tf.data, a->n);
+		break;
+	case AK_ENUM:
+		if (a->vk == GA_IDENT) {
+			int e = enum_index(ad->enum_values, a->str.s, a->str.len);
+			if (e < 0) {
+				gir_p_error(p, a->vloc, "attribute '%s' must be one of %s, not '%.*s'", ad->name,
+					    ad->enum_values, (int)a->str.len, a->str.s);
+				return false;
+			}
+			av->i = e;
+			ok = true;
+		}
+		break;
+	case AK_STRING:
+		if ((ok = a->vk == GA_STR))
+			av->s = arena_strdup(&p->m->arena, span_cstr(p, &a->str));
+		break;
+	}
+	if (!ok)
+		gir_p_error(p, a->vloc, "attribute '%s' of %s takes %s%s%s", ad->name, instr_kind_name(in->kind),
+			    aval_kind_desc(ad->kind), ad->kind == AK_ENUM ? " " : "",
+			    ad->kind == AK_ENUM ? ad->enum_values : "");
+	return ok;
+}
+
+/* The kind named by `kind` and the legacy modifier; -1 after reporting. */
+static int resolve_kind(struct gir_parser *p, const struct gir_span *kind, struct loc kloc)
+{
+	bool pool = kind->len == 4 && memcmp(kind->s, "pool", 4) == 0;
+	if (p->has_mod || pool) {
+		if (!pool) {
+			gir_p_error(p, kloc, "unknown instruction kind '%.*s %.*s'", (int)kind->len, kind->s,
+				    (int)p->mod.len, p->mod.s);
+			return -1;
+		}
+		if (p->has_mod && p->mod.len == 3 && memcmp(p->mod.s, "max", 3) == 0)
+			return IK_maxpoolwithargmax;
+		if (p->has_mod && p->mod.len == 3 && memcmp(p->mod.s, "avg", 3) == 0)
+			return IK_avgpool;
+		gir_p_error(p, p->has_mod ? p->mod_loc : kloc, "pool needs 'max' or 'avg'");
+		return -1;
+	}
+	int k = instr_kind_lookup(kind->s, kind->len);
+	if (k < 0)
+		gir_p_error(p, kloc, "unknown instruction kind '%.*s'", (int)kind->len, kind->s);
+	return k;
+}
+
+/* The legacy positional list: convolution [kernel stride pad depth],
+ * pool [kernel stride pad]: square windows, symmetric pads. */
+static bool apply_positional(struct gir_parser *p, struct ir_instr *in, bool *set)
+{
+	unsigned want = in->kind == IK_convolution ? 4 : 3;
+	if (in->kind != IK_convolution && in->kind != IK_maxpoolwithargmax && in->kind != IK_avgpool) {
+		gir_p_error(p, p->pos_loc, "a positional attribute list is only accepted by convolution and pool");
+		return false;
+	}
+	if (p->pos.len != want) {
+		gir_p_error(p, p->pos_loc, "%s takes %u positional attributes [%s], got %zu",
+			    in->kind == IK_convolution ? "convolution" : "pool", want,
+			    in->kind == IK_convolution ? "kernel stride pad depth" : "kernel stride pad", p->pos.len);
+		return false;
+	}
+	const int64_t *v = p->pos.data;
+	int64_t k[2] = {v[0], v[0]}, s[2] = {v[1], v[1]}, pd[4] = {v[2], v[2], v[2], v[2]};
+	ir_set_ints(p->m, in, "kernels", k, 2);
+	ir_set_ints(p->m, in, "strides", s, 2);
+	ir_set_ints(p->m, in, "pads", pd, 4);
+	for (unsigned i = 0; i < 3; i++)
+		set[i] = true; /* kernels, strides, pads are the first three attributes */
+	if (in->kind == IK_convolution) {
+		const struct type *dst = ir_op_type(in, 0);
+		if (dst->rank == 0 || (int64_t)dst->dims[dst->rank - 1u] != v[3]) {
+			char b[128];
+			gir_p_error(p, p->pos_loc, "convolution depth %lld does not match the channels of destination %s",
+				    (long long)v[3], type_str(dst, b, sizeof b));
+			return false;
+		}
+	}
+	return true;
+}
+
+void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc kloc, const struct gir_span *tspan,
+		 struct loc tloc)
+{
+	(void)tloc;
+	if (!p->f)
+		return;
+	bool ok = true;
+	if (p->has_name)
+		ok = name_free(p);
+	int k = resolve_kind(p, kind, kloc);
+	if (k < 0) {
+		if (p->has_name)
+			poison(p, &p->name);
+		return;
+	}
+	const struct instr_desc *d = instr_desc((unsigned)k);
+	const struct type *t = NULL;
+	if (tspan) {
+		if (!(d->flags & IF_TYPED)) {
+			gir_p_error(p, tloc, "%s takes no type", d->name);
+			ok = false;
+		} else {
+			t = parse_type(p, tspan);
+			ok &= t != NULL;
+		}
+	} else if (d->flags & IF_TYPED) {
+		gir_p_error(p, kloc, "%s needs a type", d->name);
+		ok = false;
+	}
+	if ((d->flags & IF_TYPED) && !p->has_name) {
+		gir_p_error(p, kloc, "%s defines a buffer and needs a name (%%name = %s ...)", d->name, d->name);
+		ok = false;
+	}
+	if (p->ops.len != d->nops) {
+		gir_p_error(p, kloc, "%s takes %u operand%s, got %zu", d->name, d->nops, d->nops == 1 ? "" : "s",
+			    p->ops.len);
+		ok = false;
+	}
+	struct ir_value *ops[IR_MAX_OPS];
+	for (size_t i = 0; i < p->ops.len && i < IR_MAX_OPS; i++) {
+		ops[i] = p->ops.data[i].val;
+		ok &= ops[i] != NULL;
+	}
+	if (!ok) {
+		if (p->has_name)
+			poison(p, &p->name);
+		return;
+	}
+	struct ir_instr *in = ir_instr_create(p->f, (unsigned)k, p->has_name ? span_cstr(p, &p->name) : NULL, t, ops,
+					      d->nops, NULL, p->has_name ? p->name_loc : kloc);
+	in->v.loc = p->has_name ? p->name_loc : kloc;
+	for (unsigned i = 0; i < d->nops; i++)
+		in->ops[i].qual = (uint8_t)p->ops.data[i].qual;
+	bool set[32] = {false};
+	if (p->has_pos)
+		ok &= apply_positional(p, in, set);
+	for (size_t i = 0; i < p->attrs.len && ok; i++) {
+		const struct gir_attr *a = &p->attrs.data[i];
+		if (k == IK_alloc && a->name.len == 6 && memcmp(a->name.s, "offset", 6) == 0) {
+			if (in->offset >= 0) {
+				gir_p_error(p, a->loc, "attribute 'offset' given twice");
+				ok = false;
+			} else if (a->vk != GA_NUM || !a->num.is_int || a->num.i < 0) {
+				gir_p_error(p, a->vloc, "offset must be a non-negative integer");
+				ok = false;
+			} else {
+				in->offset = a->num.i;
+			}
+			continue;
+		}
+		int idx = instr_attr_index((unsigned)k, a->name.s, a->name.len);
+		if (idx < 0) {
+			gir_p_error(p, a->loc, "%s has no attribute '%.*s'", d->name, (int)a->name.len, a->name.s);
+			ok = false;
+		} else if (set[idx]) {
+			gir_p_error(p, a->loc, "attribute '%.*s' given twice", (int)a->name.len, a->name.s);
+			ok = false;
+		} else {
+			set[idx] = true;
+			ok &= apply_attr(p, in, (unsigned)idx, a);
+		}
+	}
+	for (unsigned i = 0; i < d->nattrs && ok; i++)
+		if (d->attrs[i].required && !set[i]) {
+			gir_p_error(p, kloc, "%s needs attribute '%s'", d->name, d->attrs[i].name);
+			ok = false;
+		}
+	if (!ok) {
+		ir_instr_erase(p->f, in);
+		if (p->has_name)
+			poison(p, &p->name);
+	}
+}
+
+/* ---- entry point ---- */
+
+struct ir_module *ir_module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
+				  struct diag *d, bool verify)
+{
+	struct gir_parser p;
+	memset(&p, 0, sizeof p);
+	p.buf = p.cur = buf;
+	p.lim = buf + len;
+	p.d = d;
+	p.types = types;
+	p.file = diag_add_source(d, filename ? filename : "<stdin>", buf, len);
+	p.m = ir_module_create(types);
+	ir_module_set_base_dir(p.m, filename);
+	strmap_init(&p.poison);
+	int rc = gir_yyparse(&p);
+	strmap_free(&p.poison);
+	vec_free(&p.pos);
+	vec_free(&p.ops);
+	vec_free(&p.attrs);
+	vec_free(&p.nums);
+	vec_free(&p.ti);
+	vec_free(&p.tf);
+	free(p.sb);
+	if (rc != 0 && p.errors == 0)
+		gir_p_error(&p, loc_make(p.file, (uint32_t)len), "cannot parse the input");
+	if (p.errors || (verify && ir_module_verify(p.m, d) != 0)) {
+		ir_module_destroy(p.m);
+		return NULL;
+	}
+	return p.m;
+}

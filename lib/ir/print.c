@@ -1,0 +1,241 @@
+/* print.c - the canonical text of the instruction IR (docs/InstrIR.md).
+ *
+ * Functions in module order, separated by a blank line; in each the header,
+ * the memory plan if one is recorded, the declare section (weights in
+ * order) and the program (instructions in list order), two-space indented.
+ * Attributes print in table order, those equal to their default left out;
+ * floats as the shortest text that reads back bit-exactly; names quoted
+ * exactly when they are not bare (the graph IR's rule). The printer never
+ * changes the IR, so print(parse(t)) is a fixed point.
+ */
+#include "ir/ir.h"
+#include "support/io.h"
+
+#include <string.h>
+
+void ir_print_local(struct ostream *o, const char *name) { print_local_name(o, name); }
+
+/* @name; the qualifier words are quoted so they do not read as @in/@out/@inout */
+static void print_func_name(struct ostream *o, const char *name)
+{
+	if (strcmp(name, "in") == 0 || strcmp(name, "out") == 0 || strcmp(name, "inout") == 0) {
+		os_puts(o, "@\"");
+		os_puts(o, name);
+		os_putc(o, '"');
+		return;
+	}
+	print_global_name(o, name);
+}
+
+/* A string literal with the name escapes. */
+static void print_string(struct ostream *o, const char *s)
+{
+	static const char hexdig[] = "0123456789abcdef";
+	os_putc(o, '"');
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\') {
+			os_putc(o, '\\');
+			os_putc(o, (char)*c);
+		} else if (*c == '\n') {
+			os_puts(o, "\\n");
+		} else if (*c == '\t') {
+			os_puts(o, "\\t");
+		} else if (*c < 0x20 || *c == 0x7f) {
+			os_putc(o, '\\');
+			os_putc(o, hexdig[*c >> 4]);
+			os_putc(o, hexdig[*c & 15]);
+		} else {
+			os_putc(o, (char)*c);
+		}
+	}
+	os_putc(o, '"');
+}
+
+static bool attr_is_default(const struct attr_desc *a, const union attr_val *v)
+{
+	if (a->required)
+		return false;
+	switch (a->kind) {
+	case AK_INT:
+	case AK_BOOL:
+	case AK_ENUM: return v->i == a->def_i;
+	case AK_FLOAT: return memcmp(&v->f, &a->def_f, sizeof(double)) == 0;
+	case AK_INTS:
+		return v->ints.n == a->def_n && (a->def_n == 0 || memcmp(v->ints.v, a->def_ints, a->def_n * sizeof(int64_t)) == 0);
+	case AK_FLOATS:
+	case AK_STRING: return false;
+	}
+	return false;
+}
+
+static void print_attr_val(struct ostream *o, const struct attr_desc *a, const union attr_val *v)
+{
+	switch (a->kind) {
+	case AK_INT: os_i64(o, v->i); break;
+	case AK_FLOAT: os_double(o, v->f); break;
+	case AK_BOOL: os_puts(o, v->i ? "true" : "false"); break;
+	case AK_ENUM: {
+		const char *s = a->enum_values;
+		for (int64_t k = 0; k < v->i && s; k++) {
+			s = strchr(s, '|');
+			if (s)
+				s++;
+		}
+		if (!s)
+			s = "?";
+		os_write(o, s, strcspn(s, "|"));
+		break;
+	}
+	case AK_INTS:
+		os_putc(o, '[');
+		for (uint32_t i = 0; i < v->ints.n; i++) {
+			if (i)
+				os_write(o, ", ", 2);
+			os_i64(o, v->ints.v[i]);
+		}
+		os_putc(o, ']');
+		break;
+	case AK_FLOATS:
+		os_putc(o, '[');
+		for (uint32_t i = 0; i < v->floats.n; i++) {
+			if (i)
+				os_write(o, ", ", 2);
+			os_double(o, v->floats.v[i]);
+		}
+		os_putc(o, ']');
+		break;
+	case AK_STRING: print_string(o, v->s ? v->s : ""); break;
+	}
+}
+
+/* " {offset = N}" when planned */
+static void print_plan_offset(struct ostream *o, int64_t off)
+{
+	if (off < 0)
+		return;
+	os_puts(o, " {offset = ");
+	os_i64(o, off);
+	os_putc(o, '}');
+}
+
+void ir_weight_print(struct ostream *o, const struct ir_weight *w)
+{
+	const struct type *t = w->v.type;
+	ir_print_local(o, w->v.name);
+	os_puts(o, w->is_const ? " = weight constant " : " = weight mutable ");
+	type_print(o, t);
+	switch (w->init) {
+	case INIT_DENSE: {
+		uint64_t bytes = type_bytes(t);
+		os_puts(o, ", dense \"0x");
+		if (w->data)
+			os_hex(o, w->data, (size_t)bytes);
+		else
+			for (uint64_t i = 0; i < bytes; i++)
+				os_write(o, "00", 2);
+		os_putc(o, '"');
+		break;
+	}
+	case INIT_SPLAT: {
+		enum elem_kind k = (enum elem_kind)t->elem;
+		os_puts(o, ", splat ");
+		if (elem_is_float(k))
+			os_double(o, w->splat_f);
+		else if (k == EK_BOOL)
+			os_puts(o, w->splat_i ? "true" : "false");
+		else
+			os_i64(o, w->splat_i);
+		break;
+	}
+	case INIT_ZERO: os_puts(o, ", zero"); break;
+	case INIT_XAVIER:
+		os_puts(o, ", xavier ");
+		os_double(o, w->fan_in);
+		if (w->seed) {
+			os_puts(o, " seed ");
+			os_u64(o, w->seed);
+		}
+		break;
+	case INIT_FILE:
+		os_puts(o, ", file ");
+		print_string(o, w->file ? w->file : "");
+		if (w->file_offset) {
+			os_puts(o, " offset ");
+			os_u64(o, w->file_offset);
+		}
+		break;
+	default: break;
+	}
+	print_plan_offset(o, w->offset);
+}
+
+void ir_instr_print(struct ostream *o, const struct ir_instr *in)
+{
+	const struct instr_desc *d = instr_desc(in->kind);
+	if (in->v.name) {
+		ir_print_local(o, in->v.name);
+		os_write(o, " = ", 3);
+	}
+	os_puts(o, d->name);
+	if (in->v.type) {
+		os_putc(o, ' ');
+		type_print(o, in->v.type);
+	}
+	for (unsigned i = 0; i < in->nops; i++) {
+		os_write(o, i ? ", @" : " @", i ? 3 : 2);
+		os_puts(o, ir_qual_name(in->ops[i].qual));
+		os_putc(o, ' ');
+		ir_print_local(o, in->ops[i].val->name);
+	}
+	bool open = false;
+	for (unsigned i = 0; i < d->nattrs; i++) {
+		if (attr_is_default(&d->attrs[i], &in->attrs[i]))
+			continue;
+		os_write(o, open ? ", " : " {", 2);
+		open = true;
+		os_puts(o, d->attrs[i].name);
+		os_write(o, " = ", 3);
+		print_attr_val(o, &d->attrs[i], &in->attrs[i]);
+	}
+	if (in->kind == IK_alloc && in->offset >= 0) {
+		os_write(o, open ? ", " : " {", 2);
+		open = true;
+		os_puts(o, "offset = ");
+		os_i64(o, in->offset);
+	}
+	if (open)
+		os_putc(o, '}');
+}
+
+void ir_func_print(struct ostream *o, struct ir_func *f)
+{
+	os_puts(o, "function ");
+	print_func_name(o, f->name);
+	os_putc(o, '\n');
+	if (f->plan.present)
+		os_printf(o, "memory {constant = %llu, mutable = %llu, activations = %llu, alignment = %llu}\n",
+			  (unsigned long long)f->plan.constant_size, (unsigned long long)f->plan.mutable_size,
+			  (unsigned long long)f->plan.activations_size, (unsigned long long)f->plan.alignment);
+	os_puts(o, "declare {\n");
+	ir_for_each_weight(f, w) {
+		os_write(o, "  ", 2);
+		ir_weight_print(o, w);
+		os_putc(o, '\n');
+	}
+	os_puts(o, "}\nprogram {\n");
+	ir_for_each_instr(f, in) {
+		os_write(o, "  ", 2);
+		ir_instr_print(o, in);
+		os_putc(o, '\n');
+	}
+	os_puts(o, "}\n");
+}
+
+void ir_module_print(struct ostream *o, struct ir_module *m)
+{
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		if (i)
+			os_putc(o, '\n');
+		ir_func_print(o, m->funcs[i]);
+	}
+}

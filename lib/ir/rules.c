@@ -1,0 +1,163 @@
+/* rules.c - type rules of the instruction IR.
+ *
+ * Most kinds obey the type rule of the graph node kind they come from
+ * (Instrs.def, Graph column): ir_rule_graph presents the instruction to that
+ * rule as a node whose results are the instruction's written operands and
+ * whose operands are its read operands, so both IR levels check types with
+ * one rule. Its messages name operands as the graph rule does ("input",
+ * "result", "filter"). The rules here cover what only instructions have:
+ * views, copies, scratch buffers.
+ */
+#include "ir/rules.h"
+#include "graph/typerules.h"
+#include "support/io.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void ir_verr(struct ir_verifier *v, const struct ir_instr *in, const char *fmt, ...)
+{
+	char msg[640];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	struct ostream o;
+	ostream_mem(&o);
+	os_puts(&o, instr_kind_name(in->kind));
+	if (in->v.name) {
+		os_putc(&o, ' ');
+		ir_print_local(&o, in->v.name);
+	}
+	os_puts(&o, ": ");
+	os_puts(&o, msg);
+	diag_error(v->d, in->v.loc, "%s", ostream_cstr(&o));
+	ostream_abort(&o);
+	v->errors++;
+}
+
+void ir_rule_none(struct ir_verifier *v, const struct ir_instr *in)
+{
+	(void)v;
+	(void)in;
+}
+
+/* The instruction as a graph node: the node is followed by its operand
+ * slots, as node_create lays them out. */
+struct fake_node {
+	struct node n;
+	struct use ops[IR_MAX_OPS];
+};
+
+void ir_rule_graph(struct ir_verifier *v, const struct ir_instr *in)
+{
+	const struct instr_desc *d = instr_desc(in->kind);
+	if (d->graph_kind < 0)
+		return;
+	struct fake_node fk;
+	struct node defs[IR_MAX_OPS];
+	const struct type *deftypes[IR_MAX_OPS], *res[IR_MAX_OPS];
+	memset(&fk, 0, sizeof fk);
+	memset(defs, 0, sizeof defs);
+	for (unsigned r = 0; r < d->graph_nres; r++) {
+		int i = d->graph_res[r];
+		if (i >= 0) {
+			res[r] = ir_op_type(in, (unsigned)i);
+		} else {
+			const struct type *first = res[0];
+			res[r] = type_get(v->f->mod->types, EK_INDEX64, first->dims, first->rank);
+		}
+	}
+	/* maxpoolwithargmax also takes the legacy argmax layout: the result
+	 * shape x 2, one (h, w) pair per maximum. The graph rule sees the
+	 * flattened layout's shape. */
+	if (in->kind == IK_maxpoolwithargmax) {
+		const struct type *dst = ir_op_type(in, 0), *am = ir_op_type(in, 2);
+		if (am->rank == dst->rank + 1u && am->dims[dst->rank] == 2 &&
+		    memcmp(am->dims, dst->dims, dst->rank * sizeof(uint64_t)) == 0)
+			res[1] = type_with_dims(v->f->mod->types, am, dst->dims, dst->rank);
+	}
+	for (unsigned j = 0; j < d->graph_nops; j++) {
+		const struct ir_value *op = in->ops[d->graph_ops[j]].val;
+		defs[j].kind = NK_Placeholder;
+		defs[j].name = op->name;
+		defs[j].nres = 1;
+		deftypes[j] = op->type;
+		defs[j].types = &deftypes[j];
+		defs[j].loc = op->loc;
+		fk.ops[j].def = &defs[j];
+		fk.ops[j].idx = j;
+	}
+	fk.n.kind = (uint16_t)d->graph_kind;
+	fk.n.name = in->v.name;
+	fk.n.loc = in->v.loc;
+	fk.n.nres = (uint8_t)d->graph_nres;
+	fk.n.types = res;
+	fk.n.nops = d->graph_nops;
+	fk.n.ops = fk.ops;
+	fk.n.attrs = in->attrs;
+	struct verifier gv = {v->d, NULL, NULL, 0};
+	node_desc((unsigned)d->graph_kind)->rule(&gv, &fk.n);
+	v->errors += gv.errors;
+}
+
+/* tensorview(Src) {offsets} : T -- offsets has one value per dimension of
+ * Src, each in [0, dim]; the view starts at the element those offsets
+ * address (row-major) and covers numel(T) consecutive elements, which must
+ * lie inside Src; T has Src's element type. */
+void ir_rule_tensorview(struct ir_verifier *v, const struct ir_instr *in)
+{
+	const struct type *src = ir_op_type(in, 0), *t = in->v.type;
+	char a[160], b[160];
+	if (!type_same_elem(t, src))
+		ir_verr(v, in, "view %s does not have the element type of %s", type_str(t, a, sizeof a),
+			type_str(src, b, sizeof b));
+	unsigned n;
+	const int64_t *off = ir_ints(in, "offsets", &n);
+	if (n != src->rank) {
+		ir_verr(v, in, "offsets has %u values but the viewed buffer %s has rank %u", n,
+			type_str(src, a, sizeof a), src->rank);
+		return;
+	}
+	uint64_t start = 0, stride = 1;
+	for (unsigned i = src->rank; i-- > 0;) {
+		if (off[i] < 0 || (uint64_t)off[i] > src->dims[i]) {
+			ir_verr(v, in, "offsets[%u] = %" PRId64 " is outside dimension %u of %s", i, off[i], i,
+				type_str(src, a, sizeof a));
+			return;
+		}
+		start += (uint64_t)off[i] * stride;
+		stride *= src->dims[i];
+	}
+	uint64_t total = type_numel(src), len = type_numel(t);
+	if (start > total || len > total - start)
+		ir_verr(v, in, "view %s at element %" PRIu64 " does not fit in %s (%" PRIu64 " elements)",
+			type_str(t, a, sizeof a), start, type_str(src, b, sizeof b), total);
+}
+
+/* copy(Dest T, Src T) */
+void ir_rule_copy(struct ir_verifier *v, const struct ir_instr *in)
+{
+	const struct type *d = ir_op_type(in, 0), *s = ir_op_type(in, 1);
+	char a[160], b[160];
+	if (d != s)
+		ir_verr(v, in, "destination %s does not have the type of source %s", type_str(d, a, sizeof a),
+			type_str(s, b, sizeof b));
+}
+
+/* topk: the scratch buffer holds one row of Src and an index64 per element
+ * of that row: D * (element size + 8) bytes, D = the last dimension. */
+void ir_rule_topk(struct ir_verifier *v, const struct ir_instr *in)
+{
+	const struct type *src = ir_op_type(in, 2), *s = ir_op_type(in, 3);
+	if (src->rank == 0)
+		return; /* the graph rule reported it */
+	uint64_t row = src->dims[src->rank - 1u];
+	uint64_t need = row * (elem_size((enum elem_kind)src->elem) + 8);
+	char a[160];
+	if (type_bytes(s) < need)
+		ir_verr(v, in, "scratch %s has %" PRIu64 " bytes; %" PRIu64 " needed", type_str(s, a, sizeof a),
+			type_bytes(s), need);
+}
