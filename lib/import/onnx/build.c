@@ -1,0 +1,179 @@
+/* build.c - node-building helpers shared by the translators.
+ *
+ * Every helper takes and returns graph values; a NULL node in means an
+ * earlier step failed (and reported), and is passed through, so translators
+ * check once, when they bind their outputs. Helper nodes get names derived
+ * from the ONNX value they serve ("<name>.nhwc", "<name>.bcast", ...).
+ */
+#include "import/onnx/internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct value no_value = {NULL, 0};
+
+const struct type *ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank)
+{
+	if (rank > GLOW_MAX_RANK) {
+		op_err(im, "result rank %u exceeds the graph IR's %d", rank, GLOW_MAX_RANK);
+		return NULL;
+	}
+	if (!type_shape_ok((enum elem_kind)elem, dims, rank)) {
+		op_err(im, "result shape is too large");
+		return NULL;
+	}
+	return type_get(im->tc, (enum elem_kind)elem, dims, rank);
+}
+
+const char *dname(struct importer *im, const char *base, const char *suffix)
+{
+	size_t n = strlen(base) + strlen(suffix) + 2;
+	char *s = arena_alloc(&im->scratch, n);
+	snprintf(s, n, "%s.%s", base, suffix);
+	return s;
+}
+
+struct value b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
+		    const struct type *t)
+{
+	if (!t)
+		return no_value;
+	for (unsigned i = 0; i < nops; i++)
+		if (!ops[i].node)
+			return no_value;
+	struct node *n = node_create1(im->f, kind, name, ops, nops, t, NULL, LOC_NONE);
+	return node_val(n, 0);
+}
+
+struct value b_unary(struct importer *im, unsigned kind, const char *name, struct value x)
+{
+	if (!x.node)
+		return x;
+	return b_node(im, kind, name, &x, 1, val_type(x));
+}
+
+struct value b_transpose(struct importer *im, struct value x, const unsigned *perm, const char *name)
+{
+	if (!x.node)
+		return x;
+	const struct type *t = val_type(x);
+	uint64_t dims[GLOW_MAX_RANK];
+	int64_t shuffle[GLOW_MAX_RANK];
+	bool ident = true;
+	for (unsigned i = 0; i < t->rank; i++) {
+		dims[i] = t->dims[perm[i]];
+		shuffle[i] = perm[i];
+		ident &= perm[i] == i;
+	}
+	if (ident)
+		return x;
+	struct value r = b_node(im, NK_Transpose, name, &x, 1, type_with_dims(im->tc, t, dims, t->rank));
+	if (r.node)
+		node_set_ints(im->m, r.node, "shuffle", shuffle, t->rank);
+	return r;
+}
+
+struct value b_reshape(struct importer *im, struct value x, const uint64_t *dims, unsigned rank, const char *name)
+{
+	if (!x.node)
+		return x;
+	const struct type *t = val_type(x);
+	if (rank > GLOW_MAX_RANK) {
+		op_err(im, "result rank %u exceeds the graph IR's %d", rank, GLOW_MAX_RANK);
+		return no_value;
+	}
+	const struct type *rt = type_with_dims(im->tc, t, dims, rank);
+	if (type_numel(rt) != type_numel(t)) {
+		op_err(im, "cannot reshape %llu elements into %llu", (unsigned long long)type_numel(t),
+		       (unsigned long long)type_numel(rt));
+		return no_value;
+	}
+	if (rt == t)
+		return x;
+	return b_node(im, NK_Reshape, name, &x, 1, rt);
+}
+
+int bcast_shape(struct importer *im, const struct type *a, const struct type *b, uint64_t *dims, unsigned *rank)
+{
+	unsigned r = a->rank > b->rank ? a->rank : b->rank;
+	for (unsigned i = 0; i < r; i++) {
+		int ia = (int)i - (int)(r - a->rank), ib = (int)i - (int)(r - b->rank);
+		uint64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+		if (da != db && da != 1 && db != 1)
+			return op_err(im, "shapes are not broadcastable (dimension %u: %llu vs %llu)", i,
+				      (unsigned long long)da, (unsigned long long)db);
+		dims[i] = da == 1 ? db : da;
+	}
+	*rank = r;
+	return 0;
+}
+
+struct value b_broadcast(struct importer *im, struct value x, const uint64_t *dims, unsigned rank, const char *name)
+{
+	if (!x.node)
+		return x;
+	const struct type *t = val_type(x);
+	if (t->rank > rank) {
+		op_err(im, "cannot broadcast rank %u to rank %u", t->rank, rank);
+		return no_value;
+	}
+	unsigned axis = rank - t->rank;
+	for (unsigned i = 0; i < t->rank; i++)
+		if (t->dims[i] != dims[axis + i] && t->dims[i] != 1) {
+			op_err(im, "cannot broadcast dimension %u of size %llu to %llu", i,
+			       (unsigned long long)t->dims[i], (unsigned long long)dims[axis + i]);
+			return no_value;
+		}
+	const struct type *rt = type_with_dims(im->tc, t, dims, rank);
+	if (rt == t)
+		return x;
+	struct value r = b_node(im, NK_Broadcast, name, &x, 1, rt);
+	if (r.node)
+		node_set_int(im->m, r.node, "axis", axis);
+	return r;
+}
+
+struct value b_convert(struct importer *im, struct value x, int elem, const char *name)
+{
+	if (!x.node)
+		return x;
+	const struct type *t = val_type(x);
+	if (t->elem == elem)
+		return x;
+	return b_node(im, NK_ConvertTo, name, &x, 1, type_with_elem(im->tc, t, (enum elem_kind)elem));
+}
+
+struct value b_splat_const(struct importer *im, const char *name, const struct type *t, double f)
+{
+	if (!t)
+		return no_value;
+	struct constant *c = module_add_constant(im->m, module_fresh_name(im->m, name), t, LOC_NONE);
+	c->init = INIT_SPLAT;
+	c->splat_f = f;
+	c->splat_i = elem_is_float((enum elem_kind)t->elem) ? 0 : (int64_t)f;
+	return node_val(&c->n, 0);
+}
+
+struct value b_to_nhwc(struct importer *im, struct value x, const char *name)
+{
+	if (!x.node)
+		return x;
+	uint64_t key = (uint64_t)(uintptr_t)x.node * 8 + x.res;
+	struct tensor *cached = u64map_get(&im->nhwc, key);
+	if (cached)
+		return cached->v;
+	static const unsigned perm[4] = {0, 2, 3, 1};
+	struct value r = b_transpose(im, x, perm, name);
+	if (r.node) {
+		struct tensor *t = arena_new(&im->scratch, struct tensor);
+		t->v = r;
+		u64map_put(&im->nhwc, key, t);
+	}
+	return r;
+}
+
+struct value b_to_nchw(struct importer *im, struct value x, const char *name)
+{
+	static const unsigned perm[4] = {0, 3, 1, 2};
+	return b_transpose(im, x, perm, name);
+}

@@ -1,0 +1,569 @@
+/* import.c - the importer's driver: unpacks the ModelProto, checks every
+ * node's operator against the op table (ops.def) and reports all unsupported
+ * ones at once, creates placeholders for the graph inputs, translates the
+ * nodes in order (folding those whose inputs are known), saves the graph
+ * outputs into placeholders named as the ONNX outputs, and verifies.
+ *
+ * Also the per-node context the translators use: inputs, outputs,
+ * attributes and diagnostics naming the node.
+ */
+#include "import/onnx/internal.h"
+#include "support/vec.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Protobuf messages are limited to 2 GiB; larger inputs are not ONNX files. */
+#define ONNX_MAX_BYTES ((size_t)INT32_MAX)
+
+static const char *node_label(const onnx_node *n)
+{
+	if (n->name && *n->name)
+		return n->name;
+	if (n->n_output > 0 && n->output[0] && *n->output[0])
+		return n->output[0];
+	return "?";
+}
+
+static void vreport(struct importer *im, enum diag_level lvl, const char *fmt, va_list ap)
+{
+	char msg[1024];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (im->node)
+		diag_report(im->d, lvl, LOC_NONE, "%s: node \"%s\" (%s): %s", im->filename, node_label(im->node),
+			    im->node->op_type ? im->node->op_type : "?", msg);
+	else
+		diag_report(im->d, lvl, LOC_NONE, "%s: %s", im->filename, msg);
+}
+
+/* Reports an error about the current node (or the model); returns -1. */
+int op_err(struct importer *im, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(im, DIAG_ERROR, fmt, ap);
+	va_end(ap);
+	im->errors++;
+	return -1;
+}
+
+void op_warn(struct importer *im, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(im, DIAG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- node context ---- */
+
+unsigned n_in(const onnx_node *n)
+{
+	size_t k = n->n_input;
+	while (k > 0 && (!n->input[k - 1] || !*n->input[k - 1]))
+		k--;
+	return (unsigned)k;
+}
+
+struct tensor *in_opt(struct importer *im, unsigned i)
+{
+	const onnx_node *n = im->node;
+	if (i >= n->n_input || !n->input[i] || !*n->input[i])
+		return NULL;
+	return t_lookup(im, n->input[i]);
+}
+
+struct tensor *in_req(struct importer *im, unsigned i)
+{
+	struct tensor *t = in_opt(im, i);
+	if (!t)
+		op_err(im, "input %u is required", i);
+	return t;
+}
+
+struct value in_val(struct importer *im, unsigned i)
+{
+	struct tensor *t = in_req(im, i);
+	struct value none = {NULL, 0};
+	return t ? tval(im, t) : none;
+}
+
+const char *out_name(struct importer *im, unsigned i)
+{
+	const onnx_node *n = im->node;
+	return i < n->n_output && n->output[i] ? n->output[i] : "";
+}
+
+/* The uses map counts references by later nodes and graph outputs; an output
+ * nobody reads need not be computed. */
+bool out_used(struct importer *im, unsigned i)
+{
+	const char *s = out_name(im, i);
+	return *s && strmap_get(&im->uses, s) != NULL;
+}
+
+static struct tensor *bind(struct importer *im, const char *name)
+{
+	struct tensor *t = arena_new(&im->scratch, struct tensor);
+	t->name = name;
+	strmap_put(&im->tensors, name, strlen(name), t);
+	return t;
+}
+
+int set_out(struct importer *im, unsigned i, struct value v)
+{
+	if (!v.node)
+		return -1;
+	const char *name = out_name(im, i);
+	if (!*name)
+		return 0;
+	const struct type *ty_ = val_type(v);
+	struct tensor *t = bind(im, name);
+	t->dtype = dt_of_elem(ty_->elem);
+	t->rank = ty_->rank;
+	memcpy(t->dims, ty_->dims, sizeof t->dims);
+	t->v = v;
+	return 0;
+}
+
+int set_out_t(struct importer *im, unsigned i, struct tensor *src)
+{
+	if (!src)
+		return -1;
+	const char *name = out_name(im, i);
+	if (!*name)
+		return 0;
+	struct tensor *t = bind(im, name);
+	const char *keep = t->name;
+	*t = *src;
+	t->name = keep;
+	return 0;
+}
+
+/* ---- attributes ---- */
+
+const Onnx__AttributeProto *attr(const onnx_node *n, const char *name)
+{
+	for (size_t i = 0; i < n->n_attribute; i++)
+		if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
+			return n->attribute[i];
+	return NULL;
+}
+
+int64_t attr_i(const onnx_node *n, const char *name, int64_t def)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	return a && a->has_i ? a->i : def;
+}
+
+float attr_f(const onnx_node *n, const char *name, float def)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	if (a && a->has_f)
+		return a->f;
+	if (a && a->has_i) /* some exporters write integral floats as ints */
+		return (float)a->i;
+	return def;
+}
+
+const char *attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	if (!a || !a->has_s)
+		return def;
+	return arena_strndup(&im->scratch, (const char *)a->s.data, a->s.len);
+}
+
+long attr_ints(const onnx_node *n, const char *name, const int64_t **v)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	*v = NULL;
+	if (!a)
+		return -1;
+	*v = a->ints;
+	return (long)a->n_ints;
+}
+
+long attr_floats(const onnx_node *n, const char *name, const float **v)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	*v = NULL;
+	if (!a)
+		return -1;
+	*v = a->floats;
+	return (long)a->n_floats;
+}
+
+int norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *out)
+{
+	int64_t a = axis < 0 ? axis + (int64_t)rank : axis;
+	if (a < 0 || a >= (int64_t)rank)
+		return op_err(im, "axis %lld is out of range for rank %u", (long long)axis, rank);
+	*out = (unsigned)a;
+	return 0;
+}
+
+const int64_t *in_ints(struct importer *im, unsigned i, uint64_t *count)
+{
+	struct tensor *t = in_req(im, i);
+	if (!t)
+		return NULL;
+	const int64_t *v = t_ints(im, t);
+	if (!v || !dt_is_int(t->dtype)) {
+		op_err(im, "input %u (\"%s\") must be an integer tensor known at import time", i, t->name);
+		return NULL;
+	}
+	*count = t_numel(t);
+	return v;
+}
+
+/* ---- the model ---- */
+
+struct unsupported {
+	const char *op, *domain;
+	int64_t version;
+	unsigned count;
+	VEC(const char *) names;
+};
+
+static bool default_domain(const char *dom)
+{
+	return !dom || !*dom || strcmp(dom, "ai.onnx") == 0;
+}
+
+/* Reports every node whose operator the table lacks (grouped by operator,
+ * with counts and node names); returns the number of such operators. */
+static int check_ops(struct importer *im, const Onnx__GraphProto *g)
+{
+	VEC(struct unsupported) uns = {0};
+	VEC(const char *) warned = {0};
+	for (size_t i = 0; i < g->n_node; i++) {
+		const onnx_node *n = g->node[i];
+		const char *op = n->op_type ? n->op_type : "";
+		const struct op_row *row = default_domain(n->domain) ? op_lookup(op) : NULL;
+		if (row && im->opset >= row->since && im->opset > row->until) {
+			bool seen = false;
+			for (size_t k = 0; k < warned.len; k++)
+				seen |= strcmp(warned.data[k], op) == 0;
+			if (!seen) {
+				vec_push(&warned, op);
+				if (!im->opts->opset_check)
+					diag_warning(im->d, LOC_NONE,
+						     "%s: operator %s: opset %lld is newer than the importer knows "
+						     "(%d); translating with opset %d rules",
+						     im->filename, op, (long long)im->opset, row->until, row->until);
+			}
+			if (!im->opts->opset_check)
+				continue;
+		} else if (row && im->opset >= row->since) {
+			continue;
+		}
+		struct unsupported *u = NULL;
+		for (size_t k = 0; k < uns.len; k++)
+			if (strcmp(uns.data[k].op, op) == 0 &&
+			    strcmp(uns.data[k].domain, n->domain ? n->domain : "") == 0)
+				u = &uns.data[k];
+		if (!u) {
+			struct unsupported z = {op, n->domain ? n->domain : "", im->opset, 0, {0}};
+			vec_push(&uns, z);
+			u = &vec_last(&uns);
+		}
+		u->count++;
+		vec_push(&u->names, node_label(n));
+	}
+	for (size_t k = 0; k < uns.len; k++) {
+		struct unsupported *u = &uns.data[k];
+		char list[512];
+		size_t len = 0;
+		list[0] = 0;
+		for (size_t j = 0; j < u->names.len && j < 8; j++)
+			len += (size_t)snprintf(list + len, sizeof list - len > 0 ? sizeof list - len : 0,
+						"%s\"%s\"", j ? ", " : "", u->names.data[j]);
+		if (len >= sizeof list)
+			len = sizeof list - 1;
+		if (u->names.len > 8)
+			snprintf(list + len, sizeof list - len, ", ...");
+		diag_error(im->d, LOC_NONE, "%s: unsupported operator %s%s%s (opset %lld): %u node%s: %s", im->filename,
+			   *u->domain ? u->domain : "", *u->domain ? "." : "", u->op, (long long)u->version, u->count,
+			   u->count == 1 ? "" : "s", list);
+		im->errors++;
+		vec_free(&u->names);
+	}
+	int r = (int)uns.len;
+	vec_free(&uns);
+	vec_free(&warned);
+	return r;
+}
+
+static int64_t bound_dim(struct importer *im, const char *param, bool *ok)
+{
+	for (size_t i = 0; i < im->opts->ndims; i++)
+		if (strcmp(im->opts->dims[i].name, param) == 0)
+			return im->opts->dims[i].value;
+	*ok = false;
+	return 0;
+}
+
+/* A placeholder for each graph input that is not an initializer. */
+static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
+{
+	const char *name = vi->name ? vi->name : "";
+	if (!*name)
+		return op_err(im, "graph input without a name");
+	if (t_lookup(im, name))
+		return 0; /* an initializer: a constant, not a placeholder */
+	const Onnx__TypeProto *tp = vi->type;
+	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+		return op_err(im, "graph input \"%s\" is not a tensor", name);
+	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+	int dtype = tt->has_elem_type ? tt->elem_type : DT_UNDEF;
+	int elem = dt_elem(dtype);
+	if (elem < 0)
+		return op_err(im, "graph input \"%s\" has element type %s, which the graph IR does not support", name,
+			      dt_name(dtype));
+	if (!tt->shape)
+		return op_err(im, "graph input \"%s\" has no shape", name);
+	if (tt->shape->n_dim > GLOW_MAX_RANK)
+		return op_err(im, "graph input \"%s\" has rank %zu (at most %d)", name, tt->shape->n_dim,
+			      GLOW_MAX_RANK);
+	uint64_t dims[GLOW_MAX_RANK];
+	unsigned rank = (unsigned)tt->shape->n_dim;
+	int bad = 0;
+	for (unsigned i = 0; i < rank; i++) {
+		const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[i];
+		int64_t v = -1;
+		if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+			v = dm->dim_value;
+		} else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+			   dm->dim_param && *dm->dim_param) {
+			bool ok = true;
+			v = bound_dim(im, dm->dim_param, &ok);
+			if (!ok) {
+				bad = op_err(im,
+					     "dimension %u of graph input \"%s\" is the symbol '%s', which is not bound "
+					     "(use -dim %s=N)",
+					     i, name, dm->dim_param, dm->dim_param);
+				continue;
+			}
+		} else {
+			bad = op_err(im, "dimension %u of graph input \"%s\" is unknown", i, name);
+			continue;
+		}
+		if (v < 0)
+			bad = op_err(im, "dimension %u of graph input \"%s\" is negative", i, name);
+		dims[i] = (uint64_t)v;
+	}
+	if (bad)
+		return -1;
+	const struct type *t = ty(im, elem, dims, rank);
+	if (!t)
+		return -1;
+	struct placeholder *p = module_add_placeholder(im->m, name, t, LOC_NONE);
+	if (!p)
+		return op_err(im, "graph input \"%s\" is declared twice", name);
+	struct tensor *tn = bind(im, name);
+	tn->dtype = dtype;
+	tn->rank = rank;
+	memcpy(tn->dims, dims, sizeof dims);
+	tn->v = node_val(&p->n, 0);
+	return 0;
+}
+
+static void poison_outputs(struct importer *im, const onnx_node *n)
+{
+	for (size_t i = 0; i < n->n_output; i++)
+		if (n->output[i] && *n->output[i])
+			bind(im, n->output[i])->poisoned = true;
+}
+
+/* Translates one node: checks its inputs exist, folds it if it can, else
+ * runs its translator. */
+static void translate(struct importer *im, const onnx_node *n)
+{
+	im->node = n;
+	for (size_t i = 0; i < n->n_input; i++) {
+		if (!n->input[i] || !*n->input[i])
+			continue;
+		struct tensor *t = t_lookup(im, n->input[i]);
+		if (!t) {
+			op_err(im, "input \"%s\" is not defined before its use", n->input[i]);
+			poison_outputs(im, n);
+			return;
+		}
+		if (t->poisoned) {
+			poison_outputs(im, n);
+			return;
+		}
+	}
+	int e0 = im->errors;
+	int r = fold_node(im, n);
+	if (r == 0)
+		r = op_lookup(n->op_type)->fn(im, n);
+	if (r < 0 || im->errors != e0) {
+		if (im->errors == e0)
+			op_err(im, "translation failed");
+		poison_outputs(im, n);
+		return;
+	}
+	for (unsigned i = 0; i < n->n_output; i++) {
+		const char *o = out_name(im, i);
+		if (*o && !t_lookup(im, o) && out_used(im, i)) {
+			op_err(im, "output %u (\"%s\") is not supported", i, o);
+			poison_outputs(im, n);
+			return;
+		}
+	}
+}
+
+/* Saves graph output vi into a placeholder named exactly as it. */
+static void add_output(struct importer *im, const Onnx__ValueInfoProto *vi)
+{
+	const char *name = vi->name ? vi->name : "";
+	struct tensor *t = *name ? t_lookup(im, name) : NULL;
+	if (!t) {
+		op_err(im, "graph output \"%s\" is not computed by any node", name);
+		return;
+	}
+	if (t->poisoned)
+		return;
+	struct value v = tval(im, t);
+	if (!v.node)
+		return;
+	const char *pname = name;
+	if (module_find_global(im->m, name)) {
+		pname = module_fresh_name(im->m, name);
+		diag_warning(im->d, LOC_NONE, "%s: graph output \"%s\" is also a graph input; saved into @%s",
+			     im->filename, name, pname);
+	}
+	struct placeholder *p = module_add_placeholder(im->m, pname, val_type(v), LOC_NONE);
+	struct value ops[2] = {v, node_val(&p->n, 0)};
+	node_create(im->f, NK_Save, NULL, ops, 2, NULL, NULL, LOC_NONE);
+}
+
+static void count_uses(struct importer *im, const Onnx__GraphProto *g)
+{
+	for (size_t i = 0; i < g->n_node; i++)
+		for (size_t k = 0; k < g->node[i]->n_input; k++) {
+			const char *s = g->node[i]->input[k];
+			if (s && *s)
+				strmap_put(&im->uses, s, strlen(s), (void *)1);
+		}
+	for (size_t i = 0; i < g->n_output; i++) {
+		const char *s = g->output[i]->name;
+		if (s && *s) {
+			strmap_put(&im->uses, s, strlen(s), (void *)1);
+			strmap_put(&im->outputs, s, strlen(s), (void *)1);
+		}
+	}
+}
+
+static void import_graph(struct importer *im, const Onnx__GraphProto *g)
+{
+	if (check_ops(im, g))
+		return;
+	count_uses(im, g);
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		const Onnx__TensorProto *p = g->initializer[i];
+		if (!p->name || !*p->name) {
+			op_err(im, "initializer %zu has no name", i);
+			continue;
+		}
+		struct tensor *t = t_from_proto(im, p, p->name);
+		if (t)
+			strmap_put(&im->tensors, t->name, strlen(t->name), t);
+	}
+	for (size_t i = 0; i < g->n_input; i++)
+		add_input(im, g->input[i]);
+	if (im->errors)
+		return;
+	for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)
+		translate(im, g->node[i]);
+	im->node = NULL;
+	for (size_t i = 0; i < g->n_output; i++)
+		add_output(im, g->output[i]);
+}
+
+struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t len, const char *filename,
+			   const struct onnx_import_opts *opts, struct diag *d)
+{
+	if (len > ONNX_MAX_BYTES) {
+		diag_error(d, LOC_NONE, "%s: file too large for an ONNX protobuf", filename);
+		return NULL;
+	}
+	Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+	if (!mp) {
+		diag_error(d, LOC_NONE, "%s: invalid ONNX protobuf", filename);
+		return NULL;
+	}
+	if (!mp->graph) {
+		diag_error(d, LOC_NONE, "%s: the model has no graph", filename);
+		onnx__model_proto__free_unpacked(mp, NULL);
+		return NULL;
+	}
+	struct importer im;
+	memset(&im, 0, sizeof im);
+	im.tc = types;
+	im.d = d;
+	im.filename = filename;
+	im.opts = opts;
+	im.opset = -1;
+	for (size_t i = 0; i < mp->n_opset_import; i++)
+		if (default_domain(mp->opset_import[i]->domain) && mp->opset_import[i]->has_version)
+			im.opset = mp->opset_import[i]->version;
+	if (im.opset < 0) {
+		im.opset = 1;
+		diag_warning(d, LOC_NONE, "%s: no opset for the default domain; assuming opset 1", filename);
+	}
+	arena_init(&im.scratch);
+	strmap_init(&im.tensors);
+	strmap_init(&im.uses);
+	strmap_init(&im.outputs);
+	u64map_init(&im.nhwc);
+	const char *gname = mp->graph->name && *mp->graph->name ? mp->graph->name : NULL;
+	im.m = module_create(types, gname);
+	module_set_base_dir(im.m, filename);
+	im.base_dir = im.m->base_dir;
+	im.f = func_create(im.m, "main", LOC_NONE);
+
+	import_graph(&im, mp->graph);
+	if (!im.errors && module_verify(im.m, d))
+		im.errors++;
+
+	u64map_free(&im.nhwc);
+	strmap_free(&im.outputs);
+	strmap_free(&im.uses);
+	strmap_free(&im.tensors);
+	arena_free(&im.scratch);
+	onnx__model_proto__free_unpacked(mp, NULL);
+	if (im.errors) {
+		module_destroy(im.m);
+		return NULL;
+	}
+	return im.m;
+}
+
+/* ---- the op table ---- */
+
+static const struct op_row op_table[] = {
+#define ONNX_OP(name, since, until, fn) {name, since, until, fn},
+#include "import/onnx/ops.def"
+#undef ONNX_OP
+};
+
+const struct op_row *op_lookup(const char *op)
+{
+	if (!op)
+		return NULL;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(op_table); i++)
+		if (strcmp(op_table[i].op, op) == 0)
+			return &op_table[i];
+	return NULL;
+}
+
+void onnx_list_ops(FILE *out)
+{
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(op_table); i++)
+		fprintf(out, "%s %d-%d\n", op_table[i].op, op_table[i].since, op_table[i].until);
+}

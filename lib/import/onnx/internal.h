@@ -1,0 +1,178 @@
+/* internal.h - shared state and helpers of the ONNX importer's files.
+ *
+ * The importer walks the graph's nodes in order. Every ONNX value name maps
+ * to a struct tensor: its ONNX element type and shape, the graph value that
+ * computes it (materialized lazily: initializers and folded values become
+ * constants only when a node needs them), and, when known at import, its
+ * contents (little-endian bytes in the ONNX element packing, or a splat).
+ * Translators (one per row of the op table in optable.c) read their inputs
+ * through in_*()/tval(), build nodes with the b_*() helpers and bind their
+ * outputs with set_out*(). A translator that fails reports through op_err()
+ * and returns -1; its outputs are poisoned and nodes reading them are
+ * skipped silently, so every independent problem is reported in one run.
+ */
+#ifndef GLOW_IMPORT_ONNX_INTERNAL_H
+#define GLOW_IMPORT_ONNX_INTERNAL_H
+
+#include "graph/graph.h"
+#include "import/onnx/onnx.h"
+#include "onnx/onnx.pb-c.h"
+#include "support/util.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef Onnx__NodeProto onnx_node;
+
+/* ONNX element types (TensorProto.DataType) */
+enum {
+	DT_UNDEF = 0, DT_FLOAT = 1, DT_UINT8 = 2, DT_INT8 = 3, DT_UINT16 = 4, DT_INT16 = 5, DT_INT32 = 6,
+	DT_INT64 = 7, DT_STRING = 8, DT_BOOL = 9, DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_UINT32 = 12,
+	DT_UINT64 = 13, DT_COMPLEX64 = 14, DT_COMPLEX128 = 15, DT_BFLOAT16 = 16
+};
+
+/* Folding limit: known values with more elements stay graph constants. */
+#define ONNX_FOLD_MAX 65536u
+
+struct tensor {
+	const char *name;
+	int dtype;
+	unsigned rank;
+	uint64_t dims[GLOW_MAX_RANK];
+	struct value v;       /* the graph value; v.node NULL until materialized */
+	bool known;           /* contents known at import */
+	bool splat;           /* known: every element is splat_f / splat_i */
+	bool poisoned;        /* its producer failed */
+	double splat_f;
+	int64_t splat_i;
+	const uint8_t *raw;   /* known and not splat: numel * dt_size(dtype) bytes */
+	int64_t *ivals;       /* cached wide forms (scratch arena) */
+	double *fvals;
+};
+
+struct importer {
+	struct module *m;
+	struct func *f;
+	struct type_ctx *tc;
+	struct diag *d;
+	const char *filename;
+	const char *base_dir;   /* of the model file, for external data */
+	const struct onnx_import_opts *opts;
+	int64_t opset;          /* of the default domain */
+	struct arena scratch;   /* tensors, known data; freed after import */
+	struct strmap tensors;  /* ONNX name -> struct tensor */
+	struct strmap uses;     /* names read by a node or a graph output */
+	struct strmap outputs;  /* graph output names */
+	struct u64map nhwc;     /* node pointer -> struct tensor cache of NCHW->NHWC transposes */
+	const onnx_node *node;  /* being translated */
+	int errors;
+};
+
+/* ---- element types (tensor.c) ---- */
+size_t dt_size(int dtype);        /* bytes per element, 0 if unsupported for data */
+const char *dt_name(int dtype);
+bool dt_is_float(int dtype);
+bool dt_is_int(int dtype);        /* integers and bool */
+int dt_elem(int dtype);           /* graph element kind, -1 if none */
+int dt_of_elem(int elem);         /* ONNX type of a graph element kind */
+
+/* ---- tensors (tensor.c) ---- */
+uint64_t t_numel(const struct tensor *t);
+struct tensor *t_lookup(struct importer *im, const char *name);
+struct tensor *t_new(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims);
+/* Known tensors from wide values (converted to dtype). */
+struct tensor *t_from_ints(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
+			   const int64_t *v);
+struct tensor *t_from_floats(struct importer *im, const char *name, int dtype, unsigned rank,
+			     const uint64_t *dims, const double *v);
+/* Reads a TensorProto (raw, typed fields or external data); NULL after reporting. */
+struct tensor *t_from_proto(struct importer *im, const Onnx__TensorProto *p, const char *name);
+/* Wide views of known contents (NULL if not known or too large to fold). */
+const int64_t *t_ints(struct importer *im, struct tensor *t);
+const double *t_floats(struct importer *im, struct tensor *t);
+/* The graph value of t, creating a constant for known contents; reports
+ * and returns a NULL node for unsupported element types. */
+struct value tval(struct importer *im, struct tensor *t);
+const struct type *t_type(struct importer *im, const struct tensor *t); /* NULL: unsupported elem */
+
+/* ---- node context (import.c) ---- */
+int op_err(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
+void op_warn(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
+unsigned n_in(const onnx_node *n);  /* inputs, not counting trailing empty names */
+struct tensor *in_opt(struct importer *im, unsigned i);  /* NULL if absent */
+struct tensor *in_req(struct importer *im, unsigned i);  /* reports if absent */
+/* graph value of input i, NULL node after reporting */
+struct value in_val(struct importer *im, unsigned i);
+bool out_used(struct importer *im, unsigned i);
+const char *out_name(struct importer *im, unsigned i);
+/* Binds output i to a graph value (or a tensor). */
+int set_out(struct importer *im, unsigned i, struct value v);
+int set_out_t(struct importer *im, unsigned i, struct tensor *t);
+
+/* attributes */
+const Onnx__AttributeProto *attr(const onnx_node *n, const char *name);
+int64_t attr_i(const onnx_node *n, const char *name, int64_t def);
+float attr_f(const onnx_node *n, const char *name, float def);
+/* NUL-terminated copy in scratch, def if absent */
+const char *attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def);
+/* number of ints, -1 if absent */
+long attr_ints(const onnx_node *n, const char *name, const int64_t **v);
+long attr_floats(const onnx_node *n, const char *name, const float **v);
+/* a negative axis counts from the end; reports out-of-range axes */
+int norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *out);
+/* known int64 contents of input i (NULL after reporting: "must be known") */
+const int64_t *in_ints(struct importer *im, unsigned i, uint64_t *count);
+
+/* ---- building (build.c) ---- */
+const struct type *ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank);
+const char *dname(struct importer *im, const char *base, const char *suffix);
+struct value b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
+		    const struct type *t);
+struct value b_unary(struct importer *im, unsigned kind, const char *name, struct value x);
+struct value b_transpose(struct importer *im, struct value x, const unsigned *perm, const char *name);
+struct value b_reshape(struct importer *im, struct value x, const uint64_t *dims, unsigned rank,
+		       const char *name);
+/* numpy broadcast of x to dims (x's rank <= rank); x itself if same shape */
+struct value b_broadcast(struct importer *im, struct value x, const uint64_t *dims, unsigned rank,
+			 const char *name);
+struct value b_convert(struct importer *im, struct value x, int elem, const char *name);
+struct value b_splat_const(struct importer *im, const char *name, const struct type *t, double f);
+/* NCHW <-> NHWC for rank-4 values (cached for NCHW->NHWC) */
+struct value b_to_nhwc(struct importer *im, struct value x, const char *name);
+struct value b_to_nchw(struct importer *im, struct value x, const char *name);
+/* numpy broadcast shape of a and b; reports if incompatible */
+int bcast_shape(struct importer *im, const struct type *a, const struct type *b, uint64_t *dims, unsigned *rank);
+
+/* ---- translators ---- */
+typedef int (*op_fn)(struct importer *im, const onnx_node *n);
+struct op_row {
+	const char *op;
+	int since, until; /* opset versions whose semantics the translator knows */
+	op_fn fn;
+};
+const struct op_row *op_lookup(const char *op);
+/* Constant folding of known inputs (fold.c): 1 folded, 0 not foldable, -1 error */
+int fold_node(struct importer *im, const onnx_node *n);
+/* Known-value data movement (fold.c); NULL if t is not known or too large.
+ * Splats stay splats. */
+bool all_known(struct importer *im);  /* every present input of the node is known */
+struct tensor *t_view(struct importer *im, struct tensor *t, const char *name, unsigned rank,
+		      const uint64_t *dims); /* same contents, new shape */
+struct tensor *k_permute(struct importer *im, struct tensor *t, const unsigned *perm, const char *name);
+struct tensor *k_concat(struct importer *im, struct tensor **ts, unsigned n, unsigned axis, const char *name);
+/* out[i] = t[start + i * step] per dimension */
+struct tensor *k_slice(struct importer *im, struct tensor *t, const int64_t *start, const int64_t *step,
+		       const uint64_t *odims, const char *name);
+struct tensor *k_gather(struct importer *im, struct tensor *data, struct tensor *idx, unsigned axis,
+			const char *name);
+struct tensor *k_broadcast(struct importer *im, struct tensor *t, const uint64_t *dims, unsigned rank,
+			   const char *name);
+struct tensor *k_cast(struct importer *im, struct tensor *t, int dtype, const char *name);
+struct tensor *k_splat(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
+		       double f, int64_t i);
+
+#define ONNX_OP(name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
+#include "import/onnx/ops.def"
+#undef ONNX_OP
+
+#endif

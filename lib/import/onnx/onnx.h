@@ -1,0 +1,43 @@
+/* onnx.h - the ONNX importer: an ONNX ModelProto (protobuf bytes) becomes a
+ * graph IR module with one function.
+ *
+ * Initializers become constants, graph inputs placeholders, graph outputs
+ * Saves into placeholders named exactly as the ONNX outputs. ONNX value names
+ * are kept as node names. Shape computations whose values are known at import
+ * are folded; symbolic dimensions must be bound through the options. Every
+ * problem in the model (each unsupported operator with its nodes, each
+ * untranslatable node) is reported before the import fails.
+ */
+#ifndef GLOW_IMPORT_ONNX_ONNX_H
+#define GLOW_IMPORT_ONNX_ONNX_H
+
+#include "graph/graph.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A binding of a symbolic dimension (ONNX dim_param) to a size. */
+struct onnx_dim_binding {
+	const char *name;
+	int64_t value;
+};
+
+struct onnx_import_opts {
+	const struct onnx_dim_binding *dims;
+	size_t ndims;
+	/* Operators whose opset version is newer than the importer knows are
+	 * errors (default: a warning, translated with the newest known rules). */
+	bool opset_check;
+};
+
+/* Imports the model in buf[0..len). filename names the model in diagnostics
+ * and is the base of relative external-data paths. Returns NULL after
+ * reporting every problem to d. */
+struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t len, const char *filename,
+			   const struct onnx_import_opts *opts, struct diag *d);
+
+/* One line per supported operator: "Name since-until", in table order. */
+void onnx_list_ops(FILE *out);
+
+#endif

@@ -1,0 +1,557 @@
+/* ops_conv.c - translators of convolutions, pools, normalizations and
+ * resampling.
+ *
+ * ONNX images are NCHW, the graph IR's convolution and pool kinds NHWC with
+ * filters OC x KH x KW x IC/group: inputs and filters go through Transpose
+ * nodes ("<name>.nhwc"), the NHWC result is "<out>.nhwc" and a Transpose
+ * back to NCHW carries the ONNX output name; the optimizer cancels the pairs
+ * between consecutive layers. 1-D convolutions and pools are 2-D ones with a
+ * width of 1. Normalizations take the channel index as an attribute and
+ * work on NCHW directly.
+ */
+#include "import/onnx/internal.h"
+
+#include <math.h>
+#include <string.h>
+
+static const struct value no_value = {NULL, 0};
+
+/* Spatial parameters of a 1-D or 2-D window, always as 2-D (a 1-D window has
+ * width 1). */
+struct window {
+	unsigned nsp;          /* spatial dims in the ONNX input: 1 or 2 */
+	int64_t k[2], s[2], d[2];
+	int64_t pads[4];       /* top, left, bottom, right */
+	uint64_t in[2], out[2];
+};
+
+static int read_pair(struct importer *im, const onnx_node *n, const char *name, unsigned nsp, int64_t *v,
+		     int64_t def)
+{
+	const int64_t *a;
+	long c = attr_ints(n, name, &a);
+	v[0] = v[1] = def;
+	if (c < 0)
+		return 0;
+	if ((unsigned long)c != nsp)
+		return op_err(im, "%s has %ld entries for %u spatial dimensions", name, c, nsp);
+	for (unsigned i = 0; i < nsp; i++) {
+		if (a[i] < (def == 0 ? 0 : 1))
+			return op_err(im, "bad %s value %lld", name, (long long)a[i]);
+		v[i] = a[i];
+	}
+	return 0;
+}
+
+/* Reads kernel, strides, dilations and pads (with auto_pad) and computes
+ * the output size; transposed: the ConvTranspose formulas. ceil: ceil_mode. */
+static int window_params(struct importer *im, const onnx_node *n, const struct tensor *x, const int64_t *kdef,
+			 struct window *w, bool transposed)
+{
+	if (x->rank != 3 && x->rank != 4)
+		return op_err(im, "only 1-D and 2-D windows are supported (input rank %u)", x->rank);
+	w->nsp = x->rank - 2;
+	w->in[0] = x->dims[2];
+	w->in[1] = w->nsp == 2 ? x->dims[3] : 1;
+	const int64_t *kv;
+	long kc = attr_ints(n, "kernel_shape", &kv);
+	if (kc < 0 && !kdef)
+		return op_err(im, "kernel_shape is required");
+	if (read_pair(im, n, "kernel_shape", w->nsp, w->k, 1) || read_pair(im, n, "strides", w->nsp, w->s, 1) ||
+	    read_pair(im, n, "dilations", w->nsp, w->d, 1))
+		return -1;
+	if (kc < 0)
+		for (unsigned i = 0; i < w->nsp; i++)
+			w->k[i] = kdef[i];
+	const int64_t *pv;
+	long pc = attr_ints(n, "pads", &pv);
+	memset(w->pads, 0, sizeof w->pads);
+	if (pc >= 0) {
+		if ((unsigned long)pc != 2 * w->nsp)
+			return op_err(im, "pads has %ld entries for %u spatial dimensions", pc, w->nsp);
+		for (unsigned i = 0; i < w->nsp; i++) {
+			if (pv[i] < 0 || pv[i + w->nsp] < 0)
+				return op_err(im, "negative pads are not supported");
+			w->pads[i] = pv[i];
+			w->pads[i + 2] = pv[i + w->nsp];
+		}
+	}
+	const char *ap = attr_s(im, n, "auto_pad", "NOTSET");
+	bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
+	if (!same && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
+		return op_err(im, "auto_pad '%s' is not supported", ap);
+	if (strcmp(ap, "VALID") == 0)
+		memset(w->pads, 0, sizeof w->pads);
+	bool ceil_mode = attr_i(n, "ceil_mode", 0) != 0;
+	for (unsigned i = 0; i < 2; i++) {
+		int64_t in = (int64_t)w->in[i], ek = (w->k[i] - 1) * w->d[i] + 1, s = w->s[i];
+		if (transposed) {
+			if (same) {
+				int64_t total = s * (in - 1) + ek - in * s;
+				total = total < 0 ? 0 : total;
+				bool upper = ap[5] == 'U';
+				w->pads[i] = upper ? total / 2 : total - total / 2;
+				w->pads[i + 2] = total - w->pads[i];
+			}
+			int64_t o = s * (in - 1) + ek - w->pads[i] - w->pads[i + 2];
+			if (o < 1)
+				return op_err(im, "empty output");
+			w->out[i] = (uint64_t)o;
+			continue;
+		}
+		if (same) {
+			int64_t o = (in + s - 1) / s, total = (o - 1) * s + ek - in;
+			total = total < 0 ? 0 : total;
+			bool upper = ap[5] == 'U';
+			w->pads[i] = upper ? total / 2 : total - total / 2;
+			w->pads[i + 2] = total - w->pads[i];
+		}
+		int64_t span = in + w->pads[i] + w->pads[i + 2] - ek;
+		if (span < 0)
+			return op_err(im, "the window is larger than the padded input");
+		int64_t o = span / s + 1;
+		if (ceil_mode && span % s) {
+			o = (span + s - 1) / s + 1;
+			if ((o - 1) * s >= in + w->pads[i]) /* the last window must start inside */
+				o--;
+			/* grow the end padding so that floor division gives o */
+			int64_t need = (o - 1) * s + ek - in - w->pads[i];
+			if (need > w->pads[i + 2])
+				w->pads[i + 2] = need;
+		}
+		w->out[i] = (uint64_t)o;
+	}
+	return 0;
+}
+
+/* x (N, C, L) -> (N, C, L, 1) for 1-D windows */
+static struct value as_4d(struct importer *im, struct value x, const char *name)
+{
+	if (!x.node || val_type(x)->rank == 4)
+		return x;
+	const struct type *t = val_type(x);
+	uint64_t dims[4] = {t->dims[0], t->dims[1], t->dims[2], 1};
+	return b_reshape(im, x, dims, 4, name);
+}
+
+/* The NHWC result r of an operator becomes the NCHW output 0 (of rank 3 for
+ * 1-D windows). */
+static int nchw_out(struct importer *im, struct value r, unsigned nsp)
+{
+	const char *name = out_name(im, 0);
+	if (nsp == 2)
+		return set_out(im, 0, b_to_nchw(im, r, name));
+	struct value t = b_to_nchw(im, r, dname(im, name, "nchw"));
+	if (!t.node)
+		return -1;
+	const struct type *tt = val_type(t);
+	uint64_t dims[3] = {tt->dims[0], tt->dims[1], tt->dims[2]};
+	return set_out(im, 0, b_reshape(im, t, dims, 3, name));
+}
+
+static void set_window(struct importer *im, struct node *nd, const struct window *w, bool dil)
+{
+	node_set_ints(im->m, nd, "kernels", w->k, 2);
+	node_set_ints(im->m, nd, "strides", w->s, 2);
+	node_set_ints(im->m, nd, "pads", w->pads, 4);
+	if (dil)
+		node_set_ints(im->m, nd, "dilation", w->d, 2);
+}
+
+static bool is_float_input(struct importer *im, const struct tensor *x)
+{
+	if (!dt_is_float(x->dtype) || dt_elem(x->dtype) < 0) {
+		op_err(im, "input must be floating point, not %s", dt_name(x->dtype));
+		return false;
+	}
+	return true;
+}
+
+/* The NHWC filter: reshaped to 4-D for 1-D convolutions, then transposed. */
+static struct value nhwc_filter(struct importer *im, struct tensor *w)
+{
+	struct value v = as_4d(im, tval(im, w), dname(im, w->name, "4d"));
+	return b_to_nhwc(im, v, dname(im, w->name, "nhwc"));
+}
+
+static struct value bias_or_zero(struct importer *im, unsigned i, uint64_t oc, int elem)
+{
+	struct tensor *b = in_opt(im, i);
+	if (b) {
+		if (b->rank != 1 || b->dims[0] != oc) {
+			op_err(im, "bias must have shape [%llu]", (unsigned long long)oc);
+			return no_value;
+		}
+		return tval(im, b);
+	}
+	return b_splat_const(im, dname(im, out_name(im, 0), "bias"), ty(im, elem, &oc, 1), 0);
+}
+
+int op_conv(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0), *w = in_req(im, 1);
+	if (!x || !w || !is_float_input(im, x))
+		return -1;
+	if (w->rank != x->rank)
+		return op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
+	struct window win;
+	int64_t kdef[2] = {(int64_t)w->dims[2], w->rank == 4 ? (int64_t)w->dims[3] : 1};
+	if (window_params(im, n, x, kdef, &win, false))
+		return -1;
+	int64_t g = attr_i(n, "group", 1);
+	uint64_t oc = w->dims[0];
+	if (g < 1 || x->dims[1] % (uint64_t)g || oc % (uint64_t)g || w->dims[1] * (uint64_t)g != x->dims[1])
+		return op_err(im, "group %lld does not fit %llu input and %llu output channels", (long long)g,
+			      (unsigned long long)x->dims[1], (unsigned long long)oc);
+	if ((uint64_t)win.k[0] != w->dims[2] || (w->rank == 4 && (uint64_t)win.k[1] != w->dims[3]))
+		return op_err(im, "kernel_shape does not match the weights");
+	const char *name = out_name(im, 0);
+	int elem = dt_elem(x->dtype);
+	struct value xv = as_4d(im, tval(im, x), dname(im, x->name, "4d"));
+	struct value ops[3] = {b_to_nhwc(im, xv, dname(im, x->name, "nhwc")), nhwc_filter(im, w),
+			       bias_or_zero(im, 2, oc, elem)};
+	uint64_t dims[4] = {x->dims[0], win.out[0], win.out[1], oc};
+	struct value r = b_node(im, NK_Convolution, dname(im, name, "nhwc"), ops, 3, ty(im, elem, dims, 4));
+	if (!r.node)
+		return -1;
+	set_window(im, r.node, &win, true);
+	node_set_int(im->m, r.node, "group", g);
+	return nchw_out(im, r, win.nsp);
+}
+
+int op_conv_transpose(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0), *w = in_req(im, 1);
+	if (!x || !w || !is_float_input(im, x))
+		return -1;
+	if (w->rank != x->rank)
+		return op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
+	if (attr(n, "output_shape"))
+		return op_err(im, "output_shape is not supported; give pads instead");
+	struct window win;
+	int64_t kdef[2] = {(int64_t)w->dims[2], w->rank == 4 ? (int64_t)w->dims[3] : 1};
+	if (window_params(im, n, x, kdef, &win, true))
+		return -1;
+	/* output_padding adds rows at the end that only the bias reaches: the
+	 * same as padding less at the end when there is padding to give back */
+	int64_t op[2] = {0, 0};
+	if (read_pair(im, n, "output_padding", win.nsp, op, 0))
+		return -1;
+	for (unsigned i = 0; i < 2; i++) {
+		if (op[i] > win.pads[i + 2])
+			return op_err(im, "output_padding beyond the end padding is not supported");
+		win.pads[i + 2] -= op[i];
+		win.out[i] += (uint64_t)op[i];
+	}
+	int64_t g = attr_i(n, "group", 1);
+	uint64_t ic = w->dims[0];
+	if (g < 1 || ic != x->dims[1] || ic % (uint64_t)g)
+		return op_err(im, "group %lld does not fit the weights", (long long)g);
+	uint64_t ocg = w->dims[1], icg = ic / (uint64_t)g, oc = ocg * (uint64_t)g;
+	uint64_t kh = w->dims[2], kw = w->rank == 4 ? w->dims[3] : 1;
+	const char *name = out_name(im, 0);
+	int elem = dt_elem(x->dtype);
+	/* (IC, OC/g, KH, KW) -> (g, IC/g, OC/g, KH, KW) -> (g, OC/g, KH, KW, IC/g) -> (OC, KH, KW, IC/g) */
+	uint64_t d5[5] = {(uint64_t)g, icg, ocg, kh, kw};
+	static const unsigned perm5[5] = {0, 2, 3, 4, 1};
+	uint64_t d4[4] = {oc, kh, kw, icg};
+	struct value fv = b_reshape(im, tval(im, w), d5, 5, dname(im, w->name, "groups"));
+	fv = b_transpose(im, fv, perm5, dname(im, w->name, "t"));
+	fv = b_reshape(im, fv, d4, 4, dname(im, w->name, "nhwc"));
+	struct value xv = as_4d(im, tval(im, x), dname(im, x->name, "4d"));
+	struct value ops[3] = {b_to_nhwc(im, xv, dname(im, x->name, "nhwc")), fv, bias_or_zero(im, 2, oc, elem)};
+	uint64_t dims[4] = {x->dims[0], win.out[0], win.out[1], oc};
+	struct value r = b_node(im, NK_ConvTranspose, dname(im, name, "nhwc"), ops, 3, ty(im, elem, dims, 4));
+	if (!r.node)
+		return -1;
+	set_window(im, r.node, &win, true);
+	node_set_int(im->m, r.node, "group", g);
+	return nchw_out(im, r, win.nsp);
+}
+
+static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x || !is_float_input(im, x))
+		return -1;
+	struct window win;
+	if (global) {
+		if (x->rank != 3 && x->rank != 4)
+			return op_err(im, "only 1-D and 2-D pools are supported (input rank %u)", x->rank);
+		memset(&win, 0, sizeof win);
+		win.nsp = x->rank - 2;
+		win.k[0] = (int64_t)x->dims[2];
+		win.k[1] = x->rank == 4 ? (int64_t)x->dims[3] : 1;
+		win.s[0] = win.s[1] = win.d[0] = win.d[1] = 1;
+		win.out[0] = win.out[1] = 1;
+	} else if (window_params(im, n, x, NULL, &win, false)) {
+		return -1;
+	}
+	if (win.d[0] != 1 || win.d[1] != 1)
+		return op_err(im, "dilated pools are not supported");
+	if (max && out_used(im, 1))
+		return op_err(im, "the Indices output is not supported");
+	const char *name = out_name(im, 0);
+	int elem = dt_elem(x->dtype);
+	struct value xv = as_4d(im, tval(im, x), dname(im, x->name, "4d"));
+	xv = b_to_nhwc(im, xv, dname(im, x->name, "nhwc"));
+	uint64_t dims[4] = {x->dims[0], win.out[0], win.out[1], x->dims[1]};
+	const struct type *rt = ty(im, elem, dims, 4);
+	if (!rt || !xv.node)
+		return -1;
+	struct node *p;
+	if (max) {
+		const struct type *types[2] = {rt, ty(im, EK_INDEX64, dims, 4)};
+		p = node_create(im->f, NK_MaxPool, dname(im, name, "nhwc"), &xv, 1, types, NULL, LOC_NONE);
+	} else {
+		p = node_create1(im->f, NK_AvgPool, dname(im, name, "nhwc"), &xv, 1, rt, NULL, LOC_NONE);
+		bool inc = attr_i(n, "count_include_pad", 0) != 0;
+		const int64_t *pv;
+		long pc = attr_ints(n, "pads", &pv);
+		bool grew = pc >= 0 && (unsigned long)pc == 2 * win.nsp &&
+			    (win.pads[2] != pv[win.nsp] || (win.nsp == 2 && win.pads[3] != pv[3]));
+		if (inc && grew)
+			return op_err(im, "ceil_mode with count_include_pad is not supported");
+		node_set_int(im->m, p, "count_include_pads", inc);
+	}
+	set_window(im, p, &win, false);
+	return nchw_out(im, node_val(p, 0), win.nsp);
+}
+
+int op_maxpool(struct importer *im, const onnx_node *n) { return pool(im, n, true, false); }
+int op_avgpool(struct importer *im, const onnx_node *n) { return pool(im, n, false, false); }
+int op_global_pool(struct importer *im, const onnx_node *n)
+{
+	return pool(im, n, strcmp(n->op_type, "GlobalMaxPool") == 0, true);
+}
+
+static bool extra_outputs_used(struct importer *im, unsigned from)
+{
+	for (unsigned i = from; i < im->node->n_output; i++)
+		if (out_used(im, i))
+			return true;
+	return false;
+}
+
+int op_batchnorm(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x || !is_float_input(im, x))
+		return -1;
+	if (x->rank < 2)
+		return op_err(im, "input must have a channel dimension");
+	if (im->opset < 9 && attr_i(n, "spatial", 1) == 0)
+		return op_err(im, "spatial = 0 is not supported");
+	if (attr_i(n, "training_mode", 0) || extra_outputs_used(im, 1))
+		return op_err(im, "training mode (mean and variance outputs) is not supported");
+	struct value ops[5];
+	for (unsigned i = 0; i < 5; i++) {
+		ops[i] = in_val(im, i);
+		if (!ops[i].node)
+			return -1;
+		if (i && (val_type(ops[i])->rank != 1 || val_type(ops[i])->dims[0] != x->dims[1]))
+			return op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)x->dims[1]);
+	}
+	struct value r = b_node(im, NK_BatchNormalization, out_name(im, 0), ops, 5, val_type(ops[0]));
+	if (!r.node)
+		return -1;
+	node_set_int(im->m, r.node, "channel_idx", 1);
+	node_set_float(im->m, r.node, "epsilon", attr_f(n, "epsilon", 1e-5f));
+	node_set_float(im->m, r.node, "momentum", attr_f(n, "momentum", 0.9f));
+	return set_out(im, 0, r);
+}
+
+int op_instancenorm(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x || !is_float_input(im, x))
+		return -1;
+	if (x->rank < 3)
+		return op_err(im, "input must have spatial dimensions");
+	struct value ops[3];
+	for (unsigned i = 0; i < 3; i++) {
+		ops[i] = in_val(im, i);
+		if (!ops[i].node)
+			return -1;
+		if (i && (val_type(ops[i])->rank != 1 || val_type(ops[i])->dims[0] != x->dims[1]))
+			return op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)x->dims[1]);
+	}
+	struct value r = b_node(im, NK_InstanceNormalization, out_name(im, 0), ops, 3, val_type(ops[0]));
+	if (!r.node)
+		return -1;
+	node_set_int(im->m, r.node, "channel_idx", 1);
+	node_set_float(im->m, r.node, "epsilon", attr_f(n, "epsilon", 1e-5f));
+	return set_out(im, 0, r);
+}
+
+/* LayerNormalization (opset 17): normalizes over dims [axis, rank); scale
+ * and bias are broadcast to those dims. */
+int op_layernorm(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x || !is_float_input(im, x))
+		return -1;
+	if (extra_outputs_used(im, 1))
+		return op_err(im, "the Mean and InvStdDev outputs are not supported");
+	if (attr_i(n, "stash_type", 1) != 1)
+		return op_err(im, "stash_type other than float is not supported");
+	unsigned axis;
+	if (norm_axis(im, attr_i(n, "axis", -1), x->rank, &axis))
+		return -1;
+	const char *name = out_name(im, 0);
+	const uint64_t *nd = x->dims + axis;
+	unsigned nr = x->rank - axis;
+	struct value xv = tval(im, x);
+	struct value sv = b_broadcast(im, in_val(im, 1), nd, nr, dname(im, name, "scale"));
+	struct value bv = in_opt(im, 2) ? b_broadcast(im, in_val(im, 2), nd, nr, dname(im, name, "bias"))
+					: b_splat_const(im, dname(im, name, "bias"), ty(im, dt_elem(x->dtype), nd, nr), 0);
+	struct value ops[3] = {xv, sv, bv};
+	struct value r = b_node(im, NK_LayerNormalization, name, ops, 3, xv.node ? val_type(xv) : NULL);
+	if (!r.node)
+		return -1;
+	node_set_int(im->m, r.node, "axis", axis);
+	node_set_float(im->m, r.node, "epsilon", attr_f(n, "epsilon", 1e-5f));
+	return set_out(im, 0, r);
+}
+
+/* LRN across channels: NHWC, half window (size - 1) / 2; alpha as in ONNX
+ * (the kind divides it by the window size). */
+int op_lrn(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x || !is_float_input(im, x))
+		return -1;
+	if (x->rank != 4)
+		return op_err(im, "only 4-D inputs are supported");
+	int64_t size = attr_i(n, "size", 0);
+	if (size < 1 || size % 2 == 0)
+		return op_err(im, "size %lld is not supported (odd sizes only)", (long long)size);
+	const char *name = out_name(im, 0);
+	struct value xv = b_to_nhwc(im, tval(im, x), dname(im, x->name, "nhwc"));
+	struct value r = b_unary(im, NK_LocalResponseNormalization, dname(im, name, "nhwc"), xv);
+	if (!r.node)
+		return -1;
+	node_set_int(im->m, r.node, "half_window_size", (size - 1) / 2);
+	node_set_float(im->m, r.node, "alpha", attr_f(n, "alpha", 1e-4f));
+	node_set_float(im->m, r.node, "beta", attr_f(n, "beta", 0.75f));
+	node_set_float(im->m, r.node, "k", attr_f(n, "bias", 1.0f));
+	return set_out(im, 0, b_to_nchw(im, r, name));
+}
+
+/* Resize (opset 10+) and Upsample: ResizeNearest / ResizeBilinear with a
+ * scale per dimension, on the ONNX layout. Nearest supports the modes that
+ * agree with "asymmetric, floor" (every mode for integer upscales with
+ * round_prefer_*); linear supports asymmetric coordinates. */
+int op_resize(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x || !is_float_input(im, x))
+		return -1;
+	bool upsample = strcmp(n->op_type, "Upsample") == 0;
+	const char *mode = attr_s(im, n, "mode", "nearest");
+	const char *ctm = attr_s(im, n, "coordinate_transformation_mode",
+				 upsample || im->opset < 11 ? "asymmetric" : "half_pixel");
+	const char *nm = attr_s(im, n, "nearest_mode", upsample || im->opset < 11 ? "floor" : "round_prefer_floor");
+	double scales[GLOW_MAX_RANK];
+	uint64_t dims[GLOW_MAX_RANK];
+	struct tensor *st = NULL, *sz = NULL;
+	if (upsample && im->opset < 9) {
+		const float *fv;
+		long c = attr_floats(n, "scales", &fv);
+		if (c != (long)x->rank)
+			return op_err(im, "scales must have %u entries", x->rank);
+		for (unsigned k = 0; k < x->rank; k++)
+			scales[k] = fv[k];
+	} else {
+		st = in_opt(im, im->opset < 11 || upsample ? 1 : 2);
+		sz = im->opset < 11 || upsample ? NULL : in_opt(im, 3);
+		if (st && t_numel(st) == 0)
+			st = NULL;
+		if (sz && t_numel(sz) == 0)
+			sz = NULL;
+		if (!st && !sz)
+			return op_err(im, "scales or sizes are required");
+		struct tensor *use = sz ? sz : st;
+		const double *v = t_floats(im, use);
+		if (!v)
+			return op_err(im, "%s must be known at import", sz ? "sizes" : "scales");
+		if (t_numel(use) != x->rank)
+			return op_err(im, "%s must have %u entries", sz ? "sizes" : "scales", x->rank);
+		if (attr_i(n, "exclude_outside", 0) || attr(n, "axes"))
+			return op_err(im, "exclude_outside and axes are not supported");
+		for (unsigned k = 0; k < x->rank; k++)
+			scales[k] = sz ? v[k] / (double)x->dims[k] : v[k];
+		if (sz)
+			for (unsigned k = 0; k < x->rank; k++)
+				dims[k] = (uint64_t)v[k];
+	}
+	bool ints = true;
+	for (unsigned k = 0; k < x->rank; k++) {
+		if (!(scales[k] > 0) || !isfinite(scales[k]))
+			return op_err(im, "bad scale %g", scales[k]);
+		if (!sz)
+			dims[k] = (uint64_t)floor((double)x->dims[k] * scales[k]);
+		ints &= scales[k] >= 1 && scales[k] == floor(scales[k]);
+	}
+	unsigned kind;
+	if (strcmp(mode, "nearest") == 0) {
+		bool asym_floor = strcmp(ctm, "asymmetric") == 0 && strcmp(nm, "floor") == 0;
+		bool half = (strcmp(ctm, "half_pixel") == 0 || strcmp(ctm, "pytorch_half_pixel") == 0) &&
+			    strncmp(nm, "round_prefer", 12) == 0;
+		if (!asym_floor && !(ints && half))
+			return op_err(im, "nearest resize with coordinate_transformation_mode '%s' and nearest_mode '%s' "
+					  "is not supported", ctm, nm);
+		kind = NK_ResizeNearest;
+	} else if (strcmp(mode, "linear") == 0 || strcmp(mode, "bilinear") == 0) {
+		if (strcmp(ctm, "asymmetric") != 0)
+			return op_err(im, "linear resize with coordinate_transformation_mode '%s' is not supported", ctm);
+		kind = NK_ResizeBilinear;
+	} else {
+		return op_err(im, "resize mode '%s' is not supported", mode);
+	}
+	struct value xv = tval(im, x);
+	struct value r = b_node(im, kind, out_name(im, 0), &xv, 1, xv.node ? type_with_dims(im->tc, val_type(xv), dims, x->rank) : NULL);
+	if (!r.node)
+		return -1;
+	node_set_floats(im->m, r.node, "scale", scales, x->rank);
+	return set_out(im, 0, r);
+}
+
+static int space_depth(struct importer *im, const onnx_node *n, bool to_space)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	if (x->rank != 4)
+		return op_err(im, "input must be 4-D");
+	int64_t b = attr_i(n, "blocksize", 0);
+	if (b < 1)
+		return op_err(im, "blocksize must be positive");
+	uint64_t ub = (uint64_t)b, dims[4];
+	if (to_space) {
+		if (x->dims[1] % (ub * ub))
+			return op_err(im, "channels are not divisible by blocksize^2");
+		dims[0] = x->dims[0], dims[1] = x->dims[2] * ub, dims[2] = x->dims[3] * ub, dims[3] = x->dims[1] / (ub * ub);
+	} else {
+		if (x->dims[2] % ub || x->dims[3] % ub)
+			return op_err(im, "spatial dimensions are not divisible by blocksize");
+		dims[0] = x->dims[0], dims[1] = x->dims[2] / ub, dims[2] = x->dims[3] / ub, dims[3] = x->dims[1] * ub * ub;
+	}
+	const char *name = out_name(im, 0);
+	struct value xv = b_to_nhwc(im, tval(im, x), dname(im, x->name, "nhwc"));
+	struct value r = b_node(im, to_space ? NK_DepthToSpace : NK_SpaceToDepth, dname(im, name, "nhwc"), &xv, 1,
+				xv.node ? type_with_dims(im->tc, val_type(xv), dims, 4) : NULL);
+	if (!r.node)
+		return -1;
+	node_set_int(im->m, r.node, "block_size", b);
+	if (to_space) {
+		const char *mode = attr_s(im, n, "mode", "DCR");
+		if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
+			return op_err(im, "mode '%s' is not supported", mode);
+		node_set_int(im->m, r.node, "mode", mode[0] == 'C');
+	}
+	return set_out(im, 0, b_to_nchw(im, r, name));
+}
+
+int op_depth_to_space(struct importer *im, const onnx_node *n) { return space_depth(im, n, true); }
+int op_space_to_depth(struct importer *im, const onnx_node *n) { return space_depth(im, n, false); }

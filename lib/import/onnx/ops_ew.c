@@ -1,0 +1,408 @@
+/* ops_ew.c - translators of elementwise operators: arithmetic, comparisons,
+ * logic, unary math, activations, Clip, Cast, Where.
+ *
+ * The graph IR's elementwise kinds take operands of one shape: numpy
+ * broadcasting becomes explicit Broadcast nodes ("<out>.bcastN"). ONNX
+ * operators without a kind of their own are composed from kinds that exist
+ * (Selu = gamma * Elu, Tan = Sin / Cos, ...); helper nodes get names derived
+ * from the output.
+ */
+#include "import/onnx/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct value no_value = {NULL, 0};
+
+/* a op b on values of one type (no broadcasting); cmp: bool result */
+static struct value ew2(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
+{
+	if (!a.node || !b.node)
+		return no_value;
+	const struct type *t = val_type(a);
+	if (kind == NK_CmpEQ || kind == NK_CmpNEQ || kind == NK_CmpLT || kind == NK_CmpLTE)
+		t = type_with_elem(im->tc, t, EK_BOOL);
+	struct value ops[2] = {a, b};
+	return b_node(im, kind, name, ops, 2, t);
+}
+
+/* a splat constant shaped like v */
+static struct value splat_like(struct importer *im, struct value v, double f, const char *name)
+{
+	if (!v.node)
+		return v;
+	return b_splat_const(im, name, val_type(v), f);
+}
+
+/* Broadcasts values to their common shape (names "<name>.bcastN"). */
+static int bcast_all(struct importer *im, struct value *vs, unsigned n, const char *name)
+{
+	uint64_t dims[GLOW_MAX_RANK];
+	unsigned rank = 0;
+	for (unsigned i = 0; i < n; i++)
+		if (!vs[i].node)
+			return -1;
+	const struct type *acc = val_type(vs[0]);
+	for (unsigned i = 1; i < n; i++) {
+		if (bcast_shape(im, acc, val_type(vs[i]), dims, &rank))
+			return -1;
+		acc = type_with_dims(im->tc, acc, dims, rank);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		char suf[16];
+		snprintf(suf, sizeof suf, "bcast%u", i);
+		vs[i] = b_broadcast(im, vs[i], acc->dims, acc->rank, dname(im, name, suf));
+		if (!vs[i].node)
+			return -1;
+	}
+	return 0;
+}
+
+/* Before opset 7, broadcasting was explicit: broadcast = 1 aligns B's
+ * dimensions with A's starting at axis. Returns B reshaped for numpy rules. */
+static struct value legacy_bcast(struct importer *im, const onnx_node *n, struct value a, struct value b)
+{
+	if (im->opset >= 7 || !attr_i(n, "broadcast", 0) || !a.node || !b.node)
+		return b;
+	const struct type *ta = val_type(a), *tb = val_type(b);
+	int64_t axis = attr_i(n, "axis", (int64_t)ta->rank - (int64_t)tb->rank);
+	if (axis < 0)
+		axis += ta->rank;
+	if (axis < 0 || axis + tb->rank > ta->rank) {
+		op_err(im, "broadcast axis %lld does not fit", (long long)axis);
+		return no_value;
+	}
+	uint64_t dims[GLOW_MAX_RANK];
+	unsigned r = 0;
+	for (unsigned k = 0; k < tb->rank; k++)
+		dims[r++] = tb->dims[k];
+	while (r < ta->rank - (unsigned)axis)
+		dims[r++] = 1;
+	return b_reshape(im, b, dims, r, dname(im, out_name(im, 0), "rhs"));
+}
+
+static struct value binary(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
+{
+	if (!a.node || !b.node)
+		return no_value;
+	if (val_type(a)->elem != val_type(b)->elem) {
+		if (kind != NK_Pow) {
+			op_err(im, "operands have different element types");
+			return no_value;
+		}
+		b = b_convert(im, b, val_type(a)->elem, dname(im, name, "exp"));
+	}
+	struct value vs[2] = {a, b};
+	if (bcast_all(im, vs, 2, name))
+		return no_value;
+	return ew2(im, kind, vs[0], vs[1], name);
+}
+
+int op_binary(struct importer *im, const onnx_node *n)
+{
+	static const struct {
+		const char *op;
+		unsigned kind;
+	} map[] = {{"Add", NK_Add}, {"Sub", NK_Sub}, {"Mul", NK_Mul}, {"Div", NK_Div}, {"Pow", NK_Pow}};
+	unsigned kind = NK_Add;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
+		if (strcmp(map[i].op, n->op_type) == 0)
+			kind = map[i].kind;
+	struct value a = in_val(im, 0), b = in_val(im, 1);
+	b = legacy_bcast(im, n, a, b);
+	return set_out(im, 0, binary(im, kind, a, b, out_name(im, 0)));
+}
+
+int op_mod(struct importer *im, const onnx_node *n)
+{
+	struct value a = in_val(im, 0), b = in_val(im, 1);
+	const char *name = out_name(im, 0);
+	if (!a.node || !b.node)
+		return -1;
+	bool fl = elem_is_float((enum elem_kind)val_type(a)->elem);
+	int64_t fm = attr_i(n, "fmod", 0);
+	if (fl && !fm)
+		return op_err(im, "fmod = 0 is not valid for floating-point inputs");
+	if (fm)
+		return set_out(im, 0, binary(im, NK_Fmod, a, b, name));
+	/* integer mod takes the sign of the divisor: r = fmod(a, b); r != 0 and
+	 * sign(r) != sign(b) ? r + b : r */
+	struct value vs[2] = {a, b};
+	if (bcast_all(im, vs, 2, name))
+		return -1;
+	struct value r = ew2(im, NK_Fmod, vs[0], vs[1], dname(im, name, "fmod"));
+	struct value zero = splat_like(im, r, 0, dname(im, name, "zero"));
+	struct value rneg = ew2(im, NK_CmpLT, r, zero, dname(im, name, "rneg"));
+	struct value bneg = ew2(im, NK_CmpLT, vs[1], zero, dname(im, name, "bneg"));
+	struct value nz = ew2(im, NK_CmpNEQ, r, zero, dname(im, name, "nz"));
+	struct value diff = ew2(im, NK_Xor, rneg, bneg, dname(im, name, "diff"));
+	struct value fix = ew2(im, NK_And, nz, diff, dname(im, name, "fix"));
+	struct value sum = ew2(im, NK_Add, r, vs[1], dname(im, name, "adj"));
+	struct value ops[3] = {fix, sum, r};
+	return set_out(im, 0, b_node(im, NK_Select, name, ops, 3, r.node ? val_type(r) : NULL));
+}
+
+/* Max, Min, Sum, Mean over one or more inputs */
+int op_variadic(struct importer *im, const onnx_node *n)
+{
+	unsigned cnt = n_in(n), kind = NK_Add;
+	const char *name = out_name(im, 0);
+	if (strcmp(n->op_type, "Max") == 0)
+		kind = NK_Max;
+	else if (strcmp(n->op_type, "Min") == 0)
+		kind = NK_Min;
+	if (cnt == 0)
+		return op_err(im, "no inputs");
+	bool mean = strcmp(n->op_type, "Mean") == 0;
+	struct value acc = in_val(im, 0);
+	if (cnt == 1 && !mean)
+		return set_out_t(im, 0, in_req(im, 0));
+	for (unsigned i = 1; i < cnt; i++) {
+		bool last = i + 1 == cnt && !mean;
+		acc = binary(im, kind, acc, in_val(im, i), last ? name : dname(im, name, "acc"));
+	}
+	if (mean)
+		acc = ew2(im, NK_Div, acc, splat_like(im, acc, cnt, dname(im, name, "count")), name);
+	return set_out(im, 0, acc);
+}
+
+int op_compare(struct importer *im, const onnx_node *n)
+{
+	static const struct {
+		const char *op;
+		unsigned kind;
+		bool swap;
+	} map[] = {{"Equal", NK_CmpEQ, false}, {"Less", NK_CmpLT, false}, {"LessOrEqual", NK_CmpLTE, false},
+		   {"Greater", NK_CmpLT, true}, {"GreaterOrEqual", NK_CmpLTE, true}, {"And", NK_And, false},
+		   {"Or", NK_Or, false}, {"Xor", NK_Xor, false}};
+	size_t k = 0;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
+		if (strcmp(map[i].op, n->op_type) == 0)
+			k = i;
+	struct value a = in_val(im, 0), b = in_val(im, 1);
+	b = legacy_bcast(im, n, a, b);
+	if (map[k].swap) {
+		struct value t = a;
+		a = b;
+		b = t;
+	}
+	return set_out(im, 0, binary(im, map[k].kind, a, b, out_name(im, 0)));
+}
+
+int op_where(struct importer *im, const onnx_node *n)
+{
+	(void)n;
+	struct value vs[3] = {in_val(im, 0), in_val(im, 1), in_val(im, 2)};
+	const char *name = out_name(im, 0);
+	if (bcast_all(im, vs, 3, name))
+		return -1;
+	if (val_type(vs[1])->elem != val_type(vs[2])->elem || val_type(vs[0])->elem != EK_BOOL)
+		return op_err(im, "condition must be bool and both branches of one element type");
+	return set_out(im, 0, b_node(im, NK_Select, name, vs, 3, val_type(vs[1])));
+}
+
+int op_unary(struct importer *im, const onnx_node *n)
+{
+	static const struct {
+		const char *op;
+		unsigned kind;
+	} map[] = {{"Not", NK_Not},         {"Neg", NK_Neg},     {"Abs", NK_Abs},       {"Exp", NK_Exp},
+		   {"Log", NK_Log},         {"Sqrt", NK_Sqrt},   {"Reciprocal", NK_Reciprocal},
+		   {"Floor", NK_Floor},     {"Ceil", NK_Ceil},   {"Round", NK_Round},   {"Sign", NK_Sign},
+		   {"Sin", NK_Sin},         {"Cos", NK_Cos},     {"Erf", NK_Erf},       {"IsNaN", NK_IsNaN},
+		   {"Relu", NK_Relu},       {"Sigmoid", NK_Sigmoid}, {"Tanh", NK_Tanh},
+		   {"Softplus", NK_SoftPlus}, {"HardSwish", NK_HardSwish}};
+	unsigned kind = NK_Relu;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
+		if (strcmp(map[i].op, n->op_type) == 0)
+			kind = map[i].kind;
+	struct value x = in_val(im, 0);
+	if (!x.node)
+		return -1;
+	const struct type *t = val_type(x);
+	if (kind == NK_IsNaN)
+		t = type_with_elem(im->tc, t, EK_BOOL);
+	return set_out(im, 0, b_node(im, kind, out_name(im, 0), &x, 1, t));
+}
+
+/* Tan, Sinh, Cosh, Asinh, Acosh, Atanh from Sin, Cos, Exp, Log, Sqrt. */
+int op_trig(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	const char *name = out_name(im, 0), *op = n->op_type;
+	if (!x.node)
+		return -1;
+	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
+		return op_err(im, "input must be floating point");
+	if (strcmp(op, "Tan") == 0)
+		return set_out(im, 0, ew2(im, NK_Div, b_unary(im, NK_Sin, dname(im, name, "sin"), x),
+					  b_unary(im, NK_Cos, dname(im, name, "cos"), x), name));
+	struct value half = splat_like(im, x, 0.5, dname(im, name, "half"));
+	struct value one = splat_like(im, x, 1, dname(im, name, "one"));
+	if (strcmp(op, "Sinh") == 0 || strcmp(op, "Cosh") == 0) {
+		struct value e = b_unary(im, NK_Exp, dname(im, name, "exp"), x);
+		struct value en = b_unary(im, NK_Exp, dname(im, name, "expneg"),
+					  b_unary(im, NK_Neg, dname(im, name, "neg"), x));
+		struct value s = ew2(im, op[0] == 'S' ? NK_Sub : NK_Add, e, en, dname(im, name, "sum"));
+		return set_out(im, 0, ew2(im, NK_Mul, s, half, name));
+	}
+	if (strcmp(op, "Atanh") == 0) {
+		struct value q = ew2(im, NK_Div, ew2(im, NK_Add, one, x, dname(im, name, "num")),
+				     ew2(im, NK_Sub, one, x, dname(im, name, "den")), dname(im, name, "q"));
+		return set_out(im, 0, ew2(im, NK_Mul, b_unary(im, NK_Log, dname(im, name, "log"), q), half, name));
+	}
+	/* Asinh: log(x + sqrt(x*x + 1)); Acosh: log(x + sqrt(x*x - 1)) */
+	struct value sq = ew2(im, NK_Mul, x, x, dname(im, name, "sq"));
+	struct value in = ew2(im, op[1] == 's' ? NK_Add : NK_Sub, sq, one, dname(im, name, "in"));
+	struct value s = ew2(im, NK_Add, x, b_unary(im, NK_Sqrt, dname(im, name, "sqrt"), in), dname(im, name, "arg"));
+	return set_out(im, 0, b_unary(im, NK_Log, name, s));
+}
+
+int op_activation(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	const char *name = out_name(im, 0), *op = n->op_type;
+	if (!x.node)
+		return -1;
+	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
+		return op_err(im, "input must be floating point");
+	if (strcmp(op, "LeakyRelu") == 0 || strcmp(op, "Elu") == 0) {
+		bool leaky = op[0] == 'L';
+		struct value r = b_unary(im, leaky ? NK_LeakyRelu : NK_Elu, name, x);
+		if (r.node)
+			node_set_float(im->m, r.node, "alpha", attr_f(n, "alpha", leaky ? 0.01f : 1.0f));
+		return set_out(im, 0, r);
+	}
+	if (strcmp(op, "Selu") == 0) {
+		struct value e = b_unary(im, NK_Elu, dname(im, name, "elu"), x);
+		if (e.node)
+			node_set_float(im->m, e.node, "alpha", attr_f(n, "alpha", 1.67326319217681884765625f));
+		struct value g = splat_like(im, x, attr_f(n, "gamma", 1.05070102214813232421875f),
+					    dname(im, name, "gamma"));
+		return set_out(im, 0, ew2(im, NK_Mul, e, g, name));
+	}
+	if (strcmp(op, "Celu") == 0) { /* alpha * Elu(x / alpha) */
+		struct value al = splat_like(im, x, attr_f(n, "alpha", 1), dname(im, name, "alpha"));
+		struct value e = b_unary(im, NK_Elu, dname(im, name, "elu"),
+					 ew2(im, NK_Div, x, al, dname(im, name, "scaled")));
+		return set_out(im, 0, ew2(im, NK_Mul, e, al, name));
+	}
+	if (strcmp(op, "HardSigmoid") == 0) { /* clip(alpha * x + beta, 0, 1) */
+		struct value a = splat_like(im, x, attr_f(n, "alpha", 0.2f), dname(im, name, "alpha"));
+		struct value b = splat_like(im, x, attr_f(n, "beta", 0.5f), dname(im, name, "beta"));
+		struct value y = ew2(im, NK_Add, ew2(im, NK_Mul, x, a, dname(im, name, "mul")), b,
+				     dname(im, name, "add"));
+		struct value r = b_unary(im, NK_Clip, name, y);
+		if (r.node) {
+			node_set_float(im->m, r.node, "min", 0);
+			node_set_float(im->m, r.node, "max", 1);
+		}
+		return set_out(im, 0, r);
+	}
+	if (strcmp(op, "Softsign") == 0) { /* x / (1 + |x|) */
+		struct value one = splat_like(im, x, 1, dname(im, name, "one"));
+		struct value d = ew2(im, NK_Add, one, b_unary(im, NK_Abs, dname(im, name, "abs"), x),
+				     dname(im, name, "den"));
+		return set_out(im, 0, ew2(im, NK_Div, x, d, name));
+	}
+	struct value zero = splat_like(im, x, 0, dname(im, name, "zero"));
+	if (strcmp(op, "ThresholdedRelu") == 0) { /* x > alpha ? x : 0 */
+		struct value a = splat_like(im, x, attr_f(n, "alpha", 1), dname(im, name, "alpha"));
+		struct value ops[3] = {ew2(im, NK_CmpLT, a, x, dname(im, name, "gt")), x, zero};
+		return set_out(im, 0, b_node(im, NK_Select, name, ops, 3, val_type(x)));
+	}
+	/* Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0 */
+	float l = attr_f(n, "lambd", 0.5f), bias = attr_f(n, "bias", 0);
+	struct value lp = splat_like(im, x, l, dname(im, name, "lambd"));
+	struct value ln = splat_like(im, x, -l, dname(im, name, "neglambd"));
+	struct value bv = splat_like(im, x, bias, dname(im, name, "bias"));
+	struct value hi[3] = {ew2(im, NK_CmpLT, lp, x, dname(im, name, "gt")),
+			      ew2(im, NK_Sub, x, bv, dname(im, name, "sub")), zero};
+	struct value inner = b_node(im, NK_Select, dname(im, name, "hi"), hi, 3, val_type(x));
+	struct value lo[3] = {ew2(im, NK_CmpLT, x, ln, dname(im, name, "lt")),
+			      ew2(im, NK_Add, x, bv, dname(im, name, "add")), inner};
+	return set_out(im, 0, b_node(im, NK_Select, name, lo, 3, val_type(x)));
+}
+
+int op_prelu(struct importer *im, const onnx_node *n)
+{
+	(void)n;
+	struct value x = in_val(im, 0), s = in_val(im, 1);
+	if (!x.node || !s.node)
+		return -1;
+	const struct type *t = val_type(x);
+	s = b_broadcast(im, s, t->dims, t->rank, dname(im, out_name(im, 0), "slope"));
+	struct value ops[2] = {x, s};
+	return set_out(im, 0, b_node(im, NK_PRelu, out_name(im, 0), ops, 2, s.node ? t : NULL));
+}
+
+static int scalar_arg(struct importer *im, unsigned i, double *out, bool *present)
+{
+	struct tensor *t = in_opt(im, i);
+	*present = t != NULL;
+	if (!t)
+		return 0;
+	const double *v = t_floats(im, t);
+	if (!v || t_numel(t) != 1)
+		return op_err(im, "input %u must be a scalar known at import", i);
+	*out = v[0];
+	return 0;
+}
+
+int op_clip(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	const char *name = out_name(im, 0);
+	if (!x.node)
+		return -1;
+	double lo = -INFINITY, hi = INFINITY;
+	bool has_lo = false, has_hi = false;
+	if (im->opset < 11) {
+		has_lo = attr(n, "min") != NULL;
+		has_hi = attr(n, "max") != NULL;
+		lo = has_lo ? attr_f(n, "min", 0) : lo;
+		hi = has_hi ? attr_f(n, "max", 0) : hi;
+	} else if (scalar_arg(im, 1, &lo, &has_lo) || scalar_arg(im, 2, &hi, &has_hi)) {
+		return -1;
+	}
+	if (elem_is_float((enum elem_kind)val_type(x)->elem)) {
+		struct value r = b_unary(im, NK_Clip, name, x);
+		if (r.node) {
+			node_set_float(im->m, r.node, "min", lo);
+			node_set_float(im->m, r.node, "max", hi);
+		}
+		return set_out(im, 0, r);
+	}
+	if (has_lo)
+		x = ew2(im, NK_Max, x, splat_like(im, x, lo, dname(im, name, "min")), has_hi ? dname(im, name, "lo") : name);
+	if (has_hi)
+		x = ew2(im, NK_Min, x, splat_like(im, x, hi, dname(im, name, "max")), name);
+	return set_out(im, 0, x);
+}
+
+/* Cast, CastLike (known inputs are folded before this runs) */
+int op_cast(struct importer *im, const onnx_node *n)
+{
+	int to;
+	if (strcmp(n->op_type, "CastLike") == 0) {
+		struct tensor *like = in_req(im, 1);
+		if (!like)
+			return -1;
+		to = like->dtype;
+	} else {
+		const Onnx__AttributeProto *a = attr(n, "to");
+		if (!a)
+			return op_err(im, "the 'to' attribute is required");
+		to = a->has_i ? (int)a->i : DT_UNDEF;
+	}
+	int elem = dt_elem(to);
+	if (elem < 0)
+		return op_err(im, "cast to %s is not supported by the graph IR", dt_name(to));
+	struct value x = in_val(im, 0);
+	if (!x.node)
+		return -1;
+	if (val_type(x)->elem == elem)
+		return set_out_t(im, 0, in_req(im, 0));
+	return set_out(im, 0, b_convert(im, x, elem, out_name(im, 0)));
+}

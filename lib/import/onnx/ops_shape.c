@@ -1,0 +1,774 @@
+/* ops_shape.c - translators of shape and data-movement operators, and of
+ * the operators whose values are always known at import (Constant, Shape,
+ * Size, ConstantOfShape, Range, EyeLike).
+ *
+ * Each translator computes the static result shape; when its data input is
+ * known it produces a known result (so Shape -> Gather -> Concat -> Reshape
+ * chains fold to a static Reshape), otherwise a graph node named as the ONNX
+ * output.
+ */
+#include "import/onnx/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int out_known(struct importer *im, unsigned i, struct tensor *src)
+{
+	return set_out_t(im, i, src);
+}
+
+/* Identity; Dropout in inference: the data passes through, the mask is all
+ * true. */
+int op_identity(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	if (strcmp(n->op_type, "Dropout") == 0) {
+		struct tensor *train = in_opt(im, 2);
+		if (train) {
+			const int64_t *tv = t_ints(im, train);
+			if (!tv || t_numel(train) != 1)
+				return op_err(im, "training_mode must be known at import");
+			if (tv[0])
+				return op_err(im, "training mode is not supported");
+		}
+		if (attr_i(n, "is_test", 1) == 0 && im->opset < 7)
+			op_warn(im, "is_test = 0 ignored; importing for inference");
+		if (out_used(im, 1))
+			out_known(im, 1, k_splat(im, out_name(im, 1), DT_BOOL, x->rank, x->dims, 1, 1));
+	}
+	return out_known(im, 0, x);
+}
+
+/* Constant: one of value (a tensor), value_float(s), value_int(s). */
+int op_constant(struct importer *im, const onnx_node *n)
+{
+	const char *name = out_name(im, 0);
+	const Onnx__AttributeProto *a;
+	if ((a = attr(n, "value")) && a->t)
+		return out_known(im, 0, t_from_proto(im, a->t, name));
+	if ((a = attr(n, "value_float")) && a->has_f) {
+		double f = a->f;
+		return out_known(im, 0, t_from_floats(im, name, DT_FLOAT, 0, NULL, &f));
+	}
+	if ((a = attr(n, "value_int")) && a->has_i)
+		return out_known(im, 0, t_from_ints(im, name, DT_INT64, 0, NULL, &a->i));
+	if ((a = attr(n, "value_floats"))) {
+		uint64_t d = a->n_floats;
+		double *v = arena_alloc(&im->scratch, (d + 1) * sizeof *v);
+		for (size_t i = 0; i < a->n_floats; i++)
+			v[i] = a->floats[i];
+		return out_known(im, 0, t_from_floats(im, name, DT_FLOAT, 1, &d, v));
+	}
+	if ((a = attr(n, "value_ints"))) {
+		uint64_t d = a->n_ints;
+		return out_known(im, 0, t_from_ints(im, name, DT_INT64, 1, &d, a->ints));
+	}
+	if (attr(n, "sparse_value"))
+		return op_err(im, "sparse constants are not supported");
+	if (attr(n, "value_string") || attr(n, "value_strings"))
+		return op_err(im, "string constants are not supported");
+	return op_err(im, "no value attribute");
+}
+
+static int shape_from_ints(struct importer *im, const int64_t *v, uint64_t n, uint64_t *dims)
+{
+	if (n > GLOW_MAX_RANK)
+		return op_err(im, "shape of rank %llu exceeds the graph IR's %d", (unsigned long long)n,
+			      GLOW_MAX_RANK);
+	for (uint64_t i = 0; i < n; i++) {
+		if (v[i] < 0)
+			return op_err(im, "negative dimension %lld", (long long)v[i]);
+		dims[i] = (uint64_t)v[i];
+	}
+	return 0;
+}
+
+int op_constant_of_shape(struct importer *im, const onnx_node *n)
+{
+	uint64_t cnt, dims[GLOW_MAX_RANK];
+	const int64_t *sv = in_ints(im, 0, &cnt);
+	if (!sv || shape_from_ints(im, sv, cnt, dims))
+		return -1;
+	int dtype = DT_FLOAT;
+	double f = 0;
+	int64_t i = 0;
+	const Onnx__AttributeProto *a = attr(n, "value");
+	if (a && a->t) {
+		struct tensor *vt = t_from_proto(im, a->t, "value");
+		if (!vt)
+			return -1;
+		if (t_numel(vt) != 1 || !vt->known)
+			return op_err(im, "value must hold one element");
+		dtype = vt->dtype;
+		f = t_floats(im, vt)[0];
+		i = t_ints(im, vt)[0];
+	}
+	struct tensor *t = k_splat(im, out_name(im, 0), dtype, (unsigned)cnt, dims, f, i);
+	if (!t)
+		return op_err(im, "element type %s is not supported", dt_name(dtype));
+	return out_known(im, 0, t);
+}
+
+/* Shape (start/end since opset 15) */
+int op_shape(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	int64_t r = x->rank, s = attr_i(n, "start", 0), e = attr_i(n, "end", r);
+	s = s < 0 ? s + r : s;
+	e = e < 0 ? e + r : e;
+	s = s < 0 ? 0 : s > r ? r : s;
+	e = e < 0 ? 0 : e > r ? r : e;
+	int64_t v[GLOW_MAX_RANK];
+	uint64_t len = e > s ? (uint64_t)(e - s) : 0;
+	for (uint64_t k = 0; k < len; k++)
+		v[k] = (int64_t)x->dims[s + (int64_t)k];
+	return out_known(im, 0, t_from_ints(im, out_name(im, 0), DT_INT64, 1, &len, v));
+}
+
+int op_size(struct importer *im, const onnx_node *n)
+{
+	(void)n;
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	int64_t v = (int64_t)t_numel(x);
+	return out_known(im, 0, t_from_ints(im, out_name(im, 0), DT_INT64, 0, NULL, &v));
+}
+
+int op_range(struct importer *im, const onnx_node *n)
+{
+	(void)n;
+	struct tensor *st = in_req(im, 0), *lt = in_req(im, 1), *dt = in_req(im, 2);
+	if (!st || !lt || !dt)
+		return -1;
+	const double *s = t_floats(im, st), *l = t_floats(im, lt), *d = t_floats(im, dt);
+	if (!s || !l || !d || t_numel(st) != 1 || t_numel(lt) != 1 || t_numel(dt) != 1)
+		return op_err(im, "start, limit and delta must be scalars known at import");
+	if (d[0] == 0)
+		return op_err(im, "delta is zero");
+	double cnt = ceil((l[0] - s[0]) / d[0]);
+	if (!(cnt < ONNX_FOLD_MAX))
+		return op_err(im, "range of %g elements is too large to fold", cnt);
+	uint64_t len = cnt > 0 ? (uint64_t)cnt : 0;
+	double *v = arena_alloc(&im->scratch, (len + 1) * sizeof *v);
+	if (dt_is_int(st->dtype)) {
+		const int64_t *si = t_ints(im, st), *di = t_ints(im, dt);
+		for (uint64_t k = 0; k < len; k++)
+			v[k] = (double)(si[0] + (int64_t)k * di[0]);
+	} else {
+		for (uint64_t k = 0; k < len; k++)
+			v[k] = s[0] + (double)k * d[0];
+	}
+	return out_known(im, 0, t_from_floats(im, out_name(im, 0), st->dtype, 1, &len, v));
+}
+
+int op_eyelike(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	if (x->rank != 2)
+		return op_err(im, "input must be 2-D");
+	int dtype = (int)attr_i(n, "dtype", x->dtype);
+	int64_t k = attr_i(n, "k", 0);
+	uint64_t numel = t_numel(x);
+	if (numel > ONNX_FOLD_MAX)
+		return op_err(im, "too large to fold");
+	if (dt_size(dtype) == 0)
+		return op_err(im, "element type %s is not supported", dt_name(dtype));
+	double *v = arena_alloc(&im->scratch, (numel + 1) * sizeof *v);
+	for (uint64_t i = 0; i < x->dims[0]; i++)
+		for (uint64_t j = 0; j < x->dims[1]; j++)
+			v[i * x->dims[1] + j] = (int64_t)j - (int64_t)i == k;
+	return out_known(im, 0, t_from_floats(im, out_name(im, 0), dtype, 2, x->dims, v));
+}
+
+/* Output i is input x with a new shape (known contents stay known). */
+static int reshape_to(struct importer *im, unsigned i, struct tensor *x, unsigned rank, const uint64_t *dims)
+{
+	uint64_t numel = 1;
+	for (unsigned k = 0; k < rank; k++)
+		numel *= dims[k];
+	if (numel != t_numel(x))
+		return op_err(im, "cannot reshape %llu elements into %llu", (unsigned long long)t_numel(x),
+			      (unsigned long long)numel);
+	if (x->known)
+		return out_known(im, i, t_view(im, x, out_name(im, i), rank, dims));
+	return set_out(im, i, b_reshape(im, tval(im, x), dims, rank, out_name(im, i)));
+}
+
+int op_reshape(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	const int64_t *sv;
+	uint64_t cnt;
+	if (im->opset < 5) {
+		long c = attr_ints(n, "shape", &sv);
+		if (c < 0)
+			return op_err(im, "no shape attribute");
+		cnt = (uint64_t)c;
+	} else if (!(sv = in_ints(im, 1, &cnt))) {
+		return -1;
+	}
+	if (cnt > GLOW_MAX_RANK)
+		return op_err(im, "shape of rank %llu exceeds the graph IR's %d", (unsigned long long)cnt,
+			      GLOW_MAX_RANK);
+	bool allowzero = attr_i(n, "allowzero", 0) != 0;
+	uint64_t dims[GLOW_MAX_RANK], known = 1;
+	int infer = -1;
+	for (unsigned k = 0; k < cnt; k++) {
+		if (sv[k] == -1) {
+			if (infer >= 0)
+				return op_err(im, "more than one -1 in the shape");
+			infer = (int)k;
+			dims[k] = 1;
+			continue;
+		}
+		if (sv[k] < -1)
+			return op_err(im, "bad dimension %lld in the shape", (long long)sv[k]);
+		if (sv[k] == 0 && !allowzero) {
+			if (k >= x->rank)
+				return op_err(im, "shape copies dimension %u of a rank-%u input", k, x->rank);
+			dims[k] = x->dims[k];
+		} else {
+			dims[k] = (uint64_t)sv[k];
+		}
+		known *= dims[k];
+	}
+	if (infer >= 0) {
+		if (known == 0 || t_numel(x) % known)
+			return op_err(im, "cannot infer the -1 dimension (%llu elements, %llu per row)",
+				      (unsigned long long)t_numel(x), (unsigned long long)known);
+		dims[infer] = t_numel(x) / known;
+	}
+	return reshape_to(im, 0, x, (unsigned)cnt, dims);
+}
+
+int op_flatten(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	int64_t axis = attr_i(n, "axis", 1);
+	if (axis < 0)
+		axis += x->rank;
+	if (axis < 0 || axis > (int64_t)x->rank)
+		return op_err(im, "axis %lld is out of range for rank %u", (long long)attr_i(n, "axis", 1), x->rank);
+	uint64_t dims[2] = {1, 1};
+	for (unsigned k = 0; k < x->rank; k++)
+		dims[(int64_t)k < axis ? 0 : 1] *= x->dims[k];
+	return reshape_to(im, 0, x, 2, dims);
+}
+
+/* axes from the attribute (before opset 13) or input 1; count -1: absent */
+static const int64_t *axes_arg(struct importer *im, const onnx_node *n, int64_t new_opset, long *count)
+{
+	if (im->opset < new_opset) {
+		const int64_t *v;
+		*count = attr_ints(n, "axes", &v);
+		return v;
+	}
+	if (!in_opt(im, 1)) {
+		*count = -1;
+		return NULL;
+	}
+	uint64_t c;
+	const int64_t *v = in_ints(im, 1, &c);
+	*count = v ? (long)c : -2;
+	return v;
+}
+
+int op_squeeze(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	long c;
+	const int64_t *axes = axes_arg(im, n, 13, &c);
+	if (c == -2)
+		return -1;
+	bool drop[GLOW_MAX_RANK] = {false};
+	if (c < 0) {
+		for (unsigned k = 0; k < x->rank; k++)
+			drop[k] = x->dims[k] == 1;
+	}
+	for (long k = 0; k < c; k++) {
+		unsigned a;
+		if (norm_axis(im, axes[k], x->rank, &a))
+			return -1;
+		if (x->dims[a] != 1)
+			return op_err(im, "cannot squeeze dimension %u of size %llu", a,
+				      (unsigned long long)x->dims[a]);
+		drop[a] = true;
+	}
+	uint64_t dims[GLOW_MAX_RANK];
+	unsigned r = 0;
+	for (unsigned k = 0; k < x->rank; k++)
+		if (!drop[k])
+			dims[r++] = x->dims[k];
+	return reshape_to(im, 0, x, r, dims);
+}
+
+int op_unsqueeze(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	long c;
+	const int64_t *axes = axes_arg(im, n, 13, &c);
+	if (c == -2)
+		return -1;
+	if (c < 0)
+		return op_err(im, "axes are required");
+	unsigned r = x->rank + (unsigned)c;
+	if (r > GLOW_MAX_RANK)
+		return op_err(im, "result rank %u exceeds the graph IR's %d", r, GLOW_MAX_RANK);
+	bool ins[GLOW_MAX_RANK] = {false};
+	for (long k = 0; k < c; k++) {
+		unsigned a;
+		if (norm_axis(im, axes[k], r, &a))
+			return -1;
+		if (ins[a])
+			return op_err(im, "axis %lld repeats", (long long)axes[k]);
+		ins[a] = true;
+	}
+	uint64_t dims[GLOW_MAX_RANK];
+	for (unsigned k = 0, j = 0; k < r; k++)
+		dims[k] = ins[k] ? 1 : x->dims[j++];
+	return reshape_to(im, 0, x, r, dims);
+}
+
+int op_transpose(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	const int64_t *pv;
+	long c = attr_ints(n, "perm", &pv);
+	unsigned perm[GLOW_MAX_RANK];
+	bool seen[GLOW_MAX_RANK] = {false};
+	if (c >= 0 && (unsigned long)c != x->rank)
+		return op_err(im, "perm has %ld entries for a rank-%u input", c, x->rank);
+	for (unsigned k = 0; k < x->rank; k++) {
+		int64_t p = c >= 0 ? pv[k] : (int64_t)(x->rank - 1 - k);
+		unsigned a;
+		if (norm_axis(im, p, x->rank, &a))
+			return -1;
+		if (seen[a])
+			return op_err(im, "perm is not a permutation");
+		seen[a] = true;
+		perm[k] = a;
+	}
+	if (x->known) {
+		struct tensor *k = k_permute(im, x, perm, out_name(im, 0));
+		if (k)
+			return out_known(im, 0, k);
+	}
+	return set_out(im, 0, b_transpose(im, tval(im, x), perm, out_name(im, 0)));
+}
+
+int op_concat(struct importer *im, const onnx_node *n)
+{
+	unsigned cnt = n_in(n);
+	if (cnt == 0)
+		return op_err(im, "no inputs");
+	struct tensor **ts = arena_alloc(&im->scratch, cnt * sizeof *ts);
+	for (unsigned i = 0; i < cnt; i++)
+		if (!(ts[i] = in_req(im, i)))
+			return -1;
+	unsigned axis, rank = ts[0]->rank;
+	if (!attr(n, "axis") && im->opset >= 4)
+		return op_err(im, "the axis attribute is required");
+	if (norm_axis(im, attr_i(n, "axis", 1), rank, &axis))
+		return -1;
+	uint64_t dims[GLOW_MAX_RANK];
+	memcpy(dims, ts[0]->dims, sizeof dims);
+	dims[axis] = 0;
+	bool known = true;
+	unsigned nonempty = 0;
+	for (unsigned i = 0; i < cnt; i++) {
+		if (ts[i]->rank != rank || ts[i]->dtype != ts[0]->dtype)
+			return op_err(im, "input %u has another rank or element type", i);
+		for (unsigned k = 0; k < rank; k++)
+			if (k != axis && ts[i]->dims[k] != dims[k])
+				return op_err(im, "input %u: dimension %u is %llu, expected %llu", i, k,
+					      (unsigned long long)ts[i]->dims[k], (unsigned long long)dims[k]);
+		dims[axis] += ts[i]->dims[axis];
+		known &= ts[i]->known;
+		nonempty += t_numel(ts[i]) != 0;
+	}
+	if (known) {
+		struct tensor *k = k_concat(im, ts, cnt, axis, out_name(im, 0));
+		if (k)
+			return out_known(im, 0, k);
+	}
+	struct value *ops = arena_alloc(&im->scratch, cnt * sizeof *ops);
+	unsigned nops = 0;
+	for (unsigned i = 0; i < cnt; i++)
+		if (t_numel(ts[i]) != 0 || nonempty == 0)
+			ops[nops++] = tval(im, ts[i]);
+	if (nops == 1 && ops[0].node)
+		return set_out(im, 0, b_reshape(im, ops[0], dims, rank, out_name(im, 0)));
+	const struct type *t = ty(im, dt_elem(ts[0]->dtype), dims, rank);
+	struct value r = b_node(im, NK_Concat, out_name(im, 0), ops, nops, t);
+	if (r.node)
+		node_set_int(im->m, r.node, "dim", axis);
+	return set_out(im, 0, r);
+}
+
+/* Output i is x[start + j] (step 1) with dims odims. */
+static int slice_out(struct importer *im, unsigned i, struct tensor *x, const int64_t *start,
+		     const int64_t *step, const uint64_t *odims)
+{
+	const char *name = out_name(im, i);
+	bool unit = true;
+	for (unsigned k = 0; k < x->rank; k++)
+		unit &= step[k] == 1;
+	if (x->known) {
+		struct tensor *k = k_slice(im, x, start, step, odims, name);
+		if (k)
+			return out_known(im, i, k);
+	}
+	if (!unit)
+		return op_err(im, "slices with steps other than 1 need data known at import");
+	struct value xv = tval(im, x);
+	if (!xv.node)
+		return -1;
+	const struct type *xt = val_type(xv);
+	const struct type *t = type_with_dims(im->tc, xt, odims, x->rank);
+	if (t == xt)
+		return set_out(im, i, xv);
+	struct value r = b_node(im, NK_Slice, name, &xv, 1, t);
+	if (r.node)
+		node_set_ints(im->m, r.node, "start", start, x->rank);
+	return set_out(im, i, r);
+}
+
+int op_split(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	unsigned axis;
+	if (norm_axis(im, attr_i(n, "axis", 0), x->rank, &axis))
+		return -1;
+	unsigned nout = (unsigned)n->n_output;
+	const int64_t *sv = NULL;
+	uint64_t cnt = 0;
+	if (im->opset < 13) {
+		long c = attr_ints(n, "split", &sv);
+		cnt = c < 0 ? 0 : (uint64_t)c;
+		if (c < 0 && im->opset < 2 && in_opt(im, 1) && !(sv = in_ints(im, 1, &cnt)))
+			return -1;
+	} else if (in_opt(im, 1) && !(sv = in_ints(im, 1, &cnt))) {
+		return -1;
+	}
+	if (nout == 0)
+		return op_err(im, "no outputs");
+	int64_t sizes_buf[64];
+	int64_t *sizes = nout <= 64 ? sizes_buf : arena_alloc(&im->scratch, nout * sizeof *sizes);
+	if (sv) {
+		if (cnt != nout)
+			return op_err(im, "split has %llu entries for %u outputs", (unsigned long long)cnt, nout);
+		int64_t sum = 0;
+		for (unsigned k = 0; k < nout; k++) {
+			if (sv[k] < 0)
+				return op_err(im, "negative split size");
+			sizes[k] = sv[k];
+			sum += sv[k];
+		}
+		if ((uint64_t)sum != x->dims[axis])
+			return op_err(im, "split sizes add up to %lld, not %llu", (long long)sum,
+				      (unsigned long long)x->dims[axis]);
+	} else {
+		uint64_t d = x->dims[axis], each = (d + nout - 1) / nout;
+		if (d % nout)
+			return op_err(im, "dimension %llu does not split evenly into %u outputs",
+				      (unsigned long long)d, nout);
+		for (unsigned k = 0; k < nout; k++)
+			sizes[k] = (int64_t)each;
+	}
+	int64_t start[GLOW_MAX_RANK] = {0}, step[GLOW_MAX_RANK];
+	uint64_t odims[GLOW_MAX_RANK];
+	memcpy(odims, x->dims, sizeof odims);
+	for (unsigned k = 0; k < GLOW_MAX_RANK; k++)
+		step[k] = 1;
+	for (unsigned k = 0; k < nout; k++) {
+		odims[axis] = (uint64_t)sizes[k];
+		if (slice_out(im, k, x, start, step, odims))
+			return -1;
+		start[axis] += sizes[k];
+	}
+	return 0;
+}
+
+/* Clamps a slice bound as ONNX does (negative counts from the end). */
+static int64_t clamp_bound(int64_t v, int64_t dim, int64_t step)
+{
+	if (v < 0)
+		v += dim;
+	if (step > 0)
+		return v < 0 ? 0 : v > dim ? dim : v;
+	return v < -1 ? -1 : v > dim - 1 ? dim - 1 : v;
+}
+
+int op_slice(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	const int64_t *starts, *ends, *axes = NULL, *steps = NULL;
+	uint64_t ns, ne, na = 0, nst = 0;
+	if (im->opset < 10) {
+		long a = attr_ints(n, "starts", &starts), b = attr_ints(n, "ends", &ends);
+		if (a < 0 || b < 0)
+			return op_err(im, "starts and ends are required");
+		ns = (uint64_t)a;
+		ne = (uint64_t)b;
+		long c = attr_ints(n, "axes", &axes);
+		na = c < 0 ? 0 : (uint64_t)c;
+		if (c < 0)
+			axes = NULL;
+	} else {
+		if (!(starts = in_ints(im, 1, &ns)) || !(ends = in_ints(im, 2, &ne)))
+			return -1;
+		if (in_opt(im, 3) && !(axes = in_ints(im, 3, &na)))
+			return -1;
+		if (in_opt(im, 4) && !(steps = in_ints(im, 4, &nst)))
+			return -1;
+	}
+	if (ns != ne || (axes && na != ns) || (steps && nst != ns))
+		return op_err(im, "starts, ends, axes and steps differ in length");
+	int64_t start[GLOW_MAX_RANK], step[GLOW_MAX_RANK];
+	uint64_t odims[GLOW_MAX_RANK];
+	for (unsigned k = 0; k < x->rank; k++) {
+		start[k] = 0;
+		step[k] = 1;
+		odims[k] = x->dims[k];
+	}
+	for (uint64_t k = 0; k < ns; k++) {
+		unsigned a;
+		if (norm_axis(im, axes ? axes[k] : (int64_t)k, x->rank, &a))
+			return -1;
+		int64_t st = steps ? steps[k] : 1, dim = (int64_t)x->dims[a];
+		if (st == 0)
+			return op_err(im, "step is zero");
+		int64_t b = clamp_bound(starts[k], dim, st), e = clamp_bound(ends[k], dim, st);
+		int64_t len = st > 0 ? (e - b + st - 1) / st : (b - e + (-st) - 1) / (-st);
+		start[a] = b;
+		step[a] = st;
+		odims[a] = len > 0 ? (uint64_t)len : 0;
+		if (len <= 0)
+			start[a] = 0;
+	}
+	return slice_out(im, 0, x, start, step, odims);
+}
+
+int op_gather(struct importer *im, const onnx_node *n)
+{
+	struct tensor *data = in_req(im, 0), *idx = in_req(im, 1);
+	if (!data || !idx)
+		return -1;
+	unsigned axis;
+	if (norm_axis(im, attr_i(n, "axis", 0), data->rank, &axis))
+		return -1;
+	if (idx->dtype != DT_INT32 && idx->dtype != DT_INT64)
+		return op_err(im, "indices must be int32 or int64");
+	if (data->rank + idx->rank - 1 > GLOW_MAX_RANK)
+		return op_err(im, "result rank exceeds the graph IR's %d", GLOW_MAX_RANK);
+	uint64_t dims[GLOW_MAX_RANK];
+	unsigned r = 0;
+	for (unsigned k = 0; k < axis; k++)
+		dims[r++] = data->dims[k];
+	for (unsigned k = 0; k < idx->rank; k++)
+		dims[r++] = idx->dims[k];
+	for (unsigned k = axis + 1; k < data->rank; k++)
+		dims[r++] = data->dims[k];
+	if (idx->known) {
+		const int64_t *iv = t_ints(im, idx);
+		if (iv) {
+			uint64_t cnt = t_numel(idx);
+			int64_t *nv = arena_alloc(&im->scratch, (cnt + 1) * sizeof *nv);
+			bool changed = false;
+			for (uint64_t k = 0; k < cnt; k++) {
+				int64_t v = iv[k] < 0 ? iv[k] + (int64_t)data->dims[axis] : iv[k];
+				if (v < 0 || (uint64_t)v >= data->dims[axis])
+					return op_err(im, "index %lld is out of range for dimension %llu",
+						      (long long)iv[k], (unsigned long long)data->dims[axis]);
+				changed |= v != iv[k];
+				nv[k] = v;
+			}
+			if (changed)
+				idx = t_from_ints(im, dname(im, idx->name, "norm"), idx->dtype, idx->rank, idx->dims,
+						  nv);
+			if (data->known) {
+				struct tensor *k = k_gather(im, data, idx, axis, out_name(im, 0));
+				if (k)
+					return out_known(im, 0, k);
+			}
+		}
+	}
+	struct value ops[2] = {tval(im, data), tval(im, idx)};
+	struct value res = b_node(im, NK_Gather, out_name(im, 0), ops, 2, ty(im, dt_elem(data->dtype), dims, r));
+	if (res.node)
+		node_set_int(im->m, res.node, "axis", axis);
+	return set_out(im, 0, res);
+}
+
+int op_gather_nd(struct importer *im, const onnx_node *n)
+{
+	struct tensor *data = in_req(im, 0), *idx = in_req(im, 1);
+	if (!data || !idx)
+		return -1;
+	int64_t b = attr_i(n, "batch_dims", 0);
+	if (idx->rank < 1 || b < 0 || (uint64_t)b >= idx->rank || (uint64_t)b >= data->rank)
+		return op_err(im, "bad batch_dims %lld", (long long)b);
+	uint64_t last = idx->dims[idx->rank - 1];
+	if (last < 1 || (uint64_t)b + last > data->rank)
+		return op_err(im, "index depth %llu does not fit the data rank %u", (unsigned long long)last,
+			      data->rank);
+	uint64_t dims[2 * GLOW_MAX_RANK];
+	unsigned r = 0;
+	for (unsigned k = 0; k + 1 < idx->rank; k++)
+		dims[r++] = idx->dims[k];
+	for (uint64_t k = (uint64_t)b + last; k < data->rank; k++)
+		dims[r++] = data->dims[k];
+	struct value ops[2] = {tval(im, data), tval(im, idx)};
+	struct value res = b_node(im, NK_GatherND, out_name(im, 0), ops, 2, ty(im, dt_elem(data->dtype), dims, r));
+	if (res.node)
+		node_set_int(im->m, res.node, "batch_dims", b);
+	return set_out(im, 0, res);
+}
+
+int op_expand(struct importer *im, const onnx_node *n)
+{
+	(void)n;
+	struct tensor *x = in_req(im, 0);
+	uint64_t cnt;
+	const int64_t *sv = in_ints(im, 1, &cnt);
+	if (!x || !sv)
+		return -1;
+	uint64_t sd[GLOW_MAX_RANK], dims[GLOW_MAX_RANK];
+	if (shape_from_ints(im, sv, cnt, sd))
+		return -1;
+	unsigned r = x->rank > cnt ? x->rank : (unsigned)cnt;
+	for (unsigned i = 0; i < r; i++) {
+		int ia = (int)i - (int)(r - x->rank), ib = (int)i - (int)(r - cnt);
+		uint64_t da = ia >= 0 ? x->dims[ia] : 1, db = ib >= 0 ? sd[ib] : 1;
+		if (da != db && da != 1 && db != 1)
+			return op_err(im, "cannot expand dimension %u of size %llu to %llu", i,
+				      (unsigned long long)da, (unsigned long long)db);
+		dims[i] = da == 1 ? db : da;
+	}
+	if (x->known) {
+		struct tensor *k = k_broadcast(im, x, dims, r, out_name(im, 0));
+		if (k)
+			return out_known(im, 0, k);
+	}
+	struct value xv = tval(im, x);
+	struct value res = b_broadcast(im, xv, dims, r, out_name(im, 0));
+	if (res.node && res.node == xv.node && res.res == xv.res)
+		return set_out_t(im, 0, x);
+	return set_out(im, 0, res);
+}
+
+int op_tile(struct importer *im, const onnx_node *n)
+{
+	(void)n;
+	struct tensor *x = in_req(im, 0);
+	uint64_t cnt;
+	const int64_t *rv = in_ints(im, 1, &cnt);
+	if (!x || !rv)
+		return -1;
+	if (cnt != x->rank)
+		return op_err(im, "repeats has %llu entries for a rank-%u input", (unsigned long long)cnt, x->rank);
+	struct value v = tval(im, x);
+	if (!v.node)
+		return -1;
+	unsigned last = x->rank;
+	for (unsigned k = 0; k < x->rank; k++) {
+		if (rv[k] < 1)
+			return op_err(im, "repeat %lld is not supported", (long long)rv[k]);
+		if (rv[k] > 1)
+			last = k;
+	}
+	if (last == x->rank)
+		return set_out_t(im, 0, x);
+	for (unsigned k = 0; k < x->rank; k++) {
+		if (rv[k] == 1)
+			continue;
+		const struct type *t = val_type(v);
+		uint64_t dims[GLOW_MAX_RANK];
+		memcpy(dims, t->dims, sizeof dims);
+		dims[k] *= (uint64_t)rv[k];
+		v = b_node(im, NK_Tile, k == last ? out_name(im, 0) : dname(im, out_name(im, 0), "tile"), &v, 1,
+			   ty(im, t->elem, dims, t->rank));
+		if (!v.node)
+			return -1;
+		node_set_int(im->m, v.node, "count", rv[k]);
+		node_set_int(im->m, v.node, "axis", k);
+	}
+	return set_out(im, 0, v);
+}
+
+int op_pad(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x)
+		return -1;
+	const char *mode = attr_s(im, n, "mode", "constant");
+	int m = strcmp(mode, "constant") == 0 ? 0 : strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "edge") == 0 ? 2 : -1;
+	if (m < 0)
+		return op_err(im, "pad mode '%s' is not supported", mode);
+	const int64_t *pv;
+	uint64_t cnt;
+	double value = 0;
+	if (im->opset < 11) {
+		long c = attr_ints(n, im->opset < 2 ? "paddings" : "pads", &pv);
+		if (c < 0)
+			return op_err(im, "pads are required");
+		cnt = (uint64_t)c;
+		value = attr_f(n, "value", 0);
+	} else {
+		if (!(pv = in_ints(im, 1, &cnt)))
+			return -1;
+		struct tensor *cv = in_opt(im, 2);
+		if (cv) {
+			const double *f = t_floats(im, cv);
+			if (!f || t_numel(cv) != 1)
+				return op_err(im, "constant_value must be a scalar known at import");
+			value = f[0];
+		}
+		if (in_opt(im, 3))
+			return op_err(im, "the axes input is not supported");
+	}
+	if (cnt != 2 * (uint64_t)x->rank)
+		return op_err(im, "pads has %llu entries for a rank-%u input", (unsigned long long)cnt, x->rank);
+	uint64_t dims[GLOW_MAX_RANK];
+	bool zero = true;
+	for (unsigned k = 0; k < x->rank; k++) {
+		if (pv[k] < 0 || pv[k + x->rank] < 0)
+			return op_err(im, "negative pads are not supported");
+		dims[k] = x->dims[k] + (uint64_t)pv[k] + (uint64_t)pv[k + x->rank];
+		zero &= pv[k] == 0 && pv[k + x->rank] == 0;
+	}
+	if (zero)
+		return set_out_t(im, 0, x);
+	struct value xv = tval(im, x);
+	if (!xv.node)
+		return -1;
+	struct value r = b_node(im, NK_Pad, out_name(im, 0), &xv, 1, type_with_dims(im->tc, val_type(xv), dims, x->rank));
+	if (r.node) {
+		node_set_int(im->m, r.node, "mode", m);
+		node_set_ints(im->m, r.node, "pads", pv, (unsigned)cnt);
+		node_set_float(im->m, r.node, "value", value);
+	}
+	return set_out(im, 0, r);
+}

@@ -1,0 +1,409 @@
+/* tensor.c - ONNX element types, tensors known at import and their graph
+ * values.
+ *
+ * Known contents are kept as little-endian bytes in the ONNX element packing
+ * (which is also the graph IR's packing for every kind they share) or as a
+ * splat; the folder reads them widened to int64 or double. A known tensor
+ * becomes a graph constant, named as the ONNX value, only when a node that
+ * is not folded reads it.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "import/onnx/internal.h"
+#include "support/fp16.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- element types ---- */
+
+size_t dt_size(int dtype)
+{
+	switch (dtype) {
+	case DT_UINT8: case DT_INT8: case DT_BOOL: return 1;
+	case DT_UINT16: case DT_INT16: case DT_FLOAT16: case DT_BFLOAT16: return 2;
+	case DT_FLOAT: case DT_INT32: case DT_UINT32: return 4;
+	case DT_INT64: case DT_UINT64: case DT_DOUBLE: return 8;
+	default: return 0;
+	}
+}
+
+const char *dt_name(int dtype)
+{
+	static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
+					    "int32", "int64", "string", "bool", "float16", "double",
+					    "uint32", "uint64", "complex64", "complex128", "bfloat16"};
+	return dtype >= 0 && dtype < (int)GLOW_ARRAY_SIZE(names) ? names[dtype] : "unknown";
+}
+
+bool dt_is_float(int dtype)
+{
+	return dtype == DT_FLOAT || dtype == DT_FLOAT16 || dtype == DT_BFLOAT16 || dtype == DT_DOUBLE;
+}
+
+bool dt_is_int(int dtype)
+{
+	switch (dtype) {
+	case DT_UINT8: case DT_INT8: case DT_UINT16: case DT_INT16: case DT_INT32: case DT_INT64:
+	case DT_BOOL: case DT_UINT32: case DT_UINT64: return true;
+	default: return false;
+	}
+}
+
+int dt_elem(int dtype)
+{
+	switch (dtype) {
+	case DT_FLOAT: return EK_FLOAT;
+	case DT_FLOAT16: return EK_FLOAT16;
+	case DT_BFLOAT16: return EK_BFLOAT16;
+	case DT_INT32: return EK_I32;
+	case DT_INT64: return EK_I64;
+	case DT_BOOL: return EK_BOOL;
+	default: return -1;
+	}
+}
+
+int dt_of_elem(int elem)
+{
+	switch (elem) {
+	case EK_FLOAT: return DT_FLOAT;
+	case EK_FLOAT16: return DT_FLOAT16;
+	case EK_BFLOAT16: return DT_BFLOAT16;
+	case EK_I32: case EK_INDEX32: return DT_INT32;
+	case EK_I64: case EK_INDEX64: return DT_INT64;
+	case EK_BOOL: return DT_BOOL;
+	case EK_QI8: return DT_INT8;
+	case EK_QUI8: return DT_UINT8;
+	case EK_QI16: return DT_INT16;
+	default: return DT_INT32;
+	}
+}
+
+/* ---- tensors ---- */
+
+uint64_t t_numel(const struct tensor *t)
+{
+	uint64_t n = 1;
+	for (unsigned i = 0; i < t->rank; i++)
+		n *= t->dims[i];
+	return n;
+}
+
+struct tensor *t_lookup(struct importer *im, const char *name)
+{
+	return strmap_get(&im->tensors, name);
+}
+
+struct tensor *t_new(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims)
+{
+	struct tensor *t = arena_new(&im->scratch, struct tensor);
+	t->name = name;
+	t->dtype = dtype;
+	t->rank = rank;
+	for (unsigned i = 0; i < rank; i++)
+		t->dims[i] = dims[i];
+	return t;
+}
+
+static void store(int dtype, uint8_t *p, int64_t i, double f, bool from_float)
+{
+	if (from_float && dt_is_int(dtype)) {
+		/* float -> integer truncates toward zero; out of range is 0 */
+		i = isfinite(f) && f > -9.2e18 && f < 9.2e18 ? (int64_t)f : 0;
+		if (dtype == DT_BOOL)
+			i = f != 0;
+	}
+	if (!from_float)
+		f = (double)i;
+	switch (dtype) {
+	case DT_FLOAT: { float v = (float)f; memcpy(p, &v, 4); break; }
+	case DT_DOUBLE: memcpy(p, &f, 8); break;
+	case DT_FLOAT16: { uint16_t v = float_to_half((float)f); memcpy(p, &v, 2); break; }
+	case DT_BFLOAT16: { uint16_t v = float_to_bf16((float)f); memcpy(p, &v, 2); break; }
+	case DT_BOOL: p[0] = i != 0; break;
+	case DT_INT8: case DT_UINT8: p[0] = (uint8_t)i; break;
+	case DT_INT16: case DT_UINT16: { uint16_t v = (uint16_t)i; memcpy(p, &v, 2); break; }
+	case DT_INT32: case DT_UINT32: { uint32_t v = (uint32_t)i; memcpy(p, &v, 4); break; }
+	case DT_INT64: case DT_UINT64: memcpy(p, &i, 8); break;
+	default: unreachable("store: no data for this element type");
+	}
+}
+
+static int64_t load_i(int dtype, const uint8_t *p)
+{
+	switch (dtype) {
+	case DT_BOOL: case DT_UINT8: return p[0];
+	case DT_INT8: return (int8_t)p[0];
+	case DT_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case DT_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
+	case DT_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
+	case DT_INT32: { int32_t v; memcpy(&v, p, 4); return v; }
+	case DT_INT64: case DT_UINT64: { int64_t v; memcpy(&v, p, 8); return v; }
+	default: unreachable("load_i: not an integer type");
+	}
+}
+
+static double load_f(int dtype, const uint8_t *p)
+{
+	switch (dtype) {
+	case DT_FLOAT: { float v; memcpy(&v, p, 4); return v; }
+	case DT_DOUBLE: { double v; memcpy(&v, p, 8); return v; }
+	case DT_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return half_to_float(v); }
+	case DT_BFLOAT16: { uint16_t v; memcpy(&v, p, 2); return bf16_to_float(v); }
+	default: return (double)load_i(dtype, p);
+	}
+}
+
+static struct tensor *t_known(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
+			      const int64_t *iv, const double *fv)
+{
+	struct tensor *t = t_new(im, name, dtype, rank, dims);
+	size_t es = dt_size(dtype);
+	glow_assert(es != 0);
+	uint64_t n = t_numel(t);
+	uint8_t *raw = arena_alloc(&im->scratch, n * es + 1);
+	for (uint64_t k = 0; k < n; k++)
+		store(dtype, raw + k * es, iv ? iv[k] : 0, fv ? fv[k] : 0, fv != NULL);
+	t->known = true;
+	t->raw = raw;
+	return t;
+}
+
+struct tensor *t_from_ints(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
+			   const int64_t *v)
+{
+	return t_known(im, name, dtype, rank, dims, v, NULL);
+}
+
+struct tensor *t_from_floats(struct importer *im, const char *name, int dtype, unsigned rank,
+			     const uint64_t *dims, const double *v)
+{
+	return t_known(im, name, dtype, rank, dims, NULL, v);
+}
+
+const int64_t *t_ints(struct importer *im, struct tensor *t)
+{
+	if (!t->known || dt_size(t->dtype) == 0)
+		return NULL;
+	if (t->ivals)
+		return t->ivals;
+	uint64_t n = t_numel(t);
+	if (n > ONNX_FOLD_MAX)
+		return NULL;
+	int64_t *v = arena_alloc(&im->scratch, (n + 1) * sizeof *v);
+	size_t es = dt_size(t->dtype);
+	for (uint64_t k = 0; k < n; k++) {
+		if (t->splat)
+			v[k] = dt_is_float(t->dtype) ? (int64_t)t->splat_f : t->splat_i;
+		else if (dt_is_float(t->dtype)) {
+			double f = load_f(t->dtype, t->raw + k * es);
+			v[k] = isfinite(f) && fabs(f) < 9.2e18 ? (int64_t)f : 0;
+		} else
+			v[k] = load_i(t->dtype, t->raw + k * es);
+	}
+	t->ivals = v;
+	return v;
+}
+
+const double *t_floats(struct importer *im, struct tensor *t)
+{
+	if (!t->known || dt_size(t->dtype) == 0)
+		return NULL;
+	if (t->fvals)
+		return t->fvals;
+	uint64_t n = t_numel(t);
+	if (n > ONNX_FOLD_MAX)
+		return NULL;
+	double *v = arena_alloc(&im->scratch, (n + 1) * sizeof *v);
+	size_t es = dt_size(t->dtype);
+	for (uint64_t k = 0; k < n; k++) {
+		if (t->splat)
+			v[k] = dt_is_float(t->dtype) ? t->splat_f : (double)t->splat_i;
+		else
+			v[k] = load_f(t->dtype, t->raw + k * es);
+	}
+	t->fvals = v;
+	return v;
+}
+
+/* ---- TensorProto ---- */
+
+static const char *ext_entry(const Onnx__TensorProto *p, const char *key)
+{
+	for (size_t i = 0; i < p->n_external_data; i++) {
+		const Onnx__StringStringEntryProto *e = p->external_data[i];
+		if (e->key && strcmp(e->key, key) == 0)
+			return e->value ? e->value : "";
+	}
+	return NULL;
+}
+
+static int parse_u64(const char *s, uint64_t *out)
+{
+	if (!s || !*s)
+		return -1;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (*end || *s == '-')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Reads external data (a file relative to the model) into scratch. */
+static const uint8_t *read_external(struct importer *im, const Onnx__TensorProto *p, const char *name,
+				    uint64_t bytes)
+{
+	const char *loc = ext_entry(p, "location");
+	if (!loc || !*loc) {
+		op_err(im, "tensor \"%s\" has external data without a location", name);
+		return NULL;
+	}
+	uint64_t off = 0, len = bytes;
+	const char *s = ext_entry(p, "offset");
+	if (s && parse_u64(s, &off)) {
+		op_err(im, "tensor \"%s\": bad external data offset '%s'", name, s);
+		return NULL;
+	}
+	s = ext_entry(p, "length");
+	if (s && parse_u64(s, &len)) {
+		op_err(im, "tensor \"%s\": bad external data length '%s'", name, s);
+		return NULL;
+	}
+	if (len != bytes) {
+		op_err(im, "tensor \"%s\": external data length %llu does not match its %llu bytes", name,
+		       (unsigned long long)len, (unsigned long long)bytes);
+		return NULL;
+	}
+	size_t plen = strlen(loc) + (im->base_dir ? strlen(im->base_dir) : 0) + 2;
+	char *path = arena_alloc(&im->scratch, plen);
+	if (im->base_dir && loc[0] != '/')
+		snprintf(path, plen, "%s/%s", im->base_dir, loc);
+	else
+		snprintf(path, plen, "%s", loc);
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		op_err(im, "tensor \"%s\": cannot open external data file '%s'", name, path);
+		return NULL;
+	}
+	uint8_t *buf = arena_alloc(&im->scratch, bytes + 1);
+	int ok = off <= (uint64_t)INT64_MAX && fseeko(f, (off_t)off, SEEK_SET) == 0 &&
+		 fread(buf, 1, bytes, f) == bytes;
+	fclose(f);
+	if (!ok) {
+		op_err(im, "tensor \"%s\": external data file '%s' is shorter than offset %llu + %llu bytes", name,
+		       path, (unsigned long long)off, (unsigned long long)bytes);
+		return NULL;
+	}
+	return buf;
+}
+
+struct tensor *t_from_proto(struct importer *im, const Onnx__TensorProto *p, const char *name)
+{
+	if (p->n_dims > GLOW_MAX_RANK) {
+		op_err(im, "tensor \"%s\" has rank %zu (at most %d)", name, p->n_dims, GLOW_MAX_RANK);
+		return NULL;
+	}
+	uint64_t dims[GLOW_MAX_RANK];
+	uint64_t n = 1;
+	for (size_t i = 0; i < p->n_dims; i++) {
+		if (p->dims[i] < 0) {
+			op_err(im, "tensor \"%s\" has a negative dimension", name);
+			return NULL;
+		}
+		dims[i] = (uint64_t)p->dims[i];
+		if (!mul_overflow_u64(n, dims[i], &n) || n > ((uint64_t)1 << 40)) {
+			op_err(im, "tensor \"%s\" is too large", name);
+			return NULL;
+		}
+	}
+	int dtype = p->has_data_type ? p->data_type : DT_UNDEF;
+	struct tensor *t = t_new(im, arena_strdup(&im->scratch, name), dtype, (unsigned)p->n_dims, dims);
+	size_t es = dt_size(dtype);
+	if (es == 0)
+		return t; /* unsupported element type: reported if a node uses it */
+	uint64_t bytes = n * es;
+	t->known = true;
+	if (p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
+		t->raw = read_external(im, p, name, bytes);
+		return t->raw ? t : NULL;
+	}
+	if (p->has_raw_data) {
+		if (p->raw_data.len != bytes) {
+			op_err(im, "tensor \"%s\": raw data has %zu bytes, expected %llu", name, p->raw_data.len,
+			       (unsigned long long)bytes);
+			return NULL;
+		}
+		t->raw = arena_memdup(&im->scratch, p->raw_data.data, bytes + (bytes == 0));
+		return t;
+	}
+	uint8_t *raw = arena_alloc(&im->scratch, bytes + 1);
+	size_t have;
+	switch (dtype) {
+	case DT_FLOAT: have = p->n_float_data; break;
+	case DT_INT64: have = p->n_int64_data; break;
+	case DT_DOUBLE: have = p->n_double_data; break;
+	case DT_UINT32: case DT_UINT64: have = p->n_uint64_data; break;
+	default: have = p->n_int32_data; break;
+	}
+	if (have != n) {
+		op_err(im, "tensor \"%s\": %zu values, expected %llu", name, have, (unsigned long long)n);
+		return NULL;
+	}
+	for (uint64_t k = 0; k < n; k++) {
+		uint8_t *q = raw + k * es;
+		switch (dtype) {
+		case DT_FLOAT: memcpy(q, &p->float_data[k], 4); break;
+		case DT_INT64: memcpy(q, &p->int64_data[k], 8); break;
+		case DT_DOUBLE: memcpy(q, &p->double_data[k], 8); break;
+		case DT_UINT32: case DT_UINT64: store(dtype, q, (int64_t)p->uint64_data[k], 0, false); break;
+		case DT_FLOAT16: case DT_BFLOAT16: { uint16_t v = (uint16_t)p->int32_data[k]; memcpy(q, &v, 2); break; }
+		default: store(dtype, q, p->int32_data[k], 0, false); break;
+		}
+	}
+	t->raw = raw;
+	return t;
+}
+
+/* ---- graph values ---- */
+
+const struct type *t_type(struct importer *im, const struct tensor *t)
+{
+	int elem = dt_elem(t->dtype);
+	if (elem < 0)
+		return NULL;
+	return ty(im, elem, t->dims, t->rank);
+}
+
+struct value tval(struct importer *im, struct tensor *t)
+{
+	struct value none = {NULL, 0};
+	if (t->v.node || t->poisoned)
+		return t->v;
+	if (dt_elem(t->dtype) < 0) {
+		op_err(im, "tensor \"%s\" has element type %s, which the graph IR does not support here", t->name,
+		       dt_name(t->dtype));
+		return none;
+	}
+	const struct type *type = t_type(im, t);
+	if (!type)
+		return none;
+	if (!t->known)
+		unreachable("tval: a tensor with neither a value nor contents");
+	const char *name = t->name;
+	if (module_find_global(im->m, name) || strmap_get(&im->outputs, name))
+		name = module_fresh_name(im->m, name);
+	struct constant *c = module_add_constant(im->m, name, type, LOC_NONE);
+	if (t->splat) {
+		c->init = INIT_SPLAT;
+		c->splat_f = t->splat_f;
+		c->splat_i = t->splat_i;
+		if (!elem_is_float((enum elem_kind)type->elem))
+			c->splat_f = (double)t->splat_i;
+	} else {
+		constant_set_data(im->m, c, t->raw);
+	}
+	t->v = node_val(&c->n, 0);
+	return t->v;
+}

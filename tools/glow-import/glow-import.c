@@ -1,0 +1,111 @@
+/* glow-import - ONNX model -> graph IR text.
+ *
+ *   glow-import model.onnx [-o out.glow] [-dim NAME=N ...] [-opset-check]
+ *
+ * Reads the ModelProto, imports it (lib/import/onnx) and prints the module
+ * canonically. Every unsupported operator and every untranslatable node is
+ * reported before exiting with status 1; the output file is written whole or
+ * not at all.
+ */
+#include "graph/graph.h"
+#include "import/onnx/onnx.h"
+#include "support/cl.h"
+#include "support/io.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct options {
+	const char *output;
+	struct cl_list dims;
+	struct cl_list input;
+	bool opset_check;
+	bool list_ops;
+};
+
+/* Parses the -dim NAME=N bindings; reports and returns -1 on a bad one. */
+static int parse_dims(const struct cl_list *l, struct onnx_dim_binding *out, struct diag *d)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		const char *s = l->v[i], *eq = strrchr(s, '=');
+		char *end;
+		errno = 0;
+		long long v = eq ? strtoll(eq + 1, &end, 10) : -1;
+		if (!eq || eq == s || !eq[1] || *end || errno || v < 0) {
+			diag_error(d, LOC_NONE, "bad -dim '%s' (expected NAME=N with N >= 0)", s);
+			return -1;
+		}
+		out[i].name = xstrndup(s, (size_t)(eq - s));
+		out[i].value = v;
+	}
+	return 0;
+}
+
+static int run(struct options *o, struct diag *d)
+{
+	if (o->list_ops) {
+		onnx_list_ops(stdout);
+		return 0;
+	}
+	if (o->input.n == 0) {
+		diag_error(d, LOC_NONE, "no input file (see --help)");
+		return 1;
+	}
+	const char *path = o->input.v[0];
+	struct onnx_dim_binding *dims = xcalloc(o->dims.n + 1, sizeof *dims);
+	int status = 1;
+	char *buf = NULL;
+	size_t len = 0;
+	struct type_ctx types;
+	type_ctx_init(&types);
+	if (parse_dims(&o->dims, dims, d) == 0 && read_input(path, &buf, &len, d) == 0) {
+		struct onnx_import_opts io = {dims, o->dims.n, o->opset_check};
+		const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+		struct module *m = onnx_import(&types, (const uint8_t *)buf, len, name, &io, d);
+		if (m) {
+			struct ostream out;
+			if (ostream_open(&out, o->output, d) == 0) {
+				module_print(&out, m);
+				status = ostream_commit(&out, d) ? 1 : 0;
+			}
+			module_destroy(m);
+		}
+	}
+	free(buf);
+	for (size_t i = 0; i < o->dims.n; i++)
+		free((char *)dims[i].name);
+	free(dims);
+	type_ctx_free(&types);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = {0};
+	o.output = "-";
+	const struct cl_opt opts[] = {
+		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
+		{"dim", CL_LIST, &o.dims, "NAME=N", "Bind the symbolic dimension NAME of the graph inputs to N", 0,
+		 NULL},
+		{"opset-check", CL_FLAG, &o.opset_check, NULL,
+		 "Refuse operators whose opset is newer than the importer knows (default: warn)", 0, NULL},
+		{"list-ops", CL_FLAG, &o.list_ops, NULL, "List the supported operators and opset ranges", 0, NULL},
+	};
+	const struct cl_tool tool = {
+		"glow-import", "ONNX model to graph IR", "[options] model.onnx", opts, GLOW_ARRAY_SIZE(opts),
+		&o.input, 1,
+	};
+	struct diag d;
+	diag_init(&d, "glow-import");
+	d.max_errors = 100;
+	int status;
+	enum cl_result r = cl_parse(&tool, argc, argv, &d);
+	if (r != CL_OK)
+		status = r == CL_EXIT ? 0 : 1;
+	else
+		status = run(&o, &d);
+	cl_free(&tool);
+	diag_free(&d);
+	return status;
+}
