@@ -52,7 +52,8 @@ enum dot_ir dot_detect_ir(const char *path, const char *buf, size_t len)
 		i++;
 	const char *w = buf + b;
 	size_t n = i - b;
-	if (word_is(w, n, "function") || word_is(w, n, "declare") || word_is(w, n, "program"))
+	if (word_is(w, n, "function") || word_is(w, n, "memory") || word_is(w, n, "declare") ||
+	    word_is(w, n, "program"))
 		return DOT_IR_INSTR;
 	if (word_is(w, n, "module") || word_is(w, n, "placeholder") || word_is(w, n, "constant") ||
 	    word_is(w, n, "func"))

@@ -46,7 +46,8 @@ struct dot_options {
 enum dot_ir { DOT_IR_UNKNOWN, DOT_IR_GRAPH, DOT_IR_INSTR };
 
 /* By the file suffix (.glow, .gir) when path has one, else by the first
- * keyword after comments and blank lines: `function`, `declare`, `program`
+ * keyword after comments and blank lines: `function`, `memory`, `declare`,
+ * `program`
  * mean the instruction IR; `module`, `placeholder`, `constant`, `func` the
  * graph IR. */
 enum dot_ir dot_detect_ir(const char *path, const char *buf, size_t len);
