@@ -292,9 +292,11 @@ instr_name
 	| LOCAL '=' { gir_p_stmt_begin(p, &$1, @1); }
 	;
 
+/* kinds that are also initializer keywords */
 kind
 	: IDENT
 	| KW_SPLAT
+	| KW_BROADCAST
 	;
 
 tail_typed
