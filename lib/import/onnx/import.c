@@ -8,8 +8,10 @@
  * attributes and diagnostics naming the node.
  */
 #include "import/onnx/internal.h"
+#include "support/io.h"
 #include "support/vec.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,14 +160,21 @@ int64_t attr_i(const onnx_node *n, const char *name, int64_t def)
 	return a && a->has_i ? a->i : def;
 }
 
-float attr_f(const onnx_node *n, const char *name, float def)
+double f32_short(float f)
+{
+	char buf[48];
+	format_float(buf, sizeof buf, f);
+	return isfinite(f) ? strtod(buf, NULL) : (double)f;
+}
+
+double attr_f(const onnx_node *n, const char *name, float def)
 {
 	const Onnx__AttributeProto *a = attr(n, name);
 	if (a && a->has_f)
-		return a->f;
+		return f32_short(a->f);
 	if (a && a->has_i) /* some exporters write integral floats as ints */
-		return (float)a->i;
-	return def;
+		return (double)a->i;
+	return f32_short(def);
 }
 
 const char *attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def)

@@ -112,7 +112,10 @@ int set_out_t(struct importer *im, unsigned i, struct tensor *t);
 /* attributes */
 const Onnx__AttributeProto *attr(const onnx_node *n, const char *name);
 int64_t attr_i(const onnx_node *n, const char *name, int64_t def);
-float attr_f(const onnx_node *n, const char *name, float def);
+/* float attributes as the shortest double that rounds to the same float, so
+ * 0.02f prints as 0.02 */
+double attr_f(const onnx_node *n, const char *name, float def);
+double f32_short(float f);
 /* NUL-terminated copy in scratch, def if absent */
 const char *attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def);
 /* number of ints, -1 if absent */

@@ -397,7 +397,7 @@ struct value tval(struct importer *im, struct tensor *t)
 	struct constant *c = module_add_constant(im->m, name, type, LOC_NONE);
 	if (t->splat) {
 		c->init = INIT_SPLAT;
-		c->splat_f = t->splat_f;
+		c->splat_f = t->dtype == DT_DOUBLE ? t->splat_f : f32_short((float)t->splat_f);
 		c->splat_i = t->splat_i;
 		if (!elem_is_float((enum elem_kind)type->elem))
 			c->splat_f = (double)t->splat_i;
