@@ -33,6 +33,7 @@ TYPE: float, float16, double, int8, uint8, int16, int32, int64, bool, string.
 not a protobuf message.
 """
 import argparse
+import shlex
 import struct
 import sys
 
@@ -166,7 +167,7 @@ def build(spec):
             line = line[5:].strip()
         if not line:
             continue
-        t = line.split()
+        t = shlex.split(line)
         if t[0] == "opset":
             opset = int(t[1])
         elif t[0] == "ir":

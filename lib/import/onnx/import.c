@@ -443,7 +443,7 @@ static void add_output(struct importer *im, const Onnx__ValueInfoProto *vi)
 	const char *pname = name;
 	if (module_find_global(im->m, name)) {
 		pname = module_fresh_name(im->m, name);
-		diag_warning(im->d, LOC_NONE, "%s: graph output \"%s\" is also a graph input; saved into @%s",
+		diag_warning(im->d, LOC_NONE, "%s: the name of graph output \"%s\" is taken by a graph input; saved into @%s",
 			     im->filename, name, pname);
 	}
 	struct placeholder *p = module_add_placeholder(im->m, pname, val_type(v), LOC_NONE);

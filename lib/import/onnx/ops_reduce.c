@@ -421,9 +421,9 @@ int op_dequantize(struct importer *im, const onnx_node *n)
 		if (val_type(xv) != qt)
 			return op_err(im, "input \"%s\" is quantized with other parameters", x->name);
 	} else if (x->known) {
-		const char *cname = module_find_global(im->m, x->name) || strmap_get(&im->outputs, x->name)
-					    ? module_fresh_name(im->m, x->name)
-					    : x->name;
+		const char *cname = strmap_get(&im->outputs, x->name) ? dname(im, x->name, "const") : x->name;
+		if (module_find_global(im->m, cname))
+			cname = module_fresh_name(im->m, cname);
 		struct constant *c = module_add_constant(im->m, cname, qt, LOC_NONE);
 		if (x->splat) {
 			c->init = INIT_SPLAT;

@@ -392,7 +392,9 @@ struct value tval(struct importer *im, struct tensor *t)
 	if (!t->known)
 		unreachable("tval: a tensor with neither a value nor contents");
 	const char *name = t->name;
-	if (module_find_global(im->m, name) || strmap_get(&im->outputs, name))
+	if (strmap_get(&im->outputs, name)) /* the output placeholder takes the name */
+		name = dname(im, name, "const");
+	if (module_find_global(im->m, name))
 		name = module_fresh_name(im->m, name);
 	struct constant *c = module_add_constant(im->m, name, type, LOC_NONE);
 	if (t->splat) {
