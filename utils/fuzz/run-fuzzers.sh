@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds every libFuzzer target (utils/fuzz/fuzz_*.c) with clang and runs each
+# for SECONDS seconds on a seed corpus taken from the test suite. Fails on the
+# first crash, leak, sanitizer report or timeout a target finds.
+#   utils/fuzz/run-fuzzers.sh [BUILD_DIR] [SECONDS]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${1:-build-fuzz}
+SECS=${2:-60}
+
+cmake -S . -B "$BUILD" -DGLOW_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug >/dev/null
+targets=()
+for src in utils/fuzz/fuzz_*.c; do
+  name=$(basename "$src" .c)
+  targets+=("${name//_/-}")
+done
+cmake --build "$BUILD" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" >/dev/null
+
+for t in "${targets[@]}"; do
+  corpus="$BUILD/corpus/$t"
+  mkdir -p "$corpus"
+  case "$t" in
+    *glow*) pattern='*.glow' ;;
+    *gir*) pattern='*.gir' ;;
+    *onnx*|*import*) pattern='*.onnx' ;;
+    *) pattern='*' ;;
+  esac
+  find test examples -name "$pattern" -type f 2>/dev/null | while read -r f; do
+    cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"
+  done
+  if [[ "$pattern" == '*.onnx' ]]; then
+    for f in ../shared/models/*.onnx /usr/share/libonnx-testdata/data/node/test_{add,conv,relu,reshape,gemm}*/model.onnx; do
+      [ -f "$f" ] && cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"
+    done
+  fi
+  echo "fuzz: $t for ${SECS}s on $(ls "$corpus" | wc -l) seeds"
+  mkdir -p "$BUILD/artifacts/$t"
+  "$BUILD/bin/$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -artifact_prefix="$BUILD/artifacts/$t/" -print_final_stats=1 "$corpus" 2>&1 | tail -n 15
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" -ne 0 ]; then
+    echo "fuzz: $t FAILED (artifacts in $BUILD/artifacts/$t)" >&2
+    exit 1
+  fi
+done
+echo "fuzz: ${#targets[@]} targets ran clean"
