@@ -170,6 +170,28 @@ static int special(char *buf, size_t size, double v)
 	return -1;
 }
 
+/* Rewrites an exponent form whose exponent is in [-5, 15] as a plain decimal
+ * with the same significant digits (100.0 rather than 1e+02). */
+static int plain_form(char *buf, size_t size, int n, int prec)
+{
+	char *e = strchr(buf, 'e');
+	if (!e)
+		return n;
+	int exp = atoi(e + 1);
+	if (exp < -5 || exp > 15)
+		return n;
+	double v = strtod(buf, NULL);
+	int decimals = prec - 1 - exp;
+	if (decimals < 0)
+		decimals = 0;
+	char tmp[64];
+	int m = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+	if (m <= 0 || (size_t)m >= size || strtod(tmp, NULL) != v)
+		return n;
+	memcpy(buf, tmp, (size_t)m + 1);
+	return m;
+}
+
 /* Makes sure the text reads as a floating-point literal (has '.', 'e', or is special). */
 static int ensure_point(char *buf, size_t size, int n)
 {
@@ -186,10 +208,22 @@ int format_float(char *buf, size_t size, float v)
 	int n = special(buf, size, v);
 	if (n >= 0)
 		return n;
-	for (int prec = 1; prec <= 9; prec++) {
+	int prec;
+	for (prec = 1; prec <= 9; prec++) {
 		n = snprintf(buf, size, "%.*g", prec, (double)v);
 		if (strtof(buf, NULL) == v)
 			break;
+	}
+	if (strchr(buf, 'e')) {
+		/* the plain form must read back as the same float */
+		char keep[48];
+		memcpy(keep, buf, (size_t)n + 1);
+		int m = plain_form(buf, size, n, prec);
+		if (strtof(buf, NULL) != v) {
+			memcpy(buf, keep, (size_t)n + 1);
+			m = n;
+		}
+		n = m;
 	}
 	return ensure_point(buf, size, n);
 }
@@ -199,11 +233,13 @@ int format_double(char *buf, size_t size, double v)
 	int n = special(buf, size, v);
 	if (n >= 0)
 		return n;
-	for (int prec = 1; prec <= 17; prec++) {
+	int prec;
+	for (prec = 1; prec <= 17; prec++) {
 		n = snprintf(buf, size, "%.*g", prec, v);
 		if (strtod(buf, NULL) == v)
 			break;
 	}
+	n = plain_form(buf, size, n, prec);
 	return ensure_point(buf, size, n);
 }
 

@@ -343,7 +343,7 @@ int fold_node(struct importer *im, const onnx_node *n)
 	if (k < 0 || n_in(n) != fold_ops[k].arity || n->n_output != 1 || !all_known(im))
 		return 0;
 	enum fop f = fold_ops[k].f;
-	struct tensor *in[3];
+	struct tensor *in[3] = {NULL, NULL, NULL};
 	for (unsigned i = 0; i < fold_ops[k].arity; i++)
 		in[i] = in_req(im, i);
 	const char *name = out_name(im, 0);
