@@ -34,7 +34,8 @@ Usage:
   gen_graph.py --out-dir D [--nodes N] [--weight-mb M] [--seed S]
   gen_graph.py --compare OUT.glow OUT.mlir
 Writes D/nodes.*, D/weights.* (a size of 0 skips that pair) and D/manifest.tsv
-(file, format, node count, bytes), and prints a summary.
+(file, format, node count, bytes), and prints a summary. Needs Python 3.9 or
+later (random.randbytes); the output depends only on the arguments.
 """
 
 import argparse
