@@ -134,24 +134,73 @@ static const char *lex_char_name(uchar c, char *buf, size_t size)
 	return buf;
 }
 
-/* A quoted name or string that did not close at cur: why. */
-static int lex_bad_quote(struct glow_parser *p, struct loc *lloc, const uchar *tok, const uchar *cur)
+/* Bytes that stand for themselves inside quotes: not '"', '\\', control
+ * characters (NUL and newline included) or DEL. */
+static const uint8_t lex_plain[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+};
+
+static bool lex_is_hex(uchar c)
 {
-	const uchar *q = tok;
-	while (*q != '"')
-		q++;
-	if (*cur == '\\') {
-		char buf[16];
-		if (cur[1] == '0' && cur[2] == '0')
-			return lex_error(p, lloc, tok, cur + 3, cur, "%s", "escape '\\00' is not allowed: names and strings cannot contain NUL");
-		snprintf(buf, sizeof buf, "%c", cur[1] >= 0x20 && cur[1] < 0x7f ? cur[1] : '?');
-		return lex_error(p, lloc, tok, cur + 1, cur, "invalid escape sequence '\\%s'", buf);
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* Scans the inside of a quoted name or string from c (after the opening
+ * quote); returns the closing quote, or the byte that is not allowed there.
+ * Hand-written rather than a re2c loop: dense constants are hundreds of
+ * megabytes of string. */
+static const uchar *lex_scan_quoted(const uchar *c)
+{
+	for (;;) {
+		while (lex_plain[c[0]] & lex_plain[c[1]] & lex_plain[c[2]] & lex_plain[c[3]])
+			c += 4;
+		while (lex_plain[*c])
+			c++;
+		if (*c != '\\')
+			return c;
+		if (c[1] == '\\' || c[1] == '"' || c[1] == 'n' || c[1] == 't')
+			c += 2;
+		else if (lex_is_hex(c[1]) && lex_is_hex(c[2]) && !(c[1] == '0' && c[2] == '0'))
+			c += 3;
+		else
+			return c;
 	}
-	if (*cur == '\n' || *cur == '\r' || (const char *)cur >= p->lim)
-		return lex_error(p, lloc, tok, cur, q, "%s", "unterminated string");
+}
+
+/* A quoted name (t LOCAL or GLOBAL) or string (t STRING); tok is its first
+ * byte, body the byte after the opening quote. */
+static int lex_quoted(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *lloc, int t, const uchar *tok,
+		      const uchar *body, bool bol)
+{
+	const uchar *c = lex_scan_quoted(body);
 	char buf[16];
-	return lex_error(p, lloc, tok, cur + 1, cur, "invalid character %s in string (use an escape)",
-			 lex_char_name(*cur, buf, sizeof buf));
+	if (*c == '"') {
+		lval->span.s = (const char *)body;
+		lval->span.len = (uint32_t)(c - body);
+		lval->span.esc = 1;
+		if (t != GT_STRING && c == body)
+			return lex_error(p, lloc, tok, c + 1, tok, "%s", "empty name");
+		return lex_tok(p, lloc, t, tok, c + 1, bol);
+	}
+	if (*c == '\\') {
+		if (c[1] == '0' && c[2] == '0')
+			return lex_error(p, lloc, tok, c + 3, c, "%s",
+					 "escape '\\00' is not allowed: names and strings cannot contain NUL");
+		snprintf(buf, sizeof buf, "%c", c[1] >= 0x20 && c[1] < 0x7f ? c[1] : '?');
+		return lex_error(p, lloc, tok, c + 1, c, "invalid escape sequence '\\%s'", buf);
+	}
+	const uchar *q = body - 1;
+	if (*c == '\n' || *c == '\r' || (const char *)c >= p->lim)
+		return lex_error(p, lloc, tok, c, q, "%s", "unterminated string");
+	return lex_error(p, lloc, tok, c + 1, c, "invalid character %s in string (use an escape)",
+			 lex_char_name(*c, buf, sizeof buf));
 }
 
 /* An identifier or keyword: its text is its value. */
@@ -164,16 +213,13 @@ static int lex_word(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *lloc,
 	return lex_tok(p, lloc, t, tok, cur, bol);
 }
 
-/* %name, @name, %"name", @"name": the span is the text after the sigil,
- * inside the quotes. */
-static int lex_name(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *lloc, int t, const uchar *tok,
-		    const uchar *cur, bool quoted, bool bol)
+/* %name, @name: the span is the text after the sigil. */
+static int lex_name(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p, int t, const uchar *tok,
+		    const uchar *cur, bool bol)
 {
-	lval->span.s = (const char *)tok + (quoted ? 2 : 1);
-	lval->span.len = (uint32_t)(cur - tok - (quoted ? 3 : 1));
-	lval->span.esc = quoted;
-	if (lval->span.len == 0)
-		return lex_error(p, lloc, tok, cur, tok, "%s", "empty name");
+	lval->span.s = (const char *)tok + 1;
+	lval->span.len = (uint32_t)(cur - tok - 1);
+	lval->span.esc = 0;
 	return lex_tok(p, lloc, t, tok, cur, bol);
 }
 
@@ -212,10 +258,6 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		re2c:indent:string = "\t";
 
 		bare = [A-Za-z0-9_.$-]+;
-		sc = [^"\\\x00-\x1f\x7f];
-		hx = [0-9a-fA-F];
-		esc = "\\" ([\\"nt] | [1-9a-fA-F] hx | "0" [1-9a-fA-F]);
-		qbody = (sc | esc)*;
 		ident = [A-Za-z_][A-Za-z0-9_]*;
 		digits = [0-9]+;
 		exp = [eE] [+-]? digits;
@@ -229,17 +271,11 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		"\n" { bol = true; continue; }
 		"//" [^\n\x00]* { continue; }
 
-		"%" bare { return lex_name(p, lval, lloc, GT_LOCAL, tok, cur, false, bol); }
-		"@" bare { return lex_name(p, lval, lloc, GT_GLOBAL, tok, cur, false, bol); }
-		"%\"" qbody "\"" { return lex_name(p, lval, lloc, GT_LOCAL, tok, cur, true, bol); }
-		"@\"" qbody "\"" { return lex_name(p, lval, lloc, GT_GLOBAL, tok, cur, true, bol); }
-		"\"" qbody "\"" {
-			lval->span.s = (const char *)tok + 1;
-			lval->span.len = (uint32_t)(cur - tok - 2);
-			lval->span.esc = 1;
-			return lex_tok(p, lloc, GT_STRING, tok, cur, bol);
-		}
-		[%@]? "\"" qbody { return lex_bad_quote(p, lloc, tok, cur); }
+		"%" bare { return lex_name(lval, lloc, p, GT_LOCAL, tok, cur, bol); }
+		"@" bare { return lex_name(lval, lloc, p, GT_GLOBAL, tok, cur, bol); }
+		"%\"" { return lex_quoted(p, lval, lloc, GT_LOCAL, tok, cur, bol); }
+		"@\"" { return lex_quoted(p, lval, lloc, GT_GLOBAL, tok, cur, bol); }
+		"\"" { return lex_quoted(p, lval, lloc, GT_STRING, tok, cur, bol); }
 		[%@] { return lex_error(p, lloc, tok, cur, tok, "expected a name after '%s'", *tok == '%' ? "%" : "@"); }
 
 		"-"? digits {

@@ -82,6 +82,13 @@ struct glow_init {
 	struct loc seed_loc, offset_loc;
 };
 
+/* A recently defined or used node (parse.c: recent_find). */
+struct glow_recent {
+	uint64_t hash;
+	struct node *node;
+};
+enum { GLOW_RECENT = 1024, GLOW_TCACHE = 64 };
+
 /* The parser state: lexer position, module under construction, scratch
  * vectors. Everything the lexer and the actions share lives here. */
 struct glow_parser {
@@ -112,6 +119,8 @@ struct glow_parser {
 	size_t sbcap;
 	/* names whose definition failed: uses are silently bad (no cascades) */
 	struct strmap gpoison, lpoison;
+	struct glow_recent recent[GLOW_RECENT];
+	const struct type *tcache[GLOW_TCACHE]; /* recent types (parse.c: glow_p_type) */
 
 	/* the type being parsed */
 	uint64_t dims[GLOW_MAX_RANK];
@@ -130,6 +139,7 @@ struct glow_parser {
 	bool bad;
 	bool has_name;
 	struct glow_span name;
+	uint64_t name_hash;
 	struct loc name_loc, kind_loc, pred_loc, types_loc;
 	struct glow_val pred;
 	bool has_pred, has_types;

@@ -309,9 +309,22 @@ const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *el
 		glow_p_error(p, lt, "tensor type too large (more than 2^48 bytes)");
 		return NULL;
 	}
+	/* most statements repeat a recent type: a small cache spares hashing
+	 * the whole struct type for the type table */
+	uint64_t h = (uint64_t)ek * 31 + rank;
+	for (unsigned i = 0; i < rank; i++)
+		h = h * 1000003 + p->dims[i];
+	const struct type **slot = &p->tcache[h % GLOW_TCACHE];
+	const struct type *t = *slot;
+	if (t && t->elem == ek && t->rank == rank && t->scale == scale && t->offset == offset &&
+	    memcmp(t->dims, p->dims, rank * sizeof(uint64_t)) == 0)
+		return t;
 	if (quant)
-		return type_get_q(p->types, (enum elem_kind)ek, p->dims, rank, scale, offset);
-	return type_get(p->types, (enum elem_kind)ek, p->dims, rank);
+		t = type_get_q(p->types, (enum elem_kind)ek, p->dims, rank, scale, offset);
+	else
+		t = type_get(p->types, (enum elem_kind)ek, p->dims, rank);
+	*slot = t;
+	return t;
 }
 
 /* ---- module level ---- */
@@ -541,6 +554,7 @@ void glow_p_func_begin(struct glow_parser *p, const struct glow_span *name, stru
 		return;
 	}
 	p->f = func_create(p->m, s, loc);
+	memset(p->recent, 0, sizeof p->recent);
 }
 
 void glow_p_func_end(struct glow_parser *p)
@@ -571,14 +585,14 @@ void glow_p_stmt_begin(struct glow_parser *p, const struct glow_span *name, stru
 	p->name_loc = loc;
 	size_t len;
 	const char *k = span_key(p, name, &len);
-	struct node *prev = strmap_getn(&p->f->names, k, len);
-	if (prev) {
-		char b[80];
-		glow_p_error(p, loc, "redefinition of '%s'", name_text(name, '%', b, sizeof b));
-		note_previous(p, prev->loc);
-		p->bad = true;
-		p->has_name = false; /* the name stays defined: do not poison it */
-	}
+	p->name_hash = hash_bytes(k, len);
+#if defined(__GNUC__)
+	/* The builder will look the new name up in the function's table at the
+	 * end of the statement: a miss on a table of a million names. Start
+	 * loading its slot now (same index as strmap's). */
+	if (p->f->names.cap)
+		__builtin_prefetch(&p->f->names.tab[(uint32_t)p->name_hash & (p->f->names.cap - 1)]);
+#endif
 }
 
 void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc loc)
@@ -604,6 +618,30 @@ void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc
 	}
 }
 
+/* Operands mostly name nodes defined a few lines up: a small direct-mapped
+ * cache of recent names in front of the function's symbol table saves a
+ * cache miss into a table of a million names. */
+static struct node *recent_find(struct glow_parser *p, const char *k, size_t len)
+{
+	uint64_t h = hash_bytes(k, len);
+	struct glow_recent *e = &p->recent[h % GLOW_RECENT];
+	if (e->node && e->hash == h && strncmp(e->node->name, k, len) == 0 && e->node->name[len] == 0)
+		return e->node;
+	struct node *n = strmap_getn(&p->f->names, k, len);
+	if (n) {
+		e->node = n;
+		e->hash = h;
+	}
+	return n;
+}
+
+static void recent_add(struct glow_parser *p, struct node *n, uint64_t h)
+{
+	struct glow_recent *e = &p->recent[h % GLOW_RECENT];
+	e->node = n;
+	e->hash = h;
+}
+
 struct glow_val glow_p_local(struct glow_parser *p, const struct glow_span *name, struct loc loc, bool has_res,
 			     int64_t res, struct loc resloc)
 {
@@ -612,7 +650,7 @@ struct glow_val glow_p_local(struct glow_parser *p, const struct glow_span *name
 		return v;
 	size_t len;
 	const char *k = span_key(p, name, &len);
-	struct node *n = strmap_getn(&p->f->names, k, len);
+	struct node *n = recent_find(p, k, len);
 	char b[80];
 	if (!n) {
 		if (!poisoned(p, &p->lpoison, name))
@@ -911,6 +949,18 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 	const char *name = p->has_name ? span_cstr(p, &p->name) : NULL;
 	struct node *n = node_create_pred(p->f, (unsigned)p->kind, name, p->ops.data, (unsigned)p->ops.len, pred,
 					  p->tys.data, NULL, p->has_name ? p->name_loc : p->kind_loc);
+	if (name && strcmp(n->name, name) != 0) {
+		/* the builder renames a taken name: this is a redefinition (checked
+		 * here rather than before, to spare every node a failing lookup) */
+		char b[80];
+		struct node *prev = strmap_get(&p->f->names, name);
+		glow_p_error(p, p->name_loc, "redefinition of '%s'", name_text(&p->name, '%', b, sizeof b));
+		note_previous(p, prev->loc);
+		node_erase(p->f, n);
+		return;
+	}
+	if (name)
+		recent_add(p, n, p->name_hash);
 	static const int64_t no_ints[1];
 	static const double no_floats[1];
 	for (size_t i = 0; i < p->attrs.len; i++) {
