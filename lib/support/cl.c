@@ -156,9 +156,10 @@ static int opt_spelling(const struct cl_opt *o, char *buf, size_t size)
 {
 	if (!takes_value(o))
 		return snprintf(buf, size, "-%s", o->name);
+	const char *sep = o->name[1] ? "=" : " "; /* -o <file>, -name=<value> */
 	if (o->kind == CL_ENUM && !o->value_name)
-		return snprintf(buf, size, "-%s=<%s>", o->name, o->values);
-	return snprintf(buf, size, "-%s=<%s>", o->name, o->value_name ? o->value_name : "value");
+		return snprintf(buf, size, "-%s%s<%s>", o->name, sep, o->values);
+	return snprintf(buf, size, "-%s%s<%s>", o->name, sep, o->value_name ? o->value_name : "value");
 }
 
 void cl_print_help(const struct cl_tool *t, FILE *out)

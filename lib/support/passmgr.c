@@ -382,9 +382,9 @@ void pm_print_timing(const struct pm *pm, FILE *out)
 		fprintf(out, "  Total Execution Time: %.4f seconds (%.4f wall clock)\n\n", total, total);
 		fputs("   ---Wall Time---  --- Name ---\n", out);
 		for (size_t i = 0; i < n; i++)
-			fprintf(out, "   %7.4f (%5.1f%%)  %s\n", rows[i].secs,
+			fprintf(out, "  %7.4f (%5.1f%%)  %s\n", rows[i].secs,
 				total > 0 ? 100.0 * rows[i].secs / total : 0.0, rows[i].name);
-		fprintf(out, "   %7.4f (100.0%%)  Total\n\n", total);
+		fprintf(out, "  %7.4f (100.0%%)  Total\n\n", total);
 	}
 	free(rows);
 }
@@ -411,10 +411,16 @@ void pm_print_list(const struct pm_registry *reg, FILE *out)
 				fprintf(out, " [%s]", reg->flag_names[f].name);
 		fputc('\n', out);
 	}
+	int cw = 0;
+	for (size_t i = 0; i < reg->npipelines; i++)
+		if ((int)strlen(reg->pipelines[i].contents) > cw)
+			cw = (int)strlen(reg->pipelines[i].contents);
+	if (cw < 6)
+		cw = 6;
 	fputs("Pipelines:\n", out);
 	for (size_t i = 0; i < reg->npipelines; i++) {
 		const struct pm_pipeline *p = &reg->pipelines[i];
-		fprintf(out, "  %-*s - %s: %s%s\n", w, p->name, p->desc, *p->contents ? p->contents : "(nothing)",
+		fprintf(out, "  %-*s = %-*s - %s%s\n", w, p->name, cw, *p->contents ? p->contents : "(none)", p->desc,
 			p->flags & PM_FIXED_POINT ? " [fixed-point]" : "");
 	}
 }

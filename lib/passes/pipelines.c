@@ -1,0 +1,63 @@
+/* pipelines.c - the graph pass registry and the named pipelines.
+ *
+ * The pipelines below are the whole optimization story of glow-opt, readable
+ * in one place. Each is a comma-separated list of pass names (Passes.def)
+ * and other pipeline names; PASS_FIXED_POINT on a pipeline repeats it until
+ * no pass in it changes anything.
+ *
+ * The registry rows are generated from Passes.def. Each pass gets a small
+ * adapter of the engine's type (void *ir = struct module *) that sets up the
+ * pass context and, for function passes, runs the pass on every function.
+ */
+#include "passes/pass.h"
+#include "support/io.h"
+
+/*   name  flags             contents       description */
+static const struct pm_pipeline pipelines[] = {
+	{"O0", 0,                "",            "No optimization"},
+	{"O1", 0,                "dce,cse,dce", "Cleanup: dead code and common subexpressions"},
+	{"O2", 0,                "O1",          "Default optimization"},
+	{"O3", PASS_FIXED_POINT, "O2",          "Aggressive optimization: O2 until nothing changes"},
+};
+
+static struct pass_ctx *ctx_of(struct pm_ctx *pm)
+{
+	struct pass_ctx *ctx = pm->user;
+	ctx->pm = pm;
+	return ctx;
+}
+
+#define GRAPH_PASS_ADAPT_FUNC(run)                                             \
+	static bool run##_adapter(void *ir, struct pm_ctx *pm)                 \
+	{                                                                      \
+		struct module *m = ir;                                         \
+		struct pass_ctx *ctx = ctx_of(pm);                             \
+		bool changed = false;                                          \
+		for (size_t i = 0; i < m->nfuncs; i++)                         \
+			changed |= run(m->funcs[i], ctx);                      \
+		return changed;                                                \
+	}
+#define GRAPH_PASS_ADAPT_MODULE(run)                                           \
+	static bool run##_adapter(void *ir, struct pm_ctx *pm) { return run((struct module *)ir, ctx_of(pm)); }
+#define GRAPH_PASS(name, scope, run, flags, desc) GRAPH_PASS_ADAPT_##scope(run)
+#include "passes/Passes.def"
+#undef GRAPH_PASS
+
+static const struct pm_pass passes[] = {
+#define GRAPH_PASS(name, scope, run, flags, desc) {#name, desc, flags, run##_adapter},
+#include "passes/Passes.def"
+#undef GRAPH_PASS
+};
+
+static const struct pm_flag_name flag_names[] = {
+	{PASS_INFER_ONLY, "infer-only"},
+};
+
+static int verify_module(void *ir, struct diag *d) { return module_verify(ir, d); }
+
+static void print_module(void *ir, struct ostream *o) { module_print(o, ir); }
+
+const struct pm_registry graph_pass_registry = {
+	passes,     GLOW_ARRAY_SIZE(passes),     pipelines,     GLOW_ARRAY_SIZE(pipelines),
+	flag_names, GLOW_ARRAY_SIZE(flag_names), verify_module, print_module,
+};

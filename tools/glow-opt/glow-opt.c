@@ -1,0 +1,156 @@
+/* glow-opt - the graph optimizer: reads a .glow module, verifies it, runs a
+ * pipeline of graph passes and prints the result.
+ *
+ *   glow-opt [options] [input.glow|-] [-o out.glow]
+ *
+ * The passes and pipelines come from lib/passes (Passes.def, pipelines.c);
+ * the engine from lib/support/passmgr.h. The output is written whole or not
+ * at all. Exit status 0 on success, 1 after a diagnostic.
+ */
+#include "passes/pass.h"
+#include "support/cl.h"
+#include "support/io.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct opt_options {
+	const char *output;
+	const char *passes;
+	int olevel; /* -1: no -O given */
+	int mode;   /* enum pass_mode */
+	int backend;
+	bool verify_each, disable_verify;
+	bool print_before_all, print_after_all;
+	struct cl_list print_before, print_after;
+	bool time_passes, stats, list_passes, debug_pm;
+	struct cl_list input;
+};
+
+/* -backend= values; the pass context keeps the name. */
+#define BACKENDS "interpreter|c"
+static const char *const backend_names[] = {"interpreter", "c"};
+
+/* Reads, verifies, optimizes and writes the module; returns the exit status.
+ * Dumps, traces and reports go to stderr. */
+static int run(struct opt_options *o, struct diag *d)
+{
+	const char *in = o->input.n ? o->input.v[0] : "-";
+	if (o->passes && o->olevel >= 0) {
+		diag_error(d, LOC_NONE, "-O%d and -passes= cannot be combined (write -passes=O%d,...)", o->olevel,
+			   o->olevel);
+		return 1;
+	}
+	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_names[o->backend] : NULL, NULL};
+	struct pm pm;
+	pm_init(&pm, &graph_pass_registry, d, &ctx);
+	pm.verify_each = o->verify_each;
+	pm.print_before_all = o->print_before_all;
+	pm.print_after_all = o->print_after_all;
+	pm.debug = o->debug_pm;
+	if (ctx.mode == PASS_MODE_TRAIN)
+		pm.skip_flags |= PASS_INFER_ONLY;
+	int bad = 0;
+	if (o->passes)
+		bad |= pm_add_text(&pm, o->passes);
+	else if (o->olevel >= 0) {
+		char name[8];
+		snprintf(name, sizeof name, "O%d", o->olevel);
+		bad |= pm_add_text(&pm, name);
+	}
+	for (size_t i = 0; i < o->print_before.n; i++)
+		bad |= pm_add_print_before(&pm, o->print_before.v[i]);
+	for (size_t i = 0; i < o->print_after.n; i++)
+		bad |= pm_add_print_after(&pm, o->print_after.v[i]);
+	if (bad) {
+		pm_free(&pm);
+		return 1;
+	}
+
+	char *buf = NULL;
+	size_t len = 0;
+	if (read_input(in, &buf, &len, d)) {
+		pm_free(&pm);
+		return 1;
+	}
+	struct type_ctx types;
+	type_ctx_init(&types);
+	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
+	struct module *m = module_parse(&types, buf, len, name, d, !o->disable_verify);
+	int status = 1;
+	if (m) {
+		module_set_base_dir(m, in);
+		if (pm_run(&pm, m) == 0) {
+			if (!o->disable_verify && module_verify(m, d))
+				diag_error(d, LOC_NONE, "verifier failed after optimization");
+			else {
+				struct ostream out;
+				if (ostream_open(&out, o->output, d) == 0) {
+					module_print(&out, m);
+					status = ostream_commit(&out, d) ? 1 : 0;
+				}
+			}
+		}
+	}
+	if (o->time_passes)
+		pm_print_timing(&pm, stderr);
+	if (o->stats)
+		pm_print_stats(&pm, stderr);
+	module_destroy(m);
+	type_ctx_free(&types);
+	free(buf);
+	pm_free(&pm);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct opt_options o = {0};
+	o.output = "-";
+	o.olevel = -1;
+	o.backend = -1;
+	const struct cl_opt opts[] = {
+		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
+		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
+		{"O0", CL_SET, &o.olevel, NULL, "Run the O0 pipeline (no optimization)", 0, NULL},
+		{"O1", CL_SET, &o.olevel, NULL, "Run the O1 pipeline", 1, NULL},
+		{"O2", CL_SET, &o.olevel, NULL, "Run the O2 pipeline", 2, NULL},
+		{"O3", CL_SET, &o.olevel, NULL, "Run the O3 pipeline", 3, NULL},
+		{"mode", CL_ENUM, &o.mode, NULL, "Compile for inference or training (infer-only passes skipped)", 0,
+		 "infer|train"},
+		{"backend", CL_ENUM, &o.backend, NULL, "Target backend the passes may tailor the graph to", 0,
+		 BACKENDS},
+		{"verify-each", CL_FLAG, &o.verify_each, NULL, "Run the verifier after every pass", 0, NULL},
+		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
+		 NULL},
+		{"print-before", CL_LIST, &o.print_before, "pass,...", "Print the module before these passes", 0,
+		 NULL},
+		{"print-after", CL_LIST, &o.print_after, "pass,...", "Print the module after these passes", 0, NULL},
+		{"print-before-all", CL_FLAG, &o.print_before_all, NULL, "Print the module before every pass", 0,
+		 NULL},
+		{"print-after-all", CL_FLAG, &o.print_after_all, NULL, "Print the module after every pass", 0, NULL},
+		{"time-passes", CL_FLAG, &o.time_passes, NULL, "Report the wall time of each pass", 0, NULL},
+		{"stats", CL_FLAG, &o.stats, NULL, "Report the counters of each pass", 0, NULL},
+		{"list-passes", CL_FLAG, &o.list_passes, NULL, "List the passes and pipelines, then exit", 0, NULL},
+		{"debug-pass-manager", CL_FLAG, &o.debug_pm, NULL, "Trace each pass and pipeline as it runs", 0,
+		 NULL},
+	};
+	const struct cl_tool tool = {
+		"glow-opt", "glow graph optimizer", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
+		&o.input, 1,
+	};
+	struct diag d;
+	diag_init(&d, "glow-opt");
+	int status;
+	enum cl_result r = cl_parse(&tool, argc, argv, &d);
+	if (r != CL_OK)
+		status = r == CL_EXIT ? 0 : 1;
+	else if (o.list_passes) {
+		pm_print_list(&graph_pass_registry, stdout);
+		status = 0;
+	} else
+		status = run(&o, &d);
+	cl_free(&tool);
+	diag_free(&d);
+	return status;
+}
