@@ -1,0 +1,392 @@
+/* irgen.c - the irgen pass: one graph function -> one instruction IR
+ * function of the same name (docs/glow-irgen.md).
+ *
+ * Requires: a verified function whose node list is an evaluation order
+ * (the schedule pass leaves it so; otherwise the stable topological order
+ * of the text is used). Produces a function the IR verifier accepts.
+ *
+ * Declare section: one weight per storage node the function uses, in module
+ * order, named as the storage: placeholders become mutable weights without
+ * initializer, constants constant weights with their initializer carried
+ * over (dense bytes bit-exact, splat, zero, xavier with its seed, file with
+ * its offset; a relative file path is rewritten when the output does not sit
+ * beside the input).
+ *
+ * Program, node by node in list order (sgraph.h decides how each result is
+ * stored, for this order):
+ *   - an alloc right before the producer for every result stored in its
+ *     own activation, named after the node: NAME.res for single-result
+ *     kinds, NAME.<result name in lower case> otherwise (pool.result,
+ *     pool.argmax, topk.values, topk.indices); TopK's working buffer is
+ *     NAME.scratch, allocated and freed around it;
+ *   - the node's instruction, named NAME: the kind of the same name in
+ *     lower case, operands mapped by the Graph column of Instrs.def,
+ *     attributes copied; Slice -> extracttensor; MaxPool -> maxpool, or
+ *     maxpoolwithargmax when the Argmax result is used;
+ *   - Reshape -> tensorview NAME of its input (zero offsets, no copy),
+ *     unless the input is a placeholder the function writes: then the
+ *     input is viewed (NAME.view) and copied into NAME.res (copy NAME), so
+ *     later writes cannot show through;
+ *   - Concat -> touch NAME of the result buffer, then one inserttensor per
+ *     input at its offset along dim; InsertTensor -> copy NAME of Big into
+ *     the result, then inserttensor of Small;
+ *   - Save -> copy of the input into the placeholder's weight, or nothing
+ *     when the producer already wrote its result straight into the weight
+ *     (SV_DIRECT: the Save is the result's only use, the producer is not a
+ *     view and does not read the placeholder, and nothing touches the
+ *     placeholder between the two), or when the input is the weight itself;
+ *   - predicates are dropped: the instruction IR has no predicate operand
+ *     (GraphIR.md allows backends to ignore them);
+ *   - a dealloc (unnamed) right after the last instruction that uses the
+ *     activation, directly or through views; unused results right after
+ *     their producer.
+ */
+#define _XOPEN_SOURCE 700
+#include "irgen/irgen.h"
+#include "irgen/sgraph.h"
+#include "support/io.h"
+#include "support/util.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct gen {
+	struct ir_module *im;
+	struct ir_func *irf;
+	struct func *f;
+	struct diag *d;
+	struct sgraph g;
+	struct sg_plan p;
+	struct ir_value **buf;     /* per value */
+	struct ir_weight **w;      /* per storage */
+	int ikind[NK_COUNT];       /* node kind -> instruction kind of the same name, -1 */
+	char *name;                /* scratch for composed names */
+	size_t namecap;
+};
+
+/* ---- names ---- */
+
+/* base + "." + suffix (suffix lower-cased), in G's scratch buffer */
+static const char *compose(struct gen *G, const char *base, const char *suffix)
+{
+	size_t bl = strlen(base), sl = strlen(suffix);
+	G->name = xgrow(G->name, &G->namecap, bl + sl + 2, 1);
+	memcpy(G->name, base, bl);
+	G->name[bl] = '.';
+	for (size_t i = 0; i < sl; i++) {
+		char c = suffix[i];
+		G->name[bl + 1 + i] = (char)(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+	}
+	G->name[bl + 1 + sl] = '\0';
+	return G->name;
+}
+
+static const char *result_name(struct gen *G, const struct node *n, unsigned r)
+{
+	const struct node_desc *nd = node_desc(n->kind);
+	return compose(G, n->name ? n->name : "t", nd->nres == 1 ? "res" : nd->res_names[r]);
+}
+
+/* ---- weights ---- */
+
+/* The path of a relative weight file as seen from the output's directory:
+ * unchanged when input and output share a directory, else absolute. */
+static const char *relocate(struct gen *G, const struct module *gm, const struct constant *c, char *resolved)
+{
+	const char *path = c->file;
+	const char *in = gm->base_dir, *out = G->im->base_dir;
+	if (path[0] == '/' || (!in && !out) || (in && out && strcmp(in, out) == 0))
+		return path;
+	size_t il = in ? strlen(in) : 0, pl = strlen(path);
+	char *joined = xmalloc(il + pl + 1);
+	if (il)
+		memcpy(joined, in, il);
+	memcpy(joined + il, path, pl + 1);
+	const char *r = realpath(joined, resolved);
+	free(joined);
+	if (!r)
+		diag_error(G->d, c->n.loc, "cannot locate weight file \"%s\" of constant @%s", path, c->n.name);
+	return r;
+}
+
+static int make_weights(struct gen *G)
+{
+	struct module *gm = G->f->mod;
+	G->w = arena_array(&G->g.arena, struct ir_weight *, G->g.nstorage ? G->g.nstorage : 1);
+	module_for_each_global(gm, n) {
+		void *v = ptrmap_get(&G->g.sidx, n);
+		if (!v)
+			continue;
+		uint32_t s = (uint32_t)((uintptr_t)v - 1);
+		struct constant *c = as_constant(n);
+		struct ir_weight *w = ir_weight_create(G->irf, n->name, node_type(n), c != NULL, n->loc);
+		glow_assert(w != NULL);
+		G->w[s] = w;
+		if (!c)
+			continue;
+		switch (c->init) {
+		case INIT_DENSE:
+			if (type_bytes(node_type(n)) == 0) {
+				w->init = INIT_DENSE;
+			} else {
+				const uint8_t *data = constant_data(gm, c, G->d);
+				if (!data)
+					return -1;
+				ir_weight_set_data(G->im, w, data);
+			}
+			break;
+		case INIT_SPLAT: ir_weight_set_splat(w, c->splat_f, c->splat_i); break;
+		case INIT_ZERO: ir_weight_set_zero(w); break;
+		case INIT_XAVIER: ir_weight_set_xavier(w, c->fan_in, c->seed); break;
+		case INIT_FILE: {
+			char resolved[PATH_MAX];
+			const char *path = relocate(G, gm, c, resolved);
+			if (!path)
+				return -1;
+			ir_weight_set_file(G->im, w, path, c->file_offset);
+			break;
+		}
+		}
+	}
+	return 0;
+}
+
+/* ---- operands and attributes ---- */
+
+static struct ir_value *opbuf(struct gen *G, uint32_t k, unsigned i)
+{
+	int64_t ov = sg_op(&G->g, k, i);
+	struct ir_value *b = sg_is_storage(ov) ? &G->w[sg_storage_of(ov)]->v : G->buf[ov];
+	glow_assert(b != NULL);
+	return b;
+}
+
+static struct ir_value *resbuf(struct gen *G, uint32_t k, unsigned r)
+{
+	struct ir_value *b = G->buf[G->g.val_begin[k] + r];
+	glow_assert(b != NULL);
+	return b;
+}
+
+/* Attributes of n into in: the instruction's rows are the node's, in order. */
+static void copy_attrs(struct gen *G, struct ir_instr *in, const struct node *n)
+{
+	const struct instr_desc *d = instr_desc(in->kind);
+	const struct node_desc *nd = node_desc(n->kind);
+	glow_assert(d->nattrs == nd->nattrs);
+	for (unsigned i = 0; i < d->nattrs; i++) {
+		const union attr_val *a = &n->attrs[i];
+		const char *name = d->attrs[i].name;
+		switch (d->attrs[i].kind) {
+		case AK_INT:
+		case AK_BOOL:
+		case AK_ENUM: in->attrs[i].i = a->i; break;
+		case AK_FLOAT: in->attrs[i].f = a->f; break;
+		case AK_INTS: ir_set_ints(G->im, in, name, a->ints.v, a->ints.n); break;
+		case AK_FLOATS: ir_set_floats(G->im, in, name, a->floats.v, a->floats.n); break;
+		case AK_STRING: ir_set_str(G->im, in, name, a->s ? a->s : ""); break;
+		}
+	}
+}
+
+static struct ir_instr *emit(struct gen *G, unsigned kind, const char *name, struct ir_value *a, struct ir_value *b,
+			     struct loc loc)
+{
+	struct ir_value *ops[2] = {a, b};
+	return ir_instr_create(G->irf, kind, name, NULL, ops, b ? 2u : 1u, NULL, loc);
+}
+
+/* ---- node kinds ---- */
+
+/* One instruction whose operands follow the Graph column of Instrs.def;
+ * an operand that is neither a result nor an operand of the node is a
+ * scratch buffer (TopK). */
+static void gen_mapped(struct gen *G, uint32_t k, unsigned kind)
+{
+	const struct node *n = G->g.nodes[k];
+	const struct instr_desc *d = instr_desc(kind);
+	struct ir_value *ops[IR_MAX_OPS];
+	struct ir_instr *scratch = NULL;
+	for (unsigned i = 0; i < d->nops; i++) {
+		int r = -1, j = -1;
+		for (unsigned x = 0; x < d->graph_nres; x++)
+			if (d->graph_res[x] == (int)i)
+				r = (int)x;
+		for (unsigned x = 0; x < d->graph_nops; x++)
+			if (d->graph_ops[x] == (int)i)
+				j = (int)x;
+		if (r >= 0) {
+			ops[i] = resbuf(G, k, (unsigned)r);
+		} else if (j >= 0) {
+			ops[i] = opbuf(G, k, (unsigned)j);
+		} else {
+			glow_assert(d->op_quals[i] == IQ_SCRATCH && !scratch);
+			/* scratch bytes in elements of the input's kind (element
+			 * sizes divide 8, so the count is exact) */
+			const struct type *src = op_type(n, 0);
+			uint64_t es = elem_size((enum elem_kind)src->elem);
+			uint64_t cnt = G->g.scratch[k] / es;
+			const struct type *t = type_with_dims(G->im->types, src, &cnt, 1);
+			scratch = ir_alloc(G->irf, compose(G, n->name, "scratch"), t, NULL, n->loc);
+			ops[i] = &scratch->v;
+		}
+	}
+	struct ir_instr *in = ir_instr_create(G->irf, kind, n->name, NULL, ops, d->nops, NULL, n->loc);
+	copy_attrs(G, in, n);
+	if (scratch)
+		ir_dealloc(G->irf, scratch, NULL, n->loc);
+}
+
+static void gen_reshape(struct gen *G, uint32_t k)
+{
+	const struct node *n = G->g.nodes[k];
+	uint32_t v = G->g.val_begin[k];
+	struct ir_value *src = opbuf(G, k, 0);
+	int64_t zeros[GLOW_MAX_RANK] = {0};
+	if (G->p.kind[v] == SV_VIEW) {
+		struct ir_instr *view = ir_tensorview(G->irf, n->name, node_type(n), src, zeros, src->type->rank,
+						      NULL, n->loc);
+		G->buf[v] = &view->v;
+		return;
+	}
+	struct ir_instr *view = ir_tensorview(G->irf, compose(G, n->name, "view"), node_type(n), src, zeros,
+					      src->type->rank, NULL, n->loc);
+	emit(G, IK_copy, n->name, resbuf(G, k, 0), &view->v, n->loc);
+}
+
+static void gen_concat(struct gen *G, uint32_t k)
+{
+	const struct node *n = G->g.nodes[k];
+	struct ir_value *dst = resbuf(G, k, 0);
+	int64_t dim = node_int(n, "dim");
+	unsigned rank = node_type(n)->rank;
+	int64_t start[GLOW_MAX_RANK] = {0};
+	emit(G, IK_touch, n->name, dst, NULL, n->loc);
+	for (unsigned i = 0; i < n->nops; i++) {
+		struct ir_instr *in = emit(G, IK_inserttensor, NULL, dst, opbuf(G, k, i), n->loc);
+		ir_set_ints(G->im, in, "start", start, rank);
+		start[dim] += (int64_t)op_type(n, i)->dims[dim];
+	}
+}
+
+static void gen_insert(struct gen *G, uint32_t k)
+{
+	const struct node *n = G->g.nodes[k];
+	struct ir_value *dst = resbuf(G, k, 0);
+	emit(G, IK_copy, n->name, dst, opbuf(G, k, 0), n->loc);
+	struct ir_instr *in = emit(G, IK_inserttensor, NULL, dst, opbuf(G, k, 1), n->loc);
+	copy_attrs(G, in, n);
+}
+
+static void gen_save(struct gen *G, uint32_t k)
+{
+	const struct node *n = G->g.nodes[k];
+	int64_t src = sg_op(&G->g, k, 0);
+	if (!sg_is_storage(src) && G->p.kind[src] == SV_DIRECT)
+		return; /* the producer wrote the weight */
+	struct ir_value *s = opbuf(G, k, 0), *d = opbuf(G, k, 1);
+	if (s != d)
+		emit(G, IK_copy, NULL, d, s, n->loc);
+}
+
+static void gen_node(struct gen *G, uint32_t k)
+{
+	const struct node *n = G->g.nodes[k];
+	/* result buffers */
+	for (unsigned r = 0; r < n->nres; r++) {
+		uint32_t v = G->g.val_begin[k] + r;
+		switch (G->p.kind[v]) {
+		case SV_ALLOC: {
+			struct ir_instr *a = ir_alloc(G->irf, result_name(G, n, r), n->types[r], NULL, n->loc);
+			G->buf[v] = &a->v;
+			break;
+		}
+		case SV_DIRECT: {
+			int64_t dst = sg_op(&G->g, G->g.val_user[v], 1);
+			G->buf[v] = &G->w[sg_storage_of(dst)]->v;
+			break;
+		}
+		default: break; /* views are made by their node; SV_NONE has no buffer */
+		}
+	}
+	switch (n->kind) {
+	case NK_Save: gen_save(G, k); break;
+	case NK_Reshape: gen_reshape(G, k); break;
+	case NK_Concat: gen_concat(G, k); break;
+	case NK_InsertTensor: gen_insert(G, k); break;
+	case NK_Slice: gen_mapped(G, k, IK_extracttensor); break;
+	case NK_MaxPool:
+		gen_mapped(G, k, G->g.val_nuses[G->g.val_begin[k] + 1] ? IK_maxpoolwithargmax : IK_maxpool);
+		break;
+	default:
+		glow_assert(G->ikind[n->kind] >= 0);
+		gen_mapped(G, k, (unsigned)G->ikind[n->kind]);
+		break;
+	}
+}
+
+/* node kind -> the instruction kind of the same name in lower case */
+static void map_kinds(struct gen *G)
+{
+	for (unsigned k = 0; k < NK_COUNT; k++) {
+		const char *s = node_kind_name(k);
+		char low[64];
+		size_t l = strlen(s);
+		G->ikind[k] = -1;
+		if (l >= sizeof low)
+			continue;
+		for (size_t i = 0; i <= l; i++)
+			low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+		G->ikind[k] = instr_kind_lookup(low, l);
+	}
+}
+
+struct ir_func *irgen_func(struct ir_module *im, struct func *f, struct diag *d)
+{
+	struct ir_func *irf = ir_func_create(im, f->name, f->loc);
+	if (!irf) {
+		diag_error(d, f->loc, "function @%s is generated twice", f->name);
+		return NULL;
+	}
+	struct gen G;
+	memset(&G, 0, sizeof G);
+	G.im = im;
+	G.irf = irf;
+	G.f = f;
+	G.d = d;
+	map_kinds(&G);
+	sg_build(&G.g, f);
+	uint32_t n = G.g.n;
+	uint32_t *order = xmalloc((n ? n : 1) * sizeof(uint32_t));
+	for (uint32_t t = 0; t < n; t++)
+		order[t] = t; /* the numbering is the (stable) list order */
+	sg_plan(&G.g, order, &G.p);
+	free(order);
+	int status = make_weights(&G);
+	if (status == 0) {
+		G.buf = arena_array(&G.g.arena, struct ir_value *, G.g.nvals ? G.g.nvals : 1);
+		/* activations dying at each position, ascending */
+		int64_t *head = xmalloc((n ? n : 1) * sizeof(int64_t));
+		int64_t *next = xmalloc((G.g.nvals ? G.g.nvals : 1) * sizeof(int64_t));
+		for (uint32_t t = 0; t < n; t++)
+			head[t] = -1;
+		for (uint32_t v = G.g.nvals; v-- > 0;) {
+			if (G.p.kind[v] != SV_ALLOC)
+				continue;
+			next[v] = head[G.p.last[v]];
+			head[G.p.last[v]] = v;
+		}
+		for (uint32_t t = 0; t < n; t++) {
+			gen_node(&G, t);
+			for (int64_t v = head[t]; v >= 0; v = next[v])
+				ir_dealloc(irf, ir_as_instr(G.buf[v]), NULL, G.g.nodes[t]->loc);
+		}
+		free(next);
+		free(head);
+	}
+	free(G.name);
+	sg_free(&G.g);
+	return status == 0 ? irf : NULL;
+}

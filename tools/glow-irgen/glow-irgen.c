@@ -1,0 +1,145 @@
+/* glow-irgen - from the graph IR to the instruction IR: reads a .glow module,
+ * schedules each function and generates its instructions.
+ *
+ *   glow-irgen [options] [input.glow|-] [-o out.gir]
+ *
+ * The stages are passes of lib/irgen (schedule, irgen) run by the shared
+ * pass manager, so -print-after-all, -verify-each and -time-passes work as
+ * in glow-opt. The output is verified and written whole or not at all.
+ * Exit status 0 on success, 1 after a diagnostic.
+ */
+#include "irgen/irgen.h"
+#include "support/cl.h"
+#include "support/io.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct irgen_options {
+	const char *output;
+	int schedule; /* enum irgen_schedule */
+	const char *func;
+	bool verify_each;
+	bool print_before_all, print_after_all;
+	struct cl_list print_before, print_after;
+	bool time_passes, stats, schedule_stats, list_passes, debug_pm;
+	struct cl_list input;
+};
+
+static void print_schedule_stats(const struct irgen_state *s, FILE *out)
+{
+	for (size_t i = 0; i < s->nstats; i++) {
+		const struct irgen_sched_stats *st = &s->stats[i];
+		fprintf(out, "schedule @%s: %" PRIu64 " nodes, peak live bytes: topo %" PRIu64 ", %s %" PRIu64
+			" (%s order)\n",
+			st->func, st->nodes, st->topo_peak, s->schedule == IRGEN_SCHED_TOPO ? "topo" : "memory",
+			st->chosen_peak, irgen_order_name(st->chosen));
+	}
+}
+
+/* Reads, schedules, generates, verifies and writes; returns the exit status. */
+static int run(struct irgen_options *o, struct diag *d)
+{
+	const char *in = o->input.n ? o->input.v[0] : "-";
+	struct pm pm;
+	pm_init(&pm, &irgen_pass_registry, d, NULL);
+	pm.verify_each = o->verify_each;
+	pm.print_before_all = o->print_before_all;
+	pm.print_after_all = o->print_after_all;
+	pm.debug = o->debug_pm;
+	int bad = pm_add_text(&pm, "default");
+	for (size_t i = 0; i < o->print_before.n; i++)
+		bad |= pm_add_print_before(&pm, o->print_before.v[i]);
+	for (size_t i = 0; i < o->print_after.n; i++)
+		bad |= pm_add_print_after(&pm, o->print_after.v[i]);
+	if (bad) {
+		pm_free(&pm);
+		return 1;
+	}
+	char *buf = NULL;
+	size_t len = 0;
+	if (read_input(in, &buf, &len, d)) {
+		pm_free(&pm);
+		return 1;
+	}
+	struct type_ctx types;
+	type_ctx_init(&types);
+	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
+	struct module *m = module_parse(&types, buf, len, name, d, true);
+	int status = 1;
+	struct irgen_state s;
+	irgen_state_init(&s, m, d);
+	s.schedule = (enum irgen_schedule)o->schedule;
+	s.output_path = o->output;
+	if (o->func)
+		s.only_func = o->func[0] == '@' ? o->func + 1 : o->func;
+	if (m && irgen_check_selection(&s) == 0) {
+		module_set_base_dir(m, in);
+		if (pm_run(&pm, &s) == 0 && s.im) {
+			if (ir_module_verify(s.im, d))
+				diag_error(d, LOC_NONE, "verifier failed after IRGen");
+			else {
+				struct ostream out;
+				if (ostream_open(&out, o->output, d) == 0) {
+					ir_module_print(&out, s.im);
+					status = ostream_commit(&out, d) ? 1 : 0;
+				}
+			}
+		}
+	}
+	if (o->schedule_stats)
+		print_schedule_stats(&s, stderr);
+	if (o->time_passes)
+		pm_print_timing(&pm, stderr);
+	if (o->stats)
+		pm_print_stats(&pm, stderr);
+	irgen_state_free(&s);
+	module_destroy(m);
+	type_ctx_free(&types);
+	free(buf);
+	pm_free(&pm);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct irgen_options o = {0};
+	o.output = "-";
+	const struct cl_opt opts[] = {
+		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
+		{"schedule", CL_ENUM, &o.schedule, NULL,
+		 "Node order: low peak memory (default) or the topological order of the input", 0, "memory|topo"},
+		{"func", CL_STRING, &o.func, "@name", "Generate only this function (default: every function)", 0,
+		 NULL},
+		{"print-schedule-stats", CL_FLAG, &o.schedule_stats, NULL,
+		 "Report the peak live activation bytes of the topological and the chosen order", 0, NULL},
+		{"verify-each", CL_FLAG, &o.verify_each, NULL, "Run the verifier after every pass", 0, NULL},
+		{"print-before", CL_LIST, &o.print_before, "pass,...", "Print the IR before these passes", 0, NULL},
+		{"print-after", CL_LIST, &o.print_after, "pass,...", "Print the IR after these passes", 0, NULL},
+		{"print-before-all", CL_FLAG, &o.print_before_all, NULL, "Print the IR before every pass", 0, NULL},
+		{"print-after-all", CL_FLAG, &o.print_after_all, NULL, "Print the IR after every pass", 0, NULL},
+		{"time-passes", CL_FLAG, &o.time_passes, NULL, "Report the wall time of each pass", 0, NULL},
+		{"stats", CL_FLAG, &o.stats, NULL, "Report the counters of each pass", 0, NULL},
+		{"list-passes", CL_FLAG, &o.list_passes, NULL, "List the passes and pipelines, then exit", 0, NULL},
+		{"debug-pass-manager", CL_FLAG, &o.debug_pm, NULL, "Trace each pass as it runs", 0, NULL},
+	};
+	const struct cl_tool tool = {
+		"glow-irgen", "glow instruction IR generator", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
+		&o.input, 1,
+	};
+	struct diag d;
+	diag_init(&d, "glow-irgen");
+	int status;
+	enum cl_result r = cl_parse(&tool, argc, argv, &d);
+	if (r != CL_OK)
+		status = r == CL_EXIT ? 0 : 1;
+	else if (o.list_passes) {
+		pm_print_list(&irgen_pass_registry, stdout);
+		status = 0;
+	} else
+		status = run(&o, &d);
+	cl_free(&tool);
+	diag_free(&d);
+	return status;
+}
