@@ -1,0 +1,77 @@
+/* backend.c - what every backend shares: the input/output rule of an IR
+ * function (backend.h states it), the registry of linked-in backends, and
+ * the element kinds of a node for is_op_supported.
+ */
+#include "backends/backend.h"
+#include "backends/interpreter/interp.h"
+#include "support/hashmap.h"
+#include "support/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct backend_io *backend_func_io(struct ir_func *f, size_t *n)
+{
+	size_t cnt = 0;
+	ir_for_each_weight(f, w) cnt += !w->is_const;
+	struct backend_io *io = xcalloc(cnt + 1, sizeof *io);
+	struct u64map slot; /* weight -> its entry + 1 */
+	u64map_init(&slot);
+	size_t i = 0;
+	ir_for_each_weight(f, w) {
+		if (w->is_const)
+			continue;
+		io[i].w = w;
+		u64map_put(&slot, (uint64_t)(uintptr_t)w, (void *)(uintptr_t)(i + 1));
+		i++;
+	}
+	/* first use decides: read first (without initializer) -> input */
+	bool *touched = xcalloc(cnt + 1, 1);
+	ir_for_each_instr(f, in) {
+		if (in->kind == IK_tensorview || in->kind == IK_alloc)
+			continue;
+		for (unsigned j = 0; j < in->nops; j++) {
+			struct ir_value *root = ir_value_root(in->ops[j].val, NULL);
+			void *s = root ? u64map_get(&slot, (uint64_t)(uintptr_t)root) : NULL;
+			if (!s)
+				continue;
+			size_t k = (size_t)(uintptr_t)s - 1;
+			unsigned q = in->ops[j].qual;
+			if (!touched[k] && q != IQ_OUT && io[k].w->init == IR_INIT_NONE)
+				io[k].is_input = true;
+			if (q != IQ_IN)
+				io[k].is_output = true;
+		}
+		/* after the whole instruction: an operand read and another
+		 * written in one instruction still count as a read first */
+		for (unsigned j = 0; j < in->nops; j++) {
+			struct ir_value *root = ir_value_root(in->ops[j].val, NULL);
+			void *s = root ? u64map_get(&slot, (uint64_t)(uintptr_t)root) : NULL;
+			if (s)
+				touched[(size_t)(uintptr_t)s - 1] = true;
+		}
+	}
+	free(touched);
+	u64map_free(&slot);
+	*n = cnt;
+	return io;
+}
+
+const struct backend *backend_find(const char *name)
+{
+	static const struct backend *const all[] = {&interp_backend};
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(all); i++)
+		if (strcmp(all[i]->name, name) == 0)
+			return all[i];
+	return NULL;
+}
+
+unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigned cap)
+{
+	unsigned c = 0;
+	for (unsigned r = 0; r < n->nres && c < cap; r++)
+		elems[c++] = (enum elem_kind)n->types[r]->elem;
+	for (unsigned i = 0; i < n->nops && c < cap; i++)
+		elems[c++] = (enum elem_kind)op_type(n, i)->elem;
+	return c;
+}

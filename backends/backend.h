@@ -1,0 +1,94 @@
+/* backend.h - the interface every backend implements (docs/Backends.md).
+ *
+ * A backend is a struct of function pointers. The graph side asks it which
+ * nodes it supports and which it wants lowered, and lets it rewrite a
+ * function after lowering; the instruction side hands it one IR function to
+ * compile into an opaque compiled function, which runs on bindings of the
+ * function's inputs and outputs. An interpreter compiles by preparing
+ * buffers; a code-generating backend compiles to a shared object or a bundle
+ * and runs by loading it.
+ *
+ * Inputs and outputs of an IR function (the graph's placeholders) follow one
+ * rule, computed by backend_func_io:
+ *   - every mutable weight is a placeholder; constant weights never are;
+ *   - a mutable weight without initializer that the program reads before
+ *     it writes it (its first use, through any tensorview, is @in or @inout)
+ *     is an input: it must be bound;
+ *   - a mutable weight the program writes (@out or @inout, through any
+ *     view) is an output;
+ *   - a weight may be both (a training weight updated in place); a mutable
+ *     weight without initializer that is neither read nor written is
+ *     neither, and reads as zeros.
+ *
+ * Library code: reports through struct diag, never exits.
+ */
+#ifndef GLOW_BACKENDS_BACKEND_H
+#define GLOW_BACKENDS_BACKEND_H
+
+#include "graph/graph.h"
+#include "ir/ir.h"
+#include "support/diag.h"
+#include "support/types.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One placeholder of an IR function. */
+struct backend_io {
+	struct ir_weight *w;
+	bool is_input;  /* must be bound before running */
+	bool is_output; /* written by the program */
+};
+
+/* The placeholders of f in declaration order (every mutable weight);
+ * *n receives the count. The array is malloc'd: free it. */
+struct backend_io *backend_func_io(struct ir_func *f, size_t *n);
+
+/* A tensor bound to a placeholder: the weight it binds and its data,
+ * type_bytes(w->v.type) bytes owned by the caller. Before run, an input's
+ * data holds its value; after run, an output's data holds the result. */
+struct backend_binding {
+	struct ir_weight *w;
+	void *data;
+};
+
+/* What compile produced; each backend defines it. */
+struct backend_compiled;
+
+struct backend_options {
+	/* run with an own allocation even when the function records a memory
+	 * plan */
+	bool ignore_plan;
+};
+
+struct backend {
+	const char *name;
+	/* Whether the backend executes graph node kind `kind` whose operand and
+	 * result element kinds are elems[0..nelems) (results first, then
+	 * operands, in table order). */
+	bool (*is_op_supported)(const struct backend *b, unsigned kind, const enum elem_kind *elems, unsigned nelems);
+	/* Whether the backend supports node n as it stands. */
+	bool (*is_node_supported)(const struct backend *b, const struct node *n);
+	/* Whether n should be lowered to simpler nodes before IRGen. */
+	bool (*should_lower)(const struct backend *b, const struct node *n);
+	/* A hook run after lowering; returns whether it changed f, or -1 after
+	 * reporting an error. */
+	int (*transform_post_lowering)(const struct backend *b, struct func *f, struct diag *d);
+	/* Compiles f (verified). Returns NULL after reporting why. */
+	struct backend_compiled *(*compile)(const struct backend *b, struct ir_func *f,
+					    const struct backend_options *o, struct diag *d);
+	/* Runs c once. binds covers every input (others are optional: an
+	 * unbound output is computed and dropped). Returns 0, or -1 after
+	 * reporting. */
+	int (*run)(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds, struct diag *d);
+	void (*destroy)(struct backend_compiled *c);
+};
+
+/* The backends linked in, by name ("interpreter"); NULL if unknown. */
+const struct backend *backend_find(const char *name);
+
+/* The element kinds of node n in is_op_supported order (results, then
+ * operands); returns the count (at most cap). */
+unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigned cap);
+
+#endif

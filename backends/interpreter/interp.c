@@ -1,0 +1,252 @@
+/* interp.c - the interpreter backend: compile places buffers and resolves
+ * operands, run executes the program.
+ *
+ * Placement. With a recorded memory plan, three regions are allocated
+ * (constant, mutable, activations, each aligned to max(alignment, 64)) and
+ * every weight and alloc sits at its recorded offset, so activations share
+ * memory exactly as planned. Without one, every weight and every alloc gets
+ * its own zeroed block. Either way a tensorview is its root buffer's
+ * address plus the view's byte offset, so every operand of every
+ * instruction is a fixed address, resolved once at compile time.
+ *
+ * Weights. Constant weights are filled at compile time. Mutable weights are
+ * reset at the start of every run: to their initializer, or to the bound
+ * input, or to zeros (quantized kinds: their offset).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "backends/interpreter/kern.h"
+#include "support/hashmap.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+struct step {
+	const struct ir_instr *in;
+	struct interp_arg ops[IR_MAX_OPS];
+};
+
+struct backend_compiled {
+	struct ir_func *f;
+	uint8_t *regions[3];     /* with a plan: constant, mutable, activations */
+	uint8_t **blocks;        /* without a plan: one per weight and alloc */
+	size_t nblocks;
+	struct u64map base;      /* weight or alloc -> its address + 1 (non-NULL) */
+	struct step *steps;
+	size_t nsteps;
+	struct ir_weight **mut;  /* mutable weights, with their initial contents */
+	uint8_t **mut_init;      /* NULL: no initializer */
+	size_t nmut;
+};
+
+static uint8_t *addr_of(struct backend_compiled *c, const struct ir_value *root)
+{
+	void *p = u64map_get(&c->base, (uint64_t)(uintptr_t)root);
+	return p ? (uint8_t *)p - 1 : NULL;
+}
+
+static void set_addr(struct backend_compiled *c, const struct ir_value *root, uint8_t *p)
+{
+	u64map_put(&c->base, (uint64_t)(uintptr_t)root, p + 1);
+}
+
+static void interp_destroy(struct backend_compiled *c)
+{
+	if (!c)
+		return;
+	for (unsigned i = 0; i < 3; i++)
+		free(c->regions[i]);
+	for (size_t i = 0; i < c->nblocks; i++)
+		free(c->blocks[i]);
+	free(c->blocks);
+	u64map_free(&c->base);
+	free(c->steps);
+	for (size_t i = 0; i < c->nmut; i++)
+		free(c->mut_init[i]);
+	free(c->mut);
+	free(c->mut_init);
+	free(c);
+}
+
+static uint8_t *region_alloc(uint64_t size, uint64_t align)
+{
+	if (align < 64)
+		align = 64;
+	size_t sz = (size_t)((size + align - 1) / align * align);
+	uint8_t *p = aligned_alloc((size_t)align, sz ? sz : (size_t)align);
+	if (!p)
+		unreachable("out of memory");
+	memset(p, 0, sz ? sz : (size_t)align);
+	return p;
+}
+
+static uint8_t *block_alloc(struct backend_compiled *c, const struct type *t)
+{
+	c->blocks = xrealloc(c->blocks, (c->nblocks + 1) * sizeof *c->blocks);
+	uint8_t *p = xcalloc((size_t)type_bytes(t) + 8, 1);
+	c->blocks[c->nblocks++] = p;
+	return p;
+}
+
+static int place(struct backend_compiled *c, const struct backend_options *o)
+{
+	struct ir_func *f = c->f;
+	const struct ir_plan *p = &f->plan;
+	bool plan = p->present && !(o && o->ignore_plan);
+	if (plan) {
+		c->regions[0] = region_alloc(p->constant_size, p->alignment);
+		c->regions[1] = region_alloc(p->mutable_size, p->alignment);
+		c->regions[2] = region_alloc(p->activations_size, p->alignment);
+	}
+	ir_for_each_weight(f, w) {
+		uint8_t *a = plan ? c->regions[w->is_const ? 0 : 1] + w->offset : block_alloc(c, w->v.type);
+		set_addr(c, &w->v, a);
+	}
+	ir_for_each_instr(f, in) {
+		if (in->kind != IK_alloc)
+			continue;
+		set_addr(c, &in->v, plan ? c->regions[2] + in->offset : block_alloc(c, in->v.type));
+	}
+	return 0;
+}
+
+/* fills constant weights, snapshots mutable initializers */
+static int init_weights(struct backend_compiled *c, struct diag *d)
+{
+	struct ir_func *f = c->f;
+	c->mut = xcalloc(f->nweights + 1, sizeof *c->mut);
+	c->mut_init = xcalloc(f->nweights + 1, sizeof *c->mut_init);
+	ir_for_each_weight(f, w) {
+		uint8_t *a = addr_of(c, &w->v);
+		if (w->is_const) {
+			if (interp_weight_init(f->mod, w, a, d))
+				return -1;
+			continue;
+		}
+		size_t i = c->nmut++;
+		c->mut[i] = w;
+		if (w->init != IR_INIT_NONE) {
+			c->mut_init[i] = xmalloc((size_t)type_bytes(w->v.type) + 1);
+			if (interp_weight_init(f->mod, w, c->mut_init[i], d))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static struct backend_compiled *interp_compile(const struct backend *b, struct ir_func *f,
+					       const struct backend_options *o, struct diag *d)
+{
+	(void)b;
+	struct backend_compiled *c = xcalloc(1, sizeof *c);
+	c->f = f;
+	u64map_init(&c->base);
+	bool ok = true;
+	ir_for_each_instr(f, in) {
+		const struct type *types[IR_MAX_OPS];
+		for (unsigned i = 0; i < in->nops; i++)
+			types[i] = in->ops[i].val->type;
+		if (!interp_supports(in->kind, types, in->nops)) {
+			diag_error(d, in->v.loc, "the interpreter does not support %s", instr_kind_name(in->kind));
+			ok = false;
+		}
+	}
+	if (!ok || place(c, o) || init_weights(c, d)) {
+		interp_destroy(c);
+		return NULL;
+	}
+	c->steps = xcalloc(f->ninstrs + 1, sizeof *c->steps);
+	ir_for_each_instr(f, in) {
+		if (in->kind == IK_alloc || in->kind == IK_dealloc || in->kind == IK_tensorview)
+			continue;
+		struct step *s = &c->steps[c->nsteps++];
+		s->in = in;
+		for (unsigned i = 0; i < in->nops; i++) {
+			uint64_t off = 0;
+			struct ir_value *root = ir_value_root(in->ops[i].val, &off);
+			uint8_t *base = root ? addr_of(c, root) : NULL;
+			if (!base)
+				unreachable("operand without a buffer after verification");
+			s->ops[i].t = in->ops[i].val->type;
+			s->ops[i].p = base + off;
+		}
+	}
+	return c;
+}
+
+static int interp_run(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds,
+		      struct diag *d)
+{
+	for (size_t i = 0; i < c->nmut; i++) {
+		struct ir_weight *w = c->mut[i];
+		uint8_t *a = addr_of(c, &w->v);
+		size_t bytes = (size_t)type_bytes(w->v.type);
+		const void *bound = NULL;
+		for (size_t j = 0; j < nbinds; j++)
+			if (binds[j].w == w)
+				bound = binds[j].data;
+		if (bound)
+			memcpy(a, bound, bytes);
+		else if (c->mut_init[i])
+			memcpy(a, c->mut_init[i], bytes);
+		else if (interp_weight_init(c->f->mod, w, a, d))
+			return -1;
+	}
+	char err[256];
+	for (size_t i = 0; i < c->nsteps; i++) {
+		const struct step *s = &c->steps[i];
+		err[0] = 0;
+		int rc = interp_exec(s->in->kind, s->ops, s->in->attrs, err, sizeof err);
+		if (rc == 1)
+			unreachable("compiled instruction without a kernel");
+		if (rc) {
+			diag_error(d, s->in->v.loc, "%s: %s", instr_kind_name(s->in->kind), err);
+			return -1;
+		}
+	}
+	for (size_t j = 0; j < nbinds; j++)
+		if (!binds[j].w->is_const)
+			memcpy(binds[j].data, addr_of(c, &binds[j].w->v), (size_t)type_bytes(binds[j].w->v.type));
+	return 0;
+}
+
+/* ---- the graph side ---- */
+
+static bool interp_is_op_supported(const struct backend *b, unsigned kind, const enum elem_kind *elems,
+				   unsigned nelems)
+{
+	(void)b;
+	(void)elems;
+	(void)nelems;
+	/* every node kind but the storage kinds reaches an instruction */
+	return kind < NK_COUNT && kind != NK_Placeholder && kind != NK_Constant;
+}
+
+static bool interp_is_node_supported(const struct backend *b, const struct node *n)
+{
+	enum elem_kind e[2 * IR_MAX_OPS + 8];
+	unsigned ne = backend_node_elems(n, e, GLOW_ARRAY_SIZE(e));
+	return interp_is_op_supported(b, n->kind, e, ne);
+}
+
+/* The interpreter executes every node kind directly: nothing is lowered. */
+static bool interp_should_lower(const struct backend *b, const struct node *n)
+{
+	(void)b;
+	(void)n;
+	return false;
+}
+
+static int interp_post_lowering(const struct backend *b, struct func *f, struct diag *d)
+{
+	(void)b;
+	(void)f;
+	(void)d;
+	return 0;
+}
+
+const struct backend interp_backend = {
+	"interpreter",	      interp_is_op_supported, interp_is_node_supported, interp_should_lower,
+	interp_post_lowering, interp_compile,	      interp_run,		interp_destroy,
+};

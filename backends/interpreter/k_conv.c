@@ -1,0 +1,324 @@
+/* k_conv.c - convolution, transposed convolution, pooling and padding
+ * (NHWC images, filters OC x KH x KW x IC/group, pads [top, left, bottom,
+ * right]).
+ *
+ * Convolution is im2col + kgemm per image and group: the patch matrix has
+ * one row per output pixel and KH*KW*ICg columns in (kh, kw, ic) order,
+ * which is the filter's own row order, so C = patches * filter^T lands
+ * directly in the NHWC output (row stride OC, column offset g*OCg). A 1x1
+ * convolution with stride 1 and no padding uses the image itself as the
+ * patch matrix. Transposed convolution scatters each input pixel through the
+ * filter. Non-float kinds are widened to float and narrowed once.
+ *
+ * Max pooling ignores padded positions and copies the winning element
+ * exactly (any kind); the argmax is the flattened NHWC index of the first
+ * maximum in the input. Average pooling divides by KH*KW when
+ * count_include_pads, else by the number of real pixels in the window.
+ * Adaptive average pooling uses windows [floor(i*H/OH), ceil((i+1)*H/OH)).
+ */
+#include "backends/interpreter/kern.h"
+
+#include <stdlib.h>
+
+struct win {
+	size_t n, h, w, c;     /* input */
+	size_t oh, ow, oc;     /* output */
+	size_t kh, kw, sh, sw, dh, dw;
+	int64_t pt, pl;
+};
+
+static void win_get(const struct kargs *k, const struct type *in, const struct type *out, struct win *w)
+{
+	w->n = (size_t)in->dims[0];
+	w->h = (size_t)in->dims[1];
+	w->w = (size_t)in->dims[2];
+	w->c = (size_t)in->dims[3];
+	w->oh = (size_t)out->dims[1];
+	w->ow = (size_t)out->dims[2];
+	w->oc = (size_t)out->dims[3];
+	const int64_t *ks = KINTS(k, "kernels"), *st = KINTS(k, "strides"), *p = KINTS(k, "pads");
+	w->kh = (size_t)ks[0];
+	w->kw = (size_t)ks[1];
+	w->sh = (size_t)st[0];
+	w->sw = (size_t)st[1];
+	w->pt = p[0];
+	w->pl = p[1];
+	w->dh = w->dw = 1;
+	if (instr_attr_index(k->kind, "dilation", 8) >= 0) {
+		const int64_t *dl = KINTS(k, "dilation");
+		w->dh = (size_t)dl[0];
+		w->dw = (size_t)dl[1];
+	}
+}
+
+static int convolution(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
+	struct win w;
+	win_get(k, s->t, d->t, &w);
+	size_t group = (size_t)KI(k, "group");
+	size_t icg = w.c / group, ocg = w.oc / group, kk = w.kh * w.kw * icg, pix = w.oh * w.ow;
+	float *fs = kwiden(s), *ff = kwiden(f), *fb = kwiden(b), *fd = kresult_buf(d);
+	bool direct = w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pt == 0 && w.pl == 0 && group == 1 &&
+		      w.oh == w.h && w.ow == w.w;
+	float *cols = direct ? NULL : xmalloc(pix * kk * sizeof(float) + 1);
+	float *ft = xmalloc(kk * ocg * sizeof(float) + 1);
+	for (size_t i = 0; i < w.n * pix; i++)
+		memcpy(fd + i * w.oc, fb, w.oc * sizeof(float));
+	for (size_t g = 0; g < group; g++) {
+		/* filter rows of group g, transposed to K x OCg */
+		for (size_t o = 0; o < ocg; o++)
+			for (size_t j = 0; j < kk; j++)
+				ft[j * ocg + o] = ff[(g * ocg + o) * kk + j];
+		for (size_t n = 0; n < w.n; n++) {
+			const float *img = fs + n * w.h * w.w * w.c;
+			if (!direct) {
+				for (size_t oy = 0; oy < w.oh; oy++)
+					for (size_t ox = 0; ox < w.ow; ox++) {
+						float *row = cols + (oy * w.ow + ox) * kk;
+						for (size_t ky = 0; ky < w.kh; ky++) {
+							int64_t iy = (int64_t)(oy * w.sh + ky * w.dh) - w.pt;
+							for (size_t kx = 0; kx < w.kw; kx++, row += icg) {
+								int64_t ix = (int64_t)(ox * w.sw + kx * w.dw) - w.pl;
+								if (iy < 0 || iy >= (int64_t)w.h || ix < 0 ||
+								    ix >= (int64_t)w.w) {
+									memset(row, 0, icg * sizeof(float));
+									continue;
+								}
+								memcpy(row,
+								       img + ((size_t)iy * w.w + (size_t)ix) * w.c +
+									       g * icg,
+								       icg * sizeof(float));
+							}
+						}
+					}
+			}
+			kgemm(pix, ocg, kk, direct ? img : cols, direct ? w.c : kk, ft, ocg,
+			      fd + n * pix * w.oc + g * ocg, w.oc, true);
+		}
+	}
+	free(ft);
+	free(cols);
+	kresult_done(d, fd);
+	kfree_wide(s, fs);
+	kfree_wide(f, ff);
+	kfree_wide(b, fb);
+	return 0;
+}
+
+static int conv_transpose(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
+	struct win w;
+	win_get(k, s->t, d->t, &w);
+	size_t group = (size_t)KI(k, "group");
+	size_t icg = w.c / group, ocg = w.oc / group;
+	float *fs = kwiden(s), *ff = kwiden(f), *fb = kwiden(b), *fd = kresult_buf(d);
+	size_t opix = w.oh * w.ow;
+	for (size_t i = 0; i < w.n * opix; i++)
+		memcpy(fd + i * w.oc, fb, w.oc * sizeof(float));
+	for (size_t n = 0; n < w.n; n++)
+		for (size_t iy = 0; iy < w.h; iy++)
+			for (size_t ix = 0; ix < w.w; ix++) {
+				const float *px = fs + ((n * w.h + iy) * w.w + ix) * w.c;
+				for (size_t ky = 0; ky < w.kh; ky++) {
+					int64_t oy = (int64_t)(iy * w.sh + ky * w.dh) - w.pt;
+					if (oy < 0 || oy >= (int64_t)w.oh)
+						continue;
+					for (size_t kx = 0; kx < w.kw; kx++) {
+						int64_t ox = (int64_t)(ix * w.sw + kx * w.dw) - w.pl;
+						if (ox < 0 || ox >= (int64_t)w.ow)
+							continue;
+						float *out = fd + ((n * w.oh + (size_t)oy) * w.ow + (size_t)ox) * w.oc;
+						for (size_t g = 0; g < group; g++)
+							for (size_t o = 0; o < ocg; o++) {
+								const float *fr =
+									ff + (((g * ocg + o) * w.kh + ky) * w.kw + kx) * icg;
+								const float *pg = px + g * icg;
+								double acc = 0;
+								for (size_t c = 0; c < icg; c++)
+									acc += (double)pg[c] * fr[c];
+								out[g * ocg + o] += (float)acc;
+							}
+					}
+				}
+			}
+	kresult_done(d, fd);
+	kfree_wide(s, fs);
+	kfree_wide(f, ff);
+	kfree_wide(b, fb);
+	return 0;
+}
+
+/* a > b for two elements of one type (bool and integers exactly; NaN is
+ * never greater) */
+static bool elem_gt(const struct type *t, const void *pa, size_t a, const void *pb, size_t b)
+{
+	if (is_int_kind(t) || elem_is_quantized(ekind(t)))
+		return ld_i(t, pa, a) > ld_i(t, pb, b);
+	return ld_f(t, pa, a) > ld_f(t, pb, b);
+}
+
+static bool elem_isnan(const struct type *t, const void *p, size_t i)
+{
+	return elem_is_float(ekind(t)) && isnan(ld_f(t, p, i));
+}
+
+/* maxpool(Dest, Src); maxpoolwithargmax(Dest, Src, Argmax) */
+static int maxpool(const struct kargs *k, const struct interp_arg *argmax)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	struct win w;
+	win_get(k, s->t, d->t, &w);
+	size_t es = esize(s->t), oi = 0;
+	for (size_t n = 0; n < w.n; n++)
+		for (size_t oy = 0; oy < w.oh; oy++)
+			for (size_t ox = 0; ox < w.ow; ox++)
+				for (size_t c = 0; c < w.oc; c++, oi++) {
+					size_t best = SIZE_MAX;
+					for (size_t ky = 0; ky < w.kh; ky++) {
+						int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
+						if (iy < 0 || iy >= (int64_t)w.h)
+							continue;
+						for (size_t kx = 0; kx < w.kw; kx++) {
+							int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
+							if (ix < 0 || ix >= (int64_t)w.w)
+								continue;
+							size_t ii = ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c;
+							if (best == SIZE_MAX || elem_gt(s->t, s->p, ii, s->p, best) ||
+							    (elem_isnan(s->t, s->p, ii) && !elem_isnan(s->t, s->p, best)))
+								best = ii;
+						}
+					}
+					if (best == SIZE_MAX) { /* the window covers padding only */
+						st_f(d->t, d->p, oi, 0);
+						if (argmax)
+							st_i(argmax->t, argmax->p, oi, -1);
+						continue;
+					}
+					cp_elem(d->p, oi, s->p, best, es);
+					if (argmax)
+						st_i(argmax->t, argmax->p, oi, (int64_t)best);
+				}
+	return 0;
+}
+
+static int avgpool(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	struct win w;
+	win_get(k, s->t, d->t, &w);
+	bool incl = KI(k, "count_include_pads");
+	size_t oi = 0;
+	for (size_t n = 0; n < w.n; n++)
+		for (size_t oy = 0; oy < w.oh; oy++)
+			for (size_t ox = 0; ox < w.ow; ox++)
+				for (size_t c = 0; c < w.oc; c++, oi++) {
+					double sum = 0;
+					size_t cnt = 0;
+					for (size_t ky = 0; ky < w.kh; ky++) {
+						int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
+						if (iy < 0 || iy >= (int64_t)w.h)
+							continue;
+						for (size_t kx = 0; kx < w.kw; kx++) {
+							int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
+							if (ix < 0 || ix >= (int64_t)w.w)
+								continue;
+							sum += ld_f(s->t, s->p,
+								    ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c);
+							cnt++;
+						}
+					}
+					size_t div = incl ? w.kh * w.kw : cnt;
+					st_f(d->t, d->p, oi, div ? sum / (double)div : 0);
+				}
+	return 0;
+}
+
+static int adaptive_avgpool(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	size_t N = (size_t)s->t->dims[0], H = (size_t)s->t->dims[1], W = (size_t)s->t->dims[2],
+	       C = (size_t)s->t->dims[3];
+	size_t OH = (size_t)d->t->dims[1], OW = (size_t)d->t->dims[2], oi = 0;
+	for (size_t n = 0; n < N; n++)
+		for (size_t oy = 0; oy < OH; oy++) {
+			size_t y0 = oy * H / OH, y1 = ((oy + 1) * H + OH - 1) / OH;
+			for (size_t ox = 0; ox < OW; ox++) {
+				size_t x0 = ox * W / OW, x1 = ((ox + 1) * W + OW - 1) / OW;
+				for (size_t c = 0; c < C; c++, oi++) {
+					double sum = 0;
+					for (size_t y = y0; y < y1; y++)
+						for (size_t x = x0; x < x1; x++)
+							sum += ld_f(s->t, s->p, ((n * H + y) * W + x) * C + c);
+					size_t cnt = (y1 - y0) * (x1 - x0);
+					st_f(d->t, d->p, oi, cnt ? sum / (double)cnt : 0);
+				}
+			}
+		}
+	return 0;
+}
+
+/* pad(Dest, Src) {mode, pads = [b_0 .. b_{r-1}, e_0 .. e_{r-1}], value} */
+static int pad(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	const struct type *st = s->t, *dt = d->t;
+	unsigned r = st->rank;
+	const int64_t *p = KINTS(k, "pads");
+	int64_t mode = KI(k, "mode");
+	double value = KF(k, "value");
+	size_t sstr[GLOW_MAX_RANK], es = esize(st), n = numel(dt);
+	strides_of(st, sstr);
+	size_t idx[GLOW_MAX_RANK] = {0};
+	for (size_t o = 0; o < n; o++) {
+		size_t si = 0;
+		bool in = true;
+		for (unsigned i = 0; i < r; i++) {
+			int64_t x = (int64_t)idx[i] - p[i], len = (int64_t)st->dims[i];
+			if (x < 0 || x >= len) {
+				if (mode == 0) {
+					in = false;
+					break;
+				}
+				if (mode == 1) { /* reflect: -1 -> 1, len -> len - 2 */
+					if (len == 1)
+						x = 0;
+					else {
+						int64_t period = 2 * (len - 1);
+						x = ((x % period) + period) % period;
+						if (x >= len)
+							x = period - x;
+					}
+				} else {
+					x = x < 0 ? 0 : len - 1;
+				}
+			}
+			si += (size_t)x * sstr[i];
+		}
+		if (in)
+			cp_elem(d->p, o, s->p, si, es);
+		else
+			st_f(dt, d->p, o, value);
+		for (unsigned i = r; i-- > 0;) {
+			if (++idx[i] < dt->dims[i])
+				break;
+			idx[i] = 0;
+		}
+	}
+	return 0;
+}
+
+int kern_conv(const struct kargs *k)
+{
+	switch (k->kind) {
+	case IK_convolution: return convolution(k);
+	case IK_convtranspose: return conv_transpose(k);
+	case IK_maxpool: return maxpool(k, NULL);
+	case IK_maxpoolwithargmax: return maxpool(k, &k->op[2]);
+	case IK_avgpool: return avgpool(k);
+	case IK_adaptiveavgpool: return adaptive_avgpool(k);
+	case IK_pad: return pad(k);
+	default: return 1;
+	}
+}

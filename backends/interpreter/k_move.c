@@ -1,0 +1,335 @@
+/* k_move.c - data movement: copy, splat, touch, inserttensor,
+ * extracttensor, transpose, gather, gathernd, tile, broadcast,
+ * spacetodepth, depthtospace, resizenearest, resizebilinear, flip.
+ *
+ * Movement copies stored elements bit for bit (any kind; quantized values
+ * keep their integers, which the type rules make legal). Only splat and
+ * resizebilinear compute: splat stores its value with st_f (quantized kinds
+ * quantize it), bilinear interpolates real values.
+ *
+ * Index operands may be negative (counted from the end, as in ONNX); an
+ * index still out of range is a run-time error. Resize maps output
+ * coordinate o to input coordinate o / scale (asymmetric): nearest takes
+ * floor, bilinear interpolates between floor and floor + 1 (clamped) in
+ * every dimension whose size changes.
+ */
+#include "backends/interpreter/kern.h"
+
+#include <stdlib.h>
+
+/* Advances a row-major index over dims; returns false after the last. */
+static bool next_index(size_t *idx, const uint64_t *dims, unsigned rank)
+{
+	for (unsigned i = rank; i-- > 0;) {
+		if (++idx[i] < dims[i])
+			return true;
+		idx[i] = 0;
+	}
+	return false;
+}
+
+static int copy(const struct kargs *k)
+{
+	memmove(k->op[0].p, k->op[1].p, (size_t)type_bytes(k->op[0].t));
+	return 0;
+}
+
+static int splat(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0];
+	size_t n = numel(d->t), es = esize(d->t);
+	if (n == 0)
+		return 0;
+	st_f(d->t, d->p, 0, KF(k, "value"));
+	for (size_t i = 1; i < n; i++)
+		cp_elem(d->p, i, d->p, 0, es);
+	return 0;
+}
+
+/* inserttensor(Dest @inout, Src) {start, count, axis}: Src is written count
+ * times along axis, starting at start */
+static int insert_tensor(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	const int64_t *start = KINTS(k, "start");
+	int64_t count = KI(k, "count");
+	unsigned axis = (unsigned)KI(k, "axis"), r = s->t->rank;
+	size_t dstr[GLOW_MAX_RANK], es = esize(s->t), n = numel(s->t);
+	strides_of(d->t, dstr);
+	for (int64_t c = 0; c < count; c++) {
+		size_t idx[GLOW_MAX_RANK] = {0};
+		for (size_t i = 0; i < n; i++) {
+			size_t o = 0;
+			for (unsigned j = 0; j < r; j++) {
+				size_t x = (size_t)start[j] + idx[j];
+				if (j == axis)
+					x += (size_t)c * (size_t)s->t->dims[j];
+				o += x * dstr[j];
+			}
+			cp_elem(d->p, o, s->p, i, es);
+			next_index(idx, s->t->dims, r);
+		}
+	}
+	return 0;
+}
+
+/* extracttensor(Dest, Src) {start} */
+static int extract_tensor(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	const int64_t *start = KINTS(k, "start");
+	unsigned r = s->t->rank;
+	size_t sstr[GLOW_MAX_RANK], es = esize(s->t), n = numel(d->t), idx[GLOW_MAX_RANK] = {0};
+	strides_of(s->t, sstr);
+	for (size_t i = 0; i < n; i++) {
+		size_t o = 0;
+		for (unsigned j = 0; j < r; j++)
+			o += ((size_t)start[j] + idx[j]) * sstr[j];
+		cp_elem(d->p, i, s->p, o, es);
+		next_index(idx, d->t->dims, r);
+	}
+	return 0;
+}
+
+/* transpose(Dest, Src) {shuffle}: Dest dim i = Src dim shuffle[i] */
+static int transpose(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	const int64_t *sh = KINTS(k, "shuffle");
+	unsigned r = s->t->rank;
+	size_t sstr[GLOW_MAX_RANK], str[GLOW_MAX_RANK], es = esize(s->t), n = numel(d->t), idx[GLOW_MAX_RANK] = {0};
+	strides_of(s->t, sstr);
+	for (unsigned i = 0; i < r; i++)
+		str[i] = sstr[sh[i]];
+	size_t si = 0;
+	for (size_t i = 0; i < n; i++) {
+		cp_elem(d->p, i, s->p, si, es);
+		for (unsigned j = r; j-- > 0;) {
+			si += str[j];
+			if (++idx[j] < d->t->dims[j])
+				break;
+			si -= str[j] * (size_t)d->t->dims[j];
+			idx[j] = 0;
+		}
+	}
+	return 0;
+}
+
+/* an index value, negative counted from the end; -1 if out of range */
+static int64_t fix_index(int64_t v, uint64_t len)
+{
+	if (v < 0)
+		v += (int64_t)len;
+	return v >= 0 && (uint64_t)v < len ? v : -1;
+}
+
+/* gather(Dest, Data, Indices) {axis} */
+static int gather(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
+	unsigned axis = (unsigned)KI(k, "axis");
+	size_t outer = 1, inner = 1, len = (size_t)data->t->dims[axis], ni = numel(ix->t), es = esize(data->t);
+	for (unsigned i = 0; i < axis; i++)
+		outer *= (size_t)data->t->dims[i];
+	for (unsigned i = axis + 1; i < data->t->rank; i++)
+		inner *= (size_t)data->t->dims[i];
+	for (size_t j = 0; j < ni; j++) {
+		int64_t raw = ld_i(ix->t, ix->p, j), v = fix_index(raw, len);
+		if (v < 0)
+			return kerror(k, "gather index %lld is out of range [-%zu, %zu)", (long long)raw, len, len);
+		for (size_t o = 0; o < outer; o++)
+			for (size_t in = 0; in < inner; in++)
+				cp_elem(d->p, (o * ni + j) * inner + in, data->p, (o * len + (size_t)v) * inner + in, es);
+	}
+	return 0;
+}
+
+/* gathernd(Dest, Data, Indices) {batch_dims} */
+static int gather_nd(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
+	const struct type *dt = data->t, *it = ix->t;
+	size_t b = (size_t)KI(k, "batch_dims"), m = (size_t)it->dims[it->rank - 1];
+	size_t dstr[GLOW_MAX_RANK], es = esize(dt);
+	strides_of(dt, dstr);
+	size_t batch = 1, chunk = 1;
+	for (size_t i = 0; i < b; i++)
+		batch *= (size_t)dt->dims[i];
+	for (size_t i = b + m; i < dt->rank; i++)
+		chunk *= (size_t)dt->dims[i];
+	size_t tuples = numel(it) / (m ? m : 1), per_batch = batch ? tuples / batch : 0;
+	size_t bstride = b ? dstr[b - 1] : 0, out = 0;
+	for (size_t t = 0; t < tuples; t++) {
+		size_t bi = per_batch ? t / per_batch : 0, off = bi * bstride;
+		for (size_t j = 0; j < m; j++) {
+			int64_t raw = ld_i(it, ix->p, t * m + j), v = fix_index(raw, dt->dims[b + j]);
+			if (v < 0)
+				return kerror(k, "gathernd index %lld is out of range for dimension %zu of size %llu",
+					      (long long)raw, b + j, (unsigned long long)dt->dims[b + j]);
+			off += (size_t)v * dstr[b + j];
+		}
+		for (size_t c = 0; c < chunk; c++)
+			cp_elem(d->p, out++, data->p, off + c, es);
+	}
+	return 0;
+}
+
+/* tile(Dest, Src) {count, axis} */
+static int tile(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	unsigned axis = (unsigned)KI(k, "axis");
+	size_t outer = 1, inner = 1, len = (size_t)s->t->dims[axis], count = (size_t)KI(k, "count"),
+	       es = esize(s->t);
+	for (unsigned i = 0; i < axis; i++)
+		outer *= (size_t)s->t->dims[i];
+	for (unsigned i = axis + 1; i < s->t->rank; i++)
+		inner *= (size_t)s->t->dims[i];
+	size_t block = len * inner, oi = 0;
+	for (size_t o = 0; o < outer; o++)
+		for (size_t c = 0; c < count; c++)
+			for (size_t j = 0; j < block; j++)
+				cp_elem(d->p, oi++, s->p, o * block + j, es);
+	return 0;
+}
+
+/* broadcast(Dest, Src) {axis}: Src dims align with Dest dims from axis */
+static int broadcast(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	unsigned axis = (unsigned)KI(k, "axis"), r = d->t->rank;
+	size_t sstr[GLOW_MAX_RANK], str[GLOW_MAX_RANK] = {0}, es = esize(s->t), n = numel(d->t),
+				     idx[GLOW_MAX_RANK] = {0};
+	strides_of(s->t, sstr);
+	for (unsigned i = 0; i < s->t->rank; i++)
+		str[axis + i] = s->t->dims[i] == 1 ? 0 : sstr[i];
+	for (size_t i = 0; i < n; i++) {
+		size_t si = 0;
+		for (unsigned j = 0; j < r; j++)
+			si += idx[j] * str[j];
+		cp_elem(d->p, i, s->p, si, es);
+		next_index(idx, d->t->dims, r);
+	}
+	return 0;
+}
+
+/* spacetodepth: Dest[n][h][w][(bh*b + bw)*C + c] = Src[n][h*b+bh][w*b+bw][c];
+ * depthtospace the inverse, with channel (bh*b + bw)*C' + c (dcr) or
+ * c*b*b + bh*b + bw (crd). */
+static int space_depth(const struct kargs *k, bool to_depth)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	const struct type *big = to_depth ? s->t : d->t; /* the spatial side */
+	size_t b = (size_t)KI(k, "block_size"), es = esize(s->t);
+	size_t N = (size_t)big->dims[0], H = (size_t)big->dims[1], W = (size_t)big->dims[2], C = (size_t)big->dims[3];
+	bool crd = !to_depth && KI(k, "mode") == 1;
+	size_t oh = H / b, ow = W / b, oc = C * b * b;
+	for (size_t n = 0; n < N; n++)
+		for (size_t y = 0; y < H; y++)
+			for (size_t x = 0; x < W; x++)
+				for (size_t c = 0; c < C; c++) {
+					size_t bh = y % b, bw = x % b;
+					size_t ch = crd ? c * b * b + bh * b + bw : (bh * b + bw) * C + c;
+					size_t si = ((n * H + y) * W + x) * C + c;
+					size_t di = ((n * oh + y / b) * ow + x / b) * oc + ch;
+					if (to_depth)
+						cp_elem(d->p, di, s->p, si, es);
+					else
+						cp_elem(d->p, si, s->p, di, es);
+				}
+	return 0;
+}
+
+static int resize(const struct kargs *k, bool bilinear)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	const double *sc = KFLOATS(k, "scale");
+	unsigned r = s->t->rank;
+	size_t sstr[GLOW_MAX_RANK], es = esize(s->t), n = numel(d->t), idx[GLOW_MAX_RANK] = {0};
+	strides_of(s->t, sstr);
+	unsigned interp[GLOW_MAX_RANK], ni = 0;
+	for (unsigned i = 0; i < r; i++)
+		if (bilinear && d->t->dims[i] != s->t->dims[i])
+			interp[ni++] = i;
+	for (size_t o = 0; o < n; o++) {
+		size_t lo[GLOW_MAX_RANK], hi[GLOW_MAX_RANK];
+		double fr[GLOW_MAX_RANK];
+		for (unsigned i = 0; i < r; i++) {
+			double x = (double)idx[i] / sc[i];
+			size_t f = (size_t)floor(x), len = (size_t)s->t->dims[i];
+			if (f >= len)
+				f = len - 1;
+			lo[i] = f;
+			hi[i] = f + 1 < len ? f + 1 : f;
+			fr[i] = x - (double)f;
+			if (fr[i] < 0)
+				fr[i] = 0;
+		}
+		if (!bilinear || ni == 0) {
+			size_t si = 0;
+			for (unsigned i = 0; i < r; i++)
+				si += lo[i] * sstr[i];
+			cp_elem(d->p, o, s->p, si, es);
+		} else {
+			double acc = 0;
+			for (unsigned corner = 0; corner < 1u << ni; corner++) {
+				double w = 1;
+				size_t si = 0;
+				for (unsigned i = 0, c = 0; i < r; i++) {
+					size_t x = lo[i];
+					if (c < ni && interp[c] == i) {
+						bool up = corner >> c & 1;
+						x = up ? hi[i] : lo[i];
+						w *= up ? fr[i] : 1 - fr[i];
+						c++;
+					}
+					si += x * sstr[i];
+				}
+				if (w != 0)
+					acc += w * ld_f(s->t, s->p, si);
+			}
+			st_f(d->t, d->p, o, acc);
+		}
+		next_index(idx, d->t->dims, r);
+	}
+	return 0;
+}
+
+/* flip(Dest, Src) {axis} */
+static int flip(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	unsigned axis = (unsigned)KI(k, "axis");
+	size_t outer = 1, inner = 1, len = (size_t)s->t->dims[axis], es = esize(s->t);
+	for (unsigned i = 0; i < axis; i++)
+		outer *= (size_t)s->t->dims[i];
+	for (unsigned i = axis + 1; i < s->t->rank; i++)
+		inner *= (size_t)s->t->dims[i];
+	for (size_t o = 0; o < outer; o++)
+		for (size_t j = 0; j < len; j++)
+			for (size_t in = 0; in < inner; in++)
+				cp_elem(d->p, (o * len + j) * inner + in, s->p, (o * len + len - 1 - j) * inner + in, es);
+	return 0;
+}
+
+int kern_move(const struct kargs *k)
+{
+	switch (k->kind) {
+	case IK_copy: return copy(k);
+	case IK_splat: return splat(k);
+	case IK_touch: return 0; /* the contents are undefined: leave them */
+	case IK_inserttensor: return insert_tensor(k);
+	case IK_extracttensor: return extract_tensor(k);
+	case IK_transpose: return transpose(k);
+	case IK_gather: return gather(k);
+	case IK_gathernd: return gather_nd(k);
+	case IK_tile: return tile(k);
+	case IK_broadcast: return broadcast(k);
+	case IK_spacetodepth: return space_depth(k, true);
+	case IK_depthtospace: return space_depth(k, false);
+	case IK_resizenearest: return resize(k, false);
+	case IK_resizebilinear: return resize(k, true);
+	case IK_flip: return flip(k);
+	default: return 1;
+	}
+}

@@ -1,0 +1,401 @@
+/* k_reduce.c - reductions and normalizations: batchedadd, batchedreduce*,
+ * softmax, logsoftmax, the normalizations, crossentropyloss, argmax/argmin,
+ * topk, cumsum.
+ *
+ * Sums, means and variances accumulate in double (integers: in int64,
+ * wrapping). Softmax subtracts the row maximum before exponentiating;
+ * logsoftmax is x - max - log(sum exp(x - max)). Variances are two-pass
+ * (mean first, then the mean squared deviation). argmax/argmin and topk
+ * take the first index among equal values; NaN loses every comparison.
+ * topk orders by value, descending.
+ */
+#include "backends/interpreter/kern.h"
+
+#include <stdlib.h>
+
+/* batchedadd(Dest, Batch B x S..., Slice S...) */
+static int batched_add(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *b = &k->op[1], *s = &k->op[2];
+	size_t n = numel(b->t), sl = numel(s->t);
+	bool ints = is_int_kind(b->t);
+	for (size_t i = 0; i < n; i++) {
+		size_t j = sl ? i % sl : 0;
+		if (ints)
+			st_i(d->t, d->p, i, (int64_t)((uint64_t)ld_i(b->t, b->p, i) + (uint64_t)ld_i(s->t, s->p, j)));
+		else
+			st_f(d->t, d->p, i, ld_f(b->t, b->p, i) + ld_f(s->t, s->p, j));
+	}
+	return 0;
+}
+
+/* batchedreduce{add,mean,max,min,prod}(Dest, Batch) {axes} */
+static int reduce(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *b = &k->op[1];
+	const struct type *t = b->t;
+	const int64_t *axes = KINTS(k, "axes");
+	unsigned na = KNINTS(k, "axes");
+	bool drop[GLOW_MAX_RANK] = {false};
+	for (unsigned i = 0; i < na; i++)
+		drop[axes[i]] = true;
+	/* output stride of each input dimension (0 for reduced ones) */
+	size_t ostr[GLOW_MAX_RANK], s = 1;
+	for (unsigned i = t->rank; i-- > 0;) {
+		ostr[i] = drop[i] ? 0 : s;
+		if (!drop[i])
+			s *= (size_t)t->dims[i];
+	}
+	size_t on = numel(d->t), n = numel(t), cnt = on ? n / on : 0;
+	bool ints = is_int_kind(t);
+	unsigned kind = k->kind;
+	double *af = ints ? NULL : xmalloc(on * sizeof(double) + 1);
+	int64_t *ai = ints ? xmalloc(on * sizeof(int64_t) + 1) : NULL;
+	bool *seen = xcalloc(on + 1, 1);
+	size_t idx[GLOW_MAX_RANK] = {0}, oi = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (ints) {
+			int64_t v = ld_i(t, b->p, i);
+			int64_t *a = &ai[oi];
+			if (!seen[oi])
+				*a = v;
+			else if (kind == IK_batchedreduceadd || kind == IK_batchedreducemean)
+				*a = (int64_t)((uint64_t)*a + (uint64_t)v);
+			else if (kind == IK_batchedreduceprod)
+				*a = (int64_t)((uint64_t)*a * (uint64_t)v);
+			else if (kind == IK_batchedreducemax ? v > *a : v < *a)
+				*a = v;
+		} else {
+			double v = ld_f(t, b->p, i);
+			double *a = &af[oi];
+			if (!seen[oi])
+				*a = v;
+			else if (kind == IK_batchedreduceadd || kind == IK_batchedreducemean)
+				*a += v;
+			else if (kind == IK_batchedreduceprod)
+				*a *= v;
+			else if (v != v || *a != *a)
+				*a = NAN;
+			else if (kind == IK_batchedreducemax ? v > *a : v < *a)
+				*a = v;
+		}
+		seen[oi] = true;
+		for (unsigned j = t->rank; j-- > 0;) {
+			oi += ostr[j];
+			if (++idx[j] < t->dims[j])
+				break;
+			oi -= ostr[j] * (size_t)t->dims[j];
+			idx[j] = 0;
+		}
+	}
+	for (size_t o = 0; o < on; o++) {
+		if (ints) {
+			int64_t v = seen[o] ? ai[o] : kind == IK_batchedreduceprod ? 1 : 0;
+			if (kind == IK_batchedreducemean)
+				v = cnt ? v / (int64_t)cnt : 0;
+			st_i(d->t, d->p, o, v);
+		} else {
+			double v = seen[o] ? af[o] : kind == IK_batchedreduceprod ? 1 : 0;
+			if (kind == IK_batchedreducemean)
+				v = cnt ? v / (double)cnt : NAN;
+			st_f(d->t, d->p, o, v);
+		}
+	}
+	free(af);
+	free(ai);
+	free(seen);
+	return 0;
+}
+
+/* Splits t at axis into outer x len x inner. */
+static void split_axis(const struct type *t, unsigned axis, size_t *outer, size_t *len, size_t *inner)
+{
+	*outer = *inner = 1;
+	for (unsigned i = 0; i < axis; i++)
+		*outer *= (size_t)t->dims[i];
+	*len = (size_t)t->dims[axis];
+	for (unsigned i = axis + 1; i < t->rank; i++)
+		*inner *= (size_t)t->dims[i];
+}
+
+static int softmax(const struct kargs *k, bool log_)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	size_t outer, len, inner;
+	split_axis(s->t, (unsigned)KI(k, "axis"), &outer, &len, &inner);
+	for (size_t o = 0; o < outer; o++)
+		for (size_t in = 0; in < inner; in++) {
+			size_t base = o * len * inner + in;
+			double mx = -INFINITY;
+			for (size_t j = 0; j < len; j++) {
+				double v = ld_f(s->t, s->p, base + j * inner);
+				if (v > mx || v != v)
+					mx = v;
+			}
+			double sum = 0;
+			for (size_t j = 0; j < len; j++)
+				sum += exp(ld_f(s->t, s->p, base + j * inner) - mx);
+			double ls = log(sum);
+			for (size_t j = 0; j < len; j++) {
+				double x = ld_f(s->t, s->p, base + j * inner) - mx;
+				st_f(d->t, d->p, base + j * inner, log_ ? x - ls : exp(x) / sum);
+			}
+		}
+	return 0;
+}
+
+/* batchnormalization(Dest, Src, Scale, Bias, Mean, Var) {channel_idx, epsilon} */
+static int batchnorm(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3], *me = &k->op[4],
+				*va = &k->op[5];
+	size_t outer, c, inner;
+	split_axis(s->t, (unsigned)KI(k, "channel_idx"), &outer, &c, &inner);
+	double eps = KF(k, "epsilon");
+	for (size_t ch = 0; ch < c; ch++) {
+		double mul = ld_f(sc->t, sc->p, ch) / sqrt(ld_f(va->t, va->p, ch) + eps);
+		double add = ld_f(bi->t, bi->p, ch) - ld_f(me->t, me->p, ch) * mul;
+		for (size_t o = 0; o < outer; o++)
+			for (size_t in = 0; in < inner; in++) {
+				size_t i = (o * c + ch) * inner + in;
+				st_f(d->t, d->p, i, ld_f(s->t, s->p, i) * mul + add);
+			}
+	}
+	return 0;
+}
+
+/* mean and variance of the n values at base + j * step */
+static void moments(const struct interp_arg *s, size_t base, size_t n, size_t step, double *mean, double *var)
+{
+	double sum = 0, sq = 0;
+	for (size_t j = 0; j < n; j++)
+		sum += ld_f(s->t, s->p, base + j * step);
+	double m = n ? sum / (double)n : 0;
+	for (size_t j = 0; j < n; j++) {
+		double x = ld_f(s->t, s->p, base + j * step) - m;
+		sq += x * x;
+	}
+	*mean = m;
+	*var = n ? sq / (double)n : 0;
+}
+
+/* layernormalization(Dest, Src, Scale, Bias) {axis, epsilon} */
+static int layernorm(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3];
+	unsigned axis = (unsigned)KI(k, "axis");
+	size_t outer = 1, inner = 1;
+	for (unsigned i = 0; i < axis; i++)
+		outer *= (size_t)s->t->dims[i];
+	for (unsigned i = axis; i < s->t->rank; i++)
+		inner *= (size_t)s->t->dims[i];
+	double eps = KF(k, "epsilon");
+	for (size_t o = 0; o < outer; o++) {
+		double m, v;
+		moments(s, o * inner, inner, 1, &m, &v);
+		double r = 1 / sqrt(v + eps);
+		for (size_t j = 0; j < inner; j++) {
+			size_t i = o * inner + j;
+			st_f(d->t, d->p, i, (ld_f(s->t, s->p, i) - m) * r * ld_f(sc->t, sc->p, j) + ld_f(bi->t, bi->p, j));
+		}
+	}
+	return 0;
+}
+
+/* instancenormalization(Dest, Src, Scale, Bias) {channel_idx, epsilon}:
+ * dimension 0 is the batch; every dimension but the batch and the channel
+ * is spatial. */
+static int instancenorm(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3];
+	const struct type *t = s->t;
+	unsigned ci = (unsigned)KI(k, "channel_idx");
+	double eps = KF(k, "epsilon");
+	size_t str[GLOW_MAX_RANK];
+	strides_of(t, str);
+	size_t N = (size_t)t->dims[0], C = (size_t)t->dims[ci], nc = N * C, plane = nc ? numel(t) / nc : 0;
+	size_t *pos = xmalloc(plane * sizeof(size_t) + 1);
+	/* offsets of the spatial positions relative to (n, c) */
+	size_t idx[GLOW_MAX_RANK] = {0};
+	for (size_t p = 0; p < plane; p++) {
+		size_t off = 0;
+		for (unsigned i = 1; i < t->rank; i++)
+			if (i != ci)
+				off += idx[i] * str[i];
+		pos[p] = off;
+		for (unsigned i = t->rank; i-- > 1;) {
+			if (i == ci)
+				continue;
+			if (++idx[i] < t->dims[i])
+				break;
+			idx[i] = 0;
+		}
+	}
+	for (size_t n = 0; n < N; n++)
+		for (size_t c = 0; c < C; c++) {
+			size_t base = n * str[0] + c * str[ci];
+			double sum = 0, sq = 0;
+			for (size_t p = 0; p < plane; p++)
+				sum += ld_f(t, s->p, base + pos[p]);
+			double m = plane ? sum / (double)plane : 0;
+			for (size_t p = 0; p < plane; p++) {
+				double x = ld_f(t, s->p, base + pos[p]) - m;
+				sq += x * x;
+			}
+			double r = 1 / sqrt((plane ? sq / (double)plane : 0) + eps);
+			double g = ld_f(sc->t, sc->p, c), b = ld_f(bi->t, bi->p, c);
+			for (size_t p = 0; p < plane; p++)
+				st_f(d->t, d->p, base + pos[p], (ld_f(t, s->p, base + pos[p]) - m) * r * g + b);
+		}
+	free(pos);
+	return 0;
+}
+
+/* localresponsenormalization(Dest, Src N x H x W x C) */
+static int lrn(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	size_t C = (size_t)s->t->dims[3], n = numel(s->t);
+	int64_t hw = KI(k, "half_window_size");
+	double alpha = KF(k, "alpha"), beta = KF(k, "beta"), kk = KF(k, "k");
+	double size = (double)(2 * hw + 1);
+	for (size_t i = 0; i < n; i++) {
+		size_t c = i % C, base = i - c;
+		double sq = 0;
+		for (int64_t j = (int64_t)c - hw; j <= (int64_t)c + hw; j++)
+			if (j >= 0 && j < (int64_t)C) {
+				double x = ld_f(s->t, s->p, base + (size_t)j);
+				sq += x * x;
+			}
+		st_f(d->t, d->p, i, ld_f(s->t, s->p, i) / pow(kk + alpha / size * sq, beta));
+	}
+	return 0;
+}
+
+/* crossentropyloss(CE <1>, P N x C, Labels N) */
+static int cross_entropy(const struct kargs *k)
+{
+	const struct interp_arg *ce = &k->op[0], *p = &k->op[1], *l = &k->op[2];
+	size_t N = (size_t)p->t->dims[0], C = (size_t)p->t->dims[1];
+	double sum = 0;
+	for (size_t i = 0; i < N; i++) {
+		int64_t c = ld_i(l->t, l->p, i);
+		if (c < 0 || c >= (int64_t)C)
+			return kerror(k, "label %lld of row %zu is out of range [0, %zu)", (long long)c, i, C);
+		sum -= log(ld_f(p->t, p->p, i * C + (size_t)c));
+	}
+	st_f(ce->t, ce->p, 0, sum);
+	return 0;
+}
+
+/* a beats b in argmax (max) or argmin (!max) order; NaN never beats */
+static bool beats(const struct type *t, const void *p, size_t a, size_t b, bool max)
+{
+	if (is_int_kind(t) || elem_is_quantized(ekind(t))) {
+		int64_t x = ld_i(t, p, a), y = ld_i(t, p, b);
+		return max ? x > y : x < y;
+	}
+	double x = ld_f(t, p, a), y = ld_f(t, p, b);
+	if (y != y)
+		return x == x;
+	return max ? x > y : x < y;
+}
+
+static int arg_reduce(const struct kargs *k, bool max)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	size_t outer, len, inner;
+	split_axis(s->t, (unsigned)KI(k, "axis"), &outer, &len, &inner);
+	for (size_t o = 0; o < outer; o++)
+		for (size_t in = 0; in < inner; in++) {
+			size_t base = o * len * inner + in, best = 0;
+			for (size_t j = 1; j < len; j++)
+				if (beats(s->t, s->p, base + j * inner, base + best * inner, max))
+					best = j;
+			st_i(d->t, d->p, o * inner + in, (int64_t)best);
+		}
+	return 0;
+}
+
+/* topk(Values, Indices, Src, Scratch) {k}: along the last dimension */
+static int topk(const struct kargs *k)
+{
+	const struct interp_arg *v = &k->op[0], *ix = &k->op[1], *s = &k->op[2];
+	size_t len = (size_t)s->t->dims[s->t->rank - 1], kk = (size_t)KI(k, "k");
+	size_t rows = len ? numel(s->t) / len : 0, es = esize(s->t);
+	size_t *order = xmalloc(len * sizeof(size_t) + 1);
+	for (size_t r = 0; r < rows; r++) {
+		size_t base = r * len;
+		/* selection of the k best, stable: ties keep the lower index */
+		for (size_t j = 0; j < len; j++)
+			order[j] = base + j;
+		for (size_t j = 0; j < kk; j++) {
+			size_t b = j;
+			for (size_t m = j + 1; m < len; m++)
+				if (beats(s->t, s->p, order[m], order[b], true) ||
+				    (!beats(s->t, s->p, order[b], order[m], true) && order[m] < order[b]))
+					b = m;
+			size_t tmp = order[j];
+			order[j] = order[b];
+			order[b] = tmp;
+			cp_elem(v->p, r * kk + j, s->p, order[j], es);
+			st_i(ix->t, ix->p, r * kk + j, (int64_t)(order[j] - base));
+		}
+	}
+	free(order);
+	return 0;
+}
+
+/* cumsum(Dest, Src) {axis, exclusive, reverse} */
+static int cumsum(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	size_t outer, len, inner;
+	split_axis(s->t, (unsigned)KI(k, "axis"), &outer, &len, &inner);
+	bool excl = KI(k, "exclusive"), rev = KI(k, "reverse"), ints = is_int_kind(s->t);
+	for (size_t o = 0; o < outer; o++)
+		for (size_t in = 0; in < inner; in++) {
+			double af = 0;
+			uint64_t ai = 0;
+			for (size_t jj = 0; jj < len; jj++) {
+				size_t j = rev ? len - 1 - jj : jj, i = (o * len + j) * inner + in;
+				double xf = ints ? 0 : ld_f(s->t, s->p, i);
+				uint64_t xi = ints ? (uint64_t)ld_i(s->t, s->p, i) : 0;
+				if (!excl) {
+					af += xf;
+					ai += xi;
+				}
+				if (ints)
+					st_i(d->t, d->p, i, (int64_t)ai);
+				else
+					st_f(d->t, d->p, i, af);
+				if (excl) {
+					af += xf;
+					ai += xi;
+				}
+			}
+		}
+	return 0;
+}
+
+int kern_reduce(const struct kargs *k)
+{
+	switch (k->kind) {
+	case IK_batchedadd: return batched_add(k);
+	case IK_batchedreduceadd: case IK_batchedreducemean: case IK_batchedreducemax: case IK_batchedreducemin:
+	case IK_batchedreduceprod:
+		return reduce(k);
+	case IK_softmax: return softmax(k, false);
+	case IK_logsoftmax: return softmax(k, true);
+	case IK_batchnormalization: return batchnorm(k);
+	case IK_layernormalization: return layernorm(k);
+	case IK_instancenormalization: return instancenorm(k);
+	case IK_localresponsenormalization: return lrn(k);
+	case IK_crossentropyloss: return cross_entropy(k);
+	case IK_argmax: return arg_reduce(k, true);
+	case IK_argmin: return arg_reduce(k, false);
+	case IK_topk: return topk(k);
+	case IK_cumsum: return cumsum(k);
+	default: return 1;
+	}
+}

@@ -1,0 +1,75 @@
+/* tensorio.h - tensors in files: NumPy .npy and ONNX TensorProto .pb.
+ *
+ * A file holds one tensor: a data type, a shape and little-endian element
+ * bytes. Data types are named by their ONNX TensorProto.DataType codes
+ * (TIO_FLOAT = 1, ...), also for .npy files, whose descr maps as
+ *   <f4 float  <f2 float16  <u2 bfloat16 (raw bits; NumPy has no bfloat16)
+ *   |i1 int8   |u1 uint8    <i2 int16  <i4 int32  <i8 int64  |b1 bool
+ *   <f8 double (read only)
+ * Element kinds of the IR correspond to data types one way (tio_dtype_of):
+ * qi8 int8, qui8 uint8, qi16 int16, qi32/i32/index32 int32, i64/index64
+ * int64; quantized tensors are stored as their integers, the scale and
+ * offset stay with the IR type.
+ *
+ * This lives beside the ONNX importer because .pb files are decoded with
+ * the protobuf-c code generated from onnx.proto. Nothing here exits; errors
+ * go to the diag as "tool: error: FILE: ...".
+ */
+#ifndef GLOW_IMPORT_ONNX_TENSORIO_H
+#define GLOW_IMPORT_ONNX_TENSORIO_H
+
+#include "support/diag.h"
+#include "support/types.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum tio_dtype {
+	TIO_FLOAT = 1,
+	TIO_UINT8 = 2,
+	TIO_INT8 = 3,
+	TIO_INT16 = 5,
+	TIO_INT32 = 6,
+	TIO_INT64 = 7,
+	TIO_BOOL = 9,
+	TIO_FLOAT16 = 10,
+	TIO_DOUBLE = 11,
+	TIO_BFLOAT16 = 16,
+};
+
+/* A tensor read from a file. data holds numel * tio_dtype_size bytes
+ * (malloc'd, at least one byte); name is the TensorProto's name (NULL for
+ * .npy or an unnamed proto). */
+struct tio_tensor {
+	int dtype; /* enum tio_dtype */
+	unsigned rank;
+	uint64_t dims[GLOW_MAX_RANK];
+	uint64_t numel;
+	uint8_t *data;
+	char *name;
+};
+
+/* "float", "int8", ... ("unknown" for other codes) */
+const char *tio_dtype_name(int dtype);
+/* bytes per element, 0 for unsupported codes */
+size_t tio_dtype_size(int dtype);
+/* the data type that stores element kind k */
+int tio_dtype_of(enum elem_kind k);
+
+/* Reads path: .npy if it starts with the NumPy magic, else a TensorProto.
+ * Returns 0, or -1 after reporting. */
+int tio_read(const char *path, struct tio_tensor *t, struct diag *d);
+void tio_free(struct tio_tensor *t);
+
+/* Writes a tensor of type ty (data: type_bytes(ty) bytes) whole or not at
+ * all. The .pb form carries `name`. Return 0, or -1 after reporting. */
+int tio_write_npy(const char *path, const struct type *ty, const void *data, struct diag *d);
+int tio_write_pb(const char *path, const char *name, const struct type *ty, const void *data, struct diag *d);
+
+/* Checks that t can be bound to a buffer of type ty (same shape; dtype
+ * tio_dtype_of(ty->elem)). Returns NULL if it can, else a message describing
+ * the mismatch in buf. */
+const char *tio_mismatch(const struct tio_tensor *t, const struct type *ty, char *buf, size_t size);
+
+#endif

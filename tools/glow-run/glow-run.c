@@ -1,0 +1,630 @@
+/* glow-run - executes an instruction IR function on real tensors with the
+ * interpreter backend.
+ *
+ *   glow-run PROG.gir [-func=@name] [-input NAME=FILE ...] [-output-dir D]
+ *            [-output-format=pb|npy] [-print] [-expected NAME=FILE ...]
+ *            [-expected-dir D] [-rtol=X] [-atol=X] [-ignore-memory-plan]
+ *
+ * Inputs and outputs are the function's placeholders (mutable weights) by
+ * the rule of backends/backend.h: a mutable weight without initializer that
+ * the program reads before writing is an input and must be bound with
+ * -input; every mutable weight the program writes is an output. Input files
+ * are .npy or ONNX TensorProto .pb (lib/import/onnx/tensorio.h) and must
+ * match the placeholder's type exactly (quantized kinds: their integers).
+ *
+ * Outputs, in declaration order: printed with -print (also the default when
+ * no other destination is given), written to -output-dir as NAME.pb or
+ * NAME.npy (every character of NAME other than a letter, digit, '_', '.'
+ * or '-' becomes '_'), compared with -expected / -expected-dir files. The
+ * comparison passes when |got - expected| <= atol + rtol * |expected| for
+ * float kinds (quantized kinds compare their real values), NaN equals NaN,
+ * and integer, index and bool kinds are equal exactly. -expected-dir finds
+ * D/NAME.pb, D/NAME.npy, or a .pb file in D whose TensorProto name is NAME
+ * (the layout of ONNX test data sets).
+ *
+ * Exit status: 0; 1 after an error or a mismatch.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "backends/backend.h"
+#include "backends/interpreter/interp.h"
+#include "import/onnx/tensorio.h"
+#include "ir/ir.h"
+#include "support/cl.h"
+#include "support/fp16.h"
+#include "support/io.h"
+#include "support/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct run_options {
+	const char *func;
+	struct cl_list inputs, expected, positional;
+	const char *output_dir, *expected_dir, *rtol_s, *atol_s;
+	int format; /* 0 pb, 1 npy */
+	bool print, ignore_plan;
+	double rtol, atol;
+};
+
+/* One placeholder and its buffer. */
+struct slot {
+	struct backend_io io;
+	void *data;
+	bool bound;
+	bool tried; /* named by an -input that failed */
+};
+
+struct run {
+	struct run_options *o;
+	struct diag *d;
+	struct ir_func *f;
+	struct slot *slots;
+	size_t nslots;
+};
+
+static struct slot *find_slot(struct run *r, const char *name)
+{
+	for (size_t i = 0; i < r->nslots; i++)
+		if (strcmp(r->slots[i].io.w->v.name, name) == 0)
+			return &r->slots[i];
+	return NULL;
+}
+
+/* Splits "NAME=FILE" (at the last '=' so names may not contain one, files
+ * may not either); returns the name (malloc'd) or NULL. */
+static char *split_binding(const char *arg, const char **file)
+{
+	const char *eq = strrchr(arg, '=');
+	if (!eq || eq == arg || !eq[1])
+		return NULL;
+	*file = eq + 1;
+	return xstrndup(arg, (size_t)(eq - arg));
+}
+
+/* Reads FILE for placeholder s (checking its type) into a fresh buffer. */
+static void *read_for(struct run *r, const struct slot *s, const char *what, const char *file)
+{
+	struct tio_tensor t;
+	if (tio_read(file, &t, r->d))
+		return NULL;
+	char msg[512];
+	const char *bad = tio_mismatch(&t, s->io.w->v.type, msg, sizeof msg);
+	if (bad) {
+		diag_error(r->d, LOC_NONE, "%s '%s': %s: %s", what, s->io.w->v.name, file, bad);
+		tio_free(&t);
+		return NULL;
+	}
+	void *p = t.data;
+	t.data = NULL;
+	tio_free(&t);
+	return p;
+}
+
+static int bind_inputs(struct run *r)
+{
+	int errs = 0;
+	for (size_t i = 0; i < r->o->inputs.n; i++) {
+		const char *arg = r->o->inputs.v[i], *file;
+		char *name = split_binding(arg, &file);
+		if (!name) {
+			diag_error(r->d, LOC_NONE, "-input takes NAME=FILE, got '%s'", arg);
+			errs++;
+			continue;
+		}
+		struct slot *s = find_slot(r, name);
+		if (!s) {
+			struct ir_value *v = ir_func_find(r->f, name, strlen(name));
+			if (v && v->vkind == IV_WEIGHT)
+				diag_error(r->d, LOC_NONE, "'%s' is a constant weight, not an input", name);
+			else
+				diag_error(r->d, LOC_NONE, "no placeholder named '%s' in function @%s", name, r->f->name);
+			errs++;
+		} else if (!s->io.is_input) {
+			diag_error(r->d, LOC_NONE, "'%s' is not an input (%s)", name,
+				   s->io.w->init != IR_INIT_NONE ? "it has an initializer"
+								 : "the program writes it before reading it");
+			errs++;
+		} else if (s->bound) {
+			diag_error(r->d, LOC_NONE, "input '%s' is given twice", name);
+			errs++;
+		} else {
+			void *p = read_for(r, s, "input", file);
+			if (!p) {
+				s->tried = true;
+				errs++;
+			} else {
+				s->data = p;
+				s->bound = true;
+			}
+		}
+		free(name);
+	}
+	for (size_t i = 0; i < r->nslots; i++) {
+		struct slot *s = &r->slots[i];
+		if (s->io.is_input && !s->bound && !s->tried) {
+			diag_error(r->d, LOC_NONE, "no value for input '%s' (use -input %s=FILE)", s->io.w->v.name,
+				   s->io.w->v.name);
+			errs++;
+		}
+	}
+	return errs ? -1 : 0;
+}
+
+/* ---- printing ---- */
+
+static void print_elem(struct ostream *o, const struct type *t, const void *p, size_t i)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	char buf[64];
+	switch (k) {
+	case EK_FLOAT: format_float(buf, sizeof buf, ((const float *)p)[i]); os_puts(o, buf); break;
+	case EK_FLOAT16: format_float(buf, sizeof buf, half_to_float(((const uint16_t *)p)[i])); os_puts(o, buf); break;
+	case EK_BFLOAT16: format_float(buf, sizeof buf, bf16_to_float(((const uint16_t *)p)[i])); os_puts(o, buf); break;
+	case EK_QI8: os_i64(o, ((const int8_t *)p)[i]); break;
+	case EK_QUI8: os_i64(o, ((const uint8_t *)p)[i]); break;
+	case EK_QI16: os_i64(o, ((const int16_t *)p)[i]); break;
+	case EK_QI32: case EK_I32: case EK_INDEX32: os_i64(o, ((const int32_t *)p)[i]); break;
+	case EK_I64: case EK_INDEX64: os_i64(o, ((const int64_t *)p)[i]); break;
+	case EK_BOOL: os_puts(o, ((const uint8_t *)p)[i] ? "true" : "false"); break;
+	default: unreachable("bad element kind");
+	}
+}
+
+/* name: type = nested lists, one line */
+static void print_tensor(struct ostream *o, const char *name, const struct type *t, const void *p)
+{
+	os_printf(o, "%s: ", name);
+	type_print(o, t);
+	os_puts(o, " = ");
+	size_t n = (size_t)type_numel(t), idx[GLOW_MAX_RANK] = {0};
+	if (t->rank == 0) {
+		print_elem(o, t, p, 0);
+		os_putc(o, '\n');
+		return;
+	}
+	for (unsigned i = 0; i < t->rank; i++)
+		os_putc(o, '[');
+	for (size_t e = 0; e < n; e++) {
+		print_elem(o, t, p, e);
+		unsigned closed = 0;
+		for (unsigned i = t->rank; i-- > 0;) {
+			if (++idx[i] < t->dims[i])
+				break;
+			idx[i] = 0;
+			closed++;
+		}
+		for (unsigned i = 0; i < closed; i++)
+			os_putc(o, ']');
+		if (e + 1 < n) {
+			os_puts(o, ", ");
+			for (unsigned i = 0; i < closed; i++)
+				os_putc(o, '[');
+		}
+	}
+	if (n == 0)
+		for (unsigned i = 0; i < t->rank; i++)
+			os_putc(o, ']');
+	os_putc(o, '\n');
+}
+
+/* ---- files ---- */
+
+static char *sanitize(const char *name)
+{
+	char *s = xstrdup(name);
+	for (char *p = s; *p; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+			  c == '.' || c == '-';
+		if (!ok)
+			*p = '_';
+	}
+	return s;
+}
+
+static char *join(const char *dir, const char *base, const char *ext)
+{
+	size_t n = strlen(dir) + strlen(base) + strlen(ext) + 2;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/%s%s", dir, base, ext);
+	return p;
+}
+
+static int write_outputs(struct run *r)
+{
+	const char *dir = r->o->output_dir;
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		diag_error(r->d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	const char *ext = r->o->format ? ".npy" : ".pb";
+	int errs = 0;
+	for (size_t i = 0; i < r->nslots; i++) {
+		struct slot *s = &r->slots[i];
+		if (!s->io.is_output)
+			continue;
+		char *base = sanitize(s->io.w->v.name);
+		bool clash = false;
+		for (size_t j = 0; j < i && !clash; j++) {
+			if (!r->slots[j].io.is_output)
+				continue;
+			char *other = sanitize(r->slots[j].io.w->v.name);
+			if (strcmp(other, base) == 0) {
+				diag_error(r->d, LOC_NONE, "outputs '%s' and '%s' both map to file '%s%s'",
+					   r->slots[j].io.w->v.name, s->io.w->v.name, base, ext);
+				clash = true;
+			}
+			free(other);
+		}
+		if (!clash) {
+			char *path = join(dir, base, ext);
+			int rc = r->o->format ? tio_write_npy(path, s->io.w->v.type, s->data, r->d)
+					      : tio_write_pb(path, s->io.w->v.name, s->io.w->v.type, s->data, r->d);
+			errs += rc != 0;
+			free(path);
+		} else {
+			errs++;
+		}
+		free(base);
+	}
+	return errs ? -1 : 0;
+}
+
+static bool file_exists(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The expected file of output `name` in dir (malloc'd), or NULL. */
+static char *find_expected(struct run *r, const char *dir, const char *name)
+{
+	char *base = sanitize(name);
+	char *p = join(dir, base, ".pb");
+	if (!file_exists(p)) {
+		free(p);
+		p = join(dir, base, ".npy");
+	}
+	free(base);
+	if (file_exists(p))
+		return p;
+	free(p);
+	/* ONNX test data: a .pb whose TensorProto carries the name */
+	DIR *dd = opendir(dir);
+	if (!dd)
+		return NULL;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	for (struct dirent *e; (e = readdir(dd));) {
+		size_t l = strlen(e->d_name);
+		if (l > 3 && strcmp(e->d_name + l - 3, ".pb") == 0) {
+			names = xgrow(names, &cap, n + 1, sizeof *names);
+			names[n++] = xstrdup(e->d_name);
+		}
+	}
+	closedir(dd);
+	char *found = NULL;
+	for (size_t i = 0; i < n; i++) {
+		char *path = join(dir, names[i], "");
+		struct diag quiet;
+		diag_init(&quiet, "glow-run");
+		quiet.out = NULL;
+		struct tio_tensor t;
+		FILE *null = fopen("/dev/null", "w");
+		quiet.out = null ? null : stderr;
+		if (!found && tio_read(path, &t, &quiet) == 0) {
+			if (t.name && strcmp(t.name, name) == 0)
+				found = path, path = NULL;
+			tio_free(&t);
+		}
+		if (null)
+			fclose(null);
+		diag_free(&quiet);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	(void)r;
+	return found;
+}
+
+/* ---- comparison ---- */
+
+static void index_str(const struct type *t, size_t e, char *buf, size_t size)
+{
+	size_t idx[GLOW_MAX_RANK];
+	for (unsigned i = t->rank; i-- > 0;) {
+		idx[i] = (size_t)(e % t->dims[i]);
+		e /= (size_t)t->dims[i];
+	}
+	int n = snprintf(buf, size, "[");
+	for (unsigned i = 0; i < t->rank && n > 0 && (size_t)n < size; i++)
+		n += snprintf(buf + n, size - (size_t)n, "%s%zu", i ? ", " : "", idx[i]);
+	if (n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "]");
+}
+
+/* The real value of element i (float kinds; quantized kinds dequantized). */
+static double real_at(const struct type *t, const void *p, size_t i)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	switch (k) {
+	case EK_FLOAT: return ((const float *)p)[i];
+	case EK_FLOAT16: return half_to_float(((const uint16_t *)p)[i]);
+	case EK_BFLOAT16: return bf16_to_float(((const uint16_t *)p)[i]);
+	case EK_QI8: return (double)t->scale * (((const int8_t *)p)[i] - (double)t->offset);
+	case EK_QUI8: return (double)t->scale * (((const uint8_t *)p)[i] - (double)t->offset);
+	case EK_QI16: return (double)t->scale * (((const int16_t *)p)[i] - (double)t->offset);
+	case EK_QI32: return (double)t->scale * (((const int32_t *)p)[i] - (double)t->offset);
+	default: unreachable("not a float or quantized kind");
+	}
+}
+
+/* element i as printed by -print */
+static void elem_text(const struct type *t, const void *p, size_t i, char *buf, size_t size)
+{
+	struct ostream o;
+	ostream_mem(&o);
+	print_elem(&o, t, p, i);
+	snprintf(buf, size, "%s", ostream_cstr(&o));
+	ostream_abort(&o);
+}
+
+/* Compares output s with the file; returns 0 if it matches, 1 if not (after
+ * reporting the worst element), -1 on error. */
+static int compare(struct run *r, const struct slot *s, const char *file)
+{
+	const struct type *t = s->io.w->v.type;
+	void *exp = read_for(r, s, "expected value of output", file);
+	if (!exp)
+		return -1;
+	enum elem_kind k = (enum elem_kind)t->elem;
+	bool exact = !elem_is_float(k) && !elem_is_quantized(k);
+	size_t n = (size_t)type_numel(t), es = elem_size(k), bad = 0, worst = 0;
+	double worst_excess = -1, worst_err = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (exact) {
+			if (memcmp((const uint8_t *)s->data + i * es, (const uint8_t *)exp + i * es, es) != 0 && !bad++)
+				worst = i;
+			continue;
+		}
+		double g = real_at(t, s->data, i), e = real_at(t, exp, i);
+		if ((isnan(g) && isnan(e)) || g == e)
+			continue;
+		double err = fabs(g - e), allowed = r->o->atol + r->o->rtol * fabs(e);
+		if (err <= allowed)
+			continue;
+		bad++;
+		double excess = isnan(err) ? INFINITY : err - allowed;
+		if (excess > worst_excess) {
+			worst_excess = excess;
+			worst_err = err;
+			worst = i;
+		}
+	}
+	const char *name = s->io.w->v.name;
+	if (!bad) {
+		printf("output '%s': ok (%zu elements)\n", name, n);
+		free(exp);
+		return 0;
+	}
+	char ix[160], gs[64], xs[64], errs[64];
+	index_str(t, worst, ix, sizeof ix);
+	elem_text(t, s->data, worst, gs, sizeof gs);
+	elem_text(t, exp, worst, xs, sizeof xs);
+	if (exact)
+		snprintf(errs, sizeof errs, "exact match required");
+	else {
+		char eb[48];
+		format_double(eb, sizeof eb, worst_err);
+		snprintf(errs, sizeof errs, "error %s", eb);
+	}
+	printf("output '%s': %zu of %zu elements differ; worst at %s: got %s, expected %s, %s\n", name, bad, n, ix,
+	       gs, xs, errs);
+	free(exp);
+	return 1;
+}
+
+static int check_expected(struct run *r)
+{
+	int errs = 0, mism = 0;
+	bool *done = xcalloc(r->nslots + 1, 1);
+	for (size_t i = 0; i < r->o->expected.n; i++) {
+		const char *arg = r->o->expected.v[i], *file;
+		char *name = split_binding(arg, &file);
+		struct slot *s = name ? find_slot(r, name) : NULL;
+		if (!name)
+			diag_error(r->d, LOC_NONE, "-expected takes NAME=FILE, got '%s'", arg);
+		else if (!s || !s->io.is_output)
+			diag_error(r->d, LOC_NONE, "no output named '%s' in function @%s", name, r->f->name);
+		if (!s || !s->io.is_output) {
+			errs++;
+			free(name);
+			continue;
+		}
+		done[s - r->slots] = true;
+		int rc = compare(r, s, file);
+		errs += rc < 0;
+		mism += rc > 0;
+		free(name);
+	}
+	if (r->o->expected_dir)
+		for (size_t i = 0; i < r->nslots; i++) {
+			struct slot *s = &r->slots[i];
+			if (!s->io.is_output || done[i])
+				continue;
+			char *file = find_expected(r, r->o->expected_dir, s->io.w->v.name);
+			if (!file) {
+				diag_error(r->d, LOC_NONE, "no expected value for output '%s' in '%s'", s->io.w->v.name,
+					   r->o->expected_dir);
+				errs++;
+				continue;
+			}
+			int rc = compare(r, s, file);
+			errs += rc < 0;
+			mism += rc > 0;
+			free(file);
+		}
+	free(done);
+	if (mism)
+		diag_error(r->d, LOC_NONE, "%d output%s do%s not match the expected values", mism, mism == 1 ? "" : "s",
+			   mism == 1 ? "es" : "");
+	return errs || mism ? -1 : 0;
+}
+
+static int parse_tol(struct diag *d, const char *opt, const char *s, double *out)
+{
+	if (!s)
+		return 0;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= 0) || isinf(v)) {
+		diag_error(d, LOC_NONE, "-%s takes a non-negative number, got '%s'", opt, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static struct ir_func *pick_func(struct ir_module *m, const char *name, struct diag *d)
+{
+	if (name) {
+		if (name[0] == '@')
+			name++;
+		struct ir_func *f = ir_module_find_func(m, name);
+		if (!f)
+			diag_error(d, LOC_NONE, "no function named '@%s'", name);
+		return f;
+	}
+	if (m->nfuncs == 1)
+		return m->funcs[0];
+	if (m->nfuncs == 0)
+		diag_error(d, LOC_NONE, "the module has no function");
+	else
+		diag_error(d, LOC_NONE, "the module has %zu functions; choose one with -func=@name", m->nfuncs);
+	return NULL;
+}
+
+static int run_tool(struct run_options *o, struct diag *d)
+{
+	if (parse_tol(d, "rtol", o->rtol_s, &o->rtol) || parse_tol(d, "atol", o->atol_s, &o->atol))
+		return 1;
+	const char *in = o->positional.n ? o->positional.v[0] : "-";
+	char *buf = NULL;
+	size_t len = 0;
+	if (read_input(in, &buf, &len, d))
+		return 1;
+	struct type_ctx types;
+	type_ctx_init(&types);
+	struct ir_module *m = ir_module_parse(&types, buf, len, strcmp(in, "-") == 0 ? "<stdin>" : in, d, true);
+	int status = 1;
+	struct run r = {o, d, NULL, NULL, 0};
+	struct backend_compiled *c = NULL;
+	const struct backend *be = &interp_backend;
+	struct backend_binding *binds = NULL;
+	if (!m)
+		goto out;
+	if (strcmp(in, "-") != 0)
+		ir_module_set_base_dir(m, in);
+	r.f = pick_func(m, o->func, d);
+	if (!r.f)
+		goto out;
+	size_t nio;
+	struct backend_io *io = backend_func_io(r.f, &nio);
+	r.slots = xcalloc(nio + 1, sizeof *r.slots);
+	r.nslots = nio;
+	for (size_t i = 0; i < nio; i++)
+		r.slots[i].io = io[i];
+	free(io);
+	if (bind_inputs(&r))
+		goto out;
+	struct backend_options bo = {o->ignore_plan};
+	c = be->compile(be, r.f, &bo, d);
+	if (!c)
+		goto out;
+	binds = xcalloc(r.nslots + 1, sizeof *binds);
+	size_t nb = 0;
+	for (size_t i = 0; i < r.nslots; i++) {
+		struct slot *s = &r.slots[i];
+		if (!s->bound && !s->io.is_output)
+			continue;
+		if (!s->data)
+			s->data = xcalloc((size_t)type_bytes(s->io.w->v.type) + 1, 1);
+		binds[nb].w = s->io.w;
+		binds[nb].data = s->data;
+		if (s->bound || s->io.is_output)
+			nb++;
+	}
+	if (be->run(c, binds, nb, d))
+		goto out;
+	bool any = o->print || o->output_dir || o->expected.n || o->expected_dir;
+	if (o->print || !any) {
+		struct ostream os;
+		if (ostream_open(&os, "-", d))
+			goto out;
+		for (size_t i = 0; i < r.nslots; i++)
+			if (r.slots[i].io.is_output)
+				print_tensor(&os, r.slots[i].io.w->v.name, r.slots[i].io.w->v.type, r.slots[i].data);
+		if (ostream_commit(&os, d))
+			goto out;
+	}
+	fflush(stdout);
+	status = 0;
+	if (o->output_dir && write_outputs(&r))
+		status = 1;
+	if ((o->expected.n || o->expected_dir) && check_expected(&r))
+		status = 1;
+	fflush(stdout);
+out:
+	if (c)
+		be->destroy(c);
+	free(binds);
+	for (size_t i = 0; i < r.nslots; i++)
+		free(r.slots[i].data);
+	free(r.slots);
+	ir_module_destroy(m);
+	type_ctx_free(&types);
+	free(buf);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct run_options o = {0};
+	o.rtol = 1e-3;
+	o.atol = 1e-7;
+	const struct cl_opt opts[] = {
+		{"func", CL_STRING, &o.func, "@name", "The function to run (default: the only one)", 0, NULL},
+		{"input", CL_LIST, &o.inputs, "NAME=FILE", "Bind input NAME to a .npy or TensorProto .pb file", 0, NULL},
+		{"output-dir", CL_STRING, &o.output_dir, "dir", "Write each output to DIR/NAME.pb (or .npy)", 0, NULL},
+		{"output-format", CL_ENUM, &o.format, "pb|npy", "File format of -output-dir (default pb)", 0, "pb|npy"},
+		{"print", CL_FLAG, &o.print, NULL, "Print every output as text (the default without other destinations)", 0, NULL},
+		{"expected", CL_LIST, &o.expected, "NAME=FILE", "Compare output NAME with a .npy or .pb file", 0, NULL},
+		{"expected-dir", CL_STRING, &o.expected_dir, "dir", "Compare every output with DIR/NAME.pb|.npy or a .pb named NAME", 0, NULL},
+		{"rtol", CL_STRING, &o.rtol_s, "x", "Relative tolerance of comparisons (default 1e-3)", 0, NULL},
+		{"atol", CL_STRING, &o.atol_s, "x", "Absolute tolerance of comparisons (default 1e-7)", 0, NULL},
+		{"ignore-memory-plan", CL_FLAG, &o.ignore_plan, NULL, "Allocate every buffer separately even when a memory plan is recorded", 0, NULL},
+	};
+	const struct cl_tool tool = {
+		"glow-run", "glow instruction IR interpreter", "[options] PROG.gir", opts, GLOW_ARRAY_SIZE(opts),
+		&o.positional, 1,
+	};
+	struct diag d;
+	diag_init(&d, "glow-run");
+	int status;
+	enum cl_result cr = cl_parse(&tool, argc, argv, &d);
+	if (cr != CL_OK)
+		status = cr == CL_EXIT ? 0 : 1;
+	else
+		status = run_tool(&o, &d);
+	cl_free(&tool);
+	diag_free(&d);
+	return status;
+}
