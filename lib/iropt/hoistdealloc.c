@@ -1,0 +1,50 @@
+/* hoistdealloc.c - hoist-dealloc: every dealloc moves right after the last
+ * instruction that uses its buffer (through any view), or right after the
+ * alloc when nothing uses it. A dealloc already separated from that point
+ * by deallocs only stays where it is, so the pass is idempotent.
+ *
+ * Requires: a verified function. Preserves: everything but instruction
+ * order; shortening a lifetime never makes a use fall outside it.
+ */
+#include "iropt/iropt.h"
+#include "support/vec.h"
+
+static bool uses_alloc(const struct ir_instr *in, const struct ir_instr *a)
+{
+	if (in->kind == IK_dealloc)
+		return false;
+	for (unsigned i = 0; i < in->nops; i++)
+		if (iropt_alloc_root(in->ops[i].val) == a)
+			return true;
+	return false;
+}
+
+bool iropt_hoist_dealloc(struct ir_func *f, struct iropt_ctx *ctx)
+{
+	VEC(struct ir_instr *) deallocs = {0};
+	ir_for_each_instr(f, in)
+		if (in->kind == IK_dealloc)
+			vec_push(&deallocs, in);
+	unsigned moved = 0;
+	for (size_t k = 0; k < deallocs.len; k++) {
+		struct ir_instr *d = deallocs.data[k];
+		struct ir_instr *a = ir_as_instr(d->ops[0].val);
+		if (!a || a->kind != IK_alloc)
+			continue;
+		struct ir_instr *u = d->prev;
+		while (u && u != a && !uses_alloc(u, a))
+			u = u->prev;
+		if (!u)
+			continue; /* the alloc is not before its dealloc: leave it to the verifier */
+		struct ir_instr *p = u->next;
+		while (p != d && p->kind == IK_dealloc)
+			p = p->next;
+		if (p == d)
+			continue;
+		ir_instr_move_before(f, d, p);
+		moved++;
+	}
+	vec_free(&deallocs);
+	iropt_stat(ctx, "Number of deallocs hoisted", moved);
+	return moved > 0;
+}

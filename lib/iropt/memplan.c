@@ -1,0 +1,369 @@
+/* memplan.c - the static memory allocator (memplan.h) and the plan-memory
+ * pass.
+ *
+ * Activations: each alloc becomes an interval [position of the alloc,
+ * position of its dealloc) over program positions and a size rounded up to
+ * MEMPLAN_ALIGN; two allocs interfere when their intervals intersect (the
+ * verifier's rule: a buffer deallocated before another's alloc may share its
+ * memory). Views need no interval of their own: the verifier keeps every use
+ * of a view inside its root's lifetime.
+ *
+ * A strategy is an order of the allocs and a fit rule. Each alloc in turn
+ * gets an offset among the gaps left by the interfering allocs placed before
+ * it: the lowest gap that holds it (first fit) or the smallest such gap, the
+ * space above them all counting as the last gap (best fit). Orders: program
+ * order; size descending; lifetime length descending; and by pressure:
+ * program points by live bytes descending, at each the live allocs not yet
+ * placed by size descending (the allocs that make the peak are packed
+ * first). The smallest arena wins.
+ */
+#include "iropt/memplan.h"
+#include "iropt/iropt.h"
+#include "support/io.h"
+#include "support/util.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mp_buf {
+	struct ir_instr *alloc;
+	uint64_t size;        /* rounded */
+	uint32_t start, end;  /* positions: [start, end) */
+	uint32_t idx;         /* program order */
+	size_t nbr0, nbr1;    /* neighbours: nbr[nbr0..nbr1) */
+	int64_t off;          /* -1: not placed */
+};
+
+struct mp {
+	struct mp_buf *b;
+	size_t n;
+	uint32_t *nbr;
+	size_t nnbr;
+};
+
+struct mp_gap {
+	uint64_t lo, hi;
+};
+
+static uint64_t round_up(uint64_t x) { return (x + MEMPLAN_ALIGN - 1) / MEMPLAN_ALIGN * MEMPLAN_ALIGN; }
+
+/* Intervals of the allocs and the interference lists. */
+static void mp_build(struct mp *m, struct ir_func *f)
+{
+	memset(m, 0, sizeof(*m));
+	uint32_t pos = 0;
+	size_t nallocs = 0;
+	ir_for_each_instr(f, in) {
+		in->mark = ++pos;
+		nallocs += in->kind == IK_alloc;
+	}
+	m->b = xcalloc(nallocs ? nallocs : 1, sizeof(*m->b));
+	ir_for_each_instr(f, in) {
+		if (in->kind != IK_alloc)
+			continue;
+		struct mp_buf *b = &m->b[m->n];
+		b->alloc = in;
+		b->size = round_up(type_bytes(in->v.type));
+		b->start = in->mark;
+		b->end = pos + 1;
+		b->idx = (uint32_t)m->n++;
+		b->off = -1;
+		in->mark = (uint32_t)m->n; /* 1 + index into b, until the deallocs are seen */
+	}
+	ir_for_each_instr(f, in) {
+		if (in->kind != IK_dealloc)
+			continue;
+		struct ir_instr *a = ir_as_instr(in->ops[0].val);
+		if (a && a->kind == IK_alloc && a->mark >= 1 && a->mark <= m->n && m->b[a->mark - 1].alloc == a)
+			m->b[a->mark - 1].end = in->mark;
+	}
+	ir_for_each_instr(f, in)
+		in->mark = 0;
+	/* neighbours: allocs are in start order, so j > i interferes with i
+	 * exactly when start_j < end_i */
+	size_t *deg = xcalloc(m->n + 1, sizeof(size_t));
+	for (size_t pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < m->n; i++)
+			for (size_t j = i + 1; j < m->n && m->b[j].start < m->b[i].end; j++) {
+				if (m->b[i].size == 0 || m->b[j].size == 0)
+					continue;
+				if (pass == 0) {
+					deg[i]++;
+					deg[j]++;
+				} else {
+					m->nbr[m->b[i].nbr1++] = (uint32_t)j;
+					m->nbr[m->b[j].nbr1++] = (uint32_t)i;
+				}
+			}
+		if (pass == 0) {
+			size_t total = 0;
+			for (size_t i = 0; i < m->n; i++) {
+				m->b[i].nbr0 = m->b[i].nbr1 = total;
+				total += deg[i];
+			}
+			m->nnbr = total;
+			m->nbr = xcalloc(total ? total : 1, sizeof(uint32_t));
+		}
+	}
+	free(deg);
+}
+
+static void mp_free(struct mp *m)
+{
+	free(m->b);
+	free(m->nbr);
+}
+
+static int cmp_gap(const void *x, const void *y)
+{
+	const struct mp_gap *a = x, *b = y;
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	return a->hi < b->hi ? -1 : a->hi > b->hi;
+}
+
+/* Places the allocs in `order` (indices) with first fit or best fit;
+ * returns the arena size. */
+static uint64_t mp_place(struct mp *m, const uint32_t *order, bool best)
+{
+	for (size_t i = 0; i < m->n; i++)
+		m->b[i].off = -1;
+	struct mp_gap *busy = xcalloc(m->n + 1, sizeof(*busy));
+	uint64_t arena = 0;
+	for (size_t k = 0; k < m->n; k++) {
+		struct mp_buf *b = &m->b[order[k]];
+		if (b->size == 0) {
+			b->off = 0;
+			continue;
+		}
+		size_t nb = 0;
+		for (size_t e = b->nbr0; e < b->nbr1; e++) {
+			const struct mp_buf *o = &m->b[m->nbr[e]];
+			if (o->off >= 0)
+				busy[nb++] = (struct mp_gap){(uint64_t)o->off, (uint64_t)o->off + o->size};
+		}
+		qsort(busy, nb, sizeof(*busy), cmp_gap);
+		uint64_t cursor = 0, pick = UINT64_MAX, pick_len = UINT64_MAX;
+		for (size_t i = 0; i < nb; i++) {
+			if (busy[i].lo > cursor) {
+				uint64_t len = busy[i].lo - cursor;
+				if (len >= b->size && (best ? len < pick_len : pick == UINT64_MAX)) {
+					pick = cursor;
+					pick_len = len;
+				}
+			}
+			if (busy[i].hi > cursor)
+				cursor = busy[i].hi;
+		}
+		if (pick == UINT64_MAX)
+			pick = cursor;
+		b->off = (int64_t)pick;
+		if (pick + b->size > arena)
+			arena = pick + b->size;
+	}
+	free(busy);
+	return arena;
+}
+
+/* ---- orders ---- */
+
+static int cmp_u32(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+/* qsort has no context argument: the orders sort small records instead */
+struct mp_key {
+	uint64_t k1, k2;
+	uint32_t idx;
+};
+
+static int cmp_key_desc(const void *x, const void *y)
+{
+	const struct mp_key *a = x, *b = y;
+	int c = cmp_u32(b->k1, a->k1);
+	if (!c)
+		c = cmp_u32(b->k2, a->k2);
+	return c ? c : cmp_u32(a->idx, b->idx);
+}
+
+enum mp_order { ORD_PROGRAM, ORD_SIZE, ORD_LIFETIME, ORD_PRESSURE };
+
+static void mp_order(const struct mp *m, enum mp_order ord, uint32_t *out)
+{
+	struct mp_key *keys = xcalloc(m->n + 1, sizeof(*keys));
+	switch (ord) {
+	case ORD_PROGRAM:
+		for (size_t i = 0; i < m->n; i++)
+			out[i] = (uint32_t)i;
+		break;
+	case ORD_SIZE:
+	case ORD_LIFETIME:
+		for (size_t i = 0; i < m->n; i++) {
+			uint64_t life = m->b[i].end - m->b[i].start;
+			keys[i] = ord == ORD_SIZE ? (struct mp_key){m->b[i].size, life, (uint32_t)i}
+						  : (struct mp_key){life, m->b[i].size, (uint32_t)i};
+		}
+		qsort(keys, m->n, sizeof(*keys), cmp_key_desc);
+		for (size_t i = 0; i < m->n; i++)
+			out[i] = keys[i].idx;
+		break;
+	case ORD_PRESSURE: {
+		/* the program point of alloc i: live bytes right after it */
+		for (size_t i = 0; i < m->n; i++) {
+			uint64_t live = 0;
+			for (size_t j = 0; j <= i; j++)
+				if (m->b[j].end > m->b[i].start)
+					live += m->b[j].size;
+			keys[i] = (struct mp_key){live, 0, (uint32_t)i};
+		}
+		qsort(keys, m->n, sizeof(*keys), cmp_key_desc);
+		bool *taken = xcalloc(m->n + 1, sizeof(bool));
+		struct mp_key *live = xcalloc(m->n + 1, sizeof(*live));
+		size_t k = 0;
+		for (size_t p = 0; p < m->n; p++) {
+			const struct mp_buf *at = &m->b[keys[p].idx];
+			size_t nl = 0;
+			for (size_t j = 0; j <= keys[p].idx; j++)
+				if (!taken[j] && m->b[j].end > at->start)
+					live[nl++] = (struct mp_key){m->b[j].size, m->b[j].end - m->b[j].start, (uint32_t)j};
+			qsort(live, nl, sizeof(*live), cmp_key_desc);
+			for (size_t j = 0; j < nl; j++) {
+				taken[live[j].idx] = true;
+				out[k++] = live[j].idx;
+			}
+		}
+		glow_assert(k == m->n);
+		free(taken);
+		free(live);
+		break;
+	}
+	}
+	free(keys);
+}
+
+static const struct {
+	const char *name;
+	enum mp_order order;
+	bool best;
+} strategies[] = {
+	{"program-order-first-fit", ORD_PROGRAM, false},
+	{"size-first-fit", ORD_SIZE, false},
+	{"size-best-fit", ORD_SIZE, true},
+	{"lifetime-first-fit", ORD_LIFETIME, false},
+	{"pressure-first-fit", ORD_PRESSURE, false},
+	{"pressure-best-fit", ORD_PRESSURE, true},
+};
+
+static uint64_t mp_lower_bound(const struct mp *m)
+{
+	uint64_t lb = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		uint64_t live = 0;
+		for (size_t j = 0; j <= i; j++)
+			if (m->b[j].end > m->b[i].start)
+				live += m->b[j].size;
+		if (live > lb)
+			lb = live;
+	}
+	return lb;
+}
+
+uint64_t memplan_lower_bound(struct ir_func *f)
+{
+	struct mp m;
+	mp_build(&m, f);
+	uint64_t lb = mp_lower_bound(&m);
+	mp_free(&m);
+	return lb;
+}
+
+bool memplan_func(struct ir_func *f, struct memplan_result *res)
+{
+	struct ir_plan old = f->plan;
+	bool changed = !old.present || old.alignment != MEMPLAN_ALIGN;
+	uint64_t csize = 0, msize = 0;
+	ir_for_each_weight(f, w) {
+		uint64_t *cursor = w->is_const ? &csize : &msize;
+		changed |= w->offset != (int64_t)*cursor;
+		w->offset = (int64_t)*cursor;
+		*cursor += round_up(type_bytes(w->v.type));
+	}
+	struct mp m;
+	mp_build(&m, f);
+	uint32_t *order = xcalloc(m.n + 1, sizeof(uint32_t));
+	int64_t *best_off = xcalloc(m.n + 1, sizeof(int64_t));
+	uint64_t best = UINT64_MAX;
+	const char *best_name = NULL;
+	for (size_t s = 0; s < GLOW_ARRAY_SIZE(strategies); s++) {
+		mp_order(&m, strategies[s].order, order);
+		uint64_t arena = mp_place(&m, order, strategies[s].best);
+		if (arena < best) {
+			best = arena;
+			best_name = strategies[s].name;
+			for (size_t i = 0; i < m.n; i++)
+				best_off[i] = m.b[i].off;
+		}
+	}
+	for (size_t i = 0; i < m.n; i++) {
+		changed |= m.b[i].alloc->offset != best_off[i];
+		m.b[i].alloc->offset = best_off[i];
+	}
+	changed |= old.constant_size != csize || old.mutable_size != msize || old.activations_size != best;
+	f->plan.present = true;
+	f->plan.constant_size = csize;
+	f->plan.mutable_size = msize;
+	f->plan.activations_size = best;
+	f->plan.alignment = MEMPLAN_ALIGN;
+	if (res) {
+		res->constant_size = csize;
+		res->mutable_size = msize;
+		res->arena = best;
+		res->lower_bound = mp_lower_bound(&m);
+		res->strategy = best_name;
+	}
+	free(order);
+	free(best_off);
+	mp_free(&m);
+	return changed;
+}
+
+void memplan_print(struct ostream *o, struct ir_func *f)
+{
+	os_puts(o, "memory plan of ");
+	print_global_name(o, f->name);
+	if (!f->plan.present) {
+		os_puts(o, ": none\n");
+		return;
+	}
+	os_printf(o, " (alignment %" PRIu64 ")\n", f->plan.alignment);
+	ir_for_each_weight(f, w) {
+		os_puts(o, "  ");
+		ir_print_local(o, w->v.name);
+		os_printf(o, " %s offset %" PRId64 " size %" PRIu64 "\n", w->is_const ? "constant" : "mutable", w->offset,
+			  type_bytes(w->v.type));
+	}
+	ir_for_each_instr(f, in) {
+		if (in->kind != IK_alloc)
+			continue;
+		os_puts(o, "  ");
+		ir_print_local(o, in->v.name);
+		os_printf(o, " activations offset %" PRId64 " size %" PRIu64 "\n", in->offset, type_bytes(in->v.type));
+	}
+	uint64_t lb = memplan_lower_bound(f);
+	uint64_t arena = f->plan.activations_size;
+	os_printf(o, "  constant weights: %" PRIu64 " bytes\n", f->plan.constant_size);
+	os_printf(o, "  mutable weights: %" PRIu64 " bytes\n", f->plan.mutable_size);
+	os_printf(o, "  activation arena: %" PRIu64 " bytes\n", arena);
+	os_printf(o, "  lower bound: %" PRIu64 " bytes\n", lb);
+	os_printf(o, "  ratio: %.3f\n", lb ? (double)arena / (double)lb : 1.0);
+}
+
+/* ---- the pass ---- */
+
+bool iropt_plan_memory(struct ir_func *f, struct iropt_ctx *ctx)
+{
+	struct memplan_result r;
+	bool changed = memplan_func(f, &r);
+	iropt_stat(ctx, "Bytes of activation arenas", r.arena);
+	iropt_stat(ctx, "Bytes of activation lower bounds", r.lower_bound);
+	return changed;
+}
