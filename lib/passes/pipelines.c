@@ -16,7 +16,17 @@
 static const struct pm_pipeline pipelines[] = {
 	{"O0", 0,                "",            "No optimization"},
 	{"O1", 0,                "dce,cse,dce", "Cleanup: dead code and common subexpressions"},
-	{"O2", 0,                "O1",          "Default optimization"},
+	{"simplify", PASS_FIXED_POINT,
+	 "eliminate-noop,optimize-splat,optimize-arithmetic,dce",
+	 "Local simplification until nothing changes: no-ops, splats, algebraic identities"},
+	{"layout", PASS_FIXED_POINT,
+	 "sink-transposes,transpose-constants,fold-shape-chains,eliminate-noop,dce",
+	 "Layout: sink and cancel Transposes, fold weight Transposes, fold shape chains"},
+	{"O2", 0,
+	 "dce,simplify,layout,"
+	 "fold-batchnorm,lower-batchnorm,layout,simplify,"
+	 "cse,dce",
+	 "Default optimization"},
 	{"O3", PASS_FIXED_POINT, "O2",          "Aggressive optimization: O2 until nothing changes"},
 };
 

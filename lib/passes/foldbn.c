@@ -1,0 +1,116 @@
+/* foldbn.c - fold inference BatchNormalization into the Convolution before it,
+ * and remove identity BatchNormalizations.
+ *
+ * In inference a BatchNormalization with constant statistics is a
+ * per-channel affine map y = x * mul[c] + add[c] (mul = scale /
+ * sqrt(var + epsilon), add = bias - mean * mul). When its input is a
+ * Convolution over the channel dimension (NHWC: channel_idx 3) whose filter
+ * and bias are constants and whose result has no other use, the map moves
+ * into the convolution's weights:
+ *   filter'[oc, ...] = filter[oc, ...] * mul[oc]
+ *   bias'[oc]        = bias[oc] * mul[oc] + add[oc]
+ * computed in double and rounded once to the weights' kind. New constants
+ * are made (the old ones may be shared); dce removes the old ones.
+ *
+ * A BatchNormalization whose mul is exactly 1 and add exactly 0 in every
+ * channel is removed (x * 1 + 0 == x; only the sign of a zero can differ).
+ *
+ * Numerics: the folded convolution sums (x * w * mul) where the original
+ * computed (sum x * w) * mul + add, so results agree within float rounding
+ * of the accumulation, not bit for bit. Only float (32-bit) weights are
+ * folded.
+ *
+ * Inference only (PASS_INFER_ONLY): training updates the statistics.
+ * Requires: a verified function. Preserves: validity and result types.
+ */
+#include "passes/pass.h"
+#include "passes/passutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether every channel of the coefficients is the identity. */
+static bool identity_coeffs(const double *co, uint64_t ch)
+{
+	for (uint64_t c = 0; c < ch; c++)
+		if (co[c] != 1.0 || co[ch + c] != 0.0)
+			return false;
+	return true;
+}
+
+/* The Convolution n's input comes from, if BN n may fold into it. */
+static struct node *foldable_conv(const struct node *n)
+{
+	struct node *conv = n->ops[0].def;
+	if (conv->kind != NK_Convolution || node_has_pred(conv) || n->ops[0].res != 0)
+		return NULL;
+	if (node_num_uses(conv, -1) != 1 || node_int(n, "channel_idx") != 3)
+		return NULL;
+	struct constant *w = as_constant(conv->ops[1].def), *b = as_constant(conv->ops[2].def);
+	if (!w || !b || w->n.types[0]->elem != EK_FLOAT || b->n.types[0]->elem != EK_FLOAT ||
+	    node_type(conv)->elem != EK_FLOAT)
+		return NULL;
+	return conv;
+}
+
+/* Scales the filter and bias of conv by the coefficients; false after an
+ * unreadable weight was reported. */
+static bool fold_into(struct module *m, struct node *conv, const double *co, struct diag *d)
+{
+	struct constant *w = as_constant(conv->ops[1].def), *b = as_constant(conv->ops[2].def);
+	const struct type *wt = w->n.types[0], *bt = b->n.types[0];
+	const uint8_t *wd = constant_data(m, w, d), *bd = wd ? constant_data(m, b, d) : NULL;
+	if (!bd)
+		return false;
+	uint64_t oc = wt->dims[0], per = oc ? type_numel(wt) / oc : 0;
+	uint8_t *nw = xmalloc(type_bytes(wt) ? type_bytes(wt) : 1), *nb = xmalloc(type_bytes(bt) ? type_bytes(bt) : 1);
+	for (uint64_t o = 0; o < oc; o++) {
+		for (uint64_t i = 0; i < per; i++)
+			pu_store(wt, nw, o * per + i, pu_load(wt, wd, o * per + i) * co[o]);
+		pu_store(bt, nb, o, pu_load(bt, bd, o) * co[o] + co[oc + o]);
+	}
+	struct constant *ncw = pu_new_constant(m, wt, nw, w->n.name);
+	struct constant *ncb = pu_new_constant(m, bt, nb, b->n.name);
+	free(nw);
+	free(nb);
+	node_set_operand(conv, 1, node_val(&ncw->n, 0));
+	node_set_operand(conv, 2, node_val(&ncb->n, 0));
+	return true;
+}
+
+bool fold_batchnorm_run(struct func *f, struct pass_ctx *ctx)
+{
+	struct module *m = f->mod;
+	uint64_t folded = 0, removed = 0;
+	func_for_each_safe(f, n, next) {
+		if (n->kind != NK_BatchNormalization || node_has_pred(n))
+			continue;
+		const struct type *in = op_type(n, 0);
+		if (!elem_is_float((enum elem_kind)in->elem))
+			continue;
+		double *co = pu_batchnorm_coeffs(m, n, ctx->diag);
+		if (!co) {
+			if (ctx->diag->nerrors)
+				break;
+			continue;
+		}
+		uint64_t ch = op_type(n, 1)->dims[0];
+		struct node *conv;
+		if (identity_coeffs(co, ch)) {
+			pu_replace(f, n, op_val(n, 0));
+			removed++;
+		} else if ((conv = foldable_conv(n)) != NULL) {
+			if (!fold_into(m, conv, co, ctx->diag)) {
+				free(co);
+				break;
+			}
+			/* the BN's successor may be `next`; erasing n keeps it valid */
+			pu_replace(f, n, node_val(conv, 0));
+			folded++;
+		}
+		free(co);
+	}
+	pass_stat(ctx, "Number of BatchNormalizations folded into a Convolution", folded);
+	pass_stat(ctx, "Number of identity BatchNormalizations removed", removed);
+	return folded || removed;
+}

@@ -1,0 +1,129 @@
+/* noop.c - eliminate nodes that return their input unchanged.
+ *
+ * A node is replaced by its input (or, for Relu of Relu, by the inner node)
+ * when its result type is exactly the input's and it provably copies it:
+ *   Reshape to the input's own type        Transpose with the identity shuffle
+ *   Slice starting at 0 of the whole input Pad with every pad 0 (any mode)
+ *   Tile with count 1                      Flip along a dimension of size 1
+ *   Broadcast to the input's own shape     ConvertTo the input's own type
+ *   Concat of a single input               Select(c, x, x)
+ *   AvgPool and MaxPool (Argmax unused) with a 1x1 kernel, stride 1, no pads
+ *   Clip whose [min, max] covers every value of the element kind (float:
+ *     +-largest finite value or wider; NaN passes through Clip unchanged)
+ *   Relu(Relu(x)) -> Relu(x)
+ * All of these are exact (bit for bit) for every input, NaN included.
+ *
+ * Requires: a verified function. Preserves: validity; erased nodes' operands
+ * may become dead (dce).
+ */
+#include "passes/pass.h"
+#include "passes/passutil.h"
+
+#include <float.h>
+
+/* Largest finite value of a float kind. */
+static double float_max(enum elem_kind k)
+{
+	switch (k) {
+	case EK_FLOAT16: return 65504.0;
+	case EK_BFLOAT16: return 3.3895313892515355e38;
+	default: return FLT_MAX;
+	}
+}
+
+static bool clip_covers_kind(const struct node *n)
+{
+	enum elem_kind k = (enum elem_kind)node_type(n)->elem;
+	double lo = node_float(n, "min"), hi = node_float(n, "max");
+	switch (k) {
+	case EK_FLOAT:
+	case EK_FLOAT16:
+	case EK_BFLOAT16: return lo <= -float_max(k) && hi >= float_max(k);
+	case EK_I32:
+	case EK_INDEX32: return lo <= -2147483648.0 && hi >= 2147483647.0;
+	case EK_I64:
+	case EK_INDEX64: return lo <= -9223372036854775808.0 && hi >= 9223372036854775807.0;
+	default: return false; /* quantized: the range is in stored units */
+	}
+}
+
+static bool all_zero(const int64_t *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (v[i])
+			return false;
+	return true;
+}
+
+static bool unit_window(const struct node *n)
+{
+	unsigned c;
+	const int64_t *k = node_ints(n, "kernels", &c);
+	if (c != 2 || k[0] != 1 || k[1] != 1)
+		return false;
+	const int64_t *s = node_ints(n, "strides", &c);
+	if (c != 2 || s[0] != 1 || s[1] != 1)
+		return false;
+	const int64_t *p = node_ints(n, "pads", &c);
+	return all_zero(p, c);
+}
+
+/* The value n copies, or a null value when it is not a no-op. */
+static struct value noop_source(const struct node *n)
+{
+	struct value none = {NULL, 0};
+	if (n->nops == 0 || n->nres == 0 || node_has_pred(n))
+		return none;
+	struct value in = op_val(n, 0);
+	unsigned c;
+	bool same = val_type(in) == node_type(n);
+	switch (n->kind) {
+	case NK_Reshape:
+	case NK_Broadcast:
+	case NK_ConvertTo: return same ? in : none;
+	case NK_Transpose: {
+		const int64_t *s = node_ints(n, "shuffle", &c);
+		return same && pu_perm_is_identity(s, c) ? in : none;
+	}
+	case NK_Slice: {
+		const int64_t *s = node_ints(n, "start", &c);
+		return same && all_zero(s, c) ? in : none;
+	}
+	case NK_Pad: {
+		const int64_t *p = node_ints(n, "pads", &c);
+		return same && all_zero(p, c) ? in : none;
+	}
+	case NK_Tile: return same && node_int(n, "count") == 1 ? in : none;
+	case NK_Flip: return val_type(in)->dims[node_int(n, "axis")] == 1 ? in : none;
+	case NK_Concat: return n->nops == 1 && same ? in : none;
+	case NK_Select:
+		if (n->ops[1].def == n->ops[2].def && n->ops[1].res == n->ops[2].res)
+			return op_val(n, 1);
+		return none;
+	case NK_AvgPool: return same && unit_window(n) ? in : none;
+	case NK_MaxPool:
+		return same && unit_window(n) && node_num_uses(n, 1) == 0 ? in : none;
+	case NK_Clip: return same && clip_covers_kind(n) ? in : none;
+	case NK_Relu:
+		if (in.node->kind == NK_Relu && same)
+			return in;
+		return none;
+	default: return none;
+	}
+}
+
+bool eliminate_noop_run(struct func *f, struct pass_ctx *ctx)
+{
+	uint64_t removed = 0;
+	func_for_each_safe(f, n, next) {
+		struct value src = noop_source(n);
+		if (!src.node)
+			continue;
+		value_replace_all_uses(node_val(n, 0), src);
+		if (!node_has_uses(n))
+			node_erase(f, n);
+		removed++;
+	}
+	pass_stat(ctx, "Number of no-op nodes removed", removed);
+	return removed != 0;
+}

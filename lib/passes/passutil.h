@@ -1,0 +1,87 @@
+/* passutil.h - helpers shared by the graph rewriting passes.
+ *
+ * Small, pass-independent pieces that several passes need: recognising
+ * splats (a value whose elements are all one number, whatever node makes
+ * it), reading and writing tensor elements of any element kind as doubles,
+ * permutations (Transpose shuffles), moving constant data and creating the
+ * nodes and constants a rewrite needs with fresh names derived from the node
+ * being replaced.
+ *
+ * Conventions: a shuffle s maps result dimension i to input dimension s[i]
+ * (Transpose's rule in typerules.c). New nodes are inserted right before the
+ * node they replace, so the function list stays a valid evaluation order.
+ */
+#ifndef GLOW_PASSES_PASSUTIL_H
+#define GLOW_PASSES_PASSUTIL_H
+
+#include "graph/graph.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- permutations ---- */
+
+/* s[i] == i for every i < n */
+bool pu_perm_is_identity(const int64_t *s, unsigned n);
+/* inv[s[i]] = i */
+void pu_perm_inverse(const int64_t *s, unsigned n, int64_t *inv);
+/* Transpose(Transpose(x, inner), outer) == Transpose(x, out): out[i] = inner[outer[i]] */
+void pu_perm_compose(const int64_t *inner, const int64_t *outer, unsigned n, int64_t *out);
+/* The type of Transpose(t) with shuffle s. */
+const struct type *pu_transposed_type(struct type_ctx *tc, const struct type *t, const int64_t *s);
+
+/* ---- elements ---- */
+
+/* Element i of data (of type t) as a double (quantized kinds: the stored integer). */
+double pu_load(const struct type *t, const uint8_t *data, uint64_t i);
+/* Stores v as element i (float kinds round to the kind; integer kinds truncate). */
+void pu_store(const struct type *t, uint8_t *data, uint64_t i, double v);
+/* v is exactly representable in element kind k (float kinds: round-trips; integer kinds: an integer in range). */
+bool pu_representable(enum elem_kind k, double v);
+
+/* ---- splats ---- */
+
+/* If every element of v is the same number, stores it in *x and returns true.
+ * Recognises Splat nodes, splat and zero constants, dense constants whose
+ * elements are all equal (bitwise, so 0.0 and -0.0 differ) and Broadcast,
+ * Reshape, Transpose and Tile of a splat. Quantized values are not splats
+ * here (their stored integers would need the scale). */
+bool pu_splat_of(struct module *m, struct value v, double *x);
+/* v is a splat of exactly x (bitwise equal as doubles: 0.0 is not -0.0). */
+bool pu_is_splat(struct module *m, struct value v, double x);
+
+/* ---- creating IR ---- */
+
+/* A Splat node of type t and value x before `before`. */
+struct node *pu_new_splat(struct func *f, const struct type *t, double x, struct node *before, const char *base);
+/* A Transpose of v with shuffle s before `before`. */
+struct node *pu_new_transpose(struct func *f, struct value v, const int64_t *s, struct node *before,
+			      const char *base);
+/* A Reshape of v to t before `before`. */
+struct node *pu_new_reshape(struct func *f, struct value v, const struct type *t, struct node *before,
+			    const char *base);
+/* A dense constant of type t holding a copy of data, named after base. */
+struct constant *pu_new_constant(struct module *m, const struct type *t, const void *data, const char *base);
+/* The payload of constant c, or NULL (reported to d) when it cannot be read. */
+const uint8_t *pu_constant_data(struct module *m, struct constant *c, struct diag *d);
+
+/* Replaces every use of result 0 of n by v and erases n (which must then be
+ * unused); the caller guarantees the types agree. */
+void pu_replace(struct func *f, struct node *n, struct value v);
+
+/* Copies data of type t into out permuted by shuffle s (out has type
+ * pu_transposed_type(t, s)). */
+void pu_transpose_data(const struct type *t, const uint8_t *data, const int64_t *s, uint8_t *out);
+
+/* The per-channel coefficients of a BatchNormalization n whose Scale, Bias,
+ * Mean and Var are float constants: y = x * mul[c] + add[c] with
+ * mul = scale / sqrt(var + epsilon) and add = bias - mean * mul, in double
+ * (the interpreter's formula). Returns a malloc'd array of 2*C doubles (mul
+ * then add), or NULL when an operand is not a readable float constant (an
+ * unreadable weight file is reported to d). */
+double *pu_batchnorm_coeffs(struct module *m, struct node *n, struct diag *d);
+
+/* The constant behind v (a Constant node), or NULL. */
+static inline struct constant *pu_constant(struct value v) { return as_constant(v.node); }
+
+#endif
