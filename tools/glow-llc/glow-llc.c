@@ -1,13 +1,18 @@
-/* glow-llc - the instruction IR tool: reads a .gir module, verifies it and
- * prints it in canonical form.
+/* glow-llc - the instruction IR tool: reads a .gir module, verifies it, runs
+ * a pipeline of IR passes (the last of which, from -O1 on, records the
+ * static memory plan) and prints the result.
  *
  *   glow-llc [options] [input.gir|-] [-o out.gir]
  *
- * IR passes, the memory planner and code generation plug in here as they
- * are written. The output is written whole or not at all. Exit status 0 on
- * success, 1 after a diagnostic.
+ * The passes and pipelines come from lib/iropt (IRPasses.def, pipelines.c);
+ * the engine from lib/support/passmgr.h; the allocator from
+ * lib/iropt/memplan.h. -print-memory-plan reports each function's plan on
+ * stderr (computing one for a function the pipeline left without). The
+ * output is written whole or not at all. Exit status 0 on success, 1 after a
+ * diagnostic.
  */
-#include "ir/ir.h"
+#include "iropt/iropt.h"
+#include "iropt/memplan.h"
 #include "support/cl.h"
 #include "support/io.h"
 
@@ -16,33 +21,103 @@
 
 struct llc_options {
 	const char *output;
-	bool disable_verify;
+	const char *passes;
+	int olevel; /* -1: no -O given */
+	int emit;   /* index in EMIT_KINDS */
+	bool verify_each, disable_verify;
+	bool print_before_all, print_after_all;
+	struct cl_list print_before, print_after;
+	bool time_passes, stats, list_passes, debug_pm, print_plan;
 	struct cl_list input;
 };
 
-/* Reads, verifies and writes the module; returns the exit status. */
+/* -emit= values (the C backend adds "c") */
+#define EMIT_KINDS "ir"
+
+/* The plan report of every function, to stderr. */
+static void print_plans(struct ir_module *m)
+{
+	struct ostream o;
+	ostream_mem(&o);
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		struct ir_func *f = m->funcs[i];
+		if (!f->plan.present)
+			memplan_func(f, NULL);
+		memplan_print(&o, f);
+	}
+	fputs(ostream_cstr(&o), stderr);
+	ostream_abort(&o);
+}
+
+/* Reads, verifies, optimizes and writes the module; returns the exit status.
+ * Dumps, traces and reports go to stderr. */
 static int run(struct llc_options *o, struct diag *d)
 {
 	const char *in = o->input.n ? o->input.v[0] : "-";
+	if (o->passes && o->olevel >= 0) {
+		diag_error(d, LOC_NONE, "-O%d and -passes= cannot be combined (write -passes=O%d,...)", o->olevel,
+			   o->olevel);
+		return 1;
+	}
+	struct iropt_ctx ctx = {d, NULL};
+	struct pm pm;
+	pm_init(&pm, &ir_pass_registry, d, &ctx);
+	pm.verify_each = o->verify_each;
+	pm.print_before_all = o->print_before_all;
+	pm.print_after_all = o->print_after_all;
+	pm.debug = o->debug_pm;
+	int bad = 0;
+	if (o->passes)
+		bad |= pm_add_text(&pm, o->passes);
+	else if (o->olevel >= 0) {
+		char name[8];
+		snprintf(name, sizeof name, "O%d", o->olevel);
+		bad |= pm_add_text(&pm, name);
+	}
+	for (size_t i = 0; i < o->print_before.n; i++)
+		bad |= pm_add_print_before(&pm, o->print_before.v[i]);
+	for (size_t i = 0; i < o->print_after.n; i++)
+		bad |= pm_add_print_after(&pm, o->print_after.v[i]);
+	if (bad) {
+		pm_free(&pm);
+		return 1;
+	}
+
 	char *buf = NULL;
 	size_t len = 0;
-	if (read_input(in, &buf, &len, d))
+	if (read_input(in, &buf, &len, d)) {
+		pm_free(&pm);
 		return 1;
+	}
 	struct type_ctx types;
 	type_ctx_init(&types);
 	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
 	struct ir_module *m = ir_module_parse(&types, buf, len, name, d, !o->disable_verify);
 	int status = 1;
 	if (m) {
-		struct ostream out;
-		if (ostream_open(&out, o->output, d) == 0) {
-			ir_module_print(&out, m);
-			status = ostream_commit(&out, d) ? 1 : 0;
+		ir_module_set_base_dir(m, in);
+		if (pm_run(&pm, m) == 0) {
+			if (o->print_plan)
+				print_plans(m);
+			if (!o->disable_verify && ir_module_verify(m, d))
+				diag_error(d, LOC_NONE, "verifier failed after optimization");
+			else {
+				struct ostream out;
+				if (ostream_open(&out, o->output, d) == 0) {
+					ir_module_print(&out, m);
+					status = ostream_commit(&out, d) ? 1 : 0;
+				}
+			}
 		}
 	}
+	if (o->time_passes)
+		pm_print_timing(&pm, stderr);
+	if (o->stats)
+		pm_print_stats(&pm, stderr);
 	ir_module_destroy(m);
 	type_ctx_free(&types);
 	free(buf);
+	pm_free(&pm);
 	return status;
 }
 
@@ -50,9 +125,32 @@ int main(int argc, char **argv)
 {
 	struct llc_options o = {0};
 	o.output = "-";
+	o.olevel = -1;
 	const struct cl_opt opts[] = {
 		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
-		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input", 0, NULL},
+		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
+		{"O0", CL_SET, &o.olevel, NULL, "Run the O0 pipeline (no optimization, no memory plan)", 0, NULL},
+		{"O1", CL_SET, &o.olevel, NULL, "Run the O1 pipeline (cleanup, lifetimes, memory plan)", 1, NULL},
+		{"O2", CL_SET, &o.olevel, NULL, "Run the O2 pipeline (buffer sharing, memory plan)", 2, NULL},
+		{"O3", CL_SET, &o.olevel, NULL, "Run the O3 pipeline (O2's passes to a fixed point, memory plan)", 3,
+		 NULL},
+		{"emit", CL_ENUM, &o.emit, NULL, "What to write: the optimized IR with its memory plan", 0, EMIT_KINDS},
+		{"print-memory-plan", CL_FLAG, &o.print_plan, NULL,
+		 "Report each buffer's region, offset and size, the arena and its lower bound (stderr)", 0, NULL},
+		{"verify-each", CL_FLAG, &o.verify_each, NULL, "Run the verifier after every pass", 0, NULL},
+		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
+		 NULL},
+		{"print-before", CL_LIST, &o.print_before, "pass,...", "Print the module before these passes", 0,
+		 NULL},
+		{"print-after", CL_LIST, &o.print_after, "pass,...", "Print the module after these passes", 0, NULL},
+		{"print-before-all", CL_FLAG, &o.print_before_all, NULL, "Print the module before every pass", 0,
+		 NULL},
+		{"print-after-all", CL_FLAG, &o.print_after_all, NULL, "Print the module after every pass", 0, NULL},
+		{"time-passes", CL_FLAG, &o.time_passes, NULL, "Report the wall time of each pass", 0, NULL},
+		{"stats", CL_FLAG, &o.stats, NULL, "Report the counters of each pass", 0, NULL},
+		{"list-passes", CL_FLAG, &o.list_passes, NULL, "List the passes and pipelines, then exit", 0, NULL},
+		{"debug-pass-manager", CL_FLAG, &o.debug_pm, NULL, "Trace each pass and pipeline as it runs", 0,
+		 NULL},
 	};
 	const struct cl_tool tool = {
 		"glow-llc", "glow instruction IR compiler", "[options] [input.gir|-]", opts, GLOW_ARRAY_SIZE(opts),
@@ -64,7 +162,10 @@ int main(int argc, char **argv)
 	enum cl_result r = cl_parse(&tool, argc, argv, &d);
 	if (r != CL_OK)
 		status = r == CL_EXIT ? 0 : 1;
-	else
+	else if (o.list_passes) {
+		pm_print_list(&ir_pass_registry, stdout);
+		status = 0;
+	} else
 		status = run(&o, &d);
 	cl_free(&tool);
 	diag_free(&d);
