@@ -10,8 +10,9 @@
  * instruction is a fixed address, resolved once at compile time.
  *
  * Weights. Constant weights are filled at compile time. Mutable weights are
- * reset at the start of every run: to their initializer, or to the bound
- * input, or to zeros (quantized kinds: their offset).
+ * reset at the start of every run: an input to its binding, any other to
+ * its initializer or to zeros (quantized kinds: their offset). Bindings of
+ * outputs receive their values after the run.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/interpreter/kern.h"
@@ -37,6 +38,7 @@ struct backend_compiled {
 	size_t nsteps;
 	struct ir_weight **mut;  /* mutable weights, with their initial contents */
 	uint8_t **mut_init;      /* NULL: no initializer */
+	bool *mut_input;         /* an input: taken from its binding */
 	size_t nmut;
 };
 
@@ -66,6 +68,7 @@ static void interp_destroy(struct backend_compiled *c)
 		free(c->mut_init[i]);
 	free(c->mut);
 	free(c->mut_init);
+	free(c->mut_input);
 	free(c);
 }
 
@@ -117,21 +120,32 @@ static int init_weights(struct backend_compiled *c, struct diag *d)
 	struct ir_func *f = c->f;
 	c->mut = xcalloc(f->nweights + 1, sizeof *c->mut);
 	c->mut_init = xcalloc(f->nweights + 1, sizeof *c->mut_init);
+	c->mut_input = xcalloc(f->nweights + 1, sizeof *c->mut_input);
+	size_t nio;
+	struct backend_io *io = backend_func_io(f, &nio);
 	ir_for_each_weight(f, w) {
 		uint8_t *a = addr_of(c, &w->v);
 		if (w->is_const) {
-			if (interp_weight_init(f->mod, w, a, d))
+			if (interp_weight_init(f->mod, w, a, d)) {
+				free(io);
 				return -1;
+			}
 			continue;
 		}
 		size_t i = c->nmut++;
 		c->mut[i] = w;
+		for (size_t j = 0; j < nio; j++)
+			if (io[j].w == w)
+				c->mut_input[i] = io[j].is_input;
 		if (w->init != IR_INIT_NONE) {
 			c->mut_init[i] = xmalloc((size_t)type_bytes(w->v.type) + 1);
-			if (interp_weight_init(f->mod, w, c->mut_init[i], d))
+			if (interp_weight_init(f->mod, w, c->mut_init[i], d)) {
+				free(io);
 				return -1;
+			}
 		}
 	}
+	free(io);
 	return 0;
 }
 
@@ -183,7 +197,7 @@ static int interp_run(struct backend_compiled *c, const struct backend_binding *
 		uint8_t *a = addr_of(c, &w->v);
 		size_t bytes = (size_t)type_bytes(w->v.type);
 		const void *bound = NULL;
-		for (size_t j = 0; j < nbinds; j++)
+		for (size_t j = 0; j < nbinds && c->mut_input[i]; j++)
 			if (binds[j].w == w)
 				bound = binds[j].data;
 		if (bound)

@@ -84,12 +84,14 @@ static inline double ld_f(const struct type *t, const void *p, size_t i)
 	}
 }
 
-/* round half to even, saturated to [lo, hi] */
-static inline int64_t quant_round(double v, double lo, double hi)
+/* round(v / scale) + offset, rounding half to even, saturated to [lo, hi];
+ * NaN quantizes to the offset (real 0) */
+static inline int64_t quantize(const struct type *t, double v, double lo, double hi)
 {
-	if (v != v)
-		return 0;
-	double r = nearbyint(v);
+	double r = nearbyint(v / t->scale);
+	if (r != r)
+		r = 0;
+	r += t->offset;
 	return r <= lo ? (int64_t)lo : r >= hi ? (int64_t)hi : (int64_t)r;
 }
 
@@ -99,11 +101,11 @@ static inline void st_f(const struct type *t, void *p, size_t i, double v)
 	case EK_FLOAT: ((float *)p)[i] = (float)v; break;
 	case EK_FLOAT16: ((uint16_t *)p)[i] = float_to_half((float)v); break;
 	case EK_BFLOAT16: ((uint16_t *)p)[i] = float_to_bf16((float)v); break;
-	case EK_QI8: ((int8_t *)p)[i] = (int8_t)quant_round(v / t->scale + t->offset, -128, 127); break;
-	case EK_QUI8: ((uint8_t *)p)[i] = (uint8_t)quant_round(v / t->scale + t->offset, 0, 255); break;
-	case EK_QI16: ((int16_t *)p)[i] = (int16_t)quant_round(v / t->scale + t->offset, -32768, 32767); break;
+	case EK_QI8: ((int8_t *)p)[i] = (int8_t)quantize(t, v, -128, 127); break;
+	case EK_QUI8: ((uint8_t *)p)[i] = (uint8_t)quantize(t, v, 0, 255); break;
+	case EK_QI16: ((int16_t *)p)[i] = (int16_t)quantize(t, v, -32768, 32767); break;
 	case EK_QI32:
-		((int32_t *)p)[i] = (int32_t)quant_round(v / t->scale + t->offset, -2147483648.0, 2147483647.0);
+		((int32_t *)p)[i] = (int32_t)quantize(t, v, -2147483648.0, 2147483647.0);
 		break;
 	case EK_I32: case EK_INDEX32: ((int32_t *)p)[i] = (int32_t)sat_to_i64(v, -2147483648.0, 2147483647.0); break;
 	case EK_I64: case EK_INDEX64:
