@@ -24,6 +24,7 @@ static const struct pm_pipeline pipelines[] = {
 	 "Layout: sink and cancel Transposes, fold weight Transposes, fold shape chains"},
 	{"O2", 0,
 	 "dce,simplify,layout,"
+	 "merge-pad,reduce-mean-to-avgpool,eliminate-concat-slice,"
 	 "fold-batchnorm,lower-batchnorm,layout,simplify,"
 	 "cse,dce",
 	 "Default optimization"},
