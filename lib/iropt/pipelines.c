@@ -26,7 +26,7 @@ static const struct pm_pipeline pipelines[] = {
 	{"cleanup", 0, "peephole,dse,delete-dead-allocs", "Local rewrites, dead stores, dead allocs and views"},
 	{"optimize", 0, "lifetimes,peephole,dse,share-buffers,cleanup,lifetimes,make-weights-const",
 	 "The default order of the IR passes"},
-	{"optimize-fp", IROPT_FIXED_POINT, "optimize", "optimize until nothing changes"},
+	{"optimize-fp", IROPT_FIXED_POINT, "optimize", "Optimize until nothing changes"},
 	{"O0", 0, "", "No optimization, no memory plan"},
 	{"O1", 0, "cleanup,lifetimes,plan-memory", "Cleanup, tight lifetimes and the memory plan"},
 	{"O2", 0, "optimize,plan-memory", "Default: buffer sharing and copy elimination, then the memory plan"},
