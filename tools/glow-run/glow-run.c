@@ -411,6 +411,7 @@ static int compare(struct run *r, const struct slot *s, const char *file)
 	const char *name = s->io.w->v.name;
 	if (!bad) {
 		printf("output '%s': ok (%zu elements)\n", name, n);
+		fflush(stdout);
 		free(exp);
 		return 0;
 	}
@@ -427,6 +428,7 @@ static int compare(struct run *r, const struct slot *s, const char *file)
 	}
 	printf("output '%s': %zu of %zu elements differ; worst at %s: got %s, expected %s, %s\n", name, bad, n, ix,
 	       gs, xs, errs);
+	fflush(stdout);
 	free(exp);
 	return 1;
 }
