@@ -1,0 +1,67 @@
+/* cbackend.h - the C backend: an instruction IR function with its static
+ * memory plan becomes a self-contained C11 bundle (docs/CBackend.md).
+ *
+ *   NAME.h            region sizes, alignment, every placeholder's offset,
+ *                     element type and shape, the entry points
+ *   NAME.c            the kernels and one function that runs the program:
+ *                     int NAME_run(const uint8_t *constants,
+ *                                  uint8_t *mutable_weights,
+ *                                  uint8_t *activations)
+ *   NAME.weights.bin  the constants region (or a C array inside NAME.c)
+ *   NAME_main.c       optionally, a driver reading .npy/.pb inputs and
+ *                     writing .npy outputs
+ *
+ * The mutable-weights and activations regions are the function's memory
+ * plan (a function without one gets a plan without reuse); the constants
+ * region is the backend's own: constant weights as the kernels want them
+ * (filters packed into the matrix-product panels), each at an offset
+ * aligned to 64 bytes.
+ *
+ * cbackend_backend implements struct backend (backends/backend.h): compile
+ * writes a bundle into a temporary directory, builds it as a shared object
+ * with the system C compiler and loads it; run binds placeholders and calls
+ * NAME_run. The compiler is $GLOW_CC (default "cc"), its flags
+ * $GLOW_CFLAGS (default "-O3 -march=native"); $GLOW_CBACKEND_KEEP keeps the
+ * directory.
+ *
+ * Library code: reports through struct diag, never exits.
+ */
+#ifndef GLOW_BACKENDS_C_CBACKEND_H
+#define GLOW_BACKENDS_C_CBACKEND_H
+
+#include "backends/backend.h"
+#include "ir/ir.h"
+#include "support/diag.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct cbackend_options {
+	const char *name;    /* bundle name; NULL: the function's name (made an identifier) */
+	bool embed_weights;  /* constants as a C array in NAME.c instead of NAME.weights.bin */
+	bool emit_main;      /* also write NAME_main.c */
+};
+
+/* A bundle in memory (every buffer malloc'd; cbackend_bundle_free). */
+struct cbackend_bundle {
+	char *name;              /* the identifier prefix */
+	char *c_src, *h_src;     /* NAME.c, NAME.h */
+	char *main_src;          /* NAME_main.c, or NULL */
+	uint8_t *weights;        /* the constants region */
+	size_t weights_size;
+};
+
+/* Generates the bundle of f (verified). Returns 0, or -1 after reporting
+ * every instruction it cannot compile. */
+int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struct cbackend_bundle *b,
+		      struct diag *d);
+void cbackend_bundle_free(struct cbackend_bundle *b);
+
+/* Generates the bundle of f and writes its files into dir (which must
+ * exist). Returns 0, or -1 after reporting. */
+int cbackend_emit_bundle(struct ir_func *f, const char *dir, const struct cbackend_options *o, struct diag *d);
+
+extern const struct backend cbackend_backend;
+
+#endif

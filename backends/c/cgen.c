@@ -1,0 +1,514 @@
+/* cgen.c - the C bundle of one instruction IR function: the constants blob,
+ * the placement of every buffer, NAME.h, NAME.c (kernels + NAME_run) and
+ * the files on disk.
+ *
+ * Regions. The mutable-weights and activations regions are the function's
+ * recorded memory plan; without a plan, every mutable weight and every
+ * alloc gets its own aligned slot (correct, with no reuse). The constants
+ * region is built here: each constant weight that some instruction reads as
+ * it is gets its bytes copied in, and filters and fully-connected weights
+ * get their packed forms instead (cgen_ops.c). Mutable weights with an
+ * initializer keep their initial bytes in the blob too, and
+ * NAME_init_mutable copies them into place.
+ *
+ * Instructions are emitted in program order as calls of the kernels
+ * (the files of backends/c/kernels, embedded into NAME.c) with literal shapes, or as fused
+ * elementwise loops; alloc, dealloc and tensorview emit nothing.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "backends/c/cgen.h"
+#include "backends/interpreter/interp.h"
+#include "support/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *cg_ctype(unsigned elem)
+{
+	switch ((enum elem_kind)elem) {
+	case EK_FLOAT: return "float";
+	case EK_I32: case EK_INDEX32: return "int32_t";
+	case EK_I64: case EK_INDEX64: return "int64_t";
+	case EK_BOOL: return "uint8_t";
+	default: return NULL;
+	}
+}
+
+const char *cg_flit(char *buf, double v)
+{
+	if (v != v)
+		snprintf(buf, 40, "NAN");
+	else if (v > 3.5e38 || v < -3.5e38)
+		snprintf(buf, 40, "%sINFINITY", v < 0 ? "-" : "");
+	else
+		snprintf(buf, 40, "%#.9gf", v);
+	return buf;
+}
+
+void cg_unsupported(struct cg *g, const struct ir_instr *in, const char *why)
+{
+	diag_error(g->d, in->v.loc, "the C backend cannot compile %s%s%s: %s", instr_kind_name(in->kind),
+		   in->v.name ? " %" : "", in->v.name ? in->v.name : "", why);
+	g->errors++;
+}
+
+size_t cg_blob_add(struct cg *g, const void *p, size_t n)
+{
+	size_t off = (g->blob_len + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+	g->blob = xgrow(g->blob, &g->blob_cap, off + n + 1, 1);
+	memset(g->blob + g->blob_len, 0, off - g->blob_len);
+	if (p)
+		memcpy(g->blob + off, p, n);
+	else
+		memset(g->blob + off, 0, n);
+	g->blob_len = off + n;
+	return off;
+}
+
+uint8_t *cg_weight_data(struct cg *g, struct ir_weight *w)
+{
+	uint64_t n = type_bytes(w->v.type);
+	uint8_t *p = xmalloc((size_t)n + 1);
+	if (interp_weight_init(g->f->mod, w, p, g->d) != 0) {
+		free(p);
+		g->errors++;
+		return NULL;
+	}
+	return p;
+}
+
+/* The blob offset of constant w as it is, copying it in on first use. */
+static uint64_t raw_offset(struct cg *g, struct ir_weight *w)
+{
+	void *s = ptrmap_get(&g->raw, w);
+	if (s)
+		return (uint64_t)(uintptr_t)s - 1;
+	uint8_t *p = cg_weight_data(g, w);
+	size_t off = cg_blob_add(g, p, p ? (size_t)type_bytes(w->v.type) : 0);
+	free(p);
+	u64map_put(&g->raw, (uint64_t)(uintptr_t)w, (void *)(uintptr_t)(off + 1));
+	return off;
+}
+
+/* The planned (or fallback) offset of a mutable weight or an alloc. */
+static uint64_t plan_offset(struct cg *g, struct ir_value *root)
+{
+	if (g->f->plan.present) {
+		struct ir_weight *w = ir_as_weight(root);
+		return (uint64_t)(w ? w->offset : ir_as_instr(root)->offset);
+	}
+	void *s = ptrmap_get(&g->plan, root);
+	return s ? (uint64_t)(uintptr_t)s - 1 : 0;
+}
+
+/* Without a recorded plan: every mutable weight and alloc its own slot. */
+static void fallback_plan(struct cg *g)
+{
+	uint64_t m = 0, a = 0;
+	ir_for_each_weight(g->f, w) {
+		if (w->is_const)
+			continue;
+		u64map_put(&g->plan, (uint64_t)(uintptr_t)w, (void *)(uintptr_t)(m + 1));
+		m = (m + type_bytes(w->v.type) + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+	}
+	ir_for_each_instr(g->f, in) {
+		if (in->kind != IK_alloc)
+			continue;
+		u64map_put(&g->plan, (uint64_t)(uintptr_t)in, (void *)(uintptr_t)(a + 1));
+		a = (a + type_bytes(in->v.type) + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+	}
+	g->mutable_size = m;
+	g->activations_size = a;
+}
+
+int cg_place(struct cg *g, struct ir_value *v, struct cg_place *p)
+{
+	uint64_t off = 0;
+	struct ir_value *root = ir_value_root(v, &off);
+	if (!root)
+		unreachable("operand without a root buffer in a verified function");
+	p->root = root;
+	p->len = type_bytes(v->type);
+	struct ir_weight *w = ir_as_weight(root);
+	if (w && w->is_const) {
+		p->region = 'C';
+		p->off = raw_offset(g, w) + off;
+	} else {
+		p->region = w ? 'W' : 'A';
+		p->off = plan_offset(g, root) + off;
+	}
+	return 0;
+}
+
+const char *cg_ptr(struct cg *g, struct ir_value *v, const char *ctype, char *buf, size_t size)
+{
+	struct cg_place p;
+	cg_place(g, v, &p);
+	snprintf(buf, size, "((%s%s *)(%c + %" PRIu64 "))", p.region == 'C' ? "const " : "", ctype, p.region,
+		 p.off);
+	return buf;
+}
+
+/* Root and byte range without touching the blob. */
+static void span(struct cg *g, struct ir_value *v, struct ir_value **root, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t off = 0;
+	*root = ir_value_root(v, &off);
+	struct ir_weight *w = *root ? ir_as_weight(*root) : NULL;
+	uint64_t base = (w && w->is_const) || !*root ? 0 : plan_offset(g, *root);
+	*lo = base + off;
+	*hi = *lo + type_bytes(v->type);
+}
+
+/* Two roots in one region: activations may share memory through the plan. */
+static bool same_memory(struct ir_value *a, struct ir_value *b)
+{
+	if (a == b)
+		return true;
+	struct ir_weight *wa = ir_as_weight(a), *wb = ir_as_weight(b);
+	if (!wa && !wb)
+		return true; /* both activations */
+	if (wa && wb)
+		return !wa->is_const && !wb->is_const;
+	return false;
+}
+
+bool cg_overlap(struct cg *g, struct ir_value *a, struct ir_value *b)
+{
+	struct ir_value *ra, *rb;
+	uint64_t la, ha, lb, hb;
+	span(g, a, &ra, &la, &ha);
+	span(g, b, &rb, &lb, &hb);
+	if (!ra || !rb || !same_memory(ra, rb))
+		return false;
+	if (ra != rb && ir_as_weight(ra) && ir_as_weight(rb) && !g->f->plan.present)
+		return false;
+	return la < hb && lb < ha;
+}
+
+bool cg_same(struct cg *g, struct ir_value *a, struct ir_value *b)
+{
+	struct ir_value *ra, *rb;
+	uint64_t la, ha, lb, hb;
+	span(g, a, &ra, &la, &ha);
+	span(g, b, &rb, &lb, &hb);
+	return ra && rb && same_memory(ra, rb) && la == lb && ha == hb;
+}
+
+struct ir_instr *cg_next_real(struct ir_instr *in)
+{
+	for (in = in->next; in; in = in->next)
+		if (in->kind != IK_alloc && in->kind != IK_dealloc && in->kind != IK_tensorview)
+			return in;
+	return NULL;
+}
+
+bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v)
+{
+	struct ir_value *root = ir_value_root(v, NULL);
+	if (!root || ir_as_weight(root))
+		return true;
+	for (struct ir_instr *in = after->next; in; in = in->next) {
+		if (in->kind == IK_dealloc && ir_value_root(in->ops[0].val, NULL) == root)
+			return false;
+		if (in->kind == IK_alloc || in->kind == IK_dealloc || in->kind == IK_tensorview)
+			continue;
+		for (unsigned i = 0; i < in->nops; i++) {
+			if (!cg_overlap(g, in->ops[i].val, v))
+				continue;
+			if (in->ops[i].qual != IQ_OUT)
+				return true;
+		}
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* The bundle                                                          */
+
+/* An identifier from s: [A-Za-z0-9_], not starting with a digit. */
+static char *ident(const char *s)
+{
+	size_t n = strlen(s);
+	char *p = xmalloc(n + 2), *q = p;
+	if (!n || (s[0] >= '0' && s[0] <= '9'))
+		*q++ = '_';
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+		*q++ = ok ? c : '_';
+	}
+	*q = 0;
+	return p;
+}
+
+/* A C string literal of s. */
+static void put_cstr(struct ostream *o, const char *s)
+{
+	os_putc(o, '"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			os_printf(o, "\\%c", c);
+		else if (c < 32 || c > 126)
+			os_printf(o, "\\%03o", c);
+		else
+			os_putc(o, (char)c);
+	}
+	os_putc(o, '"');
+}
+
+/* The header. */
+static void write_header(struct cg *g, struct ostream *h, const char *name, const struct backend_io *io, size_t nio,
+			 bool embedded)
+{
+	char up[256];
+	snprintf(up, sizeof up, "%s", name);
+	for (char *c = up; *c; c++)
+		if (*c >= 'a' && *c <= 'z')
+			*c = (char)(*c - 'a' + 'A');
+	os_printf(h, "/* %s.h - generated by the glow C backend from function @%s.\n", name, g->f->name);
+	os_puts(h, " *\n"
+		   " * Three regions, each aligned to the alignment below: the constants\n"
+		   " * (the weights file or the embedded array, read only), the mutable\n"
+		   " * weights (inputs and outputs live there, at the offsets below) and the\n"
+		   " * activations (scratch). The caller allocates them; running allocates\n"
+		   " * nothing. Call the init function once per mutable region before the\n"
+		   " * first run (it zeroes it and copies initial values).\n"
+		   " */\n");
+	os_printf(h, "#ifndef %s_BUNDLE_H\n#define %s_BUNDLE_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n", up, up);
+	os_printf(h, "#define %s_CONSTANT_SIZE %zuu\n", name, g->blob_len);
+	os_printf(h, "#define %s_MUTABLE_SIZE %" PRIu64 "u\n", name, g->mutable_size);
+	os_printf(h, "#define %s_ACTIVATIONS_SIZE %" PRIu64 "u\n", name, g->activations_size);
+	os_printf(h, "#define %s_ALIGNMENT %du\n", name, CG_ALIGN);
+	os_printf(h, "#define %s_WEIGHTS_FILE \"%s.weights.bin\"\n\n", name, name);
+	os_puts(h, "/* Placeholders: offset in the mutable region, element type, shape. */\n");
+	for (size_t i = 0; i < nio; i++) {
+		const struct type *t = io[i].w->v.type;
+		char *id = ident(io[i].w->v.name);
+		char tb[256];
+		type_str(t, tb, sizeof tb);
+		os_printf(h, "/* %%%s: %s%s%s */\n", io[i].w->v.name, tb, io[i].is_input ? ", input" : "",
+			  io[i].is_output ? ", output" : "");
+		os_printf(h, "#define %s_%s_OFFSET %" PRIu64 "u\n", name, id, plan_offset(g, &io[i].w->v));
+		os_printf(h, "#define %s_%s_SIZE %" PRIu64 "u\n", name, id, type_bytes(t));
+		free(id);
+	}
+	os_printf(h, "\nstruct %s_placeholder {\n"
+		     "\tconst char *name;\n"
+		     "\tconst char *elem;    /* \"float\", \"i64\", ... */\n"
+		     "\tsize_t offset, size; /* bytes, in the mutable region */\n"
+		     "\tint is_input, is_output;\n"
+		     "\tunsigned rank;\n"
+		     "\tconst uint64_t *dims;\n"
+		     "};\n",
+		  name);
+	os_printf(h, "#define %s_NUM_PLACEHOLDERS %zuu\n", name, nio);
+	os_printf(h, "extern const struct %s_placeholder %s_placeholders[%s_NUM_PLACEHOLDERS + 1];\n\n", name, name, name);
+	os_printf(h, "/* the region sizes as objects (for loaders) */\n");
+	os_printf(h, "extern const size_t %s_mutable_size, %s_activations_size;\n", name, name);
+	os_printf(h, "/* Runs the program; returns 0, or -1 on a run-time error (an index out of range). */\n");
+	os_printf(h, "int %s_run(const uint8_t *constants, uint8_t *mutable_weights, uint8_t *activations);\n", name);
+	os_printf(h, "/* Zeroes the mutable region and copies initial values from the constants. */\n");
+	os_printf(h, "void %s_init_mutable(const uint8_t *constants, uint8_t *mutable_weights);\n", name);
+	if (embedded)
+		os_printf(h, "/* The constants region. */\nextern const uint8_t %s_constants[%s_CONSTANT_SIZE + 1];\n",
+			  name, name);
+	os_puts(h, "\n#endif\n");
+}
+
+/* The placeholder table and the init function. */
+static void write_tables(struct cg *g, struct ostream *c, const char *name, const struct backend_io *io, size_t nio)
+{
+	for (size_t i = 0; i < nio; i++) {
+		const struct type *t = io[i].w->v.type;
+		os_printf(c, "static const uint64_t %s_dims%zu[] = {", name, i);
+		for (unsigned k = 0; k < t->rank; k++)
+			os_printf(c, "%s%" PRIu64 "u", k ? ", " : "", t->dims[k]);
+		os_printf(c, "%s};\n", t->rank ? "" : "0");
+	}
+	os_printf(c, "const struct %s_placeholder %s_placeholders[%zu] = {\n", name, name, nio + 1);
+	for (size_t i = 0; i < nio; i++) {
+		const struct type *t = io[i].w->v.type;
+		os_puts(c, "\t{");
+		put_cstr(c, io[i].w->v.name);
+		os_printf(c, ", \"%s\", %" PRIu64 "u, %" PRIu64 "u, %d, %d, %u, %s_dims%zu},\n",
+			  elem_name((enum elem_kind)t->elem), plan_offset(g, &io[i].w->v), type_bytes(t),
+			  io[i].is_input, io[i].is_output, t->rank, name, i);
+	}
+	os_puts(c, "\t{0, 0, 0, 0, 0, 0, 0, 0},\n};\n\n");
+	os_printf(c, "void %s_init_mutable(const uint8_t *constants, uint8_t *mutable_weights)\n{\n", name);
+	os_printf(c, "\tmemset(mutable_weights, 0, %" PRIu64 "u);\n", g->mutable_size);
+	os_puts(c, "\t(void)constants;\n");
+	ir_for_each_weight(g->f, w) {
+		if (w->is_const)
+			continue;
+		bool q = elem_is_quantized((enum elem_kind)w->v.type->elem);
+		if (w->init == IR_INIT_NONE && !q)
+			continue;
+		uint8_t *p = cg_weight_data(g, w);
+		if (!p)
+			continue;
+		size_t n = (size_t)type_bytes(w->v.type);
+		size_t off = cg_blob_add(g, p, n);
+		free(p);
+		os_printf(c, "\tmemcpy(mutable_weights + %" PRIu64 ", constants + %zu, %zu);\n",
+			  plan_offset(g, &w->v), off, n);
+	}
+	os_puts(c, "}\n\n");
+}
+
+static void write_blob_array(struct ostream *c, const char *name, const uint8_t *p, size_t n)
+{
+	os_printf(c, "/* the constants region */\n");
+	os_printf(c, "#if defined(__GNUC__)\n__attribute__((aligned(64)))\n#endif\n");
+	os_printf(c, "const uint8_t %s_constants[%zu] = {", name, n + 1);
+	for (size_t i = 0; i < n; i++)
+		os_printf(c, "%s%u,", i % 24 ? "" : "\n", p[i]);
+	os_puts(c, "0\n};\n\n");
+}
+
+int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struct cbackend_bundle *b,
+		      struct diag *d)
+{
+	memset(b, 0, sizeof *b);
+	struct ostream body, decls;
+	ostream_mem(&body);
+	ostream_mem(&decls);
+	struct cg g = {0};
+	g.f = f;
+	g.d = d;
+	g.body = &body;
+	g.decls = &decls;
+	u64map_init(&g.raw);
+	u64map_init(&g.packed);
+	u64map_init(&g.plan);
+	u64map_init(&g.fused);
+	if (f->plan.present) {
+		g.mutable_size = f->plan.mutable_size;
+		g.activations_size = f->plan.activations_size;
+		if (f->plan.alignment % 4 != 0)
+			diag_warning(d, f->plan.loc, "the memory plan's alignment %" PRIu64
+				     " is not a multiple of 4; the C backend assumes aligned elements",
+				     f->plan.alignment);
+	} else {
+		fallback_plan(&g);
+	}
+	ir_for_each_instr(f, in) {
+		if (ptrmap_get(&g.fused, in))
+			continue;
+		cg_emit_instr(&g, in);
+		if (d->stopped)
+			break;
+	}
+	char *name = ident(o && o->name ? o->name : f->name);
+	size_t nio = 0;
+	struct backend_io *io = backend_func_io(f, &nio);
+	struct ostream c, h;
+	ostream_mem(&c);
+	ostream_mem(&h);
+	if (!g.errors) {
+		os_printf(&c, "/* %s.c - generated by the glow C backend from function @%s. Plain C11\n"
+			      " * (libm only); vector paths are chosen by the preprocessor. */\n",
+			  name, f->name);
+		os_printf(&c, "#include \"%s.h\"\n\n", name);
+		for (size_t i = 0; cb_kernel_text[i]; i++) {
+			os_puts(&c, cb_kernel_text[i]);
+			os_putc(&c, '\n');
+		}
+		os_puts(&c, "\n/* ---- the program ---- */\n\n");
+		write_tables(&g, &c, name, io, nio);
+		if (g.zero_floats)
+			os_printf(&c, "static const float cb_zero[%zu];\n\n", g.zero_floats);
+		os_printf(&c, "const size_t %s_mutable_size = %" PRIu64 "u, %s_activations_size = %" PRIu64 "u;\n\n",
+			  name, g.mutable_size, name, g.activations_size);
+		os_puts(&c, ostream_cstr(&decls));
+		os_printf(&c, "int %s_run(const uint8_t *constants, uint8_t *mutable_weights, uint8_t *activations)\n{\n",
+			  name);
+		os_puts(&c, "\tconst uint8_t *C = constants;\n\tuint8_t *W = mutable_weights;\n"
+			    "\tuint8_t *A = activations;\n\t(void)C;\n\t(void)W;\n\t(void)A;\n");
+		os_puts(&c, ostream_cstr(&body));
+		os_puts(&c, "\treturn 0;\n}\n");
+		if (o && o->embed_weights)
+			write_blob_array(&c, name, g.blob, g.blob_len);
+		write_header(&g, &h, name, io, nio, o && o->embed_weights);
+		b->c_src = xstrdup(ostream_cstr(&c));
+		b->h_src = xstrdup(ostream_cstr(&h));
+		if (o && o->emit_main) {
+			struct ostream mn;
+			ostream_mem(&mn);
+			os_printf(&mn, "/* %s_main.c - generated by the glow C backend: a driver for bundle %s. */\n"
+				       "#define CB_NAME(x) %s_##x\n#define CB_EMBEDDED %d\n#include \"%s.h\"\n",
+				  name, name, name, o->embed_weights ? 1 : 0, name);
+			for (size_t i = 0; cb_driver_text[i]; i++) {
+				os_puts(&mn, cb_driver_text[i]);
+				os_putc(&mn, '\n');
+			}
+			b->main_src = xstrdup(ostream_cstr(&mn));
+			ostream_abort(&mn);
+		}
+		b->weights = g.blob ? g.blob : xmalloc(1);
+		b->weights_size = g.blob_len;
+		g.blob = NULL;
+		b->name = name;
+		name = NULL;
+	}
+	ostream_abort(&c);
+	ostream_abort(&h);
+	ostream_abort(&body);
+	ostream_abort(&decls);
+	free(io);
+	free(name);
+	free(g.blob);
+	u64map_free(&g.raw);
+	u64map_free(&g.packed);
+	u64map_free(&g.plan);
+	u64map_free(&g.fused);
+	return g.errors ? -1 : 0;
+}
+
+void cbackend_bundle_free(struct cbackend_bundle *b)
+{
+	free(b->name);
+	free(b->c_src);
+	free(b->h_src);
+	free(b->main_src);
+	free(b->weights);
+	memset(b, 0, sizeof *b);
+}
+
+/* Writes dir/NAME+suffix whole or not at all. */
+static int write_file(const char *dir, const char *name, const char *suffix, const void *p, size_t n,
+		      struct diag *d)
+{
+	size_t len = strlen(dir) + strlen(name) + strlen(suffix) + 2;
+	char *path = xmalloc(len);
+	snprintf(path, len, "%s/%s%s", dir, name, suffix);
+	struct ostream o;
+	int rc = -1;
+	if (ostream_open(&o, path, d) == 0) {
+		os_write(&o, p, n);
+		rc = ostream_commit(&o, d) ? -1 : 0;
+	}
+	free(path);
+	return rc;
+}
+
+int cbackend_emit_bundle(struct ir_func *f, const char *dir, const struct cbackend_options *o, struct diag *d)
+{
+	struct cbackend_bundle b;
+	if (cbackend_generate(f, o, &b, d) != 0)
+		return -1;
+	int rc = write_file(dir, b.name, ".h", b.h_src, strlen(b.h_src), d);
+	if (!rc)
+		rc = write_file(dir, b.name, ".c", b.c_src, strlen(b.c_src), d);
+	if (!rc && !(o && o->embed_weights))
+		rc = write_file(dir, b.name, ".weights.bin", b.weights, b.weights_size, d);
+	if (!rc && b.main_src)
+		rc = write_file(dir, b.name, "_main.c", b.main_src, strlen(b.main_src), d);
+	cbackend_bundle_free(&b);
+	return rc;
+}

@@ -1,0 +1,94 @@
+/* cgen.h - the C backend's code generator, shared by its files:
+ * cgen.c (the bundle: regions, weights, header, the run function, the
+ * driver), cgen_ops.c (one emitter per instruction kind) and cgen_ew.c
+ * (fused elementwise loops).
+ *
+ * Addresses. Every buffer operand is a byte offset into one of the three
+ * regions, which the run function names C (constants), W (mutable weights)
+ * and A (activations). A constant weight is copied into C as it is (raw) or
+ * in a kernel's layout (packed) the first time an instruction asks for it.
+ */
+#ifndef GLOW_BACKENDS_C_CGEN_H
+#define GLOW_BACKENDS_C_CGEN_H
+
+#include "backends/c/cbackend.h"
+#include "support/hashmap.h"
+#include "support/io.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* the kernel sources, one line per string, NULL-terminated (generated) */
+extern const char *const cb_kernel_text[];
+/* the driver source (kernels/cb_driver.c), likewise */
+extern const char *const cb_driver_text[];
+
+/* blob alignment of every constant */
+#define CG_ALIGN 64
+/* the kernels' panel width (CB_NR in kernels/cb_base.h) */
+#define CG_NR 32
+
+struct cg {
+	struct ir_func *f;
+	struct diag *d;
+	struct ostream *body;  /* statements of the run function */
+	struct ostream *decls; /* file-scope declarations (argument structs, tables) */
+	uint8_t *blob;         /* the constants region */
+	size_t blob_len, blob_cap;
+	struct u64map raw;     /* constant weight -> blob offset + 1 */
+	struct u64map packed;  /* constant weight -> blob offset + 1 of its packed form */
+	struct u64map plan;    /* weight or alloc -> offset + 1 when f has no plan */
+	struct u64map fused;   /* instructions emitted as part of an earlier one */
+	uint64_t mutable_size, activations_size;
+	size_t zero_floats;    /* length of the zero row the convolutions read in padding */
+	unsigned uniq;         /* counter for generated names */
+	int errors;
+};
+
+/* A buffer's place: its root and byte range. */
+struct cg_place {
+	struct ir_value *root;
+	uint64_t off, len;
+	int region; /* 'C', 'W' or 'A' */
+};
+
+/* Where value v lives; for constants raw (copied into the blob on first use). */
+int cg_place(struct cg *g, struct ir_value *v, struct cg_place *p);
+/* Writes "((const T *)(C + off))" (or "(T *)(W + off)") for v into buf. */
+const char *cg_ptr(struct cg *g, struct ir_value *v, const char *ctype, char *buf, size_t size);
+/* Whether two buffers share any byte; same: exactly the same bytes. */
+bool cg_overlap(struct cg *g, struct ir_value *a, struct ir_value *b);
+bool cg_same(struct cg *g, struct ir_value *a, struct ir_value *b);
+
+/* The raw bytes of a constant weight (malloc'd, type_bytes), NULL after
+ * reporting. */
+uint8_t *cg_weight_data(struct cg *g, struct ir_weight *w);
+/* Appends n bytes (NULL: zeros) to the blob at an aligned offset; returns it. */
+size_t cg_blob_add(struct cg *g, const void *p, size_t n);
+
+/* The C type of element kind k ("float", "int64_t", ...), NULL if the
+ * backend computes nothing in it. */
+const char *cg_ctype(unsigned elem);
+
+/* A float literal of C for v ("2.0f", "-INFINITY", "NAN") in buf (at
+ * least 40 bytes); returns buf. */
+const char *cg_flit(char *buf, double v);
+
+/* Reports that in cannot be compiled. */
+void cg_unsupported(struct cg *g, const struct ir_instr *in, const char *why);
+
+/* Emits one instruction (and whatever it fuses); cgen_ops.c. */
+void cg_emit_instr(struct cg *g, struct ir_instr *in);
+/* Whether kind is handled by the elementwise emitter for in's types;
+ * emits in and the elementwise instructions that fuse with it; cgen_ew.c. */
+bool cg_ew_supported(const struct ir_instr *in);
+void cg_emit_ew(struct cg *g, struct ir_instr *in);
+/* The next instruction after in that is not alloc, dealloc or tensorview. */
+struct ir_instr *cg_next_real(struct ir_instr *in);
+/* Whether the bytes of v are read by any instruction after `after` (until
+ * they are deallocated); weights always count as read. */
+bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v);
+
+
+#endif

@@ -1,0 +1,655 @@
+/* cgen_ops.c - one emitter per instruction kind: a call of a kernel with
+ * literal shapes, weights packed into the constants blob on the way.
+ *
+ * Convolutions and fully-connected layers with constant weights take the
+ * packed matrix-product path (kernels/cb_conv.c): the filter is packed into
+ * CG_NR-wide panels, the bias padded to whole panels; depthwise filters are
+ * transposed to KH x KW x C. An add of another buffer and then a relu or a
+ * clip that directly follow a convolution are fused into its epilogue when
+ * the convolution's own result is read by nothing else (the kernel writes
+ * the last fused result instead). Batch normalizations with constant
+ * statistics become a per-channel multiply-add whose factors are computed
+ * here. Data movement of any element kind is one strided copy.
+ */
+#include "backends/c/cgen.h"
+#include "support/util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PTR(v, t, buf) cg_ptr(g, (v), (t), (buf), sizeof(buf))
+
+static bool is_float(const struct ir_value *v) { return v->type->elem == EK_FLOAT; }
+
+/* The constant weight v is (the whole of it, not a view), or NULL. */
+static struct ir_weight *const_weight(struct ir_value *v)
+{
+	struct ir_weight *w = ir_as_weight(v);
+	return w && w->is_const ? w : NULL;
+}
+
+/* Packs src (groups x oc rows, each read with stride so, k columns with
+ * stride sk) into panels of CG_NR; returns the blob offset. With bias: the
+ * bias padded to panels, its offset in *boff. */
+static size_t pack_panels(struct cg *g, const float *src, size_t groups, size_t oc, size_t k, size_t so, size_t sk,
+			  const float *bias, size_t *boff)
+{
+	size_t np = (oc + CG_NR - 1) / CG_NR;
+	size_t n = groups * np * k * CG_NR;
+	float *p = xcalloc(n + 1, sizeof(float));
+	for (size_t gi = 0; gi < groups; gi++)
+		for (size_t pi = 0; pi < np; pi++)
+			for (size_t kk = 0; kk < k; kk++)
+				for (size_t j = 0; j < CG_NR; j++) {
+					size_t o = pi * CG_NR + j;
+					if (o < oc)
+						p[((gi * np + pi) * k + kk) * CG_NR + j] =
+							src[(gi * oc + o) * so + kk * sk];
+				}
+	size_t off = cg_blob_add(g, p, n * sizeof(float));
+	free(p);
+	float *b = xcalloc(groups * np * CG_NR + 1, sizeof(float));
+	for (size_t gi = 0; gi < groups; gi++)
+		for (size_t o = 0; o < oc; o++)
+			b[gi * np * CG_NR + o] = bias ? bias[gi * oc + o] : 0.0f;
+	*boff = cg_blob_add(g, b, groups * np * CG_NR * sizeof(float));
+	free(b);
+	return off;
+}
+
+/* What follows a convolution and fuses into it. */
+struct fusion {
+	struct ir_value *out; /* where the kernel writes */
+	struct ir_value *res; /* residual added, or NULL */
+	int act;              /* 0 none, 1 relu, 2 clip */
+	double lo, hi;
+};
+
+/* Finds an add, then a relu or clip, after `in` (whose result is dst and
+ * which reads src) that can run in in's epilogue; marks them fused. */
+static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src, struct fusion *fu)
+{
+	fu->out = in->ops[0].val;
+	fu->res = NULL;
+	fu->act = 0;
+	struct ir_instr *last = in, *nx = cg_next_real(in);
+	if (nx && nx->kind == IK_add && is_float(nx->ops[0].val)) {
+		bool l = cg_same(g, nx->ops[1].val, fu->out), r = cg_same(g, nx->ops[2].val, fu->out);
+		struct ir_value *other = l ? nx->ops[2].val : nx->ops[1].val, *d = nx->ops[0].val;
+		if (l != r && !cg_overlap(g, d, src) && !cg_overlap(g, other, fu->out) &&
+		    (cg_same(g, d, fu->out) || !cg_read_later(g, nx, fu->out)) &&
+		    (cg_same(g, d, other) || !cg_overlap(g, d, other))) {
+			fu->out = d;
+			fu->res = other;
+			u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
+			last = nx;
+			nx = cg_next_real(nx);
+		}
+	}
+	if (nx && (nx->kind == IK_relu || nx->kind == IK_clip) && is_float(nx->ops[0].val) &&
+	    cg_same(g, nx->ops[1].val, fu->out)) {
+		struct ir_value *d = nx->ops[0].val;
+		if (!cg_overlap(g, d, src) && (cg_same(g, d, fu->out) || !cg_read_later(g, nx, fu->out)) &&
+		    (!fu->res || cg_same(g, d, fu->res) || !cg_overlap(g, d, fu->res))) {
+			fu->out = d;
+			fu->act = nx->kind == IK_relu ? 1 : 2;
+			if (nx->kind == IK_clip) {
+				fu->lo = ir_float(nx, "min");
+				fu->hi = ir_float(nx, "max");
+			}
+			u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
+			last = nx;
+		}
+	}
+	(void)last;
+}
+
+/* Writes a struct cb_conv_args to the declarations; returns its number. */
+static unsigned conv_args(struct cg *g, const int64_t v[15], int groups, const struct fusion *fu, size_t kdim)
+{
+	unsigned id = g->uniq++;
+	size_t mc = (size_t)(1u << 20) / (kdim * sizeof(float) + 1);
+	if (mc < 12)
+		mc = 12;
+	os_printf(g->decls, "static const struct cb_conv_args cv%u = {", id);
+	for (int i = 0; i < 15; i++)
+		os_printf(g->decls, "%" PRId64 ", ", v[i]);
+	char f1[40], f2[40];
+	os_printf(g->decls, "%d, %d, %s, %s, %zu};\n", groups, fu ? fu->act : 0, cg_flit(f1, fu ? fu->lo : 0.0),
+		  cg_flit(f2, fu ? fu->hi : 0.0), mc);
+	return id;
+}
+
+static void emit_conv(struct cg *g, struct ir_instr *in)
+{
+	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val, *fil = in->ops[2].val, *bias = in->ops[3].val;
+	if (!is_float(dst) || !is_float(src) || !is_float(fil) || !is_float(bias)) {
+		cg_unsupported(g, in, "only float convolutions are compiled");
+		return;
+	}
+	const struct type *st = src->type, *dt = dst->type;
+	unsigned n;
+	const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n), *p = ir_ints(in, "pads", &n),
+		      *dl = ir_ints(in, "dilation", &n);
+	int groups = (int)ir_int(in, "group");
+	int64_t c = (int64_t)st->dims[3] / groups, oc = (int64_t)dt->dims[3] / groups;
+	int64_t v[15] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], c, (int64_t)dt->dims[1],
+			 (int64_t)dt->dims[2], oc, k[0], k[1], s[0], s[1], p[0], p[1], dl[0], dl[1]};
+	struct ir_weight *fw = const_weight(fil), *bw = const_weight(bias);
+	char a[96], b[96], o[96], r[96];
+	if (!fw || !bw) {
+		unsigned id = conv_args(g, v, groups, NULL, (size_t)(k[0] * k[1] * c));
+		os_printf(g->body, "\tcb_conv_ref_f32(&cv%u, %s, %s, %s, %s);\n", id, PTR(src, "float", a),
+			  PTR(fil, "float", b), PTR(bias, "float", r), PTR(dst, "float", o));
+		return;
+	}
+	float *fd = (float *)cg_weight_data(g, fw), *bd = (float *)cg_weight_data(g, bw);
+	if (!fd || !bd) {
+		free(fd);
+		free(bd);
+		return;
+	}
+	struct fusion fu;
+	find_fusion(g, in, src, &fu);
+	size_t kdim = (size_t)(k[0] * k[1] * c);
+	bool pads = p[0] || p[1] || p[2] || p[3];
+	if (c == 1 && oc == 1 && groups > 1) {
+		/* depthwise: KH x KW x C */
+		size_t taps = (size_t)(k[0] * k[1]), ch = (size_t)groups;
+		float *t = xmalloc(taps * ch * sizeof(float) + 1);
+		for (size_t ci = 0; ci < ch; ci++)
+			for (size_t q = 0; q < taps; q++)
+				t[q * ch + ci] = fd[ci * taps + q];
+		size_t woff = cg_blob_add(g, t, taps * ch * sizeof(float));
+		size_t boff = cg_blob_add(g, bd, ch * sizeof(float));
+		free(t);
+		unsigned id = conv_args(g, v, groups, &fu, kdim);
+		os_printf(g->body, "\tcb_dwconv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s);\n",
+			  id, PTR(src, "float", a), woff, boff, PTR(fu.out, "float", o),
+			  fu.res ? PTR(fu.res, "float", r) : "0");
+	} else {
+		size_t boff, woff = pack_panels(g, fd, (size_t)groups, (size_t)oc, kdim, kdim, 1, bd, &boff);
+		if (pads && (size_t)c > g->zero_floats)
+			g->zero_floats = (size_t)c;
+		unsigned id = conv_args(g, v, groups, &fu, kdim);
+		os_printf(g->body,
+			  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, %s);\n",
+			  id, PTR(src, "float", a), woff, boff, PTR(fu.out, "float", o),
+			  fu.res ? PTR(fu.res, "float", r) : "0", pads ? "cb_zero" : "0");
+	}
+	free(fd);
+	free(bd);
+}
+
+/* Dest[n x m] = Src[n x k] * Weights[k x m] (+ bias), packed when the
+ * weights are constant. bias NULL: none (matmul). */
+static void emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, struct ir_value *lhs,
+			struct ir_value *rhs, struct ir_value *bias)
+{
+	if (!is_float(dst) || !is_float(lhs) || !is_float(rhs) || (bias && !is_float(bias))) {
+		cg_unsupported(g, in, "only float matrix products are compiled");
+		return;
+	}
+	int64_t rows = (int64_t)lhs->type->dims[0], kk = (int64_t)lhs->type->dims[1], m = (int64_t)rhs->type->dims[1];
+	struct ir_weight *ww = const_weight(rhs), *bw = bias ? const_weight(bias) : NULL;
+	char a[96], b[96], o[96], r[96];
+	if (ww && (!bias || bw)) {
+		float *wd = (float *)cg_weight_data(g, ww), *bd = bw ? (float *)cg_weight_data(g, bw) : NULL;
+		if (wd && (!bw || bd)) {
+			struct fusion fu;
+			find_fusion(g, in, lhs, &fu);
+			size_t boff, woff = pack_panels(g, wd, 1, (size_t)m, (size_t)kk, 1, (size_t)m, bd, &boff);
+			int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
+			unsigned id = conv_args(g, v, 1, &fu, (size_t)kk);
+			os_printf(g->body,
+				  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, 0);\n",
+				  id, PTR(lhs, "float", a), woff, boff, PTR(fu.out, "float", o),
+				  fu.res ? PTR(fu.res, "float", r) : "0");
+		}
+		free(wd);
+		free(bd);
+		return;
+	}
+	os_printf(g->body, "\tcb_matmul_f32(%s, %s, %s, %s, 1, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n",
+		  PTR(lhs, "float", a), PTR(rhs, "float", b), bias ? PTR(bias, "float", r) : "0", PTR(dst, "float", o),
+		  rows, kk, m);
+}
+
+static void emit_pool(struct cg *g, struct ir_instr *in, const char *fn)
+{
+	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val;
+	if (!is_float(dst) || !is_float(src)) {
+		cg_unsupported(g, in, "only float pooling is compiled");
+		return;
+	}
+	const struct type *st = src->type, *dt = dst->type;
+	int64_t k[2] = {1, 1}, s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, incl = 0;
+	if (in->kind != IK_adaptiveavgpool) {
+		unsigned n;
+		const int64_t *kv = ir_ints(in, "kernels", &n), *sv = ir_ints(in, "strides", &n),
+			      *pv = ir_ints(in, "pads", &n);
+		memcpy(k, kv, sizeof k);
+		memcpy(s, sv, sizeof s);
+		memcpy(p, pv, sizeof p);
+		if (in->kind == IK_avgpool)
+			incl = ir_int(in, "count_include_pads");
+	}
+	unsigned id = g->uniq++;
+	os_printf(g->decls,
+		  "static const struct cb_pool_args pl%u = {%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
+		  ", %" PRIu64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+		  ", %" PRId64 "};\n",
+		  id, st->dims[0], st->dims[1], st->dims[2], st->dims[3], dt->dims[1], dt->dims[2], k[0], k[1], s[0], s[1],
+		  p[0], p[1], incl);
+	char a[96], o[96];
+	os_printf(g->body, "\t%s(&pl%u, %s, %s);\n", fn, id, PTR(src, "float", a), PTR(dst, "float", o));
+}
+
+/* outer x d x inner around axis of t */
+static void split_axis(const struct type *t, unsigned axis, uint64_t *outer, uint64_t *d, uint64_t *inner)
+{
+	*outer = *inner = 1;
+	*d = axis < t->rank ? t->dims[axis] : 1;
+	for (unsigned i = 0; i < t->rank; i++) {
+		if (i < axis)
+			*outer *= t->dims[i];
+		else if (i > axis)
+			*inner *= t->dims[i];
+	}
+}
+
+/* Element strides of a row-major shape. */
+static void strides_of(const struct type *t, int64_t *st)
+{
+	int64_t s = 1;
+	for (unsigned i = t->rank; i-- > 0;) {
+		st[i] = s;
+		s *= (int64_t)t->dims[i];
+	}
+}
+
+/* Emits a static int64 table and returns its number. */
+static unsigned i64_table(struct cg *g, const int64_t *v, unsigned n)
+{
+	unsigned id = g->uniq++;
+	os_printf(g->decls, "static const int64_t tb%u[] = {", id);
+	for (unsigned i = 0; i < n; i++)
+		os_printf(g->decls, "%s%" PRId64, i ? ", " : "", v[i]);
+	os_printf(g->decls, "%s};\n", n ? "" : "0");
+	return id;
+}
+
+/* cb_copy_nd(dst + doff, ds, src + soff, ss, dims, rank) */
+static void emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const int64_t *ds, struct ir_value *src,
+			 int64_t soff, const int64_t *ss, const int64_t *dims, unsigned rank)
+{
+	size_t es = elem_size((enum elem_kind)dst->type->elem);
+	char a[96], o[96];
+	unsigned t1 = i64_table(g, ds, rank), t2 = i64_table(g, ss, rank), t3 = i64_table(g, dims, rank);
+	os_printf(g->body, "\tcb_copy_nd((uint8_t *)%s + %" PRId64 ", tb%u, (const uint8_t *)%s + %" PRId64
+		  ", tb%u, tb%u, %u, %zu);\n",
+		  PTR(dst, "void", o), doff * (int64_t)es, t1, PTR(src, "void", a), soff * (int64_t)es, t2, t3, rank,
+		  es);
+}
+
+static void emit_move(struct cg *g, struct ir_instr *in)
+{
+	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val;
+	const struct type *dt = dst->type, *st = src->type;
+	int64_t ds[GLOW_MAX_RANK + 1], ss[GLOW_MAX_RANK + 1], dims[GLOW_MAX_RANK + 1];
+	unsigned rank = dt->rank;
+	if (rank > 7) {
+		cg_unsupported(g, in, "rank above 7");
+		return;
+	}
+	int64_t sst[GLOW_MAX_RANK + 1], dst_[GLOW_MAX_RANK + 1];
+	strides_of(st, sst);
+	strides_of(dt, dst_);
+	unsigned n;
+	switch (in->kind) {
+	case IK_transpose: {
+		const int64_t *sh = ir_ints(in, "shuffle", &n);
+		for (unsigned i = 0; i < rank; i++) {
+			dims[i] = (int64_t)dt->dims[i];
+			ds[i] = dst_[i];
+			ss[i] = sst[sh[i]];
+		}
+		emit_copy_nd(g, dst, 0, ds, src, 0, ss, dims, rank);
+		return;
+	}
+	case IK_extracttensor: {
+		const int64_t *start = ir_ints(in, "start", &n);
+		int64_t off = 0;
+		for (unsigned i = 0; i < rank; i++)
+			off += start[i] * sst[i];
+		for (unsigned i = 0; i < rank; i++)
+			dims[i] = (int64_t)dt->dims[i];
+		emit_copy_nd(g, dst, 0, dst_, src, off, sst, dims, rank);
+		return;
+	}
+	case IK_inserttensor: {
+		const int64_t *start = ir_ints(in, "start", &n);
+		int64_t count = ir_int(in, "count"), axis = ir_int(in, "axis");
+		for (int64_t c = 0; c < count; c++) {
+			int64_t off = 0;
+			for (unsigned i = 0; i < rank; i++)
+				off += (start[i] + ((int64_t)i == axis ? c * (int64_t)st->dims[i] : 0)) * dst_[i];
+			for (unsigned i = 0; i < rank; i++)
+				dims[i] = (int64_t)st->dims[i];
+			emit_copy_nd(g, dst, off, dst_, src, 0, sst, dims, rank);
+		}
+		return;
+	}
+	case IK_tile: {
+		unsigned axis = (unsigned)ir_int(in, "axis");
+		unsigned j = 0;
+		for (unsigned i = 0; i < rank; i++) {
+			if (i == axis) {
+				dims[j] = ir_int(in, "count");
+				ds[j] = dst_[i] * (int64_t)st->dims[i];
+				ss[j++] = 0;
+			}
+			dims[j] = (int64_t)st->dims[i];
+			ds[j] = dst_[i];
+			ss[j++] = sst[i];
+		}
+		emit_copy_nd(g, dst, 0, ds, src, 0, ss, dims, j);
+		return;
+	}
+	case IK_broadcast: {
+		unsigned axis = (unsigned)ir_int(in, "axis");
+		for (unsigned i = 0; i < rank; i++) {
+			dims[i] = (int64_t)dt->dims[i];
+			ss[i] = 0;
+			if (i >= axis && i - axis < st->rank && st->dims[i - axis] == dt->dims[i])
+				ss[i] = sst[i - axis];
+		}
+		emit_copy_nd(g, dst, 0, dst_, src, 0, ss, dims, rank);
+		return;
+	}
+	case IK_flip: {
+		unsigned axis = (unsigned)ir_int(in, "axis");
+		for (unsigned i = 0; i < rank; i++) {
+			dims[i] = (int64_t)dt->dims[i];
+			ss[i] = i == axis ? -sst[i] : sst[i];
+		}
+		int64_t off = dims[axis] > 0 ? (dims[axis] - 1) * sst[axis] : 0;
+		emit_copy_nd(g, dst, 0, dst_, src, off, ss, dims, rank);
+		return;
+	}
+	case IK_pad: {
+		if (ir_int(in, "mode") != 0 || !cg_ctype(dt->elem)) {
+			cg_unsupported(g, in, "only constant padding of float, integer or bool tensors is compiled");
+			return;
+		}
+		const int64_t *pads = ir_ints(in, "pads", &n);
+		char o[96];
+		double val = ir_float(in, "value");
+		os_printf(g->body, "\tfor (size_t i = 0; i < %" PRIu64 "u; i++)\n\t\t%s[i] = (%s)%.17g;\n",
+			  type_numel(dt), PTR(dst, cg_ctype(dt->elem), o), cg_ctype(dt->elem), val);
+		int64_t doff = 0, soff = 0;
+		for (unsigned i = 0; i < rank; i++) {
+			int64_t b = pads[i];
+			int64_t lo = b < 0 ? -b : 0; /* cropped from the source */
+			int64_t d0 = b > 0 ? b : 0;
+			int64_t len = (int64_t)st->dims[i] - lo;
+			if (len > (int64_t)dt->dims[i] - d0)
+				len = (int64_t)dt->dims[i] - d0;
+			if (len <= 0)
+				return;
+			dims[i] = len;
+			doff += d0 * dst_[i];
+			soff += lo * sst[i];
+		}
+		emit_copy_nd(g, dst, doff, dst_, src, soff, sst, dims, rank);
+		return;
+	}
+	default: unreachable("not a data movement kind");
+	}
+}
+
+static void emit_norm(struct cg *g, struct ir_instr *in)
+{
+	char a[96], o[96], b1[96], b2[96], b3[96], b4[96];
+	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val;
+	for (unsigned i = 0; i < in->nops; i++)
+		if (!is_float(in->ops[i].val)) {
+			cg_unsupported(g, in, "only float normalizations are compiled");
+			return;
+		}
+	uint64_t outer, c, inner;
+	switch (in->kind) {
+	case IK_batchnormalization: {
+		split_axis(src->type, (unsigned)ir_int(in, "channel_idx"), &outer, &c, &inner);
+		float eps = (float)ir_float(in, "epsilon");
+		struct ir_weight *w[4];
+		bool all = true;
+		for (unsigned i = 0; i < 4; i++)
+			all &= (w[i] = const_weight(in->ops[2 + i].val)) != NULL;
+		if (all) {
+			float *sc = (float *)cg_weight_data(g, w[0]), *bi = (float *)cg_weight_data(g, w[1]);
+			float *mean = (float *)cg_weight_data(g, w[2]), *var = (float *)cg_weight_data(g, w[3]);
+			if (sc && bi && mean && var) {
+				float *mul = xmalloc(2 * c * sizeof(float) + 1);
+				for (uint64_t i = 0; i < c; i++) {
+					mul[i] = sc[i] / sqrtf(var[i] + eps);
+					mul[c + i] = bi[i] - mean[i] * mul[i];
+				}
+				size_t off = cg_blob_add(g, mul, 2 * c * sizeof(float));
+				free(mul);
+				os_printf(g->body,
+					  "\tcb_chan_affine_f32(%s, %s, (const float *)(C + %zu), (const float *)(C + %zu), %"
+					  PRIu64 ", %" PRIu64 ", %" PRIu64 ");\n",
+					  PTR(src, "float", a), PTR(dst, "float", o), off, off + c * sizeof(float), outer, c,
+					  inner);
+			}
+			free(sc);
+			free(bi);
+			free(mean);
+			free(var);
+			return;
+		}
+		char fe[40];
+		os_printf(g->body, "\tcb_batchnorm_f32(%s, %s, %s, %s, %s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ");\n",
+			  PTR(src, "float", a), PTR(dst, "float", o), PTR(in->ops[2].val, "float", b1),
+			  PTR(in->ops[3].val, "float", b2), PTR(in->ops[4].val, "float", b3),
+			  PTR(in->ops[5].val, "float", b4), cg_flit(fe, eps), outer, c, inner);
+		return;
+	}
+	case IK_localresponsenormalization: {
+		const struct type *t = src->type;
+		char f1[40], f2[40], f3[40];
+		os_printf(g->body, "\tcb_lrn_f32(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRId64 ", %s, %s, %s);\n",
+			  PTR(src, "float", a), PTR(dst, "float", o), t->dims[0] * t->dims[1] * t->dims[2], t->dims[3],
+			  ir_int(in, "half_window_size"), cg_flit(f1, ir_float(in, "alpha")),
+			  cg_flit(f2, ir_float(in, "beta")), cg_flit(f3, ir_float(in, "k")));
+		return;
+	}
+	case IK_layernormalization: {
+		unsigned axis = (unsigned)ir_int(in, "axis");
+		split_axis(src->type, axis, &outer, &c, &inner);
+		inner *= c;
+		if (type_numel(in->ops[2].val->type) != inner || type_numel(in->ops[3].val->type) != inner) {
+			cg_unsupported(g, in, "scale and bias must cover the normalized dimensions");
+			return;
+		}
+		char fe[40];
+		os_printf(g->body, "\tcb_layernorm_f32(%s, %s, %s, %s, %" PRIu64 ", %" PRIu64 ", %s);\n",
+			  PTR(src, "float", a), PTR(dst, "float", o), PTR(in->ops[2].val, "float", b1),
+			  PTR(in->ops[3].val, "float", b2), outer, inner, cg_flit(fe, ir_float(in, "epsilon")));
+		return;
+	}
+	default: unreachable("not a normalization");
+	}
+}
+
+static void emit_reduce(struct cg *g, struct ir_instr *in, int op)
+{
+	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val;
+	if (!is_float(dst) || !is_float(src)) {
+		cg_unsupported(g, in, "only float reductions are compiled");
+		return;
+	}
+	const struct type *t = src->type;
+	unsigned n;
+	const int64_t *axes = ir_ints(in, "axes", &n);
+	int64_t dims[GLOW_MAX_RANK], ys[GLOW_MAX_RANK];
+	bool red[GLOW_MAX_RANK] = {0};
+	for (unsigned i = 0; i < n; i++)
+		red[axes[i]] = true;
+	int64_t s = 1;
+	uint64_t cnt = 1;
+	for (unsigned i = t->rank; i-- > 0;) {
+		dims[i] = (int64_t)t->dims[i];
+		ys[i] = red[i] ? 0 : s;
+		if (red[i])
+			cnt *= t->dims[i];
+		else
+			s *= (int64_t)t->dims[i];
+	}
+	unsigned t1 = i64_table(g, dims, t->rank), t2 = i64_table(g, ys, t->rank);
+	char a[96], o[96];
+	os_printf(g->body, "\tcb_reduce_f32(%s, %s, %" PRIu64 ", tb%u, tb%u, %u, %d, %.1ff);\n", PTR(src, "float", a),
+		  PTR(dst, "float", o), type_numel(dst->type), t1, t2, t->rank, op, (double)cnt);
+}
+
+static void emit_gemm(struct cg *g, struct ir_instr *in)
+{
+	for (unsigned i = 0; i < 4; i++)
+		if (!is_float(in->ops[i].val)) {
+			cg_unsupported(g, in, "only float gemm is compiled");
+			return;
+		}
+	const struct type *at = in->ops[1].val->type, *ct = in->ops[3].val->type, *yt = in->ops[0].val->type;
+	int ta = (int)ir_int(in, "trans_a"), tb = (int)ir_int(in, "trans_b");
+	uint64_t mm = yt->dims[0], nn = yt->dims[1], kk = ta ? at->dims[0] : at->dims[1];
+	uint64_t cs0 = 0, cs1 = 0;
+	if (ct->rank == 1) {
+		cs1 = ct->dims[0] == nn && nn > 1 ? 1 : 0;
+	} else if (ct->rank == 2) {
+		cs0 = ct->dims[0] == mm && mm > 1 ? ct->dims[1] : 0;
+		cs1 = ct->dims[1] == nn && nn > 1 ? 1 : 0;
+	}
+	char a[96], b[96], c[96], o[96], f1[40], f2[40];
+	os_printf(g->body, "\tcb_gemm_f32(%s, %s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d, %s, %s, %"
+		  PRIu64 ", %" PRIu64 ");\n",
+		  PTR(in->ops[1].val, "float", a), PTR(in->ops[2].val, "float", b), PTR(in->ops[3].val, "float", c),
+		  PTR(in->ops[0].val, "float", o), mm, nn, kk, ta, tb, cg_flit(f1, ir_float(in, "alpha")), cg_flit(f2, ir_float(in, "beta")), cs0,
+		  cs1);
+}
+
+void cg_emit_instr(struct cg *g, struct ir_instr *in)
+{
+	char a[96], b[96], o[96];
+	switch (in->kind) {
+	case IK_alloc: case IK_dealloc: case IK_tensorview: case IK_touch:
+		return;
+	case IK_copy:
+		if (!cg_same(g, in->ops[0].val, in->ops[1].val))
+			os_printf(g->body, "\tmemmove(%s, %s, %" PRIu64 ");\n", PTR(in->ops[0].val, "uint8_t", o),
+				  PTR(in->ops[1].val, "uint8_t", a), type_bytes(in->ops[0].val->type));
+		return;
+	case IK_splat: {
+		const struct type *t = in->ops[0].val->type;
+		const char *ct = cg_ctype(t->elem);
+		if (!ct) {
+			cg_unsupported(g, in, "element kind not compiled");
+			return;
+		}
+		os_printf(g->body, "\tfor (size_t i = 0; i < %" PRIu64 "u; i++)\n\t\t%s[i] = (%s)%.17g;\n", type_numel(t),
+			  PTR(in->ops[0].val, ct, o), ct, ir_float(in, "value"));
+		return;
+	}
+	case IK_convolution: emit_conv(g, in); return;
+	case IK_fullyconnected: emit_linear(g, in, in->ops[0].val, in->ops[1].val, in->ops[2].val, in->ops[3].val); return;
+	case IK_matmul: emit_linear(g, in, in->ops[0].val, in->ops[1].val, in->ops[2].val, NULL); return;
+	case IK_batchmatmul: {
+		const struct type *lt = in->ops[1].val->type, *rt = in->ops[2].val->type;
+		if (!is_float(in->ops[0].val) || !is_float(in->ops[1].val) || !is_float(in->ops[2].val)) {
+			cg_unsupported(g, in, "only float matrix products are compiled");
+			return;
+		}
+		os_printf(g->body, "\tcb_matmul_f32(%s, %s, 0, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ");\n",
+			  PTR(in->ops[1].val, "float", a), PTR(in->ops[2].val, "float", b), PTR(in->ops[0].val, "float", o),
+			  lt->dims[0], lt->dims[1], lt->dims[2], rt->dims[2]);
+		return;
+	}
+	case IK_gemm: emit_gemm(g, in); return;
+	case IK_maxpool: emit_pool(g, in, "cb_maxpool_f32"); return;
+	case IK_avgpool: emit_pool(g, in, "cb_avgpool_f32"); return;
+	case IK_adaptiveavgpool: emit_pool(g, in, "cb_adaptiveavgpool_f32"); return;
+	case IK_softmax: case IK_logsoftmax: {
+		if (!is_float(in->ops[0].val) || !is_float(in->ops[1].val)) {
+			cg_unsupported(g, in, "only float softmax is compiled");
+			return;
+		}
+		uint64_t outer, d, inner;
+		split_axis(in->ops[1].val->type, (unsigned)ir_int(in, "axis"), &outer, &d, &inner);
+		os_printf(g->body, "\tcb_softmax_f32(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d);\n",
+			  PTR(in->ops[1].val, "float", a), PTR(in->ops[0].val, "float", o), outer, d, inner,
+			  in->kind == IK_logsoftmax);
+		return;
+	}
+	case IK_batchnormalization: case IK_localresponsenormalization: case IK_layernormalization:
+		emit_norm(g, in);
+		return;
+	case IK_transpose: case IK_extracttensor: case IK_inserttensor: case IK_tile: case IK_broadcast: case IK_flip:
+	case IK_pad:
+		emit_move(g, in);
+		return;
+	case IK_batchedadd: {
+		const struct type *t = in->ops[0].val->type;
+		const char *ct = cg_ctype(t->elem);
+		if (!ct || t->elem == EK_BOOL || in->ops[2].val->type->elem != t->elem) {
+			cg_unsupported(g, in, "element kind not compiled");
+			return;
+		}
+		uint64_t sl = type_numel(in->ops[2].val->type);
+		char s[96];
+		os_printf(g->body, "\tfor (size_t b = 0; b < %" PRIu64 "u; b++)\n\t\tfor (size_t i = 0; i < %" PRIu64
+			  "u; i++)\n\t\t\t%s[b * %" PRIu64 "u + i] = (%s)(%s[b * %" PRIu64 "u + i] + %s[i]);\n",
+			  t->dims[0], sl, PTR(in->ops[0].val, ct, o), sl, ct, PTR(in->ops[1].val, ct, a), sl,
+			  PTR(in->ops[2].val, ct, s));
+		return;
+	}
+	case IK_batchedreduceadd: emit_reduce(g, in, 0); return;
+	case IK_batchedreducemean: emit_reduce(g, in, 1); return;
+	case IK_batchedreducemax: emit_reduce(g, in, 2); return;
+	case IK_batchedreducemin: emit_reduce(g, in, 3); return;
+	case IK_batchedreduceprod: emit_reduce(g, in, 4); return;
+	case IK_argmax: case IK_argmin: {
+		struct ir_value *src = in->ops[1].val, *dst = in->ops[0].val;
+		if (!is_float(src)) {
+			cg_unsupported(g, in, "only float arg max/min is compiled");
+			return;
+		}
+		uint64_t outer, d, inner;
+		split_axis(src->type, (unsigned)ir_int(in, "axis"), &outer, &d, &inner);
+		int i64 = dst->type->elem == EK_I64 || dst->type->elem == EK_INDEX64;
+		os_printf(g->body, "\tcb_argmax_f32(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d);\n",
+			  PTR(src, "float", a), PTR(dst, "void", o), outer, d, inner, in->kind == IK_argmin, i64);
+		return;
+	}
+	case IK_gather: {
+		struct ir_value *dst = in->ops[0].val, *data = in->ops[1].val, *ind = in->ops[2].val;
+		uint64_t outer, d, inner;
+		split_axis(data->type, (unsigned)ir_int(in, "axis"), &outer, &d, &inner);
+		int i64 = ind->type->elem == EK_I64 || ind->type->elem == EK_INDEX64;
+		os_printf(g->body, "\tif (cb_gather(%s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
+			  ", %d, %zu))\n\t\treturn -1;\n",
+			  PTR(data, "void", a), PTR(ind, "void", b), PTR(dst, "void", o), outer, d, inner,
+			  type_numel(ind->type), i64, elem_size((enum elem_kind)data->type->elem));
+		return;
+	}
+	default:
+		if (cg_ew_supported(in)) {
+			cg_emit_ew(g, in);
+			return;
+		}
+		cg_unsupported(g, in, "kind or element kinds not supported");
+		return;
+	}
+}

@@ -1,0 +1,257 @@
+/* cb_conv.c - convolution and fully-connected layers as a register- and
+ * cache-blocked matrix product over packed weights.
+ *
+ * A convolution in NHWC is the product of a virtual M x K matrix A (one row
+ * per output pixel, M = N*OH*OW; one column per filter tap and input
+ * channel, K = KH*KW*C) with the K x OC filter. A is never built: a tile of
+ * CB_MR rows keeps, per tap, a pointer to each row's input pixel (IC floats
+ * contiguous in NHWC) or to a row of zeros where the tap falls into the
+ * padding. This is direct NHWC convolution with the inner loop of a GEMM:
+ * 1x1 convolutions read their input rows in place, larger ones read each
+ * input pixel once per tap. A fully-connected layer is the 1 x 1 case with
+ * an N x 1 x 1 x K image.
+ *
+ * Packed weights (done by the code generator, weights are constants): per
+ * group, ceil(OC / CB_NR) panels, each K x CB_NR floats with the tap-major,
+ * channel-minor K order of A, zero-padded past OC; the bias is padded to
+ * whole panels as well. The micro-kernel holds CB_MR x CB_NR accumulators in
+ * registers, broadcasts one A value per row and per k, and does CB_MR * NV
+ * vector FMAs against one row of the panel.
+ *
+ * Blocking: rows go in blocks of `mc` (chosen by the generator so that the
+ * block's A rows stay in L2 while every panel sweeps over them); each panel
+ * (at most a few hundred KiB) stays in L2 across the tiles of a block.
+ *
+ * Epilogue: bias, an optional residual (an elementwise add that followed
+ * the convolution, fused by the generator) and an optional activation.
+ */
+#include "cb_base.h"
+
+#if CB_HAVE_VEC
+#define CB_NV (CB_NR / CB_VL)
+#if CB_VL == 16
+#define CB_MR 12
+#elif CB_VL == 8
+#define CB_MR 3
+#else
+#define CB_MR 1
+#endif
+#else
+#define CB_MR 4
+#endif
+
+/* The shape of one convolution (literal in the bundle). */
+struct cb_conv_args {
+	int n, h, w, c;     /* input image; c = channels per group */
+	int oh, ow, oc;     /* output; oc = channels per group */
+	int kh, kw, sh, sw; /* window and strides */
+	int pt, pl, dh, dw; /* top/left pads, dilations */
+	int groups;
+	int act;            /* CB_ACT_* */
+	float lo, hi;       /* CB_ACT_CLIP bounds */
+	int mc;             /* rows per cache block (a multiple of CB_MR) */
+};
+
+#if defined(__GNUC__)
+#define CB_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define CB_ALWAYS_INLINE inline
+#endif
+
+/* One tile: output rows m .. m+mr-1 of group g, panel p (mr is CB_MR or 1,
+ * a constant once inlined). Rows past the end compute a copy of the last
+ * row and are not stored. */
+static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *in, const float *panel,
+					  const float *pbias, float *out, const float *res, const float *zero,
+					  size_t m, size_t mtot, int g, int p, const int mr)
+{
+	const int gc = s->groups * s->c, goc = s->groups * s->oc;
+	const size_t ohw = (size_t)s->oh * s->ow;
+	const float *base[CB_MR];
+	int ih0[CB_MR], iw0[CB_MR];
+	for (int r = 0; r < mr; r++) {
+		size_t mm = cb_min_sz(m + (size_t)r, mtot - 1);
+		size_t n = mm / ohw, rem = mm % ohw;
+		int oh = (int)(rem / (size_t)s->ow), ow = (int)(rem % (size_t)s->ow);
+		ih0[r] = oh * s->sh - s->pt;
+		iw0[r] = ow * s->sw - s->pl;
+		base[r] = in + n * (size_t)s->h * s->w * gc + (size_t)g * s->c;
+	}
+	const int c = s->c;
+	const float *b = panel;
+#if CB_HAVE_VEC
+	cb_vf acc[CB_MR][CB_NV];
+	for (int v = 0; v < CB_NV; v++) {
+		cb_vf bv = *(const cb_vf *)(pbias + v * CB_VL);
+		for (int r = 0; r < mr; r++)
+			acc[r][v] = bv;
+	}
+#else
+	float acc[CB_MR][CB_NR];
+	for (int r = 0; r < mr; r++)
+		for (int j = 0; j < CB_NR; j++)
+			acc[r][j] = pbias[j];
+#endif
+	for (int kh = 0; kh < s->kh; kh++) {
+		for (int kw = 0; kw < s->kw; kw++) {
+			const float *a[CB_MR];
+			for (int r = 0; r < mr; r++) {
+				int ih = ih0[r] + kh * s->dh, iw = iw0[r] + kw * s->dw;
+				a[r] = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w
+					       ? base[r] + ((size_t)ih * s->w + (size_t)iw) * gc
+					       : zero;
+			}
+			for (int k = 0; k < c; k++) {
+#if CB_HAVE_VEC
+				cb_vf bv[CB_NV];
+				for (int v = 0; v < CB_NV; v++)
+					bv[v] = *(const cb_vf *)(b + v * CB_VL);
+				for (int r = 0; r < mr; r++) {
+					float x = a[r][k];
+					for (int v = 0; v < CB_NV; v++)
+						acc[r][v] += bv[v] * x;
+				}
+#else
+				for (int r = 0; r < mr; r++) {
+					float x = a[r][k];
+					for (int j = 0; j < CB_NR; j++)
+						acc[r][j] += b[j] * x;
+				}
+#endif
+				b += CB_NR;
+			}
+		}
+	}
+	int ncol = s->oc - p * CB_NR;
+	if (ncol > CB_NR)
+		ncol = CB_NR;
+	for (int r = 0; r < mr && m + (size_t)r < mtot; r++) {
+		size_t off = (m + (size_t)r) * goc + (size_t)g * s->oc + (size_t)p * CB_NR;
+		float *o = out + off;
+		float t[CB_NR];
+#if CB_HAVE_VEC
+		for (int v = 0; v < CB_NV; v++)
+			*(cb_vf *)(t + v * CB_VL) = acc[r][v];
+#else
+		for (int j = 0; j < CB_NR; j++)
+			t[j] = acc[r][j];
+#endif
+		if (res) {
+			const float *q = res + off;
+			for (int j = 0; j < ncol; j++)
+				t[j] += q[j];
+		}
+		if (s->act == CB_ACT_RELU) {
+			for (int j = 0; j < ncol; j++)
+				o[j] = t[j] > 0.0f ? t[j] : 0.0f;
+		} else {
+			for (int j = 0; j < ncol; j++)
+				o[j] = cb_act(t[j], s->act, s->lo, s->hi);
+		}
+	}
+}
+
+/* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
+ * above; zero points at max(c) zeros (unused without padding); res is NULL
+ * or has out's layout. out may be res. */
+CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
+			float *out, const float *res, const float *zero)
+{
+	const size_t mtot = (size_t)s->n * s->oh * s->ow;
+	const int np = (s->oc + CB_NR - 1) / CB_NR;
+	const size_t kdim = (size_t)s->kh * s->kw * s->c;
+	size_t mc = s->mc > 0 ? (size_t)s->mc : mtot;
+	mc = (mc + CB_MR - 1) / CB_MR * CB_MR;
+	for (int g = 0; g < s->groups; g++) {
+		const float *gw = wp + (size_t)g * np * kdim * CB_NR;
+		const float *gb = bias + (size_t)g * np * CB_NR;
+		for (size_t m0 = 0; m0 < mtot; m0 += mc) {
+			size_t m1 = cb_min_sz(mtot, m0 + mc);
+			for (int p = 0; p < np; p++) {
+				const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
+				size_t m = m0;
+				for (; m + CB_MR <= m1; m += CB_MR)
+					cb_conv_tile(s, in, pw, pb, out, res, zero, m, mtot, g, p, CB_MR);
+				for (; m < m1; m++)
+					cb_conv_tile(s, in, pw, pb, out, res, zero, m, mtot, g, p, 1);
+			}
+		}
+	}
+}
+
+/* Depthwise convolution (groups == channels, one filter per channel): each
+ * output pixel is a sum over taps of channel vectors. wp is the filter
+ * transposed to KH x KW x C; bias has C values. Channels innermost, so the
+ * loops vectorize. */
+CB_KERNEL void cb_dwconv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
+			  float *out, const float *res)
+{
+	const int ch = s->groups;
+	for (int n = 0; n < s->n; n++) {
+		for (int oh = 0; oh < s->oh; oh++) {
+			for (int ow = 0; ow < s->ow; ow++) {
+				size_t off = (((size_t)n * s->oh + oh) * s->ow + ow) * ch;
+				float *CB_RESTRICT o = out + off;
+				float acc[256];
+				for (int c0 = 0; c0 < ch; c0 += 256) {
+					int cn = ch - c0 < 256 ? ch - c0 : 256;
+					for (int c = 0; c < cn; c++)
+						acc[c] = bias[c0 + c];
+					for (int kh = 0; kh < s->kh; kh++) {
+						int ih = oh * s->sh - s->pt + kh * s->dh;
+						if (ih < 0 || ih >= s->h)
+							continue;
+						for (int kw = 0; kw < s->kw; kw++) {
+							int iw = ow * s->sw - s->pl + kw * s->dw;
+							if (iw < 0 || iw >= s->w)
+								continue;
+							const float *CB_RESTRICT x =
+								in + (((size_t)n * s->h + ih) * s->w + iw) * ch + c0;
+							const float *CB_RESTRICT f =
+								wp + ((size_t)kh * s->kw + kw) * ch + c0;
+							for (int c = 0; c < cn; c++)
+								acc[c] += x[c] * f[c];
+						}
+					}
+					if (res)
+						for (int c = 0; c < cn; c++)
+							acc[c] += res[off + c0 + c];
+					for (int c = 0; c < cn; c++)
+						o[c0 + c] = cb_act(acc[c], s->act, s->lo, s->hi);
+				}
+			}
+		}
+	}
+}
+
+/* Reference convolution for filters that are not constants (nothing to
+ * pack): filter OC*groups x KH x KW x C in its graph layout, bias OC*groups. */
+CB_KERNEL void cb_conv_ref_f32(const struct cb_conv_args *s, const float *in, const float *f, const float *bias,
+			    float *out)
+{
+	const int gc = s->groups * s->c, goc = s->groups * s->oc;
+	for (int n = 0; n < s->n; n++)
+		for (int oh = 0; oh < s->oh; oh++)
+			for (int ow = 0; ow < s->ow; ow++)
+				for (int o = 0; o < goc; o++) {
+					int g = o / s->oc;
+					float acc = bias[o];
+					for (int kh = 0; kh < s->kh; kh++) {
+						int ih = oh * s->sh - s->pt + kh * s->dh;
+						if (ih < 0 || ih >= s->h)
+							continue;
+						for (int kw = 0; kw < s->kw; kw++) {
+							int iw = ow * s->sw - s->pl + kw * s->dw;
+							if (iw < 0 || iw >= s->w)
+								continue;
+							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * gc +
+									 (size_t)g * s->c;
+							const float *fw = f + (((size_t)o * s->kh + kh) * s->kw + kw) * s->c;
+							for (int c = 0; c < s->c; c++)
+								acc += x[c] * fw[c];
+						}
+					}
+					out[(((size_t)n * s->oh + oh) * s->ow + ow) * goc + o] =
+						cb_act(acc, s->act, s->lo, s->hi);
+				}
+}

@@ -1,0 +1,272 @@
+/* cb_misc.c - the kernels off the fast path: data movement on any element
+ * kind (one strided n-dimensional copy serves transpose, slices, inserts,
+ * tiles, broadcasts and flips), normalizations, softmax, matrix products
+ * of two activations, reductions and selections. Shapes arrive as literal
+ * arrays of the bundle. */
+#include "cb_base.h"
+
+#define CB_MAXRANK 8
+
+/* dst[sum i_k * ds_k] = src[sum i_k * ss_k] over the index space dims[0..rank)
+ * (element strides, a source stride may be 0 or negative), es bytes per
+ * element. The innermost dimension is copied with memcpy when both strides
+ * are 1. */
+CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *dims,
+		       int rank, int es)
+{
+	int64_t idx[CB_MAXRANK] = {0};
+	unsigned char *d = (unsigned char *)dst;
+	const unsigned char *s = (const unsigned char *)src;
+	if (rank == 0) {
+		memcpy(d, s, (size_t)es);
+		return;
+	}
+	for (int i = 0; i < rank; i++)
+		if (dims[i] == 0)
+			return;
+	const int in = rank - 1;
+	const int64_t n = dims[in];
+	const int contig = ds[in] == 1 && ss[in] == 1;
+	for (;;) {
+		int64_t od = 0, os = 0;
+		for (int i = 0; i < in; i++) {
+			od += idx[i] * ds[i];
+			os += idx[i] * ss[i];
+		}
+		if (contig) {
+			memcpy(d + od * es, s + os * es, (size_t)(n * es));
+		} else if (es == 4) {
+			for (int64_t j = 0; j < n; j++)
+				memcpy(d + (od + j * ds[in]) * 4, s + (os + j * ss[in]) * 4, 4);
+		} else {
+			for (int64_t j = 0; j < n; j++)
+				memcpy(d + (od + j * ds[in]) * es, s + (os + j * ss[in]) * es, (size_t)es);
+		}
+		int i = in - 1;
+		while (i >= 0 && ++idx[i] == dims[i])
+			idx[i--] = 0;
+		if (i < 0)
+			return;
+	}
+}
+
+/* Fills n elements of es bytes with the element at v. */
+CB_KERNEL void cb_fill(void *dst, const void *v, size_t n, int es)
+{
+	unsigned char *d = (unsigned char *)dst;
+	for (size_t i = 0; i < n; i++)
+		memcpy(d + i * (size_t)es, v, (size_t)es);
+}
+
+/* Softmax (or log-softmax) of x viewed as outer x d x inner along d. */
+CB_KERNEL void cb_softmax_f32(const float *x, float *y, size_t outer, size_t d, size_t inner, int logsm)
+{
+	for (size_t o = 0; o < outer; o++)
+		for (size_t i = 0; i < inner; i++) {
+			const float *xp = x + o * d * inner + i;
+			float *yp = y + o * d * inner + i;
+			float mx = -INFINITY;
+			for (size_t k = 0; k < d; k++)
+				mx = xp[k * inner] > mx ? xp[k * inner] : mx;
+			float sum = 0.0f;
+			for (size_t k = 0; k < d; k++) {
+				float e = expf(xp[k * inner] - mx);
+				if (!logsm)
+					yp[k * inner] = e;
+				sum += e;
+			}
+			if (logsm) {
+				float ls = logf(sum);
+				for (size_t k = 0; k < d; k++)
+					yp[k * inner] = xp[k * inner] - mx - ls;
+			} else {
+				float inv = 1.0f / sum;
+				for (size_t k = 0; k < d; k++)
+					yp[k * inner] *= inv;
+			}
+		}
+}
+
+/* Per-channel affine map y = x * mul[c] + add[c] over outer x c x inner
+ * (an inference batch normalization with its statistics folded). */
+CB_KERNEL void cb_chan_affine_f32(const float *x, float *y, const float *mul, const float *add, size_t outer, size_t c,
+			       size_t inner)
+{
+	for (size_t o = 0; o < outer; o++)
+		for (size_t k = 0; k < c; k++) {
+			const float *CB_RESTRICT xp = x + (o * c + k) * inner;
+			float *yp = y + (o * c + k) * inner;
+			float m = mul[k], a = add[k];
+			for (size_t i = 0; i < inner; i++)
+				yp[i] = xp[i] * m + a;
+		}
+}
+
+/* Inference batch normalization with live statistics:
+ * y = (x - mean) / sqrt(var + eps) * scale + bias, per channel. */
+CB_KERNEL void cb_batchnorm_f32(const float *x, float *y, const float *scale, const float *bias, const float *mean,
+			     const float *var, float eps, size_t outer, size_t c, size_t inner)
+{
+	for (size_t o = 0; o < outer; o++)
+		for (size_t k = 0; k < c; k++) {
+			float m = scale[k] / sqrtf(var[k] + eps), a = bias[k] - mean[k] * m;
+			const float *xp = x + (o * c + k) * inner;
+			float *yp = y + (o * c + k) * inner;
+			for (size_t i = 0; i < inner; i++)
+				yp[i] = xp[i] * m + a;
+		}
+}
+
+/* Local response normalization across channels of NHWC pixels:
+ * y = x / (k + alpha / (2h+1) * sum of x^2 over channels c-h .. c+h)^beta */
+CB_KERNEL void cb_lrn_f32(const float *x, float *y, size_t pixels, int c, int half, float alpha, float beta, float k)
+{
+	const float a = alpha / (float)(2 * half + 1);
+	for (size_t p = 0; p < pixels; p++) {
+		const float *xp = x + p * (size_t)c;
+		float *yp = y + p * (size_t)c;
+		for (int ch = 0; ch < c; ch++) {
+			int lo = ch - half < 0 ? 0 : ch - half, hi = ch + half >= c ? c - 1 : ch + half;
+			float s = 0.0f;
+			for (int j = lo; j <= hi; j++)
+				s += xp[j] * xp[j];
+			float base = k + a * s;
+			float inv = beta == 0.75f ? 1.0f / sqrtf(base * sqrtf(base)) : powf(base, -beta);
+			yp[ch] = xp[ch] * inv;
+		}
+	}
+}
+
+/* c[n x m] = a[n x k] * b[k x m] (+ bias[m] when bias is not NULL), row by
+ * row with the m loop innermost (vectorized); batch consecutive products. */
+CB_KERNEL void cb_matmul_f32(const float *a, const float *b, const float *bias, float *c, size_t batch, size_t n,
+			  size_t k, size_t m)
+{
+	for (size_t q = 0; q < batch; q++) {
+		const float *aq = a + q * n * k, *bq = b + q * k * m;
+		float *cq = c + q * n * m;
+		for (size_t i = 0; i < n; i++) {
+			float *CB_RESTRICT ci = cq + i * m;
+			for (size_t j = 0; j < m; j++)
+				ci[j] = bias ? bias[j] : 0.0f;
+			for (size_t p = 0; p < k; p++) {
+				float av = aq[i * k + p];
+				const float *CB_RESTRICT bp = bq + p * m;
+				for (size_t j = 0; j < m; j++)
+					ci[j] += av * bp[j];
+			}
+		}
+	}
+}
+
+/* Gemm: y[mm x nn] = alpha * A' B' + beta * C, C read through strides
+ * (cs0, cs1) so a vector or scalar broadcasts; A', B' optionally
+ * transposed. */
+CB_KERNEL void cb_gemm_f32(const float *a, const float *b, const float *cm, float *y, size_t mm, size_t nn, size_t kk,
+			int ta, int tb, float alpha, float beta, size_t cs0, size_t cs1)
+{
+	for (size_t i = 0; i < mm; i++)
+		for (size_t j = 0; j < nn; j++) {
+			float s = 0.0f;
+			for (size_t p = 0; p < kk; p++) {
+				float av = ta ? a[p * mm + i] : a[i * kk + p];
+				float bv = tb ? b[j * kk + p] : b[p * nn + j];
+				s += av * bv;
+			}
+			y[i * nn + j] = alpha * s + beta * cm[i * cs0 + j * cs1];
+		}
+}
+
+/* Reductions over the index space dims[0..rank) of x with element strides
+ * xs; the output index is sum i_k * ys_k (ys_k = 0 on reduced axes). op: 0
+ * add, 1 mean, 2 max, 3 min, 4 prod; cnt is the number of reduced elements
+ * per output (for the mean). y holds ny elements. */
+CB_KERNEL void cb_reduce_f32(const float *x, float *y, size_t ny, const int64_t *dims, const int64_t *ys, int rank,
+			  int op, float cnt)
+{
+	float init = op == 2 ? -INFINITY : op == 3 ? INFINITY : op == 4 ? 1.0f : 0.0f;
+	for (size_t i = 0; i < ny; i++)
+		y[i] = init;
+	int64_t idx[CB_MAXRANK] = {0};
+	size_t total = 1;
+	for (int i = 0; i < rank; i++)
+		total *= (size_t)dims[i];
+	for (size_t e = 0; e < total; e++) {
+		int64_t o = 0;
+		for (int i = 0; i < rank; i++)
+			o += idx[i] * ys[i];
+		float v = x[e];
+		float *t = y + o;
+		switch (op) {
+		case 2: *t = v > *t ? v : *t; break;
+		case 3: *t = v < *t ? v : *t; break;
+		case 4: *t *= v; break;
+		default: *t += v; break;
+		}
+		for (int i = rank - 1; i >= 0 && ++idx[i] == dims[i]; i--)
+			idx[i] = 0;
+	}
+	if (op == 1)
+		for (size_t i = 0; i < ny; i++)
+			y[i] /= cnt;
+}
+
+/* Arg max (amin = 0) or arg min along the middle of outer x d x inner,
+ * first index on ties; idx64 selects int64 (else int32) results. */
+CB_KERNEL void cb_argmax_f32(const float *x, void *y, size_t outer, size_t d, size_t inner, int amin, int idx64)
+{
+	for (size_t o = 0; o < outer; o++)
+		for (size_t i = 0; i < inner; i++) {
+			const float *xp = x + o * d * inner + i;
+			size_t best = 0;
+			for (size_t k = 1; k < d; k++)
+				if (amin ? xp[k * inner] < xp[best * inner] : xp[k * inner] > xp[best * inner])
+					best = k;
+			if (idx64)
+				((int64_t *)y)[o * inner + i] = (int64_t)best;
+			else
+				((int32_t *)y)[o * inner + i] = (int32_t)best;
+		}
+}
+
+/* Layer normalization over the trailing `inner` elements of each of `outer`
+ * rows; scale and bias have `inner` values. */
+CB_KERNEL void cb_layernorm_f32(const float *x, float *y, const float *scale, const float *bias, size_t outer,
+			     size_t inner, float eps)
+{
+	for (size_t o = 0; o < outer; o++) {
+		const float *xp = x + o * inner;
+		float *yp = y + o * inner;
+		double mean = 0.0, var = 0.0;
+		for (size_t i = 0; i < inner; i++)
+			mean += xp[i];
+		mean /= (double)inner;
+		for (size_t i = 0; i < inner; i++)
+			var += ((double)xp[i] - mean) * ((double)xp[i] - mean);
+		var /= (double)inner;
+		float inv = (float)(1.0 / sqrt(var + eps));
+		for (size_t i = 0; i < inner; i++)
+			yp[i] = ((xp[i] - (float)mean) * inv) * scale[i] + bias[i];
+	}
+}
+
+/* Gather along the middle of outer x d x inner (elements of es bytes):
+ * result is outer x ni x inner; indices int64 (idx64) or int32. Out-of-range
+ * indices return -1 (nothing sensible to read). */
+CB_KERNEL int cb_gather(const void *data, const void *ind, void *y, size_t outer, size_t d, size_t inner, size_t ni,
+		     int idx64, int es)
+{
+	const unsigned char *src = (const unsigned char *)data;
+	unsigned char *dst = (unsigned char *)y;
+	for (size_t o = 0; o < outer; o++)
+		for (size_t j = 0; j < ni; j++) {
+			int64_t k = idx64 ? ((const int64_t *)ind)[j] : ((const int32_t *)ind)[j];
+			if (k < 0)
+				k += (int64_t)d;
+			if (k < 0 || (uint64_t)k >= d)
+				return -1;
+			memcpy(dst + (o * ni + j) * inner * (size_t)es, src + (o * d + (size_t)k) * inner * (size_t)es,
+			       inner * (size_t)es);
+		}
+	return 0;
+}
