@@ -3,6 +3,7 @@
 #include "graph/graph.h"
 #include "support/util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,9 @@ void node_copy_attrs(struct module *m, struct node *dst, const struct node *src)
 	(void)m;
 	glow_assert(dst->kind == src->kind);
 	/* attribute arrays are immutable once set, so sharing them is safe */
-	memcpy(dst->attrs, src->attrs, node_desc(src->kind)->nattrs * sizeof(union attr_val));
+	unsigned n = node_desc(src->kind)->nattrs;
+	if (n)
+		memcpy(dst->attrs, src->attrs, n * sizeof(union attr_val));
 }
 
 static void attrs_set_defaults(struct module *m, unsigned kind, union attr_val *av)
@@ -212,12 +215,122 @@ void node_replace_all_uses(struct node *from, struct node *to)
 
 /* ---- names ---- */
 
-static const char *fresh_name(struct arena *a, struct strmap *names, unsigned *uniq, const char *base)
+/* The function name table (struct nametab in graph.h). */
+
+enum { NT_TAG = 15 };
+
+static inline struct node *nt_node(uintptr_t s) { return (struct node *)(s & ~(uintptr_t)NT_TAG); }
+static inline uintptr_t nt_tag(uint64_t h) { return (uintptr_t)(h >> 60); }
+
+static bool nt_match(const struct node *n, const char *k, size_t len)
+{
+	return strncmp(n->name, k, len) == 0 && n->name[len] == 0;
+}
+
+/* The slot holding (k, len), or the empty slot where it would go. */
+static uintptr_t *nt_find(const struct nametab *t, const char *k, size_t len, uint64_t h)
+{
+	size_t mask = t->cap - 1, i = (size_t)h & mask;
+	uintptr_t tag = nt_tag(h);
+	for (;;) {
+		uintptr_t s = t->slots[i];
+		if (!s || ((s & NT_TAG) == tag && nt_match(nt_node(s), k, len)))
+			return &t->slots[i];
+		i = (i + 1) & mask;
+	}
+}
+
+static uint64_t nt_hash_of(const struct node *n) { return hash_bytes(n->name, strlen(n->name)); }
+
+static void nt_rehash(struct nametab *t, size_t ncap)
+{
+	uintptr_t *old = t->slots;
+	size_t ocap = t->cap;
+	t->slots = xcalloc(ncap, sizeof(*t->slots));
+	t->cap = ncap;
+	for (size_t i = 0; i < ocap; i++) {
+		if (!old[i])
+			continue;
+		size_t j = (size_t)nt_hash_of(nt_node(old[i])) & (ncap - 1);
+		while (t->slots[j])
+			j = (j + 1) & (ncap - 1);
+		t->slots[j] = old[i];
+	}
+	free(old);
+}
+
+/* Room for n more entries at no more than 3/4 load. */
+static void nt_reserve(struct nametab *t, size_t n)
+{
+	size_t need = t->len + n, cap = t->cap ? t->cap : 16;
+	while (need > cap / 4 * 3) {
+		if (cap > SIZE_MAX / 2 / sizeof(*t->slots))
+			unreachable("name table too large");
+		cap *= 2;
+	}
+	if (cap != t->cap)
+		nt_rehash(t, cap);
+}
+
+static void nt_free(struct nametab *t)
+{
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+static struct node *nt_get(const struct nametab *t, const char *k, size_t len, uint64_t h)
+{
+	if (!t->len)
+		return NULL;
+	uintptr_t s = *nt_find(t, k, len, h);
+	return s ? nt_node(s) : NULL;
+}
+
+/* Stores n (16-byte aligned, named) in the empty slot returned by nt_find. */
+static void nt_fill(struct nametab *t, uintptr_t *slot, struct node *n, uint64_t h)
+{
+	glow_assert(((uintptr_t)n & NT_TAG) == 0);
+	*slot = (uintptr_t)n | nt_tag(h);
+	t->len++;
+}
+
+static void nt_del(struct nametab *t, const struct node *n)
+{
+	if (!t->len)
+		return;
+	uintptr_t *e = nt_find(t, n->name, strlen(n->name), nt_hash_of(n));
+	if (!*e || nt_node(*e) != n)
+		return;
+	/* backward-shift deletion keeps probe chains intact */
+	size_t mask = t->cap - 1, i = (size_t)(e - t->slots), j = i;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!t->slots[j])
+			break;
+		size_t k = (size_t)nt_hash_of(nt_node(t->slots[j])) & mask;
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			t->slots[i] = t->slots[j];
+			i = j;
+		}
+	}
+	t->slots[i] = 0;
+	t->len--;
+}
+
+/* A name is taken in f (f non-NULL) or among m's storage. */
+static bool name_taken(struct func *f, struct module *m, const char *s, size_t len)
+{
+	if (f)
+		return nt_get(&f->names, s, len, hash_bytes(s, len)) != NULL;
+	return strmap_getn(&m->gnames, s, len) != NULL;
+}
+
+static const char *fresh_name(struct arena *a, struct func *f, struct module *m, unsigned *uniq, const char *base)
 {
 	if (!base || !*base)
 		base = "t";
 	size_t blen = strlen(base);
-	if (!strmap_getn(names, base, blen))
+	if (!name_taken(f, m, base, blen))
 		return arena_strndup(a, base, blen);
 	/* strip a previous ".N" so names do not grow a suffix per pass */
 	size_t stem = blen;
@@ -230,19 +343,19 @@ static const char *fresh_name(struct arena *a, struct strmap *names, unsigned *u
 		blen = 200;
 	for (;;) {
 		int n = snprintf(buf, sizeof buf, "%.*s.%u", (int)blen, base, ++*uniq);
-		if (!strmap_getn(names, buf, (size_t)n))
+		if (!name_taken(f, m, buf, (size_t)n))
 			return arena_strndup(a, buf, (size_t)n);
 	}
 }
 
 const char *func_fresh_name(struct func *f, const char *base)
 {
-	return fresh_name(&f->mod->arena, &f->names, &f->uniq, base);
+	return fresh_name(&f->mod->arena, f, f->mod, &f->uniq, base);
 }
 
 const char *module_fresh_name(struct module *m, const char *base)
 {
-	return fresh_name(&m->arena, &m->gnames, &m->guniq, base);
+	return fresh_name(&m->arena, NULL, m, &m->guniq, base);
 }
 
 /* ---- modules and functions ---- */
@@ -263,7 +376,7 @@ void module_destroy(struct module *m)
 	if (!m)
 		return;
 	for (size_t i = 0; i < m->nfuncs; i++)
-		strmap_free(&m->funcs[i]->names);
+		nt_free(&m->funcs[i]->names);
 	free(m->funcs);
 	for (struct node *n = m->gfirst; n; n = n->next) {
 		struct constant *c = as_constant(n);
@@ -305,13 +418,23 @@ struct func *func_create(struct module *m, const char *name, struct loc loc)
 	f->mod = m;
 	f->name = arena_strdup(&m->arena, name);
 	f->loc = loc;
-	strmap_init(&f->names);
 	m->funcs = xgrow(m->funcs, &m->capfuncs, m->nfuncs + 1, sizeof(*m->funcs));
 	m->funcs[m->nfuncs++] = f;
 	return f;
 }
 
-struct node *func_find(struct func *f, const char *name) { return strmap_get(&f->names, name); }
+struct node *func_find(struct func *f, const char *name)
+{
+	size_t len = strlen(name);
+	return nt_get(&f->names, name, len, hash_bytes(name, len));
+}
+
+struct node *func_find_hashed(const struct func *f, const char *name, size_t len, uint64_t hash)
+{
+	return nt_get(&f->names, name, len, hash);
+}
+
+void func_reserve_names(struct func *f, size_t n) { nt_reserve(&f->names, n); }
 
 static void global_append(struct module *m, struct node *n)
 {
@@ -417,25 +540,40 @@ static void list_remove(struct func *f, struct node *n)
 	n->prev = n->next = NULL;
 }
 
-struct node *node_create_pred(struct func *f, unsigned kind, const char *name, const struct value *ops,
-			      unsigned nops, struct value pred, const struct type *const *types, struct node *before,
-			      struct loc loc)
+/* Allocates and links a node; its name (nlen bytes, NULL: none) is copied
+ * into the same block. One block per node: the node, its operand uses, result
+ * types, attribute values and name, in that order (each part 8-byte
+ * aligned). */
+static struct node *node_new(struct func *f, unsigned kind, const char *name, size_t nlen, const struct value *ops,
+			     unsigned nops, struct value pred, const struct type *const *types)
 {
 	struct module *m = f->mod;
 	const struct node_desc *d = node_desc(kind);
 	glow_assert(!(d->flags & NF_STORAGE));
 	glow_assert(d->variadic ? nops >= d->nops : nops == d->nops);
+	_Static_assert(sizeof(struct use) % 8 == 0 && sizeof(union attr_val) % 8 == 0, "node block parts stay aligned");
 	unsigned slots = nops + (pred.node ? 1u : 0u);
-	struct node *n = arena_alloc(&m->arena, sizeof(struct node) + slots * sizeof(struct use));
+	size_t size = sizeof(struct node) + slots * sizeof(struct use) + d->nres * sizeof(struct type *) +
+		      d->nattrs * sizeof(union attr_val) + (name ? nlen + 1 : 0);
+	char *blk = arena_alloc(&m->arena, size);
+	struct node *n = (struct node *)(void *)blk;
 	memset(n, 0, sizeof(*n));
-	n->ops = (struct use *)(void *)(n + 1);
+	blk += sizeof(struct node);
+	n->ops = (struct use *)(void *)blk;
+	blk += slots * sizeof(struct use);
+	n->types = d->nres ? (const struct type **)(void *)blk : NULL;
+	blk += d->nres * sizeof(struct type *);
+	n->attrs = d->nattrs ? (union attr_val *)(void *)blk : NULL;
+	blk += d->nattrs * sizeof(union attr_val);
+	if (name) {
+		memcpy(blk, name, nlen);
+		blk[nlen] = 0;
+		n->name = blk;
+	}
 	n->kind = (uint16_t)kind;
 	n->nres = (uint8_t)d->nres;
 	n->nops = nops;
-	n->loc = loc;
-	n->attrs = d->nattrs ? arena_alloc(&m->arena, d->nattrs * sizeof(union attr_val)) : NULL;
 	attrs_set_defaults(m, kind, n->attrs);
-	n->types = d->nres ? arena_alloc(&m->arena, d->nres * sizeof(*n->types)) : NULL;
 	for (unsigned r = 0; r < d->nres; r++)
 		n->types[r] = types[r];
 	for (unsigned i = 0; i < slots; i++) {
@@ -444,16 +582,59 @@ struct node *node_create_pred(struct func *f, unsigned kind, const char *name, c
 	}
 	if (pred.node)
 		n->bits |= NODE_HAS_PRED;
-	if (d->nres == 0)
+	return n;
+}
+
+struct node *node_create_pred(struct func *f, unsigned kind, const char *name, const struct value *ops,
+			      unsigned nops, struct value pred, const struct type *const *types, struct node *before,
+			      struct loc loc)
+{
+	uintptr_t *slot = NULL;
+	uint64_t h = 0;
+	size_t len = 0;
+	if (node_desc(kind)->nres == 0) {
 		name = NULL; /* result-less nodes (Save) have no name */
-	else if (!name || strmap_get(&f->names, name))
-		name = func_fresh_name(f, name);
-	else
-		name = arena_strdup(&m->arena, name);
-	n->name = name;
+	} else {
+		nt_reserve(&f->names, 1);
+		if (name) {
+			len = strlen(name);
+			h = hash_bytes(name, len);
+			slot = nt_find(&f->names, name, len, h);
+		}
+		if (!slot || *slot) {
+			name = func_fresh_name(f, name);
+			len = strlen(name);
+			h = hash_bytes(name, len);
+			slot = nt_find(&f->names, name, len, h);
+		}
+	}
+	struct node *n = node_new(f, kind, name, len, ops, nops, pred, types);
+	n->loc = loc;
 	if (name)
-		strmap_put(&f->names, name, strlen(name), n);
+		nt_fill(&f->names, slot, n, h);
 	list_insert(f, n, before);
+	f->nnodes++;
+	return n;
+}
+
+struct node *node_create_named(struct func *f, unsigned kind, const char *name, size_t len, uint64_t hash,
+			       const struct value *ops, unsigned nops, struct value pred,
+			       const struct type *const *types, struct loc loc)
+{
+	uintptr_t *slot = NULL;
+	if (node_desc(kind)->nres == 0) {
+		name = NULL;
+	} else {
+		nt_reserve(&f->names, 1);
+		slot = nt_find(&f->names, name, len, hash);
+		if (*slot)
+			return NULL;
+	}
+	struct node *n = node_new(f, kind, name, len, ops, nops, pred, types);
+	n->loc = loc;
+	if (name)
+		nt_fill(&f->names, slot, n, hash);
+	list_insert(f, n, NULL);
 	f->nnodes++;
 	return n;
 }
@@ -480,7 +661,7 @@ void node_erase(struct func *f, struct node *n)
 			use_unlink(&n->ops[i]);
 	list_remove(f, n);
 	if (n->name)
-		strmap_del(&f->names, n->name, strlen(n->name));
+		nt_del(&f->names, n);
 	f->nnodes--;
 	n->bits |= NODE_ERASED;
 }

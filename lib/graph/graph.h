@@ -119,6 +119,11 @@ enum node_bits {
 	NODE_HAS_PRED = 1 << 0,
 	NODE_ERASED = 1 << 1,
 	NODE_MARK = 1 << 2, /* scratch bit for passes; clear it when done */
+	/* the verifier's scratch bits (verify.c); clear outside module_verify */
+	NODE_VOWN = 1 << 3,    /* on the function's list */
+	NODE_VDONE = 1 << 4,   /* checked (in list order) */
+	NODE_VGREY = 1 << 5,   /* on the cycle search's stack */
+	NODE_VGLOBAL = 1 << 6, /* storage of the module */
 };
 
 struct node {
@@ -205,14 +210,25 @@ static inline struct constant *as_constant(struct node *n)
 
 struct module;
 
+/* A function's node names: open addressing with linear probing over node
+ * pointers, 8 bytes a slot. Nodes are 16-byte aligned arena objects, so the
+ * low 4 bits of a slot hold the top 4 bits of the name's hash_bytes (a probe
+ * rarely follows a pointer to a name that does not match); 0 is empty. Grows
+ * at 3/4 load; a hash is recomputed from the name only when rehashing. Use
+ * func_find and the builder, not the slots. */
+struct nametab {
+	uintptr_t *slots;
+	size_t cap, len;
+};
+
 struct func {
 	struct module *mod;
 	const char *name;
 	struct loc loc;
 	struct node *first, *last;
 	size_t nnodes;
-	struct strmap names; /* node name -> node */
-	unsigned uniq;       /* counter for fresh names */
+	struct nametab names; /* node name -> node */
+	unsigned uniq;        /* counter for fresh names */
 };
 
 struct module {
@@ -237,6 +253,23 @@ void module_set_base_dir(struct module *m, const char *path_of_input);
 /* Returns NULL if the name is taken. */
 struct func *func_create(struct module *m, const char *name, struct loc loc);
 struct node *func_find(struct func *f, const char *name);
+/* func_find by (name, len) with its hash_bytes(name, len) computed by the
+ * caller (the name need not be NUL-terminated; it must not contain NUL). */
+struct node *func_find_hashed(const struct func *f, const char *name, size_t len, uint64_t hash);
+/* Makes room for n more names without rehashing (a hint: readers call it
+ * with an estimate before building a large function). */
+void func_reserve_names(struct func *f, size_t n);
+/* Starts loading the name slot of a hash the caller will look up soon. */
+static inline void func_prefetch_name(const struct func *f, uint64_t hash)
+{
+#if defined(__GNUC__)
+	if (f->names.cap)
+		__builtin_prefetch(&f->names.slots[hash & (f->names.cap - 1)]);
+#else
+	(void)f;
+	(void)hash;
+#endif
+}
 
 /* ------------------------------------------------------------------ */
 /* The builder: the one API through which the parser, the importer and     */
@@ -265,6 +298,13 @@ const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *
  * belong to f or be storage of f's module. */
 struct node *node_create(struct func *f, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 			 const struct type *const *types, struct node *before, struct loc loc);
+/* node_create_pred at the end of f for a reader that has hashed the name:
+ * name is (name, len), not necessarily NUL-terminated, hash its
+ * hash_bytes(name, len); ignored (may be NULL) for result-less kinds.
+ * Returns NULL, creating nothing, if the name is taken. */
+struct node *node_create_named(struct func *f, unsigned kind, const char *name, size_t len, uint64_t hash,
+			       const struct value *ops, unsigned nops, struct value pred,
+			       const struct type *const *types, struct loc loc);
 /* Convenience for single-result kinds. */
 struct node *node_create1(struct func *f, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 			  const struct type *type, struct node *before, struct loc loc);

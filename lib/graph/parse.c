@@ -539,6 +539,26 @@ void glow_p_constant(struct glow_parser *p, const struct glow_span *name, struct
 
 /* ---- functions ---- */
 
+/* The number of lines up to the function's closing brace (the first '}'
+ * that starts a line), an upper bound of its node count in canonical text:
+ * the name table is sized once instead of growing through a dozen rehashes
+ * that each revisit every name. */
+static size_t body_lines(const struct glow_parser *p)
+{
+	const char *c = p->cur, *e = p->lim;
+	size_t lines = 0;
+	while (c < e) {
+		const char *nl = memchr(c, '\n', (size_t)(e - c));
+		if (!nl)
+			break;
+		lines++;
+		c = nl + 1;
+		if (c < e && *c == '}')
+			break;
+	}
+	return lines;
+}
+
 void glow_p_func_begin(struct glow_parser *p, const struct glow_span *name, struct loc loc)
 {
 	p->in_func = true;
@@ -555,6 +575,7 @@ void glow_p_func_begin(struct glow_parser *p, const struct glow_span *name, stru
 	}
 	p->f = func_create(p->m, s, loc);
 	memset(p->recent, 0, sizeof p->recent);
+	func_reserve_names(p->f, body_lines(p));
 }
 
 void glow_p_func_end(struct glow_parser *p)
@@ -586,13 +607,10 @@ void glow_p_stmt_begin(struct glow_parser *p, const struct glow_span *name, stru
 	size_t len;
 	const char *k = span_key(p, name, &len);
 	p->name_hash = hash_bytes(k, len);
-#if defined(__GNUC__)
 	/* The builder will look the new name up in the function's table at the
-	 * end of the statement: a miss on a table of a million names. Start
-	 * loading its slot now (same index as strmap's). */
-	if (p->f->names.cap)
-		__builtin_prefetch(&p->f->names.tab[(uint32_t)p->name_hash & (p->f->names.cap - 1)]);
-#endif
+	 * end of the statement (with this hash): a miss on a table of a million
+	 * names. Start loading its slot now. */
+	func_prefetch_name(p->f, p->name_hash);
 }
 
 void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc loc)
@@ -627,7 +645,7 @@ static struct node *recent_find(struct glow_parser *p, const char *k, size_t len
 	struct glow_recent *e = &p->recent[h % GLOW_RECENT];
 	if (e->node && e->hash == h && strncmp(e->node->name, k, len) == 0 && e->node->name[len] == 0)
 		return e->node;
-	struct node *n = strmap_getn(&p->f->names, k, len);
+	struct node *n = func_find_hashed(p->f, k, len, h);
 	if (n) {
 		e->node = n;
 		e->hash = h;
@@ -946,40 +964,45 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 		pred.node = p->pred.node;
 		pred.res = p->pred.res;
 	}
-	const char *name = p->has_name ? span_cstr(p, &p->name) : NULL;
-	struct node *n = node_create_pred(p->f, (unsigned)p->kind, name, p->ops.data, (unsigned)p->ops.len, pred,
-					  p->tys.data, NULL, p->has_name ? p->name_loc : p->kind_loc);
-	if (name && strcmp(n->name, name) != 0) {
-		/* the builder renames a taken name: this is a redefinition (checked
-		 * here rather than before, to spare every node a failing lookup) */
+	size_t len = 0;
+	const char *name = p->has_name ? span_key(p, &p->name, &len) : NULL;
+	struct node *n = node_create_named(p->f, (unsigned)p->kind, name, len, p->name_hash, p->ops.data,
+					   (unsigned)p->ops.len, pred, p->tys.data,
+					   p->has_name ? p->name_loc : p->kind_loc);
+	if (!n) {
+		/* the name is taken: a redefinition (found by the builder's own
+		 * insertion probe, so a fresh name costs no extra look-up) */
 		char b[80];
-		struct node *prev = strmap_get(&p->f->names, name);
+		struct node *prev = func_find_hashed(p->f, name, len, p->name_hash);
 		glow_p_error(p, p->name_loc, "redefinition of '%s'", name_text(&p->name, '%', b, sizeof b));
 		note_previous(p, prev->loc);
-		node_erase(p->f, n);
 		return;
 	}
 	if (name)
 		recent_add(p, n, p->name_hash);
-	static const int64_t no_ints[1];
-	static const double no_floats[1];
+	/* attribute values by index (the statement was checked against the
+	 * kind's table), with the copying node_set_* does */
 	for (size_t i = 0; i < p->attrs.len; i++) {
 		const struct glow_pattr *pa = &p->attrs.data[i];
 		const struct attr_desc *a = &d->attrs[pa->idx];
+		union attr_val *av = &n->attrs[pa->idx];
 		switch (a->kind) {
 		case AK_INT:
 		case AK_BOOL:
-		case AK_ENUM: node_set_int(p->m, n, a->name, pa->u.i); break;
-		case AK_FLOAT: node_set_float(p->m, n, a->name, pa->u.f); break;
+		case AK_ENUM: av->i = pa->u.i; break;
+		case AK_FLOAT: av->f = pa->u.f; break;
 		case AK_INTS:
-			node_set_ints(p->m, n, a->name, pa->u.list.n ? p->ints.data + pa->u.list.start : no_ints,
-				      pa->u.list.n);
+			av->ints.v = arena_memdup(&p->m->arena, pa->u.list.n ? p->ints.data + pa->u.list.start : NULL,
+						  pa->u.list.n * sizeof(int64_t));
+			av->ints.n = pa->u.list.n;
 			break;
 		case AK_FLOATS:
-			node_set_floats(p->m, n, a->name, pa->u.list.n ? p->floats.data + pa->u.list.start : no_floats,
-					pa->u.list.n);
+			av->floats.v = arena_memdup(&p->m->arena,
+						    pa->u.list.n ? p->floats.data + pa->u.list.start : NULL,
+						    pa->u.list.n * sizeof(double));
+			av->floats.n = pa->u.list.n;
 			break;
-		case AK_STRING: node_set_str(p->m, n, a->name, span_cstr(p, &pa->u.s)); break;
+		case AK_STRING: av->s = arena_strdup(&p->m->arena, span_cstr(p, &pa->u.s)); break;
 		}
 	}
 }

@@ -1,11 +1,23 @@
 /* verify.c - the graph verifier: structure (operand counts, dangling and
  * cross-function uses, cycles, storage initializers), then each kind's type
- * rule from Nodes.def. Reports every problem; returns the error count. */
+ * rule from Nodes.def. Reports every problem; returns the error count.
+ *
+ * Design: membership is a bit, not a name look-up. Before checking a
+ * function the verifier sets NODE_VOWN on every node of its list and
+ * NODE_VGLOBAL on every storage node of the module; an operand whose producer
+ * lacks the bit belongs elsewhere. Nodes are checked in list order and get
+ * NODE_VDONE when checked, so an operand whose owned producer is not yet
+ * done is the only thing that can close a cycle: when there is none (always
+ * so for parsed text and for passes that keep the list in evaluation order)
+ * the graph is acyclic without a search. Otherwise an iterative depth-first
+ * search runs with its state in the same bits (NODE_VDONE cleared: visited,
+ * NODE_VGREY: on the stack). All these bits are cleared before returning. */
 #include "graph/graph.h"
 #include "graph/typerules.h"
 #include "support/io.h"
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,8 +77,9 @@ static void verify_storage(struct verifier *v, struct node *n)
 	}
 }
 
-/* Structural checks of one node; returns 0 if the type rule may run. */
-static int verify_structure(struct verifier *v, struct func *f, struct node *n)
+/* Structural checks of one node; returns 0 if the type rule may run. Sets
+ * *late when an operand's producer comes later in the list. */
+static int verify_structure(struct verifier *v, struct node *n, bool *late)
 {
 	const struct node_desc *d = node_desc(n->kind);
 	int bad = 0;
@@ -96,16 +109,18 @@ static int verify_structure(struct verifier *v, struct func *f, struct node *n)
 			continue;
 		}
 		if (node_is_storage(def)) {
-			if (module_find_global(f->mod, def->name) != def) {
+			if (!(def->bits & NODE_VGLOBAL)) {
 				verr(v, n, "operand %u refers to storage outside the module", i);
 				bad = 1;
 			}
-		} else if (func_find(f, def->name) != def) {
+		} else if (!(def->bits & NODE_VOWN)) {
 			verr(v, n, "operand %u refers to a node of another function", i);
 			bad = 1;
 		} else if (n->ops[i].res >= def->nres) {
 			verr(v, n, "operand %u uses result %u of a node with %u results", i, n->ops[i].res, def->nres);
 			bad = 1;
+		} else if (!(def->bits & NODE_VDONE)) {
+			*late = true;
 		}
 	}
 	if (!bad && node_has_pred(n)) {
@@ -119,63 +134,84 @@ static int verify_structure(struct verifier *v, struct func *f, struct node *n)
 	return bad;
 }
 
-/* Depth-first search for a cycle among function nodes (iterative). */
+/* Depth-first search for a cycle among the function's nodes (iterative),
+ * roots in list order. Runs after the structural checks passed, so every
+ * node carries NODE_VDONE (unvisited) and every operand is owned. */
 static int find_cycle(struct verifier *v, struct func *f)
 {
-	struct u64map state; /* node -> &grey (on the stack) or &black (done) */
-	u64map_init(&state);
-	static char grey, black;
 	int cycles = 0;
 	size_t cap = 0, sp = 0;
 	struct frame { struct node *n; unsigned i; } *stack = NULL;
 	func_for_each(f, root) {
-		if (ptrmap_get(&state, root))
+		if (!(root->bits & NODE_VDONE))
 			continue;
 		stack = xgrow(stack, &cap, sp + 1, sizeof(*stack));
 		stack[sp++] = (struct frame){root, 0};
-		ptrmap_put(&state, root, &grey);
+		root->bits = (uint8_t)((root->bits & ~NODE_VDONE) | NODE_VGREY);
 		while (sp) {
 			struct frame *fr = &stack[sp - 1];
 			unsigned slots = fr->n->nops + (node_has_pred(fr->n) ? 1u : 0u);
 			if (fr->i == slots) {
-				ptrmap_put(&state, fr->n, &black);
+				fr->n->bits &= (uint8_t)~NODE_VGREY;
 				sp--;
 				continue;
 			}
 			struct node *def = fr->n->ops[fr->i++].def;
 			if (!def || node_is_storage(def))
 				continue;
-			void *s = ptrmap_get(&state, def);
-			if (s == &grey) {
+			if (def->bits & NODE_VGREY) {
 				if (!cycles)
 					verr(v, def, "is part of a cycle");
 				cycles++;
-			} else if (!s) {
+			} else if (def->bits & NODE_VDONE) {
 				stack = xgrow(stack, &cap, sp + 1, sizeof(*stack));
 				stack[sp++] = (struct frame){def, 0};
-				ptrmap_put(&state, def, &grey);
+				def->bits = (uint8_t)((def->bits & ~NODE_VDONE) | NODE_VGREY);
 			}
 		}
 	}
 	free(stack);
-	u64map_free(&state);
 	return cycles;
+}
+
+static void mark_globals(struct module *m, bool on)
+{
+	module_for_each_global(m, n) {
+		if (on)
+			n->bits |= NODE_VGLOBAL;
+		else
+			n->bits &= (uint8_t)~NODE_VGLOBAL;
+	}
+}
+
+/* The checks of one function; storage is marked NODE_VGLOBAL. */
+static int verify_func(struct verifier *v, struct func *f)
+{
+	func_for_each(f, n) n->bits |= NODE_VOWN;
+	int structural = 0;
+	bool late = false;
+	func_for_each(f, n) {
+		int bad = verify_structure(v, n, &late);
+		n->bits |= NODE_VDONE;
+		if (bad) {
+			structural = 1;
+			continue;
+		}
+		if (node_desc(n->kind)->rule)
+			node_desc(n->kind)->rule(v, n);
+	}
+	if (!structural && late)
+		find_cycle(v, f);
+	func_for_each(f, n) n->bits &= (uint8_t)~(NODE_VOWN | NODE_VDONE | NODE_VGREY);
+	return v->errors;
 }
 
 int func_verify(struct func *f, struct diag *d)
 {
 	struct verifier v = {d, f->mod, f, 0};
-	int structural = 0;
-	func_for_each(f, n) {
-		if (verify_structure(&v, f, n)) {
-			structural = 1;
-			continue;
-		}
-		if (node_desc(n->kind)->rule)
-			node_desc(n->kind)->rule(&v, n);
-	}
-	if (!structural)
-		find_cycle(&v, f);
+	mark_globals(f->mod, true);
+	verify_func(&v, f);
+	mark_globals(f->mod, false);
 	return v.errors;
 }
 
@@ -185,7 +221,11 @@ int module_verify(struct module *m, struct diag *d)
 	module_for_each_global(m, n)
 		verify_storage(&v, n);
 	int errors = v.errors;
-	for (size_t i = 0; i < m->nfuncs; i++)
-		errors += func_verify(m->funcs[i], d);
+	mark_globals(m, true);
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		struct verifier fv = {d, m, m->funcs[i], 0};
+		errors += verify_func(&fv, m->funcs[i]);
+	}
+	mark_globals(m, false);
 	return errors;
 }
