@@ -16,6 +16,7 @@
  * returns SYNC (see gir.y).
  */
 #include "gir.tab.h"
+#include "support/io.h"
 
 #include <errno.h>
 #include <math.h>
@@ -134,6 +135,29 @@ static int lex_span(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *lloc, i
 	return lex_tok(p, lloc, t, tok, cur, bol);
 }
 
+/* A long string of hex digits after "0x" (a dense weight): the closing
+ * quote found with memchr, the digits checked and decoded in one pass into
+ * the module's arena (p->hex_data, used by the dense initializer). Returns
+ * the STRING token the DFA would have returned, or 0 when the string is not
+ * all hex digits in pairs (the DFA then reads it and reports any error). */
+static int lex_hex_string(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *lloc, const uchar *tok, bool bol)
+{
+	const char *s = (const char *)tok + 3;
+	const char *q = memchr(s, '"', (size_t)(p->lim - s));
+	if (!q || q - s < GIR_HEX_FAST || (q - s) % 2)
+		return 0;
+	size_t bytes = (size_t)(q - s) / 2;
+	uint8_t *data = arena_alloc(&p->m->arena, bytes);
+	if (hex_decode_fast(s, bytes, data) >= 0)
+		return 0;
+	p->hex_s = (const char *)tok + 1;
+	p->hex_data = data;
+	lval->span.s = (const char *)tok + 1;
+	lval->span.len = (uint32_t)(q - (const char *)tok - 1);
+	lval->span.esc = false;
+	return lex_tok(p, lloc, GIR_STRING, tok, (const uchar *)q + 1, bol);
+}
+
 int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 {
 	if (p->d->stopped)
@@ -161,6 +185,11 @@ int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 	char cbuf[16];
 	for (;;) {
 		tok = cur;
+		if (*cur == '"' && cur[1] == '0' && (cur[2] | 0x20) == 'x') {
+			int t = lex_hex_string(p, lval, lloc, tok, bol);
+			if (t)
+				return t;
+		}
 		/*!re2c
 		re2c:define:YYCTYPE = uchar;
 		re2c:define:YYCURSOR = cur;

@@ -34,6 +34,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+enum { GIR_RECENT = 64, GIR_HEX_FAST = 64 };
+
 /* A name, identifier, string or type as written: s points into the source
  * (after the sigil, inside the quotes); esc is set when it holds escapes. */
 struct gir_span {
@@ -98,10 +100,23 @@ struct gir_parser {
 	char *sb; /* NUL-terminated copies of names */
 	size_t sbcap;
 	struct strmap poison; /* names whose definition failed (keys in the arena) */
+	/* operands mostly name buffers defined a few lines up: a direct-mapped
+	 * cache of recent names (by hash) in front of the function's table */
+	struct gir_recent {
+		struct ir_value *v;
+		uint64_t hash;
+	} recent[GIR_RECENT];
+	/* the decoded bytes of the last long hex string the lexer read */
+	const char *hex_s; /* its span's text ("0x...") */
+	uint8_t *hex_data;  /* in the module's arena */
 
 	/* the statement being parsed */
 	bool has_name;
 	struct gir_span name;
+	uint64_t name_hash;   /* of the name's key, once claimed or hashed early */
+	bool name_hashed;     /* name_hash is known (a name without escapes) */
+	void **name_slot;     /* its claimed slot in the function's scope */
+	const char *name_stable;
 	struct loc name_loc;
 	int mut; /* weight: 0 unspecified, 1 mutable, 2 constant */
 	struct gir_init init;
@@ -126,6 +141,7 @@ void gir_p_syntax_error(struct gir_parser *p, struct loc loc, const char *const 
 void gir_p_recovered(struct gir_parser *p);
 void gir_p_func_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc);
 void gir_p_memory(struct gir_parser *p, struct loc loc);
+void gir_p_program_begin(struct gir_parser *p);
 void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc);
 void gir_p_weight(struct gir_parser *p, const struct gir_span *type, struct loc tloc);
 void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc kloc, const struct gir_span *type,
@@ -272,7 +288,7 @@ offset
 
 /* program ::= 'program' '{' instr* '}' */
 program
-	: KW_PROGRAM '{' instrs '}'
+	: KW_PROGRAM '{' { gir_p_program_begin(p); } instrs '}'
 	;
 
 instrs

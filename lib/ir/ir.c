@@ -98,16 +98,49 @@ static void name_put(struct ir_func *f, struct ir_value *v)
 		strmap_put(&f->names, v->name, strlen(v->name), v);
 }
 
+void ir_func_reserve_names(struct ir_func *f, size_t n)
+{
+	if (n > SIZE_MAX / 2 - f->names.len)
+		n = SIZE_MAX / 2 - f->names.len;
+	strmap_reserve(&f->names, f->names.len + n);
+}
+
+void **ir_func_claim(struct ir_func *f, const char *name, size_t len, uint64_t hash, const char **stable)
+{
+	int inserted;
+	void **slot = strmap_slot_h(&f->names, name, len, hash, &inserted);
+	if (inserted) {
+		char *copy = arena_strndup(&f->mod->arena, name, len);
+		strmap_rekey(slot, copy);
+		*stable = copy;
+	} else if (!*slot) {
+		*stable = arena_strndup(&f->mod->arena, name, len);
+	} else {
+		*stable = NULL;
+	}
+	return slot;
+}
+
+/* Claims `name` (NUL-terminated) for a new definition: its copy, or NULL
+ * with *slot unset if the name is taken. */
+static const char *name_claim(struct ir_func *f, const char *name, void ***slot)
+{
+	const char *stable;
+	size_t len = strlen(name);
+	void **s = ir_func_claim(f, name, len, hash_bytes(name, len), &stable);
+	if (*s)
+		return NULL;
+	*slot = s;
+	return stable;
+}
+
 /* ---- weights ---- */
 
-struct ir_weight *ir_weight_create(struct ir_func *f, const char *name, const struct type *t, bool is_const,
-				   struct loc loc)
+static struct ir_weight *weight_new(struct ir_func *f, const char *name, const struct type *t, bool is_const,
+				    struct loc loc)
 {
-	struct ir_module *m = f->mod;
-	if (name && strmap_get(&f->names, name))
-		return NULL;
-	struct ir_weight *w = arena_new(&m->arena, struct ir_weight);
-	w->v.name = name ? arena_strdup(&m->arena, name) : ir_fresh_name(f, "w");
+	struct ir_weight *w = arena_new(&f->mod->arena, struct ir_weight);
+	w->v.name = name;
 	w->v.type = t;
 	w->v.loc = loc;
 	w->v.vkind = IV_WEIGHT;
@@ -121,7 +154,32 @@ struct ir_weight *ir_weight_create(struct ir_func *f, const char *name, const st
 		f->wfirst = w;
 	f->wlast = w;
 	f->nweights++;
-	name_put(f, &w->v);
+	return w;
+}
+
+struct ir_weight *ir_weight_create(struct ir_func *f, const char *name, const struct type *t, bool is_const,
+				   struct loc loc)
+{
+	if (!name) {
+		struct ir_weight *w = weight_new(f, ir_fresh_name(f, "w"), t, is_const, loc);
+		name_put(f, &w->v);
+		return w;
+	}
+	void **slot;
+	const char *stable = name_claim(f, name, &slot);
+	if (!stable)
+		return NULL;
+	struct ir_weight *w = weight_new(f, stable, t, is_const, loc);
+	*slot = &w->v;
+	return w;
+}
+
+struct ir_weight *ir_weight_create_claimed(struct ir_func *f, void **slot, const char *stable, const struct type *t,
+					   bool is_const, struct loc loc)
+{
+	glow_assert(slot && !*slot && stable);
+	struct ir_weight *w = weight_new(f, stable, t, is_const, loc);
+	*slot = &w->v;
 	return w;
 }
 
@@ -278,14 +336,18 @@ static void list_remove(struct ir_func *f, struct ir_instr *in)
 	in->prev = in->next = NULL;
 }
 
-struct ir_instr *ir_instr_create(struct ir_func *f, unsigned kind, const char *name, const struct type *type,
-				 struct ir_value *const *ops, unsigned nops, struct ir_instr *before, struct loc loc)
+/* A new instruction, unnamed and unlinked. The instruction, its operands
+ * and its attributes are one arena block. */
+static struct ir_instr *instr_new(struct ir_func *f, unsigned kind, const struct type *type,
+				  struct ir_value *const *ops, unsigned nops, struct loc loc)
 {
-	struct ir_module *m = f->mod;
 	const struct instr_desc *d = instr_desc(kind);
 	glow_assert(kind < IK_COUNT && nops == d->nops);
 	glow_assert(!(d->flags & IF_TYPED) == !type);
-	struct ir_instr *in = arena_alloc(&m->arena, sizeof(struct ir_instr) + nops * sizeof(struct ir_operand));
+	size_t head = sizeof(struct ir_instr) + nops * sizeof(struct ir_operand);
+	head = (head + _Alignof(union attr_val) - 1) & ~(size_t)(_Alignof(union attr_val) - 1);
+	char *block = arena_alloc(&f->mod->arena, head + d->nattrs * sizeof(union attr_val));
+	struct ir_instr *in = (struct ir_instr *)(void *)block;
 	memset(in, 0, sizeof(*in));
 	in->kind = (uint16_t)kind;
 	in->nops = (uint8_t)nops;
@@ -293,19 +355,43 @@ struct ir_instr *ir_instr_create(struct ir_func *f, unsigned kind, const char *n
 	in->v.type = type;
 	in->v.loc = loc;
 	in->v.vkind = kind == IK_alloc ? IV_ALLOC : kind == IK_tensorview ? IV_VIEW : IV_INSTR;
-	in->attrs = d->nattrs ? arena_alloc(&m->arena, d->nattrs * sizeof(union attr_val)) : NULL;
-	attrs_set_defaults(kind, in->attrs);
+	if (d->nattrs) {
+		in->attrs = (union attr_val *)(void *)(block + head);
+		attrs_set_defaults(kind, in->attrs);
+	}
 	for (unsigned i = 0; i < nops; i++) {
 		glow_assert(ops[i] && ir_value_is_buffer(ops[i]));
 		in->ops[i].val = ops[i];
 		in->ops[i].qual = (uint8_t)ir_qual_written(d->op_quals[i]);
 	}
-	if (name && !strmap_get(&f->names, name))
-		in->v.name = arena_strdup(&m->arena, name);
-	else if (name || (d->flags & IF_TYPED))
-		in->v.name = ir_fresh_name(f, name ? name : d->name);
-	name_put(f, &in->v);
+	return in;
+}
+
+struct ir_instr *ir_instr_create(struct ir_func *f, unsigned kind, const char *name, const struct type *type,
+				 struct ir_value *const *ops, unsigned nops, struct ir_instr *before, struct loc loc)
+{
+	struct ir_instr *in = instr_new(f, kind, type, ops, nops, loc);
+	void **slot;
+	if (name && (in->v.name = name_claim(f, name, &slot)) != NULL) {
+		*slot = &in->v;
+	} else if (name || (instr_desc(kind)->flags & IF_TYPED)) {
+		in->v.name = ir_fresh_name(f, name ? name : instr_desc(kind)->name);
+		name_put(f, &in->v);
+	}
 	list_insert(f, in, before);
+	f->ninstrs++;
+	return in;
+}
+
+struct ir_instr *ir_instr_create_claimed(struct ir_func *f, unsigned kind, void **slot, const char *stable,
+					 const struct type *type, struct ir_value *const *ops, unsigned nops,
+					 struct loc loc)
+{
+	glow_assert(slot && !*slot && stable);
+	struct ir_instr *in = instr_new(f, kind, type, ops, nops, loc);
+	in->v.name = stable;
+	*slot = &in->v;
+	list_insert(f, in, NULL);
 	f->ninstrs++;
 	return in;
 }

@@ -124,6 +124,32 @@ static bool poisoned(struct gir_parser *p, const struct gir_span *name)
 	return strmap_getn(&p->poison, k, len) != NULL;
 }
 
+/* ---- names ---- */
+
+/* The value defined under a name (key, len, hash), through the cache of
+ * recent names; NULL if none. */
+static struct ir_value *recent_find(struct gir_parser *p, const char *k, size_t len, uint64_t h)
+{
+	struct gir_recent *e = &p->recent[h % GIR_RECENT];
+	if (e->v && e->hash == h && strncmp(e->v->name, k, len) == 0 && e->v->name[len] == 0)
+		return e->v;
+	struct ir_value *v = strmap_getn_h(&p->f->names, k, len, h);
+	if (v) {
+		e->v = v;
+		e->hash = h;
+	}
+	return v;
+}
+
+static void recent_add(struct gir_parser *p, struct ir_value *v, uint64_t h)
+{
+	struct gir_recent *e = &p->recent[h % GIR_RECENT];
+	e->v = v;
+	e->hash = h;
+}
+
+static void recent_clear(struct gir_parser *p) { memset(p->recent, 0, sizeof p->recent); }
+
 /* ---- syntax errors ---- */
 
 static const char *tok_text(const char *s, const char *e, char *buf, size_t size)
@@ -311,6 +337,7 @@ void gir_p_func_begin(struct gir_parser *p, const struct gir_span *name, struct 
 {
 	strmap_free(&p->poison);
 	strmap_init(&p->poison);
+	recent_clear(p);
 	const char *s = name ? span_cstr(p, name) : "main";
 	if (ir_module_find_func(p->m, s)) {
 		char b[80];
@@ -368,11 +395,40 @@ void gir_p_memory(struct gir_parser *p, struct loc loc)
 	p->f->plan.loc = loc;
 }
 
+/* program '{': sizes the function's name table for the lines up to the
+ * next function (about one name each), which saves the rehashes of a table
+ * of a million names. */
+void gir_p_program_begin(struct gir_parser *p)
+{
+	if (!p->f)
+		return;
+	size_t lines = 0;
+	for (const char *c = p->cur; c < p->lim;) {
+		const char *nl = memchr(c, '\n', (size_t)(p->lim - c));
+		if (!nl)
+			break;
+		lines++;
+		c = nl + 1;
+		if (p->lim - c >= 8 && memcmp(c, "function", 8) == 0)
+			break;
+	}
+	ir_func_reserve_names(p->f, lines);
+}
+
 void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc)
 {
 	p->has_name = name != NULL;
-	if (name)
+	p->name_hashed = false;
+	if (name) {
 		p->name = *name;
+		/* the name is claimed at the end of the statement: a miss in a
+		 * table of a million names; start loading its slot now */
+		if (!name->esc && p->f) {
+			p->name_hash = hash_bytes(name->s, name->len);
+			p->name_hashed = true;
+			strmap_prefetch(&p->f->names, p->name_hash);
+		}
+	}
 	p->name_loc = loc;
 	p->mut = 0;
 	p->init.kind = IR_INIT_NONE;
@@ -384,14 +440,19 @@ void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct 
 	vec_clear(&p->pos);
 }
 
-/* The name of the statement is free in the function; reports otherwise. */
+/* The name of the statement is free in the function: claims it (one hash,
+ * one probe: p->name_slot, p->name_stable); reports otherwise. */
 static bool name_free(struct gir_parser *p)
 {
 	size_t len;
 	const char *k = span_key(p, &p->name, &len);
-	struct ir_value *prev = ir_func_find(p->f, k, len);
-	if (!prev && !strmap_getn(&p->poison, k, len))
+	uint64_t h = p->name_hashed ? p->name_hash : hash_bytes(k, len);
+	p->name_hash = h;
+	p->name_slot = ir_func_claim(p->f, k, len, h, &p->name_stable);
+	struct ir_value *prev = *p->name_slot;
+	if (!prev && !strmap_getn_h(&p->poison, k, len, h))
 		return true;
+	p->name_slot = NULL;
 	char b[80];
 	gir_p_error(p, p->name_loc, "redefinition of '%s'", name_text(&p->name, '%', b, sizeof b));
 	if (prev)
@@ -421,8 +482,10 @@ static uint8_t *dense_decode(struct gir_parser *p, const struct type *t, bool *o
 	*ok = true;
 	if (bytes == 0)
 		return NULL;
+	if (p->hex_data && p->hex_s == s->s)
+		return p->hex_data; /* decoded by the lexer */
 	uint8_t *data = arena_alloc(&p->m->arena, (size_t)bytes);
-	long bad = hex_decode(s->s + 2, (size_t)bytes, data);
+	long bad = hex_decode_fast(s->s + 2, (size_t)bytes, data);
 	if (bad >= 0) {
 		char cb[16];
 		gir_p_error(p, loc_at(p, s->s + 2 + bad), "invalid hex digit %s in dense data",
@@ -571,7 +634,8 @@ void gir_p_weight(struct gir_parser *p, const struct gir_span *tspan, struct loc
 		return;
 	}
 	bool is_const = p->mut == 2 || (p->mut == 0 && p->init.kind != IR_INIT_NONE);
-	struct ir_weight *w = ir_weight_create(p->f, span_cstr(p, &p->name), t, is_const, p->name_loc);
+	struct ir_weight *w = ir_weight_create_claimed(p->f, p->name_slot, p->name_stable, t, is_const, p->name_loc);
+	recent_add(p, &w->v, p->name_hash);
 	w->offset = off;
 	switch (p->init.kind) {
 	case INIT_DENSE:
@@ -600,7 +664,7 @@ void gir_p_operand(struct gir_parser *p, int qual, const struct gir_span *name, 
 	if (p->f) {
 		size_t len;
 		const char *k = span_key(p, name, &len);
-		struct ir_value *v = ir_func_find(p->f, k, len);
+		struct ir_value *v = recent_find(p, k, len, hash_bytes(k, len));
 		char b[80];
 		if (!v) {
 			if (!poisoned(p, name))
@@ -830,9 +894,13 @@ void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc k
 			poison(p, &p->name);
 		return;
 	}
-	struct ir_instr *in = ir_instr_create(p->f, (unsigned)k, p->has_name ? span_cstr(p, &p->name) : NULL, t, ops,
-					      d->nops, NULL, p->has_name ? p->name_loc : kloc);
-	in->v.loc = p->has_name ? p->name_loc : kloc;
+	struct ir_instr *in;
+	if (p->has_name) {
+		in = ir_instr_create_claimed(p->f, (unsigned)k, p->name_slot, p->name_stable, t, ops, d->nops, p->name_loc);
+		recent_add(p, &in->v, p->name_hash);
+	} else {
+		in = ir_instr_create(p->f, (unsigned)k, NULL, t, ops, d->nops, NULL, kloc);
+	}
 	for (unsigned i = 0; i < d->nops; i++)
 		in->ops[i].qual = (uint8_t)p->ops.data[i].qual;
 	bool set[32] = {false};
@@ -871,6 +939,7 @@ void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc k
 		}
 	if (!ok) {
 		ir_instr_erase(p->f, in);
+		recent_clear(p);
 		if (p->has_name)
 			poison(p, &p->name);
 	}

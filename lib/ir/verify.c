@@ -13,7 +13,12 @@
  * Then the weights' initializers and, when one is recorded, the memory plan:
  * offsets aligned, buffers inside their region, weights of one region
  * disjoint, simultaneously live activations disjoint.
- * The verifier uses the instructions' mark field and clears it. */
+ * A valid function costs no name lookups: the verifier marks the function's
+ * weights, and its instructions as it walks them (mark fields, cleared at
+ * the end), so "is an operand a buffer of this function" is a bit test (see
+ * is_member); each alloc's and view's lifetime state is in the same field.
+ * Two walks over the program: the checks, then the allocs never
+ * deallocated (clearing the marks). */
 #include "ir/ir.h"
 #include "ir/rules.h"
 #include "support/io.h"
@@ -25,7 +30,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ST_UNSEEN = 0, ST_LIVE = 1, ST_DEAD = 2 };
+/* mark of an instruction: ST_MEMBER | lifetime state; of a weight: ST_MEMBER */
+enum { ST_UNSEEN = 0, ST_LIVE = 1, ST_DEAD = 2, ST_STATE = 3, ST_MEMBER = 4 };
+
+/* val is a buffer of the function being verified. Weights are marked
+ * before the walk, instructions as the walk reaches them, so in a valid
+ * function every operand is marked; an unmarked one (defined later, or
+ * elsewhere) is looked up by name, which only errors pay for. */
+static bool is_member(struct ir_verifier *v, const struct ir_value *val)
+{
+	if (val->vkind == IV_WEIGHT) {
+		if (((const struct ir_weight *)(const void *)val)->mark == ST_MEMBER)
+			return true;
+	} else {
+		const struct ir_instr *def = (const struct ir_instr *)(const void *)val;
+		if (def->bits & IR_ERASED)
+			return false;
+		if (def->mark & ST_MEMBER)
+			return true;
+	}
+	return ir_func_find(v->f, val->name, strlen(val->name)) == val;
+}
 
 static void werr(struct ir_verifier *v, const struct ir_weight *w, const char *fmt, ...) GLOW_PRINTF(3, 4);
 static void werr(struct ir_verifier *v, const struct ir_weight *w, const char *fmt, ...)
@@ -103,9 +128,7 @@ static int verify_structure(struct ir_verifier *v, const struct ir_instr *in)
 	int bad = 0;
 	for (unsigned i = 0; i < in->nops; i++) {
 		struct ir_value *val = in->ops[i].val;
-		struct ir_instr *def = val ? ir_as_instr(val) : NULL;
-		if (!val || !ir_value_is_buffer(val) || !val->name || ir_func_find(v->f, val->name, strlen(val->name)) != val ||
-		    (def && (def->bits & IR_ERASED))) {
+		if (!val || !ir_value_is_buffer(val) || !val->name || !is_member(v, val)) {
 			ir_verr(v, in, "operand %u (%s) is not a buffer of this function", i, d->op_names[i]);
 			bad = 1;
 			continue;
@@ -130,7 +153,7 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 	for (unsigned i = 0; i < in->nops; i++) {
 		struct ir_value *val = in->ops[i].val;
 		struct ir_instr *vi = ir_as_instr(val);
-		if (vi && vi->kind == IK_tensorview && vi->mark != ST_LIVE) {
+		if (vi && vi->kind == IK_tensorview && (vi->mark & ST_STATE) != ST_LIVE) {
 			ir_verr(v, in, "uses view %s before its definition", vname(val, b, sizeof b));
 			continue;
 		}
@@ -141,9 +164,9 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 		if (ra) {
 			if (in->kind == IK_dealloc)
 				continue; /* checked below */
-			if (ra->mark == ST_UNSEEN)
+			if ((ra->mark & ST_STATE) == ST_UNSEEN)
 				ir_verr(v, in, "uses %s before its alloc", vname(root, b, sizeof b));
-			else if (ra->mark == ST_DEAD)
+			else if ((ra->mark & ST_STATE) == ST_DEAD)
 				ir_verr(v, in, "uses %s after its dealloc", vname(root, b, sizeof b));
 		} else if (ir_as_weight(root)->is_const && writes(d->op_quals[i])) {
 			if (root == val)
@@ -153,10 +176,8 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 					vname(val, c, sizeof c));
 		}
 	}
-	if (in->kind == IK_alloc) {
-		in->mark = ST_LIVE;
-	} else if (in->kind == IK_tensorview) {
-		in->mark = ST_LIVE;
+	if (in->kind == IK_alloc || in->kind == IK_tensorview) {
+		in->mark = (in->mark & ~(uint32_t)ST_STATE) | ST_LIVE;
 	} else if (in->kind == IK_dealloc) {
 		struct ir_value *val = in->ops[0].val;
 		struct ir_instr *a = ir_as_instr(val);
@@ -164,11 +185,11 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 			ir_verr(v, in, "%s is not an alloc", vname(val, b, sizeof b));
 			return;
 		}
-		if (a->mark == ST_UNSEEN)
+		if ((a->mark & ST_STATE) == ST_UNSEEN)
 			ir_verr(v, in, "deallocates %s before its alloc", vname(val, b, sizeof b));
-		else if (a->mark == ST_DEAD)
+		else if ((a->mark & ST_STATE) == ST_DEAD)
 			ir_verr(v, in, "deallocates %s a second time", vname(val, b, sizeof b));
-		a->mark = ST_DEAD;
+		a->mark = (a->mark & ~(uint32_t)ST_STATE) | ST_DEAD;
 	}
 }
 
@@ -224,13 +245,16 @@ static bool plan_place_ok(const struct ir_plan *p, int64_t offset, uint64_t byte
 	return true;
 }
 
-static void verify_plan(struct ir_verifier *v, struct ir_func *f)
+/* planned: some alloc has an offset (the walk over the program saw it) */
+static void verify_plan(struct ir_verifier *v, struct ir_func *f, bool planned)
 {
 	const struct ir_plan *p = &f->plan;
 	if (!p->present) {
 		ir_for_each_weight(f, w)
 			if (w->offset >= 0)
 				werr(v, w, "has a memory offset but the function has no memory plan");
+		if (!planned)
+			return;
 		ir_for_each_instr(f, in)
 			if (in->kind == IK_alloc && in->offset >= 0)
 				ir_verr(v, in, "has a memory offset but the function has no memory plan");
@@ -325,12 +349,13 @@ static void verify_plan(struct ir_verifier *v, struct ir_func *f)
 int ir_func_verify(struct ir_func *f, struct diag *d)
 {
 	struct ir_verifier v = {d, f, 0};
-	ir_for_each_weight(f, w)
+	ir_for_each_weight(f, w) {
 		verify_weight(&v, w);
-	ir_for_each_instr(f, in)
-		in->mark = ST_UNSEEN;
+		w->mark = ST_MEMBER;
+	}
 	bool structural = false;
 	ir_for_each_instr(f, in) {
+		in->mark = ST_MEMBER | ST_UNSEEN;
 		if (verify_structure(&v, in)) {
 			structural = true;
 			continue;
@@ -340,13 +365,19 @@ int ir_func_verify(struct ir_func *f, struct diag *d)
 		ir_rule_graph(&v, in);
 		instr_desc(in->kind)->rule(&v, in);
 	}
-	ir_for_each_instr(f, in)
-		if (in->kind == IK_alloc && in->mark == ST_LIVE)
-			ir_verr(&v, in, "is never deallocated");
-	if (!structural)
-		verify_plan(&v, f);
-	ir_for_each_instr(f, in)
+	bool planned = false; /* an alloc has an offset */
+	ir_for_each_instr(f, in) {
+		if (in->kind == IK_alloc) {
+			if ((in->mark & ST_STATE) == ST_LIVE)
+				ir_verr(&v, in, "is never deallocated");
+			planned |= in->offset >= 0;
+		}
 		in->mark = 0;
+	}
+	ir_for_each_weight(f, w)
+		w->mark = 0;
+	if (!structural)
+		verify_plan(&v, f, planned);
 	return v.errors;
 }
 

@@ -68,11 +68,19 @@ void *strmap_getn(const struct strmap *m, const char *key, size_t len)
 
 void *strmap_get(const struct strmap *m, const char *key) { return strmap_getn(m, key, strlen(key)); }
 
-void **strmap_slot(struct strmap *m, const char *key, size_t len, int *inserted)
+void *strmap_getn_h(const struct strmap *m, const char *key, size_t len, uint64_t hash)
+{
+	if (!m->len)
+		return NULL;
+	struct strmap_ent *e = strmap_find(m, key, len, (uint32_t)hash);
+	return e->key ? e->val : NULL;
+}
+
+void **strmap_slot_h(struct strmap *m, const char *key, size_t len, uint64_t hash, int *inserted)
 {
 	if ((m->len + 1) * 4 > m->cap * 3)
 		strmap_rehash(m, m->cap ? m->cap * 2 : 16);
-	uint32_t h = (uint32_t)hash_bytes(key, len);
+	uint32_t h = (uint32_t)hash;
 	struct strmap_ent *e = strmap_find(m, key, len, h);
 	*inserted = !e->key;
 	if (!e->key) {
@@ -83,6 +91,29 @@ void **strmap_slot(struct strmap *m, const char *key, size_t len, int *inserted)
 		m->len++;
 	}
 	return &e->val;
+}
+
+void strmap_reserve(struct strmap *m, size_t n)
+{
+	size_t cap = m->cap ? m->cap : 16;
+	while (n * 4 > cap * 3) {
+		if (cap > SIZE_MAX / 2 / sizeof(*m->tab))
+			unreachable("strmap_reserve: too many entries");
+		cap *= 2;
+	}
+	if (cap != m->cap)
+		strmap_rehash(m, cap);
+}
+
+void strmap_rekey(void **slot, const char *key)
+{
+	struct strmap_ent *e = (struct strmap_ent *)(void *)((char *)slot - offsetof(struct strmap_ent, val));
+	e->key = key;
+}
+
+void **strmap_slot(struct strmap *m, const char *key, size_t len, int *inserted)
+{
+	return strmap_slot_h(m, key, len, hash_bytes(key, len), inserted);
 }
 
 void strmap_put(struct strmap *m, const char *key, size_t len, void *val)

@@ -44,6 +44,28 @@ void strmap_put(struct strmap *m, const char *key, size_t len, void *val);
 void **strmap_slot(struct strmap *m, const char *key, size_t len, int *inserted);
 /* remove; returns 1 if the key was there */
 int strmap_del(struct strmap *m, const char *key, size_t len);
+/* The same with the key's hash given (hash_bytes(key, len)), for callers
+ * that hash a name once and use it for several lookups. */
+void *strmap_getn_h(const struct strmap *m, const char *key, size_t len, uint64_t hash);
+void **strmap_slot_h(struct strmap *m, const char *key, size_t len, uint64_t hash, int *inserted);
+/* Grows the table so that n entries in all fit without a rehash. */
+void strmap_reserve(struct strmap *m, size_t n);
+/* Re-points the key of the entry whose value slot is `slot` (from
+ * strmap_slot) at `key`, an equal string that lives longer: a stable copy
+ * of a key inserted from a transient buffer. */
+void strmap_rekey(void **slot, const char *key);
+/* A hint: starts loading the slot where a key of this hash would be (a
+ * reader that knows a name early saves a cache miss in a big table). */
+static inline void strmap_prefetch(const struct strmap *m, uint64_t hash)
+{
+#if defined(__GNUC__)
+	if (m->cap)
+		__builtin_prefetch(&m->tab[(uint32_t)hash & (m->cap - 1)]);
+#else
+	(void)m;
+	(void)hash;
+#endif
+}
 
 struct u64map_ent {
 	uint64_t key;
