@@ -1,0 +1,326 @@
+"""onnxcase.py - what the conformance suite needs to know about one ONNX
+backend-test case, read with the Python standard library only.
+
+A case is a folder holding model.onnx and test_data_set_0/{input,output}_N.pb.
+This module decodes just enough of the protobuf wire format (field numbers
+from onnx/onnx.proto) to answer:
+
+  - the graph inputs that are not initializers, and the graph outputs, each
+    with its value kind ('tensor', 'sequence', 'optional', 'map', ...) and,
+    for tensors, its element type name;
+  - the operators of the graph (op_type, with the domain when it is not the
+    default one), including those inside subgraph attributes;
+  - the element type of every TensorProto file of the data set;
+  - tolerances from the case's data.json when it has one (ONNX 1.12's
+    node, simple and pytorch-* folders carry none: defaults apply).
+
+Used by test/onnx/lit.local.cfg (one lit test per case) and by
+utils/conformance.py (the summary). Nothing here runs a model.
+"""
+import json
+import os
+
+# TensorProto.DataType -> name
+DTYPES = {
+    0: "undefined", 1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
+    7: "int64", 8: "string", 9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64",
+    14: "complex64", 15: "complex128", 16: "bfloat16",
+}
+
+# the element types of the "788-case" subset of the node folder
+CORE_DTYPES = frozenset(["float32", "int64", "int32", "bool"])
+
+DEFAULT_RTOL = 1e-3
+DEFAULT_ATOL = 1e-7
+
+
+class DecodeError(Exception):
+    pass
+
+
+def _varint(buf, pos):
+    result = 0
+    shift = 0
+    while True:
+        if pos >= len(buf):
+            raise DecodeError("truncated varint")
+        b = buf[pos]
+        pos += 1
+        result |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return result, pos
+        shift += 7
+        if shift > 70:
+            raise DecodeError("varint too long")
+
+
+def fields(buf):
+    """Yields (field number, wire type, value) of one message; length-
+    delimited values are bytes, varints ints, fixed ones raw bytes."""
+    pos = 0
+    n = len(buf)
+    while pos < n:
+        key, pos = _varint(buf, pos)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, pos = _varint(buf, pos)
+        elif wt == 1:
+            v = buf[pos:pos + 8]
+            pos += 8
+        elif wt == 2:
+            ln, pos = _varint(buf, pos)
+            v = buf[pos:pos + ln]
+            pos += ln
+        elif wt == 5:
+            v = buf[pos:pos + 4]
+            pos += 4
+        else:
+            raise DecodeError("unsupported wire type %d" % wt)
+        if pos > n:
+            raise DecodeError("truncated field")
+        yield num, wt, v
+
+
+def _str(b):
+    return bytes(b).decode("utf-8", "replace")
+
+
+def _type_info(buf):
+    """TypeProto -> (kind, element type name or None)."""
+    for num, _, v in fields(buf):
+        if num == 1:  # tensor_type
+            elem = 0
+            for n2, _, v2 in fields(v):
+                if n2 == 1:
+                    elem = v2
+            return "tensor", DTYPES.get(elem, "unknown")
+        if num == 4:
+            return "sequence", None
+        if num == 5:
+            return "map", None
+        if num == 9:
+            return "optional", None
+        if num == 8:
+            return "sparse_tensor", None
+    return "unknown", None
+
+
+def _value_info(buf):
+    name, kind, elem = "", "unknown", None
+    for num, _, v in fields(buf):
+        if num == 1:
+            name = _str(v)
+        elif num == 2:
+            kind, elem = _type_info(v)
+    return {"name": name, "kind": kind, "dtype": elem}
+
+
+def _node_ops(buf, ops):
+    op, domain, subgraphs = "", "", []
+    for num, _, v in fields(buf):
+        if num == 4:
+            op = _str(v)
+        elif num == 7:
+            domain = _str(v)
+        elif num == 5:  # AttributeProto: g = 6, graphs = 11
+            for n2, _, v2 in fields(v):
+                if n2 in (6, 11):
+                    subgraphs.append(v2)
+    if domain in ("", "ai.onnx"):
+        ops.append(op)
+    else:
+        ops.append(domain + "." + op)
+    for g in subgraphs:
+        _graph(g, ops)
+
+
+def _graph(buf, ops):
+    inputs, outputs, inits = [], [], set()
+    for num, _, v in fields(buf):
+        if num == 1:
+            _node_ops(v, ops)
+        elif num == 5:  # initializer TensorProto: name = 8
+            for n2, _, v2 in fields(v):
+                if n2 == 8:
+                    inits.add(_str(v2))
+        elif num == 11:
+            inputs.append(_value_info(v))
+        elif num == 12:
+            outputs.append(_value_info(v))
+    return [i for i in inputs if i["name"] not in inits], outputs
+
+
+def read_model(path):
+    """model.onnx -> dict(inputs, outputs, ops, opset)."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    ops = []
+    inputs, outputs, opset = [], [], None
+    for num, _, v in fields(buf):
+        if num == 7:
+            inputs, outputs = _graph(v, ops)
+        elif num == 8:  # opset_import: domain 1, version 2
+            dom, ver = "", 0
+            for n2, _, v2 in fields(v):
+                if n2 == 1:
+                    dom = _str(v2)
+                elif n2 == 2:
+                    ver = v2
+            if dom in ("", "ai.onnx"):
+                opset = ver
+    return {"inputs": inputs, "outputs": outputs, "ops": ops, "opset": opset}
+
+
+def tensor_dtype(path):
+    """The element type name of a TensorProto file ('sequence' or
+    'optional' when the file holds one of those instead)."""
+    with open(path, "rb") as f:
+        buf = f.read()
+    try:
+        for num, _, v in fields(buf):
+            if num == 2:
+                return DTYPES.get(v, "unknown")
+    except DecodeError:
+        pass
+    return "unknown"
+
+
+def data_files(case_dir, prefix):
+    """Sorted input_N.pb / output_N.pb paths of test_data_set_0."""
+    d = os.path.join(case_dir, "test_data_set_0")
+    out = []
+    if not os.path.isdir(d):
+        return out
+    for f in os.listdir(d):
+        if f.startswith(prefix + "_") and f.endswith(".pb"):
+            try:
+                out.append((int(f[len(prefix) + 1:-3]), os.path.join(d, f)))
+            except ValueError:
+                pass
+    return [p for _, p in sorted(out)]
+
+
+def tolerances(case_dir):
+    """(rtol, atol): data.json's when present, else the defaults."""
+    rtol, atol = DEFAULT_RTOL, DEFAULT_ATOL
+    p = os.path.join(case_dir, "data.json")
+    if os.path.isfile(p):
+        try:
+            with open(p) as f:
+                j = json.load(f)
+            rtol = float(j.get("rtol", rtol))
+            atol = float(j.get("atol", atol))
+        except (ValueError, OSError, AttributeError):
+            pass
+    return rtol, atol
+
+
+class Case:
+    """One case folder: its model facts and the dtype classification."""
+
+    def __init__(self, folder, name, case_dir):
+        self.folder = folder
+        self.name = name
+        self.dir = case_dir
+        self.key = folder + "/" + name
+        m = read_model(os.path.join(case_dir, "model.onnx"))
+        self.inputs = m["inputs"]
+        self.outputs = m["outputs"]
+        self.ops = m["ops"]
+        self.opset = m["opset"]
+        self.input_files = data_files(case_dir, "input")
+        self.output_files = data_files(case_dir, "output")
+        self.rtol, self.atol = tolerances(case_dir)
+
+    def value_types(self):
+        """Every graph input and output as 'dtype' or a non-tensor kind."""
+        return [v["dtype"] if v["kind"] == "tensor" else v["kind"] for v in self.inputs + self.outputs]
+
+    def is_core(self):
+        """Inputs and outputs only float32, int64, int32 or bool tensors."""
+        return all(t in CORE_DTYPES for t in self.value_types())
+
+    def main_op(self):
+        """The op type the case is filed under: the model's operator whose
+        name, lower-cased, is the longest prefix of the case name without
+        'test_' and underscores (test_reduce_sum_square_* is ReduceSumSquare
+        even when expanded into other nodes); else the first node's."""
+        if not self.ops:
+            return "(none)"
+        stem = self.name[5:] if self.name.startswith("test_") else self.name
+        stem = stem.replace("_", "").lower()
+        best = None
+        for op in set(self.ops):
+            base = op.rsplit(".", 1)[-1].lower()
+            if stem.startswith(base) and (best is None or len(base) > len(best.rsplit(".", 1)[-1])):
+                best = op
+        return best or self.ops[0]
+
+
+def discover(root, folders):
+    """Case objects of root/<folder>/<case> that hold a model.onnx."""
+    cases = []
+    for folder in folders:
+        d = os.path.join(root, folder)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            cd = os.path.join(d, name)
+            if os.path.isfile(os.path.join(cd, "model.onnx")):
+                cases.append(Case(folder, name, cd))
+    return cases
+
+
+# ---- the UNSUPPORTED and XFAIL lists ----------------------------------------
+#
+# Both files hold one rule per line, '#' starts a comment:
+#
+#   KIND[@LEVEL] PATTERN REASON...
+#
+# KIND is 'dtype' (an element type of a graph input or output), 'kind' (a
+# non-tensor value kind of a graph input or output: sequence, optional, map),
+# 'op' (an operator used anywhere in the model, 'domain.Op' outside the
+# default domain) or 'case' (folder/case). PATTERN is a shell wildcard
+# (fnmatch). '@O2' (or any level) restricts a rule to that optimization
+# level. The first matching rule gives the reason.
+
+import fnmatch
+
+
+def load_rules(path):
+    """Parses a rule file into (kind, level or None, pattern, reason)."""
+    rules = []
+    with open(path) as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            parts = line.split(None, 2)
+            if len(parts) < 3:
+                raise ValueError("%s:%d: expected KIND PATTERN REASON" % (path, lineno))
+            kind, pattern, reason = parts
+            level = None
+            if "@" in kind:
+                kind, level = kind.split("@", 1)
+            if kind not in ("dtype", "kind", "op", "case"):
+                raise ValueError("%s:%d: unknown rule kind '%s'" % (path, lineno, kind))
+            rules.append((kind, level, pattern, reason))
+    return rules
+
+
+def match_rules(rules, case, level):
+    """The reason of the first rule that matches case at level, or None."""
+    for kind, lvl, pattern, reason in rules:
+        if lvl is not None and lvl != level:
+            continue
+        if kind == "case":
+            subjects = [case.key]
+        elif kind == "op":
+            subjects = case.ops
+        elif kind == "dtype":
+            subjects = [v["dtype"] for v in case.inputs + case.outputs if v["kind"] == "tensor"]
+        else:
+            subjects = [v["kind"] for v in case.inputs + case.outputs]
+        if any(fnmatch.fnmatchcase(s, pattern) for s in subjects):
+            return reason
+    return None

@@ -1,0 +1,138 @@
+"""onnxformat.py - the lit test format of the ONNX conformance suite (see
+lit.local.cfg): a test per (optimization level, case folder), run as the
+pipeline glow-import | glow-opt | glow-irgen | glow-llc | glow-run with
+temp files in the test's exec dir (kept for a look after a failure).
+
+It lives in a module of its own because lit sends the format to its worker
+processes by pickling, which needs an importable class.
+"""
+import os
+import re
+import subprocess
+
+import lit.formats
+import lit.Test
+
+import onnxcase
+
+
+class OnnxCaseFormat(lit.formats.base.TestFormat):
+    """Discovers a test per (level, case) and runs the pipeline in the
+    test's exec dir with temp files (each stage's output is kept for a
+    look after a failure)."""
+
+    def __init__(self, data, folders, levels, timeout, unsupported, xfail):
+        self.data = data
+        self.folders = folders
+        self.levels = levels
+        self.timeout = timeout
+        self.unsupported = unsupported
+        self.xfail = xfail
+
+    def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
+        if path_in_suite != ("onnx",):
+            return
+        for c in onnxcase.discover(self.data, self.folders):
+            for level in self.levels:
+                yield lit.Test.Test(testSuite, path_in_suite + (level, c.folder, c.name), localConfig)
+
+    def _stage(self, argv, env, log):
+        log.append("$ " + " ".join(argv))
+        try:
+            p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                               timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            log.append("timed out after %d s" % self.timeout)
+            return False
+        out = p.stdout.decode("utf-8", "replace")
+        if out:
+            log.append(out[:4000].rstrip("\n"))
+        if p.returncode != 0:
+            log.append("exit status %d" % p.returncode)
+            return False
+        return True
+
+    def execute(self, test, litConfig):
+        level, folder, name = test.path_in_suite[-3:]
+        case = onnxcase.Case(folder, name, os.path.join(self.data, folder, name))
+        reason = onnxcase.match_rules(self.unsupported, case, level)
+        if reason:
+            return lit.Test.UNSUPPORTED, "out of scope: " + reason
+        xfail = onnxcase.match_rules(self.xfail, case, level)
+        ok, log = self._run(test, case, level)
+        text = "\n".join(log)
+        if xfail:
+            text = "expected to fail: " + xfail + "\n" + text
+            return (lit.Test.XPASS if ok else lit.Test.XFAIL), text
+        return (lit.Test.PASS if ok else lit.Test.FAIL), text
+
+    def _run(self, test, case, level):
+        log = []
+        if len(case.input_files) != len(case.inputs) or len(case.output_files) != len(case.outputs):
+            log.append("the data set has %d inputs and %d outputs, the model %d and %d" %
+                       (len(case.input_files), len(case.output_files), len(case.inputs), len(case.outputs)))
+            return False, log
+        tmp = test.getExecPath()
+        os.makedirs(tmp, exist_ok=True)
+        env = dict(test.config.environment)
+        glow = os.path.join(tmp, "model.glow")
+        opt = os.path.join(tmp, "opt.glow")
+        gir = os.path.join(tmp, "prog.gir")
+        llc = os.path.join(tmp, "opt.gir")
+        stages = [
+            ["glow-import", os.path.join(case.dir, "model.onnx"), "-o", glow],
+            ["glow-opt", "-" + level, glow, "-o", opt],
+            ["glow-irgen", opt, "-o", gir],
+            ["glow-llc", "-" + level, gir, "-o", llc],
+        ]
+        for argv in stages:
+            if not self._stage(argv, env, log):
+                return False, log
+        # A graph input whose value the program never reads (only its shape
+        # or type mattered: Shape, Size, EyeLike, CastLike's target) has no
+        # placeholder left; it is not bound.
+        with open(llc, encoding="utf-8", errors="replace") as f:
+            declared = mutable_weights(f.read())
+        run = ["glow-run", llc, "-rtol=%g" % case.rtol, "-atol=%g" % case.atol]
+        for v, f in zip(case.inputs, case.input_files):
+            if v["name"] in declared:
+                run += ["-input", v["name"] + "=" + f]
+            else:
+                log.append("# input '%s' is not read by the program: not bound" % v["name"])
+        for v, f in zip(case.outputs, case.output_files):
+            run += ["-expected", v["name"] + "=" + f]
+        return self._stage(run, env, log), log
+
+
+_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
+
+
+def _unquote(s):
+    """The name of a printed IR name: bare, or quoted with the escapes of
+    docs/InstrIR.md (\\\\, \\", \\n, \\t, \\XX)."""
+    if not s.startswith('"'):
+        return s
+    out = []
+    i = 1
+    while i < len(s) - 1:
+        c = s[i]
+        if c == "\\" and i + 1 < len(s) - 1:
+            e = s[i + 1]
+            if e in _ESCAPES:
+                out.append(_ESCAPES[e])
+                i += 2
+                continue
+            out.append(chr(int(s[i + 1:i + 3], 16)))
+            i += 3
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+_MUTABLE = re.compile(r'^\s*%("(?:[^"\\]|\\.)*"|[A-Za-z0-9_.$-]+)\s*=\s*weight\s+mutable\b', re.M)
+
+
+def mutable_weights(gir_text):
+    """The names of the mutable weights (placeholders) of a .gir text."""
+    return set(_unquote(m.group(1)) for m in _MUTABLE.finditer(gir_text))
