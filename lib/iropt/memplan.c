@@ -15,7 +15,10 @@
  * order; size descending; lifetime length descending; and by pressure:
  * program points by live bytes descending, at each the live allocs not yet
  * placed by size descending (the allocs that make the peak are packed
- * first). The smallest arena wins.
+ * first). The smallest arena wins. If it is above the lower bound, a local
+ * search perturbs the winning order (swaps of two allocs drawn by a
+ * fixed-seed generator, MEMPLAN_SEARCH_STEPS of them), keeping every swap
+ * that does not grow the arena; the plan stays deterministic.
  */
 #include "iropt/memplan.h"
 #include "iropt/iropt.h"
@@ -25,6 +28,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+enum { MEMPLAN_SEARCH_STEPS = 400 };
 
 struct mp_buf {
 	struct ir_instr *alloc;
@@ -302,6 +307,40 @@ bool memplan_func(struct ir_func *f, struct memplan_result *res)
 			for (size_t i = 0; i < m.n; i++)
 				best_off[i] = m.b[i].off;
 		}
+	}
+	/* local search: perturb the winning order (a fixed-seed generator, so
+	 * the plan is deterministic) and keep changes that do not grow it */
+	if (m.n > 1 && best > mp_lower_bound(&m)) {
+		uint32_t *cur = xcalloc(m.n, sizeof(uint32_t));
+		bool fit_best = false;
+		for (size_t s = 0; s < GLOW_ARRAY_SIZE(strategies); s++)
+			if (strategies[s].name == best_name) {
+				mp_order(&m, strategies[s].order, cur);
+				fit_best = strategies[s].best;
+				break;
+			}
+		uint64_t rng = 0x9e3779b97f4a7c15ULL;
+		for (unsigned it = 0; it < MEMPLAN_SEARCH_STEPS; it++) {
+			memcpy(order, cur, m.n * sizeof(uint32_t));
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			size_t i = (size_t)(rng >> 33) % m.n;
+			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+			size_t j = (size_t)(rng >> 33) % m.n;
+			uint32_t t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+			uint64_t arena = mp_place(&m, order, fit_best);
+			if (arena <= best) {
+				if (arena < best) {
+					best_name = "local-search";
+					for (size_t k = 0; k < m.n; k++)
+						best_off[k] = m.b[k].off;
+				}
+				best = arena;
+				memcpy(cur, order, m.n * sizeof(uint32_t));
+			}
+		}
+		free(cur);
 	}
 	for (size_t i = 0; i < m.n; i++) {
 		changed |= m.b[i].alloc->offset != best_off[i];

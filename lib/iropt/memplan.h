@@ -6,7 +6,8 @@
  * Activations (allocs) share one arena: two allocs may overlap only if their
  * lifetimes (from the alloc to the dealloc; a view lives inside its root's)
  * do not intersect. Several placement strategies run and the smallest arena
- * wins (ties: the first in the list).
+ * wins (ties: the first in the list); a deterministic local search then
+ * tries to improve on it while it is above the lower bound.
  *
  * The lower bound of an arena for this schedule is the largest total of live
  * activation bytes (each rounded up to MEMPLAN_ALIGN) at any program point:
