@@ -100,8 +100,17 @@ struct gir_parser {
 	char *sb; /* NUL-terminated copies of names */
 	size_t sbcap;
 	struct strmap poison; /* names whose definition failed (keys in the arena) */
+	/* the function's scope while it is read (its own name table stays
+	 * deferred, see ir_func_defer_names): open addressing over the defined
+	 * values, each entry a pointer with the top bits of its name's hash in
+	 * the pointer's unused high bits (parse.c) */
+	struct gir_scope {
+		uint64_t *tab;
+		size_t cap, len;
+		bool untagged; /* a pointer used the high bits: entries are plain */
+	} scope;
 	/* operands mostly name buffers defined a few lines up: a direct-mapped
-	 * cache of recent names (by hash) in front of the function's table */
+	 * cache of recent names (by hash) in front of the scope */
 	struct gir_recent {
 		struct ir_value *v;
 		uint64_t hash;
@@ -113,10 +122,8 @@ struct gir_parser {
 	/* the statement being parsed */
 	bool has_name;
 	struct gir_span name;
-	uint64_t name_hash;   /* of the name's key, once claimed or hashed early */
-	bool name_hashed;     /* name_hash is known (a name without escapes) */
-	void **name_slot;     /* its claimed slot in the function's scope */
-	const char *name_stable;
+	uint64_t name_hash;   /* of the name's key (after name_free, or early) */
+	bool name_hashed;     /* name_hash is known */
 	struct loc name_loc;
 	int mut; /* weight: 0 unspecified, 1 mutable, 2 constant */
 	struct gir_init init;

@@ -65,12 +65,14 @@ struct ir_func *ir_func_create(struct ir_module *m, const char *name, struct loc
 
 struct ir_value *ir_func_find(struct ir_func *f, const char *name, size_t len)
 {
+	ir_func_index_names(f);
 	return strmap_getn(&f->names, name, len);
 }
 
 const char *ir_fresh_name(struct ir_func *f, const char *base)
 {
 	struct arena *a = &f->mod->arena;
+	ir_func_index_names(f);
 	if (!base || !*base)
 		base = "t";
 	size_t blen = strlen(base);
@@ -94,44 +96,43 @@ const char *ir_fresh_name(struct ir_func *f, const char *base)
 
 static void name_put(struct ir_func *f, struct ir_value *v)
 {
+	ir_func_index_names(f);
 	if (v->name)
 		strmap_put(&f->names, v->name, strlen(v->name), v);
 }
 
-void ir_func_reserve_names(struct ir_func *f, size_t n)
+void ir_func_defer_names(struct ir_func *f)
 {
-	if (n > SIZE_MAX / 2 - f->names.len)
-		n = SIZE_MAX / 2 - f->names.len;
-	strmap_reserve(&f->names, f->names.len + n);
+	glow_assert(f->names.len == 0);
+	f->names_deferred = true;
 }
 
-void **ir_func_claim(struct ir_func *f, const char *name, size_t len, uint64_t hash, const char **stable)
+void ir_func_index_names(struct ir_func *f)
 {
-	int inserted;
-	void **slot = strmap_slot_h(&f->names, name, len, hash, &inserted);
-	if (inserted) {
-		char *copy = arena_strndup(&f->mod->arena, name, len);
-		strmap_rekey(slot, copy);
-		*stable = copy;
-	} else if (!*slot) {
-		*stable = arena_strndup(&f->mod->arena, name, len);
-	} else {
-		*stable = NULL;
-	}
-	return slot;
+	if (!f->names_deferred)
+		return;
+	f->names_deferred = false;
+	strmap_reserve(&f->names, f->nweights + f->ninstrs);
+	ir_for_each_weight(f, w)
+		name_put(f, &w->v);
+	ir_for_each_instr(f, in)
+		name_put(f, &in->v);
 }
 
-/* Claims `name` (NUL-terminated) for a new definition: its copy, or NULL
- * with *slot unset if the name is taken. */
+/* Claims `name` for a new definition with one hash: its copy in the arena,
+ * or NULL if the name is taken. *slot is then the value slot to fill. */
 static const char *name_claim(struct ir_func *f, const char *name, void ***slot)
 {
-	const char *stable;
-	size_t len = strlen(name);
-	void **s = ir_func_claim(f, name, len, hash_bytes(name, len), &stable);
+	ir_func_index_names(f);
+	int inserted;
+	void **s = strmap_slot(&f->names, name, strlen(name), &inserted);
 	if (*s)
 		return NULL;
+	char *copy = arena_strdup(&f->mod->arena, name);
+	if (inserted)
+		strmap_rekey(s, copy);
 	*slot = s;
-	return stable;
+	return copy;
 }
 
 /* ---- weights ---- */
@@ -174,13 +175,11 @@ struct ir_weight *ir_weight_create(struct ir_func *f, const char *name, const st
 	return w;
 }
 
-struct ir_weight *ir_weight_create_claimed(struct ir_func *f, void **slot, const char *stable, const struct type *t,
-					   bool is_const, struct loc loc)
+struct ir_weight *ir_weight_create_named(struct ir_func *f, const char *name, size_t len, const struct type *t,
+					 bool is_const, struct loc loc)
 {
-	glow_assert(slot && !*slot && stable);
-	struct ir_weight *w = weight_new(f, stable, t, is_const, loc);
-	*slot = &w->v;
-	return w;
+	glow_assert(f->names_deferred);
+	return weight_new(f, arena_strndup(&f->mod->arena, name, len), t, is_const, loc);
 }
 
 void ir_weight_set_splat(struct ir_weight *w, double fv, int64_t iv)
@@ -336,17 +335,28 @@ static void list_remove(struct ir_func *f, struct ir_instr *in)
 	in->prev = in->next = NULL;
 }
 
-/* A new instruction, unnamed and unlinked. The instruction, its operands
- * and its attributes are one arena block. */
+static size_t instr_attrs_offset(unsigned nops)
+{
+	size_t head = sizeof(struct ir_instr) + nops * sizeof(struct ir_operand);
+	return (head + _Alignof(union attr_val) - 1) & ~(size_t)(_Alignof(union attr_val) - 1);
+}
+
+/* where the name bytes of a block from instr_new start */
+static size_t instr_name_offset(unsigned kind, unsigned nops)
+{
+	return instr_attrs_offset(nops) + instr_desc(kind)->nattrs * sizeof(union attr_val);
+}
+
+/* A new instruction, unnamed and unlinked. The instruction, its operands,
+ * its attributes and name_bytes more (for its name) are one arena block. */
 static struct ir_instr *instr_new(struct ir_func *f, unsigned kind, const struct type *type,
-				  struct ir_value *const *ops, unsigned nops, struct loc loc)
+				  struct ir_value *const *ops, unsigned nops, size_t name_bytes, struct loc loc)
 {
 	const struct instr_desc *d = instr_desc(kind);
 	glow_assert(kind < IK_COUNT && nops == d->nops);
 	glow_assert(!(d->flags & IF_TYPED) == !type);
-	size_t head = sizeof(struct ir_instr) + nops * sizeof(struct ir_operand);
-	head = (head + _Alignof(union attr_val) - 1) & ~(size_t)(_Alignof(union attr_val) - 1);
-	char *block = arena_alloc(&f->mod->arena, head + d->nattrs * sizeof(union attr_val));
+	size_t head = instr_attrs_offset(nops);
+	char *block = arena_alloc(&f->mod->arena, instr_name_offset(kind, nops) + name_bytes);
 	struct ir_instr *in = (struct ir_instr *)(void *)block;
 	memset(in, 0, sizeof(*in));
 	in->kind = (uint16_t)kind;
@@ -370,7 +380,7 @@ static struct ir_instr *instr_new(struct ir_func *f, unsigned kind, const struct
 struct ir_instr *ir_instr_create(struct ir_func *f, unsigned kind, const char *name, const struct type *type,
 				 struct ir_value *const *ops, unsigned nops, struct ir_instr *before, struct loc loc)
 {
-	struct ir_instr *in = instr_new(f, kind, type, ops, nops, loc);
+	struct ir_instr *in = instr_new(f, kind, type, ops, nops, 0, loc);
 	void **slot;
 	if (name && (in->v.name = name_claim(f, name, &slot)) != NULL) {
 		*slot = &in->v;
@@ -383,14 +393,16 @@ struct ir_instr *ir_instr_create(struct ir_func *f, unsigned kind, const char *n
 	return in;
 }
 
-struct ir_instr *ir_instr_create_claimed(struct ir_func *f, unsigned kind, void **slot, const char *stable,
-					 const struct type *type, struct ir_value *const *ops, unsigned nops,
-					 struct loc loc)
+struct ir_instr *ir_instr_create_named(struct ir_func *f, unsigned kind, const char *name, size_t len,
+				       const struct type *type, struct ir_value *const *ops, unsigned nops,
+				       struct loc loc)
 {
-	glow_assert(slot && !*slot && stable);
-	struct ir_instr *in = instr_new(f, kind, type, ops, nops, loc);
-	in->v.name = stable;
-	*slot = &in->v;
+	glow_assert(f->names_deferred);
+	struct ir_instr *in = instr_new(f, kind, type, ops, nops, len + 1, loc);
+	char *copy = (char *)in + instr_name_offset(kind, nops);
+	memcpy(copy, name, len);
+	copy[len] = 0;
+	in->v.name = copy;
 	list_insert(f, in, NULL);
 	f->ninstrs++;
 	return in;
@@ -425,7 +437,7 @@ void ir_set_operand(struct ir_instr *in, unsigned i, struct ir_value *v)
 void ir_instr_erase(struct ir_func *f, struct ir_instr *in)
 {
 	list_remove(f, in);
-	if (in->v.name && strmap_get(&f->names, in->v.name) == &in->v)
+	if (!f->names_deferred && in->v.name && strmap_get(&f->names, in->v.name) == &in->v)
 		strmap_del(&f->names, in->v.name, strlen(in->v.name));
 	f->ninstrs--;
 	in->bits |= IR_ERASED;

@@ -186,6 +186,7 @@ struct ir_func {
 	struct strmap names; /* weight and instruction names -> struct ir_value */
 	unsigned uniq;
 	struct ir_plan plan;
+	bool names_deferred; /* names not filled yet (ir_func_defer_names) */
 };
 
 struct ir_module {
@@ -207,18 +208,13 @@ struct ir_func *ir_func_create(struct ir_module *m, const char *name, struct loc
 struct ir_value *ir_func_find(struct ir_func *f, const char *name, size_t len);
 /* A name free in f: base itself if free, else base.N (base NULL: "t"). */
 const char *ir_fresh_name(struct ir_func *f, const char *base);
-/* Sizes f's name table for n more names (a reader that knows how many
- * definitions follow saves the rehashes). */
-void ir_func_reserve_names(struct ir_func *f, size_t n);
-/* For readers, which check a definition's name before building it: the
- * scope slot of `name` (len bytes, need not be NUL-terminated; hash is
- * hash_bytes(name, len)), found or inserted with one probe of f's table.
- * *slot is the value (struct ir_value *) defined under the name, NULL while
- * the name is free; *stable is then the function's own NUL-terminated copy
- * of the name. The slot is valid until the next name is added to f; hand it
- * to ir_instr_create_claimed or ir_weight_create_claimed, or leave it (a
- * free slot reads as an absent name). */
-void **ir_func_claim(struct ir_func *f, const char *name, size_t len, uint64_t hash, const char **stable);
+/* For readers that keep their own scope while they build a function and
+ * check every name themselves: f's name table (names) is left empty and
+ * filled from the weights and instructions on first use by a function of
+ * this file that needs it, or by ir_func_index_names. Code that reads
+ * f->names directly calls ir_func_index_names first. */
+void ir_func_defer_names(struct ir_func *f);
+void ir_func_index_names(struct ir_func *f);
 
 /* ------------------------------------------------------------------ */
 /* The builder: the one API through which the parser, IRGen and every    */
@@ -228,9 +224,11 @@ void **ir_func_claim(struct ir_func *f, const char *name, size_t len, uint64_t h
  * NULL if the name is taken (name NULL: a fresh one). */
 struct ir_weight *ir_weight_create(struct ir_func *f, const char *name, const struct type *t, bool is_const,
 				   struct loc loc);
-/* As ir_weight_create, named by a free slot from ir_func_claim. */
-struct ir_weight *ir_weight_create_claimed(struct ir_func *f, void **slot, const char *stable, const struct type *t,
-					   bool is_const, struct loc loc);
+/* As ir_weight_create in a function whose names are deferred, named by a
+ * copy of `name` (len bytes, need not be NUL-terminated), which the caller
+ * has checked is free. */
+struct ir_weight *ir_weight_create_named(struct ir_func *f, const char *name, size_t len, const struct type *t,
+					 bool is_const, struct loc loc);
 /* Initializers (replace any previous one). */
 void ir_weight_set_splat(struct ir_weight *w, double f, int64_t i);
 void ir_weight_set_zero(struct ir_weight *w);
@@ -247,11 +245,12 @@ void ir_weight_set_data(struct ir_module *m, struct ir_weight *w, const void *da
  * fresh one). Operands must be buffers of f. */
 struct ir_instr *ir_instr_create(struct ir_func *f, unsigned kind, const char *name, const struct type *type,
 				 struct ir_value *const *ops, unsigned nops, struct ir_instr *before, struct loc loc);
-/* As ir_instr_create (at the end of f), named by a free slot from
- * ir_func_claim. */
-struct ir_instr *ir_instr_create_claimed(struct ir_func *f, unsigned kind, void **slot, const char *stable,
-					 const struct type *type, struct ir_value *const *ops, unsigned nops,
-					 struct loc loc);
+/* As ir_instr_create at the end of f, in a function whose names are
+ * deferred, named by a copy of `name` (len bytes, need not be
+ * NUL-terminated), which the caller has checked is free. */
+struct ir_instr *ir_instr_create_named(struct ir_func *f, unsigned kind, const char *name, size_t len,
+				       const struct type *type, struct ir_value *const *ops, unsigned nops,
+				       struct loc loc);
 struct ir_instr *ir_alloc(struct ir_func *f, const char *name, const struct type *t, struct ir_instr *before,
 			  struct loc loc);
 struct ir_instr *ir_dealloc(struct ir_func *f, struct ir_instr *alloc, struct ir_instr *before, struct loc loc);

@@ -10,6 +10,7 @@
  * without mutable/constant) are turned into the canonical ones here.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include "gir.tab.h"
 #include "ir/ir.h"
 #include "support/io.h"
@@ -20,6 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 void gir_p_error(struct gir_parser *p, struct loc loc, const char *fmt, ...)
 {
@@ -126,14 +130,118 @@ static bool poisoned(struct gir_parser *p, const struct gir_span *name)
 
 /* ---- names ---- */
 
-/* The value defined under a name (key, len, hash), through the cache of
- * recent names; NULL if none. */
+/* The scope: a table of 2^k uint64_t entries, 0 empty, else a value's
+ * pointer with the top SCOPE_TAG_BITS bits of its name's hash in bits 48-63
+ * (user-space pointers leave them clear; if one does not, the table turns
+ * plain). A probe compares names only when the tags agree, so a miss costs
+ * one cache line, and a million entries take 16 MB. Big tables ask for huge
+ * pages: a name's slot is a random access, and a TLB miss per statement
+ * costs as much as the rest of the statement. */
+enum { SCOPE_TAG_SHIFT = 48 };
+#define SCOPE_PTR_MASK ((UINT64_C(1) << SCOPE_TAG_SHIFT) - 1)
+
+static void scope_alloc(struct gir_scope *s, size_t cap)
+{
+	size_t bytes = cap * sizeof(uint64_t);
+	s->tab = NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	if (bytes >= (size_t)4 << 20) {
+		void *m;
+		if (posix_memalign(&m, (size_t)2 << 20, bytes) == 0) {
+			madvise(m, bytes, MADV_HUGEPAGE);
+			memset(m, 0, bytes);
+			s->tab = m;
+		}
+	}
+#endif
+	if (!s->tab)
+		s->tab = xcalloc(cap, sizeof(uint64_t));
+	s->cap = cap;
+}
+
+static void scope_free(struct gir_scope *s)
+{
+	free(s->tab);
+	memset(s, 0, sizeof(*s));
+}
+
+static struct ir_value *scope_val(const struct gir_scope *s, uint64_t e)
+{
+	return (struct ir_value *)(uintptr_t)(s->untagged ? e : e & SCOPE_PTR_MASK);
+}
+
+static void scope_put(struct gir_scope *s, struct ir_value *v, uint64_t h)
+{
+	uint64_t e = (uint64_t)(uintptr_t)v;
+	if (!s->untagged && (e >> SCOPE_TAG_SHIFT)) {
+		s->untagged = true;
+		for (size_t i = 0; i < s->cap; i++)
+			s->tab[i] &= SCOPE_PTR_MASK;
+	}
+	if (!s->untagged)
+		e |= h >> SCOPE_TAG_SHIFT << SCOPE_TAG_SHIFT;
+	size_t mask = s->cap - 1, i = (size_t)h & mask;
+	while (s->tab[i])
+		i = (i + 1) & mask;
+	s->tab[i] = e;
+	s->len++;
+}
+
+/* Room for n entries without a rehash. */
+static void scope_reserve(struct gir_scope *s, size_t n)
+{
+	size_t cap = s->cap ? s->cap : 1024;
+	while (n * 4 > cap * 3 && cap < SIZE_MAX / 16)
+		cap *= 2;
+	if (cap == s->cap)
+		return;
+	struct gir_scope old = *s;
+	scope_alloc(s, cap);
+	s->len = 0;
+	for (size_t i = 0; i < old.cap; i++)
+		if (old.tab[i]) {
+			struct ir_value *v = scope_val(&old, old.tab[i]);
+			scope_put(s, v, hash_bytes(v->name, strlen(v->name)));
+		}
+	free(old.tab);
+}
+
+static void scope_add(struct gir_scope *s, struct ir_value *v, uint64_t h)
+{
+	scope_reserve(s, s->len + 1);
+	scope_put(s, v, h);
+}
+
+/* The value defined under a name (key, len, hash); NULL if none, or if its
+ * definition was erased after an error. */
+static struct ir_value *scope_find(const struct gir_scope *s, const char *k, size_t len, uint64_t h)
+{
+	if (!s->cap)
+		return NULL;
+	size_t mask = s->cap - 1, i = (size_t)h & mask;
+	uint64_t tag = h >> SCOPE_TAG_SHIFT;
+	for (;; i = (i + 1) & mask) {
+		uint64_t e = s->tab[i];
+		if (!e)
+			return NULL;
+		if (!s->untagged && e >> SCOPE_TAG_SHIFT != tag)
+			continue;
+		struct ir_value *v = scope_val(s, e);
+		if (strncmp(v->name, k, len) != 0 || v->name[len] != 0)
+			continue;
+		if (v->vkind != IV_WEIGHT && (((struct ir_instr *)(void *)v)->bits & IR_ERASED))
+			return NULL;
+		return v;
+	}
+}
+
+/* The value defined under a name, through the cache of recent names. */
 static struct ir_value *recent_find(struct gir_parser *p, const char *k, size_t len, uint64_t h)
 {
 	struct gir_recent *e = &p->recent[h % GIR_RECENT];
 	if (e->v && e->hash == h && strncmp(e->v->name, k, len) == 0 && e->v->name[len] == 0)
 		return e->v;
-	struct ir_value *v = strmap_getn_h(&p->f->names, k, len, h);
+	struct ir_value *v = scope_find(&p->scope, k, len, h);
 	if (v) {
 		e->v = v;
 		e->hash = h;
@@ -141,11 +249,13 @@ static struct ir_value *recent_find(struct gir_parser *p, const char *k, size_t 
 	return v;
 }
 
-static void recent_add(struct gir_parser *p, struct ir_value *v, uint64_t h)
+/* A new definition under the statement's name (checked by name_free). */
+static void define(struct gir_parser *p, struct ir_value *v)
 {
-	struct gir_recent *e = &p->recent[h % GIR_RECENT];
+	scope_add(&p->scope, v, p->name_hash);
+	struct gir_recent *e = &p->recent[p->name_hash % GIR_RECENT];
 	e->v = v;
-	e->hash = h;
+	e->hash = p->name_hash;
 }
 
 static void recent_clear(struct gir_parser *p) { memset(p->recent, 0, sizeof p->recent); }
@@ -337,6 +447,7 @@ void gir_p_func_begin(struct gir_parser *p, const struct gir_span *name, struct 
 {
 	strmap_free(&p->poison);
 	strmap_init(&p->poison);
+	scope_free(&p->scope);
 	recent_clear(p);
 	const char *s = name ? span_cstr(p, name) : "main";
 	if (ir_module_find_func(p->m, s)) {
@@ -349,6 +460,7 @@ void gir_p_func_begin(struct gir_parser *p, const struct gir_span *name, struct 
 		return;
 	}
 	p->f = ir_func_create(p->m, s, loc);
+	ir_func_defer_names(p->f);
 }
 
 /* memory {constant = N, mutable = N, activations = N, alignment = N} */
@@ -395,9 +507,9 @@ void gir_p_memory(struct gir_parser *p, struct loc loc)
 	p->f->plan.loc = loc;
 }
 
-/* program '{': sizes the function's name table for the lines up to the
- * next function (about one name each), which saves the rehashes of a table
- * of a million names. */
+/* program '{': sizes the scope for the lines up to the next function
+ * (about one name each), which saves the rehashes of a table of a million
+ * names. */
 void gir_p_program_begin(struct gir_parser *p)
 {
 	if (!p->f)
@@ -412,7 +524,7 @@ void gir_p_program_begin(struct gir_parser *p)
 		if (p->lim - c >= 8 && memcmp(c, "function", 8) == 0)
 			break;
 	}
-	ir_func_reserve_names(p->f, lines);
+	scope_reserve(&p->scope, p->scope.len + lines);
 }
 
 void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc)
@@ -426,7 +538,10 @@ void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct 
 		if (!name->esc && p->f) {
 			p->name_hash = hash_bytes(name->s, name->len);
 			p->name_hashed = true;
-			strmap_prefetch(&p->f->names, p->name_hash);
+#if defined(__GNUC__)
+			if (p->scope.cap)
+				__builtin_prefetch(&p->scope.tab[(size_t)p->name_hash & (p->scope.cap - 1)]);
+#endif
 		}
 	}
 	p->name_loc = loc;
@@ -440,19 +555,18 @@ void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct 
 	vec_clear(&p->pos);
 }
 
-/* The name of the statement is free in the function: claims it (one hash,
- * one probe: p->name_slot, p->name_stable); reports otherwise. */
+/* The name of the statement is free in the function (one hash, one probe;
+ * p->name_hash is set); reports otherwise. */
 static bool name_free(struct gir_parser *p)
 {
 	size_t len;
 	const char *k = span_key(p, &p->name, &len);
 	uint64_t h = p->name_hashed ? p->name_hash : hash_bytes(k, len);
 	p->name_hash = h;
-	p->name_slot = ir_func_claim(p->f, k, len, h, &p->name_stable);
-	struct ir_value *prev = *p->name_slot;
+	p->name_hashed = true;
+	struct ir_value *prev = scope_find(&p->scope, k, len, h);
 	if (!prev && !strmap_getn_h(&p->poison, k, len, h))
 		return true;
-	p->name_slot = NULL;
 	char b[80];
 	gir_p_error(p, p->name_loc, "redefinition of '%s'", name_text(&p->name, '%', b, sizeof b));
 	if (prev)
@@ -634,8 +748,10 @@ void gir_p_weight(struct gir_parser *p, const struct gir_span *tspan, struct loc
 		return;
 	}
 	bool is_const = p->mut == 2 || (p->mut == 0 && p->init.kind != IR_INIT_NONE);
-	struct ir_weight *w = ir_weight_create_claimed(p->f, p->name_slot, p->name_stable, t, is_const, p->name_loc);
-	recent_add(p, &w->v, p->name_hash);
+	size_t len;
+	const char *k = span_key(p, &p->name, &len);
+	struct ir_weight *w = ir_weight_create_named(p->f, k, len, t, is_const, p->name_loc);
+	define(p, &w->v);
 	w->offset = off;
 	switch (p->init.kind) {
 	case INIT_DENSE:
@@ -896,8 +1012,10 @@ void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc k
 	}
 	struct ir_instr *in;
 	if (p->has_name) {
-		in = ir_instr_create_claimed(p->f, (unsigned)k, p->name_slot, p->name_stable, t, ops, d->nops, p->name_loc);
-		recent_add(p, &in->v, p->name_hash);
+		size_t len;
+		const char *key = span_key(p, &p->name, &len);
+		in = ir_instr_create_named(p->f, (unsigned)k, key, len, t, ops, d->nops, p->name_loc);
+		define(p, &in->v);
 	} else {
 		in = ir_instr_create(p->f, (unsigned)k, NULL, t, ops, d->nops, NULL, kloc);
 	}
@@ -961,6 +1079,7 @@ struct ir_module *ir_module_parse(struct type_ctx *types, const char *buf, size_
 	ir_module_set_base_dir(p.m, filename);
 	strmap_init(&p.poison);
 	int rc = gir_yyparse(&p);
+	scope_free(&p.scope);
 	strmap_free(&p.poison);
 	vec_free(&p.pos);
 	vec_free(&p.ops);

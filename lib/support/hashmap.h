@@ -54,18 +54,6 @@ void strmap_reserve(struct strmap *m, size_t n);
  * strmap_slot) at `key`, an equal string that lives longer: a stable copy
  * of a key inserted from a transient buffer. */
 void strmap_rekey(void **slot, const char *key);
-/* A hint: starts loading the slot where a key of this hash would be (a
- * reader that knows a name early saves a cache miss in a big table). */
-static inline void strmap_prefetch(const struct strmap *m, uint64_t hash)
-{
-#if defined(__GNUC__)
-	if (m->cap)
-		__builtin_prefetch(&m->tab[(uint32_t)hash & (m->cap - 1)]);
-#else
-	(void)m;
-	(void)hash;
-#endif
-}
 
 struct u64map_ent {
 	uint64_t key;
