@@ -397,6 +397,7 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 	} else {
 		fallback_plan(&g);
 	}
+	g.scratch_off = (g.activations_size + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
 	ir_for_each_instr(f, in) {
 		if (ptrmap_get(&g.fused, in))
 			continue;
@@ -404,6 +405,8 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 		if (d->stopped)
 			break;
 	}
+	if (g.scratch_bytes)
+		g.activations_size = g.scratch_off + g.scratch_bytes;
 	char *name = ident(o && o->name ? o->name : f->name);
 	size_t nio = 0;
 	struct backend_io *io = backend_func_io(f, &nio);
@@ -421,8 +424,6 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 		}
 		os_puts(&c, "\n/* ---- the program ---- */\n\n");
 		write_tables(&g, &c, name, io, nio);
-		if (g.zero_floats)
-			os_printf(&c, "static const float cb_zero[%zu];\n\n", g.zero_floats);
 		os_printf(&c, "const size_t %s_mutable_size = %" PRIu64 "u, %s_activations_size = %" PRIu64 "u;\n\n",
 			  name, g.mutable_size, name, g.activations_size);
 		os_puts(&c, ostream_cstr(&decls));

@@ -41,7 +41,8 @@ struct cg {
 	struct u64map plan;    /* weight or alloc -> offset + 1 when f has no plan */
 	struct u64map fused;   /* instructions emitted as part of an earlier one */
 	uint64_t mutable_size, activations_size;
-	size_t zero_floats;    /* length of the zero row the convolutions read in padding */
+	uint64_t scratch_off;   /* the kernels' scratch: after the planned activations */
+	uint64_t scratch_bytes; /* the most any kernel needs */
 	unsigned uniq;         /* counter for generated names */
 	int errors;
 };

@@ -75,6 +75,7 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 	fu->out = in->ops[0].val;
 	fu->res = NULL;
 	fu->act = 0;
+	fu->lo = fu->hi = 0.0;
 	struct ir_instr *last = in, *nx = cg_next_real(in);
 	if (nx && nx->kind == IK_add && is_float(nx->ops[0].val)) {
 		bool l = cg_same(g, nx->ops[1].val, fu->out), r = cg_same(g, nx->ops[2].val, fu->out);
@@ -107,13 +108,19 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 	(void)last;
 }
 
-/* Writes a struct cb_conv_args to the declarations; returns its number. */
+/* Writes a struct cb_conv_args to the declarations; returns its number.
+ * Reserves the scratch the packed path needs: (min(mc, M) + 16) x K floats,
+ * mc chosen so that a block of packed rows takes about 512 KiB. */
 static unsigned conv_args(struct cg *g, const int64_t v[15], int groups, const struct fusion *fu, size_t kdim)
 {
 	unsigned id = g->uniq++;
-	size_t mc = (size_t)(1u << 20) / (kdim * sizeof(float) + 1);
-	if (mc < 12)
-		mc = 12;
+	size_t mc = (size_t)(512u << 10) / (kdim * sizeof(float) + 1);
+	if (mc < 48)
+		mc = 48;
+	uint64_t rows = (uint64_t)(v[0] * v[4] * v[5]);
+	uint64_t need = ((rows < mc ? rows : mc) + 16) * kdim * sizeof(float);
+	if (need > g->scratch_bytes)
+		g->scratch_bytes = need;
 	os_printf(g->decls, "static const struct cb_conv_args cv%u = {", id);
 	for (int i = 0; i < 15; i++)
 		os_printf(g->decls, "%" PRId64 ", ", v[i]);
@@ -155,7 +162,6 @@ static void emit_conv(struct cg *g, struct ir_instr *in)
 	struct fusion fu;
 	find_fusion(g, in, src, &fu);
 	size_t kdim = (size_t)(k[0] * k[1] * c);
-	bool pads = p[0] || p[1] || p[2] || p[3];
 	if (c == 1 && oc == 1 && groups > 1) {
 		/* depthwise: KH x KW x C */
 		size_t taps = (size_t)(k[0] * k[1]), ch = (size_t)groups;
@@ -172,13 +178,12 @@ static void emit_conv(struct cg *g, struct ir_instr *in)
 			  fu.res ? PTR(fu.res, "float", r) : "0");
 	} else {
 		size_t boff, woff = pack_panels(g, fd, (size_t)groups, (size_t)oc, kdim, kdim, 1, bd, &boff);
-		if (pads && (size_t)c > g->zero_floats)
-			g->zero_floats = (size_t)c;
 		unsigned id = conv_args(g, v, groups, &fu, kdim);
 		os_printf(g->body,
-			  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, %s);\n",
+			  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
+			  "(float *)(A + %" PRIu64 "));\n",
 			  id, PTR(src, "float", a), woff, boff, PTR(fu.out, "float", o),
-			  fu.res ? PTR(fu.res, "float", r) : "0", pads ? "cb_zero" : "0");
+			  fu.res ? PTR(fu.res, "float", r) : "0", g->scratch_off);
 	}
 	free(fd);
 	free(bd);
@@ -205,9 +210,10 @@ static void emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst,
 			int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
 			unsigned id = conv_args(g, v, 1, &fu, (size_t)kk);
 			os_printf(g->body,
-				  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, 0);\n",
+				  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
+				  "(float *)(A + %" PRIu64 "));\n",
 				  id, PTR(lhs, "float", a), woff, boff, PTR(fu.out, "float", o),
-				  fu.res ? PTR(fu.res, "float", r) : "0");
+				  fu.res ? PTR(fu.res, "float", r) : "0", g->scratch_off);
 		}
 		free(wd);
 		free(bd);

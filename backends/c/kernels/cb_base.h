@@ -16,6 +16,7 @@
 #define CB_BASE_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -34,6 +35,29 @@
 #define CB_HAVE_VEC 1
 /* a vector of CB_VL floats, loadable from any float address */
 typedef float cb_vf __attribute__((vector_size(CB_VL * 4), aligned(4)));
+/* acc + a * b as one fused multiply-add where the target has one: ISO C
+ * modes (-std=c11) do not contract a * b + c on their own */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define CB_FMA(acc, a, b) ((cb_vf)_mm512_fmadd_ps((a), (b), (acc)))
+#define CB_SPLAT(x) ((cb_vf)_mm512_set1_ps(x))
+#elif defined(__AVX__) && defined(__FMA__)
+#include <immintrin.h>
+#define CB_FMA(acc, a, b) ((cb_vf)_mm256_fmadd_ps((a), (b), (acc)))
+#define CB_SPLAT(x) ((cb_vf)_mm256_set1_ps(x))
+#else
+#define CB_FMA(acc, a, b) ((acc) + (a) * (b))
+#endif
+typedef int32_t cb_vi __attribute__((vector_size(CB_VL * 4), aligned(4)));
+/* max(x, 0) lane by lane (NaN becomes 0, as x > 0 ? x : 0) */
+static inline cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
+#ifndef CB_SPLAT
+#if CB_VL == 8
+#define CB_SPLAT(x) ((cb_vf){(x), (x), (x), (x), (x), (x), (x), (x)})
+#else
+#define CB_SPLAT(x) ((cb_vf){(x), (x), (x), (x)})
+#endif
+#endif
 #define CB_RESTRICT __restrict__
 #else
 #define CB_VL 4

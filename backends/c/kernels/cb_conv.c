@@ -3,13 +3,9 @@
  *
  * A convolution in NHWC is the product of a virtual M x K matrix A (one row
  * per output pixel, M = N*OH*OW; one column per filter tap and input
- * channel, K = KH*KW*C) with the K x OC filter. A is never built: a tile of
- * CB_MR rows keeps, per tap, a pointer to each row's input pixel (IC floats
- * contiguous in NHWC) or to a row of zeros where the tap falls into the
- * padding. This is direct NHWC convolution with the inner loop of a GEMM:
- * 1x1 convolutions read their input rows in place, larger ones read each
- * input pixel once per tap. A fully-connected layer is the 1 x 1 case with
- * an N x 1 x 1 x K image.
+ * channel, K = KH*KW*C) with the K x OC filter. A is built one block of
+ * rows at a time (below). A fully-connected layer is the 1 x 1 case with an
+ * N x 1 x 1 x K image.
  *
  * Packed weights (done by the code generator, weights are constants): per
  * group, ceil(OC / CB_NR) panels, each K x CB_NR floats with the tap-major,
@@ -58,27 +54,64 @@ struct cb_conv_args {
 #define CB_ALWAYS_INLINE inline
 #endif
 
-/* One tile: output rows m .. m+mr-1 of group g, panel p (mr is CB_MR or 1,
- * a constant once inlined). Rows past the end compute a copy of the last
- * row and are not stored. */
-static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *in, const float *panel,
-					  const float *pbias, float *out, const float *res, const float *zero,
+/* Packs rows m0 .. m0 + nt*CB_MR - 1 of A for group g into ap: per tile of
+ * CB_MR rows, K x CB_MR floats (k = tap-major, channel-minor), so the
+ * micro-kernel reads one contiguous stream. Taps in the padding and rows
+ * past the end are zeros. */
+static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float *CB_RESTRICT ap, size_t m0,
+			   size_t nt, size_t mtot, int g)
+{
+	const int gc = s->groups * s->c, c = s->c;
+	const size_t ohw = (size_t)s->oh * s->ow, kdim = (size_t)s->kh * s->kw * c;
+	for (size_t t = 0; t < nt; t++) {
+		float *dp = ap + t * kdim * CB_MR;
+		int ih0[CB_MR], iw0[CB_MR];
+		const float *base[CB_MR];
+		for (int r = 0; r < CB_MR; r++) {
+			size_t mm = m0 + t * CB_MR + (size_t)r;
+			size_t n = mm / ohw, rem = mm % ohw;
+			int oh = (int)(rem / (size_t)s->ow), ow = (int)(rem % (size_t)s->ow);
+			ih0[r] = mm < mtot ? oh * s->sh - s->pt : -1 - s->kh * s->dh;
+			iw0[r] = ow * s->sw - s->pl;
+			base[r] = in + n * (size_t)s->h * s->w * gc + (size_t)g * c;
+		}
+		for (int kh = 0; kh < s->kh; kh++) {
+			for (int kw = 0; kw < s->kw; kw++) {
+				const float *src[CB_MR];
+				bool all = true;
+				for (int r = 0; r < CB_MR; r++) {
+					int ih = ih0[r] + kh * s->dh, iw = iw0[r] + kw * s->dw;
+					bool in_img = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
+					src[r] = in_img ? base[r] + ((size_t)ih * s->w + (size_t)iw) * gc : NULL;
+					all &= in_img;
+				}
+				if (all) {
+					for (int k = 0; k < c; k++) {
+						for (int r = 0; r < CB_MR; r++)
+							dp[r] = src[r][k];
+						dp += CB_MR;
+					}
+				} else {
+					for (int k = 0; k < c; k++) {
+						for (int r = 0; r < CB_MR; r++)
+							dp[r] = src[r] ? src[r][k] : 0.0f;
+						dp += CB_MR;
+					}
+				}
+			}
+		}
+	}
+}
+
+/* One tile: rows m .. m+mr-1 (mr is CB_MR or 1, a constant once inlined)
+ * from the packed tile ap (row stride CB_MR), one panel; stores the rows
+ * below mtot and the columns below the group's oc. */
+static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *CB_RESTRICT ap,
+					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
 					  size_t m, size_t mtot, int g, int p, const int mr)
 {
-	const int gc = s->groups * s->c, goc = s->groups * s->oc;
-	const size_t ohw = (size_t)s->oh * s->ow;
-	const float *base[CB_MR];
-	int ih0[CB_MR], iw0[CB_MR];
-	for (int r = 0; r < mr; r++) {
-		size_t mm = cb_min_sz(m + (size_t)r, mtot - 1);
-		size_t n = mm / ohw, rem = mm % ohw;
-		int oh = (int)(rem / (size_t)s->ow), ow = (int)(rem % (size_t)s->ow);
-		ih0[r] = oh * s->sh - s->pt;
-		iw0[r] = ow * s->sw - s->pl;
-		base[r] = in + n * (size_t)s->h * s->w * gc + (size_t)g * s->c;
-	}
-	const int c = s->c;
-	const float *b = panel;
+	const int goc = s->groups * s->oc;
+	const size_t kdim = (size_t)s->kh * s->kw * s->c;
 #if CB_HAVE_VEC
 	cb_vf acc[CB_MR][CB_NV];
 	for (int v = 0; v < CB_NV; v++) {
@@ -86,48 +119,53 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		for (int r = 0; r < mr; r++)
 			acc[r][v] = bv;
 	}
+	for (size_t k = 0; k < kdim; k++) {
+		cb_vf bv[CB_NV];
+		for (int v = 0; v < CB_NV; v++)
+			bv[v] = *(const cb_vf *)(b + v * CB_VL);
+		for (int r = 0; r < mr; r++) {
+			cb_vf x = CB_SPLAT(ap[r]);
+			for (int v = 0; v < CB_NV; v++)
+				acc[r][v] = CB_FMA(acc[r][v], bv[v], x);
+		}
+		ap += CB_MR;
+		b += CB_NR;
+	}
 #else
 	float acc[CB_MR][CB_NR];
 	for (int r = 0; r < mr; r++)
 		for (int j = 0; j < CB_NR; j++)
 			acc[r][j] = pbias[j];
-#endif
-	for (int kh = 0; kh < s->kh; kh++) {
-		for (int kw = 0; kw < s->kw; kw++) {
-			const float *a[CB_MR];
-			for (int r = 0; r < mr; r++) {
-				int ih = ih0[r] + kh * s->dh, iw = iw0[r] + kw * s->dw;
-				a[r] = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w
-					       ? base[r] + ((size_t)ih * s->w + (size_t)iw) * gc
-					       : zero;
-			}
-			for (int k = 0; k < c; k++) {
-#if CB_HAVE_VEC
-				cb_vf bv[CB_NV];
-				for (int v = 0; v < CB_NV; v++)
-					bv[v] = *(const cb_vf *)(b + v * CB_VL);
-				for (int r = 0; r < mr; r++) {
-					float x = a[r][k];
-					for (int v = 0; v < CB_NV; v++)
-						acc[r][v] += bv[v] * x;
-				}
-#else
-				for (int r = 0; r < mr; r++) {
-					float x = a[r][k];
-					for (int j = 0; j < CB_NR; j++)
-						acc[r][j] += b[j] * x;
-				}
-#endif
-				b += CB_NR;
-			}
+	for (size_t k = 0; k < kdim; k++) {
+		for (int r = 0; r < mr; r++) {
+			float x = ap[r];
+			for (int j = 0; j < CB_NR; j++)
+				acc[r][j] += b[j] * x;
 		}
+		ap += CB_MR;
+		b += CB_NR;
 	}
+#endif
 	int ncol = s->oc - p * CB_NR;
 	if (ncol > CB_NR)
 		ncol = CB_NR;
 	for (int r = 0; r < mr && m + (size_t)r < mtot; r++) {
 		size_t off = (m + (size_t)r) * goc + (size_t)g * s->oc + (size_t)p * CB_NR;
 		float *o = out + off;
+#if CB_HAVE_VEC
+		if (ncol == CB_NR && s->act != CB_ACT_CLIP) {
+			/* a whole panel: vector epilogue */
+			for (int v = 0; v < CB_NV; v++) {
+				cb_vf x = acc[r][v];
+				if (res)
+					x += *(const cb_vf *)(res + off + v * CB_VL);
+				if (s->act == CB_ACT_RELU)
+					x = cb_vrelu(x);
+				*(cb_vf *)(o + v * CB_VL) = x;
+			}
+			continue;
+		}
+#endif
 		float t[CB_NR];
 #if CB_HAVE_VEC
 		for (int v = 0; v < CB_NV; v++)
@@ -141,39 +179,40 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			for (int j = 0; j < ncol; j++)
 				t[j] += q[j];
 		}
-		if (s->act == CB_ACT_RELU) {
-			for (int j = 0; j < ncol; j++)
-				o[j] = t[j] > 0.0f ? t[j] : 0.0f;
-		} else {
-			for (int j = 0; j < ncol; j++)
-				o[j] = cb_act(t[j], s->act, s->lo, s->hi);
-		}
+		for (int j = 0; j < ncol; j++)
+			o[j] = cb_act(t[j], s->act, s->lo, s->hi);
 	}
 }
 
 /* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
- * above; zero points at max(c) zeros (unused without padding); res is NULL
- * or has out's layout. out may be res. */
+ * above; res is NULL or has out's layout (out may be res). scratch holds
+ * (min(mc, M) + 16) * K floats for the packed rows of A. */
 CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
-			float *out, const float *res, const float *zero)
+			   float *out, const float *res, float *scratch)
 {
 	const size_t mtot = (size_t)s->n * s->oh * s->ow;
 	const int np = (s->oc + CB_NR - 1) / CB_NR;
 	const size_t kdim = (size_t)s->kh * s->kw * s->c;
-	size_t mc = s->mc > 0 ? (size_t)s->mc : mtot;
+	size_t mc = s->mc > 0 && (size_t)s->mc < mtot ? (size_t)s->mc : mtot;
 	mc = (mc + CB_MR - 1) / CB_MR * CB_MR;
 	for (int g = 0; g < s->groups; g++) {
 		const float *gw = wp + (size_t)g * np * kdim * CB_NR;
 		const float *gb = bias + (size_t)g * np * CB_NR;
 		for (size_t m0 = 0; m0 < mtot; m0 += mc) {
-			size_t m1 = cb_min_sz(mtot, m0 + mc);
+			size_t m1 = cb_min_sz(mtot, m0 + mc), nt = (m1 - m0 + CB_MR - 1) / CB_MR;
+			cb_conv_pack_a(s, in, scratch, m0, nt, mtot, g);
 			for (int p = 0; p < np; p++) {
 				const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
-				size_t m = m0;
-				for (; m + CB_MR <= m1; m += CB_MR)
-					cb_conv_tile(s, in, pw, pb, out, res, zero, m, mtot, g, p, CB_MR);
-				for (; m < m1; m++)
-					cb_conv_tile(s, in, pw, pb, out, res, zero, m, mtot, g, p, 1);
+				for (size_t t = 0; t < nt; t++) {
+					size_t m = m0 + t * CB_MR;
+					const float *ap = scratch + t * kdim * CB_MR;
+					if (m + CB_MR <= mtot || mtot >= CB_MR) {
+						cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR);
+					} else {
+						for (int r = 0; (size_t)r < mtot - m; r++)
+							cb_conv_tile(s, ap + r, pw, pb, out, res, m + (size_t)r, mtot, g, p, 1);
+					}
+				}
 			}
 		}
 	}
