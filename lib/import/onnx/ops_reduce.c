@@ -214,21 +214,33 @@ int op_argminmax(struct importer *im, const onnx_node *n)
 	unsigned axis;
 	if (norm_axis(im, attr_i(n, "axis", 0), x->rank, &axis))
 		return -1;
-	if (attr_i(n, "select_last_index", 0))
-		return op_err(im, "select_last_index = 1 is not supported");
+	bool last = attr_i(n, "select_last_index", 0) != 0;
 	bool keep = attr_i(n, "keepdims", 1) != 0;
 	uint64_t dims[GLOW_MAX_RANK];
 	unsigned r = 0;
 	for (unsigned k = 0; k < x->rank; k++)
 		if (k != axis || keep)
 			dims[r++] = k == axis ? 1 : x->dims[k];
+	const char *name = out_name(im, 0);
 	struct value xv = tval(im, x);
-	struct value res = b_node(im, strcmp(n->op_type, "ArgMax") == 0 ? NK_ArgMax : NK_ArgMin, out_name(im, 0), &xv,
-				  1, ty(im, IDX_ELEM, dims, r));
+	/* select_last_index: the first extremum of the input flipped along
+	 * axis is the last one of the input, at (size - 1) - index */
+	if (last) {
+		xv = b_node(im, NK_Flip, dname(im, name, "flip"), &xv, 1, xv.node ? val_type(xv) : NULL);
+		if (!xv.node)
+			return -1;
+		node_set_int(im->m, xv.node, "axis", axis);
+	}
+	struct value res = b_node(im, strcmp(n->op_type, "ArgMax") == 0 ? NK_ArgMax : NK_ArgMin,
+				  last ? dname(im, name, "flipped") : name, &xv, 1, ty(im, IDX_ELEM, dims, r));
 	if (!res.node)
 		return -1;
 	node_set_int(im->m, res.node, "axis", axis);
 	node_set_int(im->m, res.node, "keep_dims", keep);
+	if (last) {
+		struct value top = b_splat_const(im, dname(im, name, "top"), val_type(res), (double)(x->dims[axis] - 1));
+		res = bin(im, NK_Sub, top, res, name);
+	}
 	return set_out(im, 0, res);
 }
 
