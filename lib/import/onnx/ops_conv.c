@@ -386,13 +386,58 @@ int op_instancenorm(struct importer *im, const onnx_node *n)
 
 /* LayerNormalization (opset 17): normalizes over dims [axis, rank); scale
  * and bias are broadcast to those dims. */
+/* The Mean and InvStdDev outputs of LayerNormalization: over the
+ * dimensions from axis on, mean = E[x] and 1 / sqrt(E[(x - mean)^2] + eps),
+ * shaped like x with those dimensions 1. Computed on x viewed as
+ * [outer, inner] with BatchedReduceMean. */
+static int layernorm_stats(struct importer *im, struct value xv, unsigned axis, double eps)
+{
+	const struct type *xt = val_type(xv);
+	uint64_t outer = 1, inner = 1, sd[GLOW_MAX_RANK];
+	for (unsigned k = 0; k < xt->rank; k++) {
+		sd[k] = k < axis ? xt->dims[k] : 1;
+		if (k < axis)
+			outer *= xt->dims[k];
+		else
+			inner *= xt->dims[k];
+	}
+	const char *mname = out_used(im, 1) ? out_name(im, 1) : dname(im, out_name(im, 0), "mean");
+	uint64_t d2[2] = {outer, inner}, d1[1] = {outer}, dc[2] = {outer, 1};
+	static const int64_t ax1[1] = {1};
+	struct value x2 = b_reshape(im, xv, d2, 2, dname(im, mname, "rows"));
+	struct value m1 = b_node(im, NK_BatchedReduceMean, dname(im, mname, "reduce"), &x2, 1,
+				 type_with_dims(im->tc, xt, d1, 1));
+	if (!m1.node)
+		return -1;
+	node_set_ints(im->m, m1.node, "axes", ax1, 1);
+	if (out_used(im, 1) && set_out(im, 1, b_reshape(im, m1, sd, xt->rank, mname)))
+		return -1;
+	if (!out_used(im, 2))
+		return 0;
+	const char *iname = out_name(im, 2);
+	struct value mc = b_reshape(im, m1, dc, 2, dname(im, iname, "mean"));
+	mc = b_broadcast(im, mc, d2, 2, dname(im, iname, "mean.bcast"));
+	struct value ops[2] = {x2, mc};
+	struct value dv = b_node(im, NK_Sub, dname(im, iname, "dev"), ops, 2, val_type(x2));
+	ops[0] = dv, ops[1] = dv;
+	struct value sq = b_node(im, NK_Mul, dname(im, iname, "sq"), ops, 2, dv.node ? val_type(dv) : NULL);
+	struct value var = b_node(im, NK_BatchedReduceMean, dname(im, iname, "var"), &sq, 1,
+				  type_with_dims(im->tc, xt, d1, 1));
+	if (!var.node)
+		return -1;
+	node_set_ints(im->m, var.node, "axes", ax1, 1);
+	ops[0] = var;
+	ops[1] = b_splat_const(im, dname(im, iname, "eps"), val_type(var), eps);
+	struct value ve = b_node(im, NK_Add, dname(im, iname, "vareps"), ops, 2, val_type(var));
+	struct value inv = b_unary(im, NK_Rsqrt, dname(im, iname, "rsqrt"), ve);
+	return set_out(im, 2, b_reshape(im, inv, sd, xt->rank, iname));
+}
+
 int op_layernorm(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = in_req(im, 0);
 	if (!x || !is_float_input(im, x))
 		return -1;
-	if (extra_outputs_used(im, 1))
-		return op_err(im, "the Mean and InvStdDev outputs are not supported");
 	if (attr_i(n, "stash_type", 1) != 1)
 		return op_err(im, "stash_type other than float is not supported");
 	unsigned axis;
@@ -411,7 +456,11 @@ int op_layernorm(struct importer *im, const onnx_node *n)
 		return -1;
 	node_set_int(im->m, r.node, "axis", axis);
 	node_set_float(im->m, r.node, "epsilon", attr_f(n, "epsilon", 1e-5f));
-	return set_out(im, 0, r);
+	if (set_out(im, 0, r))
+		return -1;
+	if (!out_used(im, 1) && !out_used(im, 2))
+		return 0;
+	return layernorm_stats(im, xv, axis, attr_f(n, "epsilon", 1e-5f));
 }
 
 /* LRN across channels: NHWC, half window (size - 1) / 2; alpha as in ONNX
