@@ -331,7 +331,15 @@ int op_prelu(struct importer *im, const onnx_node *n)
 	struct value x = in_val(im, 0), s = in_val(im, 1);
 	if (!x.node || !s.node)
 		return -1;
-	const struct type *t = val_type(x);
+	const struct type *t = val_type(x), *st = val_type(s);
+	/* before opset 7 a 1-D slope of C values is per channel (dimension 1),
+	 * not numpy-broadcast against the last dimension */
+	if (im->opset < 7 && st->rank == 1 && t->rank >= 2 && st->dims[0] == t->dims[1] && st->dims[0] != 1) {
+		uint64_t cd[GLOW_MAX_RANK];
+		for (unsigned k = 0; k + 1 < t->rank; k++)
+			cd[k] = k == 0 ? st->dims[0] : 1;
+		s = b_reshape(im, s, cd, t->rank - 1, dname(im, out_name(im, 0), "slope.chan"));
+	}
 	s = b_broadcast(im, s, t->dims, t->rank, dname(im, out_name(im, 0), "slope"));
 	struct value ops[2] = {x, s};
 	return set_out(im, 0, b_node(im, NK_PRelu, out_name(im, 0), ops, 2, s.node ? t : NULL));
