@@ -358,6 +358,37 @@ static int scalar_arg(struct importer *im, unsigned i, double *out, bool *presen
 	return 0;
 }
 
+/* Whether Clip's bound i is absent or a scalar known at import. */
+static bool clip_bound_known(struct importer *im, unsigned i)
+{
+	struct tensor *t = in_opt(im, i);
+	return !t || t->known;
+}
+
+/* Clip (opset 11+) whose min or max is a runtime value: Max with the
+ * broadcast min, then Min with the broadcast max (NaN handling follows
+ * the Max and Min kinds). */
+static int clip_runtime(struct importer *im, struct value x, const char *name)
+{
+	const struct type *t = val_type(x);
+	bool has_hi = in_opt(im, 2) != NULL;
+	for (unsigned i = 1; i <= 2; i++) {
+		struct tensor *b = in_opt(im, i);
+		if (!b)
+			continue;
+		if (t_numel(b) != 1)
+			return op_err(im, "input %u must be a scalar", i);
+		uint64_t one[GLOW_MAX_RANK];
+		for (unsigned k = 0; k < t->rank; k++)
+			one[k] = 1;
+		const char *bn = dname(im, name, i == 1 ? "min" : "max");
+		struct value bv = b_reshape(im, tval(im, b), one, t->rank, dname(im, bn, "r"));
+		bv = b_broadcast(im, bv, t->dims, t->rank, bn);
+		x = ew2(im, i == 1 ? NK_Max : NK_Min, x, bv, i == 1 && has_hi ? dname(im, name, "lo") : name);
+	}
+	return set_out(im, 0, x);
+}
+
 int op_clip(struct importer *im, const onnx_node *n)
 {
 	struct value x = in_val(im, 0);
@@ -371,6 +402,8 @@ int op_clip(struct importer *im, const onnx_node *n)
 		has_hi = attr(n, "max") != NULL;
 		lo = has_lo ? attr_f(n, "min", 0) : lo;
 		hi = has_hi ? attr_f(n, "max", 0) : hi;
+	} else if (!clip_bound_known(im, 1) || !clip_bound_known(im, 2)) {
+		return clip_runtime(im, x, name);
 	} else if (scalar_arg(im, 1, &lo, &has_lo) || scalar_arg(im, 2, &hi, &has_hi)) {
 		return -1;
 	}
