@@ -21,6 +21,8 @@
 
 enum pass_mode { PASS_MODE_INFER, PASS_MODE_TRAIN };
 
+struct pass_target;
+
 enum pass_flags {
 	PASS_FIXED_POINT = PM_FIXED_POINT,
 	PASS_INFER_ONLY = PM_CLIENT_FLAG0, /* changes training semantics: not in -mode=train */
@@ -31,6 +33,7 @@ struct pass_ctx {
 	enum pass_mode mode;
 	const char *backend; /* the -backend= name, NULL if none was given */
 	struct pm_ctx *pm;   /* the run in progress (set before each pass runs) */
+	const struct pass_target *target; /* the backend's answers (target.h); NULL: the interpreter's */
 };
 
 /* Adds n to the counter desc ("Number of nodes merged") of the running pass. */

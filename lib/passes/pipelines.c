@@ -22,11 +22,21 @@ static const struct pm_pipeline pipelines[] = {
 	{"layout", PASS_FIXED_POINT,
 	 "sink-transposes,transpose-constants,fold-shape-chains,eliminate-noop,dce",
 	 "Layout: sink and cancel Transposes, fold weight Transposes, fold shape chains"},
-	{"O2", 0,
+	{"fold", 0,
+	 "fold-tile-add,fold-fc,fold-softmax,fold-clip,fold-leaky-relu,dce",
+	 "Raise lowered patterns back to high-level nodes"},
+	{"optimize", 0,
 	 "dce,simplify,layout,"
 	 "merge-pad,reduce-mean-to-avgpool,eliminate-concat-slice,"
 	 "fold-batchnorm,lower-batchnorm,layout,simplify,"
 	 "cse,dce",
+	 "The graph optimizations"},
+	{"cleanup", 0,           "simplify,cse,dce",
+	 "Simplification and cleanup after lowering and after the backend's hook"},
+	/* Glow's flow: fold, optimize, lower (per the backend), optimize,
+	 * the backend's post-lowering hook, optimize, check support. */
+	{"O2", 0,
+	 "fold,optimize,lower,cleanup,post-lowering,cleanup,check-supported",
 	 "Default optimization"},
 	{"O3", PASS_FIXED_POINT, "O2",          "Aggressive optimization: O2 until nothing changes"},
 };

@@ -7,7 +7,9 @@
  * the engine from lib/support/passmgr.h. The output is written whole or not
  * at all. Exit status 0 on success, 1 after a diagnostic.
  */
+#include "passes/backends.h"
 #include "passes/pass.h"
+#include "passes/target.h"
 #include "support/cl.h"
 #include "support/io.h"
 
@@ -23,13 +25,37 @@ struct opt_options {
 	bool verify_each, disable_verify;
 	bool print_before_all, print_after_all;
 	struct cl_list print_before, print_after;
+	struct cl_list unsupported;
 	bool time_passes, stats, list_passes, debug_pm;
 	struct cl_list input;
 };
 
-/* -backend= values; the pass context keeps the name. */
+/* -backend= values; the pass context keeps the name and the backend's
+ * struct (passes/backends.h), so the lower stage, the post-lowering hook
+ * and check-supported ask it. */
 #define BACKENDS "interpreter|c"
 static const char *const backend_names[] = {"interpreter", "c"};
+
+/* Marks the node kinds named in the comma-separated lists; returns 1 after
+ * reporting an unknown kind. */
+static int parse_kinds(const struct cl_list *l, bool *flags, struct diag *d)
+{
+	int bad = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *s = l->v[i];
+		while (*s) {
+			size_t len = strcspn(s, ",");
+			int k = node_kind_lookup(s, len);
+			if (k < 0 || k == NK_Placeholder || k == NK_Constant) {
+				diag_error(d, LOC_NONE, "-backend-unsupported: unknown node kind '%.*s'", (int)len, s);
+				bad = 1;
+			} else
+				flags[k] = true;
+			s += len + (s[len] == ',');
+		}
+	}
+	return bad;
+}
 
 /* Reads, verifies, optimizes and writes the module; returns the exit status.
  * Dumps, traces and reports go to stderr. */
@@ -41,7 +67,22 @@ static int run(struct opt_options *o, struct diag *d)
 			   o->olevel);
 		return 1;
 	}
-	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_names[o->backend] : NULL, NULL};
+	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_names[o->backend] : NULL, NULL,
+			       NULL};
+	bool unsupported[NK_COUNT] = {false};
+	struct pass_target target = {NULL, "interpreter", NULL};
+	if (ctx.backend) {
+		target.name = ctx.backend;
+		if (!(target.backend = passes_backend_find(ctx.backend))) {
+			diag_error(d, LOC_NONE, "backend '%s' is not linked into glow-opt", ctx.backend);
+			return 1;
+		}
+	}
+	if (parse_kinds(&o->unsupported, unsupported, d))
+		return 1;
+	if (o->unsupported.n)
+		target.unsupported = unsupported;
+	ctx.target = &target;
 	struct pm pm;
 	pm_init(&pm, &graph_pass_registry, d, &ctx);
 	pm.verify_each = o->verify_each;
@@ -54,7 +95,7 @@ static int run(struct opt_options *o, struct diag *d)
 	if (o->passes)
 		bad |= pm_add_text(&pm, o->passes);
 	else if (o->olevel >= 0) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof name, "O%d", o->olevel);
 		bad |= pm_add_text(&pm, name);
 	}
@@ -120,6 +161,9 @@ int main(int argc, char **argv)
 		 "infer|train"},
 		{"backend", CL_ENUM, &o.backend, NULL, "Target backend the passes may tailor the graph to", 0,
 		 BACKENDS},
+		{"backend-unsupported", CL_LIST, &o.unsupported, "Kind,...",
+		 "Treat these node kinds as unsupported by the backend (the lower stage lowers them, "
+		 "check-supported reports the rest)", 0, NULL},
 		{"verify-each", CL_FLAG, &o.verify_each, NULL, "Run the verifier after every pass", 0, NULL},
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},

@@ -1,0 +1,66 @@
+/* fold-clip.c - raises Min/Max against constant bounds into Clip.
+ *
+ *   Min(Max(x, lo), hi), Max(Min(x, hi), lo)    lo, hi splats, lo <= hi
+ *   (each with its operands either way round)
+ *   -> Clip(x) {min = lo, max = hi}
+ * Only when the inner node has no other use, x has the result's type (float
+ * or integer kinds, not quantized or bool) and no node carries a predicate.
+ * "Splat" as in passutil.h (Splat nodes, splat and uniform constants).
+ *
+ * Numerics: equal on every number and on NaN; only the sign of a zero
+ * result at a zero bound can differ (Max(-0.0, 0.0) is 0.0, Clip keeps
+ * -0.0). The unused inner node is left to dce.
+ * Requires: a verified function. Preserves: validity and result types.
+ */
+#include "passes/pass.h"
+#include "passes/passutil.h"
+
+/* If n (of kind k) is k(x, splat c) or k(splat c, x), sets *x and *c. */
+static bool splat_operand(struct module *m, const struct node *n, struct value *x, double *c)
+{
+	for (unsigned side = 0; side < 2; side++)
+		if (pu_splat_of(m, op_val(n, side), c)) {
+			*x = op_val(n, 1 - side);
+			return true;
+		}
+	return false;
+}
+
+static bool fold(struct func *f, struct node *n)
+{
+	struct module *m = f->mod;
+	const struct type *t = node_type(n);
+	enum elem_kind k = (enum elem_kind)t->elem;
+	if (node_has_pred(n) || elem_is_quantized(k) || k == EK_BOOL)
+		return false;
+	struct value inner;
+	double outer_c, inner_c;
+	if (!splat_operand(m, n, &inner, &outer_c))
+		return false;
+	unsigned want = n->kind == NK_Min ? NK_Max : NK_Min;
+	struct node *in = inner.node;
+	if (in->kind != want || node_has_pred(in) || node_num_uses(in, -1) != 1)
+		return false;
+	struct value x;
+	if (!splat_operand(m, in, &x, &inner_c) || val_type(x) != t)
+		return false;
+	double lo = n->kind == NK_Min ? inner_c : outer_c, hi = n->kind == NK_Min ? outer_c : inner_c;
+	if (!(lo <= hi))
+		return false;
+	struct node *clip = node_create1(f, NK_Clip, n->name, &x, 1, t, n, n->loc);
+	node_set_float(m, clip, "min", lo);
+	node_set_float(m, clip, "max", hi);
+	pu_replace(f, n, node_val(clip, 0));
+	return true;
+}
+
+bool fold_clip_run(struct func *f, struct pass_ctx *ctx)
+{
+	uint64_t folded = 0;
+	func_for_each_safe(f, n, next) {
+		if ((n->kind == NK_Min || n->kind == NK_Max) && fold(f, n))
+			folded++;
+	}
+	pass_stat(ctx, "Number of Min/Max pairs folded into Clip", folded);
+	return folded != 0;
+}

@@ -1,0 +1,74 @@
+/* lowering.h - the lowering rules behind the lower and lower-all passes.
+ *
+ * A rule replaces one high-level node by linear-algebra, data-movement and
+ * elementwise nodes that compute the same function (docs/Passes.md lists
+ * each rule and where its rounding differs). Rules live in lower-*.c by
+ * family; lowering.c holds the driver and the node-building helpers they
+ * share. Every new node is inserted before the node it replaces and takes
+ * that node's location, so diagnostics about it still point at the source
+ * line it came from.
+ *
+ * A rule returns true if it replaced n (n is then erased), false if n is
+ * outside what it handles (a predicate, a quantized kind, negative pads,
+ * ...); it never fails. Nodes a rule creates may be lowered in turn (Swish
+ * makes a Sigmoid, Broadcast a Tile, ...): the driver sweeps the function
+ * again until a sweep lowers nothing.
+ */
+#ifndef GLOW_PASSES_LOWERING_H
+#define GLOW_PASSES_LOWERING_H
+
+#include "passes/pass.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Lowers the nodes of f that want(ctx, n) selects; returns whether it
+ * changed f. Counters go to ctx (-stats). */
+bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const struct pass_ctx *, const struct node *));
+
+/* Whether a rule exists for n's kind and could apply to n as it stands. */
+bool lower_has_rule(const struct node *n);
+
+/* ---- the rules, by family ---- */
+
+/* lower-linalg.c: FullyConnected, Gemm, grouped Convolution */
+bool lower_linalg(struct func *f, struct node *n);
+/* lower-act.c: Clip, LeakyRelu, Sigmoid, Swish, HardSwish, Gelu, SoftPlus,
+ * Elu, LogSoftMax */
+bool lower_activation(struct func *f, struct node *n);
+/* lower-norm.c: BatchNormalization, LayerNormalization,
+ * InstanceNormalization, BatchedReduceMean */
+bool lower_norm(struct func *f, struct node *n);
+/* lower-shape.c: Pad, Tile, Broadcast */
+bool lower_shape(struct func *f, struct node *n);
+
+/* ---- helpers for the rules (lowering.c) ---- */
+
+/* "<n's name, cut>.<suffix>" in buf (64 bytes). */
+const char *lw_name(char *buf, const struct node *n, const char *suffix);
+/* A node of kind k with operands ops and result type t before n, at n's
+ * location. */
+struct node *lw_node(struct func *f, unsigned k, const struct value *ops, unsigned nops, const struct type *t,
+		     struct node *n, const char *suffix);
+/* An elementwise node k(a) or k(a, b) of a's type before n. */
+struct value lw_un(struct func *f, unsigned k, struct value a, struct node *n, const char *suffix);
+struct value lw_bin(struct func *f, unsigned k, struct value a, struct value b, struct node *n, const char *suffix);
+/* A Splat of x with v's type (or type t) before n. */
+struct value lw_splat(struct func *f, const struct type *t, double x, struct node *n, const char *suffix);
+/* k(a, Splat x) with a's type. */
+struct value lw_bin_splat(struct func *f, unsigned k, struct value a, double x, struct node *n, const char *suffix);
+/* A reduction k of v over the axes marked in drop (rank of v). */
+struct value lw_reduce(struct func *f, unsigned k, struct value v, const bool *drop, struct node *n,
+		       const char *suffix);
+/* The reduced value r (v's shape without the axes in drop) broadcast back
+ * to type t: a Reshape that puts the dropped axes back as 1s, then a
+ * Broadcast. */
+struct value lw_expand(struct func *f, struct value r, const struct type *t, const bool *drop, struct node *n,
+		       const char *suffix);
+/* v broadcast to type t with v's dims aligned at axis. */
+struct value lw_broadcast(struct func *f, struct value v, const struct type *t, unsigned axis, struct node *n,
+			  const char *suffix);
+/* Replaces n by v and erases n. */
+void lw_replace(struct func *f, struct node *n, struct value v);
+
+#endif
