@@ -115,6 +115,9 @@ struct gir_parser {
 		struct ir_value *v;
 		uint64_t hash;
 	} recent[GIR_RECENT];
+	/* instruction kinds by (length, first and last letter), 1 + kind; 0
+	 * empty: most lines name one of a few kinds */
+	uint8_t kind_cache[64];
 	/* the decoded bytes of the last long hex string the lexer read */
 	const char *hex_s; /* its span's text ("0x...") */
 	uint8_t *hex_data;  /* in the module's arena */
@@ -127,6 +130,7 @@ struct gir_parser {
 	struct loc name_loc;
 	int mut; /* weight: 0 unspecified, 1 mutable, 2 constant */
 	struct gir_init init;
+	struct gir_num num; /* the last `number` (read by the rule using it) */
 	bool has_mod, has_pos;
 	struct gir_span mod, type;
 	struct loc mod_loc, pos_loc, type_loc;
@@ -171,11 +175,12 @@ static void gir_yyerror(struct loc *loc, struct gir_parser *p, const char *msg)
 #define AVAL (vec_last(&p->attrs))
 }
 
+/* 16 bytes: semantic values are copied on every shift and reduction, so a
+ * number does not travel as one (see `number`). */
 %union {
 	struct gir_span span;
 	int64_t i;
 	double f;
-	struct gir_num num;
 	uint32_t u;
 }
 
@@ -207,7 +212,6 @@ static void gir_yyerror(struct loc *loc, struct gir_parser *p, const char *msg)
 %token <span> KW_FALSE "'false'"
 %token SYNC "end of line"
 
-%type <num> number
 %type <span> anyident kind
 %type <u> list_start
 
@@ -273,13 +277,13 @@ init_opt
  *        | 'broadcast' ',' number | 'xavier' ',' number     (legacy) */
 init
 	: KW_DENSE STRING { p->init.kind = INIT_DENSE; p->init.str = $2; p->init.str_loc = @2; p->init.loc = @1; }
-	| KW_SPLAT number { p->init.kind = INIT_SPLAT; p->init.num = $2; p->init.loc = @1; }
+	| KW_SPLAT number { p->init.kind = INIT_SPLAT; p->init.num = p->num; p->init.loc = @1; }
 	| KW_SPLAT KW_TRUE { p->init.kind = INIT_SPLAT; p->init.num = (struct gir_num){1, 1, true, @2}; p->init.is_bool = true; p->init.loc = @1; }
 	| KW_SPLAT KW_FALSE { p->init.kind = INIT_SPLAT; p->init.num = (struct gir_num){0, 0, true, @2}; p->init.is_bool = true; p->init.loc = @1; }
-	| KW_BROADCAST ',' number { p->init.kind = INIT_SPLAT; p->init.num = $3; p->init.loc = @1; }
+	| KW_BROADCAST ',' number { p->init.kind = INIT_SPLAT; p->init.num = p->num; p->init.loc = @1; }
 	| KW_ZERO { p->init.kind = INIT_ZERO; p->init.loc = @1; }
-	| KW_XAVIER number seed { p->init.kind = INIT_XAVIER; p->init.num = $2; p->init.loc = @1; }
-	| KW_XAVIER ',' number { p->init.kind = INIT_XAVIER; p->init.num = $3; p->init.seed = 0; p->init.loc = @1; }
+	| KW_XAVIER number seed { p->init.kind = INIT_XAVIER; p->init.num = p->num; p->init.loc = @1; }
+	| KW_XAVIER ',' number { p->init.kind = INIT_XAVIER; p->init.num = p->num; p->init.seed = 0; p->init.loc = @1; }
 	| KW_FILE STRING offset { p->init.kind = INIT_FILE; p->init.str = $2; p->init.str_loc = @2; p->init.loc = @1; }
 	;
 
@@ -378,7 +382,7 @@ attr
 
 /* attrval ::= number | 'true' | 'false' | STRING | IDENT | '[' numbers? ']' */
 attrval
-	: number { AVAL.vk = GA_NUM; AVAL.num = $1; AVAL.vloc = @1; }
+	: number { AVAL.vk = GA_NUM; AVAL.num = p->num; AVAL.vloc = @1; }
 	| KW_TRUE { AVAL.vk = GA_BOOL; AVAL.num.i = 1; AVAL.vloc = @1; }
 	| KW_FALSE { AVAL.vk = GA_BOOL; AVAL.num.i = 0; AVAL.vloc = @1; }
 	| STRING { AVAL.vk = GA_STR; AVAL.str = $1; AVAL.vloc = @1; }
@@ -396,13 +400,15 @@ numbers_opt
 	;
 
 numbers
-	: number { vec_push(&p->nums, $1); }
-	| numbers ',' number { vec_push(&p->nums, $3); }
+	: number { vec_push(&p->nums, p->num); }
+	| numbers ',' number { vec_push(&p->nums, p->num); }
 	;
 
+/* Sets p->num, which the rule that contains the number reads when it is
+ * reduced, before any other number can be. */
 number
-	: INT { $$ = (struct gir_num){(double)$1, $1, true, @1}; }
-	| FLOAT { $$ = (struct gir_num){$1, 0, false, @1}; }
+	: INT { p->num = (struct gir_num){(double)$1, $1, true, @1}; }
+	| FLOAT { p->num = (struct gir_num){$1, 0, false, @1}; }
 	;
 
 /* Attribute names and enum values: identifiers, keywords included. */

@@ -922,7 +922,17 @@ static int resolve_kind(struct gir_parser *p, const struct gir_span *kind, struc
 		gir_p_error(p, p->has_mod ? p->mod_loc : kloc, "pool needs 'max' or 'avg'");
 		return -1;
 	}
-	int k = instr_kind_lookup(kind->s, kind->len);
+	_Static_assert(IK_COUNT < 255, "kind_cache holds 1 + kind in a byte");
+	unsigned ci = (kind->len * 7u + (unsigned char)kind->s[0] * 3u + (unsigned char)kind->s[kind->len - 1]) % 64u;
+	int k = p->kind_cache[ci] - 1;
+	if (k >= 0) {
+		const char *kn = instr_kind_name((unsigned)k);
+		if (strncmp(kn, kind->s, kind->len) == 0 && kn[kind->len] == 0)
+			return k;
+	}
+	k = instr_kind_lookup(kind->s, kind->len);
+	if (k >= 0)
+		p->kind_cache[ci] = (uint8_t)(k + 1);
 	if (k < 0)
 		gir_p_error(p, kloc, "unknown instruction kind '%.*s'", (int)kind->len, kind->s);
 	return k;

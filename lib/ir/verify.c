@@ -30,6 +30,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A walk that does little per instruction waits on memory for each `next`:
+ * instructions are allocated in program order, mostly one after the other
+ * in the arena, so the ones a few hundred bytes ahead come soon. A hint. */
+static inline void prefetch_ahead(const struct ir_instr *in)
+{
+#if defined(__GNUC__)
+	__builtin_prefetch((const char *)in + 1024);
+#else
+	(void)in;
+#endif
+}
+
 /* mark of an instruction: ST_MEMBER | lifetime state; of a weight: ST_MEMBER */
 enum { ST_UNSEEN = 0, ST_LIVE = 1, ST_DEAD = 2, ST_STATE = 3, ST_MEMBER = 4 };
 
@@ -367,6 +379,7 @@ int ir_func_verify(struct ir_func *f, struct diag *d)
 	}
 	bool planned = false; /* an alloc has an offset */
 	ir_for_each_instr(f, in) {
+		prefetch_ahead(in);
 		if (in->kind == IK_alloc) {
 			if ((in->mark & ST_STATE) == ST_LIVE)
 				ir_verr(&v, in, "is never deallocated");
