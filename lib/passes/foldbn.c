@@ -10,7 +10,10 @@
  *   filter'[oc, ...] = filter[oc, ...] * mul[oc]
  *   bias'[oc]        = bias[oc] * mul[oc] + add[oc]
  * computed in double and rounded once to the weights' kind. New constants
- * are made (the old ones may be shared); dce removes the old ones.
+ * are made (the old ones may be shared); dce removes the old ones. Uniform
+ * inputs (splat filter and bias, the same coefficients in every channel)
+ * give splat constants rather than dense data: the same values, no payload
+ * to compute or print.
  *
  * A BatchNormalization whose mul is exactly 1 and add exactly 0 in every
  * channel is removed (x * 1 + 0 == x; only the sign of a zero can differ).
@@ -53,26 +56,78 @@ static struct node *foldable_conv(const struct node *n)
 	return conv;
 }
 
+/* If constant c (float) holds one value in every element, stores it in *x
+ * and returns true, without materializing a splat or zero initializer. */
+static bool uniform_value(struct constant *c, double *x)
+{
+	const struct type *t = c->n.types[0];
+	uint64_t n = type_numel(t);
+	if (n == 0)
+		return false;
+	if (c->init == INIT_SPLAT || c->init == INIT_ZERO) {
+		*x = c->init == INIT_SPLAT ? (double)(float)c->splat_f : 0.0;
+		return true;
+	}
+	if (!c->data)
+		return false;
+	for (uint64_t i = 1; i < n; i++)
+		if (memcmp(c->data, c->data + i * 4, 4) != 0)
+			return false;
+	*x = pu_load(t, c->data, 0);
+	return true;
+}
+
+/* Whether the first n doubles of v are all equal. */
+static bool all_equal(const double *v, uint64_t n)
+{
+	for (uint64_t i = 1; i < n; i++)
+		if (v[i] != v[0])
+			return false;
+	return true;
+}
+
+/* A splat constant of float type t holding v rounded to float. */
+static struct constant *splat_constant(struct module *m, const struct type *t, double v, const char *base)
+{
+	struct constant *c = module_add_constant(m, module_fresh_name(m, base), t, LOC_NONE);
+	glow_assert(c);
+	c->init = INIT_SPLAT;
+	c->splat_f = (double)(float)v;
+	return c;
+}
+
 /* Scales the filter and bias of conv by the coefficients; false after an
- * unreadable weight was reported. */
+ * unreadable weight was reported. When the filter and the bias are uniform
+ * and so are mul and add across channels (models whose weights are splats),
+ * the results are uniform too: they stay splat constants, computed by the
+ * same formula and rounding as the dense ones, with no payload made. */
 static bool fold_into(struct module *m, struct node *conv, const double *co, struct diag *d)
 {
 	struct constant *w = as_constant(conv->ops[1].def), *b = as_constant(conv->ops[2].def);
 	const struct type *wt = w->n.types[0], *bt = b->n.types[0];
-	const uint8_t *wd = constant_data(m, w, d), *bd = wd ? constant_data(m, b, d) : NULL;
-	if (!bd)
-		return false;
 	uint64_t oc = wt->dims[0], per = oc ? type_numel(wt) / oc : 0;
-	uint8_t *nw = xmalloc(type_bytes(wt) ? type_bytes(wt) : 1), *nb = xmalloc(type_bytes(bt) ? type_bytes(bt) : 1);
-	for (uint64_t o = 0; o < oc; o++) {
-		for (uint64_t i = 0; i < per; i++)
-			pu_store(wt, nw, o * per + i, pu_load(wt, wd, o * per + i) * co[o]);
-		pu_store(bt, nb, o, pu_load(bt, bd, o) * co[o] + co[oc + o]);
+	double wv, bv;
+	struct constant *ncw, *ncb;
+	if (oc > 0 && per > 0 && uniform_value(w, &wv) && uniform_value(b, &bv) && all_equal(co, oc) &&
+	    all_equal(co + oc, oc)) {
+		ncw = splat_constant(m, wt, wv * co[0], w->n.name);
+		ncb = splat_constant(m, bt, bv * co[0] + co[oc], b->n.name);
+	} else {
+		const uint8_t *wd = constant_data(m, w, d), *bd = wd ? constant_data(m, b, d) : NULL;
+		if (!bd)
+			return false;
+		uint8_t *nw = xmalloc(type_bytes(wt) ? type_bytes(wt) : 1);
+		uint8_t *nb = xmalloc(type_bytes(bt) ? type_bytes(bt) : 1);
+		for (uint64_t o = 0; o < oc; o++) {
+			for (uint64_t i = 0; i < per; i++)
+				pu_store(wt, nw, o * per + i, pu_load(wt, wd, o * per + i) * co[o]);
+			pu_store(bt, nb, o, pu_load(bt, bd, o) * co[o] + co[oc + o]);
+		}
+		ncw = pu_new_constant(m, wt, nw, w->n.name);
+		ncb = pu_new_constant(m, bt, nb, b->n.name);
+		free(nw);
+		free(nb);
 	}
-	struct constant *ncw = pu_new_constant(m, wt, nw, w->n.name);
-	struct constant *ncb = pu_new_constant(m, bt, nb, b->n.name);
-	free(nw);
-	free(nb);
 	node_set_operand(conv, 1, node_val(&ncw->n, 0));
 	node_set_operand(conv, 2, node_val(&ncb->n, 0));
 	return true;
