@@ -207,7 +207,7 @@ static void gen_mapped(struct gen *G, uint32_t k, unsigned kind)
 {
 	const struct node *n = G->g.nodes[k];
 	const struct instr_desc *d = instr_desc(kind);
-	struct ir_value *ops[IR_MAX_OPS];
+	struct ir_value *ops[IR_MAX_OPS] = {0}; /* zeroed for gcc -O2, which cannot see the loop set each used slot */
 	struct ir_instr *scratch = NULL;
 	for (unsigned i = 0; i < d->nops; i++) {
 		int r = -1, j = -1;
