@@ -34,6 +34,7 @@ struct pass_ctx {
 	const char *backend; /* the -backend= name, NULL if none was given */
 	struct pm_ctx *pm;   /* the run in progress (set before each pass runs) */
 	const struct pass_target *target; /* the backend's answers (target.h); NULL: the interpreter's */
+	const char *keep_float; /* node kinds convert-to-fp16/bf16 leave in float ("Kind,..."); NULL: none */
 };
 
 /* Adds n to the counter desc ("Number of nodes merged") of the running pass. */

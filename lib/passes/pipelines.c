@@ -26,19 +26,22 @@ static const struct pm_pipeline pipelines[] = {
 	 "fold-tile-add,fold-fc,fold-softmax,fold-clip,fold-leaky-relu,dce",
 	 "Raise lowered patterns back to high-level nodes"},
 	{"optimize", 0,
-	 "dce,simplify,layout,"
+	 "dce,simplify,layout,constant-fold,"
 	 "merge-pad,reduce-mean-to-avgpool,eliminate-concat-slice,"
 	 "fold-batchnorm,lower-batchnorm,layout,simplify,"
 	 "cse,dce",
 	 "The graph optimizations"},
-	{"cleanup", 0,           "simplify,cse,dce",
-	 "Simplification and cleanup after lowering and after the backend's hook"},
+	{"cleanup", 0,           "simplify,constant-fold,cse,dce",
+	 "Simplification, constant folding and cleanup after lowering and after the backend's hook"},
 	/* Glow's flow: fold, optimize, lower (per the backend), optimize,
 	 * the backend's post-lowering hook, optimize, check support. */
 	{"O2", 0,
 	 "fold,optimize,lower,cleanup,post-lowering,cleanup,check-supported",
 	 "Default optimization"},
 	{"O3", PASS_FIXED_POINT, "O2",          "Aggressive optimization: O2 until nothing changes"},
+	/* glow-opt -convert-to-fp16 / -convert-to-bf16 append these */
+	{"fp16", 0, "convert-to-fp16,optimize-conversions,dce", "Float computations in float16, then cancel conversions"},
+	{"bf16", 0, "convert-to-bf16,optimize-conversions,dce", "Float computations in bfloat16, then cancel conversions"},
 };
 
 static struct pass_ctx *ctx_of(struct pm_ctx *pm)

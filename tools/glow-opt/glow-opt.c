@@ -26,6 +26,8 @@ struct opt_options {
 	bool print_before_all, print_after_all;
 	struct cl_list print_before, print_after;
 	struct cl_list unsupported;
+	bool fp16, bf16;        /* append the fp16 / bf16 pipeline */
+	const char *keep_float; /* kinds they leave in float */
 	bool time_passes, stats, list_passes, debug_pm;
 	struct cl_list input;
 };
@@ -67,8 +69,12 @@ static int run(struct opt_options *o, struct diag *d)
 			   o->olevel);
 		return 1;
 	}
+	if (o->fp16 && o->bf16) {
+		diag_error(d, LOC_NONE, "-convert-to-fp16 and -convert-to-bf16 cannot be combined");
+		return 1;
+	}
 	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_names[o->backend] : NULL, NULL,
-			       NULL};
+			       NULL, o->keep_float};
 	bool unsupported[NK_COUNT] = {false};
 	struct pass_target target = {NULL, "interpreter", NULL};
 	if (ctx.backend) {
@@ -99,6 +105,8 @@ static int run(struct opt_options *o, struct diag *d)
 		snprintf(name, sizeof name, "O%d", o->olevel);
 		bad |= pm_add_text(&pm, name);
 	}
+	if (o->fp16 || o->bf16)
+		bad |= pm_add_text(&pm, o->fp16 ? "fp16" : "bf16");
 	for (size_t i = 0; i < o->print_before.n; i++)
 		bad |= pm_add_print_before(&pm, o->print_before.v[i]);
 	for (size_t i = 0; i < o->print_after.n; i++)
@@ -164,6 +172,12 @@ int main(int argc, char **argv)
 		{"backend-unsupported", CL_LIST, &o.unsupported, "Kind,...",
 		 "Treat these node kinds as unsupported by the backend (the lower stage lowers them, "
 		 "check-supported reports the rest)", 0, NULL},
+		{"convert-to-fp16", CL_FLAG, &o.fp16, NULL,
+		 "After the pipeline, convert float computations to float16 (the fp16 pipeline)", 0, NULL},
+		{"convert-to-bf16", CL_FLAG, &o.bf16, NULL,
+		 "After the pipeline, convert float computations to bfloat16 (the bf16 pipeline)", 0, NULL},
+		{"keep-float", CL_STRING, &o.keep_float, "Kind,...",
+		 "Node kinds -convert-to-fp16/-convert-to-bf16 leave in float", 0, NULL},
 		{"verify-each", CL_FLAG, &o.verify_each, NULL, "Run the verifier after every pass", 0, NULL},
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},

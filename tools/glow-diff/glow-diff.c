@@ -1,0 +1,538 @@
+/* glow-diff - differential check of graph passes: runs a module before and
+ * after a pipeline through IRGen and the interpreter on the same seeded
+ * random inputs and compares every output.
+ *
+ *   glow-diff [options] A.glow (-passes=a,b,c | -O0..-O3) [-convert-to-fp16|-convert-to-bf16]
+ *             [-keep-float=Kind,...] [-seed N] [-runs K] [-rtol X] [-atol X]
+ *             [-randomize-constants] [-mode=infer|train]
+ *
+ * The module is parsed twice: the original, and a copy the pipeline runs on
+ * (the passes and pipelines of glow-opt, lib/passes). -convert-to-fp16 and
+ * -convert-to-bf16 append the fp16 or bf16 pipeline, as glow-opt does.
+ * Every function of the original is generated (lib/irgen) and compiled for
+ * the interpreter, and so is the function of the same name after the
+ * pipeline; both run K times (-runs, default 1) on the same inputs.
+ *
+ * Inputs: every placeholder an IR function reads before writing, filled
+ * from a generator seeded by -seed, the run number and the placeholder's
+ * name (so both sides get the same data): float kinds uniform in [-1, 1);
+ * integer and index kinds uniform in [0, B) where B is the smallest bound
+ * the placeholder's uses impose (the indexed dimension of a Gather, the
+ * smallest data dimension of a GatherND, the class count of a
+ * CrossEntropyLoss; 4 when no use bounds it); bool 0 or 1; quantized kinds
+ * any stored integer.
+ *
+ * -randomize-constants replaces, in both copies and before the pipeline
+ * runs, every float constant given as a splat or zero by seeded random
+ * data, so that a model whose weights are splats gets a real check:
+ * constants of rank 2 or more (weights, first dimension = outputs) are
+ * uniform in +-sqrt(3 / fan_in) with fan_in = elements / first dimension;
+ * smaller ones (biases, normalization statistics) are the splat value v
+ * times a factor uniform in [0.5, 1.5) (a variance stays positive), or
+ * uniform in +-0.1 when v is 0. Integer, index and bool constants are left
+ * alone (they may be indices or shapes).
+ *
+ * Comparison: float kinds (quantized kinds by their real values) match
+ * when |a - b| <= atol + rtol * |b| (b: the original's value; NaN equals
+ * NaN); integer, index and bool kinds exactly. Each output prints one line
+ * with its worst element; the exit status is 1 after a mismatch or an
+ * error, else 0.
+ */
+#include "backends/backend.h"
+#include "backends/interpreter/interp.h"
+#include "irgen/irgen.h"
+#include "passes/pass.h"
+#include "support/cl.h"
+#include "support/fp16.h"
+#include "support/hashmap.h"
+#include "support/io.h"
+#include "support/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct diff_options {
+	const char *passes;
+	int olevel;
+	int mode;
+	bool fp16, bf16, randomize;
+	const char *keep_float;
+	const char *seed_s, *runs_s, *rtol_s, *atol_s;
+	uint64_t seed;
+	unsigned runs;
+	double rtol, atol;
+	struct cl_list input;
+};
+
+/* ---- random numbers ---- */
+
+static uint64_t splitmix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/* uniform in [0, 1) */
+static double unit(uint64_t *s) { return (double)(splitmix64(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+/* The generator state of a named tensor: seed, run and name together. */
+static uint64_t stream(uint64_t seed, uint64_t run, const char *name)
+{
+	uint64_t s = seed * 0x9e3779b97f4a7c15ULL ^ (run + 1) * 0xd1b54a32d192ed03ULL;
+	s ^= hash_bytes(name, strlen(name));
+	splitmix64(&s);
+	return s;
+}
+
+/* Stores the real value v into element i of a buffer of float type t. */
+static void store_float(const struct type *t, uint8_t *p, uint64_t i, double v)
+{
+	switch (t->elem) {
+	case EK_FLOAT: {
+		float f = (float)v;
+		memcpy(p + i * 4, &f, 4);
+		break;
+	}
+	case EK_FLOAT16: {
+		uint16_t h = float_to_half((float)v);
+		memcpy(p + i * 2, &h, 2);
+		break;
+	}
+	case EK_BFLOAT16: {
+		uint16_t h = float_to_bf16((float)v);
+		memcpy(p + i * 2, &h, 2);
+		break;
+	}
+	default: unreachable("not a float kind");
+	}
+}
+
+/* ---- -randomize-constants ---- */
+
+static void randomize_constants(struct module *m, uint64_t seed)
+{
+	module_for_each_global(m, g) {
+		struct constant *c = as_constant(g);
+		if (!c || (c->init != INIT_SPLAT && c->init != INIT_ZERO))
+			continue;
+		const struct type *t = node_type(g);
+		if (!elem_is_float((enum elem_kind)t->elem) || type_numel(t) == 0)
+			continue;
+		uint64_t n = type_numel(t), s = stream(seed, ~(uint64_t)0, g->name);
+		double v = c->init == INIT_SPLAT ? c->splat_f : 0.0;
+		uint8_t *p = xmalloc((size_t)type_bytes(t));
+		if (t->rank >= 2) {
+			double fan_in = (double)(n / t->dims[0]);
+			double r = sqrt(3.0 / (fan_in > 0 ? fan_in : 1.0));
+			for (uint64_t i = 0; i < n; i++)
+				store_float(t, p, i, (2.0 * unit(&s) - 1.0) * r);
+		} else {
+			for (uint64_t i = 0; i < n; i++)
+				store_float(t, p, i, v != 0 ? v * (0.5 + unit(&s)) : (2.0 * unit(&s) - 1.0) * 0.1);
+		}
+		constant_set_data(m, c, p);
+		free(p);
+	}
+}
+
+/* ---- inputs ---- */
+
+/* The exclusive upper bound of valid values for integer placeholder name,
+ * from its uses in the graph module (4 when none bounds it). */
+static uint64_t index_bound(struct module *m, const char *name)
+{
+	struct node *g = module_find_global(m, name);
+	uint64_t b = 0;
+	if (!g)
+		return 4;
+	for (struct use *u = g->uses; u; u = u->next) {
+		struct node *user = use_user(u);
+		uint64_t x = 0;
+		if (user->kind == NK_Gather && u->idx == 1) {
+			const struct type *dt = op_type(user, 0);
+			int64_t axis = node_int(user, "axis");
+			if (axis >= 0 && (unsigned)axis < dt->rank)
+				x = dt->dims[axis];
+		} else if (user->kind == NK_GatherND && u->idx == 1) {
+			const struct type *dt = op_type(user, 0);
+			for (unsigned i = 0; i < dt->rank; i++)
+				if (!x || dt->dims[i] < x)
+					x = dt->dims[i];
+		} else if (user->kind == NK_CrossEntropyLoss && u->idx == 1) {
+			const struct type *pt = op_type(user, 0);
+			x = pt->rank ? pt->dims[pt->rank - 1] : 1;
+		}
+		if (x && (!b || x < b))
+			b = x;
+	}
+	return b ? b : 4;
+}
+
+/* Fills an input buffer of type t for placeholder name, run `run`. */
+static void fill_input(struct module *m, const struct type *t, const char *name, uint64_t seed, unsigned run,
+		       uint8_t *p)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	uint64_t n = type_numel(t), s = stream(seed, run, name);
+	size_t es = elem_size(k);
+	if (elem_is_float(k)) {
+		for (uint64_t i = 0; i < n; i++)
+			store_float(t, p, i, 2.0 * unit(&s) - 1.0);
+		return;
+	}
+	uint64_t bound = k == EK_BOOL ? 2 : elem_is_quantized(k) ? 0 : index_bound(m, name);
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t r = splitmix64(&s);
+		int64_t v = bound ? (int64_t)(r % bound) : (int64_t)r;
+		switch (es) {
+		case 1: p[i] = (uint8_t)v; break;
+		case 2: { int16_t x = (int16_t)v; memcpy(p + i * 2, &x, 2); break; }
+		case 4: { int32_t x = (int32_t)v; memcpy(p + i * 4, &x, 4); break; }
+		default: memcpy(p + i * 8, &v, 8); break;
+		}
+	}
+}
+
+/* ---- comparison ---- */
+
+static double real_at(const struct type *t, const uint8_t *p, uint64_t i)
+{
+	switch (t->elem) {
+	case EK_FLOAT: { float f; memcpy(&f, p + i * 4, 4); return f; }
+	case EK_FLOAT16: { uint16_t h; memcpy(&h, p + i * 2, 2); return half_to_float(h); }
+	case EK_BFLOAT16: { uint16_t h; memcpy(&h, p + i * 2, 2); return bf16_to_float(h); }
+	case EK_QI8: return (double)t->scale * ((int8_t)p[i] - (double)t->offset);
+	case EK_QUI8: return (double)t->scale * (p[i] - (double)t->offset);
+	case EK_QI16: { int16_t x; memcpy(&x, p + i * 2, 2); return (double)t->scale * (x - (double)t->offset); }
+	case EK_QI32: { int32_t x; memcpy(&x, p + i * 4, 4); return (double)t->scale * (x - (double)t->offset); }
+	default: unreachable("not a float or quantized kind");
+	}
+}
+
+static void index_str(const struct type *t, uint64_t e, char *buf, size_t size)
+{
+	uint64_t idx[GLOW_MAX_RANK];
+	for (unsigned i = t->rank; i-- > 0;) {
+		idx[i] = t->dims[i] ? e % t->dims[i] : 0;
+		e = t->dims[i] ? e / t->dims[i] : 0;
+	}
+	int n = snprintf(buf, size, "[");
+	for (unsigned i = 0; i < t->rank && n > 0 && (size_t)n < size; i++)
+		n += snprintf(buf + n, size - (size_t)n, "%s%" PRIu64, i ? ", " : "", idx[i]);
+	if (n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "]");
+}
+
+/* Compares output `name` (a: original, b: transformed); prints one line;
+ * returns true if it matches. */
+static bool compare(const struct diff_options *o, const char *fname, unsigned run, const char *name,
+		    const struct type *t, const uint8_t *a, const uint8_t *b)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	bool exact = !elem_is_float(k) && !elem_is_quantized(k);
+	uint64_t n = type_numel(t), bad = 0, worst = 0;
+	size_t es = elem_size(k);
+	double worst_err = 0, worst_excess = -INFINITY;
+	bool have = false;
+	for (uint64_t i = 0; i < n; i++) {
+		if (exact) {
+			if (memcmp(a + i * es, b + i * es, es) != 0 && !bad++)
+				worst = i, have = true;
+			continue;
+		}
+		double x = real_at(t, b, i), y = real_at(t, a, i);
+		if ((isnan(x) && isnan(y)) || x == y)
+			continue;
+		double err = fabs(x - y), allowed = o->atol + o->rtol * fabs(y);
+		double excess = isnan(err) ? INFINITY : err - allowed;
+		if (err > allowed || isnan(err))
+			bad++;
+		if (!have || excess > worst_excess) {
+			worst_excess = excess;
+			worst_err = isnan(err) ? NAN : err;
+			worst = i;
+			have = true;
+		}
+	}
+	char ix[160] = "-";
+	if (have)
+		index_str(t, worst, ix, sizeof ix);
+	printf("@%s run %u output '%s': ", fname, run, name);
+	if (exact) {
+		if (!bad)
+			printf("ok (%" PRIu64 " elements, exact)\n", n);
+		else
+			printf("MISMATCH: %" PRIu64 " of %" PRIu64 " elements differ; first at %s\n", bad, n, ix);
+		return bad == 0;
+	}
+	char es1[48] = "0", va[48] = "-", vb[48] = "-";
+	if (have) {
+		format_double(es1, sizeof es1, worst_err);
+		format_double(va, sizeof va, real_at(t, a, worst));
+		format_double(vb, sizeof vb, real_at(t, b, worst));
+	}
+	if (!bad)
+		printf("ok (%" PRIu64 " elements, worst error %s at %s)\n", n, es1, ix);
+	else
+		printf("MISMATCH: %" PRIu64 " of %" PRIu64 " elements differ; worst at %s: before %s, after %s, "
+		       "error %s\n",
+		       bad, n, ix, va, vb, es1);
+	return bad == 0;
+}
+
+/* ---- running ---- */
+
+/* One side: the compiled function and its placeholders. */
+struct side {
+	struct ir_func *f;
+	struct backend_compiled *c;
+	struct backend_io *io;
+	size_t nio;
+	uint8_t **data;
+};
+
+static int side_open(struct side *s, struct ir_func *f, struct diag *d)
+{
+	memset(s, 0, sizeof *s);
+	s->f = f;
+	s->io = backend_func_io(f, &s->nio);
+	s->data = xcalloc(s->nio + 1, sizeof *s->data);
+	for (size_t i = 0; i < s->nio; i++)
+		s->data[i] = xcalloc((size_t)type_bytes(s->io[i].w->v.type) + 8, 1);
+	struct backend_options bo = {true};
+	s->c = interp_backend.compile(&interp_backend, f, &bo, d);
+	return s->c ? 0 : -1;
+}
+
+static void side_close(struct side *s)
+{
+	if (s->c)
+		interp_backend.destroy(s->c);
+	for (size_t i = 0; i < s->nio; i++)
+		free(s->data[i]);
+	free(s->data);
+	free(s->io);
+}
+
+/* Fills the inputs of run `run` and executes; 0 or -1 after reporting. */
+static int side_run(struct side *s, struct module *gm, const struct diff_options *o, unsigned run, struct diag *d)
+{
+	struct backend_binding *b = xcalloc(s->nio + 1, sizeof *b);
+	size_t nb = 0;
+	for (size_t i = 0; i < s->nio; i++) {
+		if (!s->io[i].is_input && !s->io[i].is_output)
+			continue;
+		if (s->io[i].is_input)
+			fill_input(gm, s->io[i].w->v.type, s->io[i].w->v.name, o->seed, run, s->data[i]);
+		b[nb].w = s->io[i].w;
+		b[nb].data = s->data[i];
+		nb++;
+	}
+	int rc = interp_backend.run(s->c, b, nb, d);
+	free(b);
+	return rc;
+}
+
+/* Generates, compiles and runs every function of a (original) and its
+ * namesake in b; returns the number of mismatching outputs, or -1. */
+static int diff_modules(const struct diff_options *o, struct module *a, struct module *b, const char *in,
+			struct diag *d)
+{
+	struct ir_module *ia = ir_module_create(a->types), *ib = ir_module_create(b->types);
+	ir_module_set_base_dir(ia, in);
+	ir_module_set_base_dir(ib, in);
+	int mism = 0;
+	for (size_t fi = 0; fi < a->nfuncs && mism >= 0; fi++) {
+		struct func *fa = a->funcs[fi], *fb = module_find_func(b, fa->name);
+		if (!fb) {
+			diag_error(d, LOC_NONE, "function @%s is gone after the pipeline", fa->name);
+			mism = -1;
+			break;
+		}
+		struct ir_func *xa = irgen_func(ia, fa, d), *xb = xa ? irgen_func(ib, fb, d) : NULL;
+		if (!xb) {
+			mism = -1;
+			break;
+		}
+		struct side sa, sb;
+		int ok = side_open(&sa, xa, d);
+		ok |= side_open(&sb, xb, d);
+		for (unsigned r = 0; r < o->runs && ok == 0; r++) {
+			if (side_run(&sa, a, o, r, d) || side_run(&sb, b, o, r, d)) {
+				ok = -1;
+				break;
+			}
+			for (size_t i = 0; i < sa.nio; i++) {
+				if (!sa.io[i].is_output)
+					continue;
+				const struct ir_weight *wa = sa.io[i].w;
+				size_t j = 0;
+				while (j < sb.nio && strcmp(sb.io[j].w->v.name, wa->v.name) != 0)
+					j++;
+				if (j == sb.nio || !sb.io[j].is_output || sb.io[j].w->v.type != wa->v.type) {
+					printf("@%s run %u output '%s': MISMATCH: not written after the pipeline\n",
+					       fa->name, r, wa->v.name);
+					mism++;
+					continue;
+				}
+				if (!compare(o, fa->name, r, wa->v.name, wa->v.type, sa.data[i], sb.data[j]))
+					mism++;
+			}
+		}
+		side_close(&sa);
+		side_close(&sb);
+		if (ok)
+			mism = -1;
+	}
+	fflush(stdout);
+	ir_module_destroy(ia);
+	ir_module_destroy(ib);
+	return mism;
+}
+
+static int parse_num(struct diag *d, const char *opt, const char *s, double *out, bool integer)
+{
+	if (!s)
+		return 0;
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= 0) || isinf(v) || (integer && v != floor(v))) {
+		diag_error(d, LOC_NONE, "-%s takes a non-negative %s, got '%s'", opt, integer ? "integer" : "number", s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int run_tool(struct diff_options *o, struct diag *d)
+{
+	double seed = 1, runs = 1;
+	if (parse_num(d, "rtol", o->rtol_s, &o->rtol, false) || parse_num(d, "atol", o->atol_s, &o->atol, false) ||
+	    parse_num(d, "seed", o->seed_s, &seed, true) || parse_num(d, "runs", o->runs_s, &runs, true))
+		return 1;
+	if (runs < 1 || runs > 1000) {
+		diag_error(d, LOC_NONE, "-runs takes a number from 1 to 1000, got '%s'", o->runs_s);
+		return 1;
+	}
+	o->seed = (uint64_t)seed;
+	o->runs = (unsigned)runs;
+	if (o->passes && o->olevel >= 0) {
+		diag_error(d, LOC_NONE, "-O%d and -passes= cannot be combined (write -passes=O%d,...)", o->olevel,
+			   o->olevel);
+		return 1;
+	}
+	if (o->fp16 && o->bf16) {
+		diag_error(d, LOC_NONE, "-convert-to-fp16 and -convert-to-bf16 cannot be combined");
+		return 1;
+	}
+	if (!o->passes && o->olevel < 0 && !o->fp16 && !o->bf16) {
+		diag_error(d, LOC_NONE, "no pipeline to check: give -passes=, -O<level> or -convert-to-fp16");
+		return 1;
+	}
+	const char *in = o->input.n ? o->input.v[0] : "-";
+	struct pass_ctx ctx;
+	memset(&ctx, 0, sizeof ctx);
+	ctx.diag = d;
+	ctx.mode = (enum pass_mode)o->mode;
+	ctx.keep_float = o->keep_float;
+	struct pm pm;
+	pm_init(&pm, &graph_pass_registry, d, &ctx);
+	if (ctx.mode == PASS_MODE_TRAIN)
+		pm.skip_flags |= PASS_INFER_ONLY;
+	int bad = 0;
+	if (o->passes)
+		bad |= pm_add_text(&pm, o->passes);
+	else if (o->olevel >= 0) {
+		char name[8];
+		snprintf(name, sizeof name, "O%d", o->olevel);
+		bad |= pm_add_text(&pm, name);
+	}
+	if (!bad && (o->fp16 || o->bf16))
+		bad |= pm_add_text(&pm, o->fp16 ? "fp16" : "bf16");
+	char *buf = NULL;
+	size_t len = 0;
+	if (bad || read_input(in, &buf, &len, d)) {
+		pm_free(&pm);
+		return 1;
+	}
+	struct type_ctx types;
+	type_ctx_init(&types);
+	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
+	struct module *a = module_parse(&types, buf, len, name, d, true);
+	struct module *b = a ? module_parse(&types, buf, len, name, d, false) : NULL;
+	int status = 1;
+	if (b) {
+		module_set_base_dir(a, in);
+		module_set_base_dir(b, in);
+		if (o->randomize) {
+			randomize_constants(a, o->seed);
+			randomize_constants(b, o->seed);
+		}
+		if (pm_run(&pm, b) == 0 && module_verify(b, d) == 0) {
+			int mism = diff_modules(o, a, b, strcmp(in, "-") == 0 ? NULL : in, d);
+			if (mism > 0)
+				diag_error(d, LOC_NONE, "%d output%s differ%s after the pipeline", mism, mism == 1 ? "" : "s",
+					   mism == 1 ? "s" : "");
+			else if (mism == 0)
+				status = 0;
+		}
+	}
+	module_destroy(b);
+	module_destroy(a);
+	type_ctx_free(&types);
+	free(buf);
+	pm_free(&pm);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct diff_options o;
+	memset(&o, 0, sizeof o);
+	o.olevel = -1;
+	o.rtol = 1e-4;
+	o.atol = 1e-5;
+	const struct cl_opt opts[] = {
+		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to check, in order", 0, NULL},
+		{"O0", CL_SET, &o.olevel, NULL, "Check the O0 pipeline", 0, NULL},
+		{"O1", CL_SET, &o.olevel, NULL, "Check the O1 pipeline", 1, NULL},
+		{"O2", CL_SET, &o.olevel, NULL, "Check the O2 pipeline", 2, NULL},
+		{"O3", CL_SET, &o.olevel, NULL, "Check the O3 pipeline", 3, NULL},
+		{"convert-to-fp16", CL_FLAG, &o.fp16, NULL, "Then convert float computations to float16 (fp16 pipeline)",
+		 0, NULL},
+		{"convert-to-bf16", CL_FLAG, &o.bf16, NULL, "Then convert float computations to bfloat16 (bf16 pipeline)",
+		 0, NULL},
+		{"keep-float", CL_STRING, &o.keep_float, "Kind,...", "Node kinds the precision conversion leaves in float",
+		 0, NULL},
+		{"mode", CL_ENUM, &o.mode, NULL, "Compile for inference or training (infer-only passes skipped)", 0,
+		 "infer|train"},
+		{"seed", CL_STRING, &o.seed_s, "n", "Seed of the random inputs and constants (default 1)", 0, NULL},
+		{"runs", CL_STRING, &o.runs_s, "k", "Runs, each on new random inputs (default 1)", 0, NULL},
+		{"rtol", CL_STRING, &o.rtol_s, "x", "Relative tolerance (default 1e-4)", 0, NULL},
+		{"atol", CL_STRING, &o.atol_s, "x", "Absolute tolerance (default 1e-5)", 0, NULL},
+		{"randomize-constants", CL_FLAG, &o.randomize, NULL,
+		 "Replace float splat and zero constants by seeded random data first", 0, NULL},
+	};
+	const struct cl_tool tool = {
+		"glow-diff", "differential check of graph passes on the interpreter", "[options] [input.glow|-]", opts,
+		GLOW_ARRAY_SIZE(opts), &o.input, 1,
+	};
+	struct diag d;
+	diag_init(&d, "glow-diff");
+	int status;
+	enum cl_result r = cl_parse(&tool, argc, argv, &d);
+	if (r != CL_OK)
+		status = r == CL_EXIT ? 0 : 1;
+	else
+		status = run_tool(&o, &d);
+	cl_free(&tool);
+	diag_free(&d);
+	return status;
+}
