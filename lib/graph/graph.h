@@ -119,9 +119,10 @@ enum node_bits {
 	NODE_HAS_PRED = 1 << 0,
 	NODE_ERASED = 1 << 1,
 	NODE_MARK = 1 << 2, /* scratch bit for passes; clear it when done */
-	/* the verifier's scratch bits (verify.c); clear outside module_verify */
+	/* scratch bits of the verifier (verify.c) and, NODE_VDONE only, the
+	 * printer (print.c); clear outside them */
 	NODE_VOWN = 1 << 3,    /* on the function's list */
-	NODE_VDONE = 1 << 4,   /* checked (in list order) */
+	NODE_VDONE = 1 << 4,   /* checked (in list order); printed */
 	NODE_VGREY = 1 << 5,   /* on the cycle search's stack */
 	NODE_VGLOBAL = 1 << 6, /* storage of the module */
 };

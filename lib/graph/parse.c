@@ -386,7 +386,7 @@ static uint8_t *dense_decode(struct glow_parser *p, const struct type *t, bool *
 		return NULL;
 	}
 	uint8_t *data = arena_alloc(&p->m->arena, (size_t)bytes);
-	long bad = hex_decode(s->s + 2, (size_t)bytes, data);
+	long bad = hex_decode_fast(s->s + 2, (size_t)bytes, data);
 	if (bad >= 0) {
 		const char *c = s->s + 2 + bad;
 		char cb[16];

@@ -18,9 +18,11 @@
  * again while still on the stack (a cycle, which the verifier rejects) is
  * treated as done, so printing always terminates.
  *
- * The walk uses NODE_MARK as its "visited" bit. Marks a caller left set are
- * saved before and restored after, so printing in the middle of a pass is
- * harmless.
+ * The walk uses NODE_VDONE (a scratch bit shared with the verifier, clear
+ * outside both) as its "emitted or on the stack" bit, so it leaves the
+ * passes' NODE_MARK alone; the nodes are recorded in an array as they are
+ * visited, and the bits are cleared from it, not by a second walk down the
+ * list.
  *
  * Speed: one pass over the nodes, output through the buffered ostream
  * primitives, no allocation per node (one stack for the search per
@@ -433,7 +435,7 @@ static unsigned next_pending(struct func *f, const struct node *n, unsigned i)
 	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
 	for (; i < slots; i++) {
 		const struct node *def = n->ops[i].def;
-		if (!def || (def->bits & (NODE_MARK | NODE_ERASED)) || node_is_storage(def))
+		if (!def || (def->bits & (NODE_VDONE | NODE_ERASED)) || node_is_storage(def))
 			continue;
 		if (!def->name || func_find(f, def->name) != def)
 			continue;
@@ -444,18 +446,16 @@ static unsigned next_pending(struct func *f, const struct node *n, unsigned i)
 
 static void print_body(struct printer *p, struct func *f)
 {
-	VEC(struct node *) saved = {0};
-	func_for_each(f, n) {
-		if (n->bits & NODE_MARK) {
-			vec_push(&saved, n);
-			n->bits &= (uint8_t)~NODE_MARK;
-		}
-	}
+	size_t cap = f->nnodes ? f->nnodes : 1, len = 0;
+	struct node **seen = xmalloc(cap * sizeof(*seen));
 	VEC(struct frame) stack = {0};
 	func_for_each(f, root) {
-		if (root->bits & NODE_MARK)
+		if (len == cap)
+			seen = xgrow(seen, &cap, len + 1, sizeof(*seen));
+		seen[len++] = root;
+		if (root->bits & NODE_VDONE)
 			continue; /* pulled up earlier */
-		root->bits |= NODE_MARK;
+		root->bits |= NODE_VDONE;
 		unsigned slots = root->nops + (node_has_pred(root) ? 1u : 0u);
 		unsigned i = next_pending(f, root, 0);
 		if (i == slots) { /* the common case: operands already out */
@@ -474,15 +474,15 @@ static void print_body(struct printer *p, struct func *f)
 				continue;
 			}
 			struct node *def = fr->n->ops[fr->i++].def;
-			def->bits |= NODE_MARK;
+			def->bits |= NODE_VDONE;
 			vec_push(&stack, ((struct frame){def, 0}));
 		}
 	}
 	vec_free(&stack);
-	func_for_each(f, n) n->bits &= (uint8_t)~NODE_MARK;
-	for (size_t i = 0; i < saved.len; i++)
-		saved.data[i]->bits |= NODE_MARK;
-	vec_free(&saved);
+	/* pulled-up nodes are f's (next_pending), so each is also a root */
+	for (size_t i = 0; i < len; i++)
+		seen[i]->bits &= (uint8_t)~NODE_VDONE;
+	free(seen);
 }
 
 static void print_func(struct printer *p, struct func *f)

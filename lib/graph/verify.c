@@ -2,16 +2,19 @@
  * cross-function uses, cycles, storage initializers), then each kind's type
  * rule from Nodes.def. Reports every problem; returns the error count.
  *
- * Design: membership is a bit, not a name look-up. Before checking a
- * function the verifier sets NODE_VOWN on every node of its list and
- * NODE_VGLOBAL on every storage node of the module; an operand whose producer
- * lacks the bit belongs elsewhere. Nodes are checked in list order and get
- * NODE_VDONE when checked, so an operand whose owned producer is not yet
- * done is the only thing that can close a cycle: when there is none (always
- * so for parsed text and for passes that keep the list in evaluation order)
- * the graph is acyclic without a search. Otherwise an iterative depth-first
- * search runs with its state in the same bits (NODE_VDONE cleared: visited,
- * NODE_VGREY: on the stack). All these bits are cleared before returning. */
+ * Design: membership and order are bits, not name look-ups or maps. Nodes
+ * are checked in list order and get NODE_VDONE when checked; an operand
+ * whose producer is done is a node of this function defined earlier. That is
+ * every operand of parsed text and of passes that keep the list in
+ * evaluation order, and then the graph is acyclic without a search. Only
+ * when some producer is not done yet (later in the list, or not in the
+ * function at all) does the verifier mark the whole list NODE_VOWN to tell
+ * the two apart, and only then may there be a cycle: an iterative
+ * depth-first search finds it with its state in the same bits (NODE_VDONE
+ * cleared: visited, NODE_VGREY: on the stack). Storage of the module is
+ * marked NODE_VGLOBAL. The checked nodes are recorded in an array so the
+ * bits are cleared without a second walk down the list (a chain of cache
+ * misses); all of them are clear again on return. */
 #include "graph/graph.h"
 #include "graph/typerules.h"
 #include "support/io.h"
@@ -113,7 +116,7 @@ static int verify_structure(struct verifier *v, struct node *n, bool *late)
 				verr(v, n, "operand %u refers to storage outside the module", i);
 				bad = 1;
 			}
-		} else if (!(def->bits & NODE_VOWN)) {
+		} else if (!(def->bits & (NODE_VOWN | NODE_VDONE))) {
 			verr(v, n, "operand %u refers to a node of another function", i);
 			bad = 1;
 		} else if (n->ops[i].res >= def->nres) {
@@ -184,15 +187,36 @@ static void mark_globals(struct module *m, bool on)
 	}
 }
 
+/* An operand of n (not storage, not erased) whose producer is not done. */
+static bool has_pending_operand(const struct node *n)
+{
+	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
+	for (unsigned i = 0; i < slots; i++) {
+		const struct node *def = n->ops[i].def;
+		if (def && !(def->bits & (NODE_VDONE | NODE_ERASED)) && !node_is_storage(def))
+			return true;
+	}
+	return false;
+}
+
 /* The checks of one function; storage is marked NODE_VGLOBAL. */
 static int verify_func(struct verifier *v, struct func *f)
 {
-	func_for_each(f, n) n->bits |= NODE_VOWN;
+	size_t cap = f->nnodes ? f->nnodes : 1, len = 0;
+	struct node **checked = xmalloc(cap * sizeof(*checked));
+	bool owned = false;
 	int structural = 0;
 	bool late = false;
 	func_for_each(f, n) {
+		if (!owned && has_pending_operand(n)) {
+			func_for_each(f, m) m->bits |= NODE_VOWN;
+			owned = true;
+		}
 		int bad = verify_structure(v, n, &late);
 		n->bits |= NODE_VDONE;
+		if (len == cap)
+			checked = xgrow(checked, &cap, len + 1, sizeof(*checked));
+		checked[len++] = n;
 		if (bad) {
 			structural = 1;
 			continue;
@@ -202,7 +226,9 @@ static int verify_func(struct verifier *v, struct func *f)
 	}
 	if (!structural && late)
 		find_cycle(v, f);
-	func_for_each(f, n) n->bits &= (uint8_t)~(NODE_VOWN | NODE_VDONE | NODE_VGREY);
+	for (size_t i = 0; i < len; i++)
+		checked[i]->bits &= (uint8_t)~(NODE_VOWN | NODE_VDONE | NODE_VGREY);
+	free(checked);
 	return v->errors;
 }
 
