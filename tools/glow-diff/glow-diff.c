@@ -277,7 +277,9 @@ static bool compare(const struct diff_options *o, const char *fname, unsigned ru
 		format_double(va, sizeof va, real_at(t, a, worst));
 		format_double(vb, sizeof vb, real_at(t, b, worst));
 	}
-	if (!bad)
+	if (!bad && !have)
+		printf("ok (%" PRIu64 " elements, identical)\n", n);
+	else if (!bad)
 		printf("ok (%" PRIu64 " elements, worst error %s at %s)\n", n, es1, ix);
 	else
 		printf("MISMATCH: %" PRIu64 " of %" PRIu64 " elements differ; worst at %s: before %s, after %s, "
