@@ -115,6 +115,12 @@ struct gir_parser {
 		struct ir_value *v;
 		uint64_t hash;
 	} recent[GIR_RECENT];
+	/* integer lists set lately (attribute arrays are immutable once set, so
+	 * equal lists share one copy: [1, 1], [0, 0, 0, 0] ...) */
+	struct gir_ints {
+		const int64_t *v;
+		uint32_t n;
+	} ints_cache[16];
 	/* instruction kinds by (length, first and last letter), 1 + kind; 0
 	 * empty: most lines name one of a few kinds */
 	uint8_t kind_cache[64];

@@ -335,6 +335,9 @@ static void list_remove(struct ir_func *f, struct ir_instr *in)
 	in->prev = in->next = NULL;
 }
 
+_Static_assert(_Alignof(struct ir_instr) <= 8 && _Alignof(union attr_val) <= 8,
+	       "instruction blocks come from arena_alloc8");
+
 static size_t instr_attrs_offset(unsigned nops)
 {
 	size_t head = sizeof(struct ir_instr) + nops * sizeof(struct ir_operand);
@@ -348,7 +351,8 @@ static size_t instr_name_offset(unsigned kind, unsigned nops)
 }
 
 /* A new instruction, unnamed and unlinked. The instruction, its operands,
- * its attributes and name_bytes more (for its name) are one arena block. */
+ * its attributes and name_bytes more (for its name) are one arena block,
+ * 8-byte aligned (a million instructions save 8 MB over 16). */
 static struct ir_instr *instr_new(struct ir_func *f, unsigned kind, const struct type *type,
 				  struct ir_value *const *ops, unsigned nops, size_t name_bytes, struct loc loc)
 {
@@ -356,7 +360,7 @@ static struct ir_instr *instr_new(struct ir_func *f, unsigned kind, const struct
 	glow_assert(kind < IK_COUNT && nops == d->nops);
 	glow_assert(!(d->flags & IF_TYPED) == !type);
 	size_t head = instr_attrs_offset(nops);
-	char *block = arena_alloc(&f->mod->arena, instr_name_offset(kind, nops) + name_bytes);
+	char *block = arena_alloc8(&f->mod->arena, instr_name_offset(kind, nops) + name_bytes);
 	struct ir_instr *in = (struct ir_instr *)(void *)block;
 	memset(in, 0, sizeof(*in));
 	in->kind = (uint16_t)kind;

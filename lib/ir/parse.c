@@ -841,6 +841,26 @@ static int enum_index(const char *vals, const char *s, size_t len)
 	}
 }
 
+/* Sets integer-list attribute idx of in to a copy of v[0..n), shared with
+ * an equal list set before when there is one in the cache. */
+static void set_ints(struct gir_parser *p, struct ir_instr *in, unsigned idx, const int64_t *v, uint32_t n)
+{
+	union attr_val *av = &in->attrs[idx];
+	if (n == 0) {
+		av->ints.v = NULL;
+		av->ints.n = 0;
+		return;
+	}
+	uint64_t h = hash_bytes(v, n * sizeof(*v));
+	struct gir_ints *c = &p->ints_cache[h % 16];
+	if (c->n != n || memcmp(c->v, v, n * sizeof(*v)) != 0) {
+		c->v = arena_memdup(&p->m->arena, v, n * sizeof(*v));
+		c->n = n;
+	}
+	av->ints.v = (int64_t *)(uintptr_t)c->v;
+	av->ints.n = n;
+}
+
 /* Sets attribute idx of in from what was written; false after reporting. */
 static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, const struct gir_attr *a)
 {
@@ -877,7 +897,7 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 			vec_push(&p->tf, nm->f);
 		}
 		if (ad->kind == AK_INTS)
-			ir_set_ints(p->m, in, ad->name, p->ti.data, a->n);
+			set_ints(p, in, idx, p->ti.data, a->n);
 		else
 			ir_set_floats(p->m, in, ad->name, p->tf.data, a->n);
 		break;

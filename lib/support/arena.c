@@ -1,6 +1,7 @@
 #include "arena.h"
 #include "util.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,10 +41,13 @@ void *arena_alloc(struct arena *a, size_t n)
 	if (n == 0)
 		n = ARENA_ALIGN;
 	a->total += n;
-	if ((size_t)(a->end - a->cur) >= n && a->cur) {
-		void *p = a->cur;
-		a->cur += n;
-		return p;
+	if (a->cur) {
+		/* cur is 8-aligned after arena_alloc8 */
+		char *p = a->cur + ((size_t)(-(uintptr_t)a->cur) & (ARENA_ALIGN - 1));
+		if (p <= a->end && (size_t)(a->end - p) >= n) {
+			a->cur = p + n;
+			return p;
+		}
 	}
 	if (n >= ARENA_BIG) {
 		/* a dedicated chunk behind the current one keeps the bump region */
@@ -64,6 +68,20 @@ void *arena_alloc(struct arena *a, size_t n)
 	a->cur = c->data + n;
 	a->end = c->data + ARENA_CHUNK;
 	return c->data;
+}
+
+void *arena_alloc8(struct arena *a, size_t n)
+{
+	n = (n + 7) & ~(size_t)7;
+	if (n == 0)
+		n = 8;
+	if (a->cur && (size_t)(a->end - a->cur) >= n) {
+		void *p = a->cur;
+		a->cur += n;
+		a->total += n;
+		return p;
+	}
+	return arena_alloc(a, n);
 }
 
 void *arena_zalloc(struct arena *a, size_t n)
