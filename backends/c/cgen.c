@@ -401,7 +401,19 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 	ir_for_each_instr(f, in) {
 		if (ptrmap_get(&g.fused, in))
 			continue;
+		size_t before = body.len;
 		cg_emit_instr(&g, in);
+		if (body.len != before) {
+			/* wrap what was emitted in the profiling macros */
+			char *stmt = xmalloc(body.len - before + 1);
+			memcpy(stmt, body.buf + before, body.len - before);
+			stmt[body.len - before] = 0;
+			body.len = before;
+			os_printf(&body, "\tCB_PROF_BEGIN(%u);\n%s\tCB_PROF_END(%u, \"%s %s\");\n", g.nprof, stmt, g.nprof,
+				  instr_kind_name(in->kind), in->v.name ? in->v.name : "");
+			g.nprof++;
+			free(stmt);
+		}
 		if (d->stopped)
 			break;
 	}
@@ -423,6 +435,20 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 			os_putc(&c, '\n');
 		}
 		os_puts(&c, "\n/* ---- the program ---- */\n\n");
+		os_printf(&c, "#ifdef CB_PROFILE\n"
+			      "/* -DCB_PROFILE: time per instruction (not reentrant), printed by\n"
+			      " * %s_profile_print */\n"
+			      "#include <stdio.h>\n#include <time.h>\n"
+			      "static double cb_prof_ms[%u];\nstatic const char *cb_prof_name[%u];\n"
+			      "static double cb_prof_now(void)\n{\n\tstruct timespec ts;\n\ttimespec_get(&ts, TIME_UTC);\n"
+			      "\treturn (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;\n}\n"
+			      "#define CB_PROF_BEGIN(i) double cb_t##i = cb_prof_now()\n"
+			      "#define CB_PROF_END(i, s) (cb_prof_ms[i] += cb_prof_now() - cb_t##i, cb_prof_name[i] = (s))\n"
+			      "void %s_profile_print(int runs);\n"
+			      "void %s_profile_print(int runs)\n{\n\tfor (unsigned i = 0; i < %uu; i++)\n"
+			      "\t\tif (cb_prof_name[i])\n\t\t\tprintf(\"%%9.3f ms  %%s\\n\", cb_prof_ms[i] / runs, cb_prof_name[i]);\n}\n"
+			      "#else\n#define CB_PROF_BEGIN(i) ((void)0)\n#define CB_PROF_END(i, s) ((void)0)\n#endif\n\n",
+			  name, g.nprof + 1, g.nprof + 1, name, name, g.nprof);
 		write_tables(&g, &c, name, io, nio);
 		os_printf(&c, "const size_t %s_mutable_size = %" PRIu64 "u, %s_activations_size = %" PRIu64 "u;\n\n",
 			  name, g.mutable_size, name, g.activations_size);

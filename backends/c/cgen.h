@@ -44,6 +44,7 @@ struct cg {
 	uint64_t scratch_off;   /* the kernels' scratch: after the planned activations */
 	uint64_t scratch_bytes; /* the most any kernel needs */
 	unsigned uniq;         /* counter for generated names */
+	unsigned nprof;        /* instructions emitted (profiling slots) */
 	int errors;
 };
 

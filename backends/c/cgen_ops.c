@@ -70,14 +70,15 @@ struct fusion {
 
 /* Finds an add, then a relu or clip, after `in` (whose result is dst and
  * which reads src) that can run in in's epilogue; marks them fused. */
-static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src, struct fusion *fu)
+static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src, struct ir_value *res,
+			struct fusion *fu)
 {
 	fu->out = in->ops[0].val;
-	fu->res = NULL;
+	fu->res = res;
 	fu->act = 0;
 	fu->lo = fu->hi = 0.0;
 	struct ir_instr *last = in, *nx = cg_next_real(in);
-	if (nx && nx->kind == IK_add && is_float(nx->ops[0].val)) {
+	if (nx && !res && nx->kind == IK_add && is_float(nx->ops[0].val)) {
 		bool l = cg_same(g, nx->ops[1].val, fu->out), r = cg_same(g, nx->ops[2].val, fu->out);
 		struct ir_value *other = l ? nx->ops[2].val : nx->ops[1].val, *d = nx->ops[0].val;
 		if (l != r && !cg_overlap(g, d, src) && !cg_overlap(g, other, fu->out) &&
@@ -109,16 +110,22 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 }
 
 /* Writes a struct cb_conv_args to the declarations; returns its number.
- * Reserves the scratch the packed path needs: (min(mc, M) + 16) x K floats,
- * mc chosen so that a block of packed rows takes about 512 KiB. */
+ * Reserves the scratch the packed path needs: (min(mc, M) + 16) x (K + 63)
+ * floats (rows of K rounded up to chunks of 64),
+ * mc chosen so that a block of packed rows takes about 512 KiB, or all
+ * rows when they fit in L2. */
 static unsigned conv_args(struct cg *g, const int64_t v[15], int groups, const struct fusion *fu, size_t kdim)
 {
 	unsigned id = g->uniq++;
+	uint64_t rows = (uint64_t)(v[0] * v[4] * v[5]);
 	size_t mc = (size_t)(512u << 10) / (kdim * sizeof(float) + 1);
 	if (mc < 48)
 		mc = 48;
-	uint64_t rows = (uint64_t)(v[0] * v[4] * v[5]);
-	uint64_t need = ((rows < mc ? rows : mc) + 16) * kdim * sizeof(float);
+	/* all rows in one block when they fit in about 1.5 MiB of L2: every
+	 * weight panel is then read from memory once */
+	if (rows * kdim * sizeof(float) <= (uint64_t)(3u << 19))
+		mc = (size_t)rows;
+	uint64_t need = ((rows < mc ? rows : mc) + 16) * (kdim + 63) * sizeof(float);
 	if (need > g->scratch_bytes)
 		g->scratch_bytes = need;
 	os_printf(g->decls, "static const struct cb_conv_args cv%u = {", id);
@@ -160,7 +167,7 @@ static void emit_conv(struct cg *g, struct ir_instr *in)
 		return;
 	}
 	struct fusion fu;
-	find_fusion(g, in, src, &fu);
+	find_fusion(g, in, src, NULL, &fu);
 	size_t kdim = (size_t)(k[0] * k[1] * c);
 	if (c == 1 && oc == 1 && groups > 1) {
 		/* depthwise: KH x KW x C */
@@ -205,7 +212,7 @@ static void emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst,
 		float *wd = (float *)cg_weight_data(g, ww), *bd = bw ? (float *)cg_weight_data(g, bw) : NULL;
 		if (wd && (!bw || bd)) {
 			struct fusion fu;
-			find_fusion(g, in, lhs, &fu);
+			find_fusion(g, in, lhs, NULL, &fu);
 			size_t boff, woff = pack_panels(g, wd, 1, (size_t)m, (size_t)kk, 1, (size_t)m, bd, &boff);
 			int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
 			unsigned id = conv_args(g, v, 1, &fu, (size_t)kk);
@@ -532,6 +539,32 @@ static void emit_gemm(struct cg *g, struct ir_instr *in)
 	const struct type *at = in->ops[1].val->type, *ct = in->ops[3].val->type, *yt = in->ops[0].val->type;
 	int ta = (int)ir_int(in, "trans_a"), tb = (int)ir_int(in, "trans_b");
 	uint64_t mm = yt->dims[0], nn = yt->dims[1], kk = ta ? at->dims[0] : at->dims[1];
+	struct ir_weight *bw = const_weight(in->ops[2].val), *cw = const_weight(in->ops[3].val);
+	bool cvec = cw && type_numel(ct) == nn && (ct->rank == 1 || (ct->rank == 2 && ct->dims[0] == 1));
+	bool cfull = !cvec && ct->rank == 2 && ct->dims[0] == mm && ct->dims[1] == nn &&
+		     !cg_overlap(g, in->ops[3].val, in->ops[1].val);
+	if (!ta && bw && (cvec || cfull) && ir_float(in, "alpha") == 1.0 && ir_float(in, "beta") == 1.0) {
+		/* a fully-connected layer: B packed (transposed or not), C the
+		 * bias (a constant vector) or a residual (a whole matrix) */
+		float *bd = (float *)cg_weight_data(g, bw), *cd = cvec ? (float *)cg_weight_data(g, cw) : NULL;
+		if (bd && (cd || !cvec)) {
+			struct fusion fu;
+			find_fusion(g, in, in->ops[1].val, cvec ? NULL : in->ops[3].val, &fu);
+			size_t boff, woff = pack_panels(g, bd, 1, (size_t)nn, (size_t)kk, tb ? (size_t)kk : 1,
+							tb ? 1 : (size_t)nn, cd, &boff);
+			int64_t v[15] = {(int64_t)mm, 1, 1, (int64_t)kk, 1, 1, (int64_t)nn, 1, 1, 1, 1, 0, 0, 1, 1};
+			unsigned id = conv_args(g, v, 1, &fu, (size_t)kk);
+			char a[96], o[96], r[96];
+			os_printf(g->body,
+				  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
+				  "(float *)(A + %" PRIu64 "));\n",
+				  id, PTR(in->ops[1].val, "float", a), woff, boff, PTR(fu.out, "float", o),
+				  fu.res ? PTR(fu.res, "float", r) : "0", g->scratch_off);
+		}
+		free(bd);
+		free(cd);
+		return;
+	}
 	uint64_t cs0 = 0, cs1 = 0;
 	if (ct->rank == 1) {
 		cs1 = ct->dims[0] == nn && nn > 1 ? 1 : 0;

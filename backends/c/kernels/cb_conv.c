@@ -54,48 +54,56 @@ struct cb_conv_args {
 #define CB_ALWAYS_INLINE inline
 #endif
 
-/* Packs rows m0 .. m0 + nt*CB_MR - 1 of A for group g into ap: per tile of
- * CB_MR rows, K x CB_MR floats (k = tap-major, channel-minor), so the
- * micro-kernel reads one contiguous stream. Taps in the padding and rows
- * past the end are zeros. */
+/* Packed A: per tile of CB_MR rows, ceil(K / CB_KC) chunks, each CB_MR
+ * rows of CB_KC floats (the last chunk only partly used). The row stride
+ * inside a chunk is a constant, so the micro-kernel addresses all rows from
+ * one pointer with immediate offsets, and packing is contiguous copies. */
+#define CB_KC 64
+
+static size_t cb_tile_floats(size_t kdim) { return (kdim + CB_KC - 1) / CB_KC * CB_KC * CB_MR; }
+
+/* Packs rows m0 .. m0 + nt*CB_MR - 1 of A for group g into ap (k =
+ * tap-major, channel-minor). Taps in the padding and rows past the end are
+ * zeros. */
 static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float *CB_RESTRICT ap, size_t m0,
 			   size_t nt, size_t mtot, int g)
 {
 	const int gc = s->groups * s->c, c = s->c;
-	const size_t ohw = (size_t)s->oh * s->ow, kdim = (size_t)s->kh * s->kw * c;
+	const size_t ohw = (size_t)s->oh * s->ow, kdim = (size_t)s->kh * s->kw * c, tf = cb_tile_floats(kdim);
 	for (size_t t = 0; t < nt; t++) {
-		float *dp = ap + t * kdim * CB_MR;
-		int ih0[CB_MR], iw0[CB_MR];
-		const float *base[CB_MR];
+		float *tp = ap + t * tf;
 		for (int r = 0; r < CB_MR; r++) {
 			size_t mm = m0 + t * CB_MR + (size_t)r;
+			float *rp = tp + (size_t)r * CB_KC;
+			if (mm >= mtot) {
+				for (size_t k = 0; k < kdim; k++)
+					rp[k / CB_KC * CB_KC * CB_MR + k % CB_KC] = 0.0f;
+				continue;
+			}
 			size_t n = mm / ohw, rem = mm % ohw;
 			int oh = (int)(rem / (size_t)s->ow), ow = (int)(rem % (size_t)s->ow);
-			ih0[r] = mm < mtot ? oh * s->sh - s->pt : -1 - s->kh * s->dh;
-			iw0[r] = ow * s->sw - s->pl;
-			base[r] = in + n * (size_t)s->h * s->w * gc + (size_t)g * c;
-		}
-		for (int kh = 0; kh < s->kh; kh++) {
-			for (int kw = 0; kw < s->kw; kw++) {
-				const float *src[CB_MR];
-				bool all = true;
-				for (int r = 0; r < CB_MR; r++) {
-					int ih = ih0[r] + kh * s->dh, iw = iw0[r] + kw * s->dw;
-					bool in_img = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
-					src[r] = in_img ? base[r] + ((size_t)ih * s->w + (size_t)iw) * gc : NULL;
-					all &= in_img;
-				}
-				if (all) {
-					for (int k = 0; k < c; k++) {
-						for (int r = 0; r < CB_MR; r++)
-							dp[r] = src[r][k];
-						dp += CB_MR;
-					}
-				} else {
-					for (int k = 0; k < c; k++) {
-						for (int r = 0; r < CB_MR; r++)
-							dp[r] = src[r] ? src[r][k] : 0.0f;
-						dp += CB_MR;
+			int ih0 = oh * s->sh - s->pt, iw0 = ow * s->sw - s->pl;
+			const float *base = in + n * (size_t)s->h * s->w * gc + (size_t)g * c;
+			size_t k = 0;
+			for (int kh = 0; kh < s->kh; kh++) {
+				int ih = ih0 + kh * s->dh;
+				for (int kw = 0; kw < s->kw; kw++) {
+					int iw = iw0 + kw * s->dw;
+					const float *x = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w
+								 ? base + ((size_t)ih * s->w + (size_t)iw) * gc
+								 : NULL;
+					/* c values from k on, split at chunk boundaries */
+					for (int j = 0; j < c;) {
+						size_t off = k % CB_KC, run = CB_KC - off;
+						if (run > (size_t)(c - j))
+							run = (size_t)(c - j);
+						float *d = rp + k / CB_KC * CB_KC * CB_MR + off;
+						if (x)
+							memcpy(d, x + j, run * sizeof(float));
+						else
+							memset(d, 0, run * sizeof(float));
+						j += (int)run;
+						k += run;
 					}
 				}
 			}
@@ -104,8 +112,8 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 }
 
 /* One tile: rows m .. m+mr-1 (mr is CB_MR or 1, a constant once inlined)
- * from the packed tile ap (row stride CB_MR), one panel; stores the rows
- * below mtot and the columns below the group's oc. */
+ * from the packed tile ap, one panel; stores the rows below mtot and the
+ * columns below the group's oc. */
 static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *CB_RESTRICT ap,
 					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
 					  size_t m, size_t mtot, int g, int p, const int mr)
@@ -119,31 +127,37 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		for (int r = 0; r < mr; r++)
 			acc[r][v] = bv;
 	}
-	for (size_t k = 0; k < kdim; k++) {
-		cb_vf bv[CB_NV];
-		for (int v = 0; v < CB_NV; v++)
-			bv[v] = *(const cb_vf *)(b + v * CB_VL);
-		for (int r = 0; r < mr; r++) {
-			cb_vf x = CB_SPLAT(ap[r]);
+	for (size_t k0 = 0; k0 < kdim; k0 += CB_KC) {
+		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
+		for (size_t k = 0; k < kc; k++) {
+			cb_vf bv[CB_NV];
 			for (int v = 0; v < CB_NV; v++)
-				acc[r][v] = CB_FMA(acc[r][v], bv[v], x);
+				bv[v] = *(const cb_vf *)(b + v * CB_VL);
+			for (int r = 0; r < mr; r++) {
+				cb_vf x = CB_SPLAT(ap[r * CB_KC + (int)k]);
+				for (int v = 0; v < CB_NV; v++)
+					acc[r][v] = CB_FMA(acc[r][v], bv[v], x);
+			}
+			b += CB_NR;
 		}
-		ap += CB_MR;
-		b += CB_NR;
+		ap += CB_KC * CB_MR;
 	}
 #else
 	float acc[CB_MR][CB_NR];
 	for (int r = 0; r < mr; r++)
 		for (int j = 0; j < CB_NR; j++)
 			acc[r][j] = pbias[j];
-	for (size_t k = 0; k < kdim; k++) {
-		for (int r = 0; r < mr; r++) {
-			float x = ap[r];
-			for (int j = 0; j < CB_NR; j++)
-				acc[r][j] += b[j] * x;
+	for (size_t k0 = 0; k0 < kdim; k0 += CB_KC) {
+		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
+		for (size_t k = 0; k < kc; k++) {
+			for (int r = 0; r < mr; r++) {
+				float x = ap[(size_t)r * CB_KC + k];
+				for (int j = 0; j < CB_NR; j++)
+					acc[r][j] += b[j] * x;
+			}
+			b += CB_NR;
 		}
-		ap += CB_MR;
-		b += CB_NR;
+		ap += CB_KC * CB_MR;
 	}
 #endif
 	int ncol = s->oc - p * CB_NR;
@@ -186,7 +200,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 
 /* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
  * above; res is NULL or has out's layout (out may be res). scratch holds
- * (min(mc, M) + 16) * K floats for the packed rows of A. */
+ * (min(mc, M) + 16) * (K + 63) floats for the packed rows of A. */
 CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
 			   float *out, const float *res, float *scratch)
 {
@@ -205,12 +219,13 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 				const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
 				for (size_t t = 0; t < nt; t++) {
 					size_t m = m0 + t * CB_MR;
-					const float *ap = scratch + t * kdim * CB_MR;
+					const float *ap = scratch + t * cb_tile_floats(kdim);
 					if (m + CB_MR <= mtot || mtot >= CB_MR) {
 						cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR);
 					} else {
 						for (int r = 0; (size_t)r < mtot - m; r++)
-							cb_conv_tile(s, ap + r, pw, pb, out, res, m + (size_t)r, mtot, g, p, 1);
+							cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
+								     m + (size_t)r, mtot, g, p, 1);
 					}
 				}
 			}

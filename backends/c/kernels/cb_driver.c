@@ -54,6 +54,9 @@ void chk_init_mutable(const uint8_t *constants, uint8_t *mutable_weights)
 
 #define CB_PH CB_NAME(placeholders)
 #define CB_MAXPH 4096
+#ifdef CB_PROFILE
+void CB_NAME(profile_print)(int runs);
+#endif
 
 /* reads a whole file; NULL on failure */
 static unsigned char *drv_slurp(const char *path, size_t *len)
@@ -407,6 +410,9 @@ int main(int argc, char **argv)
 		}
 		qsort(t, (size_t)runs, sizeof *t, drv_cmp);
 		printf("median_ms %.3f min_ms %.3f runs %d\n", t[runs / 2], t[0], runs);
+#ifdef CB_PROFILE
+		CB_NAME(profile_print)(runs + warmup);
+#endif
 		free(t);
 	} else if (CB_NAME(run)(consts, mut, act) != 0) {
 		fprintf(stderr, "error: run failed (an index out of range)\n");

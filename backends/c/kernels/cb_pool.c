@@ -10,7 +10,7 @@ struct cb_pool_args {
 };
 
 /* Max over each window; taps in the padding are skipped (a window entirely
- * in the padding gives -inf). */
+ * in the padding gives 0); a NaN wins, as in the interpreter. */
 CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, float *out)
 {
 	const int ch = s->c;
@@ -20,6 +20,7 @@ CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, flo
 				float *CB_RESTRICT o = out + (((size_t)n * s->oh + oh) * s->ow + ow) * ch;
 				for (int c = 0; c < ch; c++)
 					o[c] = -INFINITY;
+				int cnt = 0;
 				for (int kh = 0; kh < s->kh; kh++) {
 					int ih = oh * s->sh - s->pt + kh;
 					if (ih < 0 || ih >= s->h)
@@ -30,9 +31,13 @@ CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, flo
 							continue;
 						const float *CB_RESTRICT x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch;
 						for (int c = 0; c < ch; c++)
-							o[c] = x[c] > o[c] ? x[c] : o[c];
+							o[c] = x[c] > o[c] || (x[c] != x[c] && o[c] == o[c]) ? x[c] : o[c];
+						cnt++;
 					}
 				}
+				if (!cnt)
+					for (int c = 0; c < ch; c++)
+						o[c] = 0.0f;
 			}
 }
 

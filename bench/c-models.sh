@@ -1,0 +1,63 @@
+#!/bin/sh
+# c-models.sh - the model-zoo networks compiled by the C backend, beside
+# onnxruntime in the same run.
+#
+#   bench/c-models.sh [build-dir] [models-dir] [model...]
+#
+# For each light_<model>.onnx: glow-import | glow-opt -O2 | glow-irgen |
+# glow-llc -O2 -backend=c -emit-main, the bundle built with
+# ${CC:-cc} ${CFLAGS:--O3 -march=native}, its driver run with -runs
+# ${RUNS:-20} after 3 warm-up runs (median wall time of one single-threaded
+# inference), then onnxruntime on the same model (/work/shared/tools/
+# ort-bench.mjs, --threads 1, same run count; needs ORT_PREFIX, see
+# /work/shared/tools/README.md). Prints the medians, the ratio ours/ort and
+# our GFLOP/s (flops as glow-opt -passes=count-flops estimates them after
+# -O2). Figures only: nothing is asserted, no test runs this.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$here/build}
+models=${2:-$here/../shared/models}
+[ $# -ge 2 ] && shift 2 || shift $#
+list=${*:-"squeezenet resnet50 shufflenet inception_v1 inception_v2 densenet121 bvlc_alexnet zfnet512 vgg19"}
+bin=$build/bin
+runs=${RUNS:-20}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export ORT_PREFIX=${ORT_PREFIX:-/opt/ort}
+
+# the input the model zoo's expected outputs use: arange(n)/n, 1x3x224x224
+python3 - "$tmp/in.npy" <<'PY'
+import struct, sys
+n = 150528
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 224, 224), }"
+h += ' ' * (118 - len(h)) + '\n'
+with open(sys.argv[1], 'wb') as f:
+    f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.encode())
+    f.write(struct.pack('<%df' % n, *[i / n for i in range(n)]))
+PY
+
+printf '%-14s %10s %10s %7s %9s\n' model ours-ms ort-ms ratio GFLOP/s
+for m in $list; do
+	f=$models/light_$m.onnx
+	[ -f "$f" ] || continue
+	d=$tmp/$m
+	mkdir -p "$d"
+	if ! "$bin/glow-import" "$f" -o "$d/in.glow" ||
+	   ! "$bin/glow-opt" -O2 "$d/in.glow" -o "$d/opt.glow" ||
+	   ! "$bin/glow-irgen" "$d/opt.glow" -o "$d/prog.gir" ||
+	   ! "$bin/glow-llc" -O2 -backend=c -emit-main -bundle-name=model "$d/prog.gir" -o "$d" ||
+	   ! ${CC:-cc} -std=c11 ${CFLAGS:--O3 -march=native} -o "$d/run" "$d/model.c" "$d/model_main.c" -lm; then
+		printf '%-14s %10s\n' "$m" failed
+		continue
+	fi
+	flops=$("$bin/glow-opt" -passes=count-flops "$d/opt.glow" -o /dev/null 2>&1 |
+		sed -n 's/^count-flops: module: [0-9]* nodes, \([^ ]*\) flops$/\1/p')
+	ours=$("$d/run" -weights "$d/model.weights.bin" "$d/in.npy" -runs "$runs" -warmup 3 2>/dev/null |
+		sed -n 's/^median_ms \([^ ]*\) .*/\1/p')
+	ort=$(node "$here/../shared/tools/ort-bench.mjs" "$f" --runs "$runs" --threads 1 2>/dev/null |
+		sed -n 's/.*: \([0-9.]*\) ms\/inference.*/\1/p')
+	awk -v m="$m" -v a="$ours" -v b="${ort:-0}" -v f="${flops:-0}" 'BEGIN {
+		printf "%-14s %10.2f %10s %7s %9.1f\n", m, a, b > 0 ? sprintf("%.2f", b) : "-",
+			b > 0 ? sprintf("%.2f", a / b) : "-", f / a / 1e6 }'
+	rm -rf "$d"
+done
