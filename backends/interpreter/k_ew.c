@@ -6,7 +6,9 @@
  * real values in double and store once (st_f requantizes with the result's
  * own scale and offset); integer and index kinds compute in int64 with the
  * result wrapped to its width, and division or remainder by zero gives 0.
- * Max and Min propagate NaN. Round is half to even. Gelu (none) is
+ * Max and Min propagate NaN. Round is half to even. Mod takes the sign of
+ * the divisor (fmod, plus the divisor when the signs differ); bitshift
+ * shifts the bits of the element's width logically. Gelu (none) is
  * x/2 (1 + erf(x/sqrt 2)); (tanh) the usual tanh approximation.
  * Sigmoid and softplus are evaluated in their overflow-free forms.
  */
@@ -41,6 +43,15 @@ static double unary_f(unsigned kind, double x, const struct kargs *k)
 	case IK_sin: return sin(x);
 	case IK_cos: return cos(x);
 	case IK_erf: return erf(x);
+	case IK_tan: return tan(x);
+	case IK_asin: return asin(x);
+	case IK_acos: return acos(x);
+	case IK_atan: return atan(x);
+	case IK_sinh: return sinh(x);
+	case IK_cosh: return cosh(x);
+	case IK_asinh: return asinh(x);
+	case IK_acosh: return acosh(x);
+	case IK_atanh: return atanh(x);
 	case IK_relu: return x > 0 ? x : 0;
 	case IK_leakyrelu: return x >= 0 ? x : KF(k, "alpha") * x;
 	case IK_sigmoid: return sigmoid(x);
@@ -102,6 +113,14 @@ static int unary(const struct kargs *k)
 			st_i(d->t, d->p, i, isnan(ld_f(s->t, s->p, i)));
 		return 0;
 	}
+	if (k->kind == IK_isinf) {
+		bool pos = KI(k, "detect_positive"), neg = KI(k, "detect_negative");
+		for (size_t i = 0; i < n; i++) {
+			double x = ld_f(s->t, s->p, i);
+			st_i(d->t, d->p, i, isinf(x) && (x > 0 ? pos : neg));
+		}
+		return 0;
+	}
 	if (is_int_kind(s->t)) {
 		for (size_t i = 0; i < n; i++)
 			st_i(d->t, d->p, i, unary_i(k->kind, ld_i(s->t, s->p, i), k));
@@ -130,6 +149,10 @@ static double binary_f(unsigned kind, double a, double b)
 	case IK_min: return a != a || b != b ? NAN : a < b ? a : b;
 	case IK_pow: return pow(a, b);
 	case IK_fmod: return fmod(a, b);
+	case IK_mod: {
+		double r = fmod(a, b);
+		return r != 0 && (r < 0) != (b < 0) ? r + b : r;
+	}
 	case IK_prelu: return a >= 0 ? a : a * b;
 	case IK_regression: return a - b;
 	default: unreachable("not a float binary kind");
@@ -156,12 +179,34 @@ static int64_t binary_i(unsigned kind, int64_t a, int64_t b)
 	case IK_mul: return (int64_t)(ua * ub);
 	case IK_div: return b == 0 ? 0 : (b == -1 ? (int64_t)(0 - ua) : a / b);
 	case IK_fmod: return b == 0 || b == -1 ? 0 : a % b;
+	case IK_mod: {
+		int64_t r = b == 0 || b == -1 ? 0 : a % b;
+		return r != 0 && (r < 0) != (b < 0) ? (int64_t)((uint64_t)r + ub) : r;
+	}
 	case IK_max: return a > b ? a : b;
 	case IK_min: return a < b ? a : b;
 	case IK_pow: return ipow(a, b);
 	case IK_prelu: return a >= 0 ? a : (int64_t)(ua * ub);
 	default: unreachable("not an integer binary kind");
 	}
+}
+
+/* bitshift(Dest, LHS, RHS) {direction}: the LHS bits of its width shifted
+ * logically; a shift by the width or more (or a negative one) gives 0 */
+static int bitshift(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2];
+	size_t n = numel(a->t);
+	unsigned width = (unsigned)esize(a->t) * 8;
+	uint64_t mask = width == 64 ? UINT64_MAX : ((uint64_t)1 << width) - 1;
+	bool left = KI(k, "direction") == 0;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = (uint64_t)ld_i(a->t, a->p, i) & mask;
+		int64_t sh = ld_i(b->t, b->p, i);
+		uint64_t r = sh < 0 || sh >= (int64_t)width ? 0 : left ? (x << sh) & mask : x >> sh;
+		st_i(d->t, d->p, i, (int64_t)r);
+	}
+	return 0;
 }
 
 static int binary(const struct kargs *k)
@@ -271,14 +316,17 @@ int kern_ew(const struct kargs *k)
 {
 	switch (k->kind) {
 	case IK_add: case IK_sub: case IK_mul: case IK_div: case IK_max: case IK_min: case IK_pow: case IK_fmod:
-	case IK_prelu: case IK_regression:
+	case IK_mod: case IK_prelu: case IK_regression:
 		return binary(k);
+	case IK_bitshift: return bitshift(k);
 	case IK_cmpeq: case IK_cmpneq: case IK_cmplt: case IK_cmplte: return compare(k);
 	case IK_and: case IK_or: case IK_xor: return logical(k);
 	case IK_not: case IK_neg: case IK_abs: case IK_exp: case IK_log: case IK_sqrt: case IK_rsqrt:
 	case IK_reciprocal: case IK_floor: case IK_ceil: case IK_round: case IK_sign: case IK_sin: case IK_cos:
 	case IK_erf: case IK_isnan: case IK_relu: case IK_leakyrelu: case IK_sigmoid: case IK_tanh: case IK_clip:
-	case IK_gelu: case IK_hardswish: case IK_swish: case IK_softplus: case IK_elu:
+	case IK_gelu: case IK_hardswish: case IK_swish: case IK_softplus: case IK_elu: case IK_isinf: case IK_tan:
+	case IK_asin: case IK_acos: case IK_atan: case IK_sinh: case IK_cosh: case IK_asinh: case IK_acosh:
+	case IK_atanh:
 		return unary(k);
 	case IK_select: return select_(k);
 	case IK_convertto: case IK_quantize: case IK_dequantize: case IK_rescalequantized: return convert(k);

@@ -193,5 +193,6 @@ int kern_ew(const struct kargs *k);
 int kern_reduce(const struct kargs *k);
 int kern_move(const struct kargs *k);
 int kern_misc(const struct kargs *k);
+int kern_index(const struct kargs *k);
 
 #endif

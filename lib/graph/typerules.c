@@ -895,7 +895,7 @@ void tr_lrn(struct verifier *v, const struct node *n)
 /* ------------------------------------------------------------------ */
 /* Elementwise                                                         */
 
-/* Add, Sub, Mul, Div, Max, Min, Pow, Fmod, PRelu: operands and result of one
+/* Add, Sub, Mul, Div, Max, Min, Pow, Fmod, Mod, PRelu: operands and result of one
  * shape and one numeric element kind (quantized parameters may differ). */
 void tr_arith(struct verifier *v, const struct node *n)
 {
@@ -926,6 +926,18 @@ void tr_logical(struct verifier *v, const struct node *n)
 	res_class(v, n, 0, CB);
 }
 
+/* BitShift(LHS, RHS) {direction}: operands and result of one shape and one
+ * integer or index kind; each LHS element shifted left or right (logically,
+ * as unsigned bits of its width) by the RHS element. */
+void tr_bitshift(struct verifier *v, const struct node *n)
+{
+	ew_shapes(v, n);
+	if (!op_class(v, n, 0, C_IDX))
+		return;
+	want_kind(v, n, OPN(n, 1), op_type(n, 1), OPN(n, 0), op_type(n, 0));
+	want_kind(v, n, "result", node_type(n), OPN(n, 0), op_type(n, 0));
+}
+
 /* Neg, Abs, Sign, Relu, LeakyRelu: numeric Input -> Input's shape and kind. */
 void tr_unary(struct verifier *v, const struct node *n)
 {
@@ -943,7 +955,7 @@ void tr_unary_float(struct verifier *v, const struct node *n)
 		want_kind(v, n, "result", node_type(n), "input", op_type(n, 0));
 }
 
-/* IsNaN: floating-point Input -> bool of its shape. */
+/* IsNaN, IsInf: floating-point Input -> bool of its shape. */
 void tr_isnan(struct verifier *v, const struct node *n)
 {
 	ew_shapes(v, n);
@@ -1187,6 +1199,88 @@ void tr_gather_nd(struct verifier *v, const struct node *n)
 	for (unsigned i = (unsigned)(b + m); i < d->rank; i++)
 		s.d[s.rank++] = dimv(d, i);
 	res_shape(v, n, 0, &s);
+}
+
+/* Indices (operand i) has Data's rank and, in every dimension but axis, at
+ * most Data's extent (each index tuple names an element of Data). */
+static bool along_axis_indices(struct verifier *v, const struct node *n, unsigned i, unsigned axis)
+{
+	const struct type *d = op_type(n, 0), *ix = op_type(n, i);
+	if (ix->rank != d->rank) {
+		verr(v, n, "%s %s does not have the rank of data %s", OPN(n, i), TYS(ix), TYS(d));
+		return false;
+	}
+	for (unsigned k = 0; k < d->rank; k++)
+		if (k != axis && ix->dims[k] > d->dims[k]) {
+			verr(v, n, "%s %s exceeds data %s in dimension %u", OPN(n, i), TYS(ix), TYS(d), k);
+			return false;
+		}
+	return true;
+}
+
+/* GatherElements(Data, Indices of an index type) {axis in [0, rank(Data))}:
+ *   Indices has Data's rank and at most Data's extent in every dimension
+ *   but axis -> Indices' shape, Data's element type; result[i] =
+ *   Data[i with dimension axis replaced by Indices[i]]. */
+void tr_gather_elements(struct verifier *v, const struct node *n)
+{
+	want_elem(v, n, "result", node_type(n), "data", op_type(n, 0));
+	op_class(v, n, 1, C_IDX);
+	if (!axis_attr(v, n, "axis", 0) || !along_axis_indices(v, n, 1, (unsigned)node_int(n, "axis")))
+		return;
+	struct shape s = shape_of(op_type(n, 1));
+	res_shape(v, n, 0, &s);
+}
+
+/* ScatterElements(Data, Indices of an index type, Updates) {axis, reduction}
+ *   -> Data's type: Indices as for GatherElements, Updates of Indices' shape
+ *   and Data's element type; Data with Updates[i] written (or added, or
+ *   multiplied) at Indices' positions. */
+void tr_scatter_elements(struct verifier *v, const struct node *n)
+{
+	res_same_type(v, n, 0, 0);
+	want_elem(v, n, "updates", op_type(n, 2), "data", op_type(n, 0));
+	op_class(v, n, 1, C_IDX);
+	if (node_int(n, "reduction") != 0)
+		op_class(v, n, 0, C_NUM);
+	if (!axis_attr(v, n, "axis", 0) || !along_axis_indices(v, n, 1, (unsigned)node_int(n, "axis")))
+		return;
+	want_same_shape(v, n, "updates", op_type(n, 2), "indices", op_type(n, 1));
+}
+
+/* ScatterND(Data rank r, Indices rank q >= 1 of an index type, Updates)
+ *   {reduction} -> Data's type: the index depth k = Indices dim q-1 is in
+ *   [1, r]; Updates has shape Indices dims[:q-1] ++ Data dims[k:] and
+ *   Data's element type. */
+void tr_scatter_nd(struct verifier *v, const struct node *n)
+{
+	const struct type *d = op_type(n, 0), *ix = op_type(n, 1);
+	res_same_type(v, n, 0, 0);
+	want_elem(v, n, "updates", op_type(n, 2), "data", d);
+	op_class(v, n, 1, C_IDX);
+	if (node_int(n, "reduction") != 0)
+		op_class(v, n, 0, C_NUM);
+	if (ix->rank == 0) {
+		verr(v, n, "indices %s must have at least one dimension", TYS(ix));
+		return;
+	}
+	int64_t k = dimv(ix, ix->rank - 1u);
+	if (k < 1 || k > (int64_t)d->rank) {
+		verr(v, n, "index depth %" PRId64 " (last dimension of indices %s) must be in [1, %u]", k, TYS(ix),
+		     d->rank);
+		return;
+	}
+	unsigned rank = ix->rank - 1u + d->rank - (unsigned)k;
+	if (rank > GLOW_MAX_RANK) {
+		verr(v, n, "updates would have rank %u (more than %d)", rank, GLOW_MAX_RANK);
+		return;
+	}
+	struct shape s = {0, {0}};
+	for (unsigned i = 0; i + 1 < ix->rank; i++)
+		s.d[s.rank++] = dimv(ix, i);
+	for (unsigned i = (unsigned)k; i < d->rank; i++)
+		s.d[s.rank++] = dimv(d, i);
+	want_shape(v, n, "updates", op_type(n, 2), &s);
 }
 
 /* Tile(Input) {count >= 1, axis}: Input repeated count times along axis
