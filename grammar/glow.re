@@ -203,6 +203,60 @@ static int lex_quoted(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *llo
 			 lex_char_name(*c, buf, sizeof buf));
 }
 
+/* A type is due: after ':' (declarations, result types), or after a type
+ * and ',' (more result types). */
+static bool lex_type_due(const struct glow_parser *p)
+{
+	return p->last_tok == ':' || (p->last_tok == ',' && (p->prev_tok == '>' || p->prev_tok == GT_TYPE));
+}
+
+static bool lex_is_digit(uchar c) { return c >= '0' && c <= '9'; }
+
+/* The rest of a plain type from its '<' at c: dimensions separated by 'x'
+ * as the token rules would read them ("16 x 16", "16x16", "<>"), spaces
+ * only, each at most 18 digits, at most GLOW_MAX_RANK of them. Stores them
+ * in p->dims and returns the byte after '>'; NULL (nothing stored) for
+ * anything else, which the token rules then read one token at a time
+ * (quantization parameters, comments or line breaks inside, errors). This
+ * fast path is what most statements' types take: one token instead of six
+ * or eight for the parser. */
+static const uchar *lex_type_tail(struct glow_parser *p, const uchar *c)
+{
+	uint64_t dims[GLOW_MAX_RANK];
+	unsigned n = 0;
+	c++;
+	while (*c == ' ')
+		c++;
+	if (*c != '>') {
+		for (;;) {
+			const uchar *d = c;
+			uint64_t v = 0;
+			while (lex_is_digit(*c))
+				v = v * 10 + (uint64_t)(*c++ - '0');
+			if (c == d || c - d > 18 || n == GLOW_MAX_RANK)
+				return NULL;
+			dims[n++] = v;
+			if (*c == 'x') { /* "16x": one DIMX token */
+				c++;
+			} else {
+				while (*c == ' ')
+					c++;
+				if (*c == '>')
+					break;
+				if (*c != 'x' || c[1] != ' ') /* "x16" would be an identifier */
+					return NULL;
+				c++;
+			}
+			while (*c == ' ')
+				c++;
+		}
+	}
+	memcpy(p->dims, dims, n * sizeof(dims[0]));
+	p->ndims = n;
+	p->dims_bad = false;
+	return c + 1;
+}
+
 /* An identifier or keyword: its text is its value. */
 static int lex_word(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *lloc, int t, const uchar *tok,
 		    const uchar *cur, bool bol)
@@ -314,7 +368,19 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		"false" { return lex_word(p, lval, lloc, GT_KW_FALSE, tok, cur, bol); }
 		"predicate" { return lex_word(p, lval, lloc, GT_KW_PREDICATE, tok, cur, bol); }
 		"x" { return lex_word(p, lval, lloc, GT_KW_X, tok, cur, bol); }
-		ident { return lex_word(p, lval, lloc, GT_IDENT, tok, cur, bol); }
+		ident {
+			if (*cur == '<' && lex_type_due(p)) {
+				const uchar *end = lex_type_tail(p, cur);
+				if (end) {
+					p->type_lt = loc_make(p->file, (uint32_t)((const char *)cur - p->buf));
+					lval->span.s = (const char *)tok;
+					lval->span.len = (uint32_t)(cur - tok);
+					lval->span.esc = 0;
+					return lex_tok(p, lloc, GT_TYPE, tok, end, bol);
+				}
+			}
+			return lex_word(p, lval, lloc, GT_IDENT, tok, cur, bol);
+		}
 		[(){}<>[\]:,=#] { return lex_tok(p, lloc, *tok, tok, cur, bol); }
 		* { return lex_error(p, lloc, tok, cur, tok, "invalid character %s", lex_char_name(*tok, cbuf, sizeof cbuf)); }
 		*/

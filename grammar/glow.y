@@ -123,6 +123,7 @@ struct glow_parser {
 	const struct type *tcache[GLOW_TCACHE]; /* recent types (parse.c: glow_p_type) */
 
 	/* the type being parsed */
+	struct loc type_lt; /* its '<' when lexed as one TYPE token */
 	uint64_t dims[GLOW_MAX_RANK];
 	unsigned ndims;
 	bool dims_bad;
@@ -235,6 +236,7 @@ static void glow_yyerror(struct loc *loc, struct glow_parser *p, const char *msg
 %token <span> KW_FALSE "'false'"
 %token <span> KW_PREDICATE "'predicate'"
 %token <span> KW_X "'x'"
+%token <span> TYPE "type"
 %token SYNC "end of line"
 
 %type <num> number
@@ -427,9 +429,13 @@ types
 	| types ',' type { glow_p_restype(p, $3, @3); }
 	;
 
-/* type ::= elem-kind ('[' number ':' number ']')? '<' dims? '>' */
+/* type ::= elem-kind ('[' number ':' number ']')? '<' dims? '>'
+ * A plain type where one is due ("float<16 x 16>" after ':' or after a
+ * type and ','), is one TYPE token: the lexer has put its dimensions in
+ * p->dims (glow.re: lex_type). */
 type
-	: IDENT quant '<' dims_opt '>' { $$ = glow_p_type(p, &$1, @1, @3); }
+	: TYPE { p->q_has = false; $$ = glow_p_type(p, &$1, @1, p->type_lt); }
+	| IDENT quant '<' dims_opt '>' { $$ = glow_p_type(p, &$1, @1, @3); }
 	;
 
 quant
@@ -465,14 +471,21 @@ dimx
 static int yyreport_syntax_error(const yypcontext_t *ctx, struct glow_parser *p)
 {
 	enum { MAXEXP = 8 };
-	yysymbol_kind_t exp[MAXEXP];
-	int n = yypcontext_expected_tokens(ctx, exp, MAXEXP);
-	int total = yypcontext_expected_tokens(ctx, NULL, 0);
+	yysymbol_kind_t exp[YYNTOKENS];
 	const char *names[MAXEXP];
-	if (n < 0 || total > MAXEXP)
+	int total = yypcontext_expected_tokens(ctx, exp, YYNTOKENS), n = 0;
+	/* TYPE is expected exactly where "identifier" starts a type: the
+	 * messages name only the latter */
+	for (int i = 0; i < total; i++)
+		if (exp[i] != YYSYMBOL_TYPE) {
+			if (n == MAXEXP) {
+				n = -1;
+				break;
+			}
+			names[n++] = yysymbol_name(exp[i]);
+		}
+	if (n < 0)
 		n = 0;
-	for (int i = 0; i < n; i++)
-		names[i] = yysymbol_name(exp[i]);
 	glow_p_syntax_error(p, *yypcontext_location(ctx), names, n);
 	return 0;
 }

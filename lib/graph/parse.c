@@ -170,6 +170,14 @@ static const char *describe_lookahead(const struct glow_parser *p, char *buf, si
 	switch (p->last_tok) {
 	case GT_END: return "end of file";
 	case GT_IDENT: snprintf(buf, size, "identifier %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GT_TYPE: {
+		/* one token for "float<16 x 16>": named as its first, an identifier */
+		const char *e = p->last_start;
+		while (e < p->last_end && *e != '<')
+			e++;
+		snprintf(buf, size, "identifier %s", tok_text(p->last_start, e, t, sizeof t));
+		break;
+	}
 	case GT_LOCAL:
 	case GT_GLOBAL: snprintf(buf, size, "name %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
 	case GT_INT:
@@ -192,7 +200,7 @@ static const char *describe_previous(const struct glow_parser *p, char *buf, siz
 		default: break;
 		}
 	}
-	if (p->prev_tok == '>')
+	if (p->prev_tok == '>' || p->prev_tok == GT_TYPE)
 		return "type";
 	if (p->prev_tok == GT_STRING)
 		return "string";
