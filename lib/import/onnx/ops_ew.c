@@ -4,8 +4,7 @@
  * The graph IR's elementwise kinds take operands of one shape: numpy
  * broadcasting becomes explicit Broadcast nodes ("<out>.bcastN"). ONNX
  * operators without a kind of their own are composed from kinds that exist
- * (Selu = gamma * Elu, Tan = Sin / Cos, ...); helper nodes get names derived
- * from the output.
+ * (Selu = gamma * Elu, ...); helper nodes get names derived from the output.
  */
 #include "import/onnx/internal.h"
 
@@ -224,39 +223,6 @@ int op_unary(struct importer *im, const onnx_node *n)
 	if (kind == NK_IsNaN)
 		t = type_with_elem(im->tc, t, EK_BOOL);
 	return set_out(im, 0, b_node(im, kind, out_name(im, 0), &x, 1, t));
-}
-
-/* Tan, Sinh, Cosh, Asinh, Acosh, Atanh from Sin, Cos, Exp, Log, Sqrt. */
-int op_trig(struct importer *im, const onnx_node *n)
-{
-	struct value x = in_val(im, 0);
-	const char *name = out_name(im, 0), *op = n->op_type;
-	if (!x.node)
-		return -1;
-	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
-		return op_err(im, "input must be floating point");
-	if (strcmp(op, "Tan") == 0)
-		return set_out(im, 0, ew2(im, NK_Div, b_unary(im, NK_Sin, dname(im, name, "sin"), x),
-					  b_unary(im, NK_Cos, dname(im, name, "cos"), x), name));
-	struct value half = splat_like(im, x, 0.5, dname(im, name, "half"));
-	struct value one = splat_like(im, x, 1, dname(im, name, "one"));
-	if (strcmp(op, "Sinh") == 0 || strcmp(op, "Cosh") == 0) {
-		struct value e = b_unary(im, NK_Exp, dname(im, name, "exp"), x);
-		struct value en = b_unary(im, NK_Exp, dname(im, name, "expneg"),
-					  b_unary(im, NK_Neg, dname(im, name, "neg"), x));
-		struct value s = ew2(im, op[0] == 'S' ? NK_Sub : NK_Add, e, en, dname(im, name, "sum"));
-		return set_out(im, 0, ew2(im, NK_Mul, s, half, name));
-	}
-	if (strcmp(op, "Atanh") == 0) {
-		struct value q = ew2(im, NK_Div, ew2(im, NK_Add, one, x, dname(im, name, "num")),
-				     ew2(im, NK_Sub, one, x, dname(im, name, "den")), dname(im, name, "q"));
-		return set_out(im, 0, ew2(im, NK_Mul, b_unary(im, NK_Log, dname(im, name, "log"), q), half, name));
-	}
-	/* Asinh: log(x + sqrt(x*x + 1)); Acosh: log(x + sqrt(x*x - 1)) */
-	struct value sq = ew2(im, NK_Mul, x, x, dname(im, name, "sq"));
-	struct value in = ew2(im, op[1] == 's' ? NK_Add : NK_Sub, sq, one, dname(im, name, "in"));
-	struct value s = ew2(im, NK_Add, x, b_unary(im, NK_Sqrt, dname(im, name, "sqrt"), in), dname(im, name, "arg"));
-	return set_out(im, 0, b_unary(im, NK_Log, name, s));
 }
 
 int op_activation(struct importer *im, const onnx_node *n)

@@ -1,0 +1,554 @@
+/* ops_more.c - translators of indexing operators (GatherElements,
+ * ScatterElements, ScatterND, Scatter), the math kinds without an older
+ * composition (Asin, Acos, Atan, the hyperbolic functions, Tan, IsInf,
+ * BitShift), and operators composed from existing kinds: the losses
+ * NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, Trilu, Hardmax,
+ * OneHot and MeanVarianceNormalization.
+ *
+ * Compositions are exact rewrites of the ONNX definitions; where an ONNX
+ * operator has a value-dependent part (Trilu's k, OneHot's depth), that
+ * input must be known at import (an initializer, a folded value, or a graph
+ * input bound with glow-import -freeze-input). Helper nodes get names
+ * derived from the output ("<out>.mask", "<out>.gather", ...).
+ */
+#include "import/onnx/internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const struct value no_value = {NULL, 0};
+
+/* a op b on values of one shape; comparisons give bool */
+static struct value ew(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
+{
+	if (!a.node || !b.node)
+		return no_value;
+	const struct type *t = val_type(a);
+	if (kind == NK_CmpEQ || kind == NK_CmpNEQ || kind == NK_CmpLT || kind == NK_CmpLTE)
+		t = type_with_elem(im->tc, t, EK_BOOL);
+	struct value ops[2] = {a, b};
+	return b_node(im, kind, name, ops, 2, t);
+}
+
+/* c ? a : b */
+static struct value sel(struct importer *im, struct value c, struct value a, struct value b, const char *name)
+{
+	struct value ops[3] = {c, a, b};
+	return b_node(im, NK_Select, name, ops, 3, a.node ? val_type(a) : NULL);
+}
+
+/* a splat constant shaped like v */
+static struct value splat_like(struct importer *im, struct value v, double f, const char *name)
+{
+	if (!v.node)
+		return v;
+	return b_splat_const(im, name, val_type(v), f);
+}
+
+/* A reduction of x (BatchedReduceAdd, ...Mean) over every dimension: a
+ * rank-0 value. A rank-0 x is returned as is. */
+static struct value reduce_all(struct importer *im, unsigned kind, struct value x, const char *name)
+{
+	if (!x.node)
+		return x;
+	const struct type *t = val_type(x);
+	if (t->rank == 0)
+		return x;
+	int64_t axes[GLOW_MAX_RANK];
+	for (unsigned i = 0; i < t->rank; i++)
+		axes[i] = i;
+	uint64_t none[1] = {0};
+	struct value r = b_node(im, kind, name, &x, 1, ty(im, t->elem, none, 0));
+	if (r.node)
+		node_set_ints(im->m, r.node, "axes", axes, t->rank);
+	return r;
+}
+
+/* A reduction of x over axes that keeps them as dimensions of 1. */
+static struct value reduce_keep(struct importer *im, unsigned kind, struct value x, const int64_t *axes,
+				unsigned naxes, const char *name)
+{
+	if (!x.node)
+		return x;
+	const struct type *t = val_type(x);
+	uint64_t rd[GLOW_MAX_RANK], kd[GLOW_MAX_RANK];
+	unsigned rr = 0;
+	for (unsigned i = 0; i < t->rank; i++) {
+		bool drop = false;
+		for (unsigned j = 0; j < naxes; j++)
+			drop |= axes[j] == (int64_t)i;
+		kd[i] = drop ? 1 : t->dims[i];
+		if (!drop)
+			rd[rr++] = t->dims[i];
+	}
+	struct value r = b_node(im, kind, dname(im, name, "reduce"), &x, 1, ty(im, t->elem, rd, rr));
+	if (r.node)
+		node_set_ints(im->m, r.node, "axes", axes, naxes);
+	return b_reshape(im, r, kd, t->rank, name);
+}
+
+/* An index tensor input (int32 or int64), or a NULL node after reporting. */
+static struct value index_input(struct importer *im, unsigned i)
+{
+	struct tensor *t = in_req(im, i);
+	if (!t)
+		return no_value;
+	if (t->dtype != DT_INT32 && t->dtype != DT_INT64) {
+		op_err(im, "input %u (\"%s\") must be int32 or int64 indices", i, t->name);
+		return no_value;
+	}
+	return tval(im, t);
+}
+
+/* ---- indexing ---- */
+
+int op_gather_elements(struct importer *im, const onnx_node *n)
+{
+	struct value d = in_val(im, 0), ix = index_input(im, 1);
+	if (!d.node || !ix.node)
+		return -1;
+	const struct type *dt = val_type(d), *it = val_type(ix);
+	unsigned axis;
+	if (norm_axis(im, attr_i(n, "axis", 0), dt->rank, &axis))
+		return -1;
+	if (it->rank != dt->rank)
+		return op_err(im, "indices must have the rank of data (%u), got %u", dt->rank, it->rank);
+	struct value r = b_node(im, NK_GatherElements, out_name(im, 0), (struct value[]){d, ix}, 2,
+				type_with_dims(im->tc, dt, it->dims, it->rank));
+	if (r.node)
+		node_set_int(im->m, r.node, "axis", axis);
+	return set_out(im, 0, r);
+}
+
+/* the reduction attribute of the scatters as the enum index */
+static int reduction_attr(struct importer *im, const onnx_node *n, int64_t *out)
+{
+	const char *s = attr_s(im, n, "reduction", "none");
+	if (strcmp(s, "none") == 0)
+		*out = 0;
+	else if (strcmp(s, "add") == 0)
+		*out = 1;
+	else if (strcmp(s, "mul") == 0)
+		*out = 2;
+	else
+		return op_err(im, "reduction \"%s\" is not supported (none, add or mul)", s);
+	return 0;
+}
+
+/* ScatterElements, and Scatter (its older name, no reduction) */
+int op_scatter_elements(struct importer *im, const onnx_node *n)
+{
+	struct value d = in_val(im, 0), ix = index_input(im, 1), u = in_val(im, 2);
+	if (!d.node || !ix.node || !u.node)
+		return -1;
+	const struct type *dt = val_type(d);
+	unsigned axis;
+	int64_t red = 0;
+	if (norm_axis(im, attr_i(n, "axis", 0), dt->rank, &axis) || reduction_attr(im, n, &red))
+		return -1;
+	if (val_type(u)->elem != dt->elem)
+		return op_err(im, "updates must have the element type of data");
+	struct value r = b_node(im, NK_ScatterElements, out_name(im, 0), (struct value[]){d, ix, u}, 3, dt);
+	if (r.node) {
+		node_set_int(im->m, r.node, "axis", axis);
+		node_set_int(im->m, r.node, "reduction", red);
+	}
+	return set_out(im, 0, r);
+}
+
+int op_scatter_nd(struct importer *im, const onnx_node *n)
+{
+	struct value d = in_val(im, 0), ix = index_input(im, 1), u = in_val(im, 2);
+	if (!d.node || !ix.node || !u.node)
+		return -1;
+	int64_t red = 0;
+	if (reduction_attr(im, n, &red))
+		return -1;
+	const struct type *dt = val_type(d);
+	if (val_type(u)->elem != dt->elem)
+		return op_err(im, "updates must have the element type of data");
+	struct value r = b_node(im, NK_ScatterND, out_name(im, 0), (struct value[]){d, ix, u}, 3, dt);
+	if (r.node)
+		node_set_int(im->m, r.node, "reduction", red);
+	return set_out(im, 0, r);
+}
+
+/* ---- elementwise math ---- */
+
+/* Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh: one kind each */
+int op_math(struct importer *im, const onnx_node *n)
+{
+	static const struct {
+		const char *op;
+		unsigned kind;
+	} map[] = {{"Tan", NK_Tan},   {"Asin", NK_Asin},   {"Acos", NK_Acos},   {"Atan", NK_Atan},  {"Sinh", NK_Sinh},
+		   {"Cosh", NK_Cosh}, {"Asinh", NK_Asinh}, {"Acosh", NK_Acosh}, {"Atanh", NK_Atanh}};
+	unsigned kind = NK_Tan;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
+		if (strcmp(map[i].op, n->op_type) == 0)
+			kind = map[i].kind;
+	struct value x = in_val(im, 0);
+	if (!x.node)
+		return -1;
+	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
+		return op_err(im, "input must be floating point");
+	return set_out(im, 0, b_unary(im, kind, out_name(im, 0), x));
+}
+
+int op_isinf(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	if (!x.node)
+		return -1;
+	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
+		return op_err(im, "input must be floating point");
+	struct value r = b_node(im, NK_IsInf, out_name(im, 0), &x, 1, type_with_elem(im->tc, val_type(x), EK_BOOL));
+	if (r.node) {
+		node_set_int(im->m, r.node, "detect_positive", attr_i(n, "detect_positive", 1) != 0);
+		node_set_int(im->m, r.node, "detect_negative", attr_i(n, "detect_negative", 1) != 0);
+	}
+	return set_out(im, 0, r);
+}
+
+/* broadcasts a and b to their common shape */
+static int bcast2(struct importer *im, struct value *a, struct value *b, const char *name)
+{
+	uint64_t dims[GLOW_MAX_RANK];
+	unsigned rank;
+	if (!a->node || !b->node || bcast_shape(im, val_type(*a), val_type(*b), dims, &rank))
+		return -1;
+	*a = b_broadcast(im, *a, dims, rank, dname(im, name, "bcast0"));
+	*b = b_broadcast(im, *b, dims, rank, dname(im, name, "bcast1"));
+	return a->node && b->node ? 0 : -1;
+}
+
+int op_bitshift(struct importer *im, const onnx_node *n)
+{
+	struct value a = in_val(im, 0), b = in_val(im, 1);
+	const char *name = out_name(im, 0);
+	const char *dir = attr_s(im, n, "direction", "");
+	int64_t d = strcmp(dir, "LEFT") == 0 ? 0 : strcmp(dir, "RIGHT") == 0 ? 1 : -1;
+	if (d < 0)
+		return op_err(im, "direction must be \"LEFT\" or \"RIGHT\", got \"%s\"", dir);
+	if (bcast2(im, &a, &b, name))
+		return -1;
+	if (!elem_is_integer((enum elem_kind)val_type(a)->elem) || val_type(a)->elem != val_type(b)->elem)
+		return op_err(im, "operands must be integers of one type");
+	struct value r = ew(im, NK_BitShift, a, b, name);
+	if (r.node)
+		node_set_int(im->m, r.node, "direction", d);
+	return set_out(im, 0, r);
+}
+
+/* ---- losses ---- */
+
+/* The negative log-likelihood loss of log-probabilities lp (N x C x d...)
+ * against target (N x d..., int32/int64), optional weight (C), optional
+ * ignore_index, reduction none/sum/mean:
+ *   loss[n, d] = -lp[n, t, d] * w[t] with t = target[n, d], w = weight or 1,
+ *   and 0 (weight 0) where t == ignore_index;
+ *   sum: the sum of loss; mean: sum(loss) / sum(weights). Ignored targets
+ * may lie outside [0, C): they are replaced by 0 before indexing. */
+static struct value nll(struct importer *im, const onnx_node *n, struct value lp, struct value tg,
+			struct tensor *weight, const char *name)
+{
+	if (!lp.node || !tg.node)
+		return no_value;
+	const struct type *lt = val_type(lp), *tt = val_type(tg);
+	if (lt->rank < 2 || tt->rank != lt->rank - 1u) {
+		op_err(im, "input must be N x C x d... and target N x d...");
+		return no_value;
+	}
+	for (unsigned i = 0; i < tt->rank; i++)
+		if (tt->dims[i] != lt->dims[i ? i + 1 : 0]) {
+			op_err(im, "target dimension %u does not match the input", i);
+			return no_value;
+		}
+	const char *red = attr_s(im, n, "reduction", "mean");
+	if (strcmp(red, "none") != 0 && strcmp(red, "sum") != 0 && strcmp(red, "mean") != 0) {
+		op_err(im, "reduction \"%s\" is not supported (none, sum or mean)", red);
+		return no_value;
+	}
+	bool has_ii = attr(n, "ignore_index") != NULL;
+	struct value ign = no_value, safe = tg;
+	if (has_ii) {
+		struct value ii = splat_like(im, tg, (double)attr_i(n, "ignore_index", 0), dname(im, name, "ii"));
+		ign = ew(im, NK_CmpEQ, tg, ii, dname(im, name, "ignored"));
+		safe = sel(im, ign, splat_like(im, tg, 0, dname(im, name, "zeroidx")), tg, dname(im, name, "target"));
+	}
+	/* lp[n, t, d]: GatherElements along 1 with target as N x 1 x d... */
+	uint64_t d3[GLOW_MAX_RANK];
+	d3[0] = tt->dims[0];
+	d3[1] = 1;
+	for (unsigned i = 1; i < tt->rank; i++)
+		d3[i + 1] = tt->dims[i];
+	struct value t3 = b_reshape(im, safe, d3, lt->rank, dname(im, name, "target3"));
+	struct value g = b_node(im, NK_GatherElements, dname(im, name, "gather"), (struct value[]){lp, t3}, 2,
+				type_with_dims(im->tc, lt, d3, lt->rank));
+	if (g.node)
+		node_set_int(im->m, g.node, "axis", 1);
+	g = b_reshape(im, g, tt->dims, tt->rank, dname(im, name, "picked"));
+	struct value loss = b_unary(im, NK_Neg, dname(im, name, "neg"), g), w = no_value;
+	if (!loss.node)
+		return no_value;
+	const struct type *ft = val_type(loss);
+	struct value zero = splat_like(im, loss, 0, dname(im, name, "zero"));
+	if (weight) {
+		struct value wv = tval(im, weight);
+		if (!wv.node)
+			return no_value;
+		if (val_type(wv)->rank != 1 || val_type(wv)->dims[0] != lt->dims[1] || val_type(wv)->elem != ft->elem) {
+			op_err(im, "weight must be a vector of the C = %llu classes of the input's type",
+			       (unsigned long long)lt->dims[1]);
+			return no_value;
+		}
+		w = b_node(im, NK_Gather, dname(im, name, "w"), (struct value[]){wv, safe}, 2, ft);
+		if (has_ii)
+			w = sel(im, ign, zero, w, dname(im, name, "wmask"));
+		loss = ew(im, NK_Mul, loss, w, strcmp(red, "none") == 0 ? name : dname(im, name, "loss"));
+	} else if (has_ii) {
+		loss = sel(im, ign, zero, loss, strcmp(red, "none") == 0 ? name : dname(im, name, "loss"));
+		w = sel(im, ign, zero, splat_like(im, loss, 1, dname(im, name, "one")), dname(im, name, "wmask"));
+	}
+	if (strcmp(red, "none") == 0)
+		return loss;
+	if (strcmp(red, "sum") == 0)
+		return reduce_all(im, NK_BatchedReduceAdd, loss, name);
+	if (!w.node)
+		return reduce_all(im, NK_BatchedReduceMean, loss, name);
+	struct value total = reduce_all(im, NK_BatchedReduceAdd, loss, dname(im, name, "sum"));
+	struct value wsum = reduce_all(im, NK_BatchedReduceAdd, w, dname(im, name, "wsum"));
+	return ew(im, NK_Div, total, wsum, name);
+}
+
+int op_nll_loss(struct importer *im, const onnx_node *n)
+{
+	struct value lp = in_val(im, 0), tg = index_input(im, 1);
+	return set_out(im, 0, nll(im, n, lp, tg, in_opt(im, 2), out_name(im, 0)));
+}
+
+/* SoftmaxCrossEntropyLoss: the loss of LogSoftMax(scores) along 1; the
+ * optional second output is those log-probabilities. */
+int op_sce_loss(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0), tg = index_input(im, 1);
+	if (!x.node || !tg.node)
+		return -1;
+	const char *name = out_name(im, 0);
+	if (val_type(x)->rank < 2 || !elem_is_float((enum elem_kind)val_type(x)->elem))
+		return op_err(im, "scores must be floating point N x C x d...");
+	bool lp_out = n->n_output > 1 && *out_name(im, 1);
+	struct value lp = b_unary(im, NK_LogSoftMax, lp_out ? out_name(im, 1) : dname(im, name, "logprob"), x);
+	if (lp.node)
+		node_set_int(im->m, lp.node, "axis", 1);
+	if (set_out(im, 0, nll(im, n, lp, tg, in_opt(im, 2), name)))
+		return -1;
+	return lp_out ? set_out(im, 1, lp) : 0;
+}
+
+/* ---- masks and one-hot encodings ---- */
+
+/* a known integer scalar input (absent: def) */
+static int scalar_int(struct importer *im, unsigned i, int64_t def, int64_t *out)
+{
+	*out = def;
+	if (!in_opt(im, i))
+		return 0;
+	uint64_t cnt;
+	const int64_t *v = in_ints(im, i, &cnt);
+	if (!v)
+		return -1;
+	if (cnt != 1)
+		return op_err(im, "input %u must be a scalar", i);
+	*out = v[0];
+	return 0;
+}
+
+/* Trilu(X ... x N x M, k): keeps the elements on and above (upper) or on
+ * and below (lower) diagonal k, zeroes the rest: a known N x M bool mask
+ * broadcast over the batch, then Select. */
+int op_trilu(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	int64_t k;
+	if (!x.node || scalar_int(im, 1, 0, &k))
+		return -1;
+	const struct type *t = val_type(x);
+	const char *name = out_name(im, 0);
+	if (t->rank < 2)
+		return op_err(im, "input must have rank 2 or more");
+	bool upper = attr_i(n, "upper", 1) != 0;
+	uint64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
+	if (rows * cols > ONNX_FOLD_MAX)
+		return op_err(im, "the %llu x %llu mask is too large", (unsigned long long)rows,
+			      (unsigned long long)cols);
+	int64_t *m = arena_alloc(&im->scratch, (rows * cols + 1) * sizeof *m);
+	for (uint64_t i = 0; i < rows; i++)
+		for (uint64_t j = 0; j < cols; j++) {
+			int64_t diff = (int64_t)j - (int64_t)i;
+			m[i * cols + j] = upper ? diff >= k : diff <= k;
+		}
+	struct tensor *mt = t_from_ints(im, dname(im, name, "mask"), DT_BOOL, 2, t->dims + t->rank - 2, m);
+	struct value mask = b_broadcast(im, tval(im, mt), t->dims, t->rank, dname(im, name, "maskb"));
+	return set_out(im, 0, sel(im, mask, x, splat_like(im, x, 0, dname(im, name, "zero")), name));
+}
+
+/* 0, 1, ..., len-1 as an i64 tensor of rank `rank` laid along axis */
+static struct value iota(struct importer *im, uint64_t len, unsigned axis, unsigned rank, const char *name)
+{
+	if (len > ONNX_FOLD_MAX) {
+		op_err(im, "%llu positions are too many to enumerate", (unsigned long long)len);
+		return no_value;
+	}
+	int64_t *v = arena_alloc(&im->scratch, (len + 1) * sizeof *v);
+	for (uint64_t i = 0; i < len; i++)
+		v[i] = (int64_t)i;
+	uint64_t dims[GLOW_MAX_RANK];
+	for (unsigned i = 0; i < rank; i++)
+		dims[i] = i == axis ? len : 1;
+	return tval(im, t_from_ints(im, name, DT_INT64, rank, dims, v));
+}
+
+/* Hardmax: 1 at the first maximum along axis, 0 elsewhere; ArgMax (kept
+ * dimension) compared with the positions along axis. Before opset 13 the
+ * input is seen as 2-D [prod(dims[:axis]), prod(dims[axis:])]. */
+int op_hardmax(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	if (!x.node)
+		return -1;
+	const struct type *t = val_type(x);
+	const char *name = out_name(im, 0);
+	unsigned axis;
+	if (!elem_is_float((enum elem_kind)t->elem))
+		return op_err(im, "input must be floating point");
+	if (norm_axis(im, attr_i(n, "axis", im->opset >= 13 ? -1 : 1), t->rank, &axis))
+		return -1;
+	struct value v = x;
+	if (im->opset < 13) {
+		uint64_t d2[2] = {1, 1};
+		for (unsigned i = 0; i < t->rank; i++)
+			d2[i >= axis] *= t->dims[i];
+		v = b_reshape(im, x, d2, 2, dname(im, name, "2d"));
+		axis = 1;
+	}
+	const struct type *vt = val_type(v);
+	uint64_t kd[GLOW_MAX_RANK];
+	memcpy(kd, vt->dims, sizeof kd);
+	kd[axis] = 1;
+	struct value am = b_node(im, NK_ArgMax, dname(im, name, "argmax"), &v, 1, ty(im, EK_I64, kd, vt->rank));
+	if (am.node) {
+		node_set_int(im->m, am.node, "axis", axis);
+		node_set_int(im->m, am.node, "keep_dims", 1);
+	}
+	struct value pos = iota(im, vt->dims[axis], axis, vt->rank, dname(im, name, "pos"));
+	am = b_broadcast(im, am, vt->dims, vt->rank, dname(im, name, "argmaxb"));
+	pos = b_broadcast(im, pos, vt->dims, vt->rank, dname(im, name, "posb"));
+	struct value eq = ew(im, NK_CmpEQ, am, pos, dname(im, name, "eq"));
+	struct value one = splat_like(im, v, 1, dname(im, name, "one"));
+	struct value zero = splat_like(im, v, 0, dname(im, name, "zero"));
+	struct value r = sel(im, eq, one, zero, im->opset < 13 ? dname(im, name, "r") : name);
+	if (im->opset < 13)
+		r = b_reshape(im, r, t->dims, t->rank, name);
+	return set_out(im, 0, r);
+}
+
+/* OneHot(indices, depth known, values [off, on]) {axis}: the output has the
+ * indices' shape with depth inserted at axis; on where the position along
+ * axis equals the index (negative indices count from depth), off
+ * elsewhere. */
+int op_onehot(struct importer *im, const onnx_node *n)
+{
+	struct value ix = in_val(im, 0), vals = in_val(im, 2);
+	struct tensor *dt = in_req(im, 1);
+	if (!ix.node || !vals.node || !dt)
+		return -1;
+	const double *dv = t_floats(im, dt);
+	if (!dv || t_numel(dt) != 1)
+		return op_err(im, "input 1 (\"%s\") must be a scalar known at import time", dt->name);
+	if (!(dv[0] >= 1 && dv[0] <= (double)ONNX_FOLD_MAX))
+		return op_err(im, "depth %g is not a positive count", dv[0]);
+	int64_t depth = (int64_t)dv[0];
+	const struct type *it = val_type(ix), *vt = val_type(vals);
+	const char *name = out_name(im, 0);
+	if (vt->rank != 1 || vt->dims[0] != 2)
+		return op_err(im, "values must be a vector of two elements [off, on]");
+	if (it->rank + 1 > GLOW_MAX_RANK)
+		return op_err(im, "result rank exceeds the graph IR's %d", GLOW_MAX_RANK);
+	unsigned axis;
+	if (norm_axis(im, attr_i(n, "axis", -1), it->rank + 1, &axis))
+		return -1;
+	uint64_t od[GLOW_MAX_RANK], kd[GLOW_MAX_RANK];
+	for (unsigned i = 0, j = 0; i <= it->rank; i++) {
+		od[i] = i == axis ? (uint64_t)depth : it->dims[j];
+		kd[i] = i == axis ? 1 : it->dims[j];
+		j += i != axis;
+	}
+	unsigned r = it->rank + 1;
+	struct value i64 = b_convert(im, ix, EK_I64, dname(im, name, "idx"));
+	struct value neg = ew(im, NK_CmpLT, i64, splat_like(im, i64, 0, dname(im, name, "zero")),
+			      dname(im, name, "neg"));
+	struct value wrapped = ew(im, NK_Add, i64, splat_like(im, i64, (double)depth, dname(im, name, "depth")),
+				  dname(im, name, "wrap"));
+	i64 = sel(im, neg, wrapped, i64, dname(im, name, "fixed"));
+	i64 = b_broadcast(im, b_reshape(im, i64, kd, r, dname(im, name, "idxr")), od, r, dname(im, name, "idxb"));
+	struct value pos = b_broadcast(im, iota(im, (uint64_t)depth, axis, r, dname(im, name, "pos")), od, r,
+				       dname(im, name, "posb"));
+	struct value eq = ew(im, NK_CmpEQ, i64, pos, dname(im, name, "eq"));
+	uint64_t ones[GLOW_MAX_RANK];
+	for (unsigned i = 0; i < r; i++)
+		ones[i] = 1;
+	struct value pick[2];
+	for (unsigned k = 0; k < 2; k++) {
+		const char *pn = dname(im, name, k ? "on" : "off");
+		struct value s = b_node(im, NK_Slice, dname(im, pn, "slice"), &vals, 1,
+					type_with_dims(im->tc, vt, (uint64_t[]){1}, 1));
+		if (s.node)
+			node_set_ints(im->m, s.node, "start", (int64_t[]){k}, 1);
+		pick[k] = b_broadcast(im, b_reshape(im, s, ones, r, dname(im, pn, "r")), od, r, pn);
+	}
+	return set_out(im, 0, sel(im, eq, pick[1], pick[0], name));
+}
+
+/* MeanVarianceNormalization {axes}: (X - E[X]) / (sqrt(E[(X - E[X])^2]) +
+ * 1e-9) over axes (default [0, 2, 3]). */
+int op_mvn(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	if (!x.node)
+		return -1;
+	const struct type *t = val_type(x);
+	const char *name = out_name(im, 0);
+	if (!elem_is_float((enum elem_kind)t->elem))
+		return op_err(im, "input must be floating point");
+	static const int64_t def_axes[3] = {0, 2, 3};
+	const int64_t *av = def_axes;
+	long na = attr_ints(n, "axes", &av);
+	if (na < 0) {
+		av = def_axes;
+		na = 3;
+	}
+	int64_t axes[GLOW_MAX_RANK];
+	bool seen[GLOW_MAX_RANK] = {false};
+	if (na == 0 || na > (long)t->rank)
+		return op_err(im, "axes must name between 1 and %u dimensions", t->rank);
+	for (long i = 0; i < na; i++) {
+		unsigned a;
+		if (norm_axis(im, av[i], t->rank, &a))
+			return -1;
+		if (seen[a])
+			return op_err(im, "axis %u appears twice", a);
+		seen[a] = true;
+		axes[i] = a;
+	}
+	struct value mean = b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, x, axes, (unsigned)na,
+							dname(im, name, "mean")),
+					t->dims, t->rank, dname(im, name, "meanb"));
+	struct value dev = ew(im, NK_Sub, x, mean, dname(im, name, "dev"));
+	struct value var = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, dev, dev, dname(im, name, "sq")), axes,
+				       (unsigned)na, dname(im, name, "var"));
+	struct value sd = b_unary(im, NK_Sqrt, dname(im, name, "sd"), var);
+	sd = ew(im, NK_Add, sd, splat_like(im, sd, 1e-9, dname(im, name, "eps")), dname(im, name, "sdeps"));
+	sd = b_broadcast(im, sd, t->dims, t->rank, dname(im, name, "sdb"));
+	return set_out(im, 0, ew(im, NK_Div, dev, sd, name));
+}
