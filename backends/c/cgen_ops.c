@@ -295,6 +295,32 @@ static unsigned i64_table(struct cg *g, const int64_t *v, unsigned n)
 	return id;
 }
 
+/* Emits a static int table and returns its number. */
+static unsigned int_table(struct cg *g, const int64_t *v, unsigned n)
+{
+	unsigned id = g->uniq++;
+	os_printf(g->decls, "static const int ti%u[] = {", id);
+	for (unsigned i = 0; i < n; i++)
+		os_printf(g->decls, "%s%" PRId64, i ? ", " : "", v[i]);
+	os_printf(g->decls, "};\n");
+	return id;
+}
+
+/* dims of t as an int64 table */
+static unsigned dims_table(struct cg *g, const struct type *t)
+{
+	int64_t d[GLOW_MAX_RANK];
+	for (unsigned i = 0; i < t->rank; i++)
+		d[i] = (int64_t)t->dims[i];
+	return i64_table(g, d, t->rank);
+}
+
+static int int_es(const struct ir_value *v)
+{
+	enum elem_kind k = (enum elem_kind)v->type->elem;
+	return k == EK_I64 || k == EK_INDEX64 ? 8 : k == EK_I32 || k == EK_INDEX32 ? 4 : 0;
+}
+
 /* cb_copy_nd(dst + doff, ds, src + soff, ss, dims, rank) */
 static void emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const int64_t *ds, struct ir_value *src,
 			 int64_t soff, const int64_t *ss, const int64_t *dims, unsigned rank)
@@ -393,9 +419,37 @@ static void emit_move(struct cg *g, struct ir_instr *in)
 		emit_copy_nd(g, dst, 0, dst_, src, off, ss, dims, rank);
 		return;
 	}
+	case IK_spacetodepth: case IK_depthtospace: {
+		/* the spatial side viewed as N x H/b x b x W/b x b x C, the
+		 * depth side as N x H/b x W/b x (b x b x C) (dcr) or
+		 * (C x b x b) (crd) */
+		bool to_depth = in->kind == IK_spacetodepth;
+		const struct type *big = to_depth ? st : dt;
+		int64_t b = ir_int(in, "block_size"), N = (int64_t)big->dims[0], H = (int64_t)big->dims[1],
+			W = (int64_t)big->dims[2], C = (int64_t)big->dims[3];
+		bool crd = !to_depth && ir_int(in, "mode") == 1;
+		int64_t oh = H / b, ow = W / b, oc = C * b * b;
+		int64_t sp[6] = {H * W * C, b * W * C, W * C, b * C, C, 1}; /* n, y, by, x, bx, c */
+		int64_t dp[6] = {oh * ow * oc, ow * oc, crd ? b : b * C, oc, crd ? 1 : C, crd ? b * b : 1};
+		int64_t d6[6] = {N, oh, b, ow, b, C};
+		if (to_depth)
+			emit_copy_nd(g, dst, 0, dp, src, 0, sp, d6, 6);
+		else
+			emit_copy_nd(g, dst, 0, sp, src, 0, dp, d6, 6);
+		return;
+	}
 	case IK_pad: {
-		if (ir_int(in, "mode") != 0 || !cg_ctype(dt->elem)) {
-			cg_unsupported(g, in, "only constant padding of float, integer or bool tensors is compiled");
+		if (ir_int(in, "mode") != 0) {
+			const int64_t *pads = ir_ints(in, "pads", &n);
+			unsigned t1 = dims_table(g, st), t2 = dims_table(g, dt), t3 = i64_table(g, pads, rank);
+			char a[96], o[96];
+			os_printf(g->body, "\tcb_pad_mode(%s, tb%u, %s, tb%u, tb%u, %u, %d, %zu);\n", PTR(src, "void", a), t1,
+				  PTR(dst, "void", o), t2, t3, rank, (int)ir_int(in, "mode"),
+				  elem_size((enum elem_kind)dt->elem));
+			return;
+		}
+		if (!cg_ctype(dt->elem)) {
+			cg_unsupported(g, in, "constant padding of this element kind is not compiled");
 			return;
 		}
 		const int64_t *pads = ir_ints(in, "pads", &n);
@@ -502,8 +556,9 @@ static void emit_norm(struct cg *g, struct ir_instr *in)
 static void emit_reduce(struct cg *g, struct ir_instr *in, int op)
 {
 	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val;
-	if (!is_float(dst) || !is_float(src)) {
-		cg_unsupported(g, in, "only float reductions are compiled");
+	int es = int_es(src);
+	if ((!is_float(dst) || !is_float(src)) && (!es || int_es(dst) != es)) {
+		cg_unsupported(g, in, "only float and int32/int64 reductions are compiled");
 		return;
 	}
 	const struct type *t = src->type;
@@ -525,8 +580,13 @@ static void emit_reduce(struct cg *g, struct ir_instr *in, int op)
 	}
 	unsigned t1 = i64_table(g, dims, t->rank), t2 = i64_table(g, ys, t->rank);
 	char a[96], o[96];
-	os_printf(g->body, "\tcb_reduce_f32(%s, %s, %" PRIu64 ", tb%u, tb%u, %u, %d, %.1ff);\n", PTR(src, "float", a),
-		  PTR(dst, "float", o), type_numel(dst->type), t1, t2, t->rank, op, (double)cnt);
+	if (es)
+		os_printf(g->body, "\tcb_reduce_i(%s, %s, %" PRIu64 ", tb%u, tb%u, %u, %d, %d, %" PRIu64 ");\n",
+			  PTR(src, "void", a), PTR(dst, "void", o), type_numel(dst->type), t1, t2, t->rank, op, es, cnt);
+	else
+		os_printf(g->body, "\tcb_reduce_f32(%s, %s, %" PRIu64 ", tb%u, tb%u, %u, %d, %.1ff);\n",
+			  PTR(src, "float", a), PTR(dst, "float", o), type_numel(dst->type), t1, t2, t->rank, op,
+			  (double)cnt);
 }
 
 static void emit_gemm(struct cg *g, struct ir_instr *in)
@@ -578,6 +638,188 @@ static void emit_gemm(struct cg *g, struct ir_instr *in)
 		  PTR(in->ops[1].val, "float", a), PTR(in->ops[2].val, "float", b), PTR(in->ops[3].val, "float", c),
 		  PTR(in->ops[0].val, "float", o), mm, nn, kk, ta, tb, cg_flit(f1, ir_float(in, "alpha")), cg_flit(f2, ir_float(in, "beta")), cs0,
 		  cs1);
+}
+
+/* The rarer kinds: reference kernels (kernels/cb_ref.c). */
+static void emit_ref(struct cg *g, struct ir_instr *in)
+{
+	char a[96], b[96], c[96], o[96], e[96];
+	struct ir_value *d0 = in->ops[0].val, *s1 = in->nops > 1 ? in->ops[1].val : NULL;
+	unsigned n;
+	switch (in->kind) {
+	case IK_convtranspose: {
+		for (unsigned i = 0; i < 4; i++)
+			if (!is_float(in->ops[i].val)) {
+				cg_unsupported(g, in, "only float transposed convolutions are compiled");
+				return;
+			}
+		const struct type *st = s1->type, *dt = d0->type;
+		const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n),
+			      *p = ir_ints(in, "pads", &n), *dl = ir_ints(in, "dilation", &n);
+		int64_t v[16] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], (int64_t)st->dims[3],
+				 (int64_t)dt->dims[1], (int64_t)dt->dims[2], (int64_t)dt->dims[3], k[0], k[1], s[0], s[1],
+				 p[0], p[1], dl[0], dl[1], ir_int(in, "group")};
+		unsigned id = int_table(g, v, 16);
+		os_printf(g->body, "\tcb_convtranspose_f32(ti%u, %s, %s, %s, %s);\n", id, PTR(s1, "float", a),
+			  PTR(in->ops[2].val, "float", b), PTR(in->ops[3].val, "float", c), PTR(d0, "float", o));
+		return;
+	}
+	case IK_maxpoolwithargmax: {
+		const struct type *st = s1->type, *dt = d0->type, *at = in->ops[2].val->type;
+		if (!is_float(d0) || at->rank != dt->rank || int_es(in->ops[2].val) != 8) {
+			cg_unsupported(g, in, "only float max pooling with an int64 argmax of the result's shape is compiled");
+			return;
+		}
+		const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n),
+			      *p = ir_ints(in, "pads", &n);
+		int64_t v[12] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], (int64_t)st->dims[3],
+				 (int64_t)dt->dims[1], (int64_t)dt->dims[2], k[0], k[1], s[0], s[1], p[0], p[1]};
+		unsigned id = int_table(g, v, 12);
+		os_printf(g->body, "\tcb_maxpool_argmax_f32(ti%u, %s, %s, %s);\n", id, PTR(s1, "float", a),
+			  PTR(d0, "float", o), PTR(in->ops[2].val, "int64_t", b));
+		return;
+	}
+	case IK_instancenormalization: {
+		for (unsigned i = 0; i < 4; i++)
+			if (!is_float(in->ops[i].val)) {
+				cg_unsupported(g, in, "only float instance normalization is compiled");
+				return;
+			}
+		char fe[40];
+		unsigned t = dims_table(g, s1->type);
+		os_printf(g->body, "\tcb_instancenorm_f32(%s, %s, %s, %s, tb%u, %u, %d, %s);\n", PTR(s1, "float", a),
+			  PTR(d0, "float", o), PTR(in->ops[2].val, "float", b), PTR(in->ops[3].val, "float", c), t,
+			  s1->type->rank, (int)ir_int(in, "channel_idx"), cg_flit(fe, ir_float(in, "epsilon")));
+		return;
+	}
+	case IK_gathernd: {
+		struct ir_value *ix = in->ops[2].val;
+		const struct type *it = ix->type;
+		int ies = int_es(ix);
+		uint64_t m = it->rank ? it->dims[it->rank - 1] : 0;
+		if (!ies || !m) {
+			cg_unsupported(g, in, "indices must be int32/int64 tuples");
+			return;
+		}
+		unsigned t = dims_table(g, s1->type);
+		os_printf(g->body, "\tif (cb_gathernd(%s, tb%u, %u, %s, %d, %" PRIu64 ", %" PRIu64 ", %d, %s, %zu))\n"
+			  "\t\treturn -1;\n",
+			  PTR(s1, "void", a), t, s1->type->rank, PTR(ix, "void", b), ies, type_numel(it) / m, m,
+			  (int)ir_int(in, "batch_dims"), PTR(d0, "void", o), elem_size((enum elem_kind)s1->type->elem));
+		return;
+	}
+	case IK_resizenearest: case IK_resizebilinear: {
+		bool bil = in->kind == IK_resizebilinear;
+		if (bil && !is_float(d0)) {
+			cg_unsupported(g, in, "only float bilinear resizing is compiled");
+			return;
+		}
+		const double *sc = ir_floats(in, "scale", &n);
+		unsigned id = g->uniq++;
+		os_printf(g->decls, "static const double sc%u[] = {", id);
+		for (unsigned i = 0; i < n; i++)
+			os_printf(g->decls, "%s%.17g", i ? ", " : "", sc[i]);
+		os_puts(g->decls, "};\n");
+		unsigned t1 = dims_table(g, s1->type), t2 = dims_table(g, d0->type);
+		os_printf(g->body, "\tcb_resize(%s, tb%u, %s, tb%u, sc%u, %u, %d, %zu);\n", PTR(s1, "void", a), t1,
+			  PTR(d0, "void", o), t2, id, s1->type->rank, bil, elem_size((enum elem_kind)s1->type->elem));
+		return;
+	}
+	case IK_topk: {
+		struct ir_value *vals = in->ops[0].val, *ind = in->ops[1].val, *src = in->ops[2].val,
+				*scr = in->ops[3].val;
+		const struct type *t = src->type;
+		uint64_t len = t->dims[t->rank - 1];
+		if (!is_float(src) || !int_es(ind) || type_bytes(scr->type) < len * sizeof(size_t)) {
+			cg_unsupported(g, in, "only float top-k with int32/int64 indices is compiled");
+			return;
+		}
+		os_printf(g->body, "\tcb_topk_f32(%s, %s, %s, %d, %" PRIu64 ", %" PRIu64 ", %" PRId64 ", (size_t *)%s);\n",
+			  PTR(src, "float", a), PTR(vals, "float", o), PTR(ind, "void", b), int_es(ind),
+			  len ? type_numel(t) / len : 0, len, ir_int(in, "k"), PTR(scr, "void", c));
+		return;
+	}
+	case IK_cumsum: {
+		int ies = int_es(s1);
+		if (!is_float(s1) && !ies) {
+			cg_unsupported(g, in, "only float and int32/int64 cumulative sums are compiled");
+			return;
+		}
+		uint64_t outer, len, inner;
+		split_axis(s1->type, (unsigned)ir_int(in, "axis"), &outer, &len, &inner);
+		os_printf(g->body, "\tcb_cumsum(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d, %d);\n",
+			  PTR(s1, "void", a), PTR(d0, "void", o), outer, len, inner, (int)ir_int(in, "exclusive"),
+			  (int)ir_int(in, "reverse"), ies);
+		return;
+	}
+	case IK_crossentropyloss: {
+		struct ir_value *p = in->ops[1].val, *l = in->ops[2].val;
+		if (!is_float(p) || !is_float(d0) || !int_es(l)) {
+			cg_unsupported(g, in, "only float probabilities with int32/int64 labels are compiled");
+			return;
+		}
+		os_printf(g->body, "\tif (cb_crossentropy_f32(%s, %s, %d, %" PRIu64 ", %" PRIu64 ", %s))\n\t\treturn -1;\n",
+			  PTR(p, "float", a), PTR(l, "void", b), int_es(l), p->type->dims[0], p->type->dims[1],
+			  PTR(d0, "float", o));
+		return;
+	}
+	case IK_quantizationprofile: {
+		struct ir_value *src = in->ops[0].val, *h = in->ops[1].val, *info = in->ops[2].val;
+		if (!is_float(src) || !is_float(h) || !is_float(info)) {
+			cg_unsupported(g, in, "only float profiles are compiled");
+			return;
+		}
+		uint64_t bins = type_numel(h->type);
+		if (bins * sizeof(float) > g->scratch_bytes)
+			g->scratch_bytes = bins * sizeof(float);
+		os_printf(g->body, "\tcb_qprofile_f32(%s, %" PRIu64 ", %s, %" PRIu64 ", %s, (float *)(A + %" PRIu64 "));\n",
+			  PTR(src, "float", a), type_numel(src->type), PTR(h, "float", b), bins, PTR(info, "float", e),
+			  g->scratch_off);
+		return;
+	}
+	case IK_gatherelements: {
+		struct ir_value *ix = in->ops[2].val;
+		int ies = int_es(ix);
+		if (!ies) {
+			cg_unsupported(g, in, "indices must be int32/int64");
+			return;
+		}
+		unsigned t1 = dims_table(g, s1->type), t2 = dims_table(g, ix->type);
+		os_printf(g->body, "\tif (cb_gather_elements(%s, tb%u, %s, %d, tb%u, %u, %d, %s, %zu))\n\t\treturn -1;\n",
+			  PTR(s1, "void", a), t1, PTR(ix, "void", b), ies, t2, ix->type->rank, (int)ir_int(in, "axis"),
+			  PTR(d0, "void", o), elem_size((enum elem_kind)s1->type->elem));
+		return;
+	}
+	case IK_scatterelements: case IK_scatternd: {
+		struct ir_value *ix = in->ops[2].val, *up = in->ops[3].val;
+		int ies = int_es(ix), red = (int)ir_int(in, "reduction"), cls = int_es(d0);
+		const struct type *it = ix->type;
+		if (!ies || (red && !cls && !is_float(d0)) || (in->kind == IK_scatternd && !it->rank)) {
+			cg_unsupported(g, in, "int32/int64 indices and, with a reduction, float or int32/int64 data needed");
+			return;
+		}
+		if (!cg_same(g, d0, s1))
+			os_printf(g->body, "\tmemmove(%s, %s, %" PRIu64 ");\n", PTR(d0, "uint8_t", o), PTR(s1, "uint8_t", a),
+				  type_bytes(d0->type));
+		unsigned t1 = dims_table(g, d0->type);
+		size_t es = elem_size((enum elem_kind)d0->type->elem);
+		if (in->kind == IK_scatterelements) {
+			unsigned t2 = dims_table(g, it);
+			os_printf(g->body, "\tif (cb_scatter_elements(%s, tb%u, %s, %d, tb%u, %u, %d, %s, %d, %d, %zu))\n"
+				  "\t\treturn -1;\n",
+				  PTR(d0, "void", o), t1, PTR(ix, "void", b), ies, t2, it->rank, (int)ir_int(in, "axis"),
+				  PTR(up, "void", c), red, cls, es);
+		} else {
+			uint64_t m = it->dims[it->rank - 1];
+			os_printf(g->body, "\tif (cb_scatter_nd(%s, tb%u, %u, %s, %d, %" PRIu64 ", %" PRIu64 ", %s, %d, %d, %zu))\n"
+				  "\t\treturn -1;\n",
+				  PTR(d0, "void", o), t1, d0->type->rank, PTR(ix, "void", b), ies, m ? type_numel(it) / m : 0, m,
+				  PTR(up, "void", c), red, cls, es);
+		}
+		return;
+	}
+	default: unreachable("not a reference kind");
+	}
 }
 
 void cg_emit_instr(struct cg *g, struct ir_instr *in)
@@ -636,8 +878,13 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in)
 		emit_norm(g, in);
 		return;
 	case IK_transpose: case IK_extracttensor: case IK_inserttensor: case IK_tile: case IK_broadcast: case IK_flip:
-	case IK_pad:
+	case IK_pad: case IK_spacetodepth: case IK_depthtospace:
 		emit_move(g, in);
+		return;
+	case IK_convtranspose: case IK_maxpoolwithargmax: case IK_instancenormalization: case IK_gathernd:
+	case IK_resizenearest: case IK_resizebilinear: case IK_topk: case IK_cumsum: case IK_crossentropyloss:
+	case IK_quantizationprofile: case IK_gatherelements: case IK_scatterelements: case IK_scatternd:
+		emit_ref(g, in);
 		return;
 	case IK_batchedadd: {
 		const struct type *t = in->ops[0].val->type;

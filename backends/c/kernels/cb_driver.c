@@ -85,30 +85,27 @@ static unsigned char *drv_slurp(const char *path, size_t *len)
 	return p;
 }
 
-static size_t drv_elem_size(const char *elem)
+/* element size and .npy descr of an element kind (glow-run's conventions:
+ * quantized kinds as their stored integers, bfloat16 as '<u2') */
+static const struct drv_kind {
+	const char *elem, *descr;
+	size_t size;
+} drv_kinds[] = {
+	{"float", "<f4", 4}, {"float16", "<f2", 2}, {"bfloat16", "<u2", 2}, {"qi8", "|i1", 1},
+	{"qui8", "|u1", 1}, {"qi16", "<i2", 2}, {"qi32", "<i4", 4}, {"i32", "<i4", 4},
+	{"i64", "<i8", 8}, {"index32", "<i4", 4}, {"index64", "<i8", 8}, {"bool", "|b1", 1},
+};
+
+static const struct drv_kind *drv_kind(const char *elem)
 {
-	if (!strcmp(elem, "float") || !strcmp(elem, "i32") || !strcmp(elem, "index32"))
-		return 4;
-	if (!strcmp(elem, "i64") || !strcmp(elem, "index64"))
-		return 8;
-	if (!strcmp(elem, "bool") || !strcmp(elem, "i8") || !strcmp(elem, "ui8"))
-		return 1;
-	return 2;
+	for (size_t i = 0; i < sizeof drv_kinds / sizeof drv_kinds[0]; i++)
+		if (!strcmp(drv_kinds[i].elem, elem))
+			return &drv_kinds[i];
+	return &drv_kinds[0];
 }
 
-/* the .npy descr of an element kind */
-static const char *drv_descr(const char *elem)
-{
-	if (!strcmp(elem, "float"))
-		return "<f4";
-	if (!strcmp(elem, "i32") || !strcmp(elem, "index32"))
-		return "<i4";
-	if (!strcmp(elem, "i64") || !strcmp(elem, "index64"))
-		return "<i8";
-	if (!strcmp(elem, "bool"))
-		return "|b1";
-	return "|u1";
-}
+static size_t drv_elem_size(const char *elem) { return drv_kind(elem)->size; }
+static const char *drv_descr(const char *elem) { return drv_kind(elem)->descr; }
 
 /* .npy: the data after the header, checked against the placeholder's
  * size and element descr. */

@@ -198,8 +198,8 @@ CB_KERNEL void cb_reduce_f32(const float *x, float *y, size_t ny, const int64_t 
 		float v = x[e];
 		float *t = y + o;
 		switch (op) {
-		case 2: *t = v > *t ? v : *t; break;
-		case 3: *t = v < *t ? v : *t; break;
+		case 2: *t = v != v || *t != *t ? NAN : v > *t ? v : *t; break;
+		case 3: *t = v != v || *t != *t ? NAN : v < *t ? v : *t; break;
 		case 4: *t *= v; break;
 		default: *t += v; break;
 		}
@@ -212,16 +212,19 @@ CB_KERNEL void cb_reduce_f32(const float *x, float *y, size_t ny, const int64_t 
 }
 
 /* Arg max (amin = 0) or arg min along the middle of outer x d x inner,
- * first index on ties; idx64 selects int64 (else int32) results. */
+ * first index on ties, a NaN never wins (and loses to any number);
+ * idx64 selects int64 (else int32) results. */
 CB_KERNEL void cb_argmax_f32(const float *x, void *y, size_t outer, size_t d, size_t inner, int amin, int idx64)
 {
 	for (size_t o = 0; o < outer; o++)
 		for (size_t i = 0; i < inner; i++) {
 			const float *xp = x + o * d * inner + i;
 			size_t best = 0;
-			for (size_t k = 1; k < d; k++)
-				if (amin ? xp[k * inner] < xp[best * inner] : xp[k * inner] > xp[best * inner])
+			for (size_t k = 1; k < d; k++) {
+				float v = xp[k * inner], b = xp[best * inner];
+				if (b != b ? v == v : amin ? v < b : v > b)
 					best = k;
+			}
 			if (idx64)
 				((int64_t *)y)[o * inner + i] = (int64_t)best;
 			else
