@@ -452,7 +452,7 @@ static int run_tool(struct diff_options *o, struct diag *d)
 	if (o->passes)
 		bad |= pm_add_text(&pm, o->passes);
 	else if (o->olevel >= 0) {
-		char name[8];
+		char name[16];
 		snprintf(name, sizeof name, "O%d", o->olevel);
 		bad |= pm_add_text(&pm, name);
 	}
