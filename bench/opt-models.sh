@@ -6,7 +6,8 @@
 # For each light_<model>.onnx: imports it, prints the node count and the
 # estimated flops (glow-opt -passes=count-flops) before and after -O2, the
 # Transposes and BatchNormalizations left, then times glow-opt -O2 on
-# ResNet-50 (best of 3 wall-clock runs). Figures only; nothing is asserted.
+# ResNet-50 (best of 3 wall-clock runs) next to onnxruntime's session
+# creation on the same model. Figures only; nothing is asserted.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -44,5 +45,24 @@ if [ -f "$f" ]; then
 		if [ -z "$best" ] || [ "$(echo "$t < $best" | bc)" = 1 ]; then best=$t; fi
 	done
 	echo "glow-opt -O2 on resnet50 (parse, optimize, print; best of 3): ${best}s"
+	echo "output: $(wc -c < "$tmp/out.glow") bytes, $(grep -c '^constant' "$tmp/out.glow") constants," \
+		"$(grep -c '= dense' "$tmp/out.glow") of them dense"
 	"$bin/glow-opt" -O2 -time-passes "$tmp/in.glow" -o /dev/null 2>&1 | sed -n '1,40p'
+
+	# The peer in the same run: onnxruntime's session creation (load and
+	# graph optimization, all levels) on the same model, best of 3, from
+	# ../shared/tools/ort-bench.mjs with onnxruntime-node in $ORT_PREFIX
+	# (default /opt/ort; see ../shared/tools/README.md).
+	ort=$here/../shared/tools/ort-bench.mjs
+	export ORT_PREFIX=${ORT_PREFIX:-/opt/ort}
+	if command -v node > /dev/null && [ -f "$ort" ] && [ -d "$ORT_PREFIX/node_modules/onnxruntime-node" ]; then
+		obest=
+		for i in 1 2 3; do
+			ms=$(node "$ort" "$f" --runs 1 --warmup 0 --json | sed -n 's/.*"create_ms":\([0-9.]*\).*/\1/p')
+			if [ -z "$obest" ] || [ "$(echo "$ms < $obest" | bc)" = 1 ]; then obest=$ms; fi
+		done
+		echo "onnxruntime session creation on resnet50 (load, optimize; best of 3): $(echo "scale=4; $obest / 1000" | bc)s"
+	else
+		echo "onnxruntime-node not found in $ORT_PREFIX: no peer figure"
+	fi
 fi
