@@ -348,48 +348,50 @@ int op_sce_loss(struct importer *im, const onnx_node *n)
 
 /* ---- masks and one-hot encodings ---- */
 
-/* a known integer scalar input (absent: def) */
-static int scalar_int(struct importer *im, unsigned i, int64_t def, int64_t *out)
-{
-	*out = def;
-	if (!in_opt(im, i))
-		return 0;
-	uint64_t cnt;
-	const int64_t *v = in_ints(im, i, &cnt);
-	if (!v)
-		return -1;
-	if (cnt != 1)
-		return op_err(im, "input %u must be a scalar", i);
-	*out = v[0];
-	return 0;
-}
-
 /* Trilu(X ... x N x M, k): keeps the elements on and above (upper) or on
- * and below (lower) diagonal k, zeroes the rest: a known N x M bool mask
- * broadcast over the batch, then Select. */
+ * and below (lower) diagonal k, zeroes the rest: an N x M bool mask
+ * broadcast over the batch, then Select. A known k gives a constant mask;
+ * a run-time k is compared with the constant j - i. */
 int op_trilu(struct importer *im, const onnx_node *n)
 {
 	struct value x = in_val(im, 0);
-	int64_t k;
-	if (!x.node || scalar_int(im, 1, 0, &k))
+	struct tensor *kt = in_opt(im, 1);
+	if (!x.node)
 		return -1;
 	const struct type *t = val_type(x);
 	const char *name = out_name(im, 0);
 	if (t->rank < 2)
 		return op_err(im, "input must have rank 2 or more");
+	if (kt && (t_numel(kt) != 1 || (kt->dtype != DT_INT64 && kt->dtype != DT_INT32)))
+		return op_err(im, "k must be an integer scalar");
 	bool upper = attr_i(n, "upper", 1) != 0;
 	uint64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
 	if (rows * cols > ONNX_FOLD_MAX)
 		return op_err(im, "the %llu x %llu mask is too large", (unsigned long long)rows,
 			      (unsigned long long)cols);
+	const int64_t *kv = kt ? t_ints(im, kt) : NULL;
+	int64_t k = kv ? kv[0] : 0;
+	bool known = !kt || kv;
 	int64_t *m = arena_alloc(&im->scratch, (rows * cols + 1) * sizeof *m);
 	for (uint64_t i = 0; i < rows; i++)
 		for (uint64_t j = 0; j < cols; j++) {
 			int64_t diff = (int64_t)j - (int64_t)i;
-			m[i * cols + j] = upper ? diff >= k : diff <= k;
+			m[i * cols + j] = !known ? diff : upper ? diff >= k : diff <= k;
 		}
-	struct tensor *mt = t_from_ints(im, dname(im, name, "mask"), DT_BOOL, 2, t->dims + t->rank - 2, m);
-	struct value mask = b_broadcast(im, tval(im, mt), t->dims, t->rank, dname(im, name, "maskb"));
+	const uint64_t *md = t->dims + t->rank - 2;
+	struct value mask;
+	if (known) {
+		mask = tval(im, t_from_ints(im, dname(im, name, "mask"), DT_BOOL, 2, md, m));
+	} else {
+		struct value diff = tval(im, t_from_ints(im, dname(im, name, "diff"), DT_INT64, 2, md, m));
+		uint64_t one[2] = {1, 1};
+		struct value kb = b_reshape(im, b_convert(im, tval(im, kt), EK_I64, dname(im, name, "k64")), one, 2,
+					    dname(im, name, "kr"));
+		kb = b_broadcast(im, kb, md, 2, dname(im, name, "kb"));
+		mask = upper ? ew(im, NK_CmpLTE, kb, diff, dname(im, name, "mask"))
+			     : ew(im, NK_CmpLTE, diff, kb, dname(im, name, "mask"));
+	}
+	mask = b_broadcast(im, mask, t->dims, t->rank, dname(im, name, "maskb"));
 	return set_out(im, 0, sel(im, mask, x, splat_like(im, x, 0, dname(im, name, "zero")), name));
 }
 
