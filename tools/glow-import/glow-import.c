@@ -1,14 +1,18 @@
 /* glow-import - ONNX model -> graph IR text.
  *
- *   glow-import model.onnx [-o out.glow] [-dim NAME=N ...] [-opset-check]
+ *   glow-import model.onnx [-o out.glow] [-dim NAME=N ...]
+ *               [-freeze-input NAME=FILE ...] [-opset-check]
  *
  * Reads the ModelProto, imports it (lib/import/onnx) and prints the module
- * canonically. Every unsupported operator and every untranslatable node is
+ * canonically. -freeze-input binds a graph input to the tensor in FILE
+ * (.npy or TensorProto .pb): the input is a known value, not a placeholder,
+ * so the shape and parameter computations that read it fold at import. Every unsupported operator and every untranslatable node is
  * reported before exiting with status 1; the output file is written whole or
  * not at all.
  */
 #include "graph/graph.h"
 #include "import/onnx/onnx.h"
+#include "import/onnx/tensorio.h"
 #include "support/cl.h"
 #include "support/io.h"
 
@@ -19,6 +23,7 @@
 struct options {
 	const char *output;
 	struct cl_list dims;
+	struct cl_list freeze;
 	struct cl_list input;
 	bool opset_check;
 	bool list_ops;
@@ -42,6 +47,32 @@ static int parse_dims(const struct cl_list *l, struct onnx_dim_binding *out, str
 	return 0;
 }
 
+/* Reads the -freeze-input NAME=FILE tensors into out (tensors[i] owns the
+ * data); reports and returns -1 on a bad option or an unreadable file. */
+static int read_frozen(const struct cl_list *l, struct onnx_frozen_input *out, struct tio_tensor *tensors,
+		       struct diag *d)
+{
+	int status = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *s = l->v[i], *eq = strchr(s, '=');
+		if (!eq || eq == s || !eq[1]) {
+			diag_error(d, LOC_NONE, "bad -freeze-input '%s' (expected NAME=FILE)", s);
+			status = -1;
+			continue;
+		}
+		if (tio_read(eq + 1, &tensors[i], d)) {
+			status = -1;
+			continue;
+		}
+		out[i].name = xstrndup(s, (size_t)(eq - s));
+		out[i].dtype = tensors[i].dtype;
+		out[i].rank = tensors[i].rank;
+		memcpy(out[i].dims, tensors[i].dims, sizeof out[i].dims);
+		out[i].data = tensors[i].data;
+	}
+	return status;
+}
+
 static int run(struct options *o, struct diag *d)
 {
 	if (o->list_ops) {
@@ -54,13 +85,16 @@ static int run(struct options *o, struct diag *d)
 	}
 	const char *path = o->input.v[0];
 	struct onnx_dim_binding *dims = xcalloc(o->dims.n + 1, sizeof *dims);
+	struct onnx_frozen_input *frozen = xcalloc(o->freeze.n + 1, sizeof *frozen);
+	struct tio_tensor *ftensors = xcalloc(o->freeze.n + 1, sizeof *ftensors);
 	int status = 1;
 	char *buf = NULL;
 	size_t len = 0;
 	struct type_ctx types;
 	type_ctx_init(&types);
-	if (parse_dims(&o->dims, dims, d) == 0 && read_input(path, &buf, &len, d) == 0) {
-		struct onnx_import_opts io = {dims, o->dims.n, o->opset_check};
+	if (parse_dims(&o->dims, dims, d) == 0 && read_frozen(&o->freeze, frozen, ftensors, d) == 0 &&
+	    read_input(path, &buf, &len, d) == 0) {
+		struct onnx_import_opts io = {dims, o->dims.n, o->opset_check, frozen, o->freeze.n};
 		const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
 		struct module *m = onnx_import(&types, (const uint8_t *)buf, len, name, &io, d);
 		if (m) {
@@ -76,6 +110,12 @@ static int run(struct options *o, struct diag *d)
 	for (size_t i = 0; i < o->dims.n; i++)
 		free((char *)dims[i].name);
 	free(dims);
+	for (size_t i = 0; i < o->freeze.n; i++) {
+		free((char *)frozen[i].name);
+		tio_free(&ftensors[i]);
+	}
+	free(frozen);
+	free(ftensors);
 	type_ctx_free(&types);
 	return status;
 }
@@ -88,6 +128,12 @@ int main(int argc, char **argv)
 		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
 		{"dim", CL_LIST, &o.dims, "NAME=N", "Bind the symbolic dimension NAME of the graph inputs to N", 0,
 		 NULL},
+		{"freeze-input", CL_LIST, &o.freeze, "NAME=FILE",
+		 "Bind graph input NAME to the tensor in FILE (.npy or TensorProto .pb): a known value, not a "
+		 "placeholder, so the shapes and parameters computed from it (Reshape shape, Resize scales or sizes, "
+		 "Slice starts, reduction axes, Range, Pad pads, TopK k, Tile repeats, Expand shape, ...) fold at "
+		 "import; repeatable",
+		 0, NULL},
 		{"opset-check", CL_FLAG, &o.opset_check, NULL,
 		 "Refuse operators whose opset is newer than the importer knows (default: warn)", 0, NULL},
 		{"list-ops", CL_FLAG, &o.list_ops, NULL, "List the supported operators and opset ranges", 0, NULL},

@@ -315,12 +315,62 @@ static int64_t bound_dim(struct importer *im, const char *param, bool *ok)
 	return 0;
 }
 
-/* A placeholder for each graph input that is not an initializer. */
+static const struct onnx_frozen_input *frozen_input(struct importer *im, const char *name)
+{
+	for (size_t i = 0; i < im->opts->nfrozen; i++)
+		if (strcmp(im->opts->frozen[i].name, name) == 0)
+			return &im->opts->frozen[i];
+	return NULL;
+}
+
+/* Graph input vi bound to the known value fz: checked against the declared
+ * element type and numeric dimensions, then a known tensor (it replaces an
+ * initializer of the same name). */
+static int add_frozen(struct importer *im, const Onnx__ValueInfoProto *vi, const struct onnx_frozen_input *fz)
+{
+	const char *name = vi->name;
+	const Onnx__TypeProto *tp = vi->type;
+	const Onnx__TypeProto__Tensor *tt =
+		tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
+	if (!tt)
+		return op_err(im, "-freeze-input %s: the graph input is not a tensor", name);
+	if (tt->has_elem_type && tt->elem_type != fz->dtype)
+		return op_err(im, "-freeze-input %s: the value is %s but the graph input is %s", name,
+			      dt_name(fz->dtype), dt_name(tt->elem_type));
+	if (dt_size(fz->dtype) == 0)
+		return op_err(im, "-freeze-input %s: element type %s is not supported", name, dt_name(fz->dtype));
+	if (tt->shape) {
+		bool ok = tt->shape->n_dim == fz->rank;
+		for (unsigned i = 0; ok && i < fz->rank; i++) {
+			const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[i];
+			ok = dm->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE ||
+			     (dm->dim_value >= 0 && (uint64_t)dm->dim_value == fz->dims[i]);
+		}
+		if (!ok)
+			return op_err(im, "-freeze-input %s: the value's shape does not match the graph input's", name);
+	}
+	struct tensor *t = bind(im, name);
+	t->dtype = fz->dtype;
+	t->rank = fz->rank;
+	memcpy(t->dims, fz->dims, sizeof t->dims);
+	size_t bytes = (size_t)t_numel(t) * dt_size(fz->dtype);
+	uint8_t *raw = arena_alloc(&im->scratch, bytes + 1);
+	memcpy(raw, fz->data, bytes);
+	t->raw = raw;
+	t->known = true;
+	return 0;
+}
+
+/* A placeholder for each graph input that is not an initializer; a frozen
+ * input (opts->frozen) is a known tensor instead. */
 static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 {
 	const char *name = vi->name ? vi->name : "";
 	if (!*name)
 		return op_err(im, "graph input without a name");
+	const struct onnx_frozen_input *fz = frozen_input(im, name);
+	if (fz)
+		return add_frozen(im, vi, fz);
 	if (t_lookup(im, name))
 		return 0; /* an initializer: a constant, not a placeholder */
 	const Onnx__TypeProto *tp = vi->type;
@@ -485,6 +535,14 @@ static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 	}
 	for (size_t i = 0; i < g->n_input; i++)
 		add_input(im, g->input[i]);
+	for (size_t i = 0; i < im->opts->nfrozen; i++) {
+		bool found = false;
+		for (size_t j = 0; j < g->n_input && !found; j++)
+			found = g->input[j]->name && strcmp(g->input[j]->name, im->opts->frozen[i].name) == 0;
+		if (!found)
+			op_err(im, "-freeze-input %s: the model has no graph input of that name",
+			       im->opts->frozen[i].name);
+	}
 	if (im->errors)
 		return;
 	for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)

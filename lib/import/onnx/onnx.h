@@ -23,12 +23,31 @@ struct onnx_dim_binding {
 	int64_t value;
 };
 
+/* A graph input bound to a known value (glow-import -freeze-input): it
+ * becomes a known tensor instead of a placeholder, so shape and parameter
+ * inputs (Reshape's shape, Resize's scales, Slice's starts, ...) fold at
+ * import. data holds numel * element-size bytes, little-endian in the ONNX
+ * element packing; dtype is an ONNX TensorProto.DataType code. The value's
+ * type must match the input's declared element type and every dimension it
+ * declares as a number. */
+struct onnx_frozen_input {
+	const char *name;
+	int dtype;
+	unsigned rank;
+	uint64_t dims[GLOW_MAX_RANK];
+	const uint8_t *data;
+};
+
 struct onnx_import_opts {
 	const struct onnx_dim_binding *dims;
 	size_t ndims;
 	/* Operators whose opset version is newer than the importer knows are
 	 * errors (default: a warning, translated with the newest known rules). */
 	bool opset_check;
+	/* Graph inputs bound to known values; a name that is not a graph input
+	 * is an error. */
+	const struct onnx_frozen_input *frozen;
+	size_t nfrozen;
 };
 
 /* Imports the model in buf[0..len). filename names the model in diagnostics
