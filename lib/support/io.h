@@ -13,6 +13,27 @@
  * failure. */
 int read_input(const char *path, char **buf, size_t *len, struct diag *d);
 
+/* A whole input as read_input gives it (len bytes, then at least 16 zero
+ * bytes), but a regular file is mapped rather than copied: nothing is read
+ * up front, and a reader may let go of the pages it has passed
+ * (input_drop). Other inputs (standard input, pipes, empty files) are read
+ * into a malloc'd buffer. The file must not shrink while it is open (as with
+ * any mapped file, touching a page past its new end would fault). */
+struct input {
+	const char *buf;
+	size_t len;
+	void *map;     /* the mapping, NULL when buf is malloc'd */
+	size_t maplen;
+};
+int input_open(struct input *in, const char *path, struct diag *d);
+void input_close(struct input *in);
+/* The pages of [buf + from, buf + to) leave memory (the one holding
+ * buf + from included, the one holding buf + to not); a mapped
+ * file's pages are read again from the file when touched later (a
+ * diagnostic quoting a source line), so the contents never change. Does
+ * nothing for a malloc'd buffer. */
+void input_drop(const struct input *in, size_t from, size_t to);
+
 /* Output stream. To a file: written to a temporary file beside it, renamed over
  * the target by ostream_commit (so a failed run leaves no partial output).
  * To stdout for "-" or NULL. To memory with ostream_mem (buf holds the text,
@@ -59,7 +80,7 @@ int format_double(char *buf, size_t size, double v); /* shortest round-trip */
 /* Decodes 2*n hex digits into out; returns -1 on success, otherwise the index
  * of the first bad digit. */
 long hex_decode(const char *hex, size_t n, uint8_t *out);
-/* The same contract, eight digits at a time (for long weight strings). */
+/* The same contract, faster on long strings (weights). */
 long hex_decode_fast(const char *hex, size_t n, uint8_t *out);
 
 #endif
