@@ -127,6 +127,20 @@ int ostream_open(struct ostream *o, const char *path, struct diag *d)
 		o->f = stdout;
 		return 0;
 	}
+	/* Devices, pipes and other non-regular targets (/dev/null, /dev/stdout,
+	 * a FIFO) are written in place: a rename would replace them. */
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		o->f = fopen(path, "wb");
+		if (!o->f) {
+			diag_error(d, LOC_NONE, "cannot open '%s': %s", path, strerror(errno));
+			free(o->buf);
+			memset(o, 0, sizeof(*o));
+			return -1;
+		}
+		o->direct = 1;
+		return 0;
+	}
 	size_t n = strlen(path);
 	o->path = xstrdup(path);
 	o->tmp = xmalloc(n + 16);
@@ -447,9 +461,13 @@ int ostream_commit(struct ostream *o, struct diag *d)
 			unlink(o->tmp);
 			rc = -1;
 		}
-	} else if (o->err) {
-		diag_error(d, LOC_NONE, "cannot write output: %s", strerror(o->err));
-		rc = -1;
+	} else {
+		if (o->direct && fclose(o->f) != 0 && !o->err)
+			o->err = errno ? errno : EIO;
+		if (o->err) {
+			diag_error(d, LOC_NONE, "cannot write output: %s", strerror(o->err));
+			rc = -1;
+		}
 	}
 	free(o->buf);
 	free(o->path);
@@ -460,6 +478,8 @@ int ostream_commit(struct ostream *o, struct diag *d)
 
 void ostream_abort(struct ostream *o)
 {
+	if (o->direct && o->f)
+		fclose(o->f);
 	if (o->tmp) {
 		if (o->f)
 			fclose(o->f);

@@ -35,7 +35,9 @@ void input_close(struct input *in);
 void input_drop(const struct input *in, size_t from, size_t to);
 
 /* Output stream. To a file: written to a temporary file beside it, renamed over
- * the target by ostream_commit (so a failed run leaves no partial output).
+ * the target by ostream_commit (so a failed run leaves no partial output);
+ * a target that exists and is not a regular file (/dev/null, a pipe) is
+ * written in place.
  * To stdout for "-" or NULL. To memory with ostream_mem (buf holds the text,
  * NUL-terminated after ostream_commit or ostream_cstr). */
 struct ostream {
@@ -44,6 +46,7 @@ struct ostream {
 	size_t len, cap;
 	char *path, *tmp;
 	int to_mem, err;
+	int direct; /* a non-regular file (device, pipe) opened in place */
 };
 
 int ostream_open(struct ostream *o, const char *path, struct diag *d);
