@@ -10,14 +10,21 @@
  * stderr (computing one for a function the pipeline left without). The
  * output is written whole or not at all. Exit status 0 on success, 1 after a
  * diagnostic.
+ *
+ * -backend=c (or -emit=c) writes a C bundle per function into the directory
+ * -o names instead (backends/c, docs/CBackend.md).
  */
+#define _POSIX_C_SOURCE 200809L
+#include "backends/c/cbackend.h"
 #include "iropt/iropt.h"
 #include "iropt/memplan.h"
 #include "support/cl.h"
 #include "support/io.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct llc_options {
 	const char *output;
@@ -28,11 +35,39 @@ struct llc_options {
 	bool print_before_all, print_after_all;
 	struct cl_list print_before, print_after;
 	bool time_passes, stats, list_passes, debug_pm, print_plan;
+	int backend;             /* index in BACKENDS */
+	bool embed_weights, emit_main;
+	const char *bundle_name;
 	struct cl_list input;
 };
 
-/* -emit= values (the C backend adds "c") */
-#define EMIT_KINDS "ir"
+/* -emit= values */
+#define EMIT_KINDS "ir|c"
+#define BACKENDS "interpreter|c"
+
+/* Writes a C bundle of every function into directory dir (created if
+ * missing); returns the exit status. */
+static int emit_c(struct llc_options *o, struct ir_module *m, struct diag *d)
+{
+	const char *dir = o->output;
+	if (!strcmp(dir, "-")) {
+		diag_error(d, LOC_NONE, "the C backend writes a directory: give -o DIR");
+		return 1;
+	}
+	if (o->bundle_name && m->nfuncs != 1) {
+		diag_error(d, LOC_NONE, "-bundle-name needs a module of one function, got %zu", m->nfuncs);
+		return 1;
+	}
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		diag_error(d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
+		return 1;
+	}
+	struct cbackend_options co = {o->bundle_name, o->embed_weights, o->emit_main};
+	for (size_t i = 0; i < m->nfuncs; i++)
+		if (cbackend_emit_bundle(m->funcs[i], dir, &co, d) != 0)
+			return 1;
+	return 0;
+}
 
 /* The plan report of every function, to stderr. */
 static void print_plans(struct ir_module *m)
@@ -101,6 +136,8 @@ static int run(struct llc_options *o, struct diag *d)
 				print_plans(m);
 			if (!o->disable_verify && ir_module_verify(m, d))
 				diag_error(d, LOC_NONE, "verifier failed after optimization");
+			else if (o->backend == 1 || o->emit == 1)
+				status = emit_c(o, m, d);
 			else {
 				struct ostream out;
 				if (ostream_open(&out, o->output, d) == 0) {
@@ -134,7 +171,14 @@ int main(int argc, char **argv)
 		{"O2", CL_SET, &o.olevel, NULL, "Run the O2 pipeline (buffer sharing, memory plan)", 2, NULL},
 		{"O3", CL_SET, &o.olevel, NULL, "Run the O3 pipeline (O2's passes to a fixed point, memory plan)", 3,
 		 NULL},
-		{"emit", CL_ENUM, &o.emit, NULL, "What to write: the optimized IR with its memory plan", 0, EMIT_KINDS},
+		{"emit", CL_ENUM, &o.emit, NULL, "What to write: the optimized IR with its memory plan, or a C bundle",
+		 0, EMIT_KINDS},
+		{"backend", CL_ENUM, &o.backend, NULL, "Target: interpreter (write IR) or c (write a C bundle to -o DIR)", 0,
+		 BACKENDS},
+		{"embed-weights", CL_FLAG, &o.embed_weights, NULL, "C bundle: constants as a C array, no weights file", 0,
+		 NULL},
+		{"emit-main", CL_FLAG, &o.emit_main, NULL, "C bundle: also write NAME_main.c, a driver", 0, NULL},
+		{"bundle-name", CL_STRING, &o.bundle_name, "name", "C bundle: the file and symbol prefix", 0, NULL},
 		{"print-memory-plan", CL_FLAG, &o.print_plan, NULL,
 		 "Report each buffer's region, offset and size, the arena and its lower bound (stderr)", 0, NULL},
 		{"verify-each", CL_FLAG, &o.verify_each, NULL, "Run the verifier after every pass", 0, NULL},

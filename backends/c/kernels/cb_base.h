@@ -72,6 +72,13 @@ static inline cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
 #define CB_KERNEL static
 #endif
 
+/* a hint to fetch the cache line at p (no effect where unsupported) */
+#if defined(__GNUC__)
+#define CB_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#else
+#define CB_PREFETCH(p) ((void)(p))
+#endif
+
 /* activations fused into a kernel's epilogue */
 enum { CB_ACT_NONE = 0, CB_ACT_RELU = 1, CB_ACT_CLIP = 2 };
 

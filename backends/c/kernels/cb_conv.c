@@ -116,7 +116,7 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
  * columns below the group's oc. */
 static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *CB_RESTRICT ap,
 					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
-					  size_t m, size_t mtot, int g, int p, const int mr)
+					  size_t m, size_t mtot, int g, int p, const int mr, const char *pf, size_t pfstep)
 {
 	const int goc = s->groups * s->oc;
 	const size_t kdim = (size_t)s->kh * s->kw * s->c;
@@ -131,6 +131,8 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
 		for (size_t k = 0; k < kc; k++) {
 			cb_vf bv[CB_NV];
+			CB_PREFETCH(pf);
+			pf += pfstep;
 			for (int v = 0; v < CB_NV; v++)
 				bv[v] = *(const cb_vf *)(b + v * CB_VL);
 			for (int r = 0; r < mr; r++) {
@@ -144,6 +146,8 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	}
 #else
 	float acc[CB_MR][CB_NR];
+	(void)pf;
+	(void)pfstep;
 	for (int r = 0; r < mr; r++)
 		for (int j = 0; j < CB_NR; j++)
 			acc[r][j] = pbias[j];
@@ -209,23 +213,52 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 	const size_t kdim = (size_t)s->kh * s->kw * s->c;
 	size_t mc = s->mc > 0 && (size_t)s->mc < mtot ? (size_t)s->mc : mtot;
 	mc = (mc + CB_MR - 1) / CB_MR * CB_MR;
+	/* the whole packed filter of a group within 512 KiB: loop tiles
+	 * outside, panels inside */
+	const int small_b = kdim * (size_t)np * CB_NR * sizeof(float) <= ((size_t)512 << 10);
 	for (int g = 0; g < s->groups; g++) {
 		const float *gw = wp + (size_t)g * np * kdim * CB_NR;
 		const float *gb = bias + (size_t)g * np * CB_NR;
 		for (size_t m0 = 0; m0 < mtot; m0 += mc) {
 			size_t m1 = cb_min_sz(mtot, m0 + mc), nt = (m1 - m0 + CB_MR - 1) / CB_MR;
 			cb_conv_pack_a(s, in, scratch, m0, nt, mtot, g);
-			for (int p = 0; p < np; p++) {
-				const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
+			if (small_b) {
+				/* all panels stay in cache: a tile writes whole output rows */
 				for (size_t t = 0; t < nt; t++) {
 					size_t m = m0 + t * CB_MR;
 					const float *ap = scratch + t * cb_tile_floats(kdim);
+					for (int p = 0; p < np; p++) {
+						const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
+						if (m + CB_MR <= mtot || mtot >= CB_MR) {
+							cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR,
+								     (const char *)pw, 0);
+						} else {
+							for (int r = 0; (size_t)r < mtot - m; r++)
+								cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
+									     m + (size_t)r, mtot, g, p, 1, (const char *)pw, 0);
+						}
+					}
+				}
+				continue;
+			}
+			for (int p = 0; p < np; p++) {
+				const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
+				/* the tiles of this panel fetch the next panel, each its
+				 * share, one step per k */
+				const char *next = (const char *)(pw + kdim * CB_NR);
+				size_t span = (kdim * CB_NR * sizeof(float) + nt - 1) / nt, step = span / kdim;
+				if (p + 1 == np)
+					step = 0;
+				for (size_t t = 0; t < nt; t++) {
+					size_t m = m0 + t * CB_MR;
+					const float *ap = scratch + t * cb_tile_floats(kdim);
+					const char *pf = step ? next + t * span : (const char *)pw;
 					if (m + CB_MR <= mtot || mtot >= CB_MR) {
-						cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR);
+						cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR, pf, step);
 					} else {
 						for (int r = 0; (size_t)r < mtot - m; r++)
 							cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
-								     m + (size_t)r, mtot, g, p, 1);
+								     m + (size_t)r, mtot, g, p, 1, pf, 0);
 					}
 				}
 			}
