@@ -1,16 +1,25 @@
 #!/usr/bin/env bash
 # The quick-start demo: installs the dependencies, builds the toolchain and
-# runs it on the bundled example (examples/lenet.glow): parse, verify,
-# optimize at -O2 and print the optimized graph, and draw it before and after.
+# runs the whole pipeline on the bundled example model (examples/cnn.onnx, a
+# small NCHW image classifier): import, optimize, schedule + IRGen, IR
+# optimization and memory planning, execution on the interpreter and as a
+# compiled C bundle, and Graphviz pictures before and after optimization.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash utils/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$(nproc 2>/dev/null || echo 2)" >/dev/null
-echo "=== glow-opt -O2 -stats examples/lenet.glow ==="
-build/bin/glow-opt -O2 -stats examples/lenet.glow
-mkdir -p build/demo
-echo "=== glow-dot: examples/lenet.glow before and after glow-opt -O2 ==="
-build/bin/glow-dot -T svg examples/lenet.glow -o build/demo/lenet.svg
-build/bin/glow-opt -O2 examples/lenet.glow | build/bin/glow-dot -T svg -o build/demo/lenet-O2.svg
-echo "wrote build/demo/lenet.svg and build/demo/lenet-O2.svg"
+
+B=build/bin
+D=build/demo
+mkdir -p "$D"
+set -x
+$B/glow-import examples/cnn.onnx -o $D/cnn.glow
+$B/glow-opt -O2 -stats $D/cnn.glow -o $D/cnn.opt.glow
+$B/glow-irgen $D/cnn.opt.glow | $B/glow-llc -O2 -print-memory-plan -o $D/cnn.gir
+$B/glow-run $D/cnn.gir -input image=examples/cnn-input.npy -print
+$B/glow-llc $D/cnn.gir -backend=c -o $D/cnn-bundle
+$B/glow-dot -T svg $D/cnn.glow -o $D/cnn.svg
+$B/glow-dot -T svg $D/cnn.opt.glow -o $D/cnn.opt.svg
+set +x
+echo "demo: graph, program and C bundle in $D/ (cnn.svg before, cnn.opt.svg after -O2)"
