@@ -11,6 +11,10 @@
  * followed by '[' and no '<' after the ']' stays an identifier (`pool max
  * [3 3 0]`). `@in`, `@out`, `@inout` are QUAL tokens.
  *
+ * A long string of hex digits (a dense weight, often hundreds of megabytes)
+ * skips the DFA: lex_hex_string finds its end with memchr and decodes it in
+ * the same pass; anything else in the string sends it back to the DFA.
+ *
  * Lexical errors are reported here and signalled to the parser with YYerror.
  * After any error the next call skips to the start of the next line and
  * returns SYNC (see gir.y).

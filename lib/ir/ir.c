@@ -1,4 +1,11 @@
-/* ir.c - instruction IR modules, functions, weights and the builder. */
+/* ir.c - instruction IR modules, functions, weights and the builder.
+ *
+ * A function's name table maps every weight and named instruction to its
+ * value; builder calls claim a name with one hash (find or insert). A
+ * reader may defer the table (ir_func_defer_names) and fill it only when a
+ * builder call needs it. An instruction is one arena block: the struct, its
+ * operands, its attributes and, when the reader names it, its name.
+ */
 #define _POSIX_C_SOURCE 200809L
 #include "ir/ir.h"
 #include "support/util.h"

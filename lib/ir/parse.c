@@ -8,6 +8,12 @@
  * "poisoned" so its uses do not report again. The legacy forms of the seed
  * design (positional attribute lists, `pool max`, `broadcast, v`, weights
  * without mutable/constant) are turned into the canonical ones here.
+ *
+ * Names: the reader checks them against its own scope (below), hashing each
+ * name once, and leaves the function's name table deferred
+ * (ir_func_defer_names): a parse, verify, print round trip of a million
+ * instructions never builds it. The scope is sized from the line count when
+ * the program starts.
  */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* madvise */
