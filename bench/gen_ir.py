@@ -138,12 +138,6 @@ class Program:
         self.live.remove(name)
         self.emit(Instr("dealloc", self.fresh("dealloc"), outs=[name]))
 
-    def trim(self):
-        """Deallocates the oldest activations beyond LIVE (never the head)."""
-        while len(self.live) > LIVE:
-            old = next(a for a in self.live if a != self.head)
-            self.dealloc(old)
-
     def unary_attrs(self, kind):
         return " {min = 0.0, max = 6.0}" if kind == "clip" else ""
 
@@ -225,8 +219,7 @@ class Program:
                 break
             r = self.rng.random() * cum[-1]
             steps[kinds[next(i for i, c in enumerate(cum) if r < c)]]()
-            self.head_root = None
-            self.trim_keep_head()
+            self.trim()
         if self.shape[self.head][3] != 8 or len(self.shape[self.head]) != 4:
             self.step_conv_to(8)
         while total - len(self.instrs) - len(self.live) - 1 > 0:
@@ -249,8 +242,9 @@ class Program:
                         attrs=" {kernels = [1, 1]}"))
         self.head = d
 
-    def trim_keep_head(self):
-        """trim(), keeping alive the alloc under the head view as well."""
+    def trim(self):
+        """Deallocates the oldest activations beyond LIVE, never the head
+        nor the alloc under a head view."""
         keep = {self.head, self.root(self.head)} if self.head.startswith("unflat") else {self.head}
         while len(self.live) > LIVE:
             old = next(a for a in self.live if a not in keep)
