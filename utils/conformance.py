@@ -7,7 +7,7 @@ outputs are only float32, int64, int32 or bool tensors (the "core" subset,
 
     utils/conformance.py [-b BUILD] [-O O0,O2] [-j N] [--folders node,...]
                          [--data DIR] [--results FILE] [--failures]
-                         [--markdown]
+                         [--markdown] [--prune-xfail]
 
 -b BUILD     the build directory whose test/ holds the configured lit suite
              (default: build)
@@ -15,6 +15,11 @@ outputs are only float32, int64, int32 or bool tensors (the "core" subset,
              of running the suite
 --failures   also list each failing case with the first error line
 --markdown   print the tables as Markdown (for docs/Conformance.md)
+--prune-xfail
+             rewrite test/onnx/xfail.txt without the 'case' rules of the
+             cases that passed (XPASS) at every level run, and print a
+             proposed rule (with the first error) for each FAIL case; the
+             reasons of the rules that stay are not touched: check them
 
 Only the Python standard library; lit from LLVM 14.
 """
@@ -139,6 +144,35 @@ def summarize(rows, md, failures):
     return "\n".join(out)
 
 
+def prune_xfail(rows, path):
+    """Deletes from the rule file at path the 'case' rules whose case was
+    XPASS at every level it ran; returns (deleted keys, proposed lines for
+    the FAIL cases)."""
+    status = collections.defaultdict(set)
+    for _, c, col, _ in rows:
+        status[c.key].add(col)
+    passed = set(k for k, cols in status.items() if cols == {"xpass"})
+    kept, deleted = [], []
+    with open(path) as f:
+        for line in f:
+            parts = line.split("#", 1)[0].split(None, 2)
+            if len(parts) == 3 and parts[0].split("@")[0] == "case" and parts[1] in passed:
+                deleted.append(parts[1])
+                continue
+            kept.append(line)
+    with open(path, "w") as f:
+        f.writelines(kept)
+    proposed = []
+    seen = set()
+    for level, c, col, text in rows:
+        if col == "fail" and c.key not in seen:
+            seen.add(c.key)
+            lv = sorted(lv for lv, c2, col2, _ in rows if c2.key == c.key and col2 == "fail")
+            kind = "case" if len(lv) == len(set(r[0] for r in rows)) else "case@" + lv[0]
+            proposed.append("%-6s %-68s %s" % (kind, c.key, first_error(text)))
+    return deleted, proposed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-b", "--build", default=os.path.join(HERE, "..", "build"))
@@ -149,6 +183,7 @@ def main():
     ap.add_argument("--results")
     ap.add_argument("--failures", action="store_true")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--prune-xfail", action="store_true")
     a = ap.parse_args()
     if not os.path.isdir(a.data):
         print("conformance.py: no ONNX test data in %s (Debian: libonnx-testdata)" % a.data, file=sys.stderr)
@@ -168,6 +203,13 @@ def main():
     if not rows:
         print("conformance.py: no results (is %s configured?)" % a.build, file=sys.stderr)
         return 1
+    if a.prune_xfail:
+        deleted, proposed = prune_xfail(rows, os.path.join(HERE, "..", "test", "onnx", "xfail.txt"))
+        for k in deleted:
+            print("deleted rule: " + k)
+        for line in proposed:
+            print("proposed rule: " + line)
+        return 0
     print(("Run on %s.\n" % datetime.date.today().isoformat()))
     print(summarize(rows, a.markdown, a.failures))
     return 0
