@@ -226,22 +226,43 @@ int op_conv_transpose(struct importer *im, const onnx_node *n)
 		return -1;
 	if (w->rank != x->rank)
 		return op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
-	if (attr(n, "output_shape"))
-		return op_err(im, "output_shape is not supported; give pads instead");
 	struct window win;
 	int64_t kdef[2] = {(int64_t)w->dims[2], w->rank == 4 ? (int64_t)w->dims[3] : 1};
 	if (window_params(im, n, x, kdef, &win, true))
 		return -1;
-	/* output_padding adds rows at the end that only the bias reaches: the
-	 * same as padding less at the end when there is padding to give back */
-	int64_t op[2] = {0, 0};
+	/* output_padding adds rows at the end: less end padding, and where
+	 * there is none left, rows that only the bias reaches (ext, added by a
+	 * Pad of the result before the bias). output_shape sets the total
+	 * padding s*(in-1) + output_padding + d*(k-1) + 1 - output_shape,
+	 * split as ONNX does (floor halves; SAME_UPPER puts the larger half at
+	 * the end); a negative end pad extends the output the same way. */
+	int64_t op[2] = {0, 0}, ext[2] = {0, 0};
 	if (read_pair(im, n, "output_padding", win.nsp, op, 0))
 		return -1;
+	const int64_t *osv;
+	long osc = attr_ints(n, "output_shape", &osv);
+	if (osc >= 0 && (unsigned long)osc != win.nsp)
+		return op_err(im, "output_shape has %ld entries for %u spatial dimensions", osc, win.nsp);
+	bool upper = strcmp(attr_s(im, n, "auto_pad", "NOTSET"), "SAME_UPPER") == 0;
 	for (unsigned i = 0; i < 2; i++) {
-		if (op[i] > win.pads[i + 2])
-			return op_err(im, "output_padding beyond the end padding is not supported");
+		int64_t full = win.s[i] * ((int64_t)win.in[i] - 1) + (win.k[i] - 1) * win.d[i] + 1;
+		if (osc >= 0 && i < win.nsp) {
+			int64_t total = full + op[i] - osv[i];
+			int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
+			win.pads[i] = upper ? half : total - half;
+			win.pads[i + 2] = total - win.pads[i];
+		}
 		win.pads[i + 2] -= op[i];
-		win.out[i] += (uint64_t)op[i];
+		if (win.pads[i] < 0)
+			return op_err(im, "output_shape needs padding before the start, which is not supported");
+		if (win.pads[i + 2] < 0) {
+			ext[i] = -win.pads[i + 2];
+			win.pads[i + 2] = 0;
+		}
+		int64_t o = full - win.pads[i] - win.pads[i + 2];
+		if (o < 1)
+			return op_err(im, "empty output");
+		win.out[i] = (uint64_t)o;
 	}
 	int64_t g = attr_i(n, "group", 1);
 	uint64_t ic = w->dims[0];
@@ -259,13 +280,36 @@ int op_conv_transpose(struct importer *im, const onnx_node *n)
 	fv = b_transpose(im, fv, perm5, dname(im, w->name, "t"));
 	fv = b_reshape(im, fv, d4, 4, dname(im, w->name, "nhwc"));
 	struct value xv = as_4d(im, tval(im, x), dname(im, x->name, "4d"));
-	struct value ops[3] = {b_to_nhwc(im, xv, dname(im, x->name, "nhwc")), fv, bias_or_zero(im, 2, oc, elem)};
+	bool extend = ext[0] || ext[1];
+	struct value xn = b_to_nhwc(im, xv, dname(im, x->name, "nhwc"));
+	struct value bias = bias_or_zero(im, 2, oc, elem);
+	struct value ops[3] = {xn, fv, bias};
+	if (extend && in_opt(im, 2))
+		ops[2] = b_splat_const(im, dname(im, name, "nobias"), ty(im, elem, &oc, 1), 0);
 	uint64_t dims[4] = {x->dims[0], win.out[0], win.out[1], oc};
-	struct value r = b_node(im, NK_ConvTranspose, dname(im, name, "nhwc"), ops, 3, ty(im, elem, dims, 4));
+	struct value r = b_node(im, NK_ConvTranspose, dname(im, name, extend ? "core" : "nhwc"), ops, 3,
+				ty(im, elem, dims, 4));
 	if (!r.node)
 		return -1;
 	set_window(im, r.node, &win, true);
 	node_set_int(im->m, r.node, "group", g);
+	if (extend) {
+		int64_t pads[8] = {0, 0, 0, 0, 0, ext[0], ext[1], 0};
+		dims[1] += (uint64_t)ext[0];
+		dims[2] += (uint64_t)ext[1];
+		const struct type *et = ty(im, elem, dims, 4);
+		bool biased = in_opt(im, 2) != NULL;
+		r = b_node(im, NK_Pad, dname(im, name, biased ? "ext" : "nhwc"), &r, 1, et);
+		if (r.node)
+			node_set_ints(im->m, r.node, "pads", pads, 8);
+		if (biased) {
+			struct value bb = b_broadcast(im, bias, dims, 4, dname(im, name, "biasb"));
+			struct value add[2] = {r, bb};
+			r = b_node(im, NK_Add, dname(im, name, "nhwc"), add, 2, et);
+		}
+		if (!r.node)
+			return -1;
+	}
 	return nchw_out(im, r, win.nsp);
 }
 
