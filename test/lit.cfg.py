@@ -34,3 +34,11 @@ if os.path.isdir("/usr/share/libonnx-testdata/data"):
 import shutil
 if shutil.which("mlir-opt", path=path):
     config.available_features.add("mlir-opt")
+# gcc -m32 (Debian: gcc-multilib) for the C backend's 32-bit build test
+import subprocess
+try:
+    if subprocess.run(["gcc", "-m32", "-x", "c", "-", "-o", os.devnull], input=b"int main(void) { return 0; }\n",
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        config.available_features.add("m32")
+except OSError:
+    pass

@@ -261,6 +261,20 @@ static void put_cstr(struct ostream *o, const char *s)
 	os_putc(o, '"');
 }
 
+/* s inside a comment: no comment end, no line break */
+static void put_comment(struct ostream *o, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '*' && s[1] == '/')
+			os_puts(o, "* ");
+		else if (ch < 32 || ch == 127)
+			os_putc(o, '?');
+		else
+			os_putc(o, (char)ch);
+	}
+}
+
 /* The header. */
 static void write_header(struct cg *g, struct ostream *h, const char *name, const struct backend_io *io, size_t nio,
 			 bool embedded)
@@ -291,8 +305,9 @@ static void write_header(struct cg *g, struct ostream *h, const char *name, cons
 		char *id = ident(io[i].w->v.name);
 		char tb[256];
 		type_str(t, tb, sizeof tb);
-		os_printf(h, "/* %%%s: %s%s%s */\n", io[i].w->v.name, tb, io[i].is_input ? ", input" : "",
-			  io[i].is_output ? ", output" : "");
+		os_puts(h, "/* %");
+		put_comment(h, io[i].w->v.name);
+		os_printf(h, ": %s%s%s */\n", tb, io[i].is_input ? ", input" : "", io[i].is_output ? ", output" : "");
 		os_printf(h, "#define %s_%s_OFFSET %" PRIu64 "u\n", name, id, plan_offset(g, &io[i].w->v));
 		os_printf(h, "#define %s_%s_SIZE %" PRIu64 "u\n", name, id, type_bytes(t));
 		free(id);
@@ -409,8 +424,11 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 			memcpy(stmt, body.buf + before, body.len - before);
 			stmt[body.len - before] = 0;
 			body.len = before;
-			os_printf(&body, "\tCB_PROF_BEGIN(%u);\n%s\tCB_PROF_END(%u, \"%s %s\");\n", g.nprof, stmt, g.nprof,
-				  instr_kind_name(in->kind), in->v.name ? in->v.name : "");
+			os_printf(&body, "\tCB_PROF_BEGIN(%u);\n%s\tCB_PROF_END(%u, ", g.nprof, stmt, g.nprof);
+			char label[256];
+			snprintf(label, sizeof label, "%s %s", instr_kind_name(in->kind), in->v.name ? in->v.name : "");
+			put_cstr(&body, label);
+			os_puts(&body, ");\n");
 			g.nprof++;
 			free(stmt);
 		}

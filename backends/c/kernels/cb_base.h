@@ -8,8 +8,8 @@
  *
  * Vectors. Under GCC or Clang the kernels use the vector extension with
  * CB_VL floats per vector: 16 where the target has AVX-512, 8 with AVX, 4
- * otherwise (SSE, NEON, or the compiler's own lowering). Other compilers
- * (or CB_NO_VECTOR) get plain loops. The layout of packed weights does not
+ * with SSE2, NEON or AltiVec. Targets without a vector unit, other
+ * compilers and CB_NO_VECTOR get plain loops. The layout of packed weights does not
  * depend on CB_VL: panels are always CB_NR (32) floats wide.
  */
 #ifndef CB_BASE_H
@@ -21,10 +21,21 @@
 #include <stdint.h>
 #include <string.h>
 
+/* A kernel or helper: a static function a bundle may leave unused. */
+#if defined(__GNUC__)
+#define CB_KERNEL static __attribute__((unused))
+#define CB_INLINE static inline __attribute__((unused))
+#else
+#define CB_KERNEL static
+#define CB_INLINE static inline
+#endif
+
 /* width of a packed weight panel, in floats (the code generator agrees) */
 #define CB_NR 32
 
-#if defined(__GNUC__) && !defined(CB_NO_VECTOR)
+#if defined(__GNUC__) && !defined(CB_NO_VECTOR) &&                                                    \
+	(defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__) || defined(__ARM_NEON) ||       \
+	 defined(__aarch64__) || defined(__ALTIVEC__))
 #if defined(__AVX512F__)
 #define CB_VL 16
 #elif defined(__AVX__)
@@ -50,7 +61,7 @@ typedef float cb_vf __attribute__((vector_size(CB_VL * 4), aligned(4)));
 #endif
 typedef int32_t cb_vi __attribute__((vector_size(CB_VL * 4), aligned(4)));
 /* max(x, 0) lane by lane (NaN becomes 0, as x > 0 ? x : 0) */
-static inline cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
+CB_INLINE cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
 #ifndef CB_SPLAT
 #if CB_VL == 8
 #define CB_SPLAT(x) ((cb_vf){(x), (x), (x), (x), (x), (x), (x), (x)})
@@ -65,12 +76,6 @@ static inline cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
 #define CB_RESTRICT restrict
 #endif
 
-/* A kernel: a static function a bundle may leave unused. */
-#if defined(__GNUC__)
-#define CB_KERNEL static __attribute__((unused))
-#else
-#define CB_KERNEL static
-#endif
 
 /* a hint to fetch the cache line at p (no effect where unsupported) */
 #if defined(__GNUC__)
@@ -82,7 +87,7 @@ static inline cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
 /* activations fused into a kernel's epilogue */
 enum { CB_ACT_NONE = 0, CB_ACT_RELU = 1, CB_ACT_CLIP = 2 };
 
-static inline float cb_act(float v, int act, float lo, float hi)
+CB_INLINE float cb_act(float v, int act, float lo, float hi)
 {
 	if (act == CB_ACT_RELU)
 		return v > 0.0f ? v : 0.0f;
@@ -93,7 +98,7 @@ static inline float cb_act(float v, int act, float lo, float hi)
 
 /* float to integer as the interpreter converts: truncation toward zero,
  * saturated, NaN to 0 */
-static inline int64_t cb_f2i64(double v)
+CB_INLINE int64_t cb_f2i64(double v)
 {
 	if (v != v)
 		return 0;
@@ -103,13 +108,13 @@ static inline int64_t cb_f2i64(double v)
 		return INT64_MAX;
 	return (int64_t)v;
 }
-static inline int32_t cb_f2i32(double v)
+CB_INLINE int32_t cb_f2i32(double v)
 {
 	if (v != v)
 		return 0;
 	return v <= -2147483648.0 ? INT32_MIN : v >= 2147483647.0 ? INT32_MAX : (int32_t)v;
 }
-static inline float cb_sigmoid(float x)
+CB_INLINE float cb_sigmoid(float x)
 {
 	if (x >= 0.0f)
 		return 1.0f / (1.0f + expf(-x));
@@ -119,7 +124,7 @@ static inline float cb_sigmoid(float x)
 
 /* quantization: round(v) + offset (v already divided by the scale),
  * rounding half to even, saturated to [lo, hi]; NaN gives the offset */
-static inline int64_t cb_quant(double v, double offset, double lo, double hi)
+CB_INLINE int64_t cb_quant(double v, double offset, double lo, double hi)
 {
 	double r = nearbyint(v);
 	if (r != r)
@@ -129,7 +134,7 @@ static inline int64_t cb_quant(double v, double offset, double lo, double hi)
 }
 
 /* integer power, wrapping; negative exponents give 1/a^-b truncated */
-static inline int64_t cb_ipow(int64_t a, int64_t b)
+CB_INLINE int64_t cb_ipow(int64_t a, int64_t b)
 {
 	if (b < 0)
 		return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
@@ -141,31 +146,31 @@ static inline int64_t cb_ipow(int64_t a, int64_t b)
 }
 
 /* remainder with the sign of the divisor (ONNX Mod, fmod = 0) */
-static inline float cb_fmodf_floor(float a, float b)
+CB_INLINE float cb_fmodf_floor(float a, float b)
 {
 	double r = fmod((double)a, (double)b);
 	return (float)(r != 0 && (r < 0) != (b < 0) ? r + b : r);
 }
-static inline int64_t cb_imod(int64_t a, int64_t b)
+CB_INLINE int64_t cb_imod(int64_t a, int64_t b)
 {
 	int64_t r = b == 0 || b == -1 ? 0 : a % b;
 	return r != 0 && (r < 0) != (b < 0) ? (int64_t)((uint64_t)r + (uint64_t)b) : r;
 }
 /* logical shift of the low `width` bits of x; out-of-range shifts give 0 */
-static inline uint64_t cb_shift(uint64_t x, int64_t sh, int width, int left)
+CB_INLINE uint64_t cb_shift(uint64_t x, int64_t sh, int width, int left)
 {
 	uint64_t mask = width == 64 ? UINT64_MAX : ((uint64_t)1 << width) - 1;
 	x &= mask;
 	return sh < 0 || sh >= width ? 0 : left ? (x << sh) & mask : x >> sh;
 }
 
-static inline uint32_t cb_fbits(float f)
+CB_INLINE uint32_t cb_fbits(float f)
 {
 	uint32_t u;
 	memcpy(&u, &f, 4);
 	return u;
 }
-static inline float cb_bitsf(uint32_t u)
+CB_INLINE float cb_bitsf(uint32_t u)
 {
 	float f;
 	memcpy(&f, &u, 4);
@@ -173,7 +178,7 @@ static inline float cb_bitsf(uint32_t u)
 }
 
 /* IEEE half and bfloat16, round to nearest even (NaN stays a quiet NaN) */
-static inline float cb_h2f(uint16_t h)
+CB_INLINE float cb_h2f(uint16_t h)
 {
 	uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
 	if (e == 0x1f)
@@ -182,7 +187,7 @@ static inline float cb_h2f(uint16_t h)
 		return m ? (s ? -1.0f : 1.0f) * (float)m * 5.9604644775390625e-8f : cb_bitsf(s);
 	return cb_bitsf(s | ((e + 112) << 23) | (m << 13));
 }
-static inline uint16_t cb_f2h(float f)
+CB_INLINE uint16_t cb_f2h(float f)
 {
 	uint32_t x = cb_fbits(f), s = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
 	if (e == 0xff)
@@ -205,8 +210,8 @@ static inline uint16_t cb_f2h(float f)
 		h++;
 	return (uint16_t)h;
 }
-static inline float cb_bf2f(uint16_t b) { return cb_bitsf((uint32_t)b << 16); }
-static inline uint16_t cb_f2bf(float f)
+CB_INLINE float cb_bf2f(uint16_t b) { return cb_bitsf((uint32_t)b << 16); }
+CB_INLINE uint16_t cb_f2bf(float f)
 {
 	uint32_t x = cb_fbits(f);
 	if ((x & 0x7fffffffu) > 0x7f800000u)
@@ -214,6 +219,6 @@ static inline uint16_t cb_f2bf(float f)
 	return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-static inline size_t cb_min_sz(size_t a, size_t b) { return a < b ? a : b; }
+CB_INLINE size_t cb_min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 #endif

@@ -7,14 +7,14 @@
 #include "cb_base.h"
 
 /* Reads element i of an integer tensor of es bytes (4 or 8) as int64. */
-static inline int64_t cb_ld_i(const void *p, size_t i, int es)
+CB_INLINE int64_t cb_ld_i(const void *p, size_t i, int es)
 {
 	if (es == 8)
 		return ((const int64_t *)p)[i];
 	return ((const int32_t *)p)[i];
 }
 
-static inline void cb_st_i(void *p, size_t i, int es, int64_t v)
+CB_INLINE void cb_st_i(void *p, size_t i, int es, int64_t v)
 {
 	if (es == 8)
 		((int64_t *)p)[i] = v;
@@ -234,7 +234,7 @@ CB_KERNEL void cb_resize(const void *src, const int64_t *sd, void *dst, const in
 }
 
 /* x beats y in a descending order: NaN never beats, anything beats NaN */
-static inline int cb_beats(float x, float y) { return y != y ? x == x : x > y; }
+CB_INLINE int cb_beats(float x, float y) { return y != y ? x == x : x > y; }
 
 /* Top k along the last dimension (len) of rows rows, stable (ties keep the
  * lower index); indices int32 or int64; order is scratch for len size_t. */
