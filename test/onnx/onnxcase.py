@@ -10,6 +10,9 @@ from onnx/onnx.proto) to answer:
     for tensors, its element type name;
   - the operators of the graph (op_type, with the domain when it is not the
     default one), including those inside subgraph attributes;
+  - the nodes of the main graph with their input and output names, and from
+    them the graph inputs whose values the importer must know (see
+    frozen_inputs());
   - the element type of every TensorProto file of the data set;
   - tolerances from the case's data.json when it has one (ONNX 1.12's
     node, simple and pytorch-* folders carry none: defaults apply).
@@ -115,10 +118,15 @@ def _value_info(buf):
     return {"name": name, "kind": kind, "dtype": elem}
 
 
-def _node_ops(buf, ops):
+def _node_ops(buf, ops, nodes=None):
     op, domain, subgraphs = "", "", []
+    ins, outs = [], []
     for num, _, v in fields(buf):
-        if num == 4:
+        if num == 1:
+            ins.append(_str(v))
+        elif num == 2:
+            outs.append(_str(v))
+        elif num == 4:
             op = _str(v)
         elif num == 7:
             domain = _str(v)
@@ -126,19 +134,19 @@ def _node_ops(buf, ops):
             for n2, _, v2 in fields(v):
                 if n2 in (6, 11):
                     subgraphs.append(v2)
-    if domain in ("", "ai.onnx"):
-        ops.append(op)
-    else:
-        ops.append(domain + "." + op)
+    name = op if domain in ("", "ai.onnx") else domain + "." + op
+    ops.append(name)
+    if nodes is not None:
+        nodes.append({"op": name, "inputs": ins, "outputs": outs})
     for g in subgraphs:
         _graph(g, ops)
 
 
-def _graph(buf, ops):
+def _graph(buf, ops, nodes=None):
     inputs, outputs, inits = [], [], set()
     for num, _, v in fields(buf):
         if num == 1:
-            _node_ops(v, ops)
+            _node_ops(v, ops, nodes)
         elif num == 5:  # initializer TensorProto: name = 8
             for n2, _, v2 in fields(v):
                 if n2 == 8:
@@ -151,14 +159,15 @@ def _graph(buf, ops):
 
 
 def read_model(path):
-    """model.onnx -> dict(inputs, outputs, ops, opset)."""
+    """model.onnx -> dict(inputs, outputs, ops, nodes, opset); nodes are
+    the main graph's, each dict(op, inputs, outputs)."""
     with open(path, "rb") as f:
         buf = f.read()
-    ops = []
+    ops, nodes = [], []
     inputs, outputs, opset = [], [], None
     for num, _, v in fields(buf):
         if num == 7:
-            inputs, outputs = _graph(v, ops)
+            inputs, outputs = _graph(v, ops, nodes)
         elif num == 8:  # opset_import: domain 1, version 2
             dom, ver = "", 0
             for n2, _, v2 in fields(v):
@@ -168,7 +177,70 @@ def read_model(path):
                     ver = v2
             if dom in ("", "ai.onnx"):
                 opset = ver
-    return {"inputs": inputs, "outputs": outputs, "ops": ops, "opset": opset}
+    return {"inputs": inputs, "outputs": outputs, "ops": ops, "nodes": nodes, "opset": opset}
+
+
+# ---- inputs frozen at import ---------------------------------------------------
+#
+# The graph IR has static shapes, so some operands must be known when the
+# model is imported: those that determine an output shape (Reshape's shape,
+# Slice's starts/ends/axes/steps, ...) and a few scalar parameters the
+# importer folds into attributes (Pad's constant value, OneHot's depth,
+# CumSum's axis, Dropout's training mode). IMPORT_OPERANDS lists
+# them per op type by operand position; positions an older opset does not
+# have are simply absent from its nodes (Slice-1 and Squeeze-1 take
+# attributes; Resize-10's operand 1 is its scales, Resize-11's is roi,
+# whose values also matter only at import).
+#
+# A graph input must be frozen when its value reaches such an operand
+# through any chain of nodes (Reshape(x, Concat(Shape(x), Cast(n))) needs n);
+# the walk stops at Shape and Size, whose outputs depend on their input's
+# shape only, so a data input is never frozen just because its shape is
+# read. Operands the importer handles at run time (Clip's bounds, Trilu's
+# k, Where's condition) are not listed: freezing them would fold away the
+# computation under test. The harness passes -freeze-input NAME=input_N.pb
+# for each such input (the case's own test data), and it is not bound
+# again at run time.
+IMPORT_OPERANDS = {
+    "Reshape": (1,), "Expand": (1,), "Tile": (1,), "ConstantOfShape": (0,),
+    "Slice": (1, 2, 3, 4), "Pad": (1, 2, 3), "Resize": (1, 2, 3), "Upsample": (1,),
+    "TopK": (1,), "Split": (1,), "Squeeze": (1,), "Unsqueeze": (1,),
+    "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
+    "ReduceProd": (1,), "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,),
+    "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,),
+    "Range": (0, 1, 2), "OneHot": (1,), "CumSum": (1,), "Dropout": (2,),
+    "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
+}
+# ops whose outputs depend on the shapes of their inputs only
+SHAPE_ONLY = frozenset(["Shape", "Size"])
+
+
+def frozen_inputs(inputs, nodes):
+    """The names of the graph inputs (of inputs, the non-initializer graph
+    inputs) whose values must be known at import, per IMPORT_OPERANDS."""
+    producer = {}
+    for n in nodes:
+        for o in n["outputs"]:
+            if o:
+                producer[o] = n
+    need = []
+    for n in nodes:
+        for pos in IMPORT_OPERANDS.get(n["op"], ()):
+            if pos < len(n["inputs"]) and n["inputs"][pos]:
+                need.append(n["inputs"][pos])
+    graph_inputs = set(v["name"] for v in inputs)
+    seen, frozen = set(), set()
+    while need:
+        v = need.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        if v in graph_inputs:
+            frozen.add(v)
+        n = producer.get(v)
+        if n is not None and n["op"] not in SHAPE_ONLY:
+            need.extend(i for i in n["inputs"] if i)
+    return frozen
 
 
 def tensor_dtype(path):
@@ -228,6 +300,7 @@ class Case:
         self.outputs = m["outputs"]
         self.ops = m["ops"]
         self.opset = m["opset"]
+        self.frozen = frozen_inputs(self.inputs, m["nodes"])
         self.input_files = data_files(case_dir, "input")
         self.output_files = data_files(case_dir, "output")
         self.rtol, self.atol = tolerances(case_dir)
