@@ -15,6 +15,32 @@ import lit.Test
 
 import onnxcase
 
+# The levels a case runs at: an optimization level O0..O3 (interpreter),
+# 'fp16' (glow-opt -O2 -convert-to-fp16: float computations in float16,
+# compared at the looser FP16_RTOL/FP16_ATOL) and 'c' (-O2, the C backend:
+# glow-run -backend=c compiles and runs a C bundle).
+LEVELS = ("O0", "O1", "O2", "O3", "fp16", "c")
+
+# float16 has an 11-bit significand: one rounding is a relative error of at
+# most 2^-11 (4.9e-4). A case is a handful of operations, each rounding its
+# result (and the float32 inputs are rounded once on the way in), so a few
+# units of roundoff add up to ~2e-3; rtol 1e-2 leaves a margin of about 20
+# roundings. atol 1e-3 covers results near zero made by cancellation of
+# terms of magnitude ~1 (each term already off by ~5e-4). A case whose
+# data makes this meaningless (values beyond float16's range of 65504,
+# long sums) is an XFAIL at level fp16 with that reason.
+FP16_RTOL = 1e-2
+FP16_ATOL = 1e-3
+
+
+def level_options(level):
+    """(optimization level, extra glow-opt options, glow-run options)."""
+    if level == "fp16":
+        return "O2", ["-convert-to-fp16"], []
+    if level == "c":
+        return "O2", [], ["-backend=c"]
+    return level, [], []
+
 
 class OnnxCaseFormat(lit.formats.base.TestFormat):
     """Discovers a test per (level, case) and runs the pipeline in the
@@ -56,6 +82,8 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
         level, folder, name = test.path_in_suite[-3:]
         case = onnxcase.Case(folder, name, os.path.join(self.data, folder, name))
         reason = onnxcase.match_rules(self.unsupported, case, level)
+        if not reason and level == "fp16" and "float32" not in case.value_types():
+            reason = "level fp16: no float32 graph input or output to convert"
         if reason:
             return lit.Test.UNSUPPORTED, "out of scope: " + reason
         xfail = onnxcase.match_rules(self.xfail, case, level)
@@ -86,11 +114,12 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
         for v, f in zip(case.inputs, case.input_files):
             if v["name"] in case.frozen:
                 imp.append("-freeze-input=" + v["name"] + "=" + f)
+        olevel, opt_extra, run_extra = level_options(level)
         stages = [
             imp,
-            ["glow-opt", "-" + level, glow, "-o", opt],
+            ["glow-opt", "-" + olevel] + opt_extra + [glow, "-o", opt],
             ["glow-irgen", opt, "-o", gir],
-            ["glow-llc", "-" + level, gir, "-o", llc],
+            ["glow-llc", "-" + olevel, gir, "-o", llc],
         ]
         for argv in stages:
             if not self._stage(argv, env, log):
@@ -100,7 +129,10 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
         # placeholder left; it is not bound.
         with open(llc, encoding="utf-8", errors="replace") as f:
             declared = mutable_weights(f.read())
-        run = ["glow-run", llc, "-rtol=%g" % case.rtol, "-atol=%g" % case.atol]
+        rtol, atol = case.rtol, case.atol
+        if level == "fp16":
+            rtol, atol = max(rtol, FP16_RTOL), max(atol, FP16_ATOL)
+        run = ["glow-run"] + run_extra + [llc, "-rtol=%g" % rtol, "-atol=%g" % atol]
         for v, f in zip(case.inputs, case.input_files):
             if v["name"] in declared:
                 run += ["-input", v["name"] + "=" + f]
