@@ -91,9 +91,13 @@ enum { GLOW_RECENT = 1024, GLOW_TCACHE = 64 };
 
 /* The parser state: lexer position, module under construction, scratch
  * vectors. Everything the lexer and the actions share lives here. */
+struct input;
+
 struct glow_parser {
 	/* lexer */
 	const char *buf, *lim, *cur;
+	const struct input *in; /* NULL: not from input_open */
+	size_t dropped;         /* input before this offset was let go (input_drop) */
 	uint32_t file;
 	int last_tok, prev_tok;            /* token kinds of the lookahead and the one before */
 	const char *last_start, *last_end; /* text of the lookahead */

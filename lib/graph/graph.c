@@ -1,4 +1,11 @@
-/* graph.c - modules, functions and the node builder. */
+/* graph.c - modules, functions and the node builder.
+ *
+ * Memory: a node is one 8-byte aligned block of the module arena holding the
+ * node, its operand uses, result type pointers, attribute values and name,
+ * in that order (node_new), so building a node is one bump allocation and
+ * its parts share cache lines. A function's names are a table of node
+ * pointers (struct nametab); the reader hashes each name once and hands the
+ * hash to the builder (node_create_named, func_find_hashed). */
 #define _POSIX_C_SOURCE 200809L
 #include "graph/graph.h"
 #include "support/util.h"
@@ -217,10 +224,10 @@ void node_replace_all_uses(struct node *from, struct node *to)
 
 /* The function name table (struct nametab in graph.h). */
 
-enum { NT_TAG = 15 };
+enum { NT_TAG = 7 };
 
 static inline struct node *nt_node(uintptr_t s) { return (struct node *)(s & ~(uintptr_t)NT_TAG); }
-static inline uintptr_t nt_tag(uint64_t h) { return (uintptr_t)(h >> 60); }
+static inline uintptr_t nt_tag(uint64_t h) { return (uintptr_t)(h >> 61); }
 
 static bool nt_match(const struct node *n, const char *k, size_t len)
 {
@@ -286,7 +293,7 @@ static struct node *nt_get(const struct nametab *t, const char *k, size_t len, u
 	return s ? nt_node(s) : NULL;
 }
 
-/* Stores n (16-byte aligned, named) in the empty slot returned by nt_find. */
+/* Stores n (8-byte aligned, named) in the empty slot returned by nt_find. */
 static void nt_fill(struct nametab *t, uintptr_t *slot, struct node *n, uint64_t h)
 {
 	glow_assert(((uintptr_t)n & NT_TAG) == 0);
@@ -555,7 +562,7 @@ static struct node *node_new(struct func *f, unsigned kind, const char *name, si
 	unsigned slots = nops + (pred.node ? 1u : 0u);
 	size_t size = sizeof(struct node) + slots * sizeof(struct use) + d->nres * sizeof(struct type *) +
 		      d->nattrs * sizeof(union attr_val) + (name ? nlen + 1 : 0);
-	char *blk = arena_alloc(&m->arena, size);
+	char *blk = arena_alloc8(&m->arena, size);
 	struct node *n = (struct node *)(void *)blk;
 	memset(n, 0, sizeof(*n));
 	blk += sizeof(struct node);

@@ -212,8 +212,8 @@ static inline struct constant *as_constant(struct node *n)
 struct module;
 
 /* A function's node names: open addressing with linear probing over node
- * pointers, 8 bytes a slot. Nodes are 16-byte aligned arena objects, so the
- * low 4 bits of a slot hold the top 4 bits of the name's hash_bytes (a probe
+ * pointers, 8 bytes a slot. Nodes are 8-byte aligned arena objects, so the
+ * low 3 bits of a slot hold the top 3 bits of the name's hash_bytes (a probe
  * rarely follows a pointer to a name that does not match); 0 is empty. Grows
  * at 3/4 load; a hash is recomputed from the name only when rehashing. Use
  * func_find and the builder, not the slots. */
@@ -366,5 +366,12 @@ bool name_is_bare(const char *s, size_t len);
  * reporting errors. Runs the verifier unless verify is false. */
 struct module *module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
 			    struct diag *d, bool verify);
+/* module_parse of an input from input_open (support/io.h) that also lets go
+ * of the input's pages behind the reader as it goes (input_drop), so a
+ * mapped file does not stay in memory beside the module built from it.
+ * Diagnostics still quote source lines (the pages are read again). */
+struct input;
+struct module *module_parse_input(struct type_ctx *types, const struct input *in, const char *filename,
+				  struct diag *d, bool verify);
 
 #endif

@@ -335,6 +335,23 @@ const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *el
 	return t;
 }
 
+/* ---- input pages ---- */
+
+enum { DROP_STEP = 4 << 20, DROP_KEEP = 1 << 20 };
+
+/* Lets go of the input more than DROP_KEEP bytes behind the lexer, in steps
+ * of DROP_STEP (module_parse_input). Called after each statement and
+ * declaration; spans still in use are at most a statement behind, and a
+ * dropped page that is touched again is read back from the file. */
+static void drop_behind(struct glow_parser *p)
+{
+	size_t at = (size_t)(p->cur - p->buf);
+	if (!p->in || at < p->dropped + DROP_STEP + DROP_KEEP)
+		return;
+	input_drop(p->in, p->dropped, at - DROP_KEEP);
+	p->dropped = at - DROP_KEEP;
+}
+
 /* ---- module level ---- */
 
 void glow_p_module(struct glow_parser *p, const struct glow_span *name, struct loc loc)
@@ -521,6 +538,7 @@ void glow_p_constant(struct glow_parser *p, const struct glow_span *name, struct
 		poison(p, &p->gpoison, name);
 		return;
 	}
+	drop_behind(p);
 	struct constant *c = module_add_constant(p->m, span_cstr(p, name), t, loc);
 	c->init = p->init.kind;
 	switch (p->init.kind) {
@@ -974,6 +992,7 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 	}
 	size_t len = 0;
 	const char *name = p->has_name ? span_key(p, &p->name, &len) : NULL;
+	drop_behind(p);
 	struct node *n = node_create_named(p->f, (unsigned)p->kind, name, len, p->name_hash, p->ops.data,
 					   (unsigned)p->ops.len, pred, p->tys.data,
 					   p->has_name ? p->name_loc : p->kind_loc);
@@ -1000,8 +1019,9 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 		case AK_ENUM: av->i = pa->u.i; break;
 		case AK_FLOAT: av->f = pa->u.f; break;
 		case AK_INTS:
-			av->ints.v = arena_memdup(&p->m->arena, pa->u.list.n ? p->ints.data + pa->u.list.start : NULL,
-						  pa->u.list.n * sizeof(int64_t));
+			av->ints.v = arena_alloc8(&p->m->arena, pa->u.list.n * sizeof(int64_t));
+			if (pa->u.list.n)
+				memcpy(av->ints.v, p->ints.data + pa->u.list.start, pa->u.list.n * sizeof(int64_t));
 			av->ints.n = pa->u.list.n;
 			break;
 		case AK_FLOATS:
@@ -1017,8 +1037,8 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 
 /* ---- entry point ---- */
 
-struct module *module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
-			    struct diag *d, bool verify)
+static struct module *parse(struct type_ctx *types, const char *buf, size_t len, const struct input *in,
+			    const char *filename, struct diag *d, bool verify)
 {
 	node_desc_init();
 	if (!filename)
@@ -1033,6 +1053,7 @@ struct module *module_parse(struct type_ctx *types, const char *buf, size_t len,
 	p.buf = buf;
 	p.lim = buf + len;
 	p.cur = buf;
+	p.in = in;
 	p.file = file;
 	p.d = d;
 	p.types = types;
@@ -1065,4 +1086,16 @@ struct module *module_parse(struct type_ctx *types, const char *buf, size_t len,
 		return NULL;
 	}
 	return p.m;
+}
+
+struct module *module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
+			    struct diag *d, bool verify)
+{
+	return parse(types, buf, len, NULL, filename, d, verify);
+}
+
+struct module *module_parse_input(struct type_ctx *types, const struct input *in, const char *filename,
+				  struct diag *d, bool verify)
+{
+	return parse(types, in->buf, in->len, in, filename, d, verify);
 }

@@ -97,14 +97,22 @@ static void print_quoted(struct ostream *o, const char *s, size_t len)
 	os_putc(o, '"');
 }
 
+/* One pass over the name finds its length and whether it prints bare. */
 static void print_name(struct ostream *o, char sigil, const char *name)
 {
-	size_t len = name ? strlen(name) : 0;
 	os_putc(o, sigil);
-	if (name_is_bare(name, len))
+	if (!name) {
+		print_quoted(o, "", 0);
+		return;
+	}
+	size_t len = 0;
+	bool bare = true;
+	for (unsigned char c; (c = (unsigned char)name[len]) != 0; len++)
+		bare &= char_is_bare(c);
+	if (bare && len)
 		os_write(o, name, len);
 	else
-		print_quoted(o, name ? name : "", len);
+		print_quoted(o, name, len);
 }
 
 void print_local_name(struct ostream *o, const char *name) { print_name(o, '%', name); }
