@@ -68,7 +68,8 @@ int interp_weight_init(struct ir_module *m, const struct ir_weight *w, void *out
 	bool q = elem_is_quantized(ekind(t));
 	switch (w->init) {
 	case INIT_DENSE:
-		memcpy(out, w->data, bytes);
+		if (bytes) /* an empty weight has no data */
+			memcpy(out, w->data, bytes);
 		return 0;
 	case INIT_SPLAT:
 		for (size_t i = 0; i < n; i++) {

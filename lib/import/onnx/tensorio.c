@@ -305,7 +305,8 @@ static int pb_parse(const char *path, const uint8_t *buf, size_t len, struct tio
 				   p->raw_data.len, tio_dtype_name(t->dtype), t->numel, bytes);
 			goto out;
 		}
-		memcpy(t->data, p->raw_data.data, bytes);
+		if (bytes) /* an empty tensor's raw_data may be NULL */
+			memcpy(t->data, p->raw_data.data, bytes);
 	} else if (pb_typed(path, p, t, d)) {
 		goto out;
 	}
