@@ -123,23 +123,9 @@ int op_mod(struct importer *im, const onnx_node *n)
 	int64_t fm = attr_i(n, "fmod", 0);
 	if (fl && !fm)
 		return op_err(im, "fmod = 0 is not valid for floating-point inputs");
-	if (fm)
-		return set_out(im, 0, binary(im, NK_Fmod, a, b, name));
-	/* integer mod takes the sign of the divisor: r = fmod(a, b); r != 0 and
-	 * sign(r) != sign(b) ? r + b : r */
-	struct value vs[2] = {a, b};
-	if (bcast_all(im, vs, 2, name))
-		return -1;
-	struct value r = ew2(im, NK_Fmod, vs[0], vs[1], dname(im, name, "fmod"));
-	struct value zero = splat_like(im, r, 0, dname(im, name, "zero"));
-	struct value rneg = ew2(im, NK_CmpLT, r, zero, dname(im, name, "rneg"));
-	struct value bneg = ew2(im, NK_CmpLT, vs[1], zero, dname(im, name, "bneg"));
-	struct value nz = ew2(im, NK_CmpNEQ, r, zero, dname(im, name, "nz"));
-	struct value diff = ew2(im, NK_Xor, rneg, bneg, dname(im, name, "diff"));
-	struct value fix = ew2(im, NK_And, nz, diff, dname(im, name, "fix"));
-	struct value sum = ew2(im, NK_Add, r, vs[1], dname(im, name, "adj"));
-	struct value ops[3] = {fix, sum, r};
-	return set_out(im, 0, b_node(im, NK_Select, name, ops, 3, r.node ? val_type(r) : NULL));
+	/* fmod = 1: the sign of the dividend (C fmod); fmod = 0: the sign of
+	 * the divisor (the Mod kind) */
+	return set_out(im, 0, binary(im, fm ? NK_Fmod : NK_Mod, a, b, name));
 }
 
 /* Max, Min, Sum, Mean over one or more inputs */
