@@ -21,6 +21,7 @@ struct ir_module *ir_module_create(struct type_ctx *types)
 	instr_desc_init();
 	struct ir_module *m = xcalloc(1, sizeof(*m));
 	arena_init(&m->arena);
+	strmap_init(&m->func_names);
 	m->types = types;
 	return m;
 }
@@ -31,6 +32,7 @@ void ir_module_destroy(struct ir_module *m)
 		return;
 	for (size_t i = 0; i < m->nfuncs; i++)
 		strmap_free(&m->funcs[i]->names);
+	strmap_free(&m->func_names);
 	free(m->funcs);
 	free(m->base_dir);
 	arena_free(&m->arena);
@@ -50,10 +52,7 @@ void ir_module_set_base_dir(struct ir_module *m, const char *path)
 
 struct ir_func *ir_module_find_func(struct ir_module *m, const char *name)
 {
-	for (size_t i = 0; i < m->nfuncs; i++)
-		if (strcmp(m->funcs[i]->name, name) == 0)
-			return m->funcs[i];
-	return NULL;
+	return strmap_get(&m->func_names, name);
 }
 
 struct ir_func *ir_func_create(struct ir_module *m, const char *name, struct loc loc)
@@ -67,6 +66,7 @@ struct ir_func *ir_func_create(struct ir_module *m, const char *name, struct loc
 	strmap_init(&f->names);
 	m->funcs = xgrow(m->funcs, &m->capfuncs, m->nfuncs + 1, sizeof(*m->funcs));
 	m->funcs[m->nfuncs++] = f;
+	strmap_put(&m->func_names, f->name, strlen(f->name), f);
 	return f;
 }
 

@@ -195,6 +195,7 @@ struct ir_module {
 	struct ir_func **funcs;
 	size_t nfuncs, capfuncs;
 	char *base_dir; /* for relative external weight files; NULL: cwd */
+	struct strmap func_names; /* function names -> struct ir_func */
 };
 
 struct ir_module *ir_module_create(struct type_ctx *types);

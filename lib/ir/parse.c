@@ -513,22 +513,26 @@ void gir_p_memory(struct gir_parser *p, struct loc loc)
 	p->f->plan.loc = loc;
 }
 
-/* program '{': sizes the scope for the lines up to the next function
+/* program '{': sizes the scope for the lines up to the next "function"
  * (about one name each), which saves the rehashes of a table of a million
- * names. */
+ * names. Every function header holds that word, so the spans counted for
+ * successive functions do not overlap: one pass over the input in all,
+ * whatever the input. A "function" inside a name or a string only makes
+ * the estimate short (the scope then grows). */
 void gir_p_program_begin(struct gir_parser *p)
 {
 	if (!p->f)
 		return;
+	const char *c = p->cur, *end = p->lim;
+	for (const char *f = c; (f = memchr(f, 'f', (size_t)(p->lim - f))) != NULL; f++)
+		if (p->lim - f >= 8 && memcmp(f, "function", 8) == 0) {
+			end = f;
+			break;
+		}
 	size_t lines = 0;
-	for (const char *c = p->cur; c < p->lim;) {
-		const char *nl = memchr(c, '\n', (size_t)(p->lim - c));
-		if (!nl)
-			break;
+	while (c < end && (c = memchr(c, '\n', (size_t)(end - c))) != NULL) {
 		lines++;
-		c = nl + 1;
-		if (p->lim - c >= 8 && memcmp(c, "function", 8) == 0)
-			break;
+		c++;
 	}
 	scope_reserve(&p->scope, p->scope.len + lines);
 }
