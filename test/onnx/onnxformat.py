@@ -42,12 +42,26 @@ def level_options(level):
     return level, [], []
 
 
+def c_backend_subset(cases):
+    """The cases level c runs by default (each compiles a C bundle, which
+    is slow): per folder and op type (Case.main_op), the first case by name.
+    Every op type of every folder is still compiled once; lit -D
+    onnx_c_all=1 runs them all."""
+    first = {}
+    for c in cases:
+        k = (c.folder, c.main_op())
+        if k not in first or c.name < first[k]:
+            first[k] = c.name
+    return set(f + "/" + n for (f, _), n in first.items())
+
+
 class OnnxCaseFormat(lit.formats.base.TestFormat):
     """Discovers a test per (level, case) and runs the pipeline in the
     test's exec dir with temp files (each stage's output is kept for a
     look after a failure)."""
 
-    def __init__(self, data, folders, levels, timeout, unsupported, xfail):
+    def __init__(self, data, folders, levels, timeout, unsupported, xfail, c_all=False):
+        self.c_all = c_all
         self.data = data
         self.folders = folders
         self.levels = levels
@@ -58,8 +72,12 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
     def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
         if path_in_suite != ("onnx",):
             return
-        for c in onnxcase.discover(self.data, self.folders):
+        cases = onnxcase.discover(self.data, self.folders)
+        c_subset = None if self.c_all else c_backend_subset(cases)
+        for c in cases:
             for level in self.levels:
+                if level == "c" and c_subset is not None and c.key not in c_subset:
+                    continue
                 yield lit.Test.Test(testSuite, path_in_suite + (level, c.folder, c.name), localConfig)
 
     def _stage(self, argv, env, log):

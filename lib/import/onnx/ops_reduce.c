@@ -244,7 +244,10 @@ int op_argminmax(struct importer *im, const onnx_node *n)
 	return set_out(im, 0, res);
 }
 
-/* TopK on the last dimension; another axis is moved last and back. */
+/* TopK on the last dimension; another axis is moved last and back. The k
+ * smallest (largest = 0) are the k largest of -x, negated back (ties keep
+ * the lower index first either way; for integers, -x overflows only for
+ * the most negative value). */
 int op_topk(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = in_req(im, 0);
@@ -267,8 +270,7 @@ int op_topk(struct importer *im, const onnx_node *n)
 		return x->rank == 0 ? op_err(im, "input must not be a scalar") : -1;
 	if (k < 0 || (uint64_t)k > x->dims[axis])
 		return op_err(im, "k = %lld is out of range", (long long)k);
-	if (!attr_i(n, "largest", 1))
-		return op_err(im, "largest = 0 is not supported");
+	bool smallest = !attr_i(n, "largest", 1);
 	if (!attr_i(n, "sorted", 1))
 		op_warn(im, "sorted = 0: results are sorted anyway");
 	const char *vname = out_name(im, 0), *iname = out_name(im, 1);
@@ -278,7 +280,10 @@ int op_topk(struct importer *im, const onnx_node *n)
 	perm[axis] = last;
 	perm[last] = axis;
 	bool moved = axis != last;
-	struct value xv = b_transpose(im, tval(im, x), perm, dname(im, vname, "in"));
+	struct value xv = tval(im, x);
+	if (smallest)
+		xv = b_unary(im, NK_Neg, dname(im, vname, "neg"), xv);
+	xv = b_transpose(im, xv, perm, dname(im, vname, "in"));
 	if (!xv.node)
 		return -1;
 	uint64_t dims[GLOW_MAX_RANK];
@@ -287,14 +292,16 @@ int op_topk(struct importer *im, const onnx_node *n)
 	const struct type *types[2] = {ty(im, val_type(xv)->elem, dims, x->rank), ty(im, IDX_ELEM, dims, x->rank)};
 	if (!types[0] || !types[1])
 		return -1;
-	struct node *p = node_create(im->f, NK_TopK, moved ? dname(im, vname, "topk") : (*vname ? vname : iname), &xv, 1,
+	struct node *p = node_create(im->f, NK_TopK, moved || smallest ? dname(im, vname, "topk") : (*vname ? vname : iname), &xv, 1,
 				     types, NULL, LOC_NONE);
 	node_set_int(im->m, p, "k", k);
 	struct value vals = node_val(p, 0), idx = node_val(p, 1);
 	if (moved) {
-		vals = b_transpose(im, vals, perm, vname);
+		vals = b_transpose(im, vals, perm, smallest ? dname(im, vname, "negvals") : vname);
 		idx = b_transpose(im, idx, perm, iname);
 	}
+	if (smallest)
+		vals = b_unary(im, NK_Neg, vname, vals);
 	if (set_out(im, 0, vals))
 		return -1;
 	return set_out(im, 1, idx);

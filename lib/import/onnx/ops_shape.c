@@ -423,7 +423,33 @@ int op_concat(struct importer *im, const onnx_node *n)
 	return set_out(im, 0, r);
 }
 
-/* Output i is x[start + j] (step 1) with dims odims. */
+/* x[start + j * step] along every axis that is not the identity, as a
+ * Gather of the index list per axis (a slice with steps other than 1 on
+ * run-time data; the Slice kind has unit steps). */
+static struct value slice_gathers(struct importer *im, struct tensor *x, const int64_t *start, const int64_t *step,
+				  const uint64_t *odims, const char *name)
+{
+	struct value cur = tval(im, x);
+	uint64_t cd[GLOW_MAX_RANK];
+	memcpy(cd, x->dims, x->rank * sizeof *cd);
+	for (unsigned k = 0; k < x->rank && cur.node; k++) {
+		if (step[k] == 1 && start[k] == 0 && odims[k] == x->dims[k])
+			continue;
+		int64_t *iv = arena_alloc(&im->scratch, (odims[k] + 1) * sizeof *iv);
+		for (uint64_t j = 0; j < odims[k]; j++)
+			iv[j] = start[k] + (int64_t)j * step[k];
+		cd[k] = odims[k];
+		struct tensor *it = t_from_ints(im, dname(im, name, "idx"), DT_INT64, 1, &odims[k], iv);
+		struct value ops[2] = {cur, tval(im, it)};
+		cur = b_node(im, NK_Gather, dname(im, name, "rows"), ops, 2,
+			     type_with_dims(im->tc, val_type(cur), cd, x->rank));
+		if (cur.node)
+			node_set_int(im->m, cur.node, "axis", k);
+	}
+	return cur;
+}
+
+/* Output i is x[start + j * step] with dims odims. */
 static int slice_out(struct importer *im, unsigned i, struct tensor *x, const int64_t *start,
 		     const int64_t *step, const uint64_t *odims)
 {
@@ -437,7 +463,7 @@ static int slice_out(struct importer *im, unsigned i, struct tensor *x, const in
 			return out_known(im, i, k);
 	}
 	if (!unit)
-		return op_err(im, "slices with steps other than 1 need data known at import");
+		return set_out(im, i, slice_gathers(im, x, start, step, odims, name));
 	struct value xv = tval(im, x);
 	if (!xv.node)
 		return -1;
