@@ -139,16 +139,30 @@ static int lex_span(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *lloc, i
 	return lex_tok(p, lloc, t, tok, cur, bol);
 }
 
+/* The first '"' at or after s, NULL if none. The answer is kept: a search
+ * from inside the stretch already searched (s between the last start and
+ * its quote) needs no scan, so repeated searches stay linear in the input. */
+static const char *lex_find_quote(struct gir_parser *p, const char *s)
+{
+	if (p->quote_from && s >= p->quote_from && (!p->quote_at || s <= p->quote_at))
+		return p->quote_at;
+	p->quote_from = s;
+	p->quote_at = memchr(s, '"', (size_t)(p->lim - s));
+	return p->quote_at;
+}
+
 /* A long string of hex digits after "0x" (a dense weight): the closing
- * quote found with memchr, the digits checked and decoded in one pass into
- * the module's arena (p->hex_data, used by the dense initializer). Returns
- * the STRING token the DFA would have returned, or 0 when the string is not
- * all hex digits in pairs (the DFA then reads it and reports any error). */
+ * quote found with memchr (a string holds no newline), the digits checked
+ * and decoded in one pass into the module's arena (p->hex_data, used by the
+ * dense initializer). Returns the STRING token the DFA would have returned,
+ * or 0 when the string is not all hex digits in pairs (the DFA then reads
+ * it and reports any error). The bytes of a failed attempt stay in the
+ * arena; they are at most half the string the DFA then consumes. */
 static int lex_hex_string(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *lloc, const uchar *tok, bool bol)
 {
 	const char *s = (const char *)tok + 3;
-	const char *q = memchr(s, '"', (size_t)(p->lim - s));
-	if (!q || q - s < GIR_HEX_FAST || (q - s) % 2)
+	const char *q = lex_find_quote(p, s);
+	if (!q || q - s < GIR_HEX_FAST || (q - s) % 2 || memchr(s, '\n', (size_t)(q - s)))
 		return 0;
 	size_t bytes = (size_t)(q - s) / 2;
 	uint8_t *data = arena_alloc(&p->m->arena, bytes);
