@@ -108,6 +108,22 @@ def table(title, keys, counts, md):
 def summarize(rows, md, failures):
     out = []
     levels = sorted(set(r[0] for r in rows))
+    by_level = collections.defaultdict(collections.Counter)
+    core_level = {}
+    for level, c, col, _ in rows:
+        by_level[level][col] += 1
+        if c.folder == "node" and c.is_core():
+            core_level.setdefault(level, collections.Counter())[col] += 1
+    out.append(("## " if md else "== ") + "per level")
+    out.append("")
+    out.append(table("level", levels, by_level, md))
+    out.append("")
+    for level in levels:
+        cc = core_level.get(level, collections.Counter())
+        out.append("core -%s: %d of %d pass (%.1f%%)%s" % (
+            level, cc["pass"] + cc["xpass"], sum(cc.values()),
+            100.0 * (cc["pass"] + cc["xpass"]) / max(1, sum(cc.values())), "  " if md else ""))
+    out.append("")
     for level in levels:
         lr = [r for r in rows if r[0] == level]
         out.append(("## " if md else "== ") + "-" + level)
