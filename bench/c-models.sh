@@ -12,7 +12,9 @@
 # ort-bench.mjs, --threads 1, same run count; needs ORT_PREFIX, see
 # /work/shared/tools/README.md). Prints the medians, the ratio ours/ort and
 # our GFLOP/s (flops as glow-opt -passes=count-flops estimates them after
-# -O2). Figures only: nothing is asserted, no test runs this.
+# -O2), the minima and their ratio, and our median processor time per run
+# (less disturbed than wall time when the machine is shared). Figures only:
+# nothing is asserted, no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -36,7 +38,7 @@ with open(sys.argv[1], 'wb') as f:
     f.write(struct.pack('<%df' % n, *[i / n for i in range(n)]))
 PY
 
-printf '%-14s %10s %10s %7s %9s\n' model ours-ms ort-ms ratio GFLOP/s
+printf '%-14s %9s %9s %6s %8s %9s %9s %6s %8s\n' model ours-ms ort-ms ratio GFLOP/s ours-min ort-min ratio cpu-ms
 for m in $list; do
 	f=$models/light_$m.onnx
 	[ -f "$f" ] || continue
@@ -52,12 +54,18 @@ for m in $list; do
 	fi
 	flops=$("$bin/glow-opt" -passes=count-flops "$d/opt.glow" -o /dev/null 2>&1 |
 		sed -n 's/^count-flops: module: [0-9]* nodes, \([^ ]*\) flops$/\1/p')
-	ours=$("$d/run" -weights "$d/model.weights.bin" "$d/in.npy" -runs "$runs" -warmup 3 2>/dev/null |
-		sed -n 's/^median_ms \([^ ]*\) .*/\1/p')
-	ort=$(node "$here/../shared/tools/ort-bench.mjs" "$f" --runs "$runs" --threads 1 2>/dev/null |
-		sed -n 's/.*: \([0-9.]*\) ms\/inference.*/\1/p')
-	awk -v m="$m" -v a="$ours" -v b="${ort:-0}" -v f="${flops:-0}" 'BEGIN {
-		printf "%-14s %10.2f %10s %7s %9.1f\n", m, a, b > 0 ? sprintf("%.2f", b) : "-",
-			b > 0 ? sprintf("%.2f", a / b) : "-", f / a / 1e6 }'
+	line=$("$d/run" -weights "$d/model.weights.bin" "$tmp/in.npy" -runs "$runs" -warmup 3 2>/dev/null)
+	ours=$(echo "$line" | sed -n 's/^median_ms \([^ ]*\) .*/\1/p')
+	omin=$(echo "$line" | sed -n 's/.* min_ms \([^ ]*\) .*/\1/p')
+	cpu=$(echo "$line" | sed -n 's/.* cpu_median_ms \([^ ]*\) .*/\1/p')
+	oline=$(node "$here/../shared/tools/ort-bench.mjs" "$f" --runs "$runs" --threads 1 2>/dev/null)
+	ort=$(echo "$oline" | sed -n 's/.*: \([0-9.]*\) ms\/inference.*/\1/p')
+	rmin=$(echo "$oline" | sed -n 's/.*(median of [0-9]*, min \([0-9.]*\),.*/\1/p')
+	awk -v m="$m" -v a="${ours:-0}" -v b="${ort:-0}" -v f="${flops:-0}" -v c="${cpu:-0}" \
+	    -v am="${omin:-0}" -v bm="${rmin:-0}" 'BEGIN {
+		r = b > 0 && a > 0 ? sprintf("%.2f", a / b) : "-"
+		rm = bm > 0 && am > 0 ? sprintf("%.2f", am / bm) : "-"
+		gf = a > 0 ? f / a / 1e6 : 0
+		printf "%-14s %9.2f %9.2f %6s %8.1f %9.2f %9.2f %6s %8.2f\n", m, a, b, r, gf, am, bm, rm, c }'
 	rm -rf "$d"
 done

@@ -322,11 +322,28 @@ static int int_es(const struct ir_value *v)
 }
 
 /* cb_copy_nd(dst + doff, ds, src + soff, ss, dims, rank) */
-static void emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const int64_t *ds, struct ir_value *src,
-			 int64_t soff, const int64_t *ss, const int64_t *dims, unsigned rank)
+static void emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const int64_t *ds0, struct ir_value *src,
+			 int64_t soff, const int64_t *ss0, const int64_t *dims0, unsigned rank0)
 {
 	size_t es = elem_size((enum elem_kind)dst->type->elem);
 	char a[96], o[96];
+	/* drop dimensions of size 1, merge neighbours contiguous in both */
+	int64_t ds[GLOW_MAX_RANK + 2], ss[GLOW_MAX_RANK + 2], dims[GLOW_MAX_RANK + 2];
+	unsigned rank = 0;
+	for (unsigned i = 0; i < rank0; i++) {
+		if (dims0[i] == 1)
+			continue;
+		if (rank && ds[rank - 1] == ds0[i] * dims0[i] && ss[rank - 1] == ss0[i] * dims0[i]) {
+			dims[rank - 1] *= dims0[i];
+			ds[rank - 1] = ds0[i];
+			ss[rank - 1] = ss0[i];
+			continue;
+		}
+		dims[rank] = dims0[i];
+		ds[rank] = ds0[i];
+		ss[rank] = ss0[i];
+		rank++;
+	}
 	unsigned t1 = i64_table(g, ds, rank), t2 = i64_table(g, ss, rank), t3 = i64_table(g, dims, rank);
 	os_printf(g->body, "\tcb_copy_nd((uint8_t *)%s + %" PRId64 ", tb%u, (const uint8_t *)%s + %" PRId64
 		  ", tb%u, tb%u, %u, %zu);\n",

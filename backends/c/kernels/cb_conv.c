@@ -98,10 +98,14 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 						if (run > (size_t)(c - j))
 							run = (size_t)(c - j);
 						float *d = rp + k / CB_KC * CB_KC * CB_MR + off;
-						if (x)
+						if (run <= 4) { /* few channels: no call */
+							for (size_t q = 0; q < run; q++)
+								d[q] = x ? x[j + (int)q] : 0.0f;
+						} else if (x) {
 							memcpy(d, x + j, run * sizeof(float));
-						else
+						} else {
 							memset(d, 0, run * sizeof(float));
+						}
 						j += (int)run;
 						k += run;
 					}

@@ -7,12 +7,40 @@
 
 #define CB_MAXRANK 8
 
+/* Copies the innermost run: n elements of es bytes with element strides
+ * dstep and sstep. */
+CB_INLINE void cb_copy_run(unsigned char *d, int64_t dstep, const unsigned char *s, int64_t sstep, int64_t n, int es)
+{
+	if (dstep == 1 && sstep == 1) {
+		memcpy(d, s, (size_t)(n * es));
+		return;
+	}
+	switch (es) {
+	case 4:
+		for (int64_t j = 0; j < n; j++)
+			memcpy(d + j * dstep * 4, s + j * sstep * 4, 4);
+		break;
+	case 8:
+		for (int64_t j = 0; j < n; j++)
+			memcpy(d + j * dstep * 8, s + j * sstep * 8, 8);
+		break;
+	case 2:
+		for (int64_t j = 0; j < n; j++)
+			memcpy(d + j * dstep * 2, s + j * sstep * 2, 2);
+		break;
+	default:
+		for (int64_t j = 0; j < n; j++)
+			memcpy(d + j * dstep * es, s + j * sstep * es, (size_t)es);
+		break;
+	}
+}
+
 /* dst[sum i_k * ds_k] = src[sum i_k * ss_k] over the index space dims[0..rank)
  * (element strides, a source stride may be 0 or negative), es bytes per
- * element. The innermost dimension is copied with memcpy when both strides
- * are 1. */
+ * element. The generator merges dimensions that are contiguous in both, so
+ * the two innermost loops carry most of the work. */
 CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *dims,
-		       int rank, int es)
+			  int rank, int es)
 {
 	int64_t idx[CB_MAXRANK] = {0};
 	unsigned char *d = (unsigned char *)dst;
@@ -24,25 +52,17 @@ CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const i
 	for (int i = 0; i < rank; i++)
 		if (dims[i] == 0)
 			return;
-	const int in = rank - 1;
-	const int64_t n = dims[in];
-	const int contig = ds[in] == 1 && ss[in] == 1;
+	const int in = rank - 1, outer = rank >= 2 ? rank - 2 : 0;
+	const int64_t n2 = rank >= 2 ? dims[in - 1] : 1, d2 = rank >= 2 ? ds[in - 1] : 0, s2 = rank >= 2 ? ss[in - 1] : 0;
 	for (;;) {
 		int64_t od = 0, os = 0;
-		for (int i = 0; i < in; i++) {
+		for (int i = 0; i < outer; i++) {
 			od += idx[i] * ds[i];
 			os += idx[i] * ss[i];
 		}
-		if (contig) {
-			memcpy(d + od * es, s + os * es, (size_t)(n * es));
-		} else if (es == 4) {
-			for (int64_t j = 0; j < n; j++)
-				memcpy(d + (od + j * ds[in]) * 4, s + (os + j * ss[in]) * 4, 4);
-		} else {
-			for (int64_t j = 0; j < n; j++)
-				memcpy(d + (od + j * ds[in]) * es, s + (os + j * ss[in]) * es, (size_t)es);
-		}
-		int i = in - 1;
+		for (int64_t j = 0; j < n2; j++)
+			cb_copy_run(d + (od + j * d2) * es, ds[in], s + (os + j * s2) * es, ss[in], dims[in], es);
+		int i = outer - 1;
 		while (i >= 0 && ++idx[i] == dims[i])
 			idx[i--] = 0;
 		if (i < 0)
