@@ -17,8 +17,12 @@
  * placed by size descending (the allocs that make the peak are packed
  * first). The smallest arena wins. If it is above the lower bound, a local
  * search perturbs the winning order (swaps of two allocs drawn by a
- * fixed-seed generator, MEMPLAN_SEARCH_STEPS of them), keeping every swap
- * that does not grow the arena; the plan stays deterministic.
+ * fixed-seed generator), keeping every swap that does not grow the arena,
+ * until the arena reaches the lower bound or the tries run out; the plan
+ * stays deterministic. The tries: MEMPLAN_SEARCH_WORK over the size of the
+ * interference graph (one placement costs about that), at least
+ * MEMPLAN_SEARCH_MIN and at most MEMPLAN_SEARCH_MAX, so small functions get
+ * many and huge ones stay linear.
  */
 #include "iropt/memplan.h"
 #include "iropt/iropt.h"
@@ -29,7 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { MEMPLAN_SEARCH_STEPS = 400 };
+enum { MEMPLAN_SEARCH_MIN = 400, MEMPLAN_SEARCH_MAX = 4000 };
+#define MEMPLAN_SEARCH_WORK ((uint64_t)1 << 24)
 
 struct mp_buf {
 	struct ir_instr *alloc;
@@ -310,7 +315,8 @@ bool memplan_func(struct ir_func *f, struct memplan_result *res)
 	}
 	/* local search: perturb the winning order (a fixed-seed generator, so
 	 * the plan is deterministic) and keep changes that do not grow it */
-	if (m.n > 1 && best > mp_lower_bound(&m)) {
+	uint64_t lb = mp_lower_bound(&m);
+	if (m.n > 1 && best > lb) {
 		uint32_t *cur = xcalloc(m.n, sizeof(uint32_t));
 		bool fit_best = false;
 		for (size_t s = 0; s < GLOW_ARRAY_SIZE(strategies); s++)
@@ -320,7 +326,12 @@ bool memplan_func(struct ir_func *f, struct memplan_result *res)
 				break;
 			}
 		uint64_t rng = 0x9e3779b97f4a7c15ULL;
-		for (unsigned it = 0; it < MEMPLAN_SEARCH_STEPS; it++) {
+		uint64_t steps = MEMPLAN_SEARCH_WORK / (m.n + m.nnbr);
+		if (steps < MEMPLAN_SEARCH_MIN)
+			steps = MEMPLAN_SEARCH_MIN;
+		if (steps > MEMPLAN_SEARCH_MAX)
+			steps = MEMPLAN_SEARCH_MAX;
+		for (uint64_t it = 0; it < steps && best > lb; it++) {
 			memcpy(order, cur, m.n * sizeof(uint32_t));
 			rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
 			size_t i = (size_t)(rng >> 33) % m.n;
@@ -356,7 +367,7 @@ bool memplan_func(struct ir_func *f, struct memplan_result *res)
 		res->constant_size = csize;
 		res->mutable_size = msize;
 		res->arena = best;
-		res->lower_bound = mp_lower_bound(&m);
+		res->lower_bound = lb;
 		res->strategy = best_name;
 	}
 	free(order);
