@@ -139,35 +139,57 @@ static int lex_span(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *lloc, i
 	return lex_tok(p, lloc, t, tok, cur, bol);
 }
 
-/* The first '"' at or after s, NULL if none. The answer is kept: a search
- * from inside the stretch already searched (s between the last start and
- * its quote) needs no scan, so repeated searches stay linear in the input. */
-static const char *lex_find_quote(struct gir_parser *p, const char *s)
+enum { HEX_CHUNK = 8 << 20 };
+
+/* Lets go of the input pages of [from, to) when reading through
+ * ir_module_parse_input (a touched page is read again from the file). */
+static void lex_drop(struct gir_parser *p, const char *from, const char *to)
 {
-	if (p->quote_from && s >= p->quote_from && (!p->quote_at || s <= p->quote_at))
-		return p->quote_at;
-	p->quote_from = s;
-	p->quote_at = memchr(s, '"', (size_t)(p->lim - s));
-	return p->quote_at;
+	if (p->in)
+		input_drop(p->in, (size_t)(from - p->buf), (size_t)(to - p->buf));
+}
+
+/* The quote closing a string whose body starts at s, if it is on the same
+ * line; NULL otherwise. Each chunk is searched for a newline first, so the
+ * search never runs past the end of the line (work linear in the input,
+ * whatever the input); chunks passed are let go. */
+static const char *lex_string_end(struct gir_parser *p, const char *s)
+{
+	for (const char *c = s; c < p->lim;) {
+		size_t n = (size_t)(p->lim - c) < HEX_CHUNK ? (size_t)(p->lim - c) : HEX_CHUNK;
+		const char *nl = memchr(c, '\n', n);
+		const char *q = memchr(c, '"', nl ? (size_t)(nl - c) : n);
+		if (q || nl)
+			return q;
+		lex_drop(p, c, c + n);
+		c += n;
+	}
+	return NULL;
 }
 
 /* A long string of hex digits after "0x" (a dense weight): the closing
- * quote found with memchr (a string holds no newline), the digits checked
- * and decoded in one pass into the module's arena (p->hex_data, used by the
- * dense initializer). Returns the STRING token the DFA would have returned,
- * or 0 when the string is not all hex digits in pairs (the DFA then reads
- * it and reports any error). The bytes of a failed attempt stay in the
- * arena; they are at most half the string the DFA then consumes. */
+ * quote found with memchr, the digits checked and decoded in one pass into
+ * the module's arena (p->hex_data, used by the dense initializer), in
+ * chunks whose input pages are let go behind the decoder. Returns the
+ * STRING token the DFA would have returned, or 0 when the string is not all
+ * hex digits in pairs (the DFA then reads it and reports any error). The
+ * bytes of a failed attempt stay in the arena; they are at most half the
+ * string the DFA then consumes. */
 static int lex_hex_string(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *lloc, const uchar *tok, bool bol)
 {
 	const char *s = (const char *)tok + 3;
-	const char *q = lex_find_quote(p, s);
-	if (!q || q - s < GIR_HEX_FAST || (q - s) % 2 || memchr(s, '\n', (size_t)(q - s)))
+	const char *q = lex_string_end(p, s);
+	if (!q || q - s < GIR_HEX_FAST || (q - s) % 2)
 		return 0;
 	size_t bytes = (size_t)(q - s) / 2;
 	uint8_t *data = arena_alloc(&p->m->arena, bytes);
-	if (hex_decode_fast(s, bytes, data) >= 0)
-		return 0;
+	for (size_t done = 0; done < bytes;) {
+		size_t n = bytes - done < HEX_CHUNK / 2 ? bytes - done : HEX_CHUNK / 2;
+		if (hex_decode_fast(s + 2 * done, n, data + done) >= 0)
+			return 0;
+		lex_drop(p, s + 2 * done, s + 2 * (done + n));
+		done += n;
+	}
 	p->hex_s = (const char *)tok + 1;
 	p->hex_data = data;
 	lval->span.s = (const char *)tok + 1;

@@ -84,6 +84,8 @@ struct gir_init {
 struct gir_parser {
 	/* lexer */
 	const char *buf, *lim, *cur;
+	const struct input *in; /* ir_module_parse_input; NULL otherwise */
+	size_t dropped;         /* input before this offset was let go (input_drop) */
 	uint32_t file;
 	int last_tok;
 	const char *last_start, *last_end;
@@ -124,8 +126,6 @@ struct gir_parser {
 	/* instruction kinds by (length, first and last letter), 1 + kind; 0
 	 * empty: most lines name one of a few kinds */
 	uint8_t kind_cache[64];
-	/* the last search for a closing quote: from where, and the quote */
-	const char *quote_from, *quote_at;
 	/* the decoded bytes of the last long hex string the lexer read */
 	const char *hex_s; /* its span's text ("0x...") */
 	uint8_t *hex_data;  /* in the module's arena */

@@ -312,5 +312,12 @@ void ir_print_local(struct ostream *o, const char *name);
  * reporting errors. Runs the verifier unless verify is false. */
 struct ir_module *ir_module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
 				  struct diag *d, bool verify);
+/* The same from an input opened with input_open (support/io.h): the reader
+ * lets go of a mapped file's pages once it is past them (input_drop), so a
+ * big input need not stay in memory beside the module it becomes.
+ * Diagnostics still quote source lines (the pages are read again). */
+struct input;
+struct ir_module *ir_module_parse_input(struct type_ctx *types, const struct input *in, const char *filename,
+					struct diag *d, bool verify);
 
 #endif

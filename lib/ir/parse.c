@@ -537,8 +537,25 @@ void gir_p_program_begin(struct gir_parser *p)
 	scope_reserve(&p->scope, p->scope.len + lines);
 }
 
+enum { DROP_STEP = 4 << 20, DROP_KEEP = 1 << 20 };
+
+/* Lets go of the input more than DROP_KEEP bytes behind the lexer, in steps
+ * of DROP_STEP (ir_module_parse_input). Called as a statement begins: the
+ * spans still in use are the statement's own, a token or two behind the
+ * lexer, and a dropped page that is touched again is read back from the
+ * file. */
+static void drop_behind(struct gir_parser *p)
+{
+	size_t at = (size_t)(p->cur - p->buf);
+	if (!p->in || at < p->dropped + DROP_STEP + DROP_KEEP)
+		return;
+	input_drop(p->in, p->dropped, at - DROP_KEEP);
+	p->dropped = at - DROP_KEEP;
+}
+
 void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc)
 {
+	drop_behind(p);
 	p->has_name = name != NULL;
 	p->name_hashed = false;
 	if (name) {
@@ -1105,11 +1122,12 @@ void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc k
 
 /* ---- entry point ---- */
 
-struct ir_module *ir_module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
-				  struct diag *d, bool verify)
+static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t len, const struct input *in,
+				const char *filename, struct diag *d, bool verify)
 {
 	struct gir_parser p;
 	memset(&p, 0, sizeof p);
+	p.in = in;
 	p.buf = p.cur = buf;
 	p.lim = buf + len;
 	p.d = d;
@@ -1135,4 +1153,16 @@ struct ir_module *ir_module_parse(struct type_ctx *types, const char *buf, size_
 		return NULL;
 	}
 	return p.m;
+}
+
+struct ir_module *ir_module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
+				  struct diag *d, bool verify)
+{
+	return parse(types, buf, len, NULL, filename, d, verify);
+}
+
+struct ir_module *ir_module_parse_input(struct type_ctx *types, const struct input *in, const char *filename,
+					struct diag *d, bool verify)
+{
+	return parse(types, in->buf, in->len, in, filename, d, verify);
 }
