@@ -125,7 +125,7 @@ static unsigned conv_args(struct cg *g, const int64_t v[15], int groups, const s
 	 * weight panel is then read from memory once */
 	if (rows * kdim * sizeof(float) <= (uint64_t)(3u << 19))
 		mc = (size_t)rows;
-	uint64_t need = ((rows < mc ? rows : mc) + 16) * (kdim + 63) * sizeof(float);
+	uint64_t need = ((rows < mc ? rows : mc) + 16) * (kdim + 63 + CG_NR) * sizeof(float);
 	if (need > g->scratch_bytes)
 		g->scratch_bytes = need;
 	os_printf(g->decls, "static const struct cb_conv_args cv%u = {", id);

@@ -59,6 +59,8 @@ struct cb_conv_args {
  * inside a chunk is a constant, so the micro-kernel addresses all rows from
  * one pointer with immediate offsets, and packing is contiguous copies. */
 #define CB_KC 64
+/* the K slice whose panel part (CB_KB x CB_NR floats, 24 KiB) stays in L1 */
+#define CB_KB 192
 
 static size_t cb_tile_floats(size_t kdim) { return (kdim + CB_KC - 1) / CB_KC * CB_KC * CB_MR; }
 
@@ -120,18 +122,23 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
  * columns below the group's oc. */
 static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *CB_RESTRICT ap,
 					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
-					  size_t m, size_t mtot, int g, int p, const int mr, const char *pf, size_t pfstep)
+					  size_t m, size_t mtot, int g, int p, const int mr, const char *pf, size_t pfstep,
+					  size_t ka, size_t kb, float *part)
 {
 	const int goc = s->groups * s->oc;
-	const size_t kdim = (size_t)s->kh * s->kw * s->c;
+	const size_t kdim = kb;
+	/* k from ka (a multiple of CB_KC) to kb: start from the bias or from
+	 * the partial sums in part; stop with partial sums or the epilogue */
+	ap += ka / CB_KC * CB_KC * CB_MR;
+	b += ka * CB_NR;
 #if CB_HAVE_VEC
 	cb_vf acc[CB_MR][CB_NV];
 	for (int v = 0; v < CB_NV; v++) {
 		cb_vf bv = *(const cb_vf *)(pbias + v * CB_VL);
 		for (int r = 0; r < mr; r++)
-			acc[r][v] = bv;
+			acc[r][v] = ka ? *(const cb_vf *)(part + (r * CB_NV + v) * CB_VL) : bv;
 	}
-	for (size_t k0 = 0; k0 < kdim; k0 += CB_KC) {
+	for (size_t k0 = ka; k0 < kdim; k0 += CB_KC) {
 		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
 		for (size_t k = 0; k < kc; k++) {
 			cb_vf bv[CB_NV];
@@ -148,14 +155,20 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		}
 		ap += CB_KC * CB_MR;
 	}
+	if (kb < (size_t)s->kh * s->kw * s->c) {
+		for (int r = 0; r < mr; r++)
+			for (int v = 0; v < CB_NV; v++)
+				*(cb_vf *)(part + (r * CB_NV + v) * CB_VL) = acc[r][v];
+		return;
+	}
 #else
 	float acc[CB_MR][CB_NR];
 	(void)pf;
 	(void)pfstep;
 	for (int r = 0; r < mr; r++)
 		for (int j = 0; j < CB_NR; j++)
-			acc[r][j] = pbias[j];
-	for (size_t k0 = 0; k0 < kdim; k0 += CB_KC) {
+			acc[r][j] = ka ? part[r * CB_NR + j] : pbias[j];
+	for (size_t k0 = ka; k0 < kdim; k0 += CB_KC) {
 		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
 		for (size_t k = 0; k < kc; k++) {
 			for (int r = 0; r < mr; r++) {
@@ -166,6 +179,12 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			b += CB_NR;
 		}
 		ap += CB_KC * CB_MR;
+	}
+	if (kb < (size_t)s->kh * s->kw * s->c) {
+		for (int r = 0; r < mr; r++)
+			for (int j = 0; j < CB_NR; j++)
+				part[r * CB_NR + j] = acc[r][j];
+		return;
 	}
 #endif
 	int ncol = s->oc - p * CB_NR;
@@ -208,7 +227,8 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 
 /* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
  * above; res is NULL or has out's layout (out may be res). scratch holds
- * (min(mc, M) + 16) * (K + 63) floats for the packed rows of A. */
+ * (min(mc, M) + 16) * (K + 63 + CB_NR) floats: the packed rows of A, then
+ * the partial sums of a deep K. */
 CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
 			   float *out, const float *res, float *scratch)
 {
@@ -217,9 +237,14 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 	const size_t kdim = (size_t)s->kh * s->kw * s->c;
 	size_t mc = s->mc > 0 && (size_t)s->mc < mtot ? (size_t)s->mc : mtot;
 	mc = (mc + CB_MR - 1) / CB_MR * CB_MR;
-	/* the whole packed filter of a group within 512 KiB: loop tiles
-	 * outside, panels inside */
-	const int small_b = kdim * (size_t)np * CB_NR * sizeof(float) <= ((size_t)512 << 10);
+	/* a deep K runs in slices of CB_KB so that a slice of the panel stays
+	 * in L1 while the block's tiles pass over it (partial sums in part) */
+	const size_t kslice = kdim > CB_KB ? CB_KB : kdim;
+	/* one slice and the whole packed filter of a group within 512 KiB:
+	 * loop tiles outside, panels inside (a tile writes whole rows) */
+	const int small_b = kdim <= CB_KB && kdim * (size_t)np * CB_NR * sizeof(float) <= ((size_t)512 << 10);
+	const size_t ntmax = mc / CB_MR;
+	float *part = scratch + ntmax * cb_tile_floats(kdim);
 	for (int g = 0; g < s->groups; g++) {
 		const float *gw = wp + (size_t)g * np * kdim * CB_NR;
 		const float *gb = bias + (size_t)g * np * CB_NR;
@@ -227,7 +252,6 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 			size_t m1 = cb_min_sz(mtot, m0 + mc), nt = (m1 - m0 + CB_MR - 1) / CB_MR;
 			cb_conv_pack_a(s, in, scratch, m0, nt, mtot, g);
 			if (small_b) {
-				/* all panels stay in cache: a tile writes whole output rows */
 				for (size_t t = 0; t < nt; t++) {
 					size_t m = m0 + t * CB_MR;
 					const float *ap = scratch + t * cb_tile_floats(kdim);
@@ -235,11 +259,12 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 						const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
 						if (m + CB_MR <= mtot || mtot >= CB_MR) {
 							cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR,
-								     (const char *)pw, 0);
+								     (const char *)pw, 0, 0, kdim, part);
 						} else {
 							for (int r = 0; (size_t)r < mtot - m; r++)
 								cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
-									     m + (size_t)r, mtot, g, p, 1, (const char *)pw, 0);
+									     m + (size_t)r, mtot, g, p, 1, (const char *)pw, 0,
+									     0, kdim, part);
 						}
 					}
 				}
@@ -253,16 +278,22 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 				size_t span = (kdim * CB_NR * sizeof(float) + nt - 1) / nt, step = span / kdim;
 				if (p + 1 == np)
 					step = 0;
-				for (size_t t = 0; t < nt; t++) {
-					size_t m = m0 + t * CB_MR;
-					const float *ap = scratch + t * cb_tile_floats(kdim);
-					const char *pf = step ? next + t * span : (const char *)pw;
-					if (m + CB_MR <= mtot || mtot >= CB_MR) {
-						cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR, pf, step);
-					} else {
-						for (int r = 0; (size_t)r < mtot - m; r++)
-							cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
-								     m + (size_t)r, mtot, g, p, 1, pf, 0);
+				for (size_t ka = 0; ka < kdim; ka += kslice) {
+					size_t kb = cb_min_sz(kdim, ka + kslice);
+					for (size_t t = 0; t < nt; t++) {
+						size_t m = m0 + t * CB_MR;
+						const float *ap = scratch + t * cb_tile_floats(kdim);
+						float *tp = part + t * CB_MR * CB_NR;
+						const char *pf = step ? next + t * span + ka * step : (const char *)pw;
+						if (m + CB_MR <= mtot || mtot >= CB_MR) {
+							cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR, pf, step,
+								     ka, kb, tp);
+						} else {
+							for (int r = 0; (size_t)r < mtot - m; r++)
+								cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
+									     m + (size_t)r, mtot, g, p, 1, pf, 0, ka, kb,
+									     tp + r * CB_NR);
+						}
 					}
 				}
 			}
