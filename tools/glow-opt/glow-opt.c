@@ -130,7 +130,11 @@ static int run(struct opt_options *o, struct diag *d)
 	if (m) {
 		module_set_base_dir(m, in);
 		if (pm_run(&pm, m) == 0) {
-			if (!o->disable_verify && module_verify(m, d))
+			/* the input was verified as it was read: again only if a pass ran */
+			bool ran = false;
+			for (size_t i = 0; i < pm.reg->npasses; i++)
+				ran |= pm.runs[i] != 0;
+			if (!o->disable_verify && ran && module_verify(m, d))
 				diag_error(d, LOC_NONE, "verifier failed after optimization");
 			else {
 				struct ostream out;
