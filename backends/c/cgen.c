@@ -201,7 +201,7 @@ bool cg_same(struct cg *g, struct ir_value *a, struct ir_value *b)
 struct ir_instr *cg_next_real(struct ir_instr *in)
 {
 	for (in = in->next; in; in = in->next)
-		if (in->kind != IK_alloc && in->kind != IK_dealloc && in->kind != IK_tensorview)
+		if (in->kind != IK_alloc && in->kind != IK_dealloc && in->kind != IK_tensorview && in->kind != IK_touch)
 			return in;
 	return NULL;
 }
@@ -214,7 +214,7 @@ bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v)
 	for (struct ir_instr *in = after->next; in; in = in->next) {
 		if (in->kind == IK_dealloc && ir_value_root(in->ops[0].val, NULL) == root)
 			return false;
-		if (in->kind == IK_alloc || in->kind == IK_dealloc || in->kind == IK_tensorview)
+		if (in->kind == IK_alloc || in->kind == IK_dealloc || in->kind == IK_tensorview || in->kind == IK_touch)
 			continue;
 		for (unsigned i = 0; i < in->nops; i++) {
 			if (!cg_overlap(g, in->ops[i].val, v))

@@ -86,7 +86,8 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in);
  * emits in and the elementwise instructions that fuse with it; cgen_ew.c. */
 bool cg_ew_supported(const struct ir_instr *in);
 void cg_emit_ew(struct cg *g, struct ir_instr *in);
-/* The next instruction after in that is not alloc, dealloc or tensorview. */
+/* The next instruction after in that emits code (not alloc, dealloc,
+ * tensorview or touch). */
 struct ir_instr *cg_next_real(struct ir_instr *in);
 /* Whether the bytes of v are read by any instruction after `after` (until
  * they are deallocated); weights always count as read. */

@@ -66,6 +66,8 @@ struct fusion {
 	struct ir_value *res; /* residual added, or NULL */
 	int act;              /* 0 none, 1 relu, 2 clip */
 	double lo, hi;
+	int64_t out_off;      /* elements into out (a concatenation's channel offset) */
+	int64_t ostride;      /* floats between output pixels, 0: packed */
 };
 
 /* Finds an add, then a relu or clip, after `in` (whose result is dst and
@@ -77,6 +79,7 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 	fu->res = res;
 	fu->act = 0;
 	fu->lo = fu->hi = 0.0;
+	fu->out_off = fu->ostride = 0;
 	struct ir_instr *last = in, *nx = cg_next_real(in);
 	if (nx && !res && nx->kind == IK_add && is_float(nx->ops[0].val)) {
 		bool l = cg_same(g, nx->ops[1].val, fu->out), r = cg_same(g, nx->ops[2].val, fu->out);
@@ -104,9 +107,46 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 			}
 			u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
 			last = nx;
+			nx = cg_next_real(nx);
+		}
+	}
+	/* then an inserttensor of the result into a concatenation along the
+	 * channels: write into the concatenation directly */
+	if (nx && nx->kind == IK_inserttensor && ir_int(nx, "count") == 1 && cg_same(g, nx->ops[1].val, fu->out) &&
+	    !cg_read_later(g, nx, fu->out)) {
+		struct ir_value *big = nx->ops[0].val;
+		const struct type *bt = big->type, *st = fu->out->type;
+		unsigned n;
+		const int64_t *start = ir_ints(nx, "start", &n);
+		bool ok = bt->rank == 4 && st->rank == 4 && bt->elem == EK_FLOAT && start[0] == 0 && start[1] == 0 &&
+			  start[2] == 0;
+		for (unsigned i = 0; ok && i < 3; i++)
+			ok = bt->dims[i] == st->dims[i];
+		/* the concatenation must already be live at the convolution (its
+		 * alloc before it), so the plan kept it apart from every buffer
+		 * live there */
+		struct ir_value *root = ir_value_root(big, NULL);
+		bool live = root && ir_as_weight(root);
+		for (struct ir_instr *q = in->prev; q && !live && ok; q = q->prev)
+			live = q->kind == IK_alloc && &q->v == root;
+		if (ok && live && !cg_overlap(g, big, src) && (!fu->res || !cg_overlap(g, big, fu->res))) {
+			fu->out = big;
+			fu->out_off = start[3];
+			fu->ostride = (int64_t)bt->dims[3];
+			u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
+			last = nx;
 		}
 	}
 	(void)last;
+}
+
+/* The output pointer of a fusion: out, plus the concatenation offset. */
+static const char *fu_out(struct cg *g, const struct fusion *fu, char *buf, size_t size)
+{
+	char p[96];
+	cg_ptr(g, fu->out, "float", p, sizeof p);
+	snprintf(buf, size, "(%s + %" PRId64 ")", p, fu->out_off);
+	return buf;
 }
 
 /* Writes a struct cb_conv_args to the declarations; returns its number.
@@ -132,8 +172,8 @@ static unsigned conv_args(struct cg *g, const int64_t v[15], int groups, const s
 	for (int i = 0; i < 15; i++)
 		os_printf(g->decls, "%" PRId64 ", ", v[i]);
 	char f1[40], f2[40];
-	os_printf(g->decls, "%d, %d, %s, %s, %zu};\n", groups, fu ? fu->act : 0, cg_flit(f1, fu ? fu->lo : 0.0),
-		  cg_flit(f2, fu ? fu->hi : 0.0), mc);
+	os_printf(g->decls, "%d, %d, %s, %s, %zu, %" PRId64 "};\n", groups, fu ? fu->act : 0,
+		  cg_flit(f1, fu ? fu->lo : 0.0), cg_flit(f2, fu ? fu->hi : 0.0), mc, fu ? fu->ostride : 0);
 	return id;
 }
 
@@ -181,7 +221,7 @@ static void emit_conv(struct cg *g, struct ir_instr *in)
 		free(t);
 		unsigned id = conv_args(g, v, groups, &fu, kdim);
 		os_printf(g->body, "\tcb_dwconv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s);\n",
-			  id, PTR(src, "float", a), woff, boff, PTR(fu.out, "float", o),
+			  id, PTR(src, "float", a), woff, boff, fu_out(g, &fu, o, sizeof o),
 			  fu.res ? PTR(fu.res, "float", r) : "0");
 	} else {
 		size_t boff, woff = pack_panels(g, fd, (size_t)groups, (size_t)oc, kdim, kdim, 1, bd, &boff);
@@ -189,7 +229,7 @@ static void emit_conv(struct cg *g, struct ir_instr *in)
 		os_printf(g->body,
 			  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
 			  "(float *)(A + %" PRIu64 "));\n",
-			  id, PTR(src, "float", a), woff, boff, PTR(fu.out, "float", o),
+			  id, PTR(src, "float", a), woff, boff, fu_out(g, &fu, o, sizeof o),
 			  fu.res ? PTR(fu.res, "float", r) : "0", g->scratch_off);
 	}
 	free(fd);
@@ -219,7 +259,7 @@ static void emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst,
 			os_printf(g->body,
 				  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
 				  "(float *)(A + %" PRIu64 "));\n",
-				  id, PTR(lhs, "float", a), woff, boff, PTR(fu.out, "float", o),
+				  id, PTR(lhs, "float", a), woff, boff, fu_out(g, &fu, o, sizeof o),
 				  fu.res ? PTR(fu.res, "float", r) : "0", g->scratch_off);
 		}
 		free(wd);
@@ -635,7 +675,7 @@ static void emit_gemm(struct cg *g, struct ir_instr *in)
 			os_printf(g->body,
 				  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
 				  "(float *)(A + %" PRIu64 "));\n",
-				  id, PTR(in->ops[1].val, "float", a), woff, boff, PTR(fu.out, "float", o),
+				  id, PTR(in->ops[1].val, "float", a), woff, boff, fu_out(g, &fu, o, sizeof o),
 				  fu.res ? PTR(fu.res, "float", r) : "0", g->scratch_off);
 		}
 		free(bd);

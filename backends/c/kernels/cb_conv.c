@@ -46,6 +46,8 @@ struct cb_conv_args {
 	int act;            /* CB_ACT_* */
 	float lo, hi;       /* CB_ACT_CLIP bounds */
 	int mc;             /* rows per cache block (a multiple of CB_MR) */
+	int ostride;        /* floats between output pixels (0: groups * oc), e.g.
+			     * when writing into a concatenation */
 };
 
 #if defined(__GNUC__)
@@ -72,6 +74,10 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 {
 	const int gc = s->groups * s->c, c = s->c;
 	const size_t ohw = (size_t)s->oh * s->ow, kdim = (size_t)s->kh * s->kw * c, tf = cb_tile_floats(kdim);
+	/* the output coordinates of row m0, then stepped row by row (no
+	 * division per row) */
+	size_t n = m0 / ohw, rem0 = m0 % ohw;
+	int oh = (int)(rem0 / (size_t)s->ow), ow = (int)(rem0 % (size_t)s->ow);
 	for (size_t t = 0; t < nt; t++) {
 		float *tp = ap + t * tf;
 		for (int r = 0; r < CB_MR; r++) {
@@ -82,10 +88,16 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 					rp[k / CB_KC * CB_KC * CB_MR + k % CB_KC] = 0.0f;
 				continue;
 			}
-			size_t n = mm / ohw, rem = mm % ohw;
-			int oh = (int)(rem / (size_t)s->ow), ow = (int)(rem % (size_t)s->ow);
 			int ih0 = oh * s->sh - s->pt, iw0 = ow * s->sw - s->pl;
-			const float *base = in + n * (size_t)s->h * s->w * gc + (size_t)g * c;
+			const size_t nn = n;
+			if (++ow == s->ow) {
+				ow = 0;
+				if (++oh == s->oh) {
+					oh = 0;
+					n++;
+				}
+			}
+			const float *base = in + nn * (size_t)s->h * s->w * gc + (size_t)g * c;
 			size_t k = 0;
 			for (int kh = 0; kh < s->kh; kh++) {
 				int ih = ih0 + kh * s->dh;
@@ -190,9 +202,10 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	int ncol = s->oc - p * CB_NR;
 	if (ncol > CB_NR)
 		ncol = CB_NR;
+	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)goc;
 	for (int r = 0; r < mr && m + (size_t)r < mtot; r++) {
 		size_t off = (m + (size_t)r) * goc + (size_t)g * s->oc + (size_t)p * CB_NR;
-		float *o = out + off;
+		float *o = out + (m + (size_t)r) * ost + (size_t)g * s->oc + (size_t)p * CB_NR;
 #if CB_HAVE_VEC
 		if (ncol == CB_NR && s->act != CB_ACT_CLIP) {
 			/* a whole panel: vector epilogue */
@@ -312,8 +325,8 @@ CB_KERNEL void cb_dwconv_f32(const struct cb_conv_args *s, const float *in, cons
 	for (int n = 0; n < s->n; n++) {
 		for (int oh = 0; oh < s->oh; oh++) {
 			for (int ow = 0; ow < s->ow; ow++) {
-				size_t off = (((size_t)n * s->oh + oh) * s->ow + ow) * ch;
-				float *CB_RESTRICT o = out + off;
+				size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow, off = pix * ch;
+				float *CB_RESTRICT o = out + pix * (s->ostride ? (size_t)s->ostride : (size_t)ch);
 				float acc[256];
 				for (int c0 = 0; c0 < ch; c0 += 256) {
 					int cn = ch - c0 < 256 ? ch - c0 : 256;
