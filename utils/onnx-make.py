@@ -24,7 +24,7 @@ live inside a lit test):
                                   a node; '_' is an empty input; attributes:
                                   name=S (node name), domain=S, and
                                   attr=i:3  f:0.5  s:text  ints:1,2
-                                  floats:1,2.5  t:TYPE:DIMS:VALUES
+                                  floats:1,2.5  strings:a,b  t:TYPE:DIMS:VALUES
                                   (DIMS and VALUES comma separated, DIMS may
                                   be empty for a scalar)
 TYPE: float, float16, double, int8, uint8, int16, int32, int64, bool, string.
@@ -148,6 +148,10 @@ def attribute(name, text):
         for v in filter(None, val.split(",")):
             b += f_float(7, float(v))
         return b + f_varint(20, 6)
+    if kind == "strings":
+        for v in filter(None, val.split(",")):
+            b += f_bytes(9, v)
+        return b + f_varint(20, 8)
     if kind == "t":
         ty, dims, vals = val.split(":")
         dl = [int(d) for d in filter(None, dims.split(","))]

@@ -210,6 +210,8 @@ IMPORT_OPERANDS = {
     "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,),
     "Range": (0, 1, 2), "OneHot": (1,), "CumSum": (1,), "Dropout": (2,),
     "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
+    "DFT": (1,), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
+    "RNN": (4,), "GRU": (4,), "LSTM": (4,),
 }
 # ops whose outputs depend on the shapes of their inputs only
 SHAPE_ONLY = frozenset(["Shape", "Size"])

@@ -156,6 +156,12 @@ static struct value slice(struct rnn *c, struct value x, const int64_t *start, c
 {
 	if (!x.node)
 		return x;
+	const struct type *xt = val_type(x);
+	bool whole = xt->rank == rank;
+	for (unsigned i = 0; whole && i < rank; i++)
+		whole = start[i] == 0 && dims[i] == xt->dims[i];
+	if (whole)
+		return x;
 	struct value r = b_node(c->im, NK_Slice, dname(c->im, c->name, suffix), &x, 1,
 				ty(c->im, val_type(x)->elem, dims, rank));
 	if (r.node)
