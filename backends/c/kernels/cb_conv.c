@@ -99,6 +99,9 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 			}
 			const float *base = in + nn * (size_t)s->h * s->w * gc + (size_t)g * c;
 			size_t k = 0;
+			/* a window row lies in one contiguous run of the input when the
+			 * taps are adjacent pixels of an ungrouped image */
+			const int rowrun = s->dw == 1 && gc == c && iw0 >= 0 && iw0 + s->kw <= s->w;
 			for (int kh = 0; kh < s->kh; kh++) {
 				int ih = ih0 + kh * s->dh;
 				for (int kw = 0; kw < s->kw; kw++) {
@@ -106,11 +109,16 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 					const float *x = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w
 								 ? base + ((size_t)ih * s->w + (size_t)iw) * gc
 								 : NULL;
-					/* c values from k on, split at chunk boundaries */
-					for (int j = 0; j < c;) {
+					int cn = c;
+					if (rowrun && kw == 0) {
+						cn = c * s->kw; /* the whole window row at once */
+						kw = s->kw - 1;
+					}
+					/* cn values from k on, split at chunk boundaries */
+					for (int j = 0; j < cn;) {
 						size_t off = k % CB_KC, run = CB_KC - off;
-						if (run > (size_t)(c - j))
-							run = (size_t)(c - j);
+						if (run > (size_t)(cn - j))
+							run = (size_t)(cn - j);
 						float *d = rp + k / CB_KC * CB_KC * CB_MR + off;
 						if (run <= 4) { /* few channels: no call */
 							for (size_t q = 0; q < run; q++)
