@@ -116,16 +116,16 @@ static int run(struct opt_options *o, struct diag *d)
 		return 1;
 	}
 
-	char *buf = NULL;
-	size_t len = 0;
-	if (read_input(in, &buf, &len, d)) {
+	/* a mapped input whose pages the reader lets go of behind it */
+	struct input input;
+	if (input_open(&input, in, d)) {
 		pm_free(&pm);
 		return 1;
 	}
 	struct type_ctx types;
 	type_ctx_init(&types);
 	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
-	struct module *m = module_parse(&types, buf, len, name, d, !o->disable_verify);
+	struct module *m = module_parse_input(&types, &input, name, d, !o->disable_verify);
 	int status = 1;
 	if (m) {
 		module_set_base_dir(m, in);
@@ -151,7 +151,7 @@ static int run(struct opt_options *o, struct diag *d)
 		pm_print_stats(&pm, stderr);
 	module_destroy(m);
 	type_ctx_free(&types);
-	free(buf);
+	input_close(&input);
 	pm_free(&pm);
 	return status;
 }
