@@ -25,6 +25,9 @@
 
 #if CB_HAVE_VEC
 #define CB_NV (CB_NR / CB_VL)
+/* a panel whose columns past the first half are padding runs half the
+ * vectors */
+#define CB_HALF (CB_NV % 2 == 0)
 #if CB_VL == 16
 #define CB_MR 12
 #elif CB_VL == 8
@@ -34,6 +37,8 @@
 #endif
 #else
 #define CB_MR 4
+#define CB_NV 1
+#define CB_HALF 0
 #endif
 
 /* The shape of one convolution (literal in the bundle). */
@@ -143,7 +148,7 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *CB_RESTRICT ap,
 					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
 					  size_t m, size_t mtot, int g, int p, const int mr, const char *pf, size_t pfstep,
-					  size_t ka, size_t kb, float *part)
+					  size_t ka, size_t kb, float *part, const int nv)
 {
 	const int goc = s->groups * s->oc;
 	const size_t kdim = kb;
@@ -153,7 +158,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	b += ka * CB_NR;
 #if CB_HAVE_VEC
 	cb_vf acc[CB_MR][CB_NV];
-	for (int v = 0; v < CB_NV; v++) {
+	for (int v = 0; v < nv; v++) {
 		cb_vf bv = *(const cb_vf *)(pbias + v * CB_VL);
 		for (int r = 0; r < mr; r++)
 			acc[r][v] = ka ? *(const cb_vf *)(part + (r * CB_NV + v) * CB_VL) : bv;
@@ -164,11 +169,11 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			cb_vf bv[CB_NV];
 			CB_PREFETCH(pf);
 			pf += pfstep;
-			for (int v = 0; v < CB_NV; v++)
+			for (int v = 0; v < nv; v++)
 				bv[v] = *(const cb_vf *)(b + v * CB_VL);
 			for (int r = 0; r < mr; r++) {
 				cb_vf x = CB_SPLAT(ap[r * CB_KC + (int)k]);
-				for (int v = 0; v < CB_NV; v++)
+				for (int v = 0; v < nv; v++)
 					acc[r][v] = CB_FMA(acc[r][v], bv[v], x);
 			}
 			b += CB_NR;
@@ -177,12 +182,13 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	}
 	if (kb < (size_t)s->kh * s->kw * s->c) {
 		for (int r = 0; r < mr; r++)
-			for (int v = 0; v < CB_NV; v++)
+			for (int v = 0; v < nv; v++)
 				*(cb_vf *)(part + (r * CB_NV + v) * CB_VL) = acc[r][v];
 		return;
 	}
 #else
 	float acc[CB_MR][CB_NR];
+	(void)nv;
 	(void)pf;
 	(void)pfstep;
 	for (int r = 0; r < mr; r++)
@@ -215,9 +221,9 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		size_t off = (m + (size_t)r) * goc + (size_t)g * s->oc + (size_t)p * CB_NR;
 		float *o = out + (m + (size_t)r) * ost + (size_t)g * s->oc + (size_t)p * CB_NR;
 #if CB_HAVE_VEC
-		if (ncol == CB_NR && s->act != CB_ACT_CLIP) {
+		if (ncol == CB_NR && nv == CB_NV && s->act != CB_ACT_CLIP) {
 			/* a whole panel: vector epilogue */
-			for (int v = 0; v < CB_NV; v++) {
+			for (int v = 0; v < nv; v++) {
 				cb_vf x = acc[r][v];
 				if (res)
 					x += *(const cb_vf *)(res + off + v * CB_VL);
@@ -230,7 +236,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 #endif
 		float t[CB_NR];
 #if CB_HAVE_VEC
-		for (int v = 0; v < CB_NV; v++)
+		for (int v = 0; v < nv; v++)
 			*(cb_vf *)(t + v * CB_VL) = acc[r][v];
 #else
 		for (int j = 0; j < CB_NR; j++)
@@ -279,13 +285,17 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 					for (int p = 0; p < np; p++) {
 						const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
 						if (m + CB_MR <= mtot || mtot >= CB_MR) {
-							cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR,
-								     (const char *)pw, 0, 0, kdim, part);
+							if (CB_HALF && s->oc - p * CB_NR <= CB_NR / 2)
+								cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR,
+									     (const char *)pw, 0, 0, kdim, part, CB_NV / 2);
+							else
+								cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR,
+									     (const char *)pw, 0, 0, kdim, part, CB_NV);
 						} else {
 							for (int r = 0; (size_t)r < mtot - m; r++)
 								cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
 									     m + (size_t)r, mtot, g, p, 1, (const char *)pw, 0,
-									     0, kdim, part);
+									     0, kdim, part, CB_NV);
 						}
 					}
 				}
@@ -306,14 +316,18 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 						const float *ap = scratch + t * cb_tile_floats(kdim);
 						float *tp = part + t * CB_MR * CB_NR;
 						const char *pf = step ? next + t * span + ka * step : (const char *)pw;
-						if (m + CB_MR <= mtot || mtot >= CB_MR) {
+						if ((m + CB_MR <= mtot || mtot >= CB_MR) && CB_HALF &&
+						    s->oc - p * CB_NR <= CB_NR / 2) {
 							cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR, pf, step,
-								     ka, kb, tp);
+								     ka, kb, tp, CB_NV / 2);
+						} else if (m + CB_MR <= mtot || mtot >= CB_MR) {
+							cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR, pf, step,
+								     ka, kb, tp, CB_NV);
 						} else {
 							for (int r = 0; (size_t)r < mtot - m; r++)
 								cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
 									     m + (size_t)r, mtot, g, p, 1, pf, 0, ka, kb,
-									     tp + r * CB_NR);
+									     tp + r * CB_NR, CB_NV);
 						}
 					}
 				}
