@@ -228,22 +228,33 @@ static struct value apply_fn(struct rnn *c, const struct rnn_fn *f, struct value
 		if (r.node)
 			node_set_float(im->m, r.node, "alpha", f->alpha);
 		return r;
-	case ACT_AFFINE:
-		return bin(c, NK_Add, bin(c, NK_Mul, x, rnn_splat(c, f->alpha), suffix), rnn_splat(c, f->beta), suffix);
-	case ACT_SCALEDTANH:
-		r = b_unary(im, NK_Tanh, name, bin(c, NK_Mul, x, rnn_splat(c, f->beta), suffix));
-		return bin(c, NK_Mul, r, rnn_splat(c, f->alpha), suffix);
-	case ACT_HARDSIGMOID:
-		r = bin(c, NK_Add, bin(c, NK_Mul, x, rnn_splat(c, f->alpha), suffix), rnn_splat(c, f->beta), suffix);
+	case ACT_AFFINE: {
+		/* one call per statement: the order of the nodes does not depend
+		 * on the compiler's order of evaluating arguments */
+		struct value b = rnn_splat(c, f->beta), a = rnn_splat(c, f->alpha);
+		return bin(c, NK_Add, bin(c, NK_Mul, x, a, suffix), b, suffix);
+	}
+	case ACT_SCALEDTANH: {
+		struct value b = rnn_splat(c, f->beta);
+		r = b_unary(im, NK_Tanh, name, bin(c, NK_Mul, x, b, suffix));
+		struct value a = rnn_splat(c, f->alpha);
+		return bin(c, NK_Mul, r, a, suffix);
+	}
+	case ACT_HARDSIGMOID: {
+		struct value b = rnn_splat(c, f->beta), a = rnn_splat(c, f->alpha);
+		r = bin(c, NK_Add, bin(c, NK_Mul, x, a, suffix), b, suffix);
 		r = b_unary(im, NK_Clip, name, r);
 		if (r.node) {
 			node_set_float(im->m, r.node, "min", 0);
 			node_set_float(im->m, r.node, "max", 1);
 		}
 		return r;
-	case ACT_SOFTSIGN:
-		r = bin(c, NK_Add, b_unary(im, NK_Abs, name, x), rnn_splat(c, 1), suffix);
+	}
+	case ACT_SOFTSIGN: {
+		struct value one = rnn_splat(c, 1);
+		r = bin(c, NK_Add, b_unary(im, NK_Abs, name, x), one, suffix);
 		return bin(c, NK_Div, x, r, suffix);
+	}
 	case ACT_THRESH: {
 		struct value ops[2] = {rnn_splat(c, f->alpha), x};
 		struct value m = b_node(im, NK_CmpLT, name, ops, 2,
@@ -293,6 +304,16 @@ static struct value step_rows(struct rnn *c, struct value all, uint64_t t)
 	int64_t st[2] = {(int64_t)(t * c->B), 0};
 	uint64_t sd[2] = {c->B, c->H};
 	return slice(c, all, st, sd, 2, "xt");
+}
+
+/* x W + H R of step t: the MatMul first, then the slice of the step's
+ * input rows (one call per statement, so the node order does not depend on
+ * the compiler's order of evaluating arguments) */
+static struct value step_pre(struct rnn *c, struct value xall, uint64_t t, struct value h, struct value rt)
+{
+	struct value hr = matmul(c, h, rt, "hr");
+	struct value xt = step_rows(c, xall, t);
+	return bin(c, NK_Add, xt, hr, "pre");
 }
 
 /* a [B, H] per-direction state from a [D, B, H] tensor (NULL node: zeros) */
@@ -347,14 +368,14 @@ static int rnn_direction(struct rnn *c, int kind, unsigned d, bool reverse, stru
 	for (uint64_t s = 0; s < c->S; s++) {
 		uint64_t t = reverse ? c->S - 1 - s : s;
 		if (kind == 0) {
-			struct value pre = bin(c, NK_Add, step_rows(c, xin[0], t), matmul(c, h, rt[0], "hr"), "pre");
+			struct value pre = step_pre(c, xin[0], t, h, rt[0]);
 			h = gate(c, &fn[0], pre, "h");
 		} else if (kind == 1) {
 			/* gates z, r, h */
 			struct value z = gate(c, &fn[0],
-					      bin(c, NK_Add, step_rows(c, xin[0], t), matmul(c, h, rt[0], "hr"), "pre"), "z");
+					      step_pre(c, xin[0], t, h, rt[0]), "z");
 			struct value r = gate(c, &fn[0],
-					      bin(c, NK_Add, step_rows(c, xin[1], t), matmul(c, h, rt[1], "hr"), "pre"), "r");
+					      step_pre(c, xin[1], t, h, rt[1]), "r");
 			struct value rec;
 			if (lbr)
 				rec = bin(c, NK_Mul, r, fully_connected(c, h, rt[2], rbh, "hr"), "rh");
@@ -365,20 +386,22 @@ static int rnn_direction(struct rnn *c, int kind, unsigned d, bool reverse, stru
 			h = bin(c, NK_Add, hh, bin(c, NK_Mul, z, bin(c, NK_Sub, h, hh, "d"), "zd"), "h");
 		} else {
 			/* gates i, o, f, c; P holds i, o, f */
-			struct value pi = bin(c, NK_Add, step_rows(c, xin[0], t), matmul(c, h, rt[0], "hr"), "pre");
+			struct value pi = step_pre(c, xin[0], t, h, rt[0]);
 			struct value i = gate(c, &fn[0], add_opt(c, pi, peep(c, d, 0, cs)), "i");
 			struct value f;
 			if (input_forget)
 				f = bin(c, NK_Sub, rnn_splat(c, 1), i, "f");
 			else {
 				struct value pf =
-					bin(c, NK_Add, step_rows(c, xin[2], t), matmul(c, h, rt[2], "hr"), "pre");
+					step_pre(c, xin[2], t, h, rt[2]);
 				f = gate(c, &fn[0], add_opt(c, pf, peep(c, d, 2, cs)), "f");
 			}
-			struct value pc = bin(c, NK_Add, step_rows(c, xin[3], t), matmul(c, h, rt[3], "hr"), "pre");
+			struct value pc = step_pre(c, xin[3], t, h, rt[3]);
 			struct value cc = gate(c, &fn[1], pc, "cc");
-			cs = bin(c, NK_Add, bin(c, NK_Mul, f, cs, "fc"), bin(c, NK_Mul, i, cc, "ic"), "c");
-			struct value po = bin(c, NK_Add, step_rows(c, xin[1], t), matmul(c, h, rt[1], "hr"), "pre");
+			struct value ic = bin(c, NK_Mul, i, cc, "ic");
+			struct value fc = bin(c, NK_Mul, f, cs, "fc");
+			cs = bin(c, NK_Add, fc, ic, "c");
+			struct value po = step_pre(c, xin[1], t, h, rt[1]);
 			struct value o = gate(c, &fn[0], add_opt(c, po, peep(c, d, 1, cs)), "o");
 			h = bin(c, NK_Mul, o, apply_fn(c, &fn[2], cs, "hc"), "h");
 		}
