@@ -112,6 +112,12 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 	}
 	/* then an inserttensor of the result into a concatenation along the
 	 * channels: write into the concatenation directly */
+	/* the insert may come after other instructions (the other parts) */
+	nx = cg_next_real(last);
+	while (nx && !(nx->kind == IK_inserttensor && cg_same(g, nx->ops[1].val, fu->out)) &&
+	       (nx->kind == IK_convolution || nx->kind == IK_relu || nx->kind == IK_inserttensor ||
+		nx->kind == IK_clip))
+		nx = cg_next_real(nx);
 	if (nx && nx->kind == IK_inserttensor && ir_int(nx, "count") == 1 && cg_same(g, nx->ops[1].val, fu->out) &&
 	    !cg_read_later(g, nx, fu->out)) {
 		struct ir_value *big = nx->ops[0].val;
@@ -122,14 +128,23 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 			  start[2] == 0;
 		for (unsigned i = 0; ok && i < 3; i++)
 			ok = bt->dims[i] == st->dims[i];
-		/* the concatenation must already be live at the convolution (its
-		 * alloc before it), so the plan kept it apart from every buffer
-		 * live there */
+		/* writing the concatenation early is safe if nothing between here
+		 * and the insert touches its memory except other inserts into it
+		 * (a buffer live across the whole stretch cannot share it: the
+		 * plan kept them apart) */
 		struct ir_value *root = ir_value_root(big, NULL);
-		bool live = root && ir_as_weight(root);
-		for (struct ir_instr *q = in->prev; q && !live && ok; q = q->prev)
-			live = q->kind == IK_alloc && &q->v == root;
-		if (ok && live && !cg_overlap(g, big, src) && (!fu->res || !cg_overlap(g, big, fu->res))) {
+		for (struct ir_instr *q = in->next; q && q != nx && ok; q = q->next) {
+			if (q->kind == IK_alloc || q->kind == IK_dealloc || q->kind == IK_tensorview ||
+			    q->kind == IK_touch || ptrmap_get(&g->fused, q))
+				continue;
+			bool into_big = q->kind == IK_inserttensor && ir_value_root(q->ops[0].val, NULL) == root;
+			for (unsigned i = into_big ? 1 : 0; i < q->nops && ok; i++)
+				ok = !cg_overlap(g, q->ops[i].val, big);
+			/* and nothing reads the result it will no longer find */
+			for (unsigned i = 0; i < q->nops && ok; i++)
+				ok = !cg_overlap(g, q->ops[i].val, fu->out);
+		}
+		if (ok && !cg_overlap(g, big, src) && (!fu->res || !cg_overlap(g, big, fu->res))) {
 			fu->out = big;
 			fu->out_off = start[3];
 			fu->ostride = (int64_t)bt->dims[3];
