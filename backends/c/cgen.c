@@ -402,6 +402,7 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 	u64map_init(&g.packed);
 	u64map_init(&g.plan);
 	u64map_init(&g.fused);
+	u64map_init(&g.periodic);
 	if (f->plan.present) {
 		g.mutable_size = f->plan.mutable_size;
 		g.activations_size = f->plan.activations_size;
@@ -511,6 +512,7 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 	u64map_free(&g.packed);
 	u64map_free(&g.plan);
 	u64map_free(&g.fused);
+	u64map_free(&g.periodic);
 	return g.errors ? -1 : 0;
 }
 

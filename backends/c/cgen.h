@@ -40,6 +40,8 @@ struct cg {
 	struct u64map packed;  /* constant weight -> blob offset + 1 of its packed form */
 	struct u64map plan;    /* weight or alloc -> offset + 1 when f has no plan */
 	struct u64map fused;   /* instructions emitted as part of an earlier one */
+	struct u64map periodic; /* constant weight -> blob offset + 1 of its repeating last-dimension row,
+				 * or a value with bit 63 set for one that does not repeat */
 	uint64_t mutable_size, activations_size;
 	uint64_t scratch_off;   /* the kernels' scratch: after the planned activations */
 	uint64_t scratch_bytes; /* the most any kernel needs */

@@ -19,6 +19,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAXG 8
@@ -166,6 +167,16 @@ static bool expr(const struct ir_instr *in, const char *const *x, char *buf, siz
 {
 	int t = tclass(in->ops[0].val), s = in->nops > 1 ? tclass(in->ops[1].val) : T_NONE;
 	const char *ct = cg_ctype(in->ops[0].val->type->elem);
+	if (in->kind == IK_splat) {
+		char f[40];
+		if (t == T_F)
+			snprintf(buf, n, "%s", cg_flit(f, ir_float(in, "value")));
+		else if (t == T_I || t == T_B)
+			snprintf(buf, n, "(%s)%.17g", ct, ir_float(in, "value"));
+		else
+			return false;
+		return true;
+	}
 	const char *a = x[1], *b = in->nops > 2 ? x[2] : "", *c = in->nops > 3 ? x[3] : "";
 	char f1[40], f2[40], r[256];
 	if (t == T_NONE || s == T_NONE)
@@ -288,7 +299,7 @@ static bool expr(const struct ir_instr *in, const char *const *x, char *buf, siz
 
 bool cg_ew_supported(const struct ir_instr *in)
 {
-	if (!(instr_desc(in->kind)->flags & IF_EW) || in->kind == IK_copy)
+	if ((!(instr_desc(in->kind)->flags & IF_EW) && in->kind != IK_splat) || in->kind == IK_copy)
 		return false;
 	for (unsigned i = 0; i < in->nops; i++)
 		if (tclass(in->ops[i].val) == T_NONE)
@@ -323,6 +334,34 @@ static bool fits(struct cg *g, struct ir_instr **run, unsigned n, struct ir_inst
 	return chained;
 }
 
+/* If v is a whole constant float weight whose elements repeat with the
+ * period of its last dimension (a per-channel vector broadcast to a whole
+ * tensor), the blob offset of one period; else -1. */
+static int64_t periodic_row(struct cg *g, struct ir_value *v)
+{
+	struct ir_weight *w = ir_as_weight(v);
+	const struct type *t = v->type;
+	if (!w || !w->is_const || t->elem != EK_FLOAT || t->rank < 2 || t->dims[t->rank - 1] < 2 ||
+	    type_numel(t) == t->dims[t->rank - 1])
+		return -1;
+	void *s = ptrmap_get(&g->periodic, w);
+	if (s)
+		return (uint64_t)(uintptr_t)s >> 63 ? -1 : (int64_t)((uintptr_t)s - 1);
+	int64_t r = -1;
+	float *p = (float *)cg_weight_data(g, w);
+	if (p) {
+		uint64_t c = t->dims[t->rank - 1], n = type_numel(t), i = c;
+		while (i < n && memcmp(&p[i], &p[i % c], sizeof(float)) == 0)
+			i++;
+		if (i == n)
+			r = (int64_t)cg_blob_add(g, p, (size_t)c * sizeof(float));
+	}
+	free(p);
+	u64map_put(&g->periodic, (uint64_t)(uintptr_t)w,
+		   (void *)(uintptr_t)(r < 0 ? (uint64_t)1 << 63 : (uint64_t)r + 1));
+	return r;
+}
+
 void cg_emit_ew(struct cg *g, struct ir_instr *first)
 {
 	struct ir_instr *run[MAXG];
@@ -339,18 +378,35 @@ void cg_emit_ew(struct cg *g, struct ir_instr *first)
 	for (unsigned k = 1; k < n; k++)
 		os_printf(o, ", %s", instr_kind_name(run[k]->kind));
 	os_puts(o, " */\n");
-	/* pointers: p<k>_<i> for operand i of run[k] */
+	/* pointers: p<k>_<i> for operand i of run[k]; a constant repeating
+	 * per channel points at one period, read with the channel index */
+	bool per[MAXG][IR_MAX_OPS] = {{false}};
+	uint64_t period = 0;
 	for (unsigned k = 0; k < n; k++)
 		for (unsigned i = 0; i < run[k]->nops; i++) {
 			char p[96];
 			struct ir_value *v = run[k]->ops[i].val;
 			const char *ct = stype(v->type->elem);
+			int64_t row = i ? periodic_row(g, v) : -1;
+			uint64_t c = v->type->dims[v->type->rank ? v->type->rank - 1 : 0];
+			if (row >= 0 && (!period || period == c)) {
+				period = c;
+				per[k][i] = true;
+				os_printf(o, "\t\tconst float *p%u_%u = (const float *)(C + %" PRId64 ");\n", k, i, row);
+				continue;
+			}
 			os_printf(o, "\t\t%s%s *p%u_%u = %s;\n", i == 0 ? "" : "const ", ct, k, i, cg_ptr(g, v, ct, p, sizeof p));
 		}
 	for (unsigned k = 0; k < n; k++)
 		for (unsigned i = 0; i < run[k]->nops; i++)
 			os_printf(o, "\t\t(void)p%u_%u;\n", k, i);
-	os_printf(o, "\t\tfor (size_t i = 0; i < %" PRIu64 "u; i++) {\n", numel);
+	if (period)
+		os_printf(o, "\t\tfor (size_t o = 0; o < %" PRIu64 "u; o++)\n"
+			     "\t\tfor (size_t c = 0; c < %" PRIu64 "u; c++) {\n"
+			     "\t\t\tconst size_t i = o * %" PRIu64 "u + c;\n",
+			  numel / period, period, period);
+	else
+		os_printf(o, "\t\tfor (size_t i = 0; i < %" PRIu64 "u; i++) {\n", numel);
 	for (unsigned k = 0; k < n; k++) {
 		struct ir_instr *in = run[k];
 		char xs[IR_MAX_OPS][32];
@@ -363,7 +419,7 @@ void cg_emit_ew(struct cg *g, struct ir_instr *first)
 			if (from >= 0)
 				snprintf(xs[i], sizeof xs[i], "v%d", from);
 			else
-				snprintf(xs[i], sizeof xs[i], "p%u_%u[i]", k, i);
+				snprintf(xs[i], sizeof xs[i], "p%u_%u[%s]", k, i, per[k][i] ? "c" : "i");
 			x[i] = xs[i];
 		}
 		x[0] = "";

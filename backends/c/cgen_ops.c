@@ -907,6 +907,10 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in)
 		return;
 	case IK_splat: {
 		const struct type *t = in->ops[0].val->type;
+		if (cg_ew_supported(in)) { /* a loop that may fuse with its readers */
+			cg_emit_ew(g, in);
+			return;
+		}
 		const char *ct = cg_ctype(t->elem);
 		if (!ct) {
 			cg_unsupported(g, in, "element kind not compiled");
