@@ -174,6 +174,14 @@ struct tensor *k_cast(struct importer *im, struct tensor *t, int dtype, const ch
 struct tensor *k_splat(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
 		       double f, int64_t i);
 
+/* Windows beyond the 2-D kinds (ops_3d.c), dispatched to by ops_conv.c:
+ * 3-D Conv and ConvTranspose, 3-D or dilated pools, MaxPool's Indices
+ * output (bound as output 1 from the MaxPool kind's NHWC Argmax). */
+int op_conv_3d(struct importer *im, const onnx_node *n);
+int op_conv_transpose_3d(struct importer *im, const onnx_node *n);
+int op_pool_nd(struct importer *im, const onnx_node *n, bool max);
+int maxpool_indices(struct importer *im, struct value argmax, const struct tensor *x, unsigned nsp);
+
 #define ONNX_OP(name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #include "import/onnx/ops.def"
 #undef ONNX_OP

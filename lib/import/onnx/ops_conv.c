@@ -6,7 +6,8 @@
  * nodes ("<name>.nhwc"), the NHWC result is "<out>.nhwc" and a Transpose
  * back to NCHW carries the ONNX output name; the optimizer cancels the pairs
  * between consecutive layers. 1-D convolutions and pools are 2-D ones with a
- * width of 1. Normalizations take the channel index as an attribute and
+ * width of 1; 3-D windows, dilated pools and MaxPool's Indices output are
+ * built in ops_3d.c. Normalizations take the channel index as an attribute and
  * work on NCHW directly.
  */
 #include "import/onnx/internal.h"
@@ -194,6 +195,8 @@ int op_conv(struct importer *im, const onnx_node *n)
 	struct tensor *x = in_req(im, 0), *w = in_req(im, 1);
 	if (!x || !w || !is_float_input(im, x))
 		return -1;
+	if (x->rank == 5)
+		return op_conv_3d(im, n);
 	if (w->rank != x->rank)
 		return op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
 	struct window win;
@@ -226,6 +229,8 @@ int op_conv_transpose(struct importer *im, const onnx_node *n)
 	struct tensor *x = in_req(im, 0), *w = in_req(im, 1);
 	if (!x || !w || !is_float_input(im, x))
 		return -1;
+	if (x->rank == 5)
+		return op_conv_transpose_3d(im, n);
 	if (w->rank != x->rank)
 		return op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
 	struct window win;
@@ -330,13 +335,17 @@ static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
 		win.k[1] = x->rank == 4 ? (int64_t)x->dims[3] : 1;
 		win.s[0] = win.s[1] = win.d[0] = win.d[1] = 1;
 		win.out[0] = win.out[1] = 1;
-	} else if (window_params(im, n, x, NULL, &win, false)) {
-		return -1;
+	} else {
+		const int64_t *dv;
+		long dc = attr_ints(n, "dilations", &dv);
+		bool dilated = false;
+		for (long i = 0; i < dc; i++)
+			dilated |= dv[i] != 1;
+		if (x->rank == 5 || dilated)
+			return op_pool_nd(im, n, max);
+		if (window_params(im, n, x, NULL, &win, false))
+			return -1;
 	}
-	if (win.d[0] != 1 || win.d[1] != 1)
-		return op_err(im, "dilated pools are not supported");
-	if (max && out_used(im, 1))
-		return op_err(im, "the Indices output is not supported");
 	const char *name = out_name(im, 0);
 	int elem = dt_elem(x->dtype);
 	struct value xv = as_4d(im, tval(im, x), dname(im, x->name, "4d"));
@@ -361,6 +370,8 @@ static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
 		node_set_int(im->m, p, "count_include_pads", inc);
 	}
 	set_window(im, p, &win, false);
+	if (max && out_used(im, 1) && maxpool_indices(im, node_val(p, 1), x, win.nsp))
+		return -1;
 	return nchw_out(im, node_val(p, 0), win.nsp);
 }
 
