@@ -399,6 +399,15 @@ static void emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const
 		ss[rank] = ss0[i];
 		rank++;
 	}
+	/* a short strided innermost run over a longer one: loop the longer one
+	 * innermost (fewer, longer runs) */
+	if (rank >= 2 && dims[rank - 1] < 16 && dims[rank - 2] > dims[rank - 1] &&
+	    !(ss[rank - 1] == 1 && ds[rank - 1] == 1)) {
+		int64_t t;
+		t = dims[rank - 1], dims[rank - 1] = dims[rank - 2], dims[rank - 2] = t;
+		t = ds[rank - 1], ds[rank - 1] = ds[rank - 2], ds[rank - 2] = t;
+		t = ss[rank - 1], ss[rank - 1] = ss[rank - 2], ss[rank - 2] = t;
+	}
 	unsigned t1 = i64_table(g, ds, rank), t2 = i64_table(g, ss, rank), t3 = i64_table(g, dims, rank);
 	os_printf(g->body, "\tcb_copy_nd((uint8_t *)%s + %" PRId64 ", tb%u, (const uint8_t *)%s + %" PRId64
 		  ", tb%u, tb%u, %u, %zu);\n",
