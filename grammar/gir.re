@@ -21,6 +21,7 @@
  */
 #include "gir.tab.h"
 #include "support/io.h"
+#include "support/textparse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -45,40 +46,6 @@ static int lex_tok(struct gir_parser *p, struct loc *lloc, int t, const uchar *s
 	return t;
 }
 
-/* Decimal digits (with an optional '-') to int64; 0 on overflow. */
-static int lex_i64(const uchar *s, const uchar *e, int64_t *out)
-{
-	bool neg = *s == '-';
-	if (neg)
-		s++;
-	uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; s < e; s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (lim - d) / 10)
-			return 0;
-		v = v * 10 + d;
-	}
-	*out = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
-	return 1;
-}
-
-static int lex_f64(const uchar *s, const uchar *e, double *out)
-{
-	size_t n = (size_t)(e - s);
-	char small[64], *buf = small;
-	if (n >= sizeof small)
-		buf = xmalloc(n + 1);
-	memcpy(buf, s, n);
-	buf[n] = 0;
-	errno = 0;
-	double v = strtod(buf, NULL);
-	int ok = !(errno == ERANGE && isinf(v));
-	if (buf != small)
-		free(buf);
-	*out = v;
-	return ok;
-}
-
 /* The first non-blank character of the next non-blank line (or the end). */
 static const char *lex_skip_line(const struct gir_parser *p, const char *c)
 {
@@ -95,15 +62,6 @@ static const char *lex_skip_line(const struct gir_parser *p, const char *c)
 		if (*c != '\n' && !(c[0] == '/' && c[1] == '/'))
 			return c;
 	}
-}
-
-static const char *lex_char_name(uchar c, char *buf, size_t size)
-{
-	if (c >= 0x20 && c < 0x7f)
-		snprintf(buf, size, "'%c'", c);
-	else
-		snprintf(buf, size, "'\\x%02x'", c);
-	return buf;
 }
 
 static int lex_error(struct gir_parser *p, struct loc *lloc, const uchar *tok, const uchar *cur, const uchar *at,
@@ -125,7 +83,7 @@ static int lex_bad_quote(struct gir_parser *p, struct loc *lloc, const uchar *to
 		return lex_error(p, lloc, tok, cur, q, "%s", "unterminated string");
 	char buf[16];
 	return lex_error(p, lloc, tok, cur + 1, cur, "invalid character %s in string (use an escape)",
-			 lex_char_name(*cur, buf, sizeof buf));
+			 tp_char_name(*cur, buf, sizeof buf));
 }
 
 static int lex_span(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *lloc, int t, const uchar *tok,
@@ -251,7 +209,7 @@ int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 		"\x00" {
 			if ((const char *)tok >= p->lim)
 				return lex_tok(p, lloc, GIR_END, tok, tok, true);
-			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", lex_char_name(0, cbuf, sizeof cbuf));
+			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", tp_char_name(0, cbuf, sizeof cbuf));
 		}
 		[ \t\r]+ { continue; }
 		"\n" { bol = true; continue; }
@@ -269,12 +227,12 @@ int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 		[%@] { return lex_error(p, lloc, tok, cur, tok, "expected a name after '%s'", *tok == '%' ? "%" : "@"); }
 
 		"-"? digits {
-			if (!lex_i64(tok, cur, &lval->i))
+			if (!tp_i64(tok, cur, &lval->i))
 				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
 			return lex_tok(p, lloc, GIR_INT, tok, cur, bol);
 		}
 		"-"? (digits "." [0-9]* exp? | digits exp) {
-			if (!lex_f64(tok, cur, &lval->f))
+			if (!tp_f64(tok, cur, &lval->f))
 				return lex_error(p, lloc, tok, cur, tok, "%s", "floating-point number out of range");
 			return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol);
 		}
@@ -303,7 +261,7 @@ int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 		"false" { return lex_span(p, lval, lloc, GIR_KW_FALSE, tok, cur, 0, 0, false, bol); }
 		ident { return lex_span(p, lval, lloc, GIR_IDENT, tok, cur, 0, 0, false, bol); }
 		[{}[\],=] { return lex_tok(p, lloc, *tok, tok, cur, bol); }
-		* { return lex_error(p, lloc, tok, cur, tok, "invalid character %s", lex_char_name(*tok, cbuf, sizeof cbuf)); }
+		* { return lex_error(p, lloc, tok, cur, tok, "invalid character %s", tp_char_name(*tok, cbuf, sizeof cbuf)); }
 		*/
 	}
 }

@@ -17,6 +17,7 @@
  * line and returns SYNC (see glow.y).
  */
 #include "glow.tab.h"
+#include "support/textparse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -45,42 +46,6 @@ static int lex_tok(struct glow_parser *p, struct loc *lloc, int t, const uchar *
 		p->sync_pending = true;
 	*lloc = loc_make(p->file, (uint32_t)((const char *)start - p->buf));
 	return t;
-}
-
-/* Decimal digits (with an optional '-') to int64; 0 on overflow. */
-static int lex_i64(const uchar *s, const uchar *e, int64_t *out)
-{
-	bool neg = *s == '-';
-	if (neg)
-		s++;
-	uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	for (; s < e; s++) {
-		unsigned d = (unsigned)(*s - '0');
-		if (v > (lim - d) / 10)
-			return 0;
-		v = v * 10 + d;
-	}
-	*out = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
-	return 1;
-}
-
-/* A float literal (already matched) through strtod on a NUL-terminated copy. */
-static int lex_f64(struct glow_parser *p, const uchar *s, const uchar *e, double *out)
-{
-	size_t n = (size_t)(e - s);
-	char small[64], *buf = small;
-	if (n >= sizeof small)
-		buf = xmalloc(n + 1);
-	memcpy(buf, s, n);
-	buf[n] = 0;
-	errno = 0;
-	double v = strtod(buf, NULL);
-	int ok = !(errno == ERANGE && isinf(v));
-	if (buf != small)
-		free(buf);
-	(void)p;
-	*out = v;
-	return ok;
 }
 
 /* A statement or declaration may start at s (error recovery: lines that
@@ -123,15 +88,6 @@ static int lex_error(struct glow_parser *p, struct loc *lloc, const uchar *tok, 
 {
 	glow_p_error(p, loc_make(p->file, (uint32_t)((const char *)at - p->buf)), fmt, arg);
 	return lex_tok(p, lloc, GT_GLOW_YYerror, tok, cur, false);
-}
-
-static const char *lex_char_name(uchar c, char *buf, size_t size)
-{
-	if (c >= 0x20 && c < 0x7f)
-		snprintf(buf, size, "'%c'", c);
-	else
-		snprintf(buf, size, "'\\x%02x'", c);
-	return buf;
 }
 
 /* Bytes that stand for themselves inside quotes: not '"', '\\', control
@@ -200,7 +156,7 @@ static int lex_quoted(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *llo
 	if (*c == '\n' || *c == '\r' || (const char *)c >= p->lim)
 		return lex_error(p, lloc, tok, c, q, "%s", "unterminated string");
 	return lex_error(p, lloc, tok, c + 1, c, "invalid character %s in string (use an escape)",
-			 lex_char_name(*c, buf, sizeof buf));
+			 tp_char_name(*c, buf, sizeof buf));
 }
 
 /* A type is due: after ':' (declarations, result types), or after a type
@@ -319,7 +275,7 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		"\x00" {
 			if ((const char *)tok >= p->lim)
 				return lex_tok(p, lloc, GT_END, tok, tok, true);
-			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", lex_char_name(0, cbuf, sizeof cbuf));
+			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", tp_char_name(0, cbuf, sizeof cbuf));
 		}
 		[ \t\r]+ { continue; }
 		"\n" { bol = true; continue; }
@@ -333,17 +289,17 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		[%@] { return lex_error(p, lloc, tok, cur, tok, "expected a name after '%s'", *tok == '%' ? "%" : "@"); }
 
 		"-"? digits {
-			if (!lex_i64(tok, cur, &lval->i))
+			if (!tp_i64(tok, cur, &lval->i))
 				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
 			return lex_tok(p, lloc, GT_INT, tok, cur, bol);
 		}
 		digits "x" {
-			if (!lex_i64(tok, cur - 1, &lval->i))
+			if (!tp_i64(tok, cur - 1, &lval->i))
 				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
 			return lex_tok(p, lloc, GT_DIMX, tok, cur, bol);
 		}
 		"-"? (digits "." [0-9]* exp? | digits exp) {
-			if (!lex_f64(p, tok, cur, &lval->f))
+			if (!tp_f64(tok, cur, &lval->f))
 				return lex_error(p, lloc, tok, cur, tok, "%s", "floating-point number out of range");
 			return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol);
 		}
@@ -382,7 +338,7 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 			return lex_word(p, lval, lloc, GT_IDENT, tok, cur, bol);
 		}
 		[(){}<>[\]:,=#] { return lex_tok(p, lloc, *tok, tok, cur, bol); }
-		* { return lex_error(p, lloc, tok, cur, tok, "invalid character %s", lex_char_name(*tok, cbuf, sizeof cbuf)); }
+		* { return lex_error(p, lloc, tok, cur, tok, "invalid character %s", tp_char_name(*tok, cbuf, sizeof cbuf)); }
 		*/
 	}
 }

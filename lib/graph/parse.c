@@ -24,6 +24,7 @@
 
 #include "graph/graph.h"
 #include "support/io.h"
+#include "support/textparse.h"
 #include "support/util.h"
 
 #include <errno.h>
@@ -49,78 +50,23 @@ static struct loc loc_at(const struct glow_parser *p, const char *s)
 	return loc_make(p->file, (uint32_t)(s - p->buf));
 }
 
-static char *scratch(struct glow_parser *p, size_t n)
-{
-	if (n > p->sbcap)
-		p->sb = xgrow(p->sb, &p->sbcap, n, 1);
-	return p->sb;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* The text of a span, escapes decoded (the lexer validated them), NUL
- * terminated, in the scratch buffer (valid until the next call). */
+/* The text of a span, escapes decoded, NUL terminated, in the scratch
+ * buffer (valid until the next call). */
 static const char *span_cstr(struct glow_parser *p, const struct glow_span *s)
 {
-	char *out = scratch(p, (size_t)s->len + 1), *o = out;
-	const char *c = s->s, *e = s->s + s->len;
-	if (!s->esc) {
-		memcpy(out, c, s->len);
-		out[s->len] = 0;
-		return out;
-	}
-	while (c < e) {
-		if (*c != '\\') {
-			*o++ = *c++;
-			continue;
-		}
-		c++;
-		switch (*c) {
-		case 'n': *o++ = '\n'; c++; break;
-		case 't': *o++ = '\t'; c++; break;
-		case '\\':
-		case '"': *o++ = *c++; break;
-		default:
-			*o++ = (char)(hexval(c[0]) << 4 | hexval(c[1]));
-			c += 2;
-			break;
-		}
-	}
-	*o = 0;
-	return out;
+	return tp_unescape(&p->sb, &p->sbcap, s->s, s->len, s->esc);
 }
 
 /* A lookup key: the source text itself when it has no escapes. */
 static const char *span_key(struct glow_parser *p, const struct glow_span *s, size_t *len)
 {
-	if (!s->esc || !memchr(s->s, '\\', s->len)) {
-		*len = s->len;
-		return s->s;
-	}
-	const char *k = span_cstr(p, s);
-	*len = strlen(k);
-	return k;
+	return tp_key(&p->sb, &p->sbcap, s->s, s->len, s->esc, len);
 }
 
 /* A name as written, for messages: sigil plus the source text. */
 static const char *name_text(const struct glow_span *s, char sigil, char *buf, size_t size)
 {
-	int n = s->len > 60 ? 60 : (int)s->len;
-	const char *more = s->len > 60 ? "..." : "";
-	if (s->esc)
-		snprintf(buf, size, "%c\"%.*s%s\"", sigil, n, s->s, more);
-	else
-		snprintf(buf, size, "%c%.*s%s", sigil, n, s->s, more);
-	return buf;
+	return tp_name_text(s->s, s->len, s->esc, sigil, buf, size);
 }
 
 static void poison(struct glow_parser *p, struct strmap *set, const struct glow_span *name)
@@ -150,41 +96,27 @@ static const char *elem_kind_str(const struct type *t, char *buf, size_t size)
 
 /* ---- syntax errors ---- */
 
-/* The text of a token for a message, quoted and shortened. */
-static const char *tok_text(const char *s, const char *e, char *buf, size_t size)
-{
-	int n = (int)(e - s);
-	if (n > 40)
-		snprintf(buf, size, "'%.40s...'", s);
-	else
-		snprintf(buf, size, "'%.*s'", n, s);
-	for (char *c = buf; *c; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
-			*c = '?';
-	return buf;
-}
-
 static const char *describe_lookahead(const struct glow_parser *p, char *buf, size_t size)
 {
 	char t[64];
 	switch (p->last_tok) {
 	case GT_END: return "end of file";
-	case GT_IDENT: snprintf(buf, size, "identifier %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GT_IDENT: snprintf(buf, size, "identifier %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
 	case GT_TYPE: {
 		/* one token for "float<16 x 16>": named as its first, an identifier */
 		const char *e = p->last_start;
 		while (e < p->last_end && *e != '<')
 			e++;
-		snprintf(buf, size, "identifier %s", tok_text(p->last_start, e, t, sizeof t));
+		snprintf(buf, size, "identifier %s", tp_tok_text(p->last_start, e, t, sizeof t));
 		break;
 	}
 	case GT_LOCAL:
-	case GT_GLOBAL: snprintf(buf, size, "name %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GT_GLOBAL: snprintf(buf, size, "name %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
 	case GT_INT:
 	case GT_DIMX:
-	case GT_FLOAT: snprintf(buf, size, "number %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GT_FLOAT: snprintf(buf, size, "number %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
 	case GT_STRING: return "string";
-	default: tok_text(p->last_start, p->last_end, buf, size); break;
+	default: tp_tok_text(p->last_start, p->last_end, buf, size); break;
 	}
 	return buf;
 }
@@ -204,36 +136,18 @@ static const char *describe_previous(const struct glow_parser *p, char *buf, siz
 		return "type";
 	if (p->prev_tok == GT_STRING)
 		return "string";
-	return tok_text(p->prev_start, p->prev_end, buf, size);
-}
-
-/* Bison's symbol names are C-string literals for aliases: strip the quotes. */
-static void put_symbol(char *buf, size_t size, size_t *len, const char *name)
-{
-	size_t n = strlen(name);
-	if (n >= 2 && name[0] == '"' && name[n - 1] == '"') {
-		name++;
-		n -= 2;
-	}
-	if (*len < size)
-		*len += (size_t)snprintf(buf + *len, size - *len, "%.*s", (int)n, name);
+	return tp_tok_text(p->prev_start, p->prev_end, buf, size);
 }
 
 void glow_p_syntax_error(struct glow_parser *p, struct loc loc, const char *const *expected, int nexp)
 {
 	char exp[512], la[128], prev[96];
-	size_t len = 0;
 	p->sync_pending = true;
 	/* a token that failed at a line start fails again after resuming there */
 	if (p->syntax_errors++ && loc.off == p->last_syntax_error)
 		return;
 	p->last_syntax_error = loc.off;
-	exp[0] = 0;
-	for (int i = 0; i < nexp; i++) {
-		if (i > 0 && len < sizeof exp)
-			len += (size_t)snprintf(exp + len, sizeof exp - len, "%s", i == nexp - 1 ? " or " : ", ");
-		put_symbol(exp, sizeof exp, &len, expected[i]);
-	}
+	tp_expected(exp, sizeof exp, expected, nexp);
 	if (nexp == 1 && p->last_tok != GT_END && p->prev_start) {
 		/* what is missing belongs to the line before: point right after it */
 		if (p->last_bol)
@@ -284,7 +198,7 @@ const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *el
 	int ek = elem_lookup(elem->s, elem->len);
 	if (ek < 0) {
 		char t[64];
-		glow_p_error(p, loc, "unknown element kind %s", tok_text(elem->s, elem->s + elem->len, t, sizeof t));
+		glow_p_error(p, loc, "unknown element kind %s", tp_tok_text(elem->s, elem->s + elem->len, t, sizeof t));
 		return NULL;
 	}
 	bool quant = elem_is_quantized((enum elem_kind)ek);
@@ -337,19 +251,13 @@ const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *el
 
 /* ---- input pages ---- */
 
-enum { DROP_STEP = 4 << 20, DROP_KEEP = 1 << 20 };
-
-/* Lets go of the input more than DROP_KEEP bytes behind the lexer, in steps
- * of DROP_STEP (module_parse_input). Called after each statement and
- * declaration; spans still in use are at most a statement behind, and a
- * dropped page that is touched again is read back from the file. */
+/* Lets go of the input behind the lexer (module_parse_input). Called after
+ * each statement and declaration; spans still in use are at most a
+ * statement behind, and a dropped page that is touched again is read back
+ * from the file. */
 static void drop_behind(struct glow_parser *p)
 {
-	size_t at = (size_t)(p->cur - p->buf);
-	if (!p->in || at < p->dropped + DROP_STEP + DROP_KEEP)
-		return;
-	input_drop(p->in, p->dropped, at - DROP_KEEP);
-	p->dropped = at - DROP_KEEP;
+	tp_drop_behind(p->in, &p->dropped, (size_t)(p->cur - p->buf));
 }
 
 /* ---- module level ---- */
@@ -415,52 +323,21 @@ static uint8_t *dense_decode(struct glow_parser *p, const struct type *t, bool *
 	if (bad >= 0) {
 		const char *c = s->s + 2 + bad;
 		char cb[16];
-		if ((unsigned char)*c >= 0x20 && (unsigned char)*c < 0x7f)
-			snprintf(cb, sizeof cb, "'%c'", *c);
-		else
-			snprintf(cb, sizeof cb, "'\\x%02x'", (unsigned char)*c);
-		glow_p_error(p, loc_at(p, c), "invalid hex digit %s in dense data", cb);
+		glow_p_error(p, loc_at(p, c), "invalid hex digit %s in dense data",
+			     tp_char_name((unsigned char)*c, cb, sizeof cb));
 		return NULL;
 	}
 	*ok = true;
 	return data;
 }
 
-/* Range of the stored integer of an element kind (splat values). */
-static bool int_fits(enum elem_kind k, int64_t v)
-{
-	switch (k) {
-	case EK_QI8: return v >= INT8_MIN && v <= INT8_MAX;
-	case EK_QUI8: return v >= 0 && v <= UINT8_MAX;
-	case EK_QI16: return v >= INT16_MIN && v <= INT16_MAX;
-	case EK_QI32:
-	case EK_I32:
-	case EK_INDEX32: return v >= INT32_MIN && v <= INT32_MAX;
-	case EK_BOOL: return v == 0 || v == 1;
-	default: return true;
-	}
-}
-
 static bool splat_ok(struct glow_parser *p, const struct type *t)
 {
-	enum elem_kind k = (enum elem_kind)t->elem;
 	const struct glow_num *v = &p->init.num;
-	if (p->init.is_bool && k != EK_BOOL) {
-		glow_p_error(p, v->loc, "'true'/'false' splat needs element kind bool, not %s", elem_name(k));
-		return false;
-	}
-	if (elem_is_float(k))
+	if (tp_splat_ok(p->d, v->loc, (enum elem_kind)t->elem, p->init.is_bool, v->is_int, v->i))
 		return true;
-	if (!v->is_int) {
-		glow_p_error(p, v->loc, "splat value of element kind %s must be an integer", elem_name(k));
-		return false;
-	}
-	if (!int_fits(k, v->i)) {
-		glow_p_error(p, v->loc, "splat value %lld out of range for element kind %s", (long long)v->i,
-			     elem_name(k));
-		return false;
-	}
-	return true;
+	p->errors++;
+	return false;
 }
 
 /* Opens an external weight file relative to the module's base directory and
@@ -645,7 +522,7 @@ void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc
 	int k = node_kind_lookup(name->s, name->len);
 	char t[64];
 	if (k < 0) {
-		glow_p_error(p, loc, "unknown node kind %s", tok_text(name->s, name->s + name->len, t, sizeof t));
+		glow_p_error(p, loc, "unknown node kind %s", tp_tok_text(name->s, name->s + name->len, t, sizeof t));
 		p->bad = true;
 		return;
 	}
@@ -873,7 +750,7 @@ void glow_p_attr_enum(struct glow_parser *p, const struct glow_span *s, struct l
 	char t[64];
 	if (a->kind != AK_ENUM) {
 		char got[96];
-		snprintf(got, sizeof got, "identifier %s", tok_text(s->s, s->s + s->len, t, sizeof t));
+		snprintf(got, sizeof got, "identifier %s", tp_tok_text(s->s, s->s + s->len, t, sizeof t));
 		attr_mismatch(p, a, loc, got);
 		return;
 	}
@@ -893,7 +770,7 @@ void glow_p_attr_enum(struct glow_parser *p, const struct glow_span *s, struct l
 	for (const char *v = a->enum_values; *v && len < sizeof list; v++)
 		len += (size_t)snprintf(list + len, sizeof list - len, "%s", *v == '|' ? ", " : (char[2]){*v, 0});
 	glow_p_error(p, loc, "unknown value %s for attribute '%s' of %s; expected one of: %s",
-		     tok_text(s->s, s->s + s->len, t, sizeof t), a->name, node_kind_name((unsigned)p->kind), list);
+		     tp_tok_text(s->s, s->s + s->len, t, sizeof t), a->name, node_kind_name((unsigned)p->kind), list);
 	p->bad = true;
 }
 

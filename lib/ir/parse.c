@@ -20,6 +20,7 @@
 #include "gir.tab.h"
 #include "ir/ir.h"
 #include "support/io.h"
+#include "support/textparse.h"
 
 #include <errno.h>
 #include <math.h>
@@ -45,78 +46,23 @@ static struct loc loc_at(const struct gir_parser *p, const char *c)
 	return loc_make(p->file, (uint32_t)(c - p->buf));
 }
 
-static char *scratch(struct gir_parser *p, size_t n)
-{
-	if (n > p->sbcap)
-		p->sb = xgrow(p->sb, &p->sbcap, n, 1);
-	return p->sb;
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* The text of a span, escapes decoded (the lexer validated them), NUL
- * terminated, in the scratch buffer (valid until the next call). */
+/* The text of a span, escapes decoded, NUL terminated, in the scratch
+ * buffer (valid until the next call). */
 static const char *span_cstr(struct gir_parser *p, const struct gir_span *s)
 {
-	char *out = scratch(p, (size_t)s->len + 1), *o = out;
-	const char *c = s->s, *e = s->s + s->len;
-	if (!s->esc) {
-		memcpy(out, c, s->len);
-		out[s->len] = 0;
-		return out;
-	}
-	while (c < e) {
-		if (*c != '\\') {
-			*o++ = *c++;
-			continue;
-		}
-		c++;
-		switch (*c) {
-		case 'n': *o++ = '\n'; c++; break;
-		case 't': *o++ = '\t'; c++; break;
-		case '\\':
-		case '"': *o++ = *c++; break;
-		default:
-			*o++ = (char)(hexval(c[0]) << 4 | hexval(c[1]));
-			c += 2;
-			break;
-		}
-	}
-	*o = 0;
-	return out;
+	return tp_unescape(&p->sb, &p->sbcap, s->s, s->len, s->esc);
 }
 
 /* A lookup key: the source text itself when it has no escapes. */
 static const char *span_key(struct gir_parser *p, const struct gir_span *s, size_t *len)
 {
-	if (!s->esc || !memchr(s->s, '\\', s->len)) {
-		*len = s->len;
-		return s->s;
-	}
-	const char *k = span_cstr(p, s);
-	*len = strlen(k);
-	return k;
+	return tp_key(&p->sb, &p->sbcap, s->s, s->len, s->esc, len);
 }
 
 /* A name as written, for messages. */
 static const char *name_text(const struct gir_span *s, char sigil, char *buf, size_t size)
 {
-	int n = s->len > 60 ? 60 : (int)s->len;
-	const char *more = s->len > 60 ? "..." : "";
-	if (s->esc)
-		snprintf(buf, size, "%c\"%.*s%s\"", sigil, n, s->s, more);
-	else
-		snprintf(buf, size, "%c%.*s%s", sigil, n, s->s, more);
-	return buf;
+	return tp_name_text(s->s, s->len, s->esc, sigil, buf, size);
 }
 
 static void poison(struct gir_parser *p, const struct gir_span *name)
@@ -268,62 +214,32 @@ static void recent_clear(struct gir_parser *p) { memset(p->recent, 0, sizeof p->
 
 /* ---- syntax errors ---- */
 
-static const char *tok_text(const char *s, const char *e, char *buf, size_t size)
-{
-	int n = (int)(e - s);
-	if (n > 40)
-		snprintf(buf, size, "'%.40s...'", s);
-	else
-		snprintf(buf, size, "'%.*s'", n, s);
-	for (char *c = buf; *c; c++)
-		if ((unsigned char)*c < 0x20 || (unsigned char)*c == 0x7f)
-			*c = '?';
-	return buf;
-}
-
 static const char *describe_lookahead(const struct gir_parser *p, char *buf, size_t size)
 {
 	char t[64];
 	switch (p->last_tok) {
 	case GIR_END: return "end of file";
-	case GIR_IDENT: snprintf(buf, size, "identifier %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GIR_IDENT: snprintf(buf, size, "identifier %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
 	case GIR_LOCAL:
-	case GIR_GLOBAL: snprintf(buf, size, "name %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GIR_GLOBAL: snprintf(buf, size, "name %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
 	case GIR_INT:
-	case GIR_FLOAT: snprintf(buf, size, "number %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
-	case GIR_TYPE: snprintf(buf, size, "type %s", tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GIR_FLOAT: snprintf(buf, size, "number %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GIR_TYPE: snprintf(buf, size, "type %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
 	case GIR_STRING: return "string";
-	default: tok_text(p->last_start, p->last_end, buf, size); break;
+	default: tp_tok_text(p->last_start, p->last_end, buf, size); break;
 	}
 	return buf;
-}
-
-static void put_symbol(char *buf, size_t size, size_t *len, const char *name)
-{
-	size_t n = strlen(name);
-	if (n >= 2 && name[0] == '"' && name[n - 1] == '"') {
-		name++;
-		n -= 2;
-	}
-	if (*len < size)
-		*len += (size_t)snprintf(buf + *len, size - *len, "%.*s", (int)n, name);
 }
 
 void gir_p_syntax_error(struct gir_parser *p, struct loc loc, const char *const *expected, int nexp)
 {
 	char exp[512], la[128];
-	size_t len = 0;
 	p->sync_pending = true;
 	/* a token that failed at a line start fails again after resuming there */
 	if (p->syntax_errors++ && loc.off == p->last_syntax_error)
 		return;
 	p->last_syntax_error = loc.off;
-	exp[0] = 0;
-	for (int i = 0; i < nexp; i++) {
-		if (i > 0 && len < sizeof exp)
-			len += (size_t)snprintf(exp + len, sizeof exp - len, "%s", i == nexp - 1 ? " or " : ", ");
-		put_symbol(exp, sizeof exp, &len, expected[i]);
-	}
+	tp_expected(exp, sizeof exp, expected, nexp);
 	if (nexp > 0)
 		gir_p_error(p, loc, "unexpected %s, expected %s", describe_lookahead(p, la, sizeof la), exp);
 	else
@@ -360,7 +276,7 @@ static const struct type *parse_type(struct gir_parser *p, const struct gir_span
 	int ek = elem_lookup(s, (size_t)(c - s));
 	char t[64];
 	if (ek < 0) {
-		gir_p_error(p, loc_at(p, s), "unknown element kind %s", tok_text(s, c, t, sizeof t));
+		gir_p_error(p, loc_at(p, s), "unknown element kind %s", tp_tok_text(s, c, t, sizeof t));
 		return NULL;
 	}
 	enum elem_kind k = (enum elem_kind)ek;
@@ -537,20 +453,13 @@ void gir_p_program_begin(struct gir_parser *p)
 	scope_reserve(&p->scope, p->scope.len + lines);
 }
 
-enum { DROP_STEP = 4 << 20, DROP_KEEP = 1 << 20 };
-
-/* Lets go of the input more than DROP_KEEP bytes behind the lexer, in steps
- * of DROP_STEP (ir_module_parse_input). Called as a statement begins: the
- * spans still in use are the statement's own, a token or two behind the
- * lexer, and a dropped page that is touched again is read back from the
- * file. */
+/* Lets go of the input behind the lexer (ir_module_parse_input). Called
+ * as a statement begins: the spans still in use are the statement's own, a
+ * token or two behind the lexer, and a dropped page that is touched again
+ * is read back from the file. */
 static void drop_behind(struct gir_parser *p)
 {
-	size_t at = (size_t)(p->cur - p->buf);
-	if (!p->in || at < p->dropped + DROP_STEP + DROP_KEEP)
-		return;
-	input_drop(p->in, p->dropped, at - DROP_KEEP);
-	p->dropped = at - DROP_KEEP;
+	tp_drop_behind(p->in, &p->dropped, (size_t)(p->cur - p->buf));
 }
 
 void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc)
@@ -630,46 +539,20 @@ static uint8_t *dense_decode(struct gir_parser *p, const struct type *t, bool *o
 	if (bad >= 0) {
 		char cb[16];
 		gir_p_error(p, loc_at(p, s->s + 2 + bad), "invalid hex digit %s in dense data",
-			    tok_text(s->s + 2 + bad, s->s + 3 + bad, cb, sizeof cb));
+			    tp_tok_text(s->s + 2 + bad, s->s + 3 + bad, cb, sizeof cb));
 		*ok = false;
 		return NULL;
 	}
 	return data;
 }
 
-static bool int_fits(enum elem_kind k, int64_t v)
-{
-	switch (k) {
-	case EK_QI8: return v >= INT8_MIN && v <= INT8_MAX;
-	case EK_QUI8: return v >= 0 && v <= UINT8_MAX;
-	case EK_QI16: return v >= INT16_MIN && v <= INT16_MAX;
-	case EK_QI32:
-	case EK_I32:
-	case EK_INDEX32: return v >= INT32_MIN && v <= INT32_MAX;
-	case EK_BOOL: return v == 0 || v == 1;
-	default: return true;
-	}
-}
-
 static bool splat_ok(struct gir_parser *p, const struct type *t)
 {
-	enum elem_kind k = (enum elem_kind)t->elem;
 	const struct gir_num *v = &p->init.num;
-	if (p->init.is_bool && k != EK_BOOL) {
-		gir_p_error(p, v->loc, "'true'/'false' splat needs element kind bool, not %s", elem_name(k));
-		return false;
-	}
-	if (elem_is_float(k))
+	if (tp_splat_ok(p->d, v->loc, (enum elem_kind)t->elem, p->init.is_bool, v->is_int, v->i))
 		return true;
-	if (!v->is_int) {
-		gir_p_error(p, v->loc, "splat value of element kind %s must be an integer", elem_name(k));
-		return false;
-	}
-	if (!int_fits(k, v->i)) {
-		gir_p_error(p, v->loc, "splat value %lld out of range for element kind %s", (long long)v->i, elem_name(k));
-		return false;
-	}
-	return true;
+	p->errors++;
+	return false;
 }
 
 /* The external weight file exists and holds the payload at its offset. */

@@ -1,0 +1,99 @@
+/* textparse.h - what the two IR readers (the graph IR's .glow and the
+ * instruction IR's .gir) share below their grammars.
+ *
+ * Both lexers hand the parser tokens as spans into the source (a pointer, a
+ * length and whether the text holds escapes) and convert number literals the
+ * same way; both parsers decode quoted text with the same escapes (\\, \",
+ * \n, \t, \XX), show tokens and names in messages the same way, list the
+ * expected tokens of a syntax error the same way, check splat values against
+ * the same element ranges and let go of the input behind them the same way.
+ * Nothing here knows a grammar or a parser state: callers pass the pieces
+ * (a scratch buffer, a span's fields) and keep their own error counts.
+ */
+#ifndef GLOW_SUPPORT_TEXTPARSE_H
+#define GLOW_SUPPORT_TEXTPARSE_H
+
+#include "diag.h"
+#include "types.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct input;
+
+/* ---- literals (the lexers) ---- */
+
+/* Decimal digits in [s, e) with an optional leading '-' (already matched by
+ * the lexer) to *out; returns 0 on overflow. Inline: the lexers' hot path. */
+static inline int tp_i64(const unsigned char *s, const unsigned char *e, int64_t *out)
+{
+	bool neg = *s == '-';
+	if (neg)
+		s++;
+	uint64_t v = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+	for (; s < e; s++) {
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (lim - d) / 10)
+			return 0;
+		v = v * 10 + d;
+	}
+	*out = neg ? (v == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)v) : (int64_t)v;
+	return 1;
+}
+
+/* A float literal in [s, e) (already matched) through strtod; returns 0 if
+ * it overflows to infinity. */
+int tp_f64(const unsigned char *s, const unsigned char *e, double *out);
+
+/* A byte for a message: 'c' when printable, else '\xNN'. Returns buf. */
+const char *tp_char_name(unsigned char c, char *buf, size_t size);
+
+/* ---- quoted text ---- */
+
+/* The value of a hex digit, -1 if c is not one. */
+int tp_hexval(char c);
+
+/* The text of a span [s, s + len), escapes decoded when esc (the lexer has
+ * validated them), NUL terminated, in the caller's scratch buffer *sb of
+ * *sbcap bytes (grown as needed; valid until its next use). */
+const char *tp_unescape(char **sb, size_t *sbcap, const char *s, uint32_t len, bool esc);
+
+/* A lookup key for a span: the source text itself when it holds no escape
+ * (no copy), else the decoded text in the scratch buffer; *klen its length. */
+const char *tp_key(char **sb, size_t *sbcap, const char *s, uint32_t len, bool esc, size_t *klen);
+
+/* ---- messages ---- */
+
+/* A name as written, for messages: the sigil, then the source text (quoted
+ * when it was), cut after 60 bytes with "...". Returns buf. */
+const char *tp_name_text(const char *s, uint32_t len, bool esc, char sigil, char *buf, size_t size);
+
+/* The text of a token [s, e) for a message: quoted, cut after 40 bytes with
+ * "...", control characters shown as '?'. Returns buf. */
+const char *tp_tok_text(const char *s, const char *e, char *buf, size_t size);
+
+/* "a, b or c" from bison's expected-token names (string aliases lose their
+ * quotes) into buf (truncated to size). */
+void tp_expected(char *buf, size_t size, const char *const *expected, int nexp);
+
+/* ---- checks ---- */
+
+/* v is in the range of the stored integer of element kind k (splat values
+ * of integer, quantized and bool kinds; other kinds take any value). */
+bool tp_int_fits(enum elem_kind k, int64_t v);
+
+/* Checks a splat value against element kind k and reports at loc:
+ * true/false (is_bool) only for bool, integers (is_int) for every kind but
+ * the floating-point ones, in the stored integer's range. */
+bool tp_splat_ok(struct diag *d, struct loc loc, enum elem_kind k, bool is_bool, bool is_int, int64_t i);
+
+/* ---- input pages ---- */
+
+/* Lets go of the pages of in (NULL: nothing to do) more than 1 MiB behind
+ * at, the reader's position, in steps of 4 MiB; *dropped is how far the
+ * input has been let go of so far. Spans still in use must lie within the
+ * last MiB. */
+void tp_drop_behind(const struct input *in, size_t *dropped, size_t at);
+
+#endif
