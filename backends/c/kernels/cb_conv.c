@@ -148,7 +148,7 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *CB_RESTRICT ap,
 					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
 					  size_t m, size_t mtot, int g, int p, const int mr, const char *pf, size_t pfstep,
-					  size_t ka, size_t kb, float *part, const int nv)
+					  size_t ka, size_t kb, float *part, const int nv, const int rs)
 {
 	const int goc = s->groups * s->oc;
 	const size_t kdim = kb;
@@ -172,7 +172,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			for (int v = 0; v < nv; v++)
 				bv[v] = *(const cb_vf *)(b + v * CB_VL);
 			for (int r = 0; r < mr; r++) {
-				cb_vf x = CB_SPLAT(ap[r * CB_KC + (int)k]);
+				cb_vf x = CB_SPLAT(ap[r * rs + (int)k]);
 				for (int v = 0; v < nv; v++)
 					acc[r][v] = CB_FMA(acc[r][v], bv[v], x);
 			}
@@ -189,6 +189,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 #else
 	float acc[CB_MR][CB_NR];
 	(void)nv;
+	(void)rs;
 	(void)pf;
 	(void)pfstep;
 	for (int r = 0; r < mr; r++)
@@ -198,7 +199,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
 		for (size_t k = 0; k < kc; k++) {
 			for (int r = 0; r < mr; r++) {
-				float x = ap[(size_t)r * CB_KC + k];
+				float x = ap[(size_t)r * (size_t)rs + k];
 				for (int j = 0; j < CB_NR; j++)
 					acc[r][j] += b[j] * x;
 			}
@@ -252,6 +253,36 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	}
 }
 
+/* One tile with the micro-kernel variant for its shape: full rows of
+ * CB_MR or a single row, a whole or half panel, and the row stride of A
+ * within a chunk (CB_KC when packed; the channel count when the rows are
+ * read in place from the input of a 1x1 convolution). */
+static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int rs, const float *b, const float *pbias,
+			     float *out, const float *res, size_t m, size_t mtot, int g, int p, int one_row,
+			     const char *pf, size_t pfstep, size_t ka, size_t kb, float *part)
+{
+	const int half = CB_HALF && s->oc - p * CB_NR <= CB_NR / 2;
+	if (one_row) {
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, 1, pf, 0, ka, kb, part, CB_NV, CB_KC);
+		return;
+	}
+#define CB_TILE(RS)                                                                                          \
+	do {                                                                                                   \
+		if (half)                                                                                      \
+			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
+				     CB_HALF ? CB_NV / 2 : CB_NV, RS);                                          \
+		else                                                                                           \
+			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
+				     CB_NV, RS);                                                                \
+	} while (0)
+	switch (rs) {
+	case 16: CB_TILE(16); break;
+	case 32: CB_TILE(32); break;
+	default: CB_TILE(CB_KC); break;
+	}
+#undef CB_TILE
+}
+
 /* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
  * above; res is NULL or has out's layout (out may be res). scratch holds
  * (min(mc, M) + 16) * (K + 63 + CB_NR) floats: the packed rows of A, then
@@ -261,7 +292,7 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 {
 	const size_t mtot = (size_t)s->n * s->oh * s->ow;
 	const int np = (s->oc + CB_NR - 1) / CB_NR;
-	const size_t kdim = (size_t)s->kh * s->kw * s->c;
+	const size_t kdim = (size_t)s->kh * s->kw * s->c, tf = cb_tile_floats(kdim);
 	size_t mc = s->mc > 0 && (size_t)s->mc < mtot ? (size_t)s->mc : mtot;
 	mc = (mc + CB_MR - 1) / CB_MR * CB_MR;
 	/* a deep K runs in slices of CB_KB so that a slice of the panel stays
@@ -270,64 +301,48 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 	/* one slice and the whole packed filter of a group within 512 KiB:
 	 * loop tiles outside, panels inside (a tile writes whole rows) */
 	const int small_b = kdim <= CB_KB && kdim * (size_t)np * CB_NR * sizeof(float) <= ((size_t)512 << 10);
+	/* a 1x1 convolution over 16, 32 or 64 channels reads whole tiles of
+	 * rows in place: consecutive pixels are already CB_MR rows of K floats */
+	const int direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 &&
+			   s->groups == 1 && s->oh == s->h && s->ow == s->w && (s->c == 16 || s->c == 32 || s->c == 64);
 	const size_t ntmax = mc / CB_MR;
-	float *part = scratch + ntmax * cb_tile_floats(kdim);
+	float *part = scratch + ntmax * tf;
 	for (int g = 0; g < s->groups; g++) {
 		const float *gw = wp + (size_t)g * np * kdim * CB_NR;
 		const float *gb = bias + (size_t)g * np * CB_NR;
 		for (size_t m0 = 0; m0 < mtot; m0 += mc) {
 			size_t m1 = cb_min_sz(mtot, m0 + mc), nt = (m1 - m0 + CB_MR - 1) / CB_MR;
-			cb_conv_pack_a(s, in, scratch, m0, nt, mtot, g);
-			if (small_b) {
-				for (size_t t = 0; t < nt; t++) {
-					size_t m = m0 + t * CB_MR;
-					const float *ap = scratch + t * cb_tile_floats(kdim);
-					for (int p = 0; p < np; p++) {
-						const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
-						if (m + CB_MR <= mtot || mtot >= CB_MR) {
-							if (CB_HALF && s->oc - p * CB_NR <= CB_NR / 2)
-								cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR,
-									     (const char *)pw, 0, 0, kdim, part, CB_NV / 2);
-							else
-								cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR,
-									     (const char *)pw, 0, 0, kdim, part, CB_NV);
-						} else {
-							for (int r = 0; (size_t)r < mtot - m; r++)
-								cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
-									     m + (size_t)r, mtot, g, p, 1, (const char *)pw, 0,
-									     0, kdim, part, CB_NV);
-						}
-					}
-				}
-				continue;
-			}
-			for (int p = 0; p < np; p++) {
-				const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
-				/* the tiles of this panel fetch the next panel, each its
-				 * share, one step per k */
-				const char *next = (const char *)(pw + kdim * CB_NR);
-				size_t span = (kdim * CB_NR * sizeof(float) + nt - 1) / nt, step = span / kdim;
-				if (p + 1 == np)
-					step = 0;
-				for (size_t ka = 0; ka < kdim; ka += kslice) {
-					size_t kb = cb_min_sz(kdim, ka + kslice);
-					for (size_t t = 0; t < nt; t++) {
-						size_t m = m0 + t * CB_MR;
-						const float *ap = scratch + t * cb_tile_floats(kdim);
-						float *tp = part + t * CB_MR * CB_NR;
-						const char *pf = step ? next + t * span + ka * step : (const char *)pw;
-						if ((m + CB_MR <= mtot || mtot >= CB_MR) && CB_HALF &&
-						    s->oc - p * CB_NR <= CB_NR / 2) {
-							cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR, pf, step,
-								     ka, kb, tp, CB_NV / 2);
-						} else if (m + CB_MR <= mtot || mtot >= CB_MR) {
-							cb_conv_tile(s, ap, pw, pb, out, res, m, mtot, g, p, CB_MR, pf, step,
-								     ka, kb, tp, CB_NV);
-						} else {
-							for (int r = 0; (size_t)r < mtot - m; r++)
-								cb_conv_tile(s, ap + (size_t)r * CB_KC, pw, pb, out, res,
-									     m + (size_t)r, mtot, g, p, 1, pf, 0, ka, kb,
-									     tp + r * CB_NR, CB_NV);
+			if (!direct)
+				cb_conv_pack_a(s, in, scratch, m0, nt, mtot, g);
+			else if ((m1 - m0) % CB_MR) /* the partial last tile only */
+				cb_conv_pack_a(s, in, scratch + (nt - 1) * tf, m0 + (nt - 1) * CB_MR, 1, mtot, g);
+			for (size_t tt = 0; tt < (small_b ? nt : 1); tt++) {
+				for (int p = 0; p < np; p++) {
+					const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
+					/* the tiles of this panel fetch the next panel, each its
+					 * share, one step per k */
+					const char *next = (const char *)(pw + kdim * CB_NR);
+					size_t span = (kdim * CB_NR * sizeof(float) + nt - 1) / nt, step = span / kdim;
+					if (p + 1 == np || small_b)
+						step = 0;
+					for (size_t ka = 0; ka < kdim; ka += kslice) {
+						size_t kb = cb_min_sz(kdim, ka + kslice);
+						for (size_t t = small_b ? tt : 0; t < (small_b ? tt + 1 : nt); t++) {
+							size_t m = m0 + t * CB_MR;
+							int full = m + CB_MR <= mtot;
+							const float *ap = direct && full ? in + m * (size_t)s->c : scratch + t * tf;
+							int rs = direct && full ? s->c : CB_KC;
+							float *tp = part + t * CB_MR * CB_NR;
+							const char *pf = step ? next + t * span + ka * step : (const char *)pw;
+							if (full || mtot >= CB_MR) {
+								cb_conv_tile_any(s, ap, rs, pw, pb, out, res, m, mtot, g, p, 0,
+										 pf, step, ka, kb, tp);
+							} else {
+								for (int r = 0; (size_t)r < mtot - m; r++)
+									cb_conv_tile_any(s, ap + (size_t)r * CB_KC, CB_KC, pw, pb,
+											 out, res, m + (size_t)r, mtot, g, p, 1,
+											 pf, 0, ka, kb, tp + r * CB_NR);
+							}
 						}
 					}
 				}
