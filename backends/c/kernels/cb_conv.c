@@ -364,8 +364,47 @@ CB_KERNEL void cb_dwconv_f32(const struct cb_conv_args *s, const float *in, cons
 			for (int ow = 0; ow < s->ow; ow++) {
 				size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow, off = pix * ch;
 				float *CB_RESTRICT o = out + pix * (s->ostride ? (size_t)s->ostride : (size_t)ch);
+				int cdone = 0;
+#if CB_HAVE_VEC
+				/* blocks of 4 vectors of channels: four independent FMA
+				 * chains over the taps, in registers */
+				for (; cdone + 4 * CB_VL <= ch; cdone += 4 * CB_VL) {
+					cb_vf a[4];
+					for (int v = 0; v < 4; v++)
+						a[v] = *(const cb_vf *)(bias + cdone + v * CB_VL);
+					for (int kh = 0; kh < s->kh; kh++) {
+						int ih = oh * s->sh - s->pt + kh * s->dh;
+						if (ih < 0 || ih >= s->h)
+							continue;
+						for (int kw = 0; kw < s->kw; kw++) {
+							int iw = ow * s->sw - s->pl + kw * s->dw;
+							if (iw < 0 || iw >= s->w)
+								continue;
+							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch + cdone;
+							const float *f = wp + ((size_t)kh * s->kw + kw) * ch + cdone;
+							for (int v = 0; v < 4; v++)
+								a[v] = CB_FMA(a[v], *(const cb_vf *)(x + v * CB_VL),
+									      *(const cb_vf *)(f + v * CB_VL));
+						}
+					}
+					for (int v = 0; v < 4; v++) {
+						if (res)
+							a[v] += *(const cb_vf *)(res + off + cdone + v * CB_VL);
+						if (s->act == CB_ACT_RELU)
+							a[v] = cb_vrelu(a[v]);
+						if (s->act == CB_ACT_CLIP) {
+							float t[CB_VL];
+							*(cb_vf *)t = a[v];
+							for (int j = 0; j < CB_VL; j++)
+								t[j] = cb_act(t[j], s->act, s->lo, s->hi);
+							a[v] = *(const cb_vf *)t;
+						}
+						*(cb_vf *)(o + cdone + v * CB_VL) = a[v];
+					}
+				}
+#endif
 				float acc[256];
-				for (int c0 = 0; c0 < ch; c0 += 256) {
+				for (int c0 = cdone; c0 < ch; c0 += 256) {
 					int cn = ch - c0 < 256 ? ch - c0 : 256;
 					for (int c = 0; c < cn; c++)
 						acc[c] = bias[c0 + c];
