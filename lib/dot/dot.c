@@ -11,6 +11,7 @@
  */
 #include "dot/dot_impl.h"
 #include "graph/graph.h"
+#include "support/textparse.h"
 #include "support/util.h"
 
 #include <stdint.h>
@@ -272,24 +273,8 @@ void dot_put_attr(struct ostream *o, const struct attr_desc *a, const union attr
 	case AK_FLOAT:
 		os_double(o, v->f);
 		break;
-	case AK_INTS:
-		os_putc(o, '[');
-		for (uint32_t i = 0; i < v->ints.n; i++) {
-			if (i)
-				os_write(o, ", ", 2);
-			os_i64(o, v->ints.v[i]);
-		}
-		os_putc(o, ']');
-		break;
-	case AK_FLOATS:
-		os_putc(o, '[');
-		for (uint32_t i = 0; i < v->floats.n; i++) {
-			if (i)
-				os_write(o, ", ", 2);
-			os_double(o, v->floats.v[i]);
-		}
-		os_putc(o, ']');
-		break;
+	case AK_INTS: os_i64_list(o, v->ints.v, v->ints.n); break;
+	case AK_FLOATS: os_double_list(o, v->floats.v, v->floats.n); break;
 	case AK_STRING:
 		os_putc(o, '"');
 		os_puts(o, v->s ? v->s : "");
@@ -312,17 +297,6 @@ const char *dot_init_name(int k)
 
 /* ------------------------------------------------------------------ */
 /* Value references                                                     */
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 char *dot_parse_value_ref(const char *text, char *sigil)
 {
@@ -353,8 +327,8 @@ char *dot_parse_value_ref(const char *text, char *sigil)
 			out[k++] = '\n';
 		} else if (e == 't') {
 			out[k++] = '\t';
-		} else if (i + 2 < n && hexval(e) >= 0 && hexval(s[i + 1]) >= 0) {
-			out[k++] = (char)(hexval(e) * 16 + hexval(s[i + 1]));
+		} else if (i + 2 < n && tp_hexval(e) >= 0 && tp_hexval(s[i + 1]) >= 0) {
+			out[k++] = (char)(tp_hexval(e) * 16 + tp_hexval(s[i + 1]));
 			i++;
 		} else {
 			free(out);

@@ -64,45 +64,12 @@ bool name_is_bare(const char *s, size_t len)
 	return true;
 }
 
-/* `"..."` with the escapes \\ \" \n \t and \XX (two lower-case hex digits)
- * for the other bytes below 0x20 and 0x7f. Other bytes (UTF-8) go out as
- * they are. Runs of plain bytes are written at once. */
-static void print_quoted(struct ostream *o, const char *s, size_t len)
-{
-	static const char hexdig[] = "0123456789abcdef";
-	os_putc(o, '"');
-	size_t run = 0;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\')
-			continue;
-		os_write(o, s + run, i - run);
-		run = i + 1;
-		char esc[4] = {'\\', 0, 0, 0};
-		size_t n = 2;
-		switch (c) {
-		case '"': esc[1] = '"'; break;
-		case '\\': esc[1] = '\\'; break;
-		case '\n': esc[1] = 'n'; break;
-		case '\t': esc[1] = 't'; break;
-		default:
-			esc[1] = hexdig[c >> 4];
-			esc[2] = hexdig[c & 15];
-			n = 3;
-			break;
-		}
-		os_write(o, esc, n);
-	}
-	os_write(o, s + run, len - run);
-	os_putc(o, '"');
-}
-
 /* One pass over the name finds its length and whether it prints bare. */
 static void print_name(struct ostream *o, char sigil, const char *name)
 {
 	os_putc(o, sigil);
 	if (!name) {
-		print_quoted(o, "", 0);
+		os_quoted(o, "", 0);
 		return;
 	}
 	size_t len = 0;
@@ -112,7 +79,7 @@ static void print_name(struct ostream *o, char sigil, const char *name)
 	if (bare && len)
 		os_write(o, name, len);
 	else
-		print_quoted(o, name, len);
+		os_quoted(o, name, len);
 }
 
 void print_local_name(struct ostream *o, const char *name) { print_name(o, '%', name); }
@@ -224,7 +191,7 @@ static void print_init(struct printer *p, const struct constant *c)
 	case INIT_FILE: {
 		const char *f = c->file ? c->file : "";
 		os_write(o, "file ", 5);
-		print_quoted(o, f, strlen(f));
+		os_quoted(o, f, strlen(f));
 		if (c->file_offset) {
 			os_write(o, " offset ", 8);
 			os_u64(o, c->file_offset);
@@ -334,24 +301,8 @@ static void print_attr_value(struct ostream *o, const struct attr_desc *a, const
 		else
 			os_write(o, "false", 5);
 		break;
-	case AK_INTS:
-		os_putc(o, '[');
-		for (uint32_t i = 0; i < v->ints.n; i++) {
-			if (i)
-				os_write(o, ", ", 2);
-			os_i64(o, v->ints.v[i]);
-		}
-		os_putc(o, ']');
-		break;
-	case AK_FLOATS:
-		os_putc(o, '[');
-		for (uint32_t i = 0; i < v->floats.n; i++) {
-			if (i)
-				os_write(o, ", ", 2);
-			os_double(o, v->floats.v[i]);
-		}
-		os_putc(o, ']');
-		break;
+	case AK_INTS: os_i64_list(o, v->ints.v, v->ints.n); break;
+	case AK_FLOATS: os_double_list(o, v->floats.v, v->floats.n); break;
 	case AK_ENUM: {
 		const char *s;
 		size_t len;
@@ -363,7 +314,7 @@ static void print_attr_value(struct ostream *o, const struct attr_desc *a, const
 	}
 	case AK_STRING: {
 		const char *s = v->s ? v->s : "";
-		print_quoted(o, s, strlen(s));
+		os_quoted(o, s, strlen(s));
 		break;
 	}
 	}

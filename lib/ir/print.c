@@ -28,28 +28,7 @@ static void print_func_name(struct ostream *o, const char *name)
 }
 
 /* A string literal with the name escapes. */
-static void print_string(struct ostream *o, const char *s)
-{
-	static const char hexdig[] = "0123456789abcdef";
-	os_putc(o, '"');
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\') {
-			os_putc(o, '\\');
-			os_putc(o, (char)*c);
-		} else if (*c == '\n') {
-			os_puts(o, "\\n");
-		} else if (*c == '\t') {
-			os_puts(o, "\\t");
-		} else if (*c < 0x20 || *c == 0x7f) {
-			os_putc(o, '\\');
-			os_putc(o, hexdig[*c >> 4]);
-			os_putc(o, hexdig[*c & 15]);
-		} else {
-			os_putc(o, (char)*c);
-		}
-	}
-	os_putc(o, '"');
-}
+static void print_string(struct ostream *o, const char *s) { os_quoted(o, s, strlen(s)); }
 
 static bool attr_is_default(const struct attr_desc *a, const union attr_val *v)
 {
@@ -86,24 +65,8 @@ static void print_attr_val(struct ostream *o, const struct attr_desc *a, const u
 		os_write(o, s, strcspn(s, "|"));
 		break;
 	}
-	case AK_INTS:
-		os_putc(o, '[');
-		for (uint32_t i = 0; i < v->ints.n; i++) {
-			if (i)
-				os_write(o, ", ", 2);
-			os_i64(o, v->ints.v[i]);
-		}
-		os_putc(o, ']');
-		break;
-	case AK_FLOATS:
-		os_putc(o, '[');
-		for (uint32_t i = 0; i < v->floats.n; i++) {
-			if (i)
-				os_write(o, ", ", 2);
-			os_double(o, v->floats.v[i]);
-		}
-		os_putc(o, ']');
-		break;
+	case AK_INTS: os_i64_list(o, v->ints.v, v->ints.n); break;
+	case AK_FLOATS: os_double_list(o, v->floats.v, v->floats.n); break;
 	case AK_STRING: print_string(o, v->s ? v->s : ""); break;
 	}
 }

@@ -363,6 +363,58 @@ void os_hex(struct ostream *o, const void *p, size_t n)
 	}
 }
 
+void os_i64_list(struct ostream *o, const int64_t *v, size_t n)
+{
+	os_putc(o, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			os_write(o, ", ", 2);
+		os_i64(o, v[i]);
+	}
+	os_putc(o, ']');
+}
+
+void os_double_list(struct ostream *o, const double *v, size_t n)
+{
+	os_putc(o, '[');
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			os_write(o, ", ", 2);
+		os_double(o, v[i]);
+	}
+	os_putc(o, ']');
+}
+
+/* Runs of plain bytes are written at once. */
+void os_quoted(struct ostream *o, const char *s, size_t len)
+{
+	os_putc(o, '"');
+	size_t run = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\')
+			continue;
+		os_write(o, s + run, i - run);
+		run = i + 1;
+		char esc[4] = {'\\', 0, 0, 0};
+		size_t n = 2;
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			esc[1] = hexdig[c >> 4];
+			esc[2] = hexdig[c & 15];
+			n = 3;
+			break;
+		}
+		os_write(o, esc, n);
+	}
+	os_write(o, s + run, len - run);
+	os_putc(o, '"');
+}
+
 static int hex_digit_val(int c)
 {
 	if (c >= '0' && c <= '9')

@@ -76,6 +76,13 @@ void os_float(struct ostream *o, float v);
 void os_double(struct ostream *o, double v);
 /* lower-case hex of n bytes, no prefix */
 void os_hex(struct ostream *o, const void *p, size_t n);
+/* "[a, b, c]" of n integers / shortest-round-trip doubles (attribute lists) */
+void os_i64_list(struct ostream *o, const int64_t *v, size_t n);
+void os_double_list(struct ostream *o, const double *v, size_t n);
+/* `"..."` with the escapes of both IR texts: \\ \" \n \t and \XX (two
+ * lower-case hex digits) for the other bytes below 0x20 and 0x7f; other
+ * bytes (UTF-8) go out as they are. For quoted names and string literals. */
+void os_quoted(struct ostream *o, const char *s, size_t len);
 
 int format_float(char *buf, size_t size, float v);   /* shortest round-trip */
 int format_double(char *buf, size_t size, double v); /* shortest round-trip */
