@@ -1,7 +1,10 @@
-/* constant.c - materializing constant initializers (splat, zero, xavier,
- * external file) into payload bytes. */
+/* constant.c - materializing initializers (splat, zero, xavier, external
+ * file, dense) into payload bytes: init_materialize (initializer.h), shared
+ * by the graph IR's constants and the instruction IR's weights, and
+ * constant_data on top of it. */
 #define _POSIX_C_SOURCE 200809L
 #include "graph/graph.h"
+#include "graph/initializer.h"
 #include "support/fp16.h"
 #include "support/util.h"
 
@@ -40,38 +43,39 @@ static uint64_t splitmix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static char *resolve(struct module *m, const char *file)
+static char *resolve(const char *base_dir, const char *file)
 {
-	if (file[0] == '/' || !m->base_dir)
+	if (file[0] == '/' || !base_dir)
 		return xstrdup(file);
-	size_t a = strlen(m->base_dir), b = strlen(file);
+	size_t a = strlen(base_dir), b = strlen(file);
 	char *p = xmalloc(a + b + 1);
-	memcpy(p, m->base_dir, a);
+	memcpy(p, base_dir, a);
 	memcpy(p + a, file, b + 1);
 	return p;
 }
 
-static int load_file(struct module *m, struct constant *c, uint8_t *out, uint64_t bytes, struct diag *d)
+static int load_file(const struct init_spec *s, const char *base_dir, struct loc loc, uint8_t *out, uint64_t bytes,
+		     struct diag *d)
 {
-	char *path = resolve(m, c->file);
+	char *path = resolve(base_dir, s->file);
 	FILE *f = fopen(path, "rb");
 	int rc = -1;
 	if (!f) {
-		diag_error(d, c->n.loc, "cannot open weight file '%s': %s", path, strerror(errno));
+		diag_error(d, loc, "cannot open weight file '%s': %s", path, strerror(errno));
 		goto done;
 	}
 	if (fseek(f, 0, SEEK_END) != 0) {
-		diag_error(d, c->n.loc, "cannot seek in weight file '%s'", path);
+		diag_error(d, loc, "cannot seek in weight file '%s'", path);
 		goto done;
 	}
 	long size = ftell(f);
-	if (size < 0 || (uint64_t)size < c->file_offset || (uint64_t)size - c->file_offset < bytes) {
-		diag_error(d, c->n.loc, "weight file '%s' has %ld bytes; %llu needed at offset %llu", path, size,
-			   (unsigned long long)bytes, (unsigned long long)c->file_offset);
+	if (size < 0 || (uint64_t)size < s->file_offset || (uint64_t)size - s->file_offset < bytes) {
+		diag_error(d, loc, "weight file '%s' has %ld bytes; %llu needed at offset %llu", path, size,
+			   (unsigned long long)bytes, (unsigned long long)s->file_offset);
 		goto done;
 	}
-	if (fseek(f, (long)c->file_offset, SEEK_SET) != 0 || fread(out, 1, (size_t)bytes, f) != bytes) {
-		diag_error(d, c->n.loc, "cannot read weight file '%s'", path);
+	if (fseek(f, (long)s->file_offset, SEEK_SET) != 0 || fread(out, 1, (size_t)bytes, f) != bytes) {
+		diag_error(d, loc, "cannot read weight file '%s'", path);
 		goto done;
 	}
 	rc = 0;
@@ -82,41 +86,65 @@ done:
 	return rc;
 }
 
+int init_materialize(const struct init_spec *s, const struct type *t, const char *base_dir, struct loc loc,
+		     void *out, struct diag *d)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	uint64_t n = type_numel(t), bytes = type_bytes(t);
+	size_t es = elem_size(k);
+	uint8_t *p = out;
+	switch (s->kind) {
+	case INIT_SPLAT:
+		for (uint64_t i = 0; i < n; i++)
+			store_elem(k, p + i * es, s->splat_f, s->splat_i);
+		return 0;
+	case INIT_XAVIER: {
+		uint64_t st = s->seed;
+		double scale = sqrt(3.0 / (s->fan_in > 0 ? s->fan_in : 1.0));
+		for (uint64_t i = 0; i < n; i++) {
+			double u = (double)(splitmix64(&st) >> 11) * (1.0 / 9007199254740992.0);
+			store_elem(k, p + i * es, (2.0 * u - 1.0) * scale, 0);
+		}
+		return 0;
+	}
+	case INIT_FILE:
+		return load_file(s, base_dir, loc, p, bytes, d);
+	case INIT_DENSE:
+		if (s->data) {
+			if (bytes) /* an empty payload may have no data */
+				memcpy(p, s->data, (size_t)bytes);
+			return 0;
+		}
+		/* fall through */
+	case INIT_ZERO:
+	default:
+		memset(p, 0, (size_t)bytes);
+		if (elem_is_quantized(k)) /* zero real value: the offset */
+			for (uint64_t i = 0; i < n; i++)
+				store_elem(k, p + i * es, 0, t->offset);
+		return 0;
+	}
+}
+
 const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *d)
 {
 	if (c->data)
 		return c->data;
 	const struct type *t = node_type(&c->n);
-	enum elem_kind k = (enum elem_kind)t->elem;
-	uint64_t n = type_numel(t), bytes = type_bytes(t);
-	size_t es = elem_size(k);
-	uint8_t *p = xcalloc((size_t)bytes + 1, 1);
-	switch (c->init) {
-	case INIT_DENSE: /* data set at creation; never NULL unless empty */
-	case INIT_ZERO:
-		if (k == EK_QI8 || k == EK_QUI8 || k == EK_QI16 || k == EK_QI32) /* zero real value: the offset */
-			for (uint64_t i = 0; i < n; i++)
-				store_elem(k, p + i * es, 0, t->offset);
-		break;
-	case INIT_SPLAT:
-		for (uint64_t i = 0; i < n; i++)
-			store_elem(k, p + i * es, c->splat_f, c->splat_i);
-		break;
-	case INIT_XAVIER: {
-		uint64_t s = c->seed;
-		double scale = sqrt(3.0 / (c->fan_in > 0 ? c->fan_in : 1.0));
-		for (uint64_t i = 0; i < n; i++) {
-			double u = (double)(splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
-			store_elem(k, p + i * es, (2.0 * u - 1.0) * scale, 0);
-		}
-		break;
-	}
-	case INIT_FILE:
-		if (load_file(m, c, p, bytes, d) != 0) {
-			free(p);
-			return NULL;
-		}
-		break;
+	struct init_spec s = {
+		.kind = c->init,
+		.splat_f = c->splat_f,
+		.splat_i = c->splat_i,
+		.fan_in = c->fan_in,
+		.seed = c->seed,
+		.file = c->file,
+		.file_offset = c->file_offset,
+		.data = NULL, /* INIT_DENSE: data set at creation; never NULL unless empty */
+	};
+	uint8_t *p = xcalloc((size_t)type_bytes(t) + 1, 1);
+	if (init_materialize(&s, t, m->base_dir, c->n.loc, p, d) != 0) {
+		free(p);
+		return NULL;
 	}
 	c->data = p; /* freed by module_destroy (init != INIT_DENSE) */
 	return p;
