@@ -23,7 +23,7 @@ static const struct pm_pipeline pipelines[] = {
 	 "sink-transposes,transpose-constants,fold-shape-chains,eliminate-noop,dce",
 	 "Layout: sink and cancel Transposes, fold weight Transposes, fold shape chains"},
 	{"fold", 0,
-	 "fold-tile-add,fold-fc,fold-softmax,fold-clip,fold-leaky-relu,dce",
+	 "fold-tile-add,fold-fc,fold-softmax,fold-clip,fold-leaky-relu,fold-layernorm,dce",
 	 "Raise lowered patterns back to high-level nodes"},
 	{"optimize", 0,
 	 "dce,simplify,layout,constant-fold,"
