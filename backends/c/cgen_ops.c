@@ -160,7 +160,9 @@ static const char *fu_out(struct cg *g, const struct fusion *fu, char *buf, size
 {
 	char p[96];
 	cg_ptr(g, fu->out, "float", p, sizeof p);
-	snprintf(buf, size, "(%s + %" PRId64 ")", p, fu->out_off);
+	int n = snprintf(buf, size, "(%s + %" PRId64 ")", p, fu->out_off);
+	if (n < 0 || (size_t)n >= size)
+		unreachable("fusion output expression too long");
 	return buf;
 }
 
