@@ -399,7 +399,6 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 	g.body = &body;
 	g.decls = &decls;
 	u64map_init(&g.raw);
-	u64map_init(&g.packed);
 	u64map_init(&g.plan);
 	u64map_init(&g.fused);
 	u64map_init(&g.periodic);
@@ -509,7 +508,6 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 	free(name);
 	free(g.blob);
 	u64map_free(&g.raw);
-	u64map_free(&g.packed);
 	u64map_free(&g.plan);
 	u64map_free(&g.fused);
 	u64map_free(&g.periodic);

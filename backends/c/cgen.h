@@ -5,8 +5,9 @@
  *
  * Addresses. Every buffer operand is a byte offset into one of the three
  * regions, which the run function names C (constants), W (mutable weights)
- * and A (activations). A constant weight is copied into C as it is (raw) or
- * in a kernel's layout (packed) the first time an instruction asks for it.
+ * and A (activations). A constant weight is copied into C as it is (raw)
+ * the first time an instruction reads it so; an instruction that wants a
+ * kernel's layout (packed filters, folded normalizations) adds its own copy.
  */
 #ifndef GLOW_BACKENDS_C_CGEN_H
 #define GLOW_BACKENDS_C_CGEN_H
@@ -37,7 +38,6 @@ struct cg {
 	uint8_t *blob;         /* the constants region */
 	size_t blob_len, blob_cap;
 	struct u64map raw;     /* constant weight -> blob offset + 1 */
-	struct u64map packed;  /* constant weight -> blob offset + 1 of its packed form */
 	struct u64map plan;    /* weight or alloc -> offset + 1 when f has no plan */
 	struct u64map fused;   /* instructions emitted as part of an earlier one */
 	struct u64map periodic; /* constant weight -> blob offset + 1 of its repeating last-dimension row,

@@ -18,7 +18,38 @@ CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, flo
 		for (int oh = 0; oh < s->oh; oh++)
 			for (int ow = 0; ow < s->ow; ow++) {
 				float *CB_RESTRICT o = out + (((size_t)n * s->oh + oh) * s->ow + ow) * ch;
-				for (int c = 0; c < ch; c++)
+				int c0 = 0;
+#if CB_HAVE_VEC
+				/* four vectors of channels in registers across the window */
+				for (; c0 + 4 * CB_VL <= ch; c0 += 4 * CB_VL) {
+					cb_vf m[4];
+					int any = 0;
+					for (int v = 0; v < 4; v++)
+						m[v] = CB_SPLAT(-INFINITY);
+					for (int kh = 0; kh < s->kh; kh++) {
+						int ih = oh * s->sh - s->pt + kh;
+						if (ih < 0 || ih >= s->h)
+							continue;
+						for (int kw = 0; kw < s->kw; kw++) {
+							int iw = ow * s->sw - s->pl + kw;
+							if (iw < 0 || iw >= s->w)
+								continue;
+							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch + c0;
+							for (int v = 0; v < 4; v++) {
+								cb_vf xv = *(const cb_vf *)(x + v * CB_VL);
+								cb_vi take = (xv > m[v]) | ((xv != xv) & (m[v] == m[v]));
+								m[v] = (cb_vf)(((cb_vi)xv & take) | ((cb_vi)m[v] & ~take));
+							}
+							any = 1;
+						}
+					}
+					for (int v = 0; v < 4; v++)
+						*(cb_vf *)(o + c0 + v * CB_VL) = any ? m[v] : CB_SPLAT(0.0f);
+				}
+#endif
+				if (c0 == ch)
+					continue;
+				for (int c = c0; c < ch; c++)
 					o[c] = -INFINITY;
 				int cnt = 0;
 				for (int kh = 0; kh < s->kh; kh++) {
@@ -30,13 +61,13 @@ CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, flo
 						if (iw < 0 || iw >= s->w)
 							continue;
 						const float *CB_RESTRICT x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch;
-						for (int c = 0; c < ch; c++)
+						for (int c = c0; c < ch; c++)
 							o[c] = x[c] > o[c] || (x[c] != x[c] && o[c] == o[c]) ? x[c] : o[c];
 						cnt++;
 					}
 				}
 				if (!cnt)
-					for (int c = 0; c < ch; c++)
+					for (int c = c0; c < ch; c++)
 						o[c] = 0.0f;
 			}
 }
