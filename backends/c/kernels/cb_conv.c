@@ -128,6 +128,11 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 						if (run <= 4) { /* few channels: no call */
 							for (size_t q = 0; q < run; q++)
 								d[q] = x ? x[j + (int)q] : 0.0f;
+#if CB_HAVE_VEC
+						} else if (x && run % CB_VL == 0) { /* whole vectors, inline */
+							for (size_t q = 0; q < run; q += CB_VL)
+								*(cb_vf *)(d + q) = *(const cb_vf *)(x + j + (int)q);
+#endif
 						} else if (x) {
 							memcpy(d, x + j, run * sizeof(float));
 						} else {
