@@ -77,9 +77,10 @@ CB_INLINE cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
 #endif
 
 
-/* a hint to fetch the cache line at p (no effect where unsupported) */
+/* a hint to fetch the cache line at p into L2, not L1: it is used a panel
+ * later (no effect where unsupported) */
 #if defined(__GNUC__)
-#define CB_PREFETCH(p) __builtin_prefetch((p), 0, 3)
+#define CB_PREFETCH(p) __builtin_prefetch((p), 0, 2)
 #else
 #define CB_PREFETCH(p) ((void)(p))
 #endif
