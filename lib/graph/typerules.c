@@ -72,6 +72,52 @@ static const char *op_name(const struct node *n, unsigned i, char *buf)
 
 #define OPN(n, i) op_name((n), (i), SCRATCH)
 #define RESN(n, r) pretty_name(node_desc((n)->kind)->res_names[r], SCRATCH)
+
+/* What a shared check talks about, formatted only when it reports: the
+ * checks run on every node of every verified function, their messages
+ * rarely, and pretty_name is most of the cost of a check that passes. */
+struct what {
+	const struct node *n; /* WHAT_OP, WHAT_RES */
+	const char *lit;      /* WHAT_LIT */
+	unsigned i;           /* operand or result index */
+	enum { WHAT_LIT, WHAT_OP, WHAT_RES } kind;
+};
+
+static inline struct what what_op(const struct node *n, unsigned i)
+{
+	struct what w = {n, NULL, i, WHAT_OP};
+	return w;
+}
+
+static inline struct what what_res(const struct node *n, unsigned r)
+{
+	struct what w = {n, NULL, r, WHAT_RES};
+	return w;
+}
+
+static inline struct what what_lit(const char *s)
+{
+	struct what w = {NULL, s, 0, WHAT_LIT};
+	return w;
+}
+
+/* The text of w (buf: STRBUF bytes, used unless w is a literal). */
+static const char *what_str(struct what w, char *buf)
+{
+	switch (w.kind) {
+	case WHAT_OP: return op_name(w.n, w.i, buf);
+	case WHAT_RES: return pretty_name(node_desc(w.n->kind)->res_names[w.i], buf);
+	case WHAT_LIT: break;
+	}
+	return w.lit;
+}
+
+/* Operand i, result r or a literal name, for the shared checks below. */
+#define OPW(n, i) what_op((n), (i))
+#define RESW(n, r) what_res((n), (r))
+#define LITW(s) what_lit(s)
+/* The text of a struct what, in a message. */
+#define WHS(w) what_str((w), SCRATCH)
 #define TYS(t) type_str((t), SCRATCH, STRBUF)
 
 /* The printed name of operand i's producer: "@w", "%conv". */
@@ -208,70 +254,70 @@ static const char *class_desc(unsigned set)
 }
 
 /* t (called what) has an element kind of one of the classes in set */
-static bool want_class(struct verifier *v, const struct node *n, const char *what, const struct type *t,
+static bool want_class(struct verifier *v, const struct node *n, struct what what, const struct type *t,
 		       unsigned set)
 {
 	if (set & (1u << elem_class((enum elem_kind)t->elem)))
 		return true;
-	verr(v, n, "%s must be %s, got %s", what, class_desc(set), TYS(t));
+	verr(v, n, "%s must be %s, got %s", WHS(what), class_desc(set), TYS(t));
 	return false;
 }
 
 static bool op_class(struct verifier *v, const struct node *n, unsigned i, unsigned set)
 {
-	return want_class(v, n, OPN(n, i), op_type(n, i), set);
+	return want_class(v, n, OPW(n, i), op_type(n, i), set);
 }
 
 static bool res_class(struct verifier *v, const struct node *n, unsigned r, unsigned set)
 {
-	return want_class(v, n, RESN(n, r), n->types[r], set);
+	return want_class(v, n, RESW(n, r), n->types[r], set);
 }
 
 /* t has exactly ref's element type (kind, scale and offset) */
-static bool want_elem(struct verifier *v, const struct node *n, const char *what, const struct type *t,
-		      const char *refname, const struct type *ref)
+static bool want_elem(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+		      struct what refname, const struct type *ref)
 {
 	if (type_same_elem(t, ref))
 		return true;
-	verr(v, n, "%s element type %s differs from %s element type %s", what, ELS(t), refname, ELS(ref));
+	verr(v, n, "%s element type %s differs from %s element type %s", WHS(what), ELS(t), WHS(refname), ELS(ref));
 	return false;
 }
 
 /* t has ref's element kind (quantization parameters may differ) */
-static bool want_kind(struct verifier *v, const struct node *n, const char *what, const struct type *t,
-		      const char *refname, const struct type *ref)
+static bool want_kind(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+		      struct what refname, const struct type *ref)
 {
 	if (t->elem == ref->elem)
 		return true;
-	verr(v, n, "%s element kind %s differs from %s element kind %s", what, elem_name((enum elem_kind)t->elem),
-	     refname, elem_name((enum elem_kind)ref->elem));
+	verr(v, n, "%s element kind %s differs from %s element kind %s", WHS(what), elem_name((enum elem_kind)t->elem),
+	     WHS(refname), elem_name((enum elem_kind)ref->elem));
 	return false;
 }
 
 /* t has ref's shape */
-static bool want_same_shape(struct verifier *v, const struct node *n, const char *what, const struct type *t,
-			    const char *refname, const struct type *ref)
+static bool want_same_shape(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+			    struct what refname, const struct type *ref)
 {
 	if (type_same_shape(t, ref))
 		return true;
-	verr(v, n, "%s %s does not have the shape of %s %s", what, TYS(t), refname, TYS(ref));
+	verr(v, n, "%s %s does not have the shape of %s %s", WHS(what), TYS(t), WHS(refname), TYS(ref));
 	return false;
 }
 
 /* t (called what) has the expected shape s */
-static bool want_shape(struct verifier *v, const struct node *n, const char *what, const struct type *t,
+static bool want_shape(struct verifier *v, const struct node *n, struct what what, const struct type *t,
 		       const struct shape *s)
 {
 	if (shape_matches(t, s))
 		return true;
-	verr(v, n, "%s is %s but its shape should be %s", what, TYS(t), SHS(s));
+	verr(v, n, "%s is %s but its shape should be %s", WHS(what), TYS(t), SHS(s));
 	return false;
 }
 
 /* result r has the expected shape s */
 static bool res_shape(struct verifier *v, const struct node *n, unsigned r, const struct shape *s)
 {
-	return want_shape(v, n, RESN(n, r), n->types[r], s);
+	return want_shape(v, n, RESW(n, r), n->types[r], s);
 }
 
 /* result r has operand i's type (shape and exact element type) */
@@ -287,23 +333,23 @@ static bool res_same_type(struct verifier *v, const struct node *n, unsigned r, 
 /* result r has operand i's shape and element kind */
 static bool res_same_shape_kind(struct verifier *v, const struct node *n, unsigned r, unsigned i)
 {
-	bool ok = want_kind(v, n, RESN(n, r), n->types[r], OPN(n, i), op_type(n, i));
-	return want_same_shape(v, n, RESN(n, r), n->types[r], OPN(n, i), op_type(n, i)) && ok;
+	bool ok = want_kind(v, n, RESW(n, r), n->types[r], OPW(n, i), op_type(n, i));
+	return want_same_shape(v, n, RESW(n, r), n->types[r], OPW(n, i), op_type(n, i)) && ok;
 }
 
 /* t has rank `rank`; form describes the expected layout ("N x H x W x C") */
-static bool want_rank(struct verifier *v, const struct node *n, const char *what, const struct type *t,
+static bool want_rank(struct verifier *v, const struct node *n, struct what what, const struct type *t,
 		      unsigned rank, const char *form)
 {
 	if (t->rank == rank)
 		return true;
-	verr(v, n, "%s must be %u-D (%s), got %s", what, rank, form, TYS(t));
+	verr(v, n, "%s must be %u-D (%s), got %s", WHS(what), rank, form, TYS(t));
 	return false;
 }
 
 static bool op_rank(struct verifier *v, const struct node *n, unsigned i, unsigned rank, const char *form)
 {
-	return want_rank(v, n, OPN(n, i), op_type(n, i), rank, form);
+	return want_rank(v, n, OPW(n, i), op_type(n, i), rank, form);
 }
 
 static const char *lower_bound_desc(int64_t lo)
@@ -352,22 +398,22 @@ static bool float_attr_nonneg(struct verifier *v, const struct node *n, const ch
 }
 
 /* axis value `a` (attribute `name`) indexes a dimension of t (called what) */
-static bool axis_ok(struct verifier *v, const struct node *n, const char *name, int64_t a, const char *what,
+static bool axis_ok(struct verifier *v, const struct node *n, const char *name, int64_t a, struct what what,
 		    const struct type *t)
 {
 	if (a >= 0 && a < (int64_t)t->rank)
 		return true;
 	if (t->rank == 0)
-		verr(v, n, "%s %" PRId64 " is out of range: %s %s is a scalar", name, a, what, TYS(t));
+		verr(v, n, "%s %" PRId64 " is out of range: %s %s is a scalar", name, a, WHS(what), TYS(t));
 	else
-		verr(v, n, "%s %" PRId64 " is out of range [0, %u) for %s %s", name, a, t->rank, what, TYS(t));
+		verr(v, n, "%s %" PRId64 " is out of range [0, %u) for %s %s", name, a, t->rank, WHS(what), TYS(t));
 	return false;
 }
 
 /* INT attribute `name` is an axis of operand i */
 static bool axis_attr(struct verifier *v, const struct node *n, const char *name, unsigned i)
 {
-	return axis_ok(v, n, name, node_int(n, name), OPN(n, i), op_type(n, i));
+	return axis_ok(v, n, name, node_int(n, name), OPW(n, i), op_type(n, i));
 }
 
 /* Elementwise kinds: every operand and result has operand 0's shape. */
@@ -375,9 +421,9 @@ static bool ew_shapes(struct verifier *v, const struct node *n)
 {
 	bool ok = true;
 	for (unsigned i = 1; i < n->nops; i++)
-		ok &= want_same_shape(v, n, OPN(n, i), op_type(n, i), OPN(n, 0), op_type(n, 0));
+		ok &= want_same_shape(v, n, OPW(n, i), op_type(n, i), OPW(n, 0), op_type(n, 0));
 	for (unsigned r = 0; r < n->nres; r++)
-		ok &= want_same_shape(v, n, RESN(n, r), n->types[r], OPN(n, 0), op_type(n, 0));
+		ok &= want_same_shape(v, n, RESW(n, r), n->types[r], OPW(n, 0), op_type(n, 0));
 	return ok;
 }
 
@@ -395,12 +441,12 @@ static void linear_elems(struct verifier *v, const struct node *n, int bias)
 		if (q)
 			op_class(v, n, i, (int)i == bias ? C_FQ : CQ);
 		else
-			want_kind(v, n, OPN(n, i), op_type(n, i), OPN(n, 0), in);
+			want_kind(v, n, OPW(n, i), op_type(n, i), OPW(n, 0), in);
 	}
 	if (q)
 		res_class(v, n, 0, CQ);
 	else
-		want_kind(v, n, RESN(n, 0), node_type(n), OPN(n, 0), in);
+		want_kind(v, n, RESW(n, 0), node_type(n), OPW(n, 0), in);
 }
 
 /* ------------------------------------------------------------------ */
@@ -551,8 +597,8 @@ static bool pool_rule(struct verifier *v, const struct node *n, unsigned classes
 	const struct type *in = op_type(n, 0);
 	bool ok = op_class(v, n, 0, classes);
 	if (ok)
-		ok = exact ? want_elem(v, n, RESN(n, 0), node_type(n), OPN(n, 0), in)
-			   : want_kind(v, n, RESN(n, 0), node_type(n), OPN(n, 0), in);
+		ok = exact ? want_elem(v, n, RESW(n, 0), node_type(n), OPW(n, 0), in)
+			   : want_kind(v, n, RESW(n, 0), node_type(n), OPW(n, 0), in);
 	struct window w;
 	bool attrs = window_attrs(v, n, &w);
 	if (!op_rank(v, n, 0, 4, "N x H x W x C") || !attrs)
@@ -587,8 +633,8 @@ void tr_adaptive_avgpool(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0), *r = node_type(n);
 	if (op_class(v, n, 0, C_FQ))
-		want_kind(v, n, "result", r, "input", in);
-	if (!op_rank(v, n, 0, 4, "N x H x W x C") || !want_rank(v, n, "result", r, 4, "N x OH x OW x C"))
+		want_kind(v, n, LITW("result"), r, LITW("input"), in);
+	if (!op_rank(v, n, 0, 4, "N x H x W x C") || !want_rank(v, n, LITW("result"), r, 4, "N x OH x OW x C"))
 		return;
 	struct shape s = {4, {dimv(in, 0), dimv(r, 1), dimv(r, 2), dimv(in, 3)}};
 	if (r->dims[1] == 0 || r->dims[2] == 0)
@@ -603,7 +649,7 @@ void tr_adaptive_avgpool(struct verifier *v, const struct node *n)
 void tr_pad(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0);
-	want_elem(v, n, "result", node_type(n), "input", in);
+	want_elem(v, n, LITW("result"), node_type(n), LITW("input"), in);
 	unsigned cnt;
 	const int64_t *p = node_ints(n, "pads", &cnt);
 	if (cnt != 2u * in->rank) {
@@ -715,8 +761,8 @@ void tr_batched_add(struct verifier *v, const struct node *n)
 			op_class(v, n, 1, CQ);
 			res_class(v, n, 0, CQ);
 		} else {
-			want_kind(v, n, "slice", sl, "batch", b);
-			want_kind(v, n, "result", node_type(n), "batch", b);
+			want_kind(v, n, LITW("slice"), sl, LITW("batch"), b);
+			want_kind(v, n, LITW("result"), node_type(n), LITW("batch"), b);
 		}
 	}
 	if (b->rank == 0) {
@@ -726,7 +772,7 @@ void tr_batched_add(struct verifier *v, const struct node *n)
 	struct shape s = shape_of(b);
 	struct shape want = {b->rank - 1u, {0}};
 	memcpy(want.d, s.d + 1, (b->rank - 1u) * sizeof(int64_t));
-	if (want_shape(v, n, "slice", sl, &want))
+	if (want_shape(v, n, LITW("slice"), sl, &want))
 		res_shape(v, n, 0, &s);
 }
 
@@ -737,7 +783,7 @@ void tr_reduce(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0);
 	if (op_class(v, n, 0, n->kind == NK_BatchedReduceMean ? C_FQ : C_NUM))
-		want_kind(v, n, "result", node_type(n), "batch", in);
+		want_kind(v, n, LITW("result"), node_type(n), LITW("batch"), in);
 	unsigned cnt;
 	const int64_t *axes = node_ints(n, "axes", &cnt);
 	if (cnt == 0) {
@@ -747,7 +793,7 @@ void tr_reduce(struct verifier *v, const struct node *n)
 	bool drop[GLOW_MAX_RANK] = {false};
 	bool ok = true;
 	for (unsigned i = 0; i < cnt; i++) {
-		if (!axis_ok(v, n, "axis", axes[i], "batch", in)) {
+		if (!axis_ok(v, n, "axis", axes[i], LITW("batch"), in)) {
 			ok = false;
 		} else if (drop[axes[i]]) {
 			verr(v, n, "axis %" PRId64 " appears twice in axes", axes[i]);
@@ -803,7 +849,7 @@ static void channel_vector(struct verifier *v, const struct node *n, unsigned i,
 {
 	const struct type *t = op_type(n, i), *in = op_type(n, 0);
 	if (elem_is_float((enum elem_kind)in->elem))
-		want_kind(v, n, OPN(n, i), t, "input", in);
+		want_kind(v, n, OPW(n, i), t, LITW("input"), in);
 	else
 		op_class(v, n, i, CF);
 	if (t->rank != 1 || dimv(t, 0) != c)
@@ -839,8 +885,8 @@ void tr_layernorm(struct verifier *v, const struct node *n)
 	const struct type *in = op_type(n, 0);
 	if (op_class(v, n, 0, CF)) {
 		res_same_type(v, n, 0, 0);
-		want_kind(v, n, "scale", op_type(n, 1), "input", in);
-		want_kind(v, n, "bias", op_type(n, 2), "input", in);
+		want_kind(v, n, LITW("scale"), op_type(n, 1), LITW("input"), in);
+		want_kind(v, n, LITW("bias"), op_type(n, 2), LITW("input"), in);
 	}
 	float_attr_nonneg(v, n, "epsilon");
 	if (!axis_attr(v, n, "axis", 0))
@@ -849,8 +895,8 @@ void tr_layernorm(struct verifier *v, const struct node *n)
 	struct shape s = {in->rank - axis, {0}};
 	for (unsigned i = axis; i < in->rank; i++)
 		s.d[i - axis] = dimv(in, i);
-	want_shape(v, n, "scale", op_type(n, 1), &s);
-	want_shape(v, n, "bias", op_type(n, 2), &s);
+	want_shape(v, n, LITW("scale"), op_type(n, 1), &s);
+	want_shape(v, n, LITW("bias"), op_type(n, 2), &s);
 }
 
 /* InstanceNormalization(Input, Scale C, Bias C): Input floating-point of rank
@@ -902,8 +948,8 @@ void tr_arith(struct verifier *v, const struct node *n)
 	ew_shapes(v, n);
 	if (!op_class(v, n, 0, C_NUM))
 		return;
-	want_kind(v, n, OPN(n, 1), op_type(n, 1), OPN(n, 0), op_type(n, 0));
-	want_kind(v, n, "result", node_type(n), OPN(n, 0), op_type(n, 0));
+	want_kind(v, n, OPW(n, 1), op_type(n, 1), OPW(n, 0), op_type(n, 0));
+	want_kind(v, n, LITW("result"), node_type(n), OPW(n, 0), op_type(n, 0));
 }
 
 /* CmpEQ, CmpNEQ (any kind), CmpLT, CmpLTE (numeric): LHS and RHS of one shape
@@ -913,7 +959,7 @@ void tr_compare(struct verifier *v, const struct node *n)
 	ew_shapes(v, n);
 	bool ordered = n->kind == NK_CmpLT || n->kind == NK_CmpLTE;
 	if (!ordered || op_class(v, n, 0, C_NUM))
-		want_kind(v, n, "RHS", op_type(n, 1), "LHS", op_type(n, 0));
+		want_kind(v, n, LITW("RHS"), op_type(n, 1), LITW("LHS"), op_type(n, 0));
 	res_class(v, n, 0, CB);
 }
 
@@ -934,8 +980,8 @@ void tr_bitshift(struct verifier *v, const struct node *n)
 	ew_shapes(v, n);
 	if (!op_class(v, n, 0, C_IDX))
 		return;
-	want_kind(v, n, OPN(n, 1), op_type(n, 1), OPN(n, 0), op_type(n, 0));
-	want_kind(v, n, "result", node_type(n), OPN(n, 0), op_type(n, 0));
+	want_kind(v, n, OPW(n, 1), op_type(n, 1), OPW(n, 0), op_type(n, 0));
+	want_kind(v, n, LITW("result"), node_type(n), OPW(n, 0), op_type(n, 0));
 }
 
 /* Neg, Abs, Sign, Relu, LeakyRelu: numeric Input -> Input's shape and kind. */
@@ -943,7 +989,7 @@ void tr_unary(struct verifier *v, const struct node *n)
 {
 	ew_shapes(v, n);
 	if (op_class(v, n, 0, C_NUM))
-		want_kind(v, n, "result", node_type(n), "input", op_type(n, 0));
+		want_kind(v, n, LITW("result"), node_type(n), LITW("input"), op_type(n, 0));
 }
 
 /* Exp, Log, Sqrt, ..., Sigmoid, Tanh, Gelu, Elu: floating-point Input ->
@@ -952,7 +998,7 @@ void tr_unary_float(struct verifier *v, const struct node *n)
 {
 	ew_shapes(v, n);
 	if (op_class(v, n, 0, CF))
-		want_kind(v, n, "result", node_type(n), "input", op_type(n, 0));
+		want_kind(v, n, LITW("result"), node_type(n), LITW("input"), op_type(n, 0));
 }
 
 /* IsNaN, IsInf: floating-point Input -> bool of its shape. */
@@ -977,8 +1023,8 @@ void tr_select(struct verifier *v, const struct node *n)
 {
 	ew_shapes(v, n);
 	op_class(v, n, 0, CB);
-	want_elem(v, n, "RHS", op_type(n, 2), "LHS", op_type(n, 1));
-	want_elem(v, n, "result", node_type(n), "LHS", op_type(n, 1));
+	want_elem(v, n, LITW("RHS"), op_type(n, 2), LITW("LHS"), op_type(n, 1));
+	want_elem(v, n, LITW("result"), node_type(n), LITW("LHS"), op_type(n, 1));
 }
 
 /* ------------------------------------------------------------------ */
@@ -999,7 +1045,7 @@ void tr_cross_entropy(struct verifier *v, const struct node *n)
 {
 	const struct type *p = op_type(n, 0), *l = op_type(n, 1);
 	if (op_class(v, n, 0, CF))
-		want_kind(v, n, "CE", node_type(n), "P", p);
+		want_kind(v, n, LITW("CE"), node_type(n), LITW("P"), p);
 	op_class(v, n, 1, C_IDX);
 	struct shape one = {1, {1}};
 	res_shape(v, n, 0, &one);
@@ -1030,7 +1076,7 @@ void tr_regression(struct verifier *v, const struct node *n)
 void tr_reshape(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0), *r = node_type(n);
-	want_elem(v, n, "result", r, "input", in);
+	want_elem(v, n, LITW("result"), r, LITW("input"), in);
 	if (numel(in) != numel(r))
 		verr(v, n, "result %s has %" PRId64 " elements but input %s has %" PRId64, TYS(r), numel(r), TYS(in),
 		     numel(in));
@@ -1041,7 +1087,7 @@ void tr_reshape(struct verifier *v, const struct node *n)
 void tr_transpose(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0);
-	want_elem(v, n, "result", node_type(n), "input", in);
+	want_elem(v, n, LITW("result"), node_type(n), LITW("input"), in);
 	unsigned cnt;
 	const int64_t *sh = node_ints(n, "shuffle", &cnt);
 	if (cnt != in->rank) {
@@ -1068,8 +1114,8 @@ void tr_concat(struct verifier *v, const struct node *n)
 	const struct type *first = op_type(n, 0);
 	bool ok = true;
 	for (unsigned i = 1; i < n->nops; i++)
-		ok &= want_elem(v, n, OPN(n, i), op_type(n, i), OPN(n, 0), first);
-	want_elem(v, n, "result", node_type(n), OPN(n, 0), first);
+		ok &= want_elem(v, n, OPW(n, i), op_type(n, i), OPW(n, 0), first);
+	want_elem(v, n, LITW("result"), node_type(n), OPW(n, 0), first);
 	if (!axis_attr(v, n, "dim", 0))
 		return;
 	unsigned dim = (unsigned)node_int(n, "dim");
@@ -1096,7 +1142,7 @@ void tr_concat(struct verifier *v, const struct node *n)
 void tr_slice(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0), *r = node_type(n);
-	want_elem(v, n, "result", r, "input", in);
+	want_elem(v, n, LITW("result"), r, LITW("input"), in);
 	if (r->rank != in->rank) {
 		verr(v, n, "result %s does not have the rank of input %s", TYS(r), TYS(in));
 		return;
@@ -1119,7 +1165,7 @@ void tr_slice(struct verifier *v, const struct node *n)
 void tr_insert_tensor(struct verifier *v, const struct node *n)
 {
 	const struct type *big = op_type(n, 0), *sm = op_type(n, 1);
-	want_elem(v, n, "small", sm, "big", big);
+	want_elem(v, n, LITW("small"), sm, LITW("big"), big);
 	res_same_type(v, n, 0, 0);
 	bool ok = int_attr_min(v, n, "count", 1);
 	if (sm->rank != big->rank) {
@@ -1146,7 +1192,7 @@ void tr_insert_tensor(struct verifier *v, const struct node *n)
 void tr_gather(struct verifier *v, const struct node *n)
 {
 	const struct type *d = op_type(n, 0), *ix = op_type(n, 1);
-	want_elem(v, n, "result", node_type(n), "data", d);
+	want_elem(v, n, LITW("result"), node_type(n), LITW("data"), d);
 	op_class(v, n, 1, C_IDX);
 	if (!axis_attr(v, n, "axis", 0))
 		return;
@@ -1173,7 +1219,7 @@ void tr_gather(struct verifier *v, const struct node *n)
 void tr_gather_nd(struct verifier *v, const struct node *n)
 {
 	const struct type *d = op_type(n, 0), *ix = op_type(n, 1);
-	want_elem(v, n, "result", node_type(n), "data", d);
+	want_elem(v, n, LITW("result"), node_type(n), LITW("data"), d);
 	op_class(v, n, 1, C_IDX);
 	int64_t b = node_int(n, "batch_dims");
 	int64_t lim = d->rank < ix->rank ? d->rank : ix->rank;
@@ -1224,7 +1270,7 @@ static bool along_axis_indices(struct verifier *v, const struct node *n, unsigne
  *   Data[i with dimension axis replaced by Indices[i]]. */
 void tr_gather_elements(struct verifier *v, const struct node *n)
 {
-	want_elem(v, n, "result", node_type(n), "data", op_type(n, 0));
+	want_elem(v, n, LITW("result"), node_type(n), LITW("data"), op_type(n, 0));
 	op_class(v, n, 1, C_IDX);
 	if (!axis_attr(v, n, "axis", 0) || !along_axis_indices(v, n, 1, (unsigned)node_int(n, "axis")))
 		return;
@@ -1239,13 +1285,13 @@ void tr_gather_elements(struct verifier *v, const struct node *n)
 void tr_scatter_elements(struct verifier *v, const struct node *n)
 {
 	res_same_type(v, n, 0, 0);
-	want_elem(v, n, "updates", op_type(n, 2), "data", op_type(n, 0));
+	want_elem(v, n, LITW("updates"), op_type(n, 2), LITW("data"), op_type(n, 0));
 	op_class(v, n, 1, C_IDX);
 	if (node_int(n, "reduction") != 0)
 		op_class(v, n, 0, C_NUM);
 	if (!axis_attr(v, n, "axis", 0) || !along_axis_indices(v, n, 1, (unsigned)node_int(n, "axis")))
 		return;
-	want_same_shape(v, n, "updates", op_type(n, 2), "indices", op_type(n, 1));
+	want_same_shape(v, n, LITW("updates"), op_type(n, 2), LITW("indices"), op_type(n, 1));
 }
 
 /* ScatterND(Data rank r, Indices rank q >= 1 of an index type, Updates)
@@ -1256,7 +1302,7 @@ void tr_scatter_nd(struct verifier *v, const struct node *n)
 {
 	const struct type *d = op_type(n, 0), *ix = op_type(n, 1);
 	res_same_type(v, n, 0, 0);
-	want_elem(v, n, "updates", op_type(n, 2), "data", d);
+	want_elem(v, n, LITW("updates"), op_type(n, 2), LITW("data"), d);
 	op_class(v, n, 1, C_IDX);
 	if (node_int(n, "reduction") != 0)
 		op_class(v, n, 0, C_NUM);
@@ -1280,7 +1326,7 @@ void tr_scatter_nd(struct verifier *v, const struct node *n)
 		s.d[s.rank++] = dimv(ix, i);
 	for (unsigned i = (unsigned)k; i < d->rank; i++)
 		s.d[s.rank++] = dimv(d, i);
-	want_shape(v, n, "updates", op_type(n, 2), &s);
+	want_shape(v, n, LITW("updates"), op_type(n, 2), &s);
 }
 
 /* Tile(Input) {count >= 1, axis}: Input repeated count times along axis
@@ -1288,7 +1334,7 @@ void tr_scatter_nd(struct verifier *v, const struct node *n)
 void tr_tile(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0);
-	want_elem(v, n, "result", node_type(n), "input", in);
+	want_elem(v, n, LITW("result"), node_type(n), LITW("input"), in);
 	bool ok = int_attr_min(v, n, "count", 1);
 	if (!axis_attr(v, n, "axis", 0) || !ok)
 		return;
@@ -1304,7 +1350,7 @@ void tr_tile(struct verifier *v, const struct node *n)
 void tr_broadcast(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0), *r = node_type(n);
-	want_elem(v, n, "result", r, "input", in);
+	want_elem(v, n, LITW("result"), r, LITW("input"), in);
 	int64_t axis = node_int(n, "axis");
 	if (axis < 0 || axis + in->rank > r->rank) {
 		verr(v, n, "axis %" PRId64 " does not place input %s inside result %s (need 0 <= axis <= %d)", axis,
@@ -1330,7 +1376,7 @@ static int64_t block_size(struct verifier *v, const struct node *n)
 void tr_space_to_depth(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0);
-	want_elem(v, n, "result", node_type(n), "input", in);
+	want_elem(v, n, LITW("result"), node_type(n), LITW("input"), in);
 	int64_t b = block_size(v, n);
 	if (!op_rank(v, n, 0, 4, "N x H x W x C") || !b)
 		return;
@@ -1347,7 +1393,7 @@ void tr_space_to_depth(struct verifier *v, const struct node *n)
 void tr_depth_to_space(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0);
-	want_elem(v, n, "result", node_type(n), "input", in);
+	want_elem(v, n, LITW("result"), node_type(n), LITW("input"), in);
 	int64_t b = block_size(v, n);
 	if (!op_rank(v, n, 0, 4, "N x H x W x C") || !b)
 		return;
@@ -1369,9 +1415,9 @@ void tr_resize(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0);
 	if (n->kind == NK_ResizeNearest)
-		want_elem(v, n, "result", node_type(n), "input", in);
+		want_elem(v, n, LITW("result"), node_type(n), LITW("input"), in);
 	else if (op_class(v, n, 0, C_FQ))
-		want_kind(v, n, "result", node_type(n), "input", in);
+		want_kind(v, n, LITW("result"), node_type(n), LITW("input"), in);
 	unsigned cnt;
 	const double *sc = node_floats(n, "scale", &cnt);
 	if (cnt != in->rank) {
@@ -1448,7 +1494,7 @@ void tr_topk(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0);
 	if (op_class(v, n, 0, C_NUM))
-		want_elem(v, n, "values", n->types[0], "input", in);
+		want_elem(v, n, LITW("values"), n->types[0], LITW("input"), in);
 	res_class(v, n, 1, C_IDX);
 	if (!int_attr_min(v, n, "k", 1))
 		return;
