@@ -334,12 +334,13 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 						size_t kb = cb_min_sz(kdim, ka + kslice);
 						for (size_t t = small_b ? tt : 0; t < (small_b ? tt + 1 : nt); t++) {
 							size_t m = m0 + t * CB_MR;
+							/* a last tile of one or two rows runs the one-row kernel */
 							int full = m + CB_MR <= mtot;
 							const float *ap = direct && full ? in + m * (size_t)s->c : scratch + t * tf;
 							int rs = direct && full ? s->c : CB_KC;
 							float *tp = part + t * CB_MR * CB_NR;
 							const char *pf = step ? next + t * span + ka * step : (const char *)pw;
-							if (full || mtot >= CB_MR) {
+							if (full || (mtot >= CB_MR && mtot - m > 2)) {
 								cb_conv_tile_any(s, ap, rs, pw, pb, out, res, m, mtot, g, p, 0,
 										 pf, step, ka, kb, tp);
 							} else {
