@@ -511,6 +511,19 @@ void module_erase_global(struct module *m, struct node *n)
 	n->bits |= NODE_ERASED;
 }
 
+bool module_rename_global(struct module *m, struct node *n, const char *name)
+{
+	glow_assert(node_is_storage(n) && !(n->bits & NODE_ERASED));
+	if (strcmp(n->name, name) == 0)
+		return true;
+	if (strmap_get(&m->gnames, name))
+		return false;
+	strmap_del(&m->gnames, n->name, strlen(n->name));
+	n->name = arena_strdup(&m->arena, name);
+	strmap_put(&m->gnames, n->name, strlen(n->name), n);
+	return true;
+}
+
 /* ---- nodes ---- */
 
 static void list_insert(struct func *f, struct node *n, struct node *before)
@@ -599,6 +612,7 @@ struct node *node_create_pred(struct func *f, unsigned kind, const char *name, c
 	uintptr_t *slot = NULL;
 	uint64_t h = 0;
 	size_t len = 0;
+	bool made = false;
 	if (node_desc(kind)->nres == 0) {
 		name = NULL; /* result-less nodes (Save) have no name */
 	} else {
@@ -609,6 +623,7 @@ struct node *node_create_pred(struct func *f, unsigned kind, const char *name, c
 			slot = nt_find(&f->names, name, len, h);
 		}
 		if (!slot || *slot) {
+			made = true;
 			name = func_fresh_name(f, name);
 			len = strlen(name);
 			h = hash_bytes(name, len);
@@ -619,6 +634,8 @@ struct node *node_create_pred(struct func *f, unsigned kind, const char *name, c
 	n->loc = loc;
 	if (name)
 		nt_fill(&f->names, slot, n, h);
+	if (made)
+		n->bits |= NODE_NAME_MADE;
 	list_insert(f, n, before);
 	f->nnodes++;
 	return n;
@@ -671,6 +688,56 @@ void node_erase(struct func *f, struct node *n)
 		nt_del(&f->names, n);
 	f->nnodes--;
 	n->bits |= NODE_ERASED;
+}
+
+/* Gives the named node n of f the name `name` (an arena string free in f). */
+static void set_name(struct func *f, struct node *n, const char *name)
+{
+	nt_del(&f->names, n);
+	n->name = name;
+	size_t len = strlen(name);
+	uint64_t h = hash_bytes(name, len);
+	nt_reserve(&f->names, 1);
+	uintptr_t *slot = nt_find(&f->names, name, len, h);
+	glow_assert(!*slot);
+	nt_fill(&f->names, slot, n, h);
+}
+
+bool node_rename(struct func *f, struct node *n, const char *name)
+{
+	if (!n->name)
+		return false;
+	if (strcmp(n->name, name) == 0) {
+		n->bits &= (uint8_t)~NODE_NAME_MADE;
+		return true;
+	}
+	if (func_find(f, name))
+		return false;
+	set_name(f, n, arena_strdup(&f->mod->arena, name));
+	n->bits &= (uint8_t)~NODE_NAME_MADE;
+	return true;
+}
+
+/* to's name is from's followed by '.' and a suffix. */
+static bool name_derived(const char *to, const char *from)
+{
+	size_t len = strlen(from);
+	return strncmp(to, from, len) == 0 && to[len] == '.' && to[len + 1] != 0;
+}
+
+void node_replace(struct func *f, struct node *from, struct node *to)
+{
+	glow_assert(from != to && !node_is_storage(to));
+	node_replace_all_uses(from, to);
+	const char *name = from->name;
+	bool take = name && to->name && ((to->bits & NODE_NAME_MADE) || name_derived(to->name, name));
+	uint8_t made = from->bits & NODE_NAME_MADE;
+	/* erased nodes are not freed: from's name stays valid for to */
+	node_erase(f, from);
+	if (take) {
+		set_name(f, to, name);
+		to->bits = (uint8_t)((to->bits & ~NODE_NAME_MADE) | made);
+	}
 }
 
 void node_move_before(struct func *f, struct node *n, struct node *before)

@@ -125,6 +125,9 @@ enum node_bits {
 	NODE_VDONE = 1 << 4,   /* checked (in list order); printed */
 	NODE_VGREY = 1 << 5,   /* on the cycle search's stack */
 	NODE_VGLOBAL = 1 << 6, /* storage of the module */
+	/* the builder made the name up (none was asked for, or the one asked
+	 * for was taken): node_replace may hand the node another name */
+	NODE_NAME_MADE = 1 << 7,
 };
 
 struct node {
@@ -276,8 +279,9 @@ static inline void func_prefetch_name(const struct func *f, uint64_t hash)
 /* The builder: the one API through which the parser, the importer and     */
 /* every pass create and change IR.                                         */
 
-/* A name that is free in the function: base itself if free, else base.N.
- * base may be NULL ("t"). Returns an arena string. */
+/* A name that is free in the function: base itself if free, else base.N
+ * (a previous ".N" of base replaced, N from a per-function counter). base
+ * may be NULL ("t"). Returns an arena string. */
 const char *func_fresh_name(struct func *f, const char *base);
 const char *module_fresh_name(struct module *m, const char *base);
 
@@ -295,7 +299,8 @@ const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *
 /* Creates a node with the given operands (nops of them: for variadic kinds
  * any count >= the minimum) and result types, attributes at their defaults
  * (required ones zeroed: set them), inserted before `before` (NULL: at the
- * end). name NULL or taken: a fresh name derived from it. Operand values must
+ * end). name NULL or taken: a fresh name derived from it (func_fresh_name),
+ * marked NODE_NAME_MADE (see node_replace). Operand values must
  * belong to f or be storage of f's module. */
 struct node *node_create(struct func *f, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 			 const struct type *const *types, struct node *before, struct loc loc);
@@ -330,10 +335,31 @@ void value_replace_all_uses(struct value from, struct value to);
 void node_replace_all_uses(struct node *from, struct node *to);
 /* Unlinks a node with no uses from its function and drops its operands. */
 void node_erase(struct func *f, struct node *n);
+/* Replaces `from` by `to` (another node of f): every use of result i of
+ * from becomes a use of result i of to (from->nres <= to->nres, types must
+ * agree), then from is erased. A value keeps the name it had, so to takes
+ * from's name when all of these hold:
+ *   - both have a name (result-less nodes have none);
+ *   - to's name is not one somebody chose for it: the builder made it up
+ *     (NODE_NAME_MADE: node_create was given no name, or a taken one), or
+ *     it is from's name followed by '.' and a suffix ("x.3" the builder
+ *     derived, "x.mul" a pass derived for a helper, also when read back
+ *     from text).
+ * Otherwise to keeps its own name (two values that a pass found equal, each
+ * named by the user: the one kept keeps its name). When to takes the name it
+ * also takes from's NODE_NAME_MADE bit. */
+void node_replace(struct func *f, struct node *from, struct node *to);
+/* Renames n to name (copied). Returns false, changing nothing, if another
+ * node of f has that name or n has no name (result-less kinds). A name given
+ * this way counts as chosen: NODE_NAME_MADE is cleared. */
+bool node_rename(struct func *f, struct node *n, const char *name);
 /* Moves n right before `before` (NULL: to the end). */
 void node_move_before(struct func *f, struct node *n, struct node *before);
 /* Erases storage with no uses. */
 void module_erase_global(struct module *m, struct node *n);
+/* Renames storage n to name (copied); false, changing nothing, if another
+ * placeholder or constant has that name. */
+bool module_rename_global(struct module *m, struct node *n, const char *name);
 
 /* Iteration */
 #define func_for_each(f, n) for (struct node *n = (f)->first; n; n = n->next)

@@ -20,7 +20,9 @@
  * place, which keeps the list a valid order wherever it was one.
  *
  * Requires: nothing (cycles in an unverified function are walked safely).
- * Preserves: the names of the surviving nodes.
+ * Preserves: the names of the surviving nodes, except that a survivor whose
+ * name the builder made up or derived from a duplicate's takes that
+ * duplicate's name (node_replace).
  */
 #include "passes/pass.h"
 #include "support/hashmap.h"
@@ -162,7 +164,7 @@ bool cse_run(struct func *f, struct pass_ctx *ctx)
 		cap *= 2;
 	struct cse_slot *tab = xcalloc(cap, sizeof(*tab));
 	uint64_t merged;
-	node_vec dups = {0};
+	node_vec dups = {0}, keeps = {0};
 	for (size_t i = 0; i < order.len; i++) {
 		struct node *n = order.data[i];
 		if (!(node_desc(n->kind)->flags & NF_PURE) || n->nres == 0)
@@ -184,13 +186,15 @@ bool cse_run(struct func *f, struct pass_ctx *ctx)
 		}
 		node_replace_all_uses(n, keep);
 		vec_push(&dups, n);
+		vec_push(&keeps, keep);
 	}
 	/* Erase last-created first: a use is unlinked by a walk of its producer's
 	 * use list, which holds the newest uses first. */
 	for (size_t i = dups.len; i-- > 0;)
-		node_erase(f, dups.data[i]);
+		node_replace(f, dups.data[i], keeps.data[i]);
 	merged = dups.len;
 	vec_free(&dups);
+	vec_free(&keeps);
 	free(tab);
 	u64map_free(&pos);
 	vec_free(&order);

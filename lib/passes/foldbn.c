@@ -9,8 +9,13 @@
  * into the convolution's weights:
  *   filter'[oc, ...] = filter[oc, ...] * mul[oc]
  *   bias'[oc]        = bias[oc] * mul[oc] + add[oc]
- * computed in double and rounded once to the weights' kind. New constants
- * are made (the old ones may be shared); dce removes the old ones. Uniform
+ * computed in double and rounded once to the weights' kind. A filter or bias
+ * that only this convolution uses is rewritten in place and keeps its name;
+ * a shared one is left to its other users and the convolution gets a new
+ * constant named after it. The folded convolution computes the
+ * BatchNormalization's value, not its own any more, so it takes the
+ * BatchNormalization's name when that was chosen (not made up by the
+ * builder). Uniform
  * inputs (splat filter and bias, the same coefficients in every channel)
  * give splat constants rather than dense data: the same values, no payload
  * to compute or print.
@@ -86,14 +91,25 @@ static bool all_equal(const double *v, uint64_t n)
 	return true;
 }
 
-/* A splat constant of float type t holding v rounded to float. */
-static struct constant *splat_constant(struct module *m, const struct type *t, double v, const char *base)
+/* The constant that will hold conv's folded operand old: old itself when
+ * conv is its only user, else a new constant of old's type named after it. */
+static struct constant *target_constant(struct module *m, struct constant *old)
 {
-	struct constant *c = module_add_constant(m, module_fresh_name(m, base), t, LOC_NONE);
+	if (node_num_uses(&old->n, -1) == 1)
+		return old;
+	struct constant *c = module_add_constant(m, module_fresh_name(m, old->n.name), node_type(&old->n), LOC_NONE);
 	glow_assert(c);
+	return c;
+}
+
+/* Makes float constant c a splat of v rounded to float. */
+static void set_splat(struct constant *c, double v)
+{
+	if (c->data && c->init != INIT_DENSE)
+		free(c->data);
+	c->data = NULL;
 	c->init = INIT_SPLAT;
 	c->splat_f = (double)(float)v;
-	return c;
 }
 
 /* Scales the filter and bias of conv by the coefficients; false after an
@@ -110,8 +126,10 @@ static bool fold_into(struct module *m, struct node *conv, const double *co, str
 	struct constant *ncw, *ncb;
 	if (oc > 0 && per > 0 && uniform_value(w, &wv) && uniform_value(b, &bv) && all_equal(co, oc) &&
 	    all_equal(co + oc, oc)) {
-		ncw = splat_constant(m, wt, wv * co[0], w->n.name);
-		ncb = splat_constant(m, bt, bv * co[0] + co[oc], b->n.name);
+		ncw = target_constant(m, w);
+		ncb = target_constant(m, b);
+		set_splat(ncw, wv * co[0]);
+		set_splat(ncb, bv * co[0] + co[oc]);
 	} else {
 		const uint8_t *wd = constant_data(m, w, d), *bd = wd ? constant_data(m, b, d) : NULL;
 		if (!bd)
@@ -123,8 +141,11 @@ static bool fold_into(struct module *m, struct node *conv, const double *co, str
 				pu_store(wt, nw, o * per + i, pu_load(wt, wd, o * per + i) * co[o]);
 			pu_store(bt, nb, o, pu_load(bt, bd, o) * co[o] + co[oc + o]);
 		}
-		ncw = pu_new_constant(m, wt, nw, w->n.name);
-		ncb = pu_new_constant(m, bt, nb, b->n.name);
+		/* the old payloads were read in full above */
+		ncw = target_constant(m, w);
+		ncb = target_constant(m, b);
+		constant_set_data(m, ncw, nw);
+		constant_set_data(m, ncb, nb);
 		free(nw);
 		free(nb);
 	}
@@ -160,7 +181,10 @@ bool fold_batchnorm_run(struct func *f, struct pass_ctx *ctx)
 				break;
 			}
 			/* the BN's successor may be `next`; erasing n keeps it valid */
+			const char *name = n->bits & NODE_NAME_MADE ? NULL : n->name;
 			pu_replace(f, n, node_val(conv, 0));
+			if (name)
+				node_rename(f, conv, name);
 			folded++;
 		}
 		free(co);

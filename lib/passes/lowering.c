@@ -101,7 +101,7 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 
 const char *lw_name(char *buf, const struct node *n, const char *suffix)
 {
-	snprintf(buf, 64, "%.40s.%.20s", n->name ? n->name : "t", suffix);
+	snprintf(buf, 64, "%.40s.%.22s", n->name ? n->name : "t", suffix);
 	return buf;
 }
 
@@ -134,7 +134,14 @@ struct value lw_splat(struct func *f, const struct type *t, double x, struct nod
 
 struct value lw_bin_splat(struct func *f, unsigned k, struct value a, double x, struct node *n, const char *suffix)
 {
-	struct value s = lw_splat(f, val_type(a), x, n, "k");
+	/* "<n>.k", or "<n>.<suffix>.k" for a rule's further constants */
+	char buf[64], ks[32];
+	const char *k1 = "k";
+	if (func_find(f, lw_name(buf, n, k1))) {
+		snprintf(ks, sizeof ks, "%.20s.k", suffix);
+		k1 = ks;
+	}
+	struct value s = lw_splat(f, val_type(a), x, n, k1);
 	return lw_bin(f, k, a, s, n, suffix);
 }
 

@@ -55,7 +55,8 @@ struct value lw_un(struct func *f, unsigned k, struct value a, struct node *n, c
 struct value lw_bin(struct func *f, unsigned k, struct value a, struct value b, struct node *n, const char *suffix);
 /* A Splat of x with v's type (or type t) before n. */
 struct value lw_splat(struct func *f, const struct type *t, double x, struct node *n, const char *suffix);
-/* k(a, Splat x) with a's type. */
+/* k(a, Splat x) with a's type; the Splat is named "<n>.k", or
+ * "<n>.<suffix>.k" when that is taken (a rule's further constants). */
 struct value lw_bin_splat(struct func *f, unsigned k, struct value a, double x, struct node *n, const char *suffix);
 /* A reduction k of v over the axes marked in drop (rank of v). */
 struct value lw_reduce(struct func *f, unsigned k, struct value v, const bool *drop, struct node *n,

@@ -119,9 +119,7 @@ bool eliminate_noop_run(struct func *f, struct pass_ctx *ctx)
 		struct value src = noop_source(n);
 		if (!src.node)
 			continue;
-		value_replace_all_uses(node_val(n, 0), src);
-		if (!node_has_uses(n))
-			node_erase(f, n);
+		pu_replace(f, n, src);
 		removed++;
 	}
 	pass_stat(ctx, "Number of no-op nodes removed", removed);

@@ -250,6 +250,10 @@ const uint8_t *pu_constant_data(struct module *m, struct constant *c, struct dia
 
 void pu_replace(struct func *f, struct node *n, struct value v)
 {
+	if (n->nres == 1 && v.res == 0 && v.node != n && !node_is_storage(v.node)) {
+		node_replace(f, n, v.node);
+		return;
+	}
 	value_replace_all_uses(node_val(n, 0), v);
 	if (!node_has_uses(n))
 		node_erase(f, n);

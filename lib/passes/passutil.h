@@ -65,8 +65,11 @@ struct constant *pu_new_constant(struct module *m, const struct type *t, const v
 /* The payload of constant c, or NULL (reported to d) when it cannot be read. */
 const uint8_t *pu_constant_data(struct module *m, struct constant *c, struct diag *d);
 
-/* Replaces every use of result 0 of n by v and erases n (which must then be
- * unused); the caller guarantees the types agree. */
+/* Replaces every use of result 0 of n by v and erases n when it is then
+ * unused; the caller guarantees the types agree. When n has one result and
+ * v is result 0 of a node of f, this is node_replace(f, n, v.node), so v's
+ * node takes n's name under node_replace's rule (a node a pass created
+ * for n, named after it, ends up with n's name). */
 void pu_replace(struct func *f, struct node *n, struct value v);
 
 /* Copies data of type t into out permuted by shuffle s (out has type

@@ -47,6 +47,7 @@
 #include "passes/passutil.h"
 #include "support/hashmap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,11 +148,19 @@ static struct constant *pr_constant(struct pr_state *s, struct constant *c)
 	return nc;
 }
 
-/* A ConvertTo of v to type t right before `before`. */
+/* A ConvertTo of v to type t right before `before`, named "<base>.<kind>"
+ * ("x.float16", and "x.float" for the conversion back). */
 static struct node *pr_convert(struct func *f, struct value v, const struct type *t, struct node *before,
 			       const char *base)
 {
-	return node_create1(f, NK_ConvertTo, base, &v, 1, t, before, before ? before->loc : LOC_NONE);
+	char buf[256];
+	const char *name = base;
+	if (base) {
+		int len = snprintf(buf, sizeof buf, "%s.%s", base, elem_name((enum elem_kind)t->elem));
+		if (len > 0 && (size_t)len < sizeof buf)
+			name = buf;
+	}
+	return node_create1(f, NK_ConvertTo, name, &v, 1, t, before, before ? before->loc : LOC_NONE);
 }
 
 /* Converts node n; false after an error was reported. */
@@ -196,6 +205,21 @@ static bool pr_convert_node(struct pr_state *s, struct func *f, struct node *n)
 	return true;
 }
 
+/* A float constant that no node reads any more is erased and its half twin
+ * takes its name: the weight a model calls "w" is still "w", rounded. */
+static void pr_rename_twins(struct pr_state *s)
+{
+	for (size_t i = 0; i < s->consts.cap; i++) {
+		struct constant *c = (struct constant *)(uintptr_t)s->consts.tab[i].key, *nc = s->consts.tab[i].val;
+		if (!nc || node_has_uses(&c->n))
+			continue;
+		const char *name = c->n.name;
+		module_erase_global(s->m, &c->n);
+		bool ok = module_rename_global(s->m, &nc->n, name);
+		glow_assert(ok);
+	}
+}
+
 static bool pr_run(struct module *m, struct pass_ctx *ctx, enum elem_kind half)
 {
 	struct pr_state s;
@@ -220,6 +244,7 @@ static bool pr_run(struct module *m, struct pass_ctx *ctx, enum elem_kind half)
 		}
 		u64map_free(&s.cvts);
 	}
+	pr_rename_twins(&s);
 	u64map_free(&s.consts);
 	pass_stat(ctx, "Number of nodes converted", s.nodes);
 	pass_stat(ctx, "Number of ConvertTo nodes inserted", s.inserted);

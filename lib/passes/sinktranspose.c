@@ -43,6 +43,7 @@
 #include "passes/passutil.h"
 #include "support/vec.h"
 
+#include <stdio.h>
 #include <string.h>
 
 typedef VEC(struct node *) node_vec;
@@ -144,11 +145,23 @@ static void finish(struct sink *sk, struct node *n, struct node *nn, const int64
 	sk->sunk++;
 }
 
-/* A copy of n (same kind and attributes) over ops, of type ty, before n. */
-static struct node *clone_with(struct sink *sk, struct node *n, const struct value *ops, unsigned nops,
-			       const struct type *ty)
+/* A copy of n (same kind and attributes) over ops, of type ty, before n;
+ * t is the Transpose n is moved past. The copy computes n's value in the
+ * layout of t's input x, so when x is named after t ("c1.nhwc" under "c1",
+ * as the importer names layouts) the copy is named after n the same way
+ * ("r1.nhwc" for n "r1"); otherwise after n (the builder adds a counter). */
+static struct node *clone_with(struct sink *sk, struct node *n, const struct node *t, const struct value *ops,
+			       unsigned nops, const struct type *ty)
 {
-	struct node *c = node_create1(sk->f, n->kind, n->name, ops, nops, ty, n, n->loc);
+	const char *name = n->name, *xn = t->ops[0].def->name;
+	char buf[256];
+	size_t tl = t->name ? strlen(t->name) : 0;
+	if (name && xn && tl && strncmp(xn, t->name, tl) == 0 && xn[tl] == '.' && xn[tl + 1]) {
+		int len = snprintf(buf, sizeof buf, "%s%s", name, xn + tl);
+		if (len > 0 && (size_t)len < sizeof buf)
+			name = buf;
+	}
+	struct node *c = node_create1(sk->f, n->kind, name, ops, nops, ty, n, n->loc);
 	node_copy_attrs(sk->m, c, n);
 	return c;
 }
@@ -200,7 +213,7 @@ static bool sink_elementwise(struct sink *sk, struct node *n)
 	for (unsigned i = 0; i < n->nops; i++)
 		ops[i] = (int)i == lead ? op_val(t, 0) : retarget(sk, op_val(n, i), s, inv, r, n);
 	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), inv);
-	finish(sk, n, clone_with(sk, n, ops, n->nops, ty), s);
+	finish(sk, n, clone_with(sk, n, t, ops, n->nops, ty), s);
 	return true;
 }
 
@@ -216,7 +229,7 @@ static bool sink_batchnorm(struct sink *sk, struct node *n)
 	struct value ops[5];
 	for (unsigned i = 0; i < 5; i++)
 		ops[i] = i == 0 ? op_val(t, 0) : op_val(n, i);
-	struct node *c = clone_with(sk, n, ops, 5, op_type(t, 0));
+	struct node *c = clone_with(sk, n, t, ops, 5, op_type(t, 0));
 	node_set_int(sk->m, c, "channel_idx", s[node_int(n, "channel_idx")]);
 	finish(sk, n, c, s);
 	return true;
@@ -238,7 +251,7 @@ static bool sink_concat(struct sink *sk, struct node *n)
 	for (unsigned i = 0; i < n->nops; i++)
 		vec_push(&ops, op_val(n->ops[i].def, 0));
 	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), inv);
-	struct node *c = clone_with(sk, n, ops.data, n->nops, ty);
+	struct node *c = clone_with(sk, n, t0, ops.data, n->nops, ty);
 	vec_free(&ops);
 	node_set_int(sk->m, c, "dim", s[node_int(n, "dim")]);
 	finish(sk, n, c, s);
@@ -265,7 +278,7 @@ static bool sink_pad_slice(struct sink *sk, struct node *n)
 			a[k * r + (unsigned)s[i]] = old[k * r + i];
 	struct value x = op_val(t, 0);
 	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), inv);
-	struct node *c = clone_with(sk, n, &x, 1, ty);
+	struct node *c = clone_with(sk, n, t, &x, 1, ty);
 	node_set_ints(sk->m, c, attr, a, per * r);
 	finish(sk, n, c, s);
 	return true;
@@ -304,7 +317,7 @@ static bool sink_reduce(struct sink *sk, struct node *n)
 			s2[k2++] = pos[s[i]];
 	struct value x = op_val(t, 0);
 	const struct type *ty = type_with_dims(sk->m->types, node_type(n), dims, k);
-	struct node *c = clone_with(sk, n, &x, 1, ty);
+	struct node *c = clone_with(sk, n, t, &x, 1, ty);
 	node_set_ints(sk->m, c, "axes", na, cnt);
 	if (pu_perm_is_identity(s2, k)) {
 		pu_replace(sk->f, n, node_val(c, 0));
