@@ -1,6 +1,6 @@
 /* backend.c - what every backend shares: the input/output rule of an IR
- * function (backend.h states it), the registry of linked-in backends, and
- * the element kinds of a node for is_op_supported.
+ * function (backend.h states it) and the element kinds of a node for
+ * is_op_supported. The registry by name is registry.c (library glowbackends).
  */
 #include "backends/backend.h"
 #include "backends/interpreter/interp.h"
@@ -55,15 +55,6 @@ struct backend_io *backend_func_io(struct ir_func *f, size_t *n)
 	u64map_free(&slot);
 	*n = cnt;
 	return io;
-}
-
-const struct backend *backend_find(const char *name)
-{
-	static const struct backend *const all[] = {&interp_backend};
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(all); i++)
-		if (strcmp(all[i]->name, name) == 0)
-			return all[i];
-	return NULL;
 }
 
 unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigned cap)

@@ -84,7 +84,8 @@ struct backend {
 	void (*destroy)(struct backend_compiled *c);
 };
 
-/* The backends linked in, by name ("interpreter"); NULL if unknown. */
+/* Every backend of this build by name ("interpreter", "c"); NULL if unknown.
+ * Defined in registry.c: link the glowbackends library to use it. */
 const struct backend *backend_find(const char *name);
 
 /* The element kinds of node n in is_op_supported order (results, then

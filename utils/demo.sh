@@ -19,6 +19,7 @@ $B/glow-opt -O2 -stats $D/cnn.glow -o $D/cnn.opt.glow
 $B/glow-irgen $D/cnn.opt.glow | $B/glow-llc -O2 -print-memory-plan -o $D/cnn.gir
 $B/glow-run $D/cnn.gir -input image=examples/cnn-input.npy -print
 $B/glow-llc $D/cnn.gir -backend=c -o $D/cnn-bundle
+$B/glow-run -backend=c $D/cnn.gir -input image=examples/cnn-input.npy -print
 $B/glow-dot -T svg $D/cnn.glow -o $D/cnn.svg
 $B/glow-dot -T svg $D/cnn.opt.glow -o $D/cnn.opt.svg
 set +x

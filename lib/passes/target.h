@@ -5,7 +5,7 @@
  * (backends/backend.h). The passes reach the backend only through the
  * struct pass_target in their context, never through a backend library, so
  * lib/passes does not link any backend; the tool resolves the name
- * (passes/backends.h) and fills the context.
+ * (backend_find, backends/backend.h) and fills the context.
  *
  * Without a backend (a pass_target with backend NULL, or no pass_target at
  * all) the answers are the interpreter's: every node kind is supported and

@@ -7,7 +7,7 @@
  * the engine from lib/support/passmgr.h. The output is written whole or not
  * at all. Exit status 0 on success, 1 after a diagnostic.
  */
-#include "passes/backends.h"
+#include "backends/backend.h"
 #include "passes/pass.h"
 #include "passes/target.h"
 #include "support/cl.h"
@@ -33,7 +33,7 @@ struct opt_options {
 };
 
 /* -backend= values; the pass context keeps the name and the backend's
- * struct (passes/backends.h), so the lower stage, the post-lowering hook
+ * struct (backend_find, backends/backend.h), so the lower stage, the post-lowering hook
  * and check-supported ask it. */
 #define BACKENDS "interpreter|c"
 static const char *const backend_names[] = {"interpreter", "c"};
@@ -79,7 +79,7 @@ static int run(struct opt_options *o, struct diag *d)
 	struct pass_target target = {NULL, "interpreter", NULL};
 	if (ctx.backend) {
 		target.name = ctx.backend;
-		if (!(target.backend = passes_backend_find(ctx.backend))) {
+		if (!(target.backend = backend_find(ctx.backend))) {
 			diag_error(d, LOC_NONE, "backend '%s' is not linked into glow-opt", ctx.backend);
 			return 1;
 		}

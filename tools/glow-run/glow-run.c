@@ -26,7 +26,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/backend.h"
-#include "backends/interpreter/interp.h"
 #include "import/onnx/tensorio.h"
 #include "ir/ir.h"
 #include "support/cl.h"
@@ -43,11 +42,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* -backend= values: every backend runs the same program with the same
+ * input and output options, so any check written for one runs on all. */
+#define BACKENDS "interpreter|c"
+static const char *const backend_names[] = {"interpreter", "c"};
+
 struct run_options {
 	const char *func;
 	struct cl_list inputs, expected, positional;
 	const char *output_dir, *expected_dir, *rtol_s, *atol_s;
 	int format; /* 0 pb, 1 npy */
+	int backend; /* index in BACKENDS */
 	bool print, ignore_plan;
 	double rtol, atol;
 };
@@ -529,10 +534,14 @@ static int run_tool(struct run_options *o, struct diag *d)
 	int status = 1;
 	struct run r = {o, d, NULL, NULL, 0};
 	struct backend_compiled *c = NULL;
-	const struct backend *be = &interp_backend;
+	const struct backend *be = backend_find(backend_names[o->backend]);
 	struct backend_binding *binds = NULL;
 	if (!m)
 		goto out;
+	if (!be) {
+		diag_error(d, LOC_NONE, "backend '%s' is not part of this build", backend_names[o->backend]);
+		goto out;
+	}
 	if (strcmp(in, "-") != 0)
 		ir_module_set_base_dir(m, in);
 	r.f = pick_func(m, o->func, d);
@@ -603,6 +612,7 @@ int main(int argc, char **argv)
 	o.rtol = 1e-3;
 	o.atol = 1e-7;
 	const struct cl_opt opts[] = {
+		{"backend", CL_ENUM, &o.backend, NULL, "Backend to run on: the interpreter (default) or compiled C", 0, BACKENDS},
 		{"func", CL_STRING, &o.func, "@name", "The function to run (default: the only one)", 0, NULL},
 		{"input", CL_LIST, &o.inputs, "NAME=FILE", "Bind input NAME to a .npy or TensorProto .pb file", 0, NULL},
 		{"output-dir", CL_STRING, &o.output_dir, "dir", "Write each output to DIR/NAME.pb (or .npy)", 0, NULL},
@@ -615,7 +625,7 @@ int main(int argc, char **argv)
 		{"ignore-memory-plan", CL_FLAG, &o.ignore_plan, NULL, "Allocate every buffer separately even when a memory plan is recorded", 0, NULL},
 	};
 	const struct cl_tool tool = {
-		"glow-run", "glow instruction IR interpreter", "[options] PROG.gir", opts, GLOW_ARRAY_SIZE(opts),
+		"glow-run", "run glow instruction IR on the interpreter or compiled C", "[options] PROG.gir", opts, GLOW_ARRAY_SIZE(opts),
 		&o.positional, 1,
 	};
 	struct diag d;
