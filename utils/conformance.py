@@ -192,7 +192,7 @@ def prune_xfail(rows, path):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-b", "--build", default=os.path.join(HERE, "..", "build"))
-    ap.add_argument("-O", "--levels", default="O0,O2,fp16")
+    ap.add_argument("-O", "--levels", default="O0,O2,fp16,c-O0,c")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--folders", default=FOLDERS)
     ap.add_argument("--data", default="/usr/share/libonnx-testdata/data")

@@ -17,9 +17,10 @@ import onnxcase
 
 # The levels a case runs at: an optimization level O0..O3 (interpreter),
 # 'fp16' (glow-opt -O2 -convert-to-fp16: float computations in float16,
-# compared at the looser FP16_RTOL/FP16_ATOL) and 'c' (-O2, the C backend:
-# glow-run -backend=c compiles and runs a C bundle).
-LEVELS = ("O0", "O1", "O2", "O3", "fp16", "c")
+# compared at the looser FP16_RTOL/FP16_ATOL), 'c-O0' and 'c' (-O0 and -O2,
+# the C backend: glow-run -backend=c compiles and runs a C bundle, with the
+# interpreter's cases and tolerances).
+LEVELS = ("O0", "O1", "O2", "O3", "fp16", "c-O0", "c")
 
 # float16 has an 11-bit significand: one rounding is a relative error of at
 # most 2^-11 (4.9e-4). A case is a handful of operations, each rounding its
@@ -39,14 +40,16 @@ def level_options(level):
         return "O2", ["-convert-to-fp16"], []
     if level == "c":
         return "O2", [], ["-backend=c"]
+    if level == "c-O0":
+        return "O0", [], ["-backend=c"]
     return level, [], []
 
 
 def c_backend_subset(cases):
     """The cases level c runs by default (each compiles a C bundle, which
-    is slow): per folder and op type (Case.main_op), the first case by name.
-    Every op type of every folder is still compiled once; lit -D
-    onnx_c_all=1 runs them all."""
+    is slower) with lit -D onnx_c_subset=1: per folder and op type
+    (Case.main_op), the first case by name, so every op type of every folder
+    is still compiled once."""
     first = {}
     for c in cases:
         k = (c.folder, c.main_op())
@@ -76,7 +79,7 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
         c_subset = None if self.c_all else c_backend_subset(cases)
         for c in cases:
             for level in self.levels:
-                if level == "c" and c_subset is not None and c.key not in c_subset:
+                if level in ("c", "c-O0") and c_subset is not None and c.key not in c_subset:
                     continue
                 yield lit.Test.Test(testSuite, path_in_suite + (level, c.folder, c.name), localConfig)
 
