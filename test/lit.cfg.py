@@ -34,11 +34,16 @@ if os.path.isdir("/usr/share/libonnx-testdata/data"):
 import shutil
 if shutil.which("mlir-opt", path=path):
     config.available_features.add("mlir-opt")
-# gcc -m32 (Debian: gcc-multilib) for the C backend's 32-bit build test
+# gcc -m32 (Debian: gcc-multilib) for the C backend's 32-bit build test.
+# The probe links into a temporary directory: a linker given -o /dev/null
+# replaces the device with its output when run as root.
 import subprocess
+import tempfile
 try:
-    if subprocess.run(["gcc", "-m32", "-x", "c", "-", "-o", os.devnull], input=b"int main(void) { return 0; }\n",
-                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
-        config.available_features.add("m32")
+    with tempfile.TemporaryDirectory() as probe_dir:
+        if subprocess.run(["gcc", "-m32", "-x", "c", "-", "-o", os.path.join(probe_dir, "a.out")],
+                          input=b"int main(void) { return 0; }\n",
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+            config.available_features.add("m32")
 except OSError:
     pass

@@ -9,7 +9,7 @@ PACKAGES=(
   re2c bison
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
   graphviz libgraphviz-dev
-  clang llvm-14-tools libclang-rt-14-dev
+  clang llvm-14-tools libclang-rt-14-dev gcc-multilib
   mlir-14-tools
 )
 
