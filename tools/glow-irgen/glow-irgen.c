@@ -10,6 +10,7 @@
  */
 #include "irgen/irgen.h"
 #include "support/cl.h"
+#include "support/pmcli.h"
 #include "support/io.h"
 
 #include <inttypes.h>
@@ -20,10 +21,8 @@ struct irgen_options {
 	const char *output;
 	int schedule; /* enum irgen_schedule */
 	const char *func;
-	bool verify_each;
-	bool print_before_all, print_after_all;
-	struct cl_list print_before, print_after;
-	bool time_passes, stats, schedule_stats, list_passes, debug_pm;
+	bool schedule_stats;
+	struct pm_cli pm;
 	struct cl_list input;
 };
 
@@ -44,15 +43,8 @@ static int run(struct irgen_options *o, struct diag *d)
 	const char *in = o->input.n ? o->input.v[0] : "-";
 	struct pm pm;
 	pm_init(&pm, &irgen_pass_registry, d, NULL);
-	pm.verify_each = o->verify_each;
-	pm.print_before_all = o->print_before_all;
-	pm.print_after_all = o->print_after_all;
-	pm.debug = o->debug_pm;
 	int bad = pm_add_text(&pm, "default");
-	for (size_t i = 0; i < o->print_before.n; i++)
-		bad |= pm_add_print_before(&pm, o->print_before.v[i]);
-	for (size_t i = 0; i < o->print_after.n; i++)
-		bad |= pm_add_print_after(&pm, o->print_after.v[i]);
+	bad |= pm_cli_apply(&pm, &o->pm);
 	if (bad) {
 		pm_free(&pm);
 		return 1;
@@ -90,10 +82,7 @@ static int run(struct irgen_options *o, struct diag *d)
 	}
 	if (o->schedule_stats)
 		print_schedule_stats(&s, stderr);
-	if (o->time_passes)
-		pm_print_timing(&pm, stderr);
-	if (o->stats)
-		pm_print_stats(&pm, stderr);
+	pm_cli_report(&pm, &o->pm);
 	irgen_state_free(&s);
 	module_destroy(m);
 	type_ctx_free(&types);
@@ -114,15 +103,8 @@ int main(int argc, char **argv)
 		 NULL},
 		{"print-schedule-stats", CL_FLAG, &o.schedule_stats, NULL,
 		 "Report the peak live activation bytes of the topological and the chosen order", 0, NULL},
-		{"verify-each", CL_FLAG, &o.verify_each, NULL, "Run the verifier after every pass", 0, NULL},
-		{"print-before", CL_LIST, &o.print_before, "pass,...", "Print the IR before these passes", 0, NULL},
-		{"print-after", CL_LIST, &o.print_after, "pass,...", "Print the IR after these passes", 0, NULL},
-		{"print-before-all", CL_FLAG, &o.print_before_all, NULL, "Print the IR before every pass", 0, NULL},
-		{"print-after-all", CL_FLAG, &o.print_after_all, NULL, "Print the IR after every pass", 0, NULL},
-		{"time-passes", CL_FLAG, &o.time_passes, NULL, "Report the wall time of each pass", 0, NULL},
-		{"stats", CL_FLAG, &o.stats, NULL, "Report the counters of each pass", 0, NULL},
-		{"list-passes", CL_FLAG, &o.list_passes, NULL, "List the passes and pipelines, then exit", 0, NULL},
-		{"debug-pass-manager", CL_FLAG, &o.debug_pm, NULL, "Trace each pass as it runs", 0, NULL},
+		PM_CLI_VERIFY_OPT(&o.pm),
+		PM_CLI_OPTS(&o.pm, "IR"),
 	};
 	const struct cl_tool tool = {
 		"glow-irgen", "glow instruction IR generator", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
@@ -134,7 +116,7 @@ int main(int argc, char **argv)
 	enum cl_result r = cl_parse(&tool, argc, argv, &d);
 	if (r != CL_OK)
 		status = r == CL_EXIT ? 0 : 1;
-	else if (o.list_passes) {
+	else if (o.pm.list_passes) {
 		pm_print_list(&irgen_pass_registry, stdout);
 		status = 0;
 	} else

@@ -19,6 +19,7 @@
 #include "iropt/iropt.h"
 #include "iropt/memplan.h"
 #include "support/cl.h"
+#include "support/pmcli.h"
 #include "support/io.h"
 
 #include <errno.h>
@@ -31,10 +32,8 @@ struct llc_options {
 	const char *passes;
 	int olevel; /* -1: no -O given */
 	int emit;   /* index in EMIT_KINDS */
-	bool verify_each, disable_verify;
-	bool print_before_all, print_after_all;
-	struct cl_list print_before, print_after;
-	bool time_passes, stats, list_passes, debug_pm, print_plan;
+	bool disable_verify, print_plan;
+	struct pm_cli pm;
 	int backend;             /* index in BACKENDS */
 	bool embed_weights, emit_main;
 	const char *bundle_name;
@@ -97,10 +96,6 @@ static int run(struct llc_options *o, struct diag *d)
 	struct iropt_ctx ctx = {d, NULL};
 	struct pm pm;
 	pm_init(&pm, &ir_pass_registry, d, &ctx);
-	pm.verify_each = o->verify_each;
-	pm.print_before_all = o->print_before_all;
-	pm.print_after_all = o->print_after_all;
-	pm.debug = o->debug_pm;
 	int bad = 0;
 	if (o->passes)
 		bad |= pm_add_text(&pm, o->passes);
@@ -109,10 +104,7 @@ static int run(struct llc_options *o, struct diag *d)
 		snprintf(name, sizeof name, "O%d", o->olevel);
 		bad |= pm_add_text(&pm, name);
 	}
-	for (size_t i = 0; i < o->print_before.n; i++)
-		bad |= pm_add_print_before(&pm, o->print_before.v[i]);
-	for (size_t i = 0; i < o->print_after.n; i++)
-		bad |= pm_add_print_after(&pm, o->print_after.v[i]);
+	bad |= pm_cli_apply(&pm, &o->pm);
 	if (bad) {
 		pm_free(&pm);
 		return 1;
@@ -147,10 +139,7 @@ static int run(struct llc_options *o, struct diag *d)
 			}
 		}
 	}
-	if (o->time_passes)
-		pm_print_timing(&pm, stderr);
-	if (o->stats)
-		pm_print_stats(&pm, stderr);
+	pm_cli_report(&pm, &o->pm);
 	ir_module_destroy(m);
 	type_ctx_free(&types);
 	input_close(&input);
@@ -181,20 +170,10 @@ int main(int argc, char **argv)
 		{"bundle-name", CL_STRING, &o.bundle_name, "name", "C bundle: the file and symbol prefix", 0, NULL},
 		{"print-memory-plan", CL_FLAG, &o.print_plan, NULL,
 		 "Report each buffer's region, offset and size, the arena and its lower bound (stderr)", 0, NULL},
-		{"verify-each", CL_FLAG, &o.verify_each, NULL, "Run the verifier after every pass", 0, NULL},
+		PM_CLI_VERIFY_OPT(&o.pm),
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},
-		{"print-before", CL_LIST, &o.print_before, "pass,...", "Print the module before these passes", 0,
-		 NULL},
-		{"print-after", CL_LIST, &o.print_after, "pass,...", "Print the module after these passes", 0, NULL},
-		{"print-before-all", CL_FLAG, &o.print_before_all, NULL, "Print the module before every pass", 0,
-		 NULL},
-		{"print-after-all", CL_FLAG, &o.print_after_all, NULL, "Print the module after every pass", 0, NULL},
-		{"time-passes", CL_FLAG, &o.time_passes, NULL, "Report the wall time of each pass", 0, NULL},
-		{"stats", CL_FLAG, &o.stats, NULL, "Report the counters of each pass", 0, NULL},
-		{"list-passes", CL_FLAG, &o.list_passes, NULL, "List the passes and pipelines, then exit", 0, NULL},
-		{"debug-pass-manager", CL_FLAG, &o.debug_pm, NULL, "Trace each pass and pipeline as it runs", 0,
-		 NULL},
+		PM_CLI_OPTS(&o.pm, "module"),
 	};
 	const struct cl_tool tool = {
 		"glow-llc", "glow instruction IR compiler", "[options] [input.gir|-]", opts, GLOW_ARRAY_SIZE(opts),
@@ -206,7 +185,7 @@ int main(int argc, char **argv)
 	enum cl_result r = cl_parse(&tool, argc, argv, &d);
 	if (r != CL_OK)
 		status = r == CL_EXIT ? 0 : 1;
-	else if (o.list_passes) {
+	else if (o.pm.list_passes) {
 		pm_print_list(&ir_pass_registry, stdout);
 		status = 0;
 	} else

@@ -11,6 +11,7 @@
 #include "passes/pass.h"
 #include "passes/target.h"
 #include "support/cl.h"
+#include "support/pmcli.h"
 #include "support/io.h"
 
 #include <stdlib.h>
@@ -22,13 +23,11 @@ struct opt_options {
 	int olevel; /* -1: no -O given */
 	int mode;   /* enum pass_mode */
 	int backend;
-	bool verify_each, disable_verify;
-	bool print_before_all, print_after_all;
-	struct cl_list print_before, print_after;
+	bool disable_verify;
+	struct pm_cli pm;
 	struct cl_list unsupported;
 	bool fp16, bf16;        /* append the fp16 / bf16 pipeline */
 	const char *keep_float; /* kinds they leave in float */
-	bool time_passes, stats, list_passes, debug_pm;
 	struct cl_list input;
 };
 
@@ -91,10 +90,6 @@ static int run(struct opt_options *o, struct diag *d)
 	ctx.target = &target;
 	struct pm pm;
 	pm_init(&pm, &graph_pass_registry, d, &ctx);
-	pm.verify_each = o->verify_each;
-	pm.print_before_all = o->print_before_all;
-	pm.print_after_all = o->print_after_all;
-	pm.debug = o->debug_pm;
 	if (ctx.mode == PASS_MODE_TRAIN)
 		pm.skip_flags |= PASS_INFER_ONLY;
 	int bad = 0;
@@ -107,10 +102,7 @@ static int run(struct opt_options *o, struct diag *d)
 	}
 	if (o->fp16 || o->bf16)
 		bad |= pm_add_text(&pm, o->fp16 ? "fp16" : "bf16");
-	for (size_t i = 0; i < o->print_before.n; i++)
-		bad |= pm_add_print_before(&pm, o->print_before.v[i]);
-	for (size_t i = 0; i < o->print_after.n; i++)
-		bad |= pm_add_print_after(&pm, o->print_after.v[i]);
+	bad |= pm_cli_apply(&pm, &o->pm);
 	if (bad) {
 		pm_free(&pm);
 		return 1;
@@ -145,10 +137,7 @@ static int run(struct opt_options *o, struct diag *d)
 			}
 		}
 	}
-	if (o->time_passes)
-		pm_print_timing(&pm, stderr);
-	if (o->stats)
-		pm_print_stats(&pm, stderr);
+	pm_cli_report(&pm, &o->pm);
 	module_destroy(m);
 	type_ctx_free(&types);
 	input_close(&input);
@@ -182,20 +171,10 @@ int main(int argc, char **argv)
 		 "After the pipeline, convert float computations to bfloat16 (the bf16 pipeline)", 0, NULL},
 		{"keep-float", CL_STRING, &o.keep_float, "Kind,...",
 		 "Node kinds -convert-to-fp16/-convert-to-bf16 leave in float", 0, NULL},
-		{"verify-each", CL_FLAG, &o.verify_each, NULL, "Run the verifier after every pass", 0, NULL},
+		PM_CLI_VERIFY_OPT(&o.pm),
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},
-		{"print-before", CL_LIST, &o.print_before, "pass,...", "Print the module before these passes", 0,
-		 NULL},
-		{"print-after", CL_LIST, &o.print_after, "pass,...", "Print the module after these passes", 0, NULL},
-		{"print-before-all", CL_FLAG, &o.print_before_all, NULL, "Print the module before every pass", 0,
-		 NULL},
-		{"print-after-all", CL_FLAG, &o.print_after_all, NULL, "Print the module after every pass", 0, NULL},
-		{"time-passes", CL_FLAG, &o.time_passes, NULL, "Report the wall time of each pass", 0, NULL},
-		{"stats", CL_FLAG, &o.stats, NULL, "Report the counters of each pass", 0, NULL},
-		{"list-passes", CL_FLAG, &o.list_passes, NULL, "List the passes and pipelines, then exit", 0, NULL},
-		{"debug-pass-manager", CL_FLAG, &o.debug_pm, NULL, "Trace each pass and pipeline as it runs", 0,
-		 NULL},
+		PM_CLI_OPTS(&o.pm, "module"),
 	};
 	const struct cl_tool tool = {
 		"glow-opt", "glow graph optimizer", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
@@ -207,7 +186,7 @@ int main(int argc, char **argv)
 	enum cl_result r = cl_parse(&tool, argc, argv, &d);
 	if (r != CL_OK)
 		status = r == CL_EXIT ? 0 : 1;
-	else if (o.list_passes) {
+	else if (o.pm.list_passes) {
 		pm_print_list(&graph_pass_registry, stdout);
 		status = 0;
 	} else

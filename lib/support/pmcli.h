@@ -1,0 +1,47 @@
+/* pmcli.h - the command-line options every pass-running tool shares and
+ * what they do to a struct pm: -verify-each, -print-before=, -print-after=,
+ * -print-before-all, -print-after-all, -time-passes, -stats, -list-passes,
+ * -debug-pass-manager. A tool embeds a struct pm_cli in its options, puts
+ * PM_CLI_VERIFY_OPT and PM_CLI_OPTS rows into its cl_opt table (separately,
+ * so a tool may list its own options between them), calls pm_cli_apply
+ * after pm_init and pm_cli_report after the run. */
+#ifndef GLOW_SUPPORT_PMCLI_H
+#define GLOW_SUPPORT_PMCLI_H
+
+#include "support/cl.h"
+#include "support/passmgr.h"
+
+#include <stdbool.h>
+
+struct pm_cli {
+	struct cl_list print_before, print_after;
+	bool verify_each, print_before_all, print_after_all;
+	bool time_passes, stats, list_passes, debug_pm;
+};
+
+#define PM_CLI_VERIFY_OPT(c) \
+	{"verify-each", CL_FLAG, &(c)->verify_each, NULL, "Run the verifier after every pass", 0, NULL}
+
+/* what: how help texts name the IR ("module", "IR") */
+#define PM_CLI_OPTS(c, what)                                                                                  \
+	{"print-before", CL_LIST, &(c)->print_before, "pass,...", "Print the " what " before these passes", 0,  \
+	 NULL},                                                                                                 \
+	{"print-after", CL_LIST, &(c)->print_after, "pass,...", "Print the " what " after these passes", 0,     \
+	 NULL},                                                                                                 \
+	{"print-before-all", CL_FLAG, &(c)->print_before_all, NULL, "Print the " what " before every pass", 0, \
+	 NULL},                                                                                                 \
+	{"print-after-all", CL_FLAG, &(c)->print_after_all, NULL, "Print the " what " after every pass", 0,    \
+	 NULL},                                                                                                 \
+	{"time-passes", CL_FLAG, &(c)->time_passes, NULL, "Report the wall time of each pass", 0, NULL},        \
+	{"stats", CL_FLAG, &(c)->stats, NULL, "Report the counters of each pass", 0, NULL},                      \
+	{"list-passes", CL_FLAG, &(c)->list_passes, NULL, "List the passes and pipelines, then exit", 0, NULL}, \
+	{"debug-pass-manager", CL_FLAG, &(c)->debug_pm, NULL, "Trace each pass and pipeline as it runs", 0, NULL}
+
+/* Sets the verification, dump and trace switches of pm and adds the
+ * -print-before/-print-after lists; returns nonzero after reporting an
+ * unknown pass name. */
+int pm_cli_apply(struct pm *pm, const struct pm_cli *c);
+/* -time-passes and -stats: the tables, on stderr. */
+void pm_cli_report(const struct pm *pm, const struct pm_cli *c);
+
+#endif
