@@ -1,73 +1,24 @@
-/* fuzz_glow_parser.c - libFuzzer target for the graph IR reader.
- *
- * Every input must either be rejected with a diagnostic or parse, verify and
- * print; the printed text must parse again and print identically (the
- * printer's fixed point). Crashes, leaks, sanitizer reports and a failed
- * round trip are findings.
+/* fuzz_glow_parser.c - libFuzzer target for the graph IR reader: the round
+ * trip of fuzz_roundtrip.h on .glow text.
  *
  * Build: cmake -DGLOW_FUZZ=ON -DCMAKE_C_COMPILER=clang ...; make fuzz-glow-parser
  * Run:   utils/fuzz/make-corpus.sh corpus && build/bin/fuzz-glow-parser corpus
  */
+#include "fuzz_roundtrip.h"
 #include "graph/graph.h"
-#include "support/io.h"
-#include "support/types.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-enum { PAD = 16 };
-
-/* Parses text (copied with the lexer's zero padding); prints into *out. */
-static struct module *parse_print(struct type_ctx *types, const char *text, size_t len, FILE *sink,
-				  struct ostream *out)
+static void *parse(struct type_ctx *types, const char *buf, size_t len, const char *filename, struct diag *d)
 {
-	char *buf = malloc(len + PAD);
-	if (!buf)
-		abort();
-	memcpy(buf, text, len);
-	memset(buf + len, 0, PAD);
-	struct diag d;
-	diag_init(&d, "fuzz");
-	d.out = sink;
-	struct module *m = module_parse(types, buf, len, "fuzz.glow", &d, true);
-	if (m) {
-		ostream_mem(out);
-		module_print(out, m);
-		ostream_cstr(out);
-	}
-	diag_free(&d);
-	free(buf);
-	return m;
+	return module_parse(types, buf, len, filename, d, true);
 }
+
+static void print(struct ostream *o, void *m) { module_print(o, m); }
+static void destroy(void *m) { module_destroy(m); }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	FILE *sink = fopen("/dev/null", "w");
-	if (!sink)
-		abort();
-	struct type_ctx types;
-	type_ctx_init(&types);
-	struct ostream o1, o2;
-	struct module *m = parse_print(&types, (const char *)data, size, sink, &o1);
-	if (m) {
-		struct module *m2 = parse_print(&types, o1.buf, o1.len, stderr, &o2);
-		if (!m2) {
-			fprintf(stderr, "printed module does not parse again:\n%s\n", o1.buf);
-			abort();
-		}
-		if (o1.len != o2.len || memcmp(o1.buf, o2.buf, o1.len) != 0) {
-			fprintf(stderr, "print(parse(print(parse(t)))) differs:\n%s\n----\n%s\n", o1.buf, o2.buf);
-			abort();
-		}
-		ostream_abort(&o2);
-		module_destroy(m2);
-		ostream_abort(&o1);
-		module_destroy(m);
-	}
-	type_ctx_free(&types);
-	fclose(sink);
-	return 0;
+	static const struct fuzz_ir ir = {"fuzz.glow", parse, print, destroy};
+	return fuzz_roundtrip(&ir, data, size);
 }
