@@ -8,6 +8,7 @@
  * hash to the builder (node_create_named, func_find_hashed). */
 #define _POSIX_C_SOURCE 200809L
 #include "graph/graph.h"
+#include "support/dlist.h"
 #include "support/util.h"
 
 #include <stdbool.h>
@@ -445,13 +446,7 @@ void func_reserve_names(struct func *f, size_t n) { nt_reserve(&f->names, n); }
 
 static void global_append(struct module *m, struct node *n)
 {
-	n->prev = m->glast;
-	n->next = NULL;
-	if (m->glast)
-		m->glast->next = n;
-	else
-		m->gfirst = n;
-	m->glast = n;
+	DLIST_APPEND(m->gfirst, m->glast, n);
 	m->nglobals++;
 	strmap_put(&m->gnames, n->name, strlen(n->name), n);
 }
@@ -492,15 +487,7 @@ struct constant *module_add_constant(struct module *m, const char *name, const s
 void module_erase_global(struct module *m, struct node *n)
 {
 	glow_assert(!n->uses && node_is_storage(n));
-	if (n->prev)
-		n->prev->next = n->next;
-	else
-		m->gfirst = n->next;
-	if (n->next)
-		n->next->prev = n->prev;
-	else
-		m->glast = n->prev;
-	n->prev = n->next = NULL;
+	DLIST_REMOVE(m->gfirst, m->glast, n);
 	m->nglobals--;
 	strmap_del(&m->gnames, n->name, strlen(n->name));
 	struct constant *c = as_constant(n);
@@ -528,36 +515,12 @@ bool module_rename_global(struct module *m, struct node *n, const char *name)
 
 static void list_insert(struct func *f, struct node *n, struct node *before)
 {
-	if (!before) {
-		n->prev = f->last;
-		n->next = NULL;
-		if (f->last)
-			f->last->next = n;
-		else
-			f->first = n;
-		f->last = n;
-	} else {
-		n->next = before;
-		n->prev = before->prev;
-		if (before->prev)
-			before->prev->next = n;
-		else
-			f->first = n;
-		before->prev = n;
-	}
+	DLIST_INSERT(f->first, f->last, n, before);
 }
 
 static void list_remove(struct func *f, struct node *n)
 {
-	if (n->prev)
-		n->prev->next = n->next;
-	else
-		f->first = n->next;
-	if (n->next)
-		n->next->prev = n->prev;
-	else
-		f->last = n->prev;
-	n->prev = n->next = NULL;
+	DLIST_REMOVE(f->first, f->last, n);
 }
 
 /* Allocates and links a node; its name (nlen bytes, NULL: none) is copied

@@ -8,6 +8,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ir/ir.h"
+#include "support/dlist.h"
 #include "support/util.h"
 
 #include <stdio.h>
@@ -155,12 +156,7 @@ static struct ir_weight *weight_new(struct ir_func *f, const char *name, const s
 	w->is_const = is_const;
 	w->init = IR_INIT_NONE;
 	w->offset = -1;
-	w->prev = f->wlast;
-	if (f->wlast)
-		f->wlast->next = w;
-	else
-		f->wfirst = w;
-	f->wlast = w;
+	DLIST_APPEND(f->wfirst, f->wlast, w);
 	f->nweights++;
 	return w;
 }
@@ -310,36 +306,12 @@ static void attrs_set_defaults(unsigned kind, union attr_val *av)
 
 static void list_insert(struct ir_func *f, struct ir_instr *in, struct ir_instr *before)
 {
-	if (!before) {
-		in->prev = f->last;
-		in->next = NULL;
-		if (f->last)
-			f->last->next = in;
-		else
-			f->first = in;
-		f->last = in;
-	} else {
-		in->next = before;
-		in->prev = before->prev;
-		if (before->prev)
-			before->prev->next = in;
-		else
-			f->first = in;
-		before->prev = in;
-	}
+	DLIST_INSERT(f->first, f->last, in, before);
 }
 
 static void list_remove(struct ir_func *f, struct ir_instr *in)
 {
-	if (in->prev)
-		in->prev->next = in->next;
-	else
-		f->first = in->next;
-	if (in->next)
-		in->next->prev = in->prev;
-	else
-		f->last = in->prev;
-	in->prev = in->next = NULL;
+	DLIST_REMOVE(f->first, f->last, in);
 }
 
 _Static_assert(_Alignof(struct ir_instr) <= 8 && _Alignof(union attr_val) <= 8,
