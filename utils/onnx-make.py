@@ -26,7 +26,12 @@ live inside a lit test):
                                   attr=i:3  f:0.5  s:text  ints:1,2
                                   floats:1,2.5  strings:a,b  t:TYPE:DIMS:VALUES
                                   (DIMS and VALUES comma separated, DIMS may
-                                  be empty for a scalar)
+                                  be empty for a scalar)  g:NAME (a subgraph)
+    subgraph NAME ... end         a subgraph (for If, Loop, Scan attributes
+                                  g:NAME): the lines in between describe it
+                                  (input, output, init, node, nested
+                                  subgraphs); a subgraph input or output may
+                                  omit its type
 TYPE: float, float16, double, int8, uint8, int16, int32, int64, bool, string.
 
 --truncate N cuts the output after N bytes; --garbage writes bytes that are
@@ -131,9 +136,13 @@ def value_info(name, dtype=None, dims=None):
     return b
 
 
-def attribute(name, text):
+def attribute(name, text, graphs):
     kind, _, val = text.partition(":")
     b = f_bytes(1, name)
+    if kind == "g":
+        if val not in graphs:
+            raise SystemExit("onnx-make: attribute %s: no subgraph %s" % (name, val))
+        return b + f_bytes(6, graphs[val]) + f_varint(20, 5)
     if kind == "i":
         return b + f_varint(3, int(val)) + f_varint(20, 2)
     if kind == "f":
@@ -159,9 +168,29 @@ def attribute(name, text):
     raise SystemExit("onnx-make: bad attribute %s=%s" % (name, text))
 
 
+class Graph:
+    def __init__(self, name):
+        self.name = name
+        self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
+
+    def encode(self):
+        g = bytearray()
+        for n in self.nodes:
+            g += f_bytes(1, n)
+        g += f_bytes(2, self.name)
+        for i in self.inits:
+            g += f_bytes(5, i)
+        for i in self.inputs:
+            g += f_bytes(11, i)
+        for o in self.outputs:
+            g += f_bytes(12, o)
+        return bytes(g)
+
+
 def build(spec):
-    opset, ir, gname = 13, 8, "g"
-    nodes, inits, inputs, outputs = [], [], [], []
+    opset, ir = 13, 8
+    stack = [Graph("g")]
+    graphs = {}  # subgraph name -> encoded GraphProto
     for raw in spec.splitlines():
         line = raw.split("#")[0].strip()
         if line.startswith("//"):
@@ -172,25 +201,33 @@ def build(spec):
         if not line:
             continue
         t = shlex.split(line)
+        cur = stack[-1]
         if t[0] == "opset":
             opset = int(t[1])
         elif t[0] == "ir":
             ir = int(t[1])
         elif t[0] == "graph":
-            gname = t[1]
+            cur.name = t[1]
+        elif t[0] == "subgraph":
+            stack.append(Graph(t[1]))
+        elif t[0] == "end":
+            if len(stack) < 2:
+                raise SystemExit("onnx-make: 'end' without 'subgraph'")
+            g = stack.pop()
+            graphs[g.name] = g.encode()
         elif t[0] in ("input", "output"):
             vi = value_info(t[1], DTYPES[t[2]], t[3:]) if len(t) > 2 else value_info(t[1])
-            (inputs if t[0] == "input" else outputs).append(vi)
+            (cur.inputs if t[0] == "input" else cur.outputs).append(vi)
         elif t[0] == "init":
             name, dtype = t[1], DTYPES[t[2]]
             if "@" in t:
                 at = t.index("@")
                 dims = [int(d) for d in t[3:at]]
-                inits.append(tensor(name, dtype, dims, external=(t[at + 1], int(t[at + 2]))))
+                cur.inits.append(tensor(name, dtype, dims, external=(t[at + 1], int(t[at + 2]))))
             else:
                 eq = t.index("=")
                 dims = [int(d) for d in t[3:eq]]
-                inits.append(tensor(name, dtype, dims, parse_values(t[eq + 1:], dims)))
+                cur.inits.append(tensor(name, dtype, dims, parse_values(t[eq + 1:], dims)))
         elif t[0] == "node":
             arrow = t.index("->")
             ins = t[2:arrow]
@@ -210,21 +247,13 @@ def build(spec):
                 elif k == "domain":
                     b += f_bytes(7, v)
                 else:
-                    b += f_bytes(5, attribute(k, v))
-            nodes.append(bytes(b))
+                    b += f_bytes(5, attribute(k, v, graphs))
+            cur.nodes.append(bytes(b))
         else:
             raise SystemExit("onnx-make: bad line: " + raw)
-    g = bytearray()
-    for n in nodes:
-        g += f_bytes(1, n)
-    g += f_bytes(2, gname)
-    for i in inits:
-        g += f_bytes(5, i)
-    for i in inputs:
-        g += f_bytes(11, i)
-    for o in outputs:
-        g += f_bytes(12, o)
-    m = f_varint(1, ir) + f_bytes(2, "onnx-make") + f_bytes(7, bytes(g))
+    if len(stack) != 1:
+        raise SystemExit("onnx-make: subgraph %s has no 'end'" % stack[-1].name)
+    m = f_varint(1, ir) + f_bytes(2, "onnx-make") + f_bytes(7, stack[0].encode())
     m += f_bytes(8, f_bytes(1, "") + f_varint(2, opset))
     return m
 

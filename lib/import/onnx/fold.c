@@ -255,7 +255,7 @@ struct tensor *k_cast(struct importer *im, struct tensor *t, int dtype, const ch
 
 enum fop {
 	F_ADD, F_SUB, F_MUL, F_DIV, F_MOD, F_MAX, F_MIN, F_NEG, F_ABS, F_EQ, F_LT, F_GT, F_LE, F_GE,
-	F_NOT, F_AND, F_OR, F_XOR, F_WHERE, F_CAST, F_FLOOR, F_CEIL, F_SQRT
+	F_NOT, F_AND, F_OR, F_XOR, F_WHERE, F_CAST, F_FLOOR, F_CEIL, F_SQRT, F_RELU
 };
 
 static const struct {
@@ -268,7 +268,7 @@ static const struct {
 	{"Less", F_LT, 2}, {"Greater", F_GT, 2}, {"LessOrEqual", F_LE, 2}, {"GreaterOrEqual", F_GE, 2},
 	{"Not", F_NOT, 1}, {"And", F_AND, 2}, {"Or", F_OR, 2}, {"Xor", F_XOR, 2}, {"Where", F_WHERE, 3},
 	{"Cast", F_CAST, 1}, {"CastLike", F_CAST, 2}, {"Floor", F_FLOOR, 1}, {"Ceil", F_CEIL, 1},
-	{"Sqrt", F_SQRT, 1},
+	{"Sqrt", F_SQRT, 1}, {"Relu", F_RELU, 1},
 };
 
 static int64_t eval_i(struct importer *im, enum fop f, int64_t a, int64_t b, bool *bad)
@@ -301,6 +301,7 @@ static int64_t eval_i(struct importer *im, enum fop f, int64_t a, int64_t b, boo
 	case F_AND: return a && b;
 	case F_OR: return a || b;
 	case F_XOR: return !a != !b;
+	case F_RELU: return a < 0 ? 0 : a;
 	default: *bad = true; return 0;
 	}
 }
@@ -330,6 +331,7 @@ static double eval_f(struct importer *im, enum fop f, double a, double b, bool *
 	case F_FLOOR: return floor(a);
 	case F_CEIL: return ceil(a);
 	case F_SQRT: return sqrt(a);
+	case F_RELU: return a < 0 ? 0 : a;
 	default: *bad = true; return 0;
 	}
 }

@@ -29,13 +29,32 @@ static const char *node_label(const onnx_node *n)
 	return "?";
 }
 
+/* " in subgraph body (iteration 2) of node "loop" (Loop)" per enclosing
+ * subgraph, innermost first; "" in the main graph. */
+static void scope_where(const struct importer *im, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (const struct scope *sc = im->inner; sc && len < size; sc = sc->parent) {
+		char iter[48] = "";
+		if (sc->iter >= 0)
+			snprintf(iter, sizeof iter, " (iteration %ld)", sc->iter);
+		int k = snprintf(buf + len, size - len, " in subgraph %s%s of node \"%s\" (%s)", sc->attr, iter,
+				 node_label(sc->owner), sc->owner->op_type ? sc->owner->op_type : "?");
+		if (k < 0)
+			break;
+		len += (size_t)k;
+	}
+}
+
 static void vreport(struct importer *im, enum diag_level lvl, const char *fmt, va_list ap)
 {
-	char msg[1024];
+	char msg[1024], where[512];
 	vsnprintf(msg, sizeof msg, fmt, ap);
+	scope_where(im, where, sizeof where);
 	if (im->node)
-		diag_report(im->d, lvl, LOC_NONE, "%s: node \"%s\" (%s): %s", im->filename, node_label(im->node),
-			    im->node->op_type ? im->node->op_type : "?", msg);
+		diag_report(im->d, lvl, LOC_NONE, "%s: node \"%s\" (%s)%s: %s", im->filename, node_label(im->node),
+			    im->node->op_type ? im->node->op_type : "?", where, msg);
 	else
 		diag_report(im->d, lvl, LOC_NONE, "%s: %s", im->filename, msg);
 }
@@ -110,7 +129,7 @@ static struct tensor *bind(struct importer *im, const char *name)
 {
 	struct tensor *t = arena_new(&im->scratch, struct tensor);
 	t->name = name;
-	strmap_put(&im->tensors, name, strlen(name), t);
+	strmap_put(im->inner ? &im->inner->tensors : &im->tensors, name, strlen(name), t);
 	return t;
 }
 
@@ -244,7 +263,7 @@ static bool default_domain(const char *dom)
 
 /* Reports every node whose operator the table lacks (grouped by operator,
  * with counts and node names); returns the number of such operators. */
-static int check_ops(struct importer *im, const Onnx__GraphProto *g)
+int check_ops(struct importer *im, const Onnx__GraphProto *g)
 {
 	VEC(struct unsupported) uns = {0};
 	VEC(const char *) warned = {0};
@@ -439,7 +458,7 @@ static void poison_outputs(struct importer *im, const onnx_node *n)
 
 /* Translates one node: checks its inputs exist, folds it if it can, else
  * runs its translator. */
-static void translate(struct importer *im, const onnx_node *n)
+void translate(struct importer *im, const onnx_node *n)
 {
 	im->node = n;
 	for (size_t i = 0; i < n->n_input; i++) {
@@ -501,14 +520,42 @@ static void add_output(struct importer *im, const Onnx__ValueInfoProto *vi)
 	node_create(im->f, NK_Save, NULL, ops, 2, NULL, NULL, LOC_NONE);
 }
 
+/* The names read by the nodes and outputs of the subgraphs of n's
+ * attributes (and theirs): a value of an enclosing graph may be read only
+ * there. */
+static void count_sub_uses(struct importer *im, const onnx_node *n, unsigned depth)
+{
+	for (size_t a = 0; a < n->n_attribute && depth < 64; a++) {
+		const Onnx__AttributeProto *at = n->attribute[a];
+		for (size_t j = 0; j < at->n_graphs + (at->g != NULL); j++) {
+			const Onnx__GraphProto *g = j < at->n_graphs ? at->graphs[j] : at->g;
+			for (size_t i = 0; i < g->n_node; i++) {
+				for (size_t k = 0; k < g->node[i]->n_input; k++) {
+					const char *s = g->node[i]->input[k];
+					if (s && *s)
+						strmap_put(&im->uses, s, strlen(s), (void *)1);
+				}
+				count_sub_uses(im, g->node[i], depth + 1);
+			}
+			for (size_t i = 0; i < g->n_output; i++) {
+				const char *s = g->output[i]->name;
+				if (s && *s)
+					strmap_put(&im->uses, s, strlen(s), (void *)1);
+			}
+		}
+	}
+}
+
 static void count_uses(struct importer *im, const Onnx__GraphProto *g)
 {
-	for (size_t i = 0; i < g->n_node; i++)
+	for (size_t i = 0; i < g->n_node; i++) {
 		for (size_t k = 0; k < g->node[i]->n_input; k++) {
 			const char *s = g->node[i]->input[k];
 			if (s && *s)
 				strmap_put(&im->uses, s, strlen(s), (void *)1);
 		}
+		count_sub_uses(im, g->node[i], 0);
+	}
 	for (size_t i = 0; i < g->n_output; i++) {
 		const char *s = g->output[i]->name;
 		if (s && *s) {

@@ -50,6 +50,19 @@ struct tensor {
 	double *fvals;
 };
 
+/* The names a subgraph (If's branches, Loop's and Scan's body) binds: its
+ * initializers, inputs and node outputs, shadowing those of the enclosing
+ * scopes. Lookups walk the chain outward to the main graph's tensors. One
+ * scope lives for one translation of the subgraph (one unrolled iteration),
+ * on the translator's stack (ops_control.c). */
+struct scope {
+	struct strmap tensors;   /* name -> struct tensor */
+	struct scope *parent;    /* NULL: the main graph (importer.tensors) */
+	const onnx_node *owner;  /* the node whose attribute holds the subgraph */
+	const char *attr;        /* that attribute's name */
+	long iter;               /* unrolled iteration, -1 if none */
+};
+
 struct importer {
 	struct module *m;
 	struct func *f;
@@ -66,6 +79,8 @@ struct importer {
 	struct u64map nhwc;     /* node pointer -> struct tensor cache of NCHW->NHWC transposes */
 	const onnx_node *node;  /* being translated */
 	int errors;
+	struct scope *inner;    /* innermost subgraph being translated, NULL in the main graph */
+	uint64_t unrolled;      /* subgraph nodes translated so far (limited, ops_control.c) */
 };
 
 /* ---- element types (tensor.c) ---- */
@@ -154,6 +169,12 @@ struct op_row {
 	op_fn fn;
 };
 const struct op_row *op_lookup(const char *op);
+/* Reports every operator of g (not of its subgraphs) that the table lacks;
+ * returns their number (import.c). */
+int check_ops(struct importer *im, const Onnx__GraphProto *g);
+/* Translates node n in the current scope; on failure its outputs are
+ * poisoned (import.c). Leaves im->node at n. */
+void translate(struct importer *im, const onnx_node *n);
 /* Constant folding of known inputs (fold.c): 1 folded, 0 not foldable, -1 error */
 int fold_node(struct importer *im, const onnx_node *n);
 /* Known-value data movement (fold.c); NULL if t is not known or too large.

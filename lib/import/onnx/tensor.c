@@ -90,8 +90,14 @@ uint64_t t_numel(const struct tensor *t)
 	return n;
 }
 
+/* Innermost binding first: subgraph scopes shadow their enclosing ones. */
 struct tensor *t_lookup(struct importer *im, const char *name)
 {
+	for (const struct scope *sc = im->inner; sc; sc = sc->parent) {
+		struct tensor *t = strmap_get(&sc->tensors, name);
+		if (t)
+			return t;
+	}
 	return strmap_get(&im->tensors, name);
 }
 

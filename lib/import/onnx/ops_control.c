@@ -1,0 +1,715 @@
+/* ops_control.c - ONNX control flow (If, Loop, Scan), translated by
+ * construction at import: the graph IR has static shapes and no regions,
+ * so a subgraph attribute becomes nodes of the main function.
+ *
+ * A subgraph is translated like the main graph, node by node with the same
+ * translators and the same folding, in a nested scope (struct scope,
+ * internal.h): its initializers, inputs and node outputs shadow the names
+ * of the enclosing scopes, and any other name resolves outward, as ONNX's
+ * lexical scoping asks. A scope lives for one translation of the subgraph,
+ * so one body translated once per unrolled iteration binds fresh values
+ * each time. Diagnostics inside a subgraph name the body's node and, for
+ * each enclosing subgraph, its attribute, iteration and owning node.
+ *
+ *   If    a condition known at import translates the taken branch only. A
+ *         run-time condition translates both branches (they have no side
+ *         effects) and selects each output with Select on the broadcast
+ *         condition; both branches must then give one type and shape.
+ *   Loop  unrolled: the trip count must be known, and the loop-carried
+ *         condition (when the Loop has one) known at import before every
+ *         iteration. The iteration number is a constant, loop-carried
+ *         values thread from one iteration's body to the next, scan outputs
+ *         are stacked along a new axis 0.
+ *   Scan  unrolled over the static sequence length: each step slices its
+ *         scan inputs along their axes (reversed for direction 1) and the
+ *         scan outputs are stacked along theirs (opset 9+:
+ *         scan_input_axes/directions, scan_output_axes/directions). Opset
+ *         8's batch axis is a loop over the batch around the same steps;
+ *         its sequence_lens must be known and equal the sequence length.
+ *
+ * Known values stay known: a loop over constants folds at import. Slicing
+ * and stacking use the folder's k_* on known tensors, Slice/Reshape/Concat
+ * nodes otherwise. The output is a flat graph, so unrolling is bounded: at
+ * most CF_MAX_ITERS iterations per Loop or Scan, CF_MAX_NODES subgraph
+ * nodes translated in one import, CF_MAX_DEPTH nested subgraphs.
+ */
+#include "import/onnx/internal.h"
+#include "support/vec.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CF_MAX_ITERS 4096
+#define CF_MAX_NODES 262144
+#define CF_MAX_DEPTH 32
+
+/* ---- tensors ---- */
+
+static struct tensor *t_of_value(struct importer *im, const char *name, int dtype, struct value v)
+{
+	if (!v.node)
+		return NULL;
+	const struct type *vt = val_type(v);
+	struct tensor *t = t_new(im, name, dtype, vt->rank, vt->dims);
+	t->v = v;
+	return t;
+}
+
+/* "float [2, 3]" */
+static const char *t_desc(struct importer *im, const struct tensor *t)
+{
+	char buf[256];
+	size_t len = (size_t)snprintf(buf, sizeof buf, "%s [", dt_name(t->dtype));
+	for (unsigned k = 0; k < t->rank && len < sizeof buf; k++)
+		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%llu", k ? ", " : "",
+					(unsigned long long)t->dims[k]);
+	if (len < sizeof buf)
+		snprintf(buf + len, sizeof buf - len, "]");
+	return arena_strdup(&im->scratch, buf);
+}
+
+static bool same_shape(const struct tensor *a, const struct tensor *b)
+{
+	if (a->dtype != b->dtype || a->rank != b->rank)
+		return false;
+	for (unsigned k = 0; k < a->rank; k++)
+		if (a->dims[k] != b->dims[k])
+			return false;
+	return true;
+}
+
+/* x[..., pos, ...] along axis, the axis removed. NULL after reporting. */
+static struct tensor *take(struct importer *im, struct tensor *x, unsigned axis, uint64_t pos, const char *name)
+{
+	uint64_t odims[GLOW_MAX_RANK], rdims[GLOW_MAX_RANK];
+	int64_t start[GLOW_MAX_RANK], step[GLOW_MAX_RANK];
+	unsigned r = 0;
+	for (unsigned k = 0; k < x->rank; k++) {
+		odims[k] = k == axis ? 1 : x->dims[k];
+		start[k] = k == axis ? (int64_t)pos : 0;
+		step[k] = 1;
+		if (k != axis)
+			rdims[r++] = x->dims[k];
+	}
+	if (x->known) {
+		struct tensor *k = k_slice(im, x, start, step, odims, name);
+		if (k)
+			return t_view(im, k, name, r, rdims);
+	}
+	struct value v = tval(im, x);
+	if (!v.node)
+		return NULL;
+	const struct type *st = type_with_dims(im->tc, val_type(v), odims, x->rank);
+	struct value s = b_node(im, NK_Slice, dname(im, name, "slice"), &v, 1, st);
+	if (s.node)
+		node_set_ints(im->m, s.node, "start", start, x->rank);
+	return t_of_value(im, name, x->dtype, b_reshape(im, s, rdims, r, name));
+}
+
+/* ts[0..n) (n >= 1, of one type and shape) stacked along a new axis `axis`
+ * (0..rank). NULL after reporting. */
+static struct tensor *stack(struct importer *im, struct tensor **ts, unsigned n, unsigned axis, const char *name)
+{
+	const struct tensor *t0 = ts[0];
+	unsigned r = t0->rank + 1;
+	if (r > GLOW_MAX_RANK) {
+		op_err(im, "stacked output \"%s\" would have rank %u (at most %d)", name, r, GLOW_MAX_RANK);
+		return NULL;
+	}
+	uint64_t one[GLOW_MAX_RANK], all[GLOW_MAX_RANK];
+	for (unsigned k = 0, j = 0; k < r; k++) {
+		one[k] = k == axis ? 1 : t0->dims[j];
+		all[k] = k == axis ? n : t0->dims[j];
+		j += k != axis;
+	}
+	bool known = true;
+	for (unsigned i = 0; i < n; i++)
+		known &= ts[i]->known;
+	if (known) {
+		struct tensor **views = arena_alloc(&im->scratch, n * sizeof *views);
+		for (unsigned i = 0; i < n; i++)
+			views[i] = t_view(im, ts[i], ts[i]->name, r, one);
+		struct tensor *k = k_concat(im, views, n, axis, name);
+		if (k)
+			return k;
+	}
+	struct value *vs = arena_alloc(&im->scratch, n * sizeof *vs);
+	for (unsigned i = 0; i < n; i++) {
+		vs[i] = b_reshape(im, tval(im, ts[i]), one, r, dname(im, name, "row"));
+		if (!vs[i].node)
+			return NULL;
+	}
+	if (n == 1)
+		return t_of_value(im, name, t0->dtype, vs[0]);
+	const struct type *t = ty(im, dt_elem(t0->dtype), all, r);
+	struct value c = b_node(im, NK_Concat, name, vs, n, t);
+	if (c.node)
+		node_set_int(im->m, c.node, "dim", axis);
+	return t_of_value(im, name, t0->dtype, c);
+}
+
+/* The Select of a run-time bool condition (one element) between a and b,
+ * of one type and shape. */
+static struct tensor *select_out(struct importer *im, struct tensor *c, struct tensor *a, struct tensor *b,
+				 const char *name)
+{
+	uint64_t ones[GLOW_MAX_RANK];
+	for (unsigned k = 0; k < a->rank; k++)
+		ones[k] = 1;
+	struct value cv = b_reshape(im, tval(im, c), ones, a->rank, dname(im, name, "cond"));
+	cv = b_broadcast(im, cv, a->dims, a->rank, dname(im, name, "cond"));
+	struct value ops[3] = {cv, tval(im, a), tval(im, b)};
+	if (!ops[1].node)
+		return NULL;
+	return t_of_value(im, name, a->dtype, b_node(im, NK_Select, name, ops, 3, val_type(ops[1])));
+}
+
+/* The value of a known bool or integer tensor of one element. */
+static bool known_flag(struct importer *im, struct tensor *t, bool *v)
+{
+	if (!t->known || t_numel(t) != 1 || !dt_is_int(t->dtype))
+		return false;
+	const int64_t *iv = t_ints(im, t);
+	if (!iv)
+		return false;
+	*v = iv[0] != 0;
+	return true;
+}
+
+/* ---- subgraphs ---- */
+
+/* Graph attribute `name` of n, checked for operators the importer lacks and
+ * for the nesting limit. NULL after reporting. */
+static const Onnx__GraphProto *body_attr(struct importer *im, const onnx_node *n, const char *name)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	if (!a || !a->g) {
+		op_err(im, "attribute %s (a graph) is required", name);
+		return NULL;
+	}
+	unsigned depth = 0;
+	for (const struct scope *sc = im->inner; sc; sc = sc->parent)
+		depth++;
+	if (depth >= CF_MAX_DEPTH) {
+		op_err(im, "subgraphs are nested more than %d deep", CF_MAX_DEPTH);
+		return NULL;
+	}
+	if (check_ops(im, a->g)) {
+		op_err(im, "subgraph %s has operators the importer does not translate", name);
+		return NULL;
+	}
+	return a->g;
+}
+
+/* Binds every output of the current node to a poisoned tensor: a value the
+ * subgraph reads failed earlier, and was reported then. */
+static int poison_all(struct importer *im, const onnx_node *n)
+{
+	struct tensor dead;
+	memset(&dead, 0, sizeof dead);
+	dead.poisoned = true;
+	for (unsigned i = 0; i < n->n_output; i++)
+		set_out_t(im, i, &dead);
+	return 0;
+}
+
+/* Translates subgraph g (attribute aname of the current node) once, in a
+ * new scope with its inputs bound to ins[0..nin) (g must have nin inputs);
+ * outs[0..g->n_output) receive its outputs. iter labels the diagnostics
+ * (-1: none). Returns 0; -1 after reporting; 1 when an output depends on a
+ * value that failed earlier (nothing new to report). */
+static int run_body(struct importer *im, const char *aname, const Onnx__GraphProto *g, struct tensor *const *ins,
+		    size_t nin, long iter, struct tensor **outs)
+{
+	const onnx_node *n = im->node;
+	if (g->n_input != nin)
+		return op_err(im, "subgraph %s has %zu inputs, expected %zu", aname, g->n_input, nin);
+	if (g->n_node > CF_MAX_NODES - im->unrolled)
+		return op_err(im, "unrolling translates more than %d subgraph nodes (the limit)", CF_MAX_NODES);
+	im->unrolled += g->n_node;
+	int e0 = im->errors;
+	struct scope sc = {.parent = im->inner, .owner = n, .attr = aname, .iter = iter};
+	strmap_init(&sc.tensors);
+	for (size_t i = 0; i < g->n_initializer; i++) {
+		const Onnx__TensorProto *p = g->initializer[i];
+		if (!p->name || !*p->name) {
+			op_err(im, "subgraph %s: initializer %zu has no name", aname, i);
+			continue;
+		}
+		struct tensor *t = t_from_proto(im, p, p->name);
+		if (t)
+			strmap_put(&sc.tensors, t->name, strlen(t->name), t);
+	}
+	for (size_t i = 0; i < nin; i++) {
+		const char *name = g->input[i]->name;
+		if (!name || !*name) {
+			op_err(im, "subgraph %s: input %zu has no name", aname, i);
+			continue;
+		}
+		struct tensor *t = arena_new(&im->scratch, struct tensor);
+		*t = *ins[i];
+		t->name = name;
+		strmap_put(&sc.tensors, name, strlen(name), t);
+	}
+	if (im->errors == e0) {
+		im->inner = &sc;
+		for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)
+			translate(im, g->node[i]);
+		for (size_t i = 0; i < g->n_output; i++) {
+			const char *name = g->output[i]->name;
+			outs[i] = name && *name ? t_lookup(im, name) : NULL;
+		}
+		im->inner = sc.parent;
+		im->node = n;
+	}
+	strmap_free(&sc.tensors);
+	if (im->errors != e0)
+		return -1;
+	int r = 0;
+	for (size_t i = 0; i < g->n_output; i++) {
+		const char *name = g->output[i]->name ? g->output[i]->name : "";
+		if (!outs[i])
+			r = op_err(im, "subgraph %s: output %zu (\"%s\") is not computed", aname, i, name);
+		else if (outs[i]->poisoned && r == 0)
+			r = 1;
+	}
+	return r;
+}
+
+/* ---- If ---- */
+
+int op_if(struct importer *im, const onnx_node *n)
+{
+	struct tensor *c = in_req(im, 0);
+	if (!c)
+		return -1;
+	if (t_numel(c) != 1 || c->dtype != DT_BOOL)
+		return op_err(im, "the condition must be a bool tensor of one element, not %s", t_desc(im, c));
+	const Onnx__AttributeProto *at = attr(n, "then_branch"), *ae = attr(n, "else_branch");
+	if (!at || !at->g || !ae || !ae->g)
+		return op_err(im, "attributes then_branch and else_branch (graphs) are required");
+	if (at->g->n_output != ae->g->n_output)
+		return op_err(im, "then_branch has %zu outputs and else_branch %zu", at->g->n_output,
+			      ae->g->n_output);
+	size_t nout = at->g->n_output;
+	if (n->n_output > nout)
+		return op_err(im, "%zu outputs, but the branches have %zu", n->n_output, nout);
+	struct tensor **t_outs = arena_alloc(&im->scratch, (nout + 1) * sizeof *t_outs);
+	struct tensor **e_outs = arena_alloc(&im->scratch, (nout + 1) * sizeof *e_outs);
+	bool cv;
+	if (known_flag(im, c, &cv)) {
+		const char *aname = cv ? "then_branch" : "else_branch";
+		const Onnx__GraphProto *g = body_attr(im, n, aname);
+		if (!g)
+			return -1;
+		int r = run_body(im, aname, g, NULL, 0, -1, t_outs);
+		if (r)
+			return r < 0 ? -1 : poison_all(im, n);
+		for (unsigned i = 0; i < n->n_output; i++)
+			set_out_t(im, i, t_outs[i]);
+		return 0;
+	}
+	const Onnx__GraphProto *gt = body_attr(im, n, "then_branch");
+	const Onnx__GraphProto *ge = gt ? body_attr(im, n, "else_branch") : NULL;
+	if (!ge)
+		return -1;
+	int r = run_body(im, "then_branch", gt, NULL, 0, -1, t_outs);
+	if (r == 0)
+		r = run_body(im, "else_branch", ge, NULL, 0, -1, e_outs);
+	if (r)
+		return r < 0 ? -1 : poison_all(im, n);
+	for (unsigned i = 0; i < n->n_output; i++) {
+		struct tensor *a = t_outs[i], *b = e_outs[i];
+		const char *name = out_name(im, i);
+		if (!*name)
+			continue;
+		if (a == b) {
+			set_out_t(im, i, a);
+			continue;
+		}
+		if (!same_shape(a, b))
+			return op_err(im,
+				      "output %u is %s in then_branch but %s in else_branch; with a condition "
+				      "known only at run time both branches must agree",
+				      i, t_desc(im, a), t_desc(im, b));
+		if (dt_elem(a->dtype) < 0)
+			return op_err(im, "output %u has element type %s, which the graph IR does not support", i,
+				      dt_name(a->dtype));
+		struct tensor *s = select_out(im, c, a, b, name);
+		if (!s)
+			return -1;
+		set_out_t(im, i, s);
+	}
+	return 0;
+}
+
+/* ---- Loop ---- */
+
+typedef VEC(struct tensor **) step_list;
+
+/* Output `name` stacking scan output k of every step (steps[i][base + k]),
+ * step order reversed when rev; all steps must agree in type and shape. */
+static struct tensor *stack_steps(struct importer *im, step_list *steps, size_t base, unsigned k, unsigned axis,
+				  bool rev, const char *name)
+{
+	unsigned n = (unsigned)steps->len;
+	struct tensor **ts = arena_alloc(&im->scratch, n * sizeof *ts);
+	for (unsigned i = 0; i < n; i++) {
+		ts[i] = steps->data[rev ? n - 1 - i : i][base + k];
+		if (!same_shape(ts[i], steps->data[0][base + k])) {
+			op_err(im, "scan output %u is %s in iteration %u but %s in iteration 0", k,
+			       t_desc(im, steps->data[rev ? n - 1 - i : i][base + k]), rev ? n - 1 - i : i,
+			       t_desc(im, steps->data[0][base + k]));
+			return NULL;
+		}
+	}
+	return stack(im, ts, n, axis, name);
+}
+
+int op_loop(struct importer *im, const onnx_node *n)
+{
+	const Onnx__GraphProto *g = body_attr(im, n, "body");
+	if (!g)
+		return -1;
+	unsigned nin = n_in(n), N = nin > 2 ? nin - 2 : 0;
+	for (unsigned i = 2; i < nin; i++)
+		if (!in_req(im, i))
+			return -1;
+	if (g->n_input != 2 + (size_t)N)
+		return op_err(im, "the body has %zu inputs, expected %u (iteration number, condition and %u "
+			      "loop-carried values)", g->n_input, 2 + N, N);
+	if (g->n_output < 1 + (size_t)N)
+		return op_err(im, "the body has %zu outputs, expected at least %u (condition and %u loop-carried "
+			      "values)", g->n_output, 1 + N, N);
+	size_t K = g->n_output - 1 - N;
+	if (n->n_output > N + K)
+		return op_err(im, "%zu outputs, but the body gives %u loop-carried values and %zu scan outputs",
+			      n->n_output, N, K);
+	struct tensor *M = in_opt(im, 0), *C = in_opt(im, 1);
+	int64_t trips = -1;
+	if (M) {
+		const int64_t *mv = t_ints(im, M);
+		if (!M->known || !mv || t_numel(M) != 1 || !dt_is_int(M->dtype))
+			return op_err(im, "the trip count (input 0, \"%s\") must be an integer known at import", M->name);
+		trips = mv[0] < 0 ? 0 : mv[0];
+	}
+	bool go = true;
+	if (C) {
+		if (t_numel(C) != 1 || C->dtype != DT_BOOL)
+			return op_err(im, "the condition (input 1) must be a bool tensor of one element, not %s",
+				      t_desc(im, C));
+		if (!known_flag(im, C, &go))
+			return op_err(im, "Loop condition depends on run-time values (input 1, \"%s\")", C->name);
+	}
+	if (!M && !C)
+		return op_err(im, "neither a trip count nor a condition: the loop does not end");
+	if (!C && trips > CF_MAX_ITERS)
+		return op_err(im, "trip count %lld exceeds the unrolling limit of %d iterations", (long long)trips,
+			      CF_MAX_ITERS);
+
+	struct tensor **ins = arena_alloc(&im->scratch, (2 + N) * sizeof *ins);
+	for (unsigned i = 0; i < N; i++)
+		ins[2 + i] = in_opt(im, 2 + i);
+	ins[1] = C ? C : k_splat(im, "cond", DT_BOOL, 0, NULL, 1, 1);
+	step_list steps = {0};
+	int r = 0;
+	for (int64_t it = 0; go && (trips < 0 || it < trips); it++) {
+		if (it >= CF_MAX_ITERS) {
+			r = op_err(im, "the loop condition still holds after %d iterations, the unrolling limit",
+				   CF_MAX_ITERS);
+			break;
+		}
+		const char *iname = g->input[0]->name && *g->input[0]->name ? g->input[0]->name : "iter";
+		ins[0] = t_from_ints(im, iname, DT_INT64, 0, NULL, &it);
+		struct tensor **outs = arena_alloc(&im->scratch, g->n_output * sizeof *outs);
+		r = run_body(im, "body", g, ins, 2 + N, (long)it, outs);
+		if (r)
+			break;
+		vec_push(&steps, outs);
+		ins[1] = outs[0];
+		for (unsigned i = 0; i < N; i++)
+			ins[2 + i] = outs[1 + i];
+		if (C && (trips < 0 || it + 1 < trips)) {
+			struct tensor *co = outs[0];
+			if (t_numel(co) != 1 || co->dtype != DT_BOOL) {
+				r = op_err(im, "the body's condition (output 0) must be a bool tensor of one element, "
+					   "not %s", t_desc(im, co));
+				break;
+			}
+			if (!known_flag(im, co, &go)) {
+				r = op_err(im, "Loop condition depends on run-time values (output 0 of the body, \"%s\", "
+					   "in iteration %lld)", co->name, (long long)it);
+				break;
+			}
+		}
+	}
+	if (r == 0) {
+		for (unsigned i = 0; i < N && i < n->n_output; i++)
+			set_out_t(im, i, ins[2 + i]);
+		for (unsigned k = 0; k < K && N + k < n->n_output; k++) {
+			const char *name = out_name(im, N + k);
+			if (!*name || !out_used(im, N + k))
+				continue;
+			if (steps.len == 0) {
+				r = op_err(im, "the loop runs no iteration, so scan output %u (\"%s\") has no known shape",
+					   k, name);
+				break;
+			}
+			struct tensor *s = stack_steps(im, &steps, 1 + N, k, 0, false, name);
+			if (!s) {
+				r = -1;
+				break;
+			}
+			set_out_t(im, N + k, s);
+		}
+	}
+	vec_free(&steps);
+	if (r > 0)
+		return poison_all(im, n);
+	return r;
+}
+
+/* ---- Scan ---- */
+
+struct scan {
+	const Onnx__GraphProto *g;
+	unsigned N, M;       /* state variables, scan inputs */
+	size_t K;            /* scan outputs */
+	const unsigned *in_axis;
+	const bool *in_rev, *out_rev;
+	const int64_t *out_axis; /* NULL: 0 */
+	uint64_t L;          /* sequence length */
+	long iter0;          /* label of the first step (opset 8: batch * L) */
+};
+
+/* One scan over states[0..N) and xs[0..M): final states into states,
+ * stacked scan outputs into ys[0..K) (named names[k]; NULL names are not
+ * computed). 0, -1 after reporting, 1 on an earlier failure. */
+static int scan_run(struct importer *im, const struct scan *s, struct tensor **states, struct tensor **xs,
+		    struct tensor **ys, const char *const *names)
+{
+	const Onnx__GraphProto *g = s->g;
+	struct tensor **ins = arena_alloc(&im->scratch, (s->N + s->M + 1) * sizeof *ins);
+	step_list steps = {0};
+	int r = 0;
+	for (uint64_t t = 0; t < s->L && r == 0; t++) {
+		for (unsigned i = 0; i < s->N; i++)
+			ins[i] = states[i];
+		for (unsigned j = 0; j < s->M && r == 0; j++) {
+			const char *bname = g->input[s->N + j]->name && *g->input[s->N + j]->name
+						    ? g->input[s->N + j]->name : xs[j]->name;
+			ins[s->N + j] = take(im, xs[j], s->in_axis[j], s->in_rev[j] ? s->L - 1 - t : t, bname);
+			if (!ins[s->N + j])
+				r = -1;
+		}
+		if (r)
+			break;
+		struct tensor **outs = arena_alloc(&im->scratch, (g->n_output + 1) * sizeof *outs);
+		r = run_body(im, "body", g, ins, s->N + s->M, s->iter0 + (long)t, outs);
+		if (r)
+			break;
+		vec_push(&steps, outs);
+		for (unsigned i = 0; i < s->N; i++)
+			states[i] = outs[i];
+	}
+	for (unsigned k = 0; k < s->K && r == 0; k++) {
+		if (!names[k])
+			continue;
+		if (steps.len == 0) {
+			r = op_err(im, "the sequence is empty, so scan output %u (\"%s\") has no known shape", k,
+				   names[k]);
+			break;
+		}
+		unsigned orank = steps.data[0][s->N + k]->rank + 1, axis = 0;
+		if (s->out_axis && norm_axis(im, s->out_axis[k], orank, &axis)) {
+			r = -1;
+			break;
+		}
+		ys[k] = stack_steps(im, &steps, s->N, k, axis, s->out_rev[k], names[k]);
+		if (!ys[k])
+			r = -1;
+	}
+	vec_free(&steps);
+	return r;
+}
+
+/* Attribute `name`: NULL if absent, else exactly count ints. */
+static int scan_ints(struct importer *im, const onnx_node *n, const char *name, size_t count, const int64_t **v)
+{
+	long len = attr_ints(n, name, v);
+	if (len < 0) {
+		*v = NULL;
+		return 0;
+	}
+	if ((size_t)len != count)
+		return op_err(im, "attribute %s has %ld entries, expected %zu", name, len, count);
+	return 0;
+}
+
+static int scan_dirs(struct importer *im, const int64_t *v, size_t count, const char *name, bool *out)
+{
+	for (size_t i = 0; i < count; i++) {
+		if (v && v[i] != 0 && v[i] != 1)
+			return op_err(im, "%s[%zu] is %lld (0 forward or 1 reverse)", name, i, (long long)v[i]);
+		out[i] = v && v[i] == 1;
+	}
+	return 0;
+}
+
+int op_scan(struct importer *im, const onnx_node *n)
+{
+	bool batched = im->opset < 9;
+	const Onnx__GraphProto *g = body_attr(im, n, "body");
+	if (!g)
+		return -1;
+	int64_t M = attr_i(n, "num_scan_inputs", -1);
+	unsigned first = batched ? 1 : 0, nin = n_in(n);
+	if (nin < first)
+		nin = first;
+	if (M < 1 || M > (int64_t)(nin - first))
+		return op_err(im, "num_scan_inputs must be between 1 and the %u inputs", nin - first);
+	struct scan s;
+	memset(&s, 0, sizeof s);
+	s.g = g;
+	s.M = (unsigned)M;
+	s.N = nin - first - s.M;
+	if (g->n_input != (size_t)s.N + s.M)
+		return op_err(im, "the body has %zu inputs, expected %u (%u state variables and %u scan inputs)",
+			      g->n_input, s.N + s.M, s.N, s.M);
+	if (g->n_output < s.N)
+		return op_err(im, "the body has %zu outputs, expected at least the %u state variables", g->n_output,
+			      s.N);
+	s.K = g->n_output - s.N;
+	if (n->n_output > s.N + s.K)
+		return op_err(im, "%zu outputs, but the body gives %u state variables and %zu scan outputs",
+			      n->n_output, s.N, s.K);
+	struct tensor **states = arena_alloc(&im->scratch, (s.N + 1) * sizeof *states);
+	struct tensor **xs = arena_alloc(&im->scratch, (s.M + 1) * sizeof *xs);
+	for (unsigned i = 0; i < s.N + s.M; i++) {
+		struct tensor *t = in_req(im, first + i);
+		if (!t)
+			return -1;
+		if (i < s.N)
+			states[i] = t;
+		else
+			xs[i - s.N] = t;
+	}
+	unsigned *in_axis = arena_alloc(&im->scratch, (s.M + 1) * sizeof *in_axis);
+	bool *in_rev = arena_alloc(&im->scratch, s.M + 1), *out_rev = arena_alloc(&im->scratch, s.K + 1);
+	const int64_t *v;
+	if (batched) {
+		if (scan_ints(im, n, "directions", s.M, &v) || scan_dirs(im, v, s.M, "directions", in_rev))
+			return -1;
+		scan_dirs(im, NULL, s.K, "", out_rev);
+	} else {
+		if (scan_ints(im, n, "scan_input_directions", s.M, &v) ||
+		    scan_dirs(im, v, s.M, "scan_input_directions", in_rev))
+			return -1;
+		if (scan_ints(im, n, "scan_output_directions", s.K, &v) ||
+		    scan_dirs(im, v, s.K, "scan_output_directions", out_rev))
+			return -1;
+		if (scan_ints(im, n, "scan_output_axes", s.K, &s.out_axis))
+			return -1;
+	}
+	const int64_t *axes = NULL;
+	if (!batched && scan_ints(im, n, "scan_input_axes", s.M, &axes))
+		return -1;
+	/* opset 8: axis 0 is the batch, the sequence axis 1 (0 once sliced) */
+	uint64_t B = 1;
+	for (unsigned j = 0; j < s.M; j++) {
+		struct tensor *x = xs[j];
+		unsigned need = batched ? 2 : 1;
+		if (x->rank < need)
+			return op_err(im, "scan input %u has rank %u (at least %u)", j, x->rank, need);
+		if (batched)
+			in_axis[j] = 0;
+		else if (norm_axis(im, axes ? axes[j] : 0, x->rank, &in_axis[j]))
+			return -1;
+		uint64_t len = x->dims[batched ? 1 : in_axis[j]];
+		if (j == 0)
+			s.L = len;
+		else if (len != s.L)
+			return op_err(im, "scan input %u has sequence length %llu, scan input 0 %llu", j,
+				      (unsigned long long)len, (unsigned long long)s.L);
+		if (batched && j == 0)
+			B = x->dims[0];
+		else if (batched && x->dims[0] != B)
+			return op_err(im, "scan input %u has batch size %llu, scan input 0 %llu", j,
+				      (unsigned long long)x->dims[0], (unsigned long long)B);
+	}
+	for (unsigned i = 0; batched && i < s.N; i++)
+		if (states[i]->rank < 1 || states[i]->dims[0] != B)
+			return op_err(im, "state variable %u is %s, without the batch size %llu as dimension 0", i,
+				      t_desc(im, states[i]), (unsigned long long)B);
+	if (batched && B == 0)
+		return op_err(im, "the batch size is 0");
+	if (s.L > CF_MAX_ITERS / B)
+		return op_err(im, "%llu steps exceed the unrolling limit of %d iterations",
+			      (unsigned long long)(s.L * B), CF_MAX_ITERS);
+	if (batched && in_opt(im, 0)) {
+		uint64_t cnt;
+		const int64_t *lens = in_ints(im, 0, &cnt);
+		if (!lens)
+			return -1;
+		for (uint64_t b = 0; b < cnt; b++)
+			if (lens[b] != (int64_t)s.L)
+				return op_err(im, "sequence_lens[%llu] = %lld: only sequences of the full length (%llu) "
+					      "are supported", (unsigned long long)b, (long long)lens[b],
+					      (unsigned long long)s.L);
+	}
+	s.in_axis = in_axis;
+	s.in_rev = in_rev;
+	s.out_rev = out_rev;
+	const char **names = arena_alloc(&im->scratch, (s.K + 1) * sizeof *names);
+	for (unsigned k = 0; k < s.K; k++)
+		names[k] = s.N + k < n->n_output && *out_name(im, s.N + k) && out_used(im, s.N + k)
+				   ? out_name(im, s.N + k) : NULL;
+	struct tensor **ys = arena_alloc(&im->scratch, (s.K + 1) * sizeof *ys);
+	if (!batched) {
+		int r = scan_run(im, &s, states, xs, ys, names);
+		if (r)
+			return r < 0 ? -1 : poison_all(im, n);
+		for (unsigned i = 0; i < s.N && i < n->n_output; i++)
+			set_out_t(im, i, states[i]);
+		for (unsigned k = 0; k < s.K; k++)
+			if (names[k])
+				set_out_t(im, s.N + k, ys[k]);
+		return 0;
+	}
+	/* opset 8: one scan per batch entry, results stacked along axis 0 */
+	step_list per_batch = {0};
+	struct tensor **bstates = arena_alloc(&im->scratch, (s.N + 1) * sizeof *bstates);
+	struct tensor **bxs = arena_alloc(&im->scratch, (s.M + 1) * sizeof *bxs);
+	int r = 0;
+	for (uint64_t b = 0; b < B && r == 0; b++) {
+		for (unsigned i = 0; i < s.N && r == 0; i++)
+			if (!(bstates[i] = take(im, states[i], 0, b, dname(im, states[i]->name, "batch"))))
+				r = -1;
+		for (unsigned j = 0; j < s.M && r == 0; j++)
+			if (!(bxs[j] = take(im, xs[j], 0, b, dname(im, xs[j]->name, "batch"))))
+				r = -1;
+		if (r)
+			break;
+		s.iter0 = (long)(b * s.L);
+		struct tensor **res = arena_alloc(&im->scratch, (s.N + s.K + 1) * sizeof *res);
+		r = scan_run(im, &s, bstates, bxs, res + s.N, names);
+		if (r)
+			break;
+		for (unsigned i = 0; i < s.N; i++)
+			res[i] = bstates[i];
+		vec_push(&per_batch, res);
+	}
+	for (unsigned i = 0; i < s.N + s.K && r == 0; i++) {
+		if (i >= n->n_output || (i >= s.N && !names[i - s.N]) || !*out_name(im, i))
+			continue;
+		struct tensor *st = stack_steps(im, &per_batch, 0, i, 0, false, out_name(im, i));
+		if (!st)
+			r = -1;
+		else
+			set_out_t(im, i, st);
+	}
+	vec_free(&per_batch);
+	if (r > 0)
+		return poison_all(im, n);
+	return r;
+}
