@@ -376,11 +376,11 @@ int op_loop(struct importer *im, const onnx_node *n)
 		if (!in_req(im, i))
 			return -1;
 	if (g->n_input != 2 + (size_t)N)
-		return op_err(im, "the body has %zu inputs, expected %u (iteration number, condition and %u "
-			      "loop-carried values)", g->n_input, 2 + N, N);
+		return op_err(im, "the body has %zu inputs, expected %u: the iteration number, the condition, "
+			      "then the loop-carried values", g->n_input, 2 + N);
 	if (g->n_output < 1 + (size_t)N)
-		return op_err(im, "the body has %zu outputs, expected at least %u (condition and %u loop-carried "
-			      "values)", g->n_output, 1 + N, N);
+		return op_err(im, "the body has %zu outputs, expected at least %u: the condition, then the "
+			      "loop-carried values", g->n_output, 1 + N);
 	size_t K = g->n_output - 1 - N;
 	if (n->n_output > N + K)
 		return op_err(im, "%zu outputs, but the body gives %u loop-carried values and %zu scan outputs",
@@ -574,8 +574,8 @@ int op_scan(struct importer *im, const onnx_node *n)
 	s.M = (unsigned)M;
 	s.N = nin - first - s.M;
 	if (g->n_input != (size_t)s.N + s.M)
-		return op_err(im, "the body has %zu inputs, expected %u (%u state variables and %u scan inputs)",
-			      g->n_input, s.N + s.M, s.N, s.M);
+		return op_err(im, "the body has %zu inputs, expected %u: the state variables, then the scan inputs",
+			      g->n_input, s.N + s.M);
 	if (g->n_output < s.N)
 		return op_err(im, "the body has %zu outputs, expected at least the %u state variables", g->n_output,
 			      s.N);
@@ -678,6 +678,9 @@ int op_scan(struct importer *im, const onnx_node *n)
 	}
 	/* opset 8: one scan per batch entry, results stacked along axis 0 */
 	step_list per_batch = {0};
+	const char **bnames = arena_alloc(&im->scratch, (s.K + 1) * sizeof *bnames);
+	for (unsigned k = 0; k < s.K; k++)
+		bnames[k] = names[k] ? dname(im, names[k], "batch") : NULL;
 	struct tensor **bstates = arena_alloc(&im->scratch, (s.N + 1) * sizeof *bstates);
 	struct tensor **bxs = arena_alloc(&im->scratch, (s.M + 1) * sizeof *bxs);
 	int r = 0;
@@ -692,7 +695,7 @@ int op_scan(struct importer *im, const onnx_node *n)
 			break;
 		s.iter0 = (long)(b * s.L);
 		struct tensor **res = arena_alloc(&im->scratch, (s.N + s.K + 1) * sizeof *res);
-		r = scan_run(im, &s, bstates, bxs, res + s.N, names);
+		r = scan_run(im, &s, bstates, bxs, res + s.N, bnames);
 		if (r)
 			break;
 		for (unsigned i = 0; i < s.N; i++)
