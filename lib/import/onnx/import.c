@@ -5,7 +5,8 @@
  * outputs into placeholders named as the ONNX outputs, and verifies.
  *
  * Also the per-node context the translators use: inputs, outputs,
- * attributes and diagnostics naming the node.
+ * attributes and diagnostics naming the node (and, inside a subgraph, the
+ * enclosing nodes: struct scope, translated by ops_control.c).
  */
 #include "import/onnx/internal.h"
 #include "support/io.h"
