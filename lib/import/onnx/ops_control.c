@@ -178,8 +178,8 @@ static bool known_flag(struct importer *im, struct tensor *t, bool *v)
 
 /* ---- subgraphs ---- */
 
-/* Graph attribute `name` of n, checked for operators the importer lacks and
- * for the nesting limit. NULL after reporting. */
+/* Graph attribute `name` of n, within the nesting limit. NULL after
+ * reporting. */
 static const Onnx__GraphProto *body_attr(struct importer *im, const onnx_node *n, const char *name)
 {
 	const Onnx__AttributeProto *a = attr(n, name);
@@ -192,10 +192,6 @@ static const Onnx__GraphProto *body_attr(struct importer *im, const onnx_node *n
 		depth++;
 	if (depth >= CF_MAX_DEPTH) {
 		op_err(im, "subgraphs are nested more than %d deep", CF_MAX_DEPTH);
-		return NULL;
-	}
-	if (check_ops(im, a->g)) {
-		op_err(im, "subgraph %s has operators the importer does not translate", name);
 		return NULL;
 	}
 	return a->g;
@@ -216,7 +212,8 @@ static int poison_all(struct importer *im, const onnx_node *n)
 /* Translates subgraph g (attribute aname of the current node) once, in a
  * new scope with its inputs bound to ins[0..nin) (g must have nin inputs);
  * outs[0..g->n_output) receive its outputs. iter labels the diagnostics
- * (-1: none). Returns 0; -1 after reporting; 1 when an output depends on a
+ * (-1: none; the first iteration, 0, and If's branches check g's
+ * operators). Returns 0; -1 after reporting; 1 when an output depends on a
  * value that failed earlier (nothing new to report). */
 static int run_body(struct importer *im, const char *aname, const Onnx__GraphProto *g, struct tensor *const *ins,
 		    size_t nin, long iter, struct tensor **outs)
@@ -227,6 +224,10 @@ static int run_body(struct importer *im, const char *aname, const Onnx__GraphPro
 	if (g->n_node > CF_MAX_NODES - im->unrolled)
 		return op_err(im, "unrolling translates more than %d subgraph nodes (the limit)", CF_MAX_NODES);
 	im->unrolled += g->n_node;
+	/* operators the importer lacks, once per subgraph and translation of
+	 * its owner (the check's cost counts against the same limit) */
+	if (iter <= 0 && check_ops(im, g))
+		return op_err(im, "subgraph %s has operators the importer does not translate", aname);
 	int e0 = im->errors;
 	struct scope sc = {.parent = im->inner, .owner = n, .attr = aname, .iter = iter};
 	strmap_init(&sc.tensors);
