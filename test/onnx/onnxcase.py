@@ -212,6 +212,7 @@ IMPORT_OPERANDS = {
     "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
     "DFT": (1,), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
     "RNN": (4,), "GRU": (4,), "LSTM": (4,),
+    "Compress": (1,), "MaxUnpool": (2,),
 }
 # ops whose outputs depend on the shapes of their inputs only
 SHAPE_ONLY = frozenset(["Shape", "Size"])
