@@ -139,29 +139,32 @@ static struct value tf_count(struct importer *im, const struct tfidf *t, struct 
 	char sfx[32];
 	snprintf(sfx, sizeof sfx, "count%lld", (long long)len);
 	const char *cname = dname(im, name, sfx);
-	/* windows of every skip: skip s spans (n - 1)(s + 1) + 1 items */
+	/* windows of every skip: skip s spans (n - 1)(s + 1) + 1 items; the
+	 * spans grow with s, so the loop ends by s = C (or past the limit) */
 	uint64_t nwin = 0;
+	bool more = false;
 	int64_t skips = len == 1 ? 0 : t->max_skip;
-	for (int64_t s = 0; s <= skips; s++) {
+	for (int64_t s = 0; s <= skips && !more; s++) {
 		uint64_t span = (nn - 1) * (uint64_t)(s + 1) + 1;
 		if (span > C)
 			break;
 		nwin += C - span + 1;
+		more = nwin > TFIDF_MAX_ELEMS;
 	}
 	if (len < t->min_n || len > t->max_n || nwin == 0)
 		return b_splat_const(im, cname, ty(im, EK_FLOAT, cd, 2), 0);
-	uint64_t total = N;
-	if (!mul_overflow_u64(total, nwin, &total) || !mul_overflow_u64(total, K, &total) ||
+	uint64_t total = N > 0 ? N : 1; /* the window positions are a constant even without rows */
+	if (more || !mul_overflow_u64(total, nwin, &total) || !mul_overflow_u64(total, K, &total) ||
 	    !mul_overflow_u64(total, nn, &total) || total > TFIDF_MAX_ELEMS) {
-		op_err(im, "counting the %lld-grams compares N x windows x pooled n-grams x n = %llu x %llu x %llu "
+		op_err(im, "counting the %lld-grams compares N x windows x pooled n-grams x n = %llu x %s%llu x %llu "
 		       "x %lld items; at most 2^24 are supported",
-		       (long long)len, (unsigned long long)N, (unsigned long long)nwin, (unsigned long long)K,
-		       (long long)len);
+		       (long long)len, (unsigned long long)N, more ? "at least " : "", (unsigned long long)nwin,
+		       (unsigned long long)K, (long long)len);
 		return no_value;
 	}
-	int64_t *pos = arena_alloc(&im->scratch, nwin * nn * sizeof *pos);
+	int64_t *pos = len > 1 ? arena_alloc(&im->scratch, nwin * nn * sizeof *pos) : NULL;
 	uint64_t w = 0;
-	for (int64_t s = 0; s <= skips; s++) {
+	for (int64_t s = 0; s <= skips && len > 1; s++) {
 		uint64_t dist = (uint64_t)(s + 1), span = (nn - 1) * dist + 1;
 		if (span > C)
 			break;
@@ -347,15 +350,7 @@ int op_compress(struct importer *im, const onnx_node *n)
 		if (cv[k])
 			idx[m++] = (int64_t)k;
 	const char *name = out_name(im, 0);
-	struct tensor *src = data;
-	if (flat) {
-		uint64_t numel = len;
-		src = t_view(im, data, dname(im, name, "flat"), 1, &numel);
-		if (!data->known)
-			src->v = b_reshape(im, tval(im, data), &numel, 1, src->name);
-		if (!data->known && !src->v.node)
-			return -1;
-	}
+	struct tensor *src = flat ? t_view(im, data, dname(im, name, "flat"), 1, &len) : data;
 	struct tensor *it = t_from_ints(im, dname(im, name, "selected"), DT_INT64, 1, &m, idx);
 	if (!it)
 		return -1;
@@ -371,8 +366,9 @@ int op_compress(struct importer *im, const onnx_node *n)
 	if (!rt)
 		return -1;
 	if (m == 0) /* nothing selected: an empty value */
-		return set_out(im, 0, b_splat_const(im, name, rt, 0));
-	struct value gops[2] = {tval(im, src), tval(im, it)};
+		return set_out(im, 0, b_splat_const(im, dname(im, name, "empty"), rt, 0));
+	struct value sv = flat && !data->known ? b_reshape(im, tval(im, data), &len, 1, src->name) : tval(im, src);
+	struct value gops[2] = {sv, tval(im, it)};
 	struct value y = b_node(im, NK_Gather, name, gops, 2, rt);
 	if (!y.node)
 		return -1;
