@@ -7,7 +7,8 @@
  * read by one Gather of constant positions: the windows of every skip s in
  * [0, max_skip_count] (items i, i + (s + 1), ..., i + (n - 1)(s + 1), for
  * every i where the window fits; unigrams only at s = 0, since skips do not
- * change them) stacked into [N, windows, 1, n]. CmpEQ against the pooled
+ * change them; the unigram windows are the input itself, reshaped)
+ * stacked into [N, windows, 1, n]. CmpEQ against the pooled
  * n-grams [K_n, n] (both broadcast to [N, windows, K_n, n]) marks matching
  * items; ConvertTo float and BatchedReduceMin over the n items give 1 where
  * the whole window matches, BatchedReduceAdd over the windows the count of
@@ -16,7 +17,8 @@
  * outside [min_gram_length, max_gram_length] count zero. The counts of all
  * lengths, concatenated in pool order, are weighted by the mode (TF: the
  * counts; IDF: the n-gram's weight where its count is positive, else 0;
- * TFIDF: count * weight; weights default to 1) and placed at their
+ * TFIDF: count * weight; weights[k] belongs to the k-th pooled n-gram, as
+ * the operator's definition says, and defaults to 1) and placed at their
  * ngram_indexes by a Gather (slots no n-gram names read an appended zero
  * column). ngram_indexes must be distinct. String pools and inputs are out
  * of scope (the graph IR has no strings). A comparison of more than
