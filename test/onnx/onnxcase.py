@@ -184,7 +184,7 @@ def read_model(path):
 #
 # The graph IR has static shapes, so some operands must be known when the
 # model is imported: those that determine an output shape (Reshape's shape,
-# Slice's starts/ends/axes/steps, ...) and a few scalar parameters the
+# Slice's starts/ends/axes/steps, Compress's condition, ...) and a few scalar parameters the
 # importer folds into attributes (Pad's constant value, OneHot's depth,
 # CumSum's axis, Dropout's training mode). IMPORT_OPERANDS lists
 # them per op type by operand position; positions an older opset does not
@@ -212,6 +212,7 @@ IMPORT_OPERANDS = {
     "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
     "DFT": (1,), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
     "RNN": (4,), "GRU": (4,), "LSTM": (4,),
+    "Compress": (1,), "MaxUnpool": (2,),
     "Loop": (0, 1),
 }
 # ops whose outputs depend on the shapes of their inputs only

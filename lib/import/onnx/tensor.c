@@ -341,7 +341,8 @@ struct tensor *t_from_proto(struct importer *im, const Onnx__TensorProto *p, con
 			       (unsigned long long)bytes);
 			return NULL;
 		}
-		t->raw = arena_memdup(&im->scratch, p->raw_data.data, bytes + (bytes == 0));
+		/* An empty tensor's raw_data may be absent (NULL): nothing to copy. */
+		t->raw = bytes ? arena_memdup(&im->scratch, p->raw_data.data, bytes) : arena_alloc(&im->scratch, 1);
 		return t;
 	}
 	uint8_t *raw = arena_alloc(&im->scratch, bytes + 1);
