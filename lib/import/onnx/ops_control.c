@@ -40,7 +40,7 @@
 #include <string.h>
 
 #define CF_MAX_ITERS 4096
-#define CF_MAX_NODES 262144
+#define CF_MAX_NODES 65536
 #define CF_MAX_DEPTH 32
 
 /* ---- tensors ---- */
@@ -221,9 +221,10 @@ static int run_body(struct importer *im, const char *aname, const Onnx__GraphPro
 	const onnx_node *n = im->node;
 	if (g->n_input != nin)
 		return op_err(im, "subgraph %s has %zu inputs, expected %zu", aname, g->n_input, nin);
-	if (g->n_node > CF_MAX_NODES - im->unrolled)
+	/* each translation costs its nodes, and one for the scope */
+	if (g->n_node + 1 > CF_MAX_NODES - im->unrolled)
 		return op_err(im, "unrolling translates more than %d subgraph nodes (the limit)", CF_MAX_NODES);
-	im->unrolled += g->n_node;
+	im->unrolled += g->n_node + 1;
 	/* operators the importer lacks, once per subgraph and translation of
 	 * its owner (the check's cost counts against the same limit) */
 	if (iter <= 0 && check_ops(im, g))
