@@ -115,9 +115,12 @@ static int opt_begin(struct importer *im, const onnx_node *n, unsigned nstate, c
 		struct tensor *x = in_req(im, 2 + i);
 		if (!x)
 			return -1;
-		if (!dt_is_float(x->dtype) || elem < 0 || x->dtype != x0->dtype)
-			return op_err(im, "input %u (\"%s\") must be a floating-point tensor of the type of input 2",
-				      2 + i, x->name);
+		if (!dt_is_float(x->dtype) || dt_elem(x->dtype) < 0)
+			return op_err(im, "input %u (\"%s\") must be a floating-point tensor, not %s", 2 + i, x->name,
+				      dt_name(x->dtype));
+		if (x->dtype != x0->dtype)
+			return op_err(im, "input %u (\"%s\") must have the element type of input 2 (%s)", 2 + i,
+				      x->name, dt_name(x0->dtype));
 		for (unsigned k = 1; k < group; k++) {
 			unsigned j = 2 + k * o->n + i;
 			struct tensor *s = in_req(im, j);
@@ -202,7 +205,8 @@ int op_adagrad(struct importer *im, const onnx_node *n)
 	double decay = attr_f(n, "decay_factor", 0.0f), eps = attr_f(n, "epsilon", 1e-6f),
 	       norm = attr_f(n, "norm_coefficient", 0.0f);
 	/* r = R / (1 + T * decay_factor) */
-	struct value td = ew(im, NK_Mul, dname(im, o.base, "tdecay"), t_float(im, &o), sconst(im, &o, "decay", decay));
+	struct value tf = t_float(im, &o);
+	struct value td = ew(im, NK_Mul, dname(im, o.base, "tdecay"), tf, sconst(im, &o, "decay", decay));
 	struct value den = ew(im, NK_Add, dname(im, o.base, "rden"), td, sconst(im, &o, "one", 1));
 	struct value r = ew(im, NK_Div, dname(im, o.base, "lr"), o.r, den);
 	int rc = 0;
@@ -237,7 +241,10 @@ int op_momentum(struct importer *im, const onnx_node *n)
 	double alpha = attr_f(n, "alpha", 0.0f), beta = attr_f(n, "beta", 0.0f),
 	       norm = attr_f(n, "norm_coefficient", 0.0f);
 	/* the gradient's coefficient: beta after the first update, else 1 */
-	struct value sel[3] = {t_pos(im, &o), sconst(im, &o, "beta", beta), sconst(im, &o, "one", 1)};
+	struct value pos = t_pos(im, &o);
+	struct value cbeta = sconst(im, &o, "beta", beta);
+	struct value one = sconst(im, &o, "one", 1);
+	struct value sel[3] = {pos, cbeta, one};
 	struct value b = b_node(im, NK_Select, dname(im, o.base, "badj"), sel, 3, o.stype);
 	int rc = 0;
 	for (unsigned i = 0; i < o.n; i++) {
@@ -270,7 +277,8 @@ int op_adam(struct importer *im, const onnx_node *n)
 	struct value num = b_unary(im, NK_Sqrt, dname(im, o.base, "rnum"), ew(im, NK_Sub, dname(im, o.base, "betac"), one, bt));
 	struct value den = ew(im, NK_Sub, dname(im, o.base, "rden"), one, at);
 	struct value rcorr = ew(im, NK_Div, dname(im, o.base, "rcorr"), ew(im, NK_Mul, dname(im, o.base, "rnumr"), o.r, num), den);
-	struct value sel[3] = {t_pos(im, &o), rcorr, o.r};
+	struct value pos = t_pos(im, &o);
+	struct value sel[3] = {pos, rcorr, o.r};
 	struct value r = b_node(im, NK_Select, dname(im, o.base, "radj"), sel, 3, o.stype);
 	int rc = 0;
 	for (unsigned i = 0; i < o.n; i++) {
@@ -279,11 +287,13 @@ int op_adam(struct importer *im, const onnx_node *n)
 		struct value x = in_val(im, 2 + i), g = in_val(im, 2 + o.n + i), v = in_val(im, 2 + 2 * o.n + i),
 			     h = in_val(im, 2 + 3 * o.n + i);
 		struct value gr = regularized(im, x, g, norm, xn);
-		struct value vnew = ew(im, NK_Add, vn, scale(im, v, alpha, dname(im, vn, "av")),
-				       scale(im, gr, one_minus(alpha), dname(im, vn, "ag")));
+		struct value av = scale(im, v, alpha, dname(im, vn, "av"));
+		struct value ag = scale(im, gr, one_minus(alpha), dname(im, vn, "ag"));
+		struct value vnew = ew(im, NK_Add, vn, av, ag);
 		struct value g2 = ew(im, NK_Mul, dname(im, hn, "g2"), gr, gr);
-		struct value hnew = ew(im, NK_Add, hn, scale(im, h, beta, dname(im, hn, "bh")),
-				       scale(im, g2, one_minus(beta), dname(im, hn, "bg")));
+		struct value bh = scale(im, h, beta, dname(im, hn, "bh"));
+		struct value bg = scale(im, g2, one_minus(beta), dname(im, hn, "bg"));
+		struct value hnew = ew(im, NK_Add, hn, bh, bg);
 		struct value hs = b_unary(im, NK_Sqrt, dname(im, xn, "hsqrt"), hnew);
 		struct value he = ew(im, NK_Add, dname(im, xn, "hadapt"), hs, splat_like(im, hs, dname(im, xn, "eps"), eps));
 		struct value q = ew(im, NK_Div, dname(im, xn, "vh"), vnew, he);
