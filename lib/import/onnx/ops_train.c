@@ -23,8 +23,10 @@
  *
  * R and T are run-time scalars: the scalar factors are computed once on
  * rank-0 values (T converted to X's element type, its sign tested in
- * int64) and broadcast to each X. A zero norm_coefficient drops the G'
- * term (G' = G), a zero norm_coefficient_post the final scaling.
+ * int64) and broadcast to each X. A zero norm_coefficient drops its term
+ * (G' = G), a zero norm_coefficient_post the final scaling. No call takes
+ * two arguments that create nodes, so the graph's order does not depend on
+ * the compiler's order of evaluating arguments.
  *
  * Training-mode BatchNormalization (opset 14+, training_mode = 1)
  * normalizes with the batch's statistics over every axis but the channel
@@ -197,6 +199,8 @@ static int bind_out(struct importer *im, unsigned i, struct value v)
 	return v.node ? set_out(im, i, v) : -1;
 }
 
+/* Adagrad: inputs R, T, X..., G..., H...; outputs X'..., H'...
+ * (decay_factor, epsilon, norm_coefficient default to 0, 1e-6, 0). */
 int op_adagrad(struct importer *im, const onnx_node *n)
 {
 	struct opt o;
@@ -225,6 +229,8 @@ int op_adagrad(struct importer *im, const onnx_node *n)
 	return rc;
 }
 
+/* Momentum: inputs R, T, X..., G..., V...; outputs X'..., V'... (alpha,
+ * beta, mode and norm_coefficient are required). */
 int op_momentum(struct importer *im, const onnx_node *n)
 {
 	static const char *const req[] = {"alpha", "beta", "mode", "norm_coefficient"};
@@ -263,6 +269,9 @@ int op_momentum(struct importer *im, const onnx_node *n)
 	return rc;
 }
 
+/* Adam: inputs R, T, X..., G..., V..., H...; outputs X'..., V'..., H'...
+ * (alpha 0.9, beta 0.999, epsilon 1e-6, both norm coefficients 0 by
+ * default). */
 int op_adam(struct importer *im, const onnx_node *n)
 {
 	struct opt o;
@@ -274,9 +283,11 @@ int op_adam(struct importer *im, const onnx_node *n)
 	struct value one = sconst(im, &o, "one", 1), tf = t_float(im, &o);
 	struct value bt = ew(im, NK_Pow, dname(im, o.base, "betat"), sconst(im, &o, "beta", beta), tf);
 	struct value at = ew(im, NK_Pow, dname(im, o.base, "alphat"), sconst(im, &o, "alpha", alpha), tf);
-	struct value num = b_unary(im, NK_Sqrt, dname(im, o.base, "rnum"), ew(im, NK_Sub, dname(im, o.base, "betac"), one, bt));
+	struct value bc = ew(im, NK_Sub, dname(im, o.base, "betac"), one, bt);
+	struct value num = b_unary(im, NK_Sqrt, dname(im, o.base, "rnum"), bc);
 	struct value den = ew(im, NK_Sub, dname(im, o.base, "rden"), one, at);
-	struct value rcorr = ew(im, NK_Div, dname(im, o.base, "rcorr"), ew(im, NK_Mul, dname(im, o.base, "rnumr"), o.r, num), den);
+	struct value rnum = ew(im, NK_Mul, dname(im, o.base, "rnumr"), o.r, num);
+	struct value rcorr = ew(im, NK_Div, dname(im, o.base, "rcorr"), rnum, den);
 	struct value pos = t_pos(im, &o);
 	struct value sel[3] = {pos, rcorr, o.r};
 	struct value r = b_node(im, NK_Select, dname(im, o.base, "radj"), sel, 3, o.stype);
@@ -310,6 +321,9 @@ int op_adam(struct importer *im, const onnx_node *n)
 
 /* ---- BatchNormalization and Dropout in training mode ---- */
 
+/* BatchNormalization with training_mode = 1 (x is a float tensor of rank
+ * >= 2, checked by the caller): outputs y and, when used, the running mean
+ * and variance. */
 int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x)
 {
 	uint64_t C = x->dims[1];
@@ -371,6 +385,8 @@ int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x
 	return 0;
 }
 
+/* Dropout in training mode: the ratio (input 1 from opset 12, else the
+ * attribute; 0.5 when absent) must be known and 0. */
 int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x)
 {
 	double ratio = 0.5;
