@@ -11,6 +11,8 @@ Lines of SPEC ('#' starts a comment, '//' lines are ignored so a spec can
 live inside a lit test):
 
     opset 13                      default-domain opset (default 13)
+    opset DOMAIN 1                an opset_import of another domain
+    opset none                    no opset_import of the default domain
     ir 8                          IR version (default 8)
     graph NAME                    graph name
     input NAME TYPE DIM...        a graph input; a DIM that is not a number
@@ -189,6 +191,7 @@ class Graph:
 
 def build(spec):
     opset, ir = 13, 8
+    domains = []  # (domain, version) of other domains' opset_import
     stack = [Graph("g")]
     graphs = {}  # subgraph name -> encoded GraphProto
     for raw in spec.splitlines():
@@ -202,8 +205,10 @@ def build(spec):
             continue
         t = shlex.split(line)
         cur = stack[-1]
-        if t[0] == "opset":
-            opset = int(t[1])
+        if t[0] == "opset" and len(t) == 3:
+            domains.append((t[1], int(t[2])))
+        elif t[0] == "opset":
+            opset = None if t[1] == "none" else int(t[1])
         elif t[0] == "ir":
             ir = int(t[1])
         elif t[0] == "graph":
@@ -254,7 +259,10 @@ def build(spec):
     if len(stack) != 1:
         raise SystemExit("onnx-make: subgraph %s has no 'end'" % stack[-1].name)
     m = f_varint(1, ir) + f_bytes(2, "onnx-make") + f_bytes(7, stack[0].encode())
-    m += f_bytes(8, f_bytes(1, "") + f_varint(2, opset))
+    if opset is not None:
+        m += f_bytes(8, f_bytes(1, "") + f_varint(2, opset))
+    for dom, ver in domains:
+        m += f_bytes(8, f_bytes(1, dom) + f_varint(2, ver))
     return m
 
 

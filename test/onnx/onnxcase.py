@@ -186,7 +186,7 @@ def read_model(path):
 # model is imported: those that determine an output shape (Reshape's shape,
 # Slice's starts/ends/axes/steps, Compress's condition, ...) and a few scalar parameters the
 # importer folds into attributes (Pad's constant value, OneHot's depth,
-# CumSum's axis, Dropout's training mode). IMPORT_OPERANDS lists
+# CumSum's axis, Dropout's ratio and training mode). IMPORT_OPERANDS lists
 # them per op type by operand position; positions an older opset does not
 # have are simply absent from its nodes (Slice-1 and Squeeze-1 take
 # attributes; Resize-10's operand 1 is its scales, Resize-11's is roi,
@@ -208,7 +208,7 @@ IMPORT_OPERANDS = {
     "ReduceSum": (1,), "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
     "ReduceProd": (1,), "ReduceL1": (1,), "ReduceL2": (1,), "ReduceLogSum": (1,),
     "ReduceLogSumExp": (1,), "ReduceSumSquare": (1,),
-    "Range": (0, 1, 2), "OneHot": (1,), "CumSum": (1,), "Dropout": (2,),
+    "Range": (0, 1, 2), "OneHot": (1,), "CumSum": (1,), "Dropout": (1, 2),
     "HannWindow": (0,), "HammingWindow": (0,), "BlackmanWindow": (0,),
     "DFT": (1,), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
     "RNN": (4,), "GRU": (4,), "LSTM": (4,),

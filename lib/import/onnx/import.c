@@ -262,8 +262,21 @@ static bool default_domain(const char *dom)
 	return !dom || !*dom || strcmp(dom, "ai.onnx") == 0;
 }
 
-/* Reports every node whose operator the table lacks (grouped by operator,
- * with counts and node names); returns the number of such operators. */
+int64_t domain_opset(const struct importer *im, const char *domain)
+{
+	if (default_domain(domain))
+		return im->opset;
+	for (size_t i = 0; i < im->nopsets; i++) {
+		const Onnx__OperatorSetIdProto *o = im->opsets[i];
+		if (o->domain && strcmp(o->domain, domain) == 0 && o->has_version)
+			return o->version;
+	}
+	return -1;
+}
+
+/* Reports every node whose operator the table lacks for the opset its
+ * domain is imported at (grouped by operator, with counts and node names);
+ * returns the number of such operators. */
 int check_ops(struct importer *im, const Onnx__GraphProto *g)
 {
 	VEC(struct unsupported) uns = {0};
@@ -271,31 +284,33 @@ int check_ops(struct importer *im, const Onnx__GraphProto *g)
 	for (size_t i = 0; i < g->n_node; i++) {
 		const onnx_node *n = g->node[i];
 		const char *op = n->op_type ? n->op_type : "";
-		const struct op_row *row = default_domain(n->domain) ? op_lookup(op) : NULL;
-		if (row && im->opset >= row->since && im->opset > row->until) {
+		const char *dom = default_domain(n->domain) ? "" : n->domain;
+		const char *qname = *dom ? dname(im, dom, op) : op;
+		const struct op_row *row = op_lookup_domain(dom, op);
+		int64_t ver = domain_opset(im, dom);
+		if (row && ver >= row->since && ver > row->until) {
 			bool seen = false;
 			for (size_t k = 0; k < warned.len; k++)
-				seen |= strcmp(warned.data[k], op) == 0;
+				seen |= strcmp(warned.data[k], qname) == 0;
 			if (!seen) {
-				vec_push(&warned, op);
+				vec_push(&warned, qname);
 				if (!im->opts->opset_check)
 					diag_warning(im->d, LOC_NONE,
 						     "%s: operator %s: opset %lld is newer than the importer knows "
 						     "(%d); translating with opset %d rules",
-						     im->filename, op, (long long)im->opset, row->until, row->until);
+						     im->filename, qname, (long long)ver, row->until, row->until);
 			}
 			if (!im->opts->opset_check)
 				continue;
-		} else if (row && im->opset >= row->since) {
+		} else if (row && ver >= row->since) {
 			continue;
 		}
 		struct unsupported *u = NULL;
 		for (size_t k = 0; k < uns.len; k++)
-			if (strcmp(uns.data[k].op, op) == 0 &&
-			    strcmp(uns.data[k].domain, n->domain ? n->domain : "") == 0)
+			if (strcmp(uns.data[k].op, qname) == 0)
 				u = &uns.data[k];
 		if (!u) {
-			struct unsupported z = {op, n->domain ? n->domain : "", im->opset, 0, {0}};
+			struct unsupported z = {qname, dom, ver, 0, {0}};
 			vec_push(&uns, z);
 			u = &vec_last(&uns);
 		}
@@ -314,9 +329,14 @@ int check_ops(struct importer *im, const Onnx__GraphProto *g)
 			len = sizeof list - 1;
 		if (u->names.len > 8)
 			snprintf(list + len, sizeof list - len, ", ...");
-		diag_error(im->d, LOC_NONE, "%s: unsupported operator %s%s%s (opset %lld): %u node%s: %s", im->filename,
-			   *u->domain ? u->domain : "", *u->domain ? "." : "", u->op, (long long)u->version, u->count,
-			   u->count == 1 ? "" : "s", list);
+		if (u->version >= 0)
+			diag_error(im->d, LOC_NONE, "%s: unsupported operator %s (opset %lld): %u node%s: %s",
+				   im->filename, u->op, (long long)u->version, u->count, u->count == 1 ? "" : "s",
+				   list);
+		else
+			diag_error(im->d, LOC_NONE,
+				   "%s: unsupported operator %s: the model imports no opset of domain %s: %u node%s: %s",
+				   im->filename, u->op, u->domain, u->count, u->count == 1 ? "" : "s", list);
 		im->errors++;
 		vec_free(&u->names);
 	}
@@ -479,7 +499,7 @@ void translate(struct importer *im, const onnx_node *n)
 	int e0 = im->errors;
 	int r = fold_node(im, n);
 	if (r == 0)
-		r = op_lookup(n->op_type)->fn(im, n);
+		r = op_lookup_domain(n->domain, n->op_type)->fn(im, n);
 	if (r < 0 || im->errors != e0) {
 		if (im->errors == e0)
 			op_err(im, "translation failed");
@@ -627,9 +647,15 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 	for (size_t i = 0; i < mp->n_opset_import; i++)
 		if (default_domain(mp->opset_import[i]->domain) && mp->opset_import[i]->has_version)
 			im.opset = mp->opset_import[i]->version;
+	im.opsets = mp->opset_import;
+	im.nopsets = mp->n_opset_import;
 	if (im.opset < 0) {
 		im.opset = 1;
-		diag_warning(d, LOC_NONE, "%s: no opset for the default domain; assuming opset 1", filename);
+		bool used = false;
+		for (size_t i = 0; i < mp->graph->n_node; i++)
+			used |= default_domain(mp->graph->node[i]->domain);
+		if (used)
+			diag_warning(d, LOC_NONE, "%s: no opset for the default domain; assuming opset 1", filename);
 	}
 	arena_init(&im.scratch);
 	strmap_init(&im.tensors);
@@ -662,23 +688,32 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 /* ---- the op table ---- */
 
 static const struct op_row op_table[] = {
-#define ONNX_OP(name, since, until, fn) {name, since, until, fn},
+#define ONNX_OP(name, since, until, fn) {name, since, until, fn, ""},
+#define ONNX_OP_DOMAIN(domain, name, since, until, fn) {name, since, until, fn, domain},
 #include "import/onnx/ops.def"
 #undef ONNX_OP
+#undef ONNX_OP_DOMAIN
 };
 
-const struct op_row *op_lookup(const char *op)
+const struct op_row *op_lookup_domain(const char *domain, const char *op)
 {
 	if (!op)
 		return NULL;
+	const char *dom = default_domain(domain) ? "" : domain;
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(op_table); i++)
-		if (strcmp(op_table[i].op, op) == 0)
+		if (strcmp(op_table[i].op, op) == 0 && strcmp(op_table[i].domain, dom) == 0)
 			return &op_table[i];
 	return NULL;
+}
+
+const struct op_row *op_lookup(const char *op)
+{
+	return op_lookup_domain("", op);
 }
 
 void onnx_list_ops(FILE *out)
 {
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(op_table); i++)
-		fprintf(out, "%s %d-%d\n", op_table[i].op, op_table[i].since, op_table[i].until);
+		fprintf(out, "%s%s%s %d-%d\n", op_table[i].domain, *op_table[i].domain ? "." : "", op_table[i].op,
+			op_table[i].since, op_table[i].until);
 }

@@ -5,7 +5,7 @@
  * computes it (materialized lazily: initializers and folded values become
  * constants only when a node needs them), and, when known at import, its
  * contents (little-endian bytes in the ONNX element packing, or a splat).
- * Translators (one per row of the op table in optable.c) read their inputs
+ * Translators (one per row of the op table, ops.def) read their inputs
  * through in_*()/tval(), build nodes with the b_*() helpers and bind their
  * outputs with set_out*(). A translator that fails reports through op_err()
  * and returns -1; its outputs are poisoned and nodes reading them are
@@ -81,6 +81,8 @@ struct importer {
 	int errors;
 	struct scope *inner;    /* innermost subgraph being translated, NULL in the main graph */
 	uint64_t unrolled;      /* subgraph nodes translated so far (limited, ops_control.c) */
+	Onnx__OperatorSetIdProto **opsets; /* the model's opset_import, for domain_opset() */
+	size_t nopsets;
 };
 
 /* ---- element types (tensor.c) ---- */
@@ -165,9 +167,13 @@ int bcast_shape(struct importer *im, const struct type *a, const struct type *b,
 typedef int (*op_fn)(struct importer *im, const onnx_node *n);
 struct op_row {
 	const char *op;
-	int since, until; /* opset versions whose semantics the translator knows */
+	int since, until; /* opset versions (of domain) whose semantics the translator knows */
 	op_fn fn;
+	const char *domain; /* "" for the default domain */
 };
+/* The row of op in domain (NULL, "" and "ai.onnx" are the default domain);
+ * op_lookup: in the default domain. NULL if the table lacks it. */
+const struct op_row *op_lookup_domain(const char *domain, const char *op);
 const struct op_row *op_lookup(const char *op);
 /* Reports every operator of g (not of its subgraphs) that the table lacks;
  * returns their number (import.c). */
@@ -175,6 +181,9 @@ int check_ops(struct importer *im, const Onnx__GraphProto *g);
 /* Translates node n in the current scope; on failure its outputs are
  * poisoned (import.c). Leaves im->node at n. */
 void translate(struct importer *im, const onnx_node *n);
+/* The opset version the model imports for domain (the default domain's is
+ * im->opset); -1 if the model imports none. */
+int64_t domain_opset(const struct importer *im, const char *domain);
 /* Constant folding of known inputs (fold.c): 1 folded, 0 not foldable, -1 error */
 int fold_node(struct importer *im, const onnx_node *n);
 /* Known-value data movement (fold.c); NULL if t is not known or too large.
@@ -203,8 +212,16 @@ int op_conv_transpose_3d(struct importer *im, const onnx_node *n);
 int op_pool_nd(struct importer *im, const onnx_node *n, bool max);
 int maxpool_indices(struct importer *im, struct value argmax, const struct tensor *x, unsigned nsp);
 
+/* Training-mode paths of BatchNormalization (opset 14 training_mode = 1:
+ * batch statistics and running-statistics outputs) and Dropout (ratio known
+ * to be 0: identity, all-true mask; else refused as random) (ops_train.c). */
+int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x);
+int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x);
+
 #define ONNX_OP(name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
+#define ONNX_OP_DOMAIN(domain, name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #include "import/onnx/ops.def"
 #undef ONNX_OP
+#undef ONNX_OP_DOMAIN
 
 #endif

@@ -399,6 +399,8 @@ int op_batchnorm(struct importer *im, const onnx_node *n)
 		return op_err(im, "input must have a channel dimension");
 	if (im->opset < 9 && attr_i(n, "spatial", 1) == 0)
 		return op_err(im, "spatial = 0 is not supported");
+	if (im->opset >= 14 && attr_i(n, "training_mode", 0))
+		return batchnorm_training(im, n, x);
 	if (attr_i(n, "training_mode", 0) || extra_outputs_used(im, 1))
 		return op_err(im, "training mode (mean and variance outputs) is not supported");
 	struct value ops[5];

@@ -19,7 +19,8 @@ static int out_known(struct importer *im, unsigned i, struct tensor *src)
 }
 
 /* Identity; Dropout in inference: the data passes through, the mask is all
- * true. */
+ * true. Dropout in training mode (training_mode, or is_test = 0 before
+ * opset 7): dropout_training. */
 int op_identity(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = in_req(im, 0);
@@ -32,10 +33,10 @@ int op_identity(struct importer *im, const onnx_node *n)
 			if (!tv || t_numel(train) != 1)
 				return op_err(im, "training_mode must be known at import");
 			if (tv[0])
-				return op_err(im, "training mode is not supported");
+				return dropout_training(im, n, x);
 		}
 		if (attr_i(n, "is_test", 1) == 0 && im->opset < 7)
-			op_warn(im, "is_test = 0 ignored; importing for inference");
+			return dropout_training(im, n, x);
 		if (out_used(im, 1))
 			out_known(im, 1, k_splat(im, out_name(im, 1), DT_BOOL, x->rank, x->dims, 1, 1));
 	}
