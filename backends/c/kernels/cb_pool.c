@@ -110,6 +110,7 @@ CB_KERNEL void cb_avgpool_f32(const struct cb_pool_args *s, const float *in, flo
 				float inv = 1.0f / div;
 				int c0 = 0;
 #if CB_HAVE_VEC
+				const cb_vf vinv = CB_SPLAT(inv);
 				for (; c0 + 4 * CB_VL <= ch; c0 += 4 * CB_VL) {
 					cb_vf a0 = CB_SPLAT(0.0f), a1 = a0, a2 = a0, a3 = a0;
 					for (int kh = 0; kh < nh; kh++)
@@ -120,17 +121,17 @@ CB_KERNEL void cb_avgpool_f32(const struct cb_pool_args *s, const float *in, flo
 							a2 += *(const cb_vf *)(x + 2 * CB_VL);
 							a3 += *(const cb_vf *)(x + 3 * CB_VL);
 						}
-					*(cb_vf *)(o + c0) = a0 * inv;
-					*(cb_vf *)(o + c0 + CB_VL) = a1 * inv;
-					*(cb_vf *)(o + c0 + 2 * CB_VL) = a2 * inv;
-					*(cb_vf *)(o + c0 + 3 * CB_VL) = a3 * inv;
+					*(cb_vf *)(o + c0) = a0 * vinv;
+					*(cb_vf *)(o + c0 + CB_VL) = a1 * vinv;
+					*(cb_vf *)(o + c0 + 2 * CB_VL) = a2 * vinv;
+					*(cb_vf *)(o + c0 + 3 * CB_VL) = a3 * vinv;
 				}
 				for (; c0 + CB_VL <= ch; c0 += CB_VL) {
 					cb_vf a = CB_SPLAT(0.0f);
 					for (int kh = 0; kh < nh; kh++)
 						for (int kw = 0; kw < nw; kw++)
 							a += *(const cb_vf *)(x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0);
-					*(cb_vf *)(o + c0) = a * inv;
+					*(cb_vf *)(o + c0) = a * vinv;
 				}
 #endif
 				for (int c = c0; c < ch; c++) {
