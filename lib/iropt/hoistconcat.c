@@ -22,6 +22,11 @@
  *      buffer that only P reads (a convolution whose result only the relu
  *      P reads), up to eight steps.
  *
+ * If an instruction in that stretch names the concatenation's buffer (a
+ * buffer shared by earlier values), they move right before the insert
+ * instead. A concatenation that is a weight (an output the plan wrote
+ * into) is live throughout: only its touch moves, right before the insert.
+ *
  * The touch is the buffer's first use (so sink-alloc leaves the alloc
  * where it is: the pass is stable under the lifetimes pipeline), deallocs
  * of the parts can then move up (hoist-dealloc, which runs after it). The
@@ -186,29 +191,59 @@ static int hoist_insert(struct ir_func *f, struct ir_instr *in, struct ir_value 
 		if (src && src->kind == IK_tensorview && iropt_pos(src) > iropt_pos(found))
 			found = NULL;
 	}
-	if (!found || found->next == in || (alloc_seen && !cat_alloc)) {
+	/* the insert goes after found and the deallocs right after it
+	 * (hoist-dealloc puts them there) */
+	struct ir_instr *at = found ? found->next : NULL;
+	while (at && at != in && at->kind == IK_dealloc)
+		at = at->next;
+	if (!found || at == in || (alloc_seen && !cat_alloc)) {
 		vec_free(&views);
 		return 0;
 	}
 	struct ir_instr *start = cat_alloc && (alloc_seen || touch) ? chain_start(f, found) : NULL;
-	bool move_alloc = start && (alloc_seen || iropt_pos(cat_alloc) > iropt_pos(start));
-	ir_instr_move_before(f, in, found->next);
+	/* the touch may only move above instructions that do not name the
+	 * concatenation (a buffer shared by earlier values): else it goes
+	 * right before the insert */
+	bool named = false;
+	for (struct ir_instr *q = start; q && q != found->next && !named; q = q->next)
+		named = q->kind != IK_tensorview && q != cat_alloc && names(q, cat);
+	bool move_alloc = start && (alloc_seen || (!named && iropt_pos(cat_alloc) > iropt_pos(start)));
+	/* the stretch that may be reordered, to tell a real change */
+	struct ir_instr *lo = start && !named && iropt_pos(start) < iropt_pos(found) ? start : found;
+	if (move_alloc && iropt_pos(cat_alloc) < iropt_pos(lo))
+		lo = cat_alloc;
+	struct ir_instr *anchor = lo->prev;
+	VEC(struct ir_instr *) before = {0};
+	for (struct ir_instr *q = lo; q != in->next; q = q->next)
+		vec_push(&before, q);
+	ir_instr_move_before(f, in, at);
 	/* views were collected last to first: keep their order */
 	for (size_t k = views.len; k-- > 0;)
 		ir_instr_move_before(f, views.data[k], in);
+	/* the first moved view, or the insert */
+	struct ir_instr *first = views.len ? views.data[views.len - 1] : in;
+	if (named)
+		start = first;
 	vec_free(&views);
 	if (!cat_alloc) {
 		/* a weight is live throughout: its touch only has to stay first */
 		if (touch)
-			ir_instr_move_before(f, touch, found->next);
-		return 1;
+			ir_instr_move_before(f, touch, first);
+	} else if (start) {
+		if (move_alloc)
+			ir_instr_move_before(f, cat_alloc, start);
+		if (touch)
+			ir_instr_move_before(f, touch, start);
 	}
-	if (!start)
-		return 1;
-	if (move_alloc)
-		ir_instr_move_before(f, cat_alloc, start);
-	if (touch)
-		ir_instr_move_before(f, touch, start);
+	/* the same order as before (only a touch and views were in the way)
+	 * is no change */
+	bool same = true;
+	struct ir_instr *q = anchor ? anchor->next : f->first;
+	for (size_t k = 0; k < before.len && same; k++, q = q->next)
+		same = q == before.data[k];
+	vec_free(&before);
+	if (same)
+		return 0;
 	return move_alloc ? 2 : 1;
 }
 
