@@ -24,7 +24,7 @@
 static const struct pm_pipeline pipelines[] = {
 	{"lifetimes", 0, "sink-alloc,hoist-dealloc", "Allocs right before their first use, deallocs right after the last"},
 	{"cleanup", 0, "peephole,dse,delete-dead-allocs", "Local rewrites, dead stores, dead allocs and views"},
-	{"optimize", 0, "lifetimes,peephole,dse,share-buffers,cleanup,lifetimes,make-weights-const",
+	{"optimize", 0, "lifetimes,peephole,dse,share-buffers,cleanup,hoist-concat,lifetimes,make-weights-const",
 	 "The default order of the IR passes"},
 	{"optimize-fp", IROPT_FIXED_POINT, "optimize", "Optimize until nothing changes"},
 	{"O0", 0, "", "No optimization, no memory plan"},

@@ -28,7 +28,7 @@ static const struct pm_pipeline pipelines[] = {
 	{"optimize", 0,
 	 "dce,simplify,layout,constant-fold,"
 	 "merge-pad,reduce-mean-to-avgpool,eliminate-concat-slice,"
-	 "fold-batchnorm,lower-batchnorm,layout,simplify,"
+	 "fold-batchnorm,lower-batchnorm,layout,fold-conv-affine,shuffle-depthwise,simplify,"
 	 "cse,dce",
 	 "The graph optimizations"},
 	{"cleanup", 0,           "simplify,constant-fold,cse,dce",

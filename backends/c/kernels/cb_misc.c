@@ -35,6 +35,62 @@ CB_INLINE void cb_copy_run(unsigned char *d, int64_t dstep, const unsigned char 
 	}
 }
 
+/* Small transposes of 4-byte elements, the two innermost directions of a
+ * copy when one is contiguous in the destination and the other in the
+ * source and the short one has g <= 16 elements: a channel shuffle
+ * ([.., g, C/g] -> [.., C/g, g]) or an NCHW <-> NHWC move of a few
+ * channels. The group loop is unrolled for the usual g, so the compiler
+ * turns g contiguous streams into vector loads and interleaving
+ * permutations instead of one short strided run per element. */
+#define CB_IL4_CASE(G)                                                                                  \
+	case G:                                                                                          \
+		for (int64_t j = 0; j < n; j++)                                                          \
+			for (int i = 0; i < G; i++)                                                      \
+				memcpy(d + (j * G + i) * 4, s + (i * si + j) * 4, 4);                    \
+		break;
+#define CB_DL4_CASE(G)                                                                                  \
+	case G:                                                                                          \
+		for (int64_t j = 0; j < n; j++)                                                          \
+			for (int i = 0; i < G; i++)                                                      \
+				memcpy(d + (i * di + j) * 4, s + (j * G + i) * 4, 4);                    \
+		break;
+
+/* d[j*g + i] = s[i*si + j] for j < n, i < g (element offsets). */
+CB_INLINE void cb_interleave4(unsigned char *CB_RESTRICT d, const unsigned char *CB_RESTRICT s, int64_t si,
+			      int64_t n, int g)
+{
+	switch (g) {
+	CB_IL4_CASE(2)
+	CB_IL4_CASE(3)
+	CB_IL4_CASE(4)
+	CB_IL4_CASE(8)
+	CB_IL4_CASE(16)
+	default:
+		for (int64_t j = 0; j < n; j++)
+			for (int i = 0; i < g; i++)
+				memcpy(d + (j * g + i) * 4, s + (i * si + j) * 4, 4);
+		break;
+	}
+}
+
+/* d[i*di + j] = s[j*g + i] for j < n, i < g (element offsets). */
+CB_INLINE void cb_deinterleave4(unsigned char *CB_RESTRICT d, int64_t di, const unsigned char *CB_RESTRICT s,
+				int64_t n, int g)
+{
+	switch (g) {
+	CB_DL4_CASE(2)
+	CB_DL4_CASE(3)
+	CB_DL4_CASE(4)
+	CB_DL4_CASE(8)
+	CB_DL4_CASE(16)
+	default:
+		for (int64_t j = 0; j < n; j++)
+			for (int i = 0; i < g; i++)
+				memcpy(d + (i * di + j) * 4, s + (j * g + i) * 4, 4);
+		break;
+	}
+}
+
 /* dst[sum i_k * ds_k] = src[sum i_k * ss_k] over the index space dims[0..rank)
  * (element strides, a source stride may be 0 or negative), es bytes per
  * element. The generator merges dimensions that are contiguous in both, so
@@ -54,14 +110,24 @@ CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const i
 			return;
 	const int in = rank - 1, outer = rank >= 2 ? rank - 2 : 0;
 	const int64_t n2 = rank >= 2 ? dims[in - 1] : 1, d2 = rank >= 2 ? ds[in - 1] : 0, s2 = rank >= 2 ? ss[in - 1] : 0;
+	/* 1: interleave n2 source runs, 2: deinterleave into n2 runs (above) */
+	const int small = es != 4 || rank < 2 || n2 > 16 ? 0
+			  : ss[in] == 1 && d2 == 1 && ds[in] == n2 ? 1
+			  : ds[in] == 1 && s2 == 1 && ss[in] == n2 ? 2 : 0;
 	for (;;) {
 		int64_t od = 0, os = 0;
 		for (int i = 0; i < outer; i++) {
 			od += idx[i] * ds[i];
 			os += idx[i] * ss[i];
 		}
-		for (int64_t j = 0; j < n2; j++)
-			cb_copy_run(d + (od + j * d2) * es, ds[in], s + (os + j * s2) * es, ss[in], dims[in], es);
+		if (small == 1)
+			cb_interleave4(d + od * 4, s + os * 4, s2, dims[in], (int)n2);
+		else if (small == 2)
+			cb_deinterleave4(d + od * 4, d2, s + os * 4, dims[in], (int)n2);
+		else
+			for (int64_t j = 0; j < n2; j++)
+				cb_copy_run(d + (od + j * d2) * es, ds[in], s + (os + j * s2) * es, ss[in], dims[in],
+					    es);
 		int i = outer - 1;
 		while (i >= 0 && ++idx[i] == dims[i])
 			idx[i--] = 0;

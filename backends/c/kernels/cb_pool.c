@@ -9,99 +9,142 @@ struct cb_pool_args {
 	int include_pads; /* average: divide by kh*kw rather than the taps inside */
 };
 
+/* The window rows [*k0, *k1) of output row o that lie inside the input:
+ * taps k with 0 <= o * stride - pad + k < size. */
+CB_INLINE void cb_pool_taps(int o, int stride, int pad, int k, int size, int *k0, int *k1)
+{
+	int base = o * stride - pad;
+	*k0 = base < 0 ? -base : 0;
+	*k1 = base + k > size ? size - base : k;
+	if (*k1 < *k0)
+		*k1 = *k0;
+}
+
 /* Max over each window; taps in the padding are skipped (a window entirely
- * in the padding gives 0); a NaN wins, as in the interpreter. */
+ * in the padding gives 0); a NaN wins, as in the interpreter (the vector
+ * path gives the default NaN, the scalar path the first NaN it meets). The
+ * taps inside the input are known per output pixel; channels go four
+ * vectors at a time in registers, each tap one comparison and blend for
+ * the maximum and one comparison for NaN. */
 CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, float *out)
 {
 	const int ch = s->c;
 	for (int n = 0; n < s->n; n++)
-		for (int oh = 0; oh < s->oh; oh++)
+		for (int oh = 0; oh < s->oh; oh++) {
+			int kh0, kh1;
+			cb_pool_taps(oh, s->sh, s->pt, s->kh, s->h, &kh0, &kh1);
 			for (int ow = 0; ow < s->ow; ow++) {
+				int kw0, kw1;
+				cb_pool_taps(ow, s->sw, s->pl, s->kw, s->w, &kw0, &kw1);
 				float *CB_RESTRICT o = out + (((size_t)n * s->oh + oh) * s->ow + ow) * ch;
+				const int nh = kh1 - kh0, nw = kw1 - kw0;
+				if (nh * nw == 0) { /* the window lies in the padding */
+					for (int c = 0; c < ch; c++)
+						o[c] = 0.0f;
+					continue;
+				}
+				/* the first tap inside the input */
+				const float *x0 = in + (((size_t)n * s->h + (size_t)(oh * s->sh - s->pt + kh0)) * s->w +
+							(size_t)(ow * s->sw - s->pl + kw0)) * ch;
 				int c0 = 0;
 #if CB_HAVE_VEC
-				/* four vectors of channels in registers across the window */
 				for (; c0 + 4 * CB_VL <= ch; c0 += 4 * CB_VL) {
 					cb_vf m[4];
-					int any = 0;
-					for (int v = 0; v < 4; v++)
-						m[v] = CB_SPLAT(-INFINITY);
-					for (int kh = 0; kh < s->kh; kh++) {
-						int ih = oh * s->sh - s->pt + kh;
-						if (ih < 0 || ih >= s->h)
-							continue;
-						for (int kw = 0; kw < s->kw; kw++) {
-							int iw = ow * s->sw - s->pl + kw;
-							if (iw < 0 || iw >= s->w)
-								continue;
-							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch + c0;
+					cb_vi nan[4];
+					for (int v = 0; v < 4; v++) {
+						m[v] = *(const cb_vf *)(x0 + c0 + v * CB_VL);
+						nan[v] = m[v] != m[v];
+					}
+					for (int kh = 0; kh < nh; kh++)
+						for (int kw = 0; kw < nw; kw++) {
+							const float *x = x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0;
 							for (int v = 0; v < 4; v++) {
 								cb_vf xv = *(const cb_vf *)(x + v * CB_VL);
-								cb_vi take = (xv > m[v]) | ((xv != xv) & (m[v] == m[v]));
+								cb_vi take = xv > m[v];
 								m[v] = (cb_vf)(((cb_vi)xv & take) | ((cb_vi)m[v] & ~take));
+								nan[v] |= xv != xv;
 							}
-							any = 1;
 						}
-					}
+					const cb_vi qnan = (cb_vi)CB_SPLAT(NAN);
 					for (int v = 0; v < 4; v++)
-						*(cb_vf *)(o + c0 + v * CB_VL) = any ? m[v] : CB_SPLAT(0.0f);
+						*(cb_vf *)(o + c0 + v * CB_VL) =
+							(cb_vf)((qnan & nan[v]) | ((cb_vi)m[v] & ~nan[v]));
 				}
 #endif
 				if (c0 == ch)
 					continue;
 				for (int c = c0; c < ch; c++)
 					o[c] = -INFINITY;
-				int cnt = 0;
-				for (int kh = 0; kh < s->kh; kh++) {
-					int ih = oh * s->sh - s->pt + kh;
-					if (ih < 0 || ih >= s->h)
-						continue;
-					for (int kw = 0; kw < s->kw; kw++) {
-						int iw = ow * s->sw - s->pl + kw;
-						if (iw < 0 || iw >= s->w)
-							continue;
-						const float *CB_RESTRICT x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch;
+				for (int kh = 0; kh < nh; kh++)
+					for (int kw = 0; kw < nw; kw++) {
+						const float *CB_RESTRICT x = x0 + ((ptrdiff_t)kh * s->w + kw) * ch;
 						for (int c = c0; c < ch; c++)
 							o[c] = x[c] > o[c] || (x[c] != x[c] && o[c] == o[c]) ? x[c] : o[c];
-						cnt++;
 					}
-				}
-				if (!cnt)
-					for (int c = c0; c < ch; c++)
-						o[c] = 0.0f;
 			}
+		}
 }
 
-/* Average over each window. */
+/* Average over each window. The taps inside the input are known per output
+ * pixel, so the window loops carry no test; channels go four vectors at a
+ * time with the sums in registers, then one vector, then one by one. */
 CB_KERNEL void cb_avgpool_f32(const struct cb_pool_args *s, const float *in, float *out)
 {
 	const int ch = s->c;
 	for (int n = 0; n < s->n; n++)
-		for (int oh = 0; oh < s->oh; oh++)
+		for (int oh = 0; oh < s->oh; oh++) {
+			int kh0, kh1;
+			cb_pool_taps(oh, s->sh, s->pt, s->kh, s->h, &kh0, &kh1);
 			for (int ow = 0; ow < s->ow; ow++) {
+				int kw0, kw1;
+				cb_pool_taps(ow, s->sw, s->pl, s->kw, s->w, &kw0, &kw1);
 				float *CB_RESTRICT o = out + (((size_t)n * s->oh + oh) * s->ow + ow) * ch;
-				for (int c = 0; c < ch; c++)
-					o[c] = 0.0f;
-				int cnt = 0;
-				for (int kh = 0; kh < s->kh; kh++) {
-					int ih = oh * s->sh - s->pt + kh;
-					if (ih < 0 || ih >= s->h)
-						continue;
-					for (int kw = 0; kw < s->kw; kw++) {
-						int iw = ow * s->sw - s->pl + kw;
-						if (iw < 0 || iw >= s->w)
-							continue;
-						const float *CB_RESTRICT x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch;
-						for (int c = 0; c < ch; c++)
-							o[c] += x[c];
-						cnt++;
-					}
+				const int nh = kh1 - kh0, nw = kw1 - kw0, cnt = nh * nw;
+				if (cnt == 0) { /* the window lies in the padding */
+					for (int c = 0; c < ch; c++)
+						o[c] = 0.0f;
+					continue;
 				}
+				/* the first tap inside the input */
+				const float *x0 = in + (((size_t)n * s->h + (size_t)(oh * s->sh - s->pt + kh0)) * s->w +
+							(size_t)(ow * s->sw - s->pl + kw0)) * ch;
 				float div = s->include_pads ? (float)(s->kh * s->kw) : (float)cnt;
-				float inv = div > 0.0f ? 1.0f / div : 0.0f;
-				for (int c = 0; c < ch; c++)
-					o[c] *= inv;
+				float inv = 1.0f / div;
+				int c0 = 0;
+#if CB_HAVE_VEC
+				const cb_vf vinv = CB_SPLAT(inv);
+				for (; c0 + 4 * CB_VL <= ch; c0 += 4 * CB_VL) {
+					cb_vf a0 = CB_SPLAT(0.0f), a1 = a0, a2 = a0, a3 = a0;
+					for (int kh = 0; kh < nh; kh++)
+						for (int kw = 0; kw < nw; kw++) {
+							const float *x = x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0;
+							a0 += *(const cb_vf *)x;
+							a1 += *(const cb_vf *)(x + CB_VL);
+							a2 += *(const cb_vf *)(x + 2 * CB_VL);
+							a3 += *(const cb_vf *)(x + 3 * CB_VL);
+						}
+					*(cb_vf *)(o + c0) = a0 * vinv;
+					*(cb_vf *)(o + c0 + CB_VL) = a1 * vinv;
+					*(cb_vf *)(o + c0 + 2 * CB_VL) = a2 * vinv;
+					*(cb_vf *)(o + c0 + 3 * CB_VL) = a3 * vinv;
+				}
+				for (; c0 + CB_VL <= ch; c0 += CB_VL) {
+					cb_vf a = CB_SPLAT(0.0f);
+					for (int kh = 0; kh < nh; kh++)
+						for (int kw = 0; kw < nw; kw++)
+							a += *(const cb_vf *)(x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0);
+					*(cb_vf *)(o + c0) = a * vinv;
+				}
+#endif
+				for (int c = c0; c < ch; c++) {
+					float a = 0.0f;
+					for (int kh = 0; kh < nh; kh++)
+						for (int kw = 0; kw < nw; kw++)
+							a += x0[((ptrdiff_t)kh * s->w + kw) * ch + c];
+					o[c] = a * inv;
+				}
 			}
+		}
 }
 
 /* Adaptive average: output cell (i, j) averages input rows
