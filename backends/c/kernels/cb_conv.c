@@ -212,10 +212,11 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	for (int r = 0; r < mr && m + (size_t)r < mtot; r++) {
 		size_t off = (m + (size_t)r) * goc + (size_t)g * s->oc + (size_t)p * CB_NR;
 		float *o = out + (m + (size_t)r) * ost + (size_t)g * s->oc + (size_t)p * CB_NR;
+		int jv = 0; /* columns stored by the vector epilogue */
 #if CB_HAVE_VEC
-		if (ncol == CB_NR && nv == CB_NV && s->act != CB_ACT_CLIP) {
-			/* a whole panel: vector epilogue */
-			for (int v = 0; v < nv; v++) {
+		if (s->act != CB_ACT_CLIP) {
+			/* whole vectors below ncol (a partial panel too) */
+			for (int v = 0; v < nv && (v + 1) * CB_VL <= ncol; v++, jv += CB_VL) {
 				cb_vf x = acc[r][v];
 				if (res)
 					x += *(const cb_vf *)(res + off + v * CB_VL);
@@ -223,12 +224,13 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 					x = cb_vrelu(x);
 				*(cb_vf *)(o + v * CB_VL) = x;
 			}
-			continue;
+			if (jv == ncol)
+				continue;
 		}
 #endif
 		float t[CB_NR];
 #if CB_HAVE_VEC
-		for (int v = 0; v < nv; v++)
+		for (int v = jv / CB_VL; v < nv; v++)
 			*(cb_vf *)(t + v * CB_VL) = acc[r][v];
 #else
 		for (int j = 0; j < CB_NR; j++)
@@ -236,10 +238,10 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 #endif
 		if (res) {
 			const float *q = res + off;
-			for (int j = 0; j < ncol; j++)
+			for (int j = jv; j < ncol; j++)
 				t[j] += q[j];
 		}
-		for (int j = 0; j < ncol; j++)
+		for (int j = jv; j < ncol; j++)
 			o[j] = cb_act(t[j], s->act, s->lo, s->hi);
 	}
 }
@@ -310,10 +312,14 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 			for (size_t tt = 0; tt < (small_b ? nt : 1); tt++) {
 				for (int p = 0; p < np; p++) {
 					const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
-					/* the tiles of this panel fetch the next panel, each its
-					 * share, one step per k */
+					/* the tiles of this panel that run the full kernel fetch
+					 * the next panel, each its share, one step per k (a last
+					 * tile of one or two rows runs the one-row kernel and
+					 * fetches nothing) */
 					const char *next = (const char *)(pw + kdim * CB_NR);
-					size_t span = (kdim * CB_NR * sizeof(float) + nt - 1) / nt, step = span / kdim;
+					const size_t mlast = m0 + (nt - 1) * CB_MR;
+					const size_t ntp = mlast + CB_MR <= mtot || (mtot >= CB_MR && mtot - mlast > 2) ? nt : nt - 1;
+					size_t span = ntp ? (kdim * CB_NR * sizeof(float) + ntp - 1) / ntp : 0, step = span / kdim;
 					if (p + 1 == np || small_b)
 						step = 0;
 					for (size_t ka = 0; ka < kdim; ka += kslice) {
