@@ -139,7 +139,8 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *CB_RESTRICT ap,
 					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
 					  size_t m, size_t mtot, int g, int p, const int mr, const char *pf, size_t pfstep,
-					  size_t ka, size_t kb, float *part, const int nv, const int rs)
+					  size_t ka, size_t kb, float *part, const int nv, const int rs, const size_t kcw,
+					  const size_t cadv)
 {
 	const int goc = s->groups * s->oc;
 	const size_t kdim = kb;
@@ -154,8 +155,8 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		for (int r = 0; r < mr; r++)
 			acc[r][v] = ka ? *(const cb_vf *)(part + (r * CB_NV + v) * CB_VL) : bv;
 	}
-	for (size_t k0 = ka; k0 < kdim; k0 += CB_KC) {
-		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
+	for (size_t k0 = ka; k0 < kdim; k0 += kcw) {
+		size_t kc = kdim - k0 < kcw ? kdim - k0 : kcw;
 		for (size_t k = 0; k < kc; k++) {
 			cb_vf bv[CB_NV];
 			CB_PREFETCH(pf);
@@ -169,7 +170,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			}
 			b += CB_NR;
 		}
-		ap += CB_KC * CB_MR;
+		ap += cadv;
 	}
 	if (kb < (size_t)s->kh * s->kw * s->c) {
 		for (int r = 0; r < mr; r++)
@@ -186,8 +187,8 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	for (int r = 0; r < mr; r++)
 		for (int j = 0; j < CB_NR; j++)
 			acc[r][j] = ka ? part[r * CB_NR + j] : pbias[j];
-	for (size_t k0 = ka; k0 < kdim; k0 += CB_KC) {
-		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
+	for (size_t k0 = ka; k0 < kdim; k0 += kcw) {
+		size_t kc = kdim - k0 < kcw ? kdim - k0 : kcw;
 		for (size_t k = 0; k < kc; k++) {
 			for (int r = 0; r < mr; r++) {
 				float x = ap[(size_t)r * (size_t)rs + k];
@@ -196,7 +197,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			}
 			b += CB_NR;
 		}
-		ap += CB_KC * CB_MR;
+		ap += cadv;
 	}
 	if (kb < (size_t)s->kh * s->kw * s->c) {
 		for (int r = 0; r < mr; r++)
@@ -249,31 +250,63 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 /* One tile with the micro-kernel variant for its shape: full rows of
  * CB_MR or a single row, a whole or half panel, and the row stride of A
  * within a chunk (CB_KC when packed; the channel count when the rows are
- * read in place from the input of a 1x1 convolution). */
+ * read in place from the input of a 1x1 convolution). win: the rows are
+ * read in place from the image (cb_conv_win_ok): a chunk is one window
+ * row of KW*C floats, rows sw*C floats apart (rs, 3 or 6), the next chunk
+ * dh image rows further. */
 static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int rs, const float *b, const float *pbias,
 			     float *out, const float *res, size_t m, size_t mtot, int g, int p, int one_row,
-			     const char *pf, size_t pfstep, size_t ka, size_t kb, float *part)
+			     const char *pf, size_t pfstep, size_t ka, size_t kb, float *part, int win)
 {
 	const int half = CB_HALF && s->oc - p * CB_NR <= CB_NR / 2;
 	if (one_row) {
-		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, 1, pf, 0, ka, kb, part, CB_NV, CB_KC);
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, 1, pf, 0, ka, kb, part, CB_NV, CB_KC, CB_KC,
+			     CB_KC * CB_MR);
 		return;
 	}
-#define CB_TILE(RS)                                                                                          \
+	const size_t kcw = win ? (size_t)s->kw * s->c : CB_KC;
+	const size_t cadv = win ? (size_t)s->dh * s->w * s->c : CB_KC * CB_MR;
+#define CB_TILE(RS, KCW, CADV)                                                                               \
 	do {                                                                                                   \
 		if (half)                                                                                      \
 			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
-				     CB_HALF ? CB_NV / 2 : CB_NV, RS);                                          \
+				     CB_HALF ? CB_NV / 2 : CB_NV, RS, KCW, CADV);                               \
 		else                                                                                           \
 			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
-				     CB_NV, RS);                                                                \
+				     CB_NV, RS, KCW, CADV);                                                     \
 	} while (0)
+	if (win) {
+		if (rs == 3)
+			CB_TILE(3, kcw, cadv);
+		else
+			CB_TILE(6, kcw, cadv);
+		return;
+	}
 	switch (rs) {
-	case 16: CB_TILE(16); break;
-	case 32: CB_TILE(32); break;
-	default: CB_TILE(CB_KC); break;
+	case 16: CB_TILE(16, CB_KC, CB_KC * CB_MR); break;
+	case 32: CB_TILE(32, CB_KC, CB_KC * CB_MR); break;
+	default: CB_TILE(CB_KC, CB_KC, CB_KC * CB_MR); break;
 	}
 #undef CB_TILE
+}
+
+/* Whether the tile of rows m .. m + CB_MR - 1 can be read in place from
+ * the image (win mode of cb_conv_tile_any): its pixels lie in one output
+ * row and every tap of their windows inside the image. Then *ap is the
+ * first row's first tap. Layer conditions (one group, unit width dilation,
+ * one K slice, sw*C of 3 or 6) are the caller's. */
+static int cb_conv_win_ok(const struct cb_conv_args *s, const float *in, size_t m, size_t mtot, const float **ap)
+{
+	if (m + CB_MR > mtot)
+		return 0;
+	const size_t ohw = (size_t)s->oh * s->ow, n = m / ohw, rem = m % ohw;
+	const int oh = (int)(rem / (size_t)s->ow), ow = (int)(rem % (size_t)s->ow);
+	const int ih0 = oh * s->sh - s->pt, iw0 = ow * s->sw - s->pl;
+	if (ow + CB_MR > s->ow || ih0 < 0 || ih0 + (s->kh - 1) * s->dh >= s->h || iw0 < 0 ||
+	    iw0 + (CB_MR - 1) * s->sw + s->kw > s->w)
+		return 0;
+	*ap = in + ((n * (size_t)s->h + (size_t)ih0) * s->w + (size_t)iw0) * s->c;
+	return 1;
 }
 
 /* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
@@ -298,6 +331,10 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 	 * rows in place: consecutive pixels are already CB_MR rows of K floats */
 	const int direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 &&
 			   s->groups == 1 && s->oh == s->h && s->ow == s->w && (s->c == 16 || s->c == 32 || s->c == 64);
+	/* a first layer of few channels (sw*C of 3 or 6, one K slice) reads
+	 * the tiles that lie inside one output row and inside the image in
+	 * place, packing only the others (cb_conv_win_ok) */
+	const int winl = small_b && !direct && s->groups == 1 && s->dw == 1 && (s->sw * s->c == 3 || s->sw * s->c == 6);
 	const size_t ntmax = mc / CB_MR;
 	float *part = scratch + ntmax * tf;
 	for (int g = 0; g < s->groups; g++) {
@@ -305,11 +342,17 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 		const float *gb = bias + (size_t)g * np * CB_NR;
 		for (size_t m0 = 0; m0 < mtot; m0 += mc) {
 			size_t m1 = cb_min_sz(mtot, m0 + mc), nt = (m1 - m0 + CB_MR - 1) / CB_MR;
-			if (!direct)
+			if (winl)
+				; /* tile by tile below */
+			else if (!direct)
 				cb_conv_pack_a(s, in, scratch, m0, nt, mtot, g);
 			else if ((m1 - m0) % CB_MR) /* the partial last tile only */
 				cb_conv_pack_a(s, in, scratch + (nt - 1) * tf, m0 + (nt - 1) * CB_MR, 1, mtot, g);
 			for (size_t tt = 0; tt < (small_b ? nt : 1); tt++) {
+				const float *wap = NULL;
+				int win = 0;
+				if (winl && !(win = cb_conv_win_ok(s, in, m0 + tt * CB_MR, mtot, &wap)))
+					cb_conv_pack_a(s, in, scratch + tt * tf, m0 + tt * CB_MR, 1, mtot, g);
 				for (int p = 0; p < np; p++) {
 					const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
 					/* the tiles of this panel that run the full kernel fetch
@@ -328,18 +371,18 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 							size_t m = m0 + t * CB_MR;
 							/* a last tile of one or two rows runs the one-row kernel */
 							int full = m + CB_MR <= mtot;
-							const float *ap = direct && full ? in + m * (size_t)s->c : scratch + t * tf;
-							int rs = direct && full ? s->c : CB_KC;
+							const float *ap = win ? wap : direct && full ? in + m * (size_t)s->c : scratch + t * tf;
+							int rs = win ? s->sw * s->c : direct && full ? s->c : CB_KC;
 							float *tp = part + t * CB_MR * CB_NR;
 							const char *pf = step ? next + t * span + ka * step : (const char *)pw;
 							if (full || (mtot >= CB_MR && mtot - m > 2)) {
 								cb_conv_tile_any(s, ap, rs, pw, pb, out, res, m, mtot, g, p, 0,
-										 pf, step, ka, kb, tp);
+										 pf, step, ka, kb, tp, win);
 							} else {
 								for (int r = 0; (size_t)r < mtot - m; r++)
 									cb_conv_tile_any(s, ap + (size_t)r * CB_KC, CB_KC, pw, pb,
 											 out, res, m + (size_t)r, mtot, g, p, 1,
-											 pf, 0, ka, kb, tp + r * CB_NR);
+											 pf, 0, ka, kb, tp + r * CB_NR, 0);
 							}
 						}
 					}
