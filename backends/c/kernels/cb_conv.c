@@ -146,7 +146,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	const size_t kdim = kb;
 	/* k from ka (a multiple of CB_KC) to kb: start from the bias or from
 	 * the partial sums in part; stop with partial sums or the epilogue */
-	ap += ka / CB_KC * CB_KC * CB_MR;
+	ap += ka / kcw * cadv;
 	b += ka * CB_NR;
 #if CB_HAVE_VEC
 	cb_vf acc[CB_MR][CB_NV];
@@ -252,8 +252,8 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
  * within a chunk (CB_KC when packed; the channel count when the rows are
  * read in place from the input of a 1x1 convolution). win: the rows are
  * read in place from the image (cb_conv_win_ok): a chunk is one window
- * row of KW*C floats, rows sw*C floats apart (rs, 3 or 6), the next chunk
- * dh image rows further. */
+ * row of KW*C floats, rows sw*C floats apart (rs: 3, 6, 16, 32 or 64),
+ * the next chunk dh image rows further. */
 static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int rs, const float *b, const float *pbias,
 			     float *out, const float *res, size_t m, size_t mtot, int g, int p, int one_row,
 			     const char *pf, size_t pfstep, size_t ka, size_t kb, float *part, int win)
@@ -276,10 +276,13 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 				     CB_NV, RS, KCW, CADV);                                                     \
 	} while (0)
 	if (win) {
-		if (rs == 3)
-			CB_TILE(3, kcw, cadv);
-		else
-			CB_TILE(6, kcw, cadv);
+		switch (rs) {
+		case 3: CB_TILE(3, kcw, cadv); break;
+		case 6: CB_TILE(6, kcw, cadv); break;
+		case 16: CB_TILE(16, kcw, cadv); break;
+		case 32: CB_TILE(32, kcw, cadv); break;
+		default: CB_TILE(64, kcw, cadv); break;
+		}
 		return;
 	}
 	switch (rs) {
@@ -294,7 +297,7 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
  * the image (win mode of cb_conv_tile_any): its pixels lie in one output
  * row and every tap of their windows inside the image. Then *ap is the
  * first row's first tap. Layer conditions (one group, unit width dilation,
- * one K slice, sw*C of 3 or 6) are the caller's. */
+ * sw*C of 3, 6, 16, 32 or 64, one K slice) are the caller's. */
 static int cb_conv_win_ok(const struct cb_conv_args *s, const float *in, size_t m, size_t mtot, const float **ap)
 {
 	if (m + CB_MR > mtot)
@@ -331,10 +334,14 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 	 * rows in place: consecutive pixels are already CB_MR rows of K floats */
 	const int direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 &&
 			   s->groups == 1 && s->oh == s->h && s->ow == s->w && (s->c == 16 || s->c == 32 || s->c == 64);
-	/* a first layer of few channels (sw*C of 3 or 6, one K slice) reads
-	 * the tiles that lie inside one output row and inside the image in
-	 * place, packing only the others (cb_conv_win_ok) */
-	const int winl = small_b && !direct && s->groups == 1 && s->dw == 1 && (s->sw * s->c == 3 || s->sw * s->c == 6);
+	/* a small filter in one K slice, one group, unit width dilation, rows
+	 * sw*C floats apart of 3 or 6 (first layers) or 16, 32, 64 (stride
+	 * 1): the tiles that lie inside one output row and inside the image
+	 * are read in place, only the others are packed (cb_conv_win_ok). (A
+	 * deep K read in place measured no faster than packed.) */
+	const int wrs = s->sw * s->c;
+	const int winl = small_b && !direct && s->groups == 1 && s->dw == 1 &&
+			 (wrs == 3 || wrs == 6 || (s->sw == 1 && (wrs == 16 || wrs == 32 || wrs == 64)));
 	const size_t ntmax = mc / CB_MR;
 	float *part = scratch + ntmax * tf;
 	for (int g = 0; g < s->groups; g++) {
