@@ -23,6 +23,8 @@
  */
 #include "cb_base.h"
 
+/* CB_MR4: the rows of the short-tile kernel that runs a last partial tile
+ * of 3 to 8 rows where CB_MR is 12 (1: none) */
 #if CB_HAVE_VEC
 #define CB_NV (CB_NR / CB_VL)
 /* a panel whose columns past the first half are padding runs half the
@@ -30,6 +32,7 @@
 #define CB_HALF (CB_NV % 2 == 0)
 #if CB_VL == 16
 #define CB_MR 12
+#define CB_MR4 4
 #elif CB_VL == 8
 #define CB_MR 3
 #else
@@ -40,6 +43,24 @@
 #define CB_NV 1
 #define CB_HALF 0
 #endif
+
+#ifndef CB_MR4
+#define CB_MR4 1
+#endif
+
+/* How a tile starting at row m (of mtot) runs: 0 the full kernel (whole
+ * tiles, and partial ones the short kernels do not suit), 1 the one-row
+ * kernel row by row (one or two rows left), 2 the CB_MR4-row kernel (3 to
+ * 2 * CB_MR4 rows left). */
+static int cb_conv_tail(size_t m, size_t mtot)
+{
+	if (m + CB_MR <= mtot)
+		return 0;
+	const size_t left = mtot - m;
+	if (CB_MR4 > 1 && left > 2 && left <= 2 * CB_MR4)
+		return 2;
+	return mtot >= CB_MR && left > 2 ? 0 : 1;
+}
 
 #if defined(__GNUC__)
 #define CB_ALWAYS_INLINE __attribute__((always_inline)) inline
@@ -259,11 +280,18 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 			     const char *pf, size_t pfstep, size_t ka, size_t kb, float *part, int win)
 {
 	const int half = CB_HALF && s->oc - p * CB_NR <= CB_NR / 2;
-	if (one_row) {
+	if (one_row == 1) {
 		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, 1, pf, 0, ka, kb, part, CB_NV, CB_KC, CB_KC,
 			     CB_KC * CB_MR);
 		return;
 	}
+#if CB_MR4 > 1
+	if (one_row == 2) {
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR4, pf, 0, ka, kb, part, CB_NV, CB_KC,
+			     CB_KC, CB_KC * CB_MR);
+		return;
+	}
+#endif
 	const size_t kcw = win ? (size_t)s->kw * s->c : CB_KC;
 	const size_t cadv = win ? (size_t)s->dh * s->w * s->c : CB_KC * CB_MR;
 #define CB_TILE(RS, KCW, CADV)                                                                               \
@@ -368,7 +396,7 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 					 * fetches nothing) */
 					const char *next = (const char *)(pw + kdim * CB_NR);
 					const size_t mlast = m0 + (nt - 1) * CB_MR;
-					const size_t ntp = mlast + CB_MR <= mtot || (mtot >= CB_MR && mtot - mlast > 2) ? nt : nt - 1;
+					const size_t ntp = cb_conv_tail(mlast, mtot) == 0 ? nt : nt - 1;
 					size_t span = ntp ? (kdim * CB_NR * sizeof(float) + ntp - 1) / ntp : 0, step = span / kdim;
 					if (p + 1 == np || small_b)
 						step = 0;
@@ -382,14 +410,17 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 							int rs = win ? s->sw * s->c : direct && full ? s->c : CB_KC;
 							float *tp = part + t * CB_MR * CB_NR;
 							const char *pf = step ? next + t * span + ka * step : (const char *)pw;
-							if (full || (mtot >= CB_MR && mtot - m > 2)) {
+							const int tail = full ? 0 : cb_conv_tail(m, mtot);
+							if (tail == 0) {
 								cb_conv_tile_any(s, ap, rs, pw, pb, out, res, m, mtot, g, p, 0,
 										 pf, step, ka, kb, tp, win);
 							} else {
-								for (int r = 0; (size_t)r < mtot - m; r++)
-									cb_conv_tile_any(s, ap + (size_t)r * CB_KC, CB_KC, pw, pb,
-											 out, res, m + (size_t)r, mtot, g, p, 1,
-											 pf, 0, ka, kb, tp + r * CB_NR, 0);
+								/* rows of the packed tile by one or by CB_MR4 */
+								const size_t by = tail == 1 ? 1 : CB_MR4;
+								for (size_t r = 0; r < mtot - m; r += by)
+									cb_conv_tile_any(s, ap + r * CB_KC, CB_KC, pw, pb, out, res,
+											 m + r, mtot, g, p, tail, pf, 0, ka, kb,
+											 tp + r * CB_NR, 0);
 							}
 						}
 					}
