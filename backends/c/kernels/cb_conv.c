@@ -17,6 +17,10 @@
  * Blocking: rows go in blocks of `mc` (chosen by the generator so that the
  * block's A rows stay in L2 while every panel sweeps over them); each panel
  * (at most a few hundred KiB) stays in L2 across the tiles of a block.
+ * Tiles whose rows already lie in memory with a constant stride skip the
+ * packing (1x1 convolutions over 16-64 channels; first layers and stride-1
+ * layers with K in one slice, tile by tile: cb_conv_win_ok). A last
+ * partial tile runs a one-row or a four-row kernel (cb_conv_tail).
  *
  * Epilogue: bias, an optional residual (an elementwise add that followed
  * the convolution, fused by the generator) and an optional activation.
