@@ -344,6 +344,63 @@ static int cb_conv_win_ok(const struct cb_conv_args *s, const float *in, size_t 
 	return 1;
 }
 
+/* A 1x1 convolution with K of at most CB_SMALLK (a grouped one of few
+ * channels per group): pixel by pixel, each group's panels in registers,
+ * one broadcast input value per k; no packing, no tiles (their fixed costs
+ * outweigh so few products). Same contract as cb_conv_f32. */
+#define CB_SMALLK 8
+static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
+			   float *out, const float *res)
+{
+	const int gc = s->groups * s->c, goc = s->groups * s->oc, np = (s->oc + CB_NR - 1) / CB_NR, c = s->c;
+	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)goc;
+	for (int n = 0; n < s->n; n++)
+		for (int oh = 0; oh < s->oh; oh++)
+			for (int ow = 0; ow < s->ow; ow++) {
+				const size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow;
+				const int ih = oh * s->sh - s->pt, iw = ow * s->sw - s->pl;
+				const int inside = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
+				const float *x = in + (((size_t)n * s->h + (size_t)(inside ? ih : 0)) * s->w +
+						       (size_t)(inside ? iw : 0)) * gc;
+				for (int g = 0; g < s->groups; g++)
+					for (int p = 0; p < np; p++) {
+						const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
+						const float *pb = bias + ((size_t)g * np + p) * CB_NR;
+						float t[CB_NR];
+#if CB_HAVE_VEC
+						cb_vf acc[CB_NV];
+						for (int v = 0; v < CB_NV; v++)
+							acc[v] = *(const cb_vf *)(pb + v * CB_VL);
+						for (int k = 0; inside && k < c; k++) {
+							const cb_vf xv = CB_SPLAT(x[g * c + k]);
+							for (int v = 0; v < CB_NV; v++)
+								acc[v] = CB_FMA(acc[v], *(const cb_vf *)(b + k * CB_NR + v * CB_VL), xv);
+						}
+						for (int v = 0; v < CB_NV; v++)
+							*(cb_vf *)(t + v * CB_VL) = acc[v];
+#else
+						for (int j = 0; j < CB_NR; j++)
+							t[j] = pb[j];
+						for (int k = 0; inside && k < c; k++)
+							for (int j = 0; j < CB_NR; j++)
+								t[j] += x[g * c + k] * b[k * CB_NR + j];
+#endif
+						int ncol = s->oc - p * CB_NR;
+						if (ncol > CB_NR)
+							ncol = CB_NR;
+						const size_t col = (size_t)g * s->oc + (size_t)p * CB_NR;
+						float *o = out + pix * ost + col;
+						if (res) {
+							const float *q = res + pix * (size_t)goc + col;
+							for (int j = 0; j < ncol; j++)
+								t[j] += q[j];
+						}
+						for (int j = 0; j < ncol; j++)
+							o[j] = cb_act(t[j], s->act, s->lo, s->hi);
+					}
+			}
+}
+
 /* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
  * above; res is NULL or has out's layout (out may be res). scratch holds
  * (min(mc, M) + 16) * (K + 63 + CB_NR) floats: the packed rows of A, then
@@ -351,6 +408,10 @@ static int cb_conv_win_ok(const struct cb_conv_args *s, const float *in, size_t 
 CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
 			   float *out, const float *res, float *scratch)
 {
+	if (s->kh == 1 && s->kw == 1 && s->c <= CB_SMALLK) {
+		cb_conv_smallk(s, in, wp, bias, out, res);
+		return;
+	}
 	const size_t mtot = (size_t)s->n * s->oh * s->ow;
 	const int np = (s->oc + CB_NR - 1) / CB_NR;
 	const size_t kdim = (size_t)s->kh * s->kw * s->c, tf = cb_tile_floats(kdim);
