@@ -5,8 +5,10 @@
 #   bench/c-models.sh [build-dir] [models-dir] [model...]
 #
 # For each light_<model>.onnx: glow-import | glow-opt -O2 | glow-irgen |
-# glow-llc -O2 -backend=c -emit-main, the bundle built with
-# ${CC:-cc} ${CFLAGS:--O3 -march=native}, its driver run with -runs
+# glow-llc -O2 -backend=c -emit-main -gemm=${GEMM:-builtin}, the bundle built
+# with ${CC:-cc} ${CFLAGS:--O3 -march=native} (and -lopenblas when
+# GEMM=openblas: matrix products by OpenBLAS's cblas_sgemm, one thread
+# unless OPENBLAS_NUM_THREADS says otherwise), its driver run with -runs
 # ${RUNS:-20} after 3 warm-up runs (median wall time of one single-threaded
 # inference), then onnxruntime on the same model (/work/shared/tools/
 # ort-bench.mjs, --threads 1, same run count; needs ORT_PREFIX, see
@@ -27,6 +29,10 @@ runs=${RUNS:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export ORT_PREFIX=${ORT_PREFIX:-/opt/ort}
+gemm=${GEMM:-builtin}
+libs=-lm
+[ "$gemm" = openblas ] && libs="-lopenblas -lm"
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 
 # the input the model zoo's expected outputs use: arange(n)/n, 1x3x224x224
 python3 - "$tmp/in.npy" <<'PY'
@@ -48,8 +54,8 @@ for m in $list; do
 	if ! "$bin/glow-import" "$f" -o "$d/in.glow" ||
 	   ! "$bin/glow-opt" -O2 "$d/in.glow" -o "$d/opt.glow" ||
 	   ! "$bin/glow-irgen" "$d/opt.glow" -o "$d/prog.gir" ||
-	   ! "$bin/glow-llc" -O2 -backend=c -emit-main -bundle-name=model "$d/prog.gir" -o "$d" ||
-	   ! ${CC:-cc} -std=c11 ${CFLAGS:--O3 -march=native} -o "$d/run" "$d/model.c" "$d/model_main.c" -lm; then
+	   ! "$bin/glow-llc" -O2 -backend=c -emit-main -gemm="$gemm" -bundle-name=model "$d/prog.gir" -o "$d" ||
+	   ! ${CC:-cc} -std=c11 ${CFLAGS:--O3 -march=native} -o "$d/run" "$d/model.c" "$d/model_main.c" $libs; then
 		printf '%-14s %10s\n' "$m" failed
 		continue
 	fi

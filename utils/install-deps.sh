@@ -11,6 +11,7 @@ PACKAGES=(
   graphviz libgraphviz-dev
   clang llvm-14-tools libclang-rt-14-dev gcc-multilib
   mlir-14-tools
+  libopenblas-dev
 )
 
 missing=()

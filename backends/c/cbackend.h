@@ -22,7 +22,8 @@
  * with the system C compiler and loads it; run binds placeholders and calls
  * NAME_run. The compiler is $GLOW_CC (default "cc"), its flags
  * $GLOW_CFLAGS (default "-O3 -march=native"); $GLOW_CBACKEND_KEEP keeps the
- * directory.
+ * directory. cbackend_openblas_backend is the same backend generating with
+ * -gemm=openblas (its shared objects are linked with -lopenblas).
  *
  * Library code: reports through struct diag, never exits.
  */
@@ -37,10 +38,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Who computes the matrix products (convolutions, fully-connected layers,
+ * matmul, gemm): the bundle's own kernels, or cblas_sgemm of OpenBLAS (the
+ * bundle then includes <cblas.h> and links with -lopenblas). */
+enum { CBACKEND_GEMM_BUILTIN = 0, CBACKEND_GEMM_OPENBLAS = 1 };
+/* the -gemm= values in that order */
+#define CBACKEND_GEMM_NAMES "builtin|openblas"
+
 struct cbackend_options {
 	const char *name;    /* bundle name; NULL: the function's name (made an identifier) */
 	bool embed_weights;  /* constants as a C array in NAME.c instead of NAME.weights.bin */
 	bool emit_main;      /* also write NAME_main.c */
+	int gemm;            /* CBACKEND_GEMM_* */
 };
 
 /* A bundle in memory (every buffer malloc'd; cbackend_bundle_free). */
@@ -63,5 +72,6 @@ void cbackend_bundle_free(struct cbackend_bundle *b);
 int cbackend_emit_bundle(struct ir_func *f, const char *dir, const struct cbackend_options *o, struct diag *d);
 
 extern const struct backend cbackend_backend;
+extern const struct backend cbackend_openblas_backend;
 
 #endif

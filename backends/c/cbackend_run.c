@@ -7,8 +7,10 @@
  * The compiler is $GLOW_CC (default cc) with $GLOW_CFLAGS (default
  * "-O3 -march=native"); the directory is removed by destroy unless
  * $GLOW_CBACKEND_KEEP is set (its path is then printed as a note). The
- * graph-side questions (supported kinds, lowering) are the interpreter's:
- * the two backends run the same instruction IR.
+ * backend cbackend_openblas_backend generates with -gemm=openblas and
+ * links the object with -lopenblas. The graph-side questions (supported
+ * kinds, lowering) are the interpreter's: the two backends run the same
+ * instruction IR.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/c/cbackend.h"
@@ -80,9 +82,9 @@ static uint8_t *aligned_region(size_t n)
 static struct backend_compiled *cb_compile(const struct backend *b, struct ir_func *f,
 					   const struct backend_options *o, struct diag *d)
 {
-	(void)b;
 	(void)o;
-	struct cbackend_options co = {"prog", false, false};
+	struct cbackend_options co = {"prog", false, false,
+				      b == &cbackend_openblas_backend ? CBACKEND_GEMM_OPENBLAS : CBACKEND_GEMM_BUILTIN};
 	struct cbackend_bundle bundle;
 	if (cbackend_generate(f, &co, &bundle, d) != 0)
 		return NULL;
@@ -102,8 +104,9 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 	const char *cc = getenv("GLOW_CC"), *cflags = getenv("GLOW_CFLAGS");
 	size_t cn = strlen(c->dir) * 2 + 256 + (cc ? strlen(cc) : 0) + (cflags ? strlen(cflags) : 0);
 	char *cmd = xmalloc(cn);
-	snprintf(cmd, cn, "%s %s -std=c11 -shared -fPIC -o '%s/prog.so' '%s/prog.c' -lm", cc ? cc : "cc",
-		 cflags ? cflags : "-O3 -march=native", c->dir, c->dir);
+	snprintf(cmd, cn, "%s %s -std=c11 -shared -fPIC -o '%s/prog.so' '%s/prog.c'%s -lm", cc ? cc : "cc",
+		 cflags ? cflags : "-O3 -march=native", c->dir, c->dir,
+		 co.gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "");
 	int rc = system(cmd);
 	free(cmd);
 	if (rc != 0) {
@@ -207,5 +210,10 @@ static int cb_post_lowering(const struct backend *b, struct func *f, struct diag
 }
 
 const struct backend cbackend_backend = {
+	"c", cb_is_op_supported, cb_is_node_supported, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
+};
+
+/* the same, its matrix products through cblas_sgemm (-gemm=openblas) */
+const struct backend cbackend_openblas_backend = {
 	"c", cb_is_op_supported, cb_is_node_supported, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
 };

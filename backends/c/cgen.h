@@ -22,6 +22,8 @@
 
 /* the kernel sources, one line per string, NULL-terminated (generated) */
 extern const char *const cb_kernel_text[];
+/* the cblas_sgemm kernels (kernels/cb_blas.c), appended with -gemm=openblas */
+extern const char *const cb_blas_text[];
 /* the driver source (kernels/cb_driver.c), likewise */
 extern const char *const cb_driver_text[];
 
@@ -33,6 +35,7 @@ extern const char *const cb_driver_text[];
 struct cg {
 	struct ir_func *f;
 	struct diag *d;
+	int gemm;              /* CBACKEND_GEMM_* */
 	struct ostream *body;  /* statements of the run function */
 	struct ostream *decls; /* file-scope declarations (argument structs, tables) */
 	uint8_t *blob;         /* the constants region */

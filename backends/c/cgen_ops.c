@@ -60,6 +60,28 @@ static size_t pack_panels(struct cg *g, const float *src, size_t groups, size_t 
 	return off;
 }
 
+/* Packs src as pack_panels reads it for cb_conv_blas_f32 (-gemm=openblas):
+ * per group a row-major k x oc matrix; the bias (zeros without one) as
+ * groups * oc floats, its offset in *boff. Returns the filter's offset. */
+static size_t pack_plain(struct cg *g, const float *src, size_t groups, size_t oc, size_t k, size_t so, size_t sk,
+			 const float *bias, size_t *boff)
+{
+	size_t n = groups * k * oc;
+	float *p = xmalloc(n * sizeof(float) + 1);
+	for (size_t gi = 0; gi < groups; gi++)
+		for (size_t kk = 0; kk < k; kk++)
+			for (size_t o = 0; o < oc; o++)
+				p[(gi * k + kk) * oc + o] = src[(gi * oc + o) * so + kk * sk];
+	size_t off = cg_blob_add(g, p, n * sizeof(float));
+	free(p);
+	float *b = xcalloc(groups * oc + 1, sizeof(float));
+	for (size_t o = 0; bias && o < groups * oc; o++)
+		b[o] = bias[o];
+	*boff = cg_blob_add(g, b, groups * oc * sizeof(float));
+	free(b);
+	return off;
+}
+
 /* What follows a convolution and fuses into it. */
 struct fusion {
 	struct ir_value *out; /* where the kernel writes */
@@ -167,11 +189,14 @@ static const char *fu_out(struct cg *g, const struct fusion *fu, char *buf, size
 }
 
 /* Writes a struct cb_conv_args to the declarations; returns its number.
- * Reserves the scratch the packed path needs: (min(mc, M) + 16) x (K + 63)
- * floats (rows of K rounded up to chunks of 64),
- * mc chosen so that a block of packed rows takes about 512 KiB, or all
- * rows when they fit in L2. */
-static unsigned conv_args(struct cg *g, const int64_t v[15], int groups, const struct fusion *fu, size_t kdim)
+ * Reserves the scratch the kernel needs. The packed path: (min(mc, M) +
+ * 16) x (K + 63) floats (rows of K rounded up to chunks of 64), mc chosen
+ * so that a block of packed rows takes about 512 KiB, or all rows when
+ * they fit in L2. The BLAS path (blas): mc x K floats of im2col rows, all
+ * rows when they take at most 8 MiB, else blocks of about 2 MiB; none for
+ * a 1x1 convolution read in place. */
+static unsigned conv_args(struct cg *g, const int64_t v[15], int groups, const struct fusion *fu, size_t kdim,
+			  bool blas)
 {
 	unsigned id = g->uniq++;
 	uint64_t rows = (uint64_t)(v[0] * v[4] * v[5]);
@@ -183,6 +208,16 @@ static unsigned conv_args(struct cg *g, const int64_t v[15], int groups, const s
 	if (rows * kdim * sizeof(float) <= (uint64_t)(3u << 19))
 		mc = (size_t)rows;
 	uint64_t need = ((rows < mc ? rows : mc) + 16) * (kdim + 63 + CG_NR) * sizeof(float);
+	if (blas) {
+		bool direct = v[7] == 1 && v[8] == 1 && v[9] == 1 && v[10] == 1 && v[11] == 0 && v[12] == 0 &&
+			      v[4] == v[1] && v[5] == v[2];
+		mc = (size_t)(2u << 20) / (kdim * sizeof(float) + 1);
+		if (mc < 16)
+			mc = 16;
+		if (rows * kdim * sizeof(float) <= (uint64_t)(8u << 20))
+			mc = (size_t)rows;
+		need = direct ? 0 : (rows < mc ? rows : mc) * kdim * sizeof(float);
+	}
 	if (need > g->scratch_bytes)
 		g->scratch_bytes = need;
 	os_printf(g->decls, "static const struct cb_conv_args cv%u = {", id);
@@ -192,6 +227,28 @@ static unsigned conv_args(struct cg *g, const int64_t v[15], int groups, const s
 	os_printf(g->decls, "%d, %d, %s, %s, %zu, %" PRId64 "};\n", groups, fu ? fu->act : 0,
 		  cg_flit(f1, fu ? fu->lo : 0.0), cg_flit(f2, fu ? fu->hi : 0.0), mc, fu ? fu->ostride : 0);
 	return id;
+}
+
+/* Emits the matrix product of a convolution or a fully-connected layer
+ * with shape v (cb_conv_args order) reading x: the filter src (groups x oc
+ * rows with stride so, kdim columns with stride sk) and the bias (NULL:
+ * zeros) packed for the kernel of g's -gemm choice, then the call. */
+static void emit_product(struct cg *g, const int64_t v[15], int groups, const struct fusion *fu, size_t kdim,
+			 struct ir_value *x, const float *src, size_t so, size_t sk, const float *bias)
+{
+	bool blas = g->gemm == CBACKEND_GEMM_OPENBLAS;
+	size_t oc = (size_t)v[6], boff, woff;
+	if (blas)
+		woff = pack_plain(g, src, (size_t)groups, oc, kdim, so, sk, bias, &boff);
+	else
+		woff = pack_panels(g, src, (size_t)groups, oc, kdim, so, sk, bias, &boff);
+	unsigned id = conv_args(g, v, groups, fu, kdim, blas);
+	char a[96], o[96], r[96];
+	os_printf(g->body,
+		  "\t%s(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
+		  "(float *)(A + %" PRIu64 "));\n",
+		  blas ? "cb_conv_blas_f32" : "cb_conv_f32", id, PTR(x, "float", a), woff, boff,
+		  fu_out(g, fu, o, sizeof o), fu->res ? PTR(fu->res, "float", r) : "0", g->scratch_off);
 }
 
 static void emit_conv(struct cg *g, struct ir_instr *in)
@@ -212,7 +269,7 @@ static void emit_conv(struct cg *g, struct ir_instr *in)
 	struct ir_weight *fw = const_weight(fil), *bw = const_weight(bias);
 	char a[96], b[96], o[96], r[96];
 	if (!fw || !bw) {
-		unsigned id = conv_args(g, v, groups, NULL, (size_t)(k[0] * k[1] * c));
+		unsigned id = conv_args(g, v, groups, NULL, (size_t)(k[0] * k[1] * c), false);
 		os_printf(g->body, "\tcb_conv_ref_f32(&cv%u, %s, %s, %s, %s);\n", id, PTR(src, "float", a),
 			  PTR(fil, "float", b), PTR(bias, "float", r), PTR(dst, "float", o));
 		return;
@@ -236,18 +293,12 @@ static void emit_conv(struct cg *g, struct ir_instr *in)
 		size_t woff = cg_blob_add(g, t, taps * ch * sizeof(float));
 		size_t boff = cg_blob_add(g, bd, ch * sizeof(float));
 		free(t);
-		unsigned id = conv_args(g, v, groups, &fu, kdim);
+		unsigned id = conv_args(g, v, groups, &fu, kdim, false);
 		os_printf(g->body, "\tcb_dwconv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s);\n",
 			  id, PTR(src, "float", a), woff, boff, fu_out(g, &fu, o, sizeof o),
 			  fu.res ? PTR(fu.res, "float", r) : "0");
 	} else {
-		size_t boff, woff = pack_panels(g, fd, (size_t)groups, (size_t)oc, kdim, kdim, 1, bd, &boff);
-		unsigned id = conv_args(g, v, groups, &fu, kdim);
-		os_printf(g->body,
-			  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
-			  "(float *)(A + %" PRIu64 "));\n",
-			  id, PTR(src, "float", a), woff, boff, fu_out(g, &fu, o, sizeof o),
-			  fu.res ? PTR(fu.res, "float", r) : "0", g->scratch_off);
+		emit_product(g, v, groups, &fu, kdim, src, fd, kdim, 1, bd);
 	}
 	free(fd);
 	free(bd);
@@ -270,21 +321,16 @@ static void emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst,
 		if (wd && (!bw || bd)) {
 			struct fusion fu;
 			find_fusion(g, in, lhs, NULL, &fu);
-			size_t boff, woff = pack_panels(g, wd, 1, (size_t)m, (size_t)kk, 1, (size_t)m, bd, &boff);
 			int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
-			unsigned id = conv_args(g, v, 1, &fu, (size_t)kk);
-			os_printf(g->body,
-				  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
-				  "(float *)(A + %" PRIu64 "));\n",
-				  id, PTR(lhs, "float", a), woff, boff, fu_out(g, &fu, o, sizeof o),
-				  fu.res ? PTR(fu.res, "float", r) : "0", g->scratch_off);
+			emit_product(g, v, 1, &fu, (size_t)kk, lhs, wd, 1, (size_t)m, bd);
 		}
 		free(wd);
 		free(bd);
 		return;
 	}
-	os_printf(g->body, "\tcb_matmul_f32(%s, %s, %s, %s, 1, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n",
-		  PTR(lhs, "float", a), PTR(rhs, "float", b), bias ? PTR(bias, "float", r) : "0", PTR(dst, "float", o),
+	os_printf(g->body, "\t%s(%s, %s, %s, %s, 1, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n",
+		  g->gemm == CBACKEND_GEMM_OPENBLAS ? "cb_matmul_blas_f32" : "cb_matmul_f32", PTR(lhs, "float", a),
+		  PTR(rhs, "float", b), bias ? PTR(bias, "float", r) : "0", PTR(dst, "float", o),
 		  rows, kk, m);
 }
 
@@ -693,16 +739,9 @@ static void emit_gemm(struct cg *g, struct ir_instr *in)
 		if (bd && (cd || !cvec)) {
 			struct fusion fu;
 			find_fusion(g, in, in->ops[1].val, cvec ? NULL : in->ops[3].val, &fu);
-			size_t boff, woff = pack_panels(g, bd, 1, (size_t)nn, (size_t)kk, tb ? (size_t)kk : 1,
-							tb ? 1 : (size_t)nn, cd, &boff);
 			int64_t v[15] = {(int64_t)mm, 1, 1, (int64_t)kk, 1, 1, (int64_t)nn, 1, 1, 1, 1, 0, 0, 1, 1};
-			unsigned id = conv_args(g, v, 1, &fu, (size_t)kk);
-			char a[96], o[96], r[96];
-			os_printf(g->body,
-				  "\tcb_conv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s, "
-				  "(float *)(A + %" PRIu64 "));\n",
-				  id, PTR(in->ops[1].val, "float", a), woff, boff, fu_out(g, &fu, o, sizeof o),
-				  fu.res ? PTR(fu.res, "float", r) : "0", g->scratch_off);
+			emit_product(g, v, 1, &fu, (size_t)kk, in->ops[1].val, bd, tb ? (size_t)kk : 1,
+				     tb ? 1 : (size_t)nn, cd);
 		}
 		free(bd);
 		free(cd);
@@ -716,8 +755,9 @@ static void emit_gemm(struct cg *g, struct ir_instr *in)
 		cs1 = ct->dims[1] == nn && nn > 1 ? 1 : 0;
 	}
 	char a[96], b[96], c[96], o[96], f1[40], f2[40];
-	os_printf(g->body, "\tcb_gemm_f32(%s, %s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d, %s, %s, %"
+	os_printf(g->body, "\t%s(%s, %s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d, %s, %s, %"
 		  PRIu64 ", %" PRIu64 ");\n",
+		  g->gemm == CBACKEND_GEMM_OPENBLAS ? "cb_gemm_blas_f32" : "cb_gemm_f32",
 		  PTR(in->ops[1].val, "float", a), PTR(in->ops[2].val, "float", b), PTR(in->ops[3].val, "float", c),
 		  PTR(in->ops[0].val, "float", o), mm, nn, kk, ta, tb, cg_flit(f1, ir_float(in, "alpha")), cg_flit(f2, ir_float(in, "beta")), cs0,
 		  cs1);
@@ -940,7 +980,8 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in)
 			cg_unsupported(g, in, "only float matrix products are compiled");
 			return;
 		}
-		os_printf(g->body, "\tcb_matmul_f32(%s, %s, 0, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ");\n",
+		os_printf(g->body, "\t%s(%s, %s, 0, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ");\n",
+			  g->gemm == CBACKEND_GEMM_OPENBLAS ? "cb_matmul_blas_f32" : "cb_matmul_f32",
 			  PTR(in->ops[1].val, "float", a), PTR(in->ops[2].val, "float", b), PTR(in->ops[0].val, "float", o),
 			  lt->dims[0], lt->dims[1], lt->dims[2], rt->dims[2]);
 		return;

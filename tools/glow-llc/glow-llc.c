@@ -12,7 +12,8 @@
  * diagnostic.
  *
  * -backend=c (or -emit=c) writes a C bundle per function into the directory
- * -o names instead (backends/c, docs/CBackend.md).
+ * -o names instead (backends/c, docs/CBackend.md); -gemm=openblas makes its
+ * matrix products call OpenBLAS's cblas_sgemm.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/c/cbackend.h"
@@ -36,6 +37,7 @@ struct llc_options {
 	struct pm_cli pm;
 	int backend;             /* index in BACKENDS */
 	bool embed_weights, emit_main;
+	int gemm;                /* CBACKEND_GEMM_* */
 	const char *bundle_name;
 	struct cl_list input;
 };
@@ -61,7 +63,7 @@ static int emit_c(struct llc_options *o, struct ir_module *m, struct diag *d)
 		diag_error(d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
 		return 1;
 	}
-	struct cbackend_options co = {o->bundle_name, o->embed_weights, o->emit_main};
+	struct cbackend_options co = {o->bundle_name, o->embed_weights, o->emit_main, o->gemm};
 	for (size_t i = 0; i < m->nfuncs; i++)
 		if (cbackend_emit_bundle(m->funcs[i], dir, &co, d) != 0)
 			return 1;
@@ -88,6 +90,10 @@ static void print_plans(struct ir_module *m)
 static int run(struct llc_options *o, struct diag *d)
 {
 	const char *in = o->input.n ? o->input.v[0] : "-";
+	if (o->gemm != CBACKEND_GEMM_BUILTIN && o->backend != 1 && o->emit != 1) {
+		diag_error(d, LOC_NONE, "-gemm applies to the C backend only (give -backend=c)");
+		return 1;
+	}
 	if (o->passes && o->olevel >= 0) {
 		diag_error(d, LOC_NONE, "-O%d and -passes= cannot be combined (write -passes=O%d,...)", o->olevel,
 			   o->olevel);
@@ -167,6 +173,9 @@ int main(int argc, char **argv)
 		{"embed-weights", CL_FLAG, &o.embed_weights, NULL, "C bundle: constants as a C array, no weights file", 0,
 		 NULL},
 		{"emit-main", CL_FLAG, &o.emit_main, NULL, "C bundle: also write NAME_main.c, a driver", 0, NULL},
+		{"gemm", CL_ENUM, &o.gemm, NULL,
+		 "C bundle: matrix products by its own kernels (builtin, the default) or OpenBLAS's cblas_sgemm "
+		 "(openblas: link the bundle with -lopenblas)", 0, CBACKEND_GEMM_NAMES},
 		{"bundle-name", CL_STRING, &o.bundle_name, "name", "C bundle: the file and symbol prefix", 0, NULL},
 		{"print-memory-plan", CL_FLAG, &o.print_plan, NULL,
 		 "Report each buffer's region, offset and size, the arena and its lower bound (stderr)", 0, NULL},

@@ -4,6 +4,7 @@
  *   glow-run PROG.gir [-func=@name] [-input NAME=FILE ...] [-output-dir D]
  *            [-output-format=pb|npy] [-print] [-expected NAME=FILE ...]
  *            [-expected-dir D] [-rtol=X] [-atol=X] [-ignore-memory-plan]
+ *            [-backend=interpreter|c] [-gemm=builtin|openblas]
  *
  * Inputs and outputs are the function's placeholders (mutable weights) by
  * the rule of backends/backend.h: a mutable weight without initializer that
@@ -26,6 +27,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/backend.h"
+#include "backends/c/cbackend.h"
 #include "import/onnx/tensorio.h"
 #include "ir/ir.h"
 #include "support/cl.h"
@@ -53,6 +55,7 @@ struct run_options {
 	const char *output_dir, *expected_dir, *rtol_s, *atol_s;
 	int format; /* 0 pb, 1 npy */
 	int backend; /* index in BACKENDS */
+	int gemm;    /* CBACKEND_GEMM_* (-gemm=, the C backend only) */
 	bool print, ignore_plan;
 	double rtol, atol;
 };
@@ -542,6 +545,12 @@ static int run_tool(struct run_options *o, struct diag *d)
 		diag_error(d, LOC_NONE, "backend '%s' is not part of this build", backend_names[o->backend]);
 		goto out;
 	}
+	if (o->gemm != CBACKEND_GEMM_BUILTIN && strcmp(be->name, "c") != 0) {
+		diag_error(d, LOC_NONE, "-gemm applies to the C backend only (give -backend=c)");
+		goto out;
+	}
+	if (o->gemm == CBACKEND_GEMM_OPENBLAS)
+		be = &cbackend_openblas_backend;
 	if (strcmp(in, "-") != 0)
 		ir_module_set_base_dir(m, in);
 	r.f = pick_func(m, o->func, d);
@@ -613,6 +622,7 @@ int main(int argc, char **argv)
 	o.atol = 1e-7;
 	const struct cl_opt opts[] = {
 		{"backend", CL_ENUM, &o.backend, NULL, "Backend to run on: the interpreter (default) or compiled C", 0, BACKENDS},
+		{"gemm", CL_ENUM, &o.gemm, NULL, "With -backend=c: matrix products by the bundle's own kernels (builtin, the default) or OpenBLAS's cblas_sgemm (openblas, linked with -lopenblas)", 0, CBACKEND_GEMM_NAMES},
 		{"func", CL_STRING, &o.func, "@name", "The function to run (default: the only one)", 0, NULL},
 		{"input", CL_LIST, &o.inputs, "NAME=FILE", "Bind input NAME to a .npy or TensorProto .pb file", 0, NULL},
 		{"output-dir", CL_STRING, &o.output_dir, "dir", "Write each output to DIR/NAME.pb (or .npy)", 0, NULL},

@@ -85,6 +85,21 @@ CB_INLINE cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
 #define CB_PREFETCH(p) ((void)(p))
 #endif
 
+/* The shape of one convolution or fully-connected layer (literal in the
+ * bundle), for every matrix-product kernel. */
+struct cb_conv_args {
+	int n, h, w, c;     /* input image; c = channels per group */
+	int oh, ow, oc;     /* output; oc = channels per group */
+	int kh, kw, sh, sw; /* window and strides */
+	int pt, pl, dh, dw; /* top/left pads, dilations */
+	int groups;
+	int act;            /* CB_ACT_* */
+	float lo, hi;       /* CB_ACT_CLIP bounds */
+	int mc;             /* rows per cache block (a multiple of CB_MR) */
+	int ostride;        /* floats between output pixels (0: groups * oc), e.g.
+			     * when writing into a concatenation */
+};
+
 /* activations fused into a kernel's epilogue */
 enum { CB_ACT_NONE = 0, CB_ACT_RELU = 1, CB_ACT_CLIP = 2 };
 

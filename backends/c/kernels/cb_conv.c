@@ -17,12 +17,18 @@
  * Blocking: rows go in blocks of `mc` (chosen by the generator so that the
  * block's A rows stay in L2 while every panel sweeps over them); each panel
  * (at most a few hundred KiB) stays in L2 across the tiles of a block.
+ * Tiles whose rows already lie in memory with a constant stride skip the
+ * packing (1x1 convolutions over 16-64 channels; first layers and stride-1
+ * layers with K in one slice, tile by tile: cb_conv_win_ok). A last
+ * partial tile runs a one-row or a four-row kernel (cb_conv_tail).
  *
  * Epilogue: bias, an optional residual (an elementwise add that followed
  * the convolution, fused by the generator) and an optional activation.
  */
 #include "cb_base.h"
 
+/* CB_MR4: the rows of the short-tile kernel that runs a last partial tile
+ * of 3 to 8 rows where CB_MR is 12 (1: none) */
 #if CB_HAVE_VEC
 #define CB_NV (CB_NR / CB_VL)
 /* a panel whose columns past the first half are padding runs half the
@@ -30,6 +36,7 @@
 #define CB_HALF (CB_NV % 2 == 0)
 #if CB_VL == 16
 #define CB_MR 12
+#define CB_MR4 4
 #elif CB_VL == 8
 #define CB_MR 3
 #else
@@ -41,19 +48,23 @@
 #define CB_HALF 0
 #endif
 
-/* The shape of one convolution (literal in the bundle). */
-struct cb_conv_args {
-	int n, h, w, c;     /* input image; c = channels per group */
-	int oh, ow, oc;     /* output; oc = channels per group */
-	int kh, kw, sh, sw; /* window and strides */
-	int pt, pl, dh, dw; /* top/left pads, dilations */
-	int groups;
-	int act;            /* CB_ACT_* */
-	float lo, hi;       /* CB_ACT_CLIP bounds */
-	int mc;             /* rows per cache block (a multiple of CB_MR) */
-	int ostride;        /* floats between output pixels (0: groups * oc), e.g.
-			     * when writing into a concatenation */
-};
+#ifndef CB_MR4
+#define CB_MR4 1
+#endif
+
+/* How a tile starting at row m (of mtot) runs: 0 the full kernel (whole
+ * tiles, and partial ones the short kernels do not suit), 1 the one-row
+ * kernel row by row (one or two rows left), 2 the CB_MR4-row kernel (3 to
+ * 2 * CB_MR4 rows left). */
+static int cb_conv_tail(size_t m, size_t mtot)
+{
+	if (m + CB_MR <= mtot)
+		return 0;
+	const size_t left = mtot - m;
+	if (CB_MR4 > 1 && left > 2 && left <= 2 * CB_MR4)
+		return 2;
+	return mtot >= CB_MR && left > 2 ? 0 : 1;
+}
 
 #if defined(__GNUC__)
 #define CB_ALWAYS_INLINE __attribute__((always_inline)) inline
@@ -153,13 +164,14 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *CB_RESTRICT ap,
 					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
 					  size_t m, size_t mtot, int g, int p, const int mr, const char *pf, size_t pfstep,
-					  size_t ka, size_t kb, float *part, const int nv, const int rs)
+					  size_t ka, size_t kb, float *part, const int nv, const int rs, const size_t kcw,
+					  const size_t cadv)
 {
 	const int goc = s->groups * s->oc;
 	const size_t kdim = kb;
 	/* k from ka (a multiple of CB_KC) to kb: start from the bias or from
 	 * the partial sums in part; stop with partial sums or the epilogue */
-	ap += ka / CB_KC * CB_KC * CB_MR;
+	ap += ka / kcw * cadv;
 	b += ka * CB_NR;
 #if CB_HAVE_VEC
 	cb_vf acc[CB_MR][CB_NV];
@@ -168,8 +180,8 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		for (int r = 0; r < mr; r++)
 			acc[r][v] = ka ? *(const cb_vf *)(part + (r * CB_NV + v) * CB_VL) : bv;
 	}
-	for (size_t k0 = ka; k0 < kdim; k0 += CB_KC) {
-		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
+	for (size_t k0 = ka; k0 < kdim; k0 += kcw) {
+		size_t kc = kdim - k0 < kcw ? kdim - k0 : kcw;
 		for (size_t k = 0; k < kc; k++) {
 			cb_vf bv[CB_NV];
 			CB_PREFETCH(pf);
@@ -183,7 +195,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			}
 			b += CB_NR;
 		}
-		ap += CB_KC * CB_MR;
+		ap += cadv;
 	}
 	if (kb < (size_t)s->kh * s->kw * s->c) {
 		for (int r = 0; r < mr; r++)
@@ -200,8 +212,8 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	for (int r = 0; r < mr; r++)
 		for (int j = 0; j < CB_NR; j++)
 			acc[r][j] = ka ? part[r * CB_NR + j] : pbias[j];
-	for (size_t k0 = ka; k0 < kdim; k0 += CB_KC) {
-		size_t kc = kdim - k0 < CB_KC ? kdim - k0 : CB_KC;
+	for (size_t k0 = ka; k0 < kdim; k0 += kcw) {
+		size_t kc = kdim - k0 < kcw ? kdim - k0 : kcw;
 		for (size_t k = 0; k < kc; k++) {
 			for (int r = 0; r < mr; r++) {
 				float x = ap[(size_t)r * (size_t)rs + k];
@@ -210,7 +222,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			}
 			b += CB_NR;
 		}
-		ap += CB_KC * CB_MR;
+		ap += cadv;
 	}
 	if (kb < (size_t)s->kh * s->kw * s->c) {
 		for (int r = 0; r < mr; r++)
@@ -226,10 +238,11 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	for (int r = 0; r < mr && m + (size_t)r < mtot; r++) {
 		size_t off = (m + (size_t)r) * goc + (size_t)g * s->oc + (size_t)p * CB_NR;
 		float *o = out + (m + (size_t)r) * ost + (size_t)g * s->oc + (size_t)p * CB_NR;
+		int jv = 0; /* columns stored by the vector epilogue */
 #if CB_HAVE_VEC
-		if (ncol == CB_NR && nv == CB_NV && s->act != CB_ACT_CLIP) {
-			/* a whole panel: vector epilogue */
-			for (int v = 0; v < nv; v++) {
+		if (s->act != CB_ACT_CLIP) {
+			/* whole vectors below ncol (a partial panel too) */
+			for (int v = 0; v < nv && (v + 1) * CB_VL <= ncol; v++, jv += CB_VL) {
 				cb_vf x = acc[r][v];
 				if (res)
 					x += *(const cb_vf *)(res + off + v * CB_VL);
@@ -237,12 +250,13 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 					x = cb_vrelu(x);
 				*(cb_vf *)(o + v * CB_VL) = x;
 			}
-			continue;
+			if (jv == ncol)
+				continue;
 		}
 #endif
 		float t[CB_NR];
 #if CB_HAVE_VEC
-		for (int v = 0; v < nv; v++)
+		for (int v = jv / CB_VL; v < nv; v++)
 			*(cb_vf *)(t + v * CB_VL) = acc[r][v];
 #else
 		for (int j = 0; j < CB_NR; j++)
@@ -250,10 +264,10 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 #endif
 		if (res) {
 			const float *q = res + off;
-			for (int j = 0; j < ncol; j++)
+			for (int j = jv; j < ncol; j++)
 				t[j] += q[j];
 		}
-		for (int j = 0; j < ncol; j++)
+		for (int j = jv; j < ncol; j++)
 			o[j] = cb_act(t[j], s->act, s->lo, s->hi);
 	}
 }
@@ -261,31 +275,130 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 /* One tile with the micro-kernel variant for its shape: full rows of
  * CB_MR or a single row, a whole or half panel, and the row stride of A
  * within a chunk (CB_KC when packed; the channel count when the rows are
- * read in place from the input of a 1x1 convolution). */
+ * read in place from the input of a 1x1 convolution). win: the rows are
+ * read in place from the image (cb_conv_win_ok): a chunk is one window
+ * row of KW*C floats, rows sw*C floats apart (rs: 3, 6, 16, 32 or 64),
+ * the next chunk dh image rows further. */
 static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int rs, const float *b, const float *pbias,
 			     float *out, const float *res, size_t m, size_t mtot, int g, int p, int one_row,
-			     const char *pf, size_t pfstep, size_t ka, size_t kb, float *part)
+			     const char *pf, size_t pfstep, size_t ka, size_t kb, float *part, int win)
 {
 	const int half = CB_HALF && s->oc - p * CB_NR <= CB_NR / 2;
-	if (one_row) {
-		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, 1, pf, 0, ka, kb, part, CB_NV, CB_KC);
+	if (one_row == 1) {
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, 1, pf, 0, ka, kb, part, CB_NV, CB_KC, CB_KC,
+			     CB_KC * CB_MR);
 		return;
 	}
-#define CB_TILE(RS)                                                                                          \
+#if CB_MR4 > 1
+	if (one_row == 2) {
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR4, pf, 0, ka, kb, part, CB_NV, CB_KC,
+			     CB_KC, CB_KC * CB_MR);
+		return;
+	}
+#endif
+	const size_t kcw = win ? (size_t)s->kw * s->c : CB_KC;
+	const size_t cadv = win ? (size_t)s->dh * s->w * s->c : CB_KC * CB_MR;
+#define CB_TILE(RS, KCW, CADV)                                                                               \
 	do {                                                                                                   \
 		if (half)                                                                                      \
 			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
-				     CB_HALF ? CB_NV / 2 : CB_NV, RS);                                          \
+				     CB_HALF ? CB_NV / 2 : CB_NV, RS, KCW, CADV);                               \
 		else                                                                                           \
 			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
-				     CB_NV, RS);                                                                \
+				     CB_NV, RS, KCW, CADV);                                                     \
 	} while (0)
+	if (win) {
+		switch (rs) {
+		case 3: CB_TILE(3, kcw, cadv); break;
+		case 6: CB_TILE(6, kcw, cadv); break;
+		case 16: CB_TILE(16, kcw, cadv); break;
+		case 32: CB_TILE(32, kcw, cadv); break;
+		default: CB_TILE(64, kcw, cadv); break;
+		}
+		return;
+	}
 	switch (rs) {
-	case 16: CB_TILE(16); break;
-	case 32: CB_TILE(32); break;
-	default: CB_TILE(CB_KC); break;
+	case 16: CB_TILE(16, CB_KC, CB_KC * CB_MR); break;
+	case 32: CB_TILE(32, CB_KC, CB_KC * CB_MR); break;
+	default: CB_TILE(CB_KC, CB_KC, CB_KC * CB_MR); break;
 	}
 #undef CB_TILE
+}
+
+/* Whether the tile of rows m .. m + CB_MR - 1 can be read in place from
+ * the image (win mode of cb_conv_tile_any): its pixels lie in one output
+ * row and every tap of their windows inside the image. Then *ap is the
+ * first row's first tap. Layer conditions (one group, unit width dilation,
+ * sw*C of 3, 6, 16, 32 or 64, one K slice) are the caller's. */
+static int cb_conv_win_ok(const struct cb_conv_args *s, const float *in, size_t m, size_t mtot, const float **ap)
+{
+	if (m + CB_MR > mtot)
+		return 0;
+	const size_t ohw = (size_t)s->oh * s->ow, n = m / ohw, rem = m % ohw;
+	const int oh = (int)(rem / (size_t)s->ow), ow = (int)(rem % (size_t)s->ow);
+	const int ih0 = oh * s->sh - s->pt, iw0 = ow * s->sw - s->pl;
+	if (ow + CB_MR > s->ow || ih0 < 0 || ih0 + (s->kh - 1) * s->dh >= s->h || iw0 < 0 ||
+	    iw0 + (CB_MR - 1) * s->sw + s->kw > s->w)
+		return 0;
+	*ap = in + ((n * (size_t)s->h + (size_t)ih0) * s->w + (size_t)iw0) * s->c;
+	return 1;
+}
+
+/* A 1x1 convolution with K of at most CB_SMALLK (a grouped one of few
+ * channels per group): pixel by pixel, each group's panels in registers,
+ * one broadcast input value per k; no packing, no tiles (their fixed costs
+ * outweigh so few products). Same contract as cb_conv_f32. */
+#define CB_SMALLK 8
+static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
+			   float *out, const float *res)
+{
+	const int gc = s->groups * s->c, goc = s->groups * s->oc, np = (s->oc + CB_NR - 1) / CB_NR, c = s->c;
+	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)goc;
+	for (int n = 0; n < s->n; n++)
+		for (int oh = 0; oh < s->oh; oh++)
+			for (int ow = 0; ow < s->ow; ow++) {
+				const size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow;
+				const int ih = oh * s->sh - s->pt, iw = ow * s->sw - s->pl;
+				const int inside = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
+				const float *x = in + (((size_t)n * s->h + (size_t)(inside ? ih : 0)) * s->w +
+						       (size_t)(inside ? iw : 0)) * gc;
+				for (int g = 0; g < s->groups; g++)
+					for (int p = 0; p < np; p++) {
+						const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
+						const float *pb = bias + ((size_t)g * np + p) * CB_NR;
+						float t[CB_NR];
+#if CB_HAVE_VEC
+						cb_vf acc[CB_NV];
+						for (int v = 0; v < CB_NV; v++)
+							acc[v] = *(const cb_vf *)(pb + v * CB_VL);
+						for (int k = 0; inside && k < c; k++) {
+							const cb_vf xv = CB_SPLAT(x[g * c + k]);
+							for (int v = 0; v < CB_NV; v++)
+								acc[v] = CB_FMA(acc[v], *(const cb_vf *)(b + k * CB_NR + v * CB_VL), xv);
+						}
+						for (int v = 0; v < CB_NV; v++)
+							*(cb_vf *)(t + v * CB_VL) = acc[v];
+#else
+						for (int j = 0; j < CB_NR; j++)
+							t[j] = pb[j];
+						for (int k = 0; inside && k < c; k++)
+							for (int j = 0; j < CB_NR; j++)
+								t[j] += x[g * c + k] * b[k * CB_NR + j];
+#endif
+						int ncol = s->oc - p * CB_NR;
+						if (ncol > CB_NR)
+							ncol = CB_NR;
+						const size_t col = (size_t)g * s->oc + (size_t)p * CB_NR;
+						float *o = out + pix * ost + col;
+						if (res) {
+							const float *q = res + pix * (size_t)goc + col;
+							for (int j = 0; j < ncol; j++)
+								t[j] += q[j];
+						}
+						for (int j = 0; j < ncol; j++)
+							o[j] = cb_act(t[j], s->act, s->lo, s->hi);
+					}
+			}
 }
 
 /* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
@@ -295,6 +408,10 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
 			   float *out, const float *res, float *scratch)
 {
+	if (s->kh == 1 && s->kw == 1 && s->c <= CB_SMALLK) {
+		cb_conv_smallk(s, in, wp, bias, out, res);
+		return;
+	}
 	const size_t mtot = (size_t)s->n * s->oh * s->ow;
 	const int np = (s->oc + CB_NR - 1) / CB_NR;
 	const size_t kdim = (size_t)s->kh * s->kw * s->c, tf = cb_tile_floats(kdim);
@@ -310,6 +427,14 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 	 * rows in place: consecutive pixels are already CB_MR rows of K floats */
 	const int direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 &&
 			   s->groups == 1 && s->oh == s->h && s->ow == s->w && (s->c == 16 || s->c == 32 || s->c == 64);
+	/* a small filter in one K slice, one group, unit width dilation, rows
+	 * sw*C floats apart of 3 or 6 (first layers) or 16, 32, 64 (stride
+	 * 1): the tiles that lie inside one output row and inside the image
+	 * are read in place, only the others are packed (cb_conv_win_ok). (A
+	 * deep K read in place measured no faster than packed.) */
+	const int wrs = s->sw * s->c;
+	const int winl = small_b && !direct && s->groups == 1 && s->dw == 1 &&
+			 (wrs == 3 || wrs == 6 || (s->sw == 1 && (wrs == 16 || wrs == 32 || wrs == 64)));
 	const size_t ntmax = mc / CB_MR;
 	float *part = scratch + ntmax * tf;
 	for (int g = 0; g < s->groups; g++) {
@@ -317,17 +442,27 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 		const float *gb = bias + (size_t)g * np * CB_NR;
 		for (size_t m0 = 0; m0 < mtot; m0 += mc) {
 			size_t m1 = cb_min_sz(mtot, m0 + mc), nt = (m1 - m0 + CB_MR - 1) / CB_MR;
-			if (!direct)
+			if (winl)
+				; /* tile by tile below */
+			else if (!direct)
 				cb_conv_pack_a(s, in, scratch, m0, nt, mtot, g);
 			else if ((m1 - m0) % CB_MR) /* the partial last tile only */
 				cb_conv_pack_a(s, in, scratch + (nt - 1) * tf, m0 + (nt - 1) * CB_MR, 1, mtot, g);
 			for (size_t tt = 0; tt < (small_b ? nt : 1); tt++) {
+				const float *wap = NULL;
+				int win = 0;
+				if (winl && !(win = cb_conv_win_ok(s, in, m0 + tt * CB_MR, mtot, &wap)))
+					cb_conv_pack_a(s, in, scratch + tt * tf, m0 + tt * CB_MR, 1, mtot, g);
 				for (int p = 0; p < np; p++) {
 					const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
-					/* the tiles of this panel fetch the next panel, each its
-					 * share, one step per k */
+					/* the tiles of this panel that run the full kernel fetch
+					 * the next panel, each its share, one step per k (a last
+					 * tile of one or two rows runs the one-row kernel and
+					 * fetches nothing) */
 					const char *next = (const char *)(pw + kdim * CB_NR);
-					size_t span = (kdim * CB_NR * sizeof(float) + nt - 1) / nt, step = span / kdim;
+					const size_t mlast = m0 + (nt - 1) * CB_MR;
+					const size_t ntp = cb_conv_tail(mlast, mtot) == 0 ? nt : nt - 1;
+					size_t span = ntp ? (kdim * CB_NR * sizeof(float) + ntp - 1) / ntp : 0, step = span / kdim;
 					if (p + 1 == np || small_b)
 						step = 0;
 					for (size_t ka = 0; ka < kdim; ka += kslice) {
@@ -336,18 +471,21 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 							size_t m = m0 + t * CB_MR;
 							/* a last tile of one or two rows runs the one-row kernel */
 							int full = m + CB_MR <= mtot;
-							const float *ap = direct && full ? in + m * (size_t)s->c : scratch + t * tf;
-							int rs = direct && full ? s->c : CB_KC;
+							const float *ap = win ? wap : direct && full ? in + m * (size_t)s->c : scratch + t * tf;
+							int rs = win ? s->sw * s->c : direct && full ? s->c : CB_KC;
 							float *tp = part + t * CB_MR * CB_NR;
 							const char *pf = step ? next + t * span + ka * step : (const char *)pw;
-							if (full || (mtot >= CB_MR && mtot - m > 2)) {
+							const int tail = full ? 0 : cb_conv_tail(m, mtot);
+							if (tail == 0) {
 								cb_conv_tile_any(s, ap, rs, pw, pb, out, res, m, mtot, g, p, 0,
-										 pf, step, ka, kb, tp);
+										 pf, step, ka, kb, tp, win);
 							} else {
-								for (int r = 0; (size_t)r < mtot - m; r++)
-									cb_conv_tile_any(s, ap + (size_t)r * CB_KC, CB_KC, pw, pb,
-											 out, res, m + (size_t)r, mtot, g, p, 1,
-											 pf, 0, ka, kb, tp + r * CB_NR);
+								/* rows of the packed tile by one or by CB_MR4 */
+								const size_t by = tail == 1 ? 1 : CB_MR4;
+								for (size_t r = 0; r < mtot - m; r += by)
+									cb_conv_tile_any(s, ap + r * CB_KC, CB_KC, pw, pb, out, res,
+											 m + r, mtot, g, p, tail, pf, 0, ka, kb,
+											 tp + r * CB_NR, 0);
 							}
 						}
 					}
@@ -367,7 +505,22 @@ CB_KERNEL void cb_dwconv_f32(const struct cb_conv_args *s, const float *in, cons
 	const int ch = s->groups;
 	for (int n = 0; n < s->n; n++) {
 		for (int oh = 0; oh < s->oh; oh++) {
+			/* the taps inside the image: kh0 .. kh1-1, kw0 .. kw1-1 (tap
+			 * ranges rather than a test per tap; gcc 12 at -O3 with AVX-512
+			 * miscompiled the channel loop below a skipped tap) */
+			const int ih0 = oh * s->sh - s->pt;
+			int kh0 = 0, kh1 = s->kh;
+			while (kh0 < kh1 && ih0 + kh0 * s->dh < 0)
+				kh0++;
+			while (kh1 > kh0 && ih0 + (kh1 - 1) * s->dh >= s->h)
+				kh1--;
 			for (int ow = 0; ow < s->ow; ow++) {
+				const int iw0 = ow * s->sw - s->pl;
+				int kw0 = 0, kw1 = s->kw;
+				while (kw0 < kw1 && iw0 + kw0 * s->dw < 0)
+					kw0++;
+				while (kw1 > kw0 && iw0 + (kw1 - 1) * s->dw >= s->w)
+					kw1--;
 				size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow, off = pix * ch;
 				float *CB_RESTRICT o = out + pix * (s->ostride ? (size_t)s->ostride : (size_t)ch);
 				int cdone = 0;
@@ -378,14 +531,10 @@ CB_KERNEL void cb_dwconv_f32(const struct cb_conv_args *s, const float *in, cons
 					cb_vf a[4];
 					for (int v = 0; v < 4; v++)
 						a[v] = *(const cb_vf *)(bias + cdone + v * CB_VL);
-					for (int kh = 0; kh < s->kh; kh++) {
-						int ih = oh * s->sh - s->pt + kh * s->dh;
-						if (ih < 0 || ih >= s->h)
-							continue;
-						for (int kw = 0; kw < s->kw; kw++) {
-							int iw = ow * s->sw - s->pl + kw * s->dw;
-							if (iw < 0 || iw >= s->w)
-								continue;
+					for (int kh = kh0; kh < kh1; kh++) {
+						int ih = ih0 + kh * s->dh;
+						for (int kw = kw0; kw < kw1; kw++) {
+							int iw = iw0 + kw * s->dw;
 							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch + cdone;
 							const float *f = wp + ((size_t)kh * s->kw + kw) * ch + cdone;
 							for (int v = 0; v < 4; v++)
@@ -414,14 +563,10 @@ CB_KERNEL void cb_dwconv_f32(const struct cb_conv_args *s, const float *in, cons
 					int cn = ch - c0 < 256 ? ch - c0 : 256;
 					for (int c = 0; c < cn; c++)
 						acc[c] = bias[c0 + c];
-					for (int kh = 0; kh < s->kh; kh++) {
-						int ih = oh * s->sh - s->pt + kh * s->dh;
-						if (ih < 0 || ih >= s->h)
-							continue;
-						for (int kw = 0; kw < s->kw; kw++) {
-							int iw = ow * s->sw - s->pl + kw * s->dw;
-							if (iw < 0 || iw >= s->w)
-								continue;
+					for (int kh = kh0; kh < kh1; kh++) {
+						int ih = ih0 + kh * s->dh;
+						for (int kw = kw0; kw < kw1; kw++) {
+							int iw = iw0 + kw * s->dw;
 							const float *CB_RESTRICT x =
 								in + (((size_t)n * s->h + ih) * s->w + iw) * ch + c0;
 							const float *CB_RESTRICT f =

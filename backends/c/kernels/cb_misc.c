@@ -114,20 +114,30 @@ CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const i
 	const int small = es != 4 || rank < 2 || n2 > 16 ? 0
 			  : ss[in] == 1 && d2 == 1 && ds[in] == n2 ? 1
 			  : ds[in] == 1 && s2 == 1 && ss[in] == n2 ? 2 : 0;
+	const int64_t n1 = dims[in], d1 = ds[in], s1 = ss[in];
+	/* 4-byte elements strided on one side (a transpose, a channel
+	 * shuffle): both inner loops here, one element move each */
+	const int strided4 = es == 4 && !(d1 == 1 && s1 == 1);
 	for (;;) {
 		int64_t od = 0, os = 0;
 		for (int i = 0; i < outer; i++) {
 			od += idx[i] * ds[i];
 			os += idx[i] * ss[i];
 		}
-		if (small == 1)
-			cb_interleave4(d + od * 4, s + os * 4, s2, dims[in], (int)n2);
-		else if (small == 2)
-			cb_deinterleave4(d + od * 4, d2, s + os * 4, dims[in], (int)n2);
-		else
+		if (small == 1) {
+			cb_interleave4(d + od * 4, s + os * 4, s2, n1, (int)n2);
+		} else if (small == 2) {
+			cb_deinterleave4(d + od * 4, d2, s + os * 4, n1, (int)n2);
+		} else if (strided4) {
+			unsigned char *dp = d + od * 4;
+			const unsigned char *sp = s + os * 4;
 			for (int64_t j = 0; j < n2; j++)
-				cb_copy_run(d + (od + j * d2) * es, ds[in], s + (os + j * s2) * es, ss[in], dims[in],
-					    es);
+				for (int64_t i = 0; i < n1; i++)
+					memcpy(dp + (j * d2 + i * d1) * 4, sp + (j * s2 + i * s1) * 4, 4);
+		} else {
+			for (int64_t j = 0; j < n2; j++)
+				cb_copy_run(d + (od + j * d2) * es, d1, s + (os + j * s2) * es, s1, n1, es);
+		}
 		int i = outer - 1;
 		while (i >= 0 && ++idx[i] == dims[i])
 			idx[i--] = 0;
