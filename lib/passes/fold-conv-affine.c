@@ -96,35 +96,6 @@ static bool uniform(struct constant *c, double *x)
 	return false;
 }
 
-/* The constant that will hold conv's folded operand old: old itself when
- * conv is its only user, else a new constant of old's type named after it. */
-static struct constant *target(struct module *m, struct constant *old)
-{
-	if (node_num_uses(&old->n, -1) == 1)
-		return old;
-	struct constant *c = module_add_constant(m, module_fresh_name(m, old->n.name), node_type(&old->n), LOC_NONE);
-	glow_assert(c);
-	return c;
-}
-
-static void make_splat(struct constant *c, double v)
-{
-	if (c->data && c->init != INIT_DENSE)
-		free(c->data);
-	c->data = NULL;
-	c->init = INIT_SPLAT;
-	c->splat_f = (double)(float)v;
-}
-
-/* Whether the first n values of v are equal. */
-static bool all_equal(const double *v, uint64_t n)
-{
-	for (uint64_t i = 1; i < n; i++)
-		if (v[i] != v[0])
-			return false;
-	return true;
-}
-
 /* Folds y = conv * mul[c] + add[c] into conv's filter and bias (scale:
  * whether the filter changes at all); false after an unreadable weight was
  * reported. */
@@ -135,14 +106,14 @@ static bool fold_into(struct module *m, struct node *conv, const double *mul, co
 	const struct type *wt = w->n.types[0], *bt = b->n.types[0];
 	uint64_t oc = wt->dims[0], per = oc ? type_numel(wt) / oc : 0;
 	double wv, bv;
-	if (oc > 0 && uniform(w, &wv) && uniform(b, &bv) && all_equal(mul, oc) && all_equal(add, oc)) {
+	if (oc > 0 && uniform(w, &wv) && uniform(b, &bv) && pu_all_equal(mul, oc) && pu_all_equal(add, oc)) {
 		if (scale) {
-			struct constant *nw = target(m, w);
-			make_splat(nw, wv * mul[0]);
+			struct constant *nw = pu_rewrite_target(m, w);
+			pu_make_splat(nw, wv * mul[0]);
 			node_set_operand(conv, 1, node_val(&nw->n, 0));
 		}
-		struct constant *nb = target(m, b);
-		make_splat(nb, bv * mul[0] + add[0]);
+		struct constant *nb = pu_rewrite_target(m, b);
+		pu_make_splat(nb, bv * mul[0] + add[0]);
 		node_set_operand(conv, 2, node_val(&nb->n, 0));
 		return true;
 	}
@@ -157,7 +128,7 @@ static bool fold_into(struct module *m, struct node *conv, const double *mul, co
 		for (uint64_t o = 0; o < oc; o++)
 			for (uint64_t i = 0; i < per; i++)
 				pu_store(wt, nwd, o * per + i, pu_load(wt, wd, o * per + i) * mul[o]);
-		struct constant *nw = target(m, w);
+		struct constant *nw = pu_rewrite_target(m, w);
 		constant_set_data(m, nw, nwd);
 		free(nwd);
 		node_set_operand(conv, 1, node_val(&nw->n, 0));
@@ -165,7 +136,7 @@ static bool fold_into(struct module *m, struct node *conv, const double *mul, co
 	uint8_t *nbd = xmalloc(type_bytes(bt) ? type_bytes(bt) : 1);
 	for (uint64_t o = 0; o < oc; o++)
 		pu_store(bt, nbd, o, pu_load(bt, bd, o) * mul[o] + add[o]);
-	struct constant *nb = target(m, b);
+	struct constant *nb = pu_rewrite_target(m, b);
 	constant_set_data(m, nb, nbd);
 	free(nbd);
 	node_set_operand(conv, 2, node_val(&nb->n, 0));

@@ -82,36 +82,6 @@ static bool uniform_value(struct constant *c, double *x)
 	return true;
 }
 
-/* Whether the first n doubles of v are all equal. */
-static bool all_equal(const double *v, uint64_t n)
-{
-	for (uint64_t i = 1; i < n; i++)
-		if (v[i] != v[0])
-			return false;
-	return true;
-}
-
-/* The constant that will hold conv's folded operand old: old itself when
- * conv is its only user, else a new constant of old's type named after it. */
-static struct constant *target_constant(struct module *m, struct constant *old)
-{
-	if (node_num_uses(&old->n, -1) == 1)
-		return old;
-	struct constant *c = module_add_constant(m, module_fresh_name(m, old->n.name), node_type(&old->n), LOC_NONE);
-	glow_assert(c);
-	return c;
-}
-
-/* Makes float constant c a splat of v rounded to float. */
-static void set_splat(struct constant *c, double v)
-{
-	if (c->data && c->init != INIT_DENSE)
-		free(c->data);
-	c->data = NULL;
-	c->init = INIT_SPLAT;
-	c->splat_f = (double)(float)v;
-}
-
 /* Scales the filter and bias of conv by the coefficients; false after an
  * unreadable weight was reported. When the filter and the bias are uniform
  * and so are mul and add across channels (models whose weights are splats),
@@ -124,12 +94,12 @@ static bool fold_into(struct module *m, struct node *conv, const double *co, str
 	uint64_t oc = wt->dims[0], per = oc ? type_numel(wt) / oc : 0;
 	double wv, bv;
 	struct constant *ncw, *ncb;
-	if (oc > 0 && per > 0 && uniform_value(w, &wv) && uniform_value(b, &bv) && all_equal(co, oc) &&
-	    all_equal(co + oc, oc)) {
-		ncw = target_constant(m, w);
-		ncb = target_constant(m, b);
-		set_splat(ncw, wv * co[0]);
-		set_splat(ncb, bv * co[0] + co[oc]);
+	if (oc > 0 && per > 0 && uniform_value(w, &wv) && uniform_value(b, &bv) && pu_all_equal(co, oc) &&
+	    pu_all_equal(co + oc, oc)) {
+		ncw = pu_rewrite_target(m, w);
+		ncb = pu_rewrite_target(m, b);
+		pu_make_splat(ncw, wv * co[0]);
+		pu_make_splat(ncb, bv * co[0] + co[oc]);
 	} else {
 		const uint8_t *wd = constant_data(m, w, d), *bd = wd ? constant_data(m, b, d) : NULL;
 		if (!bd)
@@ -142,8 +112,8 @@ static bool fold_into(struct module *m, struct node *conv, const double *co, str
 			pu_store(bt, nb, o, pu_load(bt, bd, o) * co[o] + co[oc + o]);
 		}
 		/* the old payloads were read in full above */
-		ncw = target_constant(m, w);
-		ncb = target_constant(m, b);
+		ncw = pu_rewrite_target(m, w);
+		ncb = pu_rewrite_target(m, b);
 		constant_set_data(m, ncw, nw);
 		constant_set_data(m, ncb, nb);
 		free(nw);

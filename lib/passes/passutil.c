@@ -10,6 +10,7 @@
 #include "support/util.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
@@ -313,4 +314,30 @@ double *pu_batchnorm_coeffs(struct module *m, struct node *n, struct diag *d)
 		co[ch + c] = pu_load(t[1], data[1], c) - pu_load(t[2], data[2], c) * mul;
 	}
 	return co;
+}
+
+struct constant *pu_rewrite_target(struct module *m, struct constant *old)
+{
+	if (node_num_uses(&old->n, -1) == 1)
+		return old;
+	struct constant *c = module_add_constant(m, module_fresh_name(m, old->n.name), node_type(&old->n), LOC_NONE);
+	glow_assert(c);
+	return c;
+}
+
+void pu_make_splat(struct constant *c, double v)
+{
+	if (c->data && c->init != INIT_DENSE)
+		free(c->data);
+	c->data = NULL;
+	c->init = INIT_SPLAT;
+	c->splat_f = (double)(float)v;
+}
+
+bool pu_all_equal(const double *v, uint64_t n)
+{
+	for (uint64_t i = 1; i < n; i++)
+		if (v[i] != v[0])
+			return false;
+	return true;
 }

@@ -50,6 +50,9 @@ bool pu_splat_of(struct module *m, struct value v, double *x);
 /* v is a splat of exactly x (bitwise equal as doubles: 0.0 is not -0.0). */
 bool pu_is_splat(struct module *m, struct value v, double x);
 
+/* The first n doubles of v are all equal (true when n < 2). */
+bool pu_all_equal(const double *v, uint64_t n);
+
 /* ---- creating IR ---- */
 
 /* A Splat node of type t and value x before `before`. */
@@ -62,6 +65,12 @@ struct node *pu_new_reshape(struct func *f, struct value v, const struct type *t
 			    const char *base);
 /* A dense constant of type t holding a copy of data, named after base. */
 struct constant *pu_new_constant(struct module *m, const struct type *t, const void *data, const char *base);
+/* The constant a pass rewrites in place of constant old for one user: old
+ * itself when that user is its only one, else a new constant of old's type
+ * named after it. */
+struct constant *pu_rewrite_target(struct module *m, struct constant *old);
+/* Makes float constant c a splat of v rounded to float (dropping its data). */
+void pu_make_splat(struct constant *c, double v);
 /* The payload of constant c, or NULL (reported to d) when it cannot be read. */
 const uint8_t *pu_constant_data(struct module *m, struct constant *c, struct diag *d);
 
