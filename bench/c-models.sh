@@ -15,9 +15,11 @@
 # /work/shared/tools/README.md), alternating for ${ROUNDS:-3} rounds and
 # keeping each side's best round. Prints the medians, the ratio ours/ort and
 # our GFLOP/s (flops as glow-opt -passes=count-flops estimates them after
-# -O2), the minima and their ratio, and our median processor time per run
-# (less disturbed than wall time when the machine is shared). Figures only:
-# nothing is asserted, no test runs this.
+# -O2) and its fraction of this core's single-precision peak (bench/peak.c:
+# independent FMA chains, measured first), the minima and their ratio, and
+# our median processor time per run (less disturbed than wall time when
+# the machine is shared). Figures only: nothing is asserted, no test runs
+# this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -45,7 +47,13 @@ with open(sys.argv[1], 'wb') as f:
     f.write(struct.pack('<%df' % n, *[i / n for i in range(n)]))
 PY
 
-printf '%-14s %9s %9s %6s %8s %9s %9s %6s %8s\n' model ours-ms ort-ms ratio GFLOP/s ours-min ort-min ratio cpu-ms
+# this core's peak: the best of five runs of twelve FMA chains
+peak=0
+if ${CC:-cc} -std=gnu11 -O2 -march=native -ffp-contract=fast -o "$tmp/peak" "$here/bench/peak.c"; then
+	peak=$("$tmp/peak" | sed -n 's/^peak_gflops //p')
+fi
+echo "single-core fp32 peak: ${peak:-0} GFLOP/s (bench/peak.c)"
+printf '%-14s %9s %9s %6s %8s %5s %9s %9s %6s %8s\n' model ours-ms ort-ms ratio GFLOP/s peak ours-min ort-min ratio cpu-ms
 for m in $list; do
 	f=$models/light_$m.onnx
 	[ -f "$f" ] || continue
@@ -81,10 +89,11 @@ for m in $list; do
 		if [ -n "$v" ] && { [ -z "$rmin" ] || awk -v a="$v" -v b="$rmin" 'BEGIN { exit !(a < b) }'; }; then rmin=$v; fi
 	done
 	awk -v m="$m" -v a="${ours:-0}" -v b="${ort:-0}" -v f="${flops:-0}" -v c="${cpu:-0}" \
-	    -v am="${omin:-0}" -v bm="${rmin:-0}" 'BEGIN {
+	    -v am="${omin:-0}" -v bm="${rmin:-0}" -v pk="${peak:-0}" 'BEGIN {
 		r = b > 0 && a > 0 ? sprintf("%.2f", a / b) : "-"
 		rm = bm > 0 && am > 0 ? sprintf("%.2f", am / bm) : "-"
 		gf = a > 0 ? f / a / 1e6 : 0
-		printf "%-14s %9.2f %9.2f %6s %8.1f %9.2f %9.2f %6s %8.2f\n", m, a, b, r, gf, am, bm, rm, c }'
+		pf = pk > 0 ? sprintf("%.0f%%", 100 * gf / pk) : "-"
+		printf "%-14s %9.2f %9.2f %6s %8.1f %5s %9.2f %9.2f %6s %8.2f\n", m, a, b, r, gf, pf, am, bm, rm, c }'
 	rm -rf "$d"
 done

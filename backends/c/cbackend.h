@@ -45,11 +45,20 @@ enum { CBACKEND_GEMM_BUILTIN = 0, CBACKEND_GEMM_OPENBLAS = 1 };
 /* the -gemm= values in that order */
 #define CBACKEND_GEMM_NAMES "builtin|openblas"
 
+/* Which 3x3, stride-1 convolutions (one group, channel counts multiples of
+ * 16, built-in kernels) are computed as Winograd F(m x m, 3 x 3): where the
+ * generator expects it to win (auto), none, or every eligible one with
+ * m = 2 or m = 4 (f2, f4). */
+enum { CBACKEND_WINO_AUTO = 0, CBACKEND_WINO_OFF = 1, CBACKEND_WINO_F2 = 2, CBACKEND_WINO_F4 = 3 };
+/* the -winograd= values in that order */
+#define CBACKEND_WINO_NAMES "auto|off|f2|f4"
+
 struct cbackend_options {
 	const char *name;    /* bundle name; NULL: the function's name (made an identifier) */
 	bool embed_weights;  /* constants as a C array in NAME.c instead of NAME.weights.bin */
 	bool emit_main;      /* also write NAME_main.c */
 	int gemm;            /* CBACKEND_GEMM_* */
+	int winograd;        /* CBACKEND_WINO_* */
 };
 
 /* A bundle in memory (every buffer malloc'd; cbackend_bundle_free). */

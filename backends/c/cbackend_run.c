@@ -84,7 +84,7 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 {
 	(void)o;
 	struct cbackend_options co = {"prog", false, false,
-				      b == &cbackend_openblas_backend ? CBACKEND_GEMM_OPENBLAS : CBACKEND_GEMM_BUILTIN};
+				      b == &cbackend_openblas_backend ? CBACKEND_GEMM_OPENBLAS : CBACKEND_GEMM_BUILTIN, CBACKEND_WINO_AUTO};
 	struct cbackend_bundle bundle;
 	if (cbackend_generate(f, &co, &bundle, d) != 0)
 		return NULL;

@@ -402,6 +402,7 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 	g.f = f;
 	g.d = d;
 	g.gemm = o ? o->gemm : CBACKEND_GEMM_BUILTIN;
+	g.winograd = o ? o->winograd : CBACKEND_WINO_AUTO;
 	g.body = &body;
 	g.decls = &decls;
 	u64map_init(&g.raw);

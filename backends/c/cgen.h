@@ -36,6 +36,7 @@ struct cg {
 	struct ir_func *f;
 	struct diag *d;
 	int gemm;              /* CBACKEND_GEMM_* */
+	int winograd;          /* CBACKEND_WINO_* */
 	struct ostream *body;  /* statements of the run function */
 	struct ostream *decls; /* file-scope declarations (argument structs, tables) */
 	uint8_t *blob;         /* the constants region */

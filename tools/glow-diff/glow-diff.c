@@ -1,10 +1,11 @@
-/* glow-diff - differential check of graph passes: runs a module before and
- * after a pipeline through IRGen and the interpreter on the same seeded
- * random inputs and compares every output.
+/* glow-diff - differential check of graph passes and backends: runs a
+ * module before and after a pipeline through IRGen, the original on the
+ * interpreter and the result on the interpreter or another backend, on the
+ * same seeded random inputs, and compares every output.
  *
  *   glow-diff [options] A.glow (-passes=a,b,c | -O0..-O3) [-convert-to-fp16|-convert-to-bf16]
  *             [-keep-float=Kind,...] [-seed N] [-runs K] [-rtol X] [-atol X]
- *             [-randomize-constants] [-mode=infer|train]
+ *             [-randomize-constants] [-mode=infer|train] [-backend=interpreter|c]
  *
  * The module is parsed twice: the original, and a copy the pipeline runs on
  * (the passes and pipelines of glow-opt, lib/passes). -convert-to-fp16 and
@@ -12,6 +13,13 @@
  * Every function of the original is generated (lib/irgen) and compiled for
  * the interpreter, and so is the function of the same name after the
  * pipeline; both run K times (-runs, default 1) on the same inputs.
+ *
+ * -backend=c runs the pipeline tailored to the C backend (as glow-opt
+ * -backend=c does: its lowering choices and post-lowering fusions) and the
+ * result compiled by it (a bundle built with the system C compiler,
+ * $GLOW_CC and $GLOW_CFLAGS as for glow-run -backend=c); the original
+ * still runs on the interpreter, so the check covers the backend's code as
+ * well as the passes.
  *
  * Inputs: every placeholder an IR function reads before writing, filled
  * from a generator seeded by -seed, the run number and the placeholder's
@@ -40,6 +48,7 @@
  */
 #include "backends/backend.h"
 #include "backends/interpreter/interp.h"
+#include "passes/target.h"
 #include "irgen/irgen.h"
 #include "passes/pass.h"
 #include "support/cl.h"
@@ -65,8 +74,14 @@ struct diff_options {
 	uint64_t seed;
 	unsigned runs;
 	double rtol, atol;
+	int backend;                    /* index in BACKENDS */
+	const struct backend *after_be; /* the pipeline's side runs here */
 	struct cl_list input;
 };
+
+/* -backend= values */
+#define BACKENDS "interpreter|c"
+static const char *const backend_names[] = {"interpreter", "c"};
 
 /* ---- random numbers ---- */
 
@@ -292,6 +307,7 @@ static bool compare(const struct diff_options *o, const char *fname, unsigned ru
 
 /* One side: the compiled function and its placeholders. */
 struct side {
+	const struct backend *be;
 	struct ir_func *f;
 	struct backend_compiled *c;
 	struct backend_io *io;
@@ -299,23 +315,24 @@ struct side {
 	uint8_t **data;
 };
 
-static int side_open(struct side *s, struct ir_func *f, struct diag *d)
+static int side_open(struct side *s, struct ir_func *f, const struct backend *be, struct diag *d)
 {
 	memset(s, 0, sizeof *s);
+	s->be = be;
 	s->f = f;
 	s->io = backend_func_io(f, &s->nio);
 	s->data = xcalloc(s->nio + 1, sizeof *s->data);
 	for (size_t i = 0; i < s->nio; i++)
 		s->data[i] = xcalloc((size_t)type_bytes(s->io[i].w->v.type) + 8, 1);
 	struct backend_options bo = {true};
-	s->c = interp_backend.compile(&interp_backend, f, &bo, d);
+	s->c = be->compile(be, f, &bo, d);
 	return s->c ? 0 : -1;
 }
 
 static void side_close(struct side *s)
 {
 	if (s->c)
-		interp_backend.destroy(s->c);
+		s->be->destroy(s->c);
 	for (size_t i = 0; i < s->nio; i++)
 		free(s->data[i]);
 	free(s->data);
@@ -336,7 +353,7 @@ static int side_run(struct side *s, struct module *gm, const struct diff_options
 		b[nb].data = s->data[i];
 		nb++;
 	}
-	int rc = interp_backend.run(s->c, b, nb, d);
+	int rc = s->be->run(s->c, b, nb, d);
 	free(b);
 	return rc;
 }
@@ -363,8 +380,8 @@ static int diff_modules(const struct diff_options *o, struct module *a, struct m
 			break;
 		}
 		struct side sa, sb;
-		int ok = side_open(&sa, xa, d);
-		ok |= side_open(&sb, xb, d);
+		int ok = side_open(&sa, xa, &interp_backend, d);
+		ok |= side_open(&sb, xb, o->after_be, d);
 		for (unsigned r = 0; r < o->runs && ok == 0; r++) {
 			if (side_run(&sa, a, o, r, d) || side_run(&sb, b, o, r, d)) {
 				ok = -1;
@@ -444,6 +461,16 @@ static int run_tool(struct diff_options *o, struct diag *d)
 	ctx.diag = d;
 	ctx.mode = (enum pass_mode)o->mode;
 	ctx.keep_float = o->keep_float;
+	struct pass_target target = {NULL, "interpreter", NULL};
+	o->after_be = &interp_backend;
+	if (o->backend > 0) {
+		ctx.backend = target.name = backend_names[o->backend];
+		if (!(target.backend = o->after_be = backend_find(ctx.backend))) {
+			diag_error(d, LOC_NONE, "backend '%s' is not linked into glow-diff", ctx.backend);
+			return 1;
+		}
+		ctx.target = &target;
+	}
 	struct pm pm;
 	pm_init(&pm, &graph_pass_registry, d, &ctx);
 	if (ctx.mode == PASS_MODE_TRAIN)
@@ -521,9 +548,12 @@ int main(int argc, char **argv)
 		{"atol", CL_STRING, &o.atol_s, "x", "Absolute tolerance (default 1e-5)", 0, NULL},
 		{"randomize-constants", CL_FLAG, &o.randomize, NULL,
 		 "Replace float splat and zero constants by seeded random data first", 0, NULL},
+		{"backend", CL_ENUM, &o.backend, NULL,
+		 "Tailor the pipeline to this backend and run its result there (the original runs on the interpreter)",
+		 0, BACKENDS},
 	};
 	const struct cl_tool tool = {
-		"glow-diff", "differential check of graph passes on the interpreter", "[options] [input.glow|-]", opts,
+		"glow-diff", "differential check of graph passes and backends against the interpreter", "[options] [input.glow|-]", opts,
 		GLOW_ARRAY_SIZE(opts), &o.input, 1,
 	};
 	struct diag d;

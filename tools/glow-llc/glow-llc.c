@@ -38,6 +38,7 @@ struct llc_options {
 	int backend;             /* index in BACKENDS */
 	bool embed_weights, emit_main;
 	int gemm;                /* CBACKEND_GEMM_* */
+	int winograd;            /* CBACKEND_WINO_* */
 	const char *bundle_name;
 	struct cl_list input;
 };
@@ -63,7 +64,7 @@ static int emit_c(struct llc_options *o, struct ir_module *m, struct diag *d)
 		diag_error(d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
 		return 1;
 	}
-	struct cbackend_options co = {o->bundle_name, o->embed_weights, o->emit_main, o->gemm};
+	struct cbackend_options co = {o->bundle_name, o->embed_weights, o->emit_main, o->gemm, o->winograd};
 	for (size_t i = 0; i < m->nfuncs; i++)
 		if (cbackend_emit_bundle(m->funcs[i], dir, &co, d) != 0)
 			return 1;
@@ -92,6 +93,10 @@ static int run(struct llc_options *o, struct diag *d)
 	const char *in = o->input.n ? o->input.v[0] : "-";
 	if (o->gemm != CBACKEND_GEMM_BUILTIN && o->backend != 1 && o->emit != 1) {
 		diag_error(d, LOC_NONE, "-gemm applies to the C backend only (give -backend=c)");
+		return 1;
+	}
+	if (o->winograd != CBACKEND_WINO_AUTO && o->backend != 1 && o->emit != 1) {
+		diag_error(d, LOC_NONE, "-winograd applies to the C backend only (give -backend=c)");
 		return 1;
 	}
 	if (o->passes && o->olevel >= 0) {
@@ -176,6 +181,9 @@ int main(int argc, char **argv)
 		{"gemm", CL_ENUM, &o.gemm, NULL,
 		 "C bundle: matrix products by its own kernels (builtin, the default) or OpenBLAS's cblas_sgemm "
 		 "(openblas: link the bundle with -lopenblas)", 0, CBACKEND_GEMM_NAMES},
+		{"winograd", CL_ENUM, &o.winograd, NULL,
+		 "C bundle: 3x3 stride-1 convolutions as Winograd F(m x m, 3 x 3) where it is expected to win (auto), "
+		 "never (off), or wherever eligible with m = 2 (f2) or m = 4 (f4)", 0, CBACKEND_WINO_NAMES},
 		{"bundle-name", CL_STRING, &o.bundle_name, "name", "C bundle: the file and symbol prefix", 0, NULL},
 		{"print-memory-plan", CL_FLAG, &o.print_plan, NULL,
 		 "Report each buffer's region, offset and size, the arena and its lower bound (stderr)", 0, NULL},

@@ -98,6 +98,8 @@ struct cb_conv_args {
 	int mc;             /* rows per cache block (a multiple of CB_MR) */
 	int ostride;        /* floats between output pixels (0: groups * oc), e.g.
 			     * when writing into a concatenation */
+	int wino;           /* 2 or 4: a 3x3 convolution computed as Winograd
+			     * F(wino x wino, 3 x 3) (cb_wino_f32); 0: directly */
 };
 
 /* activations fused into a kernel's epilogue */

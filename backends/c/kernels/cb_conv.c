@@ -495,6 +495,216 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 	}
 }
 
+/* Winograd F(m x m, 3 x 3), m = 2 or 4 (Lavin and Gray's minimal
+ * filtering): a 3x3, stride-1, one-group convolution computed per output
+ * tile of m x m pixels from an input tile of a x a (a = m + 2) as
+ *     Y = A^T [ (G g G^T) (.) (B^T d B) ] A
+ * where (.) is the elementwise product, summed over input channels. The
+ * sum over channels makes each of the a^2 positions xi one matrix product:
+ * M[xi] (tiles x OC) = V[xi] (tiles x C) * U[xi] (C x OC). U = G g G^T is
+ * computed by the code generator (the filter is a constant) and packed in
+ * panels like any filter, one set of panels per xi; per block of tiles the
+ * kernel transforms the input straight into the packed row layout of the
+ * micro-kernel (V), runs the a^2 products with it (M, tile-major: one
+ * tile's a^2 x OCp values together), and transforms M back into the
+ * output, adding bias and residual and applying the activation there. The
+ * multiplications drop from 9 to a^2 / m^2 per output (2.25 for m = 4, 4
+ * for m = 2). The channel counts are multiples of 16 (the generator's
+ * condition), so the transforms run on whole vectors of channels. */
+#if CB_HAVE_VEC
+typedef cb_vf cb_wv;
+#define CB_WV CB_VL
+#else
+typedef float cb_wv;
+#define CB_WV 1
+#endif
+
+/* B^T d over a points, A^T q over a points to m */
+static CB_ALWAYS_INLINE void cb_wino_bt(int m, const cb_wv *d, cb_wv *v)
+{
+	if (m == 4) {
+		v[0] = 4.0f * d[0] - 5.0f * d[2] + d[4];
+		v[1] = d[3] + d[4] - 4.0f * (d[1] + d[2]);
+		v[2] = 4.0f * (d[1] - d[2]) + d[4] - d[3];
+		v[3] = 2.0f * (d[3] - d[1]) + d[4] - d[2];
+		v[4] = 2.0f * (d[1] - d[3]) + d[4] - d[2];
+		v[5] = 4.0f * d[1] - 5.0f * d[3] + d[5];
+	} else {
+		v[0] = d[0] - d[2];
+		v[1] = d[1] + d[2];
+		v[2] = d[2] - d[1];
+		v[3] = d[1] - d[3];
+	}
+}
+
+static CB_ALWAYS_INLINE void cb_wino_at(int m, const cb_wv *q, cb_wv *y)
+{
+	if (m == 4) {
+		const cb_wv t1 = q[1] + q[2], t2 = q[1] - q[2], t3 = q[3] + q[4], t4 = q[3] - q[4];
+		y[0] = q[0] + t1 + t3;
+		y[1] = t2 + 2.0f * t4;
+		y[2] = t1 + 4.0f * t3;
+		y[3] = t2 + 8.0f * t4 + q[5];
+	} else {
+		y[0] = q[0] + q[1] + q[2];
+		y[1] = q[1] - q[2] - q[3];
+	}
+}
+
+static CB_ALWAYS_INLINE cb_wv cb_wino_act(cb_wv x, const struct cb_conv_args *s)
+{
+#if CB_HAVE_VEC
+	if (s->act == CB_ACT_RELU)
+		return cb_vrelu(x);
+	if (s->act == CB_ACT_CLIP) {
+		float t[CB_VL];
+		memcpy(t, &x, sizeof t);
+		for (int j = 0; j < CB_VL; j++)
+			t[j] = cb_act(t[j], s->act, s->lo, s->hi);
+		memcpy(&x, t, sizeof t);
+	}
+	return x;
+#else
+	return cb_act(x, s->act, s->lo, s->hi);
+#endif
+}
+
+/* The floats of V for one position xi (packed tiles of rows, padded so
+ * that the a^2 blocks do not start at addresses a multiple of 4 KiB apart)
+ * and of M for one tile, given tb tiles of c and oc channels. */
+static size_t cb_wino_vstride(size_t tb, size_t c) { return tb / CB_MR * cb_tile_floats(c) + 16; }
+
+/* One block of tiles t0 .. t0 + nt - 1 (as above): a x a input tiles to V. */
+static CB_ALWAYS_INLINE void cb_wino_in(const struct cb_conv_args *s, const int m, const float *in, float *v,
+					size_t t0, size_t nt, size_t rows, size_t vs)
+{
+	const int a = m + 2, c = s->c, th = (s->oh + m - 1) / m, tw = (s->ow + m - 1) / m;
+	const size_t tf = cb_tile_floats((size_t)c);
+	for (size_t i = 0; i < rows; i++) {
+		float *vr = v + i / CB_MR * tf + i % CB_MR * CB_KC;
+		if (i >= nt) { /* rows that pad the last tile of rows */
+			for (int xi = 0; xi < a * a; xi++)
+				for (int cc = 0; cc < c; cc++)
+					vr[xi * vs + (size_t)(cc / CB_KC * CB_KC * CB_MR + cc % CB_KC)] = 0.0f;
+			continue;
+		}
+		const size_t t = t0 + i, per = (size_t)th * tw, n = t / per, r = t % per;
+		const int ih0 = (int)(r / (size_t)tw) * m - s->pt, iw0 = (int)(r % (size_t)tw) * m - s->pl;
+		const float *img = in + n * (size_t)s->h * s->w * c;
+		for (int cc = 0; cc < c; cc += CB_WV) {
+			cb_wv d[6][6], col[6], tv[6][6], o[6];
+			const cb_wv zero = {0};
+			for (int y = 0; y < a; y++) {
+				const int ih = ih0 + y;
+				for (int x = 0; x < a; x++) {
+					const int iw = iw0 + x;
+					d[y][x] = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w
+							  ? *(const cb_wv *)(img + ((size_t)ih * s->w + (size_t)iw) * c + cc)
+							  : zero;
+				}
+			}
+			for (int x = 0; x < a; x++) {
+				for (int y = 0; y < a; y++)
+					col[y] = d[y][x];
+				cb_wino_bt(m, col, o);
+				for (int y = 0; y < a; y++)
+					tv[y][x] = o[y];
+			}
+			float *vc = vr + (size_t)(cc / CB_KC * CB_KC * CB_MR + cc % CB_KC);
+			for (int y = 0; y < a; y++) {
+				cb_wino_bt(m, tv[y], o);
+				for (int x = 0; x < a; x++)
+					*(cb_wv *)(vc + (size_t)(y * a + x) * vs) = o[x];
+			}
+		}
+	}
+}
+
+/* M of tiles t0 .. t0 + nt - 1 back to the output. */
+static CB_ALWAYS_INLINE void cb_wino_out(const struct cb_conv_args *s, const int m, const float *mm,
+					 const float *bias, float *out, const float *res, size_t t0, size_t nt,
+					 size_t ocp)
+{
+	const int a = m + 2, oc = s->oc, th = (s->oh + m - 1) / m, tw = (s->ow + m - 1) / m;
+	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)oc;
+	for (size_t i = 0; i < nt; i++) {
+		const size_t t = t0 + i, per = (size_t)th * tw, n = t / per, r = t % per;
+		const int oy0 = (int)(r / (size_t)tw) * m, ox0 = (int)(r % (size_t)tw) * m;
+		const float *mt = mm + i * (size_t)(a * a) * ocp;
+		for (int cc = 0; cc < oc; cc += CB_WV) {
+			cb_wv q[6], w[6][4], col[6], y[4];
+			for (int yy = 0; yy < a; yy++) {
+				for (int x = 0; x < a; x++)
+					q[x] = *(const cb_wv *)(mt + (size_t)(yy * a + x) * ocp + cc);
+				cb_wino_at(m, q, w[yy]);
+			}
+			const cb_wv bv = *(const cb_wv *)(bias + cc);
+			for (int x = 0; x < m; x++) {
+				if (ox0 + x >= s->ow)
+					break;
+				for (int yy = 0; yy < a; yy++)
+					col[yy] = w[yy][x];
+				cb_wino_at(m, col, y);
+				for (int yy = 0; yy < m && oy0 + yy < s->oh; yy++) {
+					const size_t pix = (n * s->oh + (size_t)(oy0 + yy)) * s->ow + (size_t)(ox0 + x);
+					cb_wv val = y[yy] + bv;
+					if (res)
+						val += *(const cb_wv *)(res + pix * oc + cc);
+					*(cb_wv *)(out + pix * ost + cc) = cb_wino_act(val, s);
+				}
+			}
+		}
+	}
+}
+
+/* out = act(conv(in, filter) + bias [+ res]) for a convolution the
+ * generator chose for Winograd (s->wino, s->mc tiles per block): u holds
+ * the a^2 transformed filters packed in panels, bias the bias padded to
+ * panels. scratch: a^2 * vstride(mc + 16) + (mc + 16) * a^2 * OCp floats. */
+static CB_ALWAYS_INLINE void cb_wino_m(const struct cb_conv_args *s, const int m, const float *in,
+				       const float *u, const float *bias, float *out, const float *res,
+				       float *scratch)
+{
+	static const float zero[CB_NR];
+	const int a = m + 2, a2 = a * a, c = s->c, np = (s->oc + CB_NR - 1) / CB_NR;
+	const size_t ocp = (size_t)np * CB_NR, tf = cb_tile_floats((size_t)c);
+	const size_t ntiles = (size_t)s->n * (size_t)((s->oh + m - 1) / m) * (size_t)((s->ow + m - 1) / m);
+	const size_t tb = ((size_t)s->mc + CB_MR - 1) / CB_MR * CB_MR, vs = cb_wino_vstride(tb, (size_t)c);
+	float *v = scratch, *mm = scratch + (size_t)a2 * vs;
+	/* the products: rows of one position's V times its filter, rows of M
+	 * a^2 * OCp floats apart */
+	struct cb_conv_args sg;
+	memset(&sg, 0, sizeof sg);
+	sg.n = sg.h = sg.oh = sg.groups = 1;
+	sg.w = sg.ow = (int)tb;
+	sg.c = c;
+	sg.oc = (int)ocp;
+	sg.kh = sg.kw = sg.sh = sg.sw = sg.dh = sg.dw = 1;
+	sg.ostride = a2 * (int)ocp;
+	for (size_t t0 = 0; t0 < ntiles; t0 += tb) {
+		const size_t nt = cb_min_sz(tb, ntiles - t0), rows = (nt + CB_MR - 1) / CB_MR * CB_MR;
+		cb_wino_in(s, m, in, v, t0, nt, rows, vs);
+		for (int xi = 0; xi < a2; xi++)
+			for (int p = 0; p < np; p++) {
+				const float *b = u + ((size_t)xi * np + (size_t)p) * (size_t)c * CB_NR;
+				for (size_t r0 = 0; r0 < rows; r0 += CB_MR)
+					cb_conv_tile(&sg, v + (size_t)xi * vs + r0 / CB_MR * tf, b, zero,
+						     mm + (size_t)xi * ocp, NULL, r0, rows, 0, p, CB_MR, (const char *)b, 0, 0,
+						     (size_t)c, NULL, CB_NV, CB_KC, CB_KC, CB_KC * CB_MR);
+			}
+		cb_wino_out(s, m, mm, bias, out, res, t0, nt, ocp);
+	}
+}
+
+CB_KERNEL void cb_wino_f32(const struct cb_conv_args *s, const float *in, const float *u, const float *bias,
+			   float *out, const float *res, float *scratch)
+{
+	if (s->wino == 4)
+		cb_wino_m(s, 4, in, u, bias, out, res, scratch);
+	else
+		cb_wino_m(s, 2, in, u, bias, out, res, scratch);
+}
+
 /* Depthwise convolution (groups == channels, one filter per channel): each
  * output pixel is a sum over taps of channel vectors. wp is the filter
  * transposed to KH x KW x C; bias has C values. Channels innermost, so the
