@@ -59,6 +59,10 @@ struct backend_options {
 	/* run with an own allocation even when the function records a memory
 	 * plan */
 	bool ignore_plan;
+	/* the backend's own settings, or NULL for its defaults (the C backend:
+	 * a const struct cbackend_options *, of which compile takes the matrix
+	 * product and Winograd choices) */
+	const void *specific;
 };
 
 struct backend {

@@ -18,8 +18,10 @@
 # -O2) and its fraction of this core's single-precision peak (bench/peak.c:
 # independent FMA chains, measured first), the minima and their ratio, and
 # our median processor time per run (less disturbed than wall time when
-# the machine is shared). Figures only: nothing is asserted, no test runs
-# this.
+# the machine is shared), then the compile times: gen-s, the toolchain
+# (glow-import, glow-opt -O2, glow-irgen, glow-llc -O2 -backend=c, run one
+# after another, wall seconds), and cc-s, the C compiler on the bundle.
+# Figures only: nothing is asserted, no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
@@ -53,20 +55,23 @@ if ${CC:-cc} -std=gnu11 -O2 -march=native -ffp-contract=fast -o "$tmp/peak" "$he
 	peak=$("$tmp/peak" | sed -n 's/^peak_gflops //p')
 fi
 echo "single-core fp32 peak: ${peak:-0} GFLOP/s (bench/peak.c)"
-printf '%-14s %9s %9s %6s %8s %5s %9s %9s %6s %8s\n' model ours-ms ort-ms ratio GFLOP/s peak ours-min ort-min ratio cpu-ms
+printf '%-14s %9s %9s %6s %8s %5s %9s %9s %6s %8s %6s %6s\n' model ours-ms ort-ms ratio GFLOP/s peak ours-min ort-min ratio cpu-ms gen-s cc-s
 for m in $list; do
 	f=$models/light_$m.onnx
 	[ -f "$f" ] || continue
 	d=$tmp/$m
 	mkdir -p "$d"
+	t0=$(date +%s.%N)
 	if ! "$bin/glow-import" "$f" -o "$d/in.glow" ||
 	   ! "$bin/glow-opt" -O2 "$d/in.glow" -o "$d/opt.glow" ||
 	   ! "$bin/glow-irgen" "$d/opt.glow" -o "$d/prog.gir" ||
 	   ! "$bin/glow-llc" -O2 -backend=c -emit-main -gemm="$gemm" -bundle-name=model "$d/prog.gir" -o "$d" ||
+	   ! t1=$(date +%s.%N) ||
 	   ! ${CC:-cc} -std=c11 ${CFLAGS:--O3 -march=native} -o "$d/run" "$d/model.c" "$d/model_main.c" $libs; then
 		printf '%-14s %10s\n' "$m" failed
 		continue
 	fi
+	t2=$(date +%s.%N)
 	flops=$("$bin/glow-opt" -passes=count-flops "$d/opt.glow" -o /dev/null 2>&1 |
 		sed -n 's/^count-flops: module: [0-9]* nodes, \([^ ]*\) flops$/\1/p')
 	# ROUNDS (default 3) alternating rounds, each a median of $runs runs on
@@ -89,11 +94,14 @@ for m in $list; do
 		if [ -n "$v" ] && { [ -z "$rmin" ] || awk -v a="$v" -v b="$rmin" 'BEGIN { exit !(a < b) }'; }; then rmin=$v; fi
 	done
 	awk -v m="$m" -v a="${ours:-0}" -v b="${ort:-0}" -v f="${flops:-0}" -v c="${cpu:-0}" \
-	    -v am="${omin:-0}" -v bm="${rmin:-0}" -v pk="${peak:-0}" 'BEGIN {
+	    -v am="${omin:-0}" -v bm="${rmin:-0}" -v pk="${peak:-0}" -v t0="$t0" -v t1="$t1" \
+	    -v t2="$t2" 'BEGIN {
+		gs = t1 - t0
+		cs = t2 - t1
 		r = b > 0 && a > 0 ? sprintf("%.2f", a / b) : "-"
 		rm = bm > 0 && am > 0 ? sprintf("%.2f", am / bm) : "-"
 		gf = a > 0 ? f / a / 1e6 : 0
 		pf = pk > 0 ? sprintf("%.0f%%", 100 * gf / pk) : "-"
-		printf "%-14s %9.2f %9.2f %6s %8.1f %5s %9.2f %9.2f %6s %8.2f\n", m, a, b, r, gf, pf, am, bm, rm, c }'
+		printf "%-14s %9.2f %9.2f %6s %8.1f %5s %9.2f %9.2f %6s %8.2f %6.2f %6.2f\n", m, a, b, r, gf, pf, am, bm, rm, c, gs, cs }'
 	rm -rf "$d"
 done

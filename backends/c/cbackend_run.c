@@ -82,9 +82,14 @@ static uint8_t *aligned_region(size_t n)
 static struct backend_compiled *cb_compile(const struct backend *b, struct ir_func *f,
 					   const struct backend_options *o, struct diag *d)
 {
-	(void)o;
 	struct cbackend_options co = {"prog", false, false,
-				      b == &cbackend_openblas_backend ? CBACKEND_GEMM_OPENBLAS : CBACKEND_GEMM_BUILTIN, CBACKEND_WINO_AUTO};
+				      b == &cbackend_openblas_backend ? CBACKEND_GEMM_OPENBLAS : CBACKEND_GEMM_BUILTIN,
+				      CBACKEND_WINO_AUTO};
+	if (o && o->specific) {
+		const struct cbackend_options *s = o->specific;
+		co.gemm = s->gemm;
+		co.winograd = s->winograd;
+	}
 	struct cbackend_bundle bundle;
 	if (cbackend_generate(f, &co, &bundle, d) != 0)
 		return NULL;

@@ -324,7 +324,7 @@ static int side_open(struct side *s, struct ir_func *f, const struct backend *be
 	s->data = xcalloc(s->nio + 1, sizeof *s->data);
 	for (size_t i = 0; i < s->nio; i++)
 		s->data[i] = xcalloc((size_t)type_bytes(s->io[i].w->v.type) + 8, 1);
-	struct backend_options bo = {true};
+	struct backend_options bo = {true, NULL};
 	s->c = be->compile(be, f, &bo, d);
 	return s->c ? 0 : -1;
 }

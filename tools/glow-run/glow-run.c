@@ -4,7 +4,7 @@
  *   glow-run PROG.gir [-func=@name] [-input NAME=FILE ...] [-output-dir D]
  *            [-output-format=pb|npy] [-print] [-expected NAME=FILE ...]
  *            [-expected-dir D] [-rtol=X] [-atol=X] [-ignore-memory-plan]
- *            [-backend=interpreter|c] [-gemm=builtin|openblas]
+ *            [-backend=interpreter|c] [-gemm=builtin|openblas] [-winograd=auto|off|f2|f4]
  *
  * Inputs and outputs are the function's placeholders (mutable weights) by
  * the rule of backends/backend.h: a mutable weight without initializer that
@@ -56,6 +56,7 @@ struct run_options {
 	int format; /* 0 pb, 1 npy */
 	int backend; /* index in BACKENDS */
 	int gemm;    /* CBACKEND_GEMM_* (-gemm=, the C backend only) */
+	int winograd; /* CBACKEND_WINO_* (-winograd=, the C backend only) */
 	bool print, ignore_plan;
 	double rtol, atol;
 };
@@ -549,6 +550,10 @@ static int run_tool(struct run_options *o, struct diag *d)
 		diag_error(d, LOC_NONE, "-gemm applies to the C backend only (give -backend=c)");
 		goto out;
 	}
+	if (o->winograd != CBACKEND_WINO_AUTO && strcmp(be->name, "c") != 0) {
+		diag_error(d, LOC_NONE, "-winograd applies to the C backend only (give -backend=c)");
+		goto out;
+	}
 	if (o->gemm == CBACKEND_GEMM_OPENBLAS)
 		be = &cbackend_openblas_backend;
 	if (strcmp(in, "-") != 0)
@@ -565,7 +570,8 @@ static int run_tool(struct run_options *o, struct diag *d)
 	free(io);
 	if (bind_inputs(&r))
 		goto out;
-	struct backend_options bo = {o->ignore_plan};
+	struct cbackend_options co = {"prog", false, false, o->gemm, o->winograd};
+	struct backend_options bo = {o->ignore_plan, strcmp(be->name, "c") == 0 ? &co : NULL};
 	c = be->compile(be, r.f, &bo, d);
 	if (!c)
 		goto out;
@@ -623,6 +629,7 @@ int main(int argc, char **argv)
 	const struct cl_opt opts[] = {
 		{"backend", CL_ENUM, &o.backend, NULL, "Backend to run on: the interpreter (default) or compiled C", 0, BACKENDS},
 		{"gemm", CL_ENUM, &o.gemm, NULL, "With -backend=c: matrix products by the bundle's own kernels (builtin, the default) or OpenBLAS's cblas_sgemm (openblas, linked with -lopenblas)", 0, CBACKEND_GEMM_NAMES},
+		{"winograd", CL_ENUM, &o.winograd, NULL, "With -backend=c: 3x3 stride-1 convolutions as Winograd F(m x m, 3 x 3) where it is expected to win (auto), never (off), or wherever eligible with m = 2 (f2) or m = 4 (f4)", 0, CBACKEND_WINO_NAMES},
 		{"func", CL_STRING, &o.func, "@name", "The function to run (default: the only one)", 0, NULL},
 		{"input", CL_LIST, &o.inputs, "NAME=FILE", "Bind input NAME to a .npy or TensorProto .pb file", 0, NULL},
 		{"output-dir", CL_STRING, &o.output_dir, "dir", "Write each output to DIR/NAME.pb (or .npy)", 0, NULL},
