@@ -294,15 +294,13 @@ static void emit_product(struct cg *g, const int64_t v[15], int groups, const st
  * multiples of 16, the built-in kernels. auto takes the cheapest of
  * direct, m = 2 and m = 4 by a cost model in seconds, its rates measured
  * on ResNet-50's and SqueezeNet's layers (one AVX-512 core): products at
- * 100 GFLOP/s (Winograd's over whole tiles of 12 rows: tiles past the
- * image and the rows padding a block's last tile of rows cost as much as
- * used ones; the direct path runs short kernels on a last partial tile); a
+ * 100 GFLOP/s (Winograd's over whole tiles: those past the image cost as
+ * much as used ones); a
  * filter streamed from memory at 20 GB/s once per layer, and again from
  * L3 at 60 GB/s per further block of tiles when it exceeds L2 (1 MiB);
  * 0.28 ns per transformed input and product value. On ResNet-50 it picks
- * m = 4 for the 56x56 and 28x28 layers (measured 2.4-2.7 times faster
- * than direct), m = 2 for 14x14 (1.6 times; m = 4 wastes 23% of its
- * tiles and streams a 9 MiB filter) and direct for 7x7x512 (both lost). */
+ * m = 4 for the 56x56, 28x28 and 14x14 layers (measured 2.2-3.0 times
+ * faster than direct) and m = 2 for 7x7x512 (1.3 times; m = 4 as fast). */
 static int wino_choice(const struct cg *g, const int64_t v[15], int groups)
 {
 	if (g->winograd == CBACKEND_WINO_OFF || g->gemm != CBACKEND_GEMM_BUILTIN || groups != 1 || v[7] != 3 ||
@@ -319,10 +317,9 @@ static int wino_choice(const struct cg *g, const int64_t v[15], int groups)
 	int choice = 0;
 	for (int m = 2; m <= 4; m += 2) {
 		struct wino_shape w = wino_shape(v, m);
-		uint64_t blocks = (w.tiles + w.mc - 1) / w.mc, last = w.tiles - (blocks - 1) * w.mc;
-		double rows = (double)((blocks - 1) * ((w.mc + 11) / 12 * 12) + (last + 11) / 12 * 12);
+		uint64_t blocks = (w.tiles + w.mc - 1) / w.mc;
 		double a2 = (double)((m + 2) * (m + 2)), ub = (double)w.ubytes;
-		double t = 2.0 * rows * a2 * c * oc / rate + ub / dram +
+		double t = 2.0 * (double)w.tiles * a2 * c * oc / rate + ub / dram +
 			   (w.ubytes > ((uint64_t)1 << 20) ? (double)(blocks - 1) * ub / l3 : 0.0) +
 			   (double)w.tiles * a2 * (c + oc) * per_value;
 		if (t < best) {

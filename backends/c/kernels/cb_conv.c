@@ -687,10 +687,28 @@ static CB_ALWAYS_INLINE void cb_wino_m(const struct cb_conv_args *s, const int m
 		for (int xi = 0; xi < a2; xi++)
 			for (int p = 0; p < np; p++) {
 				const float *b = u + ((size_t)xi * np + (size_t)p) * (size_t)c * CB_NR;
-				for (size_t r0 = 0; r0 < rows; r0 += CB_MR)
-					cb_conv_tile(&sg, v + (size_t)xi * vs + r0 / CB_MR * tf, b, zero,
-						     mm + (size_t)xi * ocp, NULL, r0, rows, 0, p, CB_MR, (const char *)b, 0, 0,
-						     (size_t)c, NULL, CB_NV, CB_KC, CB_KC, CB_KC * CB_MR);
+				for (size_t r0 = 0; r0 < rows; r0 += CB_MR) {
+					const float *ap = v + (size_t)xi * vs + r0 / CB_MR * tf;
+					float *mx = mm + (size_t)xi * ocp;
+					const int tail = cb_conv_tail(r0, nt);
+					if (tail == 0) {
+						cb_conv_tile(&sg, ap, b, zero, mx, NULL, r0, nt, 0, p, CB_MR, (const char *)b, 0,
+							     0, (size_t)c, NULL, CB_NV, CB_KC, CB_KC, CB_KC * CB_MR);
+						continue;
+					}
+					/* a last partial tile of rows: by one or CB_MR4 rows, as
+					 * cb_conv_f32 */
+					const size_t by = tail == 1 ? 1 : CB_MR4;
+					for (size_t r = 0; r < nt - r0; r += by)
+						if (tail == 1)
+							cb_conv_tile(&sg, ap + r * CB_KC, b, zero, mx, NULL, r0 + r, nt, 0, p, 1,
+								     (const char *)b, 0, 0, (size_t)c, NULL, CB_NV, CB_KC, CB_KC,
+								     CB_KC * CB_MR);
+						else
+							cb_conv_tile(&sg, ap + r * CB_KC, b, zero, mx, NULL, r0 + r, nt, 0, p,
+								     CB_MR4, (const char *)b, 0, 0, (size_t)c, NULL, CB_NV, CB_KC,
+								     CB_KC, CB_KC * CB_MR);
+				}
 			}
 		cb_wino_out(s, m, mm, bias, out, res, t0, nt, ocp);
 	}
