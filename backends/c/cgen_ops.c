@@ -295,10 +295,9 @@ static void emit_product(struct cg *g, const int64_t v[15], int groups, const st
  * direct, m = 2 and m = 4 by a cost model in seconds, its rates measured
  * on ResNet-50's and SqueezeNet's layers (one AVX-512 core): products at
  * 100 GFLOP/s (Winograd's over whole tiles: those past the image cost as
- * much as used ones); a
- * filter streamed from memory at 20 GB/s once per layer, and again from
- * L3 at 60 GB/s per further block of tiles when it exceeds L2 (1 MiB);
- * 0.28 ns per transformed input and product value. On ResNet-50 it picks
+ * much as used ones); a filter streamed from memory at 20 GB/s once per
+ * layer, and again from L3 at 60 GB/s per further block of tiles when it
+ * exceeds L2 (1 MiB); 0.28 ns per transformed input and product value. On ResNet-50 it picks
  * m = 4 for the 56x56, 28x28 and 14x14 layers (measured 2.2-3.0 times
  * faster than direct) and m = 2 for 7x7x512 (1.3 times; m = 4 as fast). */
 static int wino_choice(const struct cg *g, const int64_t v[15], int groups)
@@ -414,6 +413,7 @@ static void emit_conv(struct cg *g, struct ir_instr *in)
 	struct fusion fu;
 	find_fusion(g, in, src, NULL, &fu);
 	size_t kdim = (size_t)(k[0] * k[1] * c);
+	int wino = wino_choice(g, v, groups);
 	if (c == 1 && oc == 1 && groups > 1) {
 		/* depthwise: KH x KW x C */
 		size_t taps = (size_t)(k[0] * k[1]), ch = (size_t)groups;
@@ -428,8 +428,8 @@ static void emit_conv(struct cg *g, struct ir_instr *in)
 		os_printf(g->body, "\tcb_dwconv_f32(&cv%u, %s, (const float *)(C + %zu), (const float *)(C + %zu), %s, %s);\n",
 			  id, PTR(src, "float", a), woff, boff, fu_out(g, &fu, o, sizeof o),
 			  fu.res ? PTR(fu.res, "float", r) : "0");
-	} else if (wino_choice(g, v, groups)) {
-		emit_wino(g, v, wino_choice(g, v, groups), &fu, src, fd, bd);
+	} else if (wino) {
+		emit_wino(g, v, wino, &fu, src, fd, bd);
 	} else {
 		emit_product(g, v, groups, &fu, kdim, src, fd, kdim, 1, bd);
 	}
