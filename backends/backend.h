@@ -86,6 +86,10 @@ struct backend {
 	 * reporting. */
 	int (*run)(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds, struct diag *d);
 	void (*destroy)(struct backend_compiled *c);
+	/* The backend's own instruction IR pipelines for -O0 .. -O3 (names in
+	 * lib/iropt/pipelines.c, which glow-llc runs for the backend instead of
+	 * O0 .. O3), NULL entries: the generic ones. */
+	const char *ir_pipelines[4];
 };
 
 /* Every backend of this build by name ("interpreter", "c"); NULL if unknown.

@@ -216,9 +216,11 @@ static int cb_post_lowering(const struct backend *b, struct func *f, struct diag
 
 const struct backend cbackend_backend = {
 	"c", cb_is_op_supported, cb_is_node_supported, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
+	{"c-O0", "c-O1", "c-O2", "c-O3"},
 };
 
 /* the same, its matrix products through cblas_sgemm (-gemm=openblas) */
 const struct backend cbackend_openblas_backend = {
 	"c", cb_is_op_supported, cb_is_node_supported, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
+	{"c-O0", "c-O1", "c-O2", "c-O3"},
 };

@@ -263,4 +263,5 @@ static int interp_post_lowering(const struct backend *b, struct func *f, struct 
 const struct backend interp_backend = {
 	"interpreter",	      interp_is_op_supported, interp_is_node_supported, interp_should_lower,
 	interp_post_lowering, interp_compile,	      interp_run,		interp_destroy,
+	{NULL, NULL, NULL, NULL},
 };

@@ -11,6 +11,13 @@
  *   optimize   the default order: sink first (share-buffers wants outputs
  *              born at their producer), share, clean up what sharing
  *              exposed, tighten lifetimes again, drop what is left dead
+ *   c-O0..c-O3 the C backend's own pipelines (struct backend's
+ *              ir_pipelines; glow-llc -backend=c runs them for -O0..-O3):
+ *              the generic ones with concatenations hoisted before the
+ *              last lifetimes and the plan, so that the convolutions
+ *              computing a concatenation's parts write into it directly
+ *              (a fusion the interpreter does not do, so O1..O3 leave
+ *              the buffers' lifetimes alone)
  *
  * The registry rows are generated from IRPasses.def. Each pass gets a small
  * adapter of the engine's type (void *ir = struct ir_module *) that runs it
@@ -24,13 +31,20 @@
 static const struct pm_pipeline pipelines[] = {
 	{"lifetimes", 0, "sink-alloc,hoist-dealloc", "Allocs right before their first use, deallocs right after the last"},
 	{"cleanup", 0, "peephole,dse,delete-dead-allocs", "Local rewrites, dead stores, dead allocs and views"},
-	{"optimize", 0, "lifetimes,peephole,dse,share-buffers,cleanup,hoist-concat,lifetimes,make-weights-const",
+	{"optimize", 0, "lifetimes,peephole,dse,share-buffers,cleanup,lifetimes,make-weights-const",
 	 "The default order of the IR passes"},
 	{"optimize-fp", IROPT_FIXED_POINT, "optimize", "Optimize until nothing changes"},
 	{"O0", 0, "", "No optimization, no memory plan"},
 	{"O1", 0, "cleanup,lifetimes,plan-memory", "Cleanup, tight lifetimes and the memory plan"},
 	{"O2", 0, "optimize,plan-memory", "Default: buffer sharing and copy elimination, then the memory plan"},
 	{"O3", 0, "optimize-fp,plan-memory", "O2's passes until nothing changes, then the memory plan"},
+	{"c-O0", 0, "", "The C backend's O0: no optimization, no memory plan"},
+	{"c-O1", 0, "cleanup,hoist-concat,lifetimes,plan-memory",
+	 "The C backend's O1: O1 with concatenation buffers hoisted for direct writes"},
+	{"c-O2", 0, "optimize,hoist-concat,lifetimes,plan-memory",
+	 "The C backend's default: O2's passes, concatenation buffers hoisted for direct writes, the plan"},
+	{"c-O3", 0, "optimize-fp,hoist-concat,lifetimes,plan-memory",
+	 "The C backend's O3: O3's passes, concatenation buffers hoisted for direct writes, the plan"},
 };
 
 static struct iropt_ctx *ctx_of(struct pm_ctx *pm)

@@ -18,8 +18,9 @@ import onnxcase
 # The levels a case runs at: an optimization level O0..O3 (interpreter),
 # 'fp16' (glow-opt -O2 -convert-to-fp16: float computations in float16,
 # compared at the looser FP16_RTOL/FP16_ATOL), 'c-O0' and 'c' (-O0 and -O2,
-# the C backend: glow-run -backend=c compiles and runs a C bundle, with the
-# interpreter's cases and tolerances).
+# the C backend: glow-llc runs its pipelines c-O0 and c-O2, glow-run
+# -backend=c compiles and runs a C bundle, with the interpreter's cases and
+# tolerances).
 LEVELS = ("O0", "O1", "O2", "O3", "fp16", "c-O0", "c")
 
 # float16 has an 11-bit significand: one rounding is a relative error of at
@@ -35,14 +36,17 @@ FP16_ATOL = 1e-3
 
 
 def level_options(level):
-    """(optimization level, extra glow-opt options, glow-run options)."""
+    """(optimization level, extra glow-opt options, extra glow-llc options,
+    glow-run options). The C backend levels run glow-llc's C pipelines
+    (-backend=c -emit=ir: the IR after c-O0 or c-O2) and then glow-run
+    -backend=c on that IR."""
     if level == "fp16":
-        return "O2", ["-convert-to-fp16"], []
+        return "O2", ["-convert-to-fp16"], [], []
     if level == "c":
-        return "O2", [], ["-backend=c"]
+        return "O2", [], ["-backend=c", "-emit=ir"], ["-backend=c"]
     if level == "c-O0":
-        return "O0", [], ["-backend=c"]
-    return level, [], []
+        return "O0", [], ["-backend=c", "-emit=ir"], ["-backend=c"]
+    return level, [], [], []
 
 
 def c_backend_subset(cases):
@@ -135,12 +139,12 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
         for v, f in zip(case.inputs, case.input_files):
             if v["name"] in case.frozen:
                 imp.append("-freeze-input=" + v["name"] + "=" + f)
-        olevel, opt_extra, run_extra = level_options(level)
+        olevel, opt_extra, llc_extra, run_extra = level_options(level)
         stages = [
             imp,
             ["glow-opt", "-" + olevel] + opt_extra + [glow, "-o", opt],
             ["glow-irgen", opt, "-o", gir],
-            ["glow-llc", "-" + olevel, gir, "-o", llc],
+            ["glow-llc", "-" + olevel] + llc_extra + [gir, "-o", llc],
         ]
         for argv in stages:
             if not self._stage(argv, env, log):

@@ -13,7 +13,10 @@
  *
  * -backend=c (or -emit=c) writes a C bundle per function into the directory
  * -o names instead (backends/c, docs/CBackend.md); -gemm=openblas makes its
- * matrix products call OpenBLAS's cblas_sgemm.
+ * matrix products call OpenBLAS's cblas_sgemm. With -backend=c, -O0..-O3
+ * run the C backend's own pipelines (c-O0..c-O3, struct backend's
+ * ir_pipelines), and -emit=ir prints the program after them instead of
+ * writing the bundle.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/c/cbackend.h"
@@ -32,7 +35,7 @@ struct llc_options {
 	const char *output;
 	const char *passes;
 	int olevel; /* -1: no -O given */
-	int emit;   /* index in EMIT_KINDS */
+	int emit;   /* index in EMIT_KINDS; -1: none given (the backend's output) */
 	bool disable_verify, print_plan;
 	struct pm_cli pm;
 	int backend;             /* index in BACKENDS */
@@ -91,6 +94,8 @@ static void print_plans(struct ir_module *m)
 static int run(struct llc_options *o, struct diag *d)
 {
 	const char *in = o->input.n ? o->input.v[0] : "-";
+	/* the C bundle: -emit=c, or -backend=c unless -emit=ir */
+	const bool bundle = o->emit == 1 || (o->emit < 0 && o->backend == 1);
 	if (o->gemm != CBACKEND_GEMM_BUILTIN && o->backend != 1 && o->emit != 1) {
 		diag_error(d, LOC_NONE, "-gemm applies to the C backend only (give -backend=c)");
 		return 1;
@@ -110,6 +115,8 @@ static int run(struct llc_options *o, struct diag *d)
 	int bad = 0;
 	if (o->passes)
 		bad |= pm_add_text(&pm, o->passes);
+	else if (o->olevel >= 0 && (o->backend == 1 || o->emit == 1) && cbackend_backend.ir_pipelines[o->olevel])
+		bad |= pm_add_text(&pm, cbackend_backend.ir_pipelines[o->olevel]);
 	else if (o->olevel >= 0) {
 		char name[16];
 		snprintf(name, sizeof name, "O%d", o->olevel);
@@ -139,7 +146,7 @@ static int run(struct llc_options *o, struct diag *d)
 				print_plans(m);
 			if (!o->disable_verify && ir_module_verify(m, d))
 				diag_error(d, LOC_NONE, "verifier failed after optimization");
-			else if (o->backend == 1 || o->emit == 1)
+			else if (bundle)
 				status = emit_c(o, m, d);
 			else {
 				struct ostream out;
@@ -163,6 +170,7 @@ int main(int argc, char **argv)
 	struct llc_options o = {0};
 	o.output = "-";
 	o.olevel = -1;
+	o.emit = -1;
 	const struct cl_opt opts[] = {
 		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
 		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
@@ -171,9 +179,10 @@ int main(int argc, char **argv)
 		{"O2", CL_SET, &o.olevel, NULL, "Run the O2 pipeline (buffer sharing, memory plan)", 2, NULL},
 		{"O3", CL_SET, &o.olevel, NULL, "Run the O3 pipeline (O2's passes to a fixed point, memory plan)", 3,
 		 NULL},
-		{"emit", CL_ENUM, &o.emit, NULL, "What to write: the optimized IR with its memory plan, or a C bundle",
-		 0, EMIT_KINDS},
-		{"backend", CL_ENUM, &o.backend, NULL, "Target: interpreter (write IR) or c (write a C bundle to -o DIR)", 0,
+		{"emit", CL_ENUM, &o.emit, NULL,
+		 "What to write: the optimized IR with its memory plan (the default; with -backend=c, after the C "
+		 "backend's pipeline), or a C bundle (the default with -backend=c)", 0, EMIT_KINDS},
+		{"backend", CL_ENUM, &o.backend, NULL, "Target: interpreter (write IR) or c (its own -O pipelines; a C bundle to -o DIR unless -emit=ir)", 0,
 		 BACKENDS},
 		{"embed-weights", CL_FLAG, &o.embed_weights, NULL, "C bundle: constants as a C array, no weights file", 0,
 		 NULL},
