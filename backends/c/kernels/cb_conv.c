@@ -569,9 +569,10 @@ static CB_ALWAYS_INLINE cb_wv cb_wino_act(cb_wv x, const struct cb_conv_args *s)
 #endif
 }
 
-/* The floats of V for one position xi (packed tiles of rows, padded so
- * that the a^2 blocks do not start at addresses a multiple of 4 KiB apart)
- * and of M for one tile, given tb tiles of c and oc channels. */
+/* The floats of V for one position xi, given tb tiles of c channels:
+ * packed tiles of rows, padded so that the a^2 positions' blocks do not
+ * start a multiple of 4 KiB apart (the input transform writes all of them
+ * for each tile). */
 static size_t cb_wino_vstride(size_t tb, size_t c) { return tb / CB_MR * cb_tile_floats(c) + 16; }
 
 /* One block of tiles t0 .. t0 + nt - 1 (as above): a x a input tiles to V. */
