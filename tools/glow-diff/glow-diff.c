@@ -15,11 +15,13 @@
  * pipeline; both run K times (-runs, default 1) on the same inputs.
  *
  * -backend=c runs the pipeline tailored to the C backend (as glow-opt
- * -backend=c does: its lowering choices and post-lowering fusions) and the
+ * -backend=c does: its lowering choices and post-lowering fusions), then
+ * the backend's own -O2 instruction IR pipeline (c-O2: buffer sharing,
+ * concatenations hoisted for direct writes, the memory plan), and the
  * result compiled by it (a bundle built with the system C compiler,
  * $GLOW_CC and $GLOW_CFLAGS as for glow-run -backend=c); the original
- * still runs on the interpreter, so the check covers the backend's code as
- * well as the passes.
+ * still runs on the interpreter, unoptimized, so the check covers the
+ * backend's IR pipeline and code as well as the graph passes.
  *
  * Inputs: every placeholder an IR function reads before writing, filled
  * from a generator seeded by -seed, the run number and the placeholder's
@@ -48,9 +50,10 @@
  */
 #include "backends/backend.h"
 #include "backends/interpreter/interp.h"
-#include "passes/target.h"
 #include "irgen/irgen.h"
+#include "iropt/iropt.h"
 #include "passes/pass.h"
+#include "passes/target.h"
 #include "support/cl.h"
 #include "support/fp16.h"
 #include "support/hashmap.h"
@@ -358,6 +361,20 @@ static int side_run(struct side *s, struct module *gm, const struct diff_options
 	return rc;
 }
 
+/* Runs be's own -O2 instruction IR pipeline, if it has one, on m (the
+ * functions generated so far); 0, or -1 after reporting. */
+static int backend_ir_pipeline(const struct backend *be, struct ir_module *m, struct diag *d)
+{
+	if (!be->ir_pipelines[2])
+		return 0;
+	struct iropt_ctx ctx = {d, NULL};
+	struct pm pm;
+	pm_init(&pm, &ir_pass_registry, d, &ctx);
+	int rc = pm_add_text(&pm, be->ir_pipelines[2]) || pm_run(&pm, m) || ir_module_verify(m, d) ? -1 : 0;
+	pm_free(&pm);
+	return rc;
+}
+
 /* Generates, compiles and runs every function of a (original) and its
  * namesake in b; returns the number of mismatching outputs, or -1. */
 static int diff_modules(const struct diff_options *o, struct module *a, struct module *b, const char *in,
@@ -375,7 +392,7 @@ static int diff_modules(const struct diff_options *o, struct module *a, struct m
 			break;
 		}
 		struct ir_func *xa = irgen_func(ia, fa, d), *xb = xa ? irgen_func(ib, fb, d) : NULL;
-		if (!xb) {
+		if (!xb || backend_ir_pipeline(o->after_be, ib, d)) {
 			mism = -1;
 			break;
 		}
