@@ -3,7 +3,8 @@
 # One behaviour per file; RUN lines at the top; tools come from this build's
 # bin/, FileCheck/not/count from LLVM's tools. Substitutions:
 #   %glow_src   the source tree          %inputs   test/Inputs
-#   %shared     ../shared beside the source tree (models, examples)
+#   %shared     ../shared beside the source tree (examples; tests must not read it)
+#   %models     the model-zoo architectures generated into the build tree
 import os
 import lit.formats
 
@@ -25,6 +26,7 @@ config.substitutions.append(("%glow_src", config.glow_src_root))
 config.substitutions.append(("%inputs", os.path.join(config.glow_src_root, "test", "Inputs")))
 config.substitutions.append(("%shared", os.path.join(os.path.dirname(config.glow_src_root), "shared")))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%models", os.path.join(config.glow_obj_root, "models")))
 
 if config.glow_sanitize in ("ON", "1", "TRUE", "YES", "on", "true"):
     config.available_features.add("sanitize")

@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* madvise, MAP_ANONYMOUS */
 #include "io.h"
+#include "cleanup.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -155,6 +156,7 @@ int ostream_open(struct ostream *o, const char *path, struct diag *d)
 		memset(o, 0, sizeof(*o));
 		return -1;
 	}
+	o->cleanup = cleanup_add_file(o->tmp);
 	fchmod(fd, 0644);
 	o->f = fdopen(fd, "wb");
 	if (!o->f)
@@ -521,6 +523,8 @@ int ostream_commit(struct ostream *o, struct diag *d)
 			rc = -1;
 		}
 	}
+	if (o->tmp)
+		cleanup_remove(o->cleanup);
 	free(o->buf);
 	free(o->path);
 	free(o->tmp);
@@ -536,6 +540,7 @@ void ostream_abort(struct ostream *o)
 		if (o->f)
 			fclose(o->f);
 		unlink(o->tmp);
+		cleanup_remove(o->cleanup);
 	}
 	free(o->buf);
 	free(o->path);

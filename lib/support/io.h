@@ -47,6 +47,7 @@ struct ostream {
 	char *path, *tmp;
 	int to_mem, err;
 	int direct; /* a non-regular file (device, pipe) opened in place */
+	int cleanup; /* support/cleanup.h handle of tmp (removed on a signal) */
 };
 
 int ostream_open(struct ostream *o, const char *path, struct diag *d);
