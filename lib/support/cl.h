@@ -6,7 +6,15 @@
  *   -name=value  -name value   value options (CL_STRING, CL_LIST, CL_ENUM, CL_UINT)
  * A lone "-" is a positional argument (standard input); "--" ends the options.
  * --help (-help, -h) prints help generated from the table and --version the
- * version; both make cl_parse return CL_EXIT. Errors (unknown option, missing
+ * version; both make cl_parse return CL_EXIT. Two hidden options feed the
+ * build's generated documentation (they are not in --help): --help-man prints
+ * the tool's man page in roff and --help-completion its options for the bash
+ * completion, both from the same table, so neither can drift from the tool.
+ * A one-letter value option also takes its value attached, as Graphviz does
+ * (-Tsvg, -oout.glow); exact names are matched first, so a CL_SET option
+ * named O2 stays -O2. An unknown option gets a did-you-mean, and a CL_SET
+ * option that overrides an earlier one with the same destination and
+ * another value (-O2 -O3) a warning; the last one wins. Errors (unknown option, missing
  * or bad value, too many positional arguments) are reported through the diag
  * as "tool: error: ..." and make it return CL_ERROR. The tool decides the
  * exit status; nothing here exits.
@@ -45,6 +53,12 @@ struct cl_opt {
 	const char *values;     /* CL_ENUM: "a|b|c" */
 };
 
+/* Value names with a meaning to --help-completion: the value is a list of
+ * the tool's pass and pipeline names (-passes=), or of node kinds. Any other
+ * value name with '|' in it ("dot|svg|png") lists the values themselves. */
+#define CL_VALUE_PASSES "pass,..."
+#define CL_VALUE_KINDS "Kind,..."
+
 struct cl_tool {
 	const char *name;        /* program name for messages and help */
 	const char *overview;    /* one line */
@@ -60,6 +74,14 @@ enum cl_result { CL_OK, CL_EXIT, CL_ERROR };
 enum cl_result cl_parse(const struct cl_tool *t, int argc, char **argv, struct diag *d);
 void cl_print_help(const struct cl_tool *t, FILE *out);
 void cl_print_version(const struct cl_tool *t, FILE *out);
+/* The man page (roff, section 1): name, synopsis, description from the
+ * overview, every option with its value and help, the exit status. */
+void cl_print_man(const struct cl_tool *t, FILE *out);
+/* One line per option for the bash completion generator:
+ *   -name TAB class TAB values
+ * class: flag (no value), enum (values "a|b|c"), passes, kinds, file, dir,
+ * or value (anything else; nothing to complete). */
+void cl_print_completion(const struct cl_tool *t, FILE *out);
 /* Frees the arrays of every CL_LIST option and of the positional list. */
 void cl_free(const struct cl_tool *t);
 

@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "passmgr.h"
 #include "io.h"
+#include "suggest.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -116,6 +117,23 @@ struct compile_arg {
 
 static int compile_item(struct pm *pm, void *arg, const char *name, size_t len);
 
+/* Reports an unknown pass name with the closest pass (or, where pipelines
+ * are allowed, pipeline) name as a did-you-mean. */
+static void unknown_pass(struct pm *pm, const char *name, size_t len, bool pipelines)
+{
+	struct suggest s;
+	suggest_init(&s, name, len);
+	for (size_t i = 0; i < pm->reg->npasses; i++)
+		suggest_offer(&s, pm->reg->passes[i].name, strlen(pm->reg->passes[i].name));
+	for (size_t i = 0; pipelines && i < pm->reg->npipelines; i++)
+		suggest_offer(&s, pm->reg->pipelines[i].name, strlen(pm->reg->pipelines[i].name));
+	if (s.best)
+		diag_error(pm->diag, LOC_NONE, "unknown pass '%.*s'; did you mean '%.*s'?", (int)len, name,
+			   (int)s.best_len, s.best);
+	else
+		diag_error(pm->diag, LOC_NONE, "unknown pass '%.*s' (see -list-passes)", (int)len, name);
+}
+
 static struct pm_entry *entry_push(struct pm_entry *list)
 {
 	list->kids = xgrow(list->kids, &list->capkids, list->nkids + 1, sizeof(*list->kids));
@@ -137,7 +155,7 @@ static int compile_item(struct pm *pm, void *arg, const char *name, size_t len)
 	}
 	const struct pm_pipeline *pl = pm_find_pipeline(pm->reg, name, len);
 	if (!pl) {
-		diag_error(pm->diag, LOC_NONE, "unknown pass '%.*s' (see -list-passes)", (int)len, name);
+		unknown_pass(pm, name, len, true);
 		return -1;
 	}
 	if (ca->depth >= PM_MAX_DEPTH) {
@@ -163,7 +181,7 @@ static int mark_item(struct pm *pm, void *arg, const char *name, size_t len)
 	bool *marks = arg;
 	const struct pm_pass *p = pm_find_pass(pm->reg, name, len);
 	if (!p) {
-		diag_error(pm->diag, LOC_NONE, "unknown pass '%.*s' (see -list-passes)", (int)len, name);
+		unknown_pass(pm, name, len, false);
 		return -1;
 	}
 	marks[p - pm->reg->passes] = true;
