@@ -49,3 +49,4 @@ try:
             config.available_features.add("m32")
 except OSError:
     pass
+config.substitutions.append(("%glow_obj", config.glow_obj_root))
