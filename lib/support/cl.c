@@ -327,6 +327,8 @@ void cl_print_man(const struct cl_tool *t, FILE *out)
 			fputc(toupper((unsigned char)*p), out);
 	}
 	fprintf(out, " 1 \"\" \"glow-toolchain %s\" \"glow toolchain\"\n", GLOW_VERSION);
+	/* no hyphenation: option names in the prose stay whole (-backend=c) */
+	fputs(".nh\n", out);
 	fputs(".SH NAME\n", out);
 	man_text(out, t->name);
 	fputs(" \\- ", out);

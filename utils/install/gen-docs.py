@@ -59,7 +59,7 @@ def man_page(tool, bin_dir, extra_dir, tools):
             sys.exit("gen-docs: error: %s --help-man has no OPTIONS section" % tool)
         page = page.replace(marker, "\n.PP\n" + desc.rstrip("\n") + marker, 1)
     page += sections
-    others = [t for t in tools if t != tool]
+    others = sorted(t for t in tools if t != tool)
     if others:
         page += ".SH SEE ALSO\n" + ",\n".join(".BR %s (1)" % t.replace("-", "\\-") for t in others) + "\n"
     return page
