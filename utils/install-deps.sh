@@ -12,6 +12,7 @@ PACKAGES=(
   clang llvm-14-tools libclang-rt-14-dev gcc-multilib
   mlir-14-tools
   libopenblas-dev
+  pkg-config groff-base
 )
 
 missing=()
