@@ -150,27 +150,28 @@ static void set_note(struct set_seen *seen, const struct cl_opt *o, struct diag 
 	seen->v[seen->n++] = o;
 }
 
-/* Handles an argument that names no option: the built-in and hidden
- * options, else an error with a did-you-mean. */
-static enum cl_result builtin_or_unknown(const struct cl_tool *t, const char *arg, const char *name, size_t len,
-					 bool has_value, struct diag *d)
+/* The built-in options (--help, -h, --version) and the hidden ones
+ * (--help-man, --help-completion): prints and returns CL_EXIT, or returns
+ * CL_OK when name is none of them. */
+static enum cl_result builtin(const struct cl_tool *t, const char *name)
 {
-	if (!has_value && (strcmp(name, "help") == 0 || strcmp(name, "h") == 0)) {
+	if (strcmp(name, "help") == 0 || strcmp(name, "h") == 0)
 		cl_print_help(t, stdout);
-		return CL_EXIT;
-	}
-	if (!has_value && strcmp(name, "version") == 0) {
+	else if (strcmp(name, "version") == 0)
 		cl_print_version(t, stdout);
-		return CL_EXIT;
-	}
-	if (!has_value && strcmp(name, "help-man") == 0) {
+	else if (strcmp(name, "help-man") == 0)
 		cl_print_man(t, stdout);
-		return CL_EXIT;
-	}
-	if (!has_value && strcmp(name, "help-completion") == 0) {
+	else if (strcmp(name, "help-completion") == 0)
 		cl_print_completion(t, stdout);
-		return CL_EXIT;
-	}
+	else
+		return CL_OK;
+	return CL_EXIT;
+}
+
+/* Reports an argument that names no option, with a did-you-mean spelt with
+ * the dashes the user typed. */
+static enum cl_result unknown(const struct cl_tool *t, const char *arg, const char *name, size_t len, struct diag *d)
+{
 	int dashes = (int)(name - arg);
 	const char *near = near_option(t, name, len, 1);
 	if (near)
@@ -201,6 +202,8 @@ enum cl_result cl_parse(const struct cl_tool *t, int argc, char **argv, struct d
 		size_t len = eq ? (size_t)(eq - name) : strlen(name);
 		const char *value = eq ? eq + 1 : NULL;
 		const struct cl_opt *o = find_opt(t, name, len);
+		if (!o && !eq && (r = builtin(t, name)) != CL_OK)
+			continue;
 		if (!o && name == arg + 1 && !eq && name[1]) {
 			/* -Tsvg: a one-letter value option with its value attached.
 			 * Exact names were tried first, so a CL_SET option named O2
@@ -217,7 +220,7 @@ enum cl_result cl_parse(const struct cl_tool *t, int argc, char **argv, struct d
 			}
 		}
 		if (!o) {
-			r = builtin_or_unknown(t, arg, name, len, eq != NULL, d);
+			r = unknown(t, arg, name, len, d);
 			continue;
 		}
 		if (takes_value(o) && !value) {
