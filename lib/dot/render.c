@@ -42,6 +42,34 @@ static const char *format_name(enum dot_format fmt)
 	unreachable("bad dot format");
 }
 
+/* Works around a Graphviz 2.42 bug (Debian 12's libgvplugin_dot_layout)
+ * that made gvFreeLayout free a block twice and glibc abort.
+ *
+ * The dot layout keeps, per rank of the root graph, `v` (the ordered nodes)
+ * and `av` (the allocated block, which dot_cleanup_graph frees). Both point to
+ * the same block once mincross is done. When the graph has a labelled flat
+ * edge (both ends on one rank) whose ends are not adjacent, flat_edges()
+ * inserts a virtual node for the label into the rank above with make_vn_slot(),
+ * which grows `v` with realloc and leaves `av` pointing at the block realloc
+ * released (make_leafslots() does the same for leaf sets). gvFreeLayout then
+ * frees `av` again. The system `dot` command never frees its last graph's
+ * layout, so it does not crash on the same text.
+ *
+ * After the layout the root's `v` of every rank is the start of its live
+ * block (merge2() sets v = av; the reallocs return block starts), so
+ * re-pointing `av` at `v` where they differ makes the cleanup free the live
+ * block exactly once. In a Graphviz without the bug they never differ and
+ * this does nothing. Our dot text also avoids labelled edges that can be flat
+ * (see ir_dot.c), so the repair is a second line of defence. */
+static void repair_rank_lists(Agraph_t *g)
+{
+	if (!aggetrec(g, "Agraphinfo_t", 0) || !GD_rank(g))
+		return;
+	for (int r = GD_minrank(g); r <= GD_maxrank(g); r++)
+		if (GD_rank(g)[r].v != GD_rank(g)[r].av)
+			GD_rank(g)[r].av = GD_rank(g)[r].v;
+}
+
 int dot_render(const char *text, size_t len, enum dot_format fmt, struct ostream *o, struct diag *d)
 {
 	const char *fname = format_name(fmt);
@@ -63,6 +91,7 @@ int dot_render(const char *text, size_t len, enum dot_format fmt, struct ostream
 		agclose(g);
 		goto out;
 	}
+	repair_rank_lists(g);
 	char *data = NULL;
 	unsigned int n = 0;
 	if (gvRenderData(gvc, g, fname, &data, &n) != 0 || !data) {
