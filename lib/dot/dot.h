@@ -38,8 +38,9 @@ struct dot_options {
 	const char *const *highlight;  /* kind names to highlight (checked against the IR's table) */
 	size_t nhighlight;
 	const char *func;              /* draw only this function (name without '@'); NULL: all */
-	const char *subgraph;          /* a value as written in the IR ("%x", "@w"); NULL: all */
+	const char *subgraph;          /* -focus: a value ("%x", "@w", or "x"); NULL: all */
 	unsigned depth;                /* with subgraph: edges away from the value to keep */
+	const char *range;             /* "FIRST:LAST" positions or names, either may be empty; NULL: all */
 };
 
 /* Which IR a text holds. */
@@ -72,9 +73,22 @@ int dot_write_graph(struct ostream *o, struct module *m, const struct dot_option
 struct ir_module;
 int dot_write_ir(struct ostream *o, struct ir_module *m, const struct dot_options *opt, struct diag *d);
 
+/* The stages dot_render goes through, announced to a caller's hook as each
+ * one begins (for -time and a progress line): the layout of the parsed dot
+ * text, the rendering, the write of the result to the stream. */
+enum dot_stage { DOT_STAGE_LAYOUT, DOT_STAGE_RENDER, DOT_STAGE_WRITE };
+struct dot_render_hooks {
+	/* nodes and edges of the graph Graphviz read */
+	void (*stage)(void *ctx, enum dot_stage stage, size_t nodes, size_t edges);
+	void *ctx;
+};
+
 /* Lays out dot text (len bytes) with Graphviz's dot layout in process and
- * writes the rendering in fmt (not DOT_FMT_DOT) to o. Returns 0, or -1 after
- * reporting to d (nothing has been written then). */
-int dot_render(const char *text, size_t len, enum dot_format fmt, struct ostream *o, struct diag *d);
+ * writes the rendering in fmt (not DOT_FMT_DOT) to o. A png larger than 12
+ * megapixels (or 30000 pixels a side) is drawn at a smaller scale, with a
+ * note to d. hooks may be NULL. Returns 0, or -1 after reporting to d
+ * (nothing has been written then). */
+int dot_render(const char *text, size_t len, enum dot_format fmt, struct ostream *o, struct diag *d,
+	       const struct dot_render_hooks *hooks);
 
 #endif
