@@ -1,5 +1,5 @@
 /* dot.c - what both dot writers share: IR detection, output format names,
- * the one label escaper, node styles, -subgraph value references.
+ * the one label escaper, node styles, -focus value references and -range ends.
  *
  * Escaping is done in exactly one place (dot_quote) so that no name, string
  * attribute or type text can break the dot syntax or be reinterpreted by

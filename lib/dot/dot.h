@@ -12,10 +12,11 @@
  * one cluster per function when several are drawn; writes of side-effecting
  * nodes into placeholders drawn as red edges into the placeholder.
  *
- * Instruction IR (dot_write_ir): the program order
- * top to bottom, one dot node per instruction, edges to the buffers it
- * reads, writes or both, weights in a "declare" cluster, alloc/dealloc
- * lifetimes and, when recorded, each buffer's planned offset and size.
+ * Instruction IR (dot_write_ir): the program order top to bottom, one dot
+ * node per instruction listing its operands, allocs and views standing for
+ * their buffers (lifetimes and, when recorded, planned offset and size),
+ * weights beside their readers, and data edges from each write to the reads
+ * of its bytes; built so that dot's layout stays fast on big programs.
  *
  * Labels: every string that reaches the dot text goes through one escaper
  * (dot_label), so any name is safe; -max-label-len truncates label lines.
@@ -53,7 +54,7 @@ enum dot_ir { DOT_IR_UNKNOWN, DOT_IR_GRAPH, DOT_IR_INSTR };
  * graph IR. */
 enum dot_ir dot_detect_ir(const char *path, const char *buf, size_t len);
 
-/* Splits a value reference (-subgraph, -func): sigil ('%' or '@') and the name, unquoting
+/* Splits a value reference (-focus, -func): sigil ('%' or '@') and the name, unquoting
  * `"..."` names with the IR escapes. Returns a malloc'd name or NULL if the
  * text is not a value reference. */
 char *dot_parse_value_ref(const char *text, char *sigil);
@@ -64,8 +65,8 @@ enum dot_format { DOT_FMT_DOT, DOT_FMT_SVG, DOT_FMT_PNG, DOT_FMT_PDF };
 int dot_format_lookup(const char *s);
 
 /* Writes the graph IR module as dot text. Reports bad options (unknown
- * function, unknown -subgraph value, unknown highlight kind) to d and returns
- * -1 before writing anything; 0 on success. */
+ * function, unknown -focus value, bad -range, unknown highlight kind) to d
+ * and returns -1 before writing anything; 0 on success. */
 int dot_write_graph(struct ostream *o, struct module *m, const struct dot_options *opt, struct diag *d);
 
 /* Writes the instruction IR module as dot text; same contract as

@@ -63,7 +63,7 @@ bool dot_is_highlighted(const struct dot_options *opt, const char *kind);
 
 /* Writes a node's drawing attributes: `shape=S, style="ST", fillcolor="F"`
  * (style and fill may be NULL). A highlighted node is filled gold and drawn
- * bold; the -subgraph centre gets a thick red outline. */
+ * bold; the -focus centre gets a thick red outline. */
 void dot_node_style(struct ostream *o, const char *shape, const char *style, const char *fill, bool highlight,
 		    bool center);
 

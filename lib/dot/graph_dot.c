@@ -24,9 +24,10 @@
  * operands after the first (Save's Output): those edges are drawn from the
  * node into the placeholder, in red.
  *
- * -subgraph: a breadth-first search from the value along operand and use
- * edges in both directions, up to opt->depth edges; only reached nodes and
- * the edges between them are drawn.
+ * -focus (-subgraph): a breadth-first search from the value along operand
+ * and use edges in both directions, up to opt->depth edges; -range: the
+ * function's nodes at those positions and the storage they use. Only the
+ * chosen nodes and the edges between them are drawn.
  */
 #include "dot/dot_impl.h"
 #include "graph/graph.h"
@@ -44,7 +45,7 @@ struct gd_node {
 	struct node *n;
 	unsigned fi;  /* index in the module's functions, or STORAGE_FUNC */
 	unsigned ord; /* index among the storage, or in its function */
-	int dist;     /* -subgraph: edges from the centre, -1 if not reached */
+	int dist;     /* -focus: edges from the centre, -1 if not reached */
 	bool keep;
 };
 

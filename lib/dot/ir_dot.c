@@ -1,30 +1,29 @@
 /* ir_dot.c - the instruction IR as dot text.
  *
- * A function is drawn as a bipartite graph of instructions and buffers:
+ * A function is drawn so that dot lays out programs of thousands of
+ * instructions in seconds (docs/glow-dot.md has the measurements):
  *
  *   - instructions f<F>_i<K>, K the position in the program, labelled
- *     "K: kind", the name (if any) and the non-default attributes; a grey
- *     chain of heavy edges between consecutive instructions keeps the
- *     program order top to bottom;
- *   - buffers: weights f<F>_w<K> inside a "declare" cluster (mutable ones
- *     as houses, constant ones as 3-d boxes, initializer kind but never the
- *     data), allocations and tensorviews f<F>_b<K>, each placed on the rank
- *     of the instruction that defines it;
- *   - one edge per operand, labelled with its qualifier and the operand
- *     name from Instrs.def: @in from the buffer into the instruction, @out
- *     from the instruction into the buffer, @inout both ways; edges from an
- *     instruction into a buffer do not constrain the layout (they often
- *     point back up), so the ranks follow the program and the reads; alloc and
- *     dealloc are drawn as dashed green/red lifetime edges, and every
- *     allocation's label says `live A..D` (program positions of its alloc
- *     and dealloc);
+ *     "K: kind", the name (if any), the non-default attributes and one line
+ *     per operand ("@in Src %buf"); a grey chain of heavy edges between
+ *     consecutive instructions keeps the program order top to bottom;
+ *   - buffers are the alloc and tensorview nodes that define them (type,
+ *     `live A..D` or the viewed buffer and offset, the planned place);
+ *     weights f<F>_w<K> are nodes of their own (mutable ones as houses,
+ *     constant ones as 3-d boxes, initializer kind but never the data);
+ *   - data edges from the instruction that last wrote some bytes to each
+ *     reader of them (emit_data_edges), from a weight to its readers, into
+ *     a weight from its writers; none has a label and none joins two nodes
+ *     of one rank;
  *   - with a recorded memory plan, the regions' sizes in the function's
  *     label and each weight's and allocation's offset and size in bytes.
  *
- * Several functions: one cluster each. -subgraph walks instruction/buffer
- * edges in both directions (the program-order chain does not count) and
- * keeps what is within opt->depth edges; the chain then links the kept
- * instructions in program order.
+ * Several functions: one cluster each. The graph walked by -focus (and
+ * -subgraph) is the bipartite graph of instructions and the buffers they
+ * define or use (struct id_node with ROLE_BUF for allocs and views): it
+ * keeps what is within opt->depth steps, and an instruction is drawn when it
+ * or the buffer it defines is kept. -range keeps instructions by position.
+ * The chain then links the drawn instructions in program order.
  *
  * All ids are positional and all text goes through dot_quote, so the output
  * is a function of the IR and the options only.
@@ -69,7 +68,7 @@ struct id {
 	unsigned *adj;         /* node indices, grouped per node */
 	bool *func_sel;
 	unsigned nsel;
-	const struct id_node *center; /* the -subgraph value's node */
+	const struct id_node *center; /* the -focus value's node */
 	bool long_ok;                 /* draw data edges of any span */
 	unsigned cut;                 /* data edges left out for their span */
 };
@@ -101,7 +100,7 @@ static void add_edge(struct id *g, struct id_node *instr, struct id_node *buf)
 }
 
 /* Nodes of the selected functions, their instruction-buffer edges and the
- * adjacency lists -subgraph walks. */
+ * adjacency lists -focus walks. */
 static void collect(struct id *g)
 {
 	struct ir_module *m = g->m;

@@ -131,21 +131,20 @@ int dot_render(const char *text, size_t len, enum dot_format fmt, struct ostream
 		goto out;
 	}
 	repair_rank_lists(g);
+	double scale = fmt == DOT_FMT_PNG ? limit_bitmap(g) : 1;
 	stage(hooks, DOT_STAGE_RENDER, (size_t)agnnodes(g), (size_t)agnedges(g));
-	if (fmt == DOT_FMT_PNG) {
-		double scale = limit_bitmap(g);
-		if (scale < 1)
-			diag_note(d, LOC_NONE,
-				  "the png is drawn at %.0f%% of its size (%.0f megapixels and %.0f pixels a side at "
-				  "most); -T svg or pdf keep every detail, -range and -focus draw a part",
-				  scale * 100, MAX_PIXELS / 1e6, MAX_SIDE);
-	}
 	char *data = NULL;
 	unsigned int n = 0;
 	if (gvRenderData(gvc, g, fname, &data, &n) != 0 || !data) {
 		diag_error(d, LOC_NONE, "Graphviz could not render %s (is its plugin installed?)", fname);
 	} else {
+		/* after the stage hook, which ends a progress line on the terminal */
 		stage(hooks, DOT_STAGE_WRITE, (size_t)agnnodes(g), (size_t)agnedges(g));
+		if (scale < 1)
+			diag_note(d, LOC_NONE,
+				  "the png is drawn at %.0f%% of its size (%.0f megapixels and %.0f pixels a side at "
+				  "most); -T svg or pdf keep every detail, -range and -focus draw a part",
+				  scale * 100, MAX_PIXELS / 1e6, MAX_SIDE);
 		os_write(o, data, n);
 		rc = 0;
 	}
