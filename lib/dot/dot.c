@@ -179,11 +179,17 @@ struct ostream *dot_label_line(struct dot_label *l)
 	return &l->text;
 }
 
-void dot_label_emit(struct ostream *o, struct dot_label *l, unsigned max_line)
+void dot_label_emit_as(struct ostream *o, const char *attr, struct dot_label *l, unsigned max_line)
 {
-	os_write(o, "label=", 6);
+	os_puts(o, attr);
+	os_putc(o, '=');
 	dot_quote(o, l->text.buf, l->text.len, max_line);
 	ostream_abort(&l->text);
+}
+
+void dot_label_emit(struct ostream *o, struct dot_label *l, unsigned max_line)
+{
+	dot_label_emit_as(o, "label", l, max_line);
 }
 
 void dot_layout_limits(struct ostream *o, size_t nnodes)

@@ -29,14 +29,17 @@ void dot_label_init(struct dot_label *l);
 struct ostream *dot_label_line(struct dot_label *l);
 /* writes ` label="..."` (quoted as dot_quote) and frees the label */
 void dot_label_emit(struct ostream *o, struct dot_label *l, unsigned max_line);
+/* the same with another attribute name (`headlabel`) */
+void dot_label_emit_as(struct ostream *o, const char *attr, struct dot_label *l, unsigned max_line);
 
 /* Graph attributes that keep the layout of a big graph IR drawing (nnodes
  * dot nodes) to seconds: above DOT_BIG_NODES nodes the x-coordinate network
- * simplex, which dominates dot's time there (2.4 s of DenseNet-121's 3), is
- * cut to a fifth of the node count in iterations (`nslimit`); ranks and
- * the order within ranks are unchanged, nodes are only less well centred
- * over their neighbours (the drawing gets wider). Writes nothing for smaller
- * drawings. (The instruction IR view bounds its edge spans instead.) */
+ * simplex, which dominates dot's time there, is cut to a fifth of the node
+ * count in iterations (`nslimit`); ranks and the order within ranks are
+ * unchanged, nodes are only less well centred over their neighbours (the
+ * drawing gets wider). Writes nothing for smaller drawings. (The graph IR
+ * view also moves its edge labels to the edges' heads there, and the
+ * instruction IR view bounds its edge spans.) */
 #define DOT_BIG_NODES 600u
 void dot_layout_limits(struct ostream *o, size_t nnodes);
 

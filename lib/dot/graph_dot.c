@@ -57,6 +57,7 @@ struct gd {
 	size_t nnodes;
 	struct u64map map; /* struct node * -> struct gd_node * */
 	bool *func_sel;    /* per module function */
+	bool head_labels;  /* operand names as headlabel (big drawings) */
 	unsigned nsel;
 	struct node *center;
 };
@@ -172,7 +173,7 @@ static void emit_edges(struct gd *g, struct gd_node *user)
 		os_puts(o, " -> ");
 		put_id(o, write ? src : user);
 		os_puts(o, " [");
-		dot_label_emit(o, &l, 0);
+		dot_label_emit_as(o, g->head_labels ? "headlabel" : "label", &l, 0);
 		if (write)
 			os_puts(o, ", color=\"#c00000\", fontcolor=\"#c00000\", style=bold");
 		else if (pred)
@@ -492,6 +493,11 @@ int dot_write_graph(struct ostream *o, struct module *m, const struct dot_option
 	for (size_t k = 0; k < g.nnodes; k++)
 		drawn += g.nodes[k].keep;
 	dot_layout_limits(o, drawn);
+	/* An edge label is a node of dot's own in the middle of the edge, and any
+	 * label doubles the ranks: DenseNet-121's 2311 labels made 12435 nodes
+	 * for the x-coordinate pass instead of 6189 (2.4 s against 1.2 s in
+	 * all). A head label is placed after the layout and costs it nothing. */
+	g.head_labels = drawn > DOT_BIG_NODES;
 	os_puts(o, "  node [fontsize=10];\n  edge [fontsize=9];\n");
 
 	size_t i = 0;

@@ -737,6 +737,11 @@ int dot_write_ir(struct ostream *o, struct ir_module *m, const struct dot_option
 		i = end;
 	}
 	os_puts(o, "}\n");
+	if (g.cut)
+		diag_note(d, LOC_NONE,
+			  "%u data edges spanning more than %u instructions are left out of this drawing of %zu "
+			  "instructions (their operand lines name the buffers); -range or -focus draws them",
+			  g.cut, LONG_SPAN, drawn);
 	id_free(&g);
 	return 0;
 }
