@@ -345,13 +345,23 @@ static int select_range(struct gd *g, struct diag *d)
 	struct dot_range_end a, b;
 	if (dot_parse_range(text, &a, &b, d) < 0)
 		return -1;
+	if (nnodes == 0) {
+		dot_range_end_free(&a);
+		dot_range_end_free(&b);
+		struct ostream nm;
+		ostream_mem(&nm);
+		print_global_name(&nm, f->name);
+		diag_error(d, LOC_NONE, "-range: function %s has no nodes", ostream_cstr(&nm));
+		ostream_abort(&nm);
+		return -1;
+	}
 	long lo = range_end_pos(g, f, nnodes, &a, 0, d);
 	long hi = lo < 0 ? -1 : range_end_pos(g, f, nnodes, &b, nnodes ? nnodes - 1 : 0, d);
 	dot_range_end_free(&a);
 	dot_range_end_free(&b);
 	if (lo < 0 || hi < 0)
 		return -1;
-	if (nnodes == 0 || lo > hi) {
+	if (lo > hi) {
 		diag_error(d, LOC_NONE, "-range: '%s' is empty (%ld comes after %ld)", text, lo, hi);
 		return -1;
 	}
