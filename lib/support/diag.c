@@ -1,5 +1,6 @@
 #include "diag.h"
 
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,56 @@ static const char *level_name(enum diag_level l)
 	return "error";
 }
 
+/* Lines up to this many bytes are echoed whole; longer ones (dense weights
+ * run to megabytes on one line) as a window of DIAG_WINDOW bytes around the
+ * column, "..." marking each end that was cut. */
+enum { DIAG_WHOLE_LINE = 160, DIAG_WINDOW = 80 };
+
+/* UTF-8 continuation bytes: a window edge must not split a character. */
+static bool utf8_cont(char c)
+{
+	return ((unsigned char)c & 0xc0) == 0x80;
+}
+
+/* Echoes line `line` of s (or the window of it around col) and a caret
+ * under column col. Control bytes other than tab print as '?' so binary
+ * input (an ONNX model given to a text reader) cannot drive the terminal;
+ * one byte stays one column, so the caret stays aligned. */
+static void echo_line(struct diag *d, const struct diag_source *s, unsigned line, unsigned col)
+{
+	const char *b = s->buf + s->line_starts[line - 1], *e = b;
+	const char *end = s->buf + s->len;
+	e = memchr(b, '\n', (size_t)(end - b));
+	if (!e)
+		e = end;
+	if (e > b && e[-1] == '\r')
+		e--;
+	const char *at = b + col - 1; /* the column's byte (may be e) */
+	const char *wb = b, *we = e;
+	if (e - b > DIAG_WHOLE_LINE) {
+		wb = at - DIAG_WINDOW / 2 > b ? at - DIAG_WINDOW / 2 : b;
+		we = e - wb > DIAG_WINDOW ? wb + DIAG_WINDOW : e;
+		if (we == e && e - b > DIAG_WINDOW) /* near the end: a full window */
+			wb = e - DIAG_WINDOW;
+		while (wb > b && wb < at && utf8_cont(*wb))
+			wb++;
+		while (we < e && utf8_cont(*we))
+			we--;
+	}
+	const char *pre = wb > b ? "..." : "";
+	fputs(pre, d->out);
+	for (const char *c = wb; c < we; c++) {
+		unsigned char u = (unsigned char)*c;
+		fputc(u < 0x20 && u != '\t' ? '?' : u == 0x7f ? '?' : (int)u, d->out);
+	}
+	fputs(we < e ? "...\n" : "\n", d->out);
+	for (size_t i = 0; i < strlen(pre); i++)
+		fputc(' ', d->out);
+	for (const char *c = wb; c < at && c < we; c++)
+		fputc(*c == '\t' ? '\t' : ' ', d->out);
+	fputs("^\n", d->out);
+}
+
 void diag_vreport(struct diag *d, enum diag_level lvl, struct loc loc, const char *fmt, va_list ap)
 {
 	if (d->stopped)
@@ -105,18 +156,8 @@ void diag_vreport(struct diag *d, enum diag_level lvl, struct loc loc, const cha
 		fprintf(d->out, "%s: %s: ", d->prog ? d->prog : "glow", level_name(lvl));
 	vfprintf(d->out, fmt, ap);
 	fputc('\n', d->out);
-	if (has) {
-		struct diag_source *s = &d->src[loc.file - 1];
-		const char *b = s->buf + s->line_starts[line - 1], *e = b;
-		while (e < s->buf + s->len && *e != '\n' && *e != '\r')
-			e++;
-		if (e - b <= 400) { /* skip the echo for absurdly long lines */
-			fprintf(d->out, "%.*s\n", (int)(e - b), b);
-			for (unsigned i = 1; i < col && b + i - 1 < e; i++)
-				fputc(b[i - 1] == '\t' ? '\t' : ' ', d->out);
-			fputs("^\n", d->out);
-		}
-	}
+	if (has)
+		echo_line(d, &d->src[loc.file - 1], line, col);
 	if (lvl == DIAG_ERROR)
 		d->nerrors++;
 	else if (lvl == DIAG_WARNING)
