@@ -940,8 +940,12 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	p.cur_attr = -1;
 	strmap_init(&p.gpoison);
 	strmap_init(&p.lpoison);
+	/* instruction IR or an ONNX model here: one error, then which tool
+	 * reads it, rather than every line's syntax error */
+	tp_hint_level(d, file, buf, len, TP_LEVEL_GRAPH);
 
 	int rc = glow_yyparse(&p);
+	diag_hint_first_error(d, LOC_NONE, NULL);
 
 	free(p.sb);
 	strmap_free(&p.gpoison);

@@ -1019,7 +1019,11 @@ static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t l
 	p.m = ir_module_create(types);
 	ir_module_set_base_dir(p.m, filename);
 	strmap_init(&p.poison);
+	/* graph IR or an ONNX model here: one error, then which tool reads
+	 * it, rather than every line's syntax error */
+	tp_hint_level(d, p.file, buf, len, TP_LEVEL_INSTR);
 	int rc = gir_yyparse(&p);
+	diag_hint_first_error(d, LOC_NONE, NULL);
 	scope_free(&p.scope);
 	strmap_free(&p.poison);
 	vec_free(&p.pos);

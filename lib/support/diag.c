@@ -59,7 +59,7 @@ int diag_line_col(struct diag *d, struct loc loc, unsigned *line, unsigned *col)
 	if (loc.file == 0 || loc.file > d->nsrc)
 		return 0;
 	struct diag_source *s = &d->src[loc.file - 1];
-	if (!s->buf)
+	if (!s->buf || loc.off > s->len)
 		return 0;
 	if (!s->line_starts)
 		compute_lines(s);
@@ -97,10 +97,29 @@ static bool utf8_cont(char c)
 	return ((unsigned char)c & 0xc0) == 0x80;
 }
 
+/* The length of the valid UTF-8 sequence at c (before e), 1 for an ASCII
+ * byte, 0 for a byte that starts none. */
+static size_t utf8_len(const char *c, const char *e)
+{
+	unsigned char u = (unsigned char)*c;
+	size_t n = u < 0x80		  ? 1
+		   : u >= 0xc2 && u <= 0xdf ? 2
+		   : u >= 0xe0 && u <= 0xef ? 3
+		   : u >= 0xf0 && u <= 0xf4 ? 4
+					    : 0;
+	if (n <= 1 || (size_t)(e - c) < n)
+		return n == 1;
+	for (size_t i = 1; i < n; i++)
+		if (!utf8_cont(c[i]))
+			return 0;
+	return n;
+}
+
 /* Echoes line `line` of s (or the window of it around col) and a caret
  * under column col. Control bytes other than tab print as '?' so binary
- * input (an ONNX model given to a text reader) cannot drive the terminal;
- * one byte stays one column, so the caret stays aligned. */
+ * input (an ONNX model given to a text reader) cannot drive the terminal,
+ * and so do bytes that are not valid UTF-8; each such byte stays one
+ * column, so the caret stays where it was. */
 static void echo_line(struct diag *d, const struct diag_source *s, unsigned line, unsigned col)
 {
 	const char *b = s->buf + s->line_starts[line - 1], *e = b;
@@ -126,7 +145,12 @@ static void echo_line(struct diag *d, const struct diag_source *s, unsigned line
 	fputs(pre, d->out);
 	for (const char *c = wb; c < we; c++) {
 		unsigned char u = (unsigned char)*c;
-		fputc(u < 0x20 && u != '\t' ? '?' : u == 0x7f ? '?' : (int)u, d->out);
+		size_t n = utf8_len(c, we);
+		if (n > 1) {
+			fwrite(c, 1, n, d->out);
+			c += n - 1;
+		} else
+			fputc(u >= 0x80 || (u < 0x20 && u != '\t') || u == 0x7f ? '?' : (int)u, d->out);
 	}
 	fputs(we < e ? "...\n" : "\n", d->out);
 	for (size_t i = 0; i < strlen(pre); i++)
@@ -162,6 +186,18 @@ void diag_vreport(struct diag *d, enum diag_level lvl, struct loc loc, const cha
 		d->nerrors++;
 	else if (lvl == DIAG_WARNING)
 		d->nwarnings++;
+	if (lvl == DIAG_ERROR && d->hint) {
+		const char *hint = d->hint;
+		d->hint = NULL;
+		diag_report(d, DIAG_NOTE, d->hint_loc, "%s", hint);
+		d->stopped = 1;
+	}
+}
+
+void diag_hint_first_error(struct diag *d, struct loc loc, const char *text)
+{
+	d->hint = text;
+	d->hint_loc = loc;
 }
 
 void diag_report(struct diag *d, enum diag_level lvl, struct loc loc, const char *fmt, ...)
