@@ -397,6 +397,10 @@ struct module *module_parse(struct type_ctx *types, const char *buf, size_t len,
  * mapped file does not stay in memory beside the module built from it.
  * Diagnostics still quote source lines (the pages are read again). */
 struct input;
+/* The node kind a function may hold (not Placeholder or Constant) closest
+ * to a misspelt kind name (support/suggest.h), NULL if none is close: the
+ * reader's and glow-opt's "did you mean". */
+const char *node_kind_suggest(const char *s, size_t len);
 struct module *module_parse_input(struct type_ctx *types, const struct input *in, const char *filename,
 				  struct diag *d, bool verify);
 

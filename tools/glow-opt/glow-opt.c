@@ -37,24 +37,33 @@ struct opt_options {
 #define BACKENDS "interpreter|c"
 static const char *const backend_names[] = {"interpreter", "c"};
 
-/* Marks the node kinds named in the comma-separated lists; returns 1 after
- * reporting an unknown kind. */
-static int parse_kinds(const struct cl_list *l, bool *flags, struct diag *d)
+/* Marks the node kinds named in the comma-separated list s (flags may be
+ * NULL: only checked); returns 1 after reporting an unknown kind, with the
+ * closest kind when one is close. */
+static int parse_kind_list(const char *opt, const char *s, bool *flags, struct diag *d)
 {
 	int bad = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		const char *s = l->v[i];
-		while (*s) {
-			size_t len = strcspn(s, ",");
-			int k = node_kind_lookup(s, len);
-			if (k < 0 || k == NK_Placeholder || k == NK_Constant) {
-				diag_error(d, LOC_NONE, "-backend-unsupported: unknown node kind '%.*s'", (int)len, s);
-				bad = 1;
-			} else
-				flags[k] = true;
-			s += len + (s[len] == ',');
-		}
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int k = node_kind_lookup(s, len);
+		if (k < 0 || k == NK_Placeholder || k == NK_Constant) {
+			const char *near = node_kind_suggest(s, len);
+			diag_error(d, LOC_NONE, "-%s: unknown node kind '%.*s'%s%s%s", opt, (int)len, s,
+				   near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			bad = 1;
+		} else if (flags)
+			flags[k] = true;
+		s += len + (s[len] == ',');
 	}
+	return bad;
+}
+
+/* parse_kind_list of every value of a list option. */
+static int parse_kinds(const char *opt, const struct cl_list *l, bool *flags, struct diag *d)
+{
+	int bad = 0;
+	for (size_t i = 0; i < l->n; i++)
+		bad |= parse_kind_list(opt, l->v[i], flags, d);
 	return bad;
 }
 
@@ -83,7 +92,12 @@ static int run(struct opt_options *o, struct diag *d)
 			return 1;
 		}
 	}
-	if (parse_kinds(&o->unsupported, unsupported, d))
+	/* both lists are checked before any work (the fp16 pass checks
+	 * -keep-float again when it runs, without the suggestion) */
+	int bad_kinds = parse_kinds("backend-unsupported", &o->unsupported, unsupported, d);
+	if (o->keep_float)
+		bad_kinds |= parse_kind_list("keep-float", o->keep_float, NULL, d);
+	if (bad_kinds)
 		return 1;
 	if (o->unsupported.n)
 		target.unsupported = unsupported;
