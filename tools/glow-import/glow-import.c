@@ -1,9 +1,10 @@
 /* glow-import - ONNX model -> graph IR text.
  *
- *   glow-import model.onnx [-o out.glow] [-dim NAME=N ...]
+ *   glow-import model.onnx|- [-o out.glow] [-dim NAME=N ...]
  *               [-freeze-input NAME=FILE ...] [-opset-check]
  *
- * Reads the ModelProto, imports it (lib/import/onnx) and prints the module
+ * Reads the ModelProto (from standard input for "-", which must not be a
+ * terminal), imports it (lib/import/onnx) and prints the module
  * canonically. -freeze-input binds a graph input to the tensor in FILE
  * (.npy or TensorProto .pb): the input is a known value, not a placeholder,
  * so the shape and parameter computations that read it fold at import. Every unsupported operator and every untranslatable node is
@@ -19,6 +20,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct options {
 	const char *output;
@@ -84,6 +86,13 @@ static int run(struct options *o, struct diag *d)
 		return 1;
 	}
 	const char *path = o->input.v[0];
+	bool from_stdin = strcmp(path, "-") == 0;
+	/* a model is binary: typing one is never meant, and waiting for EOF on
+	 * a terminal looks like a hang */
+	if (from_stdin && isatty(STDIN_FILENO)) {
+		diag_error(d, LOC_NONE, "standard input is a terminal: give a model file or pipe one in");
+		return 1;
+	}
 	struct onnx_dim_binding *dims = xcalloc(o->dims.n + 1, sizeof *dims);
 	struct onnx_frozen_input *frozen = xcalloc(o->freeze.n + 1, sizeof *frozen);
 	struct tio_tensor *ftensors = xcalloc(o->freeze.n + 1, sizeof *ftensors);
@@ -95,8 +104,13 @@ static int run(struct options *o, struct diag *d)
 	if (parse_dims(&o->dims, dims, d) == 0 && read_frozen(&o->freeze, frozen, ftensors, d) == 0 &&
 	    read_input(path, &buf, &len, d) == 0) {
 		struct onnx_import_opts io = {dims, o->dims.n, o->opset_check, frozen, o->freeze.n};
-		const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-		struct module *m = onnx_import(&types, (const uint8_t *)buf, len, name, &io, d);
+		const char *name = from_stdin ? "<stdin>" : path;
+		/* an empty protobuf is a valid, empty ModelProto: say what is wrong */
+		struct module *m = NULL;
+		if (len == 0)
+			diag_error(d, LOC_NONE, "%s: empty input, expected an ONNX model", name);
+		else
+			m = onnx_import(&types, (const uint8_t *)buf, len, name, &io, d);
 		if (m) {
 			struct ostream out;
 			if (ostream_open(&out, o->output, d) == 0) {
@@ -139,7 +153,7 @@ int main(int argc, char **argv)
 		{"list-ops", CL_FLAG, &o.list_ops, NULL, "List the supported operators and opset ranges", 0, NULL},
 	};
 	const struct cl_tool tool = {
-		"glow-import", "ONNX model to graph IR", "[options] model.onnx", opts, GLOW_ARRAY_SIZE(opts),
+		"glow-import", "ONNX model to graph IR", "[options] model.onnx|-", opts, GLOW_ARRAY_SIZE(opts),
 		&o.input, 1,
 	};
 	struct diag d;
