@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,11 +120,27 @@ void input_drop(const struct input *in, size_t from, size_t to)
 		madvise((char *)in->map + a, b - a, MADV_DONTNEED);
 }
 
+/* Test hook, for the regression tests of signals arriving while a tool
+ * writes (test/tools/signals-*.test), which cannot otherwise stop a tool at
+ * that moment: GLOW_TEST_RAISE_WHILE_WRITING=N raises signal N right after
+ * the first bytes have gone into a temporary output file. Read once per
+ * stream; unset (always, outside those tests), it costs one getenv per
+ * output file. */
+static int test_signal(void)
+{
+	const char *e = getenv("GLOW_TEST_RAISE_WHILE_WRITING");
+	return e ? atoi(e) : 0;
+}
+
 int ostream_open(struct ostream *o, const char *path, struct diag *d)
 {
 	memset(o, 0, sizeof(*o));
 	o->cap = OS_BUF;
 	o->buf = xmalloc(o->cap);
+	/* a write past the file-size limit (ulimit -f) fails with EFBIG and is
+	 * reported, rather than killing the tool: also for standard output
+	 * redirected to a file, which registers no temporary file */
+	signal(SIGXFSZ, SIG_IGN);
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
@@ -157,6 +174,7 @@ int ostream_open(struct ostream *o, const char *path, struct diag *d)
 		return -1;
 	}
 	o->cleanup = cleanup_add_file(o->tmp);
+	o->raise = test_signal();
 	fchmod(fd, 0644);
 	o->f = fdopen(fd, "wb");
 	if (!o->f)
@@ -172,6 +190,16 @@ void ostream_mem(struct ostream *o)
 	o->buf = xmalloc(o->cap);
 }
 
+/* The test hook's signal, once the temporary file holds a part of the
+ * output. */
+static void raise_now(struct ostream *o)
+{
+	int sig = o->raise;
+	o->raise = 0;
+	fflush(o->f);
+	raise(sig);
+}
+
 void os_flush(struct ostream *o)
 {
 	if (o->to_mem || !o->f || !o->len)
@@ -179,6 +207,8 @@ void os_flush(struct ostream *o)
 	if (fwrite(o->buf, 1, o->len, o->f) != o->len)
 		o->err = errno ? errno : EIO;
 	o->len = 0;
+	if (GLOW_UNLIKELY(o->raise))
+		raise_now(o);
 }
 
 void os_write(struct ostream *o, const void *p, size_t n)
@@ -190,6 +220,8 @@ void os_write(struct ostream *o, const void *p, size_t n)
 		if (n > o->cap) {
 			if (o->f && fwrite(p, 1, n, o->f) != n)
 				o->err = errno ? errno : EIO;
+			if (GLOW_UNLIKELY(o->raise))
+				raise_now(o);
 			return;
 		}
 	}

@@ -39,7 +39,12 @@ void input_drop(const struct input *in, size_t from, size_t to);
  * a target that exists and is not a regular file (/dev/null, a pipe) is
  * written in place.
  * To stdout for "-" or NULL. To memory with ostream_mem (buf holds the text,
- * NUL-terminated after ostream_commit or ostream_cstr). */
+ * NUL-terminated after ostream_commit or ostream_cstr).
+ * SIGXFSZ is ignored from the first ostream_open on: a write past the
+ * file-size limit fails with EFBIG and ostream_commit reports "cannot write
+ * 'X': File too large". A hidden test hook, the environment variable
+ * GLOW_TEST_RAISE_WHILE_WRITING=N, raises signal N once the first bytes are
+ * in a temporary file (test/tools/signals-*.test). */
 struct ostream {
 	FILE *f;
 	char *buf;
@@ -48,6 +53,7 @@ struct ostream {
 	int to_mem, err;
 	int direct; /* a non-regular file (device, pipe) opened in place */
 	int cleanup; /* support/cleanup.h handle of tmp (removed on a signal) */
+	int raise;   /* test hook (io.c): signal to raise after the first write */
 };
 
 int ostream_open(struct ostream *o, const char *path, struct diag *d);
