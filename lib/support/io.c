@@ -5,8 +5,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,6 +272,64 @@ void os_i64(struct ostream *o, int64_t v)
 		os_u64(o, (uint64_t)0 - (uint64_t)v);
 	} else
 		os_u64(o, (uint64_t)v);
+}
+
+char *path_dir(const char *path)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return NULL;
+	const char *slash = strrchr(path, '/');
+	return slash ? xstrndup(path, (size_t)(slash - path + 1)) : NULL;
+}
+
+/* dir + name, dir NULL standing for "" (the working directory) */
+static char *path_join(const char *dir, const char *name)
+{
+	size_t a = dir ? strlen(dir) : 0, b = strlen(name);
+	char *p = xmalloc(a + b + 1);
+	if (a)
+		memcpy(p, dir, a);
+	memcpy(p + a, name, b + 1);
+	return p;
+}
+
+char *path_rebase(const char *file, const char *from_dir, const char *to_dir)
+{
+	if (file[0] == '/' || (!from_dir && !to_dir) || (from_dir && to_dir && strcmp(from_dir, to_dir) == 0))
+		return xstrdup(file);
+	char from_real[PATH_MAX], to_real[PATH_MAX], file_real[PATH_MAX];
+	char *joined = path_join(from_dir, file);
+	bool ok = realpath(joined, file_real) && realpath(from_dir ? from_dir : ".", from_real) &&
+		  realpath(to_dir ? to_dir : ".", to_real);
+	free(joined);
+	if (!ok)
+		return NULL;
+	/* the same directory spelt two ways ("./" and "", "a/../b/" and "b/"):
+	 * keep the text as written */
+	if (strcmp(from_real, to_real) == 0)
+		return xstrdup(file);
+	/* the longest common run of whole components, then one ".." per
+	 * component of to_real left over */
+	size_t common = 0;
+	for (size_t i = 0;; i++) {
+		char a = to_real[i], b = file_real[i];
+		if ((a == '/' || a == 0) && b == '/')
+			common = i;
+		if (a == 0 || a != b)
+			break;
+	}
+	size_t ups = 0;
+	for (const char *c = to_real + common; *c; c++)
+		ups += *c == '/';
+	/* to_real "/" (the root) has common 0 and no component left */
+	if (strcmp(to_real, "/") == 0)
+		ups = 0;
+	const char *rest = file_real + common + 1;
+	char *out = xmalloc(3 * ups + strlen(rest) + 1), *o = out;
+	for (size_t i = 0; i < ups; i++, o += 3)
+		memcpy(o, "../", 3);
+	strcpy(o, rest);
+	return out;
 }
 
 static int special(char *buf, size_t size, double v)

@@ -91,6 +91,20 @@ void os_double_list(struct ostream *o, const double *v, size_t n);
  * bytes (UTF-8) go out as they are. For quoted names and string literals. */
 void os_quoted(struct ostream *o, const char *s, size_t len);
 
+/* The directory part of a path, with its trailing '/' ("a/b.glow" -> "a/"),
+ * malloc'd; NULL for a path without one and for "-" or NULL (standard
+ * streams): the working directory. */
+char *path_dir(const char *path);
+
+/* A relative file name as written in an IR text read from from_dir, as it
+ * must be written in a text in to_dir (either NULL: the working directory;
+ * both as path_dir gives them). Unchanged (a copy) when it is absolute or
+ * both directories are the same one; otherwise the relative path from to_dir
+ * to the file, through the real paths of both (symbolic links resolved), so
+ * the file must exist. malloc'd; NULL with errno set when a path cannot be
+ * resolved. */
+char *path_rebase(const char *file, const char *from_dir, const char *to_dir);
+
 int format_float(char *buf, size_t size, float v);   /* shortest round-trip */
 int format_double(char *buf, size_t size, double v); /* shortest round-trip */
 

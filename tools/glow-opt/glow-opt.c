@@ -144,9 +144,13 @@ static int run(struct opt_options *o, struct diag *d)
 				diag_error(d, LOC_NONE, "verifier failed after optimization");
 			else {
 				struct ostream out;
+				/* relative weight files as seen from the output */
 				if (ostream_open(&out, o->output, d) == 0) {
-					module_print(&out, m);
-					status = ostream_commit(&out, d) ? 1 : 0;
+					if (module_rebase_files(m, o->output, d) == 0) {
+						module_print(&out, m);
+						status = ostream_commit(&out, d) ? 1 : 0;
+					} else
+						ostream_abort(&out);
 				}
 			}
 		}
