@@ -13,6 +13,7 @@
 #include "support/cl.h"
 #include "support/pmcli.h"
 #include "support/io.h"
+#include "support/stagetime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct opt_options {
 	int mode;   /* enum pass_mode */
 	int backend;
 	bool disable_verify;
+	bool time; /* -time: the seconds of each stage */
 	struct pm_cli pm;
 	struct cl_list unsupported;
 	bool fp16, bf16;        /* append the fp16 / bf16 pipeline */
@@ -122,25 +124,38 @@ static int run(struct opt_options *o, struct diag *d)
 		return 1;
 	}
 
+	struct stage_timer st;
+	stage_timer_init(&st, o->time);
 	/* a mapped input whose pages the reader lets go of behind it */
 	struct input input;
 	if (input_open(&input, in, d)) {
 		pm_free(&pm);
 		return 1;
 	}
+	stage_timer_mark(&st, "read");
 	struct type_ctx types;
 	type_ctx_init(&types);
 	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
-	struct module *m = module_parse_input(&types, &input, name, d, !o->disable_verify);
+	struct module *m = module_parse_input(&types, &input, name, d, false);
+	stage_timer_mark(&st, "parse");
+	if (m && !o->disable_verify && module_verify(m, d)) {
+		module_destroy(m);
+		m = NULL;
+	}
+	stage_timer_mark(&st, "verify");
 	int status = 1;
 	if (m) {
 		module_set_base_dir(m, in);
-		if (pm_run(&pm, m) == 0) {
+		int prc = pm_run(&pm, m);
+		stage_timer_mark(&st, "passes");
+		if (prc == 0) {
 			/* the input was verified as it was read: again only if a pass ran */
 			bool ran = false;
 			for (size_t i = 0; i < pm.reg->npasses; i++)
 				ran |= pm.runs[i] != 0;
-			if (!o->disable_verify && ran && module_verify(m, d))
+			bool invalid = !o->disable_verify && ran && module_verify(m, d);
+			stage_timer_mark(&st, "verify");
+			if (invalid)
 				diag_error(d, LOC_NONE, "verifier failed after optimization");
 			else {
 				struct ostream out;
@@ -152,10 +167,12 @@ static int run(struct opt_options *o, struct diag *d)
 					} else
 						ostream_abort(&out);
 				}
+				stage_timer_mark(&st, "write");
 			}
 		}
 	}
 	pm_cli_report(&pm, &o->pm);
+	stage_timer_report(&st, stderr);
 	module_destroy(m);
 	type_ctx_free(&types);
 	input_close(&input);
@@ -192,6 +209,8 @@ int main(int argc, char **argv)
 		PM_CLI_VERIFY_OPT(&o.pm),
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},
+		{"time", CL_FLAG, &o.time, NULL,
+		 "Report the wall time of each stage (read, parse, verify, passes, write) on stderr", 0, NULL},
 		PM_CLI_OPTS(&o.pm, "module"),
 	};
 	const struct cl_tool tool = {
