@@ -120,10 +120,10 @@ int main(int argc, char **argv)
 		 NULL},
 		{"print-schedule-stats", CL_FLAG, &o.schedule_stats, NULL,
 		 "Report the peak live activation bytes of the topological and the chosen order", 0, NULL},
-		{"time", CL_FLAG, &o.time, NULL,
-		 "Report the wall time of each stage (read, parse, verify, passes, write) on stderr", 0, NULL},
 		PM_CLI_VERIFY_OPT(&o.pm),
 		PM_CLI_OPTS(&o.pm, "IR"),
+		{"time", CL_FLAG, &o.time, NULL,
+		 "Report the wall time of each stage (read, parse, verify, passes, write) on stderr", 0, NULL},
 	};
 	const struct cl_tool tool = {
 		"glow-irgen", "glow instruction IR generator", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),

@@ -209,9 +209,9 @@ int main(int argc, char **argv)
 		PM_CLI_VERIFY_OPT(&o.pm),
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},
+		PM_CLI_OPTS(&o.pm, "module"),
 		{"time", CL_FLAG, &o.time, NULL,
 		 "Report the wall time of each stage (read, parse, verify, passes, write) on stderr", 0, NULL},
-		PM_CLI_OPTS(&o.pm, "module"),
 	};
 	const struct cl_tool tool = {
 		"glow-opt", "glow graph optimizer", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
