@@ -122,9 +122,8 @@ static size_t utf8_len(const char *c, const char *e)
  * column, so the caret stays where it was. */
 static void echo_line(struct diag *d, const struct diag_source *s, unsigned line, unsigned col)
 {
-	const char *b = s->buf + s->line_starts[line - 1], *e = b;
-	const char *end = s->buf + s->len;
-	e = memchr(b, '\n', (size_t)(end - b));
+	const char *b = s->buf + s->line_starts[line - 1], *end = s->buf + s->len;
+	const char *e = memchr(b, '\n', (size_t)(end - b));
 	if (!e)
 		e = end;
 	if (e > b && e[-1] == '\r')
@@ -132,7 +131,8 @@ static void echo_line(struct diag *d, const struct diag_source *s, unsigned line
 	const char *at = b + col - 1; /* the column's byte (may be e) */
 	const char *wb = b, *we = e;
 	if (e - b > DIAG_WHOLE_LINE) {
-		wb = at - DIAG_WINDOW / 2 > b ? at - DIAG_WINDOW / 2 : b;
+		if (at - b > DIAG_WINDOW / 2)
+			wb = at - DIAG_WINDOW / 2;
 		we = e - wb > DIAG_WINDOW ? wb + DIAG_WINDOW : e;
 		if (we == e && e - b > DIAG_WINDOW) /* near the end: a full window */
 			wb = e - DIAG_WINDOW;
