@@ -70,9 +70,10 @@ except ImportError as e:
     die(f"{e}; the generator needs the onnx and numpy Python modules "
         "(Debian: apt-get install python3-onnx python3-numpy, or utils/install-deps.sh)")
 
-BN_EPS = 1e-5
-# Caffe2's DenseNet and BN-Inception store the epsilon as float32(1e-5) rounded
-# differently from the ResNet export; both spellings are kept as exported.
+# BatchNormalization's epsilon as the exports store it (float32): ResNet-50's
+# is the float32 just above 1e-5, DenseNet's and BN-Inception's the one just
+# below; ShuffleNet's leaves it at the default.
+BN_EPS = 1.0000000656873453e-05
 BN_EPS_F32 = 9.999999747378752e-06
 LRN_ALPHA = 9.999999747378752e-05
 
