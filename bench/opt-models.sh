@@ -6,11 +6,12 @@
 # The models are light_<model>.onnx in models-dir, or when none is given the
 # nine networks of utils/gen-models.py generated into a temporary directory
 # (weight fills; WEIGHTS=random for seeded random weights, which change the
-# constants glow-opt folds but not the graph). For each: imports it, prints the node count and the
-# estimated flops (glow-opt -passes=count-flops) before and after -O2, the
-# Transposes and BatchNormalizations left, then times glow-opt -O2 on
-# ResNet-50 (best of 3 wall-clock runs) next to onnxruntime's session
-# creation on the same model. Figures only; nothing is asserted.
+# constants glow-opt folds but not the graph). For each: imports it, prints
+# the node count and the estimated flops (glow-opt -passes=count-flops)
+# before and after -O2, the Transposes and BatchNormalizations left, then
+# times glow-opt -O2 on ResNet-50 (best of 3 wall-clock runs) next to
+# onnxruntime's session creation on the same model. Figures only; nothing
+# is asserted.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
