@@ -4,15 +4,21 @@
 #
 #   bench/c-models.sh [build-dir] [models-dir] [model...]
 #
-# For each light_<model>.onnx: glow-import | glow-opt -O2 | glow-irgen |
+# The models are light_<model>.onnx in models-dir, or when models-dir is
+# empty or not given the networks of utils/gen-models.py generated into a
+# temporary directory (weight fills by default, as the results below were
+# measured; WEIGHTS=random SEED=N for seeded random weights, e.g.
+# `WEIGHTS=random bench/c-models.sh build "" resnet50`). For each
+# light_<model>.onnx: glow-import | glow-opt -O2 | glow-irgen |
 # glow-llc -O2 -backend=c -emit-main -gemm=${GEMM:-builtin}, the bundle built
 # with ${CC:-cc} ${CFLAGS:--O3 -march=native} (and -lopenblas when
 # GEMM=openblas: matrix products by OpenBLAS's cblas_sgemm, one thread
 # unless OPENBLAS_NUM_THREADS says otherwise), its driver run with -runs
 # ${RUNS:-20} after 3 warm-up runs (median wall time of one single-threaded
-# inference), then onnxruntime on the same model (/work/shared/tools/
-# ort-bench.mjs, --threads 1, same run count; needs ORT_PREFIX, see
-# /work/shared/tools/README.md), alternating for ${ROUNDS:-3} rounds and
+# inference), then onnxruntime on the same model (../shared/tools/
+# ort-bench.mjs beside the source tree, --threads 1, same run count; needs
+# ORT_PREFIX, see ../shared/tools/README.md; without it no peer figure),
+# alternating for ${ROUNDS:-3} rounds and
 # keeping each side's best round. Prints the medians, the ratio ours/ort and
 # our GFLOP/s (flops as glow-opt -passes=count-flops estimates them after
 # -O2) and its fraction of this core's single-precision peak (bench/peak.c:
@@ -25,13 +31,28 @@
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
-models=${2:-$here/../shared/models}
+models=${2:-}
 [ $# -ge 2 ] && shift 2 || shift $#
 list=${*:-"squeezenet resnet50 shufflenet inception_v1 inception_v2 densenet121 bvlc_alexnet zfnet512 vgg19"}
 bin=$build/bin
 runs=${RUNS:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# gen_models DIR [NAME...]: the model-zoo networks, written into DIR by
+# utils/gen-models.py (weights: ConstantOfShape fills unless WEIGHTS=random,
+# seeded random initializers, SEED=0 by default) with a Python that has the
+# onnx module (the system one first: a python3 on PATH may lack it)
+gen_models() {
+	gdir=$1
+	shift
+	py=/usr/bin/python3
+	[ -x "$py" ] || py=python3
+	"$py" "$here/utils/gen-models.py" -o "$gdir" --weights "${WEIGHTS:-fill}" --seed "${SEED:-0}" "$@"
+}
+if [ -z "$models" ]; then
+	models=$tmp/models
+	gen_models "$models" $list
+fi
 export ORT_PREFIX=${ORT_PREFIX:-/opt/ort}
 gemm=${GEMM:-builtin}
 libs=-lm

@@ -4,7 +4,8 @@
 #
 #   bench/memplan.sh [-b bin-dir] [-r max-ratio] [model.onnx|model.glow ...]
 #
-# For each model (default: ../shared/models/*.onnx and examples/lenet.glow),
+# For each model (default: the nine networks of utils/gen-models.py, with
+# weight fills, generated into a temporary directory, and examples/lenet.glow),
 # under both schedules:
 #
 #   glow-import M.onnx | glow-opt -O2 |
@@ -41,14 +42,26 @@ while getopts b:r:h opt; do
 	esac
 done
 shift $((OPTIND - 1))
-if [ $# -eq 0 ]; then
-	set -- "$here"/../shared/models/*.onnx "$here/examples/lenet.glow"
-fi
 for t in glow-import glow-opt glow-irgen glow-llc; do
 	[ -x "$bin/$t" ] || { echo "$0: $bin/$t not found (-b bin-dir)" >&2; exit 2; }
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# gen_models DIR [NAME...]: the model-zoo networks, written into DIR by
+# utils/gen-models.py (weights: ConstantOfShape fills unless WEIGHTS=random,
+# seeded random initializers, SEED=0 by default) with a Python that has the
+# onnx module (the system one first: a python3 on PATH may lack it)
+gen_models() {
+	gdir=$1
+	shift
+	py=/usr/bin/python3
+	[ -x "$py" ] || py=python3
+	"$py" "$here/utils/gen-models.py" -o "$gdir" --weights "${WEIGHTS:-fill}" --seed "${SEED:-0}" "$@"
+}
+if [ $# -eq 0 ]; then
+	gen_models "$tmp/models"
+	set -- "$tmp"/models/*.onnx "$here/examples/lenet.glow"
+fi
 
 # run FILE SCHED: the pipeline; schedule stats in $tmp/sched, plan in $tmp/plan
 run() {

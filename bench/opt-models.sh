@@ -3,18 +3,37 @@
 #
 #   bench/opt-models.sh [build-dir] [models-dir]
 #
-# For each light_<model>.onnx: imports it, prints the node count and the
-# estimated flops (glow-opt -passes=count-flops) before and after -O2, the
-# Transposes and BatchNormalizations left, then times glow-opt -O2 on
-# ResNet-50 (best of 3 wall-clock runs) next to onnxruntime's session
-# creation on the same model. Figures only; nothing is asserted.
+# The models are light_<model>.onnx in models-dir, or when none is given the
+# nine networks of utils/gen-models.py generated into a temporary directory
+# (weight fills; WEIGHTS=random for seeded random weights, which change the
+# constants glow-opt folds but not the graph). For each: imports it, prints
+# the node count and the estimated flops (glow-opt -passes=count-flops)
+# before and after -O2, the Transposes and BatchNormalizations left, then
+# times glow-opt -O2 on ResNet-50 (best of 3 wall-clock runs) next to
+# onnxruntime's session creation on the same model. Figures only; nothing
+# is asserted.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$here/build}
-models=${2:-$here/../shared/models}
 bin=$build/bin
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# gen_models DIR [NAME...]: the model-zoo networks, written into DIR by
+# utils/gen-models.py (weights: ConstantOfShape fills unless WEIGHTS=random,
+# seeded random initializers, SEED=0 by default) with a Python that has the
+# onnx module (the system one first: a python3 on PATH may lack it)
+gen_models() {
+	gdir=$1
+	shift
+	py=/usr/bin/python3
+	[ -x "$py" ] || py=python3
+	"$py" "$here/utils/gen-models.py" -o "$gdir" --weights "${WEIGHTS:-fill}" --seed "${SEED:-0}" "$@"
+}
+models=${2:-}
+if [ -z "$models" ]; then
+	models=$tmp/models
+	gen_models "$models"
+fi
 
 flops() { # file -> "nodes flops"
 	"$bin/glow-opt" -passes=count-flops "$1" -o /dev/null 2>&1 |

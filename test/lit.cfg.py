@@ -5,6 +5,7 @@
 #   %glow_src   the source tree          %inputs   test/Inputs
 #   %shared     ../shared beside the source tree (examples; tests must not read it)
 #   %models     the model-zoo architectures generated into the build tree
+#   %gen_models utils/gen-models.py run by a Python that has the onnx module
 import os
 import lit.formats
 
@@ -27,6 +28,7 @@ config.substitutions.append(("%inputs", os.path.join(config.glow_src_root, "test
 config.substitutions.append(("%shared", os.path.join(os.path.dirname(config.glow_src_root), "shared")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%models", os.path.join(config.glow_obj_root, "models")))
+config.substitutions.append(("%gen_models", config.models_python + " " + os.path.join(config.glow_src_root, "utils", "gen-models.py")))
 
 if config.glow_sanitize in ("ON", "1", "TRUE", "YES", "on", "true"):
     config.available_features.add("sanitize")

@@ -2,11 +2,22 @@
 # Builds the toolchain and runs the whole lit test suite.
 #   utils/check.sh [BUILD_DIR] [extra cmake args...]
 # Prints lit's report, then one summary line "lit: N passed, N failed, N skipped".
+# Needs the packages of utils/install-deps.sh: run as root it installs the
+# missing ones first (so it works on a fresh Debian machine as the first
+# command); otherwise it names the missing ones and how to install them,
+# and exits 1 before building.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 shift || true
 JOBS=$(nproc 2>/dev/null || echo 2)
+
+if [ "$(id -u)" -eq 0 ]; then
+  bash utils/install-deps.sh
+elif ! bash utils/install-deps.sh --check > /dev/null; then
+  echo "check: error: packages are missing (above); install them, then run utils/check.sh again" >&2
+  exit 1
+fi
 
 cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
 cmake --build "$BUILD" -j "$JOBS"

@@ -1,19 +1,37 @@
 #!/usr/bin/env bash
 # Installs every Debian package the build, the tests and the benchmarks need.
+#   utils/install-deps.sh           install what is missing (as root, or
+#                                   through sudo)
+#   utils/install-deps.sh --check   install nothing: list what is missing and
+#                                   exit 1 if anything is
 # Idempotent: does nothing (not even `apt-get update`) when all are present.
-# Run as root on Debian 12.
+# For Debian 12.
 set -euo pipefail
 
 PACKAGES=(
   build-essential cmake git python3
   re2c bison
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
+  python3-onnx python3-numpy
   graphviz libgraphviz-dev
   clang llvm-14-tools libclang-rt-14-dev gcc-multilib
   mlir-14-tools
   libopenblas-dev
   pkg-config groff-base
 )
+
+check_only=0
+case "${1:-}" in
+  "") ;;
+  --check) check_only=1 ;;
+  *) echo "install-deps: error: unknown option '$1' (usage: utils/install-deps.sh [--check])" >&2; exit 1 ;;
+esac
+
+if ! command -v dpkg-query > /dev/null; then
+  echo "install-deps: error: dpkg-query not found: this script knows Debian's package names;" \
+       "install the equivalents of: ${PACKAGES[*]}" >&2
+  exit 1
+fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -25,6 +43,13 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#PACKAGES[@]} packages present"
   exit 0
+fi
+
+if [ "$check_only" -eq 1 ]; then
+  echo "install-deps: missing ${#missing[@]} of ${#PACKAGES[@]} packages: ${missing[*]}" >&2
+  echo "install-deps: install them with: sudo apt-get install ${missing[*]}" \
+       "(or run utils/install-deps.sh as root)" >&2
+  exit 1
 fi
 
 SUDO=""

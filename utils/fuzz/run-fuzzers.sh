@@ -14,7 +14,8 @@ for src in utils/fuzz/fuzz_*.c; do
   name=$(basename "$src" .c)
   targets+=("${name//_/-}")
 done
-cmake --build "$BUILD" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" >/dev/null
+# glow-models: the model-zoo networks (utils/gen-models.py) seed the ONNX targets
+cmake --build "$BUILD" -j "$(nproc 2>/dev/null || echo 2)" --target "${targets[@]}" glow-models >/dev/null
 
 for t in "${targets[@]}"; do
   corpus="$BUILD/corpus/$t"
@@ -29,7 +30,7 @@ for t in "${targets[@]}"; do
     cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"
   done
   if [[ "$pattern" == '*.onnx' ]]; then
-    for f in ../shared/models/*.onnx /usr/share/libonnx-testdata/data/node/test_{add,conv,relu,reshape,gemm}*/model.onnx; do
+    for f in "$BUILD"/models/*.onnx /usr/share/libonnx-testdata/data/node/test_{add,conv,relu,reshape,gemm}*/model.onnx; do
       [ -f "$f" ] && cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"
     done
   fi
