@@ -50,6 +50,14 @@ void stages_add(struct stages *s, const char *name, double seconds)
 	s->last += seconds;
 }
 
+void stages_split(struct stages *s, const char *from, const char *to, double seconds)
+{
+	if (!s->on || seconds <= 0)
+		return;
+	add(s, from, -seconds);
+	add(s, to, seconds);
+}
+
 void stages_report(const struct stages *s, const char *tool)
 {
 	if (!s->on)

@@ -33,6 +33,9 @@ void stages_mark(struct stages *s, const char *name);
 /* Adds seconds measured elsewhere (a backend's C compile) to stage `name`
  * and takes them off the next mark's stage, which contained them. */
 void stages_add(struct stages *s, const char *name, double seconds);
+/* Moves seconds of stage `from` to stage `to` (a part measured inside it:
+ * the memory plan within the pass pipeline). */
+void stages_split(struct stages *s, const char *from, const char *to, double seconds);
 /* The report, on stderr (nothing when off). */
 void stages_report(const struct stages *s, const char *tool);
 

@@ -163,6 +163,10 @@ static int run(struct llc_options *o, struct diag *d)
 		ir_module_set_base_dir(m, in);
 		int prc = pm_run(&pm, m);
 		stages_mark(&st, "passes");
+		/* the memory plan is a pass; -time shows it as its own stage */
+		const struct pm_pass *plan = pm_find_pass(&ir_pass_registry, "plan-memory", strlen("plan-memory"));
+		if (plan && pm.seconds)
+			stages_split(&st, "passes", "plan", pm.seconds[plan - ir_pass_registry.passes]);
 		if (prc == 0) {
 			if (o->print_plan)
 				print_plans(m);
