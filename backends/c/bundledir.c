@@ -62,6 +62,21 @@ struct written {
 	size_t n;
 };
 
+/* Whether entry `name` is one of the files a bundle called bname consists
+ * of (written or not this time: a NAME_main.c of an earlier -emit-main
+ * must not outlive its bundle). */
+static bool bundle_file(const char *bname, const char *name)
+{
+	static const char *const suffixes[] = {".h", ".c", ".weights.bin", "_main.c"};
+	size_t l = strlen(bname);
+	if (strncmp(name, bname, l) != 0)
+		return false;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(suffixes); i++)
+		if (!strcmp(name + l, suffixes[i]))
+			return true;
+	return false;
+}
+
 static bool written_has(const struct written *w, const char *tmpdir, const char *name)
 {
 	size_t l = strlen(tmpdir);
@@ -83,7 +98,8 @@ struct moved {
  * hard links (the old directory stays whole until the swap), anything
  * else (a subdirectory, a symbolic link) renamed, which undo_moves
  * reverses. */
-static int carry_over(const char *dir, const char *tmp, struct written *w, struct moved *mv, struct diag *d)
+static int carry_over(const char *dir, const char *tmp, const struct cbackend_bundle *bs, size_t nb,
+		      struct written *w, struct moved *mv, struct diag *d)
 {
 	DIR *dd = opendir(dir);
 	if (!dd) {
@@ -92,7 +108,10 @@ static int carry_over(const char *dir, const char *tmp, struct written *w, struc
 	}
 	int rc = 0;
 	for (struct dirent *e; rc == 0 && (e = readdir(dd));) {
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || written_has(w, tmp, e->d_name))
+		bool ours = written_has(w, tmp, e->d_name);
+		for (size_t i = 0; i < nb && !ours; i++)
+			ours = bundle_file(bs[i].name, e->d_name);
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || ours)
 			continue;
 		char *from = path_join(dir, e->d_name), *to = path_join(tmp, e->d_name);
 		struct stat st;
@@ -220,7 +239,7 @@ int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir, con
 		rc = cbackend_write_bundle(&bs[i], tmp, o && o->embed_weights, &w.files, &w.handles, &w.n, d);
 	struct moved mv = {NULL, NULL, 0};
 	if (rc == 0 && exists)
-		rc = carry_over(dir, tmp, &w, &mv, d);
+		rc = carry_over(dir, tmp, bs, n, &w, &mv, d);
 	if (rc == 0 && exists)
 		rc = swap_in(tmp, dir, base, &old, d);
 	else if (rc == 0 && rename(tmp, dir) != 0) {
