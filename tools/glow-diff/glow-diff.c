@@ -6,6 +6,7 @@
  *   glow-diff [options] A.glow (-passes=a,b,c | -O0..-O3) [-convert-to-fp16|-convert-to-bf16]
  *             [-keep-float=Kind,...] [-seed N] [-runs K] [-rtol X] [-atol X]
  *             [-randomize-constants] [-mode=infer|train] [-backend=interpreter|c]
+ *             [-o REPORT] [-time]
  *
  * The module is parsed twice: the original, and a copy the pipeline runs on
  * (the passes and pipelines of glow-opt, lib/passes). -convert-to-fp16 and
@@ -42,11 +43,14 @@
  * uniform in +-0.1 when v is 0. Integer, index and bool constants are left
  * alone (they may be indices or shapes).
  *
- * Comparison: float kinds (quantized kinds by their real values) match
- * when |a - b| <= atol + rtol * |b| (b: the original's value; NaN equals
- * NaN); integer, index and bool kinds exactly. Each output prints one line
- * with its worst element; the exit status is 1 after a mismatch or an
- * error, else 0.
+ * Comparison (lib/tensor, the rule and the -rtol/-atol defaults of
+ * glow-run: 1e-3, 1e-5): float kinds (quantized kinds by their real
+ * values) match when |a - b| <= atol + rtol * |b| (b: the original's value;
+ * NaN equals NaN); integer, index and bool kinds exactly. Each output
+ * prints one line with its worst element, on stdout or, whole, into the
+ * file -o names (also after a mismatch; not after an error); the exit
+ * status is 1 after a mismatch or an error, else 0. -time reports each
+ * stage's seconds on stderr.
  */
 #include "backends/backend.h"
 #include "backends/c/cbackend.h"

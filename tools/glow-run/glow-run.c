@@ -1,9 +1,10 @@
 /* glow-run - executes an instruction IR function on real tensors with the
- * interpreter backend.
+ * interpreter backend or compiled C.
  *
- *   glow-run PROG.gir [-func=@name] [-input NAME=FILE ...] [-output-dir D]
- *            [-output-format=pb|npy] [-print] [-expected NAME=FILE ...]
- *            [-expected-dir D] [-rtol=X] [-atol=X] [-ignore-memory-plan]
+ *   glow-run PROG.gir [-func=@name] [-input NAME=FILE ...] [-o FILE]
+ *            [-output-dir D] [-output-format=pb|npy] [-print] [-print-full]
+ *            [-print-signature] [-expected NAME=FILE ...] [-expected-dir D]
+ *            [-rtol=X] [-atol=X] [-ignore-memory-plan] [-time]
  *            [-backend=interpreter|c] [-gemm=builtin|openblas] [-winograd=auto|off|f2|f4]
  *
  * Inputs and outputs are the function's placeholders (mutable weights) by
@@ -12,16 +13,25 @@
  * -input; every mutable weight the program writes is an output. Input files
  * are .npy or ONNX TensorProto .pb (lib/import/onnx/tensorio.h) and must
  * match the placeholder's type exactly (quantized kinds: their integers).
+ * -print-signature lists them (lib/tensor) and exits without running.
  *
  * Outputs, in declaration order: printed with -print (also the default when
- * no other destination is given), written to -output-dir as NAME.pb or
- * NAME.npy (every character of NAME other than a letter, digit, '_', '.'
- * or '-' becomes '_'), compared with -expected / -expected-dir files. The
- * comparison passes when |got - expected| <= atol + rtol * |expected| for
- * float kinds (quantized kinds compare their real values), NaN equals NaN,
- * and integer, index and bool kinds are equal exactly. -expected-dir finds
- * D/NAME.pb, D/NAME.npy, or a .pb file in D whose TensorProto name is NAME
- * (the layout of ONNX test data sets).
+ * no other destination is given; lib/tensor's text, tensors over 1000
+ * elements summarized unless -print-full, quantized ones with their real
+ * values too), printed into FILE with -o FILE, or written as one tensor
+ * file with -o FILE.npy / FILE.pb (a program of one output), written to
+ * -output-dir as NAME.pb or NAME.npy (every character of NAME other than a
+ * letter, digit, '_', '.' or '-' becomes '_'), compared with -expected /
+ * -expected-dir files. The comparison (lib/tensor, shared with glow-diff)
+ * passes when |got - expected| <= atol + rtol * |expected| for float kinds
+ * (quantized kinds compare their real values; defaults rtol 1e-3, atol
+ * 1e-5), NaN equals NaN, and integer, index and bool kinds are equal
+ * exactly. -expected-dir finds D/NAME.pb, D/NAME.npy, or a .pb file in D
+ * whose TensorProto name is NAME (the layout of ONNX test data sets).
+ *
+ * Sizes come from the program, so an allocation that fails (the memory
+ * plan, a buffer, an output) is reported with the size and ends with
+ * status 1. -time reports each stage's seconds on stderr (lib/tensor/stages.h).
  *
  * Exit status: 0; 1 after an error or a mismatch.
  */
@@ -31,7 +41,6 @@
 #include "import/onnx/tensorio.h"
 #include "ir/ir.h"
 #include "support/cl.h"
-#include "support/fp16.h"
 #include "support/io.h"
 #include "support/util.h"
 #include "tensor/stages.h"
@@ -40,7 +49,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
