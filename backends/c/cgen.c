@@ -72,7 +72,13 @@ size_t cg_blob_add(struct cg *g, const void *p, size_t n)
 uint8_t *cg_weight_data(struct cg *g, struct ir_weight *w)
 {
 	uint64_t n = type_bytes(w->v.type);
-	uint8_t *p = xmalloc((size_t)n + 1);
+	/* the size is the program's (a splat needs no bytes in the file) */
+	uint8_t *p = n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
+	if (!p) {
+		diag_error(g->d, w->v.loc, "cannot allocate the contents of %%%s: %" PRIu64 " bytes", w->v.name, n);
+		g->errors++;
+		return NULL;
+	}
 	if (interp_weight_init(g->f->mod, w, p, g->d) != 0) {
 		free(p);
 		g->errors++;
