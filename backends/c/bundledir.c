@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,9 +199,18 @@ static int swap_in(const char *tmp, const char *dir, const char *base, char **ol
 	return 0;
 }
 
-int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir, const struct cbackend_options *o,
+int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir_arg, const struct cbackend_options *o,
 		       struct diag *d)
 {
+	/* a symbolic link to the bundle directory: the directory it names is
+	 * replaced, the link stays (swapping the link itself would leave the
+	 * old bundle where the link pointed, and removing "the old one" through
+	 * the link would empty the target) */
+	struct stat lst;
+	char *resolved = NULL;
+	if (lstat(dir_arg, &lst) == 0 && S_ISLNK(lst.st_mode))
+		resolved = realpath(dir_arg, NULL);
+	const char *dir = resolved ? resolved : dir_arg;
 	/* everything generated before anything is written */
 	double t0 = now_seconds();
 	struct cbackend_bundle *bs = xcalloc(n + 1, sizeof *bs);
@@ -271,6 +281,7 @@ int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir, con
 	free(old);
 	free(tmp);
 	free(base);
+	free(resolved);
 	for (size_t i = 0; i < n; i++)
 		cbackend_bundle_free(&bs[i]);
 	free(bs);

@@ -125,6 +125,14 @@ static void cc_on_signal(int sig)
 	if (child > 0) {
 		kill(-child, SIGKILL);
 		waitpid(child, NULL, 0);
+		/* the driver's own children (assembler, linker) are not ours to
+		 * wait for: give them a moment to die, so none writes into the
+		 * directory after it is removed (bounded: a zombie nobody reaps
+		 * stays in the group) */
+		for (int i = 0; i < 100 && kill(-child, 0) == 0; i++) {
+			struct timespec ts = {0, 10000000};
+			nanosleep(&ts, NULL);
+		}
 	}
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(cc_signals); i++)
 		if (cc_signals[i] == sig)
@@ -162,8 +170,16 @@ static int run_compiler(const char *cmd, const char *what, struct diag *d)
 	bool tty = isatty(fileno(err));
 	fflush(NULL); /* nothing buffered is written twice by the child */
 	cc_hook(true);
+	/* blocked from before the fork until cc_child is set, so the handler
+	 * always knows the compiler it must stop */
+	sigset_t block, old;
+	sigemptyset(&block);
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(cc_signals); i++)
+		sigaddset(&block, cc_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &old);
 	pid_t pid = fork();
 	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		cc_hook(false);
 		diag_error(d, LOC_NONE, "cannot start the C compiler: %s", strerror(errno));
 		return -1;
@@ -173,11 +189,13 @@ static int run_compiler(const char *cmd, const char *what, struct diag *d)
 		for (size_t i = 0; i < GLOW_ARRAY_SIZE(cc_signals); i++)
 			if (cc_hooked[i])
 				signal(cc_signals[i], SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
 		_exit(127);
 	}
 	setpgid(pid, pid); /* also here: the handler may kill the group before the child ran */
 	cc_child = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	double t0 = now_seconds();
 	bool shown = false;
 	int status = -1;

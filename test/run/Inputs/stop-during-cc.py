@@ -28,13 +28,21 @@ proc.send_signal(sig)
 rc = proc.wait()
 print("status: signal %d" % -rc if rc < 0 else "status: exit %d" % rc)
 print("left: " + " ".join(sorted(os.listdir(tmpdir))))
-alive = False
-if pid:
+
+
+def alive(pid):
     try:
         os.kill(pid, 0)
         # a zombie waiting for its parent to reap it has stopped too
         with open("/proc/%d/stat" % pid) as f:
-            alive = f.read().rsplit(")", 1)[1].split()[0] != "Z"
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (ProcessLookupError, FileNotFoundError):
-        pass
-print("compiler: " + ("running" if alive else "stopped"))
+        return False
+
+
+# a process killed by a signal may take a moment to die (the compiler
+# started by the shell is a grandchild the tool does not wait for)
+deadline = time.time() + 10
+while pid and alive(pid) and time.time() < deadline:
+    time.sleep(0.05)
+print("compiler: " + ("running" if pid and alive(pid) else "stopped"))
