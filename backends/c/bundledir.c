@@ -155,13 +155,16 @@ static void undo_moves(struct moved *mv, bool undo)
 	free(mv->to);
 }
 
-/* Puts directory tmp in the place of the existing directory dir; on
- * success the old contents are at *old (to remove; malloc'd, may equal
- * tmp). Returns 0, or -1 after reporting with dir unchanged. */
+/* Puts directory tmp in the place of the existing directory base (dir as
+ * given, for messages, without trailing slashes); on success the old
+ * contents are at *old (to remove; malloc'd, may equal tmp). Returns 0, or
+ * -1 after reporting with dir unchanged. (Without the exchange, a signal
+ * between the two renames leaves the old bundle at DIR.old-XXXXXX, not
+ * removed: it is the user's last good one.) */
 static int swap_in(const char *tmp, const char *dir, const char *base, char **old, struct diag *d)
 {
 #ifdef RENAME_EXCHANGE
-	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, base, RENAME_EXCHANGE) == 0) {
 		*old = xstrdup(tmp);
 		return 0;
 	}
@@ -181,7 +184,7 @@ static int swap_in(const char *tmp, const char *dir, const char *base, char **ol
 		return -1;
 	}
 	int h = cleanup_add_dir(aside);
-	if (rename(dir, aside) != 0) {
+	if (rename(base, aside) != 0) {
 		diag_error(d, LOC_NONE, "cannot replace directory '%s': %s", dir, strerror(errno));
 		rmdir(aside);
 		cleanup_remove(h);
@@ -189,9 +192,9 @@ static int swap_in(const char *tmp, const char *dir, const char *base, char **ol
 		return -1;
 	}
 	cleanup_remove(h); /* now the old bundle: not to be removed by a signal */
-	if (rename(tmp, dir) != 0) {
+	if (rename(tmp, base) != 0) {
 		diag_error(d, LOC_NONE, "cannot replace directory '%s': %s", dir, strerror(errno));
-		rename(aside, dir);
+		rename(aside, base);
 		free(aside);
 		return -1;
 	}
@@ -252,7 +255,7 @@ int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir_arg,
 		rc = carry_over(dir, tmp, bs, n, &w, &mv, d);
 	if (rc == 0 && exists)
 		rc = swap_in(tmp, dir, base, &old, d);
-	else if (rc == 0 && rename(tmp, dir) != 0) {
+	else if (rc == 0 && rename(tmp, base) != 0) {
 		diag_error(d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
 		rc = -1;
 	}
