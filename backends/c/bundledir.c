@@ -133,7 +133,8 @@ static int carry_over(const char *dir, const char *tmp, const struct cbackend_bu
 			mv->from[mv->n] = from;
 			mv->to[mv->n++] = to;
 		} else {
-			diag_error(d, LOC_NONE, "cannot keep '%s' in the new bundle directory: %s", from, strerror(errno));
+			diag_error(d, LOC_NONE, "cannot keep '%s' in the new bundle directory: %s", from,
+				   strerror(errno));
 			free(from);
 			free(to);
 			rc = -1;

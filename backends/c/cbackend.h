@@ -25,7 +25,8 @@
  * directory. The regions are allocated before anything is written, the
  * directory and its files are registered with support/cleanup.h (a signal
  * during the build removes them, and stops the compiler), and every error
- * path removes them; on a terminal, stderr shows the compile's progress. cbackend_openblas_backend is the same backend generating with
+ * path removes them; on a terminal, stderr shows the compile's progress.
+ * cbackend_openblas_backend is the same backend generating with
  * -gemm=openblas (its shared objects are linked with -lopenblas).
  *
  * Library code: reports through struct diag, never exits.
