@@ -77,11 +77,11 @@ static int emit_c(struct llc_options *o, struct ir_module *m, struct stages *st,
 	return rc ? 1 : 0;
 }
 
-/* Every function's inputs and outputs, on stdout. */
-static int print_signatures(struct ir_module *m, struct diag *d)
+/* Every function's inputs and outputs, to path ("-": stdout). */
+static int print_signatures(struct ir_module *m, const char *path, struct diag *d)
 {
 	struct ostream out;
-	if (ostream_open(&out, "-", d))
+	if (ostream_open(&out, path, d))
 		return 1;
 	for (size_t i = 0; i < m->nfuncs; i++)
 		tensor_print_signature(&out, m->funcs[i]);
@@ -158,7 +158,7 @@ static int run(struct llc_options *o, struct diag *d)
 	int status = 1;
 	if (m && o->print_signature) {
 		/* the program as given: no pass runs */
-		status = print_signatures(m, d);
+		status = print_signatures(m, o->output, d);
 	} else if (m) {
 		ir_module_set_base_dir(m, in);
 		int prc = pm_run(&pm, m);
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 		{"print-memory-plan", CL_FLAG, &o.print_plan, NULL,
 		 "Report each buffer's region, offset and size, the arena and its lower bound (stderr)", 0, NULL},
 		{"print-signature", CL_FLAG, &o.print_signature, NULL,
-		 "List every function's inputs and outputs with their types (stdout), then exit", 0, NULL},
+		 "List every function's inputs and outputs with their types (to -o, default stdout), then exit", 0, NULL},
 		{"time", CL_FLAG, &o.time, NULL,
 		 "Report the seconds of each stage (read, passes, code generation, write) on stderr", 0, NULL},
 		PM_CLI_VERIFY_OPT(&o.pm),

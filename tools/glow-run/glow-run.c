@@ -492,8 +492,9 @@ static int run_tool(struct run_options *o, struct diag *d)
 	if (!r.f)
 		goto out;
 	if (o->print_signature) {
+		/* the signature is this run's only result: -o FILE takes it */
 		struct ostream os;
-		if (ostream_open(&os, "-", d) == 0) {
+		if (ostream_open(&os, o->output ? o->output : "-", d) == 0) {
 			tensor_print_signature(&os, r.f);
 			status = ostream_commit(&os, d) ? 1 : 0;
 		}
