@@ -22,7 +22,11 @@
  * with the system C compiler and loads it; run binds placeholders and calls
  * NAME_run. The compiler is $GLOW_CC (default "cc"), its flags
  * $GLOW_CFLAGS (default "-O3 -march=native"); $GLOW_CBACKEND_KEEP keeps the
- * directory. cbackend_openblas_backend is the same backend generating with
+ * directory. The regions are allocated before anything is written, the
+ * directory and its files are registered with support/cleanup.h (a signal
+ * during the build removes them, and stops the compiler), and every error
+ * path removes them; on a terminal, stderr shows the compile's progress.
+ * cbackend_openblas_backend is the same backend generating with
  * -gemm=openblas (its shared objects are linked with -lopenblas).
  *
  * Library code: reports through struct diag, never exits.
@@ -59,6 +63,10 @@ struct cbackend_options {
 	bool emit_main;      /* also write NAME_main.c */
 	int gemm;            /* CBACKEND_GEMM_* */
 	int winograd;        /* CBACKEND_WINO_* */
+	/* compile (cbackend_backend) only: where to add the seconds spent
+	 * generating the bundle and compiling it with the C compiler (for
+	 * -time), or NULL */
+	double *gen_seconds, *cc_seconds;
 };
 
 /* A bundle in memory (every buffer malloc'd; cbackend_bundle_free). */
@@ -68,6 +76,7 @@ struct cbackend_bundle {
 	char *main_src;          /* NAME_main.c, or NULL */
 	uint8_t *weights;        /* the constants region */
 	size_t weights_size;
+	uint64_t mutable_size, activations_size; /* the other two regions */
 };
 
 /* Generates the bundle of f (verified). Returns 0, or -1 after reporting
@@ -79,6 +88,28 @@ void cbackend_bundle_free(struct cbackend_bundle *b);
 /* Generates the bundle of f and writes its files into dir (which must
  * exist). Returns 0, or -1 after reporting. */
 int cbackend_emit_bundle(struct ir_func *f, const char *dir, const struct cbackend_options *o, struct diag *d);
+
+/* Writes the files of bundle b into dir (which must exist), each whole or
+ * not at all; the paths of the files written are appended to *files
+ * (malloc'd strings, *nfiles counting them) when files is not NULL, and
+ * each is registered with support/cleanup.h while it is there (handles in
+ * the same order in *handles). Returns 0, or -1 after reporting. */
+int cbackend_write_bundle(const struct cbackend_bundle *b, const char *dir, bool embed_weights, char ***files,
+			  int **handles, size_t *nfiles, struct diag *d);
+
+/* Writes the bundles of the n functions fs into directory dir as one
+ * change: every bundle is generated first, written into a temporary
+ * directory beside dir, and swapped into place (the exchange is atomic
+ * where the system has renameat2's RENAME_EXCHANGE; elsewhere the old
+ * directory is renamed aside, the new one renamed in, the old one
+ * removed). Other regular files already in dir are kept (hard-linked into
+ * the new directory); a subdirectory or other non-regular entry there is
+ * an error. On any failure, dir is left as it was and the temporary
+ * directory is removed, also when a signal stops the process
+ * (support/cleanup.h). o->gen_seconds, when set, receives the seconds
+ * spent generating. Returns 0, or -1 after reporting. */
+int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir, const struct cbackend_options *o,
+		       struct diag *d);
 
 extern const struct backend cbackend_backend;
 extern const struct backend cbackend_openblas_backend;

@@ -5,22 +5,32 @@
  * their offsets, calls NAME_run and copies outputs back.
  *
  * The compiler is $GLOW_CC (default cc) with $GLOW_CFLAGS (default
- * "-O3 -march=native"); the directory is removed by destroy unless
- * $GLOW_CBACKEND_KEEP is set (its path is then printed as a note). The
+ * "-O3 -march=native"), run by /bin/sh in a process group of its own; the
+ * directory is removed by destroy and on every error path unless
+ * $GLOW_CBACKEND_KEEP is set (its path is then printed as a note), and by
+ * support/cleanup.h when a signal stops the process (the compiler is
+ * stopped first). The regions are allocated before the bundle is written,
+ * so a memory plan too large for the machine costs no compile. The
  * backend cbackend_openblas_backend generates with -gemm=openblas and
  * links the object with -lopenblas. The graph-side questions (supported
  * kinds, lowering) are the interpreter's: the two backends run the same
  * instruction IR.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "backends/c/cbackend.h"
+#include "backends/c/cgen.h"
 #include "backends/interpreter/interp.h"
+#include "support/cleanup.h"
 #include "support/util.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* the placeholder table of a bundle (NAME.h) */
@@ -37,6 +47,10 @@ typedef void (*cb_init_fn)(const uint8_t *, uint8_t *);
 
 struct backend_compiled {
 	char *dir;
+	int dir_handle;     /* support/cleanup.h handle of dir */
+	char **files;       /* the files written into dir (registered too) */
+	int *handles;
+	size_t nfiles;
 	void *so;
 	cb_run_fn run;
 	cb_init_fn init;
@@ -45,7 +59,10 @@ struct backend_compiled {
 	size_t size[3];
 };
 
-static const char *const file_names[] = {"prog.c", "prog.h", "prog.weights.bin", "prog.so"};
+static bool keep_dir(void)
+{
+	return getenv("GLOW_CBACKEND_KEEP") != NULL;
+}
 
 static void cb_destroy(struct backend_compiled *c)
 {
@@ -55,28 +72,160 @@ static void cb_destroy(struct backend_compiled *c)
 		dlclose(c->so);
 	for (int i = 0; i < 3; i++)
 		free(c->region[i]);
-	if (c->dir && !getenv("GLOW_CBACKEND_KEEP")) {
-		for (size_t i = 0; i < GLOW_ARRAY_SIZE(file_names); i++) {
-			size_t n = strlen(c->dir) + strlen(file_names[i]) + 2;
-			char *p = xmalloc(n);
-			snprintf(p, n, "%s/%s", c->dir, file_names[i]);
-			remove(p);
-			free(p);
-		}
-		rmdir(c->dir);
+	if (c->dir && !keep_dir())
+		cg_remove_dir(c->dir);
+	/* forgotten only now: until the directory is gone, a signal must
+	 * still remove it */
+	for (size_t i = 0; i < c->nfiles; i++) {
+		cleanup_remove(c->handles[i]);
+		free(c->files[i]);
 	}
+	if (c->dir)
+		cleanup_remove(c->dir_handle);
+	free(c->files);
+	free(c->handles);
 	free(c->dir);
 	free(c);
 }
 
-static uint8_t *aligned_region(size_t n)
+/* A zeroed region of n bytes (at least 64, a multiple of 64), 64-byte
+ * aligned, or NULL when it cannot be had. */
+static uint8_t *aligned_region(uint64_t n)
 {
-	size_t sz = (n + 64) / 64 * 64;
+	if (n > SIZE_MAX - 128)
+		return NULL;
+	size_t sz = (size_t)(n + 64) / 64 * 64;
 	uint8_t *p = aligned_alloc(64, sz);
-	if (!p)
-		unreachable("out of memory");
-	memset(p, 0, sz);
+	if (p)
+		memset(p, 0, sz);
 	return p;
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- the C compiler as a child process ---- */
+
+/* While the compiler runs, the stopping signals first stop it (its whole
+ * process group: the driver and the assembler or linker it started), then
+ * go on to the handler that was there before (support/cleanup.h's, which
+ * removes the bundle directory, or the default action). */
+static const int cc_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+static struct sigaction cc_saved[GLOW_ARRAY_SIZE(cc_signals)];
+static bool cc_hooked[GLOW_ARRAY_SIZE(cc_signals)];
+static volatile sig_atomic_t cc_child;
+
+static void cc_on_signal(int sig)
+{
+	pid_t child = (pid_t)cc_child;
+	if (child > 0) {
+		kill(-child, SIGKILL);
+		waitpid(child, NULL, 0);
+		/* the driver's own children (assembler, linker) are not ours to
+		 * wait for: give them a moment to die, so none writes into the
+		 * directory after it is removed (bounded: a zombie nobody reaps
+		 * stays in the group) */
+		for (int i = 0; i < 100 && kill(-child, 0) == 0; i++) {
+			struct timespec ts = {0, 10000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(cc_signals); i++)
+		if (cc_signals[i] == sig)
+			sigaction(sig, &cc_saved[i], NULL);
+	/* blocked until this handler returns, then delivered to the saved one */
+	raise(sig);
+}
+
+static void cc_hook(bool on)
+{
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(cc_signals); i++) {
+		if (!on) {
+			if (cc_hooked[i])
+				sigaction(cc_signals[i], &cc_saved[i], NULL);
+			cc_hooked[i] = false;
+			continue;
+		}
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = cc_on_signal;
+		sigfillset(&sa.sa_mask);
+		if (sigaction(cc_signals[i], NULL, &cc_saved[i]) != 0 || cc_saved[i].sa_handler == SIG_IGN)
+			continue; /* ignored from the start (nohup): so is it here */
+		cc_hooked[i] = sigaction(cc_signals[i], &sa, NULL) == 0;
+	}
+}
+
+/* Runs cmd with /bin/sh (the compiler and flags come from the environment
+ * as shell words) in a process group of its own; on a terminal, stderr
+ * shows the seconds so far once the build takes longer than half a second.
+ * Returns the wait status, or -1 after reporting. */
+static int run_compiler(const char *cmd, const char *what, struct diag *d)
+{
+	FILE *err = d->out ? d->out : stderr;
+	bool tty = isatty(fileno(err));
+	fflush(NULL); /* nothing buffered is written twice by the child */
+	cc_hook(true);
+	/* blocked from before the fork until cc_child is set, so the handler
+	 * always knows the compiler it must stop */
+	sigset_t block, old;
+	sigemptyset(&block);
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(cc_signals); i++)
+		sigaddset(&block, cc_signals[i]);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	pid_t pid = fork();
+	if (pid < 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		cc_hook(false);
+		diag_error(d, LOC_NONE, "cannot start the C compiler: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		for (size_t i = 0; i < GLOW_ARRAY_SIZE(cc_signals); i++)
+			if (cc_hooked[i])
+				signal(cc_signals[i], SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	setpgid(pid, pid); /* also here: the handler may kill the group before the child ran */
+	cc_child = pid;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	double t0 = now_seconds();
+	bool shown = false;
+	int status = -1;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, tty ? WNOHANG : 0);
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR) {
+			diag_error(d, LOC_NONE, "waiting for the C compiler: %s", strerror(errno));
+			status = -1;
+			break;
+		}
+		double t = now_seconds() - t0;
+		if (tty && t >= 0.5) {
+			fprintf(err, "\r%s: compiling %s... %.1f s", d->prog, what, t);
+			fflush(err);
+			shown = true;
+		}
+		if (tty) {
+			struct timespec ts = {0, 100000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	cc_child = 0;
+	cc_hook(false);
+	if (shown) {
+		fputs("\r\033[K", err); /* the progress line goes away */
+		fflush(err);
+	}
+	return status;
 }
 
 static struct backend_compiled *cb_compile(const struct backend *b, struct ir_func *f,
@@ -84,45 +233,85 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 {
 	struct cbackend_options co = {"prog", false, false,
 				      b == &cbackend_openblas_backend ? CBACKEND_GEMM_OPENBLAS : CBACKEND_GEMM_BUILTIN,
-				      CBACKEND_WINO_AUTO};
-	if (o && o->specific) {
-		const struct cbackend_options *s = o->specific;
+				      CBACKEND_WINO_AUTO, NULL, NULL};
+	const struct cbackend_options *s = o ? o->specific : NULL;
+	if (s) {
 		co.gemm = s->gemm;
 		co.winograd = s->winograd;
 	}
+	double t0 = now_seconds();
 	struct cbackend_bundle bundle;
 	if (cbackend_generate(f, &co, &bundle, d) != 0)
 		return NULL;
 	struct backend_compiled *c = xcalloc(1, sizeof *c);
+	/* the regions first: a plan too large for this machine is reported
+	 * before anything is written or compiled */
+	c->size[0] = bundle.weights_size;
+	uint64_t sizes[3] = {bundle.weights_size, bundle.mutable_size, bundle.activations_size};
+	for (int k = 0; k < 3; k++) {
+		c->region[k] = aligned_region(sizes[k]);
+		if (!c->region[k]) {
+			uint64_t total = sizes[0];
+			total = total > UINT64_MAX - sizes[1] ? UINT64_MAX : total + sizes[1];
+			total = total > UINT64_MAX - sizes[2] ? UINT64_MAX : total + sizes[2];
+			diag_error(d, f->plan.present ? f->plan.loc : f->loc,
+				   "cannot allocate the memory plan of @%s: %s%" PRIu64 " bytes (constants %" PRIu64
+				   ", mutable %" PRIu64 ", activations %" PRIu64 ")",
+				   f->name, total == UINT64_MAX ? "over " : "", total, sizes[0], sizes[1], sizes[2]);
+			goto fail;
+		}
+	}
+	memcpy(c->region[0], bundle.weights, bundle.weights_size);
 	const char *tmp = getenv("TMPDIR");
-	size_t n = strlen(tmp ? tmp : "/tmp") + 32;
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	size_t n = strlen(tmp) + 32;
 	c->dir = xmalloc(n);
-	snprintf(c->dir, n, "%s/glow-c-XXXXXX", tmp ? tmp : "/tmp");
+	snprintf(c->dir, n, "%s/glow-c-XXXXXX", tmp);
 	if (!mkdtemp(c->dir)) {
-		diag_error(d, LOC_NONE, "cannot create a temporary directory '%s'", c->dir);
+		diag_error(d, LOC_NONE, "cannot create a temporary directory '%s': %s", c->dir, strerror(errno));
 		free(c->dir);
 		c->dir = NULL;
 		goto fail;
 	}
-	if (cbackend_emit_bundle(f, c->dir, &co, d) != 0)
+	c->dir_handle = cleanup_add_dir(c->dir);
+	if (cbackend_write_bundle(&bundle, c->dir, false, &c->files, &c->handles, &c->nfiles, d) != 0)
 		goto fail;
+	size_t pn = strlen(c->dir) + 16;
+	char *so = xmalloc(pn);
+	snprintf(so, pn, "%s/prog.so", c->dir);
+	/* registered before the compiler makes it */
+	c->files = xrealloc(c->files, (c->nfiles + 1) * sizeof *c->files);
+	c->handles = xrealloc(c->handles, (c->nfiles + 1) * sizeof *c->handles);
+	c->files[c->nfiles] = so;
+	c->handles[c->nfiles++] = cleanup_add_file(so);
+	double t1 = now_seconds();
+	if (s && s->gen_seconds)
+		*s->gen_seconds += t1 - t0;
 	const char *cc = getenv("GLOW_CC"), *cflags = getenv("GLOW_CFLAGS");
 	size_t cn = strlen(c->dir) * 2 + 256 + (cc ? strlen(cc) : 0) + (cflags ? strlen(cflags) : 0);
 	char *cmd = xmalloc(cn);
 	snprintf(cmd, cn, "%s %s -std=c11 -shared -fPIC -o '%s/prog.so' '%s/prog.c'%s -lm", cc ? cc : "cc",
 		 cflags ? cflags : "-O3 -march=native", c->dir, c->dir,
 		 co.gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "");
-	int rc = system(cmd);
+	char what[256];
+	snprintf(what, sizeof what, "the C bundle of @%s", f->name);
+	int rc = run_compiler(cmd, what, d);
 	free(cmd);
-	if (rc != 0) {
-		diag_error(d, LOC_NONE, "the C compiler failed on the bundle in '%s' (status %d)", c->dir, rc);
+	if (s && s->cc_seconds)
+		*s->cc_seconds += now_seconds() - t1;
+	if (rc == -1)
+		goto fail;
+	if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
+		if (WIFEXITED(rc))
+			diag_error(d, LOC_NONE, "the C compiler failed on the bundle of @%s (exit status %d)", f->name,
+				   WEXITSTATUS(rc));
+		else
+			diag_error(d, LOC_NONE, "the C compiler was stopped by signal %d on the bundle of @%s",
+				   WIFSIGNALED(rc) ? WTERMSIG(rc) : 0, f->name);
 		goto fail;
 	}
-	size_t pn = strlen(c->dir) + 16;
-	char *so = xmalloc(pn);
-	snprintf(so, pn, "%s/prog.so", c->dir);
 	c->so = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-	free(so);
 	if (!c->so) {
 		diag_error(d, LOC_NONE, "cannot load the compiled bundle: %s", dlerror());
 		goto fail;
@@ -137,7 +326,6 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 	}
 	memcpy(&c->run, &r, sizeof r);
 	memcpy(&c->init, &i, sizeof i);
-	c->size[0] = bundle.weights_size;
 	{
 		void *ms = dlsym(c->so, "prog_mutable_size"), *as = dlsym(c->so, "prog_activations_size");
 		if (!ms || !as) {
@@ -146,11 +334,12 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 		}
 		c->size[1] = *(const size_t *)ms;
 		c->size[2] = *(const size_t *)as;
+		if (c->size[1] != bundle.mutable_size || c->size[2] != bundle.activations_size) {
+			diag_error(d, LOC_NONE, "the compiled bundle's region sizes are not the generated ones");
+			goto fail;
+		}
 	}
-	for (int k = 0; k < 3; k++)
-		c->region[k] = aligned_region(c->size[k]);
-	memcpy(c->region[0], bundle.weights, bundle.weights_size);
-	if (getenv("GLOW_CBACKEND_KEEP"))
+	if (keep_dir())
 		diag_note(d, LOC_NONE, "C bundle kept in '%s'", c->dir);
 	cbackend_bundle_free(&bundle);
 	return c;

@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backends/c/cgen.h"
 #include "backends/interpreter/interp.h"
+#include "support/cleanup.h"
 #include "support/util.h"
 
 #include <errno.h>
@@ -71,7 +72,13 @@ size_t cg_blob_add(struct cg *g, const void *p, size_t n)
 uint8_t *cg_weight_data(struct cg *g, struct ir_weight *w)
 {
 	uint64_t n = type_bytes(w->v.type);
-	uint8_t *p = xmalloc((size_t)n + 1);
+	/* the size is the program's (a splat needs no bytes in the file) */
+	uint8_t *p = n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
+	if (!p) {
+		diag_error(g->d, w->v.loc, "cannot allocate the contents of %%%s: %" PRIu64 " bytes", w->v.name, n);
+		g->errors++;
+		return NULL;
+	}
 	if (interp_weight_init(g->f->mod, w, p, g->d) != 0) {
 		free(p);
 		g->errors++;
@@ -514,6 +521,8 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 		}
 		b->weights = g.blob ? g.blob : xmalloc(1);
 		b->weights_size = g.blob_len;
+		b->mutable_size = g.mutable_size;
+		b->activations_size = g.activations_size;
 		g.blob = NULL;
 		b->name = name;
 		name = NULL;
@@ -542,21 +551,45 @@ void cbackend_bundle_free(struct cbackend_bundle *b)
 	memset(b, 0, sizeof *b);
 }
 
-/* Writes dir/NAME+suffix whole or not at all. */
-static int write_file(const char *dir, const char *name, const char *suffix, const void *p, size_t n,
-		      struct diag *d)
+int cbackend_write_bundle(const struct cbackend_bundle *b, const char *dir, bool embed_weights, char ***files,
+			  int **handles, size_t *nfiles, struct diag *d)
 {
-	size_t len = strlen(dir) + strlen(name) + strlen(suffix) + 2;
-	char *path = xmalloc(len);
-	snprintf(path, len, "%s/%s%s", dir, name, suffix);
-	struct ostream o;
-	int rc = -1;
-	if (ostream_open(&o, path, d) == 0) {
-		os_write(&o, p, n);
-		rc = ostream_commit(&o, d) ? -1 : 0;
+	struct {
+		const char *suffix;
+		const void *p;
+		size_t n;
+	} parts[] = {
+		{".h", b->h_src, strlen(b->h_src)},
+		{".c", b->c_src, strlen(b->c_src)},
+		{".weights.bin", embed_weights ? NULL : b->weights, b->weights_size},
+		{"_main.c", b->main_src, b->main_src ? strlen(b->main_src) : 0},
+	};
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(parts); i++) {
+		if (!parts[i].p)
+			continue;
+		size_t len = strlen(dir) + strlen(b->name) + strlen(parts[i].suffix) + 2;
+		char *path = xmalloc(len);
+		snprintf(path, len, "%s/%s%s", dir, b->name, parts[i].suffix);
+		if (files) {
+			/* registered before the stream renames its temporary file
+			 * into place, so no moment leaves the file unprotected */
+			*files = xrealloc(*files, (*nfiles + 1) * sizeof **files);
+			*handles = xrealloc(*handles, (*nfiles + 1) * sizeof **handles);
+			(*files)[*nfiles] = path;
+			(*handles)[(*nfiles)++] = cleanup_add_file(path);
+		}
+		struct ostream o;
+		int rc = ostream_open(&o, path, d);
+		if (rc == 0) {
+			os_write(&o, parts[i].p, parts[i].n);
+			rc = ostream_commit(&o, d);
+		}
+		if (!files)
+			free(path);
+		if (rc)
+			return -1;
 	}
-	free(path);
-	return rc;
+	return 0;
 }
 
 int cbackend_emit_bundle(struct ir_func *f, const char *dir, const struct cbackend_options *o, struct diag *d)
@@ -564,13 +597,7 @@ int cbackend_emit_bundle(struct ir_func *f, const char *dir, const struct cbacke
 	struct cbackend_bundle b;
 	if (cbackend_generate(f, o, &b, d) != 0)
 		return -1;
-	int rc = write_file(dir, b.name, ".h", b.h_src, strlen(b.h_src), d);
-	if (!rc)
-		rc = write_file(dir, b.name, ".c", b.c_src, strlen(b.c_src), d);
-	if (!rc && !(o && o->embed_weights))
-		rc = write_file(dir, b.name, ".weights.bin", b.weights, b.weights_size, d);
-	if (!rc && b.main_src)
-		rc = write_file(dir, b.name, "_main.c", b.main_src, strlen(b.main_src), d);
+	int rc = cbackend_write_bundle(&b, dir, o && o->embed_weights, NULL, NULL, NULL, d);
 	cbackend_bundle_free(&b);
 	return rc;
 }

@@ -1,7 +1,8 @@
 /* cgen.h - the C backend's code generator, shared by its files:
  * cgen.c (the bundle: regions, weights, header, the run function, the
  * driver), cgen_ops.c (one emitter per instruction kind) and cgen_ew.c
- * (fused elementwise loops).
+ * (fused elementwise loops), bundledir.c (a bundle directory replaced
+ * atomically) and cbackend_run.c (the backend behind struct backend).
  *
  * Addresses. Every buffer operand is a byte offset into one of the three
  * regions, which the run function names C (constants), W (mutable weights)
@@ -98,6 +99,10 @@ struct ir_instr *cg_next_real(struct ir_instr *in);
 /* Whether the bytes of v are read by any instruction after `after` (until
  * they are deallocated); weights always count as read. */
 bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v);
+
+/* Removes directory dir and the files in it (one level: the bundle
+ * directories hold no subdirectories); bundledir.c. */
+void cg_remove_dir(const char *dir);
 
 
 #endif

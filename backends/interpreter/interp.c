@@ -72,44 +72,76 @@ static void interp_destroy(struct backend_compiled *c)
 	free(c);
 }
 
+/* A zeroed region of size bytes aligned to max(align, 64), or NULL when
+ * the allocation fails (or its rounded size does not fit a size_t). */
 static uint8_t *region_alloc(uint64_t size, uint64_t align)
 {
 	if (align < 64)
 		align = 64;
+	if (size > SIZE_MAX - align)
+		return NULL;
 	size_t sz = (size_t)((size + align - 1) / align * align);
-	uint8_t *p = aligned_alloc((size_t)align, sz ? sz : (size_t)align);
-	if (!p)
-		unreachable("out of memory");
-	memset(p, 0, sz ? sz : (size_t)align);
+	if (!sz)
+		sz = (size_t)align;
+	uint8_t *p = aligned_alloc((size_t)align, sz);
+	if (p)
+		memset(p, 0, sz);
 	return p;
 }
 
-static uint8_t *block_alloc(struct backend_compiled *c, const struct type *t)
+/* A zeroed block for one buffer of type t, or NULL after reporting: the
+ * size comes from the program, so failing is the user's problem to hear
+ * about, not a crash. */
+static uint8_t *block_alloc(struct backend_compiled *c, const struct ir_value *v, struct diag *d)
 {
+	uint64_t n = type_bytes(v->type);
+	uint8_t *p = n <= SIZE_MAX - 8 ? calloc((size_t)n + 8, 1) : NULL;
+	if (!p) {
+		diag_error(d, v->loc, "cannot allocate buffer %%%s of @%s: %" PRIu64 " bytes", v->name ? v->name : "",
+			   c->f->name, n);
+		return NULL;
+	}
 	c->blocks = xrealloc(c->blocks, (c->nblocks + 1) * sizeof *c->blocks);
-	uint8_t *p = xcalloc((size_t)type_bytes(t) + 8, 1);
 	c->blocks[c->nblocks++] = p;
 	return p;
 }
 
-static int place(struct backend_compiled *c, const struct backend_options *o)
+static int place(struct backend_compiled *c, const struct backend_options *o, struct diag *d)
 {
 	struct ir_func *f = c->f;
 	const struct ir_plan *p = &f->plan;
 	bool plan = p->present && !(o && o->ignore_plan);
 	if (plan) {
 		c->regions[0] = region_alloc(p->constant_size, p->alignment);
-		c->regions[1] = region_alloc(p->mutable_size, p->alignment);
-		c->regions[2] = region_alloc(p->activations_size, p->alignment);
+		c->regions[1] = c->regions[0] ? region_alloc(p->mutable_size, p->alignment) : NULL;
+		c->regions[2] = c->regions[1] ? region_alloc(p->activations_size, p->alignment) : NULL;
+		if (!c->regions[2]) {
+			/* the total as the user compares it with the machine's
+			 * memory; sizes are any 64-bit numbers, so saturate */
+			uint64_t total = p->constant_size;
+			total = total > UINT64_MAX - p->mutable_size ? UINT64_MAX : total + p->mutable_size;
+			total = total > UINT64_MAX - p->activations_size ? UINT64_MAX : total + p->activations_size;
+			diag_error(d, p->loc,
+				   "cannot allocate the memory plan of @%s: %s%" PRIu64 " bytes (constants %" PRIu64
+				   ", mutable %" PRIu64 ", activations %" PRIu64 ")",
+				   f->name, total == UINT64_MAX ? "over " : "", total, p->constant_size,
+				   p->mutable_size, p->activations_size);
+			return -1;
+		}
 	}
 	ir_for_each_weight(f, w) {
-		uint8_t *a = plan ? c->regions[w->is_const ? 0 : 1] + w->offset : block_alloc(c, w->v.type);
+		uint8_t *a = plan ? c->regions[w->is_const ? 0 : 1] + w->offset : block_alloc(c, &w->v, d);
+		if (!a)
+			return -1;
 		set_addr(c, &w->v, a);
 	}
 	ir_for_each_instr(f, in) {
 		if (in->kind != IK_alloc)
 			continue;
-		set_addr(c, &in->v, plan ? c->regions[2] + in->offset : block_alloc(c, in->v.type));
+		uint8_t *a = plan ? c->regions[2] + in->offset : block_alloc(c, &in->v, d);
+		if (!a)
+			return -1;
+		set_addr(c, &in->v, a);
 	}
 	return 0;
 }
@@ -138,8 +170,12 @@ static int init_weights(struct backend_compiled *c, struct diag *d)
 			if (io[j].w == w)
 				c->mut_input[i] = io[j].is_input;
 		if (w->init != IR_INIT_NONE) {
-			c->mut_init[i] = xmalloc((size_t)type_bytes(w->v.type) + 1);
-			if (interp_weight_init(f->mod, w, c->mut_init[i], d)) {
+			uint64_t n = type_bytes(w->v.type);
+			c->mut_init[i] = n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
+			if (!c->mut_init[i])
+				diag_error(d, w->v.loc, "cannot allocate the initial value of %%%s: %" PRIu64 " bytes",
+					   w->v.name, n);
+			if (!c->mut_init[i] || interp_weight_init(f->mod, w, c->mut_init[i], d)) {
 				free(io);
 				return -1;
 			}
@@ -166,7 +202,7 @@ static struct backend_compiled *interp_compile(const struct backend *b, struct i
 			ok = false;
 		}
 	}
-	if (!ok || place(c, o) || init_weights(c, d)) {
+	if (!ok || place(c, o, d) || init_weights(c, d)) {
 		interp_destroy(c);
 		return NULL;
 	}

@@ -6,6 +6,7 @@
  *   glow-diff [options] A.glow (-passes=a,b,c | -O0..-O3) [-convert-to-fp16|-convert-to-bf16]
  *             [-keep-float=Kind,...] [-seed N] [-runs K] [-rtol X] [-atol X]
  *             [-randomize-constants] [-mode=infer|train] [-backend=interpreter|c]
+ *             [-o REPORT] [-time]
  *
  * The module is parsed twice: the original, and a copy the pipeline runs on
  * (the passes and pipelines of glow-opt, lib/passes). -convert-to-fp16 and
@@ -42,13 +43,17 @@
  * uniform in +-0.1 when v is 0. Integer, index and bool constants are left
  * alone (they may be indices or shapes).
  *
- * Comparison: float kinds (quantized kinds by their real values) match
- * when |a - b| <= atol + rtol * |b| (b: the original's value; NaN equals
- * NaN); integer, index and bool kinds exactly. Each output prints one line
- * with its worst element; the exit status is 1 after a mismatch or an
- * error, else 0.
+ * Comparison (lib/tensor, the rule and the -rtol/-atol defaults of
+ * glow-run: 1e-3, 1e-5): float kinds (quantized kinds by their real
+ * values) match when |a - b| <= atol + rtol * |b| (b: the original's value;
+ * NaN equals NaN); integer, index and bool kinds exactly. Each output
+ * prints one line with its worst element, on stdout or, whole, into the
+ * file -o names (also after a mismatch; not after an error); the exit
+ * status is 1 after a mismatch or an error, else 0. -time reports each
+ * stage's seconds on stderr.
  */
 #include "backends/backend.h"
+#include "backends/c/cbackend.h"
 #include "backends/interpreter/interp.h"
 #include "irgen/irgen.h"
 #include "iropt/iropt.h"
@@ -59,6 +64,8 @@
 #include "support/hashmap.h"
 #include "support/io.h"
 #include "support/util.h"
+#include "tensor/stages.h"
+#include "tensor/tensor.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -73,10 +80,12 @@ struct diff_options {
 	int mode;
 	bool fp16, bf16, randomize;
 	const char *keep_float;
-	const char *seed_s, *runs_s, *rtol_s, *atol_s;
+	const char *seed_s, *runs_s;
 	uint64_t seed;
 	unsigned runs;
-	double rtol, atol;
+	struct tensor_tol tol;
+	const char *output; /* -o: the report */
+	bool time;
 	int backend;                    /* index in BACKENDS */
 	const struct backend *after_be; /* the pipeline's side runs here */
 	struct cl_list input;
@@ -219,91 +228,41 @@ static void fill_input(struct module *m, const struct type *t, const char *name,
 
 /* ---- comparison ---- */
 
-static double real_at(const struct type *t, const uint8_t *p, uint64_t i)
+/* Compares output `name` (a: original, b: transformed); writes one line to
+ * rep; returns true if it matches. */
+static bool compare(const struct diff_options *o, struct ostream *rep, const char *fname, unsigned run,
+		    const char *name, const struct type *t, const uint8_t *a, const uint8_t *b)
 {
-	switch (t->elem) {
-	case EK_FLOAT: { float f; memcpy(&f, p + i * 4, 4); return f; }
-	case EK_FLOAT16: { uint16_t h; memcpy(&h, p + i * 2, 2); return half_to_float(h); }
-	case EK_BFLOAT16: { uint16_t h; memcpy(&h, p + i * 2, 2); return bf16_to_float(h); }
-	case EK_QI8: return (double)t->scale * ((int8_t)p[i] - (double)t->offset);
-	case EK_QUI8: return (double)t->scale * (p[i] - (double)t->offset);
-	case EK_QI16: { int16_t x; memcpy(&x, p + i * 2, 2); return (double)t->scale * (x - (double)t->offset); }
-	case EK_QI32: { int32_t x; memcpy(&x, p + i * 4, 4); return (double)t->scale * (x - (double)t->offset); }
-	default: unreachable("not a float or quantized kind");
-	}
-}
-
-static void index_str(const struct type *t, uint64_t e, char *buf, size_t size)
-{
-	uint64_t idx[GLOW_MAX_RANK];
-	for (unsigned i = t->rank; i-- > 0;) {
-		idx[i] = t->dims[i] ? e % t->dims[i] : 0;
-		e = t->dims[i] ? e / t->dims[i] : 0;
-	}
-	int n = snprintf(buf, size, "[");
-	for (unsigned i = 0; i < t->rank && n > 0 && (size_t)n < size; i++)
-		n += snprintf(buf + n, size - (size_t)n, "%s%" PRIu64, i ? ", " : "", idx[i]);
-	if (n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, "]");
-}
-
-/* Compares output `name` (a: original, b: transformed); prints one line;
- * returns true if it matches. */
-static bool compare(const struct diff_options *o, const char *fname, unsigned run, const char *name,
-		    const struct type *t, const uint8_t *a, const uint8_t *b)
-{
-	enum elem_kind k = (enum elem_kind)t->elem;
-	bool exact = !elem_is_float(k) && !elem_is_quantized(k);
-	uint64_t n = type_numel(t), bad = 0, worst = 0;
-	size_t es = elem_size(k);
-	double worst_err = 0, worst_excess = -INFINITY;
-	bool have = false;
-	for (uint64_t i = 0; i < n; i++) {
-		if (exact) {
-			if (memcmp(a + i * es, b + i * es, es) != 0 && !bad++)
-				worst = i, have = true;
-			continue;
-		}
-		double x = real_at(t, b, i), y = real_at(t, a, i);
-		if ((isnan(x) && isnan(y)) || x == y)
-			continue;
-		double err = fabs(x - y), allowed = o->atol + o->rtol * fabs(y);
-		double excess = isnan(err) ? INFINITY : err - allowed;
-		if (err > allowed || isnan(err))
-			bad++;
-		if (!have || excess > worst_excess) {
-			worst_excess = excess;
-			worst_err = isnan(err) ? NAN : err;
-			worst = i;
-			have = true;
-		}
-	}
+	struct tensor_cmp c;
+	tensor_compare(t, b, a, &o->tol, &c);
 	char ix[160] = "-";
-	if (have)
-		index_str(t, worst, ix, sizeof ix);
-	printf("@%s run %u output '%s': ", fname, run, name);
-	if (exact) {
-		if (!bad)
-			printf("ok (%" PRIu64 " elements, exact)\n", n);
+	if (c.have)
+		tensor_index_str(t, c.worst, ix, sizeof ix);
+	os_printf(rep, "@%s run %u output '%s': ", fname, run, name);
+	if (c.exact) {
+		if (!c.bad)
+			os_printf(rep, "ok (%" PRIu64 " elements, exact)\n", c.n);
 		else
-			printf("MISMATCH: %" PRIu64 " of %" PRIu64 " elements differ; first at %s\n", bad, n, ix);
-		return bad == 0;
+			os_printf(rep, "MISMATCH: %" PRIu64 " of %" PRIu64 " elements differ; first at %s\n", c.bad,
+				  c.n, ix);
+		return c.bad == 0;
 	}
 	char es1[48] = "0", va[48] = "-", vb[48] = "-";
-	if (have) {
-		format_double(es1, sizeof es1, worst_err);
-		format_double(va, sizeof va, real_at(t, a, worst));
-		format_double(vb, sizeof vb, real_at(t, b, worst));
+	if (c.have) {
+		format_double(es1, sizeof es1, c.worst_err);
+		format_double(va, sizeof va, tensor_real(t, a, c.worst));
+		format_double(vb, sizeof vb, tensor_real(t, b, c.worst));
 	}
-	if (!bad && !have)
-		printf("ok (%" PRIu64 " elements, identical)\n", n);
-	else if (!bad)
-		printf("ok (%" PRIu64 " elements, worst error %s at %s)\n", n, es1, ix);
+	if (!c.bad && !c.have)
+		os_printf(rep, "ok (%" PRIu64 " elements, identical)\n", c.n);
+	else if (!c.bad)
+		os_printf(rep, "ok (%" PRIu64 " elements, worst error %s at %s)\n", c.n, es1, ix);
 	else
-		printf("MISMATCH: %" PRIu64 " of %" PRIu64 " elements differ; worst at %s: before %s, after %s, "
-		       "error %s\n",
-		       bad, n, ix, va, vb, es1);
-	return bad == 0;
+		os_printf(rep,
+			  "MISMATCH: %" PRIu64 " of %" PRIu64 " elements differ; worst at %s: before %s, after %s, "
+			  "error %s\n",
+			  c.bad, c.n, ix, va, vb, es1);
+	return c.bad == 0;
 }
 
 /* ---- running ---- */
@@ -318,17 +277,32 @@ struct side {
 	uint8_t **data;
 };
 
-static int side_open(struct side *s, struct ir_func *f, const struct backend *be, struct diag *d)
+static int side_open(struct side *s, struct ir_func *f, const struct backend *be, struct stages *st,
+		     struct diag *d)
 {
 	memset(s, 0, sizeof *s);
 	s->be = be;
 	s->f = f;
 	s->io = backend_func_io(f, &s->nio);
 	s->data = xcalloc(s->nio + 1, sizeof *s->data);
-	for (size_t i = 0; i < s->nio; i++)
-		s->data[i] = xcalloc((size_t)type_bytes(s->io[i].w->v.type) + 8, 1);
-	struct backend_options bo = {true, NULL};
+	for (size_t i = 0; i < s->nio; i++) {
+		/* sizes are the program's: too large is bad input, not a crash */
+		char what[300];
+		snprintf(what, sizeof what, "placeholder '%s' of @%s", s->io[i].w->v.name, f->name);
+		s->data[i] = tensor_alloc(type_bytes(s->io[i].w->v.type) + 8, what, d);
+		if (!s->data[i])
+			return -1;
+	}
+	double gen = 0, cc = 0;
+	struct cbackend_options co = {"prog", false, false, CBACKEND_GEMM_BUILTIN, CBACKEND_WINO_AUTO, &gen, &cc};
+	bool is_c = strcmp(be->name, "c") == 0;
+	struct backend_options bo = {true, is_c ? &co : NULL};
 	s->c = be->compile(be, f, &bo, d);
+	if (is_c) {
+		stages_add(st, "code generation", gen);
+		stages_add(st, "C compile", cc);
+	}
+	stages_mark(st, is_c ? "load" : "plan");
 	return s->c ? 0 : -1;
 }
 
@@ -336,7 +310,7 @@ static void side_close(struct side *s)
 {
 	if (s->c)
 		s->be->destroy(s->c);
-	for (size_t i = 0; i < s->nio; i++)
+	for (size_t i = 0; i < s->nio && s->data; i++)
 		free(s->data[i]);
 	free(s->data);
 	free(s->io);
@@ -364,6 +338,7 @@ static int side_run(struct side *s, struct module *gm, const struct diff_options
 /* Runs be's own -O2 instruction IR pipeline, if it has one, on m (the
  * functions generated so far); 0, or -1 after reporting. */
 static int backend_ir_pipeline(const struct backend *be, struct ir_module *m, struct diag *d)
+
 {
 	if (!be->ir_pipelines[2])
 		return 0;
@@ -378,7 +353,7 @@ static int backend_ir_pipeline(const struct backend *be, struct ir_module *m, st
 /* Generates, compiles and runs every function of a (original) and its
  * namesake in b; returns the number of mismatching outputs, or -1. */
 static int diff_modules(const struct diff_options *o, struct module *a, struct module *b, const char *in,
-			struct diag *d)
+			struct ostream *rep, struct stages *st, struct diag *d)
 {
 	struct ir_module *ia = ir_module_create(a->types), *ib = ir_module_create(b->types);
 	ir_module_set_base_dir(ia, in);
@@ -392,15 +367,20 @@ static int diff_modules(const struct diff_options *o, struct module *a, struct m
 			break;
 		}
 		struct ir_func *xa = irgen_func(ia, fa, d), *xb = xa ? irgen_func(ib, fb, d) : NULL;
-		if (!xb || backend_ir_pipeline(o->after_be, ib, d)) {
+		stages_mark(st, "irgen");
+		int prc = xb ? backend_ir_pipeline(o->after_be, ib, d) : -1;
+		stages_mark(st, "IR passes");
+		if (prc) {
 			mism = -1;
 			break;
 		}
 		struct side sa, sb;
-		int ok = side_open(&sa, xa, &interp_backend, d);
-		ok |= side_open(&sb, xb, o->after_be, d);
+		int ok = side_open(&sa, xa, &interp_backend, st, d);
+		ok |= side_open(&sb, xb, o->after_be, st, d);
 		for (unsigned r = 0; r < o->runs && ok == 0; r++) {
-			if (side_run(&sa, a, o, r, d) || side_run(&sb, b, o, r, d)) {
+			int rrc = side_run(&sa, a, o, r, d) || side_run(&sb, b, o, r, d);
+			stages_mark(st, "run");
+			if (rrc) {
 				ok = -1;
 				break;
 			}
@@ -412,21 +392,21 @@ static int diff_modules(const struct diff_options *o, struct module *a, struct m
 				while (j < sb.nio && strcmp(sb.io[j].w->v.name, wa->v.name) != 0)
 					j++;
 				if (j == sb.nio || !sb.io[j].is_output || sb.io[j].w->v.type != wa->v.type) {
-					printf("@%s run %u output '%s': MISMATCH: not written after the pipeline\n",
-					       fa->name, r, wa->v.name);
+					os_printf(rep, "@%s run %u output '%s': MISMATCH: not written after the pipeline\n",
+						  fa->name, r, wa->v.name);
 					mism++;
 					continue;
 				}
-				if (!compare(o, fa->name, r, wa->v.name, wa->v.type, sa.data[i], sb.data[j]))
+				if (!compare(o, rep, fa->name, r, wa->v.name, wa->v.type, sa.data[i], sb.data[j]))
 					mism++;
 			}
+			stages_mark(st, "compare");
 		}
 		side_close(&sa);
 		side_close(&sb);
 		if (ok)
 			mism = -1;
 	}
-	fflush(stdout);
 	ir_module_destroy(ia);
 	ir_module_destroy(ib);
 	return mism;
@@ -450,8 +430,8 @@ static int parse_num(struct diag *d, const char *opt, const char *s, double *out
 static int run_tool(struct diff_options *o, struct diag *d)
 {
 	double seed = 1, runs = 1;
-	if (parse_num(d, "rtol", o->rtol_s, &o->rtol, false) || parse_num(d, "atol", o->atol_s, &o->atol, false) ||
-	    parse_num(d, "seed", o->seed_s, &seed, true) || parse_num(d, "runs", o->runs_s, &runs, true))
+	if (tensor_tol_parse(&o->tol, d) || parse_num(d, "seed", o->seed_s, &seed, true) ||
+	    parse_num(d, "runs", o->runs_s, &runs, true))
 		return 1;
 	if (runs < 1 || runs > 1000) {
 		diag_error(d, LOC_NONE, "-runs takes a number from 1 to 1000, got '%s'", o->runs_s);
@@ -508,11 +488,14 @@ static int run_tool(struct diff_options *o, struct diag *d)
 		pm_free(&pm);
 		return 1;
 	}
+	struct stages st;
+	stages_init(&st, o->time);
 	struct type_ctx types;
 	type_ctx_init(&types);
 	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
 	struct module *a = module_parse(&types, buf, len, name, d, true);
 	struct module *b = a ? module_parse(&types, buf, len, name, d, false) : NULL;
+	stages_mark(&st, "read");
 	int status = 1;
 	if (b) {
 		module_set_base_dir(a, in);
@@ -521,8 +504,18 @@ static int run_tool(struct diff_options *o, struct diag *d)
 			randomize_constants(a, o->seed);
 			randomize_constants(b, o->seed);
 		}
-		if (pm_run(&pm, b) == 0 && module_verify(b, d) == 0) {
-			int mism = diff_modules(o, a, b, strcmp(in, "-") == 0 ? NULL : in, d);
+		int prc = pm_run(&pm, b) || module_verify(b, d);
+		stages_mark(&st, "passes");
+		/* the report is the result: written whole to -o (or stdout) after
+		 * a mismatch too, not at all after an error */
+		struct ostream rep;
+		if (prc == 0 && ostream_open(&rep, o->output, d) == 0) {
+			int mism = diff_modules(o, a, b, strcmp(in, "-") == 0 ? NULL : in, &rep, &st, d);
+			if (mism < 0)
+				ostream_abort(&rep);
+			else if (ostream_commit(&rep, d))
+				mism = -1;
+			stages_mark(&st, "write");
 			if (mism > 0)
 				diag_error(d, LOC_NONE, "%d output%s differ%s after the pipeline", mism, mism == 1 ? "" : "s",
 					   mism == 1 ? "s" : "");
@@ -530,6 +523,7 @@ static int run_tool(struct diff_options *o, struct diag *d)
 				status = 0;
 		}
 	}
+	stages_report(&st, "glow-diff");
 	module_destroy(b);
 	module_destroy(a);
 	type_ctx_free(&types);
@@ -543,8 +537,7 @@ int main(int argc, char **argv)
 	struct diff_options o;
 	memset(&o, 0, sizeof o);
 	o.olevel = -1;
-	o.rtol = 1e-4;
-	o.atol = 1e-5;
+	o.output = "-";
 	const struct cl_opt opts[] = {
 		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to check, in order", 0, NULL},
 		{"O0", CL_SET, &o.olevel, NULL, "Check the O0 pipeline", 0, NULL},
@@ -561,8 +554,9 @@ int main(int argc, char **argv)
 		 "infer|train"},
 		{"seed", CL_STRING, &o.seed_s, "n", "Seed of the random inputs and constants (default 1)", 0, NULL},
 		{"runs", CL_STRING, &o.runs_s, "k", "Runs, each on new random inputs (default 1)", 0, NULL},
-		{"rtol", CL_STRING, &o.rtol_s, "x", "Relative tolerance (default 1e-4)", 0, NULL},
-		{"atol", CL_STRING, &o.atol_s, "x", "Absolute tolerance (default 1e-5)", 0, NULL},
+		TENSOR_TOL_OPTS(&o.tol),
+		{"o", CL_STRING, &o.output, "file", "Write the report (a line per output and run) to FILE instead of stdout", 0, NULL},
+		{"time", CL_FLAG, &o.time, NULL, "Report the seconds of each stage on stderr", 0, NULL},
 		{"randomize-constants", CL_FLAG, &o.randomize, NULL,
 		 "Replace float splat and zero constants by seeded random data first", 0, NULL},
 		{"backend", CL_ENUM, &o.backend, NULL,

@@ -16,7 +16,11 @@
  * matrix products call OpenBLAS's cblas_sgemm. With -backend=c, -O0..-O3
  * run the C backend's own pipelines (c-O0..c-O3, struct backend's
  * ir_pipelines), and -emit=ir prints the program after them instead of
- * writing the bundle.
+ * writing the bundle. The directory is replaced as a whole: a failed
+ * write leaves the old bundle as it was (cbackend_write_dir).
+ *
+ * -print-signature lists every function's inputs and outputs with their
+ * types and exits; -time reports each stage's seconds on stderr.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/c/cbackend.h"
@@ -25,6 +29,8 @@
 #include "support/cl.h"
 #include "support/pmcli.h"
 #include "support/io.h"
+#include "tensor/stages.h"
+#include "tensor/tensor.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -36,7 +42,7 @@ struct llc_options {
 	const char *passes;
 	int olevel; /* -1: no -O given */
 	int emit;   /* index in EMIT_KINDS; -1: none given (the backend's output) */
-	bool disable_verify, print_plan;
+	bool disable_verify, print_plan, print_signature, time;
 	struct pm_cli pm;
 	int backend;             /* index in BACKENDS */
 	bool embed_weights, emit_main;
@@ -50,9 +56,9 @@ struct llc_options {
 #define EMIT_KINDS "ir|c"
 #define BACKENDS "interpreter|c"
 
-/* Writes a C bundle of every function into directory dir (created if
- * missing); returns the exit status. */
-static int emit_c(struct llc_options *o, struct ir_module *m, struct diag *d)
+/* Writes a C bundle of every function into directory dir, replacing it
+ * as a whole (cbackend_write_dir); returns the exit status. */
+static int emit_c(struct llc_options *o, struct ir_module *m, struct stages *st, struct diag *d)
 {
 	const char *dir = o->output;
 	if (!strcmp(dir, "-")) {
@@ -63,15 +69,23 @@ static int emit_c(struct llc_options *o, struct ir_module *m, struct diag *d)
 		diag_error(d, LOC_NONE, "-bundle-name needs a module of one function, got %zu", m->nfuncs);
 		return 1;
 	}
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		diag_error(d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
+	double gen = 0;
+	struct cbackend_options co = {o->bundle_name, o->embed_weights, o->emit_main, o->gemm, o->winograd, &gen, NULL};
+	int rc = cbackend_write_dir(m->funcs, m->nfuncs, dir, &co, d);
+	stages_add(st, "code generation", gen);
+	stages_mark(st, "write");
+	return rc ? 1 : 0;
+}
+
+/* Every function's inputs and outputs, to path ("-": stdout). */
+static int print_signatures(struct ir_module *m, const char *path, struct diag *d)
+{
+	struct ostream out;
+	if (ostream_open(&out, path, d))
 		return 1;
-	}
-	struct cbackend_options co = {o->bundle_name, o->embed_weights, o->emit_main, o->gemm, o->winograd};
 	for (size_t i = 0; i < m->nfuncs; i++)
-		if (cbackend_emit_bundle(m->funcs[i], dir, &co, d) != 0)
-			return 1;
-	return 0;
+		tensor_print_signature(&out, m->funcs[i]);
+	return ostream_commit(&out, d) ? 1 : 0;
 }
 
 /* The plan report of every function, to stderr. */
@@ -137,17 +151,29 @@ static int run(struct llc_options *o, struct diag *d)
 	struct type_ctx types;
 	type_ctx_init(&types);
 	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
+	struct stages st;
+	stages_init(&st, o->time);
 	struct ir_module *m = ir_module_parse_input(&types, &input, name, d, !o->disable_verify);
+	stages_mark(&st, "read");
 	int status = 1;
-	if (m) {
+	if (m && o->print_signature) {
+		/* the program as given: no pass runs */
+		status = print_signatures(m, o->output, d);
+	} else if (m) {
 		ir_module_set_base_dir(m, in);
-		if (pm_run(&pm, m) == 0) {
+		int prc = pm_run(&pm, m);
+		stages_mark(&st, "passes");
+		/* the memory plan is a pass; -time shows it as its own stage */
+		const struct pm_pass *plan = pm_find_pass(&ir_pass_registry, "plan-memory", strlen("plan-memory"));
+		if (plan && pm.seconds)
+			stages_split(&st, "passes", "plan", pm.seconds[plan - ir_pass_registry.passes]);
+		if (prc == 0) {
 			if (o->print_plan)
 				print_plans(m);
 			if (!o->disable_verify && ir_module_verify(m, d))
 				diag_error(d, LOC_NONE, "verifier failed after optimization");
 			else if (bundle)
-				status = emit_c(o, m, d);
+				status = emit_c(o, m, &st, d);
 			else {
 				struct ostream out;
 				/* relative weight files as seen from the output */
@@ -158,10 +184,12 @@ static int run(struct llc_options *o, struct diag *d)
 					} else
 						ostream_abort(&out);
 				}
+				stages_mark(&st, "write");
 			}
 		}
 	}
 	pm_cli_report(&pm, &o->pm);
+	stages_report(&st, "glow-llc");
 	ir_module_destroy(m);
 	type_ctx_free(&types);
 	input_close(&input);
@@ -200,6 +228,10 @@ int main(int argc, char **argv)
 		{"bundle-name", CL_STRING, &o.bundle_name, "name", "C bundle: the file and symbol prefix", 0, NULL},
 		{"print-memory-plan", CL_FLAG, &o.print_plan, NULL,
 		 "Report each buffer's region, offset and size, the arena and its lower bound (stderr)", 0, NULL},
+		{"print-signature", CL_FLAG, &o.print_signature, NULL,
+		 "List every function's inputs and outputs with their types (to -o, default stdout), then exit", 0, NULL},
+		{"time", CL_FLAG, &o.time, NULL,
+		 "Report the seconds of each stage (read, passes, code generation, write) on stderr", 0, NULL},
 		PM_CLI_VERIFY_OPT(&o.pm),
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},

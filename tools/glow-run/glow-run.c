@@ -1,9 +1,10 @@
 /* glow-run - executes an instruction IR function on real tensors with the
- * interpreter backend.
+ * interpreter backend or compiled C.
  *
- *   glow-run PROG.gir [-func=@name] [-input NAME=FILE ...] [-output-dir D]
- *            [-output-format=pb|npy] [-print] [-expected NAME=FILE ...]
- *            [-expected-dir D] [-rtol=X] [-atol=X] [-ignore-memory-plan]
+ *   glow-run PROG.gir [-func=@name] [-input NAME=FILE ...] [-o FILE]
+ *            [-output-dir D] [-output-format=pb|npy] [-print] [-print-full]
+ *            [-print-signature] [-expected NAME=FILE ...] [-expected-dir D]
+ *            [-rtol=X] [-atol=X] [-ignore-memory-plan] [-time]
  *            [-backend=interpreter|c] [-gemm=builtin|openblas] [-winograd=auto|off|f2|f4]
  *
  * Inputs and outputs are the function's placeholders (mutable weights) by
@@ -12,16 +13,25 @@
  * -input; every mutable weight the program writes is an output. Input files
  * are .npy or ONNX TensorProto .pb (lib/import/onnx/tensorio.h) and must
  * match the placeholder's type exactly (quantized kinds: their integers).
+ * -print-signature lists them (lib/tensor) and exits without running.
  *
  * Outputs, in declaration order: printed with -print (also the default when
- * no other destination is given), written to -output-dir as NAME.pb or
- * NAME.npy (every character of NAME other than a letter, digit, '_', '.'
- * or '-' becomes '_'), compared with -expected / -expected-dir files. The
- * comparison passes when |got - expected| <= atol + rtol * |expected| for
- * float kinds (quantized kinds compare their real values), NaN equals NaN,
- * and integer, index and bool kinds are equal exactly. -expected-dir finds
- * D/NAME.pb, D/NAME.npy, or a .pb file in D whose TensorProto name is NAME
- * (the layout of ONNX test data sets).
+ * no other destination is given; lib/tensor's text, tensors over 1000
+ * elements summarized unless -print-full, quantized ones with their real
+ * values too), printed into FILE with -o FILE, or written as one tensor
+ * file with -o FILE.npy / FILE.pb (a program of one output), written to
+ * -output-dir as NAME.pb or NAME.npy (every character of NAME other than a
+ * letter, digit, '_', '.' or '-' becomes '_'), compared with -expected /
+ * -expected-dir files. The comparison (lib/tensor, shared with glow-diff)
+ * passes when |got - expected| <= atol + rtol * |expected| for float kinds
+ * (quantized kinds compare their real values; defaults rtol 1e-3, atol
+ * 1e-5), NaN equals NaN, and integer, index and bool kinds are equal
+ * exactly. -expected-dir finds D/NAME.pb, D/NAME.npy, or a .pb file in D
+ * whose TensorProto name is NAME (the layout of ONNX test data sets).
+ *
+ * Sizes come from the program, so an allocation that fails (the memory
+ * plan, a buffer, an output) is reported with the size and ends with
+ * status 1. -time reports each stage's seconds on stderr (lib/tensor/stages.h).
  *
  * Exit status: 0; 1 after an error or a mismatch.
  */
@@ -31,14 +41,14 @@
 #include "import/onnx/tensorio.h"
 #include "ir/ir.h"
 #include "support/cl.h"
-#include "support/fp16.h"
 #include "support/io.h"
 #include "support/util.h"
+#include "tensor/stages.h"
+#include "tensor/tensor.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,13 +62,13 @@ static const char *const backend_names[] = {"interpreter", "c"};
 struct run_options {
 	const char *func;
 	struct cl_list inputs, expected, positional;
-	const char *output_dir, *expected_dir, *rtol_s, *atol_s;
+	const char *output, *output_dir, *expected_dir;
 	int format; /* 0 pb, 1 npy */
 	int backend; /* index in BACKENDS */
 	int gemm;    /* CBACKEND_GEMM_* (-gemm=, the C backend only) */
 	int winograd; /* CBACKEND_WINO_* (-winograd=, the C backend only) */
-	bool print, ignore_plan;
-	double rtol, atol;
+	bool print, print_full, print_signature, ignore_plan, time;
+	struct tensor_tol tol;
 };
 
 /* One placeholder and its buffer. */
@@ -167,59 +177,18 @@ static int bind_inputs(struct run *r)
 
 /* ---- printing ---- */
 
-static void print_elem(struct ostream *o, const struct type *t, const void *p, size_t i)
+/* Every output as text (tensor_print) to path ("-": stdout), whole or not
+ * at all. 0, or -1 after reporting. */
+static int print_outputs(struct run *r, const char *path)
 {
-	enum elem_kind k = (enum elem_kind)t->elem;
-	char buf[64];
-	switch (k) {
-	case EK_FLOAT: format_float(buf, sizeof buf, ((const float *)p)[i]); os_puts(o, buf); break;
-	case EK_FLOAT16: format_float(buf, sizeof buf, half_to_float(((const uint16_t *)p)[i])); os_puts(o, buf); break;
-	case EK_BFLOAT16: format_float(buf, sizeof buf, bf16_to_float(((const uint16_t *)p)[i])); os_puts(o, buf); break;
-	case EK_QI8: os_i64(o, ((const int8_t *)p)[i]); break;
-	case EK_QUI8: os_i64(o, ((const uint8_t *)p)[i]); break;
-	case EK_QI16: os_i64(o, ((const int16_t *)p)[i]); break;
-	case EK_QI32: case EK_I32: case EK_INDEX32: os_i64(o, ((const int32_t *)p)[i]); break;
-	case EK_I64: case EK_INDEX64: os_i64(o, ((const int64_t *)p)[i]); break;
-	case EK_BOOL: os_puts(o, ((const uint8_t *)p)[i] ? "true" : "false"); break;
-	default: unreachable("bad element kind");
-	}
-}
-
-/* name: type = nested lists, one line */
-static void print_tensor(struct ostream *o, const char *name, const struct type *t, const void *p)
-{
-	os_printf(o, "%s: ", name);
-	type_print(o, t);
-	os_puts(o, " = ");
-	size_t n = (size_t)type_numel(t), idx[GLOW_MAX_RANK] = {0};
-	if (t->rank == 0) {
-		print_elem(o, t, p, 0);
-		os_putc(o, '\n');
-		return;
-	}
-	for (unsigned i = 0; i < t->rank; i++)
-		os_putc(o, '[');
-	for (size_t e = 0; e < n; e++) {
-		print_elem(o, t, p, e);
-		unsigned closed = 0;
-		for (unsigned i = t->rank; i-- > 0;) {
-			if (++idx[i] < t->dims[i])
-				break;
-			idx[i] = 0;
-			closed++;
-		}
-		for (unsigned i = 0; i < closed; i++)
-			os_putc(o, ']');
-		if (e + 1 < n) {
-			os_puts(o, ", ");
-			for (unsigned i = 0; i < closed; i++)
-				os_putc(o, '[');
-		}
-	}
-	if (n == 0)
-		for (unsigned i = 0; i < t->rank; i++)
-			os_putc(o, ']');
-	os_putc(o, '\n');
+	struct ostream os;
+	if (ostream_open(&os, path, r->d))
+		return -1;
+	for (size_t i = 0; i < r->nslots; i++)
+		if (r->slots[i].io.is_output)
+			tensor_print(&os, r->slots[i].io.w->v.name, r->slots[i].io.w->v.type, r->slots[i].data,
+				     r->o->print_full);
+	return ostream_commit(&os, r->d) ? -1 : 0;
 }
 
 /* ---- files ---- */
@@ -345,46 +314,6 @@ static char *find_expected(struct run *r, const char *dir, const char *name)
 
 /* ---- comparison ---- */
 
-static void index_str(const struct type *t, size_t e, char *buf, size_t size)
-{
-	size_t idx[GLOW_MAX_RANK];
-	for (unsigned i = t->rank; i-- > 0;) {
-		idx[i] = (size_t)(e % t->dims[i]);
-		e /= (size_t)t->dims[i];
-	}
-	int n = snprintf(buf, size, "[");
-	for (unsigned i = 0; i < t->rank && n > 0 && (size_t)n < size; i++)
-		n += snprintf(buf + n, size - (size_t)n, "%s%zu", i ? ", " : "", idx[i]);
-	if (n > 0 && (size_t)n < size)
-		snprintf(buf + n, size - (size_t)n, "]");
-}
-
-/* The real value of element i (float kinds; quantized kinds dequantized). */
-static double real_at(const struct type *t, const void *p, size_t i)
-{
-	enum elem_kind k = (enum elem_kind)t->elem;
-	switch (k) {
-	case EK_FLOAT: return ((const float *)p)[i];
-	case EK_FLOAT16: return half_to_float(((const uint16_t *)p)[i]);
-	case EK_BFLOAT16: return bf16_to_float(((const uint16_t *)p)[i]);
-	case EK_QI8: return (double)t->scale * (((const int8_t *)p)[i] - (double)t->offset);
-	case EK_QUI8: return (double)t->scale * (((const uint8_t *)p)[i] - (double)t->offset);
-	case EK_QI16: return (double)t->scale * (((const int16_t *)p)[i] - (double)t->offset);
-	case EK_QI32: return (double)t->scale * (((const int32_t *)p)[i] - (double)t->offset);
-	default: unreachable("not a float or quantized kind");
-	}
-}
-
-/* element i as printed by -print */
-static void elem_text(const struct type *t, const void *p, size_t i, char *buf, size_t size)
-{
-	struct ostream o;
-	ostream_mem(&o);
-	print_elem(&o, t, p, i);
-	snprintf(buf, size, "%s", ostream_cstr(&o));
-	ostream_abort(&o);
-}
-
 /* Compares output s with the file; returns 0 if it matches, 1 if not (after
  * reporting the worst element), -1 on error. */
 static int compare(struct run *r, const struct slot *s, const char *file)
@@ -393,50 +322,28 @@ static int compare(struct run *r, const struct slot *s, const char *file)
 	void *exp = read_for(r, s, "expected value of output", file);
 	if (!exp)
 		return -1;
-	enum elem_kind k = (enum elem_kind)t->elem;
-	bool exact = !elem_is_float(k) && !elem_is_quantized(k);
-	size_t n = (size_t)type_numel(t), es = elem_size(k), bad = 0, worst = 0;
-	double worst_excess = -1, worst_err = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (exact) {
-			if (memcmp((const uint8_t *)s->data + i * es, (const uint8_t *)exp + i * es, es) != 0 && !bad++)
-				worst = i;
-			continue;
-		}
-		double g = real_at(t, s->data, i), e = real_at(t, exp, i);
-		if ((isnan(g) && isnan(e)) || g == e)
-			continue;
-		double err = fabs(g - e), allowed = r->o->atol + r->o->rtol * fabs(e);
-		if (err <= allowed)
-			continue;
-		bad++;
-		double excess = isnan(err) ? INFINITY : err - allowed;
-		if (excess > worst_excess) {
-			worst_excess = excess;
-			worst_err = err;
-			worst = i;
-		}
-	}
+	struct tensor_cmp c;
+	tensor_compare(t, s->data, exp, &r->o->tol, &c);
 	const char *name = s->io.w->v.name;
-	if (!bad) {
-		printf("output '%s': ok (%zu elements)\n", name, n);
+	if (!c.bad) {
+		printf("output '%s': ok (%" PRIu64 " elements)\n", name, c.n);
 		fflush(stdout);
 		free(exp);
 		return 0;
 	}
 	char ix[160], gs[64], xs[64], errs[64];
-	index_str(t, worst, ix, sizeof ix);
-	elem_text(t, s->data, worst, gs, sizeof gs);
-	elem_text(t, exp, worst, xs, sizeof xs);
-	if (exact)
+	tensor_index_str(t, c.worst, ix, sizeof ix);
+	tensor_elem_str(t, s->data, c.worst, gs, sizeof gs);
+	tensor_elem_str(t, exp, c.worst, xs, sizeof xs);
+	if (c.exact)
 		snprintf(errs, sizeof errs, "exact match required");
 	else {
 		char eb[48];
-		format_double(eb, sizeof eb, worst_err);
+		format_double(eb, sizeof eb, c.worst_err);
 		snprintf(errs, sizeof errs, "error %s", eb);
 	}
-	printf("output '%s': %zu of %zu elements differ; worst at %s: got %s, expected %s, %s\n", name, bad, n, ix,
-	       gs, xs, errs);
+	printf("output '%s': %" PRIu64 " of %" PRIu64 " elements differ; worst at %s: got %s, expected %s, %s\n",
+	       name, c.bad, c.n, ix, gs, xs, errs);
 	fflush(stdout);
 	free(exp);
 	return 1;
@@ -489,21 +396,6 @@ static int check_expected(struct run *r)
 	return errs || mism ? -1 : 0;
 }
 
-static int parse_tol(struct diag *d, const char *opt, const char *s, double *out)
-{
-	if (!s)
-		return 0;
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (end == s || *end || errno || !(v >= 0) || isinf(v)) {
-		diag_error(d, LOC_NONE, "-%s takes a non-negative number, got '%s'", opt, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static struct ir_func *pick_func(struct ir_module *m, const char *name, struct diag *d)
 {
 	if (name) {
@@ -523,10 +415,43 @@ static struct ir_func *pick_func(struct ir_module *m, const char *name, struct d
 	return NULL;
 }
 
+/* Ends in suffix. */
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* -o FILE: the text of -print, or with FILE.npy / FILE.pb the program's one
+ * output as a tensor file. 0, or -1 after reporting. */
+static int write_o(struct run *r)
+{
+	const char *path = r->o->output;
+	bool npy = ends_with(path, ".npy"), pb = ends_with(path, ".pb");
+	if (npy || pb) {
+		const struct slot *one = NULL;
+		size_t n = 0;
+		for (size_t i = 0; i < r->nslots; i++)
+			if (r->slots[i].io.is_output)
+				one = &r->slots[i], n++;
+		if (n != 1) {
+			diag_error(r->d, LOC_NONE,
+				   "-o %s writes one tensor, but @%s has %zu outputs (use -output-dir for several)", path,
+				   r->f->name, n);
+			return -1;
+		}
+		return npy ? tio_write_npy(path, one->io.w->v.type, one->data, r->d)
+			   : tio_write_pb(path, one->io.w->v.name, one->io.w->v.type, one->data, r->d);
+	}
+	return print_outputs(r, path);
+}
+
 static int run_tool(struct run_options *o, struct diag *d)
 {
-	if (parse_tol(d, "rtol", o->rtol_s, &o->rtol) || parse_tol(d, "atol", o->atol_s, &o->atol))
+	if (tensor_tol_parse(&o->tol, d))
 		return 1;
+	struct stages st;
+	stages_init(&st, o->time);
 	const char *in = o->positional.n ? o->positional.v[0] : "-";
 	char *buf = NULL;
 	size_t len = 0;
@@ -535,6 +460,7 @@ static int run_tool(struct run_options *o, struct diag *d)
 	struct type_ctx types;
 	type_ctx_init(&types);
 	struct ir_module *m = ir_module_parse(&types, buf, len, strcmp(in, "-") == 0 ? "<stdin>" : in, d, true);
+	stages_mark(&st, "read");
 	int status = 1;
 	struct run r = {o, d, NULL, NULL, 0};
 	struct backend_compiled *c = NULL;
@@ -554,6 +480,10 @@ static int run_tool(struct run_options *o, struct diag *d)
 		diag_error(d, LOC_NONE, "-winograd applies to the C backend only (give -backend=c)");
 		goto out;
 	}
+	if (o->output && o->output_dir) {
+		diag_error(d, LOC_NONE, "-o and -output-dir cannot be combined (-o writes one file)");
+		goto out;
+	}
 	if (o->gemm == CBACKEND_GEMM_OPENBLAS)
 		be = &cbackend_openblas_backend;
 	if (strcmp(in, "-") != 0)
@@ -561,6 +491,15 @@ static int run_tool(struct run_options *o, struct diag *d)
 	r.f = pick_func(m, o->func, d);
 	if (!r.f)
 		goto out;
+	if (o->print_signature) {
+		/* the signature is this run's only result: -o FILE takes it */
+		struct ostream os;
+		if (ostream_open(&os, o->output ? o->output : "-", d) == 0) {
+			tensor_print_signature(&os, r.f);
+			status = ostream_commit(&os, d) ? 1 : 0;
+		}
+		goto out;
+	}
 	size_t nio;
 	struct backend_io *io = backend_func_io(r.f, &nio);
 	r.slots = xcalloc(nio + 1, sizeof *r.slots);
@@ -570,9 +509,16 @@ static int run_tool(struct run_options *o, struct diag *d)
 	free(io);
 	if (bind_inputs(&r))
 		goto out;
-	struct cbackend_options co = {"prog", false, false, o->gemm, o->winograd};
+	stages_mark(&st, "read inputs");
+	double gen = 0, cc = 0;
+	struct cbackend_options co = {"prog", false, false, o->gemm, o->winograd, &gen, &cc};
 	struct backend_options bo = {o->ignore_plan, strcmp(be->name, "c") == 0 ? &co : NULL};
 	c = be->compile(be, r.f, &bo, d);
+	if (bo.specific) {
+		stages_add(&st, "code generation", gen);
+		stages_add(&st, "C compile", cc);
+	}
+	stages_mark(&st, bo.specific ? "load" : "plan");
 	if (!c)
 		goto out;
 	binds = xcalloc(r.nslots + 1, sizeof *binds);
@@ -581,36 +527,44 @@ static int run_tool(struct run_options *o, struct diag *d)
 		struct slot *s = &r.slots[i];
 		if (!s->bound && !s->io.is_output)
 			continue;
-		if (!s->data)
-			s->data = xcalloc((size_t)type_bytes(s->io.w->v.type) + 1, 1);
+		if (!s->data) {
+			/* the output's size is the program's: too large is bad input */
+			char what[300];
+			snprintf(what, sizeof what, "output '%s'", s->io.w->v.name);
+			s->data = tensor_alloc(type_bytes(s->io.w->v.type), what, d);
+			if (!s->data)
+				goto out;
+		}
 		binds[nb].w = s->io.w;
 		binds[nb].data = s->data;
-		if (s->bound || s->io.is_output)
-			nb++;
+		nb++;
 	}
-	if (be->run(c, binds, nb, d))
+	int rrc = be->run(c, binds, nb, d);
+	stages_mark(&st, "run");
+	if (rrc)
 		goto out;
-	bool any = o->print || o->output_dir || o->expected.n || o->expected_dir;
-	if (o->print || !any) {
-		struct ostream os;
-		if (ostream_open(&os, "-", d))
-			goto out;
-		for (size_t i = 0; i < r.nslots; i++)
-			if (r.slots[i].io.is_output)
-				print_tensor(&os, r.slots[i].io.w->v.name, r.slots[i].io.w->v.type, r.slots[i].data);
-		if (ostream_commit(&os, d))
+	bool any = o->print || o->output || o->output_dir || o->expected.n || o->expected_dir;
+	if ((o->print && !o->output) || !any) {
+		if (print_outputs(&r, "-"))
 			goto out;
 	}
 	fflush(stdout);
 	status = 0;
+	if (o->output && write_o(&r))
+		status = 1;
 	if (o->output_dir && write_outputs(&r))
 		status = 1;
-	if ((o->expected.n || o->expected_dir) && check_expected(&r))
-		status = 1;
+	stages_mark(&st, "write");
+	if (o->expected.n || o->expected_dir) {
+		if (check_expected(&r))
+			status = 1;
+		stages_mark(&st, "compare");
+	}
 	fflush(stdout);
 out:
 	if (c)
 		be->destroy(c);
+	stages_report(&st, "glow-run");
 	free(binds);
 	for (size_t i = 0; i < r.nslots; i++)
 		free(r.slots[i].data);
@@ -624,22 +578,23 @@ out:
 int main(int argc, char **argv)
 {
 	struct run_options o = {0};
-	o.rtol = 1e-3;
-	o.atol = 1e-7;
 	const struct cl_opt opts[] = {
 		{"backend", CL_ENUM, &o.backend, NULL, "Backend to run on: the interpreter (default) or compiled C", 0, BACKENDS},
 		{"gemm", CL_ENUM, &o.gemm, NULL, "With -backend=c: matrix products by the bundle's own kernels (builtin, the default) or OpenBLAS's cblas_sgemm (openblas, linked with -lopenblas)", 0, CBACKEND_GEMM_NAMES},
 		{"winograd", CL_ENUM, &o.winograd, NULL, "With -backend=c: 3x3 stride-1 convolutions as Winograd F(m x m, 3 x 3) where it is expected to win (auto), never (off), or wherever eligible with m = 2 (f2) or m = 4 (f4)", 0, CBACKEND_WINO_NAMES},
 		{"func", CL_STRING, &o.func, "@name", "The function to run (default: the only one)", 0, NULL},
 		{"input", CL_LIST, &o.inputs, "NAME=FILE", "Bind input NAME to a .npy or TensorProto .pb file", 0, NULL},
+		{"o", CL_STRING, &o.output, "file", "Write the printed outputs to FILE instead of stdout; FILE.npy or FILE.pb: the one output as a tensor file", 0, NULL},
 		{"output-dir", CL_STRING, &o.output_dir, "dir", "Write each output to DIR/NAME.pb (or .npy)", 0, NULL},
 		{"output-format", CL_ENUM, &o.format, "pb|npy", "File format of -output-dir (default pb)", 0, "pb|npy"},
-		{"print", CL_FLAG, &o.print, NULL, "Print every output as text (the default without other destinations)", 0, NULL},
+		{"print", CL_FLAG, &o.print, NULL, "Print every output as text (the default without other destinations); tensors over 1000 elements are summarized", 0, NULL},
+		{"print-full", CL_FLAG, &o.print_full, NULL, "Print every element of every output (implies -print)", 0, NULL},
+		{"print-signature", CL_FLAG, &o.print_signature, NULL, "List the function's inputs and outputs with their types, then exit", 0, NULL},
 		{"expected", CL_LIST, &o.expected, "NAME=FILE", "Compare output NAME with a .npy or .pb file", 0, NULL},
 		{"expected-dir", CL_STRING, &o.expected_dir, "dir", "Compare every output with DIR/NAME.pb|.npy or a .pb named NAME", 0, NULL},
-		{"rtol", CL_STRING, &o.rtol_s, "x", "Relative tolerance of comparisons (default 1e-3)", 0, NULL},
-		{"atol", CL_STRING, &o.atol_s, "x", "Absolute tolerance of comparisons (default 1e-7)", 0, NULL},
+		TENSOR_TOL_OPTS(&o.tol),
 		{"ignore-memory-plan", CL_FLAG, &o.ignore_plan, NULL, "Allocate every buffer separately even when a memory plan is recorded", 0, NULL},
+		{"time", CL_FLAG, &o.time, NULL, "Report the seconds of each stage on stderr", 0, NULL},
 	};
 	const struct cl_tool tool = {
 		"glow-run", "run glow instruction IR on the interpreter or compiled C", "[options] PROG.gir", opts, GLOW_ARRAY_SIZE(opts),
@@ -651,8 +606,11 @@ int main(int argc, char **argv)
 	enum cl_result cr = cl_parse(&tool, argc, argv, &d);
 	if (cr != CL_OK)
 		status = cr == CL_EXIT ? 0 : 1;
-	else
+	else {
+		if (o.print_full)
+			o.print = true;
 		status = run_tool(&o, &d);
+	}
 	cl_free(&tool);
 	diag_free(&d);
 	return status;

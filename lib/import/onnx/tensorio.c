@@ -229,6 +229,17 @@ int tio_write_npy(const char *path, const struct type *ty, const void *data, str
 
 /* ---- .pb ---- */
 
+/* The number of values in the typed repeated field of p for dtype. */
+static size_t pb_count(const Onnx__TensorProto *p, int dtype)
+{
+	switch (dtype) {
+	case TIO_FLOAT: return p->n_float_data;
+	case TIO_DOUBLE: return p->n_double_data;
+	case TIO_INT64: return p->n_int64_data;
+	default: return p->n_int32_data;
+	}
+}
+
 /* Copies the typed repeated field of p into t->data. */
 static int pb_typed(const char *path, const Onnx__TensorProto *p, struct tio_tensor *t, struct diag *d)
 {
@@ -298,13 +309,20 @@ static int pb_parse(const char *path, const uint8_t *buf, size_t len, struct tio
 		goto out;
 	}
 	size_t bytes = (size_t)(t->numel * tio_dtype_size(t->dtype));
+	/* the sizes are checked against the data before allocating: a small
+	 * file whose dims claim terabytes is bad input, not out of memory */
+	if (p->has_raw_data && p->raw_data.len != bytes) {
+		diag_error(d, LOC_NONE, "%s: raw data has %zu bytes; %s<%" PRIu64 " elements> needs %zu", path,
+			   p->raw_data.len, tio_dtype_name(t->dtype), t->numel, bytes);
+		goto out;
+	}
+	if (!p->has_raw_data && pb_count(p, t->dtype) != t->numel) {
+		diag_error(d, LOC_NONE, "%s: tensor has %zu values; its shape needs %" PRIu64, path,
+			   pb_count(p, t->dtype), t->numel);
+		goto out;
+	}
 	t->data = xcalloc(bytes + 1, 1);
 	if (p->has_raw_data) {
-		if (p->raw_data.len != bytes) {
-			diag_error(d, LOC_NONE, "%s: raw data has %zu bytes; %s<%" PRIu64 " elements> needs %zu", path,
-				   p->raw_data.len, tio_dtype_name(t->dtype), t->numel, bytes);
-			goto out;
-		}
 		if (bytes) /* an empty tensor's raw_data may be NULL */
 			memcpy(t->data, p->raw_data.data, bytes);
 	} else if (pb_typed(path, p, t, d)) {

@@ -1,0 +1,225 @@
+/* tensor.c - see tensor.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "tensor/tensor.h"
+#include "support/fp16.h"
+#include "support/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- elements ---- */
+
+/* Elements are read with memcpy: output buffers of a backend are aligned,
+ * but a tensor may also sit at any offset of a file buffer. */
+double tensor_real(const struct type *t, const void *p, uint64_t i)
+{
+	const uint8_t *b = p;
+	switch ((enum elem_kind)t->elem) {
+	case EK_FLOAT: { float f; memcpy(&f, b + i * 4, 4); return f; }
+	case EK_FLOAT16: { uint16_t h; memcpy(&h, b + i * 2, 2); return half_to_float(h); }
+	case EK_BFLOAT16: { uint16_t h; memcpy(&h, b + i * 2, 2); return bf16_to_float(h); }
+	case EK_QI8: return (double)t->scale * ((int8_t)b[i] - (double)t->offset);
+	case EK_QUI8: return (double)t->scale * (b[i] - (double)t->offset);
+	case EK_QI16: { int16_t x; memcpy(&x, b + i * 2, 2); return (double)t->scale * (x - (double)t->offset); }
+	case EK_QI32: { int32_t x; memcpy(&x, b + i * 4, 4); return (double)t->scale * (x - (double)t->offset); }
+	default: unreachable("not a float or quantized kind");
+	}
+}
+
+void tensor_print_elem(struct ostream *o, const struct type *t, const void *p, uint64_t i)
+{
+	const uint8_t *b = p;
+	enum elem_kind k = (enum elem_kind)t->elem;
+	char buf[64];
+	switch (k) {
+	case EK_FLOAT: case EK_FLOAT16: case EK_BFLOAT16:
+		format_float(buf, sizeof buf, (float)tensor_real(t, p, i));
+		os_puts(o, buf);
+		break;
+	case EK_QI8: os_i64(o, (int8_t)b[i]); break;
+	case EK_QUI8: os_i64(o, b[i]); break;
+	case EK_QI16: { int16_t x; memcpy(&x, b + i * 2, 2); os_i64(o, x); break; }
+	case EK_QI32: case EK_I32: case EK_INDEX32: { int32_t x; memcpy(&x, b + i * 4, 4); os_i64(o, x); break; }
+	case EK_I64: case EK_INDEX64: { int64_t x; memcpy(&x, b + i * 8, 8); os_i64(o, x); break; }
+	case EK_BOOL: os_puts(o, b[i] ? "true" : "false"); break;
+	default: unreachable("bad element kind");
+	}
+}
+
+void tensor_elem_str(const struct type *t, const void *p, uint64_t i, char *buf, size_t size)
+{
+	struct ostream o;
+	ostream_mem(&o);
+	tensor_print_elem(&o, t, p, i);
+	snprintf(buf, size, "%s", ostream_cstr(&o));
+	ostream_abort(&o);
+}
+
+void tensor_index_str(const struct type *t, uint64_t e, char *buf, size_t size)
+{
+	uint64_t idx[GLOW_MAX_RANK];
+	for (unsigned i = t->rank; i-- > 0;) {
+		idx[i] = t->dims[i] ? e % t->dims[i] : 0;
+		e = t->dims[i] ? e / t->dims[i] : 0;
+	}
+	int n = snprintf(buf, size, "[");
+	for (unsigned i = 0; i < t->rank && n > 0 && (size_t)n < size; i++)
+		n += snprintf(buf + n, size - (size_t)n, "%s%" PRIu64, i ? ", " : "", idx[i]);
+	if (n > 0 && (size_t)n < size)
+		snprintf(buf + n, size - (size_t)n, "]");
+}
+
+/* ---- printing ---- */
+
+/* The real value of element i in the float format of -print. */
+static void print_real(struct ostream *o, const struct type *t, const void *p, uint64_t i)
+{
+	char buf[48];
+	format_double(buf, sizeof buf, tensor_real(t, p, i));
+	os_puts(o, buf);
+}
+
+/* The sub-tensor of axis `axis` starting at flat element `base`; along an
+ * axis longer than twice the edge items a summary prints only the edges. */
+static void print_block(struct ostream *o, const struct type *t, const void *p, unsigned axis, uint64_t base,
+			bool summary, bool real)
+{
+	if (axis == t->rank) {
+		if (real)
+			print_real(o, t, p, base);
+		else
+			tensor_print_elem(o, t, p, base);
+		return;
+	}
+	uint64_t n = t->dims[axis], stride = 1;
+	for (unsigned i = axis + 1; i < t->rank; i++)
+		stride *= t->dims[i];
+	os_putc(o, '[');
+	for (uint64_t i = 0; i < n; i++) {
+		if (i)
+			os_puts(o, ", ");
+		if (summary && n > 2 * TENSOR_EDGE_ITEMS && i == TENSOR_EDGE_ITEMS) {
+			os_puts(o, "...");
+			i = n - TENSOR_EDGE_ITEMS - 1;
+			continue;
+		}
+		print_block(o, t, p, axis + 1, base + i * stride, summary, real);
+	}
+	os_putc(o, ']');
+}
+
+static void print_values(struct ostream *o, const struct type *t, const void *p, bool full, bool real)
+{
+	uint64_t n = type_numel(t);
+	if (n == 0) {
+		/* no element to walk to: the brackets of every axis */
+		for (unsigned i = 0; i < t->rank; i++)
+			os_putc(o, '[');
+		for (unsigned i = 0; i < t->rank; i++)
+			os_putc(o, ']');
+	} else {
+		print_block(o, t, p, 0, 0, !full && n > TENSOR_SUMMARY_THRESHOLD, real);
+	}
+	os_putc(o, '\n');
+}
+
+void tensor_print(struct ostream *o, const char *name, const struct type *t, const void *p, bool full)
+{
+	os_printf(o, "%s: ", name);
+	type_print(o, t);
+	os_puts(o, " = ");
+	print_values(o, t, p, full, false);
+	if (elem_is_quantized((enum elem_kind)t->elem)) {
+		os_printf(o, "%s: real = ", name);
+		print_values(o, t, p, full, true);
+	}
+}
+
+/* ---- comparison ---- */
+
+int tensor_tol_parse(struct tensor_tol *t, struct diag *d)
+{
+	const char *s[2] = {t->rtol_s, t->atol_s}, *names[2] = {"rtol", "atol"};
+	double *out[2] = {&t->rtol, &t->atol}, def[2] = {TENSOR_RTOL_DEFAULT, TENSOR_ATOL_DEFAULT};
+	for (int i = 0; i < 2; i++) {
+		*out[i] = def[i];
+		if (!s[i])
+			continue;
+		char *end;
+		errno = 0;
+		double v = strtod(s[i], &end);
+		if (end == s[i] || *end || errno || !(v >= 0) || isinf(v)) {
+			diag_error(d, LOC_NONE, "-%s takes a non-negative number, got '%s'", names[i], s[i]);
+			return -1;
+		}
+		*out[i] = v;
+	}
+	return 0;
+}
+
+void tensor_compare(const struct type *t, const void *got, const void *ref, const struct tensor_tol *tol,
+		    struct tensor_cmp *r)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	memset(r, 0, sizeof *r);
+	r->exact = !elem_is_float(k) && !elem_is_quantized(k);
+	r->n = type_numel(t);
+	size_t es = elem_size(k);
+	const uint8_t *g = got, *e = ref;
+	double worst_excess = -INFINITY;
+	for (uint64_t i = 0; i < r->n; i++) {
+		if (r->exact) {
+			if (memcmp(g + i * es, e + i * es, es) != 0 && !r->bad++) {
+				r->worst = i;
+				r->have = true;
+			}
+			continue;
+		}
+		double x = tensor_real(t, got, i), y = tensor_real(t, ref, i);
+		if ((isnan(x) && isnan(y)) || x == y)
+			continue;
+		double err = fabs(x - y), allowed = tol->atol + tol->rtol * fabs(y);
+		/* a NaN on one side is the worst possible difference */
+		double excess = isnan(err) ? INFINITY : err - allowed;
+		if (isnan(err) || err > allowed)
+			r->bad++;
+		if (!r->have || excess > worst_excess) {
+			worst_excess = excess;
+			r->worst_err = err;
+			r->worst = i;
+			r->have = true;
+		}
+	}
+}
+
+/* ---- signatures ---- */
+
+void tensor_print_signature(struct ostream *o, struct ir_func *f)
+{
+	size_t n;
+	struct backend_io *io = backend_func_io(f, &n);
+	os_printf(o, "@%s\n", f->name);
+	for (size_t i = 0; i < n; i++) {
+		if (!io[i].is_input && !io[i].is_output)
+			continue;
+		const char *role = io[i].is_input && io[i].is_output ? "inout" : io[i].is_input ? "input" : "output";
+		os_printf(o, "  %s %s: ", role, io[i].w->v.name);
+		type_print(o, io[i].w->v.type);
+		os_putc(o, '\n');
+	}
+	free(io);
+}
+
+/* ---- memory ---- */
+
+void *tensor_alloc(uint64_t n, const char *what, struct diag *d)
+{
+	void *p = n < SIZE_MAX ? calloc((size_t)n + 1, 1) : NULL;
+	if (!p)
+		diag_error(d, LOC_NONE, "cannot allocate %s: %" PRIu64 " bytes", what, n);
+	return p;
+}
