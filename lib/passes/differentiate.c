@@ -384,7 +384,11 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 	struct node *last = c.g->last;
 	unsigned seeded = 0;
 	for (struct node *n = last; n && status > 0; n = n->prev) {
-		if (!u64map_get(&c.needs, (uint64_t)(uintptr_t)n) || u64map_get(&c.done, (uint64_t)(uintptr_t)n))
+		if (!u64map_get(&c.needs, (uint64_t)(uintptr_t)n))
+			continue;
+		/* a fused SoftMax that another loss also reached through its
+		 * result would need SoftMax's own rule */
+		if (u64map_get(&c.done, (uint64_t)(uintptr_t)n) && !get_adj(&c, node_val(n, 0)))
 			continue;
 		if (is_loss(n)) {
 			seed_loss(&c, n);
@@ -394,7 +398,7 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 		struct value *gy = n->nres ? get_adj(&c, node_val(n, 0)) : NULL;
 		if (!gy)
 			continue; /* the loss does not depend on it */
-		if (node_has_pred(n) || !backprop(&c, n, *gy)) {
+		if (node_has_pred(n) || u64map_get(&c.done, (uint64_t)(uintptr_t)n) || !backprop(&c, n, *gy)) {
 			diag_error(ctx->diag, n->loc,
 				   "differentiate: %s %%%s has no gradient rule, and the loss of @%s depends on it",
 				   node_kind_name(n->kind), n->name, f->name);
