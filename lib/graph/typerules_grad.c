@@ -138,8 +138,13 @@ static bool want_window(struct verifier *v, const struct node *n, const struct t
 void tr_fully_connected_grad(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0), *w = op_type(n, 1), *og = op_type(n, 2);
-	bool ok = want_float_op(v, n, 0) & want_float_op(v, n, 1) & want_float_op(v, n, 2);
-	ok &= want_rank(v, n, 0, 2, "N x K") & want_rank(v, n, 1, 2, "K x M") & want_rank(v, n, 2, 2, "N x M");
+	/* every check runs, so each problem is reported */
+	bool ok = want_float_op(v, n, 0);
+	ok &= want_float_op(v, n, 1);
+	ok &= want_float_op(v, n, 2);
+	ok &= want_rank(v, n, 0, 2, "N x K");
+	ok &= want_rank(v, n, 1, 2, "K x M");
+	ok &= want_rank(v, n, 2, 2, "N x M");
 	if (!ok)
 		return;
 	if (in->dims[1] != w->dims[0] || og->dims[0] != in->dims[0] || og->dims[1] != w->dims[1]) {
@@ -161,9 +166,12 @@ void tr_fully_connected_grad(struct verifier *v, const struct node *n)
 void tr_convolution_grad(struct verifier *v, const struct node *n)
 {
 	const struct type *in = op_type(n, 0), *f = op_type(n, 1), *og = op_type(n, 2);
-	bool ok = want_float_op(v, n, 0) & want_float_op(v, n, 1) & want_float_op(v, n, 2);
-	ok &= want_rank(v, n, 0, 4, "N x H x W x C") & want_rank(v, n, 1, 4, "OC x KH x KW x C/group") &
-	      want_rank(v, n, 2, 4, "N x OH x OW x OC");
+	bool ok = want_float_op(v, n, 0);
+	ok &= want_float_op(v, n, 1);
+	ok &= want_float_op(v, n, 2);
+	ok &= want_rank(v, n, 0, 4, "N x H x W x C");
+	ok &= want_rank(v, n, 1, 4, "OC x KH x KW x C/group");
+	ok &= want_rank(v, n, 2, 4, "N x OH x OW x OC");
 	if (!ok)
 		return;
 	int64_t g = node_int(n, "group");
@@ -223,8 +231,10 @@ void tr_activation_grad(struct verifier *v, const struct node *n)
 static bool want_labels(struct verifier *v, const struct node *n, unsigned pi, unsigned li)
 {
 	const struct type *p = op_type(n, pi), *l = op_type(n, li);
-	bool ok = want_float_op(v, n, pi) & want_index_op(v, n, li);
-	ok &= want_rank(v, n, pi, 2, "N x C") & want_rank(v, n, li, 1, "N");
+	bool ok = want_float_op(v, n, pi);
+	ok &= want_index_op(v, n, li);
+	ok &= want_rank(v, n, pi, 2, "N x C");
+	ok &= want_rank(v, n, li, 1, "N");
 	if (ok && l->dims[0] != p->dims[0]) {
 		verr(v, n, "labels %s do not have one entry per row of %s %s", TYS(l), opn(n, pi), TYS(p));
 		ok = false;
