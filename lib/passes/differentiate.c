@@ -123,6 +123,20 @@ static struct value mk_splat(struct dctx *c, const struct type *t, double x, con
 	return mk_splat_s(c, t, x, base, "grad");
 }
 
+/* k(a, b) for a comparison k: a bool tensor of a's shape. */
+static struct value mk_cmp(struct dctx *c, unsigned k, struct value a, struct value b, const struct node *base)
+{
+	struct value ops[2] = {a, b};
+	return mk1(c, k, ops, 2, type_with_elem(c->m->types, val_type(a), EK_BOOL), base);
+}
+
+static struct value mk_select(struct dctx *c, struct value cond, struct value x, struct value y,
+			      const struct node *base)
+{
+	struct value ops[3] = {cond, x, y};
+	return mk1(c, NK_Select, ops, 3, val_type(x), base);
+}
+
 /* Adds g to the adjoint of v (when v wants one): the first contribution is
  * the adjoint, later ones are summed into it. */
 static void add_adj(struct dctx *c, struct value v, struct value g)
@@ -289,6 +303,98 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 			struct value r = mk1(c, NK_BatchedReduceAdd, &gy, 1, val_type(b), n);
 			node_set_ints(c->m, r.node, "axes", axis0, 1);
 			add_adj(c, b, r);
+		}
+		return true;
+	}
+	case NK_Neg: add_adj(c, a, mk1(c, NK_Neg, &gy, 1, val_type(gy), n)); return true;
+	case NK_Exp: add_adj(c, a, mk_bin(c, NK_Mul, gy, node_val(n, 0), n)); return true;
+	case NK_Log: add_adj(c, a, mk_bin(c, NK_Div, gy, a, n)); return true;
+	case NK_Sqrt: /* 1 / (2 sqrt(x)) */
+		add_adj(c, a, mk_bin(c, NK_Div, gy, mk_bin(c, NK_Add, node_val(n, 0), node_val(n, 0), n), n));
+		return true;
+	case NK_Max:
+	case NK_Min: {
+		/* the operand that was chosen; a tie goes to the LHS */
+		struct value zero = mk_splat(c, val_type(gy), 0, n);
+		struct value lhs_lost = n->kind == NK_Max ? mk_cmp(c, NK_CmpLT, a, b, n) : mk_cmp(c, NK_CmpLT, b, a, n);
+		add_adj(c, a, mk_select(c, lhs_lost, zero, gy, n));
+		add_adj(c, b, mk_select(c, lhs_lost, gy, zero, n));
+		return true;
+	}
+	case NK_LeakyRelu: {
+		struct value zero = mk_splat(c, val_type(a), 0, n);
+		struct value slope = mk_bin(c, NK_Mul, gy, mk_splat(c, val_type(a), node_float(n, "alpha"), n), n);
+		add_adj(c, a, mk_select(c, mk_cmp(c, NK_CmpLT, zero, a, n), gy, slope, n));
+		return true;
+	}
+	case NK_Clip: {
+		/* passes where min <= x <= max */
+		struct value zero = mk_splat(c, val_type(a), 0, n);
+		struct value lo = mk_cmp(c, NK_CmpLTE, mk_splat(c, val_type(a), node_float(n, "min"), n), a, n);
+		struct value hi = mk_cmp(c, NK_CmpLTE, a, mk_splat(c, val_type(a), node_float(n, "max"), n), n);
+		struct value in = mk_select(c, lo, gy, zero, n);
+		add_adj(c, a, mk_select(c, hi, in, zero, n));
+		return true;
+	}
+	case NK_BatchedReduceAdd:
+	case NK_BatchedReduceMean: {
+		/* gy back to the input's shape: the reduced axes as 1s, Broadcast */
+		const struct type *at = val_type(a);
+		unsigned len;
+		const int64_t *axes = node_ints(n, "axes", &len);
+		uint64_t d[GLOW_MAX_RANK], cnt = 1;
+		for (unsigned i = 0; i < at->rank; i++)
+			d[i] = at->dims[i];
+		for (unsigned i = 0; i < len; i++) {
+			cnt *= at->dims[axes[i]];
+			d[axes[i]] = 1;
+		}
+		struct value g = mk1(c, NK_Reshape, &gy, 1, type_with_dims(c->m->types, at, d, at->rank), n);
+		g = mk1(c, NK_Broadcast, &g, 1, at, n);
+		if (n->kind == NK_BatchedReduceMean)
+			g = mk_bin(c, NK_Mul, g, mk_splat(c, at, 1.0 / (double)cnt, n), n);
+		add_adj(c, a, g);
+		return true;
+	}
+	case NK_Slice: {
+		/* gy written into zeros of the input's shape */
+		unsigned len;
+		const int64_t *start = node_ints(n, "start", &len);
+		struct value ops[2] = {mk_splat(c, val_type(a), 0, n), gy};
+		struct value g = mk1(c, NK_InsertTensor, ops, 2, val_type(a), n);
+		node_set_ints(c->m, g.node, "start", start, len);
+		add_adj(c, a, g);
+		return true;
+	}
+	case NK_Pad: {
+		/* constant padding: the slice of gy the input was copied to */
+		unsigned len;
+		const int64_t *pads = node_ints(n, "pads", &len);
+		int64_t start[GLOW_MAX_RANK];
+		for (unsigned i = 0; i < len / 2; i++) {
+			if (pads[i] < 0 || pads[i + len / 2] < 0)
+				return false;
+			start[i] = pads[i];
+		}
+		if (strcmp(node_enum(n, "mode"), "constant") != 0)
+			return false;
+		struct value g = mk1(c, NK_Slice, &gy, 1, val_type(a), n);
+		node_set_ints(c->m, g.node, "start", start, len / 2);
+		add_adj(c, a, g);
+		return true;
+	}
+	case NK_Concat: {
+		/* each input's slice of gy */
+		unsigned dim = (unsigned)node_int(n, "dim"), rank = val_type(gy)->rank;
+		int64_t start[GLOW_MAX_RANK] = {0};
+		for (unsigned i = 0; i < n->nops; i++) {
+			struct value x = op_val(n, i);
+			if (wants_grad(c, x)) {
+				struct value g = mk1(c, NK_Slice, &gy, 1, val_type(x), n);
+				node_set_ints(c->m, g.node, "start", start, rank);
+				add_adj(c, x, g);
+			}
+			start[dim] += (int64_t)val_type(x)->dims[dim];
 		}
 		return true;
 	}
