@@ -137,6 +137,34 @@ static struct value mk_select(struct dctx *c, struct value cond, struct value x,
 	return mk1(c, NK_Select, ops, 3, val_type(x), base);
 }
 
+static struct value mk_transpose(struct dctx *c, struct value v, const int64_t *shuffle, const struct node *base)
+{
+	const struct type *t = val_type(v);
+	uint64_t d[GLOW_MAX_RANK];
+	for (unsigned i = 0; i < t->rank; i++)
+		d[i] = t->dims[shuffle[i]];
+	struct value r = mk1(c, NK_Transpose, &v, 1, type_with_dims(c->m->types, t, d, t->rank), base);
+	node_set_ints(c->m, r.node, "shuffle", shuffle, t->rank);
+	return r;
+}
+
+/* The sum of v over axis, kept as a 1 and broadcast back to v's shape. */
+static struct value sum_axis(struct dctx *c, struct value v, unsigned axis, const struct node *base)
+{
+	const struct type *t = val_type(v);
+	uint64_t d[GLOW_MAX_RANK], k = 0;
+	for (unsigned i = 0; i < t->rank; i++)
+		if (i != axis)
+			d[k++] = t->dims[i];
+	int64_t ax = axis;
+	struct value r = mk1(c, NK_BatchedReduceAdd, &v, 1, type_with_dims(c->m->types, t, d, (unsigned)k), base);
+	node_set_ints(c->m, r.node, "axes", &ax, 1);
+	for (unsigned i = 0; i < t->rank; i++)
+		d[i] = i == axis ? 1 : t->dims[i];
+	r = mk1(c, NK_Reshape, &r, 1, type_with_dims(c->m->types, t, d, t->rank), base);
+	return mk1(c, NK_Broadcast, &r, 1, t, base);
+}
+
 /* Adds g to the adjoint of v (when v wants one): the first contribution is
  * the adjoint, later ones are summed into it. */
 static void add_adj(struct dctx *c, struct value v, struct value g)
@@ -303,6 +331,35 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 			struct value r = mk1(c, NK_BatchedReduceAdd, &gy, 1, val_type(b), n);
 			node_set_ints(c->m, r.node, "axes", axis0, 1);
 			add_adj(c, b, r);
+		}
+		return true;
+	}
+	case NK_BatchMatMul: {
+		static const int64_t swap[3] = {0, 2, 1};
+		if (wants_grad(c, a)) {
+			struct value ops[2] = {gy, mk_transpose(c, b, swap, n)};
+			add_adj(c, a, mk1(c, NK_BatchMatMul, ops, 2, val_type(a), n));
+		}
+		if (wants_grad(c, b)) {
+			struct value ops[2] = {mk_transpose(c, a, swap, n), gy};
+			add_adj(c, b, mk1(c, NK_BatchMatMul, ops, 2, val_type(b), n));
+		}
+		return true;
+	}
+	case NK_SoftMax:
+	case NK_LogSoftMax: {
+		/* SoftMax: y * (gy - sum(gy * y)); LogSoftMax: gy - exp(y) * sum(gy),
+		 * the sums over the axis, broadcast back */
+		if (!elem_is_float((enum elem_kind)val_type(a)->elem))
+			return false;
+		unsigned axis = (unsigned)node_int(n, "axis");
+		struct value y = node_val(n, 0);
+		if (n->kind == NK_SoftMax) {
+			struct value s = sum_axis(c, mk_bin(c, NK_Mul, gy, y, n), axis, n);
+			add_adj(c, a, mk_bin(c, NK_Mul, y, mk_bin(c, NK_Sub, gy, s, n), n));
+		} else {
+			struct value p = mk1(c, NK_Exp, &y, 1, val_type(y), n);
+			add_adj(c, a, mk_bin(c, NK_Sub, gy, mk_bin(c, NK_Mul, p, sum_axis(c, gy, axis, n), n), n));
 		}
 		return true;
 	}
