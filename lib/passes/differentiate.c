@@ -9,7 +9,9 @@
  *      list order. A loss node (CrossEntropyLoss, Regression) seeds it; a
  *      value with several users gets the Add of their contributions. Only
  *      values that depend on a trainable placeholder get an adjoint;
- *      constants, labels and indices get none;
+ *      constants, labels and indices get none. backprop() holds the rules:
+ *      the windowed and linear kinds and the activations with a cheap
+ *      derivative make gradient kinds (Nodes.def), the rest forward kinds;
  *   3. update: one SGD step per trainable placeholder W with adjoint dW,
  *      written with forward kinds so every backend runs it:
  *        g = dW / batch_size + weight_decay * W
@@ -21,7 +23,7 @@
  * @F is left unchanged; both functions use the same placeholders.
  *
  * SoftMax followed by CrossEntropyLoss (the SoftMax feeding nothing else
- * but Saves) is differentiated as one: the adjoint of the SoftMax's input is
+ * but Saves, over the last axis of N x C) is differentiated as one: the adjoint of the SoftMax's input is
  * SoftMaxGrad(Result, Labels) = Result - one_hot(Labels), which is exact
  * where -1/P would overflow for a tiny probability. The loss of
  * CrossEntropyLoss is the sum over the batch; batch_size turns the gradient
@@ -549,8 +551,8 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 	for (struct node *n = last; n && status > 0; n = n->prev) {
 		if (!u64map_get(&c.needs, (uint64_t)(uintptr_t)n))
 			continue;
-		/* a fused SoftMax that another loss also reached through its
-		 * result would need SoftMax's own rule */
+		/* a fused SoftMax passed its loss's adjoint on already; anything
+		 * else that reached its result goes through SoftMax's own rule */
 		if (u64map_get(&c.done, (uint64_t)(uintptr_t)n) && !get_adj(&c, node_val(n, 0)))
 			continue;
 		if (is_loss(n)) {
@@ -561,7 +563,7 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 		struct value *gy = n->nres ? get_adj(&c, node_val(n, 0)) : NULL;
 		if (!gy)
 			continue; /* the loss does not depend on it */
-		if (node_has_pred(n) || u64map_get(&c.done, (uint64_t)(uintptr_t)n) || !backprop(&c, n, *gy)) {
+		if (node_has_pred(n) || !backprop(&c, n, *gy)) {
 			diag_error(ctx->diag, n->loc,
 				   "differentiate: %s %%%s has no gradient rule, and the loss of @%s depends on it",
 				   node_kind_name(n->kind), n->name, f->name);
