@@ -365,6 +365,42 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 		}
 		return true;
 	}
+	case NK_Gather: {
+		/* one-dimensional indices: the rows of gy added back where they
+		 * came from, a ScatterElements {add} along the axis of indices
+		 * broadcast to gy's shape */
+		const struct type *it = op_type(n, 1), *gt = val_type(gy);
+		if (it->rank != 1 || !wants_grad(c, a))
+			return it->rank == 1;
+		unsigned axis = (unsigned)node_int(n, "axis");
+		uint64_t d[GLOW_MAX_RANK];
+		for (unsigned i = 0; i < gt->rank; i++)
+			d[i] = i == axis ? gt->dims[i] : 1;
+		struct value ix = op_val(n, 1);
+		ix = mk1(c, NK_Reshape, &ix, 1, type_with_dims(c->m->types, it, d, gt->rank), n);
+		ix = mk1(c, NK_Broadcast, &ix, 1, type_with_dims(c->m->types, it, gt->dims, gt->rank), n);
+		struct value ops[3] = {mk_splat(c, val_type(a), 0, n), ix, gy};
+		struct value g = mk1(c, NK_ScatterElements, ops, 3, val_type(a), n);
+		node_set_int(c->m, g.node, "axis", axis);
+		node_set_int(c->m, g.node, "reduction", 1); /* add */
+		add_adj(c, a, g);
+		return true;
+	}
+	case NK_Gelu: {
+		/* x Phi(x): Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
+		 * phi(x) = exp(-x^2 / 2) / sqrt(2 pi); the tanh form has no rule */
+		if (strcmp(node_enum(n, "approximate"), "none") != 0)
+			return false;
+		const struct type *t = val_type(a);
+		struct value xs = mk_bin(c, NK_Mul, a, mk_splat(c, t, 0.70710678118654752, n), n);
+		struct value e = mk1(c, NK_Erf, &xs, 1, t, n);
+		struct value cdf = mk_bin(c, NK_Mul, mk_bin(c, NK_Add, e, mk_splat(c, t, 1, n), n), mk_splat(c, t, 0.5, n), n);
+		struct value x2 = mk_bin(c, NK_Mul, mk_bin(c, NK_Mul, a, a, n), mk_splat(c, t, -0.5, n), n);
+		struct value pdf = mk_bin(c, NK_Mul, mk1(c, NK_Exp, &x2, 1, t, n), mk_splat(c, t, 0.39894228040143268, n), n);
+		struct value d = mk_bin(c, NK_Add, cdf, mk_bin(c, NK_Mul, a, pdf, n), n);
+		add_adj(c, a, mk_bin(c, NK_Mul, gy, d, n));
+		return true;
+	}
 	case NK_Neg: add_adj(c, a, mk1(c, NK_Neg, &gy, 1, val_type(gy), n)); return true;
 	case NK_Exp: add_adj(c, a, mk_bin(c, NK_Mul, gy, node_val(n, 0), n)); return true;
 	case NK_Log: add_adj(c, a, mk_bin(c, NK_Div, gy, a, n)); return true;

@@ -35,8 +35,9 @@
  *
  * Inputs: every placeholder gets uniform values in [-1, 1) from a
  * generator seeded by -seed and its name; an integer placeholder feeding a
- * CrossEntropyLoss as labels gets classes in [0, C), any other integer
- * placeholder zeros.
+ * CrossEntropyLoss as labels gets classes in [0, C), one feeding a Gather
+ * as indices positions along its axis, any other integer placeholder
+ * zeros.
  */
 #include "backends/backend.h"
 #include "irgen/irgen.h"
@@ -78,13 +79,16 @@ static uint64_t splitmix64(uint64_t *s)
 }
 
 /* The class count of the CrossEntropyLoss that reads placeholder p as its
- * labels, 0 if none does. */
+ * labels, or the size of the axis a Gather reads with p as its indices; 0
+ * if neither does. */
 static uint64_t label_bound(struct node *p)
 {
 	for (const struct use *u = p->uses; u; u = u->next) {
 		const struct node *user = use_user(u);
 		if (user->kind == NK_CrossEntropyLoss && u->idx == 1)
 			return op_type(user, 0)->dims[1];
+		if (user->kind == NK_Gather && u->idx == 1)
+			return op_type(user, 0)->dims[node_int(user, "axis")];
 	}
 	return 0;
 }
