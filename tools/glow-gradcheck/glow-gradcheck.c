@@ -408,6 +408,10 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 	char gname[256];
 	snprintf(gname, sizeof gname, "%s_grad", lf->name);
 	struct func *gf = module_find_func(gm, gname);
+	if (!gf) {
+		diag_error(c->d, lf->loc, "function @%s has no loss (CrossEntropyLoss or Regression)", lf->name);
+		goto out;
+	}
 
 	/* the gradient kinds each trainable's gradient passes through */
 	size_t nw = 0;
