@@ -125,8 +125,9 @@ static bool want_window(struct verifier *v, const struct node *n, const struct t
 	}
 	for (unsigned i = 0; i < 4; i++)
 		if (og->dims[i] != want[i]) {
-			verr(v, n, "output grad %s must have the shape %" PRIu64 " x %" PRIu64 " x %" PRIu64 " x %" PRIu64
-				   " of the forward result for input %s",
+			verr(v, n,
+			     "output grad %s must have the shape %" PRIu64 " x %" PRIu64 " x %" PRIu64 " x %" PRIu64
+			     " of the forward result for input %s",
 			     TYS(og), want[0], want[1], want[2], want[3], TYS(in));
 			return false;
 		}
@@ -156,8 +157,8 @@ void tr_fully_connected_grad(struct verifier *v, const struct node *n)
 	want_res_type(v, n, 1, w, "the weights");
 	uint64_t m = w->dims[1];
 	if (n->types[2]->rank != 1 || n->types[2]->dims[0] != m || n->types[2]->elem != og->elem)
-		verr(v, n, "bias grad %s must be %s<%" PRIu64 ">", TYS(n->types[2]), elem_name((enum elem_kind)og->elem),
-		     m);
+		verr(v, n, "bias grad %s must be %s<%" PRIu64 ">", TYS(n->types[2]),
+		     elem_name((enum elem_kind)og->elem), m);
 }
 
 /* ConvolutionGrad(Input N x H x W x C, Filter OC x KH x KW x C/group,
@@ -190,8 +191,8 @@ void tr_convolution_grad(struct verifier *v, const struct node *n)
 	want_res_type(v, n, 0, in, "the input");
 	want_res_type(v, n, 1, f, "the filter");
 	if (n->types[2]->rank != 1 || n->types[2]->dims[0] != f->dims[0] || n->types[2]->elem != og->elem)
-		verr(v, n, "bias grad %s must be %s<%" PRIu64 ">", TYS(n->types[2]), elem_name((enum elem_kind)og->elem),
-		     f->dims[0]);
+		verr(v, n, "bias grad %s must be %s<%" PRIu64 ">", TYS(n->types[2]),
+		     elem_name((enum elem_kind)og->elem), f->dims[0]);
 }
 
 /* MaxPoolGrad(Argmax N x OH x OW x C of an index kind, OutputGrad of its
@@ -209,7 +210,8 @@ void tr_pool_grad(struct verifier *v, const struct node *n)
 		return;
 	}
 	if (r->rank != 4 || r->elem != og->elem) {
-		verr(v, n, "input grad %s must be an N x H x W x C tensor of the kind of output grad %s", TYS(r), TYS(og));
+		verr(v, n, "input grad %s must be an N x H x W x C tensor of the kind of output grad %s", TYS(r),
+		     TYS(og));
 		return;
 	}
 	want_window(v, n, r, og, r->dims[3], false);

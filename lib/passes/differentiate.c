@@ -394,9 +394,11 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 		const struct type *t = val_type(a);
 		struct value xs = mk_bin(c, NK_Mul, a, mk_splat(c, t, 0.70710678118654752, n), n);
 		struct value e = mk1(c, NK_Erf, &xs, 1, t, n);
-		struct value cdf = mk_bin(c, NK_Mul, mk_bin(c, NK_Add, e, mk_splat(c, t, 1, n), n), mk_splat(c, t, 0.5, n), n);
+		struct value cdf = mk_bin(c, NK_Add, e, mk_splat(c, t, 1, n), n);
+		cdf = mk_bin(c, NK_Mul, cdf, mk_splat(c, t, 0.5, n), n);
 		struct value x2 = mk_bin(c, NK_Mul, mk_bin(c, NK_Mul, a, a, n), mk_splat(c, t, -0.5, n), n);
-		struct value pdf = mk_bin(c, NK_Mul, mk1(c, NK_Exp, &x2, 1, t, n), mk_splat(c, t, 0.39894228040143268, n), n);
+		struct value pdf = mk1(c, NK_Exp, &x2, 1, t, n);
+		pdf = mk_bin(c, NK_Mul, pdf, mk_splat(c, t, 0.39894228040143268, n), n);
 		struct value d = mk_bin(c, NK_Add, cdf, mk_bin(c, NK_Mul, a, pdf, n), n);
 		add_adj(c, a, mk_bin(c, NK_Mul, gy, d, n));
 		return true;
@@ -607,7 +609,8 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 		}
 	}
 	if (status > 0 && !seeded) {
-		diag_error(ctx->diag, loss->loc, "differentiate: the loss %s %%%s of @%s depends on no trainable placeholder",
+		diag_error(ctx->diag, loss->loc,
+			   "differentiate: the loss %s %%%s of @%s depends on no trainable placeholder",
 			   node_kind_name(loss->kind), loss->name, f->name);
 		status = -1;
 	}

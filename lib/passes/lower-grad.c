@@ -159,9 +159,12 @@ static void lower_conv_grad(struct func *f, struct node *n)
 
 	/* dF: R[c, kh', kw', oc] = Conv(X^[C,H,W,N], G^[OC,OH,OW,N]) */
 	struct value xc = transpose(f, x, to_cn, n, "xc"), gc = transpose(f, g, to_cn, n, "gc");
-	uint64_t rh = (uint64_t)(((int64_t)xt->dims[1] + p[0] + p[2] - (s[0] * ((int64_t)gt->dims[1] - 1) + 1)) / d[0] + 1);
-	uint64_t rw = (uint64_t)(((int64_t)xt->dims[2] + p[1] + p[3] - (s[1] * ((int64_t)gt->dims[2] - 1) + 1)) / d[1] + 1);
-	uint64_t rd[4] = {c, rh, rw, oc};
+	uint64_t rd[4] = {c, 0, 0, oc};
+	for (unsigned i = 0; i < 2; i++) {
+		/* the forward output spans s*(O-1)+1 rows of the padded input */
+		int64_t span = s[i] * ((int64_t)gt->dims[1 + i] - 1) + 1;
+		rd[1 + i] = (uint64_t)(((int64_t)xt->dims[1 + i] + p[i] + p[i + 2] - span) / d[i] + 1);
+	}
 	struct value zb = lw_splat(f, tdims(f, wt, &oc, 1), 0, n, "zb");
 	struct value cops[3] = {xc, gc, zb};
 	struct node *cv = lw_node(f, NK_Convolution, cops, 3, tdims(f, wt, rd, 4), n, "dwconv");
@@ -274,16 +277,18 @@ bool lower_grad(struct func *f, struct node *n)
 		return true;
 	}
 	case NK_RegressionGrad: lw_replace(f, n, lw_bin(f, NK_Sub, a, b, n, "dx")); return true;
-	case NK_SoftMaxGrad: lw_replace(f, n, lw_bin(f, NK_Sub, a, one_hot(f, b, val_type(a), n), n, "dx")); return true;
+	case NK_SoftMaxGrad:
+		lw_replace(f, n, lw_bin(f, NK_Sub, a, one_hot(f, b, val_type(a), n), n, "dx"));
+		return true;
 	case NK_CrossEntropyLossGrad: {
 		const struct type *pt = val_type(a);
 		struct value oh = one_hot(f, b, pt, n);
-		struct value den = lw_bin(f, NK_Add, a, lw_bin(f, NK_Sub, lw_splat(f, pt, 1, n, "one"), oh, n, "off"), n,
-					  "den");
+		struct value off = lw_bin(f, NK_Sub, lw_splat(f, pt, 1, n, "one"), oh, n, "off");
+		struct value den = lw_bin(f, NK_Add, a, off, n, "den");
 		uint64_t d11[2] = {1, 1};
 		struct value cg = reshape(f, op_val(n, 2), tdims(f, pt, d11, 2), n, "cg");
-		struct value q = lw_bin(f, NK_Mul, lw_bin(f, NK_Div, oh, den, n, "inv"), lw_broadcast(f, cg, pt, 0, n, "cgs"),
-					n, "scaled");
+		struct value q = lw_bin(f, NK_Div, oh, den, n, "inv");
+		q = lw_bin(f, NK_Mul, q, lw_broadcast(f, cg, pt, 0, n, "cgs"), n, "scaled");
 		lw_replace(f, n, lw_un(f, NK_Neg, q, n, "dx"));
 		return true;
 	}

@@ -87,15 +87,18 @@ static const char *stat_desc(unsigned kind)
 	case NK_Pad: return "Number of Pad lowered to Splat + InsertTensor";
 	case NK_Tile: return "Number of Tile lowered to InsertTensor";
 	case NK_Broadcast: return "Number of Broadcast lowered to Reshape + Tile";
-	case NK_FullyConnectedGrad: return "Number of FullyConnectedGrad lowered to MatMul, Transpose and BatchedReduceAdd";
-	case NK_ConvolutionGrad: return "Number of ConvolutionGrad lowered to ConvTranspose, Convolution and data movement";
+	case NK_FullyConnectedGrad:
+		return "Number of FullyConnectedGrad lowered to MatMul, Transpose and BatchedReduceAdd";
+	case NK_ConvolutionGrad:
+		return "Number of ConvolutionGrad lowered to ConvTranspose, Convolution and data movement";
 	case NK_MaxPoolGrad: return "Number of MaxPoolGrad lowered to ScatterElements";
 	case NK_AvgPoolGrad: return "Number of AvgPoolGrad lowered to a depthwise ConvTranspose";
 	case NK_ReluGrad: return "Number of ReluGrad lowered to Select";
 	case NK_SigmoidGrad: return "Number of SigmoidGrad lowered to arithmetic";
 	case NK_TanhGrad: return "Number of TanhGrad lowered to arithmetic";
 	case NK_SoftMaxGrad: return "Number of SoftMaxGrad lowered to a one-hot Gather and Sub";
-	case NK_CrossEntropyLossGrad: return "Number of CrossEntropyLossGrad lowered to a one-hot Gather and arithmetic";
+	case NK_CrossEntropyLossGrad:
+		return "Number of CrossEntropyLossGrad lowered to a one-hot Gather and arithmetic";
 	case NK_RegressionGrad: return "Number of RegressionGrad lowered to Sub";
 	default: unreachable("no lowering rule for this kind");
 	}

@@ -243,7 +243,8 @@ static size_t add_loss_saves(struct func *f, struct loss_part *parts, size_t cap
 						       node_type(x)};
 		else if (x->kind == NK_Regression)
 			parts[n++] = (struct loss_part){true, save_value(f, op_val(x, 0), "gradcheck_in"),
-						       save_value(f, op_val(x, 1), "gradcheck_expected"), op_type(x, 0)};
+						       save_value(f, op_val(x, 1), "gradcheck_expected"),
+						       op_type(x, 0)};
 	}
 	return n;
 }
@@ -480,8 +481,8 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 		}
 		if (status)
 			break;
-		printf("%s: worst relative error %.2e at element %" PRIu64 " (analytic %.6g, numeric %.6g) via", w->name,
-		       worst, at, wa, wn);
+		printf("%s: worst relative error %.2e at element %" PRIu64 " (analytic %.6g, numeric %.6g) via",
+		       w->name, worst, at, wa, wn);
 		for (unsigned k = 0; k < NK_COUNT; k++)
 			if (wk[k]) {
 				printf(" %s", node_kind_name(k));
@@ -544,11 +545,12 @@ int main(int argc, char **argv)
 		char *buf = NULL;
 		size_t len = 0;
 		const char *in = o.input.n ? o.input.v[0] : "-";
-		if (parse_real(&d, "step", o.step_s, 0.01, &c.step) || parse_real(&d, "tolerance", o.tol_s, 0.01, &c.tol) ||
-		    parse_real(&d, "seed", o.seed_s, 1, &seed))
+		if (parse_real(&d, "step", o.step_s, 0.01, &c.step) ||
+		    parse_real(&d, "tolerance", o.tol_s, 0.01, &c.tol) || parse_real(&d, "seed", o.seed_s, 1, &seed))
 			status = 1;
 		else if (!(c.be = backend_find(backend_names[o.backend])))
-			diag_error(&d, LOC_NONE, "backend '%s' is not linked into glow-gradcheck", backend_names[o.backend]);
+			diag_error(&d, LOC_NONE, "backend '%s' is not linked into glow-gradcheck",
+				   backend_names[o.backend]);
 		else if (read_input(in, &buf, &len, &d) == 0) {
 			c.seed = (uint64_t)seed;
 			status = check_module(&c, buf, len, strcmp(in, "-") == 0 ? "<stdin>" : in);
