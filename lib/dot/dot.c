@@ -1,5 +1,5 @@
 /* dot.c - what both dot writers share: IR detection, output format names,
- * the one label escaper, node styles, -subgraph value references.
+ * the one label escaper, node styles, -focus value references and -range ends.
  *
  * Escaping is done in exactly one place (dot_quote) so that no name, string
  * attribute or type text can break the dot syntax or be reinterpreted by
@@ -179,11 +179,23 @@ struct ostream *dot_label_line(struct dot_label *l)
 	return &l->text;
 }
 
-void dot_label_emit(struct ostream *o, struct dot_label *l, unsigned max_line)
+void dot_label_emit_as(struct ostream *o, const char *attr, struct dot_label *l, unsigned max_line)
 {
-	os_write(o, "label=", 6);
+	os_puts(o, attr);
+	os_putc(o, '=');
 	dot_quote(o, l->text.buf, l->text.len, max_line);
 	ostream_abort(&l->text);
+}
+
+void dot_label_emit(struct ostream *o, struct dot_label *l, unsigned max_line)
+{
+	dot_label_emit_as(o, "label", l, max_line);
+}
+
+void dot_layout_limits(struct ostream *o, size_t nnodes)
+{
+	if (nnodes > DOT_BIG_NODES)
+		os_puts(o, "  nslimit=0.2;\n");
 }
 
 bool dot_is_highlighted(const struct dot_options *opt, const char *kind)
@@ -341,4 +353,77 @@ char *dot_parse_value_ref(const char *text, char *sigil)
 		return NULL;
 	}
 	return out;
+}
+
+char *dot_parse_focus(const char *text, char *sigil)
+{
+	if (text[0] == '%' || text[0] == '@')
+		return dot_parse_value_ref(text, sigil);
+	if (!text[0] || text[0] == '"')
+		return NULL;
+	*sigil = 0;
+	return xstrdup(text);
+}
+
+/* ------------------------------------------------------------------ */
+/* -range                                                               */
+
+static int parse_range_end(const char *s, size_t n, struct dot_range_end *e)
+{
+	*e = (struct dot_range_end){0};
+	if (n == 0) {
+		e->open = true;
+		return 0;
+	}
+	size_t k = 0;
+	while (k < n && s[k] >= '0' && s[k] <= '9')
+		k++;
+	if (k == n) {
+		if (n > 9)
+			return -1; /* no program has that many instructions */
+		e->is_pos = true;
+		e->pos = strtoul(s, NULL, 10);
+		return 0;
+	}
+	char *t = xstrndup(s, n);
+	char sigil = 0;
+	e->name = dot_parse_focus(t, &sigil);
+	free(t);
+	if (e->name && sigil != '@')
+		return 0;
+	free(e->name);
+	e->name = NULL;
+	return -1;
+}
+
+int dot_parse_range(const char *text, struct dot_range_end *first, struct dot_range_end *last, struct diag *d)
+{
+	/* the ':' outside a quoted name ("%\"a:b\"" is one name) */
+	const char *colon = NULL;
+	bool quoted = false;
+	for (const char *p = text; *p; p++) {
+		if (quoted && *p == '\\' && p[1])
+			p++;
+		else if (*p == '"')
+			quoted = !quoted;
+		else if (*p == ':' && !quoted && !colon)
+			colon = p;
+	}
+	if (!colon || (colon == text && !colon[1])) {
+		diag_error(d, LOC_NONE, "-range: '%s' is not a range (expected FIRST:LAST, positions or names)", text);
+		return -1;
+	}
+	if (parse_range_end(text, (size_t)(colon - text), first) < 0 ||
+	    parse_range_end(colon + 1, strlen(colon + 1), last) < 0) {
+		dot_range_end_free(first);
+		diag_error(d, LOC_NONE, "-range: '%s' is not a range (expected FIRST:LAST, positions or names)", text);
+		return -1;
+	}
+	return 0;
+}
+
+void dot_range_end_free(struct dot_range_end *e)
+{
+	free(e->name);
+	e->name = NULL;
 }

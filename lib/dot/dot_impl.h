@@ -29,13 +29,44 @@ void dot_label_init(struct dot_label *l);
 struct ostream *dot_label_line(struct dot_label *l);
 /* writes ` label="..."` (quoted as dot_quote) and frees the label */
 void dot_label_emit(struct ostream *o, struct dot_label *l, unsigned max_line);
+/* the same with another attribute name (`headlabel`) */
+void dot_label_emit_as(struct ostream *o, const char *attr, struct dot_label *l, unsigned max_line);
+
+/* Graph attributes that keep the layout of a big graph IR drawing (nnodes
+ * dot nodes) to seconds: above DOT_BIG_NODES nodes the x-coordinate network
+ * simplex, which dominates dot's time there, is cut to a fifth of the node
+ * count in iterations (`nslimit`); ranks and the order within ranks are
+ * unchanged, nodes are only less well centred over their neighbours (the
+ * drawing gets wider). Writes nothing for smaller drawings. (The graph IR
+ * view also moves its edge labels to the edges' heads there, and the
+ * instruction IR view bounds its edge spans.) */
+#define DOT_BIG_NODES 600u
+void dot_layout_limits(struct ostream *o, size_t nnodes);
+
+/* One end of -range=FIRST:LAST: left out (open), a position, or a name. */
+struct dot_range_end {
+	bool open;
+	bool is_pos;
+	unsigned long pos;
+	char *name; /* malloc'd, without sigil and unquoted */
+};
+/* Splits text at the ':' outside a quoted name and reads both ends: digits
+ * are a position, `%name`, `%"quoted"` or a bare name a name. Reports a text
+ * that is not a range to d and returns -1 (nothing to free then). */
+int dot_parse_range(const char *text, struct dot_range_end *first, struct dot_range_end *last, struct diag *d);
+void dot_range_end_free(struct dot_range_end *e);
+
+/* Parses a -focus value: `%name`, `@name` (quoted names as in the IR) or a
+ * bare name, for which *sigil is set to 0. Returns a malloc'd name or NULL
+ * if the text is no name. */
+char *dot_parse_focus(const char *text, char *sigil);
 
 /* 1 if kind is one of opt's highlight names */
 bool dot_is_highlighted(const struct dot_options *opt, const char *kind);
 
 /* Writes a node's drawing attributes: `shape=S, style="ST", fillcolor="F"`
  * (style and fill may be NULL). A highlighted node is filled gold and drawn
- * bold; the -subgraph centre gets a thick red outline. */
+ * bold; the -focus centre gets a thick red outline. */
 void dot_node_style(struct ostream *o, const char *shape, const char *style, const char *fill, bool highlight,
 		    bool center);
 

@@ -1,30 +1,29 @@
 /* ir_dot.c - the instruction IR as dot text.
  *
- * A function is drawn as a bipartite graph of instructions and buffers:
+ * A function is drawn so that dot lays out programs of thousands of
+ * instructions in seconds (docs/glow-dot.md has the measurements):
  *
  *   - instructions f<F>_i<K>, K the position in the program, labelled
- *     "K: kind", the name (if any) and the non-default attributes; a grey
- *     chain of heavy edges between consecutive instructions keeps the
- *     program order top to bottom;
- *   - buffers: weights f<F>_w<K> inside a "declare" cluster (mutable ones
- *     as houses, constant ones as 3-d boxes, initializer kind but never the
- *     data), allocations and tensorviews f<F>_b<K>, each placed on the rank
- *     of the instruction that defines it;
- *   - one edge per operand, labelled with its qualifier and the operand
- *     name from Instrs.def: @in from the buffer into the instruction, @out
- *     from the instruction into the buffer, @inout both ways; edges from an
- *     instruction into a buffer do not constrain the layout (they often
- *     point back up), so the ranks follow the program and the reads; alloc and
- *     dealloc are drawn as dashed green/red lifetime edges, and every
- *     allocation's label says `live A..D` (program positions of its alloc
- *     and dealloc);
+ *     "K: kind", the name (if any), the non-default attributes and one line
+ *     per operand ("@in Src %buf"); a grey chain of heavy edges between
+ *     consecutive instructions keeps the program order top to bottom;
+ *   - buffers are the alloc and tensorview nodes that define them (type,
+ *     `live A..D` or the viewed buffer and offset, the planned place);
+ *     weights f<F>_w<K> are nodes of their own (mutable ones as houses,
+ *     constant ones as 3-d boxes, initializer kind but never the data);
+ *   - data edges from the instruction that last wrote some bytes to each
+ *     reader of them (emit_data_edges), from a weight to its readers, into
+ *     a weight from its writers; none has a label and none joins two nodes
+ *     of one rank;
  *   - with a recorded memory plan, the regions' sizes in the function's
  *     label and each weight's and allocation's offset and size in bytes.
  *
- * Several functions: one cluster each. -subgraph walks instruction/buffer
- * edges in both directions (the program-order chain does not count) and
- * keeps what is within opt->depth edges; the chain then links the kept
- * instructions in program order.
+ * Several functions: one cluster each. The graph walked by -focus (and
+ * -subgraph) is the bipartite graph of instructions and the buffers they
+ * define or use (struct id_node with ROLE_BUF for allocs and views): it
+ * keeps what is within opt->depth steps, and an instruction is drawn when it
+ * or the buffer it defines is kept. -range keeps instructions by position.
+ * The chain then links the drawn instructions in program order.
  *
  * All ids are positional and all text goes through dot_quote, so the output
  * is a function of the IR and the options only.
@@ -32,6 +31,7 @@
 #include "dot/dot_impl.h"
 #include "ir/ir.h"
 #include "support/hashmap.h"
+#include "support/suggest.h"
 #include "support/util.h"
 
 #include <stdlib.h>
@@ -68,8 +68,18 @@ struct id {
 	unsigned *adj;         /* node indices, grouped per node */
 	bool *func_sel;
 	unsigned nsel;
-	const struct id_node *center; /* the -subgraph value's node */
+	const struct id_node *center; /* the -focus value's node */
+	bool long_ok;                 /* draw data edges of any span */
+	unsigned cut;                 /* data edges left out for their span */
 };
+
+/* Data edges longer than LONG_SPAN program positions are drawn only when at
+ * most LONG_OK_INSTRS instructions are drawn (see emit_data_edges). Every
+ * rank an edge crosses is a node more for dot's network simplex: DenseNet-121
+ * (1410 instructions) has 57 edges of 20 to 24 positions among 2937, and
+ * they alone took its x-coordinate pass from 0.2 to 1.4 seconds. */
+#define LONG_SPAN 16u
+#define LONG_OK_INSTRS 400u
 
 static struct id_node *buffer_of(struct id *g, const struct ir_value *v) { return ptrmap_get(&g->buffers, v); }
 
@@ -90,7 +100,7 @@ static void add_edge(struct id *g, struct id_node *instr, struct id_node *buf)
 }
 
 /* Nodes of the selected functions, their instruction-buffer edges and the
- * adjacency lists -subgraph walks. */
+ * adjacency lists -focus walks. */
 static void collect(struct id *g)
 {
 	struct ir_module *m = g->m;
@@ -180,18 +190,45 @@ static void select_neighbourhood(struct id *g, struct id_node *c, unsigned depth
 	free(queue);
 }
 
+/* "did you mean" among the names of the selected functions' weights and
+ * instructions (instructions only when instrs_only). */
+static void suggest_name(struct id *g, const char *name, bool instrs_only, struct ostream *hint)
+{
+	struct suggest sg;
+	suggest_init(&sg, name, strlen(name));
+	for (size_t fi = 0; fi < g->m->nfuncs; fi++) {
+		if (!g->func_sel[fi])
+			continue;
+		if (!instrs_only)
+			ir_for_each_weight(g->m->funcs[fi], w)
+				suggest_offer(&sg, w->v.name, strlen(w->v.name));
+		ir_for_each_instr(g->m->funcs[fi], in)
+			if (in->v.name)
+				suggest_offer(&sg, in->v.name, strlen(in->v.name));
+	}
+	if (sg.best) {
+		char *best = xstrndup(sg.best, sg.best_len);
+		os_puts(hint, "; did you mean '");
+		ir_print_local(hint, best);
+		os_puts(hint, "'?");
+		free(best);
+	}
+}
+
 static struct id_node *find_center(struct id *g, struct diag *d)
 {
 	const char *text = g->opt->subgraph;
 	char sigil;
-	char *name = dot_parse_value_ref(text, &sigil);
-	if (!name) {
-		diag_error(d, LOC_NONE, "-subgraph: '%s' is not a value (expected %%name)", text);
+	char *name = dot_parse_focus(text, &sigil);
+	if (!name || sigil == '@') {
+		diag_error(d, LOC_NONE, "-focus: '%s' is not a value of the instruction IR (expected %%name or name)",
+			   text);
+		free(name);
 		return NULL;
 	}
 	struct id_node *found = NULL;
 	unsigned hits = 0;
-	for (size_t fi = 0; sigil == '%' && fi < g->m->nfuncs; fi++) {
+	for (size_t fi = 0; fi < g->m->nfuncs; fi++) {
 		if (!g->func_sel[fi])
 			continue;
 		struct ir_value *v = ir_func_find(g->m->funcs[fi], name, strlen(name));
@@ -203,18 +240,107 @@ static struct id_node *find_center(struct id *g, struct diag *d)
 			hits++;
 		}
 	}
-	free(name);
 	if (hits == 0) {
-		diag_error(d, LOC_NONE, "-subgraph: no value '%s'%s", text,
-			   g->opt->func ? " in the selected function" : "");
+		struct ostream hint;
+		ostream_mem(&hint);
+		suggest_name(g, name, false, &hint);
+		diag_error(d, LOC_NONE, "-focus: no value '%s'%s%s", text, g->opt->func ? " in the selected function" : "",
+			   ostream_cstr(&hint));
+		ostream_abort(&hint);
+		free(name);
 		return NULL;
 	}
+	free(name);
 	if (hits > 1) {
-		diag_error(d, LOC_NONE, "-subgraph: '%s' names a value in %u functions; choose one with -func", text,
-			   hits);
+		diag_error(d, LOC_NONE, "-focus: '%s' names a value in %u functions; choose one with -func", text, hits);
 		return NULL;
 	}
 	return found;
+}
+
+/* The program position an end of -range names in function f (ninstrs
+ * instructions); -1 after a diagnostic. */
+static long range_end_pos(struct id *g, struct ir_func *f, const struct dot_range_end *e, unsigned long dflt,
+			  const char *text, struct diag *d)
+{
+	if (e->open)
+		return (long)dflt;
+	if (e->is_pos) {
+		if (e->pos >= f->ninstrs) {
+			diag_error(d, LOC_NONE, "-range: '%s': position %lu is past the last instruction (%zu)", text,
+				   e->pos, f->ninstrs ? f->ninstrs - 1 : 0);
+			return -1;
+		}
+		return (long)e->pos;
+	}
+	struct ir_value *v = ir_func_find(f, e->name, strlen(e->name));
+	struct id_node *n = v ? ptrmap_get(&g->instrs, v) : NULL;
+	if (!n) {
+		struct ostream hint;
+		ostream_mem(&hint);
+		if (v)
+			os_puts(&hint, " (that is a weight)");
+		else
+			suggest_name(g, e->name, true, &hint);
+		struct ostream nm;
+		ostream_mem(&nm);
+		ir_print_local(&nm, e->name);
+		diag_error(d, LOC_NONE, "-range: no instruction '%s'%s", ostream_cstr(&nm), ostream_cstr(&hint));
+		ostream_abort(&nm);
+		ostream_abort(&hint);
+		return -1;
+	}
+	return (long)n->ord;
+}
+
+/* Keeps the instructions of -range, the buffers they define and the
+ * weights they use. */
+static int select_range(struct id *g, struct diag *d)
+{
+	const char *text = g->opt->range;
+	if (g->nsel != 1) {
+		diag_error(d, LOC_NONE, "-range: the module has %u functions; choose one with -func", g->nsel);
+		return -1;
+	}
+	struct ir_func *f = NULL;
+	for (size_t fi = 0; fi < g->m->nfuncs; fi++)
+		if (g->func_sel[fi])
+			f = g->m->funcs[fi];
+	struct dot_range_end a, b;
+	if (dot_parse_range(text, &a, &b, d) < 0)
+		return -1;
+	if (f->ninstrs == 0) {
+		dot_range_end_free(&a);
+		dot_range_end_free(&b);
+		struct ostream nm;
+		ostream_mem(&nm);
+		print_global_name(&nm, f->name);
+		diag_error(d, LOC_NONE, "-range: function %s has no instructions", ostream_cstr(&nm));
+		ostream_abort(&nm);
+		return -1;
+	}
+	long lo = range_end_pos(g, f, &a, 0, text, d);
+	long hi = lo < 0 ? -1 : range_end_pos(g, f, &b, f->ninstrs ? f->ninstrs - 1 : 0, text, d);
+	dot_range_end_free(&a);
+	dot_range_end_free(&b);
+	if (lo < 0 || hi < 0)
+		return -1;
+	if (lo > hi) {
+		diag_error(d, LOC_NONE, "-range: '%s' is empty (%ld comes after %ld)", text, lo, hi);
+		return -1;
+	}
+	for (size_t i = 0; i < g->nnodes; i++) {
+		struct id_node *e = &g->nodes[i];
+		if (e->role != ROLE_INSTR || (long)e->ord < lo || (long)e->ord > hi)
+			continue;
+		e->keep = true;
+		for (unsigned k = e->adj_begin; k < e->adj_end; k++) {
+			struct id_node *x = &g->nodes[g->adj[k]];
+			if (x->role == ROLE_WEIGHT || (x->role == ROLE_BUF && x == e + 1))
+				x->keep = true;
+		}
+	}
+	return 0;
 }
 
 static int setup(struct id *g, struct diag *d)
@@ -245,6 +371,8 @@ static int setup(struct id *g, struct diag *d)
 	if (errors)
 		return -1;
 	collect(g);
+	if (opt->range)
+		return select_range(g, d);
 	if (opt->subgraph) {
 		struct id_node *c = find_center(g, d);
 		if (!c)
@@ -305,44 +433,34 @@ static void emit_weight(struct id *g, struct id_node *e, const char *ind)
 	os_puts(o, "];\n");
 }
 
-static void emit_buffer(struct id *g, struct id_node *e, const char *ind)
+/* The buffer an alloc or tensorview defines, as lines of its instruction's
+ * label: type, then the lifetime and planned place (alloc) or the buffer and
+ * byte offset it looks into (tensorview). */
+static void put_buffer_lines(struct id *g, struct id_node *e, struct dot_label *l)
 {
 	struct ir_instr *in = e->in;
-	struct ostream *o = g->o;
-	struct dot_label l;
-	dot_label_init(&l);
-	bool view = in->v.vkind == IV_VIEW;
-	struct ostream *t = dot_label_line(&l);
-	if (view)
-		os_puts(t, "view ");
-	ir_print_local(t, in->v.name);
-	type_print(dot_label_line(&l), in->v.type);
-	if (view) {
+	struct id_node *b = e + 1; /* collected right after its instruction */
+	type_print(dot_label_line(l), in->v.type);
+	if (in->v.vkind == IV_VIEW) {
 		uint64_t off = 0;
 		struct ir_value *root = ir_value_root(&in->v, &off);
 		if (root) {
-			t = dot_label_line(&l);
+			struct ostream *t = dot_label_line(l);
 			os_puts(t, "in ");
 			ir_print_local(t, root->name);
 			os_puts(t, " at +");
 			os_u64(t, off);
 		}
-	} else {
-		t = dot_label_line(&l);
-		os_printf(t, "live %u..", g->nodes[e - g->nodes - 1].ord);
-		if (e->dealloc >= 0)
-			os_printf(t, "%d", e->dealloc);
-		else
-			os_puts(t, "end");
-		if (g->m->funcs[e->fi]->plan.present && in->offset >= 0)
-			put_plan(dot_label_line(&l), in->offset, in->v.type);
+		return;
 	}
-	os_printf(o, "%s  ", ind);
-	put_id(o, e);
-	os_puts(o, " [");
-	dot_label_emit(o, &l, g->opt->max_label_len);
-	dot_node_style(o, "box", view ? "dashed" : "filled", view ? NULL : "#e3f4dc", false, e == g->center);
-	os_puts(o, "];\n");
+	struct ostream *t = dot_label_line(l);
+	os_printf(t, "live %u..", e->ord);
+	if (b->dealloc >= 0)
+		os_printf(t, "%d", b->dealloc);
+	else
+		os_puts(t, "end");
+	if (g->m->funcs[e->fi]->plan.present && in->offset >= 0)
+		put_plan(dot_label_line(l), in->offset, in->v.type);
 }
 
 static void emit_instr(struct id *g, struct id_node *e, const char *ind)
@@ -350,76 +468,175 @@ static void emit_instr(struct id *g, struct id_node *e, const char *ind)
 	struct ir_instr *in = e->in;
 	const struct instr_desc *dd = instr_desc(in->kind);
 	struct ostream *o = g->o;
+	bool typed = (dd->flags & IF_TYPED) != 0;
 	struct dot_label l;
 	dot_label_init(&l);
 	os_printf(dot_label_line(&l), "%u: %s", e->ord, dd->name);
 	if (in->v.name)
 		ir_print_local(dot_label_line(&l), in->v.name);
+	if (typed)
+		put_buffer_lines(g, e, &l);
 	if (!g->opt->no_attrs)
 		for (unsigned i = 0; i < dd->nattrs; i++)
 			if (!dot_attr_is_default(&dd->attrs[i], &in->attrs[i]))
 				dot_put_attr(dot_label_line(&l), &dd->attrs[i], &in->attrs[i]);
+	/* operands as label lines: the buffer names carry the data flow when an
+	 * edge is not drawn (outside -range/-focus, or a cut long edge) */
+	for (unsigned j = 0; j < in->nops && in->kind != IK_tensorview; j++) {
+		struct ostream *t = dot_label_line(&l);
+		if (in->kind != IK_dealloc)
+			os_printf(t, "@%s %s ", ir_qual_name(in->ops[j].qual), j < dd->nops ? dd->op_names[j] : "?");
+		if (in->ops[j].val->name)
+			ir_print_local(t, in->ops[j].val->name);
+		else
+			os_puts(t, "?");
+	}
 	os_printf(o, "%s  ", ind);
 	put_id(o, e);
 	os_puts(o, " [");
 	dot_label_emit(o, &l, g->opt->max_label_len);
 	bool hl = dot_is_highlighted(g->opt, dd->name);
-	if (in->kind == IK_alloc || in->kind == IK_dealloc)
-		dot_node_style(o, "box", "rounded,dashed", NULL, hl, e == g->center);
+	bool center = e == g->center || (typed && e + 1 == g->center);
+	if (in->kind == IK_alloc)
+		dot_node_style(o, "box", "rounded,filled", "#e3f4dc", hl, center);
+	else if (in->kind == IK_tensorview)
+		dot_node_style(o, "box", "rounded,dashed", NULL, hl, center);
+	else if (in->kind == IK_dealloc)
+		dot_node_style(o, "box", "rounded,dashed", NULL, hl, center);
 	else
-		dot_node_style(o, "box", "rounded", NULL, hl, e == g->center);
+		dot_node_style(o, "box", "rounded", NULL, hl, center);
 	os_puts(o, "];\n");
 }
 
 /* ------------------------------------------------------------------ */
-/* Edges                                                                */
+/* Data-flow edges                                                      */
 
-static void emit_operand_edges(struct id *g, struct id_node *e)
+/* The drawing joins the instruction that last wrote some bytes to each
+ * instruction that reads them: alloc and tensorview nodes stand for their
+ * buffers, so there are no edges into buffers that point back up the
+ * program. Writes and reads through views are byte ranges of the view's
+ * root (the alloc or weight), so writes into slices of a concatenation
+ * buffer all reach its readers. Every such edge points down the program,
+ * none is labelled and none joins two nodes of one rank: the layout has no
+ * flat edges at all (see render.c for why that matters with Graphviz 2.42).
+ *
+ * When more than LONG_OK_INSTRS instructions are drawn, edges that span
+ * more than LONG_SPAN program positions are left out: the reader's operand
+ * line still names the buffer, and the layout of programs of thousands of
+ * instructions stays within seconds (see docs/glow-dot.md). */
+
+struct writer {
+	unsigned node;        /* instruction node */
+	uint64_t lo, hi;      /* bytes of the root written */
+};
+
+struct wlist {
+	struct writer *v;
+	size_t n, cap;
+};
+
+/* The root buffer node of v (weight or alloc) and the byte range of v. */
+static struct id_node *root_range(struct id *g, struct ir_value *v, uint64_t *lo, uint64_t *hi)
 {
-	struct ir_instr *in = e->in;
-	const struct instr_desc *dd = instr_desc(in->kind);
-	struct ostream *o = g->o;
-	if (dd->flags & IF_TYPED) {
-		struct id_node *b = e + 1; /* collected right after its instruction */
-		if (b->keep) {
-			os_puts(o, "  ");
-			put_id(o, e);
-			os_puts(o, " -> ");
-			put_id(o, b);
-			if (in->kind == IK_alloc)
-				os_puts(o, " [label=\"alloc\", style=dashed, color=\"#2e8b2e\", fontcolor=\"#2e8b2e\"];\n");
-			else
-				os_puts(o, " [label=\"view\", style=dashed];\n");
+	uint64_t off = 0;
+	struct ir_value *root = ir_value_root(v, &off);
+	if (!root || !v->type)
+		return NULL;
+	*lo = off;
+	*hi = off + type_bytes(v->type);
+	return buffer_of(g, root);
+}
+
+/* Writes `src -> dst` once per pair for this instruction: seen holds the
+ * other ends already joined to it (sources of its reads, and the weights it
+ * writes offset by g->nnodes). */
+static void data_edge(struct id *g, struct id_node *src, struct id_node *dst, const char *attrs, unsigned *seen,
+		      size_t *nseen)
+{
+	unsigned s = dst->role == ROLE_WEIGHT ? (unsigned)(g->nnodes + (size_t)(dst - g->nodes))
+					      : (unsigned)(src - g->nodes);
+	for (size_t i = 0; i < *nseen; i++)
+		if (seen[i] == s)
+			return;
+	seen[(*nseen)++] = s;
+	if (!src->keep || !dst->keep)
+		return;
+	if (src->role == ROLE_INSTR && dst->role == ROLE_INSTR && dst->ord - src->ord > LONG_SPAN && !g->long_ok) {
+		g->cut++;
+		return;
+	}
+	os_puts(g->o, "  ");
+	put_id(g->o, src);
+	os_puts(g->o, " -> ");
+	put_id(g->o, dst);
+	os_puts(g->o, attrs);
+}
+
+static void emit_data_edges(struct id *g, size_t begin, size_t end)
+{
+	struct wlist *wl = xcalloc(end - begin + 1, sizeof(*wl)); /* per root node */
+	unsigned *seen = xmalloc(2 * (end - begin + 1) * sizeof(*seen)); /* distinct other ends of one instruction */
+	for (size_t i = begin; i < end; i++) {
+		struct id_node *e = &g->nodes[i];
+		if (e->role != ROLE_INSTR)
+			continue;
+		struct ir_instr *in = e->in;
+		if (in->kind == IK_tensorview || in->kind == IK_alloc)
+			continue; /* aliasing and allocation move no data */
+		size_t nseen = 0;
+		for (unsigned j = 0; j < in->nops; j++) {
+			uint64_t lo, hi;
+			struct id_node *r = root_range(g, in->ops[j].val, &lo, &hi);
+			if (!r)
+				continue;
+			struct wlist *w = &wl[r - g->nodes - begin];
+			if (in->kind == IK_dealloc) {
+				w->n = 0;
+				continue;
+			}
+			if (in->ops[j].qual == IQ_OUT)
+				continue;
+			bool any = false;
+			for (size_t k = 0; k < w->n; k++)
+				if (w->v[k].lo < hi && lo < w->v[k].hi) {
+					data_edge(g, &g->nodes[w->v[k].node], e, ";\n", seen, &nseen);
+					any = true;
+				}
+			if (!any && r->role == ROLE_WEIGHT)
+				data_edge(g, r, e, " [color=\"#808080\"];\n", seen, &nseen);
+			else if (!any)
+				data_edge(g, r - 1, e, " [style=dashed, color=\"#2e8b2e\"];\n", seen, &nseen);
+		}
+		for (unsigned j = 0; j < in->nops; j++) {
+			uint64_t lo, hi;
+			struct id_node *r = root_range(g, in->ops[j].val, &lo, &hi);
+			if (!r || in->kind == IK_dealloc || in->ops[j].qual == IQ_IN)
+				continue;
+			struct wlist *w = &wl[r - g->nodes - begin];
+			size_t n = 0;
+			for (size_t k = 0; k < w->n; k++)
+				if (!(lo <= w->v[k].lo && w->v[k].hi <= hi))
+					w->v[n++] = w->v[k]; /* still visible outside this write */
+			w->n = n;
+			if (!w->v && r->role == ROLE_BUF) /* the buffer's first write */
+				data_edge(g, r - 1, e, " [style=dashed, color=\"#2e8b2e\"];\n", seen, &nseen);
+			if (w->n == w->cap)
+				w->v = xgrow(w->v, &w->cap, w->n + 1, sizeof(*w->v));
+			w->v[w->n++] = (struct writer){(unsigned)i, lo, hi};
+			/* a result leaves the program here; an @inout weight is also
+			 * read above, and the edge back must not make a cycle */
+			if (r->role == ROLE_WEIGHT)
+				data_edge(g, e, r,
+					  in->ops[j].qual == IQ_INOUT
+						  ? " [color=\"#8a2be2\", style=bold, constraint=false];\n"
+						  : " [color=\"#1f5fbf\", style=bold];\n",
+					  seen, &nseen);
 		}
 	}
-	for (unsigned j = 0; j < in->nops; j++) {
-		struct id_node *b = buffer_of(g, in->ops[j].val);
-		if (!b || !b->keep)
-			continue;
-		unsigned q = in->ops[j].qual;
-		os_puts(o, "  ");
-		if (in->kind == IK_dealloc) {
-			put_id(o, e);
-			os_puts(o, " -> ");
-			put_id(o, b);
-			os_puts(o, " [label=\"dealloc\", style=dashed, color=\"#c00000\", fontcolor=\"#c00000\", "
-				   "constraint=false];\n");
-			continue;
-		}
-		put_id(o, q == IQ_IN ? b : e);
-		os_puts(o, " -> ");
-		put_id(o, q == IQ_IN ? e : b);
-		struct dot_label l;
-		dot_label_init(&l);
-		os_printf(dot_label_line(&l), "@%s %s", ir_qual_name(q), j < dd->nops ? dd->op_names[j] : "?");
-		os_puts(o, " [");
-		dot_label_emit(o, &l, 0);
-		if (q == IQ_OUT)
-			os_puts(o, ", color=\"#1f5fbf\", fontcolor=\"#1f5fbf\", constraint=false");
-		else if (q == IQ_INOUT)
-			os_puts(o, ", dir=both, color=\"#8a2be2\", fontcolor=\"#8a2be2\", constraint=false");
-		os_puts(o, "];\n");
-	}
+	for (size_t i = 0; i < end - begin; i++)
+		free(wl[i].v);
+	free(wl);
+	free(seen);
 }
 
 /* ------------------------------------------------------------------ */
@@ -444,6 +661,16 @@ static void emit_func_label(struct id *g, struct ir_func *f, const char *prefix)
 	os_puts(o, ";\n");
 }
 
+/* An instruction is drawn when it or the buffer it defines was selected. */
+static void mark_drawn(struct id *g, size_t begin, size_t end)
+{
+	for (size_t i = begin; i < end; i++) {
+		struct id_node *e = &g->nodes[i];
+		if (e->role == ROLE_BUF && e->keep)
+			g->nodes[i - 1].keep = true;
+	}
+}
+
 static void emit_func(struct id *g, size_t begin, size_t end, bool cluster)
 {
 	struct ostream *o = g->o;
@@ -455,36 +682,14 @@ static void emit_func(struct id *g, size_t begin, size_t end, bool cluster)
 		emit_func_label(g, f, "    ");
 		os_puts(o, "    style=rounded;\n    color=\"#808080\";\n");
 	}
-	bool any_weight = false;
-	for (size_t i = begin; i < end; i++)
-		any_weight |= g->nodes[i].role == ROLE_WEIGHT && g->nodes[i].keep;
-	if (any_weight) {
-		os_printf(o, "%s  subgraph cluster_f%u_declare {\n%s    label=\"declare\";\n%s    color=\"#a0a0a0\";\n",
-			  ind, fi, ind, ind);
-		for (size_t i = begin; i < end; i++)
-			if (g->nodes[i].role == ROLE_WEIGHT && g->nodes[i].keep)
-				emit_weight(g, &g->nodes[i], cluster ? "    " : "  ");
-		os_printf(o, "%s  }\n", ind);
-	}
 	for (size_t i = begin; i < end; i++) {
 		struct id_node *e = &g->nodes[i];
 		if (!e->keep)
 			continue;
-		if (e->role == ROLE_INSTR)
+		if (e->role == ROLE_WEIGHT)
+			emit_weight(g, e, ind);
+		else if (e->role == ROLE_INSTR)
 			emit_instr(g, e, ind);
-		else if (e->role == ROLE_BUF)
-			emit_buffer(g, e, ind);
-	}
-	/* each kept buffer on the rank of its kept defining instruction */
-	for (size_t i = begin; i < end; i++) {
-		struct id_node *e = &g->nodes[i];
-		if (e->role == ROLE_BUF && e->keep && g->nodes[i - 1].keep) {
-			os_printf(o, "%s  { rank=same; ", ind);
-			put_id(o, &g->nodes[i - 1]);
-			os_puts(o, "; ");
-			put_id(o, e);
-			os_puts(o, "; }\n");
-		}
 	}
 	if (cluster)
 		os_puts(o, "  }\n");
@@ -504,9 +709,7 @@ static void emit_func(struct id *g, size_t begin, size_t end, bool cluster)
 		}
 		prev = e;
 	}
-	for (size_t i = begin; i < end; i++)
-		if (g->nodes[i].role == ROLE_INSTR && g->nodes[i].keep)
-			emit_operand_edges(g, &g->nodes[i]);
+	emit_data_edges(g, begin, end);
 }
 
 int dot_write_ir(struct ostream *o, struct ir_module *m, const struct dot_options *opt, struct diag *d)
@@ -519,6 +722,12 @@ int dot_write_ir(struct ostream *o, struct ir_module *m, const struct dot_option
 		id_free(&g);
 		return -1;
 	}
+	size_t drawn = 0;
+	mark_drawn(&g, 0, g.nnodes);
+	for (size_t i = 0; i < g.nnodes; i++) {
+		drawn += g.nodes[i].keep && g.nodes[i].role == ROLE_INSTR;
+	}
+	g.long_ok = drawn <= LONG_OK_INSTRS;
 	os_puts(o, "digraph glow {\n");
 	bool clusters = g.nsel > 1;
 	if (!clusters)
@@ -538,6 +747,11 @@ int dot_write_ir(struct ostream *o, struct ir_module *m, const struct dot_option
 		i = end;
 	}
 	os_puts(o, "}\n");
+	if (g.cut)
+		diag_note(d, LOC_NONE,
+			  "%u data edges spanning more than %u instructions are left out of this drawing of %zu "
+			  "instructions (their operand lines name the buffers); -range or -focus draws them",
+			  g.cut, LONG_SPAN, drawn);
 	id_free(&g);
 	return 0;
 }

@@ -378,6 +378,13 @@ struct ostream;
 /* Canonical text. Storage and functions in module order; nodes in a stable
  * topological order (list order wherever that is valid). */
 void module_print(struct ostream *o, struct module *m);
+/* Before m is written to out_path ("-": standard output): every relative
+ * weight-file path is rewritten relative to the output's directory (the
+ * working directory for standard output), where a reader of the output
+ * resolves it, and m's base directory becomes that directory. Paths stay as
+ * written when the directory does not change. Reports (at the constant) and
+ * returns -1 when a weight file cannot be found. */
+int module_rebase_files(struct module *m, const char *out_path, struct diag *d);
 void func_print(struct ostream *o, struct func *f);
 /* One node on one line, as in a function body (no indentation, no newline). */
 void node_print(struct ostream *o, const struct node *n);
@@ -397,6 +404,10 @@ struct module *module_parse(struct type_ctx *types, const char *buf, size_t len,
  * mapped file does not stay in memory beside the module built from it.
  * Diagnostics still quote source lines (the pages are read again). */
 struct input;
+/* The node kind a function may hold (not Placeholder or Constant) closest
+ * to a misspelt kind name (support/suggest.h), NULL if none is close: the
+ * reader's and glow-opt's "did you mean". */
+const char *node_kind_suggest(const char *s, size_t len);
 struct module *module_parse_input(struct type_ctx *types, const struct input *in, const char *filename,
 				  struct diag *d, bool verify);
 

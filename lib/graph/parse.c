@@ -24,6 +24,7 @@
 
 #include "graph/graph.h"
 #include "support/io.h"
+#include "support/suggest.h"
 #include "support/textparse.h"
 #include "support/util.h"
 
@@ -516,13 +517,25 @@ void glow_p_stmt_begin(struct glow_parser *p, const struct glow_span *name, stru
 	func_prefetch_name(p->f, p->name_hash);
 }
 
+const char *node_kind_suggest(const char *s, size_t len)
+{
+	struct suggest sg;
+	suggest_init(&sg, s, len);
+	for (unsigned k = 0; k < NK_COUNT; k++)
+		if (k != NK_Placeholder && k != NK_Constant)
+			suggest_offer(&sg, node_kind_name(k), strlen(node_kind_name(k)));
+	return sg.best;
+}
+
 void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc loc)
 {
 	p->kind_loc = loc;
 	int k = node_kind_lookup(name->s, name->len);
 	char t[64];
 	if (k < 0) {
-		glow_p_error(p, loc, "unknown node kind %s", tp_tok_text(name->s, name->s + name->len, t, sizeof t));
+		const char *near = node_kind_suggest(name->s, name->len);
+		glow_p_error(p, loc, "unknown node kind %s%s%s%s", tp_tok_text(name->s, name->s + name->len, t, sizeof t),
+			     near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 		p->bad = true;
 		return;
 	}
@@ -675,6 +688,15 @@ void glow_p_attr_name(struct glow_parser *p, const struct glow_span *name, struc
 	const char *s = span_cstr(p, name);
 	int idx = node_attr_index((unsigned)p->kind, s);
 	if (idx < 0) {
+		struct suggest sg;
+		suggest_init(&sg, s, strlen(s));
+		for (unsigned i = 0; i < d->nattrs; i++)
+			suggest_offer(&sg, d->attrs[i].name, strlen(d->attrs[i].name));
+		if (sg.best) {
+			glow_p_error(p, loc, "unknown attribute '%s' for %s; did you mean '%s'?", s, d->name, sg.best);
+			p->bad = true;
+			return;
+		}
 		char list[256];
 		size_t len = 0;
 		list[0] = 0;
@@ -940,8 +962,12 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	p.cur_attr = -1;
 	strmap_init(&p.gpoison);
 	strmap_init(&p.lpoison);
+	/* instruction IR or an ONNX model here: one error, then which tool
+	 * reads it, rather than every line's syntax error */
+	tp_hint_level(d, file, buf, len, TP_LEVEL_GRAPH);
 
 	int rc = glow_yyparse(&p);
+	diag_hint_first_error(d, LOC_NONE, NULL);
 
 	free(p.sb);
 	strmap_free(&p.gpoison);

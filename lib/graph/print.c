@@ -34,6 +34,8 @@
 #include "support/util.h"
 #include "support/vec.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ------------------------------------------------------------------ */
@@ -492,4 +494,35 @@ void module_print(struct ostream *o, struct module *m)
 		any = true;
 	}
 	printer_fini(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Weight files of a module written elsewhere                           */
+
+int module_rebase_files(struct module *m, const char *out_path, struct diag *d)
+{
+	char *to = path_dir(out_path);
+	int rc = 0;
+	module_for_each_global(m, n) {
+		struct constant *c = as_constant(n);
+		if (!c || c->init != INIT_FILE || c->file[0] == '/')
+			continue;
+		char *p = path_rebase(c->file, m->base_dir, to);
+		if (!p) {
+			diag_error(d, n->loc, "cannot locate weight file \"%s\" of constant @%s: %s", c->file, n->name,
+				   strerror(errno));
+			rc = -1;
+			continue;
+		}
+		if (strcmp(p, c->file) != 0)
+			c->file = arena_strdup(&m->arena, p);
+		free(p);
+	}
+	/* the constants not loaded yet load from the new paths */
+	if (rc == 0) {
+		free(m->base_dir);
+		m->base_dir = to;
+	} else
+		free(to);
+	return rc;
 }

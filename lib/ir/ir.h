@@ -300,6 +300,9 @@ int ir_func_verify(struct ir_func *f, struct diag *d);
 struct ostream;
 /* Canonical text (docs/InstrIR.md). */
 void ir_module_print(struct ostream *o, struct ir_module *m);
+/* module_rebase_files (graph.h) of the instruction IR: the relative weight
+ * files of every function, before m is written to out_path. */
+int ir_module_rebase_files(struct ir_module *m, const char *out_path, struct diag *d);
 void ir_func_print(struct ostream *o, struct ir_func *f);
 /* One line, as in a section (no indentation, no newline). */
 void ir_instr_print(struct ostream *o, const struct ir_instr *in);

@@ -20,6 +20,7 @@
 #include "gir.tab.h"
 #include "ir/ir.h"
 #include "support/io.h"
+#include "support/suggest.h"
 #include "support/textparse.h"
 
 #include <errno.h>
@@ -863,8 +864,14 @@ static int resolve_kind(struct gir_parser *p, const struct gir_span *kind, struc
 	k = instr_kind_lookup(kind->s, kind->len);
 	if (k >= 0)
 		p->kind_cache[ci] = (uint8_t)(k + 1);
-	if (k < 0)
-		gir_p_error(p, kloc, "unknown instruction kind '%.*s'", (int)kind->len, kind->s);
+	if (k < 0) {
+		struct suggest sg;
+		suggest_init(&sg, kind->s, kind->len);
+		for (unsigned i = 0; i < IK_COUNT; i++)
+			suggest_offer(&sg, instr_kind_name(i), strlen(instr_kind_name(i)));
+		gir_p_error(p, kloc, "unknown instruction kind '%.*s'%s%s%s", (int)kind->len, kind->s,
+			    sg.best ? "; did you mean '" : "", sg.best ? sg.best : "", sg.best ? "'?" : "");
+	}
 	return k;
 }
 
@@ -980,7 +987,12 @@ void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc k
 		}
 		int idx = instr_attr_index((unsigned)k, a->name.s, a->name.len);
 		if (idx < 0) {
-			gir_p_error(p, a->loc, "%s has no attribute '%.*s'", d->name, (int)a->name.len, a->name.s);
+			struct suggest sg;
+			suggest_init(&sg, a->name.s, a->name.len);
+			for (unsigned j = 0; j < d->nattrs; j++)
+				suggest_offer(&sg, d->attrs[j].name, strlen(d->attrs[j].name));
+			gir_p_error(p, a->loc, "%s has no attribute '%.*s'%s%s%s", d->name, (int)a->name.len, a->name.s,
+				    sg.best ? "; did you mean '" : "", sg.best ? sg.best : "", sg.best ? "'?" : "");
 			ok = false;
 		} else if (set[idx]) {
 			gir_p_error(p, a->loc, "attribute '%.*s' given twice", (int)a->name.len, a->name.s);
@@ -1019,7 +1031,11 @@ static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t l
 	p.m = ir_module_create(types);
 	ir_module_set_base_dir(p.m, filename);
 	strmap_init(&p.poison);
+	/* graph IR or an ONNX model here: one error, then which tool reads
+	 * it, rather than every line's syntax error */
+	tp_hint_level(d, p.file, buf, len, TP_LEVEL_INSTR);
 	int rc = gir_yyparse(&p);
+	diag_hint_first_error(d, LOC_NONE, NULL);
 	scope_free(&p.scope);
 	strmap_free(&p.poison);
 	vec_free(&p.pos);

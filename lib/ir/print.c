@@ -11,6 +11,8 @@
 #include "ir/ir.h"
 #include "support/io.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 void ir_print_local(struct ostream *o, const char *name) { print_local_name(o, name); }
@@ -201,4 +203,31 @@ void ir_module_print(struct ostream *o, struct ir_module *m)
 			os_putc(o, '\n');
 		ir_func_print(o, m->funcs[i]);
 	}
+}
+
+int ir_module_rebase_files(struct ir_module *m, const char *out_path, struct diag *d)
+{
+	char *to = path_dir(out_path);
+	int rc = 0;
+	for (size_t i = 0; i < m->nfuncs; i++)
+		ir_for_each_weight(m->funcs[i], w) {
+			if (w->init != INIT_FILE || w->file[0] == '/')
+				continue;
+			char *p = path_rebase(w->file, m->base_dir, to);
+			if (!p) {
+				diag_error(d, w->v.loc, "cannot locate weight file \"%s\" of weight %%%s: %s", w->file,
+					   w->v.name, strerror(errno));
+				rc = -1;
+				continue;
+			}
+			if (strcmp(p, w->file) != 0)
+				w->file = arena_strdup(&m->arena, p);
+			free(p);
+		}
+	if (rc == 0) {
+		free(m->base_dir);
+		m->base_dir = to;
+	} else
+		free(to);
+	return rc;
 }

@@ -91,23 +91,14 @@ static const char *result_name(struct gen *G, const struct node *n, unsigned r)
 
 /* ---- weights ---- */
 
-/* The path of a relative weight file as seen from the output's directory:
- * unchanged when input and output share a directory, else absolute. */
-static const char *relocate(struct gen *G, const struct module *gm, const struct constant *c, char *resolved)
+/* The path of a relative weight file as seen from the output's directory
+ * (support/io.h path_rebase: unchanged when input and output share a
+ * directory, else relative to the output's); malloc'd. */
+static char *relocate(struct gen *G, const struct module *gm, const struct constant *c)
 {
-	const char *path = c->file;
-	const char *in = gm->base_dir, *out = G->im->base_dir;
-	if (path[0] == '/' || (!in && !out) || (in && out && strcmp(in, out) == 0))
-		return path;
-	size_t il = in ? strlen(in) : 0, pl = strlen(path);
-	char *joined = xmalloc(il + pl + 1);
-	if (il)
-		memcpy(joined, in, il);
-	memcpy(joined + il, path, pl + 1);
-	const char *r = realpath(joined, resolved);
-	free(joined);
+	char *r = path_rebase(c->file, gm->base_dir, G->im->base_dir);
 	if (!r)
-		diag_error(G->d, c->n.loc, "cannot locate weight file \"%s\" of constant @%s", path, c->n.name);
+		diag_error(G->d, c->n.loc, "cannot locate weight file \"%s\" of constant @%s", c->file, c->n.name);
 	return r;
 }
 
@@ -141,11 +132,11 @@ static int make_weights(struct gen *G)
 		case INIT_ZERO: ir_weight_set_zero(w); break;
 		case INIT_XAVIER: ir_weight_set_xavier(w, c->fan_in, c->seed); break;
 		case INIT_FILE: {
-			char resolved[PATH_MAX];
-			const char *path = relocate(G, gm, c, resolved);
+			char *path = relocate(G, gm, c);
 			if (!path)
 				return -1;
 			ir_weight_set_file(G->im, w, path, c->file_offset);
+			free(path);
 			break;
 		}
 		}

@@ -18,6 +18,8 @@ struct loc {
 };
 
 #define LOC_NONE ((struct loc){0, 0})
+/* A location naming a source as a whole ("in.gir: error: ..."), no line. */
+#define LOC_FILE_OFF UINT32_MAX
 
 struct diag_source {
 	char *name;
@@ -37,6 +39,8 @@ struct diag {
 	int nerrors, nwarnings;
 	int max_errors;      /* 0: unlimited; default 20 */
 	int stopped;         /* too many errors: callers should stop */
+	const char *hint;    /* diag_hint_first_error: the note, NULL: none */
+	struct loc hint_loc;
 };
 
 void diag_init(struct diag *d, const char *prog);
@@ -52,6 +56,12 @@ void diag_vreport(struct diag *d, enum diag_level lvl, struct loc loc, const cha
 #define diag_error(d, loc, ...) diag_report((d), DIAG_ERROR, (loc), __VA_ARGS__)
 #define diag_warning(d, loc, ...) diag_report((d), DIAG_WARNING, (loc), __VA_ARGS__)
 #define diag_note(d, loc, ...) diag_report((d), DIAG_NOTE, (loc), __VA_ARGS__)
+
+/* After the next error is reported, the note `text` follows at loc and
+ * the diagnostics stop (d->stopped): one error and what to do about it
+ * rather than a screen of consequences. For a reader given the wrong kind
+ * of input (tp_sniff_level). text is kept, not copied; NULL clears it. */
+void diag_hint_first_error(struct diag *d, struct loc loc, const char *text);
 
 static inline struct loc loc_make(uint32_t file, uint32_t off) { struct loc l = {file, off}; return l; }
 

@@ -5,8 +5,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -119,11 +122,27 @@ void input_drop(const struct input *in, size_t from, size_t to)
 		madvise((char *)in->map + a, b - a, MADV_DONTNEED);
 }
 
+/* Test hook, for the regression tests of signals arriving while a tool
+ * writes (test/tools/signals-*.test), which cannot otherwise stop a tool at
+ * that moment: GLOW_TEST_RAISE_WHILE_WRITING=N raises signal N right after
+ * the first bytes have gone into a temporary output file. Read once per
+ * stream; unset (always, outside those tests), it costs one getenv per
+ * output file. */
+static int test_signal(void)
+{
+	const char *e = getenv("GLOW_TEST_RAISE_WHILE_WRITING");
+	return e ? atoi(e) : 0;
+}
+
 int ostream_open(struct ostream *o, const char *path, struct diag *d)
 {
 	memset(o, 0, sizeof(*o));
 	o->cap = OS_BUF;
 	o->buf = xmalloc(o->cap);
+	/* a write past the file-size limit (ulimit -f) fails with EFBIG and is
+	 * reported, rather than killing the tool: also for standard output
+	 * redirected to a file, which registers no temporary file */
+	signal(SIGXFSZ, SIG_IGN);
 	if (!path || strcmp(path, "-") == 0) {
 		o->f = stdout;
 		return 0;
@@ -157,6 +176,7 @@ int ostream_open(struct ostream *o, const char *path, struct diag *d)
 		return -1;
 	}
 	o->cleanup = cleanup_add_file(o->tmp);
+	o->raise = test_signal();
 	fchmod(fd, 0644);
 	o->f = fdopen(fd, "wb");
 	if (!o->f)
@@ -172,6 +192,16 @@ void ostream_mem(struct ostream *o)
 	o->buf = xmalloc(o->cap);
 }
 
+/* The test hook's signal, once the temporary file holds a part of the
+ * output. */
+static void raise_now(struct ostream *o)
+{
+	int sig = o->raise;
+	o->raise = 0;
+	fflush(o->f);
+	raise(sig);
+}
+
 void os_flush(struct ostream *o)
 {
 	if (o->to_mem || !o->f || !o->len)
@@ -179,6 +209,8 @@ void os_flush(struct ostream *o)
 	if (fwrite(o->buf, 1, o->len, o->f) != o->len)
 		o->err = errno ? errno : EIO;
 	o->len = 0;
+	if (GLOW_UNLIKELY(o->raise))
+		raise_now(o);
 }
 
 void os_write(struct ostream *o, const void *p, size_t n)
@@ -190,6 +222,8 @@ void os_write(struct ostream *o, const void *p, size_t n)
 		if (n > o->cap) {
 			if (o->f && fwrite(p, 1, n, o->f) != n)
 				o->err = errno ? errno : EIO;
+			if (GLOW_UNLIKELY(o->raise))
+				raise_now(o);
 			return;
 		}
 	}
@@ -238,6 +272,64 @@ void os_i64(struct ostream *o, int64_t v)
 		os_u64(o, (uint64_t)0 - (uint64_t)v);
 	} else
 		os_u64(o, (uint64_t)v);
+}
+
+char *path_dir(const char *path)
+{
+	if (!path || strcmp(path, "-") == 0)
+		return NULL;
+	const char *slash = strrchr(path, '/');
+	return slash ? xstrndup(path, (size_t)(slash - path + 1)) : NULL;
+}
+
+/* dir + name, dir NULL standing for "" (the working directory) */
+static char *path_join(const char *dir, const char *name)
+{
+	size_t a = dir ? strlen(dir) : 0, b = strlen(name);
+	char *p = xmalloc(a + b + 1);
+	if (a)
+		memcpy(p, dir, a);
+	memcpy(p + a, name, b + 1);
+	return p;
+}
+
+char *path_rebase(const char *file, const char *from_dir, const char *to_dir)
+{
+	if (file[0] == '/' || (!from_dir && !to_dir) || (from_dir && to_dir && strcmp(from_dir, to_dir) == 0))
+		return xstrdup(file);
+	char from_real[PATH_MAX], to_real[PATH_MAX], file_real[PATH_MAX];
+	char *joined = path_join(from_dir, file);
+	bool ok = realpath(joined, file_real) && realpath(from_dir ? from_dir : ".", from_real) &&
+		  realpath(to_dir ? to_dir : ".", to_real);
+	free(joined);
+	if (!ok)
+		return NULL;
+	/* the same directory spelt two ways ("./" and "", "a/../b/" and "b/"):
+	 * keep the text as written */
+	if (strcmp(from_real, to_real) == 0)
+		return xstrdup(file);
+	/* the longest common run of whole components, then one ".." per
+	 * component of to_real left over */
+	size_t common = 0;
+	for (size_t i = 0;; i++) {
+		char a = to_real[i], b = file_real[i];
+		if ((a == '/' || a == 0) && b == '/')
+			common = i;
+		if (a == 0 || a != b)
+			break;
+	}
+	size_t ups = 0;
+	for (const char *c = to_real + common; *c; c++)
+		ups += *c == '/';
+	/* to_real "/" (the root) has common 0 and no component left */
+	if (strcmp(to_real, "/") == 0)
+		ups = 0;
+	const char *rest = file_real + common + 1;
+	char *out = xmalloc(3 * ups + strlen(rest) + 1), *o = out;
+	for (size_t i = 0; i < ups; i++, o += 3)
+		memcpy(o, "../", 3);
+	strcpy(o, rest);
+	return out;
 }
 
 static int special(char *buf, size_t size, double v)

@@ -39,7 +39,12 @@ void input_drop(const struct input *in, size_t from, size_t to);
  * a target that exists and is not a regular file (/dev/null, a pipe) is
  * written in place.
  * To stdout for "-" or NULL. To memory with ostream_mem (buf holds the text,
- * NUL-terminated after ostream_commit or ostream_cstr). */
+ * NUL-terminated after ostream_commit or ostream_cstr).
+ * SIGXFSZ is ignored from the first ostream_open on: a write past the
+ * file-size limit fails with EFBIG and ostream_commit reports "cannot write
+ * 'X': File too large". A hidden test hook, the environment variable
+ * GLOW_TEST_RAISE_WHILE_WRITING=N, raises signal N once the first bytes are
+ * in a temporary file (test/tools/signals-*.test). */
 struct ostream {
 	FILE *f;
 	char *buf;
@@ -48,6 +53,7 @@ struct ostream {
 	int to_mem, err;
 	int direct; /* a non-regular file (device, pipe) opened in place */
 	int cleanup; /* support/cleanup.h handle of tmp (removed on a signal) */
+	int raise;   /* test hook (io.c): signal to raise after the first write */
 };
 
 int ostream_open(struct ostream *o, const char *path, struct diag *d);
@@ -84,6 +90,20 @@ void os_double_list(struct ostream *o, const double *v, size_t n);
  * lower-case hex digits) for the other bytes below 0x20 and 0x7f; other
  * bytes (UTF-8) go out as they are. For quoted names and string literals. */
 void os_quoted(struct ostream *o, const char *s, size_t len);
+
+/* The directory part of a path, with its trailing '/' ("a/b.glow" -> "a/"),
+ * malloc'd; NULL for a path without one and for "-" or NULL (standard
+ * streams): the working directory. */
+char *path_dir(const char *path);
+
+/* A relative file name as written in an IR text read from from_dir, as it
+ * must be written in a text in to_dir (either NULL: the working directory;
+ * both as path_dir gives them). Unchanged (a copy) when it is absolute or
+ * both directories are the same one; otherwise the relative path from to_dir
+ * to the file, through the real paths of both (symbolic links resolved), so
+ * the file must exist. malloc'd; NULL with errno set when a path cannot be
+ * resolved. */
+char *path_rebase(const char *file, const char *from_dir, const char *to_dir);
 
 int format_float(char *buf, size_t size, float v);   /* shortest round-trip */
 int format_double(char *buf, size_t size, double v); /* shortest round-trip */

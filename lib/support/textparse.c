@@ -175,6 +175,131 @@ bool tp_splat_ok(struct diag *d, struct loc loc, enum elem_kind k, bool is_bool,
 	return true;
 }
 
+/* Skips blank space and // comments. */
+static size_t skip_blank_comments(const char *buf, size_t len, size_t i)
+{
+	for (;;) {
+		while (i < len && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\n' || buf[i] == '\r'))
+			i++;
+		if (i + 1 < len && buf[i] == '/' && buf[i + 1] == '/') {
+			const char *nl = memchr(buf + i, '\n', len - i);
+			i = nl ? (size_t)(nl - buf) : len;
+			continue;
+		}
+		return i;
+	}
+}
+
+/* A protobuf varint at *i (at most 10 bytes); false when cut or too long. */
+static bool pb_varint(const unsigned char *b, size_t len, size_t *i, uint64_t *v)
+{
+	*v = 0;
+	for (unsigned shift = 0; shift < 70 && *i < len; shift += 7) {
+		unsigned char c = b[(*i)++];
+		*v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return true;
+	}
+	return false;
+}
+
+/* The top-level fields of a ModelProto: field numbers 1..25 with valid wire
+ * types, lengths inside the buffer, ending exactly at its end, one of them
+ * the graph (field 7, length-delimited). Text never has a byte below tab,
+ * binary protobuf almost always does in its first bytes (tags and lengths
+ * below 9): required too, so a text file that happens to walk as protobuf
+ * is not taken. */
+static bool looks_onnx(const unsigned char *b, size_t len)
+{
+	bool graph = false, binary = false;
+	size_t i = 0;
+	while (i < len) {
+		uint64_t tag, v;
+		if (!pb_varint(b, len, &i, &tag))
+			return false;
+		uint64_t field = tag >> 3;
+		if (field < 1 || field > 25)
+			return false;
+		switch (tag & 7) {
+		case 0:
+			if (!pb_varint(b, len, &i, &v))
+				return false;
+			break;
+		case 1:
+			if (len - i < 8)
+				return false;
+			i += 8;
+			break;
+		case 2:
+			if (!pb_varint(b, len, &i, &v) || v > len - i)
+				return false;
+			i += (size_t)v;
+			graph |= field == 7;
+			break;
+		case 5:
+			if (len - i < 4)
+				return false;
+			i += 4;
+			break;
+		default: return false;
+		}
+	}
+	/* the first bytes are enough: a text reader maps its input and must not
+	 * page in all of it here */
+	for (i = 0; i < len && i < 4096 && !binary; i++)
+		binary = b[i] < '\t';
+	return graph && binary;
+}
+
+enum tp_level tp_sniff_level(const char *buf, size_t len, size_t *at)
+{
+	static const struct {
+		const char *kw;
+		enum tp_level level;
+	} kws[] = {
+		{"module", TP_LEVEL_GRAPH},   {"placeholder", TP_LEVEL_GRAPH}, {"constant", TP_LEVEL_GRAPH},
+		{"func", TP_LEVEL_GRAPH},     {"function", TP_LEVEL_INSTR},    {"memory", TP_LEVEL_INSTR},
+		{"declare", TP_LEVEL_INSTR},  {"program", TP_LEVEL_INSTR},
+	};
+	*at = 0;
+	size_t i = skip_blank_comments(buf, len, 0), n = 0;
+	while (i + n < len && ((buf[i + n] >= 'a' && buf[i + n] <= 'z') || buf[i + n] == '_'))
+		n++;
+	/* a keyword followed by blank space, as both grammars write them */
+	if (n > 0 && (i + n == len || buf[i + n] == ' ' || buf[i + n] == '\t' || buf[i + n] == '\n' ||
+		      buf[i + n] == '\r'))
+		for (size_t k = 0; k < GLOW_ARRAY_SIZE(kws); k++)
+			if (strlen(kws[k].kw) == n && memcmp(kws[k].kw, buf + i, n) == 0) {
+				*at = i;
+				return kws[k].level;
+			}
+	if (looks_onnx((const unsigned char *)buf, len))
+		return TP_LEVEL_ONNX;
+	return TP_LEVEL_UNKNOWN;
+}
+
+const char *tp_level_hint(enum tp_level l)
+{
+	switch (l) {
+	case TP_LEVEL_GRAPH: return "this is graph IR (.glow): glow-opt and glow-irgen read it";
+	case TP_LEVEL_INSTR: return "this is instruction IR (.gir): glow-llc and glow-run read it";
+	case TP_LEVEL_ONNX: return "this looks like an ONNX model: import it with glow-import";
+	case TP_LEVEL_UNKNOWN: break;
+	}
+	return NULL;
+}
+
+void tp_hint_level(struct diag *d, uint32_t file, const char *buf, size_t len, enum tp_level want)
+{
+	size_t at;
+	enum tp_level l = tp_sniff_level(buf, len, &at);
+	if (l == TP_LEVEL_UNKNOWN || l == want)
+		return;
+	/* binary input: name the file, no line to quote */
+	struct loc loc = loc_make(file, l == TP_LEVEL_ONNX ? LOC_FILE_OFF : (uint32_t)at);
+	diag_hint_first_error(d, loc, tp_level_hint(l));
+}
+
 enum { TP_DROP_STEP = 4 << 20, TP_DROP_KEEP = 1 << 20 };
 
 void tp_drop_behind(const struct input *in, size_t *dropped, size_t at)

@@ -88,6 +88,29 @@ bool tp_int_fits(enum elem_kind k, int64_t v);
  * the floating-point ones, in the stored integer's range. */
 bool tp_splat_ok(struct diag *d, struct loc loc, enum elem_kind k, bool is_bool, bool is_int, int64_t i);
 
+/* ---- the kind of an input ---- */
+
+/* What a file given to a reader is, judged from its first bytes: graph IR
+ * text (its first keyword is module, placeholder, constant or func),
+ * instruction IR text (function, memory, declare or program), a binary ONNX
+ * ModelProto (its top-level protobuf fields parse to the end and include a
+ * graph), or none of these (TP_LEVEL_UNKNOWN: a broken file of any kind).
+ * Comments and blank space before the first keyword are skipped. */
+enum tp_level { TP_LEVEL_UNKNOWN, TP_LEVEL_GRAPH, TP_LEVEL_INSTR, TP_LEVEL_ONNX };
+/* *at is the offset of the keyword that decided (0 for ONNX). */
+enum tp_level tp_sniff_level(const char *buf, size_t len, size_t *at);
+
+/* Arms the diagnostics of a reader of level `want` on the source `file`
+ * (diag_add_source) holding buf: when the input is of another known level,
+ * the reader's first error is followed by a note naming the tool that reads
+ * it ("this is instruction IR (.gir): glow-llc and glow-run read it") and
+ * the diagnostics stop there. Call before parsing; diag_hint_first_error(d,
+ * LOC_NONE, NULL) after it. */
+void tp_hint_level(struct diag *d, uint32_t file, const char *buf, size_t len, enum tp_level want);
+
+/* The note for an input of level l, NULL for TP_LEVEL_UNKNOWN. */
+const char *tp_level_hint(enum tp_level l);
+
 /* ---- input pages ---- */
 
 /* Lets go of the pages of in (NULL: nothing to do) more than 1 MiB behind

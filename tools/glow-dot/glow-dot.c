@@ -1,6 +1,8 @@
 /* glow-dot - Graphviz views of either IR level.
  *
  *   glow-dot [options] [input.glow|input.gir|-] [-o out] [-T dot|svg|png|pdf]
+ *   -range=FIRST:LAST, -focus=NAME -depth=N   draw part of the program
+ *   -time                                     stage seconds on stderr
  *
  * Detects the IR from the file suffix (.glow, .gir) or, for standard input
  * and other names, from the first keyword of the text; parses and verifies
@@ -8,6 +10,7 @@
  * process through Graphviz's libgvc. The output is written whole or not at
  * all. Exit status 0 on success, 1 after a diagnostic.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, isatty */
 #include "dot/dot.h"
 #include "graph/graph.h"
 #ifdef GLOW_DOT_HAVE_IR
@@ -17,15 +20,21 @@
 #include "support/io.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 struct dot_tool_options {
 	const char *output;
 	const char *format;
 	const char *func;
 	const char *subgraph;
+	const char *focus;
+	const char *range;
 	unsigned depth;
+	bool time;
 	unsigned max_label_len;
 	bool no_attrs;
 	struct cl_list highlight;
@@ -62,6 +71,75 @@ static char *split_highlight(const struct cl_list *l, const char ***names, size_
 	*names = v;
 	*n = count;
 	return buf;
+}
+
+/* ------------------------------------------------------------------ */
+/* Stage times (-time) and the progress line                            */
+
+enum stage { ST_READ, ST_BUILD, ST_LAYOUT, ST_RENDER, ST_WRITE, ST_COUNT };
+static const char *const stage_names[ST_COUNT] = {"read", "build graph", "layout", "render", "write"};
+
+struct stages {
+	double secs[ST_COUNT];
+	int cur;      /* running stage, -1: none */
+	double since; /* when it began */
+	bool time;    /* -time: report at the end */
+	bool progress; /* stderr is a terminal: a status line while laying out */
+	bool line;    /* a status line is on the screen */
+};
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Ends the running stage (if any) and begins `next` (-1: none). */
+static void stage_begin(struct stages *st, int next)
+{
+	double t = now_seconds();
+	if (st->cur >= 0)
+		st->secs[st->cur] += t - st->since;
+	st->cur = next;
+	st->since = t;
+	if (st->line) { /* the status line is erased, not left among diagnostics */
+		fputs("\r\033[K", stderr);
+		st->line = false;
+	}
+}
+
+/* Graphviz gives no progress from inside its layout, so the line says what
+ * is being laid out and stays until the next stage begins; it is written
+ * only when stderr is a terminal, and only for graphs big enough to take a
+ * noticeable time. */
+#define PROGRESS_MIN_NODES 200u
+static void render_stage(void *ctx, enum dot_stage s, size_t nodes, size_t edges)
+{
+	struct stages *st = ctx;
+	static const int map[] = {[DOT_STAGE_LAYOUT] = ST_LAYOUT, [DOT_STAGE_RENDER] = ST_RENDER,
+				  [DOT_STAGE_WRITE] = ST_WRITE};
+	stage_begin(st, map[s]);
+	if (st->progress && s == DOT_STAGE_LAYOUT && nodes >= PROGRESS_MIN_NODES) {
+		fprintf(stderr, "glow-dot: laying out %zu nodes and %zu edges...", nodes, edges);
+		fflush(stderr);
+		st->line = true;
+	} else if (st->progress && s == DOT_STAGE_RENDER && nodes >= PROGRESS_MIN_NODES) {
+		fprintf(stderr, "glow-dot: rendering %zu nodes...", nodes);
+		fflush(stderr);
+		st->line = true;
+	}
+}
+
+static void report_times(const struct stages *st)
+{
+	double total = 0;
+	fputs("glow-dot: stage times (seconds):\n", stderr);
+	for (int i = 0; i < ST_COUNT; i++) {
+		fprintf(stderr, "  %9.4f  %s\n", st->secs[i], stage_names[i]);
+		total += st->secs[i];
+	}
+	fprintf(stderr, "  %9.4f  total\n", total);
 }
 
 /* The dot text of the input, in a memory stream; -1 after a diagnostic. */
@@ -102,14 +180,31 @@ static int run(struct dot_tool_options *o, struct diag *d)
 		diag_error(d, LOC_NONE, "-T: unknown output format '%s' (expected dot, svg, png or pdf)", o->format);
 		return 1;
 	}
-	if (o->depth != DEPTH_UNSET && !o->subgraph) {
-		diag_error(d, LOC_NONE, "-depth needs -subgraph");
+	if (o->focus && o->subgraph) {
+		diag_error(d, LOC_NONE, "-focus and -subgraph are two spellings of one option; give one");
+		return 1;
+	}
+	const char *focus = o->focus ? o->focus : o->subgraph;
+	if (o->depth != DEPTH_UNSET && !focus) {
+		diag_error(d, LOC_NONE, "-depth needs -focus (or -subgraph)");
+		return 1;
+	}
+	if (o->range && focus) {
+		diag_error(d, LOC_NONE, "-range and -focus each choose the part to draw; give one");
+		return 1;
+	}
+	/* png and pdf bytes on a terminal are garbage at best and can change its
+	 * settings; they are written to files and pipes only */
+	if ((fmt == DOT_FMT_PNG || fmt == DOT_FMT_PDF) && strcmp(o->output, "-") == 0 && isatty(STDOUT_FILENO)) {
+		diag_error(d, LOC_NONE, "-T %s: not writing binary output to a terminal; use -o FILE or redirect "
+			   "standard output", o->format);
 		return 1;
 	}
 	struct dot_options opt = {0};
 	opt.max_label_len = o->max_label_len;
 	opt.no_attrs = o->no_attrs;
-	opt.subgraph = o->subgraph;
+	opt.subgraph = focus;
+	opt.range = o->range;
 	opt.depth = o->depth == DEPTH_UNSET ? DEPTH_DEFAULT : o->depth;
 	char *func_name = NULL;
 	if (o->func) {
@@ -134,20 +229,32 @@ static int run(struct dot_tool_options *o, struct diag *d)
 	size_t len = 0;
 	struct ostream text;
 	ostream_mem(&text);
-	if (read_input(in, &buf, &len, d) == 0 && write_dot_text(in, buf, len, &opt, &text, d) == 0) {
+	struct stages st = {.cur = -1, .time = o->time, .progress = isatty(STDERR_FILENO) != 0};
+	struct dot_render_hooks hooks = {render_stage, &st};
+	stage_begin(&st, ST_READ);
+	int rc = read_input(in, &buf, &len, d);
+	if (rc == 0) {
+		stage_begin(&st, ST_BUILD);
+		rc = write_dot_text(in, buf, len, &opt, &text, d);
+	}
+	if (rc == 0) {
 		struct ostream out;
 		if (ostream_open(&out, o->output, d) == 0) {
-			int rc = 0;
-			if (fmt == DOT_FMT_DOT)
+			if (fmt == DOT_FMT_DOT) {
+				stage_begin(&st, ST_WRITE);
 				os_write(&out, text.buf, text.len);
-			else
-				rc = dot_render(text.buf, text.len, (enum dot_format)fmt, &out, d);
+			} else {
+				rc = dot_render(text.buf, text.len, (enum dot_format)fmt, &out, d, &hooks);
+			}
 			if (rc == 0)
 				status = ostream_commit(&out, d) ? 1 : 0;
 			else
 				ostream_abort(&out);
 		}
 	}
+	stage_begin(&st, -1);
+	if (st.time && status == 0)
+		report_times(&st);
 	ostream_abort(&text);
 	free(buf);
 	free(hl);
@@ -173,10 +280,16 @@ int main(int argc, char **argv)
 		 NULL},
 		{"highlight", CL_LIST, &o.highlight, "Kind,...", "Highlight the nodes or instructions of these kinds",
 		 0, NULL},
-		{"subgraph", CL_STRING, &o.subgraph, "%value",
-		 "Draw only the neighbourhood of a value (%name or @name)", 0, NULL},
-		{"depth", CL_UINT, &o.depth, "N", "With -subgraph: how many edges away from the value (default 1)", 0,
+		{"focus", CL_STRING, &o.focus, "name",
+		 "Draw only the neighbourhood of a value, buffer or instruction (%name, @name or name)", 0, NULL},
+		{"subgraph", CL_STRING, &o.subgraph, "%value", "The same as -focus", 0, NULL},
+		{"depth", CL_UINT, &o.depth, "N", "With -focus: how many steps away from the value (default 1)", 0,
 		 NULL},
+		{"range", CL_STRING, &o.range, "FIRST:LAST",
+		 "Draw only these instructions (graph IR: nodes), by position or name; either end may be left out",
+		 0, NULL},
+		{"time", CL_FLAG, &o.time, NULL,
+		 "Report the seconds of each stage (read, build graph, layout, render, write) on stderr", 0, NULL},
 	};
 	const struct cl_tool tool = {
 		"glow-dot", "Graphviz views of the graph IR and the instruction IR",

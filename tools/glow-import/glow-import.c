@@ -1,9 +1,10 @@
 /* glow-import - ONNX model -> graph IR text.
  *
- *   glow-import model.onnx [-o out.glow] [-dim NAME=N ...]
+ *   glow-import model.onnx|- [-o out.glow] [-dim NAME=N ...]
  *               [-freeze-input NAME=FILE ...] [-opset-check]
  *
- * Reads the ModelProto, imports it (lib/import/onnx) and prints the module
+ * Reads the ModelProto (from standard input for "-", which must not be a
+ * terminal), imports it (lib/import/onnx) and prints the module
  * canonically. -freeze-input binds a graph input to the tensor in FILE
  * (.npy or TensorProto .pb): the input is a known value, not a placeholder,
  * so the shape and parameter computations that read it fold at import. Every unsupported operator and every untranslatable node is
@@ -15,10 +16,12 @@
 #include "import/onnx/tensorio.h"
 #include "support/cl.h"
 #include "support/io.h"
+#include "support/stagetime.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct options {
 	const char *output;
@@ -27,6 +30,7 @@ struct options {
 	struct cl_list input;
 	bool opset_check;
 	bool list_ops;
+	bool time; /* -time: the seconds of each stage */
 };
 
 /* Parses the -dim NAME=N bindings; reports and returns -1 on a bad one. */
@@ -84,6 +88,13 @@ static int run(struct options *o, struct diag *d)
 		return 1;
 	}
 	const char *path = o->input.v[0];
+	bool from_stdin = strcmp(path, "-") == 0;
+	/* a model is binary: typing one is never meant, and waiting for EOF on
+	 * a terminal looks like a hang */
+	if (from_stdin && isatty(STDIN_FILENO)) {
+		diag_error(d, LOC_NONE, "standard input is a terminal: give a model file or pipe one in");
+		return 1;
+	}
 	struct onnx_dim_binding *dims = xcalloc(o->dims.n + 1, sizeof *dims);
 	struct onnx_frozen_input *frozen = xcalloc(o->freeze.n + 1, sizeof *frozen);
 	struct tio_tensor *ftensors = xcalloc(o->freeze.n + 1, sizeof *ftensors);
@@ -92,20 +103,33 @@ static int run(struct options *o, struct diag *d)
 	size_t len = 0;
 	struct type_ctx types;
 	type_ctx_init(&types);
+	struct stage_timer st;
+	stage_timer_init(&st, o->time);
 	if (parse_dims(&o->dims, dims, d) == 0 && read_frozen(&o->freeze, frozen, ftensors, d) == 0 &&
 	    read_input(path, &buf, &len, d) == 0) {
+		stage_timer_mark(&st, "read");
 		struct onnx_import_opts io = {dims, o->dims.n, o->opset_check, frozen, o->freeze.n};
-		const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
-		struct module *m = onnx_import(&types, (const uint8_t *)buf, len, name, &io, d);
+		const char *name = from_stdin ? "<stdin>" : path;
+		/* an empty protobuf is a valid, empty ModelProto: say what is wrong */
+		struct module *m = NULL;
+		if (len == 0)
+			diag_error(d, LOC_NONE, "%s: empty input, expected an ONNX model", name);
+		else
+			m = onnx_import(&types, (const uint8_t *)buf, len, name, &io, d);
+		/* the protobuf's parse, the translation and the verifier of the
+		 * result are one call */
+		stage_timer_mark(&st, "import");
 		if (m) {
 			struct ostream out;
 			if (ostream_open(&out, o->output, d) == 0) {
 				module_print(&out, m);
 				status = ostream_commit(&out, d) ? 1 : 0;
 			}
+			stage_timer_mark(&st, "write");
 			module_destroy(m);
 		}
 	}
+	stage_timer_report(&st, stderr);
 	free(buf);
 	for (size_t i = 0; i < o->dims.n; i++)
 		free((char *)dims[i].name);
@@ -137,9 +161,11 @@ int main(int argc, char **argv)
 		{"opset-check", CL_FLAG, &o.opset_check, NULL,
 		 "Refuse operators whose opset is newer than the importer knows (default: warn)", 0, NULL},
 		{"list-ops", CL_FLAG, &o.list_ops, NULL, "List the supported operators and opset ranges", 0, NULL},
+		{"time", CL_FLAG, &o.time, NULL,
+		 "Report the wall time of each stage (read, import, write) on stderr", 0, NULL},
 	};
 	const struct cl_tool tool = {
-		"glow-import", "ONNX model to graph IR", "[options] model.onnx", opts, GLOW_ARRAY_SIZE(opts),
+		"glow-import", "ONNX model to graph IR", "[options] model.onnx|-", opts, GLOW_ARRAY_SIZE(opts),
 		&o.input, 1,
 	};
 	struct diag d;

@@ -12,6 +12,7 @@
 #include "support/cl.h"
 #include "support/pmcli.h"
 #include "support/io.h"
+#include "support/stagetime.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ struct irgen_options {
 	int schedule; /* enum irgen_schedule */
 	const char *func;
 	bool schedule_stats;
+	bool time; /* -time: the seconds of each stage */
 	struct pm_cli pm;
 	struct cl_list input;
 };
@@ -49,16 +51,25 @@ static int run(struct irgen_options *o, struct diag *d)
 		pm_free(&pm);
 		return 1;
 	}
+	struct stage_timer st;
+	stage_timer_init(&st, o->time);
 	char *buf = NULL;
 	size_t len = 0;
 	if (read_input(in, &buf, &len, d)) {
 		pm_free(&pm);
 		return 1;
 	}
+	stage_timer_mark(&st, "read");
 	struct type_ctx types;
 	type_ctx_init(&types);
 	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
-	struct module *m = module_parse(&types, buf, len, name, d, true);
+	struct module *m = module_parse(&types, buf, len, name, d, false);
+	stage_timer_mark(&st, "parse");
+	if (m && module_verify(m, d)) {
+		module_destroy(m);
+		m = NULL;
+	}
+	stage_timer_mark(&st, "verify");
 	int status = 1;
 	struct irgen_state s;
 	irgen_state_init(&s, m, d);
@@ -68,8 +79,12 @@ static int run(struct irgen_options *o, struct diag *d)
 		s.only_func = o->func[0] == '@' ? o->func + 1 : o->func;
 	if (m && irgen_check_selection(&s) == 0) {
 		module_set_base_dir(m, in);
-		if (pm_run(&pm, &s) == 0 && s.im) {
-			if (ir_module_verify(s.im, d))
+		int prc = pm_run(&pm, &s);
+		stage_timer_mark(&st, "passes");
+		if (prc == 0 && s.im) {
+			bool invalid = ir_module_verify(s.im, d) != 0;
+			stage_timer_mark(&st, "verify");
+			if (invalid)
 				diag_error(d, LOC_NONE, "verifier failed after IRGen");
 			else {
 				struct ostream out;
@@ -77,12 +92,14 @@ static int run(struct irgen_options *o, struct diag *d)
 					ir_module_print(&out, s.im);
 					status = ostream_commit(&out, d) ? 1 : 0;
 				}
+				stage_timer_mark(&st, "write");
 			}
 		}
 	}
 	if (o->schedule_stats)
 		print_schedule_stats(&s, stderr);
 	pm_cli_report(&pm, &o->pm);
+	stage_timer_report(&st, stderr);
 	irgen_state_free(&s);
 	module_destroy(m);
 	type_ctx_free(&types);
@@ -105,6 +122,8 @@ int main(int argc, char **argv)
 		 "Report the peak live activation bytes of the topological and the chosen order", 0, NULL},
 		PM_CLI_VERIFY_OPT(&o.pm),
 		PM_CLI_OPTS(&o.pm, "IR"),
+		{"time", CL_FLAG, &o.time, NULL,
+		 "Report the wall time of each stage (read, parse, verify, passes, write) on stderr", 0, NULL},
 	};
 	const struct cl_tool tool = {
 		"glow-irgen", "glow instruction IR generator", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),

@@ -150,9 +150,13 @@ static int run(struct llc_options *o, struct diag *d)
 				status = emit_c(o, m, d);
 			else {
 				struct ostream out;
+				/* relative weight files as seen from the output */
 				if (ostream_open(&out, o->output, d) == 0) {
-					ir_module_print(&out, m);
-					status = ostream_commit(&out, d) ? 1 : 0;
+					if (ir_module_rebase_files(m, o->output, d) == 0) {
+						ir_module_print(&out, m);
+						status = ostream_commit(&out, d) ? 1 : 0;
+					} else
+						ostream_abort(&out);
 				}
 			}
 		}

@@ -13,6 +13,7 @@
 #include "support/cl.h"
 #include "support/pmcli.h"
 #include "support/io.h"
+#include "support/stagetime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct opt_options {
 	int mode;   /* enum pass_mode */
 	int backend;
 	bool disable_verify;
+	bool time; /* -time: the seconds of each stage */
 	struct pm_cli pm;
 	struct cl_list unsupported;
 	bool fp16, bf16;        /* append the fp16 / bf16 pipeline */
@@ -40,24 +42,33 @@ struct opt_options {
 #define BACKENDS "interpreter|c"
 static const char *const backend_names[] = {"interpreter", "c"};
 
-/* Marks the node kinds named in the comma-separated lists; returns 1 after
- * reporting an unknown kind. */
-static int parse_kinds(const struct cl_list *l, bool *flags, struct diag *d)
+/* Marks the node kinds named in the comma-separated list s (flags may be
+ * NULL: only checked); returns 1 after reporting an unknown kind, with the
+ * closest kind when one is close. */
+static int parse_kind_list(const char *opt, const char *s, bool *flags, struct diag *d)
 {
 	int bad = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		const char *s = l->v[i];
-		while (*s) {
-			size_t len = strcspn(s, ",");
-			int k = node_kind_lookup(s, len);
-			if (k < 0 || k == NK_Placeholder || k == NK_Constant) {
-				diag_error(d, LOC_NONE, "-backend-unsupported: unknown node kind '%.*s'", (int)len, s);
-				bad = 1;
-			} else
-				flags[k] = true;
-			s += len + (s[len] == ',');
-		}
+	while (*s) {
+		size_t len = strcspn(s, ",");
+		int k = node_kind_lookup(s, len);
+		if (k < 0 || k == NK_Placeholder || k == NK_Constant) {
+			const char *near = node_kind_suggest(s, len);
+			diag_error(d, LOC_NONE, "-%s: unknown node kind '%.*s'%s%s%s", opt, (int)len, s,
+				   near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			bad = 1;
+		} else if (flags)
+			flags[k] = true;
+		s += len + (s[len] == ',');
 	}
+	return bad;
+}
+
+/* parse_kind_list of every value of a list option. */
+static int parse_kinds(const char *opt, const struct cl_list *l, bool *flags, struct diag *d)
+{
+	int bad = 0;
+	for (size_t i = 0; i < l->n; i++)
+		bad |= parse_kind_list(opt, l->v[i], flags, d);
 	return bad;
 }
 
@@ -116,7 +127,12 @@ static int run(struct opt_options *o, struct diag *d)
 			return 1;
 		}
 	}
-	if (parse_kinds(&o->unsupported, unsupported, d))
+	/* both lists are checked before any work (the fp16 pass checks
+	 * -keep-float again when it runs, without the suggestion) */
+	int bad_kinds = parse_kinds("backend-unsupported", &o->unsupported, unsupported, d);
+	if (o->keep_float)
+		bad_kinds |= parse_kind_list("keep-float", o->keep_float, NULL, d);
+	if (bad_kinds)
 		return 1;
 	if (o->unsupported.n)
 		target.unsupported = unsupported;
@@ -141,36 +157,55 @@ static int run(struct opt_options *o, struct diag *d)
 		return 1;
 	}
 
+	struct stage_timer st;
+	stage_timer_init(&st, o->time);
 	/* a mapped input whose pages the reader lets go of behind it */
 	struct input input;
 	if (input_open(&input, in, d)) {
 		pm_free(&pm);
 		return 1;
 	}
+	stage_timer_mark(&st, "read");
 	struct type_ctx types;
 	type_ctx_init(&types);
 	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
-	struct module *m = module_parse_input(&types, &input, name, d, !o->disable_verify);
+	struct module *m = module_parse_input(&types, &input, name, d, false);
+	stage_timer_mark(&st, "parse");
+	if (m && !o->disable_verify && module_verify(m, d)) {
+		module_destroy(m);
+		m = NULL;
+	}
+	stage_timer_mark(&st, "verify");
 	int status = 1;
 	if (m) {
 		module_set_base_dir(m, in);
-		if (pm_run(&pm, m) == 0) {
+		int prc = pm_run(&pm, m);
+		stage_timer_mark(&st, "passes");
+		if (prc == 0) {
 			/* the input was verified as it was read: again only if a pass ran */
 			bool ran = false;
 			for (size_t i = 0; i < pm.reg->npasses; i++)
 				ran |= pm.runs[i] != 0;
-			if (!o->disable_verify && ran && module_verify(m, d))
+			bool invalid = !o->disable_verify && ran && module_verify(m, d);
+			stage_timer_mark(&st, "verify");
+			if (invalid)
 				diag_error(d, LOC_NONE, "verifier failed after optimization");
 			else {
 				struct ostream out;
+				/* relative weight files as seen from the output */
 				if (ostream_open(&out, o->output, d) == 0) {
-					module_print(&out, m);
-					status = ostream_commit(&out, d) ? 1 : 0;
+					if (module_rebase_files(m, o->output, d) == 0) {
+						module_print(&out, m);
+						status = ostream_commit(&out, d) ? 1 : 0;
+					} else
+						ostream_abort(&out);
 				}
+				stage_timer_mark(&st, "write");
 			}
 		}
 	}
 	pm_cli_report(&pm, &o->pm);
+	stage_timer_report(&st, stderr);
 	module_destroy(m);
 	type_ctx_free(&types);
 	input_close(&input);
@@ -217,6 +252,8 @@ int main(int argc, char **argv)
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},
 		PM_CLI_OPTS(&o.pm, "module"),
+		{"time", CL_FLAG, &o.time, NULL,
+		 "Report the wall time of each stage (read, parse, verify, passes, write) on stderr", 0, NULL},
 	};
 	const struct cl_tool tool = {
 		"glow-opt", "glow graph optimizer", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),

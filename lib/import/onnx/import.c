@@ -10,6 +10,7 @@
  */
 #include "import/onnx/internal.h"
 #include "support/io.h"
+#include "support/textparse.h"
 #include "support/vec.h"
 
 #include <math.h>
@@ -620,6 +621,18 @@ static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 		add_output(im, g->output[i]);
 }
 
+/* After a model that does not unpack: when the file is the text of either
+ * IR, a note at its first keyword says which tool reads it. */
+static void hint_text_ir(struct diag *d, const char *filename, const uint8_t *buf, size_t len)
+{
+	size_t at;
+	enum tp_level l = tp_sniff_level((const char *)buf, len, &at);
+	if (l != TP_LEVEL_GRAPH && l != TP_LEVEL_INSTR)
+		return;
+	uint32_t file = diag_add_source(d, filename, (const char *)buf, len);
+	diag_note(d, loc_make(file, (uint32_t)at), "%s", tp_level_hint(l));
+}
+
 struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t len, const char *filename,
 			   const struct onnx_import_opts *opts, struct diag *d)
 {
@@ -628,13 +641,11 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 		return NULL;
 	}
 	Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-	if (!mp) {
-		diag_error(d, LOC_NONE, "%s: invalid ONNX protobuf", filename);
-		return NULL;
-	}
-	if (!mp->graph) {
-		diag_error(d, LOC_NONE, "%s: the model has no graph", filename);
-		onnx__model_proto__free_unpacked(mp, NULL);
+	if (!mp || !mp->graph) {
+		diag_error(d, LOC_NONE, "%s: %s", filename, mp ? "the model has no graph" : "invalid ONNX protobuf");
+		hint_text_ir(d, filename, buf, len);
+		if (mp)
+			onnx__model_proto__free_unpacked(mp, NULL);
 		return NULL;
 	}
 	struct importer im;
