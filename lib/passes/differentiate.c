@@ -35,9 +35,11 @@
  * @F_grad.
  */
 #include "passes/pass.h"
+#include "passes/passutil.h"
 #include "support/hashmap.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct train_config train_config_default = {0.01, 0, 0, 1};
@@ -401,6 +403,44 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 		pdf = mk_bin(c, NK_Mul, pdf, mk_splat(c, t, 0.39894228040143268, n), n);
 		struct value d = mk_bin(c, NK_Add, cdf, mk_bin(c, NK_Mul, a, pdf, n), n);
 		add_adj(c, a, mk_bin(c, NK_Mul, gy, d, n));
+		return true;
+	}
+	case NK_AdaptiveAvgPool: {
+		/* dX = G spread by the constant matrix A [OH*OW, H*W] of window
+		 * weights (1/count where output o's window covers pixel p):
+		 * [N, OH, OW, C] -> [N, C, OH*OW] (Transpose, Reshape to 2-D)
+		 * -> MatMul A -> [N, C, H, W] -> NHWC */
+		const struct type *xt = val_type(a), *gt = val_type(gy);
+		if (!elem_is_float((enum elem_kind)xt->elem))
+			return false;
+		uint64_t nb = xt->dims[0], h = xt->dims[1], w = xt->dims[2], ch = xt->dims[3];
+		uint64_t oh = gt->dims[1], ow = gt->dims[2];
+		float *mat = calloc(oh * ow * h * w, sizeof *mat);
+		if (!mat)
+			abort();
+		for (uint64_t oy = 0; oy < oh; oy++)
+			for (uint64_t ox = 0; ox < ow; ox++) {
+				uint64_t y0 = oy * h / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
+				uint64_t x0 = ox * w / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
+				float inv = 1.0f / (float)((y1 - y0) * (x1 - x0));
+				for (uint64_t y = y0; y < y1; y++)
+					for (uint64_t x = x0; x < x1; x++)
+						mat[(oy * ow + ox) * h * w + y * w + x] = inv;
+			}
+		uint64_t md[2] = {oh * ow, h * w};
+		char name[96];
+		snprintf(name, sizeof name, "%.80s.spread", n->name);
+		struct constant *k = pu_new_constant(c->m, type_with_dims(c->m->types, xt, md, 2), mat, name);
+		free(mat);
+		static const int64_t to_nc[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
+		uint64_t g2[2] = {nb * ch, oh * ow}, x4[4] = {nb, ch, h, w};
+		struct value g = mk_transpose(c, gy, to_nc, n);
+		g = mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, gt, g2, 2), n);
+		struct value ops[2] = {g, node_val(&k->n, 0)};
+		md[0] = nb * ch;
+		g = mk1(c, NK_MatMul, ops, 2, type_with_dims(c->m->types, xt, md, 2), n);
+		g = mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, xt, x4, 4), n);
+		add_adj(c, a, mk_transpose(c, g, to_nhwc, n));
 		return true;
 	}
 	case NK_Neg: add_adj(c, a, mk1(c, NK_Neg, &gy, 1, val_type(gy), n)); return true;
