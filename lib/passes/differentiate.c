@@ -23,8 +23,9 @@
  * @F is left unchanged; both functions use the same placeholders.
  *
  * SoftMax followed by CrossEntropyLoss (the SoftMax feeding nothing else
- * but Saves, over the last axis of N x C) is differentiated as one: the adjoint of the SoftMax's input is
- * SoftMaxGrad(Result, Labels) = Result - one_hot(Labels), which is exact
+ * but Saves, over the last axis of N x C) is differentiated as one: the
+ * adjoint of the SoftMax's input is SoftMaxGrad(Result, Labels) =
+ * Result - one_hot(Labels), which is exact
  * where -1/P would overflow for a tiny probability. The loss of
  * CrossEntropyLoss is the sum over the batch; batch_size turns the gradient
  * into that of the mean.
@@ -55,6 +56,8 @@ struct dctx {
 	struct u64map done;  /* nodes whose adjoint a fused rule already propagated */
 };
 
+/* The adjoint map's key of a value: nodes are 8-byte aligned arena
+ * objects and no kind has more than 8 results. */
 static uint64_t vkey(struct value v) { return (uint64_t)(uintptr_t)v.node | v.res; }
 
 static bool is_trainable(const struct node *n)
