@@ -16,8 +16,28 @@
 
 enum { LOWER_MAX_SWEEPS = 16 };
 
+bool lower_is_grad(const struct node *n)
+{
+	switch (n->kind) {
+	case NK_FullyConnectedGrad:
+	case NK_ConvolutionGrad:
+	case NK_MaxPoolGrad:
+	case NK_AvgPoolGrad:
+	case NK_ReluGrad:
+	case NK_SigmoidGrad:
+	case NK_TanhGrad:
+	case NK_SoftMaxGrad:
+	case NK_CrossEntropyLossGrad:
+	case NK_RegressionGrad: return true;
+	default: return false;
+	}
+}
+
 bool lower_has_rule(const struct node *n)
 {
+	/* the type rules make every gradient kind floating point */
+	if (lower_is_grad(n))
+		return !node_has_pred(n);
 	if (node_has_pred(n) || n->nres != 1)
 		return false;
 	enum elem_kind k = (enum elem_kind)node_type(n)->elem;
@@ -67,6 +87,19 @@ static const char *stat_desc(unsigned kind)
 	case NK_Pad: return "Number of Pad lowered to Splat + InsertTensor";
 	case NK_Tile: return "Number of Tile lowered to InsertTensor";
 	case NK_Broadcast: return "Number of Broadcast lowered to Reshape + Tile";
+	case NK_FullyConnectedGrad:
+		return "Number of FullyConnectedGrad lowered to MatMul, Transpose and BatchedReduceAdd";
+	case NK_ConvolutionGrad:
+		return "Number of ConvolutionGrad lowered to ConvTranspose, Convolution and data movement";
+	case NK_MaxPoolGrad: return "Number of MaxPoolGrad lowered to ScatterElements";
+	case NK_AvgPoolGrad: return "Number of AvgPoolGrad lowered to a depthwise ConvTranspose";
+	case NK_ReluGrad: return "Number of ReluGrad lowered to Select";
+	case NK_SigmoidGrad: return "Number of SigmoidGrad lowered to arithmetic";
+	case NK_TanhGrad: return "Number of TanhGrad lowered to arithmetic";
+	case NK_SoftMaxGrad: return "Number of SoftMaxGrad lowered to a one-hot Gather and Sub";
+	case NK_CrossEntropyLossGrad:
+		return "Number of CrossEntropyLossGrad lowered to a one-hot Gather and arithmetic";
+	case NK_RegressionGrad: return "Number of RegressionGrad lowered to Sub";
 	default: unreachable("no lowering rule for this kind");
 	}
 }
@@ -78,10 +111,11 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 	for (unsigned sweep = 0; sweep < LOWER_MAX_SWEEPS; sweep++) {
 		bool changed = false;
 		func_for_each_safe(f, n, next) {
-			if (!lower_has_rule(n) || !want(ctx, n))
+			if (!lower_has_rule(n) || !(lower_is_grad(n) || want(ctx, n)))
 				continue;
 			unsigned k = n->kind;
-			if (lower_linalg(f, n) || lower_activation(f, n) || lower_norm(f, n) || lower_shape(f, n)) {
+			if (lower_linalg(f, n) || lower_activation(f, n) || lower_norm(f, n) || lower_shape(f, n) ||
+			    lower_grad(f, n)) {
 				counts[k]++;
 				changed = true;
 			}

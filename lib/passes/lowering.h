@@ -42,6 +42,14 @@ bool lower_norm(struct func *f, struct node *n);
 /* lower-shape.c: Pad, Tile, Broadcast */
 bool lower_shape(struct func *f, struct node *n);
 
+/* lower-grad.c: the gradient kinds (FullyConnectedGrad, ConvolutionGrad,
+ * MaxPoolGrad, AvgPoolGrad, ReluGrad, SigmoidGrad, TanhGrad, SoftMaxGrad,
+ * CrossEntropyLossGrad, RegressionGrad) */
+bool lower_grad(struct func *f, struct node *n);
+/* n is of a gradient kind: no backend has an instruction for one, so the
+ * lower stage lowers it whatever the backend's should_lower says */
+bool lower_is_grad(const struct node *n);
+
 /* ---- helpers for the rules (lowering.c) ---- */
 
 /* "<n's name, cut>.<suffix>" in buf (64 bytes). */

@@ -23,6 +23,17 @@ enum pass_mode { PASS_MODE_INFER, PASS_MODE_TRAIN };
 
 struct pass_target;
 
+/* The training configuration the differentiate pass builds the SGD update
+ * from (glow-opt -learning-rate= -momentum= -weight-decay= -batch-size=). */
+struct train_config {
+	double learning_rate; /* > 0 */
+	double momentum;      /* in [0, 1): 0 needs no velocity placeholder */
+	double weight_decay;  /* L2, >= 0 */
+	unsigned batch_size;  /* >= 1: gradients are divided by it */
+};
+/* lr 0.01, no momentum, no weight decay, batch size 1 */
+extern const struct train_config train_config_default;
+
 enum pass_flags {
 	PASS_FIXED_POINT = PM_FIXED_POINT,
 	PASS_INFER_ONLY = PM_CLIENT_FLAG0, /* changes training semantics: not in -mode=train */
@@ -35,6 +46,7 @@ struct pass_ctx {
 	struct pm_ctx *pm;   /* the run in progress (set before each pass runs) */
 	const struct pass_target *target; /* the backend's answers (target.h); NULL: the interpreter's */
 	const char *keep_float; /* node kinds convert-to-fp16/bf16 leave in float ("Kind,..."); NULL: none */
+	const struct train_config *train; /* differentiate's configuration; NULL: train_config_default */
 };
 
 /* Adds n to the counter desc ("Number of nodes merged") of the running pass. */

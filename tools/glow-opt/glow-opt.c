@@ -31,6 +31,9 @@ struct opt_options {
 	bool fp16, bf16;        /* append the fp16 / bf16 pipeline */
 	const char *keep_float; /* kinds they leave in float */
 	struct cl_list input;
+	/* the training configuration of the differentiate pass */
+	const char *learning_rate, *momentum, *weight_decay;
+	unsigned batch_size;
 };
 
 /* -backend= values; the pass context keeps the name and the backend's
@@ -69,6 +72,25 @@ static int parse_kinds(const char *opt, const struct cl_list *l, bool *flags, st
 	return bad;
 }
 
+/* Parses the value s of option -name (NULL: not given, *out unchanged) as a
+ * real in [lo, hi), or (lo, hi) when lo_excl, into *out; returns 1 after
+ * reporting a bad value. */
+static int parse_real(const char *name, const char *s, double lo, double hi, bool lo_excl, double *out,
+		      struct diag *d)
+{
+	if (!s)
+		return 0;
+	char *end;
+	double x = strtod(s, &end);
+	if (end == s || *end || !(x >= lo) || (lo_excl && x == lo) || !(x < hi)) {
+		diag_error(d, LOC_NONE, "-%s: '%s' is not a number in %s%g, %g)", name, s, lo_excl ? "(" : "[", lo,
+			   hi);
+		return 1;
+	}
+	*out = x;
+	return 0;
+}
+
 /* Reads, verifies, optimizes and writes the module; returns the exit status.
  * Dumps, traces and reports go to stderr. */
 static int run(struct opt_options *o, struct diag *d)
@@ -84,7 +106,18 @@ static int run(struct opt_options *o, struct diag *d)
 		return 1;
 	}
 	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_names[o->backend] : NULL, NULL,
-			       NULL, o->keep_float};
+			       NULL, o->keep_float, NULL};
+	struct train_config train = train_config_default;
+	if (parse_real("learning-rate", o->learning_rate, 0, 1e30, true, &train.learning_rate, d) ||
+	    parse_real("momentum", o->momentum, 0, 1, false, &train.momentum, d) ||
+	    parse_real("weight-decay", o->weight_decay, 0, 1e30, false, &train.weight_decay, d))
+		return 1;
+	if (o->batch_size == 0) {
+		diag_error(d, LOC_NONE, "-batch-size: must be at least 1");
+		return 1;
+	}
+	train.batch_size = o->batch_size;
+	ctx.train = &train;
 	bool unsupported[NK_COUNT] = {false};
 	struct pass_target target = {NULL, "interpreter", NULL};
 	if (ctx.backend) {
@@ -186,6 +219,7 @@ int main(int argc, char **argv)
 	o.output = "-";
 	o.olevel = -1;
 	o.backend = -1;
+	o.batch_size = 1;
 	const struct cl_opt opts[] = {
 		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
 		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
@@ -206,6 +240,14 @@ int main(int argc, char **argv)
 		 "After the pipeline, convert float computations to bfloat16 (the bf16 pipeline)", 0, NULL},
 		{"keep-float", CL_STRING, &o.keep_float, "Kind,...",
 		 "Node kinds -convert-to-fp16/-convert-to-bf16 leave in float", 0, NULL},
+		{"learning-rate", CL_STRING, &o.learning_rate, "x",
+		 "differentiate: the SGD learning rate (default 0.01)", 0, NULL},
+		{"momentum", CL_STRING, &o.momentum, "x",
+		 "differentiate: the SGD momentum in [0, 1) (default 0: no velocity placeholder)", 0, NULL},
+		{"weight-decay", CL_STRING, &o.weight_decay, "x", "differentiate: the L2 weight decay (default 0)", 0,
+		 NULL},
+		{"batch-size", CL_UINT, &o.batch_size, "n",
+		 "differentiate: gradients are divided by it, the mean over a batch of n (default 1)", 0, NULL},
 		PM_CLI_VERIFY_OPT(&o.pm),
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},

@@ -1,0 +1,275 @@
+/* typerules_grad.c - the type rules of the gradient kinds (the last section
+ * of Nodes.def), kept apart from typerules.c so that file does not grow.
+ *
+ * The shape of every gradient is fixed by the forward node it belongs to:
+ * the adjoint of an operand has exactly that operand's type, the adjoint of
+ * a result that result's type. So the rules mostly check "result i has the
+ * type of operand j" and, for the windowed kinds, that OutputGrad has the
+ * shape the forward node's result would have. Gradients are floating point.
+ * Like typerules.c, a rule reports every problem through verr() and keeps
+ * going while the remaining checks make sense.
+ */
+#include "graph/typerules.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#define TYBUF 128
+#define TYS(t) type_str((t), (char[TYBUF]){0}, TYBUF)
+
+/* The table's name of operand i or result r ("OutputGrad"). */
+static const char *opn(const struct node *n, unsigned i) { return node_desc(n->kind)->op_names[i]; }
+static const char *resn(const struct node *n, unsigned r) { return node_desc(n->kind)->res_names[r]; }
+
+/* Operand i has a floating-point element kind; false after reporting. */
+static bool want_float_op(struct verifier *v, const struct node *n, unsigned i)
+{
+	if (elem_is_float((enum elem_kind)op_type(n, i)->elem))
+		return true;
+	verr(v, n, "%s %s must be floating point", opn(n, i), TYS(op_type(n, i)));
+	return false;
+}
+
+/* Operand i has an index or integer element kind (labels, argmax). */
+static bool want_index_op(struct verifier *v, const struct node *n, unsigned i)
+{
+	if (elem_is_integer((enum elem_kind)op_type(n, i)->elem))
+		return true;
+	verr(v, n, "%s %s must be of an integer or index kind", opn(n, i), TYS(op_type(n, i)));
+	return false;
+}
+
+/* Result r has exactly the type t of `what`. */
+static bool want_res_type(struct verifier *v, const struct node *n, unsigned r, const struct type *t,
+			  const char *what)
+{
+	if (n->types[r] == t)
+		return true;
+	verr(v, n, "%s %s must have the type %s of %s", resn(n, r), TYS(n->types[r]), TYS(t), what);
+	return false;
+}
+
+/* Operand i has exactly the type of operand j. */
+static bool want_op_like(struct verifier *v, const struct node *n, unsigned i, unsigned j)
+{
+	const struct type *a = op_type(n, i), *b = op_type(n, j);
+	if (type_same_shape(a, b) && type_same_elem(a, b))
+		return true;
+	verr(v, n, "%s %s must have the type %s of %s", opn(n, i), TYS(a), TYS(b), opn(n, j));
+	return false;
+}
+
+/* Operand i has rank r; false after reporting. */
+static bool want_rank(struct verifier *v, const struct node *n, unsigned i, unsigned r, const char *layout)
+{
+	if (op_type(n, i)->rank == r)
+		return true;
+	verr(v, n, "%s %s must have rank %u (%s)", opn(n, i), TYS(op_type(n, i)), r, layout);
+	return false;
+}
+
+/* An INTS attribute of exactly cnt positive (or, pos false, non-negative)
+ * values; false after reporting. */
+static const int64_t *want_ints(struct verifier *v, const struct node *n, const char *attr, unsigned cnt, bool pos)
+{
+	unsigned len;
+	const int64_t *p = node_ints(n, attr, &len);
+	if (len != cnt) {
+		verr(v, n, "%s must have %u values, got %u", attr, cnt, len);
+		return NULL;
+	}
+	for (unsigned i = 0; i < len; i++)
+		if (p[i] < (pos ? 1 : 0) || p[i] > INT32_MAX) {
+			verr(v, n, "%s[%u] = %" PRId64 " is out of range", attr, i, p[i]);
+			return NULL;
+		}
+	return p;
+}
+
+/* The forward window's output size along spatial axis i (0: height, 1:
+ * width) of an input of size in: (in + pads - dilation*(k-1) - 1)/stride + 1,
+ * or -1 when the window does not fit. Attribute values are bounded by
+ * want_ints, so nothing overflows. */
+static int64_t window_out(const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *d, unsigned i,
+			  int64_t in)
+{
+	int64_t span = (d ? d[i] : 1) * (k[i] - 1) + 1;
+	int64_t padded = in + p[i] + p[i + 2];
+	if (padded < span)
+		return -1;
+	return (padded - span) / s[i] + 1;
+}
+
+/* Checks the window attributes and that og (N x OH x OW x C') is what the
+ * forward node makes of an input of type in with C' = oc channels; false
+ * after reporting. */
+static bool want_window(struct verifier *v, const struct node *n, const struct type *in, const struct type *og,
+			uint64_t oc, bool dilation)
+{
+	const int64_t *k = want_ints(v, n, "kernels", 2, true);
+	const int64_t *s = want_ints(v, n, "strides", 2, true);
+	const int64_t *p = want_ints(v, n, "pads", 4, false);
+	const int64_t *d = dilation ? want_ints(v, n, "dilation", 2, true) : NULL;
+	if (!k || !s || !p || (dilation && !d))
+		return false;
+	uint64_t want[4] = {in->dims[0], 0, 0, oc};
+	for (unsigned i = 0; i < 2; i++) {
+		int64_t o = window_out(k, s, p, d, i, in->dims[1 + i] > INT32_MAX ? -1 : (int64_t)in->dims[1 + i]);
+		if (o < 1) {
+			verr(v, n, "the window does not fit input %s", TYS(in));
+			return false;
+		}
+		want[1 + i] = (uint64_t)o;
+	}
+	for (unsigned i = 0; i < 4; i++)
+		if (og->dims[i] != want[i]) {
+			verr(v, n,
+			     "output grad %s must have the shape %" PRIu64 " x %" PRIu64 " x %" PRIu64 " x %" PRIu64
+			     " of the forward result for input %s",
+			     TYS(og), want[0], want[1], want[2], want[3], TYS(in));
+			return false;
+		}
+	return true;
+}
+
+/* FullyConnectedGrad(Input N x K, Weights K x M, OutputGrad N x M)
+ *   -> InputGrad (Input's type), WeightsGrad (Weights' type), BiasGrad M. */
+void tr_fully_connected_grad(struct verifier *v, const struct node *n)
+{
+	const struct type *in = op_type(n, 0), *w = op_type(n, 1), *og = op_type(n, 2);
+	/* every check runs, so each problem is reported */
+	bool ok = want_float_op(v, n, 0);
+	ok &= want_float_op(v, n, 1);
+	ok &= want_float_op(v, n, 2);
+	ok &= want_rank(v, n, 0, 2, "N x K");
+	ok &= want_rank(v, n, 1, 2, "K x M");
+	ok &= want_rank(v, n, 2, 2, "N x M");
+	if (!ok)
+		return;
+	if (in->dims[1] != w->dims[0] || og->dims[0] != in->dims[0] || og->dims[1] != w->dims[1]) {
+		verr(v, n, "input %s, weights %s and output grad %s are not N x K, K x M and N x M", TYS(in), TYS(w),
+		     TYS(og));
+		return;
+	}
+	want_res_type(v, n, 0, in, "the input");
+	want_res_type(v, n, 1, w, "the weights");
+	uint64_t m = w->dims[1];
+	if (n->types[2]->rank != 1 || n->types[2]->dims[0] != m || n->types[2]->elem != og->elem)
+		verr(v, n, "bias grad %s must be %s<%" PRIu64 ">", TYS(n->types[2]),
+		     elem_name((enum elem_kind)og->elem), m);
+}
+
+/* ConvolutionGrad(Input N x H x W x C, Filter OC x KH x KW x C/group,
+ * OutputGrad N x OH x OW x OC) {the forward Convolution's attributes}
+ *   -> InputGrad (Input's type), FilterGrad (Filter's type), BiasGrad OC. */
+void tr_convolution_grad(struct verifier *v, const struct node *n)
+{
+	const struct type *in = op_type(n, 0), *f = op_type(n, 1), *og = op_type(n, 2);
+	bool ok = want_float_op(v, n, 0);
+	ok &= want_float_op(v, n, 1);
+	ok &= want_float_op(v, n, 2);
+	ok &= want_rank(v, n, 0, 4, "N x H x W x C");
+	ok &= want_rank(v, n, 1, 4, "OC x KH x KW x C/group");
+	ok &= want_rank(v, n, 2, 4, "N x OH x OW x OC");
+	if (!ok)
+		return;
+	int64_t g = node_int(n, "group");
+	if (g < 1 || (uint64_t)g > in->dims[3] || in->dims[3] % (uint64_t)g || f->dims[0] % (uint64_t)g ||
+	    f->dims[3] * (uint64_t)g != in->dims[3]) {
+		verr(v, n, "group %" PRId64 " does not divide input %s and filter %s into groups", g, TYS(in), TYS(f));
+		return;
+	}
+	const int64_t *k = want_ints(v, n, "kernels", 2, true);
+	if (k && ((uint64_t)k[0] != f->dims[1] || (uint64_t)k[1] != f->dims[2])) {
+		verr(v, n, "kernels do not match filter %s", TYS(f));
+		return;
+	}
+	if (!want_window(v, n, in, og, f->dims[0], true))
+		return;
+	want_res_type(v, n, 0, in, "the input");
+	want_res_type(v, n, 1, f, "the filter");
+	if (n->types[2]->rank != 1 || n->types[2]->dims[0] != f->dims[0] || n->types[2]->elem != og->elem)
+		verr(v, n, "bias grad %s must be %s<%" PRIu64 ">", TYS(n->types[2]),
+		     elem_name((enum elem_kind)og->elem), f->dims[0]);
+}
+
+/* MaxPoolGrad(Argmax N x OH x OW x C of an index kind, OutputGrad of its
+ * shape) and AvgPoolGrad(OutputGrad N x OH x OW x C) {the forward pool's
+ * attributes} -> InputGrad N x H x W x C of OutputGrad's element kind: the
+ * result type gives the forward input's shape, which must pool to OH x OW. */
+void tr_pool_grad(struct verifier *v, const struct node *n)
+{
+	unsigned gi = n->nops - 1;
+	const struct type *og = op_type(n, gi), *r = node_type(n);
+	if (!want_float_op(v, n, gi) || !want_rank(v, n, gi, 4, "N x OH x OW x C"))
+		return;
+	if (n->kind == NK_MaxPoolGrad && want_index_op(v, n, 0) && !type_same_shape(op_type(n, 0), og)) {
+		verr(v, n, "argmax %s must have the shape of output grad %s", TYS(op_type(n, 0)), TYS(og));
+		return;
+	}
+	if (r->rank != 4 || r->elem != og->elem) {
+		verr(v, n, "input grad %s must be an N x H x W x C tensor of the kind of output grad %s", TYS(r),
+		     TYS(og));
+		return;
+	}
+	want_window(v, n, r, og, r->dims[3], false);
+}
+
+/* ReluGrad(Input, OutputGrad), SigmoidGrad(Result, OutputGrad) and
+ * TanhGrad(Result, OutputGrad), all of one floating-point type -> InputGrad
+ * of that type. Sigmoid and Tanh take the forward result, whose derivative
+ * is cheaper to express in it (y(1-y), 1-y^2); Relu the forward input. */
+void tr_activation_grad(struct verifier *v, const struct node *n)
+{
+	if (!want_float_op(v, n, 0) || !want_op_like(v, n, 1, 0))
+		return;
+	want_res_type(v, n, 0, op_type(n, 0), opn(n, 0));
+}
+
+/* Labels N of an integer or index kind for a P N x C floating-point; false
+ * after reporting. */
+static bool want_labels(struct verifier *v, const struct node *n, unsigned pi, unsigned li)
+{
+	const struct type *p = op_type(n, pi), *l = op_type(n, li);
+	bool ok = want_float_op(v, n, pi);
+	ok &= want_index_op(v, n, li);
+	ok &= want_rank(v, n, pi, 2, "N x C");
+	ok &= want_rank(v, n, li, 1, "N");
+	if (ok && l->dims[0] != p->dims[0]) {
+		verr(v, n, "labels %s do not have one entry per row of %s %s", TYS(l), opn(n, pi), TYS(p));
+		ok = false;
+	}
+	return ok;
+}
+
+/* SoftMaxGrad(Result N x C, Labels N): the gradient of the loss
+ * -sum_n log Result[n, Labels[n]] with respect to the SoftMax's input
+ * (Result - one_hot(Labels)), of Result's type. The SoftMax is over axis 1. */
+void tr_softmax_grad(struct verifier *v, const struct node *n)
+{
+	if (want_labels(v, n, 0, 1))
+		want_res_type(v, n, 0, op_type(n, 0), "the result");
+}
+
+/* CrossEntropyLossGrad(P N x C, Labels N, CEGrad <1> of P's kind) -> PGrad
+ * of P's type: -CEGrad / P[n, c] where c = Labels[n], 0 elsewhere. */
+void tr_cross_entropy_grad(struct verifier *v, const struct node *n)
+{
+	if (!want_labels(v, n, 0, 1))
+		return;
+	const struct type *p = op_type(n, 0), *cg = op_type(n, 2);
+	if (cg->rank != 1 || cg->dims[0] != 1 || cg->elem != p->elem)
+		verr(v, n, "CE grad %s must be %s<1>", TYS(cg), elem_name((enum elem_kind)p->elem));
+	want_res_type(v, n, 0, p, "P");
+}
+
+/* RegressionGrad(Input, Expected) of one floating-point type -> InputGrad
+ * Input - Expected: the gradient of the loss sum (Input - Expected)^2 / 2. */
+void tr_regression_grad(struct verifier *v, const struct node *n)
+{
+	if (!want_float_op(v, n, 0) || !want_op_like(v, n, 1, 0))
+		return;
+	want_res_type(v, n, 0, op_type(n, 0), "the input");
+}

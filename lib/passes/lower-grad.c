@@ -1,0 +1,297 @@
+/* lower-grad.c - lowering rules of the gradient kinds (Nodes.def's last
+ * section) into forward kinds, so every backend runs them with the kernels
+ * it already has.
+ *
+ *   FullyConnectedGrad(X, W, G): dX = MatMul(G, W^T), dW = MatMul(X^T, G),
+ *     dB = BatchedReduceAdd(G) over the batch.
+ *   ConvolutionGrad(X, F, G): dB = BatchedReduceAdd(G) over N, OH, OW;
+ *     dX = ConvTranspose(G, F') with F' the filter's per-group transpose
+ *     (F'[g*ICg+c, kh, kw, o] = F[g*OCg+o, kh, kw, c]) and the forward
+ *     window; rows and columns the forward window never reached (the
+ *     remainder of the stride) get zeros by a smaller bottom/right pad or a
+ *     Pad. dF is a Convolution of X and G with the roles of channels and
+ *     batch swapped: Transpose(X) [C, H, W, N] convolved with Transpose(G)
+ *     [OC, OH, OW, N] as the filter, the forward strides as its dilation
+ *     and the forward dilation as its strides, gives R[c, kh, kw, oc]; a
+ *     Slice keeps KH x KW and, per group, the block that group's filters
+ *     read (grouped convolutions compute the whole C x OC product, the
+ *     price of using one forward Convolution).
+ *   MaxPoolGrad(A, G): a ScatterElements with add of G into zeros at the
+ *     flattened positions A (an argmax of -1, a window entirely in the
+ *     padding, is not supported: pads smaller than the kernel never make one).
+ *   AvgPoolGrad(G): G divided by each window's count (KH*KW, or the real
+ *     pixels of each window without count_include_pads: a constant), then a
+ *     depthwise ConvTranspose with a filter of ones, sized as for dX above.
+ *   ReluGrad(X, G) = Select(0 < X, G, 0); SigmoidGrad(Y, G) = G*Y*(1-Y);
+ *   TanhGrad(Y, G) = G*(1-Y*Y); RegressionGrad(X, E) = X - E;
+ *   SoftMaxGrad(Y, L) = Y - one_hot(L); CrossEntropyLossGrad(P, L, g) =
+ *     -g * one_hot(L) / (P + 1 - one_hot(L)): the denominator is P where the
+ *     one-hot is 1 and at least 1 elsewhere, so nothing divides by zero.
+ *   one_hot(L) is a Gather of the rows L of a C x C identity constant.
+ */
+#include "passes/lowering.h"
+#include "passes/passutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct type *tdims(struct func *f, const struct type *t, const uint64_t *d, unsigned r)
+{
+	return type_with_dims(f->mod->types, t, d, r);
+}
+
+static struct value transpose(struct func *f, struct value v, const int64_t *s, struct node *n, const char *sfx)
+{
+	char buf[64];
+	return node_val(pu_new_transpose(f, v, s, n, lw_name(buf, n, sfx)), 0);
+}
+
+static struct value reshape(struct func *f, struct value v, const struct type *t, struct node *n, const char *sfx)
+{
+	return node_val(lw_node(f, NK_Reshape, &v, 1, t, n, sfx), 0);
+}
+
+/* Replaces result i of n by v[i] for each i < n->nres, then erases n. */
+static void replace_all(struct func *f, struct node *n, const struct value *v)
+{
+	for (unsigned i = 0; i < n->nres; i++)
+		value_replace_all_uses(node_val(n, i), v[i]);
+	node_erase(f, n);
+}
+
+/* one_hot(labels) as an N x C float tensor of p's type. */
+static struct value one_hot(struct func *f, struct value labels, const struct type *p, struct node *n)
+{
+	uint64_t c = p->dims[1], d[2] = {c, c};
+	const struct type *et = tdims(f, p, d, 2);
+	float *eye = calloc(c * c, sizeof *eye);
+	if (!eye)
+		abort();
+	for (uint64_t i = 0; i < c; i++)
+		eye[i * c + i] = 1;
+	char buf[64];
+	struct constant *k = pu_new_constant(f->mod, et, eye, lw_name(buf, n, "eye"));
+	free(eye);
+	struct value ops[2] = {node_val(&k->n, 0), labels};
+	return node_val(lw_node(f, NK_Gather, ops, 2, p, n, "onehot"), 0);
+}
+
+/* BatchedReduceAdd of v over the axes in drop. */
+static struct value reduce_add(struct func *f, struct value v, const bool *drop, struct node *n, const char *sfx)
+{
+	return lw_reduce(f, NK_BatchedReduceAdd, v, drop, n, sfx);
+}
+
+/* ConvTranspose(g, filter) back to the N x H x W x C shape of t with the
+ * forward window of n (dilation d, group grp): the ConvTranspose's own
+ * bottom/right pads shrink by the stride remainder r the forward window
+ * never reached, and a Pad adds what is left of r as zeros. */
+static struct value conv_back(struct func *f, struct node *n, struct value g, struct value filter,
+			      const struct type *t, const int64_t *k, const int64_t *s, const int64_t *p,
+			      const int64_t *d, int64_t grp)
+{
+	int64_t pads[4] = {p[0], p[1], p[2], p[3]}, extra[2] = {0, 0};
+	uint64_t dims[4] = {t->dims[0], 0, 0, t->dims[3]};
+	for (unsigned i = 0; i < 2; i++) {
+		int64_t span = d[i] * (k[i] - 1) + 1;
+		int64_t r = ((int64_t)t->dims[1 + i] + p[i] + p[i + 2] - span) % s[i];
+		pads[i + 2] = p[i + 2] - r;
+		if (pads[i + 2] < 0) {
+			extra[i] = -pads[i + 2];
+			pads[i + 2] = 0;
+		}
+		dims[1 + i] = t->dims[1 + i] - (uint64_t)extra[i];
+	}
+	uint64_t oc = t->dims[3];
+	struct value bias = lw_splat(f, tdims(f, t, &oc, 1), 0, n, "zbias");
+	struct value ops[3] = {g, filter, bias};
+	struct node *ct = lw_node(f, NK_ConvTranspose, ops, 3, tdims(f, t, dims, 4), n, "back");
+	node_set_ints(f->mod, ct, "kernels", k, 2);
+	node_set_ints(f->mod, ct, "strides", s, 2);
+	node_set_ints(f->mod, ct, "pads", pads, 4);
+	node_set_ints(f->mod, ct, "dilation", d, 2);
+	node_set_int(f->mod, ct, "group", grp);
+	struct value v = node_val(ct, 0);
+	if (extra[0] || extra[1]) {
+		int64_t pp[8] = {0, 0, 0, 0, 0, extra[0], extra[1], 0};
+		struct node *pad = lw_node(f, NK_Pad, &v, 1, t, n, "backpad");
+		node_set_ints(f->mod, pad, "pads", pp, 8);
+		v = node_val(pad, 0);
+	}
+	return v;
+}
+
+static void lower_fc_grad(struct func *f, struct node *n)
+{
+	static const int64_t swap[2] = {1, 0};
+	struct value x = op_val(n, 0), w = op_val(n, 1), g = op_val(n, 2);
+	struct value wt = transpose(f, w, swap, n, "wt"), xt = transpose(f, x, swap, n, "xt");
+	struct value a[2] = {g, wt}, b[2] = {xt, g};
+	struct value r[3];
+	r[0] = node_val(lw_node(f, NK_MatMul, a, 2, n->types[0], n, "dx"), 0);
+	r[1] = node_val(lw_node(f, NK_MatMul, b, 2, n->types[1], n, "dw"), 0);
+	bool drop[2] = {true, false};
+	r[2] = reduce_add(f, g, drop, n, "db");
+	replace_all(f, n, r);
+}
+
+static void lower_conv_grad(struct func *f, struct node *n)
+{
+	static const int64_t to_cn[4] = {3, 1, 2, 0};
+	struct value x = op_val(n, 0), w = op_val(n, 1), g = op_val(n, 2);
+	const struct type *xt = val_type(x), *wt = val_type(w), *gt = val_type(g);
+	unsigned len;
+	const int64_t *k = node_ints(n, "kernels", &len), *s = node_ints(n, "strides", &len);
+	const int64_t *p = node_ints(n, "pads", &len), *d = node_ints(n, "dilation", &len);
+	int64_t grp = node_int(n, "group");
+	uint64_t oc = wt->dims[0], ocg = oc / (uint64_t)grp, c = xt->dims[3], icg = wt->dims[3];
+	struct value r[3];
+
+	/* dX: the per-group transpose of the filter, [g, OCg, KH, KW, ICg] ->
+	 * [g, ICg, KH, KW, OCg] */
+	uint64_t d5[5] = {(uint64_t)grp, ocg, wt->dims[1], wt->dims[2], icg};
+	struct value w5 = reshape(f, w, tdims(f, wt, d5, 5), n, "w5");
+	static const int64_t s5[5] = {0, 4, 2, 3, 1};
+	struct value w5t = transpose(f, w5, s5, n, "w5t");
+	uint64_t dft[4] = {c, wt->dims[1], wt->dims[2], ocg};
+	struct value ft = reshape(f, w5t, tdims(f, wt, dft, 4), n, "wback");
+	r[0] = conv_back(f, n, g, ft, xt, k, s, p, d, grp);
+
+	/* dF: R[c, kh', kw', oc] = Conv(X^[C,H,W,N], G^[OC,OH,OW,N]) */
+	struct value xc = transpose(f, x, to_cn, n, "xc"), gc = transpose(f, g, to_cn, n, "gc");
+	uint64_t rd[4] = {c, 0, 0, oc};
+	for (unsigned i = 0; i < 2; i++) {
+		/* the forward output spans s*(O-1)+1 rows of the padded input */
+		int64_t span = s[i] * ((int64_t)gt->dims[1 + i] - 1) + 1;
+		rd[1 + i] = (uint64_t)(((int64_t)xt->dims[1 + i] + p[i] + p[i + 2] - span) / d[i] + 1);
+	}
+	struct value zb = lw_splat(f, tdims(f, wt, &oc, 1), 0, n, "zb");
+	struct value cops[3] = {xc, gc, zb};
+	struct node *cv = lw_node(f, NK_Convolution, cops, 3, tdims(f, wt, rd, 4), n, "dwconv");
+	int64_t kk[2] = {(int64_t)gt->dims[1], (int64_t)gt->dims[2]};
+	node_set_ints(f->mod, cv, "kernels", kk, 2);
+	node_set_ints(f->mod, cv, "strides", d, 2);
+	node_set_ints(f->mod, cv, "dilation", s, 2);
+	node_set_ints(f->mod, cv, "pads", p, 4);
+	struct value *blocks = calloc((size_t)grp, sizeof *blocks);
+	if (!blocks)
+		abort();
+	uint64_t bd[4] = {icg, wt->dims[1], wt->dims[2], ocg};
+	for (int64_t gi = 0; gi < grp; gi++) {
+		struct value rv = node_val(cv, 0);
+		struct node *sl = lw_node(f, NK_Slice, &rv, 1, tdims(f, wt, bd, 4), n, "dwslice");
+		int64_t start[4] = {gi * (int64_t)icg, 0, 0, gi * (int64_t)ocg};
+		node_set_ints(f->mod, sl, "start", start, 4);
+		blocks[gi] = transpose(f, node_val(sl, 0), to_cn, n, "dwblock");
+	}
+	if (grp == 1)
+		r[1] = blocks[0];
+	else {
+		struct node *cat = lw_node(f, NK_Concat, blocks, (unsigned)grp, wt, n, "dw");
+		node_set_int(f->mod, cat, "dim", 0);
+		r[1] = node_val(cat, 0);
+	}
+	free(blocks);
+
+	bool drop[4] = {true, true, true, false};
+	r[2] = reduce_add(f, g, drop, n, "db");
+	replace_all(f, n, r);
+}
+
+static void lower_maxpool_grad(struct func *f, struct node *n)
+{
+	struct value a = op_val(n, 0), g = op_val(n, 1);
+	const struct type *t = node_type(n);
+	uint64_t nin = type_numel(t), nout = type_numel(val_type(g));
+	struct value zeros = lw_splat(f, tdims(f, t, &nin, 1), 0, n, "zeros");
+	struct value ops[3] = {zeros, reshape(f, a, tdims(f, val_type(a), &nout, 1), n, "flatidx"),
+			       reshape(f, g, tdims(f, val_type(g), &nout, 1), n, "flatgrad")};
+	struct node *sc = lw_node(f, NK_ScatterElements, ops, 3, val_type(zeros), n, "scatter");
+	node_set_int(f->mod, sc, "reduction", 1); /* add */
+	lw_replace(f, n, reshape(f, node_val(sc, 0), t, n, "dx"));
+}
+
+static void lower_avgpool_grad(struct func *f, struct node *n)
+{
+	struct value g = op_val(n, 0);
+	const struct type *t = node_type(n), *gt = val_type(g);
+	unsigned len;
+	const int64_t *k = node_ints(n, "kernels", &len), *s = node_ints(n, "strides", &len);
+	const int64_t *p = node_ints(n, "pads", &len);
+	static const int64_t one[2] = {1, 1};
+	struct value scaled;
+	if (node_int(n, "count_include_pads"))
+		scaled = lw_bin_splat(f, NK_Mul, g, 1.0 / (double)(k[0] * k[1]), n, "mean");
+	else {
+		/* 1 / (the real pixels of each window), [1, OH, OW, 1] */
+		uint64_t oh = gt->dims[1], ow = gt->dims[2], d[4] = {1, oh, ow, 1};
+		float *inv = malloc(oh * ow * sizeof *inv);
+		if (!inv)
+			abort();
+		for (uint64_t y = 0; y < oh; y++)
+			for (uint64_t x = 0; x < ow; x++) {
+				int64_t y0 = (int64_t)y * s[0] - p[0], x0 = (int64_t)x * s[1] - p[1];
+				int64_t y1 = y0 + k[0], x1 = x0 + k[1];
+				y0 = y0 < 0 ? 0 : y0, x0 = x0 < 0 ? 0 : x0;
+				y1 = y1 > (int64_t)t->dims[1] ? (int64_t)t->dims[1] : y1;
+				x1 = x1 > (int64_t)t->dims[2] ? (int64_t)t->dims[2] : x1;
+				int64_t cnt = (y1 - y0) * (x1 - x0);
+				inv[y * ow + x] = cnt > 0 ? 1.0f / (float)cnt : 0.0f;
+			}
+		char buf[64];
+		struct constant *kc = pu_new_constant(f->mod, tdims(f, gt, d, 4), inv, lw_name(buf, n, "invcount"));
+		free(inv);
+		struct value b = lw_broadcast(f, node_val(&kc->n, 0), gt, 0, n, "invcounts");
+		scaled = lw_bin(f, NK_Mul, g, b, n, "mean");
+	}
+	uint64_t c = t->dims[3], fd[4] = {c, (uint64_t)k[0], (uint64_t)k[1], 1};
+	struct value ones = lw_splat(f, tdims(f, t, fd, 4), 1, n, "ones");
+	lw_replace(f, n, conv_back(f, n, scaled, ones, t, k, s, p, one, (int64_t)c));
+}
+
+bool lower_grad(struct func *f, struct node *n)
+{
+	struct value a = op_val(n, 0), b = n->nops > 1 ? op_val(n, 1) : a;
+	switch (n->kind) {
+	case NK_FullyConnectedGrad: lower_fc_grad(f, n); return true;
+	case NK_ConvolutionGrad: lower_conv_grad(f, n); return true;
+	case NK_MaxPoolGrad: lower_maxpool_grad(f, n); return true;
+	case NK_AvgPoolGrad: lower_avgpool_grad(f, n); return true;
+	case NK_ReluGrad: {
+		struct value zero = lw_splat(f, val_type(a), 0, n, "zero");
+		struct value pos = lw_bin(f, NK_CmpLT, zero, a, n, "pos");
+		struct value ops[3] = {pos, b, zero};
+		lw_replace(f, n, node_val(lw_node(f, NK_Select, ops, 3, val_type(a), n, "dx"), 0));
+		return true;
+	}
+	case NK_SigmoidGrad: {
+		struct value one = lw_splat(f, val_type(a), 1, n, "one");
+		struct value dy = lw_bin(f, NK_Mul, a, lw_bin(f, NK_Sub, one, a, n, "omy"), n, "dydx");
+		lw_replace(f, n, lw_bin(f, NK_Mul, b, dy, n, "dx"));
+		return true;
+	}
+	case NK_TanhGrad: {
+		struct value one = lw_splat(f, val_type(a), 1, n, "one");
+		struct value dy = lw_bin(f, NK_Sub, one, lw_bin(f, NK_Mul, a, a, n, "ysq"), n, "dydx");
+		lw_replace(f, n, lw_bin(f, NK_Mul, b, dy, n, "dx"));
+		return true;
+	}
+	case NK_RegressionGrad: lw_replace(f, n, lw_bin(f, NK_Sub, a, b, n, "dx")); return true;
+	case NK_SoftMaxGrad:
+		lw_replace(f, n, lw_bin(f, NK_Sub, a, one_hot(f, b, val_type(a), n), n, "dx"));
+		return true;
+	case NK_CrossEntropyLossGrad: {
+		const struct type *pt = val_type(a);
+		struct value oh = one_hot(f, b, pt, n);
+		struct value off = lw_bin(f, NK_Sub, lw_splat(f, pt, 1, n, "one"), oh, n, "off");
+		struct value den = lw_bin(f, NK_Add, a, off, n, "den");
+		uint64_t d11[2] = {1, 1};
+		struct value cg = reshape(f, op_val(n, 2), tdims(f, pt, d11, 2), n, "cg");
+		struct value q = lw_bin(f, NK_Div, oh, den, n, "inv");
+		q = lw_bin(f, NK_Mul, q, lw_broadcast(f, cg, pt, 0, n, "cgs"), n, "scaled");
+		lw_replace(f, n, lw_un(f, NK_Neg, q, n, "dx"));
+		return true;
+	}
+	default: return false;
+	}
+}
