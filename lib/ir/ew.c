@@ -147,7 +147,7 @@ static int param_index(const struct ew_row *r, const struct ew_tok *t)
 /* every name in expression column col of kind's row is defined there */
 static void check_expr(unsigned kind, const struct ew_row *r, enum ew_col col)
 {
-	static const char *const c_names[] = {"NAN", "double", "int64_t", "uint64_t"};
+	static const char *const c_names[] = {"NAN", "float", "double", "int64_t", "uint64_t"};
 	const char *s = r->expr[col], *end = s + strlen(s);
 	struct ew_tok t, nx;
 	while (ew_next_tok(&s, end, &t)) {
