@@ -122,15 +122,24 @@ static void put(struct ew_text *e, const char *s, size_t len)
 	e->buf[e->len] = 0;
 }
 
-/* a double literal that reads back as v */
+/* the shortest double literal that reads back as v */
 static const char *dlit(char *buf, double v)
 {
-	if (v != v)
+	if (v != v) {
 		snprintf(buf, 40, "NAN");
-	else if (isinf(v))
+		return buf;
+	}
+	if (isinf(v)) {
 		snprintf(buf, 40, "%sINFINITY", v < 0 ? "-" : "");
-	else
-		snprintf(buf, 40, "%#.17g", v);
+		return buf;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, 40, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (!strpbrk(buf, ".e")) /* a double, not an int */
+		strcat(buf, ".0");
 	return buf;
 }
 
