@@ -9,15 +9,18 @@
  * writes: so every operand of a fused instruction is either exactly a
  * written buffer of the run or disjoint from all of them.
  *
- * Semantics follow the interpreter (backends/interpreter/k_ew.c) on float,
- * int32, int64 and bool tensors: Max and Min propagate NaN, Round is half
- * to even, integer arithmetic wraps, conversions to integers truncate and
- * saturate.
+ * The semantics are lib/ir/EW.def's, the interpreter's: a row's Real
+ * expression in float (float16, bfloat16 and quantized operands as float
+ * real values, the result stored back), its Int expression on int32,
+ * int64, index and bool; select and the conversions (EW_SPECIAL) are
+ * written here: conversions to integers truncate and saturate.
  */
 #include "backends/c/cgen.h"
+#include "ir/ew.h"
 #include "support/util.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,71 +97,201 @@ static void store_of(const struct type *t, const char *v, char *buf, size_t n)
 	}
 }
 
-/* The float expression of a unary or binary kind on float operand
- * expressions a and b. */
-static bool expr_f(const struct ir_instr *in, const char *a, const char *b, char *buf, size_t n)
+/* ---- EW.def's expressions as bundle text ---- */
+
+/* What the names of one row's expression stand for in one instruction. */
+struct ew_text {
+	const struct ir_instr *in;
+	const struct ew_row *row;
+	enum ew_col col;
+	const char *a, *b; /* the operands' expressions */
+	const char *t;     /* Dest's C type */
+	char *buf;
+	size_t n, len;
+	bool ok;
+};
+
+static void put(struct ew_text *e, const char *s, size_t len)
 {
-	char f1[40], f2[40];
-	switch (in->kind) {
-	case IK_add: snprintf(buf, n, "(%s + %s)", a, b); return true;
-	case IK_sub: case IK_regression: snprintf(buf, n, "(%s - %s)", a, b); return true;
-	case IK_mul: snprintf(buf, n, "(%s * %s)", a, b); return true;
-	case IK_div: snprintf(buf, n, "(%s / %s)", a, b); return true;
-	case IK_max: snprintf(buf, n, "(%s != %s || %s != %s ? NAN : %s > %s ? %s : %s)", a, a, b, b, a, b, a, b); return true;
-	case IK_min: snprintf(buf, n, "(%s != %s || %s != %s ? NAN : %s < %s ? %s : %s)", a, a, b, b, a, b, a, b); return true;
-	case IK_pow: snprintf(buf, n, "powf(%s, %s)", a, b); return true;
-	case IK_fmod: snprintf(buf, n, "fmodf(%s, %s)", a, b); return true;
-	case IK_prelu: snprintf(buf, n, "(%s >= 0.0f ? %s : %s * %s)", a, a, a, b); return true;
-	case IK_neg: snprintf(buf, n, "(-%s)", a); return true;
-	case IK_abs: snprintf(buf, n, "fabsf(%s)", a); return true;
-	case IK_exp: snprintf(buf, n, "expf(%s)", a); return true;
-	case IK_log: snprintf(buf, n, "logf(%s)", a); return true;
-	case IK_sqrt: snprintf(buf, n, "sqrtf(%s)", a); return true;
-	case IK_rsqrt: snprintf(buf, n, "(1.0f / sqrtf(%s))", a); return true;
-	case IK_reciprocal: snprintf(buf, n, "(1.0f / %s)", a); return true;
-	case IK_floor: snprintf(buf, n, "floorf(%s)", a); return true;
-	case IK_ceil: snprintf(buf, n, "ceilf(%s)", a); return true;
-	case IK_round: snprintf(buf, n, "nearbyintf(%s)", a); return true;
-	case IK_sign: snprintf(buf, n, "(%s > 0.0f ? 1.0f : %s < 0.0f ? -1.0f : %s)", a, a, a); return true;
-	case IK_sin: snprintf(buf, n, "sinf(%s)", a); return true;
-	case IK_cos: snprintf(buf, n, "cosf(%s)", a); return true;
-	case IK_erf: snprintf(buf, n, "erff(%s)", a); return true;
-	case IK_tan: snprintf(buf, n, "tanf(%s)", a); return true;
-	case IK_asin: snprintf(buf, n, "asinf(%s)", a); return true;
-	case IK_acos: snprintf(buf, n, "acosf(%s)", a); return true;
-	case IK_atan: snprintf(buf, n, "atanf(%s)", a); return true;
-	case IK_sinh: snprintf(buf, n, "sinhf(%s)", a); return true;
-	case IK_cosh: snprintf(buf, n, "coshf(%s)", a); return true;
-	case IK_asinh: snprintf(buf, n, "asinhf(%s)", a); return true;
-	case IK_acosh: snprintf(buf, n, "acoshf(%s)", a); return true;
-	case IK_atanh: snprintf(buf, n, "atanhf(%s)", a); return true;
-	case IK_mod: snprintf(buf, n, "cb_fmodf_floor(%s, %s)", a, b); return true;
-	case IK_relu: snprintf(buf, n, "(%s > 0.0f ? %s : 0.0f)", a, a); return true;
-	case IK_leakyrelu: snprintf(buf, n, "(%s >= 0.0f ? %s : %s * %s)", a, a, cg_flit(f1, ir_float(in, "alpha")), a); return true;
-	case IK_sigmoid: snprintf(buf, n, "cb_sigmoid(%s)", a); return true;
-	case IK_tanh: snprintf(buf, n, "tanhf(%s)", a); return true;
-	case IK_clip:
-		cg_flit(f1, ir_float(in, "min"));
-		cg_flit(f2, ir_float(in, "max"));
-		snprintf(buf, n, "(%s < %s ? %s : %s > %s ? %s : %s)", a, f1, f1, a, f2, f2, a);
-		return true;
-	case IK_gelu:
-		if (ir_int(in, "approximate") == 0)
-			snprintf(buf, n, "(0.5f * %s * (1.0f + erff(%s * 0.70710678f)))", a, a);
-		else
-			snprintf(buf, n, "(0.5f * %s * (1.0f + tanhf(0.79788456f * (%s + 0.044715f * %s * %s * %s))))", a,
-				 a, a, a, a);
-		return true;
-	case IK_hardswish:
-		snprintf(buf, n, "(%s * fminf(fmaxf(%s + 3.0f, 0.0f), 6.0f) / 6.0f)", a, a);
-		return true;
-	case IK_swish: snprintf(buf, n, "(%s * cb_sigmoid(%s))", a, a); return true;
-	case IK_softplus:
-		snprintf(buf, n, "(%s > 0.0f ? %s + log1pf(expf(-%s)) : log1pf(expf(%s)))", a, a, a, a);
-		return true;
-	case IK_elu: snprintf(buf, n, "(%s > 0.0f ? %s : %s * (expf(%s) - 1.0f))", a, a, cg_flit(f1, ir_float(in, "alpha")), a); return true;
-	default: return false;
+	if (e->len + len >= e->n) {
+		e->ok = false;
+		return;
 	}
+	memcpy(e->buf + e->len, s, len);
+	e->len += len;
+	e->buf[e->len] = 0;
+}
+
+/* the shortest double literal that reads back as v */
+static const char *dlit(char *buf, double v)
+{
+	if (v != v) {
+		snprintf(buf, 40, "NAN");
+		return buf;
+	}
+	if (isinf(v)) {
+		snprintf(buf, 40, "%sINFINITY", v < 0 ? "-" : "");
+		return buf;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(buf, 40, "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	if (!strpbrk(buf, ".e")) /* a double, not an int */
+		strcat(buf, ".0");
+	return buf;
+}
+
+/* Parameter i's value: an integer, a float literal in Real columns (the
+ * bundle computes in float), a double literal in Int columns (it computes
+ * as the interpreter does). */
+static void put_param(struct ew_text *e, unsigned i)
+{
+	char lit[48];
+	const union attr_val *v = &e->in->attrs[i];
+	if (e->row->params[i].kind == EW_PARAM_I)
+		snprintf(lit, sizeof lit, "%" PRId64, v->i);
+	else if (e->col == EW_REAL)
+		cg_flit(lit, v->f);
+	else
+		dlit(lit, v->f);
+	/* "x - -1.0f", not "x --1.0f" */
+	if (lit[0] == '-' && e->len && (e->buf[e->len - 1] == '-' || e->buf[e->len - 1] == '+'))
+		put(e, " ", 1);
+	put(e, lit, strlen(lit));
+}
+
+static int param_of(const struct ew_text *e, const struct ew_tok *t)
+{
+	for (unsigned i = 0; i < e->row->nparams; i++)
+		if (ew_tok_is(t, e->row->params[i].name))
+			return (int)i;
+	return -1;
+}
+
+/* The end of the macro argument starting at s: the next ',' or ')' outside
+ * parentheses. */
+static const char *arg_end(const char *s, const char *end)
+{
+	int depth = 0;
+	for (; s < end; s++) {
+		if (*s == '(')
+			depth++;
+		else if (*s == ')' && depth-- == 0)
+			return s;
+		else if (*s == ',' && depth == 0)
+			return s;
+	}
+	return end;
+}
+
+/* Writes expression text [s, end) with its names replaced (ew.h: the table
+ * was checked at start-up, so every name is known here). Spacing between
+ * tokens is kept, so the bundle reads like the table. */
+static void put_expr(struct ew_text *e, const char *s, const char *end)
+{
+	struct ew_tok t, p;
+	const char *gap = s;
+	while (ew_next_tok(&s, end, &t)) {
+		put(e, gap, (size_t)(t.s - gap));
+		if (t.kind != EW_TOK_IDENT) {
+			put(e, t.s, t.len);
+		} else if (ew_tok_is(&t, "A")) {
+			put(e, e->a, strlen(e->a));
+		} else if (ew_tok_is(&t, "B")) {
+			put(e, e->b, strlen(e->b));
+		} else if (ew_tok_is(&t, "T")) {
+			put(e, e->t, strlen(e->t));
+		} else if (ew_tok_is(&t, "BITS")) {
+			char w[16];
+			snprintf(w, sizeof w, "%u", (unsigned)elem_size((enum elem_kind)e->in->ops[1].val->type->elem) * 8);
+			put(e, w, strlen(w));
+		} else if (ew_tok_is(&t, "K")) { /* K(number): float in Real columns */
+			ew_next_tok(&s, end, &p);
+			ew_next_tok(&s, end, &p);
+			put(e, p.s, p.len);
+			if (e->col == EW_REAL)
+				put(e, "f", 1);
+			ew_next_tok(&s, end, &p);
+		} else if (ew_tok_is(&t, "IF_ATTR")) { /* IF_ATTR(p, e1, e0): the chosen text only */
+			ew_next_tok(&s, end, &p);
+			ew_next_tok(&s, end, &p);
+			int i = param_of(e, &p);
+			ew_next_tok(&s, end, &p); /* , */
+			const char *e1 = s, *e1end = arg_end(e1, end), *e0 = e1end + 1, *e0end = arg_end(e0, end);
+			while (*e0 == ' ')
+				e0++;
+			while (*e1 == ' ')
+				e1++;
+			if (e->in->attrs[i].i)
+				put_expr(e, e1, e1end);
+			else
+				put_expr(e, e0, e0end);
+			s = e0end + 1;
+		} else if (param_of(e, &t) >= 0) {
+			put_param(e, (unsigned)param_of(e, &t));
+		} else {
+			const char *after = s;
+			const char *fn = ew_next_tok(&after, end, &p) && *p.s == '(' ? ew_fn_spelling(t.s, t.len, e->col) : NULL;
+			if (fn)
+				put(e, fn, strlen(fn));
+			else
+				put(e, t.s, t.len);
+		}
+		gap = s;
+	}
+}
+
+/* Column col of in's row on operand expressions a and b, after `prefix`,
+ * into buf; false if the row has no such column. */
+static bool row_text(const struct ir_instr *in, const struct ew_row *row, enum ew_col col, const char *prefix,
+		     const char *a, const char *b, char *buf, size_t n)
+{
+	const char *x = row->expr[col];
+	if (!x)
+		return false;
+	struct ew_text e = {in, row, col, a, b, cg_ctype(in->ops[0].val->type->elem), buf, n, 0, true};
+	buf[0] = 0;
+	put(&e, prefix, strlen(prefix));
+	put_expr(&e, x, x + strlen(x));
+	return e.ok;
+}
+
+/* A kind of EW.def's table: the Real column on float values (float16,
+ * bfloat16 and quantized operands widened to float, the result stored
+ * back), the Int column on integers and bool. */
+static bool expr_row(const struct ir_instr *in, const struct ew_row *row, const char *a, const char *b, char *buf,
+		     size_t n)
+{
+	int t = tclass(in->ops[0].val), s = tclass(in->ops[1].val);
+	bool pred = row->result == EW_RESULT_BOOL;
+	if (t == T_Q || t == T_H || s == T_Q || s == T_H) {
+		char ra[256], rb[256], fa[300], fb[300], res[1024];
+		real_of(in->ops[1].val->type, a, ra, sizeof ra);
+		snprintf(fa, sizeof fa, "(float)%s", ra);
+		if (row->nargs > 1) {
+			real_of(in->ops[2].val->type, b, rb, sizeof rb);
+			snprintf(fb, sizeof fb, "(float)%s", rb);
+		} else {
+			fb[0] = 0;
+		}
+		if (pred)
+			return row_text(in, row, EW_REAL, "(uint8_t)", fa, fb, buf, n);
+		if (t != T_Q && t != T_H && t != T_F)
+			return false;
+		if (!row_text(in, row, EW_REAL, "(double)", fa, fb, res, sizeof res))
+			return false;
+		store_of(in->ops[0].val->type, res, buf, n);
+		return true;
+	}
+	if (pred)
+		return row_text(in, row, s == T_F ? EW_REAL : EW_INT, "(uint8_t)", a, b, buf, n);
+	if (t == T_F)
+		return row_text(in, row, EW_REAL, "", a, b, buf, n);
+	if (t == T_I)
+		return row_text(in, row, EW_INT, "", a, b, buf, n);
+	return false;
 }
 
 /* Writes the C expression of in's result from operand expressions x[1..]
@@ -177,12 +310,21 @@ static bool expr(const struct ir_instr *in, const char *const *x, char *buf, siz
 			return false;
 		return true;
 	}
+	const struct ew_row *row = ew_row(in->kind);
 	const char *a = x[1], *b = in->nops > 2 ? x[2] : "", *c = in->nops > 3 ? x[3] : "";
-	char f1[40], f2[40], r[256];
-	if (t == T_NONE || s == T_NONE)
+	char r[256];
+	if (!row || t == T_NONE || s == T_NONE)
 		return false;
-	switch (in->kind) {
-	case IK_convertto: case IK_quantize: case IK_dequantize: case IK_rescalequantized:
+	switch ((enum ew_family)row->family) {
+	case EW_FAMILY_TABLE: return expr_row(in, row, a, b, buf, n);
+	case EW_FAMILY_copy: return false; /* a memmove (cg_emit_instr) */
+	case EW_FAMILY_select:
+		/* stored elements are copied as they are, any kind */
+		if (tclass(in->ops[1].val) != T_B)
+			return false;
+		snprintf(buf, n, "(%s ? %s : %s)", a, b, c);
+		return true;
+	case EW_FAMILY_convert:
 		if ((t == T_I || t == T_B) && (s == T_I || s == T_B)) { /* exact */
 			if (t == T_B)
 				snprintf(buf, n, "(uint8_t)(%s != 0)", a);
@@ -197,109 +339,13 @@ static bool expr(const struct ir_instr *in, const char *const *x, char *buf, siz
 		real_of(in->ops[1].val->type, a, r, sizeof r);
 		store_of(in->ops[0].val->type, r, buf, n);
 		return true;
-	default:
-		break;
 	}
-	if (in->kind == IK_select && tclass(in->ops[1].val) == T_B) {
-		/* stored elements are copied as they are, any kind */
-		snprintf(buf, n, "(%s ? %s : %s)", a, b, c);
-		return true;
-	}
-	if (t == T_Q || t == T_H || s == T_Q || s == T_H) {
-		/* on real values: load, compute in float, store (requantize) */
-		char ra[256], rb[256], fa[300], fb[300], res[1024];
-		real_of(in->ops[1].val->type, a, ra, sizeof ra);
-		snprintf(fa, sizeof fa, "(float)%s", ra);
-		if (in->nops > 2) {
-			real_of(in->ops[2].val->type, b, rb, sizeof rb);
-			snprintf(fb, sizeof fb, "(float)%s", rb);
-		} else {
-			fb[0] = 0;
-		}
-		switch (in->kind) {
-		case IK_cmpeq: snprintf(buf, n, "(uint8_t)(%s == %s)", fa, fb); return true;
-		case IK_cmpneq: snprintf(buf, n, "(uint8_t)(%s != %s)", fa, fb); return true;
-		case IK_cmplt: snprintf(buf, n, "(uint8_t)(%s < %s)", fa, fb); return true;
-		case IK_cmplte: snprintf(buf, n, "(uint8_t)(%s <= %s)", fa, fb); return true;
-		case IK_isnan: snprintf(buf, n, "(uint8_t)(%s != %s)", fa, fa); return true;
-		default: break;
-		}
-		if (t != T_Q && t != T_H && t != T_F)
-			return false;
-		if (!expr_f(in, fa, fb, res, sizeof res))
-			return false;
-		char dres[1100];
-		snprintf(dres, sizeof dres, "(double)%s", res);
-		store_of(in->ops[0].val->type, dres, buf, n);
-		return true;
-	}
-	if (in->kind == IK_sgd) {
-		if (t != T_F)
-			return false;
-		char f3[40], f4[40];
-		snprintf(buf, n, "(float)((double)%s - %s * ((double)%s / %s + %s * (%s > 0 ? 1.0 : %s < 0 ? -1.0 : 0.0) + %s * (double)%s))",
-			 b, cg_flit(f1, ir_float(in, "learning_rate")), a, cg_flit(f2, (double)ir_int(in, "batch_size")),
-			 cg_flit(f3, ir_float(in, "l1_decay")), b, b, cg_flit(f4, ir_float(in, "l2_decay")), b);
-		return true;
-	}
-	if (in->kind == IK_select) {
-		if (tclass(in->ops[1].val) != T_B)
-			return false;
-		snprintf(buf, n, "(%s ? %s : %s)", a, b, c);
-		return true;
-	}
-	switch (in->kind) {
-	case IK_cmpeq: snprintf(buf, n, "(uint8_t)(%s == %s)", a, b); return true;
-	case IK_cmpneq: snprintf(buf, n, "(uint8_t)(%s != %s)", a, b); return true;
-	case IK_cmplt: snprintf(buf, n, "(uint8_t)(%s < %s)", a, b); return s != T_B;
-	case IK_cmplte: snprintf(buf, n, "(uint8_t)(%s <= %s)", a, b); return s != T_B;
-	case IK_isnan: snprintf(buf, n, "(uint8_t)(%s != %s)", a, a); return s == T_F;
-	case IK_isinf:
-		snprintf(buf, n, "(uint8_t)(isinf(%s) && (%s > 0 ? %d : %d))", a, a, (int)ir_int(in, "detect_positive"),
-			 (int)ir_int(in, "detect_negative"));
-		return s == T_F;
-	default: break;
-	}
-	if (t == T_B) {
-		switch (in->kind) {
-		case IK_and: snprintf(buf, n, "(uint8_t)(%s && %s)", a, b); return true;
-		case IK_or: snprintf(buf, n, "(uint8_t)(%s || %s)", a, b); return true;
-		case IK_xor: snprintf(buf, n, "(uint8_t)((%s != 0) != (%s != 0))", a, b); return true;
-		case IK_not: snprintf(buf, n, "(uint8_t)!%s", a); return true;
-		default: return false;
-		}
-	}
-	if (t == T_I) {
-		switch (in->kind) {
-		case IK_add: snprintf(buf, n, "(%s)((uint64_t)%s + (uint64_t)%s)", ct, a, b); return true;
-		case IK_sub: snprintf(buf, n, "(%s)((uint64_t)%s - (uint64_t)%s)", ct, a, b); return true;
-		case IK_mul: snprintf(buf, n, "(%s)((uint64_t)%s * (uint64_t)%s)", ct, a, b); return true;
-		case IK_max: snprintf(buf, n, "(%s > %s ? %s : %s)", a, b, a, b); return true;
-		case IK_min: snprintf(buf, n, "(%s < %s ? %s : %s)", a, b, a, b); return true;
-		case IK_neg: snprintf(buf, n, "(%s)(0 - (uint64_t)%s)", ct, a); return true;
-		case IK_relu: snprintf(buf, n, "(%s > 0 ? %s : 0)", a, a); return true;
-		case IK_sign: snprintf(buf, n, "(%s)(%s > 0 ? 1 : %s < 0 ? -1 : 0)", ct, a, a); return true;
-		case IK_abs: snprintf(buf, n, "(%s)(%s < 0 ? 0 - (uint64_t)%s : (uint64_t)%s)", ct, a, a, a); return true;
-		case IK_div:
-			snprintf(buf, n, "(%s)(%s == 0 ? 0 : %s == -1 ? (int64_t)(0 - (uint64_t)%s) : %s / %s)", ct, b, b, a, a, b);
-			return true;
-		case IK_fmod: snprintf(buf, n, "(%s)(%s == 0 || %s == -1 ? 0 : %s %% %s)", ct, b, b, a, b); return true;
-		case IK_mod: snprintf(buf, n, "(%s)cb_imod(%s, %s)", ct, a, b); return true;
-		case IK_bitshift:
-			snprintf(buf, n, "(%s)cb_shift((uint64_t)%s, %s, %d, %d)", ct, a, b,
-				 (int)elem_size((enum elem_kind)in->ops[1].val->type->elem) * 8, ir_int(in, "direction") == 0);
-			return true;
-		case IK_pow: snprintf(buf, n, "(%s)cb_ipow(%s, %s)", ct, a, b); return true;
-		case IK_prelu: snprintf(buf, n, "(%s)(%s >= 0 ? (uint64_t)%s : (uint64_t)%s * (uint64_t)%s)", ct, a, a, a, b); return true;
-		default: return false;
-		}
-	}
-	return expr_f(in, a, b, buf, n);
+	return false;
 }
 
 bool cg_ew_supported(const struct ir_instr *in)
 {
-	if ((!(instr_desc(in->kind)->flags & IF_EW) && in->kind != IK_splat) || in->kind == IK_copy)
+	if (in->kind != IK_splat && !ew_row(in->kind))
 		return false;
 	for (unsigned i = 0; i < in->nops; i++)
 		if (tclass(in->ops[i].val) == T_NONE)

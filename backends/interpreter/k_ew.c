@@ -1,21 +1,17 @@
-/* k_ew.c - elementwise kernels: arithmetic, comparisons, logic, unary math,
- * activations, select, conversions and quantization, regression, sgd.
+/* k_ew.c - elementwise kernels: every row of lib/ir/EW.def compiled as C,
+ * and the kinds EW.def leaves to each backend (select, conversions).
  *
  * Every operand has the shape of the first, so element i of each operand
- * goes with element i of the result. Float and quantized kinds compute on
- * real values in double and store once (st_f requantizes with the result's
- * own scale and offset); integer and index kinds compute in int64 with the
- * result wrapped to its width, and division or remainder by zero gives 0.
- * Max and Min propagate NaN. Round is half to even. Mod takes the sign of
- * the divisor (fmod, plus the divisor when the signs differ); bitshift
- * shifts the bits of the element's width logically. Gelu (none) is
- * x/2 (1 + erf(x/sqrt 2)); (tanh) the usual tanh approximation.
- * Sigmoid and softplus are evaluated in their overflow-free forms.
+ * goes with element i of the result. A row's Real expression runs on the
+ * real values in double (ld_f: quantized kinds dequantize) and stores once
+ * (st_f requantizes with the result's own scale and offset); its Int
+ * expression runs on int64 (ld_i) and the result is wrapped to its width
+ * (st_i). An integer, index or bool first operand takes the Int column.
  */
 #include "backends/interpreter/kern.h"
+#include "ir/ew.h"
 
-static const double SQRT1_2 = 0.70710678118654752440;
-static const double SQRT_2_PI = 0.79788456080286535588; /* sqrt(2/pi) */
+/* ---- the functions EW.def's expressions call (EW_FN) that libm has not ---- */
 
 static double sigmoid(double x)
 {
@@ -25,138 +21,10 @@ static double sigmoid(double x)
 	return e / (1 + e);
 }
 
-/* the real-valued function of a float unary kind */
-static double unary_f(unsigned kind, double x, const struct kargs *k)
+static double fmod_floor(double a, double b)
 {
-	switch (kind) {
-	case IK_neg: return -x;
-	case IK_abs: return fabs(x);
-	case IK_exp: return exp(x);
-	case IK_log: return log(x);
-	case IK_sqrt: return sqrt(x);
-	case IK_rsqrt: return 1 / sqrt(x);
-	case IK_reciprocal: return 1 / x;
-	case IK_floor: return floor(x);
-	case IK_ceil: return ceil(x);
-	case IK_round: return nearbyint(x);
-	case IK_sign: return x > 0 ? 1 : x < 0 ? -1 : x; /* keeps 0, -0 and NaN */
-	case IK_sin: return sin(x);
-	case IK_cos: return cos(x);
-	case IK_erf: return erf(x);
-	case IK_tan: return tan(x);
-	case IK_asin: return asin(x);
-	case IK_acos: return acos(x);
-	case IK_atan: return atan(x);
-	case IK_sinh: return sinh(x);
-	case IK_cosh: return cosh(x);
-	case IK_asinh: return asinh(x);
-	case IK_acosh: return acosh(x);
-	case IK_atanh: return atanh(x);
-	case IK_relu: return x > 0 ? x : 0;
-	case IK_leakyrelu: return x >= 0 ? x : KF(k, "alpha") * x;
-	case IK_sigmoid: return sigmoid(x);
-	case IK_tanh: return tanh(x);
-	case IK_clip: {
-		double lo = KF(k, "min"), hi = KF(k, "max");
-		return x < lo ? lo : x > hi ? hi : x;
-	}
-	case IK_gelu:
-		if (KI(k, "approximate") == 0)
-			return 0.5 * x * (1 + erf(x * SQRT1_2));
-		return 0.5 * x * (1 + tanh(SQRT_2_PI * (x + 0.044715 * x * x * x)));
-	case IK_hardswish: {
-		double r = x + 3;
-		r = r < 0 ? 0 : r > 6 ? 6 : r;
-		return x * r / 6;
-	}
-	case IK_swish: return x * sigmoid(x);
-	case IK_softplus: return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
-	case IK_elu: return x > 0 ? x : KF(k, "alpha") * (exp(x) - 1);
-	default: unreachable("not a float unary kind");
-	}
-}
-
-/* the integer function of an integer unary kind (neg, abs, sign, relu,
- * leakyrelu, clip) */
-static int64_t unary_i(unsigned kind, int64_t x, const struct kargs *k)
-{
-	switch (kind) {
-	case IK_neg: return (int64_t)(0 - (uint64_t)x);
-	case IK_abs: return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
-	case IK_sign: return x > 0 ? 1 : x < 0 ? -1 : 0;
-	case IK_relu: return x > 0 ? x : 0;
-	case IK_leakyrelu: return x >= 0 ? x : sat_to_i64(KF(k, "alpha") * (double)x, -9223372036854775808.0,
-						      9223372036854774784.0);
-	case IK_clip: {
-		double lo = ceil(KF(k, "min")), hi = floor(KF(k, "max"));
-		if ((double)x < lo)
-			return sat_to_i64(lo, -9223372036854775808.0, 9223372036854774784.0);
-		if ((double)x > hi)
-			return sat_to_i64(hi, -9223372036854775808.0, 9223372036854774784.0);
-		return x;
-	}
-	default: unreachable("not an integer unary kind");
-	}
-}
-
-static int unary(const struct kargs *k)
-{
-	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	size_t n = numel(s->t);
-	if (k->kind == IK_not) {
-		for (size_t i = 0; i < n; i++)
-			st_i(d->t, d->p, i, !ld_i(s->t, s->p, i));
-		return 0;
-	}
-	if (k->kind == IK_isnan) {
-		for (size_t i = 0; i < n; i++)
-			st_i(d->t, d->p, i, isnan(ld_f(s->t, s->p, i)));
-		return 0;
-	}
-	if (k->kind == IK_isinf) {
-		bool pos = KI(k, "detect_positive"), neg = KI(k, "detect_negative");
-		for (size_t i = 0; i < n; i++) {
-			double x = ld_f(s->t, s->p, i);
-			st_i(d->t, d->p, i, isinf(x) && (x > 0 ? pos : neg));
-		}
-		return 0;
-	}
-	if (is_int_kind(s->t)) {
-		for (size_t i = 0; i < n; i++)
-			st_i(d->t, d->p, i, unary_i(k->kind, ld_i(s->t, s->p, i), k));
-		return 0;
-	}
-	if (k->kind == IK_relu && ekind(s->t) == EK_FLOAT && ekind(d->t) == EK_FLOAT) {
-		const float *x = s->p;
-		float *y = d->p;
-		for (size_t i = 0; i < n; i++)
-			y[i] = x[i] > 0 ? x[i] : 0;
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		st_f(d->t, d->p, i, unary_f(k->kind, ld_f(s->t, s->p, i), k));
-	return 0;
-}
-
-static double binary_f(unsigned kind, double a, double b)
-{
-	switch (kind) {
-	case IK_add: return a + b;
-	case IK_sub: return a - b;
-	case IK_mul: return a * b;
-	case IK_div: return a / b;
-	case IK_max: return a != a || b != b ? NAN : a > b ? a : b;
-	case IK_min: return a != a || b != b ? NAN : a < b ? a : b;
-	case IK_pow: return pow(a, b);
-	case IK_fmod: return fmod(a, b);
-	case IK_mod: {
-		double r = fmod(a, b);
-		return r != 0 && (r < 0) != (b < 0) ? r + b : r;
-	}
-	case IK_prelu: return a >= 0 ? a : a * b;
-	case IK_regression: return a - b;
-	default: unreachable("not a float binary kind");
-	}
+	double r = fmod(a, b);
+	return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
 static int64_t ipow(int64_t a, int64_t b)
@@ -170,98 +38,113 @@ static int64_t ipow(int64_t a, int64_t b)
 	return (int64_t)r;
 }
 
-static int64_t binary_i(unsigned kind, int64_t a, int64_t b)
+static int64_t imod(int64_t a, int64_t b)
 {
-	uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
-	switch (kind) {
-	case IK_add: return (int64_t)(ua + ub);
-	case IK_sub: return (int64_t)(ua - ub);
-	case IK_mul: return (int64_t)(ua * ub);
-	case IK_div: return b == 0 ? 0 : (b == -1 ? (int64_t)(0 - ua) : a / b);
-	case IK_fmod: return b == 0 || b == -1 ? 0 : a % b;
-	case IK_mod: {
-		int64_t r = b == 0 || b == -1 ? 0 : a % b;
-		return r != 0 && (r < 0) != (b < 0) ? (int64_t)((uint64_t)r + ub) : r;
-	}
-	case IK_max: return a > b ? a : b;
-	case IK_min: return a < b ? a : b;
-	case IK_pow: return ipow(a, b);
-	case IK_prelu: return a >= 0 ? a : (int64_t)(ua * ub);
-	default: unreachable("not an integer binary kind");
-	}
+	int64_t r = b == 0 || b == -1 ? 0 : a % b;
+	return r != 0 && (r < 0) != (b < 0) ? (int64_t)((uint64_t)r + (uint64_t)b) : r;
 }
 
-/* bitshift(Dest, LHS, RHS) {direction}: the LHS bits of its width shifted
- * logically; a shift by the width or more (or a negative one) gives 0 */
-static int bitshift(const struct kargs *k)
+/* the low `width` bits of x shifted logically; out-of-range shifts give 0 */
+static uint64_t shift(uint64_t x, int64_t sh, unsigned width, int left)
 {
-	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2];
-	size_t n = numel(a->t);
-	unsigned width = (unsigned)esize(a->t) * 8;
 	uint64_t mask = width == 64 ? UINT64_MAX : ((uint64_t)1 << width) - 1;
-	bool left = KI(k, "direction") == 0;
-	for (size_t i = 0; i < n; i++) {
-		uint64_t x = (uint64_t)ld_i(a->t, a->p, i) & mask;
-		int64_t sh = ld_i(b->t, b->p, i);
-		uint64_t r = sh < 0 || sh >= (int64_t)width ? 0 : left ? (x << sh) & mask : x >> sh;
-		st_i(d->t, d->p, i, (int64_t)r);
-	}
-	return 0;
+	x &= mask;
+	return sh < 0 || sh >= (int64_t)width ? 0 : left ? (x << sh) & mask : x >> sh;
 }
 
-static int binary(const struct kargs *k)
-{
-	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2];
-	size_t n = numel(a->t);
-	if (is_int_kind(a->t)) {
-		for (size_t i = 0; i < n; i++)
-			st_i(d->t, d->p, i, binary_i(k->kind, ld_i(a->t, a->p, i), ld_i(b->t, b->p, i)));
-		return 0;
-	}
-	if (k->kind == IK_add && ekind(a->t) == EK_FLOAT && ekind(b->t) == EK_FLOAT && ekind(d->t) == EK_FLOAT) {
-		const float *x = a->p, *y = b->p;
-		float *z = d->p;
-		for (size_t i = 0; i < n; i++)
-			z[i] = x[i] + y[i];
-		return 0;
-	}
-	for (size_t i = 0; i < n; i++)
-		st_f(d->t, d->p, i, binary_f(k->kind, ld_f(a->t, a->p, i), ld_f(b->t, b->p, i)));
-	return 0;
-}
+static int64_t sat_i64(double v) { return sat_to_i64(v, -9223372036854775808.0, 9223372036854774784.0); }
 
-static int compare(const struct kargs *k)
-{
-	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2];
-	size_t n = numel(a->t);
-	bool ints = is_int_kind(a->t);
-	for (size_t i = 0; i < n; i++) {
-		bool r;
-		if (ints) {
-			int64_t x = ld_i(a->t, a->p, i), y = ld_i(b->t, b->p, i);
-			r = k->kind == IK_cmpeq ? x == y : k->kind == IK_cmpneq ? x != y : k->kind == IK_cmplt ? x < y : x <= y;
-		} else {
-			double x = ld_f(a->t, a->p, i), y = ld_f(b->t, b->p, i);
-			r = k->kind == IK_cmpeq ? x == y : k->kind == IK_cmpneq ? x != y : k->kind == IK_cmplt ? x < y : x <= y;
-		}
-		st_i(d->t, d->p, i, r);
-	}
-	return 0;
-}
+/* ---- one kernel per row ---- */
 
-static int logical(const struct kargs *k)
-{
-	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2];
-	size_t n = numel(a->t);
-	for (size_t i = 0; i < n; i++) {
-		bool x = ld_i(a->t, a->p, i), y = ld_i(b->t, b->p, i);
-		st_i(d->t, d->p, i, k->kind == IK_and ? x && y : k->kind == IK_or ? x || y : x != y);
-	}
+/* the names EW.def's expressions use besides A, B and the parameters */
+#define T int64_t
+#define K(x) x
+#define IF_ATTR(p, e1, e0) ((p) ? (e1) : (e0))
+
+/* A column is REAL(expr), INT(expr) or NONE: "has, expr" */
+#define EW_COL_REAL(...) 1, __VA_ARGS__
+#define EW_COL_INT(...) 1, __VA_ARGS__
+#define EW_COL_NONE 0, 0
+#define EW_IF_1(...) __VA_ARGS__
+#define EW_IF_0(...)
+
+/* the parameters, bound from the attributes by position (ew_check_table
+ * has checked that the names are the attributes') */
+#define EW_PT_F(n) double, n, f
+#define EW_PT_I(n) int64_t, n, i
+#define EW_BIND(i, p) EW_BIND_(i, EW_PT_##p)
+#define EW_BIND_(i, ...) EW_BIND__(i, __VA_ARGS__)
+#define EW_BIND__(i, ty, n, fld) const ty n = ew_k->a[i].fld; (void)n;
+#define NOPARAM
+#define PARAM1(p) EW_BIND(0, p)
+#define PARAM2(p, q) PARAM1(p) EW_BIND(1, q)
+#define PARAM3(p, q, r) PARAM2(p, q) EW_BIND(2, r)
+#define PARAM4(p, q, r, s) PARAM3(p, q, r) EW_BIND(3, s)
+#define PARAM5(p, q, r, s, u) PARAM4(p, q, r, s) EW_BIND(4, u)
+
+#define EW_LD_F1 const double A = ld_f(ew_a->t, ew_a->p, ew_i);
+#define EW_LD_F2 EW_LD_F1 const double B = ld_f(ew_b->t, ew_b->p, ew_i);
+#define EW_LD_FLOAT1 const double A = ew_x[ew_i];
+#define EW_LD_FLOAT2 const double A = ew_x[ew_i], B = ew_z[ew_i];
+#define EW_LD_I1 const int64_t A = ld_i(ew_a->t, ew_a->p, ew_i);
+#define EW_LD_I2 EW_LD_I1 const int64_t B = ld_i(ew_b->t, ew_b->p, ew_i);
+
+/* Real, result of the operands' kind: all float tensors skip the element
+ * access by kind (the same double computation, stored as st_f would) */
+#define EW_REAL_SAME(N, e)                                                                                   \
+	if (ekind(ew_d->t) == EK_FLOAT && ekind(ew_a->t) == EK_FLOAT && ekind(ew_b->t) == EK_FLOAT) {         \
+		float *ew_y = ew_d->p;                                                                       \
+		const float *ew_x = ew_a->p, *ew_z = ew_b->p;                                                \
+		(void)ew_z;                                                                                  \
+		for (size_t ew_i = 0; ew_i < ew_n; ew_i++) {                                                 \
+			EW_LD_FLOAT##N ew_y[ew_i] = (float)(e);                                              \
+		}                                                                                            \
+		return 0;                                                                                    \
+	}                                                                                                    \
+	for (size_t ew_i = 0; ew_i < ew_n; ew_i++) {                                                         \
+		EW_LD_F##N st_f(ew_d->t, ew_d->p, ew_i, (e));                                                \
+	}                                                                                                    \
 	return 0;
-}
+#define EW_REAL_BOOL(N, e)                                                                                   \
+	for (size_t ew_i = 0; ew_i < ew_n; ew_i++) {                                                         \
+		EW_LD_F##N st_i(ew_d->t, ew_d->p, ew_i, (e));                                                \
+	}                                                                                                    \
+	return 0;
+#define EW_INT(N, e)                                                                                         \
+	const unsigned BITS = (unsigned)esize(ew_a->t) * 8;                                                  \
+	(void)BITS;                                                                                          \
+	for (size_t ew_i = 0; ew_i < ew_n; ew_i++) {                                                         \
+		EW_LD_I##N st_i(ew_d->t, ew_d->p, ew_i, (int64_t)(e));                                       \
+	}                                                                                                    \
+	return 0;
+
+/* ew_<kind>: Dest (op 0) from A (op 1) and B (op N) */
+#define EW_KERNEL(...) EW_KERNEL_(__VA_ARGS__)
+#define EW_KERNEL_(KIND, N, R, P, HAS_R, RE, HAS_I, IE)                                                      \
+	static int ew_##KIND(const struct kargs *ew_k)                                                       \
+	{                                                                                                    \
+		P const struct interp_arg *ew_d = &ew_k->op[0], *ew_a = &ew_k->op[1], *ew_b = &ew_k->op[N]; \
+		size_t ew_n = numel(ew_a->t);                                                                \
+		(void)ew_b;                                                                                  \
+		if (is_int_kind(ew_a->t)) {                                                                  \
+			EW_IF_##HAS_I(EW_INT(N, IE))                                                         \
+			return kerror(ew_k, "%s has no integer semantics", #KIND);                           \
+		}                                                                                            \
+		EW_IF_##HAS_R(EW_REAL_##R(N, RE))                                                            \
+		return kerror(ew_k, "%s has no real-valued semantics", #KIND);                               \
+	}
+#define EW1(KIND, R, P, RE, IE) EW_KERNEL(KIND, 1, R, P, EW_COL_##RE, EW_COL_##IE)
+#define EW2(KIND, R, P, RE, IE) EW_KERNEL(KIND, 2, R, P, EW_COL_##RE, EW_COL_##IE)
+#include "ir/EW.def"
+
+#undef T
+#undef K
+#undef IF_ATTR
+
+/* ---- the kinds by hand (EW_SPECIAL) ---- */
 
 /* select(Dest, Cond, LHS, RHS): LHS, RHS and Dest share one element type */
-static int select_(const struct kargs *k)
+static int ew_family_select(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *c = &k->op[1], *a = &k->op[2], *b = &k->op[3];
 	size_t n = numel(d->t), es = esize(d->t);
@@ -276,7 +159,7 @@ static int select_(const struct kargs *k)
 
 /* convertto, quantize, dequantize, rescalequantized: by real value, except
  * between integer-exact kinds (exact, wrapped to the destination's width) */
-static int convert(const struct kargs *k)
+static int ew_family_convert(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t n = numel(s->t);
@@ -295,42 +178,18 @@ static int convert(const struct kargs *k)
 	return 0;
 }
 
-/* sgd(Dest, Gradient, Weight): Dest = W - lr * (G / batch_size + l1 sign(W)
- * + l2 W). The instruction carries no momentum buffer; one step from a
- * zero momentum sum is the same update, which is what this computes. */
-static int sgd(const struct kargs *k)
-{
-	const struct interp_arg *d = &k->op[0], *g = &k->op[1], *w = &k->op[2];
-	double l1 = KF(k, "l1_decay"), l2 = KF(k, "l2_decay"), lr = KF(k, "learning_rate");
-	double bs = (double)KI(k, "batch_size");
-	size_t n = numel(w->t);
-	for (size_t i = 0; i < n; i++) {
-		double wv = ld_f(w->t, w->p, i), gv = ld_f(g->t, g->p, i);
-		double sg = wv > 0 ? 1 : wv < 0 ? -1 : 0;
-		st_f(d->t, d->p, i, wv - lr * (gv / bs + l1 * sg + l2 * wv));
-	}
-	return 0;
-}
+/* copy is data movement: kern_move */
+#define ew_family_copy NULL
+
+static int (*const kernels[IK_COUNT])(const struct kargs *) = {
+#define EW1(KIND, R, P, RE, IE) [IK_##KIND] = ew_##KIND,
+#define EW2(KIND, R, P, RE, IE) [IK_##KIND] = ew_##KIND,
+#define EW_SPECIAL(KIND, FAMILY) [IK_##KIND] = ew_family_##FAMILY,
+#include "ir/EW.def"
+};
 
 int kern_ew(const struct kargs *k)
 {
-	switch (k->kind) {
-	case IK_add: case IK_sub: case IK_mul: case IK_div: case IK_max: case IK_min: case IK_pow: case IK_fmod:
-	case IK_mod: case IK_prelu: case IK_regression:
-		return binary(k);
-	case IK_bitshift: return bitshift(k);
-	case IK_cmpeq: case IK_cmpneq: case IK_cmplt: case IK_cmplte: return compare(k);
-	case IK_and: case IK_or: case IK_xor: return logical(k);
-	case IK_not: case IK_neg: case IK_abs: case IK_exp: case IK_log: case IK_sqrt: case IK_rsqrt:
-	case IK_reciprocal: case IK_floor: case IK_ceil: case IK_round: case IK_sign: case IK_sin: case IK_cos:
-	case IK_erf: case IK_isnan: case IK_relu: case IK_leakyrelu: case IK_sigmoid: case IK_tanh: case IK_clip:
-	case IK_gelu: case IK_hardswish: case IK_swish: case IK_softplus: case IK_elu: case IK_isinf: case IK_tan:
-	case IK_asin: case IK_acos: case IK_atan: case IK_sinh: case IK_cosh: case IK_asinh: case IK_acosh:
-	case IK_atanh:
-		return unary(k);
-	case IK_select: return select_(k);
-	case IK_convertto: case IK_quantize: case IK_dequantize: case IK_rescalequantized: return convert(k);
-	case IK_sgd: return sgd(k);
-	default: return 1;
-	}
+	int (*fn)(const struct kargs *) = k->kind < IK_COUNT ? kernels[k->kind] : NULL;
+	return fn ? fn(k) : 1;
 }

@@ -2,6 +2,7 @@
  * operand names and qualifiers, attribute rows, in-place pairs. The table
  * strings are parsed once; a malformed row is an internal bug. */
 #include "graph/attr_rows.h"
+#include "ir/ew.h"
 #include "ir/ir.h"
 #include "ir/rules.h"
 #include "support/util.h"
@@ -143,6 +144,7 @@ void instr_desc_init(void)
 		build(k);
 		strmap_put(&kind_map, descs[k].name, strlen(descs[k].name), &descs[k]);
 	}
+	ew_check_table();
 }
 
 const char *instr_kind_name(unsigned kind) { return kind < IK_COUNT ? rows[kind].name : "<bad kind>"; }
