@@ -66,9 +66,9 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
     test's exec dir with temp files (each stage's output is kept for a
     look after a failure)."""
 
-    def __init__(self, data, folders, levels, timeout, unsupported, xfail, c_all=False):
+    def __init__(self, roots, folders, levels, timeout, unsupported, xfail, c_all=False):
         self.c_all = c_all
-        self.data = data
+        self.roots = roots  # folder -> the directory holding it
         self.folders = folders
         self.levels = levels
         self.timeout = timeout
@@ -78,7 +78,9 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
     def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
         if path_in_suite != ("onnx",):
             return
-        cases = onnxcase.discover(self.data, self.folders)
+        cases = []
+        for f in self.folders:
+            cases += onnxcase.discover(self.roots[f], [f])
         c_subset = None if self.c_all else c_backend_subset(cases)
         for c in cases:
             for level in self.levels:
@@ -104,7 +106,7 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
 
     def execute(self, test, litConfig):
         level, folder, name = test.path_in_suite[-3:]
-        case = onnxcase.Case(folder, name, os.path.join(self.data, folder, name))
+        case = onnxcase.Case(folder, name, os.path.join(self.roots[folder], folder, name))
         reason = onnxcase.match_rules(self.unsupported, case, level)
         if not reason and level == "fp16" and "float32" not in case.value_types():
             reason = "level fp16: no float32 graph input or output to convert"

@@ -289,17 +289,42 @@ int check_ops(struct importer *im, const Onnx__GraphProto *g)
 		const char *qname = *dom ? dname(im, dom, op) : op;
 		const struct op_row *row = op_lookup_domain(dom, op);
 		int64_t ver = domain_opset(im, dom);
-		if (row && ver >= row->since && ver > row->until) {
-			bool seen = false;
-			for (size_t k = 0; k < warned.len; k++)
-				seen |= strcmp(warned.data[k], qname) == 0;
+		const char *change = NULL;
+		int newer = 0, cver = 0;
+		if (row && ver >= row->since && ver > row->until && !*dom) {
+			/* the default domain's versions are known up to ONNX_KNOWN_OPSET */
+			newer = op_newer(op, row->until, ver, &change, &cver);
+			if (!newer && ver <= ONNX_KNOWN_OPSET)
+				continue; /* no newer version: the same operator */
+		}
+		bool seen = false;
+		for (size_t k = 0; k < warned.len; k++)
+			seen |= strcmp(warned.data[k], qname) == 0;
+		if (row && ver >= row->since && ver > row->until && change) {
 			if (!seen) {
 				vec_push(&warned, qname);
-				if (!im->opts->opset_check)
+				diag_error(im->d, LOC_NONE,
+					   "%s: operator %s: version %d (opset %lld) changed its semantics (%s); the importer "
+					   "translates versions up to opset %d",
+					   im->filename, qname, cver, (long long)ver, change, row->until);
+				im->errors++;
+			}
+			continue;
+		}
+		if (row && ver >= row->since && ver > row->until) {
+			if (!seen) {
+				vec_push(&warned, qname);
+				if (!im->opts->opset_check && newer)
+					diag_warning(im->d, LOC_NONE,
+						     "%s: operator %s: version %d (opset %lld) adds element types only; "
+						     "translating with opset %d rules",
+						     im->filename, qname, newer, (long long)ver, row->until);
+				else if (!im->opts->opset_check)
 					diag_warning(im->d, LOC_NONE,
 						     "%s: operator %s: opset %lld is newer than the importer knows "
 						     "(%d); translating with opset %d rules",
-						     im->filename, qname, (long long)ver, row->until, row->until);
+						     im->filename, qname, (long long)ver,
+						     *dom ? row->until : ONNX_KNOWN_OPSET, row->until);
 			}
 			if (!im->opts->opset_check)
 				continue;
