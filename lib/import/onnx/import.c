@@ -314,7 +314,7 @@ int check_ops(struct importer *im, const Onnx__GraphProto *g)
 		if (row && ver >= row->since && ver > row->until) {
 			if (!seen) {
 				vec_push(&warned, qname);
-				if (!im->opts->opset_check && newer)
+				if (!im->opts->opset_check && newer && ver <= ONNX_KNOWN_OPSET)
 					diag_warning(im->d, LOC_NONE,
 						     "%s: operator %s: version %d (opset %lld) adds element types only; "
 						     "translating with opset %d rules",
