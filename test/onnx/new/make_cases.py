@@ -129,6 +129,18 @@ def shape_input_unused():
     return model([n], [vi("x", F, [2, 3, 4])], [vi("s", I64, [2])], 15)
 
 
+@case
+def gelu20():
+    n = helper.make_node("Gelu", ["x"], ["y"])
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 20)
+
+
+@case
+def gelu20_tanh():
+    n = helper.make_node("Gelu", ["x"], ["y"], approximate="tanh")
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 20)
+
+
 def main(names):
     env = dict(os.environ)
     env.setdefault("ORT_PREFIX", "/opt/ort")
