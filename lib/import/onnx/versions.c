@@ -67,6 +67,7 @@ static const struct op_change changes[] = {
 	{"ReduceMin", 20, NULL},
 	/* 21 */
 	{"Cast", 21, NULL},
+	{"GroupNormalization", 21, "scale and bias per channel, not per group"},
 	{"CastLike", 21, NULL},
 	{"Constant", 21, NULL},
 	{"ConstantOfShape", 21, NULL},

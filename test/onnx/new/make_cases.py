@@ -141,6 +141,19 @@ def gelu20_tanh():
     return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 20)
 
 
+@case
+def groupnorm18():
+    n = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=2, epsilon=1e-3)
+    return model([n], [vi("x", F, [2, 4, 3, 2]), vi("scale", F, [2]), vi("bias", F, [2])],
+                 [vi("y", F, [2, 4, 3, 2])], 18)
+
+
+@case
+def groupnorm21():
+    n = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=2)
+    return model([n], [vi("x", F, [2, 4, 3]), vi("scale", F, [4]), vi("bias", F, [4])], [vi("y", F, [2, 4, 3])], 21)
+
+
 def main(names):
     env = dict(os.environ)
     env.setdefault("ORT_PREFIX", "/opt/ort")
