@@ -614,3 +614,66 @@ int op_groupnorm(struct importer *im, const onnx_node *n)
 	}
 	return set_out(im, 0, ew(im, NK_Add, ew(im, NK_Mul, y, cs[0], dname(im, name, "scaled")), cs[1], name));
 }
+
+/* RMSNormalization (opset 23): x / sqrt(mean(x^2) + epsilon) * scale, the
+ * mean over the dimensions from axis on; scale broadcasts to x (numpy). */
+int op_rmsnorm(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0), sc = in_val(im, 1);
+	if (!x.node || !sc.node)
+		return -1;
+	const struct type *t = val_type(x), *st = val_type(sc);
+	const char *name = out_name(im, 0);
+	if (!elem_is_float((enum elem_kind)t->elem) || st->elem != t->elem)
+		return op_err(im, "the input and scale must be floating point of one type");
+	if (attr_i(n, "stash_type", 1) != 1)
+		return op_err(im, "stash_type other than float is not supported");
+	unsigned axis;
+	if (norm_axis(im, attr_i(n, "axis", -1), t->rank, &axis))
+		return -1;
+	if (st->rank > t->rank)
+		return op_err(im, "scale has rank %u, more than the input's %u", st->rank, t->rank);
+	for (unsigned k = 0; k < st->rank; k++) {
+		uint64_t d = st->dims[k], xd = t->dims[t->rank - st->rank + k];
+		if (d != 1 && d != xd)
+			return op_err(im, "scale does not broadcast to the input");
+	}
+	int64_t axes[GLOW_MAX_RANK];
+	for (unsigned k = axis; k < t->rank; k++)
+		axes[k - axis] = k;
+	struct value ms = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, x, x, dname(im, name, "sq")), axes,
+				      t->rank - axis, dname(im, name, "ms"));
+	ms = ew(im, NK_Add, ms, splat_like(im, ms, attr_f(n, "epsilon", 1e-5f), dname(im, name, "eps")),
+		dname(im, name, "mseps"));
+	struct value rms = b_broadcast(im, b_unary(im, NK_Sqrt, dname(im, name, "rms"), ms), t->dims, t->rank,
+				       dname(im, name, "rmsb"));
+	struct value y = ew(im, NK_Div, x, rms, dname(im, name, "norm"));
+	struct value s = b_broadcast(im, sc, t->dims, t->rank, dname(im, name, "scaleb"));
+	return set_out(im, 0, ew(im, NK_Mul, y, s, name));
+}
+
+/* LpNormalization: x divided by its L1 (p = 1) or L2 (p = 2) norm along
+ * axis. */
+int op_lpnorm(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	if (!x.node)
+		return -1;
+	const struct type *t = val_type(x);
+	const char *name = out_name(im, 0);
+	if (!elem_is_float((enum elem_kind)t->elem))
+		return op_err(im, "input must be floating point");
+	unsigned axis;
+	if (norm_axis(im, attr_i(n, "axis", -1), t->rank, &axis))
+		return -1;
+	int64_t p = attr_i(n, "p", 2);
+	if (p != 1 && p != 2)
+		return op_err(im, "p is %lld; only 1 and 2 are defined", (long long)p);
+	int64_t ax = axis;
+	struct value v = p == 1 ? b_unary(im, NK_Abs, dname(im, name, "abs"), x) : ew(im, NK_Mul, x, x, dname(im, name, "sq"));
+	struct value s = reduce_keep(im, NK_BatchedReduceAdd, v, &ax, 1, dname(im, name, "sum"));
+	if (p == 2)
+		s = b_unary(im, NK_Sqrt, dname(im, name, "l2"), s);
+	s = b_broadcast(im, s, t->dims, t->rank, dname(im, name, "normb"));
+	return set_out(im, 0, ew(im, NK_Div, x, s, name));
+}

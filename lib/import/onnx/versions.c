@@ -108,6 +108,7 @@ static const struct op_change changes[] = {
 	{"HardSigmoid", 22, NULL},
 	{"HardSwish", 22, NULL},
 	{"InstanceNormalization", 22, NULL},
+	{"LpNormalization", 22, NULL},
 	{"LSTM", 22, NULL},
 	{"MaxPool", 22, NULL},
 	{"MaxUnpool", 22, NULL},

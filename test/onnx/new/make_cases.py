@@ -154,6 +154,24 @@ def groupnorm21():
     return model([n], [vi("x", F, [2, 4, 3]), vi("scale", F, [4]), vi("bias", F, [4])], [vi("y", F, [2, 4, 3])], 21)
 
 
+@case
+def rmsnorm23():
+    n = helper.make_node("RMSNormalization", ["x", "scale"], ["y"], axis=-2, epsilon=1e-3)
+    return model([n], [vi("x", F, [2, 3, 4]), vi("scale", F, [3, 4])], [vi("y", F, [2, 3, 4])], 23)
+
+
+@case
+def lpnorm_l1():
+    n = helper.make_node("LpNormalization", ["x"], ["y"], axis=1, p=1)
+    return model([n], [vi("x", F, [3, 4, 2])], [vi("y", F, [3, 4, 2])], 17)
+
+
+@case
+def lpnorm_l2():
+    n = helper.make_node("LpNormalization", ["x"], ["y"])
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 22)
+
+
 def main(names):
     env = dict(os.environ)
     env.setdefault("ORT_PREFIX", "/opt/ort")
