@@ -861,3 +861,73 @@ int op_pad(struct importer *im, const onnx_node *n)
 		return set_out_t(im, 0, x);
 	return slice_out(im, 0, p, start, step, odims);
 }
+
+/* CenterCropPad (opset 18): each axis of axes (all by default) is cropped
+ * or zero-padded to the size shape gives, centred: a crop starts at
+ * (size - target) / 2, a pad puts (target - size) / 2 before and the rest
+ * after. Built as a Pad of the growing axes, then a Slice of the shrinking
+ * ones. */
+int op_center_crop_pad(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	uint64_t ns;
+	const int64_t *sv = x ? in_ints(im, 1, &ns) : NULL;
+	if (!sv)
+		return -1;
+	unsigned ax[GLOW_MAX_RANK], nax = x->rank;
+	const int64_t *av;
+	long ac = attr_ints(n, "axes", &av);
+	if (ac >= 0) {
+		if (ac > (long)x->rank)
+			return op_err(im, "axes has %ld entries for rank %u", ac, x->rank);
+		nax = (unsigned)ac;
+		for (unsigned k = 0; k < nax; k++) {
+			if (norm_axis(im, av[k], x->rank, &ax[k]))
+				return -1;
+			for (unsigned j = 0; j < k; j++)
+				if (ax[j] == ax[k])
+					return op_err(im, "axis %u is repeated in axes", ax[k]);
+		}
+	} else {
+		for (unsigned k = 0; k < nax; k++)
+			ax[k] = k;
+	}
+	if (ns != nax)
+		return op_err(im, "shape has %llu entries for %u axes", (unsigned long long)ns, nax);
+	int64_t grow[2 * GLOW_MAX_RANK] = {0}, start[GLOW_MAX_RANK] = {0}, step[GLOW_MAX_RANK];
+	uint64_t dims[GLOW_MAX_RANK], odims[GLOW_MAX_RANK];
+	memcpy(dims, x->dims, sizeof dims);
+	memcpy(odims, x->dims, sizeof odims);
+	bool pad = false;
+	for (unsigned k = 0; k < nax; k++) {
+		unsigned a = ax[k];
+		if (sv[k] < 0)
+			return op_err(im, "negative size %lld in shape", (long long)sv[k]);
+		uint64_t d = x->dims[a], w = (uint64_t)sv[k];
+		if (w > d) {
+			grow[a] = (int64_t)((w - d) / 2);
+			grow[a + x->rank] = (int64_t)(w - d) - grow[a];
+			dims[a] = w;
+			pad = true;
+		} else {
+			start[a] = (int64_t)((d - w) / 2);
+		}
+		odims[a] = w;
+	}
+	for (unsigned k = 0; k < x->rank; k++)
+		step[k] = 1;
+	struct tensor *p = x;
+	if (pad) {
+		struct value xv = tval(im, x);
+		if (!xv.node)
+			return -1;
+		const char *pname = dname(im, out_name(im, 0), "pad");
+		struct value r = b_node(im, NK_Pad, pname, &xv, 1, type_with_dims(im->tc, val_type(xv), dims, x->rank));
+		if (!r.node)
+			return -1;
+		node_set_ints(im->m, r.node, "pads", grow, 2 * x->rank);
+		p = t_new(im, pname, x->dtype, x->rank, dims);
+		p->v = r;
+	}
+	return slice_out(im, 0, p, start, step, odims);
+}

@@ -172,6 +172,18 @@ def lpnorm_l2():
     return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 22)
 
 
+@case
+def center_crop_pad18():
+    n = helper.make_node("CenterCropPad", ["x", "shape"], ["y"])
+    return model([n], [vi("x", F, [5, 3, 2])], [vi("y", F, [2, 6, 2])], 18, [i64("shape", [2, 6, 2])])
+
+
+@case
+def center_crop_pad18_axes():
+    n = helper.make_node("CenterCropPad", ["x", "shape"], ["y"], axes=[-1, 0])
+    return model([n], [vi("x", F, [4, 3, 5])], [vi("y", F, [1, 3, 8])], 18, [i64("shape", [8, 1])])
+
+
 def main(names):
     env = dict(os.environ)
     env.setdefault("ORT_PREFIX", "/opt/ort")
