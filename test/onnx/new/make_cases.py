@@ -186,7 +186,9 @@ def center_crop_pad18_axes():
 
 def main(names):
     env = dict(os.environ)
-    env.setdefault("ORT_PREFIX", "/opt/ort")
+    if "ORT_PREFIX" not in env:
+        raise SystemExit("make_cases.py: set ORT_PREFIX to the onnxruntime-node 1.30 install "
+                         "(see ../shared/tools/README.md)")
     for name in names or sorted(CASES):
         d = os.path.join(HERE, name)
         os.makedirs(d, exist_ok=True)
