@@ -51,6 +51,11 @@ struct backend_io *backend_func_io(struct ir_func *f, size_t *n)
 				touched[(size_t)(uintptr_t)s - 1] = true;
 		}
 	}
+	/* a placeholder the program never touches is still an input of its
+	 * signature (an ONNX graph input read only for its shape) */
+	for (size_t k = 0; k < cnt; k++)
+		if (!touched[k] && io[k].w->init == IR_INIT_NONE)
+			io[k].is_input = true;
 	free(touched);
 	u64map_free(&slot);
 	*n = cnt;

@@ -16,9 +16,10 @@
  *     is an input: it must be bound;
  *   - a mutable weight the program writes (@out or @inout, through any
  *     view) is an output;
- *   - a weight may be both (a training weight updated in place); a mutable
- *     weight without initializer that is neither read nor written is
- *     neither, and reads as zeros.
+ *   - a mutable weight without initializer that the program neither reads
+ *     nor writes is an input too: it belongs to the signature (a model
+ *     input whose value does not matter, only its shape) and is bound;
+ *   - a weight may be both (a training weight updated in place).
  *
  * Library code: reports through struct diag, never exits.
  */

@@ -5,7 +5,8 @@
  * (the schedule pass leaves it so; otherwise the stable topological order
  * of the text is used). Produces a function the IR verifier accepts.
  *
- * Declare section: one weight per storage node the function uses, in module
+ * Declare section: one weight per storage node the function uses, and per
+ * placeholder no function uses (the module's signature), in module
  * order, named as the storage: placeholders become mutable weights without
  * initializer, constants constant weights with their initializer carried
  * over (dense bytes bit-exact, splat, zero, xavier with its seed, file with
@@ -108,8 +109,16 @@ static int make_weights(struct gen *G)
 	G->w = arena_array(&G->g.arena, struct ir_weight *, G->g.nstorage ? G->g.nstorage : 1);
 	module_for_each_global(gm, n) {
 		void *v = ptrmap_get(&G->g.sidx, n);
-		if (!v)
+		if (!v) {
+			/* A placeholder that no function reads or writes is still
+			 * part of the module's signature (an ONNX graph input used
+			 * only for its shape): declared, so callers bind it. */
+			if (n->kind == NK_Placeholder && !node_has_uses(n)) {
+				struct ir_weight *u = ir_weight_create(G->irf, n->name, node_type(n), false, n->loc);
+				glow_assert(u != NULL);
+			}
 			continue;
+		}
 		uint32_t s = (uint32_t)((uintptr_t)v - 1);
 		struct constant *c = as_constant(n);
 		struct ir_weight *w = ir_weight_create(G->irf, n->name, node_type(n), c != NULL, n->loc);

@@ -7,7 +7,6 @@ It lives in a module of its own because lit sends the format to its worker
 processes by pickling, which needs an importable class.
 """
 import os
-import re
 import subprocess
 
 import lit.formats
@@ -67,9 +66,9 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
     test's exec dir with temp files (each stage's output is kept for a
     look after a failure)."""
 
-    def __init__(self, data, folders, levels, timeout, unsupported, xfail, c_all=False):
+    def __init__(self, roots, folders, levels, timeout, unsupported, xfail, c_all=False):
         self.c_all = c_all
-        self.data = data
+        self.roots = roots  # folder -> the directory holding it
         self.folders = folders
         self.levels = levels
         self.timeout = timeout
@@ -79,7 +78,9 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
     def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
         if path_in_suite != ("onnx",):
             return
-        cases = onnxcase.discover(self.data, self.folders)
+        cases = []
+        for f in self.folders:
+            cases += onnxcase.discover(self.roots[f], [f])
         c_subset = None if self.c_all else c_backend_subset(cases)
         for c in cases:
             for level in self.levels:
@@ -105,7 +106,7 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
 
     def execute(self, test, litConfig):
         level, folder, name = test.path_in_suite[-3:]
-        case = onnxcase.Case(folder, name, os.path.join(self.data, folder, name))
+        case = onnxcase.Case(folder, name, os.path.join(self.roots[folder], folder, name))
         reason = onnxcase.match_rules(self.unsupported, case, level)
         if not reason and level == "fp16" and "float32" not in case.value_types():
             reason = "level fp16: no float32 graph input or output to convert"
@@ -149,56 +150,19 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
         for argv in stages:
             if not self._stage(argv, env, log):
                 return False, log
-        # A graph input whose value the program never reads (only its shape
-        # or type mattered: Shape, Size, EyeLike, CastLike's target) has no
-        # placeholder left; it is not bound.
-        with open(llc, encoding="utf-8", errors="replace") as f:
-            declared = mutable_weights(f.read())
+        # Every graph input that is not frozen is bound, as a user would:
+        # the program keeps the model's signature, so an input read only for
+        # its shape (Shape, Size, EyeLike, CastLike's target) is bound too.
         rtol, atol = case.rtol, case.atol
         if level == "fp16":
             rtol, atol = max(rtol, FP16_RTOL), max(atol, FP16_ATOL)
         run = ["glow-run"] + run_extra + [llc, "-rtol=%g" % rtol, "-atol=%g" % atol]
         for v, f in zip(case.inputs, case.input_files):
-            if v["name"] in declared:
-                run += ["-input", v["name"] + "=" + f]
-            elif v["name"] in case.frozen:
+            if v["name"] in case.frozen:
                 log.append("# input '%s' is frozen at import: not bound" % v["name"])
             else:
-                log.append("# input '%s' is not read by the program: not bound" % v["name"])
+                run += ["-input", v["name"] + "=" + f]
         for v, f in zip(case.outputs, case.output_files):
             run += ["-expected", v["name"] + "=" + f]
         return self._stage(run, env, log), log
 
-
-_ESCAPES = {"\\": "\\", '"': '"', "n": "\n", "t": "\t"}
-
-
-def _unquote(s):
-    """The name of a printed IR name: bare, or quoted with the escapes of
-    docs/InstrIR.md (\\\\, \\", \\n, \\t, \\XX)."""
-    if not s.startswith('"'):
-        return s
-    out = []
-    i = 1
-    while i < len(s) - 1:
-        c = s[i]
-        if c == "\\" and i + 1 < len(s) - 1:
-            e = s[i + 1]
-            if e in _ESCAPES:
-                out.append(_ESCAPES[e])
-                i += 2
-                continue
-            out.append(chr(int(s[i + 1:i + 3], 16)))
-            i += 3
-            continue
-        out.append(c)
-        i += 1
-    return "".join(out)
-
-
-_MUTABLE = re.compile(r'^\s*%("(?:[^"\\]|\\.)*"|[A-Za-z0-9_.$-]+)\s*=\s*weight\s+mutable\b', re.M)
-
-
-def mutable_weights(gir_text):
-    """The names of the mutable weights (placeholders) of a .gir text."""
-    return set(_unquote(m.group(1)) for m in _MUTABLE.finditer(gir_text))

@@ -2,12 +2,18 @@
  *
  *   glow-import model.onnx|- [-o out.glow] [-dim NAME=N ...]
  *               [-freeze-input NAME=FILE ...] [-opset-check]
+ *               [-input-shape NAME=AxBx... ...] [-example-input NAME=FILE ...]
+ *   glow-import -print-inputs model.onnx
  *
  * Reads the ModelProto (from standard input for "-", which must not be a
  * terminal), imports it (lib/import/onnx) and prints the module
  * canonically. -freeze-input binds a graph input to the tensor in FILE
  * (.npy or TensorProto .pb): the input is a known value, not a placeholder,
- * so the shape and parameter computations that read it fold at import. Every unsupported operator and every untranslatable node is
+ * so the shape and parameter computations that read it fold at import.
+ * -input-shape and -example-input give a graph input's whole shape (the
+ * latter from a tensor file, whose values are not used), for dimensions the
+ * model leaves unknown or symbolic. -print-inputs lists the graph inputs
+ * with their declared types and shapes. Every unsupported operator and every untranslatable node is
  * reported before exiting with status 1; the output file is written whole or
  * not at all.
  */
@@ -27,10 +33,13 @@ struct options {
 	const char *output;
 	struct cl_list dims;
 	struct cl_list freeze;
+	struct cl_list shapes;
+	struct cl_list examples;
 	struct cl_list input;
 	bool opset_check;
 	bool list_ops;
 	bool time; /* -time: the seconds of each stage */
+	bool print_inputs;
 };
 
 /* Parses the -dim NAME=N bindings; reports and returns -1 on a bad one. */
@@ -77,6 +86,89 @@ static int read_frozen(const struct cl_list *l, struct onnx_frozen_input *out, s
 	return status;
 }
 
+/* Parses the -input-shape NAME=AxBx... options into out[0..l->n); reports
+ * and returns -1 on a bad one. */
+static int parse_shapes(const struct cl_list *l, struct onnx_input_shape *out, struct diag *d)
+{
+	int status = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *s = l->v[i], *eq = strrchr(s, '=');
+		struct onnx_input_shape *us = &out[i];
+		bool ok = eq && eq != s && eq[1];
+		for (const char *p = ok ? eq + 1 : ""; ok && *p;) {
+			char *end;
+			errno = 0;
+			long long v = *p >= '0' && *p <= '9' ? strtoll(p, &end, 10) : -1;
+			ok = v >= 0 && !errno && us->rank < GLOW_MAX_RANK && (*end == 0 || (*end == 'x' && end[1]));
+			if (ok) {
+				us->dims[us->rank++] = (uint64_t)v;
+				p = *end ? end + 1 : end;
+			}
+		}
+		if (!ok) {
+			diag_error(d, LOC_NONE,
+				   "bad -input-shape '%s' (expected NAME=AxBx... with at most %d dimensions, each N >= 0)", s,
+				   GLOW_MAX_RANK);
+			status = -1;
+			us->rank = 0;
+			continue;
+		}
+		us->name = xstrndup(s, (size_t)(eq - s));
+		us->opt = "-input-shape";
+		us->dtype = -1;
+	}
+	return status;
+}
+
+/* Reads the -example-input NAME=FILE tensors: their shapes and element types
+ * into out[0..l->n) (the values are dropped); reports and returns -1 on a
+ * bad option or an unreadable file. */
+static int read_examples(const struct cl_list *l, struct onnx_input_shape *out, struct diag *d)
+{
+	int status = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		const char *s = l->v[i], *eq = strchr(s, '=');
+		struct tio_tensor t;
+		if (!eq || eq == s || !eq[1]) {
+			diag_error(d, LOC_NONE, "bad -example-input '%s' (expected NAME=FILE)", s);
+			status = -1;
+			continue;
+		}
+		if (tio_read(eq + 1, &t, d)) {
+			status = -1;
+			continue;
+		}
+		out[i].name = xstrndup(s, (size_t)(eq - s));
+		out[i].opt = "-example-input";
+		out[i].dtype = t.dtype;
+		out[i].rank = t.rank;
+		memcpy(out[i].dims, t.dims, sizeof out[i].dims);
+		tio_free(&t);
+	}
+	return status;
+}
+
+/* glow-import -print-inputs: the model's graph inputs, to standard output or
+ * -o. */
+static int print_inputs(struct options *o, const char *path, struct diag *d)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int status = 1;
+	if (read_input(path, &buf, &len, d) == 0) {
+		struct ostream out;
+		const char *name = strcmp(path, "-") == 0 ? "<stdin>" : path;
+		if (ostream_open(&out, o->output, d) == 0) {
+			if (onnx_print_inputs(&out, (const uint8_t *)buf, len, name, d) == 0)
+				status = ostream_commit(&out, d) ? 1 : 0;
+			else
+				ostream_abort(&out);
+		}
+	}
+	free(buf);
+	return status;
+}
+
 static int run(struct options *o, struct diag *d)
 {
 	if (o->list_ops) {
@@ -95,6 +187,10 @@ static int run(struct options *o, struct diag *d)
 		diag_error(d, LOC_NONE, "standard input is a terminal: give a model file or pipe one in");
 		return 1;
 	}
+	if (o->print_inputs)
+		return print_inputs(o, path, d);
+	size_t nshapes = o->shapes.n + o->examples.n;
+	struct onnx_input_shape *shapes = xcalloc(nshapes + 1, sizeof *shapes);
 	struct onnx_dim_binding *dims = xcalloc(o->dims.n + 1, sizeof *dims);
 	struct onnx_frozen_input *frozen = xcalloc(o->freeze.n + 1, sizeof *frozen);
 	struct tio_tensor *ftensors = xcalloc(o->freeze.n + 1, sizeof *ftensors);
@@ -105,10 +201,12 @@ static int run(struct options *o, struct diag *d)
 	type_ctx_init(&types);
 	struct stage_timer st;
 	stage_timer_init(&st, o->time);
-	if (parse_dims(&o->dims, dims, d) == 0 && read_frozen(&o->freeze, frozen, ftensors, d) == 0 &&
+	int bad_shapes = parse_shapes(&o->shapes, shapes, d);
+	bad_shapes |= read_examples(&o->examples, shapes + o->shapes.n, d);
+	if (parse_dims(&o->dims, dims, d) == 0 && read_frozen(&o->freeze, frozen, ftensors, d) == 0 && !bad_shapes &&
 	    read_input(path, &buf, &len, d) == 0) {
 		stage_timer_mark(&st, "read");
-		struct onnx_import_opts io = {dims, o->dims.n, o->opset_check, frozen, o->freeze.n};
+		struct onnx_import_opts io = {dims, o->dims.n, o->opset_check, frozen, o->freeze.n, shapes, nshapes};
 		const char *name = from_stdin ? "<stdin>" : path;
 		/* an empty protobuf is a valid, empty ModelProto: say what is wrong */
 		struct module *m = NULL;
@@ -140,6 +238,9 @@ static int run(struct options *o, struct diag *d)
 	}
 	free(frozen);
 	free(ftensors);
+	for (size_t i = 0; i < nshapes; i++)
+		free((char *)shapes[i].name);
+	free(shapes);
 	type_ctx_free(&types);
 	return status;
 }
@@ -157,6 +258,18 @@ int main(int argc, char **argv)
 		 "placeholder, so the shapes and parameters computed from it (Reshape shape, Resize scales or sizes, "
 		 "Slice starts, reduction axes, Range, Pad pads, TopK k, Tile repeats, Expand shape, ...) fold at "
 		 "import; repeatable",
+		 0, NULL},
+		{"input-shape", CL_LIST, &o.shapes, "NAME=AxBx...",
+		 "The whole shape of graph input NAME (e.g. data=1x3x224x224), for dimensions the model leaves "
+		 "unknown or symbolic; its rank and the dimensions the model declares must agree; repeatable",
+		 0, NULL},
+		{"example-input", CL_LIST, &o.examples, "NAME=FILE",
+		 "Take the shape (not the value) of graph input NAME from the tensor in FILE (.npy or TensorProto "
+		 ".pb), like -input-shape; repeatable",
+		 0, NULL},
+		{"print-inputs", CL_FLAG, &o.print_inputs, NULL,
+		 "List the model's graph inputs with their declared element types and shapes (symbols by name, "
+		 "unknown dimensions as ?) and exit",
 		 0, NULL},
 		{"opset-check", CL_FLAG, &o.opset_check, NULL,
 		 "Refuse operators whose opset is newer than the importer knows (default: warn)", 0, NULL},

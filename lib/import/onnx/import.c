@@ -10,6 +10,7 @@
  */
 #include "import/onnx/internal.h"
 #include "support/io.h"
+#include "support/suggest.h"
 #include "support/textparse.h"
 #include "support/vec.h"
 
@@ -289,17 +290,42 @@ int check_ops(struct importer *im, const Onnx__GraphProto *g)
 		const char *qname = *dom ? dname(im, dom, op) : op;
 		const struct op_row *row = op_lookup_domain(dom, op);
 		int64_t ver = domain_opset(im, dom);
-		if (row && ver >= row->since && ver > row->until) {
-			bool seen = false;
-			for (size_t k = 0; k < warned.len; k++)
-				seen |= strcmp(warned.data[k], qname) == 0;
+		const char *change = NULL;
+		int newer = 0, cver = 0;
+		if (row && ver >= row->since && ver > row->until && !*dom) {
+			/* the default domain's versions are known up to ONNX_KNOWN_OPSET */
+			newer = op_newer(op, row->until, ver, &change, &cver);
+			if (!newer && ver <= ONNX_KNOWN_OPSET)
+				continue; /* no newer version: the same operator */
+		}
+		bool seen = false;
+		for (size_t k = 0; k < warned.len; k++)
+			seen |= strcmp(warned.data[k], qname) == 0;
+		if (row && ver >= row->since && ver > row->until && change) {
 			if (!seen) {
 				vec_push(&warned, qname);
-				if (!im->opts->opset_check)
+				diag_error(im->d, LOC_NONE,
+					   "%s: operator %s: version %d (opset %lld) changed its semantics (%s); the importer "
+					   "translates versions up to opset %d",
+					   im->filename, qname, cver, (long long)ver, change, row->until);
+				im->errors++;
+			}
+			continue;
+		}
+		if (row && ver >= row->since && ver > row->until) {
+			if (!seen) {
+				vec_push(&warned, qname);
+				if (!im->opts->opset_check && newer && ver <= ONNX_KNOWN_OPSET)
+					diag_warning(im->d, LOC_NONE,
+						     "%s: operator %s: version %d (opset %lld) adds element types only; "
+						     "translating with opset %d rules",
+						     im->filename, qname, newer, (long long)ver, row->until);
+				else if (!im->opts->opset_check)
 					diag_warning(im->d, LOC_NONE,
 						     "%s: operator %s: opset %lld is newer than the importer knows "
 						     "(%d); translating with opset %d rules",
-						     im->filename, qname, (long long)ver, row->until, row->until);
+						     im->filename, qname, (long long)ver,
+						     *dom ? row->until : ONNX_KNOWN_OPSET, row->until);
 			}
 			if (!im->opts->opset_check)
 				continue;
@@ -364,6 +390,14 @@ static const struct onnx_frozen_input *frozen_input(struct importer *im, const c
 	return NULL;
 }
 
+static const struct onnx_input_shape *input_shape(struct importer *im, const char *name)
+{
+	for (size_t i = 0; i < im->opts->nshapes; i++)
+		if (strcmp(im->opts->shapes[i].name, name) == 0)
+			return &im->opts->shapes[i];
+	return NULL;
+}
+
 /* Graph input vi bound to the known value fz: checked against the declared
  * element type and numeric dimensions, then a known tensor (it replaces an
  * initializer of the same name). */
@@ -402,6 +436,43 @@ static int add_frozen(struct importer *im, const Onnx__ValueInfoProto *vi, const
 	return 0;
 }
 
+static int add_placeholder(struct importer *im, const char *name, int dtype, const uint64_t *dims, unsigned rank);
+
+/* Graph input name (declared as tt) with the whole shape us from the user:
+ * us sets its unknown and symbolic dimensions; its rank, element type
+ * (from -example-input), the numeric dimensions and the symbols bound by
+ * -dim must agree with it. */
+static int add_shaped(struct importer *im, const char *name, const Onnx__TypeProto__Tensor *tt,
+		      const struct onnx_input_shape *us)
+{
+	int dtype = tt->has_elem_type ? tt->elem_type : DT_UNDEF;
+	if (us->dtype >= 0 && us->dtype != dtype)
+		return op_err(im, "%s %s: the tensor is %s but the graph input is %s", us->opt, name, dt_name(us->dtype),
+			      dt_name(dtype));
+	if (tt->shape && tt->shape->n_dim != us->rank)
+		return op_err(im, "%s %s: %u dimensions, but the graph input has rank %zu", us->opt, name, us->rank,
+			      tt->shape->n_dim);
+	int bad = 0;
+	for (unsigned i = 0; tt->shape && i < us->rank; i++) {
+		const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[i];
+		bool ok = true;
+		if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+			if (dm->dim_value < 0 || (uint64_t)dm->dim_value != us->dims[i])
+				bad = op_err(im, "%s %s: dimension %u is %llu, but the model declares %lld", us->opt, name, i,
+					     (unsigned long long)us->dims[i], (long long)dm->dim_value);
+		} else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param &&
+			   *dm->dim_param) {
+			int64_t v = bound_dim(im, dm->dim_param, &ok);
+			if (ok && (uint64_t)v != us->dims[i])
+				bad = op_err(im, "%s %s: dimension %u is %llu, but -dim binds its symbol '%s' to %lld", us->opt,
+					     name, i, (unsigned long long)us->dims[i], dm->dim_param, (long long)v);
+		}
+	}
+	if (bad)
+		return -1;
+	return add_placeholder(im, name, dtype, us->dims, us->rank);
+}
+
 /* A placeholder for each graph input that is not an initializer; a frozen
  * input (opts->frozen) is a known tensor instead. */
 static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
@@ -423,8 +494,11 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 	if (elem < 0)
 		return op_err(im, "graph input \"%s\" has element type %s, which the graph IR does not support", name,
 			      dt_name(dtype));
+	const struct onnx_input_shape *us = input_shape(im, name);
+	if (us)
+		return add_shaped(im, name, tt, us);
 	if (!tt->shape)
-		return op_err(im, "graph input \"%s\" has no shape", name);
+		return op_err(im, "graph input \"%s\" has no shape (use -input-shape %s=AxBx...)", name, name);
 	if (tt->shape->n_dim > GLOW_MAX_RANK)
 		return op_err(im, "graph input \"%s\" has rank %zu (at most %d)", name, tt->shape->n_dim,
 			      GLOW_MAX_RANK);
@@ -448,7 +522,8 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 				continue;
 			}
 		} else {
-			bad = op_err(im, "dimension %u of graph input \"%s\" is unknown", i, name);
+			bad = op_err(im, "dimension %u of graph input \"%s\" is unknown (use -input-shape %s=AxBx...)",
+				     i, name, name);
 			continue;
 		}
 		if (v < 0)
@@ -457,7 +532,13 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 	}
 	if (bad)
 		return -1;
-	const struct type *t = ty(im, elem, dims, rank);
+	return add_placeholder(im, name, dtype, dims, rank);
+}
+
+/* The placeholder of graph input name, bound as its tensor. */
+static int add_placeholder(struct importer *im, const char *name, int dtype, const uint64_t *dims, unsigned rank)
+{
+	const struct type *t = ty(im, dt_elem(dtype), dims, rank);
 	if (!t)
 		return -1;
 	struct placeholder *p = module_add_placeholder(im->m, name, t, LOC_NONE);
@@ -466,7 +547,7 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 	struct tensor *tn = bind(im, name);
 	tn->dtype = dtype;
 	tn->rank = rank;
-	memcpy(tn->dims, dims, sizeof dims);
+	memcpy(tn->dims, dims, rank * sizeof *dims);
 	tn->v = node_val(&p->n, 0);
 	return 0;
 }
@@ -587,6 +668,54 @@ static void count_uses(struct importer *im, const Onnx__GraphProto *g)
 	}
 }
 
+/* Reports a name opt gives that is not a graph input of g (with the
+ * closest input name as a suggestion); returns whether it is one. */
+static bool known_input(struct importer *im, const Onnx__GraphProto *g, const char *opt, const char *name)
+{
+	struct suggest sg;
+	suggest_init(&sg, name, strlen(name));
+	for (size_t j = 0; j < g->n_input; j++) {
+		const char *in = g->input[j]->name;
+		if (!in)
+			continue;
+		if (strcmp(in, name) == 0)
+			return true;
+		suggest_offer(&sg, in, strlen(in));
+	}
+	if (sg.best)
+		op_err(im, "%s %s: the model has no graph input of that name; did you mean '%.*s'?", opt, name,
+		       (int)sg.best_len, sg.best);
+	else
+		op_err(im, "%s %s: the model has no graph input of that name", opt, name);
+	return false;
+}
+
+/* The names of -freeze-input, -input-shape and -example-input must be graph
+ * inputs, each given by one of them once. */
+static void check_input_names(struct importer *im, const Onnx__GraphProto *g)
+{
+	const struct onnx_import_opts *o = im->opts;
+	for (size_t i = 0; i < o->nfrozen; i++) {
+		if (!known_input(im, g, "-freeze-input", o->frozen[i].name))
+			continue;
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(o->frozen[k].name, o->frozen[i].name) == 0)
+				op_err(im, "-freeze-input %s: the input is frozen twice", o->frozen[i].name);
+	}
+	for (size_t i = 0; i < o->nshapes; i++) {
+		const struct onnx_input_shape *us = &o->shapes[i];
+		if (!known_input(im, g, us->opt, us->name))
+			continue;
+		for (size_t k = 0; k < i; k++)
+			if (strcmp(o->shapes[k].name, us->name) == 0)
+				op_err(im, "%s %s: the input's shape is already given by %s", us->opt, us->name,
+				       o->shapes[k].opt);
+		if (frozen_input(im, us->name))
+			op_err(im, "%s %s: the input is frozen (-freeze-input), its shape is the value's", us->opt,
+			       us->name);
+	}
+}
+
 static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 {
 	if (check_ops(im, g))
@@ -604,14 +733,7 @@ static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 	}
 	for (size_t i = 0; i < g->n_input; i++)
 		add_input(im, g->input[i]);
-	for (size_t i = 0; i < im->opts->nfrozen; i++) {
-		bool found = false;
-		for (size_t j = 0; j < g->n_input && !found; j++)
-			found = g->input[j]->name && strcmp(g->input[j]->name, im->opts->frozen[i].name) == 0;
-		if (!found)
-			op_err(im, "-freeze-input %s: the model has no graph input of that name",
-			       im->opts->frozen[i].name);
-	}
+	check_input_names(im, g);
 	if (im->errors)
 		return;
 	for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)

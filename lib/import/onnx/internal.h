@@ -175,6 +175,14 @@ struct op_row {
  * op_lookup: in the default domain. NULL if the table lacks it. */
 const struct op_row *op_lookup_domain(const char *domain, const char *op);
 const struct op_row *op_lookup(const char *op);
+/* The newest opset the importer knows the operator versions of
+ * (versions.c). */
+#define ONNX_KNOWN_OPSET 24
+/* The newest version of default-domain operator op in (until, opset], 0 if
+ * none; *change and *change_version: the first of those versions that
+ * changed the semantics and what it changed (NULL and 0 if they only add
+ * element types) (versions.c). */
+int op_newer(const char *op, int until, int64_t opset, const char **change, int *change_version);
 /* Reports every operator of g (not of its subgraphs) that the table lacks;
  * returns their number (import.c). */
 int check_ops(struct importer *im, const Onnx__GraphProto *g);

@@ -12,6 +12,7 @@
 #define GLOW_IMPORT_ONNX_ONNX_H
 
 #include "graph/graph.h"
+#include "support/io.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,6 +39,20 @@ struct onnx_frozen_input {
 	const uint8_t *data;
 };
 
+/* A graph input's whole shape from the user: glow-import -input-shape
+ * NAME=AxBxC (dtype -1), or -example-input NAME=FILE (the shape and element
+ * type of the tensor in FILE; its values are not used). It sets the input's
+ * unknown and symbolic dimensions; its rank and every dimension the model
+ * declares as a number (or binds through -dim) must agree. opt names the
+ * option in diagnostics. */
+struct onnx_input_shape {
+	const char *name;
+	const char *opt;
+	int dtype;
+	unsigned rank;
+	uint64_t dims[GLOW_MAX_RANK];
+};
+
 struct onnx_import_opts {
 	const struct onnx_dim_binding *dims;
 	size_t ndims;
@@ -48,6 +63,10 @@ struct onnx_import_opts {
 	 * is an error. */
 	const struct onnx_frozen_input *frozen;
 	size_t nfrozen;
+	/* Whole input shapes; a name that is not a graph input, or an input
+	 * given twice (here or also frozen), is an error. */
+	const struct onnx_input_shape *shapes;
+	size_t nshapes;
 };
 
 /* Imports the model in buf[0..len). filename names the model in diagnostics
@@ -55,6 +74,13 @@ struct onnx_import_opts {
  * reporting every problem to d. */
 struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t len, const char *filename,
 			   const struct onnx_import_opts *opts, struct diag *d);
+
+/* Prints every graph input of the model in buf[0..len) that is not an
+ * initializer, one line each: "NAME TYPE [D0, D1, ...]" with symbolic
+ * dimensions by their symbol and unknown ones as '?' ("(no shape)" when
+ * the input declares none). Returns 0, or -1 after reporting to d
+ * (inputs.c). */
+int onnx_print_inputs(struct ostream *out, const uint8_t *buf, size_t len, const char *filename, struct diag *d);
 
 /* One line per supported operator: "Name since-until", in table order. */
 void onnx_list_ops(FILE *out);

@@ -19,7 +19,8 @@
  *         condition (when the Loop has one) known at import before every
  *         iteration. The iteration number is a constant, loop-carried
  *         values thread from one iteration's body to the next, scan outputs
- *         are stacked along a new axis 0.
+ *         are stacked along a new axis 0 (of length 0 when the loop runs
+ *         no iteration: empty_scan).
  *   Scan  unrolled over the static sequence length: each step slices its
  *         scan inputs along their axes (reversed for direction 1) and the
  *         scan outputs are stacked along theirs (opset 9+:
@@ -368,6 +369,44 @@ static struct tensor *stack_steps(struct importer *im, step_list *steps, size_t 
 	return stack(im, ts, n, axis, name);
 }
 
+/* Scan output k of a Loop that runs no iteration (declared by the body's
+ * output vi): no step gives it a shape, so it is an empty tensor whose
+ * per-iteration shape is the one vi declares, each unknown dimension taken
+ * as 0, or [0] when vi declares no shape (onnxruntime's rule, so results
+ * compare). The element type must be declared. */
+static struct tensor *empty_scan(struct importer *im, const Onnx__ValueInfoProto *vi, unsigned k, const char *name)
+{
+	const Onnx__TypeProto *tp = vi->type;
+	const Onnx__TypeProto__Tensor *tt =
+		tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
+	if (!tt || !tt->has_elem_type || tt->elem_type == DT_UNDEF) {
+		op_err(im, "the loop runs no iteration and the body does not declare the element type of scan "
+		       "output %u (\"%s\")", k, name);
+		return NULL;
+	}
+	if (dt_elem(tt->elem_type) < 0) {
+		op_err(im, "scan output %u (\"%s\") has element type %s, which the graph IR does not support", k, name,
+		       dt_name(tt->elem_type));
+		return NULL;
+	}
+	uint64_t dims[GLOW_MAX_RANK] = {0};
+	unsigned rank = 1;
+	if (tt->shape) {
+		if (tt->shape->n_dim + 1 > GLOW_MAX_RANK) {
+			op_err(im, "scan output %u (\"%s\") has rank %zu (at most %d)", k, name,
+			       tt->shape->n_dim + 1, GLOW_MAX_RANK);
+			return NULL;
+		}
+		for (size_t i = 0; i < tt->shape->n_dim; i++) {
+			const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[i];
+			bool has = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
+				   dm->dim_value >= 0;
+			dims[rank++] = has ? (uint64_t)dm->dim_value : 0;
+		}
+	}
+	return k_splat(im, name, tt->elem_type, rank, dims, 0, 0);
+}
+
 int op_loop(struct importer *im, const onnx_node *n)
 {
 	const Onnx__GraphProto *g = body_attr(im, n, "body");
@@ -452,12 +491,8 @@ int op_loop(struct importer *im, const onnx_node *n)
 			const char *name = out_name(im, N + k);
 			if (!*name || !out_used(im, N + k))
 				continue;
-			if (steps.len == 0) {
-				r = op_err(im, "the loop runs no iteration, so scan output %u (\"%s\") has no known shape",
-					   k, name);
-				break;
-			}
-			struct tensor *s = stack_steps(im, &steps, 1 + N, k, 0, false, name);
+			struct tensor *s = steps.len ? stack_steps(im, &steps, 1 + N, k, 0, false, name)
+						     : empty_scan(im, g->output[1 + N + k], k, name);
 			if (!s) {
 				r = -1;
 				break;

@@ -774,24 +774,71 @@ int op_resize(struct importer *im, const onnx_node *n)
 		const double *v = t_floats(im, use);
 		if (!v)
 			return op_err(im, "%s must be known at import", sz ? "sizes" : "scales");
-		if (t_numel(use) != x->rank)
-			return op_err(im, "%s must have %u entries", sz ? "sizes" : "scales", x->rank);
-		if (attr(n, "axes"))
-			return op_err(im, "the axes attribute is not supported");
-		for (unsigned k = 0; k < x->rank; k++)
-			scales[k] = sz ? v[k] / (double)x->dims[k] : v[k];
-		if (sz)
-			for (unsigned k = 0; k < x->rank; k++)
-				dims[k] = (uint64_t)v[k];
+		/* opset 18: axes names the axes scales or sizes cover; the
+		 * others keep their size */
+		unsigned ax[GLOW_MAX_RANK], nax = x->rank;
+		const int64_t *av;
+		long ac = attr_ints(n, "axes", &av);
+		if (ac >= 0) {
+			if (ac == 0 || ac > (long)x->rank)
+				return op_err(im, "axes has %ld entries for rank %u", ac, x->rank);
+			nax = (unsigned)ac;
+			for (unsigned k = 0; k < nax; k++) {
+				if (norm_axis(im, av[k], x->rank, &ax[k]))
+					return -1;
+				for (unsigned j = 0; j < k; j++)
+					if (ax[j] == ax[k])
+						return op_err(im, "axis %u is repeated in axes", ax[k]);
+			}
+		} else {
+			for (unsigned k = 0; k < nax; k++)
+				ax[k] = k;
+		}
+		if (t_numel(use) != nax)
+			return op_err(im, "%s must have %u entries", sz ? "sizes" : "scales", nax);
+		for (unsigned k = 0; k < x->rank; k++) {
+			scales[k] = 1;
+			dims[k] = x->dims[k];
+		}
+		/* keep_aspect_ratio_policy (opset 18) with sizes: one scale for
+		 * the covered axes, the smallest (not_larger) or the largest
+		 * (not_smaller) of sizes / input, each size rounded from it */
+		const char *kp = attr_s(im, n, "keep_aspect_ratio_policy", "stretch");
+		bool not_larger = strcmp(kp, "not_larger") == 0, not_smaller = strcmp(kp, "not_smaller") == 0;
+		if (!not_larger && !not_smaller && strcmp(kp, "stretch") != 0)
+			return op_err(im, "unknown keep_aspect_ratio_policy '%s'", kp);
+		double common = 0;
+		for (unsigned k = 0; sz && (not_larger || not_smaller) && k < nax; k++) {
+			double r = v[k] / (double)x->dims[ax[k]];
+			if (k == 0 || (not_larger ? r < common : r > common))
+				common = r;
+		}
+		for (unsigned k = 0; k < nax; k++) {
+			unsigned a = ax[k];
+			if (sz && (not_larger || not_smaller)) {
+				scales[a] = common;
+				dims[a] = (uint64_t)floor(common * (double)x->dims[a] + 0.5);
+			} else {
+				scales[a] = sz ? v[k] / (double)x->dims[a] : v[k];
+				if (sz)
+					dims[a] = (uint64_t)v[k];
+			}
+		}
 	}
-	bool ints = true;
+	bool ints = true, down = false;
 	for (unsigned k = 0; k < x->rank; k++) {
 		if (!(scales[k] > 0) || !isfinite(scales[k]))
 			return op_err(im, "bad scale %g", scales[k]);
+		down |= scales[k] < 1;
 		if (!sz)
 			dims[k] = (uint64_t)floor((double)x->dims[k] * scales[k]);
 		ints &= scales[k] >= 1 && scales[k] == floor(scales[k]);
 	}
+	/* antialias (opset 18) widens the filter when downsampling only */
+	if (attr_i(n, "antialias", 0) && down && strcmp(mode, "nearest") != 0)
+		return op_err(im, "antialias when downsampling is not supported");
+	if (strcmp(ctm, "half_pixel_symmetric") == 0)
+		return op_err(im, "coordinate_transformation_mode 'half_pixel_symmetric' (opset 19) is not supported");
 	struct resize_spec sp = {RS_NEAREST, ctm, nm, attr_f(n, "cubic_coeff_a", -0.75f),
 				 attr_i(n, "exclude_outside", 0) != 0};
 	unsigned kind = NK_ResizeNearest;

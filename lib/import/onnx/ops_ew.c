@@ -234,6 +234,16 @@ int op_activation(struct importer *im, const onnx_node *n)
 					    dname(im, name, "gamma"));
 		return set_out(im, 0, ew2(im, NK_Mul, e, g, name));
 	}
+	if (strcmp(op, "Gelu") == 0) { /* opset 20: erf form, or the tanh approximation */
+		const char *ap = attr_s(im, n, "approximate", "none");
+		int a = strcmp(ap, "none") == 0 ? 0 : strcmp(ap, "tanh") == 0 ? 1 : -1;
+		if (a < 0)
+			return op_err(im, "unknown approximate '%s' (none or tanh)", ap);
+		struct value r = b_unary(im, NK_Gelu, name, x);
+		if (r.node && a)
+			node_set_int(im->m, r.node, "approximate", a);
+		return set_out(im, 0, r);
+	}
 	if (strcmp(op, "Celu") == 0) { /* alpha * Elu(x / alpha) */
 		struct value al = splat_like(im, x, attr_f(n, "alpha", 1), dname(im, name, "alpha"));
 		struct value e = b_unary(im, NK_Elu, dname(im, name, "elu"),

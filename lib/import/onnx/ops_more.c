@@ -554,3 +554,126 @@ int op_mvn(struct importer *im, const onnx_node *n)
 	sd = b_broadcast(im, sd, t->dims, t->rank, dname(im, name, "sdb"));
 	return set_out(im, 0, ew(im, NK_Div, dev, sd, name));
 }
+
+/* GroupNormalization: x [N, C, D...] normalized over each group of C /
+ * num_groups channels (and all of D), as a [N, G, C/G * D] view: mean and
+ * biased variance over its last axis, (x - mean) / sqrt(var + epsilon), then
+ * scale * y + bias per channel. Opset 18 gives scale and bias per group
+ * (each repeated over the group's channels), opset 21 per channel. */
+int op_groupnorm(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0), sc = in_val(im, 1), bi = in_val(im, 2);
+	if (!x.node || !sc.node || !bi.node)
+		return -1;
+	const struct type *t = val_type(x);
+	const char *name = out_name(im, 0);
+	if (!elem_is_float((enum elem_kind)t->elem))
+		return op_err(im, "input must be floating point");
+	if (t->rank < 2)
+		return op_err(im, "the input has rank %u, at least 2 (N, C, ...)", t->rank);
+	int64_t g = attr_i(n, "num_groups", -1);
+	uint64_t c = t->dims[1];
+	if (g <= 0 || c % (uint64_t)g)
+		return op_err(im, "num_groups %lld does not divide the %llu channels", (long long)g, (unsigned long long)c);
+	uint64_t per = c / (uint64_t)g, rest = 1;
+	for (unsigned k = 2; k < t->rank; k++)
+		rest *= t->dims[k];
+	uint64_t want = im->opset >= 21 ? c : (uint64_t)g;
+	const struct type *st = val_type(sc), *bt = val_type(bi);
+	if (st->rank != 1 || st->dims[0] != want || bt->rank != 1 || bt->dims[0] != want)
+		return op_err(im, "scale and bias must have %llu elements (one per %s at opset %lld)",
+			      (unsigned long long)want, im->opset >= 21 ? "channel" : "group", (long long)im->opset);
+	uint64_t gd[3] = {t->dims[0], (uint64_t)g, per * rest};
+	struct value xg = b_reshape(im, x, gd, 3, dname(im, name, "groups"));
+	int64_t ax = 2;
+	struct value mean = b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, xg, &ax, 1, dname(im, name, "mean")),
+					gd, 3, dname(im, name, "meanb"));
+	struct value dev = ew(im, NK_Sub, xg, mean, dname(im, name, "dev"));
+	struct value var = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, dev, dev, dname(im, name, "sq")), &ax, 1,
+				       dname(im, name, "var"));
+	var = ew(im, NK_Add, var, splat_like(im, var, attr_f(n, "epsilon", 1e-5f), dname(im, name, "eps")),
+		 dname(im, name, "vareps"));
+	struct value sd = b_broadcast(im, b_unary(im, NK_Sqrt, dname(im, name, "sd"), var), gd, 3,
+				      dname(im, name, "sdb"));
+	struct value y = b_reshape(im, ew(im, NK_Div, dev, sd, dname(im, name, "norm")), t->dims, t->rank,
+				   dname(im, name, "normr"));
+	/* per-channel scale and bias as [C, 1, ...] broadcast over x */
+	struct value cs[2] = {sc, bi};
+	for (unsigned i = 0; i < 2; i++) {
+		if (im->opset < 21) {
+			uint64_t g1[2] = {(uint64_t)g, 1}, gp[2] = {(uint64_t)g, per};
+			cs[i] = b_broadcast(im, b_reshape(im, cs[i], g1, 2, dname(im, name, i ? "biasg" : "scaleg")), gp, 2,
+					    dname(im, name, i ? "biasgb" : "scalegb"));
+		}
+		uint64_t cd[GLOW_MAX_RANK];
+		cd[0] = c;
+		for (unsigned k = 2; k < t->rank; k++)
+			cd[k - 1] = 1;
+		cs[i] = b_broadcast(im, b_reshape(im, cs[i], cd, t->rank - 1, dname(im, name, i ? "biasc" : "scalec")),
+				    t->dims, t->rank, dname(im, name, i ? "biasb" : "scaleb"));
+	}
+	return set_out(im, 0, ew(im, NK_Add, ew(im, NK_Mul, y, cs[0], dname(im, name, "scaled")), cs[1], name));
+}
+
+/* RMSNormalization (opset 23): x / sqrt(mean(x^2) + epsilon) * scale, the
+ * mean over the dimensions from axis on; scale broadcasts to x (numpy). */
+int op_rmsnorm(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0), sc = in_val(im, 1);
+	if (!x.node || !sc.node)
+		return -1;
+	const struct type *t = val_type(x), *st = val_type(sc);
+	const char *name = out_name(im, 0);
+	if (!elem_is_float((enum elem_kind)t->elem) || st->elem != t->elem)
+		return op_err(im, "the input and scale must be floating point of one type");
+	if (attr_i(n, "stash_type", 1) != 1)
+		return op_err(im, "stash_type other than float is not supported");
+	unsigned axis;
+	if (norm_axis(im, attr_i(n, "axis", -1), t->rank, &axis))
+		return -1;
+	if (st->rank > t->rank)
+		return op_err(im, "scale has rank %u, more than the input's %u", st->rank, t->rank);
+	for (unsigned k = 0; k < st->rank; k++) {
+		uint64_t d = st->dims[k], xd = t->dims[t->rank - st->rank + k];
+		if (d != 1 && d != xd)
+			return op_err(im, "scale does not broadcast to the input");
+	}
+	int64_t axes[GLOW_MAX_RANK];
+	for (unsigned k = axis; k < t->rank; k++)
+		axes[k - axis] = k;
+	struct value ms = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, x, x, dname(im, name, "sq")), axes,
+				      t->rank - axis, dname(im, name, "ms"));
+	ms = ew(im, NK_Add, ms, splat_like(im, ms, attr_f(n, "epsilon", 1e-5f), dname(im, name, "eps")),
+		dname(im, name, "mseps"));
+	struct value rms = b_broadcast(im, b_unary(im, NK_Sqrt, dname(im, name, "rms"), ms), t->dims, t->rank,
+				       dname(im, name, "rmsb"));
+	struct value y = ew(im, NK_Div, x, rms, dname(im, name, "norm"));
+	struct value s = b_broadcast(im, sc, t->dims, t->rank, dname(im, name, "scaleb"));
+	return set_out(im, 0, ew(im, NK_Mul, y, s, name));
+}
+
+/* LpNormalization: x divided by its L1 (p = 1) or L2 (p = 2) norm along
+ * axis. */
+int op_lpnorm(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	if (!x.node)
+		return -1;
+	const struct type *t = val_type(x);
+	const char *name = out_name(im, 0);
+	if (!elem_is_float((enum elem_kind)t->elem))
+		return op_err(im, "input must be floating point");
+	unsigned axis;
+	if (norm_axis(im, attr_i(n, "axis", -1), t->rank, &axis))
+		return -1;
+	int64_t p = attr_i(n, "p", 2);
+	if (p != 1 && p != 2)
+		return op_err(im, "p is %lld; only 1 and 2 are defined", (long long)p);
+	int64_t ax = axis;
+	struct value v = p == 1 ? b_unary(im, NK_Abs, dname(im, name, "abs"), x) : ew(im, NK_Mul, x, x, dname(im, name, "sq"));
+	struct value s = reduce_keep(im, NK_BatchedReduceAdd, v, &ax, 1, dname(im, name, "sum"));
+	if (p == 2)
+		s = b_unary(im, NK_Sqrt, dname(im, name, "l2"), s);
+	s = b_broadcast(im, s, t->dims, t->rank, dname(im, name, "normb"));
+	return set_out(im, 0, ew(im, NK_Div, x, s, name));
+}

@@ -501,6 +501,8 @@ int op_split(struct importer *im, const onnx_node *n)
 		return op_err(im, "no outputs");
 	int64_t sizes_buf[64];
 	int64_t *sizes = nout <= 64 ? sizes_buf : arena_alloc(&im->scratch, nout * sizeof *sizes);
+	if (sv && im->opset >= 18 && attr(n, "num_outputs"))
+		return op_err(im, "split and num_outputs are both given");
 	if (sv) {
 		if (cnt != nout)
 			return op_err(im, "split has %llu entries for %u outputs", (unsigned long long)cnt, nout);
@@ -514,6 +516,22 @@ int op_split(struct importer *im, const onnx_node *n)
 		if ((uint64_t)sum != x->dims[axis])
 			return op_err(im, "split sizes add up to %lld, not %llu", (long long)sum,
 				      (unsigned long long)x->dims[axis]);
+	} else if (im->opset >= 18) {
+		/* opset 18: num_outputs chunks of ceil(d / num_outputs), the last
+		 * one smaller when d does not divide */
+		int64_t no = attr_i(n, "num_outputs", -1);
+		if (no < 0)
+			return op_err(im, "without the split input, num_outputs is required");
+		if ((uint64_t)no != nout)
+			return op_err(im, "num_outputs is %lld but the node has %u outputs", (long long)no, nout);
+		uint64_t d = x->dims[axis], each = (d + nout - 1) / nout, left = d;
+		for (unsigned k = 0; k < nout; k++) {
+			sizes[k] = (int64_t)(left < each ? left : each);
+			left -= (uint64_t)sizes[k];
+		}
+		if (nout > 1 && sizes[nout - 1] == 0)
+			return op_err(im, "dimension %llu does not make %u chunks of %llu", (unsigned long long)d, nout,
+				      (unsigned long long)each);
 	} else {
 		uint64_t d = x->dims[axis], each = (d + nout - 1) / nout;
 		if (d % nout)
@@ -745,6 +763,9 @@ int op_tile(struct importer *im, const onnx_node *n)
 	return set_out(im, 0, v);
 }
 
+/* Pad: constant, reflect and edge modes; from opset 18 the axes input
+ * names the axes pads covers (the others get no padding). A negative pad
+ * crops: the input is padded by the positive pads, then sliced. */
 int op_pad(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = in_req(im, 0);
@@ -757,6 +778,9 @@ int op_pad(struct importer *im, const onnx_node *n)
 	const int64_t *pv;
 	uint64_t cnt;
 	double value = 0;
+	unsigned ax[GLOW_MAX_RANK], nax = x->rank;
+	for (unsigned k = 0; k < x->rank; k++)
+		ax[k] = k;
 	if (im->opset < 11) {
 		long c = attr_ints(n, im->opset < 2 ? "paddings" : "pads", &pv);
 		if (c < 0)
@@ -773,29 +797,137 @@ int op_pad(struct importer *im, const onnx_node *n)
 				return op_err(im, "constant_value must be a scalar known at import");
 			value = f[0];
 		}
-		if (in_opt(im, 3))
-			return op_err(im, "the axes input is not supported");
+		if (in_opt(im, 3)) {
+			uint64_t na;
+			const int64_t *av = in_ints(im, 3, &na);
+			if (!av)
+				return -1;
+			if (na > x->rank)
+				return op_err(im, "axes has %llu entries for a rank-%u input", (unsigned long long)na, x->rank);
+			nax = (unsigned)na;
+			for (unsigned k = 0; k < nax; k++) {
+				if (norm_axis(im, av[k], x->rank, &ax[k]))
+					return -1;
+				for (unsigned j = 0; j < k; j++)
+					if (ax[j] == ax[k])
+						return op_err(im, "axis %u is repeated in axes", ax[k]);
+			}
+		}
 	}
-	if (cnt != 2 * (uint64_t)x->rank)
-		return op_err(im, "pads has %llu entries for a rank-%u input", (unsigned long long)cnt, x->rank);
-	uint64_t dims[GLOW_MAX_RANK];
-	bool zero = true;
+	if (cnt != 2 * (uint64_t)nax)
+		return op_err(im, "pads has %llu entries for %u axes", (unsigned long long)cnt, nax);
+	/* full-rank pads: grow (the positive parts) and crop (the negative ones) */
+	int64_t grow[2 * GLOW_MAX_RANK] = {0}, start[GLOW_MAX_RANK] = {0}, step[GLOW_MAX_RANK];
+	uint64_t dims[GLOW_MAX_RANK], odims[GLOW_MAX_RANK];
+	bool zero = true, crop = false;
+	for (unsigned k = 0; k < nax; k++) {
+		int64_t b = pv[k], e = pv[k + nax];
+		grow[ax[k]] = b > 0 ? b : 0;
+		grow[ax[k] + x->rank] = e > 0 ? e : 0;
+		start[ax[k]] = b < 0 ? -b : 0;
+		crop |= b < 0 || e < 0;
+	}
 	for (unsigned k = 0; k < x->rank; k++) {
-		if (pv[k] < 0 || pv[k + x->rank] < 0)
-			return op_err(im, "negative pads are not supported");
-		dims[k] = x->dims[k] + (uint64_t)pv[k] + (uint64_t)pv[k + x->rank];
-		zero &= pv[k] == 0 && pv[k + x->rank] == 0;
+		step[k] = 1;
+		dims[k] = x->dims[k] + (uint64_t)grow[k] + (uint64_t)grow[k + x->rank];
+		zero &= grow[k] == 0 && grow[k + x->rank] == 0;
+		int64_t cut = start[k];
+		for (unsigned j = 0; j < nax; j++)
+			if (ax[j] == k && pv[j + nax] < 0)
+				cut -= pv[j + nax];
+		if ((uint64_t)cut > dims[k])
+			return op_err(im, "the negative pads of axis %u crop %lld of %llu elements", k, (long long)cut,
+				      (unsigned long long)dims[k]);
+		odims[k] = dims[k] - (uint64_t)cut;
 	}
-	if (zero)
-		return set_out_t(im, 0, x);
-	struct value xv = tval(im, x);
-	if (!xv.node)
-		return -1;
-	struct value r = b_node(im, NK_Pad, out_name(im, 0), &xv, 1, type_with_dims(im->tc, val_type(xv), dims, x->rank));
-	if (r.node) {
+	struct tensor *p = x;
+	if (!zero) {
+		struct value xv = tval(im, x);
+		if (!xv.node)
+			return -1;
+		const char *pname = crop ? dname(im, out_name(im, 0), "pad") : out_name(im, 0);
+		struct value r = b_node(im, NK_Pad, pname, &xv, 1, type_with_dims(im->tc, val_type(xv), dims, x->rank));
+		if (!r.node)
+			return -1;
 		node_set_int(im->m, r.node, "mode", m);
-		node_set_ints(im->m, r.node, "pads", pv, (unsigned)cnt);
+		node_set_ints(im->m, r.node, "pads", grow, 2 * x->rank);
 		node_set_float(im->m, r.node, "value", value);
+		if (!crop)
+			return set_out(im, 0, r);
+		p = t_new(im, pname, x->dtype, x->rank, dims);
+		p->v = r;
 	}
-	return set_out(im, 0, r);
+	if (!crop)
+		return set_out_t(im, 0, x);
+	return slice_out(im, 0, p, start, step, odims);
+}
+
+/* CenterCropPad (opset 18): each axis of axes (all by default) is cropped
+ * or zero-padded to the size shape gives, centred: a crop starts at
+ * (size - target) / 2, a pad puts (target - size) / 2 before and the rest
+ * after. Built as a Pad of the growing axes, then a Slice of the shrinking
+ * ones. */
+int op_center_crop_pad(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	uint64_t ns;
+	const int64_t *sv = x ? in_ints(im, 1, &ns) : NULL;
+	if (!sv)
+		return -1;
+	unsigned ax[GLOW_MAX_RANK], nax = x->rank;
+	const int64_t *av;
+	long ac = attr_ints(n, "axes", &av);
+	if (ac >= 0) {
+		if (ac > (long)x->rank)
+			return op_err(im, "axes has %ld entries for rank %u", ac, x->rank);
+		nax = (unsigned)ac;
+		for (unsigned k = 0; k < nax; k++) {
+			if (norm_axis(im, av[k], x->rank, &ax[k]))
+				return -1;
+			for (unsigned j = 0; j < k; j++)
+				if (ax[j] == ax[k])
+					return op_err(im, "axis %u is repeated in axes", ax[k]);
+		}
+	} else {
+		for (unsigned k = 0; k < nax; k++)
+			ax[k] = k;
+	}
+	if (ns != nax)
+		return op_err(im, "shape has %llu entries for %u axes", (unsigned long long)ns, nax);
+	int64_t grow[2 * GLOW_MAX_RANK] = {0}, start[GLOW_MAX_RANK] = {0}, step[GLOW_MAX_RANK];
+	uint64_t dims[GLOW_MAX_RANK], odims[GLOW_MAX_RANK];
+	memcpy(dims, x->dims, sizeof dims);
+	memcpy(odims, x->dims, sizeof odims);
+	bool pad = false;
+	for (unsigned k = 0; k < nax; k++) {
+		unsigned a = ax[k];
+		if (sv[k] < 0)
+			return op_err(im, "negative size %lld in shape", (long long)sv[k]);
+		uint64_t d = x->dims[a], w = (uint64_t)sv[k];
+		if (w > d) {
+			grow[a] = (int64_t)((w - d) / 2);
+			grow[a + x->rank] = (int64_t)(w - d) - grow[a];
+			dims[a] = w;
+			pad = true;
+		} else {
+			start[a] = (int64_t)((d - w) / 2);
+		}
+		odims[a] = w;
+	}
+	for (unsigned k = 0; k < x->rank; k++)
+		step[k] = 1;
+	struct tensor *p = x;
+	if (pad) {
+		struct value xv = tval(im, x);
+		if (!xv.node)
+			return -1;
+		const char *pname = dname(im, out_name(im, 0), "pad");
+		struct value r = b_node(im, NK_Pad, pname, &xv, 1, type_with_dims(im->tc, val_type(xv), dims, x->rank));
+		if (!r.node)
+			return -1;
+		node_set_ints(im->m, r.node, "pads", grow, 2 * x->rank);
+		p = t_new(im, pname, x->dtype, x->rank, dims);
+		p->v = r;
+	}
+	return slice_out(im, 0, p, start, step, odims);
 }

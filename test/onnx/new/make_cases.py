@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""make_cases.py - makes the models of this folder's conformance cases
+(newer opsets and operators) with Debian's python3-onnx, whose helper
+writes any opset number, and their expected outputs with onnxruntime.
+
+    /usr/bin/python3 make_cases.py [CASE...]
+
+Each case is written as CASE/model.onnx; then ort-make-case.mjs (from
+../shared/tools, with ORT_PREFIX naming an onnxruntime-node 1.30 install)
+makes CASE/test_data_set_0 (seeded random inputs, onnxruntime's outputs)
+and CASE/data.json. The suite (test/onnx, folder 'new') runs the committed
+files; this script only regenerates them. ONNX 1.12's checker does not
+know opsets past 17, so the models are not checked here: onnxruntime
+loading them is the check.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOL = os.environ.get("ORT_MAKE_CASE", os.path.join(HERE, "../../../../shared/tools/ort-make-case.mjs"))
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+
+
+def vi(name, dtype, dims):
+    return helper.make_tensor_value_info(name, dtype, dims)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def f32(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.float32), name)
+
+
+def model(nodes, inputs, outputs, opset, inits=()):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_cases.py")
+    m.ir_version = 8
+    return m
+
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+@case
+def split18_num_outputs_uneven():
+    n = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0, num_outputs=3)
+    return model([n], [vi("x", F, [7, 2])], [vi("a", F, [3, 2]), vi("b", F, [3, 2]), vi("c", F, [1, 2])], 18)
+
+
+@case
+def pad18_axes():
+    n = helper.make_node("Pad", ["x", "pads", "cv", "axes"], ["y"], mode="constant")
+    return model([n], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 3, 7])], 18,
+                 [i64("pads", [1, 2]), f32("cv", 0.5), i64("axes", [-1])])
+
+
+@case
+def pad18_negative_crop():
+    n = helper.make_node("Pad", ["x", "pads"], ["y"], mode="edge")
+    return model([n], [vi("x", F, [3, 5])], [vi("y", F, [3, 4])], 18, [i64("pads", [-1, 1, 1, -2])])
+
+
+@case
+def resize18_axes_linear():
+    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear", axes=[2, 3])
+    return model([n], [vi("x", F, [1, 2, 3, 4])], [vi("y", F, [1, 2, 6, 8])], 18, [f32("scales", [2, 2])])
+
+
+@case
+def resize18_not_larger():
+    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest", axes=[2, 3],
+                         keep_aspect_ratio_policy="not_larger")
+    return model([n], [vi("x", F, [1, 1, 4, 8])], [vi("y", F, [1, 1, 2, 4])], 18, [i64("sizes", [3, 4])])
+
+
+@case
+def resize18_not_smaller():
+    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear", axes=[2, 3],
+                         keep_aspect_ratio_policy="not_smaller")
+    return model([n], [vi("x", F, [1, 1, 4, 8])], [vi("y", F, [1, 1, 6, 12])], 18, [i64("sizes", [3, 12])])
+
+
+@case
+def reduce_mean18_axes_input():
+    n = helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0)
+    return model([n], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 4])], 18, [i64("axes", [1])])
+
+
+@case
+def reduce_max18_noop_empty_axes():
+    n = helper.make_node("ReduceMax", ["x"], ["y"], noop_with_empty_axes=1)
+    return model([n], [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], 18)
+
+
+@case
+def averagepool19_dilations():
+    n = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])
+    return model([n], [vi("x", F, [1, 1, 5, 5])], [vi("y", F, [1, 1, 3, 3])], 19)
+
+
+@case
+def loop_zero_trips():
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["c"], ["c_out"]), helper.make_node("Add", ["acc", "x"], ["acc_out"]),
+         helper.make_node("Identity", ["acc_out"], ["scan"])],
+        "body", [vi("i", I64, []), vi("c", TensorProto.BOOL, []), vi("acc", F, [2])],
+        [vi("c_out", TensorProto.BOOL, []), vi("acc_out", F, [2]), vi("scan", F, [2])])
+    n = helper.make_node("Loop", ["M", "", "x"], ["final", "all"], body=body)
+    return model([n], [vi("x", F, [2])], [vi("final", F, [2]), vi("all", F, [0, 2])], 13, [i64("M", 0)])
+
+
+@case
+def shape_input_unused():
+    n = helper.make_node("Shape", ["x"], ["s"], start=1)
+    return model([n], [vi("x", F, [2, 3, 4])], [vi("s", I64, [2])], 15)
+
+
+@case
+def gelu20():
+    n = helper.make_node("Gelu", ["x"], ["y"])
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 20)
+
+
+@case
+def gelu20_tanh():
+    n = helper.make_node("Gelu", ["x"], ["y"], approximate="tanh")
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 20)
+
+
+@case
+def groupnorm18():
+    n = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=2, epsilon=1e-3)
+    return model([n], [vi("x", F, [2, 4, 3, 2]), vi("scale", F, [2]), vi("bias", F, [2])],
+                 [vi("y", F, [2, 4, 3, 2])], 18)
+
+
+@case
+def groupnorm21():
+    n = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=2)
+    return model([n], [vi("x", F, [2, 4, 3]), vi("scale", F, [4]), vi("bias", F, [4])], [vi("y", F, [2, 4, 3])], 21)
+
+
+@case
+def rmsnorm23():
+    n = helper.make_node("RMSNormalization", ["x", "scale"], ["y"], axis=-2, epsilon=1e-3)
+    return model([n], [vi("x", F, [2, 3, 4]), vi("scale", F, [3, 4])], [vi("y", F, [2, 3, 4])], 23)
+
+
+@case
+def lpnorm_l1():
+    n = helper.make_node("LpNormalization", ["x"], ["y"], axis=1, p=1)
+    return model([n], [vi("x", F, [3, 4, 2])], [vi("y", F, [3, 4, 2])], 17)
+
+
+@case
+def lpnorm_l2():
+    n = helper.make_node("LpNormalization", ["x"], ["y"])
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 22)
+
+
+@case
+def center_crop_pad18():
+    n = helper.make_node("CenterCropPad", ["x", "shape"], ["y"])
+    return model([n], [vi("x", F, [5, 3, 2])], [vi("y", F, [2, 6, 2])], 18, [i64("shape", [2, 6, 2])])
+
+
+@case
+def center_crop_pad18_axes():
+    n = helper.make_node("CenterCropPad", ["x", "shape"], ["y"], axes=[-1, 0])
+    return model([n], [vi("x", F, [4, 3, 5])], [vi("y", F, [1, 3, 8])], 18, [i64("shape", [8, 1])])
+
+
+def main(names):
+    env = dict(os.environ)
+    if "ORT_PREFIX" not in env:
+        raise SystemExit("make_cases.py: set ORT_PREFIX to the onnxruntime-node 1.30 install "
+                         "(see ../shared/tools/README.md)")
+    for name in names or sorted(CASES):
+        d = os.path.join(HERE, name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, "model.onnx")
+        with open(path, "wb") as f:
+            f.write(CASES[name]().SerializeToString())
+        subprocess.run(["node", TOOL, path, d, "--seed", "1"], check=True, env=env)
+        # data.json names the model it was made from: the case's own, not
+        # this machine's path
+        dj = os.path.join(d, "data.json")
+        with open(dj) as f:
+            meta = json.load(f)
+        meta["source"] = "model.onnx"
+        with open(dj, "w") as f:
+            json.dump(meta, f, sort_keys=True)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
