@@ -3,7 +3,6 @@
 # One behaviour per file; RUN lines at the top; tools come from this build's
 # bin/, FileCheck/not/count from LLVM's tools. Substitutions:
 #   %glow_src   the source tree          %inputs   test/Inputs
-#   %shared     ../shared beside the source tree (examples; tests must not read it)
 #   %models     the model-zoo architectures generated into the build tree
 #   %gen_models utils/gen-models.py run by a Python that has the onnx module
 import os
@@ -25,7 +24,6 @@ config.environment["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
 
 config.substitutions.append(("%glow_src", config.glow_src_root))
 config.substitutions.append(("%inputs", os.path.join(config.glow_src_root, "test", "Inputs")))
-config.substitutions.append(("%shared", os.path.join(os.path.dirname(config.glow_src_root), "shared")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%models", os.path.join(config.glow_obj_root, "models")))
 config.substitutions.append(("%gen_models", config.models_python + " " + os.path.join(config.glow_src_root, "utils", "gen-models.py")))
