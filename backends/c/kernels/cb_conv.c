@@ -39,6 +39,10 @@
 #define CB_MR4 4
 #elif CB_VL == 8
 #define CB_MR 3
+#elif defined(CB_NEON)
+/* AArch64 has 32 vector registers: 3 rows x 8 vectors of accumulators,
+ * the rows' A values (used as lanes) and one panel vector fit */
+#define CB_MR 3
 #else
 #define CB_MR 1
 #endif
@@ -183,9 +187,24 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	for (size_t k0 = ka; k0 < kdim; k0 += kcw) {
 		size_t kc = kdim - k0 < kcw ? kdim - k0 : kcw;
 		for (size_t k = 0; k < kc; k++) {
-			cb_vf bv[CB_NV];
 			CB_PREFETCH(pf);
 			pf += pfstep;
+#if defined(CB_NEON)
+			/* panel vector by panel vector, each multiplied by every
+			 * row's A value as a lane (fmla by element): no splat
+			 * registers, and only one panel vector live, so the 24
+			 * accumulators stay in registers. The same products in the
+			 * same order as the other paths: only the scheduling differs. */
+			float x[CB_MR];
+			for (int r = 0; r < mr; r++)
+				x[r] = ap[r * rs + (int)k];
+			for (int v = 0; v < nv; v++) {
+				float32x4_t bq = vld1q_f32(b + v * CB_VL);
+				for (int r = 0; r < mr; r++)
+					acc[r][v] = (cb_vf)vfmaq_n_f32((float32x4_t)acc[r][v], bq, x[r]);
+			}
+#else
+			cb_vf bv[CB_NV];
 			for (int v = 0; v < nv; v++)
 				bv[v] = *(const cb_vf *)(b + v * CB_VL);
 			for (int r = 0; r < mr; r++) {
@@ -193,6 +212,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 				for (int v = 0; v < nv; v++)
 					acc[r][v] = CB_FMA(acc[r][v], bv[v], x);
 			}
+#endif
 			b += CB_NR;
 		}
 		ap += cadv;
