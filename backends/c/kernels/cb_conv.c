@@ -56,6 +56,16 @@
 #define CB_MR4 1
 #endif
 
+/* CB_UNROLL: before a loop of cb_conv_tile over its rows or vectors. The
+ * accumulators stay in registers only when every loop that touches them is
+ * unrolled completely; GCC's -O2 (the cross builds' level) does not do
+ * that on its own for 3 x 8 NEON vectors, so the NEON path asks for it. */
+#if defined(CB_NEON)
+#define CB_UNROLL _Pragma("GCC unroll 12")
+#else
+#define CB_UNROLL
+#endif
+
 /* How a tile starting at row m (of mtot) runs: 0 the full kernel (whole
  * tiles, and partial ones the short kernels do not suit), 1 the one-row
  * kernel row by row (one or two rows left), 2 the CB_MR4-row kernel (3 to
@@ -179,8 +189,10 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	b += ka * CB_NR;
 #if CB_HAVE_VEC
 	cb_vf acc[CB_MR][CB_NV];
+	CB_UNROLL
 	for (int v = 0; v < nv; v++) {
 		cb_vf bv = *(const cb_vf *)(pbias + v * CB_VL);
+		CB_UNROLL
 		for (int r = 0; r < mr; r++)
 			acc[r][v] = ka ? *(const cb_vf *)(part + (r * CB_NV + v) * CB_VL) : bv;
 	}
@@ -196,19 +208,25 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			 * accumulators stay in registers. The same products in the
 			 * same order as the other paths: only the scheduling differs. */
 			float x[CB_MR];
+			CB_UNROLL
 			for (int r = 0; r < mr; r++)
 				x[r] = ap[r * rs + (int)k];
+			CB_UNROLL
 			for (int v = 0; v < nv; v++) {
 				float32x4_t bq = vld1q_f32(b + v * CB_VL);
+				CB_UNROLL
 				for (int r = 0; r < mr; r++)
 					acc[r][v] = (cb_vf)vfmaq_n_f32((float32x4_t)acc[r][v], bq, x[r]);
 			}
 #else
 			cb_vf bv[CB_NV];
+			CB_UNROLL
 			for (int v = 0; v < nv; v++)
 				bv[v] = *(const cb_vf *)(b + v * CB_VL);
+			CB_UNROLL
 			for (int r = 0; r < mr; r++) {
 				cb_vf x = CB_SPLAT(ap[r * rs + (int)k]);
+				CB_UNROLL
 				for (int v = 0; v < nv; v++)
 					acc[r][v] = CB_FMA(acc[r][v], bv[v], x);
 			}
@@ -218,7 +236,9 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		ap += cadv;
 	}
 	if (kb < (size_t)s->kh * s->kw * s->c) {
+		CB_UNROLL
 		for (int r = 0; r < mr; r++)
+			CB_UNROLL
 			for (int v = 0; v < nv; v++)
 				*(cb_vf *)(part + (r * CB_NV + v) * CB_VL) = acc[r][v];
 		return;
@@ -255,14 +275,23 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	if (ncol > CB_NR)
 		ncol = CB_NR;
 	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)goc;
-	for (int r = 0; r < mr && m + (size_t)r < mtot; r++) {
+	/* constant trip counts with breaks (not r < mr && ...): loops CB_UNROLL
+	 * can unroll, so that every index of acc is a constant */
+	CB_UNROLL
+	for (int r = 0; r < mr; r++) {
+		if (m + (size_t)r >= mtot)
+			break;
 		size_t off = (m + (size_t)r) * goc + (size_t)g * s->oc + (size_t)p * CB_NR;
 		float *o = out + (m + (size_t)r) * ost + (size_t)g * s->oc + (size_t)p * CB_NR;
 		int jv = 0; /* columns stored by the vector epilogue */
 #if CB_HAVE_VEC
 		if (s->act != CB_ACT_CLIP) {
 			/* whole vectors below ncol (a partial panel too) */
-			for (int v = 0; v < nv && (v + 1) * CB_VL <= ncol; v++, jv += CB_VL) {
+			CB_UNROLL
+			for (int v = 0; v < nv; v++) {
+				if ((v + 1) * CB_VL > ncol)
+					break;
+				jv += CB_VL;
 				cb_vf x = acc[r][v];
 				if (res)
 					x += *(const cb_vf *)(res + off + v * CB_VL);
@@ -276,8 +305,10 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 #endif
 		float t[CB_NR];
 #if CB_HAVE_VEC
-		for (int v = jv / CB_VL; v < nv; v++)
-			*(cb_vf *)(t + v * CB_VL) = acc[r][v];
+		CB_UNROLL
+		for (int v = 0; v < nv; v++)
+			if (v >= jv / CB_VL)
+				*(cb_vf *)(t + v * CB_VL) = acc[r][v];
 #else
 		for (int j = 0; j < CB_NR; j++)
 			t[j] = acc[r][j];
