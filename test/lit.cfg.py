@@ -49,4 +49,32 @@ try:
             config.available_features.add("m32")
 except OSError:
     pass
+# Cross toolchains for test/cross: feature cross-TARGET when Debian's cross
+# compiler builds a static C11 program that uses libm and qemu-user runs it
+# (packages gcc-aarch64-linux-gnu, gcc-arm-linux-gnueabihf,
+# gcc-riscv64-linux-gnu, qemu-user). Skipped without the compiler, so a
+# machine without them pays nothing.
+cross_probe = b"""#include <math.h>
+int main(int argc, char **argv)
+{
+	(void)argv;
+	return sqrtf((float)(argc + 3)) == 2.0f ? 0 : 1;
+}
+"""
+for cross_target, cross_cc, cross_qemu in (("aarch64", "aarch64-linux-gnu-gcc", "qemu-aarch64"),
+                                           ("armhf", "arm-linux-gnueabihf-gcc", "qemu-arm"),
+                                           ("riscv64", "riscv64-linux-gnu-gcc", "qemu-riscv64")):
+    if not shutil.which(cross_cc, path=path) or not shutil.which(cross_qemu, path=path):
+        continue
+    try:
+        with tempfile.TemporaryDirectory() as probe_dir:
+            exe = os.path.join(probe_dir, "a.out")
+            if (subprocess.run([cross_cc, "-std=c11", "-O2", "-static", "-x", "c", "-", "-o", exe, "-lm"],
+                               input=cross_probe, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL).returncode == 0 and
+                    subprocess.run([cross_qemu, exe], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.DEVNULL).returncode == 0):
+                config.available_features.add("cross-" + cross_target)
+    except OSError:
+        pass
 config.substitutions.append(("%glow_obj", config.glow_obj_root))

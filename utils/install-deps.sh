@@ -14,10 +14,14 @@ PACKAGES=(
   protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
   python3-onnx python3-numpy
   graphviz libgraphviz-dev
-  clang llvm-14-tools libclang-rt-14-dev gcc-multilib
+  # gcc -m32: gcc-12-multilib, not the gcc-multilib metapackage, which
+  # conflicts with the cross compilers below
+  clang llvm-14-tools libclang-rt-14-dev gcc-12-multilib
   mlir-14-tools
   libopenblas-dev
   pkg-config groff-base
+  # test/cross: C bundles built for other architectures, run under qemu-user
+  gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-riscv64-linux-gnu qemu-user
 )
 
 check_only=0

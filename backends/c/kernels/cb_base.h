@@ -8,7 +8,11 @@
  *
  * Vectors. Under GCC or Clang the kernels use the vector extension with
  * CB_VL floats per vector: 16 where the target has AVX-512, 8 with AVX, 4
- * with SSE2, NEON or AltiVec. Targets without a vector unit, other
+ * with SSE2, NEON or AltiVec. AArch64 (where NEON is always present) also
+ * gets NEON intrinsics for the fused multiply-add and, in cb_conv.c, its
+ * own micro-kernel (CB_NEON). The choice is made by the preprocessor from
+ * the compiler's target macros, never at run time. Targets without a
+ * vector unit (armhf's default -mfpu, riscv64 without V), other
  * compilers and CB_NO_VECTOR get plain loops. The layout of packed weights does not
  * depend on CB_VL: panels are always CB_NR (32) floats wide.
  */
@@ -56,6 +60,13 @@ typedef float cb_vf __attribute__((vector_size(CB_VL * 4), aligned(4)));
 #include <immintrin.h>
 #define CB_FMA(acc, a, b) ((cb_vf)_mm256_fmadd_ps((a), (b), (acc)))
 #define CB_SPLAT(x) ((cb_vf)_mm256_set1_ps(x))
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+/* AArch64: NEON is part of the base architecture, so every aarch64 target
+ * has it; fmla fuses like the x86 FMA paths, so the sums round the same */
+#include <arm_neon.h>
+#define CB_NEON 1
+#define CB_FMA(acc, a, b) ((cb_vf)vfmaq_f32((float32x4_t)(acc), (float32x4_t)(a), (float32x4_t)(b)))
+#define CB_SPLAT(x) ((cb_vf)vdupq_n_f32(x))
 #else
 #define CB_FMA(acc, a, b) ((acc) + (a) * (b))
 #endif

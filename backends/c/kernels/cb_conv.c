@@ -39,6 +39,10 @@
 #define CB_MR4 4
 #elif CB_VL == 8
 #define CB_MR 3
+#elif defined(CB_NEON)
+/* AArch64 has 32 vector registers: 3 rows x 8 vectors of accumulators,
+ * the rows' A values (used as lanes) and one panel vector fit */
+#define CB_MR 3
 #else
 #define CB_MR 1
 #endif
@@ -50,6 +54,16 @@
 
 #ifndef CB_MR4
 #define CB_MR4 1
+#endif
+
+/* CB_UNROLL: before a loop of cb_conv_tile over its rows or vectors. The
+ * accumulators stay in registers only when every loop that touches them is
+ * unrolled completely; GCC's -O2 (the cross builds' level) does not do
+ * that on its own for 3 x 8 NEON vectors, so the NEON path asks for it. */
+#if defined(CB_NEON)
+#define CB_UNROLL _Pragma("GCC unroll 12")
+#else
+#define CB_UNROLL
 #endif
 
 /* How a tile starting at row m (of mtot) runs: 0 the full kernel (whole
@@ -175,30 +189,56 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	b += ka * CB_NR;
 #if CB_HAVE_VEC
 	cb_vf acc[CB_MR][CB_NV];
+	CB_UNROLL
 	for (int v = 0; v < nv; v++) {
 		cb_vf bv = *(const cb_vf *)(pbias + v * CB_VL);
+		CB_UNROLL
 		for (int r = 0; r < mr; r++)
 			acc[r][v] = ka ? *(const cb_vf *)(part + (r * CB_NV + v) * CB_VL) : bv;
 	}
 	for (size_t k0 = ka; k0 < kdim; k0 += kcw) {
 		size_t kc = kdim - k0 < kcw ? kdim - k0 : kcw;
 		for (size_t k = 0; k < kc; k++) {
-			cb_vf bv[CB_NV];
 			CB_PREFETCH(pf);
 			pf += pfstep;
+#if defined(CB_NEON)
+			/* panel vector by panel vector, each multiplied by every
+			 * row's A value as a lane (fmla by element): no splat
+			 * registers, and only one panel vector live, so the 24
+			 * accumulators stay in registers. The same products in the
+			 * same order as the other paths: only the scheduling differs. */
+			float x[CB_MR];
+			CB_UNROLL
+			for (int r = 0; r < mr; r++)
+				x[r] = ap[r * rs + (int)k];
+			CB_UNROLL
+			for (int v = 0; v < nv; v++) {
+				float32x4_t bq = vld1q_f32(b + v * CB_VL);
+				CB_UNROLL
+				for (int r = 0; r < mr; r++)
+					acc[r][v] = (cb_vf)vfmaq_n_f32((float32x4_t)acc[r][v], bq, x[r]);
+			}
+#else
+			cb_vf bv[CB_NV];
+			CB_UNROLL
 			for (int v = 0; v < nv; v++)
 				bv[v] = *(const cb_vf *)(b + v * CB_VL);
+			CB_UNROLL
 			for (int r = 0; r < mr; r++) {
 				cb_vf x = CB_SPLAT(ap[r * rs + (int)k]);
+				CB_UNROLL
 				for (int v = 0; v < nv; v++)
 					acc[r][v] = CB_FMA(acc[r][v], bv[v], x);
 			}
+#endif
 			b += CB_NR;
 		}
 		ap += cadv;
 	}
 	if (kb < (size_t)s->kh * s->kw * s->c) {
+		CB_UNROLL
 		for (int r = 0; r < mr; r++)
+			CB_UNROLL
 			for (int v = 0; v < nv; v++)
 				*(cb_vf *)(part + (r * CB_NV + v) * CB_VL) = acc[r][v];
 		return;
@@ -235,14 +275,23 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	if (ncol > CB_NR)
 		ncol = CB_NR;
 	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)goc;
-	for (int r = 0; r < mr && m + (size_t)r < mtot; r++) {
+	/* constant trip counts with breaks (not r < mr && ...): loops CB_UNROLL
+	 * can unroll, so that every index of acc is a constant */
+	CB_UNROLL
+	for (int r = 0; r < mr; r++) {
+		if (m + (size_t)r >= mtot)
+			break;
 		size_t off = (m + (size_t)r) * goc + (size_t)g * s->oc + (size_t)p * CB_NR;
 		float *o = out + (m + (size_t)r) * ost + (size_t)g * s->oc + (size_t)p * CB_NR;
 		int jv = 0; /* columns stored by the vector epilogue */
 #if CB_HAVE_VEC
 		if (s->act != CB_ACT_CLIP) {
 			/* whole vectors below ncol (a partial panel too) */
-			for (int v = 0; v < nv && (v + 1) * CB_VL <= ncol; v++, jv += CB_VL) {
+			CB_UNROLL
+			for (int v = 0; v < nv; v++) {
+				if ((v + 1) * CB_VL > ncol)
+					break;
+				jv += CB_VL;
 				cb_vf x = acc[r][v];
 				if (res)
 					x += *(const cb_vf *)(res + off + v * CB_VL);
@@ -256,8 +305,10 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 #endif
 		float t[CB_NR];
 #if CB_HAVE_VEC
-		for (int v = jv / CB_VL; v < nv; v++)
-			*(cb_vf *)(t + v * CB_VL) = acc[r][v];
+		CB_UNROLL
+		for (int v = 0; v < nv; v++)
+			if (v >= jv / CB_VL)
+				*(cb_vf *)(t + v * CB_VL) = acc[r][v];
 #else
 		for (int j = 0; j < CB_NR; j++)
 			t[j] = acc[r][j];
