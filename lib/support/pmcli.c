@@ -24,3 +24,22 @@ void pm_cli_report(const struct pm *pm, const struct pm_cli *c)
 	if (c->stats)
 		pm_print_stats(pm, stderr);
 }
+
+int pm_cli_main(const struct cl_tool *tool, int argc, char **argv, const struct pm_cli *c,
+		const struct pm_registry *reg, int (*run)(void *opts, struct diag *d), void *opts)
+{
+	struct diag d;
+	diag_init(&d, tool->name);
+	int status;
+	enum cl_result r = cl_parse(tool, argc, argv, &d);
+	if (r != CL_OK)
+		status = r == CL_EXIT ? 0 : 1;
+	else if (c->list_passes) {
+		pm_print_list(reg, stdout);
+		status = 0;
+	} else
+		status = run(opts, &d);
+	cl_free(tool);
+	diag_free(&d);
+	return status;
+}
