@@ -147,8 +147,9 @@ static int write_dot_text(const char *in, const char *buf, size_t len, const str
 	return rc;
 }
 
-int dot_tool_run(struct dot_tool_options *o, struct diag *d)
+int dot_tool_run(void *opts, struct diag *d)
 {
+	struct dot_tool_options *o = opts;
 	const char *in = o->input.n ? o->input.v[0] : "-";
 	int fmt = dot_format_lookup(o->format);
 	if (fmt < 0) {

@@ -28,8 +28,9 @@ struct dot_tool_options {
 #define DOT_DEPTH_UNSET UINT_MAX
 #define DOT_DEPTH_DEFAULT 1u
 
-/* glow-dot on the parsed options (tools/glow-dot/glow-dot.c describes
- * them); returns the exit status. */
-int dot_tool_run(struct dot_tool_options *o, struct diag *d);
+/* glow-dot on the parsed options opts, a struct dot_tool_options
+ * (tools/glow-dot/glow-dot.c describes them); returns the exit status.
+ * The signature is cl_main's. */
+int dot_tool_run(void *opts, struct diag *d);
 
 #endif

@@ -472,8 +472,9 @@ out:
 	return status;
 }
 
-int gradcheck_run(struct gc_options *o, struct diag *d)
+int gradcheck_run(void *opts, struct diag *d)
 {
+	struct gc_options *o = opts;
 	struct check c = {o, d, NULL, 1, 0, 0};
 	double seed;
 	char *buf = NULL;

@@ -17,8 +17,9 @@ struct gc_options {
 	struct cl_list input;
 };
 
-/* glow-gradcheck on the parsed options (tools/glow-gradcheck/glow-gradcheck.c
- * describes them); returns the exit status. */
-int gradcheck_run(struct gc_options *o, struct diag *d);
+/* glow-gradcheck on the parsed options opts, a struct gc_options
+ * (tools/glow-gradcheck/glow-gradcheck.c describes them); returns the exit
+ * status. The signature is cl_main's. */
+int gradcheck_run(void *opts, struct diag *d);
 
 #endif

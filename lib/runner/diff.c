@@ -345,8 +345,9 @@ static int parse_num(struct diag *d, const char *opt, const char *s, double *out
 	return 0;
 }
 
-int runner_glow_diff(struct diff_options *o, struct diag *d)
+int runner_glow_diff(void *opts, struct diag *d)
 {
+	struct diff_options *o = opts;
 	double seed = 1, runs = 1;
 	if (tensor_tol_parse(&o->tol, d) || parse_num(d, "seed", o->seed_s, &seed, true) ||
 	    parse_num(d, "runs", o->runs_s, &runs, true))

@@ -393,8 +393,11 @@ static int write_o(struct run *r)
 	return print_outputs(r, path);
 }
 
-int runner_glow_run(struct run_options *o, struct diag *d)
+int runner_glow_run(void *opts, struct diag *d)
 {
+	struct run_options *o = opts;
+	if (o->print_full)
+		o->print = true;
 	if (tensor_tol_parse(&o->tol, d))
 		return 1;
 	struct stages st;

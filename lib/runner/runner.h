@@ -48,9 +48,10 @@ struct run_options {
 	struct tensor_tol tol;
 };
 
-/* glow-run on the parsed options (tools/glow-run/glow-run.c describes
- * them); returns the exit status. */
-int runner_glow_run(struct run_options *o, struct diag *d);
+/* glow-run on the parsed options opts, a struct run_options
+ * (tools/glow-run/glow-run.c describes them); returns the exit status.
+ * The signature is cl_main's. */
+int runner_glow_run(void *opts, struct diag *d);
 
 /* ---- glow-diff (diff.c) ---- */
 
@@ -71,8 +72,9 @@ struct diff_options {
 	struct cl_list input;
 };
 
-/* glow-diff on the parsed options (tools/glow-diff/glow-diff.c describes
- * them); returns the exit status. */
-int runner_glow_diff(struct diff_options *o, struct diag *d);
+/* glow-diff on the parsed options opts, a struct diff_options
+ * (tools/glow-diff/glow-diff.c describes them); returns the exit status.
+ * The signature is cl_main's. */
+int runner_glow_diff(void *opts, struct diag *d);
 
 #endif

@@ -25,21 +25,26 @@ void pm_cli_report(const struct pm *pm, const struct pm_cli *c)
 		pm_print_stats(pm, stderr);
 }
 
+/* pm_cli_main's run: -list-passes, else the tool's own run. */
+struct pm_cli_run {
+	const struct pm_cli *c;
+	const struct pm_registry *reg;
+	int (*run)(void *opts, struct diag *d);
+	void *opts;
+};
+
+static int pm_cli_run(void *ctx, struct diag *d)
+{
+	struct pm_cli_run *r = ctx;
+	if (!r->c->list_passes)
+		return r->run(r->opts, d);
+	pm_print_list(r->reg, stdout);
+	return 0;
+}
+
 int pm_cli_main(const struct cl_tool *tool, int argc, char **argv, const struct pm_cli *c,
 		const struct pm_registry *reg, int (*run)(void *opts, struct diag *d), void *opts)
 {
-	struct diag d;
-	diag_init(&d, tool->name);
-	int status;
-	enum cl_result r = cl_parse(tool, argc, argv, &d);
-	if (r != CL_OK)
-		status = r == CL_EXIT ? 0 : 1;
-	else if (c->list_passes) {
-		pm_print_list(reg, stdout);
-		status = 0;
-	} else
-		status = run(opts, &d);
-	cl_free(tool);
-	diag_free(&d);
-	return status;
+	struct pm_cli_run r = {c, reg, run, opts};
+	return cl_main(tool, argc, argv, pm_cli_run, &r);
 }

@@ -94,15 +94,5 @@ int main(int argc, char **argv)
 		"glow-diff", "differential check of graph passes and backends against the interpreter", "[options] [input.glow|-]", opts,
 		GLOW_ARRAY_SIZE(opts), &o.input, 1,
 	};
-	struct diag d;
-	diag_init(&d, "glow-diff");
-	int status;
-	enum cl_result r = cl_parse(&tool, argc, argv, &d);
-	if (r != CL_OK)
-		status = r == CL_EXIT ? 0 : 1;
-	else
-		status = runner_glow_diff(&o, &d);
-	cl_free(&tool);
-	diag_free(&d);
-	return status;
+	return cl_main(&tool, argc, argv, runner_glow_diff, &o);
 }

@@ -46,15 +46,5 @@ int main(int argc, char **argv)
 		"glow-dot", "Graphviz views of the graph IR and the instruction IR",
 		"[options] [input.glow|input.gir|-]", opts, GLOW_ARRAY_SIZE(opts), &o.input, 1,
 	};
-	struct diag d;
-	diag_init(&d, "glow-dot");
-	int status;
-	enum cl_result r = cl_parse(&tool, argc, argv, &d);
-	if (r != CL_OK)
-		status = r == CL_EXIT ? 0 : 1;
-	else
-		status = dot_tool_run(&o, &d);
-	cl_free(&tool);
-	diag_free(&d);
-	return status;
+	return cl_main(&tool, argc, argv, dot_tool_run, &o);
 }

@@ -61,15 +61,5 @@ int main(int argc, char **argv)
 		"glow-gradcheck", "glow gradient checker", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
 		&o.input, 1,
 	};
-	struct diag d;
-	diag_init(&d, "glow-gradcheck");
-	int status = 1;
-	enum cl_result r = cl_parse(&tool, argc, argv, &d);
-	if (r != CL_OK)
-		status = r == CL_EXIT ? 0 : 1;
-	else
-		status = gradcheck_run(&o, &d);
-	cl_free(&tool);
-	diag_free(&d);
-	return status;
+	return cl_main(&tool, argc, argv, gradcheck_run, &o);
 }

@@ -65,18 +65,5 @@ int main(int argc, char **argv)
 		"glow-run", "run glow instruction IR on the interpreter or compiled C", "[options] PROG.gir", opts, GLOW_ARRAY_SIZE(opts),
 		&o.positional, 1,
 	};
-	struct diag d;
-	diag_init(&d, "glow-run");
-	int status;
-	enum cl_result cr = cl_parse(&tool, argc, argv, &d);
-	if (cr != CL_OK)
-		status = cr == CL_EXIT ? 0 : 1;
-	else {
-		if (o.print_full)
-			o.print = true;
-		status = runner_glow_run(&o, &d);
-	}
-	cl_free(&tool);
-	diag_free(&d);
-	return status;
+	return cl_main(&tool, argc, argv, runner_glow_run, &o);
 }
