@@ -14,6 +14,7 @@
 #include "support/cl.h"
 #include "support/hashmap.h"
 #include "support/io.h"
+#include "support/rng.h"
 #include "support/util.h"
 
 #include <inttypes.h>
@@ -26,14 +27,6 @@ static const char *const gc_backend_names[] = {"interpreter", "c"};
 enum { GC_MAX_ELEMS = 64 };
 
 /* ---- random inputs ---- */
-
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 /* The class count of the CrossEntropyLoss that reads placeholder p as its
  * labels, or the size of the axis a Gather reads with p as its indices; 0
@@ -66,7 +59,7 @@ static void fill_inputs(struct tensors *ts, struct module *m, uint64_t seed)
 		uint64_t s = seed * 0x9e3779b97f4a7c15ULL ^ hash_bytes(g->name, strlen(g->name));
 		uint64_t bound = elem_is_integer((enum elem_kind)t->elem) ? label_bound(g) : 0;
 		for (uint64_t i = 0; i < type_numel(t); i++) {
-			double u = (double)(splitmix64(&s) >> 11) * (1.0 / 9007199254740992.0);
+			double u = rng_unit(&s);
 			if (elem_is_float((enum elem_kind)t->elem))
 				pu_store(t, p, i, 2 * u - 1);
 			else if (bound)

@@ -13,6 +13,7 @@
 #include "support/fp16.h"
 #include "support/hashmap.h"
 #include "support/io.h"
+#include "support/rng.h"
 #include "support/util.h"
 
 #include <errno.h>
@@ -24,23 +25,12 @@
 
 /* ---- random numbers ---- */
 
-static uint64_t splitmix64(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* uniform in [0, 1) */
-static double unit(uint64_t *s) { return (double)(splitmix64(s) >> 11) * (1.0 / 9007199254740992.0); }
-
 /* The generator state of a named tensor: seed, run and name together. */
 static uint64_t stream(uint64_t seed, uint64_t run, const char *name)
 {
 	uint64_t s = seed * 0x9e3779b97f4a7c15ULL ^ (run + 1) * 0xd1b54a32d192ed03ULL;
 	s ^= hash_bytes(name, strlen(name));
-	splitmix64(&s);
+	rng_next(&s);
 	return s;
 }
 
@@ -85,10 +75,10 @@ static void randomize_constants(struct module *m, uint64_t seed)
 			double fan_in = (double)(n / t->dims[0]);
 			double r = sqrt(3.0 / (fan_in > 0 ? fan_in : 1.0));
 			for (uint64_t i = 0; i < n; i++)
-				store_float(t, p, i, (2.0 * unit(&s) - 1.0) * r);
+				store_float(t, p, i, (2.0 * rng_unit(&s) - 1.0) * r);
 		} else {
 			for (uint64_t i = 0; i < n; i++)
-				store_float(t, p, i, v != 0 ? v * (0.5 + unit(&s)) : (2.0 * unit(&s) - 1.0) * 0.1);
+				store_float(t, p, i, v != 0 ? v * (0.5 + rng_unit(&s)) : (2.0 * rng_unit(&s) - 1.0) * 0.1);
 		}
 		constant_set_data(m, c, p);
 		free(p);
@@ -137,12 +127,12 @@ static void fill_input(struct module *m, const struct type *t, const char *name,
 	size_t es = elem_size(k);
 	if (elem_is_float(k)) {
 		for (uint64_t i = 0; i < n; i++)
-			store_float(t, p, i, 2.0 * unit(&s) - 1.0);
+			store_float(t, p, i, 2.0 * rng_unit(&s) - 1.0);
 		return;
 	}
 	uint64_t bound = k == EK_BOOL ? 2 : elem_is_quantized(k) ? 0 : index_bound(m, name);
 	for (uint64_t i = 0; i < n; i++) {
-		uint64_t r = splitmix64(&s);
+		uint64_t r = rng_next(&s);
 		int64_t v = bound ? (int64_t)(r % bound) : (int64_t)r;
 		switch (es) {
 		case 1: p[i] = (uint8_t)v; break;
