@@ -1,9 +1,10 @@
 /* passcli.c - option values of the pass-running tools that only the passes
- * can check: node-kind lists and the reals of the training configuration
- * (passcli.h). */
+ * can check: node-kind lists, the reals of the training configuration and
+ * the pipeline the options name (passcli.h). */
 #include "passes/passcli.h"
 #include "graph/graph.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,4 +55,21 @@ int pass_cli_real(const char *name, const char *s, double lo, double hi, bool lo
 	}
 	*out = x;
 	return 0;
+}
+
+int pass_cli_pipeline(struct pm *pm, const char *passes, int olevel, bool fp16, bool bf16)
+{
+	int bad = 0;
+	if (passes)
+		bad |= pm_add_text(pm, passes);
+	else if (olevel >= 0) {
+		char name[16];
+		snprintf(name, sizeof name, "O%d", olevel);
+		bad |= pm_add_text(pm, name);
+	}
+	/* the conversion pipeline's text is the registry's own: it cannot be
+	 * bad, so adding it after a bad list reports nothing more */
+	if (!bad && (fp16 || bf16))
+		bad |= pm_add_text(pm, fp16 ? "fp16" : "bf16");
+	return bad;
 }

@@ -1,11 +1,13 @@
 /* passcli.h - option values of the pass-running tools that only the passes
- * can check (passcli.c): lists of node kinds and bounded reals. Each
- * reports through diag and returns 1 on a bad value. */
+ * can check (passcli.c): lists of node kinds, bounded reals, the pipeline
+ * of -passes=, -O<n> and -convert-to-fp16/-bf16. Each reports through diag
+ * and returns nonzero on a bad value. */
 #ifndef GLOW_PASSES_PASSCLI_H
 #define GLOW_PASSES_PASSCLI_H
 
 #include "support/cl.h"
 #include "support/diag.h"
+#include "support/passmgr.h"
 
 #include <stdbool.h>
 
@@ -22,5 +24,10 @@ int pass_cli_kinds(const char *opt, const struct cl_list *l, bool *flags, struct
  * reporting a bad value. */
 int pass_cli_real(const char *name, const char *s, double lo, double hi, bool lo_excl, double *out,
 		  struct diag *d);
+
+/* Adds the pipeline a tool's options name to pm: the -passes= text, else
+ * the pipeline O<olevel> (olevel >= 0), then the fp16 or bf16 conversion
+ * pipeline; returns nonzero after reporting a bad pass list. */
+int pass_cli_pipeline(struct pm *pm, const char *passes, int olevel, bool fp16, bool bf16);
 
 #endif

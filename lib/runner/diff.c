@@ -9,6 +9,7 @@
 #include "irgen/irgen.h"
 #include "iropt/iropt.h"
 #include "passes/pass.h"
+#include "passes/passcli.h"
 #include "passes/target.h"
 #include "support/fp16.h"
 #include "support/hashmap.h"
@@ -381,16 +382,7 @@ int runner_glow_diff(void *opts, struct diag *d)
 	pm_init(&pm, &graph_pass_registry, d, &ctx);
 	if (ctx.mode == PASS_MODE_TRAIN)
 		pm.skip_flags |= PASS_INFER_ONLY;
-	int bad = 0;
-	if (o->passes)
-		bad |= pm_add_text(&pm, o->passes);
-	else if (o->olevel >= 0) {
-		char name[16];
-		snprintf(name, sizeof name, "O%d", o->olevel);
-		bad |= pm_add_text(&pm, name);
-	}
-	if (!bad && (o->fp16 || o->bf16))
-		bad |= pm_add_text(&pm, o->fp16 ? "fp16" : "bf16");
+	int bad = pass_cli_pipeline(&pm, o->passes, o->olevel, o->fp16, o->bf16);
 	char *buf = NULL;
 	size_t len = 0;
 	if (bad || read_input(in, &buf, &len, d)) {

@@ -94,16 +94,7 @@ static int run(void *opts, struct diag *d)
 	pm_init(&pm, &graph_pass_registry, d, &ctx);
 	if (ctx.mode == PASS_MODE_TRAIN)
 		pm.skip_flags |= PASS_INFER_ONLY;
-	int bad = 0;
-	if (o->passes)
-		bad |= pm_add_text(&pm, o->passes);
-	else if (o->olevel >= 0) {
-		char name[16];
-		snprintf(name, sizeof name, "O%d", o->olevel);
-		bad |= pm_add_text(&pm, name);
-	}
-	if (o->fp16 || o->bf16)
-		bad |= pm_add_text(&pm, o->fp16 ? "fp16" : "bf16");
+	int bad = pass_cli_pipeline(&pm, o->passes, o->olevel, o->fp16, o->bf16);
 	bad |= pm_cli_apply(&pm, &o->pm);
 	if (bad) {
 		pm_free(&pm);
