@@ -9,16 +9,16 @@
  * design (positional attribute lists, `pool max`, `broadcast, v`, weights
  * without mutable/constant) are turned into the canonical ones here.
  *
- * Names: the reader checks them against its own scope (below), hashing each
- * name once, and leaves the function's name table deferred
+ * Names: the reader checks them against its own scope (parse_scope.c),
+ * hashing each name once, and leaves the function's name table deferred
  * (ir_func_defer_names): a parse, verify, print round trip of a million
  * instructions never builds it. The scope is sized from the line count when
  * the program starts.
  */
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE /* madvise */
 #include "gir.tab.h"
 #include "ir/ir.h"
+#include "ir/parse.h"
 #include "support/io.h"
 #include "support/suggest.h"
 #include "support/textparse.h"
@@ -29,9 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 void gir_p_error(struct gir_parser *p, struct loc loc, const char *fmt, ...)
 {
@@ -42,7 +39,7 @@ void gir_p_error(struct gir_parser *p, struct loc loc, const char *fmt, ...)
 	p->errors++;
 }
 
-static struct loc loc_at(const struct gir_parser *p, const char *c)
+struct loc gir_p_loc_at(const struct gir_parser *p, const char *c)
 {
 	return loc_make(p->file, (uint32_t)(c - p->buf));
 }
@@ -81,120 +78,13 @@ static bool poisoned(struct gir_parser *p, const struct gir_span *name)
 	return strmap_getn(&p->poison, k, len) != NULL;
 }
 
-/* ---- names ---- */
-
-/* The scope: a table of 2^k uint64_t entries, 0 empty, else a value's
- * pointer with the top SCOPE_TAG_BITS bits of its name's hash in bits 48-63
- * (user-space pointers leave them clear; if one does not, the table turns
- * plain). A probe compares names only when the tags agree, so a miss costs
- * one cache line, and a million entries take 16 MB. Big tables ask for huge
- * pages: a name's slot is a random access, and a TLB miss per statement
- * costs as much as the rest of the statement. */
-enum { SCOPE_TAG_SHIFT = 48 };
-#define SCOPE_PTR_MASK ((UINT64_C(1) << SCOPE_TAG_SHIFT) - 1)
-
-static void scope_alloc(struct gir_scope *s, size_t cap)
-{
-	size_t bytes = cap * sizeof(uint64_t);
-	s->tab = NULL;
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-	if (bytes >= (size_t)4 << 20) {
-		void *m;
-		if (posix_memalign(&m, (size_t)2 << 20, bytes) == 0) {
-			madvise(m, bytes, MADV_HUGEPAGE);
-			memset(m, 0, bytes);
-			s->tab = m;
-		}
-	}
-#endif
-	if (!s->tab)
-		s->tab = xcalloc(cap, sizeof(uint64_t));
-	s->cap = cap;
-}
-
-static void scope_free(struct gir_scope *s)
-{
-	free(s->tab);
-	memset(s, 0, sizeof(*s));
-}
-
-static struct ir_value *scope_val(const struct gir_scope *s, uint64_t e)
-{
-	return (struct ir_value *)(uintptr_t)(s->untagged ? e : e & SCOPE_PTR_MASK);
-}
-
-static void scope_put(struct gir_scope *s, struct ir_value *v, uint64_t h)
-{
-	uint64_t e = (uint64_t)(uintptr_t)v;
-	if (!s->untagged && (e >> SCOPE_TAG_SHIFT)) {
-		s->untagged = true;
-		for (size_t i = 0; i < s->cap; i++)
-			s->tab[i] &= SCOPE_PTR_MASK;
-	}
-	if (!s->untagged)
-		e |= h >> SCOPE_TAG_SHIFT << SCOPE_TAG_SHIFT;
-	size_t mask = s->cap - 1, i = (size_t)h & mask;
-	while (s->tab[i])
-		i = (i + 1) & mask;
-	s->tab[i] = e;
-	s->len++;
-}
-
-/* Room for n entries without a rehash. */
-static void scope_reserve(struct gir_scope *s, size_t n)
-{
-	size_t cap = s->cap ? s->cap : 1024;
-	while (n * 4 > cap * 3 && cap < SIZE_MAX / 16)
-		cap *= 2;
-	if (cap == s->cap)
-		return;
-	struct gir_scope old = *s;
-	scope_alloc(s, cap);
-	s->len = 0;
-	for (size_t i = 0; i < old.cap; i++)
-		if (old.tab[i]) {
-			struct ir_value *v = scope_val(&old, old.tab[i]);
-			scope_put(s, v, hash_bytes(v->name, strlen(v->name)));
-		}
-	free(old.tab);
-}
-
-static void scope_add(struct gir_scope *s, struct ir_value *v, uint64_t h)
-{
-	scope_reserve(s, s->len + 1);
-	scope_put(s, v, h);
-}
-
-/* The value defined under a name (key, len, hash); NULL if none, or if its
- * definition was erased after an error. */
-static struct ir_value *scope_find(const struct gir_scope *s, const char *k, size_t len, uint64_t h)
-{
-	if (!s->cap)
-		return NULL;
-	size_t mask = s->cap - 1, i = (size_t)h & mask;
-	uint64_t tag = h >> SCOPE_TAG_SHIFT;
-	for (;; i = (i + 1) & mask) {
-		uint64_t e = s->tab[i];
-		if (!e)
-			return NULL;
-		if (!s->untagged && e >> SCOPE_TAG_SHIFT != tag)
-			continue;
-		struct ir_value *v = scope_val(s, e);
-		if (strncmp(v->name, k, len) != 0 || v->name[len] != 0)
-			continue;
-		if (v->vkind != IV_WEIGHT && (((struct ir_instr *)(void *)v)->bits & IR_ERASED))
-			return NULL;
-		return v;
-	}
-}
-
 /* The value defined under a name, through the cache of recent names. */
 static struct ir_value *recent_find(struct gir_parser *p, const char *k, size_t len, uint64_t h)
 {
 	struct gir_recent *e = &p->recent[h % GIR_RECENT];
 	if (e->v && e->hash == h && strncmp(e->v->name, k, len) == 0 && e->v->name[len] == 0)
 		return e->v;
-	struct ir_value *v = scope_find(&p->scope, k, len, h);
+	struct ir_value *v = gir_scope_find(&p->scope, k, len, h);
 	if (v) {
 		e->v = v;
 		e->hash = h;
@@ -205,7 +95,7 @@ static struct ir_value *recent_find(struct gir_parser *p, const char *k, size_t 
 /* A new definition under the statement's name (checked by name_free). */
 static void define(struct gir_parser *p, struct ir_value *v)
 {
-	scope_add(&p->scope, v, p->name_hash);
+	gir_scope_add(&p->scope, v, p->name_hash);
 	struct gir_recent *e = &p->recent[p->name_hash % GIR_RECENT];
 	e->v = v;
 	e->hash = p->name_hash;
@@ -258,119 +148,13 @@ void gir_p_recovered(struct gir_parser *p)
 	vec_clear(&p->pos);
 }
 
-/* ---- types ---- */
-
-static const char *skip_blank(const char *c, const char *e)
-{
-	while (c < e && (*c == ' ' || *c == '\t'))
-		c++;
-	return c;
-}
-
-/* Decodes a TYPE token: elem ('[' scale ':' offset ']')? '<' (dim ('x' dim)*)? '>'.
- * The lexer matched the brackets; everything inside is checked here. */
-static const struct type *parse_type(struct gir_parser *p, const struct gir_span *sp)
-{
-	const char *s = sp->s, *e = sp->s + sp->len, *c = s;
-	while (c < e && ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
-		c++;
-	int ek = elem_lookup(s, (size_t)(c - s));
-	char t[64];
-	if (ek < 0) {
-		gir_p_error(p, loc_at(p, s), "unknown element kind %s", tp_tok_text(s, c, t, sizeof t));
-		return NULL;
-	}
-	enum elem_kind k = (enum elem_kind)ek;
-	bool quant = elem_is_quantized(k);
-	float scale = 0;
-	int32_t offset = 0;
-	c = skip_blank(c, e);
-	if (*c == '[') {
-		const char *q = c;
-		if (!quant) {
-			gir_p_error(p, loc_at(p, q), "quantization parameters on non-quantized element kind '%s'",
-				    elem_name(k));
-			return NULL;
-		}
-		char num[64];
-		const char *colon = memchr(c, ':', (size_t)(e - c)), *close = memchr(c, ']', (size_t)(e - c));
-		if (!colon || !close || colon > close || (size_t)(close - c) >= sizeof num) {
-			gir_p_error(p, loc_at(p, q), "expected [scale:offset] after '%s'", elem_name(k));
-			return NULL;
-		}
-		memcpy(num, c + 1, (size_t)(colon - c - 1));
-		num[colon - c - 1] = 0;
-		char *end;
-		errno = 0;
-		double sc = strtod(num, &end);
-		if (end == num || *skip_blank(end, end + strlen(end)) || !(sc > 0) || isinf((float)sc)) {
-			gir_p_error(p, loc_at(p, c + 1), "quantization scale must be a positive finite number");
-			return NULL;
-		}
-		memcpy(num, colon + 1, (size_t)(close - colon - 1));
-		num[close - colon - 1] = 0;
-		long long off = strtoll(num, &end, 10);
-		if (end == num || *skip_blank(end, end + strlen(end)) || off < INT32_MIN || off > INT32_MAX) {
-			gir_p_error(p, loc_at(p, colon + 1), "quantization offset must be a 32-bit integer");
-			return NULL;
-		}
-		scale = (float)sc;
-		offset = (int32_t)off;
-		c = skip_blank(close + 1, e);
-	} else if (quant) {
-		gir_p_error(p, loc_at(p, c), "quantized element kind '%s' needs a scale and an offset: %s[scale:offset]<...>",
-			    elem_name(k), elem_name(k));
-		return NULL;
-	}
-	/* c is at '<' (the lexer guarantees it) */
-	c = skip_blank(c + 1, e);
-	uint64_t dims[GLOW_MAX_RANK];
-	unsigned rank = 0;
-	if (*c != '>') {
-		for (;;) {
-			c = skip_blank(c, e);
-			if (!(*c >= '0' && *c <= '9')) {
-				gir_p_error(p, loc_at(p, c), "expected a dimension");
-				return NULL;
-			}
-			const char *d0 = c;
-			uint64_t v = 0;
-			while (*c >= '0' && *c <= '9') {
-				if (v > (UINT64_MAX - 9) / 10) {
-					gir_p_error(p, loc_at(p, d0), "dimension out of range");
-					return NULL;
-				}
-				v = v * 10 + (uint64_t)(*c++ - '0');
-			}
-			if (rank == GLOW_MAX_RANK) {
-				gir_p_error(p, loc_at(p, d0), "tensor rank exceeds the maximum of %d", GLOW_MAX_RANK);
-				return NULL;
-			}
-			dims[rank++] = v;
-			c = skip_blank(c, e);
-			if (*c == '>')
-				break;
-			if (*c != 'x') {
-				gir_p_error(p, loc_at(p, c), "expected 'x' or '>' in type");
-				return NULL;
-			}
-			c++;
-		}
-	}
-	if (!type_shape_ok(k, dims, rank)) {
-		gir_p_error(p, loc_at(p, s), "tensor type too large (more than 2^48 bytes)");
-		return NULL;
-	}
-	return quant ? type_get_q(p->types, k, dims, rank, scale, offset) : type_get(p->types, k, dims, rank);
-}
-
 /* ---- functions ---- */
 
 void gir_p_func_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc)
 {
 	strmap_free(&p->poison);
 	strmap_init(&p->poison);
-	scope_free(&p->scope);
+	gir_scope_free(&p->scope);
 	recent_clear(p);
 	const char *s = name ? span_cstr(p, name) : "main";
 	if (ir_module_find_func(p->m, s)) {
@@ -451,7 +235,7 @@ void gir_p_program_begin(struct gir_parser *p)
 		lines++;
 		c++;
 	}
-	scope_reserve(&p->scope, p->scope.len + lines);
+	gir_scope_reserve(&p->scope, p->scope.len + lines);
 }
 
 /* Lets go of the input behind the lexer (ir_module_parse_input). Called
@@ -501,7 +285,7 @@ static bool name_free(struct gir_parser *p)
 	uint64_t h = p->name_hashed ? p->name_hash : hash_bytes(k, len);
 	p->name_hash = h;
 	p->name_hashed = true;
-	struct ir_value *prev = scope_find(&p->scope, k, len, h);
+	struct ir_value *prev = gir_scope_find(&p->scope, k, len, h);
 	if (!prev && !strmap_getn_h(&p->poison, k, len, h))
 		return true;
 	char b[80];
@@ -539,7 +323,7 @@ static uint8_t *dense_decode(struct gir_parser *p, const struct type *t, bool *o
 	long bad = hex_decode_fast(s->s + 2, (size_t)bytes, data);
 	if (bad >= 0) {
 		char cb[16];
-		gir_p_error(p, loc_at(p, s->s + 2 + bad), "invalid hex digit %s in dense data",
+		gir_p_error(p, gir_p_loc_at(p, s->s + 2 + bad), "invalid hex digit %s in dense data",
 			    tp_tok_text(s->s + 2 + bad, s->s + 3 + bad, cb, sizeof cb));
 		*ok = false;
 		return NULL;
@@ -622,7 +406,7 @@ void gir_p_weight(struct gir_parser *p, const struct gir_span *tspan, struct loc
 	if (!p->f)
 		return;
 	bool ok = name_free(p);
-	const struct type *t = parse_type(p, tspan);
+	const struct type *t = gir_p_type(p, tspan);
 	ok &= t != NULL;
 	uint8_t *data = NULL;
 	char *path = NULL;
@@ -931,7 +715,7 @@ void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc k
 			gir_p_error(p, tloc, "%s takes no type", d->name);
 			ok = false;
 		} else {
-			t = parse_type(p, tspan);
+			t = gir_p_type(p, tspan);
 			ok &= t != NULL;
 		}
 	} else if (d->flags & IF_TYPED) {
@@ -1036,7 +820,7 @@ static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t l
 	tp_hint_level(d, p.file, buf, len, TP_LEVEL_INSTR);
 	int rc = gir_yyparse(&p);
 	diag_hint_first_error(d, LOC_NONE, NULL);
-	scope_free(&p.scope);
+	gir_scope_free(&p.scope);
 	strmap_free(&p.poison);
 	vec_free(&p.pos);
 	vec_free(&p.ops);

@@ -408,3 +408,18 @@ void cl_free(const struct cl_tool *t)
 		t->positional->n = t->positional->cap = 0;
 	}
 }
+
+int cl_main(const struct cl_tool *t, int argc, char **argv, int (*run)(void *opts, struct diag *d), void *opts)
+{
+	struct diag d;
+	diag_init(&d, t->name);
+	int status;
+	enum cl_result r = cl_parse(t, argc, argv, &d);
+	if (r != CL_OK)
+		status = r == CL_EXIT ? 0 : 1;
+	else
+		status = run(opts, &d);
+	cl_free(t);
+	diag_free(&d);
+	return status;
+}

@@ -84,5 +84,10 @@ void cl_print_man(const struct cl_tool *t, FILE *out);
 void cl_print_completion(const struct cl_tool *t, FILE *out);
 /* Frees the arrays of every CL_LIST option and of the positional list. */
 void cl_free(const struct cl_tool *t);
+/* A tool's main once its option table is built: parses argv against t
+ * (diagnostics named after the tool), calls run(opts, d) when that
+ * succeeds, frees the lists; returns the exit status (0 after --help or
+ * --version, 1 after a bad command line, else run's). */
+int cl_main(const struct cl_tool *t, int argc, char **argv, int (*run)(void *opts, struct diag *d), void *opts);
 
 #endif

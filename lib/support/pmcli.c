@@ -24,3 +24,27 @@ void pm_cli_report(const struct pm *pm, const struct pm_cli *c)
 	if (c->stats)
 		pm_print_stats(pm, stderr);
 }
+
+/* pm_cli_main's run: -list-passes, else the tool's own run. */
+struct pm_cli_run {
+	const struct pm_cli *c;
+	const struct pm_registry *reg;
+	int (*run)(void *opts, struct diag *d);
+	void *opts;
+};
+
+static int pm_cli_run(void *ctx, struct diag *d)
+{
+	struct pm_cli_run *r = ctx;
+	if (!r->c->list_passes)
+		return r->run(r->opts, d);
+	pm_print_list(r->reg, stdout);
+	return 0;
+}
+
+int pm_cli_main(const struct cl_tool *tool, int argc, char **argv, const struct pm_cli *c,
+		const struct pm_registry *reg, int (*run)(void *opts, struct diag *d), void *opts)
+{
+	struct pm_cli_run r = {c, reg, run, opts};
+	return cl_main(tool, argc, argv, pm_cli_run, &r);
+}

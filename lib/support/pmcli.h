@@ -4,7 +4,8 @@
  * -debug-pass-manager. A tool embeds a struct pm_cli in its options, puts
  * PM_CLI_VERIFY_OPT and PM_CLI_OPTS rows into its cl_opt table (separately,
  * so a tool may list its own options between them), calls pm_cli_apply
- * after pm_init and pm_cli_report after the run. */
+ * after pm_init and pm_cli_report after the run; pm_cli_main is the rest of
+ * its main. */
 #ifndef GLOW_SUPPORT_PMCLI_H
 #define GLOW_SUPPORT_PMCLI_H
 
@@ -43,5 +44,12 @@ struct pm_cli {
 int pm_cli_apply(struct pm *pm, const struct pm_cli *c);
 /* -time-passes and -stats: the tables, on stderr. */
 void pm_cli_report(const struct pm *pm, const struct pm_cli *c);
+
+/* The main of a pass-running tool once its option table is built: parses
+ * argv against tool (its diagnostics named after the tool), lists reg's
+ * passes and pipelines for -list-passes, else calls run(opts, d); returns
+ * the exit status (0 after --help or --version). */
+int pm_cli_main(const struct cl_tool *tool, int argc, char **argv, const struct pm_cli *c,
+		const struct pm_registry *reg, int (*run)(void *opts, struct diag *d), void *opts);
 
 #endif

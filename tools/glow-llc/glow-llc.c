@@ -105,8 +105,9 @@ static void print_plans(struct ir_module *m)
 
 /* Reads, verifies, optimizes and writes the module; returns the exit status.
  * Dumps, traces and reports go to stderr. */
-static int run(struct llc_options *o, struct diag *d)
+static int run(void *opts, struct diag *d)
 {
+	struct llc_options *o = opts;
 	const char *in = o->input.n ? o->input.v[0] : "-";
 	/* the C bundle: -emit=c, or -backend=c unless -emit=ir */
 	const bool bundle = o->emit == 1 || (o->emit < 0 && o->backend == 1);
@@ -241,18 +242,5 @@ int main(int argc, char **argv)
 		"glow-llc", "glow instruction IR compiler", "[options] [input.gir|-]", opts, GLOW_ARRAY_SIZE(opts),
 		&o.input, 1,
 	};
-	struct diag d;
-	diag_init(&d, "glow-llc");
-	int status;
-	enum cl_result r = cl_parse(&tool, argc, argv, &d);
-	if (r != CL_OK)
-		status = r == CL_EXIT ? 0 : 1;
-	else if (o.pm.list_passes) {
-		pm_print_list(&ir_pass_registry, stdout);
-		status = 0;
-	} else
-		status = run(&o, &d);
-	cl_free(&tool);
-	diag_free(&d);
-	return status;
+	return pm_cli_main(&tool, argc, argv, &o.pm, &ir_pass_registry, run, &o);
 }

@@ -9,6 +9,7 @@
  */
 #include "backends/backend.h"
 #include "passes/pass.h"
+#include "passes/passcli.h"
 #include "passes/target.h"
 #include "support/cl.h"
 #include "support/pmcli.h"
@@ -42,59 +43,11 @@ struct opt_options {
 #define BACKENDS "interpreter|c"
 static const char *const backend_names[] = {"interpreter", "c"};
 
-/* Marks the node kinds named in the comma-separated list s (flags may be
- * NULL: only checked); returns 1 after reporting an unknown kind, with the
- * closest kind when one is close. */
-static int parse_kind_list(const char *opt, const char *s, bool *flags, struct diag *d)
-{
-	int bad = 0;
-	while (*s) {
-		size_t len = strcspn(s, ",");
-		int k = node_kind_lookup(s, len);
-		if (k < 0 || k == NK_Placeholder || k == NK_Constant) {
-			const char *near = node_kind_suggest(s, len);
-			diag_error(d, LOC_NONE, "-%s: unknown node kind '%.*s'%s%s%s", opt, (int)len, s,
-				   near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
-			bad = 1;
-		} else if (flags)
-			flags[k] = true;
-		s += len + (s[len] == ',');
-	}
-	return bad;
-}
-
-/* parse_kind_list of every value of a list option. */
-static int parse_kinds(const char *opt, const struct cl_list *l, bool *flags, struct diag *d)
-{
-	int bad = 0;
-	for (size_t i = 0; i < l->n; i++)
-		bad |= parse_kind_list(opt, l->v[i], flags, d);
-	return bad;
-}
-
-/* Parses the value s of option -name (NULL: not given, *out unchanged) as a
- * real in [lo, hi), or (lo, hi) when lo_excl, into *out; returns 1 after
- * reporting a bad value. */
-static int parse_real(const char *name, const char *s, double lo, double hi, bool lo_excl, double *out,
-		      struct diag *d)
-{
-	if (!s)
-		return 0;
-	char *end;
-	double x = strtod(s, &end);
-	if (end == s || *end || !(x >= lo) || (lo_excl && x == lo) || !(x < hi)) {
-		diag_error(d, LOC_NONE, "-%s: '%s' is not a number in %s%g, %g)", name, s, lo_excl ? "(" : "[", lo,
-			   hi);
-		return 1;
-	}
-	*out = x;
-	return 0;
-}
-
 /* Reads, verifies, optimizes and writes the module; returns the exit status.
  * Dumps, traces and reports go to stderr. */
-static int run(struct opt_options *o, struct diag *d)
+static int run(void *opts, struct diag *d)
 {
+	struct opt_options *o = opts;
 	const char *in = o->input.n ? o->input.v[0] : "-";
 	if (o->passes && o->olevel >= 0) {
 		diag_error(d, LOC_NONE, "-O%d and -passes= cannot be combined (write -passes=O%d,...)", o->olevel,
@@ -108,9 +61,9 @@ static int run(struct opt_options *o, struct diag *d)
 	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_names[o->backend] : NULL, NULL,
 			       NULL, o->keep_float, NULL};
 	struct train_config train = train_config_default;
-	if (parse_real("learning-rate", o->learning_rate, 0, 1e30, true, &train.learning_rate, d) ||
-	    parse_real("momentum", o->momentum, 0, 1, false, &train.momentum, d) ||
-	    parse_real("weight-decay", o->weight_decay, 0, 1e30, false, &train.weight_decay, d))
+	if (pass_cli_real("learning-rate", o->learning_rate, 0, 1e30, true, &train.learning_rate, d) ||
+	    pass_cli_real("momentum", o->momentum, 0, 1, false, &train.momentum, d) ||
+	    pass_cli_real("weight-decay", o->weight_decay, 0, 1e30, false, &train.weight_decay, d))
 		return 1;
 	if (o->batch_size == 0) {
 		diag_error(d, LOC_NONE, "-batch-size: must be at least 1");
@@ -129,9 +82,9 @@ static int run(struct opt_options *o, struct diag *d)
 	}
 	/* both lists are checked before any work (the fp16 pass checks
 	 * -keep-float again when it runs, without the suggestion) */
-	int bad_kinds = parse_kinds("backend-unsupported", &o->unsupported, unsupported, d);
+	int bad_kinds = pass_cli_kinds("backend-unsupported", &o->unsupported, unsupported, d);
 	if (o->keep_float)
-		bad_kinds |= parse_kind_list("keep-float", o->keep_float, NULL, d);
+		bad_kinds |= pass_cli_kind_list("keep-float", o->keep_float, NULL, d);
 	if (bad_kinds)
 		return 1;
 	if (o->unsupported.n)
@@ -141,16 +94,7 @@ static int run(struct opt_options *o, struct diag *d)
 	pm_init(&pm, &graph_pass_registry, d, &ctx);
 	if (ctx.mode == PASS_MODE_TRAIN)
 		pm.skip_flags |= PASS_INFER_ONLY;
-	int bad = 0;
-	if (o->passes)
-		bad |= pm_add_text(&pm, o->passes);
-	else if (o->olevel >= 0) {
-		char name[16];
-		snprintf(name, sizeof name, "O%d", o->olevel);
-		bad |= pm_add_text(&pm, name);
-	}
-	if (o->fp16 || o->bf16)
-		bad |= pm_add_text(&pm, o->fp16 ? "fp16" : "bf16");
+	int bad = pass_cli_pipeline(&pm, o->passes, o->olevel, o->fp16, o->bf16);
 	bad |= pm_cli_apply(&pm, &o->pm);
 	if (bad) {
 		pm_free(&pm);
@@ -259,18 +203,5 @@ int main(int argc, char **argv)
 		"glow-opt", "glow graph optimizer", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
 		&o.input, 1,
 	};
-	struct diag d;
-	diag_init(&d, "glow-opt");
-	int status;
-	enum cl_result r = cl_parse(&tool, argc, argv, &d);
-	if (r != CL_OK)
-		status = r == CL_EXIT ? 0 : 1;
-	else if (o.pm.list_passes) {
-		pm_print_list(&graph_pass_registry, stdout);
-		status = 0;
-	} else
-		status = run(&o, &d);
-	cl_free(&tool);
-	diag_free(&d);
-	return status;
+	return pm_cli_main(&tool, argc, argv, &o.pm, &graph_pass_registry, run, &o);
 }

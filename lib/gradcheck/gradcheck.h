@@ -1,0 +1,25 @@
+/* gradcheck.h - glow-gradcheck's driver (gradcheck.c): the differentiate
+ * pass's gradients against central finite differences of the loss.
+ * Library code: reports through struct diag, never exits. */
+#ifndef GLOW_GRADCHECK_GRADCHECK_H
+#define GLOW_GRADCHECK_GRADCHECK_H
+
+#include "support/cl.h"
+#include "support/diag.h"
+
+/* -backend= values; index i names gc_backend_names[i] in gradcheck.c. */
+#define GRADCHECK_BACKENDS "interpreter|c"
+
+struct gc_options {
+	const char *func, *seed_s, *step_s, *tol_s;
+	int olevel; /* 0 or 2 */
+	int backend;
+	struct cl_list input;
+};
+
+/* glow-gradcheck on the parsed options opts, a struct gc_options
+ * (tools/glow-gradcheck/glow-gradcheck.c describes them); returns the exit
+ * status. The signature is cl_main's. */
+int gradcheck_run(void *opts, struct diag *d);
+
+#endif

@@ -1,0 +1,368 @@
+/* typerules_check.c - the checks shared by the type rules: message
+ * formatting (operand names as the table names them, types, producers),
+ * saturating int64 shape arithmetic, and the element-class, shape, rank,
+ * attribute and axis checks. Contracts are in typerules_check.h.
+ */
+#include "graph/typerules_check.h"
+#include "support/io.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+/* "ComputationInfo" -> "computation info"; all-capital names ("LHS", "CE")
+ * stay as they are. */
+const char *trc_pretty_name(const char *name, char *buf)
+{
+	bool caps = true;
+	for (const char *p = name; *p; p++)
+		if (islower((unsigned char)*p))
+			caps = false;
+	size_t o = 0;
+	for (const char *p = name; *p && o + 3 < STRBUF; p++) {
+		if (!caps && p != name && isupper((unsigned char)*p))
+			buf[o++] = ' ';
+		buf[o++] = caps ? *p : (char)tolower((unsigned char)*p);
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* The name of operand i; the repeated operand of a variadic kind is
+ * "inputs[k]". */
+const char *trc_op_name(const struct node *n, unsigned i, char *buf)
+{
+	const struct node_desc *d = node_desc(n->kind);
+	if (d->variadic && i + 1 >= d->nops) {
+		char base[STRBUF];
+		trc_pretty_name(d->op_names[d->nops - 1], base);
+		snprintf(buf, STRBUF, "%.200s[%u]", base, i + 1 - d->nops);
+		return buf;
+	}
+	return trc_pretty_name(d->op_names[i], buf);
+}
+
+/* The text of w (buf: STRBUF bytes, used unless w is a literal). */
+const char *trc_what_str(struct what w, char *buf)
+{
+	switch (w.kind) {
+	case WHAT_OP: return trc_op_name(w.n, w.i, buf);
+	case WHAT_RES: return trc_pretty_name(node_desc(w.n->kind)->res_names[w.i], buf);
+	case WHAT_LIT: break;
+	}
+	return w.lit;
+}
+
+/* The printed name of operand i's producer: "@w", "%conv". */
+const char *trc_def_name(const struct node *n, unsigned i, char *buf)
+{
+	const struct node *d = n->ops[i].def;
+	struct ostream o;
+	ostream_mem(&o);
+	if (node_is_storage(d))
+		print_global_name(&o, d->name);
+	else if (d->name)
+		print_local_name(&o, d->name);
+	snprintf(buf, STRBUF, "%s", ostream_cstr(&o));
+	ostream_abort(&o);
+	return buf;
+}
+
+/* The element type of t as printed: "float", "qi8[0.5:-3]". */
+const char *trc_elem_str(const struct type *t, char *buf)
+{
+	type_str(t, buf, STRBUF);
+	char *lt = strrchr(buf, '<');
+	if (lt)
+		*lt = 0;
+	return buf;
+}
+
+/* a + b, saturated at the int64 range */
+int64_t trc_sat_add(int64_t a, int64_t b)
+{
+	if (b > 0 && a > INT64_MAX - b)
+		return INT64_MAX;
+	if (b < 0 && a < INT64_MIN - b)
+		return INT64_MIN;
+	return a + b;
+}
+
+/* a * b, saturated at the int64 range */
+int64_t trc_sat_mul(int64_t a, int64_t b)
+{
+	if (a == 0 || b == 0)
+		return 0;
+	bool neg = (a < 0) != (b < 0);
+	uint64_t ua = a < 0 ? 0 - (uint64_t)a : (uint64_t)a;
+	uint64_t ub = b < 0 ? 0 - (uint64_t)b : (uint64_t)b;
+	if (ua > (uint64_t)INT64_MAX / ub)
+		return neg ? INT64_MIN : INT64_MAX;
+	return a * b;
+}
+
+/* dimension i of t as an int64 (saturated) */
+int64_t trc_dimv(const struct type *t, unsigned i)
+{
+	return t->dims[i] > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)t->dims[i];
+}
+
+/* element count of t, saturated */
+int64_t trc_numel(const struct type *t)
+{
+	int64_t c = 1;
+	for (unsigned i = 0; i < t->rank; i++)
+		c = trc_sat_mul(c, trc_dimv(t, i));
+	return c;
+}
+
+/* the dimensions of t as an expected shape */
+struct shape trc_shape_of(const struct type *t)
+{
+	struct shape s;
+	memset(&s, 0, sizeof s);
+	s.rank = t->rank;
+	for (unsigned i = 0; i < t->rank; i++)
+		s.d[i] = trc_dimv(t, i);
+	return s;
+}
+
+/* s as "<2 x 3>" (buf: STRBUF bytes) */
+const char *trc_shape_str(const struct shape *s, char *buf)
+{
+	size_t o = 0;
+	o += (size_t)snprintf(buf + o, STRBUF - o, "<");
+	for (unsigned i = 0; i < s->rank && o < STRBUF; i++)
+		o += (size_t)snprintf(buf + o, STRBUF - o, "%s%" PRId64, i ? " x " : "", s->d[i]);
+	if (o < STRBUF)
+		snprintf(buf + o, STRBUF - o, ">");
+	return buf;
+}
+
+/* t has exactly shape s (no negative or saturated dimension matches) */
+bool trc_shape_matches(const struct type *t, const struct shape *s)
+{
+	if (t->rank != s->rank)
+		return false;
+	for (unsigned i = 0; i < s->rank; i++)
+		if (s->d[i] < 0 || (uint64_t)s->d[i] != t->dims[i])
+			return false;
+	return true;
+}
+
+/* the text of an element class set (one of the sets named above) */
+const char *trc_class_desc(unsigned set)
+{
+	switch (set) {
+	case CF: return "floating-point (float, float16 or bfloat16)";
+	case CQ: return "quantized (qi8, qui8, qi16 or qi32)";
+	case CB: return "bool";
+	case C_IDX: return "an index type (index32, index64, i32 or i64)";
+	case C_FQ: return "floating-point or quantized";
+	case C_NUM: return "numeric (not bool)";
+	default: unreachable("element class set without a description");
+	}
+}
+
+/* t (called what) has an element kind of one of the classes in set */
+bool trc_want_class(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+		    unsigned set)
+{
+	if (set & (1u << elem_class((enum elem_kind)t->elem)))
+		return true;
+	verr(v, n, "%s must be %s, got %s", WHS(what), trc_class_desc(set), TYS(t));
+	return false;
+}
+
+/* operand i has an element kind of one of the classes in set */
+bool trc_op_class(struct verifier *v, const struct node *n, unsigned i, unsigned set)
+{
+	return trc_want_class(v, n, OPW(n, i), op_type(n, i), set);
+}
+
+/* result r has an element kind of one of the classes in set */
+bool trc_res_class(struct verifier *v, const struct node *n, unsigned r, unsigned set)
+{
+	return trc_want_class(v, n, RESW(n, r), n->types[r], set);
+}
+
+/* t has exactly ref's element type (kind, scale and offset) */
+bool trc_want_elem(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+		   struct what refname, const struct type *ref)
+{
+	if (type_same_elem(t, ref))
+		return true;
+	verr(v, n, "%s element type %s differs from %s element type %s", WHS(what), ELS(t), WHS(refname), ELS(ref));
+	return false;
+}
+
+/* t has ref's element kind (quantization parameters may differ) */
+bool trc_want_kind(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+		   struct what refname, const struct type *ref)
+{
+	if (t->elem == ref->elem)
+		return true;
+	verr(v, n, "%s element kind %s differs from %s element kind %s", WHS(what), elem_name((enum elem_kind)t->elem),
+	     WHS(refname), elem_name((enum elem_kind)ref->elem));
+	return false;
+}
+
+/* t has ref's shape */
+bool trc_want_same_shape(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+			 struct what refname, const struct type *ref)
+{
+	if (type_same_shape(t, ref))
+		return true;
+	verr(v, n, "%s %s does not have the shape of %s %s", WHS(what), TYS(t), WHS(refname), TYS(ref));
+	return false;
+}
+
+/* t (called what) has the expected shape s */
+bool trc_want_shape(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+		    const struct shape *s)
+{
+	if (trc_shape_matches(t, s))
+		return true;
+	verr(v, n, "%s is %s but its shape should be %s", WHS(what), TYS(t), SHS(s));
+	return false;
+}
+
+/* result r has the expected shape s */
+bool trc_res_shape(struct verifier *v, const struct node *n, unsigned r, const struct shape *s)
+{
+	return trc_want_shape(v, n, RESW(n, r), n->types[r], s);
+}
+
+/* result r has operand i's type (shape and exact element type) */
+bool trc_res_same_type(struct verifier *v, const struct node *n, unsigned r, unsigned i)
+{
+	const struct type *t = n->types[r], *ref = op_type(n, i);
+	if (type_same_shape(t, ref) && type_same_elem(t, ref))
+		return true;
+	verr(v, n, "%s is %s but must have the type of %s, %s", RESN(n, r), TYS(t), OPN(n, i), TYS(ref));
+	return false;
+}
+
+/* result r has operand i's shape and element kind */
+bool trc_res_same_shape_kind(struct verifier *v, const struct node *n, unsigned r, unsigned i)
+{
+	bool ok = trc_want_kind(v, n, RESW(n, r), n->types[r], OPW(n, i), op_type(n, i));
+	return trc_want_same_shape(v, n, RESW(n, r), n->types[r], OPW(n, i), op_type(n, i)) && ok;
+}
+
+/* t has rank `rank`; form describes the expected layout ("N x H x W x C") */
+bool trc_want_rank(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+		   unsigned rank, const char *form)
+{
+	if (t->rank == rank)
+		return true;
+	verr(v, n, "%s must be %u-D (%s), got %s", WHS(what), rank, form, TYS(t));
+	return false;
+}
+
+/* operand i has rank `rank` (form as for trc_want_rank) */
+bool trc_op_rank(struct verifier *v, const struct node *n, unsigned i, unsigned rank, const char *form)
+{
+	return trc_want_rank(v, n, OPW(n, i), op_type(n, i), rank, form);
+}
+
+/* the bound lo in words: "positive" (1), "non-negative" (0), else "in range" */
+const char *trc_lower_bound_desc(int64_t lo)
+{
+	return lo == 1 ? "positive" : lo == 0 ? "non-negative" : "in range";
+}
+
+/* INTS attribute `name` with exactly len values (len 0: any number), each
+ * >= lo; NULL after reporting. */
+const int64_t *trc_ints_attr(struct verifier *v, const struct node *n, const char *name, unsigned len,
+			     int64_t lo)
+{
+	unsigned cnt;
+	const int64_t *a = node_ints(n, name, &cnt);
+	if (len && cnt != len) {
+		verr(v, n, "%s must have %u values, got %u", name, len, cnt);
+		return NULL;
+	}
+	bool ok = true;
+	for (unsigned i = 0; i < cnt; i++)
+		if (a[i] < lo) {
+			verr(v, n, "%s[%u] must be %s, got %" PRId64, name, i, trc_lower_bound_desc(lo), a[i]);
+			ok = false;
+		}
+	return ok ? a : NULL;
+}
+
+/* INT attribute `name` >= lo */
+bool trc_int_attr_min(struct verifier *v, const struct node *n, const char *name, int64_t lo)
+{
+	int64_t x = node_int(n, name);
+	if (x >= lo)
+		return true;
+	verr(v, n, "%s must be %s, got %" PRId64, name, trc_lower_bound_desc(lo), x);
+	return false;
+}
+
+/* FLOAT attribute `name` >= 0 (and not NaN) */
+bool trc_float_attr_nonneg(struct verifier *v, const struct node *n, const char *name)
+{
+	double x = node_float(n, name);
+	if (x >= 0)
+		return true;
+	verr(v, n, "%s must be non-negative, got %g", name, x);
+	return false;
+}
+
+/* axis value `a` (attribute `name`) indexes a dimension of t (called what) */
+bool trc_axis_ok(struct verifier *v, const struct node *n, const char *name, int64_t a, struct what what,
+		 const struct type *t)
+{
+	if (a >= 0 && a < (int64_t)t->rank)
+		return true;
+	if (t->rank == 0)
+		verr(v, n, "%s %" PRId64 " is out of range: %s %s is a scalar", name, a, WHS(what), TYS(t));
+	else
+		verr(v, n, "%s %" PRId64 " is out of range [0, %u) for %s %s", name, a, t->rank, WHS(what), TYS(t));
+	return false;
+}
+
+/* INT attribute `name` is an axis of operand i */
+bool trc_axis_attr(struct verifier *v, const struct node *n, const char *name, unsigned i)
+{
+	return trc_axis_ok(v, n, name, node_int(n, name), OPW(n, i), op_type(n, i));
+}
+
+/* Elementwise kinds: every operand and result has operand 0's shape. */
+bool trc_ew_shapes(struct verifier *v, const struct node *n)
+{
+	bool ok = true;
+	for (unsigned i = 1; i < n->nops; i++)
+		ok &= trc_want_same_shape(v, n, OPW(n, i), op_type(n, i), OPW(n, 0), op_type(n, 0));
+	for (unsigned r = 0; r < n->nres; r++)
+		ok &= trc_want_same_shape(v, n, RESW(n, r), n->types[r], OPW(n, 0), op_type(n, 0));
+	return ok;
+}
+
+/* Element kinds of a linear layer (operand 0 the input, `bias` the bias
+ * operand or -1, result 0): floating-point operands and result all of the
+ * input's kind; or quantized input, other operands and result (any
+ * parameters), with a quantized or floating-point bias. */
+void trc_linear_elems(struct verifier *v, const struct node *n, int bias)
+{
+	const struct type *in = op_type(n, 0);
+	if (!trc_op_class(v, n, 0, C_FQ))
+		return;
+	bool q = elem_is_quantized((enum elem_kind)in->elem);
+	for (unsigned i = 1; i < n->nops; i++) {
+		if (q)
+			trc_op_class(v, n, i, (int)i == bias ? C_FQ : CQ);
+		else
+			trc_want_kind(v, n, OPW(n, i), op_type(n, i), OPW(n, 0), in);
+	}
+	if (q)
+		trc_res_class(v, n, 0, CQ);
+	else
+		trc_want_kind(v, n, RESW(n, 0), node_type(n), OPW(n, 0), in);
+}

@@ -1,0 +1,30 @@
+/* parse.h - the pieces of the .gir reader (parse.c) kept in their own
+ * files: the name scope (parse_scope.c) and TYPE token decoding
+ * (parse_type.c). Private to lib/ir; struct gir_parser and struct gir_scope
+ * come from the grammar (gir.tab.h). */
+#ifndef GLOW_IR_PARSE_H
+#define GLOW_IR_PARSE_H
+
+#include "gir.tab.h"
+#include "ir/ir.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The location of byte c of the parser's buffer. */
+struct loc gir_p_loc_at(const struct gir_parser *p, const char *c);
+
+/* Decodes a TYPE token into an interned type; NULL after reporting. */
+const struct type *gir_p_type(struct gir_parser *p, const struct gir_span *sp);
+
+/* Frees the table and empties s. */
+void gir_scope_free(struct gir_scope *s);
+/* Room for n entries without a rehash. */
+void gir_scope_reserve(struct gir_scope *s, size_t n);
+/* Adds v (its name hashed to h; not yet in the scope). */
+void gir_scope_add(struct gir_scope *s, struct ir_value *v, uint64_t h);
+/* The value defined under a name (key, len, hash); NULL if none, or if its
+ * definition was erased after an error. */
+struct ir_value *gir_scope_find(const struct gir_scope *s, const char *k, size_t len, uint64_t h);
+
+#endif

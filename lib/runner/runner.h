@@ -1,0 +1,80 @@
+/* runner.h - running instruction IR programs for the tools: compiling a
+ * function on a backend with the stage timing every tool reports, and the
+ * drivers of glow-run (run.c) and glow-diff (diff.c), whose mains are an
+ * option table and one call.
+ *
+ * Library code: reports through struct diag, never exits; a driver returns
+ * the tool's exit status.
+ */
+#ifndef GLOW_RUNNER_RUNNER_H
+#define GLOW_RUNNER_RUNNER_H
+
+#include "backends/backend.h"
+#include "ir/ir.h"
+#include "support/cl.h"
+#include "support/diag.h"
+#include "tensor/stages.h"
+#include "tensor/tensor.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- backends (exec.c) ---- */
+
+/* -backend= values of the tools that run programs: every backend runs the
+ * same program with the same input and output options, so any check written
+ * for one runs on all. Index i of the CL_ENUM is runner_backend_names[i]. */
+#define RUNNER_BACKENDS "interpreter|c"
+extern const char *const runner_backend_names[2];
+
+/* Compiles f on be: with the C backend, its bundle options (gemm:
+ * CBACKEND_GEMM_*, winograd: CBACKEND_WINO_*) and the stages "code
+ * generation" and "C compile"; then marks "load" (C) or "plan". NULL after
+ * reporting. */
+struct backend_compiled *runner_compile(const struct backend *be, struct ir_func *f, bool ignore_plan, int gemm,
+					int winograd, struct stages *st, struct diag *d);
+
+/* ---- glow-run (run.c) ---- */
+
+struct run_options {
+	const char *func;
+	struct cl_list inputs, expected, positional;
+	const char *output, *output_dir, *expected_dir;
+	int format; /* 0 pb, 1 npy */
+	int backend; /* index in RUNNER_BACKENDS */
+	int gemm;    /* CBACKEND_GEMM_* (-gemm=, the C backend only) */
+	int winograd; /* CBACKEND_WINO_* (-winograd=, the C backend only) */
+	bool print, print_full, print_signature, ignore_plan, time;
+	struct tensor_tol tol;
+};
+
+/* glow-run on the parsed options opts, a struct run_options
+ * (tools/glow-run/glow-run.c describes them); returns the exit status.
+ * The signature is cl_main's. */
+int runner_glow_run(void *opts, struct diag *d);
+
+/* ---- glow-diff (diff.c) ---- */
+
+struct diff_options {
+	const char *passes;
+	int olevel;
+	int mode;
+	bool fp16, bf16, randomize;
+	const char *keep_float;
+	const char *seed_s, *runs_s;
+	uint64_t seed;
+	unsigned runs;
+	struct tensor_tol tol;
+	const char *output; /* -o: the report */
+	bool time;
+	int backend;                    /* index in RUNNER_BACKENDS */
+	const struct backend *after_be; /* the pipeline's side runs here */
+	struct cl_list input;
+};
+
+/* glow-diff on the parsed options opts, a struct diff_options
+ * (tools/glow-diff/glow-diff.c describes them); returns the exit status.
+ * The signature is cl_main's. */
+int runner_glow_diff(void *opts, struct diag *d);
+
+#endif
