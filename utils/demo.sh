@@ -22,5 +22,6 @@ $B/glow-llc $D/cnn.gir -backend=c -o $D/cnn-bundle
 $B/glow-run -backend=c $D/cnn.gir -input image=examples/cnn-input.npy -print
 $B/glow-dot -T svg $D/cnn.glow -o $D/cnn.svg
 $B/glow-dot -T svg $D/cnn.opt.glow -o $D/cnn.opt.svg
+$B/glow-dot -T svg $D/cnn.gir -o $D/cnn.gir.svg
 set +x
-echo "demo: graph, program and C bundle in $D/ (cnn.svg before, cnn.opt.svg after -O2)"
+echo "demo: graph, program and C bundle in $D/ (cnn.svg before, cnn.opt.svg after -O2, cnn.gir.svg the planned program)"
