@@ -657,6 +657,20 @@ static void resize_taps(const struct resize_spec *sp, double xo, uint64_t in, un
 			w[t] /= sum;
 }
 
+/* An output dimension of Resize from its real value: a whole number from 0
+ * to RESIZE_MAX_DIM, checked before it is converted (a float out of the
+ * integer's range converts to nothing defined) and before tables of its
+ * length are built. Reports and returns -1 otherwise. */
+#define RESIZE_MAX_DIM ((uint64_t)1 << 24)
+static int resize_dim(struct importer *im, double d, uint64_t *out)
+{
+	if (!(d >= 0) || d > (double)RESIZE_MAX_DIM)
+		return op_err(im, "output dimension %g is out of range (0 to %llu)", d,
+			      (unsigned long long)RESIZE_MAX_DIM);
+	*out = (uint64_t)d;
+	return 0;
+}
+
 /* Resamples x along every axis whose mapping is not the identity. */
 static struct value resize_gathers(struct importer *im, const struct resize_spec *sp, struct tensor *x,
 				   const double *scales, const uint64_t *dims, const double *roi, double extrap,
@@ -817,11 +831,12 @@ int op_resize(struct importer *im, const onnx_node *n)
 			unsigned a = ax[k];
 			if (sz && (not_larger || not_smaller)) {
 				scales[a] = common;
-				dims[a] = (uint64_t)floor(common * (double)x->dims[a] + 0.5);
+				if (resize_dim(im, floor(common * (double)x->dims[a] + 0.5), &dims[a]))
+					return -1;
 			} else {
 				scales[a] = sz ? v[k] / (double)x->dims[a] : v[k];
-				if (sz)
-					dims[a] = (uint64_t)v[k];
+				if (sz && resize_dim(im, v[k], &dims[a]))
+					return -1;
 			}
 		}
 	}
@@ -830,8 +845,8 @@ int op_resize(struct importer *im, const onnx_node *n)
 		if (!(scales[k] > 0) || !isfinite(scales[k]))
 			return op_err(im, "bad scale %g", scales[k]);
 		down |= scales[k] < 1;
-		if (!sz)
-			dims[k] = (uint64_t)floor((double)x->dims[k] * scales[k]);
+		if (!sz && resize_dim(im, floor((double)x->dims[k] * scales[k]), &dims[k]))
+			return -1;
 		ints &= scales[k] >= 1 && scales[k] == floor(scales[k]);
 	}
 	/* antialias (opset 18) widens the filter when downsampling only */
