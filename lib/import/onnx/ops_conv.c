@@ -662,6 +662,7 @@ static void resize_taps(const struct resize_spec *sp, double xo, uint64_t in, un
  * integer's range converts to nothing defined) and before tables of its
  * length are built. Reports and returns -1 otherwise. */
 #define RESIZE_MAX_DIM ((uint64_t)1 << 24)
+#define RESIZE_MAX_TABLE ((uint64_t)1 << 20)
 static int resize_dim(struct importer *im, double d, uint64_t *out)
 {
 	if (!(d >= 0) || d > (double)RESIZE_MAX_DIM)
@@ -682,6 +683,14 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 	memcpy(cd, x->dims, rank * sizeof *cd);
 	for (unsigned k = 0; k < rank && cur.node; k++) {
 		uint64_t in = x->dims[k], out = dims[k];
+		/* the tables become constants of the module: a resampled axis
+		 * longer than any image or signal a model resizes is refused
+		 * rather than written out as hundreds of megabytes of weights */
+		if (out > RESIZE_MAX_TABLE) {
+			op_err(im, "resampling axis %u to %llu elements needs tables larger than %llu entries", k,
+			       (unsigned long long)out, (unsigned long long)RESIZE_MAX_TABLE);
+			return no_value;
+		}
 		int64_t *idx = arena_alloc(&im->scratch, (n * out + 1) * sizeof *idx);
 		double *w = arena_alloc(&im->scratch, (n * out + 1) * sizeof *w);
 		double *ext = arena_alloc(&im->scratch, (out + 1) * sizeof *ext);
