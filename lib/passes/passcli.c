@@ -57,6 +57,19 @@ int pass_cli_real(const char *name, const char *s, double lo, double hi, bool lo
 	return 0;
 }
 
+int pass_cli_check_pipeline(const char *passes, int olevel, bool fp16, bool bf16, struct diag *d)
+{
+	if (passes && olevel >= 0) {
+		diag_error(d, LOC_NONE, "-O%d and -passes= cannot be combined (write -passes=O%d,...)", olevel, olevel);
+		return 1;
+	}
+	if (fp16 && bf16) {
+		diag_error(d, LOC_NONE, "-convert-to-fp16 and -convert-to-bf16 cannot be combined");
+		return 1;
+	}
+	return 0;
+}
+
 int pass_cli_pipeline(struct pm *pm, const char *passes, int olevel, bool fp16, bool bf16)
 {
 	int bad = 0;

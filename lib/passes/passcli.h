@@ -25,6 +25,11 @@ int pass_cli_kinds(const char *opt, const struct cl_list *l, bool *flags, struct
 int pass_cli_real(const char *name, const char *s, double lo, double hi, bool lo_excl, double *out,
 		  struct diag *d);
 
+/* Checks that a tool's pipeline options go together: -passes= and -O<n>
+ * exclude each other, and so do the fp16 and bf16 conversions; returns
+ * nonzero after reporting. */
+int pass_cli_check_pipeline(const char *passes, int olevel, bool fp16, bool bf16, struct diag *d);
+
 /* Adds the pipeline a tool's options name to pm: the -passes= text, else
  * the pipeline O<olevel> (olevel >= 0), then the fp16 or bf16 conversion
  * pipeline; returns nonzero after reporting a bad pass list. */

@@ -349,15 +349,8 @@ int runner_glow_diff(void *opts, struct diag *d)
 	}
 	o->seed = (uint64_t)seed;
 	o->runs = (unsigned)runs;
-	if (o->passes && o->olevel >= 0) {
-		diag_error(d, LOC_NONE, "-O%d and -passes= cannot be combined (write -passes=O%d,...)", o->olevel,
-			   o->olevel);
+	if (pass_cli_check_pipeline(o->passes, o->olevel, o->fp16, o->bf16, d))
 		return 1;
-	}
-	if (o->fp16 && o->bf16) {
-		diag_error(d, LOC_NONE, "-convert-to-fp16 and -convert-to-bf16 cannot be combined");
-		return 1;
-	}
 	if (!o->passes && o->olevel < 0 && !o->fp16 && !o->bf16) {
 		diag_error(d, LOC_NONE, "no pipeline to check: give -passes=, -O<level> or -convert-to-fp16");
 		return 1;

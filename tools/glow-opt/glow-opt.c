@@ -49,15 +49,8 @@ static int run(void *opts, struct diag *d)
 {
 	struct opt_options *o = opts;
 	const char *in = o->input.n ? o->input.v[0] : "-";
-	if (o->passes && o->olevel >= 0) {
-		diag_error(d, LOC_NONE, "-O%d and -passes= cannot be combined (write -passes=O%d,...)", o->olevel,
-			   o->olevel);
+	if (pass_cli_check_pipeline(o->passes, o->olevel, o->fp16, o->bf16, d))
 		return 1;
-	}
-	if (o->fp16 && o->bf16) {
-		diag_error(d, LOC_NONE, "-convert-to-fp16 and -convert-to-bf16 cannot be combined");
-		return 1;
-	}
 	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_names[o->backend] : NULL, NULL,
 			       NULL, o->keep_float, NULL};
 	struct train_config train = train_config_default;
