@@ -22,6 +22,10 @@ PACKAGES=(
   pkg-config groff-base
   # test/cross: C bundles built for other architectures, run under qemu-user
   gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-riscv64-linux-gnu qemu-user
+  # training: Fashion-MNIST (IDX files, gzip) and zlib to read them
+  dataset-fashion-mnist zlib1g-dev
+  # -backend=opencl: the ICD loader, headers and PoCL's CPU device
+  ocl-icd-opencl-dev opencl-c-headers pocl-opencl-icd clinfo
 )
 
 check_only=0
