@@ -253,17 +253,15 @@ static void grad_kinds(struct func *g, size_t nfwd, struct value dw, bool *kinds
 }
 
 /* The adjoint of trainable w in the unlowered g: the update is
- * Save(Sub(W, Mul(dW, lr)), W), so dW is operand 0 of the Sub's operand 1. */
+ * Save(SGD(dW, W), W), so dW is the SGD's operand 0. */
 static struct value find_adjoint(struct func *g, struct node *w)
 {
 	struct value none = {NULL, 0};
 	func_for_each(g, n) {
 		if (n->kind != NK_Save || n->ops[1].def != w)
 			continue;
-		struct node *sub = n->ops[0].def;
-		if (sub->kind != NK_Sub || sub->ops[1].def->kind != NK_Mul)
-			return none;
-		return op_val(sub->ops[1].def, 0);
+		struct node *sgd = n->ops[0].def;
+		return sgd->kind == NK_SGD ? op_val(sgd, 0) : none;
 	}
 	return none;
 }

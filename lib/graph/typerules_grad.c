@@ -273,3 +273,34 @@ void tr_regression_grad(struct verifier *v, const struct node *n)
 		return;
 	want_res_type(v, n, 0, op_type(n, 0), "the input");
 }
+
+/* The ratio of Dropout and DropoutMask, in [0, 1). */
+static void want_ratio(struct verifier *v, const struct node *n)
+{
+	double r = node_float(n, "ratio");
+	if (!(r >= 0 && r < 1))
+		verr(v, n, "ratio %g must be in [0, 1)", r);
+}
+
+/* Dropout(Input) -> Result of Input's type, a floating-point kind. */
+void tr_dropout(struct verifier *v, const struct node *n)
+{
+	want_ratio(v, n);
+	if (want_float_op(v, n, 0))
+		want_res_type(v, n, 0, op_type(n, 0), "the input");
+}
+
+/* DropoutMask(Step i64<1> or index64<1>) -> Mask of any shape (the
+ * Dropout's input's) of a floating-point kind. The hash computes in 64-bit
+ * integers on values below 2^31 - 1, one per element. */
+void tr_dropout_mask(struct verifier *v, const struct node *n)
+{
+	want_ratio(v, n);
+	const struct type *s = op_type(n, 0), *r = node_type(n);
+	if ((s->elem != EK_I64 && s->elem != EK_INDEX64) || s->rank != 1 || s->dims[0] != 1)
+		verr(v, n, "step %s must be i64<1> or index64<1>", TYS(s));
+	if (!elem_is_float((enum elem_kind)r->elem))
+		verr(v, n, "mask %s must be floating point", TYS(r));
+	else if (type_numel(r) >= 2147483647u)
+		verr(v, n, "mask %s has 2^31 - 1 or more elements", TYS(r));
+}

@@ -54,6 +54,8 @@ struct dctx {
 	struct u64map needs; /* node of @F_grad -> non-NULL when it depends on a trainable placeholder */
 	struct u64map adj;   /* (node, result) key -> struct value * holding its adjoint */
 	struct u64map done;  /* nodes whose adjoint a fused rule already propagated */
+	const struct func *f; /* @F */
+	struct node *step;    /* @F_grad's dropout step counter, once a Dropout needs it */
 };
 
 /* The adjoint map's key of a value: nodes are 8-byte aligned arena
@@ -447,6 +449,7 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 		return true;
 	}
 	case NK_Neg: add_adj(c, a, mk1(c, NK_Neg, &gy, 1, val_type(gy), n)); return true;
+	case NK_Dropout: add_adj(c, a, gy); return true; /* ratio 0: the identity */
 	case NK_Exp: add_adj(c, a, mk_bin(c, NK_Mul, gy, node_val(n, 0), n)); return true;
 	case NK_Log: add_adj(c, a, mk_bin(c, NK_Div, gy, a, n)); return true;
 	case NK_Sqrt: /* 1 / (2 sqrt(x)) */
@@ -542,34 +545,48 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 	}
 }
 
-/* The SGD update of trainable placeholder w with adjoint dw (see the top). */
+/* The SGD update of trainable placeholder w with adjoint dw: one SGD node
+ * carrying the training configuration (lower-train.c lowers it into the
+ * arithmetic at the top and creates the velocity placeholder), then the
+ * Save of its result to w. */
 static void sgd_update(struct dctx *c, struct node *w, struct value dw)
 {
 	const struct train_config *cfg = c->cfg;
-	const struct type *t = node_type(w);
-	struct value wv = node_val(w, 0), g = dw;
-	if (cfg->batch_size > 1)
-		g = mk_bin_s(c, NK_Mul, g, mk_splat_s(c, t, 1.0 / cfg->batch_size, w, "inv_batch"), w, "mean");
-	if (cfg->weight_decay > 0) {
-		struct value wd = mk_bin_s(c, NK_Mul, wv, mk_splat_s(c, t, cfg->weight_decay, w, "wd"), w, "decay");
-		g = mk_bin_s(c, NK_Add, g, wd, w, "decayed");
-	}
-	if (cfg->momentum > 0) {
-		char name[96];
-		snprintf(name, sizeof name, "%.80s_velocity", w->name);
-		struct node *v = module_find_global(c->m, name);
-		if (!v || v->kind != NK_Placeholder || node_type(v) != t)
-			v = &module_add_placeholder(c->m, module_fresh_name(c->m, name), t, w->loc)->n;
-		struct value vv = node_val(v, 0);
-		struct value mv = mk_bin_s(c, NK_Mul, vv, mk_splat_s(c, t, cfg->momentum, w, "mu"), w, "momentum");
-		g = mk_bin_s(c, NK_Add, mv, g, w, "velocity");
-		struct value save[2] = {g, vv};
-		mk(c, NK_Save, save, 2, NULL, w);
-	}
-	struct value step = mk_bin_s(c, NK_Mul, g, mk_splat_s(c, t, cfg->learning_rate, w, "lr"), w, "step");
-	struct value nw = mk_bin_s(c, NK_Sub, wv, step, w, "updated");
-	struct value save[2] = {nw, wv};
+	struct value ops[2] = {dw, node_val(w, 0)};
+	struct value nw = mk1_s(c, NK_SGD, ops, 2, node_type(w), w, "sgd");
+	node_set_float(c->m, nw.node, "learning_rate", cfg->learning_rate);
+	node_set_float(c->m, nw.node, "momentum", cfg->momentum);
+	node_set_float(c->m, nw.node, "l2_decay", cfg->weight_decay);
+	node_set_int(c->m, nw.node, "batch_size", (int64_t)cfg->batch_size);
+	struct value save[2] = {nw, ops[1]};
 	mk(c, NK_Save, save, 2, NULL, w);
+}
+
+/* The copy in @F_grad of forward node n (operands o, already mapped) where
+ * a training step computes something else than @F, or NULL to copy n as it
+ * is: a Dropout with a ratio becomes Mul(x, DropoutMask(step)), the step
+ * counter "<F>_dropout_step" (i64<1>, created on first use, incremented
+ * by the step's last Save) shared by the function's Dropouts. */
+static struct node *train_forward(struct dctx *c, const struct node *n, const struct value *o)
+{
+	if (n->kind != NK_Dropout || node_has_pred(n) || node_float(n, "ratio") == 0)
+		return NULL;
+	if (!c->step) {
+		char name[96];
+		snprintf(name, sizeof name, "%.80s_dropout_step", c->f->name);
+		uint64_t one = 1;
+		const struct type *t = type_get(c->m->types, EK_I64, &one, 1);
+		struct node *p = module_find_global(c->m, name);
+		c->step = p && p->kind == NK_Placeholder && node_type(p) == t
+				  ? p
+				  : &module_add_placeholder(c->m, module_fresh_name(c->m, name), t, c->f->loc)->n;
+	}
+	struct value sv = node_val(c->step, 0);
+	struct value mask = mk1_s(c, NK_DropoutMask, &sv, 1, node_type(n), n, "mask");
+	node_set_float(c->m, mask.node, "ratio", node_float(n, "ratio"));
+	node_set_int(c->m, mask.node, "seed", node_int(n, "seed"));
+	struct value ops[2] = {o[0], mask};
+	return node_create(c->g, NK_Mul, n->name, ops, 2, n->types, NULL, n->loc);
 }
 
 static bool is_loss(const struct node *n) { return n->kind == NK_CrossEntropyLoss || n->kind == NK_Regression; }
@@ -593,8 +610,8 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 		diag_error(ctx->diag, f->loc, "differentiate: function @%s already exists", name);
 		return -1;
 	}
-	struct dctx c = {m, func_create(m, name, f->loc), ctx->diag, ctx->train ? ctx->train : &train_config_default,
-			 {0}, {0}, {0}, {0}};
+	struct dctx c = {m,   func_create(m, name, f->loc), ctx->diag, ctx->train ? ctx->train : &train_config_default,
+			 {0}, {0}, {0}, {0}, f, NULL};
 	u64map_init(&c.clone);
 	u64map_init(&c.needs);
 	u64map_init(&c.adj);
@@ -618,8 +635,11 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 		struct value pred = {NULL, 0};
 		if (node_has_pred(n))
 			pred = o[n->nops];
-		struct node *k = node_create_pred(c.g, n->kind, n->name, o, n->nops, pred, n->types, NULL, n->loc);
-		node_copy_attrs(m, k, n);
+		struct node *k = train_forward(&c, n, o);
+		if (!k) {
+			k = node_create_pred(c.g, n->kind, n->name, o, n->nops, pred, n->types, NULL, n->loc);
+			node_copy_attrs(m, k, n);
+		}
 		u64map_put(&c.clone, (uint64_t)(uintptr_t)n, k);
 		if (needs)
 			u64map_put(&c.needs, (uint64_t)(uintptr_t)k, k);
@@ -659,12 +679,20 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 	}
 
 	/* 3. update, in declaration order of the placeholders */
-	if (status > 0)
+	if (status > 0) {
 		module_for_each_global(m, w) {
 			struct value *dw = is_trainable(w) ? get_adj(&c, node_val(w, 0)) : NULL;
 			if (dw)
 				sgd_update(&c, w, *dw);
 		}
+		if (c.step) {
+			/* the next step draws other dropout masks */
+			struct value sv = node_val(c.step, 0);
+			struct value one = mk_splat_s(&c, node_type(c.step), 1, c.step, "one");
+			struct value save[2] = {mk_bin_s(&c, NK_Add, sv, one, c.step, "next"), sv};
+			mk(&c, NK_Save, save, 2, NULL, c.step);
+		}
+	}
 	u64map_free(&c.clone);
 	u64map_free(&c.needs);
 	u64map_free(&c.adj);
