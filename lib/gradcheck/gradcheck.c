@@ -217,6 +217,42 @@ static double loss_value(const struct prog *p, const struct loss_part *parts, si
 	return l;
 }
 
+/* Gives f's Dropouts the masks differentiate gives @F_grad's copies:
+ * Mul(x, DropoutMask(@<F>_dropout_step)), the step placeholder of the
+ * same name, so the finite differences see the function the gradient is
+ * of (the step's value is an input: 0); those of ratio 0 are the identity.
+ * The masks are lowered here, as f runs without a pipeline. */
+static void mask_dropouts(struct func *f)
+{
+	struct module *m = f->mod;
+	struct node *step = NULL;
+	func_for_each_safe(f, n, next) {
+		if (n->kind != NK_Dropout || node_has_pred(n))
+			continue;
+		if (node_float(n, "ratio") == 0) { /* the identity */
+			value_replace_all_uses(node_val(n, 0), op_val(n, 0));
+			node_erase(f, n);
+			continue;
+		}
+		if (!step) {
+			char name[300];
+			snprintf(name, sizeof name, "%s_dropout_step", f->name);
+			uint64_t one = 1;
+			step = &module_add_placeholder(m, module_fresh_name(m, name), type_get(m->types, EK_I64, &one, 1),
+						       f->loc)->n;
+		}
+		struct value sv = node_val(step, 0);
+		struct node *mask = node_create1(f, NK_DropoutMask, NULL, &sv, 1, node_type(n), n, n->loc);
+		node_set_float(m, mask, "ratio", node_float(n, "ratio"));
+		node_set_int(m, mask, "seed", node_int(n, "seed"));
+		struct value ops[2] = {op_val(n, 0), node_val(mask, 0)};
+		struct node *mul = node_create1(f, NK_Mul, NULL, ops, 2, node_type(n), n, n->loc);
+		value_replace_all_uses(node_val(n, 0), node_val(mul, 0));
+		node_erase(f, n);
+		lower_train(f, mask);
+	}
+}
+
 /* ---- which gradient kinds a placeholder's gradient passes through ---- */
 
 /* Marks in kinds[] the gradient kinds among the nodes dw depends on in
@@ -352,6 +388,7 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 		goto out;
 	struct func *gf0 = module_find_func(gm, lf->name);
 	size_t nfwd = gf0->nnodes;
+	func_for_each(gf0, n) nfwd += n->kind == NK_Dropout && node_float(n, "ratio") != 0; /* + its mask */
 	if (run_pipeline(c, gm, "differentiate"))
 		goto out;
 	char gname[256];
@@ -381,6 +418,7 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 	}
 	struct loss_part parts[64];
 	size_t nparts = add_loss_saves(lf, parts, 64);
+	mask_dropouts(lf);
 	fill_inputs(&ts, lm, c->seed);
 	if (prog_open(&gp, gm, gf, c->be, c->o->olevel, c->d) || prog_open(&lp, lm, lf, c->be, c->o->olevel, c->d) ||
 	    prog_run(&gp, &ts, c->d) || prog_run(&lp, &ts, c->d)) {
