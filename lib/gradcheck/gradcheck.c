@@ -217,6 +217,45 @@ static double loss_value(const struct prog *p, const struct loss_part *parts, si
 	return l;
 }
 
+/* With -mode=train, f's BatchNormalizations normalize with the batch's
+ * statistics as differentiate's copies in @F_grad do (biased variance),
+ * inserted before each. */
+static void batch_statistics(struct func *f)
+{
+	struct module *m = f->mod;
+	func_for_each_safe(f, n, next) {
+		if (n->kind != NK_BatchNormalization || node_has_pred(n))
+			continue;
+		struct value x = op_val(n, 0);
+		const struct type *t = val_type(x);
+		unsigned ch = (unsigned)node_int(n, "channel_idx");
+		int64_t axes[GLOW_MAX_RANK];
+		uint64_t d[GLOW_MAX_RANK], cdim = t->dims[ch];
+		unsigned na = 0;
+		for (unsigned i = 0; i < t->rank; i++) {
+			if (i != ch)
+				axes[na++] = (int64_t)i;
+			d[i] = i == ch ? cdim : 1;
+		}
+		const struct type *ct = type_with_dims(m->types, t, &cdim, 1);
+		struct node *mean = node_create1(f, NK_BatchedReduceMean, NULL, &x, 1, ct, n, n->loc);
+		node_set_ints(m, mean, "axes", axes, na);
+		struct value mv = node_val(mean, 0);
+		struct node *r = node_create1(f, NK_Reshape, NULL, &mv, 1, type_with_dims(m->types, t, d, t->rank), n,
+					      n->loc);
+		struct value rv = node_val(r, 0);
+		struct node *b = node_create1(f, NK_Broadcast, NULL, &rv, 1, t, n, n->loc);
+		struct value sub[2] = {x, node_val(b, 0)};
+		struct node *xc = node_create1(f, NK_Sub, NULL, sub, 2, t, n, n->loc);
+		struct value sq[2] = {node_val(xc, 0), node_val(xc, 0)};
+		struct value sqv = node_val(node_create1(f, NK_Mul, NULL, sq, 2, t, n, n->loc), 0);
+		struct node *var = node_create1(f, NK_BatchedReduceMean, NULL, &sqv, 1, ct, n, n->loc);
+		node_set_ints(m, var, "axes", axes, na);
+		node_set_operand(n, 3, mv);
+		node_set_operand(n, 4, node_val(var, 0));
+	}
+}
+
 /* Gives f's Dropouts the masks differentiate gives @F_grad's copies:
  * Mul(x, DropoutMask(@<F>_dropout_step)), the step placeholder of the
  * same name, so the finite differences see the function the gradient is
@@ -273,7 +312,7 @@ static void grad_kinds(struct func *g, size_t nfwd, struct value dw, bool *kinds
 	u64map_put(&seen, (uint64_t)(uintptr_t)dw.node, dw.node);
 	while (sp) {
 		struct node *n = stack[--sp];
-		if (lower_is_grad(n))
+		if (lower_is_grad(n) && n->kind != NK_DropoutMask && n->kind != NK_SGD)
 			kinds[n->kind] = true;
 		for (unsigned k = 0; k < n->nops; k++) {
 			struct node *o = n->ops[k].def;
@@ -361,7 +400,7 @@ static int run_pipeline(struct check *c, struct module *m, const char *passes)
 	struct pass_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.diag = c->d;
-	ctx.mode = PASS_MODE_TRAIN;
+	ctx.mode = c->o->mode ? PASS_MODE_INFER : PASS_MODE_TRAIN;
 	ctx.backend = gc_backend_names[c->o->backend];
 	ctx.target = &target;
 	ctx.train = &tc;
@@ -419,6 +458,8 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 	struct loss_part parts[64];
 	size_t nparts = add_loss_saves(lf, parts, 64);
 	mask_dropouts(lf);
+	if (!c->o->mode)
+		batch_statistics(lf);
 	fill_inputs(&ts, lm, c->seed);
 	if (prog_open(&gp, gm, gf, c->be, c->o->olevel, c->d) || prog_open(&lp, lm, lf, c->be, c->o->olevel, c->d) ||
 	    prog_run(&gp, &ts, c->d) || prog_run(&lp, &ts, c->d)) {
