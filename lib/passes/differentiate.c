@@ -728,11 +728,11 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 	return status;
 }
 
-int differentiate_values(struct func *f, struct diag *d, struct value y, struct value seed, const struct value *xs,
-			 unsigned nx, struct value *out)
+const struct node *differentiate_values(struct func *f, struct value y, struct value seed, const struct value *xs,
+					unsigned nx, struct value *out)
 {
 	struct dctx c;
-	dctx_init(&c, f->mod, f, d);
+	dctx_init(&c, f->mod, f, NULL);
 	c.explicit_srcs = true;
 	for (unsigned i = 0; i < nx; i++)
 		u64map_put(&c.srcs, (uint64_t)(uintptr_t)xs[i].node, xs[i].node);
@@ -747,22 +747,20 @@ int differentiate_values(struct func *f, struct diag *d, struct value y, struct 
 		}
 	}
 	dg_add_adj(&c, y, seed);
-	int status = 0;
-	for (struct node *n = last; n && status == 0; n = n->prev) {
-		struct value *gy = n->nres && u64map_get(&c.needs, (uint64_t)(uintptr_t)n) ? dg_get_adj(&c, node_val(n, 0))
-										      : NULL;
-		if (gy && (node_has_pred(n) || !backprop(&c, n, *gy))) {
-			diag_error(d, n->loc, "gradient: %s %%%s has no gradient rule, and the differentiated value depends on it",
-				   node_kind_name(n->kind), n->name);
-			status = -1;
-		}
+	const struct node *bad = NULL;
+	for (struct node *n = last; n && !bad; n = n->prev) {
+		if (!n->nres || !u64map_get(&c.needs, (uint64_t)(uintptr_t)n))
+			continue;
+		struct value *gy = dg_get_adj(&c, node_val(n, 0));
+		if (gy && (node_has_pred(n) || !backprop(&c, n, *gy)))
+			bad = n;
 	}
-	for (unsigned i = 0; i < nx && status == 0; i++) {
+	for (unsigned i = 0; i < nx && !bad; i++) {
 		struct value *a = dg_get_adj(&c, xs[i]);
 		out[i] = a ? *a : dg_mk_splat_s(&c, val_type(xs[i]), 0, xs[i].node, "zero_grad");
 	}
 	dctx_free(&c);
-	return status;
+	return bad;
 }
 
 bool differentiate_run(struct module *m, struct pass_ctx *ctx)

@@ -15,11 +15,12 @@
  * of its type when y does not depend on it (or it is not floating point).
  * Only the nodes of f before the call are differentiated, with the rules
  * of the differentiate pass (inference semantics: Dropout is the identity,
- * BatchNormalization uses its Mean and Var operands). Returns 0, or -1
- * after reporting a node on the way from xs to y whose kind has no
- * gradient rule (at its location). */
-int differentiate_values(struct func *f, struct diag *d, struct value y, struct value seed, const struct value *xs,
-			 unsigned nx, struct value *out);
+ * BatchNormalization uses its Mean and Var operands). Returns NULL, or
+ * the first node on the way from xs to y whose kind has no gradient rule
+ * (the caller reports it; out is then not set and the nodes appended so
+ * far are left for dce). */
+const struct node *differentiate_values(struct func *f, struct value y, struct value seed, const struct value *xs,
+					unsigned nx, struct value *out);
 
 /* ---- for the rule files ---- */
 

@@ -460,8 +460,12 @@ int op_gradient(struct importer *im, const onnx_node *n)
 			return -1;
 	}
 	struct value seed = b_splat_const(im, dname(im, yname, "seed"), val_type(y), 1);
-	if (!seed.node || differentiate_values(im->f, im->d, y, seed, xs, (unsigned)nx, g))
+	if (!seed.node)
 		return -1;
+	const struct node *bad = differentiate_values(im->f, y, seed, xs, (unsigned)nx, g);
+	if (bad)
+		return op_err(im, "%s %%%s on the way from xs to y has no gradient rule", node_kind_name(bad->kind),
+			      bad->name);
 	for (size_t i = 0; i < nx; i++)
 		if (set_out(im, (unsigned)i, g[i]))
 			return -1;
