@@ -22,7 +22,8 @@
  *   (differentiate gives @F_grad's copies their mask).
  *
  *   DropoutMask(S) {ratio r, seed}: per element i of the mask, with
- *   M = 2^31 - 1 (a prime) and K[i] = mix64(seed, i) mod M computed here:
+ *   M = 2^31 - 1 (a prime) and K[i] = mix64(mix64(seed + g) + i) mod M
+ *   computed here (g an odd constant, so seed 0 is no fixed point):
  *     t = (S mod M) * 48271 mod M                      (once, on <1>)
  *     h = (K[i] + t) mod M
  *     h = (h * h + K[i]) mod M, twice
@@ -142,7 +143,7 @@ static void lower_dropout_mask(struct func *f, struct node *n)
 	if (!keys)
 		abort();
 	for (uint64_t i = 0; i < cnt; i++)
-		keys[i] = (int64_t)(mix64(mix64(seed) + i) % MASK_PRIME);
+		keys[i] = (int64_t)(mix64(mix64(seed + 0x9e3779b97f4a7c15u) + i) % MASK_PRIME);
 	char buf[64];
 	struct constant *kc = pu_new_constant(m, kt, keys, lw_name(buf, n, "keys"));
 	free(keys);
