@@ -277,8 +277,8 @@ static void mask_dropouts(struct func *f)
 			char name[300];
 			snprintf(name, sizeof name, "%s_dropout_step", f->name);
 			uint64_t one = 1;
-			step = &module_add_placeholder(m, module_fresh_name(m, name), type_get(m->types, EK_I64, &one, 1),
-						       f->loc)->n;
+			const struct type *st = type_get(m->types, EK_I64, &one, 1);
+			step = &module_add_placeholder(m, module_fresh_name(m, name), st, f->loc)->n;
 		}
 		struct value sv = node_val(step, 0);
 		struct node *mask = node_create1(f, NK_DropoutMask, NULL, &sv, 1, node_type(n), n, n->loc);

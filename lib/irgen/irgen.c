@@ -360,7 +360,8 @@ static int check_lowered(const struct gen *G, struct func *f)
 		default:
 			if (G->ikind[n->kind] >= 0)
 				continue;
-			diag_error(G->d, n->loc, "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
+			diag_error(G->d, n->loc,
+				   "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
 				   node_kind_name(n->kind), n->name ? n->name : "");
 			bad++;
 		}

@@ -70,13 +70,15 @@ static bool gelu_tanh(struct dctx *c, struct node *n, struct value gy)
 	const struct type *t = val_type(x);
 	const double k = 0.79788456080286536, a = 0.044715;
 	struct value x2 = dg_mk_bin(c, NK_Mul, x, x, n);
-	struct value inner = dg_mk_bin(c, NK_Add, dg_mk_splat(c, t, 1, n), dg_mk_bin(c, NK_Mul, x2, dg_mk_splat(c, t, a, n), n), n);
+	struct value ax2 = dg_mk_bin(c, NK_Mul, x2, dg_mk_splat(c, t, a, n), n);
+	struct value inner = dg_mk_bin(c, NK_Add, dg_mk_splat(c, t, 1, n), ax2, n);
 	struct value u = dg_mk_bin(c, NK_Mul, dg_mk_bin(c, NK_Mul, x, inner, n), dg_mk_splat(c, t, k, n), n);
 	struct value th = dg_mk1(c, NK_Tanh, &u, 1, t, n);
 	struct value half = dg_mk_splat(c, t, 0.5, n);
 	struct value d1 = dg_mk_bin(c, NK_Mul, dg_mk_bin(c, NK_Add, th, dg_mk_splat(c, t, 1, n), n), half, n);
 	struct value sech2 = dg_mk_bin(c, NK_Sub, dg_mk_splat(c, t, 1, n), dg_mk_bin(c, NK_Mul, th, th, n), n);
-	struct value du = dg_mk_bin(c, NK_Add, dg_mk_splat(c, t, 1, n), dg_mk_bin(c, NK_Mul, x2, dg_mk_splat(c, t, 3 * a, n), n), n);
+	struct value a3x2 = dg_mk_bin(c, NK_Mul, x2, dg_mk_splat(c, t, 3 * a, n), n);
+	struct value du = dg_mk_bin(c, NK_Add, dg_mk_splat(c, t, 1, n), a3x2, n);
 	du = dg_mk_bin(c, NK_Mul, du, dg_mk_splat(c, t, 0.5 * k, n), n);
 	struct value d2 = dg_mk_bin(c, NK_Mul, dg_mk_bin(c, NK_Mul, x, sech2, n), du, n);
 	dg_add_adj(c, x, dg_mk_bin(c, NK_Mul, gy, dg_mk_bin(c, NK_Add, d1, d2, n), n));
@@ -169,15 +171,19 @@ static bool bn_affine(struct dctx *c, struct node *n, struct value gy)
 		return false;
 	const struct type *t = val_type(x), *ct = val_type(var);
 	unsigned ch = (unsigned)node_int(n, "channel_idx");
-	struct value sd = dg_mk1(c, NK_Sqrt, (struct value[]){dg_mk_bin(c, NK_Add, var, dg_mk_splat(c, ct, node_float(n, "epsilon"), n), n)}, 1, ct, n);
-	if (dg_wants_grad(c, x))
-		dg_add_adj(c, x, dg_mk_bin(c, NK_Mul, gy, bcast_c(c, dg_mk_bin(c, NK_Div, scale, sd, n), t, ch, n, "grad"), n));
+	struct value veps = dg_mk_bin(c, NK_Add, var, dg_mk_splat(c, ct, node_float(n, "epsilon"), n), n);
+	struct value sd = dg_mk1(c, NK_Sqrt, &veps, 1, ct, n);
+	if (dg_wants_grad(c, x)) {
+		struct value k = bcast_c(c, dg_mk_bin(c, NK_Div, scale, sd, n), t, ch, n, "grad");
+		dg_add_adj(c, x, dg_mk_bin(c, NK_Mul, gy, k, n));
+	}
 	if (dg_wants_grad(c, bias))
 		dg_add_adj(c, bias, reduce_c(c, NK_BatchedReduceAdd, gy, ch, n, "dbias"));
 	if (dg_wants_grad(c, scale)) {
 		struct value xc = dg_mk_bin(c, NK_Sub, x, bcast_c(c, mean, t, ch, n, "grad"), n);
 		struct value xh = dg_mk_bin(c, NK_Div, xc, bcast_c(c, sd, t, ch, n, "grad"), n);
-		dg_add_adj(c, scale, reduce_c(c, NK_BatchedReduceAdd, dg_mk_bin(c, NK_Mul, gy, xh, n), ch, n, "dscale"));
+		struct value gxh = dg_mk_bin(c, NK_Mul, gy, xh, n);
+		dg_add_adj(c, scale, reduce_c(c, NK_BatchedReduceAdd, gxh, ch, n, "dscale"));
 	}
 	return true;
 }

@@ -62,18 +62,18 @@ static bool is_source(const struct dctx *c, const struct node *n)
 }
 
 bool dg_wants_grad(struct dctx *c, struct value v)
-{
+		   {
 	if (!elem_is_float((enum elem_kind)val_type(v)->elem))
 		return false;
 	return is_source(c, v.node) || u64map_get(&c->needs, (uint64_t)(uintptr_t)v.node);
 }
 
 struct value *dg_get_adj(struct dctx *c, struct value v) { return u64map_get(&c->adj, vkey(v)); }
-
+			 
 /* A node of @F_grad at the end of its list, named "<base>.<sfx>" after the
  * node it belongs to, at that node's location. */
 struct node *dg_mk_s(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
-			 const struct type *const *types, const struct node *base, const char *sfx)
+		     const struct type *const *types, const struct node *base, const char *sfx)
 {
 	char name[96];
 	snprintf(name, sizeof name, "%.60s.%.20s", base->name ? base->name : "t", sfx);
@@ -82,37 +82,37 @@ struct node *dg_mk_s(struct dctx *c, unsigned kind, const struct value *ops, uns
 
 /* mk_s for the adjoints: "<base>.grad" */
 struct node *dg_mk(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
-		       const struct type *const *types, const struct node *base)
+		   const struct type *const *types, const struct node *base)
 {
 	return dg_mk_s(c, kind, ops, nops, types, base, "grad");
 }
 
 struct value dg_mk1_s(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
-			  const struct type *t, const struct node *base, const char *sfx)
+		      const struct type *t, const struct node *base, const char *sfx)
 {
 	return node_val(dg_mk_s(c, kind, ops, nops, &t, base, sfx), 0);
 }
 
 struct value dg_mk1(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops, const struct type *t,
-			const struct node *base)
+		    const struct node *base)
 {
 	return dg_mk1_s(c, kind, ops, nops, t, base, "grad");
 }
 
 struct value dg_mk_bin_s(struct dctx *c, unsigned kind, struct value a, struct value b, const struct node *base,
-			     const char *sfx)
+			 const char *sfx)
 {
 	struct value ops[2] = {a, b};
 	return dg_mk1_s(c, kind, ops, 2, val_type(a), base, sfx);
 }
 
 struct value dg_mk_bin(struct dctx *c, unsigned kind, struct value a, struct value b, const struct node *base)
-{
+		       {
 	return dg_mk_bin_s(c, kind, a, b, base, "grad");
 }
 
 struct value dg_mk_splat_s(struct dctx *c, const struct type *t, double x, const struct node *base,
-			       const char *sfx)
+			   const char *sfx)
 {
 	struct value v = dg_mk1_s(c, NK_Splat, NULL, 0, t, base, sfx);
 	node_set_float(c->m, v.node, "value", x);
@@ -120,26 +120,26 @@ struct value dg_mk_splat_s(struct dctx *c, const struct type *t, double x, const
 }
 
 struct value dg_mk_splat(struct dctx *c, const struct type *t, double x, const struct node *base)
-{
+			 {
 	return dg_mk_splat_s(c, t, x, base, "grad");
 }
 
 /* k(a, b) for a comparison k: a bool tensor of a's shape. */
 struct value dg_mk_cmp(struct dctx *c, unsigned k, struct value a, struct value b, const struct node *base)
-{
+		       {
 	struct value ops[2] = {a, b};
 	return dg_mk1(c, k, ops, 2, type_with_elem(c->m->types, val_type(a), EK_BOOL), base);
 }
 
 struct value dg_mk_select(struct dctx *c, struct value cond, struct value x, struct value y,
-			      const struct node *base)
+			  const struct node *base)
 {
 	struct value ops[3] = {cond, x, y};
 	return dg_mk1(c, NK_Select, ops, 3, val_type(x), base);
 }
 
 struct value dg_mk_transpose(struct dctx *c, struct value v, const int64_t *shuffle, const struct node *base)
-{
+			     {
 	const struct type *t = val_type(v);
 	uint64_t d[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < t->rank; i++)
@@ -151,7 +151,7 @@ struct value dg_mk_transpose(struct dctx *c, struct value v, const int64_t *shuf
 
 /* The sum of v over axis, kept as a 1 and broadcast back to v's shape. */
 struct value dg_sum_axis(struct dctx *c, struct value v, unsigned axis, const struct node *base)
-{
+			 {
 	const struct type *t = val_type(v);
 	uint64_t d[GLOW_MAX_RANK], k = 0;
 	for (unsigned i = 0; i < t->rank; i++)
@@ -169,7 +169,7 @@ struct value dg_sum_axis(struct dctx *c, struct value v, unsigned axis, const st
 /* Adds g to the adjoint of v (when v wants one): the first contribution is
  * the adjoint, later ones are summed into it. */
 void dg_add_adj(struct dctx *c, struct value v, struct value g)
-{
+		{
 	if (!dg_wants_grad(c, v))
 		return;
 	struct value *a = dg_get_adj(c, v);
@@ -269,7 +269,8 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 	case NK_Sigmoid:
 	case NK_Tanh: {
 		struct value ops[2] = {node_val(n, 0), gy};
-		dg_add_adj(c, a, dg_mk1(c, n->kind == NK_Sigmoid ? NK_SigmoidGrad : NK_TanhGrad, ops, 2, val_type(a), n));
+		unsigned k = n->kind == NK_Sigmoid ? NK_SigmoidGrad : NK_TanhGrad;
+		dg_add_adj(c, a, dg_mk1(c, k, ops, 2, val_type(a), n));
 		return true;
 	}
 	case NK_Add: dg_add_adj(c, a, gy); dg_add_adj(c, b, gy); return true;
@@ -360,7 +361,8 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 			dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, y, dg_mk_bin(c, NK_Sub, gy, s, n), n));
 		} else {
 			struct value p = dg_mk1(c, NK_Exp, &y, 1, val_type(y), n);
-			dg_add_adj(c, a, dg_mk_bin(c, NK_Sub, gy, dg_mk_bin(c, NK_Mul, p, dg_sum_axis(c, gy, axis, n), n), n));
+			struct value ps = dg_mk_bin(c, NK_Mul, p, dg_sum_axis(c, gy, axis, n), n);
+			dg_add_adj(c, a, dg_mk_bin(c, NK_Sub, gy, ps, n));
 		}
 		return true;
 	}
@@ -462,14 +464,16 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 	case NK_Min: {
 		/* the operand that was chosen; a tie goes to the LHS */
 		struct value zero = dg_mk_splat(c, val_type(gy), 0, n);
-		struct value lhs_lost = n->kind == NK_Max ? dg_mk_cmp(c, NK_CmpLT, a, b, n) : dg_mk_cmp(c, NK_CmpLT, b, a, n);
+		struct value lhs_lost =
+			n->kind == NK_Max ? dg_mk_cmp(c, NK_CmpLT, a, b, n) : dg_mk_cmp(c, NK_CmpLT, b, a, n);
 		dg_add_adj(c, a, dg_mk_select(c, lhs_lost, zero, gy, n));
 		dg_add_adj(c, b, dg_mk_select(c, lhs_lost, gy, zero, n));
 		return true;
 	}
 	case NK_LeakyRelu: {
 		struct value zero = dg_mk_splat(c, val_type(a), 0, n);
-		struct value slope = dg_mk_bin(c, NK_Mul, gy, dg_mk_splat(c, val_type(a), node_float(n, "alpha"), n), n);
+		struct value alpha = dg_mk_splat(c, val_type(a), node_float(n, "alpha"), n);
+		struct value slope = dg_mk_bin(c, NK_Mul, gy, alpha, n);
 		dg_add_adj(c, a, dg_mk_select(c, dg_mk_cmp(c, NK_CmpLT, zero, a, n), gy, slope, n));
 		return true;
 	}

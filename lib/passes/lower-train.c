@@ -226,10 +226,10 @@ static void lower_lrn_grad(struct func *f, struct node *n)
 	const struct type *ft = type_get(f->mod->types, EK_FLOAT, bd, 2);
 	struct value b = node_val(&pu_new_constant(f->mod, ft, band, lw_name(buf, n, "band"))->n, 0);
 	free(band);
-	if (t->elem != EK_FLOAT)
-		b = node_val(lw_node(f, NK_ConvertTo, &b, 1, type_with_elem(f->mod->types, ft, (enum elem_kind)t->elem), n,
-				     "bandk"),
-			     0);
+	if (t->elem != EK_FLOAT) {
+		const struct type *kt = type_with_elem(f->mod->types, ft, (enum elem_kind)t->elem);
+		b = node_val(lw_node(f, NK_ConvertTo, &b, 1, kt, n, "bandk"), 0);
+	}
 	/* s = k + alpha / size * window_sum(x^2), d = s^-beta: y = x d */
 	struct value s = window_sum(f, lw_bin(f, NK_Mul, x, x, n, "x2"), b, n, "sq");
 	s = lw_bin_splat(f, NK_Add, lw_bin_splat(f, NK_Mul, s, alpha / size, n, "as"), node_float(n, "k"), n, "s");

@@ -435,15 +435,16 @@ int op_gradient(struct importer *im, const onnx_node *n)
 		return op_err(im, "Gradient inside a subgraph is not supported");
 	size_t nx = xa->n_strings, nz = za ? za->n_strings : 0;
 	if (n_in(n) != nx + nz)
-		return op_err(im, "inputs must be the %zu tensors of xs and the %zu of zs, not %u inputs", nx, nz, n_in(n));
+		return op_err(im, "inputs must be the %zu tensors of xs and the %zu of zs, not %u inputs", nx, nz,
+			      n_in(n));
 	if (n->n_output != nx)
 		return op_err(im, "outputs must be one gradient per name of xs (%zu), not %zu", nx, n->n_output);
 	for (size_t i = 0; i < nx; i++) {
 		const char *want = (const char *)xa->strings[i].data;
 		size_t wl = xa->strings[i].len;
 		if (strlen(n->input[i]) != wl || memcmp(n->input[i], want, wl) != 0)
-			return op_err(im, "input %zu (\"%s\") must be the tensor xs[%zu] names (\"%.*s\")", i, n->input[i], i,
-				      (int)wl, want);
+			return op_err(im, "input %zu (\"%s\") must be the tensor xs[%zu] names (\"%.*s\")", i,
+				      n->input[i], i, (int)wl, want);
 	}
 	struct tensor *yt = t_lookup(im, yname);
 	if (!yt)
