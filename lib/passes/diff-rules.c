@@ -207,7 +207,10 @@ bool dg_backprop_more(struct dctx *c, struct node *n, struct value gy)
 	case NK_Gelu: return gelu_tanh(c, n, gy);
 	case NK_Pad: return pad_any(c, n, gy);
 	case NK_LocalResponseNormalization: return lrn(c, n, gy);
-	case NK_BatchNormalization: return c->train ? bn_batch(c, n, gy) : bn_affine(c, n, gy);
+	case NK_BatchNormalization:
+		if (!elem_is_float((enum elem_kind)op_type(n, 0)->elem))
+			return false;
+		return c->train ? bn_batch(c, n, gy) : bn_affine(c, n, gy);
 	default: return false;
 	}
 }

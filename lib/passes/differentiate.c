@@ -4,21 +4,24 @@
  *
  * @F_grad is built in three parts, in list order:
  *   1. forward: a copy of every node of @F (its Saves included, so the
- *      step still writes the loss and the outputs @F writes);
+ *      step still writes the loss and the outputs @F writes), but a
+ *      Dropout multiplies by a DropoutMask of the step counter
+ *      "<F>_dropout_step" and, with -mode=train, a BatchNormalization
+ *      normalizes with the batch's statistics (train_forward);
  *   2. backward: the adjoint of every value the loss depends on, in reverse
  *      list order. A loss node (CrossEntropyLoss, Regression) seeds it; a
  *      value with several users gets the Add of their contributions. Only
  *      values that depend on a trainable placeholder get an adjoint;
- *      constants, labels and indices get none. backprop() holds the rules:
- *      the windowed and linear kinds and the activations with a cheap
- *      derivative make gradient kinds (Nodes.def), the rest forward kinds;
- *   3. update: one SGD step per trainable placeholder W with adjoint dW,
- *      written with forward kinds so every backend runs it:
- *        g = dW / batch_size + weight_decay * W
- *        v = momentum * V + g   (Save to V, a placeholder the pass creates,
- *                                "<W>_velocity", shared by every function
- *                                that trains W; only when momentum > 0)
- *        W = W - learning_rate * v   (Save to W)
+ *      constants, labels and indices get none. backprop() holds the rules
+ *      (diff-rules.c those added with Dropout and training-mode
+ *      BatchNormalization): the windowed and linear kinds and the
+ *      activations with a cheap derivative make gradient kinds
+ *      (Nodes.def), the rest forward kinds;
+ *   3. update: one SGD node per trainable placeholder W with adjoint dW,
+ *      carrying the training configuration, and the Save of its result to
+ *      W (lower-train.c lowers SGD into the arithmetic and the velocity
+ *      placeholder "<W>_velocity"); then the Saves of BatchNormalization's
+ *      running statistics and the increment of the dropout step counter.
  *      The Saves come last, after every read of W.
  * @F is left unchanged; both functions use the same placeholders.
  *
@@ -577,7 +580,8 @@ static void sgd_update(struct dctx *c, struct node *w, struct value dw)
  * by the step's last Save) shared by the function's Dropouts. */
 static struct node *train_forward(struct dctx *c, const struct node *n, const struct value *o)
 {
-	if (n->kind == NK_BatchNormalization && c->train && !node_has_pred(n))
+	if (n->kind == NK_BatchNormalization && c->train && !node_has_pred(n) &&
+	    elem_is_float((enum elem_kind)op_type(n, 0)->elem))
 		return dg_bn_train_forward(c, n, o);
 	if (n->kind != NK_Dropout || node_has_pred(n) || node_float(n, "ratio") == 0)
 		return NULL;
