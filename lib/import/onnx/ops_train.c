@@ -424,7 +424,9 @@ int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x)
  * differentiate pass computes it (differentiate_values: the adjoints of
  * the graph built so far, seeded with ones). A tensor y does not depend on
  * gets zeros. In the main graph only: a subgraph's nodes are unrolled into
- * the caller's. */
+ * the caller's. An x known at import (an initializer) is refused: the
+ * importer folds computations on known tensors into new constants, so the
+ * graph would not show how y depends on it. */
 int op_gradient(struct importer *im, const onnx_node *n)
 {
 	const Onnx__AttributeProto *xa = attr(n, "xs"), *za = attr(n, "zs");
@@ -456,6 +458,13 @@ int op_gradient(struct importer *im, const onnx_node *n)
 		return op_err(im, "y (\"%s\") must be a floating-point tensor", yname);
 	struct value *xs = arena_alloc(&im->scratch, 2 * nx * sizeof *xs), *g = xs + nx;
 	for (size_t i = 0; i < nx; i++) {
+		/* the importer folds what is computed from known tensors alone
+		 * into new constants, cutting the path from such an x to y */
+		struct tensor *xt = in_req(im, (unsigned)i);
+		if (xt && xt->known)
+			return op_err(im, "xs[%zu] (\"%s\") is known at import (an initializer or constant): computations "
+					  "on it are folded, so its gradient is not supported",
+				      i, xt->name);
 		xs[i] = in_val(im, (unsigned)i);
 		if (!xs[i].node)
 			return -1;
