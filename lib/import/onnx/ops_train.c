@@ -462,8 +462,9 @@ int op_gradient(struct importer *im, const onnx_node *n)
 		 * into new constants, cutting the path from such an x to y */
 		struct tensor *xt = in_req(im, (unsigned)i);
 		if (xt && xt->known)
-			return op_err(im, "xs[%zu] (\"%s\") is known at import (an initializer or constant): computations "
-					  "on it are folded, so its gradient is not supported",
+			return op_err(im,
+				      "xs[%zu] (\"%s\") is known at import (an initializer or constant): "
+				      "computations on it are folded, so its gradient is not supported",
 				      i, xt->name);
 		xs[i] = in_val(im, (unsigned)i);
 		if (!xs[i].node)
