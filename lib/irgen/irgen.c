@@ -357,6 +357,17 @@ static int check_lowered(const struct gen *G, struct func *f)
 		case NK_InsertTensor:
 		case NK_Slice:
 		case NK_MaxPool: continue;
+		case NK_SGD:
+			/* the sgd instruction has no velocity operand: momentum lives
+			 * in the <W>_velocity placeholder that lowering creates */
+			if (node_float(n, "momentum") != 0) {
+				diag_error(G->d, n->loc,
+					   "SGD %%%s has momentum %g, which the sgd instruction cannot keep: "
+					   "lower it first (glow-opt -O2 or -passes=lower)",
+					   n->name ? n->name : "", node_float(n, "momentum"));
+				bad++;
+			}
+			continue;
 		default:
 			if (G->ikind[n->kind] >= 0)
 				continue;
