@@ -1,0 +1,124 @@
+/* quant.h - profile-guided quantization's support: the profile file
+ * (profile.c), the choice of scale and offset per schema and the KL
+ * calibration over a histogram (schema.c). docs/Quantization.md states the
+ * file format and the arithmetic.
+ *
+ * Library code: reports through struct diag, never exits.
+ */
+#ifndef GLOW_QUANT_QUANT_H
+#define GLOW_QUANT_QUANT_H
+
+#include "support/diag.h"
+#include "support/types.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- the profile (profile.c) ---- */
+
+/* The bins of the histogram the profile pass gives every value. */
+#define QP_DEFAULT_BINS 1024
+/* The most bins a profile entry may have (the reader's bound). */
+#define QP_MAX_BINS 65536
+
+/* One profiled value: result `output` of the node called `name` (a
+ * placeholder: output 0), the range of every element seen and a histogram
+ * of nbins equal bins over [min, max]. */
+struct qp_entry {
+	char *name;
+	int64_t output;
+	float min, max;
+	size_t nbins;
+	float *hist;
+	struct loc loc; /* where the entry was read (LOC_NONE: made here) */
+	bool used;      /* scratch for the consumers' mismatch checks */
+};
+
+struct qprofile {
+	struct qp_entry *v;
+	size_t n, cap;
+	char *buf; /* the text read (the diagnostics' source): kept until free */
+};
+
+void qprofile_init(struct qprofile *p);
+void qprofile_free(struct qprofile *p);
+/* Parses profile text buf (len bytes) named `name` for diagnostics into p
+ * (initialized here); 0, or -1 after reporting at file:line:col (nothing
+ * kept in p). */
+int qprofile_parse(struct qprofile *p, const char *buf, size_t len, const char *name, struct diag *d);
+/* Reads and parses the file at path; 0 or -1 after reporting. */
+int qprofile_read(struct qprofile *p, const char *path, struct diag *d);
+/* Writes p to path whole or not at all; 0 or -1 after reporting. */
+int qprofile_write(const struct qprofile *p, const char *path, struct diag *d);
+/* The entry of (name, output), or NULL. */
+struct qp_entry *qprofile_find(const struct qprofile *p, const char *name, int64_t output);
+/* Appends an entry (name copied, hist copied) and returns it. */
+struct qp_entry *qprofile_add(struct qprofile *p, const char *name, int64_t output, float min, float max,
+			      const float *hist, size_t nbins);
+
+/* ---- scale and offset (schema.c) ---- */
+
+enum quant_schema { QS_ASYMMETRIC, QS_SYMMETRIC, QS_SYMMETRIC_UINT8, QS_SYMMETRIC_POW2 };
+enum quant_calib { QC_NONE, QC_KL };
+
+/* Scale and offset of one quantized value: real = scale * (q - offset). */
+struct qparams {
+	enum elem_kind kind; /* EK_QI8, EK_QUI8, EK_QI16 */
+	float scale;
+	int32_t offset;
+};
+
+/* The parameters of a value whose real range is [min, max] with the
+ * precision `prec` (EK_QI8 or EK_QI16) under schema s. */
+struct qparams quant_choose(float min, float max, enum quant_schema s, enum elem_kind prec);
+/* The range KL calibration keeps of entry e for `levels` quantization
+ * levels: the window of bins whose quantized distribution is closest (in
+ * Kullback-Leibler divergence) to the histogram; [e->min, e->max] when the
+ * histogram is empty or too coarse. */
+void quant_kl_range(const struct qp_entry *e, unsigned levels, float *lo, float *hi);
+
+/* Requantization multiplier: ratio ~= mult * 2^-shift with mult in
+ * [2^30, 2^31) (rounded to nearest) and shift in [0, 62]; a ratio below
+ * 2^-32 gives mult 0 (every product rounds to 0). Inline: the
+ * interpreter's kernels use it without linking this library. */
+static inline void quant_multiplier(double ratio, int32_t *mult, int *shift)
+{
+	int e;
+	double f = frexp(ratio, &e); /* ratio = f * 2^e, f in [0.5, 1) */
+	int64_t m = (int64_t)nearbyint(f * 2147483648.0);
+	if (m == 2147483648LL) { /* f rounded up to 1 */
+		m /= 2;
+		e++;
+	}
+	int sh = 31 - e;
+	if (!(ratio > 0) || sh > 62 || m == 0) {
+		*mult = 0;
+		*shift = 0;
+		return;
+	}
+	if (sh < 0) { /* ratio >= 2^31: saturate (no schema's scales give it) */
+		m = 2147483647;
+		sh = 0;
+	}
+	*mult = (int32_t)m;
+	*shift = sh;
+}
+/* (x * mult) >> shift, rounding half away from zero, with x first
+ * saturated to int32 (the accumulator's width), so the product fits in 63
+ * bits (docs/Quantization.md). */
+static inline int64_t quant_requant(int64_t x, int32_t mult, int shift)
+{
+	if (x > INT32_MAX)
+		x = INT32_MAX;
+	if (x < INT32_MIN)
+		x = INT32_MIN;
+	int64_t p = x * (int64_t)mult;
+	if (shift == 0)
+		return p;
+	int64_t half = (int64_t)1 << (shift - 1);
+	return p >= 0 ? (p + half) >> shift : -((-p + half) >> shift);
+}
+
+#endif
