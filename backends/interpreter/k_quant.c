@@ -5,7 +5,7 @@
  * s * (q - o). Every kernel works on the centred integers q - o:
  *   - linear kinds (convolution, grouped and depthwise included,
  *     fullyconnected, matmul, batchmatmul) accumulate the products exactly,
- *     add the bias (a qi32 bias of scale sx*sw and offset 0 adds as it is;
+ *     add the bias (a bias of scale sx*sw rounded to float adds as it is;
  *     other bias scales are requantized into that scale; a float bias is
  *     rounded half to even into it), then requantize the accumulator
  *     (saturated to int32) by the multiplier of sx*sw/sd;
@@ -93,7 +93,8 @@ static int64_t *qk_bias(const struct interp_arg *b, double acc_scale, size_t n)
 {
 	int64_t *v = xmalloc(n * sizeof *v + 1);
 	if (qk_q(b->t)) {
-		bool same = (double)b->t->scale == acc_scale;
+		/* the quantize pass gives the bias scale sx*sw rounded to float */
+		bool same = b->t->scale == (float)acc_scale;
 		struct qk_req r = qk_req_of((double)b->t->scale / acc_scale);
 		for (size_t i = 0; i < n; i++) {
 			int64_t c = ld_i(b->t, b->p, i) - b->t->offset;

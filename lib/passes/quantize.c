@@ -18,7 +18,10 @@
  *   - a result: the profile's range of the result, except for the kinds
  *     that only move or select elements (Reshape, Transpose, Slice, Pad,
  *     Gather, MaxPool), whose result keeps the input's parameters, and
- *     Concat, whose inputs are all brought to the result's.
+ *     Concat, whose inputs are all brought to the result's. These kinds
+ *     are quantized only when an input is quantized already (comes from a
+ *     Dequantize): quantizing a float value just to move it would only add
+ *     a border.
  * and when the backend supports the quantized form (is_op_supported with
  * the element kinds it would have). Each quantized result gets a Dequantize
  * right after the node that takes over its uses; the folding passes
@@ -231,6 +234,15 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 	}
 	if (!any)
 		return true;
+	/* a kind that only moves elements is worth quantizing when its input
+	 * is quantized already; else the border stays before its user */
+	if (qz_same_params(n->kind) || n->kind == NK_Concat) {
+		bool from_q = false;
+		for (unsigned i = 0; i < n->nops; i++)
+			from_q |= op_val(n, i).node->kind == NK_Dequantize;
+		if (!from_q)
+			return true;
+	}
 	/* result parameters */
 	for (unsigned r = 0; r < n->nres; r++) {
 		const struct type *t = n->types[r];
