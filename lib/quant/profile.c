@@ -283,8 +283,14 @@ int qprofile_parse(struct qprofile *p, const char *buf, size_t len, const char *
 	if (ok && (l.t != QT_WORD || l.tlen != 12 || memcmp(l.ts, "glow-profile", 12) != 0))
 		ok = qp_expected(&l, "'glow-profile 1' (the header of a quantization profile)");
 	else if (ok) {
-		int64_t ver = 0;
-		ok = qp_next(&l) && qp_int(&l, "the format version", 1, 1, &ver);
+		ok = qp_next(&l);
+		if (ok && (l.t != QT_NUM || l.num != 1)) {
+			char tok[64];
+			diag_error(d, qp_loc(&l), "unsupported profile format version %s (this reader reads 1)",
+				   qp_tok_desc(&l, tok, sizeof tok));
+			ok = false;
+		} else if (ok)
+			ok = qp_next(&l);
 	}
 	while (ok && l.t != QT_EOF)
 		ok = qp_entry(&l, p);
