@@ -88,24 +88,35 @@ static bool qz_is_bias(unsigned k, unsigned i)
 	return (k == NK_Convolution || k == NK_FullyConnected) && i == 2;
 }
 
-/* The parameters the options give a real range [lo, hi]. */
-static struct qparams qz_choose(const struct qz_state *s, float lo, float hi)
+/* The parameters the options give a real range [lo, hi]; kind forces an
+ * element kind (EK_FLOAT: the schema's own choice). */
+static struct qparams qz_choose(const struct qz_state *s, float lo, float hi, enum elem_kind kind)
 {
-	return quant_choose(lo, hi, s->o->schema, s->o->precision);
+	return quant_choose_kind(lo, hi, s->o->schema, s->o->precision, kind);
 }
 
-/* Parameters of the profiled value (name, res); false if not profiled. */
-static bool qz_profiled(struct qz_state *s, const char *name, unsigned res, struct qparams *p)
+/* The range of the profiled value (name, res), calibrated; false if not
+ * profiled. */
+static bool qz_profiled(struct qz_state *s, const char *name, unsigned res, float *lo, float *hi)
 {
 	struct qp_entry *e = name ? qprofile_find(&s->prof, name, res) : NULL;
 	if (!e)
 		return false;
 	e->used = true;
-	float lo = e->min, hi = e->max;
+	*lo = e->min;
+	*hi = e->max;
 	if (s->o->calibration == QC_KL)
-		quant_kl_range(e, s->o->precision == EK_QI16 ? 65535u : 255u, &lo, &hi);
-	*p = qz_choose(s, lo, hi);
+		quant_kl_range(e, s->o->precision == EK_QI16 ? 65535u : 255u, lo, hi);
 	return true;
+}
+
+/* The real values quantized type t represents. */
+static void qz_type_range(const struct type *t, float *lo, float *hi)
+{
+	double qmin = t->elem == EK_QUI8 ? 0 : t->elem == EK_QI16 ? -32768 : -128;
+	double qmax = t->elem == EK_QUI8 ? 255 : t->elem == EK_QI16 ? 32767 : 127;
+	*lo = (float)((double)t->scale * (qmin - t->offset));
+	*hi = (float)((double)t->scale * (qmax - t->offset));
 }
 
 static const struct type *qz_type(struct qz_state *s, const struct type *t, struct qparams p)
@@ -204,44 +215,53 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 		return true;
 	const struct type *opq[QZ_MAXOPS];
 	const struct type *resq[4] = {NULL, NULL, NULL, NULL};
-	bool any = false;
-	/* operand parameters (bias later: it needs the others) */
+	float lo[QZ_MAXOPS], hi[QZ_MAXOPS];
+	bool any = false, from_q = false;
+	/* the real range of every float operand (bias later: it needs the
+	 * others' scales) */
 	for (unsigned i = 0; i < n->nops; i++) {
 		const struct type *t = op_type(n, i);
 		opq[i] = t;
-		if (t->elem != EK_FLOAT)
-			continue;
-		any = true;
-		if (qz_is_bias(n->kind, i))
-			continue;
-		struct value v = op_val(n, i);
-		struct constant *c = as_constant(v.node);
-		struct qparams p;
-		if (v.node->kind == NK_Dequantize) {
-			opq[i] = op_type(v.node, 0);
+		if (t->elem != EK_FLOAT || qz_is_bias(n->kind, i)) {
+			any |= t->elem == EK_FLOAT;
 			continue;
 		}
-		if (c) {
-			float lo, hi;
-			if (!qz_const_range(s, c, &lo, &hi))
+		any = true;
+		struct value v = op_val(n, i);
+		struct constant *c = as_constant(v.node);
+		if (v.node->kind == NK_Dequantize) {
+			opq[i] = op_type(v.node, 0); /* as it is, unless its kind must change */
+			qz_type_range(opq[i], &lo[i], &hi[i]);
+			from_q = true;
+		} else if (c) {
+			if (!qz_const_range(s, c, &lo[i], &hi[i]))
 				return false;
-			p = qz_choose(s, lo, hi);
-		} else if (!qz_profiled(s, v.node->name, v.res, &p)) {
+		} else if (!qz_profiled(s, v.node->name, v.res, &lo[i], &hi[i])) {
 			s->unprofiled++;
 			return true;
 		}
-		opq[i] = qz_type(s, t, p);
 	}
 	if (!any)
 		return true;
 	/* a kind that only moves elements is worth quantizing when its input
 	 * is quantized already; else the border stays before its user */
-	if (qz_same_params(n->kind) || n->kind == NK_Concat) {
-		bool from_q = false;
-		for (unsigned i = 0; i < n->nops; i++)
-			from_q |= op_val(n, i).node->kind == NK_Dequantize;
-		if (!from_q)
-			return true;
+	if ((qz_same_params(n->kind) || n->kind == NK_Concat) && !from_q)
+		return true;
+	/* the kinds other than the linear ones compute on one element kind:
+	 * the first operand's, which every other operand and the result take */
+	bool linear = n->kind == NK_Convolution || n->kind == NK_FullyConnected || n->kind == NK_MatMul ||
+		      n->kind == NK_BatchMatMul;
+	enum elem_kind one = EK_FLOAT;
+	for (unsigned i = 0; i < n->nops; i++) {
+		if (op_type(n, i)->elem != EK_FLOAT || qz_is_bias(n->kind, i))
+			continue;
+		bool as_is = op_val(n, i).node->kind == NK_Dequantize && (one == EK_FLOAT || opq[i]->elem == one);
+		if (!as_is) {
+			struct qparams p = qz_choose(s, lo[i], hi[i], linear ? EK_FLOAT : one);
+			opq[i] = qz_type(s, op_type(n, i), p);
+		}
+		if (!linear && one == EK_FLOAT)
+			one = (enum elem_kind)opq[i]->elem;
 	}
 	/* result parameters */
 	for (unsigned r = 0; r < n->nres; r++) {
@@ -249,17 +269,17 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 		resq[r] = t;
 		if (t->elem != EK_FLOAT)
 			continue;
-		struct qparams p;
 		if (qz_same_params(n->kind)) {
 			resq[r] = type_get_q(s->m->types, (enum elem_kind)opq[0]->elem, t->dims, t->rank, opq[0]->scale,
 					     opq[0]->offset);
 			continue;
 		}
-		if (!qz_profiled(s, n->name, r, &p)) {
+		float rlo, rhi;
+		if (!qz_profiled(s, n->name, r, &rlo, &rhi)) {
 			s->unprofiled++;
 			return true;
 		}
-		resq[r] = qz_type(s, t, p);
+		resq[r] = qz_type(s, t, qz_choose(s, rlo, rhi, linear || n->kind == NK_Concat ? EK_FLOAT : one));
 	}
 	if (n->kind == NK_Concat)
 		for (unsigned i = 0; i < n->nops; i++)

@@ -19,7 +19,7 @@
 /* ---- the profile (profile.c) ---- */
 
 /* The bins of the histogram the profile pass gives every value. */
-#define QP_DEFAULT_BINS 1024
+#define QP_DEFAULT_BINS 2048
 /* The most bins a profile entry may have (the reader's bound). */
 #define QP_MAX_BINS 65536
 
@@ -60,7 +60,9 @@ struct qp_entry *qprofile_add(struct qprofile *p, const char *name, int64_t outp
 
 /* ---- scale and offset (schema.c) ---- */
 
-enum quant_schema { QS_ASYMMETRIC, QS_SYMMETRIC, QS_SYMMETRIC_UINT8, QS_SYMMETRIC_POW2 };
+/* the first four in -quant-schema order; QS_ASYMMETRIC_UINT8 is the
+ * asymmetric schema on qui8 (quant_choose_kind's fallback) */
+enum quant_schema { QS_ASYMMETRIC, QS_SYMMETRIC, QS_SYMMETRIC_UINT8, QS_SYMMETRIC_POW2, QS_ASYMMETRIC_UINT8 };
 enum quant_calib { QC_NONE, QC_KL };
 
 /* Scale and offset of one quantized value: real = scale * (q - offset). */
@@ -73,6 +75,11 @@ struct qparams {
 /* The parameters of a value whose real range is [min, max] with the
  * precision `prec` (EK_QI8 or EK_QI16) under schema s. */
 struct qparams quant_choose(float min, float max, enum quant_schema s, enum elem_kind prec);
+/* quant_choose with the element kind forced to `kind` (EK_FLOAT: not
+ * forced): a signed kind under symmetric-uint8 is symmetric; qui8 under a
+ * symmetric schema has offset 0 when min >= 0, else it is asymmetric. */
+struct qparams quant_choose_kind(float min, float max, enum quant_schema s, enum elem_kind prec,
+				 enum elem_kind kind);
 /* The range KL calibration keeps of entry e for `levels` quantization
  * levels: the window of bins whose quantized distribution is closest (in
  * Kullback-Leibler divergence) to the histogram; [e->min, e->max] when the

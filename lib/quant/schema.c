@@ -25,8 +25,11 @@ struct qparams quant_choose(float min, float max, enum quant_schema s, enum elem
 	/* the range always holds 0, so real 0 (padding, Relu) is exact */
 	double lo = min < 0 ? min : 0, hi = max > 0 ? max : 0;
 	struct qparams p = {prec == EK_QI16 ? EK_QI16 : EK_QI8, 1.0f, 0};
-	if (s == QS_SYMMETRIC_UINT8 && prec == EK_QI8 && lo >= 0)
+	if ((s == QS_SYMMETRIC_UINT8 && prec == EK_QI8 && lo >= 0) || s == QS_ASYMMETRIC_UINT8) {
 		p.kind = EK_QUI8;
+		if (s == QS_ASYMMETRIC_UINT8)
+			s = QS_ASYMMETRIC;
+	}
 	double qmin, qmax;
 	qs_limits(p.kind, &qmin, &qmax);
 	if (s == QS_ASYMMETRIC) {
@@ -47,6 +50,18 @@ struct qparams quant_choose(float min, float max, enum quant_schema s, enum elem
 	p.scale = (float)scale;
 	p.offset = 0;
 	return p;
+}
+
+struct qparams quant_choose_kind(float min, float max, enum quant_schema s, enum elem_kind prec,
+				 enum elem_kind kind)
+{
+	struct qparams p = quant_choose(min, max, s, prec);
+	if (kind == EK_FLOAT || p.kind == kind)
+		return p;
+	if (kind != EK_QUI8) /* qi8 or qi16 where symmetric-uint8 chose qui8 */
+		return quant_choose(min, max, QS_SYMMETRIC, kind);
+	/* qui8 where the range goes below 0 */
+	return quant_choose(min, max, QS_ASYMMETRIC_UINT8, EK_QUI8);
 }
 
 /* KL(p || q) of two histograms of n bins (normalized here); q is 0 only
@@ -118,14 +133,14 @@ void quant_kl_range(const struct qp_entry *e, unsigned levels, float *lo, float 
 	}
 	double best = INFINITY;
 	size_t ba = 0, bb = n;
-	/* candidate windows: both ends pulled toward the zero bin by the same
-	 * fraction (steps - s) / steps, one bin of the wider side per step */
+	/* candidate windows: the bins within j of the zero bin on either side
+	 * (a threshold t = j bins on |x|, as for a symmetric histogram),
+	 * clipped to the histogram, at least `levels` bins wide */
 	size_t steps = z > n - z ? z : n - z;
-	for (size_t s = 0; s < steps; s++) {
-		size_t a = z - (z * (steps - s)) / steps;
-		size_t b = z + ((n - z) * (steps - s)) / steps;
+	for (size_t j = 1; j <= steps; j++) {
+		size_t a = z > j ? z - j : 0, b = z + j < n ? z + j : n;
 		if (b - a < levels)
-			break;
+			continue;
 		double kl = kl_window(e->hist, n, a, b, levels, p, q);
 		if (kl < best) {
 			best = kl;
