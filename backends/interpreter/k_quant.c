@@ -7,8 +7,9 @@
  *     fullyconnected, matmul, batchmatmul) accumulate the products exactly,
  *     add the bias (a bias of scale sx*sw rounded to float adds as it is;
  *     other bias scales are requantized into that scale; a float bias is
- *     rounded half to even into it), then requantize the accumulator
- *     (saturated to int32) by the multiplier of sx*sw/sd;
+ *     rounded half to even into it), then requantize the accumulator by
+ *     the multiplier of sx*sw/sd (an accumulator past 32 bits, as 16-bit
+ *     operands make, is first brought into 32 bits: quant_requant);
  *   - mul requantizes the exact product by sa*sb/sd;
  *   - add, sub, max, min, relu and clip first bring each operand to the
  *     result's scale with QK_FRAC extra fraction bits (requantization by

@@ -112,20 +112,38 @@ static inline void quant_multiplier(double ratio, int32_t *mult, int *shift)
 	*mult = (int32_t)m;
 	*shift = sh;
 }
-/* (x * mult) >> shift, rounding half away from zero, with x first
- * saturated to int32 (the accumulator's width), so the product fits in 63
- * bits (docs/Quantization.md). */
+/* x / 2^s rounded half away from zero (s >= 1) */
+static inline int64_t quant_rshift(int64_t x, int s)
+{
+	int64_t half = (int64_t)1 << (s - 1);
+	return x >= 0 ? (x + half) >> s : -((-x + half) >> s);
+}
+
+/* (x * mult) >> shift, rounding half away from zero (docs/Quantization.md).
+ * An x outside int32 (16-bit operands accumulate past 32 bits) is first
+ * divided by the least 2^k that brings it inside, rounding half away from
+ * zero, and the shift lowered by k (where the shift is smaller than k the
+ * product is scaled up instead, saturating to +-2^62), so x * mult always
+ * fits in 63 bits. */
 static inline int64_t quant_requant(int64_t x, int32_t mult, int shift)
 {
-	if (x > INT32_MAX)
-		x = INT32_MAX;
-	if (x < INT32_MIN)
-		x = INT32_MIN;
+	if (mult == 0)
+		return 0;
+	int k = 0;
+	while (k < 40 && (x >> k > INT32_MAX || x >> k < INT32_MIN))
+		k++;
+	if (k) {
+		x = quant_rshift(x, k);
+		if (x > INT32_MAX) /* rounding reached 2^31 */
+			x = INT32_MAX;
+		if (shift < k) {
+			double v = (double)x * mult * (double)((int64_t)1 << (k - shift));
+			return v >= 4.6e18 ? ((int64_t)1 << 62) : v <= -4.6e18 ? -((int64_t)1 << 62) : (int64_t)v;
+		}
+		shift -= k;
+	}
 	int64_t p = x * (int64_t)mult;
-	if (shift == 0)
-		return p;
-	int64_t half = (int64_t)1 << (shift - 1);
-	return p >= 0 ? (p + half) >> shift : -((-p + half) >> shift);
+	return shift ? quant_rshift(p, shift) : p;
 }
 
 #endif

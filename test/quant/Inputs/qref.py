@@ -78,7 +78,16 @@ def requant(x, ratio):
     m, s = mult_shift(ratio)
     if m == 0:
         return 0
-    x = max(-2**31, min(2**31 - 1, x))
+    # an accumulator past 32 bits: divided by the least 2^k that fits
+    k = 0
+    while (x >> k) > 2**31 - 1 or (x >> k) < -2**31:
+        k += 1
+    if k:
+        x = min(rshift(x, k), 2**31 - 1)
+        if s < k:
+            v = float(x) * m * 2**(k - s)
+            return 2**62 if v >= 4.6e18 else -2**62 if v <= -4.6e18 else int(v)
+        s -= k
     return rshift(x * m, s)
 
 
@@ -249,8 +258,12 @@ def index_of(dims, flat):
 def case(name):
     rng = random.Random(sum(map(ord, name)))
     C = {}
-    if name in ("conv", "depthwise"):
-        if name == "conv":
+    if name in ("conv", "depthwise", "conv16"):
+        if name == "conv16":  # 16-bit: the accumulator passes 32 bits
+            xt, wt = T("qi16", [1, 4, 4, 8], 0.001, 7), T("qi16", [2, 3, 3, 8], 0.0005, 0)
+            bt = T("qi32", [2], f32(xt.scale * wt.scale), 0)
+            ot, st, pd, g, dl = T("qi16", [1, 2, 2, 2], 1.0, 0), [1, 1], [0, 0, 0, 0], 1, [1, 1]
+        elif name == "conv":
             xt, wt = T("qi8", [1, 5, 5, 4], 0.05, 3), T("qi8", [6, 3, 3, 2], 0.02, 0)
             bt = T("qi32", [6], f32(xt.scale * wt.scale), 0)
             ot, st, pd, g, dl = T("qi8", [1, 3, 3, 6], 0.1, -5), [2, 2], [1, 1, 1, 1], 2, [1, 1]
