@@ -89,25 +89,40 @@ static struct qk_req qk_req_of(double ratio)
 	return r;
 }
 
-/* The bias of a linear kind in accumulator units (scale acc_scale). */
-static int64_t *qk_bias(const struct interp_arg *b, double acc_scale, size_t n)
+/* The filter parameters of a linear kind per output channel: the filter
+ * type's own, or the per-channel attribute lists (`cw`, the kinds
+ * channelwisequantized*). Fills scale[n] and offset[n]. */
+static void qk_filter_params(const struct kargs *k, const struct type *f, bool cw, size_t n, double *scale,
+			     int32_t *offset)
 {
-	int64_t *v = xmalloc(n * sizeof *v + 1);
-	if (qk_q(b->t)) {
-		/* the quantize pass gives the bias scale sx*sw rounded to float */
-		bool same = b->t->scale == (float)acc_scale;
-		struct qk_req r = qk_req_of((double)b->t->scale / acc_scale);
-		for (size_t i = 0; i < n; i++) {
-			int64_t c = ld_i(b->t, b->p, i) - b->t->offset;
-			v[i] = same ? c : quant_requant(c, r.mult, r.shift);
-		}
-	} else
-		for (size_t i = 0; i < n; i++)
-			v[i] = (int64_t)nearbyint(ld_f(b->t, b->p, i) / acc_scale);
-	return v;
+	const double *s = NULL;
+	const int64_t *o = NULL;
+	if (cw) {
+		bool conv = k->kind == IK_channelwisequantizedconvolution;
+		s = KFLOATS(k, conv ? "filter_scales" : "weight_scales");
+		o = KINTS(k, conv ? "filter_offsets" : "weight_offsets");
+	}
+	for (size_t i = 0; i < n; i++) {
+		/* per-channel scales are float values, as a type's are */
+		scale[i] = cw ? (double)(float)s[i] : (double)f->scale;
+		offset[i] = cw ? (int32_t)o[i] : f->offset;
+	}
 }
 
-static int qk_convolution(const struct kargs *k)
+/* Bias element i in accumulator units of scale acc_scale. */
+static int64_t qk_bias1(const struct interp_arg *b, size_t i, double acc_scale)
+{
+	if (!qk_q(b->t))
+		return (int64_t)nearbyint(ld_f(b->t, b->p, i) / acc_scale);
+	int64_t c = ld_i(b->t, b->p, i) - b->t->offset;
+	/* the quantize pass gives the bias scale sx*sw rounded to float */
+	if (b->t->scale == (float)acc_scale)
+		return c;
+	struct qk_req r = qk_req_of((double)b->t->scale / acc_scale);
+	return quant_requant(c, r.mult, r.shift);
+}
+
+static int qk_convolution(const struct kargs *k, bool cw)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
 	const struct type *in = s->t, *out = d->t;
@@ -116,11 +131,19 @@ static int qk_convolution(const struct kargs *k)
 	const int64_t *ks = KINTS(k, "kernels"), *st = KINTS(k, "strides"), *p = KINTS(k, "pads"),
 		      *dl = KINTS(k, "dilation");
 	size_t KH = (size_t)ks[0], KW = (size_t)ks[1], group = (size_t)KI(k, "group");
-	size_t icg = C / group, ocg = OC / group;
-	double acc_scale = (double)in->scale * f->t->scale;
-	int32_t *x = qk_centred(s), *w = qk_centred(f);
-	int64_t *bias = qk_bias(b, acc_scale, OC);
-	struct qk_req r = qk_req_of(acc_scale / out->scale);
+	size_t icg = C / group, ocg = OC / group, kk = KH * KW * icg;
+	double *wsc = xmalloc(OC * sizeof *wsc + 1);
+	int32_t *woff = xmalloc(OC * sizeof *woff + 1), *x = qk_centred(s), *w = xmalloc(OC * kk * sizeof *w + 1);
+	int64_t *bias = xmalloc(OC * sizeof *bias + 1);
+	struct qk_req *r = xmalloc(OC * sizeof *r + 1);
+	qk_filter_params(k, f->t, cw, OC, wsc, woff);
+	for (size_t oc = 0; oc < OC; oc++) {
+		double acc_scale = (double)in->scale * wsc[oc];
+		for (size_t j = 0; j < kk; j++)
+			w[oc * kk + j] = (int32_t)(ld_i(f->t, f->p, oc * kk + j) - woff[oc]);
+		bias[oc] = qk_bias1(b, oc, acc_scale);
+		r[oc] = qk_req_of(acc_scale / out->scale);
+	}
 	int64_t lo, hi;
 	qk_limits(out, &lo, &hi);
 	size_t oi = 0;
@@ -145,32 +168,43 @@ static int qk_convolution(const struct kargs *k)
 								acc += (int64_t)xp[c] * wp[c];
 						}
 					}
-					qk_store(d, oi, quant_requant(acc + bias[oc], r.mult, r.shift), lo, hi);
+					qk_store(d, oi, quant_requant(acc + bias[oc], r[oc].mult, r[oc].shift), lo, hi);
 				}
 	free(x);
 	free(w);
+	free(wsc);
+	free(woff);
 	free(bias);
+	free(r);
 	return 0;
 }
 
 /* Dest[b] (M x N) = LHS[b] (M x K) * RHS[b] (K x N) (+ bias[N]) over nb
- * batches; bstride_r 0 shares one RHS. */
+ * batches; bstride_r 0 shares one RHS. The RHS parameters may be per
+ * column (cw: channelwisequantizedfullyconnected). */
 static int qk_gemm(const struct kargs *k, const struct interp_arg *d, const struct interp_arg *a,
 		   const struct interp_arg *bm, const struct interp_arg *bias, size_t nb, size_t M, size_t K, size_t N,
-		   size_t bstride_r)
+		   size_t bstride_r, bool cw)
 {
-	double acc_scale = (double)a->t->scale * bm->t->scale;
-	int32_t *x = qk_centred(a), *w = qk_centred(bm);
-	int64_t *bv = bias ? qk_bias(bias, acc_scale, N) : NULL;
-	struct qk_req r = qk_req_of(acc_scale / d->t->scale);
+	double *wsc = xmalloc(N * sizeof *wsc + 1);
+	int32_t *woff = xmalloc(N * sizeof *woff + 1);
+	qk_filter_params(k, bm->t, cw, N, wsc, woff);
+	int32_t *x = qk_centred(a), *w = xmalloc(numel(bm->t) * sizeof *w + 1);
+	for (size_t i = 0; i < numel(bm->t); i++)
+		w[i] = (int32_t)(ld_i(bm->t, bm->p, i) - woff[i % N]);
+	int64_t *bv = xmalloc(N * sizeof *bv + 1);
+	struct qk_req *r = xmalloc(N * sizeof *r + 1);
+	for (size_t j = 0; j < N; j++) {
+		double acc_scale = (double)a->t->scale * wsc[j];
+		bv[j] = bias ? qk_bias1(bias, j, acc_scale) : 0;
+		r[j] = qk_req_of(acc_scale / d->t->scale);
+	}
 	int64_t lo, hi;
 	qk_limits(d->t, &lo, &hi);
 	int64_t *row = xmalloc(N * sizeof *row + 1);
-	(void)k;
 	for (size_t bi = 0; bi < nb; bi++)
 		for (size_t i = 0; i < M; i++) {
-			for (size_t j = 0; j < N; j++)
-				row[j] = bv ? bv[j] : 0;
+			memcpy(row, bv, N * sizeof *row);
 			const int32_t *xr = x + (bi * M + i) * K, *wb = w + bi * bstride_r;
 			for (size_t kk = 0; kk < K; kk++) {
 				int64_t xv = xr[kk];
@@ -179,12 +213,15 @@ static int qk_gemm(const struct kargs *k, const struct interp_arg *d, const stru
 					row[j] += xv * wr[j];
 			}
 			for (size_t j = 0; j < N; j++)
-				qk_store(d, (bi * M + i) * N + j, quant_requant(row[j], r.mult, r.shift), lo, hi);
+				qk_store(d, (bi * M + i) * N + j, quant_requant(row[j], r[j].mult, r[j].shift), lo, hi);
 		}
 	free(row);
 	free(x);
 	free(w);
 	free(bv);
+	free(r);
+	free(wsc);
+	free(woff);
 	return 0;
 }
 
@@ -347,26 +384,27 @@ int kern_quant(const struct kargs *k)
 	const struct instr_desc *desc = instr_desc(k->kind);
 	if (!desc->nops || !qk_q(k->op[0].t))
 		return 1;
-	bool linear = k->kind == IK_convolution || k->kind == IK_fullyconnected;
+	bool cw = k->kind == IK_channelwisequantizedconvolution || k->kind == IK_channelwisequantizedfullyconnected;
+	bool linear = cw || k->kind == IK_convolution || k->kind == IK_fullyconnected;
 	for (unsigned i = 1; i < desc->nops; i++)
 		if (!qk_q(k->op[i].t) && !(linear && i == 3))
 			return 1;
 	switch (k->kind) {
-	case IK_convolution: return qk_convolution(k);
-	case IK_fullyconnected: {
+	case IK_convolution: case IK_channelwisequantizedconvolution: return qk_convolution(k, cw);
+	case IK_fullyconnected: case IK_channelwisequantizedfullyconnected: {
 		const struct type *a = k->op[1].t, *w = k->op[2].t;
 		return qk_gemm(k, &k->op[0], &k->op[1], &k->op[2], &k->op[3], 1, (size_t)a->dims[0], (size_t)a->dims[1],
-			       (size_t)w->dims[1], 0);
+			       (size_t)w->dims[1], 0, cw);
 	}
 	case IK_matmul: {
 		const struct type *a = k->op[1].t, *b = k->op[2].t;
 		return qk_gemm(k, &k->op[0], &k->op[1], &k->op[2], NULL, 1, (size_t)a->dims[0], (size_t)a->dims[1],
-			       (size_t)b->dims[1], 0);
+			       (size_t)b->dims[1], 0, false);
 	}
 	case IK_batchmatmul: {
 		const struct type *a = k->op[1].t, *b = k->op[2].t;
 		return qk_gemm(k, &k->op[0], &k->op[1], &k->op[2], NULL, (size_t)a->dims[0], (size_t)a->dims[1],
-			       (size_t)a->dims[2], (size_t)b->dims[2], (size_t)(b->dims[1] * b->dims[2]));
+			       (size_t)a->dims[2], (size_t)b->dims[2], (size_t)(b->dims[1] * b->dims[2]), false);
 	}
 	case IK_add: case IK_sub: case IK_mul: case IK_max: case IK_min: return qk_binary(k);
 	case IK_relu: case IK_clip: return qk_unary(k);

@@ -117,18 +117,20 @@ def rnd(rng, t):
     return [rng.randint(lo, hi) for _ in range(t.numel())]
 
 
-def conv_ref(x, xt, w, wt, bias, bt, ot, strides_, pads, group, dil):
+def conv_ref(x, xt, w, wt, bias, bt, ot, strides_, pads, group, dil, wsc=None, woff=None):
     N, H, W, C = xt.dims
     _, OH, OW, OC = ot.dims
     _, KH, KW, ICG = wt.dims
     ocg = OC // group
-    acc_scale = xt.scale * wt.scale
+    wsc = wsc or [wt.scale] * OC
+    woff = woff or [wt.offset] * OC
     out = []
     for n in range(N):
         for oy in range(OH):
             for ox in range(OW):
                 for oc in range(OC):
                     g = oc // ocg
+                    acc_scale = xt.scale * wsc[oc]
                     acc = 0
                     for ky in range(KH):
                         iy = oy * strides_[0] + ky * dil[0] - pads[0]
@@ -140,7 +142,7 @@ def conv_ref(x, xt, w, wt, bias, bt, ot, strides_, pads, group, dil):
                                 continue
                             for c in range(ICG):
                                 xv = x[((n * H + iy) * W + ix) * C + g * ICG + c] - xt.offset
-                                wv = w[((oc * KH + ky) * KW + kx) * ICG + c] - wt.offset
+                                wv = w[((oc * KH + ky) * KW + kx) * ICG + c] - woff[oc]
                                 acc += xv * wv
                     acc += bias_units(bias[oc], bt, acc_scale)
                     out.append(store(ot, requant(acc, acc_scale / ot.scale)))
@@ -156,16 +158,18 @@ def bias_units(b, bt, acc_scale):
     return requant(c, bt.scale / acc_scale)
 
 
-def gemm_ref(a, at, b, bt, ot, nb, M, K, N, shared, bias=None, biast=None):
-    acc_scale = at.scale * bt.scale
+def gemm_ref(a, at, b, bt, ot, nb, M, K, N, shared, bias=None, biast=None, wsc=None, woff=None):
+    wsc = wsc or [bt.scale] * N
+    woff = woff or [bt.offset] * N
     out = []
     for bi in range(nb):
         for i in range(M):
             for j in range(N):
+                acc_scale = at.scale * wsc[j]
                 acc = bias_units(bias[j], biast, acc_scale) if bias else 0
                 for k in range(K):
                     av = a[(bi * M + i) * K + k] - at.offset
-                    bv = b[(0 if shared else bi) * K * N + k * N + j] - bt.offset
+                    bv = b[(0 if shared else bi) * K * N + k * N + j] - woff[j]
                     acc += av * bv
                 out.append(store(ot, requant(acc, acc_scale / ot.scale)))
     return out
@@ -282,6 +286,31 @@ def case(name):
             st, pd, g, dl)
         C["out"] = ot
         C["ref"] = conv_ref(x, xt, w, wt, b, bt, ot, st, pd, g, dl)
+    elif name in ("cwconv", "cwfc"):
+        # per-channel: the filter is qi8 of scale 1, offset 0; the real
+        # parameters are one scale and offset per output channel
+        fl = lambda v: "[%s]" % ", ".join(repr(x) for x in v)
+        if name == "cwconv":
+            xt, wt, bt = T("qi8", [1, 4, 4, 4], 0.05, -2), T("qi8", [4, 2, 2, 2], 1.0, 0), T("float", [4])
+            ot = T("qi8", [1, 3, 3, 4], 0.08, 4)
+            wsc, woff = [f32(0.01), f32(0.002), f32(0.03), f32(0.007)], [0, -3, 5, 0]
+        else:
+            xt, wt, bt = T("qi8", [2, 6], 0.05, -2), T("qi8", [6, 3], 1.0, 0), T("float", [3])
+            ot = T("qi8", [2, 3], 0.02, 0)
+            wsc, woff = [f32(0.004), f32(0.01), f32(0.0005)], [1, 0, -7]
+        x, w = rnd(rng, xt), rnd(rng, wt)
+        b = [f32(rng.uniform(-0.5, 0.5)) for _ in range(bt.numel())]
+        C["inputs"] = [("x", xt, x)]
+        C["consts"] = [("w", wt, hexbytes(wt, w)), ("b", bt, "0x" + b"".join(struct.pack("<f", v) for v in b).hex())]
+        if name == "cwconv":
+            C["node"] = ("ChannelwiseQuantizedConvolution(@x, @w, @b) {kernels = [2, 2], group = 2, "
+                         "filter_scales = %s, filter_offsets = %s}" % (fl(wsc), fl(woff)))
+            C["ref"] = conv_ref(x, xt, w, wt, b, bt, ot, [1, 1], [0, 0, 0, 0], 2, [1, 1], wsc, woff)
+        else:
+            C["node"] = "ChannelwiseQuantizedFullyConnected(@x, @w, @b) {weight_scales = %s, weight_offsets = %s}" % (
+                fl(wsc), fl(woff))
+            C["ref"] = gemm_ref(x, xt, w, wt, ot, 1, 2, 6, 3, True, b, bt, wsc, woff)
+        C["out"] = ot
     elif name == "fc":
         at, wt, bt, ot = T("qi8", [3, 5], 0.04, -7), T("qi8", [5, 4], 0.03, 0), T("qi32", [4], 0.0007, 0), \
             T("qi16", [3, 4], 0.002, 0)
