@@ -25,7 +25,8 @@
 static bool fq_requantizes(unsigned k)
 {
 	switch (k) {
-	case NK_Convolution: case NK_FullyConnected: case NK_MatMul: case NK_BatchMatMul: case NK_Add:
+	case NK_Convolution: case NK_FullyConnected: case NK_ChannelwiseQuantizedConvolution:
+	case NK_ChannelwiseQuantizedFullyConnected: case NK_MatMul: case NK_BatchMatMul: case NK_Add:
 	case NK_Sub: case NK_Mul: case NK_Max: case NK_Min: case NK_AvgPool: case NK_AdaptiveAvgPool:
 	case NK_Sigmoid: case NK_Tanh: case NK_Relu: case NK_Clip:
 		return true;

@@ -39,6 +39,7 @@
 #include "passes/passutil.h"
 #include "passes/target.h"
 #include "support/hashmap.h"
+#include "support/io.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -208,6 +209,107 @@ static bool qz_supported(const struct qz_state *s, unsigned kind, const enum ele
 
 #define QZ_MAXOPS 64
 
+/* A float as the double that prints as its shortest text (the attribute
+ * lists of the per-channel kinds hold doubles; the kernels round them to
+ * float, which gives f back). */
+static double qz_short(float f)
+{
+	char buf[48];
+	format_float(buf, sizeof buf, f);
+	return strtod(buf, NULL);
+}
+
+/* Replaces Convolution / FullyConnected n, whose filter is a float
+ * constant, by its per-channel kind: input of type in_q (a Quantize or a
+ * quantized producer), result of type res_q, the filter quantized per
+ * output channel with the schema over that channel's range (kind: the
+ * precision's signed one), the bias kept float. False after an error was
+ * reported. */
+static bool qz_channelwise(struct qz_state *s, struct func *f, struct node *n, const struct type *in_q,
+			   const struct type *res_q)
+{
+	bool conv = n->kind == NK_Convolution;
+	unsigned kind = conv ? NK_ChannelwiseQuantizedConvolution : NK_ChannelwiseQuantizedFullyConnected;
+	struct constant *c = as_constant(op_val(n, 1).node);
+	const struct type *t = node_type(&c->n);
+	const float *v = (const float *)(const void *)constant_data(s->m, c, s->ctx->diag);
+	if (!v)
+		return false;
+	uint64_t num = type_numel(t), nch = conv ? t->dims[0] : t->dims[1], per = num / (nch ? nch : 1);
+	enum elem_kind wk = s->o->precision;
+	const struct type *wt = type_get_q(s->m->types, wk, t->dims, t->rank, 1.0f, 0);
+	/* backend support with the kinds the node would have */
+	enum elem_kind elems[4] = {(enum elem_kind)res_q->elem, (enum elem_kind)in_q->elem, wk,
+				   (enum elem_kind)op_type(n, 2)->elem};
+	if (!qz_supported(s, kind, elems, 4))
+		return true;
+	double *sc = xmalloc(nch * sizeof *sc + 1);
+	int64_t *of = xmalloc(nch * sizeof *of + 1);
+	float *clo = xmalloc(nch * sizeof *clo + 1), *chi = xmalloc(nch * sizeof *chi + 1);
+	for (uint64_t ch = 0; ch < nch; ch++)
+		clo[ch] = chi[ch] = 0;
+	for (uint64_t i = 0; i < num; i++) {
+		uint64_t ch = conv ? i / per : i % nch;
+		clo[ch] = v[i] < clo[ch] ? v[i] : clo[ch];
+		chi[ch] = v[i] > chi[ch] ? v[i] : chi[ch];
+	}
+	float *fsc = xmalloc(nch * sizeof *fsc + 1);
+	for (uint64_t ch = 0; ch < nch; ch++) {
+		struct qparams p = qz_choose(s, clo[ch], chi[ch], wk);
+		fsc[ch] = p.scale;
+		sc[ch] = qz_short(p.scale);
+		of[ch] = p.offset;
+	}
+	double qmin = wk == EK_QI16 ? -32768 : -128, qmax = wk == EK_QI16 ? 32767 : 127;
+	uint8_t *out = xmalloc((size_t)type_bytes(wt) + 1);
+	for (uint64_t i = 0; i < num; i++) {
+		uint64_t ch = conv ? i / per : i % nch;
+		double r = nearbyint((double)v[i] / fsc[ch]);
+		if (r != r)
+			r = 0;
+		r += (double)of[ch];
+		pu_store(wt, out, i, r < qmin ? qmin : r > qmax ? qmax : r);
+	}
+	struct constant *nc = pu_new_constant(s->m, wt, out, c->n.name);
+	u64map_put(&s->consts, (uint64_t)(uintptr_t)c, nc);
+	s->constants++;
+	free(out);
+	free(clo);
+	free(chi);
+	free(fsc);
+	/* the input as in_q, the node, its Dequantize */
+	struct value in = op_val(n, 0);
+	struct value qin = in.node->kind == NK_Dequantize && op_type(in.node, 0) == in_q ? op_val(in.node, 0)
+											: qz_operand(s, f, in, in_q, n);
+	struct value ops[3] = {qin, node_val(&nc->n, 0), op_val(n, 2)};
+	struct node *cw = node_create1(f, kind, n->name, ops, 3, res_q, n, n->loc);
+	if (conv) {
+		static const char *const attrs[] = {"kernels", "strides", "pads", "dilation"};
+		for (size_t a = 0; a < GLOW_ARRAY_SIZE(attrs); a++) {
+			unsigned len;
+			const int64_t *iv = node_ints(n, attrs[a], &len);
+			node_set_ints(s->m, cw, attrs[a], iv, len);
+		}
+		node_set_int(s->m, cw, "group", node_int(n, "group"));
+	}
+	node_set_floats(s->m, cw, conv ? "filter_scales" : "weight_scales", sc, (unsigned)nch);
+	node_set_ints(s->m, cw, conv ? "filter_offsets" : "weight_offsets", of, (unsigned)nch);
+	free(sc);
+	free(of);
+	char name[256];
+	snprintf(name, sizeof name, "%s.dequant", n->name ? n->name : "q");
+	struct node *back = node_create1(f, NK_Dequantize, name, (struct value[]){node_val(cw, 0)}, 1, node_type(n),
+					 n->next, n->loc);
+	value_replace_all_uses(node_val(n, 0), node_val(back, 0));
+	const char *old = n->name;
+	node_erase(f, n);
+	/* the new node takes the old one's name (taken while both lived) */
+	if (old)
+		node_rename(f, cw, old);
+	s->nodes++;
+	return true;
+}
+
 /* Quantizes node n if it can; false after an error was reported. */
 static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 {
@@ -295,6 +397,9 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 	for (unsigned i = 0; i < n->nops; i++)
 		if (opq[i]->elem == EK_FLOAT)
 			return true;
+	if (s->o->per_channel && (n->kind == NK_Convolution || n->kind == NK_FullyConnected) &&
+	    as_constant(op_val(n, 1).node))
+		return qz_channelwise(s, f, n, opq[0], resq[0]);
 	enum elem_kind elems[QZ_MAXOPS + 4];
 	unsigned ne = 0;
 	for (unsigned r = 0; r < n->nres; r++)
