@@ -85,6 +85,11 @@ static bool qp_string(struct qp_lex *l)
 	char *out = xmalloc((size_t)(l->end - p) + 1);
 	size_t n = 0;
 	for (; p < l->end && *p != '"' && *p != '\n'; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+			diag_error(l->d, loc_make(l->file, (uint32_t)(p - l->base)), "control character in a value name");
+			free(out);
+			return false;
+		}
 		if (*p == '\\') {
 			if (p + 1 >= l->end || (p[1] != '\\' && p[1] != '"')) {
 				diag_error(l->d, loc_make(l->file, (uint32_t)(p - l->base)),
@@ -325,30 +330,35 @@ int qprofile_write(const struct qprofile *p, const char *path, struct diag *d)
 	struct ostream os;
 	if (ostream_open(&os, path, d))
 		return -1;
-	os_puts(&os, "glow-profile 1\n");
+	qprofile_print(&os, p);
+	return ostream_commit(&os, d) ? -1 : 0;
+}
+
+void qprofile_print(struct ostream *os, const struct qprofile *p)
+{
+	os_puts(os, "glow-profile 1\n");
 	for (size_t i = 0; i < p->n; i++) {
 		const struct qp_entry *e = &p->v[i];
-		os_puts(&os, "value ");
-		os_putc(&os, '"');
+		os_puts(os, "value ");
+		os_putc(os, '"');
 		for (const char *c = e->name; *c; c++) {
 			if (*c == '"' || *c == '\\')
-				os_putc(&os, '\\');
-			os_putc(&os, *c);
+				os_putc(os, '\\');
+			os_putc(os, *c);
 		}
-		os_printf(&os, "\" %lld min ", (long long)e->output);
-		os_float(&os, e->min);
-		os_puts(&os, " max ");
-		os_float(&os, e->max);
-		os_printf(&os, " bins %zu =", e->nbins);
+		os_printf(os, "\" %lld min ", (long long)e->output);
+		os_float(os, e->min);
+		os_puts(os, " max ");
+		os_float(os, e->max);
+		os_printf(os, " bins %zu =", e->nbins);
 		for (size_t b = 0; b < e->nbins; b++) {
-			os_putc(&os, ' ');
+			os_putc(os, ' ');
 			/* counts are whole numbers unless re-binning split one */
 			if (e->hist[b] == floorf(e->hist[b]) && e->hist[b] < 16777216.0f)
-				os_printf(&os, "%.0f", (double)e->hist[b]);
+				os_printf(os, "%.0f", (double)e->hist[b]);
 			else
-				os_float(&os, e->hist[b]);
+				os_float(os, e->hist[b]);
 		}
-		os_putc(&os, '\n');
+		os_putc(os, '\n');
 	}
-	return ostream_commit(&os, d) ? -1 : 0;
 }

@@ -50,6 +50,9 @@ void qprofile_free(struct qprofile *p);
 int qprofile_parse(struct qprofile *p, const char *buf, size_t len, const char *name, struct diag *d);
 /* Reads and parses the file at path; 0 or -1 after reporting. */
 int qprofile_read(struct qprofile *p, const char *path, struct diag *d);
+struct ostream;
+/* Prints p in the file format. */
+void qprofile_print(struct ostream *o, const struct qprofile *p);
 /* Writes p to path whole or not at all; 0 or -1 after reporting. */
 int qprofile_write(const struct qprofile *p, const char *path, struct diag *d);
 /* The entry of (name, output), or NULL. */
