@@ -19,9 +19,12 @@
  *     that only move or select elements (Reshape, Transpose, Slice, Pad,
  *     Gather, MaxPool), whose result keeps the input's parameters, and
  *     Concat, whose inputs are all brought to the result's. These kinds
- *     are quantized only when an input is quantized already (comes from a
- *     Dequantize): quantizing a float value just to move it would only add
- *     a border.
+ *     and ArgMax are quantized only when an input is quantized already
+ *     (comes from a Dequantize): quantizing a float value just to move or
+ *     compare it would only add a border.
+ * With per_channel, a Convolution or FullyConnected whose filter is a
+ * constant becomes ChannelwiseQuantizedConvolution / ...FullyConnected
+ * (qz_channelwise).
  * and when the backend supports the quantized form (is_op_supported with
  * the element kinds it would have). Each quantized result gets a Dequantize
  * right after the node that takes over its uses; the folding passes
@@ -347,7 +350,7 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 		return true;
 	/* a kind that only moves elements is worth quantizing when its input
 	 * is quantized already; else the border stays before its user */
-	if ((qz_same_params(n->kind) || n->kind == NK_Concat) && !from_q)
+	if ((qz_same_params(n->kind) || n->kind == NK_Concat || n->kind == NK_ArgMax) && !from_q)
 		return true;
 	/* the kinds other than the linear ones compute on one element kind:
 	 * the first operand's, which every other operand and the result take */
