@@ -115,9 +115,9 @@ static int rp_read(struct rp *p, struct rp_input *in, const char *file)
 		tio_free(&t);
 		return -1;
 	}
-	if (batch && (in->nex || in->batch)) {
-		diag_error(p->d, LOC_NONE, "input '%s': a batch file (%s) must be the input's only file", in->w->v.name,
-			   file);
+	if ((batch && in->nex) || in->batch) {
+		diag_error(p->d, LOC_NONE, "input '%s': %s %s: a batch file must be the input's only file", in->w->v.name,
+			   file, in->batch ? "follows a batch file" : "is a batch but other files came first");
 		tio_free(&t);
 		return -1;
 	}
