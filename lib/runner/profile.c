@@ -223,6 +223,11 @@ int runner_profile(const struct run_options *o, const struct backend *be, struct
 	size_t nio = 0;
 	struct backend_io *io = NULL;
 	int status = 1;
+	if (o->output || o->output_dir || o->expected.n || o->expected_dir || o->print) {
+		diag_error(d, LOC_NONE, "-profile writes the profile only: it cannot be combined with -o, -output-dir, "
+					"-print or -expected");
+		return 1;
+	}
 	if (rp_collect(&p, f) || rp_inputs(&p, f, &o->inputs))
 		goto out;
 	hist = xcalloc(p.nvals + 1, sizeof *hist);
