@@ -80,12 +80,15 @@ static double kl_div(const double *p, const double *q, size_t n)
 }
 
 /* The window [a, b) of bins: p takes the counts inside, the ones outside
- * added to the edge bins (clipping moves them there); q merges p into
- * `levels` groups of bins and spreads each group's count evenly over its
- * nonzero bins. Returns KL(p || q). */
-static double kl_window(const float *h, size_t n, size_t a, size_t b, unsigned levels, double *p, double *q)
+ * added to the edge bins (clipping moves them there); q merges the window
+ * into `levels` groups of bins and spreads each group's count evenly over
+ * its bins where p is nonzero. The bin z holding real 0 is a group of its
+ * own (0 is exactly representable: ReLU's spike of zeros is not smeared
+ * over its neighbours). Returns KL(p || q). */
+static double kl_window(const float *h, size_t n, size_t a, size_t b, size_t z, unsigned levels, double *p,
+			double *q)
 {
-	size_t w = b - a;
+	size_t w = b - a, zi = z >= a && z < b ? z - a : (size_t)-1;
 	for (size_t i = 0; i < w; i++)
 		p[i] = h[a + i];
 	for (size_t i = 0; i < a; i++)
@@ -97,15 +100,19 @@ static double kl_window(const float *h, size_t n, size_t a, size_t b, unsigned l
 		double sum = 0;
 		size_t nz = 0;
 		for (size_t i = s; i < e; i++) {
+			if (i == zi)
+				continue;
 			/* q counts the histogram's own values, not the clipped
 			 * mass: what quantization of the window keeps */
-			double v = i == 0 ? (a < n ? h[a] : 0) : i == w - 1 ? h[b - 1] : p[i];
+			double v = i == 0 ? h[a] : i == w - 1 ? h[b - 1] : p[i];
 			sum += v;
 			nz += p[i] > 0;
 		}
 		for (size_t i = s; i < e; i++)
 			q[i] = p[i] > 0 && nz ? sum / (double)nz : 0;
 	}
+	if (zi != (size_t)-1)
+		q[zi] = h[z];
 	return kl_div(p, q, w);
 }
 
@@ -141,7 +148,7 @@ void quant_kl_range(const struct qp_entry *e, unsigned levels, float *lo, float 
 		size_t a = z > j ? z - j : 0, b = z + j < n ? z + j : n;
 		if (b - a < levels)
 			continue;
-		double kl = kl_window(e->hist, n, a, b, levels, p, q);
+		double kl = kl_window(e->hist, n, a, b, z < n ? z : n - 1, levels, p, q);
 		if (kl < best) {
 			best = kl;
 			ba = a;
