@@ -4,7 +4,10 @@
  * A quantized operand of type (scale s, offset o) holding q stands for
  * s * (q - o). Every kernel works on the centred integers q - o:
  *   - linear kinds (convolution, grouped and depthwise included,
- *     fullyconnected, matmul, batchmatmul) accumulate the products exactly,
+ *     fullyconnected, matmul, batchmatmul, and the per-channel
+ *     channelwisequantizedconvolution / ...fullyconnected, whose filter
+ *     scale and offset are per output channel) accumulate the products
+ *     exactly,
  *     add the bias (a bias of scale sx*sw rounded to float adds as it is;
  *     other bias scales are requantized into that scale; a float bias is
  *     rounded half to even into it), then requantize the accumulator by
