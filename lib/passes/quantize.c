@@ -10,7 +10,8 @@
  *   - a constant: quantized here, at compile time, from its own range
  *     (a Convolution's or FullyConnected's Bias: qi32 with scale
  *     input scale * filter scale and offset 0, so the bias adds into the
- *     accumulator exactly);
+ *     accumulator exactly, where its values fit int32 at that scale; else,
+ *     and when it is not a constant, the bias stays float);
  *   - a Dequantize (the border of a node quantized before): its quantized
  *     input, as it is;
  *   - any other value: the profile's range of the value (its node's name
@@ -392,13 +393,22 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 				opq[i] = type_with_dims(s->m->types, resq[0], op_type(n, i)->dims, op_type(n, i)->rank);
 	for (unsigned i = 0; i < n->nops; i++)
 		if (qz_is_bias(n->kind, i) && op_type(n, i)->elem == EK_FLOAT) {
+			/* a constant bias whose values fit int32 at the accumulator's
+			 * scale becomes qi32; any other bias stays float (the
+			 * kernels round it per element: with 16-bit operands the
+			 * accumulator's scale is small enough to overflow int32) */
 			const struct type *t = op_type(n, i);
-			opq[i] = type_get_q(s->m->types, EK_QI32, t->dims, t->rank, opq[0]->scale * opq[1]->scale, 0);
+			float acc = opq[0]->scale * opq[1]->scale, blo, bhi;
+			struct constant *c = as_constant(op_val(n, i).node);
+			if (c && !qz_const_range(s, c, &blo, &bhi))
+				return false;
+			if (c && fmax(-blo, bhi) / acc < 2147483647.0)
+				opq[i] = type_get_q(s->m->types, EK_QI32, t->dims, t->rank, acc, 0);
 		}
 	/* an operand that must stay float (a kind with mixed operands) or any
-	 * operand left float means the node stays as it is */
+	 * operand left float but a bias means the node stays as it is */
 	for (unsigned i = 0; i < n->nops; i++)
-		if (opq[i]->elem == EK_FLOAT)
+		if (opq[i]->elem == EK_FLOAT && !qz_is_bias(n->kind, i))
 			return true;
 	if (s->o->per_channel && (n->kind == NK_Convolution || n->kind == NK_FullyConnected) &&
 	    as_constant(op_val(n, 1).node))
@@ -413,7 +423,7 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 		return true;
 	/* rewrite */
 	for (unsigned i = 0; i < n->nops; i++) {
-		if (op_type(n, i)->elem != EK_FLOAT)
+		if (op_type(n, i)->elem != EK_FLOAT || opq[i]->elem == EK_FLOAT)
 			continue;
 		struct value v = op_val(n, i);
 		struct constant *c = as_constant(v.node);
