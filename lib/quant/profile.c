@@ -14,6 +14,7 @@
  */
 #include "quant/quant.h"
 #include "support/io.h"
+#include "support/textparse.h"
 #include "support/util.h"
 
 #include <math.h>
@@ -179,8 +180,7 @@ static const char *qp_tok_desc(const struct qp_lex *l, char *buf, size_t size)
 {
 	if (l->t == QT_EOF)
 		return "end of file";
-	snprintf(buf, size, "'%.*s'", (int)(l->tlen > 40 ? 40 : l->tlen), l->ts);
-	return buf;
+	return tp_tok_text(l->ts, l->ts + l->tlen, buf, size);
 }
 
 /* Reports "expected WHAT, found TOKEN" at the current token; false. */
