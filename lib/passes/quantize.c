@@ -60,6 +60,12 @@ struct qz_state {
 	bool keep[NK_COUNT];
 	struct u64map quants; /* (value, type) -> its Quantize, per function */
 	struct u64map consts; /* float constant -> its quantized twin (the last made) */
+	struct qz_twin {
+		struct constant *c;
+		const struct type *t;
+		struct node *twin;
+	} *twins; /* every quantized twin made, by constant and type */
+	size_t ntwins, captwins;
 	uint64_t nodes, quantizes, constants, unprofiled;
 	bool failed;
 };
@@ -154,6 +160,10 @@ static bool qz_const_range(struct qz_state *s, struct constant *c, float *lo, fl
  * (round half to even, saturated: the interpreter's st_f). */
 static struct node *qz_const(struct qz_state *s, struct constant *c, const struct type *qt)
 {
+	/* a constant shared by nodes that want the same type is quantized once */
+	for (size_t i = 0; i < s->ntwins; i++)
+		if (s->twins[i].c == c && s->twins[i].t == qt)
+			return s->twins[i].twin;
 	const struct type *t = node_type(&c->n);
 	const float *v = (const float *)(const void *)constant_data(s->m, c, s->ctx->diag);
 	uint64_t n = type_numel(t);
@@ -176,6 +186,8 @@ static struct node *qz_const(struct qz_state *s, struct constant *c, const struc
 	struct constant *nc = pu_new_constant(s->m, qt, out, c->n.name);
 	free(out);
 	u64map_put(&s->consts, (uint64_t)(uintptr_t)c, nc);
+	s->twins = xgrow(s->twins, &s->captwins, s->ntwins + 1, sizeof *s->twins);
+	s->twins[s->ntwins++] = (struct qz_twin){c, qt, &nc->n};
 	s->constants++;
 	return &nc->n;
 }
@@ -428,8 +440,6 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 		struct value v = op_val(n, i);
 		struct constant *c = as_constant(v.node);
 		struct value qv = c ? node_val(qz_const(s, c, opq[i]), 0) : qz_operand(s, f, v, opq[i], n);
-		if (qv.node != v.node && val_type(qv) != opq[i]) /* a Dequantize's input of other params */
-			qv = node_val(node_create1(f, NK_RescaleQuantized, NULL, &qv, 1, opq[i], n, n->loc), 0);
 		node_set_operand(n, i, qv);
 	}
 	for (unsigned r = 0; r < n->nres; r++) {
@@ -540,6 +550,7 @@ bool quantize_run(struct module *m, struct pass_ctx *ctx)
 	}
 	qz_rename_twins(&s);
 	u64map_free(&s.consts);
+	free(s.twins);
 	qprofile_free(&s.prof);
 	pass_stat(ctx, "Number of nodes quantized", s.nodes);
 	pass_stat(ctx, "Number of Quantize nodes inserted", s.quantizes);
