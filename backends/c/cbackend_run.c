@@ -378,16 +378,34 @@ static int cb_run(struct backend_compiled *c, const struct backend_binding *bind
 	return 0;
 }
 
+/* With quantized operands or results a bundle compiles the conversions
+ * and the kinds that copy stored integers; the integer arithmetic of
+ * docs/Quantization.md is the interpreter's only (the quantize pass leaves
+ * those nodes float on -backend=c). */
+static bool cb_quant_ok(unsigned kind, const enum elem_kind *elems, unsigned n)
+{
+	bool q = false;
+	for (unsigned i = 0; i < n; i++)
+		q |= elem_is_quantized(elems[i]) != 0;
+	switch (kind) {
+	case NK_Quantize: case NK_Dequantize: case NK_RescaleQuantized: case NK_Reshape: case NK_Transpose:
+	case NK_Slice: case NK_Concat: case NK_Gather: case NK_Save:
+		return true;
+	default: return !q;
+	}
+}
+
 static bool cb_is_op_supported(const struct backend *b, unsigned kind, const enum elem_kind *elems, unsigned n)
 {
 	(void)b;
-	return interp_backend.is_op_supported(&interp_backend, kind, elems, n);
+	return cb_quant_ok(kind, elems, n) && interp_backend.is_op_supported(&interp_backend, kind, elems, n);
 }
 
 static bool cb_is_node_supported(const struct backend *b, const struct node *n)
 {
-	(void)b;
-	return interp_backend.is_node_supported(&interp_backend, n);
+	enum elem_kind e[2 * IR_MAX_OPS + 8];
+	unsigned ne = backend_node_elems(n, e, GLOW_ARRAY_SIZE(e));
+	return cb_is_op_supported(b, n->kind, e, ne);
 }
 
 static bool cb_should_lower(const struct backend *b, const struct node *n)

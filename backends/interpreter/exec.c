@@ -120,7 +120,7 @@ int interp_exec(unsigned kind, const struct interp_arg *ops, const union attr_va
 	if (kind >= IK_COUNT)
 		return 1;
 	struct kargs k = {kind, ops, attrs, err, errsize};
-	int (*const fams[])(const struct kargs *) = {kern_move, kern_ew, kern_conv, kern_linalg, kern_reduce,
+	int (*const fams[])(const struct kargs *) = {kern_quant, kern_move, kern_ew, kern_conv, kern_linalg, kern_reduce,
 						     kern_index, kern_misc};
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(fams); i++) {
 		int rc = fams[i](&k);

@@ -194,5 +194,7 @@ int kern_reduce(const struct kargs *k);
 int kern_move(const struct kargs *k);
 int kern_misc(const struct kargs *k);
 int kern_index(const struct kargs *k);
+/* quantized arithmetic (k_quant.c); asked first */
+int kern_quant(const struct kargs *k);
 
 #endif

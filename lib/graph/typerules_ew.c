@@ -76,6 +76,16 @@ void tr_unary_float(struct verifier *v, const struct node *n)
 		trc_want_kind(v, n, LITW("result"), node_type(n), LITW("input"), op_type(n, 0));
 }
 
+/* Sigmoid, Tanh: floating-point or quantized Input -> Input's kind (a
+ * quantized result with its own parameters: the interpreter's table,
+ * docs/Quantization.md). */
+void tr_unary_float_q(struct verifier *v, const struct node *n)
+{
+	trc_ew_shapes(v, n);
+	if (trc_op_class(v, n, 0, C_FQ))
+		trc_want_kind(v, n, LITW("result"), node_type(n), LITW("input"), op_type(n, 0));
+}
+
 /* IsNaN, IsInf: floating-point Input -> bool of its shape. */
 void tr_isnan(struct verifier *v, const struct node *n)
 {

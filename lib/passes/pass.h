@@ -22,6 +22,7 @@
 enum pass_mode { PASS_MODE_INFER, PASS_MODE_TRAIN };
 
 struct pass_target;
+struct quant_options;
 
 /* The training configuration the differentiate pass builds the SGD update
  * from (glow-opt -learning-rate= -momentum= -weight-decay= -batch-size=). */
@@ -47,6 +48,7 @@ struct pass_ctx {
 	const struct pass_target *target; /* the backend's answers (target.h); NULL: the interpreter's */
 	const char *keep_float; /* node kinds convert-to-fp16/bf16 leave in float ("Kind,..."); NULL: none */
 	const struct train_config *train; /* differentiate's configuration; NULL: train_config_default */
+	const struct quant_options *quant; /* quantize's options (passes/quantize.h); NULL: none given */
 };
 
 /* Adds n to the counter desc ("Number of nodes merged") of the running pass. */

@@ -72,6 +72,12 @@ int pass_cli_check_pipeline(const char *passes, int olevel, bool fp16, bool bf16
 
 int pass_cli_pipeline(struct pm *pm, const char *passes, int olevel, bool fp16, bool bf16)
 {
+	return pass_cli_pipeline_precision(pm, passes, olevel, fp16, bf16, NULL);
+}
+
+int pass_cli_pipeline_precision(struct pm *pm, const char *passes, int olevel, bool fp16, bool bf16,
+				const char *precision)
+{
 	int bad = 0;
 	if (passes)
 		bad |= pm_add_text(pm, passes);
@@ -82,6 +88,8 @@ int pass_cli_pipeline(struct pm *pm, const char *passes, int olevel, bool fp16, 
 	}
 	/* the conversion pipeline's text is the registry's own: it cannot be
 	 * bad, so adding it after a bad list reports nothing more */
+	if (!bad && precision) /* quantize before fp16: mixed precision */
+		bad |= pm_add_text(pm, precision);
 	if (!bad && (fp16 || bf16))
 		bad |= pm_add_text(pm, fp16 ? "fp16" : "bf16");
 	return bad;

@@ -34,5 +34,9 @@ int pass_cli_check_pipeline(const char *passes, int olevel, bool fp16, bool bf16
  * the pipeline O<olevel> (olevel >= 0), then the fp16 or bf16 conversion
  * pipeline; returns nonzero after reporting a bad pass list. */
 int pass_cli_pipeline(struct pm *pm, const char *passes, int olevel, bool fp16, bool bf16);
+/* pass_cli_pipeline with the precision step's pipeline (NULL: none; see
+ * quantcli.h) added between the pipeline and the fp16/bf16 conversion. */
+int pass_cli_pipeline_precision(struct pm *pm, const char *passes, int olevel, bool fp16, bool bf16,
+				const char *precision);
 
 #endif

@@ -42,6 +42,9 @@ static const struct pm_pipeline pipelines[] = {
 	/* glow-opt -convert-to-fp16 / -convert-to-bf16 append these */
 	{"fp16", 0, "convert-to-fp16,optimize-conversions,dce", "Float computations in float16, then cancel conversions"},
 	{"bf16", 0, "convert-to-bf16,optimize-conversions,dce", "Float computations in bfloat16, then cancel conversions"},
+	/* glow-opt -precision=profile / -precision=quantize append these */
+	{"precision-profile", 0, "quantization-profile", "Instrument every float value for a profiling run"},
+	{"precision-quantize", 0, "quantize,dce,fold-quantization,dce", "Quantize from a profile, then fold the borders"},
 };
 
 static struct pass_ctx *ctx_of(struct pm_ctx *pm)

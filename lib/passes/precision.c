@@ -30,6 +30,10 @@
  *     is exact (widening: float16 or bfloat16 to float, i32 to i64, index32
  *     to index64) -> y. This is what removes the float16 -> float ->
  *     float16 pair between two converted nodes.
+ *   - ConvertTo(Dequantize(q)) from float to float16 or bfloat16, the
+ *     Dequantize read only there -> Dequantize(q) into the half kind (the
+ *     border of a quantized node and a half one: -precision=quantize with
+ *     -convert-to-fp16).
  * It does NOT cancel float -> float16 -> float (or any pair whose inner
  * conversion narrows): that pair rounds, and removing it would change the
  * result. Every rewrite of this pass is bit-exact.
@@ -287,6 +291,16 @@ bool optimize_conversions_run(struct func *f, struct pass_ctx *ctx)
 			continue;
 		}
 		struct node *in = x.node;
+		/* a Dequantize read only by a conversion to another float kind
+		 * dequantizes into that kind (the interpreter rounds the real
+		 * value to float, then to the kind, either way) */
+		if (in->kind == NK_Dequantize && !node_has_pred(in) && elem_is_float((enum elem_kind)t->elem) &&
+		    val_type(x)->elem == EK_FLOAT && node_num_uses(in, -1) == 1) {
+			in->types[0] = t;
+			pu_replace(f, n, x);
+			pairs++;
+			continue;
+		}
 		if (in->kind != NK_ConvertTo || node_has_pred(in))
 			continue;
 		struct value y = op_val(in, 0);

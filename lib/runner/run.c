@@ -450,6 +450,10 @@ int runner_glow_run(void *opts, struct diag *d)
 		}
 		goto out;
 	}
+	if (o->profile) { /* a profiling run: profile.c */
+		status = runner_profile(o, be, r.f, &st, d);
+		goto out;
+	}
 	size_t nio;
 	struct backend_io *io = backend_func_io(r.f, &nio);
 	r.slots = xcalloc(nio + 1, sizeof *r.slots);

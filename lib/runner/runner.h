@@ -46,7 +46,14 @@ struct run_options {
 	int winograd; /* CBACKEND_WINO_* (-winograd=, the C backend only) */
 	bool print, print_full, print_signature, ignore_plan, time;
 	struct tensor_tol tol;
+	const char *profile; /* -profile=FILE: profile the run (profile.c) */
 };
+
+/* glow-run -profile: runs f on be over the -input sets of o and writes or
+ * accumulates the quantization profile o->profile (profile.c describes
+ * it); returns the exit status. */
+int runner_profile(const struct run_options *o, const struct backend *be, struct ir_func *f, struct stages *st,
+		   struct diag *d);
 
 /* glow-run on the parsed options opts, a struct run_options
  * (tools/glow-run/glow-run.c describes them); returns the exit status.

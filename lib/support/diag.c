@@ -138,7 +138,7 @@ static void echo_line(struct diag *d, const struct diag_source *s, unsigned line
 			wb = e - DIAG_WINDOW;
 		while (wb > b && wb < at && utf8_cont(*wb))
 			wb++;
-		while (we < e && utf8_cont(*we))
+		while (we > wb && we < e && utf8_cont(*we))
 			we--;
 	}
 	const char *pre = wb > b ? "..." : "";

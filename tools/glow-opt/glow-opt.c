@@ -10,6 +10,7 @@
 #include "backends/backend.h"
 #include "passes/pass.h"
 #include "passes/passcli.h"
+#include "passes/quantcli.h"
 #include "passes/target.h"
 #include "support/cl.h"
 #include "support/pmcli.h"
@@ -35,6 +36,7 @@ struct opt_options {
 	/* the training configuration of the differentiate pass */
 	const char *learning_rate, *momentum, *weight_decay;
 	unsigned batch_size;
+	struct quant_cli quant; /* -precision=, -profile=, -quant-* */
 };
 
 /* -backend= values; the pass context keeps the name and the backend's
@@ -52,7 +54,7 @@ static int run(void *opts, struct diag *d)
 	if (pass_cli_check_pipeline(o->passes, o->olevel, o->fp16, o->bf16, d))
 		return 1;
 	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_names[o->backend] : NULL, NULL,
-			       NULL, o->keep_float, NULL};
+			       NULL, o->keep_float, NULL, NULL};
 	struct train_config train = train_config_default;
 	if (pass_cli_real("learning-rate", o->learning_rate, 0, 1e30, true, &train.learning_rate, d) ||
 	    pass_cli_real("momentum", o->momentum, 0, 1, false, &train.momentum, d) ||
@@ -64,6 +66,9 @@ static int run(void *opts, struct diag *d)
 	}
 	train.batch_size = o->batch_size;
 	ctx.train = &train;
+	if (quant_cli_check(&o->quant, d))
+		return 1;
+	ctx.quant = &o->quant.opts;
 	bool unsupported[NK_COUNT] = {false};
 	struct pass_target target = {NULL, "interpreter", NULL};
 	if (ctx.backend) {
@@ -87,7 +92,8 @@ static int run(void *opts, struct diag *d)
 	pm_init(&pm, &graph_pass_registry, d, &ctx);
 	if (ctx.mode == PASS_MODE_TRAIN)
 		pm.skip_flags |= PASS_INFER_ONLY;
-	int bad = pass_cli_pipeline(&pm, o->passes, o->olevel, o->fp16, o->bf16);
+	int bad = pass_cli_pipeline_precision(&pm, o->passes, o->olevel, o->fp16, o->bf16,
+					      quant_cli_pipeline(&o->quant));
 	bad |= pm_cli_apply(&pm, &o->pm);
 	if (bad) {
 		pm_free(&pm);
@@ -157,6 +163,7 @@ int main(int argc, char **argv)
 	o.olevel = -1;
 	o.backend = -1;
 	o.batch_size = 1;
+	quant_cli_init(&o.quant);
 	const struct cl_opt opts[] = {
 		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
 		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
@@ -185,6 +192,7 @@ int main(int argc, char **argv)
 		 NULL},
 		{"batch-size", CL_UINT, &o.batch_size, "n",
 		 "differentiate: gradients are divided by it, the mean over a batch of n (default 1)", 0, NULL},
+		QUANT_CLI_OPTS(&o.quant),
 		PM_CLI_VERIFY_OPT(&o.pm),
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},

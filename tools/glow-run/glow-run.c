@@ -29,6 +29,11 @@
  * exactly. -expected-dir finds D/NAME.pb, D/NAME.npy, or a .pb file in D
  * whose TensorProto name is NAME (the layout of ONNX test data sets).
  *
+ * -profile=FILE runs a program instrumented by glow-opt -precision=profile
+ * over the -input sets (several -input of one name, or a batch file) and
+ * writes or accumulates the quantization profile FILE instead of the
+ * outputs (lib/runner/profile.c, docs/Quantization.md).
+ *
  * Sizes come from the program, so an allocation that fails (the memory
  * plan, a buffer, an output) is reported with the size and ends with
  * status 1. -time reports each stage's seconds on stderr (lib/tensor/stages.h).
@@ -54,6 +59,7 @@ int main(int argc, char **argv)
 		{"output-format", CL_ENUM, &o.format, "pb|npy", "File format of -output-dir (default pb)", 0, "pb|npy"},
 		{"print", CL_FLAG, &o.print, NULL, "Print every output as text (the default without other destinations); tensors over 1000 elements are summarized", 0, NULL},
 		{"print-full", CL_FLAG, &o.print_full, NULL, "Print every element of every output (implies -print)", 0, NULL},
+		{"profile", CL_STRING, &o.profile, "FILE", "Profile the run of a program instrumented by glow-opt -precision=profile over the -input sets (an input given several times, or a batch file) into FILE (accumulating into an existing one)", 0, NULL},
 		{"print-signature", CL_FLAG, &o.print_signature, NULL, "List the function's inputs and outputs with their types, then exit", 0, NULL},
 		{"expected", CL_LIST, &o.expected, "NAME=FILE", "Compare output NAME with a .npy or .pb file", 0, NULL},
 		{"expected-dir", CL_STRING, &o.expected_dir, "dir", "Compare every output with DIR/NAME.pb|.npy or a .pb named NAME", 0, NULL},

@@ -1,11 +1,13 @@
 #!/bin/sh
-# make-corpus.sh DIR - seeds a fuzzing corpus with every .glow file of the
-# test suite (named by content hash, so re-running adds only new files).
+# make-corpus.sh DIR [PATTERN] - seeds a fuzzing corpus with every file of
+# the test suite matching PATTERN (default '*.glow'; '*.prof' for
+# fuzz-profile), named by content hash, so re-running adds only new files.
 set -eu
-out=${1:?usage: make-corpus.sh DIR}
+out=${1:?usage: make-corpus.sh DIR [PATTERN]}
+pattern=${2:-*.glow}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$out"
-find "$root/test" -name '*.glow' -type f | while read -r f; do
+find "$root/test" -name "$pattern" -type f | while read -r f; do
 	h=$(sha1sum "$f" | cut -c1-40)
 	cp "$f" "$out/$h"
 done

@@ -24,6 +24,7 @@ for t in "${targets[@]}"; do
     *glow*) pattern='*.glow' ;;
     *gir*) pattern='*.gir' ;;
     *onnx*|*import*) pattern='*.onnx' ;;
+    *profile*) pattern='*.prof' ;;
     *) pattern='*' ;;
   esac
   find test examples -name "$pattern" -type f 2>/dev/null | while read -r f; do

@@ -32,7 +32,7 @@ int main(int argc, char **argv)
 
 	/* the pipeline text is checked before the input is read; the passes see
 	 * a pass_ctx (no backend: the interpreter's answers) */
-	struct pass_ctx ctx = {&d, PASS_MODE_INFER, NULL, NULL, NULL, NULL, NULL};
+	struct pass_ctx ctx = {&d, PASS_MODE_INFER, NULL, NULL, NULL, NULL, NULL, NULL};
 	struct pm pm;
 	pm_init(&pm, &graph_pass_registry, &d, &ctx);
 	pm.verify_each = true;

@@ -1,0 +1,70 @@
+/* typerules_quant.c - the type rules of the per-channel quantized kinds
+ * (docs/Quantization.md):
+ *
+ * ChannelwiseQuantizedConvolution(Input, Filter, Bias) {Convolution's
+ *   attributes, filter_scales = [s_0 .. s_OC-1], filter_offsets = [o_0 ..]}
+ * ChannelwiseQuantizedFullyConnected(Input, Weights K x M, Bias)
+ *   {weight_scales = [s_0 .. s_M-1], weight_offsets = [o_0 ..]}
+ *
+ * Shapes and attributes are Convolution's and FullyConnected's. Input and
+ * the result are quantized; the filter (weights) is quantized with scale 1
+ * and offset 0, its real parameters being the attribute lists, one scale
+ * (positive, finite) and one offset (in the filter kind's range) per output
+ * channel; Bias is float (real values, rounded per channel into the
+ * accumulator's scale).
+ */
+#include "graph/typerules.h"
+#include "graph/typerules_check.h"
+
+#include <inttypes.h>
+#include <math.h>
+
+/* The per-channel lists of n against the n_out output channels. */
+static void cw_params(struct verifier *v, const struct node *n, const char *sname, const char *oname,
+		      int64_t n_out, unsigned filter)
+{
+	const struct type *f = op_type(n, filter);
+	if (!trc_op_class(v, n, 0, CQ) || !trc_op_class(v, n, filter, CQ) || !trc_op_class(v, n, 2, CF) ||
+	    !trc_res_class(v, n, 0, CQ))
+		return;
+	if (f->scale != 1.0f || f->offset != 0)
+		verr(v, n, "the filter %s must have scale 1 and offset 0 (its parameters are %s and %s)", TYS(f), sname,
+		     oname);
+	unsigned ns = 0, no = 0;
+	const double *s = node_floats(n, sname, &ns);
+	const int64_t *o = node_ints(n, oname, &no);
+	if ((int64_t)ns != n_out || (int64_t)no != n_out) {
+		verr(v, n, "%s and %s need one value per output channel (%" PRId64 "), got %u and %u", sname, oname, n_out,
+		     ns, no);
+		return;
+	}
+	int64_t lo = f->elem == EK_QUI8 ? 0 : f->elem == EK_QI16 ? -32768 : f->elem == EK_QI32 ? INT32_MIN : -128;
+	int64_t hi = f->elem == EK_QUI8 ? 255 : f->elem == EK_QI16 ? 32767 : f->elem == EK_QI32 ? INT32_MAX : 127;
+	for (unsigned i = 0; i < ns; i++) {
+		if (!(s[i] > 0) || !isfinite(s[i]) || s[i] > 3.4028234663852886e38) {
+			verr(v, n, "%s[%u] must be a positive finite float, got %g", sname, i, s[i]);
+			return;
+		}
+		if (o[i] < lo || o[i] > hi) {
+			verr(v, n, "%s[%u] = %" PRId64 " is outside the filter kind's range [%" PRId64 ", %" PRId64 "]", oname, i,
+			     o[i], lo, hi);
+			return;
+		}
+	}
+}
+
+void tr_channelwise_conv(struct verifier *v, const struct node *n)
+{
+	tr_convolution(v, n);
+	const struct type *f = op_type(n, 1);
+	if (f->rank == 4)
+		cw_params(v, n, "filter_scales", "filter_offsets", trc_dimv(f, 0), 1);
+}
+
+void tr_channelwise_fc(struct verifier *v, const struct node *n)
+{
+	tr_fully_connected(v, n);
+	const struct type *w = op_type(n, 1);
+	if (w->rank == 2)
+		cw_params(v, n, "weight_scales", "weight_offsets", trc_dimv(w, 1), 1);
+}

@@ -1,0 +1,47 @@
+/* quantcli.h - glow-opt's options of the precision stage's profile and
+ * quantize steps (-precision=, -profile=, -quant-*): their table rows,
+ * their check and the pipeline they add (docs/Quantization.md).
+ */
+#ifndef GLOW_PASSES_QUANTCLI_H
+#define GLOW_PASSES_QUANTCLI_H
+
+#include "passes/quantize.h"
+#include "support/cl.h"
+#include "support/diag.h"
+
+struct quant_cli {
+	int precision;   /* 0 none, 1 profile, 2 quantize */
+	const char *profile;
+	int qprec;       /* -1 not given, 0 int8, 1 int16 */
+	int schema;      /* -1 not given, else enum quant_schema */
+	int calibration; /* -1 not given, else enum quant_calib */
+	bool per_channel;
+	struct quant_options opts; /* filled by quant_cli_check */
+};
+
+/* Sets the defaults (nothing given). */
+void quant_cli_init(struct quant_cli *q);
+
+#define QUANT_CLI_OPTS(q)                                                                                      \
+	{"precision", CL_ENUM, &(q)->precision, NULL,                                                          \
+	 "Precision step after the pipeline: profile (instrument for glow-run -profile) or quantize (from "    \
+	 "-profile)", 0, "none|profile|quantize"},                                                             \
+	{"profile", CL_STRING, &(q)->profile, "FILE", "-precision=quantize: the profile glow-run wrote", 0,   \
+	 NULL},                                                                                                \
+	{"quant-precision", CL_ENUM, &(q)->qprec, NULL, "-precision=quantize: integer width (default int8)", \
+	 0, "int8|int16"},                                                                                     \
+	{"quant-schema", CL_ENUM, &(q)->schema, NULL,                                                          \
+	 "-precision=quantize: how scale and offset follow a range (default asymmetric)", 0,                   \
+	 "asymmetric|symmetric|symmetric-uint8|symmetric-pow2"},                                               \
+	{"quant-calibration", CL_ENUM, &(q)->calibration, NULL,                                                \
+	 "-precision=quantize: range choice, none (min/max) or kl (KL divergence over the histogram)", 0,      \
+	 "none|kl"},                                                                                           \
+	{"quant-per-channel", CL_FLAG, &(q)->per_channel, NULL,                                                \
+	 "-precision=quantize: a scale per output channel for Convolution/FullyConnected weights", 0, NULL}
+
+/* Checks the combination and fills q->opts; returns 1 after reporting. */
+int quant_cli_check(struct quant_cli *q, struct diag *d);
+/* The pipeline the precision step adds (NULL: none). */
+const char *quant_cli_pipeline(const struct quant_cli *q);
+
+#endif
