@@ -969,6 +969,7 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	int rc = glow_yyparse(&p);
 	diag_hint_first_error(d, LOC_NONE, NULL);
 
+	glow_p_forms_free(&p);
 	free(p.sb);
 	strmap_free(&p.gpoison);
 	strmap_free(&p.lpoison);

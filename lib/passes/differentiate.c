@@ -587,14 +587,16 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 	}
 	if (!loss)
 		return 0;
+	if (!pass_diff_selects(ctx, f->name))
+		return 0;
 	char name[256];
-	snprintf(name, sizeof name, "%s_grad", f->name);
+	snprintf(name, sizeof name, "%s%s", f->name, pass_opt_string(ctx, POPT_DIFF_SUFFIX));
 	if (module_find_func(m, name)) {
 		diag_error(ctx->diag, f->loc, "differentiate: function @%s already exists", name);
 		return -1;
 	}
-	struct dctx c = {m, func_create(m, name, f->loc), ctx->diag, ctx->train ? ctx->train : &train_config_default,
-			 {0}, {0}, {0}, {0}};
+	struct train_config cfg = pass_train_config(ctx); /* the tool's, with differentiate{...} */
+	struct dctx c = {m, func_create(m, name, f->loc), ctx->diag, &cfg, {0}, {0}, {0}, {0}};
 	u64map_init(&c.clone);
 	u64map_init(&c.needs);
 	u64map_init(&c.adj);
@@ -688,5 +690,7 @@ bool differentiate_run(struct module *m, struct pass_ctx *ctx)
 				   "differentiate: function @%s has no loss (CrossEntropyLoss or Regression)",
 				   m->funcs[i]->name);
 	pass_stat(ctx, "Number of gradient functions added", (uint64_t)added);
+	if (added)
+		pass_record_train_config(m, ctx);
 	return added > 0;
 }

@@ -8,6 +8,7 @@
  * at all. Exit status 0 on success, 1 after a diagnostic.
  */
 #include "backends/backend.h"
+#include "graph/forms.h"
 #include "passes/pass.h"
 #include "passes/passcli.h"
 #include "passes/target.h"
@@ -35,6 +36,7 @@ struct opt_options {
 	/* the training configuration of the differentiate pass */
 	const char *learning_rate, *momentum, *weight_decay;
 	unsigned batch_size;
+	int print_form; /* -1: the form the module records; else enum graph_form - 1 */
 };
 
 /* -backend= values; the pass context keeps the name and the backend's
@@ -132,6 +134,8 @@ static int run(void *opts, struct diag *d)
 				/* relative weight files as seen from the output */
 				if (ostream_open(&out, o->output, d) == 0) {
 					if (module_rebase_files(m, o->output, d) == 0) {
+						if (o->print_form >= 0)
+							module_set_form(m, (enum graph_form)(o->print_form + 1));
 						module_print(&out, m);
 						status = ostream_commit(&out, d) ? 1 : 0;
 					} else
@@ -157,6 +161,7 @@ int main(int argc, char **argv)
 	o.olevel = -1;
 	o.backend = -1;
 	o.batch_size = 1;
+	o.print_form = -1;
 	const struct cl_opt opts[] = {
 		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
 		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
@@ -185,6 +190,9 @@ int main(int argc, char **argv)
 		 NULL},
 		{"batch-size", CL_UINT, &o.batch_size, "n",
 		 "differentiate: gradients are divided by it, the mean over a batch of n (default 1)", 0, NULL},
+		{"print-form", CL_ENUM, &o.print_form, NULL,
+		 "Print in this text form, recorded as the module's form (default: the form it records, else every "
+		 "value named)", 0, "anf|gnf|bbnf"},
 		PM_CLI_VERIFY_OPT(&o.pm),
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},

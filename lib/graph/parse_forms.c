@@ -1,0 +1,280 @@
+/* parse_forms.c - the reader's actions for module attributes and for the
+ * nested expressions of GNF and BBNF (grammar/glow.y; docs/GraphIR.md).
+ *
+ * Nesting. The statement actions of parse.c keep one statement's state in
+ * the parser (kind, operand and attribute vectors, name). A nested
+ * expression is a statement inside an operand list: its begin saves that
+ * state on a stack and starts a fresh one, its end builds the node through
+ * the ordinary statement action (glow_p_node) under a generated name, then
+ * restores the outer statement and hands back the new value as its
+ * operand. Attribute lists live in the parser's int and float vectors,
+ * which are never cleared inside a statement, so the outer statement's
+ * list indices stay valid. Nodes are created in post-order, which is the
+ * forms' canonical order (print_forms.c).
+ *
+ * Names. A nested value has no name in the text; it gets the decimal
+ * position at which it is created, the name the forms print it under,
+ * unless that name is taken (a fresh name then).
+ */
+#include "glow.tab.h"
+
+#include "graph/forms.h"
+#include "support/hashmap.h"
+#include "support/textparse.h"
+#include "support/util.h"
+#include "support/vec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The statement state parse.c keeps in the parser, saved while a nested
+ * expression is read. The vectors are saved byte for byte (VEC types are
+ * anonymous, hence memcpy). */
+struct nest_frame {
+	int kind;
+	bool bad, has_name, has_pred, has_types, stmt_open;
+	struct glow_span name;
+	uint64_t name_hash;
+	struct loc name_loc, kind_loc, pred_loc, types_loc, cur_attr_loc;
+	struct glow_val pred;
+	int cur_attr;
+	unsigned char ops[sizeof(((struct glow_parser *)0)->ops)];
+	unsigned char oplocs[sizeof(((struct glow_parser *)0)->oplocs)];
+	unsigned char tys[sizeof(((struct glow_parser *)0)->tys)];
+	unsigned char tylocs[sizeof(((struct glow_parser *)0)->tylocs)];
+	unsigned char attrs[sizeof(((struct glow_parser *)0)->attrs)];
+	char gen[32]; /* the generated name of the nested value */
+};
+
+struct glow_forms {
+	VEC(struct nest_frame) stack;
+	/* the module attribute being read */
+	char *key;
+	struct loc key_loc, val_loc;
+	bool bad, in_list, has_val;
+	struct mattr_val val;
+	VEC(struct mattr_val) items;
+};
+
+static struct glow_forms *fx(struct glow_parser *p)
+{
+	if (!p->fx)
+		p->fx = xcalloc(1, sizeof(*p->fx));
+	return p->fx;
+}
+
+/* ---- module attributes ---- */
+
+void glow_p_mattr_name(struct glow_parser *p, const struct glow_span *key, struct loc loc)
+{
+	struct glow_forms *x = fx(p);
+	free(x->key);
+	x->key = xstrdup(tp_unescape(&p->sb, &p->sbcap, key->s, key->len, key->esc != 0));
+	x->key_loc = loc;
+	x->bad = x->in_list = x->has_val = false;
+	vec_clear(&x->items);
+	if (module_attr(p->m, x->key)) {
+		glow_p_error(p, loc, "duplicate module attribute '%s'", x->key);
+		x->bad = true;
+	}
+}
+
+/* A scalar: the value, or the next item of the list being read. */
+static void scalar(struct glow_parser *p, struct mattr_val v, struct loc loc)
+{
+	struct glow_forms *x = fx(p);
+	if (x->in_list) {
+		vec_push(&x->items, v);
+		return;
+	}
+	x->val = v;
+	x->val_loc = loc;
+	x->has_val = true;
+}
+
+void glow_p_mattr_num(struct glow_parser *p, const struct glow_num *v)
+{
+	struct mattr_val m = {v->is_int ? MA_INT : MA_FLOAT, v->i, v->f, NULL, NULL, 0};
+	scalar(p, m, v->loc);
+}
+
+void glow_p_mattr_bool(struct glow_parser *p, int b, struct loc loc)
+{
+	struct mattr_val m = {MA_BOOL, b != 0, 0, NULL, NULL, 0};
+	scalar(p, m, loc);
+}
+
+void glow_p_mattr_str(struct glow_parser *p, const struct glow_span *s, struct loc loc)
+{
+	/* a stable copy now: the scratch buffer is reused by the next string */
+	const char *t = tp_unescape(&p->sb, &p->sbcap, s->s, s->len, s->esc != 0);
+	struct mattr_val m = {MA_STRING, 0, 0, arena_strdup(&p->m->arena, t), NULL, 0};
+	scalar(p, m, loc);
+}
+
+void glow_p_mattr_list(struct glow_parser *p, bool begin, struct loc loc)
+{
+	struct glow_forms *x = fx(p);
+	if (begin) {
+		x->in_list = true;
+		vec_clear(&x->items);
+		x->val_loc = loc;
+		return;
+	}
+	x->in_list = false;
+	struct mattr_val m = {MA_LIST, 0, 0, NULL, x->items.data, (uint32_t)x->items.len};
+	x->val = m;
+	x->has_val = true;
+}
+
+void glow_p_mattr_end(struct glow_parser *p)
+{
+	struct glow_forms *x = fx(p);
+	if (x->bad || !x->has_val)
+		return;
+	if (strcmp(x->key, "form") == 0) {
+		const struct mattr_val *v = &x->val;
+		if (v->kind != MA_STRING || graph_form_lookup(v->s, strlen(v->s)) < 0) {
+			glow_p_error(p, x->val_loc, "module attribute 'form' must be \"anf\", \"gnf\" or \"bbnf\"");
+			return;
+		}
+	}
+	module_set_attr(p->m, x->key, &x->val);
+}
+
+/* ---- nested expressions ---- */
+
+static void save(struct glow_parser *p, struct nest_frame *f)
+{
+	f->kind = p->kind;
+	f->bad = p->bad;
+	f->has_name = p->has_name;
+	f->has_pred = p->has_pred;
+	f->has_types = p->has_types;
+	f->stmt_open = p->stmt_open;
+	f->name = p->name;
+	f->name_hash = p->name_hash;
+	f->name_loc = p->name_loc;
+	f->kind_loc = p->kind_loc;
+	f->pred_loc = p->pred_loc;
+	f->types_loc = p->types_loc;
+	f->cur_attr_loc = p->cur_attr_loc;
+	f->pred = p->pred;
+	f->cur_attr = p->cur_attr;
+	memcpy(f->ops, &p->ops, sizeof f->ops);
+	memcpy(f->oplocs, &p->oplocs, sizeof f->oplocs);
+	memcpy(f->tys, &p->tys, sizeof f->tys);
+	memcpy(f->tylocs, &p->tylocs, sizeof f->tylocs);
+	memcpy(f->attrs, &p->attrs, sizeof f->attrs);
+	memset(&p->ops, 0, sizeof p->ops);
+	memset(&p->oplocs, 0, sizeof p->oplocs);
+	memset(&p->tys, 0, sizeof p->tys);
+	memset(&p->tylocs, 0, sizeof p->tylocs);
+	memset(&p->attrs, 0, sizeof p->attrs);
+}
+
+/* Frees the nested statement's vectors and brings the outer one back. */
+static void restore(struct glow_parser *p, const struct nest_frame *f)
+{
+	vec_free(&p->ops);
+	vec_free(&p->oplocs);
+	vec_free(&p->tys);
+	vec_free(&p->tylocs);
+	vec_free(&p->attrs);
+	p->kind = f->kind;
+	p->bad = f->bad;
+	p->has_name = f->has_name;
+	p->has_pred = f->has_pred;
+	p->has_types = f->has_types;
+	p->stmt_open = f->stmt_open;
+	p->name = f->name;
+	p->name_hash = f->name_hash;
+	p->name_loc = f->name_loc;
+	p->kind_loc = f->kind_loc;
+	p->pred_loc = f->pred_loc;
+	p->types_loc = f->types_loc;
+	p->cur_attr_loc = f->cur_attr_loc;
+	p->pred = f->pred;
+	p->cur_attr = f->cur_attr;
+	memcpy(&p->ops, f->ops, sizeof f->ops);
+	memcpy(&p->oplocs, f->oplocs, sizeof f->oplocs);
+	memcpy(&p->tys, f->tys, sizeof f->tys);
+	memcpy(&p->tylocs, f->tylocs, sizeof f->tylocs);
+	memcpy(&p->attrs, f->attrs, sizeof f->attrs);
+}
+
+void glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc)
+{
+	struct glow_forms *x = fx(p);
+	struct nest_frame f;
+	save(p, &f);
+	vec_push(&x->stack, f);
+	p->stmt_open = true;
+	p->kind = -1;
+	p->bad = p->f == NULL;
+	p->has_name = false; /* until the kind is checked: glow_p_kind names result-less kinds */
+	p->has_pred = p->has_types = false;
+	p->cur_attr = -1;
+	glow_p_kind(p, kind, loc);
+	if (p->kind >= 0 && node_desc((unsigned)p->kind)->nres != 1) {
+		glow_p_error(p, loc, "%s cannot be nested: only a value with one result can (bind it with 'let')",
+			     node_kind_name((unsigned)p->kind));
+		p->bad = true;
+	}
+	p->has_name = true;
+}
+
+struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const struct type *t, struct loc tloc)
+{
+	struct glow_forms *x = fx(p);
+	struct nest_frame *f = &x->stack.data[x->stack.len - 1];
+	struct glow_val v = {NULL, 0, p->kind_loc};
+	glow_p_restype(p, t, tloc);
+	p->has_types = true;
+	if (p->f && !p->bad) {
+		/* the name the forms print it under, if free */
+		snprintf(f->gen, sizeof f->gen, "%zu", p->f->nnodes);
+		if (func_find(p->f, f->gen)) {
+			const char *fresh = func_fresh_name(p->f, f->gen);
+			snprintf(f->gen, sizeof f->gen, "%s", fresh);
+		}
+		p->name.s = f->gen;
+		p->name.len = (uint32_t)strlen(f->gen);
+		p->name.esc = 0;
+		p->name_hash = hash_bytes(f->gen, p->name.len);
+		p->name_loc = p->kind_loc;
+		glow_p_node(p, rparen);
+		v.node = func_find(p->f, f->gen);
+	}
+	struct nest_frame saved = *f;
+	x->stack.len--;
+	restore(p, &saved);
+	return v;
+}
+
+void glow_p_forms_reset(struct glow_parser *p)
+{
+	if (!p->fx || !p->fx->stack.len)
+		return;
+	/* a syntax error inside nested expressions: back to the statement */
+	struct nest_frame outer = p->fx->stack.data[0];
+	for (size_t i = p->fx->stack.len; i-- > 1;) {
+		struct nest_frame *f = &p->fx->stack.data[i];
+		restore(p, f);
+	}
+	restore(p, &outer);
+	p->fx->stack.len = 0;
+}
+
+void glow_p_forms_free(struct glow_parser *p)
+{
+	if (!p->fx)
+		return;
+	glow_p_forms_reset(p);
+	vec_free(&p->fx->stack);
+	vec_free(&p->fx->items);
+	free(p->fx->key);
+	free(p->fx);
+	p->fx = NULL;
+}

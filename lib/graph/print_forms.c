@@ -1,0 +1,256 @@
+/* print_forms.c - the canonical order of the forms and their printer
+ * (forms.h; docs/GraphIR.md, "Text forms").
+ *
+ * Interchangeability. Reading a function in any form and printing it in
+ * another must give the text the original prints in that form. GNF drops
+ * the names of nested values, so no form can print a name the others lose:
+ * every form names values by their position in one canonical order, and
+ * that order and the nesting are functions of the dataflow graph and of the
+ * order of the bound nodes only, both of which every form's text keeps:
+ *
+ *   1. T: the printer's stable topological order of the list (print.c).
+ *   2. A value is nested (in GNF and BBNF) when it has one result, exactly
+ *      one use, as an operand (not a predicate) of a node of the function,
+ *      is pure (no side effect: Save, SGD, training statistics and the like
+ *      keep their binding and their place), has no predicate, and the
+ *      expression it heads stays within FORMS_MAX_NEST levels. Decided
+ *      bottom-up along T, so it depends on the graph alone.
+ *   3. C: the bound nodes in T order, each preceded by the values nested in
+ *      it, operands left to right, depth first (post-order). C is a
+ *      topological order: a bound operand of a nested value precedes that
+ *      value's root in T.
+ *
+ * The reader creates nodes in text order and nested operands before their
+ * user, which is exactly C, so the list read back is C; T of it is C
+ * again, and steps 2 and 3 give the same result.
+ */
+#include "graph/forms.h"
+#include "support/hashmap.h"
+#include "support/io.h"
+#include "support/util.h"
+#include "support/vec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tframe {
+	struct node *n;
+	unsigned i;
+};
+
+/* The slot from i on whose producer, a node of f not yet visited, must come
+ * first; the slot count if none (print.c: next_pending). */
+static unsigned pending(struct func *f, const struct node *n, unsigned i)
+{
+	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
+	for (; i < slots; i++) {
+		const struct node *def = n->ops[i].def;
+		if (!def || (def->bits & (NODE_VDONE | NODE_ERASED)) || node_is_storage(def))
+			continue;
+		if (!def->name || func_find(f, def->name) != def)
+			continue;
+		return i;
+	}
+	return slots;
+}
+
+/* T: the list order with producers pulled up where the list is not an
+ * evaluation order; the same walk as the printer's. */
+static size_t topo_order(struct func *f, struct node **out)
+{
+	size_t len = 0, nseen = 0;
+	struct node **seen = xmalloc((f->nnodes ? f->nnodes : 1) * sizeof(*seen));
+	VEC(struct tframe) stack = {0};
+	func_for_each(f, root) {
+		seen[nseen++] = root;
+		if (root->bits & NODE_VDONE)
+			continue;
+		root->bits |= NODE_VDONE;
+		stack.len = 0;
+		vec_push(&stack, ((struct tframe){root, 0}));
+		while (stack.len) {
+			struct tframe *fr = &stack.data[stack.len - 1];
+			unsigned ns = fr->n->nops + (node_has_pred(fr->n) ? 1u : 0u);
+			fr->i = pending(f, fr->n, fr->i);
+			if (fr->i == ns) {
+				out[len++] = fr->n;
+				stack.len--;
+				continue;
+			}
+			struct node *def = fr->n->ops[fr->i++].def;
+			def->bits |= NODE_VDONE;
+			vec_push(&stack, ((struct tframe){def, 0}));
+		}
+	}
+	vec_free(&stack);
+	for (size_t i = 0; i < nseen; i++)
+		seen[i]->bits &= (uint8_t)~NODE_VDONE;
+	free(seen);
+	return len;
+}
+
+/* The position + 1 of n in a map built from an order; 0 if absent. */
+static size_t pos_of(const struct u64map *m, const struct node *n)
+{
+	return (size_t)(uintptr_t)ptrmap_get(m, n);
+}
+
+/* Whether n may be nested in its user, leaving its height aside. */
+static bool nestable(const struct node *n, const struct u64map *pos)
+{
+	const struct node_desc *d = node_desc(n->kind);
+	if (n->nres != 1 || node_is_storage(n) || !(d->flags & NF_PURE) || (d->flags & NF_SIDE) || node_has_pred(n))
+		return false;
+	const struct use *u = n->uses;
+	if (!u || u->next)
+		return false;
+	const struct node *user = use_user(u);
+	return u->idx < user->nops && pos_of(pos, user) != 0;
+}
+
+/* Appends n's nested operands (depth first) and n to out. The depth is at
+ * most FORMS_MAX_NEST. */
+static void emit_tree(struct node *n, const struct u64map *tpos, const bool *tnested, struct node **out, bool *onest,
+		      size_t *len)
+{
+	for (unsigned i = 0; i < n->nops; i++) {
+		struct node *def = n->ops[i].def;
+		size_t p = def ? pos_of(tpos, def) : 0;
+		if (p && tnested[p - 1])
+			emit_tree(def, tpos, tnested, out, onest, len);
+	}
+	size_t p = pos_of(tpos, n);
+	onest[*len] = tnested[p - 1];
+	out[(*len)++] = n;
+}
+
+size_t forms_order(struct func *f, struct node ***order, bool **nested)
+{
+	size_t cap = f->nnodes ? f->nnodes : 1;
+	struct node **t = xmalloc(cap * sizeof(*t));
+	size_t n = topo_order(f, t);
+	struct u64map tpos;
+	u64map_init(&tpos);
+	for (size_t i = 0; i < n; i++)
+		ptrmap_put(&tpos, t[i], (void *)(uintptr_t)(i + 1));
+	bool *tn = xcalloc(cap, sizeof(bool));
+	unsigned char *height = xcalloc(cap, 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned h = 1;
+		for (unsigned k = 0; k < t[i]->nops; k++) {
+			size_t p = t[i]->ops[k].def ? pos_of(&tpos, t[i]->ops[k].def) : 0;
+			if (p && tn[p - 1] && height[p - 1] + 1u > h)
+				h = height[p - 1] + 1u;
+		}
+		height[i] = (unsigned char)h;
+		tn[i] = h < FORMS_MAX_NEST && nestable(t[i], &tpos);
+	}
+	struct node **out = xmalloc(cap * sizeof(*out));
+	bool *onest = xcalloc(cap, sizeof(bool));
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!tn[i])
+			emit_tree(t[i], &tpos, tn, out, onest, &len);
+	glow_assert(len == n);
+	free(height);
+	free(tn);
+	u64map_free(&tpos);
+	free(t);
+	*order = out;
+	if (nested)
+		*nested = onest;
+	else
+		free(onest);
+	return len;
+}
+
+bool forms_apply_order(struct func *f)
+{
+	struct node **order;
+	size_t n = forms_order(f, &order, NULL);
+	bool moved = false;
+	struct node *at = f->first;
+	for (size_t i = 0; i < n; i++) {
+		if (order[i] == at) {
+			at = at->next;
+			continue;
+		}
+		node_move_before(f, order[i], at);
+		moved = true;
+	}
+	free(order);
+	return moved;
+}
+
+/* ---- printing ---- */
+
+struct fprinter {
+	struct u64map pos;   /* node -> position in C + 1 */
+	const bool *nested;  /* by position in C */
+};
+
+static void print_ref(void *arg, struct ostream *o, const struct use *u);
+
+/* A nested value: its expression, then its type. */
+static void print_nested(struct fprinter *fp, struct ostream *o, const struct node *n)
+{
+	node_print_expr(o, n, print_ref, fp);
+}
+
+/* An operand: @global, a nested expression, or %position (#result). */
+static void print_ref(void *arg, struct ostream *o, const struct use *u)
+{
+	struct fprinter *fp = arg;
+	const struct node *d = u->def;
+	if (d && node_is_storage(d)) {
+		print_global_name(o, d->name);
+		return;
+	}
+	size_t p = d ? pos_of(&fp->pos, d) : 0;
+	if (!p) {
+		/* dangling or foreign: the verifier rejects it; print its name */
+		print_local_name(o, d ? d->name : NULL);
+		return;
+	}
+	if (fp->nested[p - 1]) {
+		print_nested(fp, o, d);
+		return;
+	}
+	os_putc(o, '%');
+	os_u64(o, p - 1);
+	if (d->nres > 1) {
+		os_putc(o, '#');
+		os_u64(o, u->res);
+	}
+}
+
+void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
+{
+	struct node **order;
+	bool *nested;
+	size_t n = forms_order(f, &order, &nested);
+	if (form == FORM_ANF)
+		memset(nested, 0, n * sizeof(bool));
+	struct fprinter fp;
+	u64map_init(&fp.pos);
+	fp.nested = nested;
+	for (size_t i = 0; i < n; i++)
+		ptrmap_put(&fp.pos, order[i], (void *)(uintptr_t)(i + 1));
+	for (size_t i = 0; i < n; i++) {
+		if (nested[i])
+			continue;
+		os_write(o, "  ", 2);
+		if (order[i]->nres) {
+			if (form != FORM_GNF)
+				os_write(o, "let ", 4);
+			os_putc(o, '%');
+			os_u64(o, i);
+			os_write(o, " = ", 3);
+		}
+		node_print_expr(o, order[i], print_ref, &fp);
+		os_putc(o, '\n');
+	}
+	u64map_free(&fp.pos);
+	free(nested);
+	free(order);
+}
