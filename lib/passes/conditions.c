@@ -125,11 +125,11 @@ static int check_bbnf(void *ir, void *user, void *snap, struct diag *d)
 }
 
 const struct pm_cond graph_pass_conds[GRAPH_PASS_NCONDS] = {
-	{PASS_REQUIRES_LOWERED, "the module is lowered for the backend", false, NULL, NULL, check_lowered},
-	{PASS_ENSURES_LOWERED, "the module is lowered for the backend", true, NULL, NULL, check_lowered},
-	{PASS_PRESERVES_SCHEDULE, "the schedule (node order) is preserved", true, snap_schedule, snap_free,
+	{PASS_REQUIRES_LOWERED, "module lowered for the backend", false, NULL, NULL, check_lowered},
+	{PASS_ENSURES_LOWERED, "module lowered for the backend", true, NULL, NULL, check_lowered},
+	{PASS_PRESERVES_SCHEDULE, "schedule (node order) preserved", true, snap_schedule, snap_free,
 	 check_schedule},
-	{PASS_ENSURES_ANF, "the module is in form anf", true, NULL, NULL, check_anf},
-	{PASS_ENSURES_GNF, "the module is in form gnf", true, NULL, NULL, check_gnf},
-	{PASS_ENSURES_BBNF, "the module is in form bbnf", true, NULL, NULL, check_bbnf},
+	{PASS_ENSURES_ANF, "module in form anf", true, NULL, NULL, check_anf},
+	{PASS_ENSURES_GNF, "module in form gnf", true, NULL, NULL, check_gnf},
+	{PASS_ENSURES_BBNF, "module in form bbnf", true, NULL, NULL, check_bbnf},
 };

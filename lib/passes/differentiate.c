@@ -677,6 +677,8 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 bool differentiate_run(struct module *m, struct pass_ctx *ctx)
 {
 	size_t nfuncs = m->nfuncs; /* not the functions it adds */
+	if (pass_diff_check_funcs(m, ctx))
+		return false;
 	int added = 0;
 	for (size_t i = 0; i < nfuncs; i++) {
 		int r = differentiate_func(m, m->funcs[i], ctx);
@@ -686,9 +688,10 @@ bool differentiate_run(struct module *m, struct pass_ctx *ctx)
 	}
 	if (!added)
 		for (size_t i = 0; i < nfuncs; i++)
-			diag_error(ctx->diag, m->funcs[i]->loc,
-				   "differentiate: function @%s has no loss (CrossEntropyLoss or Regression)",
-				   m->funcs[i]->name);
+			if (pass_diff_selects(ctx, m->funcs[i]->name))
+				diag_error(ctx->diag, m->funcs[i]->loc,
+					   "differentiate: function @%s has no loss (CrossEntropyLoss or Regression)",
+					   m->funcs[i]->name);
 	pass_stat(ctx, "Number of gradient functions added", (uint64_t)added);
 	if (added)
 		pass_record_train_config(m, ctx);

@@ -88,6 +88,9 @@ struct train_config pass_train_config(const struct pass_ctx *ctx);
 /* Whether differentiate{funcs=...} selects function name (every function
  * when the option is not given). */
 bool pass_diff_selects(const struct pass_ctx *ctx, const char *name);
+/* Reports each function differentiate{funcs=...} names that m lacks;
+ * returns nonzero if there is one. */
+int pass_diff_check_funcs(struct module *m, const struct pass_ctx *ctx);
 /* differentiate{record=true}: the configuration as module attributes
  * train.lr, train.momentum, train.weight_decay, train.batch_size. */
 void pass_record_train_config(struct module *m, const struct pass_ctx *ctx);

@@ -49,6 +49,22 @@ bool pass_diff_selects(const struct pass_ctx *ctx, const char *name)
 	return false;
 }
 
+int pass_diff_check_funcs(struct module *m, const struct pass_ctx *ctx)
+{
+	if (!pass_opt_given(ctx, POPT_DIFF_FUNCS))
+		return 0;
+	struct pm_optlist l = pass_opt_list(ctx, POPT_DIFF_FUNCS);
+	int bad = 0;
+	for (size_t i = 0; i < l.n; i++) {
+		const char *name = l.v[i][0] == '@' ? l.v[i] + 1 : l.v[i];
+		if (!module_find_func(m, name)) {
+			diag_error(ctx->diag, LOC_NONE, "differentiate{funcs=...}: the module has no function @%s", name);
+			bad = 1;
+		}
+	}
+	return bad;
+}
+
 void pass_record_train_config(struct module *m, const struct pass_ctx *ctx)
 {
 	if (!pass_opt_bool(ctx, POPT_DIFF_RECORD))

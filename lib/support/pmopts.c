@@ -276,8 +276,8 @@ int pm_opts_parse(struct pm *pm, const struct pm_text *t, struct pm_entry *e, co
 		}
 		const struct pm_option *o = &reg->options[idx];
 		if (c == end || *c != '=') {
-			diag_error(pm->diag, at(t, c), "option '%s' of pass '%s' needs a value ('%s=%s')", o->name, p->name,
-				   o->name, type_desc(o->type));
+			diag_error(pm->diag, at(t, c), "option '%s' of pass '%s' needs a value: %s=<%s>", o->name, p->name,
+				   o->name, pm_opt_type_name(o->type));
 			return -1;
 		}
 		const char *val = ++c;
