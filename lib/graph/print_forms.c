@@ -11,10 +11,12 @@
  *   1. T: the printer's stable topological order of the list (print.c).
  *   2. A value is nested (in GNF and BBNF) when it has one result, exactly
  *      one use, as an operand (not a predicate) of a node of the function,
- *      is pure (no side effect: Save, SGD, training statistics and the like
- *      keep their binding and their place), has no predicate, and the
- *      expression it heads stays within FORMS_MAX_NEST levels. Decided
- *      bottom-up along T, so it depends on the graph alone.
+ *      is pure (side effects such as Save keep their binding and their
+ *      place), has no predicate, reads no storage a side effect of the
+ *      function writes (SGD of a weight, the update of running statistics:
+ *      their order against the write matters), and the expression it heads
+ *      stays within FORMS_MAX_NEST levels. Decided bottom-up along T, so it
+ *      depends on the graph alone.
  *   3. C: the bound nodes in T order, each preceded by the values nested in
  *      it, operands left to right, depth first (post-order). C is a
  *      topological order: a bound operand of a nested value precedes that
@@ -95,8 +97,12 @@ static size_t pos_of(const struct u64map *m, const struct node *n)
 	return (size_t)(uintptr_t)ptrmap_get(m, n);
 }
 
-/* Whether n may be nested in its user, leaving its height aside. */
-static bool nestable(const struct node *n, const struct u64map *pos)
+/* Whether n may be nested in its user, leaving its height aside. Nesting
+ * moves a value's evaluation later, to just before the bound node it is
+ * nested in; a node that reads storage some side effect of f writes (a
+ * weight SGD reads and a Save updates, running statistics) must not move
+ * past that write, so it keeps its binding and its place. */
+static bool nestable(const struct node *n, const struct u64map *pos, const struct u64map *written)
 {
 	const struct node_desc *d = node_desc(n->kind);
 	if (n->nres != 1 || node_is_storage(n) || !(d->flags & NF_PURE) || (d->flags & NF_SIDE) || node_has_pred(n))
@@ -104,8 +110,24 @@ static bool nestable(const struct node *n, const struct u64map *pos)
 	const struct use *u = n->uses;
 	if (!u || u->next)
 		return false;
+	for (unsigned i = 0; i < n->nops; i++)
+		if (n->ops[i].def && ptrmap_get(written, n->ops[i].def))
+			return false;
 	const struct node *user = use_user(u);
 	return u->idx < user->nops && pos_of(pos, user) != 0;
+}
+
+/* The storage f's side-effecting nodes take as operands (what they may
+ * write), as a set. */
+static void written_storage(struct func *f, struct u64map *w)
+{
+	func_for_each(f, n) {
+		if (!(node_desc(n->kind)->flags & NF_SIDE))
+			continue;
+		for (unsigned i = 0; i < n->nops; i++)
+			if (n->ops[i].def && node_is_storage(n->ops[i].def))
+				ptrmap_put(w, n->ops[i].def, (void *)1);
+	}
 }
 
 /* Appends n's nested operands (depth first) and n to out. The depth is at
@@ -133,6 +155,9 @@ size_t forms_order(struct func *f, struct node ***order, bool **nested)
 	u64map_init(&tpos);
 	for (size_t i = 0; i < n; i++)
 		ptrmap_put(&tpos, t[i], (void *)(uintptr_t)(i + 1));
+	struct u64map written;
+	u64map_init(&written);
+	written_storage(f, &written);
 	bool *tn = xcalloc(cap, sizeof(bool));
 	unsigned char *height = xcalloc(cap, 1);
 	for (size_t i = 0; i < n; i++) {
@@ -143,7 +168,7 @@ size_t forms_order(struct func *f, struct node ***order, bool **nested)
 				h = height[p - 1] + 1u;
 		}
 		height[i] = (unsigned char)h;
-		tn[i] = h < FORMS_MAX_NEST && nestable(t[i], &tpos);
+		tn[i] = h < FORMS_MAX_NEST && nestable(t[i], &tpos, &written);
 	}
 	struct node **out = xmalloc(cap * sizeof(*out));
 	bool *onest = xcalloc(cap, sizeof(bool));
@@ -154,6 +179,7 @@ size_t forms_order(struct func *f, struct node ***order, bool **nested)
 	glow_assert(len == n);
 	free(height);
 	free(tn);
+	u64map_free(&written);
 	u64map_free(&tpos);
 	free(t);
 	*order = out;
