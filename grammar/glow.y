@@ -206,6 +206,7 @@ void glow_p_mattr_end(struct glow_parser *p);
 void glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc);
 struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const struct type *t, struct loc tloc);
 void glow_p_forms_reset(struct glow_parser *p);
+bool glow_p_forms_yield_name(struct glow_parser *p, const char *name, size_t len);
 void glow_p_forms_free(struct glow_parser *p);
 }
 

@@ -218,7 +218,7 @@ void glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, stru
 	p->cur_attr = -1;
 	glow_p_kind(p, kind, loc);
 	if (p->kind >= 0 && node_desc((unsigned)p->kind)->nres != 1) {
-		glow_p_error(p, loc, "%s cannot be nested: only a value with one result can (bind it with 'let')",
+		glow_p_error(p, loc, "%s cannot be nested: only a value with one result can",
 			     node_kind_name((unsigned)p->kind));
 		p->bad = true;
 	}
@@ -246,11 +246,30 @@ struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const 
 		p->name_loc = p->kind_loc;
 		glow_p_node(p, rparen);
 		v.node = func_find(p->f, f->gen);
+		if (v.node)
+			v.node->bits |= NODE_NAME_MADE; /* glow_p_forms_yield_name may move it */
 	}
 	struct nest_frame saved = *f;
 	x->stack.len--;
 	restore(p, &saved);
 	return v;
+}
+
+bool glow_p_forms_yield_name(struct glow_parser *p, const char *name, size_t len)
+{
+	if (!p->f || !name)
+		return false;
+	struct node *prev = func_find_hashed(p->f, name, len, hash_bytes(name, len));
+	if (!prev || !(prev->bits & NODE_NAME_MADE) || !p->fx)
+		return false;
+	/* only the reader's own nested names: NODE_NAME_MADE is not in the text */
+	char base[32];
+	snprintf(base, sizeof base, "%.*s", (int)(len < 20 ? len : 20), name);
+	const char *fresh = func_fresh_name(p->f, base);
+	if (!node_rename(p->f, prev, fresh))
+		return false;
+	prev->bits |= NODE_NAME_MADE;
+	return true;
 }
 
 void glow_p_forms_reset(struct glow_parser *p)
