@@ -75,11 +75,14 @@ int graph_form_lookup(const char *s, size_t len);
  * order (f->nnodes entries, malloc'd) and, when nested is not NULL, marks
  * nested[i] for order[i] a value GNF nests in its user. Returns the count. */
 size_t forms_order(struct func *f, struct node ***order, bool **nested);
-/* Makes forms_order f's list order (to-anf; glow-irgen for a module in
- * ANF); returns whether a node moved. */
-bool forms_apply_order(struct func *f);
+/* Puts m in form (to-anf, to-gnf, to-bbnf, glow-opt -print-form): into
+ * ANF from another form, every function's list becomes its forms_order
+ * (the canonical evaluation order); a module already in ANF keeps its
+ * order. Records the form; returns whether anything changed. */
+bool module_convert_form(struct module *m, enum graph_form form);
 /* The body of f printed in form (not FORM_DEFAULT), with canonical names:
- * every node is named by its position in forms_order. */
+ * every node is named by its position in the order printed: the list's
+ * stable topological order in ANF, forms_order in GNF and BBNF. */
 void forms_print_body(struct ostream *o, struct func *f, enum graph_form form);
 
 /* One node as an expression: Kind(operands) {attributes} : types, without

@@ -25,6 +25,13 @@
  * The reader creates nodes in text order and nested operands before their
  * user, which is exactly C, so the list read back is C; T of it is C
  * again, and steps 2 and 3 give the same result.
+ *
+ * ANF records an order: a module in ANF prints in its list order (T), which
+ * is the order its text gave, or C when it was converted into ANF
+ * (module_convert_form). Converting out of ANF drops the order of pure
+ * values (GNF has none), so an ANF text in another order than C comes back
+ * from GNF in order C: the forms agree exactly on every text that one of
+ * them printed.
  */
 #include "graph/forms.h"
 #include "support/hashmap.h"
@@ -190,7 +197,7 @@ size_t forms_order(struct func *f, struct node ***order, bool **nested)
 	return len;
 }
 
-bool forms_apply_order(struct func *f)
+static bool apply_order(struct func *f)
 {
 	struct node **order;
 	size_t n = forms_order(f, &order, NULL);
@@ -206,6 +213,20 @@ bool forms_apply_order(struct func *f)
 	}
 	free(order);
 	return moved;
+}
+
+bool module_convert_form(struct module *m, enum graph_form form)
+{
+	enum graph_form from = module_form(m);
+	if (from == form)
+		return false;
+	/* into ANF the order becomes explicit: the canonical one (from GNF,
+	 * BBNF or an unrecorded form alike) */
+	if (form == FORM_ANF)
+		for (size_t i = 0; i < m->nfuncs; i++)
+			apply_order(m->funcs[i]);
+	module_set_form(m, form);
+	return true;
 }
 
 /* ---- printing ---- */
@@ -254,9 +275,15 @@ void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
 {
 	struct node **order;
 	bool *nested;
-	size_t n = forms_order(f, &order, &nested);
-	if (form == FORM_ANF)
-		memset(nested, 0, n * sizeof(bool));
+	size_t n;
+	if (form == FORM_ANF) {
+		/* the recorded order: the list's (module_convert_form made it
+		 * the canonical one when the module came from another form) */
+		order = xmalloc((f->nnodes ? f->nnodes : 1) * sizeof(*order));
+		n = topo_order(f, order);
+		nested = xcalloc(n ? n : 1, sizeof(bool));
+	} else
+		n = forms_order(f, &order, &nested);
 	struct fprinter fp;
 	u64map_init(&fp.pos);
 	fp.nested = nested;

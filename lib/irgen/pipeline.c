@@ -56,11 +56,10 @@ static bool run_schedule(void *ir, struct pm_ctx *ctx)
 		if (!selected(s, f))
 			continue;
 		enum irgen_schedule how = s->schedule;
-		/* ANF's order is semantic: the recorded one is kept (graph/forms.h) */
-		if (module_form(s->gm) == FORM_ANF && !s->reorder_anf) {
-			forms_apply_order(f);
+		/* ANF's order is semantic: the recorded one, the list's, is kept
+		 * (graph/forms.h) */
+		if (module_form(s->gm) == FORM_ANF && !s->reorder_anf)
 			how = IRGEN_SCHED_TOPO;
-		}
 		struct irgen_sched_stats st = irgen_schedule_func(f, how);
 		s->stats = xgrow(s->stats, &s->capstats, s->nstats + 1, sizeof(*s->stats));
 		s->stats[s->nstats++] = st;

@@ -135,7 +135,7 @@ static int run(void *opts, struct diag *d)
 				if (ostream_open(&out, o->output, d) == 0) {
 					if (module_rebase_files(m, o->output, d) == 0) {
 						if (o->print_form >= 0)
-							module_set_form(m, (enum graph_form)(o->print_form + 1));
+							module_convert_form(m, (enum graph_form)(o->print_form + 1));
 						module_print(&out, m);
 						status = ostream_commit(&out, d) ? 1 : 0;
 					} else
