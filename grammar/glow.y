@@ -289,7 +289,7 @@ toplevel
 	| error SYNC { yyerrok; glow_p_recovered(p); }
 	;
 /* attributes ::= 'attributes' '{' (mattr (',' mattr)*)? '}'
- * mattr ::= anyident '=' (scalar | '[' (scalar (',' scalar)*)? ']') */
+ * mattr ::= (anyident | STRING) '=' (scalar | '[' (scalar (',' scalar)*)? ']') */
 attributes
 	: KW_ATTRIBUTES '{' mattrs_opt '}'
 	;
@@ -306,6 +306,7 @@ mattr
 	;
 mattr_name
 	: anyident '=' { glow_p_mattr_name(p, &$1, @1); }
+	| STRING '=' { glow_p_mattr_name(p, &$1, @1); }
 	;
 mval
 	: mscalar

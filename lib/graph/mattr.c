@@ -127,6 +127,23 @@ static void print_val(struct ostream *o, const struct mattr_val *v)
 	}
 }
 
+/* A key prints bare when the lexer reads it back as an identifier or a
+ * keyword: [A-Za-z_][A-Za-z0-9_]*, but not the words that lex as numbers
+ * or booleans. */
+static bool key_is_bare(const char *k)
+{
+	static const char *const words[] = {"nan", "inf", "true", "false"};
+	if (!((*k >= 'A' && *k <= 'Z') || (*k >= 'a' && *k <= 'z') || *k == '_'))
+		return false;
+	for (const char *c = k; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+			return false;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(words); i++)
+		if (strcmp(k, words[i]) == 0)
+			return false;
+	return true;
+}
+
 void module_print_attrs(struct ostream *o, const struct module *m)
 {
 	if (!m->nattrs)
@@ -135,7 +152,11 @@ void module_print_attrs(struct ostream *o, const struct module *m)
 	for (size_t i = 0; i < m->nattrs; i++) {
 		if (i)
 			os_write(o, ", ", 2);
-		os_puts(o, m->attrs[i].key);
+		const char *k = m->attrs[i].key;
+		if (key_is_bare(k))
+			os_puts(o, k);
+		else
+			os_quoted(o, k, strlen(k));
 		os_write(o, " = ", 3);
 		print_val(o, &m->attrs[i].v);
 	}

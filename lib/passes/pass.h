@@ -92,7 +92,7 @@ bool pass_diff_selects(const struct pass_ctx *ctx, const char *name);
  * returns nonzero if there is one. */
 int pass_diff_check_funcs(struct module *m, const struct pass_ctx *ctx);
 /* differentiate{record=true}: the configuration as module attributes
- * train.lr, train.momentum, train.weight_decay, train.batch_size. */
+ * train_lr, train_momentum, train_weight_decay, train_batch_size. */
 void pass_record_train_config(struct module *m, const struct pass_ctx *ctx);
 
 /* The conditions of pass_flags (conditions.c), for the registry. */

@@ -70,8 +70,8 @@ void pass_record_train_config(struct module *m, const struct pass_ctx *ctx)
 	if (!pass_opt_bool(ctx, POPT_DIFF_RECORD))
 		return;
 	struct train_config c = pass_train_config(ctx);
-	module_set_attr_float(m, "train.lr", c.learning_rate);
-	module_set_attr_float(m, "train.momentum", c.momentum);
-	module_set_attr_float(m, "train.weight_decay", c.weight_decay);
-	module_set_attr_int(m, "train.batch_size", c.batch_size);
+	module_set_attr_float(m, "train_lr", c.learning_rate);
+	module_set_attr_float(m, "train_momentum", c.momentum);
+	module_set_attr_float(m, "train_weight_decay", c.weight_decay);
+	module_set_attr_int(m, "train_batch_size", c.batch_size);
 }
