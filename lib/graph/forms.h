@@ -85,11 +85,15 @@ bool module_convert_form(struct module *m, enum graph_form form);
  * stable topological order in ANF, forms_order in GNF and BBNF. */
 void forms_print_body(struct ostream *o, struct func *f, enum graph_form form);
 
-/* One node as an expression: Kind(operands) {attributes} : types, without
- * its name, each operand printed by use_fn (print.c). */
+/* Nodes as expressions: Kind(operands) {attributes} : types, without the
+ * name, each operand printed by use_fn (print.c), through a printer that
+ * caches type texts across the nodes of a body. */
 struct use;
-void node_print_expr(struct ostream *o, const struct node *n,
-		     void (*use_fn)(void *, struct ostream *, const struct use *), void *arg);
+struct node_printer;
+struct node_printer *node_printer_new(struct ostream *o);
+void node_printer_expr(struct node_printer *np, const struct node *n,
+		       void (*use_fn)(void *, struct ostream *, const struct use *), void *arg);
+void node_printer_free(struct node_printer *np);
 
 /* The deepest nesting GNF prints: deeper chains of single-use values are
  * bound, so a long chain reads as a list, not a million parentheses. */

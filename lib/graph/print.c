@@ -374,13 +374,30 @@ static void print_node_ex(struct printer *p, const struct node *n,
 
 static void print_node(struct printer *p, const struct node *n) { print_node_ex(p, n, NULL, NULL); }
 
-void node_print_expr(struct ostream *o, const struct node *n,
-		     void (*use_fn)(void *, struct ostream *, const struct use *), void *arg)
-{
+/* A printer with its type cache for a whole function body in a form
+ * (print_forms.c): most nodes repeat a recent type. */
+struct node_printer {
 	struct printer p;
-	printer_init(&p, o, NULL);
-	print_node_ex(&p, n, use_fn, arg);
-	printer_fini(&p);
+	struct tcache_ent cache[TCACHE_SIZE];
+};
+
+struct node_printer *node_printer_new(struct ostream *o)
+{
+	struct node_printer *np = xmalloc(sizeof(*np));
+	printer_init(&np->p, o, np->cache);
+	return np;
+}
+
+void node_printer_expr(struct node_printer *np, const struct node *n,
+		       void (*use_fn)(void *, struct ostream *, const struct use *), void *arg)
+{
+	print_node_ex(&np->p, n, use_fn, arg);
+}
+
+void node_printer_free(struct node_printer *np)
+{
+	printer_fini(&np->p);
+	free(np);
 }
 
 void node_print(struct ostream *o, const struct node *n)

@@ -232,8 +232,9 @@ bool module_convert_form(struct module *m, enum graph_form form)
 /* ---- printing ---- */
 
 struct fprinter {
-	struct u64map pos;   /* node -> position in C + 1 */
-	const bool *nested;  /* by position in C */
+	struct u64map pos;   /* node -> position in the order printed + 1 */
+	const bool *nested;  /* by position */
+	struct node_printer *np;
 };
 
 static void print_ref(void *arg, struct ostream *o, const struct use *u);
@@ -241,7 +242,8 @@ static void print_ref(void *arg, struct ostream *o, const struct use *u);
 /* A nested value: its expression, then its type. */
 static void print_nested(struct fprinter *fp, struct ostream *o, const struct node *n)
 {
-	node_print_expr(o, n, print_ref, fp);
+	(void)o;
+	node_printer_expr(fp->np, n, print_ref, fp);
 }
 
 /* An operand: @global, a nested expression, or %position (#result). */
@@ -287,6 +289,7 @@ void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
 	struct fprinter fp;
 	u64map_init(&fp.pos);
 	fp.nested = nested;
+	fp.np = node_printer_new(o);
 	for (size_t i = 0; i < n; i++)
 		ptrmap_put(&fp.pos, order[i], (void *)(uintptr_t)(i + 1));
 	for (size_t i = 0; i < n; i++) {
@@ -300,9 +303,10 @@ void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
 			os_u64(o, i);
 			os_write(o, " = ", 3);
 		}
-		node_print_expr(o, order[i], print_ref, &fp);
+		node_printer_expr(fp.np, order[i], print_ref, &fp);
 		os_putc(o, '\n');
 	}
+	node_printer_free(fp.np);
 	u64map_free(&fp.pos);
 	free(nested);
 	free(order);
