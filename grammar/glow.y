@@ -203,7 +203,7 @@ void glow_p_mattr_bool(struct glow_parser *p, int b, struct loc loc);
 void glow_p_mattr_str(struct glow_parser *p, const struct glow_span *s, struct loc loc);
 void glow_p_mattr_list(struct glow_parser *p, bool begin, struct loc loc);
 void glow_p_mattr_end(struct glow_parser *p);
-void glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc);
+int glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc);
 struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const struct type *t, struct loc tloc);
 void glow_p_forms_reset(struct glow_parser *p);
 bool glow_p_forms_yield_name(struct glow_parser *p, const char *name, size_t len);
@@ -421,7 +421,7 @@ value
 	| nest_kind operands_opt ')' attrs_opt ':' type { $$ = glow_p_nest_end(p, @3, $6, @6); }
 	;
 nest_kind
-	: IDENT '(' { glow_p_nest_begin(p, &$1, @1); }
+	: IDENT '(' { if (glow_p_nest_begin(p, &$1, @1)) YYABORT; }
 	;
 
 attrs_opt

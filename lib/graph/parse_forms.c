@@ -204,9 +204,17 @@ static void restore(struct glow_parser *p, const struct nest_frame *f)
 	memcpy(&p->attrs, f->attrs, sizeof f->attrs);
 }
 
-void glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc)
+/* Deeper nesting is not something a printer writes (FORMS_MAX_NEST); the
+ * bound keeps the parser's stacks small on hostile input. */
+enum { NEST_LIMIT = 256 };
+
+int glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc)
 {
 	struct glow_forms *x = fx(p);
+	if (x->stack.len >= NEST_LIMIT) {
+		glow_p_error(p, loc, "expression nested too deeply (more than %d levels)", NEST_LIMIT);
+		return -1;
+	}
 	struct nest_frame f;
 	save(p, &f);
 	vec_push(&x->stack, f);
@@ -223,6 +231,7 @@ void glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, stru
 		p->bad = true;
 	}
 	p->has_name = true;
+	return 0;
 }
 
 struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const struct type *t, struct loc tloc)
