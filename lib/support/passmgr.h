@@ -15,6 +15,11 @@
  *
  * A pass returns whether it changed the IR. A pass that reports an error to
  * the diag stops the run.
+ *
+ * Passes take typed options from the pipeline text ("pass{name=value}",
+ * declared in the registry's option table, parsed when the text is
+ * compiled) and declare pre- and postconditions through their flags (the
+ * registry's condition table); the engine checks those around every run.
  */
 #ifndef GLOW_SUPPORT_PASSMGR_H
 #define GLOW_SUPPORT_PASSMGR_H
@@ -163,9 +168,8 @@ struct pm {
 	struct pm_entry root;   /* the pipeline to run (a list) */
 	bool *print_before;     /* by pass index */
 	bool *print_after;
-	union pm_optval *opt_defaults; /* by option index: the table's defaults (pm_set_option_default) */
-	bool *opt_set;          /* default set by the tool */
-	char **opt_default_mem;
+	union pm_optval *opt_defaults; /* by option index: the table's defaults */
+	char **opt_default_mem; /* their strings and lists */
 	double *seconds;        /* wall time by pass index */
 	unsigned *runs;         /* runs by pass index */
 	VEC(struct pm_stat) stats;
@@ -200,13 +204,12 @@ int pm_add_print_after(struct pm *pm, const char *list);
 
 /* The option index of pass.name in the registry, -1 if none. */
 int pm_find_option(const struct pm_registry *reg, const char *pass, const char *name);
-/* Makes text the default of option idx for every pass entry added after
- * this (a tool-wide option becomes the pass option's default); returns 0,
- * or -1 after reporting a bad value (as said by `who`, e.g. "-learning-rate"). */
-int pm_set_option_default(struct pm *pm, int idx, const char *text, const char *who);
 
 /* The value of option idx of the running pass (the pipeline's, else the
- * default). The type must be the option's (checked). */
+ * default). The type must be the option's (checked). A tool whose own
+ * options are a pass option's default passes them beside (glow-opt's
+ * training configuration: pass_ctx.train) and the pass uses pm_opt_given
+ * to let the text win. */
 int64_t pm_opt_int(const struct pm_ctx *ctx, int idx);
 double pm_opt_float(const struct pm_ctx *ctx, int idx);
 bool pm_opt_bool(const struct pm_ctx *ctx, int idx);

@@ -159,7 +159,6 @@ void pm_opts_init_defaults(struct pm *pm)
 	if (!reg->noptions)
 		return;
 	pm->opt_defaults = xcalloc(reg->noptions, sizeof(union pm_optval));
-	pm->opt_set = xcalloc(reg->noptions, sizeof(bool));
 	pm->opt_default_mem = xcalloc(reg->noptions, sizeof(char *));
 	for (size_t i = 0; i < reg->noptions; i++) {
 		const struct pm_option *o = &reg->options[i];
@@ -178,27 +177,6 @@ void pm_opts_free_defaults(struct pm *pm)
 		free(pm->opt_default_mem[i]);
 	free(pm->opt_default_mem);
 	free(pm->opt_defaults);
-	free(pm->opt_set);
-}
-
-int pm_set_option_default(struct pm *pm, int idx, const char *text, const char *who)
-{
-	const struct pm_option *o = &pm->reg->options[idx];
-	size_t len = strlen(text), used = 0;
-	char *mem = xmalloc(value_room(len));
-	union pm_optval v;
-	const char *bad = parse_value(o, text, len, &v, mem, &used);
-	if (bad) {
-		diag_error(pm->diag, LOC_NONE, "%s: '%s' is not %s%s (the default of option '%s' of pass '%s')", who,
-			   text, o->range && bad == o->range ? "in " : "", bad, o->name, o->pass);
-		free(mem);
-		return -1;
-	}
-	free(pm->opt_default_mem[idx]);
-	pm->opt_default_mem[idx] = mem;
-	pm->opt_defaults[idx] = v;
-	pm->opt_set[idx] = true;
-	return 0;
 }
 
 void pm_opts_entry_free(struct pm_entry *e)
