@@ -286,7 +286,7 @@ toplevel
 	| constant
 	| func
 	| attributes
-	| error SYNC { yyerrok; glow_p_recovered(p); }
+	| error SYNC { yyerrok; glow_p_forms_reset(p); glow_p_recovered(p); }
 	;
 /* attributes ::= 'attributes' '{' (mattr (',' mattr)*)? '}'
  * mattr ::= (anyident | STRING) '=' (scalar | '[' (scalar (',' scalar)*)? ']') */
@@ -387,7 +387,7 @@ stmts
 /* stmt ::= (LOCAL '=')? KIND '(' operands? ')' attrs? ('predicate' value)? (':' type (',' type)*)? */
 stmt
 	: stmt_name kind operands_opt ')' attrs_opt pred_opt types_opt { glow_p_node(p, @4); }
-	| error SYNC { yyerrok; glow_p_recovered(p); }
+	| error SYNC { yyerrok; glow_p_forms_reset(p); glow_p_recovered(p); }
 	;
 
 stmt_name

@@ -222,6 +222,9 @@ int glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struc
 	p->kind = -1;
 	p->bad = p->f == NULL;
 	p->has_name = false; /* until the kind is checked: glow_p_kind names result-less kinds */
+	p->name.s = "";      /* named at the end (glow_p_nest_end); empty until then */
+	p->name.len = 0;
+	p->name.esc = 0;
 	p->has_pred = p->has_types = false;
 	p->cur_attr = -1;
 	glow_p_kind(p, kind, loc);
