@@ -1,8 +1,12 @@
 /* glow.y - the grammar of the graph IR text format (docs/GraphIR.md).
  *
  * Design: the grammar is generic. A statement is
- *   (%name '=')? Kind '(' operands ')' {attrs}? (predicate value)? (':' types)?
- * for every node kind; kind, element kind, attribute and enum names are plain
+ *   (('let')? %name '=')? Kind '(' operands ')' {attrs}? (predicate value)? (':' types)?
+ * for every node kind, and an operand may itself be a nested expression
+ * Kind '(' operands ')' {attrs}? ':' type, which covers the three text forms
+ * (ANF, GNF, BBNF: docs/GraphIR.md; actions in parse_forms.c) as well as the
+ * default one; `attributes {key = value, ...}` at top level holds module
+ * attributes. Kind, element kind, attribute and enum names are plain
  * identifiers looked up in the tables at run time (lib/graph/parse.c), so a
  * new node kind never touches this file.
  *
