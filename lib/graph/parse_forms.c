@@ -4,7 +4,9 @@
  * Nesting. The statement actions of parse.c keep one statement's state in
  * the parser (kind, operand and attribute vectors, name). A nested
  * expression is a statement inside an operand list: its begin saves that
- * state on a stack and starts a fresh one, its end builds the node through
+ * state on a stack and starts a fresh one (with the emptied vectors the last
+ * expression at that depth used, so a GNF text does not allocate per
+ * expression), its end builds the node through
  * the ordinary statement action (glow_p_node) under a generated name, then
  * restores the outer statement and hands back the new value as its
  * operand. Attribute lists live in the parser's int and float vectors,
@@ -47,8 +49,19 @@ struct nest_frame {
 	char gen[32]; /* the generated name of the nested value */
 };
 
+/* The statement vectors of one nesting depth, kept for the next nested
+ * expression at that depth (a GNF text nests in most statements). */
+struct nest_vecs {
+	unsigned char ops[sizeof(((struct glow_parser *)0)->ops)];
+	unsigned char oplocs[sizeof(((struct glow_parser *)0)->oplocs)];
+	unsigned char tys[sizeof(((struct glow_parser *)0)->tys)];
+	unsigned char tylocs[sizeof(((struct glow_parser *)0)->tylocs)];
+	unsigned char attrs[sizeof(((struct glow_parser *)0)->attrs)];
+};
+
 struct glow_forms {
 	VEC(struct nest_frame) stack;
+	VEC(struct nest_vecs) pool; /* by depth: vectors emptied, not freed */
 	/* the module attribute being read */
 	char *key;
 	struct loc key_loc, val_loc;
@@ -167,21 +180,46 @@ static void save(struct glow_parser *p, struct nest_frame *f)
 	memcpy(f->tys, &p->tys, sizeof f->tys);
 	memcpy(f->tylocs, &p->tylocs, sizeof f->tylocs);
 	memcpy(f->attrs, &p->attrs, sizeof f->attrs);
-	memset(&p->ops, 0, sizeof p->ops);
-	memset(&p->oplocs, 0, sizeof p->oplocs);
-	memset(&p->tys, 0, sizeof p->tys);
-	memset(&p->tylocs, 0, sizeof p->tylocs);
-	memset(&p->attrs, 0, sizeof p->attrs);
 }
 
-/* Frees the nested statement's vectors and brings the outer one back. */
+/* Gives the nested statement at depth the pooled vectors of that depth
+ * (empty), or new ones. */
+static void take_vecs(struct glow_parser *p, struct glow_forms *x, size_t depth)
+{
+	while (x->pool.len <= depth) {
+		struct nest_vecs z;
+		memset(&z, 0, sizeof z);
+		vec_push(&x->pool, z);
+	}
+	struct nest_vecs *v = &x->pool.data[depth];
+	memcpy(&p->ops, v->ops, sizeof v->ops);
+	memcpy(&p->oplocs, v->oplocs, sizeof v->oplocs);
+	memcpy(&p->tys, v->tys, sizeof v->tys);
+	memcpy(&p->tylocs, v->tylocs, sizeof v->tylocs);
+	memcpy(&p->attrs, v->attrs, sizeof v->attrs);
+	memset(v, 0, sizeof *v);
+	vec_clear(&p->ops);
+	vec_clear(&p->oplocs);
+	vec_clear(&p->tys);
+	vec_clear(&p->tylocs);
+	vec_clear(&p->attrs);
+}
+
+/* Returns the nested statement's vectors to the pool of its depth. */
+static void give_vecs(struct glow_parser *p, struct glow_forms *x, size_t depth)
+{
+	struct nest_vecs *v = &x->pool.data[depth];
+	memcpy(v->ops, &p->ops, sizeof v->ops);
+	memcpy(v->oplocs, &p->oplocs, sizeof v->oplocs);
+	memcpy(v->tys, &p->tys, sizeof v->tys);
+	memcpy(v->tylocs, &p->tylocs, sizeof v->tylocs);
+	memcpy(v->attrs, &p->attrs, sizeof v->attrs);
+}
+
+/* Brings the outer statement back (the nested one's vectors must have been
+ * given back or freed). */
 static void restore(struct glow_parser *p, const struct nest_frame *f)
 {
-	vec_free(&p->ops);
-	vec_free(&p->oplocs);
-	vec_free(&p->tys);
-	vec_free(&p->tylocs);
-	vec_free(&p->attrs);
 	p->kind = f->kind;
 	p->bad = f->bad;
 	p->has_name = f->has_name;
@@ -218,6 +256,7 @@ int glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struc
 	struct nest_frame f;
 	save(p, &f);
 	vec_push(&x->stack, f);
+	take_vecs(p, x, x->stack.len - 1);
 	p->stmt_open = true;
 	p->kind = -1;
 	p->bad = p->f == NULL;
@@ -263,6 +302,7 @@ struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const 
 	}
 	struct nest_frame saved = *f;
 	x->stack.len--;
+	give_vecs(p, x, x->stack.len);
 	restore(p, &saved);
 	return v;
 }
@@ -289,12 +329,10 @@ void glow_p_forms_reset(struct glow_parser *p)
 	if (!p->fx || !p->fx->stack.len)
 		return;
 	/* a syntax error inside nested expressions: back to the statement */
-	struct nest_frame outer = p->fx->stack.data[0];
-	for (size_t i = p->fx->stack.len; i-- > 1;) {
-		struct nest_frame *f = &p->fx->stack.data[i];
-		restore(p, f);
+	for (size_t i = p->fx->stack.len; i-- > 0;) {
+		give_vecs(p, p->fx, i);
+		restore(p, &p->fx->stack.data[i]);
 	}
-	restore(p, &outer);
 	p->fx->stack.len = 0;
 }
 
@@ -303,6 +341,17 @@ void glow_p_forms_free(struct glow_parser *p)
 	if (!p->fx)
 		return;
 	glow_p_forms_reset(p);
+	for (size_t i = 0; i < p->fx->pool.len; i++) {
+		struct nest_vecs *v = &p->fx->pool.data[i];
+		/* each member is a VEC: its data pointer comes first */
+		unsigned char *const members[] = {v->ops, v->oplocs, v->tys, v->tylocs, v->attrs};
+		for (size_t k = 0; k < GLOW_ARRAY_SIZE(members); k++) {
+			void *data;
+			memcpy(&data, members[k], sizeof data);
+			free(data);
+		}
+	}
+	vec_free(&p->fx->pool);
 	vec_free(&p->fx->stack);
 	vec_free(&p->fx->items);
 	free(p->fx->key);

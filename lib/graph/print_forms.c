@@ -104,26 +104,6 @@ static size_t pos_of(const struct u64map *m, const struct node *n)
 	return (size_t)(uintptr_t)ptrmap_get(m, n);
 }
 
-/* Whether n may be nested in its user, leaving its height aside. Nesting
- * moves a value's evaluation later, to just before the bound node it is
- * nested in; a node that reads storage some side effect of f writes (a
- * weight SGD reads and a Save updates, running statistics) must not move
- * past that write, so it keeps its binding and its place. */
-static bool nestable(const struct node *n, const struct u64map *pos, const struct u64map *written)
-{
-	const struct node_desc *d = node_desc(n->kind);
-	if (n->nres != 1 || node_is_storage(n) || !(d->flags & NF_PURE) || (d->flags & NF_SIDE) || node_has_pred(n))
-		return false;
-	const struct use *u = n->uses;
-	if (!u || u->next)
-		return false;
-	for (unsigned i = 0; i < n->nops; i++)
-		if (n->ops[i].def && ptrmap_get(written, n->ops[i].def))
-			return false;
-	const struct node *user = use_user(u);
-	return u->idx < user->nops && pos_of(pos, user) != 0;
-}
-
 /* The storage f's side-effecting nodes take as operands (what they may
  * write), as a set. */
 static void written_storage(struct func *f, struct u64map *w)
@@ -137,64 +117,131 @@ static void written_storage(struct func *f, struct u64map *w)
 	}
 }
 
-/* Appends n's nested operands (depth first) and n to out. The depth is at
- * most FORMS_MAX_NEST. */
-static void emit_tree(struct node *n, const struct u64map *tpos, const bool *tnested, struct node **out, bool *onest,
-		      size_t *len)
+/* A function's dataflow by position in T, so that the rest of the work is
+ * array look-ups: op[beg[i] + k] is the T position of operand slot k of
+ * t[i] (predicate included), or -1 for storage and foreign values. */
+struct plan {
+	size_t n;
+	struct node **t;
+	size_t *beg;
+	int64_t *op;
+	bool *nested; /* by T position */
+	size_t *corder; /* C as T positions */
+};
+
+/* Whether t[i] may be nested in its user, leaving its height aside.
+ * Nesting moves a value's evaluation later, to just before the bound node
+ * it is nested in; a node that reads storage some side effect of f writes
+ * (a weight SGD reads and a Save updates, running statistics) must not move
+ * past that write, so it keeps its binding and its place. */
+static bool nestable(const struct plan *pl, size_t i, const struct u64map *tpos, const struct u64map *written)
 {
-	for (unsigned i = 0; i < n->nops; i++) {
-		struct node *def = n->ops[i].def;
-		size_t p = def ? pos_of(tpos, def) : 0;
-		if (p && tnested[p - 1])
-			emit_tree(def, tpos, tnested, out, onest, len);
+	const struct node *n = pl->t[i];
+	const struct node_desc *d = node_desc(n->kind);
+	if (n->nres != 1 || !(d->flags & NF_PURE) || (d->flags & NF_SIDE) || node_has_pred(n))
+		return false;
+	const struct use *u = n->uses;
+	if (!u || u->next)
+		return false;
+	for (unsigned k = 0; k < n->nops; k++) {
+		const struct node *def = n->ops[k].def;
+		if (def && node_is_storage(def) && ptrmap_get(written, def))
+			return false;
 	}
-	size_t p = pos_of(tpos, n);
-	onest[*len] = tnested[p - 1];
-	out[(*len)++] = n;
+	const struct node *user = use_user(u);
+	return u->idx < user->nops && pos_of(tpos, user) != 0;
+}
+
+/* Appends the nested operands of t[i] (depth first) and i to C. The depth
+ * is at most FORMS_MAX_NEST. */
+static void emit_tree(const struct plan *pl, size_t i, size_t *len)
+{
+	for (size_t k = pl->beg[i]; k < pl->beg[i] + pl->t[i]->nops; k++)
+		if (pl->op[k] >= 0 && pl->nested[pl->op[k]])
+			emit_tree(pl, (size_t)pl->op[k], len);
+	pl->corder[(*len)++] = i;
+}
+
+static void plan_build(struct func *f, struct plan *pl)
+{
+	size_t cap = f->nnodes ? f->nnodes : 1;
+	pl->t = xmalloc(cap * sizeof(*pl->t));
+	size_t n = pl->n = topo_order(f, pl->t);
+	struct u64map tpos;
+	u64map_init(&tpos);
+	size_t slots = 0;
+	for (size_t i = 0; i < n; i++) {
+		ptrmap_put(&tpos, pl->t[i], (void *)(uintptr_t)(i + 1));
+		slots += pl->t[i]->nops + (node_has_pred(pl->t[i]) ? 1u : 0u);
+	}
+	pl->beg = xmalloc((n + 1) * sizeof(*pl->beg));
+	pl->op = xmalloc((slots ? slots : 1) * sizeof(*pl->op));
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct node *x = pl->t[i];
+		pl->beg[i] = w;
+		unsigned ns = x->nops + (node_has_pred(x) ? 1u : 0u);
+		for (unsigned k = 0; k < ns; k++) {
+			const struct node *def = x->ops[k].def;
+			size_t p = def && !node_is_storage(def) ? pos_of(&tpos, def) : 0;
+			pl->op[w++] = (int64_t)p - 1;
+		}
+	}
+	pl->beg[n] = w;
+	struct u64map written;
+	u64map_init(&written);
+	written_storage(f, &written);
+	pl->nested = xcalloc(cap, sizeof(bool));
+	unsigned char *height = xcalloc(cap, 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned h = 1;
+		for (size_t k = pl->beg[i]; k < pl->beg[i] + pl->t[i]->nops; k++) {
+			int64_t p = pl->op[k];
+			if (p >= 0 && pl->nested[p] && height[p] + 1u > h)
+				h = height[p] + 1u;
+		}
+		height[i] = (unsigned char)h;
+		pl->nested[i] = h < FORMS_MAX_NEST && nestable(pl, i, &tpos, &written);
+	}
+	pl->corder = xmalloc(cap * sizeof(*pl->corder));
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!pl->nested[i])
+			emit_tree(pl, i, &len);
+	glow_assert(len == n);
+	free(height);
+	u64map_free(&written);
+	u64map_free(&tpos);
+}
+
+static void plan_free(struct plan *pl)
+{
+	free(pl->t);
+	free(pl->beg);
+	free(pl->op);
+	free(pl->nested);
+	free(pl->corder);
 }
 
 size_t forms_order(struct func *f, struct node ***order, bool **nested)
 {
-	size_t cap = f->nnodes ? f->nnodes : 1;
-	struct node **t = xmalloc(cap * sizeof(*t));
-	size_t n = topo_order(f, t);
-	struct u64map tpos;
-	u64map_init(&tpos);
-	for (size_t i = 0; i < n; i++)
-		ptrmap_put(&tpos, t[i], (void *)(uintptr_t)(i + 1));
-	struct u64map written;
-	u64map_init(&written);
-	written_storage(f, &written);
-	bool *tn = xcalloc(cap, sizeof(bool));
-	unsigned char *height = xcalloc(cap, 1);
-	for (size_t i = 0; i < n; i++) {
-		unsigned h = 1;
-		for (unsigned k = 0; k < t[i]->nops; k++) {
-			size_t p = t[i]->ops[k].def ? pos_of(&tpos, t[i]->ops[k].def) : 0;
-			if (p && tn[p - 1] && height[p - 1] + 1u > h)
-				h = height[p - 1] + 1u;
-		}
-		height[i] = (unsigned char)h;
-		tn[i] = h < FORMS_MAX_NEST && nestable(t[i], &tpos, &written);
-	}
+	struct plan pl;
+	plan_build(f, &pl);
+	size_t cap = pl.n ? pl.n : 1;
 	struct node **out = xmalloc(cap * sizeof(*out));
 	bool *onest = xcalloc(cap, sizeof(bool));
-	size_t len = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!tn[i])
-			emit_tree(t[i], &tpos, tn, out, onest, &len);
-	glow_assert(len == n);
-	free(height);
-	free(tn);
-	u64map_free(&written);
-	u64map_free(&tpos);
-	free(t);
+	for (size_t i = 0; i < pl.n; i++) {
+		out[i] = pl.t[pl.corder[i]];
+		onest[i] = pl.nested[pl.corder[i]];
+	}
+	size_t n = pl.n;
+	plan_free(&pl);
 	*order = out;
 	if (nested)
 		*nested = onest;
 	else
 		free(onest);
-	return len;
+	return n;
 }
 
 static bool apply_order(struct func *f)
@@ -232,41 +279,38 @@ bool module_convert_form(struct module *m, enum graph_form form)
 /* ---- printing ---- */
 
 struct fprinter {
-	struct u64map pos;   /* node -> position in the order printed + 1 */
-	const bool *nested;  /* by position */
+	const struct plan *pl;
+	const size_t *name;  /* by T position: the position printed */
+	const bool *nested;  /* by T position (none in ANF) */
+	size_t cur;          /* T position of the node being printed */
 	struct node_printer *np;
 };
 
-static void print_ref(void *arg, struct ostream *o, const struct use *u);
-
-/* A nested value: its expression, then its type. */
-static void print_nested(struct fprinter *fp, struct ostream *o, const struct node *n)
-{
-	(void)o;
-	node_printer_expr(fp->np, n, print_ref, fp);
-}
-
-/* An operand: @global, a nested expression, or %position (#result). */
+/* An operand of the node being printed: @global, a nested expression, or
+ * %position (#result). */
 static void print_ref(void *arg, struct ostream *o, const struct use *u)
 {
 	struct fprinter *fp = arg;
 	const struct node *d = u->def;
+	int64_t p = fp->pl->op[fp->pl->beg[fp->cur] + u->idx];
 	if (d && node_is_storage(d)) {
 		print_global_name(o, d->name);
 		return;
 	}
-	size_t p = d ? pos_of(&fp->pos, d) : 0;
-	if (!p) {
+	if (p < 0) {
 		/* dangling or foreign: the verifier rejects it; print its name */
 		print_local_name(o, d ? d->name : NULL);
 		return;
 	}
-	if (fp->nested[p - 1]) {
-		print_nested(fp, o, d);
+	if (fp->nested[p]) {
+		size_t outer = fp->cur;
+		fp->cur = (size_t)p;
+		node_printer_expr(fp->np, d, print_ref, fp);
+		fp->cur = outer;
 		return;
 	}
 	os_putc(o, '%');
-	os_u64(o, p - 1);
+	os_u64(o, fp->name[p]);
 	if (d->nres > 1) {
 		os_putc(o, '#');
 		os_u64(o, u->res);
@@ -275,39 +319,40 @@ static void print_ref(void *arg, struct ostream *o, const struct use *u)
 
 void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
 {
-	struct node **order;
-	bool *nested;
-	size_t n;
-	if (form == FORM_ANF) {
-		/* the recorded order: the list's (module_convert_form made it
-		 * the canonical one when the module came from another form) */
-		order = xmalloc((f->nnodes ? f->nnodes : 1) * sizeof(*order));
-		n = topo_order(f, order);
-		nested = xcalloc(n ? n : 1, sizeof(bool));
-	} else
-		n = forms_order(f, &order, &nested);
-	struct fprinter fp;
-	u64map_init(&fp.pos);
-	fp.nested = nested;
-	fp.np = node_printer_new(o);
-	for (size_t i = 0; i < n; i++)
-		ptrmap_put(&fp.pos, order[i], (void *)(uintptr_t)(i + 1));
-	for (size_t i = 0; i < n; i++) {
-		if (nested[i])
+	struct plan pl;
+	plan_build(f, &pl);
+	size_t cap = pl.n ? pl.n : 1;
+	/* ANF prints T, the recorded order (module_convert_form made it C when
+	 * the module came from another form), nothing nested; GNF and BBNF
+	 * print C */
+	size_t *order = xmalloc(cap * sizeof(*order)), *name = xmalloc(cap * sizeof(*name));
+	bool *none = NULL;
+	for (size_t i = 0; i < pl.n; i++)
+		order[i] = form == FORM_ANF ? i : pl.corder[i];
+	for (size_t i = 0; i < pl.n; i++)
+		name[order[i]] = i;
+	if (form == FORM_ANF)
+		none = xcalloc(cap, sizeof(bool));
+	struct fprinter fp = {&pl, name, form == FORM_ANF ? none : pl.nested, 0, node_printer_new(o)};
+	for (size_t i = 0; i < pl.n; i++) {
+		size_t t = order[i];
+		if (fp.nested[t])
 			continue;
 		os_write(o, "  ", 2);
-		if (order[i]->nres) {
+		if (pl.t[t]->nres) {
 			if (form != FORM_GNF)
 				os_write(o, "let ", 4);
 			os_putc(o, '%');
 			os_u64(o, i);
 			os_write(o, " = ", 3);
 		}
-		node_printer_expr(fp.np, order[i], print_ref, &fp);
+		fp.cur = t;
+		node_printer_expr(fp.np, pl.t[t], print_ref, &fp);
 		os_putc(o, '\n');
 	}
 	node_printer_free(fp.np);
-	u64map_free(&fp.pos);
-	free(nested);
+	free(none);
+	free(name);
 	free(order);
+	plan_free(&pl);
 }
