@@ -210,7 +210,7 @@ void glow_p_mattr_end(struct glow_parser *p);
 int glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc);
 struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const struct type *t, struct loc tloc);
 void glow_p_forms_reset(struct glow_parser *p);
-bool glow_p_forms_yield_name(struct glow_parser *p, const char *name, size_t len);
+struct node *glow_p_forms_retry(struct glow_parser *p, const char *name, size_t len, struct value pred);
 void glow_p_forms_free(struct glow_parser *p);
 }
 

@@ -307,21 +307,25 @@ struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const 
 	return v;
 }
 
-bool glow_p_forms_yield_name(struct glow_parser *p, const char *name, size_t len)
+/* The statement's name is taken: if a nested value holds it under the name
+ * the reader made up, that value moves to a fresh name and the statement's
+ * node is created; NULL otherwise (a redefinition). */
+struct node *glow_p_forms_retry(struct glow_parser *p, const char *name, size_t len, struct value pred)
 {
 	if (!p->f || !name)
-		return false;
+		return NULL;
 	struct node *prev = func_find_hashed(p->f, name, len, hash_bytes(name, len));
 	if (!prev || !(prev->bits & NODE_NAME_MADE) || !p->fx)
-		return false;
+		return NULL;
 	/* only the reader's own nested names: NODE_NAME_MADE is not in the text */
 	char base[32];
 	snprintf(base, sizeof base, "%.*s", (int)(len < 20 ? len : 20), name);
 	const char *fresh = func_fresh_name(p->f, base);
 	if (!node_rename(p->f, prev, fresh))
-		return false;
+		return NULL;
 	prev->bits |= NODE_NAME_MADE;
-	return true;
+	return node_create_named(p->f, (unsigned)p->kind, name, len, p->name_hash, p->ops.data, (unsigned)p->ops.len,
+				 pred, p->tys.data, p->has_name ? p->name_loc : p->kind_loc);
 }
 
 void glow_p_forms_reset(struct glow_parser *p)
