@@ -217,6 +217,81 @@ static double loss_value(const struct prog *p, const struct loss_part *parts, si
 	return l;
 }
 
+/* With -mode=train, f's BatchNormalizations normalize with the batch's
+ * statistics as differentiate's copies in @F_grad do (biased variance),
+ * inserted before each. */
+static void batch_statistics(struct func *f)
+{
+	struct module *m = f->mod;
+	func_for_each_safe(f, n, next) {
+		if (n->kind != NK_BatchNormalization || node_has_pred(n))
+			continue;
+		struct value x = op_val(n, 0);
+		const struct type *t = val_type(x);
+		unsigned ch = (unsigned)node_int(n, "channel_idx");
+		int64_t axes[GLOW_MAX_RANK];
+		uint64_t d[GLOW_MAX_RANK], cdim = t->dims[ch];
+		unsigned na = 0;
+		for (unsigned i = 0; i < t->rank; i++) {
+			if (i != ch)
+				axes[na++] = (int64_t)i;
+			d[i] = i == ch ? cdim : 1;
+		}
+		const struct type *ct = type_with_dims(m->types, t, &cdim, 1);
+		struct node *mean = node_create1(f, NK_BatchedReduceMean, NULL, &x, 1, ct, n, n->loc);
+		node_set_ints(m, mean, "axes", axes, na);
+		struct value mv = node_val(mean, 0);
+		struct node *r = node_create1(f, NK_Reshape, NULL, &mv, 1, type_with_dims(m->types, t, d, t->rank), n,
+					      n->loc);
+		struct value rv = node_val(r, 0);
+		struct node *b = node_create1(f, NK_Broadcast, NULL, &rv, 1, t, n, n->loc);
+		struct value sub[2] = {x, node_val(b, 0)};
+		struct node *xc = node_create1(f, NK_Sub, NULL, sub, 2, t, n, n->loc);
+		struct value sq[2] = {node_val(xc, 0), node_val(xc, 0)};
+		struct value sqv = node_val(node_create1(f, NK_Mul, NULL, sq, 2, t, n, n->loc), 0);
+		struct node *var = node_create1(f, NK_BatchedReduceMean, NULL, &sqv, 1, ct, n, n->loc);
+		node_set_ints(m, var, "axes", axes, na);
+		node_set_operand(n, 3, mv);
+		node_set_operand(n, 4, node_val(var, 0));
+	}
+}
+
+/* Gives f's Dropouts the masks differentiate gives @F_grad's copies:
+ * Mul(x, DropoutMask(@<F>_dropout_step)), the step placeholder of the
+ * same name, so the finite differences see the function the gradient is
+ * of (the step's value is an input: 0); those of ratio 0 are the identity.
+ * The masks are lowered here, as f runs without a pipeline. */
+static void mask_dropouts(struct func *f)
+{
+	struct module *m = f->mod;
+	struct node *step = NULL;
+	func_for_each_safe(f, n, next) {
+		if (n->kind != NK_Dropout || node_has_pred(n))
+			continue;
+		if (node_float(n, "ratio") == 0) { /* the identity */
+			value_replace_all_uses(node_val(n, 0), op_val(n, 0));
+			node_erase(f, n);
+			continue;
+		}
+		if (!step) {
+			char name[300];
+			snprintf(name, sizeof name, "%s_dropout_step", f->name);
+			uint64_t one = 1;
+			const struct type *st = type_get(m->types, EK_I64, &one, 1);
+			step = &module_add_placeholder(m, module_fresh_name(m, name), st, f->loc)->n;
+		}
+		struct value sv = node_val(step, 0);
+		struct node *mask = node_create1(f, NK_DropoutMask, NULL, &sv, 1, node_type(n), n, n->loc);
+		node_set_float(m, mask, "ratio", node_float(n, "ratio"));
+		node_set_int(m, mask, "seed", node_int(n, "seed"));
+		struct value ops[2] = {op_val(n, 0), node_val(mask, 0)};
+		struct node *mul = node_create1(f, NK_Mul, NULL, ops, 2, node_type(n), n, n->loc);
+		value_replace_all_uses(node_val(n, 0), node_val(mul, 0));
+		node_erase(f, n);
+		lower_train(f, mask);
+	}
+}
+
 /* ---- which gradient kinds a placeholder's gradient passes through ---- */
 
 /* Marks in kinds[] the gradient kinds among the nodes dw depends on in
@@ -237,7 +312,7 @@ static void grad_kinds(struct func *g, size_t nfwd, struct value dw, bool *kinds
 	u64map_put(&seen, (uint64_t)(uintptr_t)dw.node, dw.node);
 	while (sp) {
 		struct node *n = stack[--sp];
-		if (lower_is_grad(n))
+		if (lower_is_grad(n) && n->kind != NK_DropoutMask && n->kind != NK_SGD)
 			kinds[n->kind] = true;
 		for (unsigned k = 0; k < n->nops; k++) {
 			struct node *o = n->ops[k].def;
@@ -253,17 +328,15 @@ static void grad_kinds(struct func *g, size_t nfwd, struct value dw, bool *kinds
 }
 
 /* The adjoint of trainable w in the unlowered g: the update is
- * Save(Sub(W, Mul(dW, lr)), W), so dW is operand 0 of the Sub's operand 1. */
+ * Save(SGD(dW, W), W), so dW is the SGD's operand 0. */
 static struct value find_adjoint(struct func *g, struct node *w)
 {
 	struct value none = {NULL, 0};
 	func_for_each(g, n) {
 		if (n->kind != NK_Save || n->ops[1].def != w)
 			continue;
-		struct node *sub = n->ops[0].def;
-		if (sub->kind != NK_Sub || sub->ops[1].def->kind != NK_Mul)
-			return none;
-		return op_val(sub->ops[1].def, 0);
+		struct node *sgd = n->ops[0].def;
+		return sgd->kind == NK_SGD ? op_val(sgd, 0) : none;
 	}
 	return none;
 }
@@ -327,7 +400,7 @@ static int run_pipeline(struct check *c, struct module *m, const char *passes)
 	struct pass_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.diag = c->d;
-	ctx.mode = PASS_MODE_TRAIN;
+	ctx.mode = c->o->mode ? PASS_MODE_INFER : PASS_MODE_TRAIN;
 	ctx.backend = gc_backend_names[c->o->backend];
 	ctx.target = &target;
 	ctx.train = &tc;
@@ -354,6 +427,7 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 		goto out;
 	struct func *gf0 = module_find_func(gm, lf->name);
 	size_t nfwd = gf0->nnodes;
+	func_for_each(gf0, n) nfwd += n->kind == NK_Dropout && node_float(n, "ratio") != 0; /* + its mask */
 	if (run_pipeline(c, gm, "differentiate"))
 		goto out;
 	char gname[256];
@@ -383,6 +457,9 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 	}
 	struct loss_part parts[64];
 	size_t nparts = add_loss_saves(lf, parts, 64);
+	mask_dropouts(lf);
+	if (!c->o->mode)
+		batch_statistics(lf);
 	fill_inputs(&ts, lm, c->seed);
 	if (prog_open(&gp, gm, gf, c->be, c->o->olevel, c->d) || prog_open(&lp, lm, lf, c->be, c->o->olevel, c->d) ||
 	    prog_run(&gp, &ts, c->d) || prog_run(&lp, &ts, c->d)) {

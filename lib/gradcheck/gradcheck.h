@@ -9,11 +9,14 @@
 
 /* -backend= values; index i names gc_backend_names[i] in gradcheck.c. */
 #define GRADCHECK_BACKENDS "interpreter|c"
+/* -mode= values: differentiate's mode */
+#define GRADCHECK_MODES "train|infer"
 
 struct gc_options {
 	const char *func, *seed_s, *step_s, *tol_s;
 	int olevel; /* 0 or 2 */
 	int backend;
+	int mode; /* 0 train, 1 infer (GRADCHECK_MODES) */
 	struct cl_list input;
 };
 

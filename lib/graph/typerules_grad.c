@@ -273,3 +273,79 @@ void tr_regression_grad(struct verifier *v, const struct node *n)
 		return;
 	want_res_type(v, n, 0, op_type(n, 0), "the input");
 }
+
+/* The ratio of Dropout and DropoutMask, in [0, 1). */
+static void want_ratio(struct verifier *v, const struct node *n)
+{
+	double r = node_float(n, "ratio");
+	if (!(r >= 0 && r < 1))
+		verr(v, n, "ratio %g must be in [0, 1)", r);
+}
+
+/* Dropout(Input) -> Result of Input's type, a floating-point kind. */
+void tr_dropout(struct verifier *v, const struct node *n)
+{
+	want_ratio(v, n);
+	if (want_float_op(v, n, 0))
+		want_res_type(v, n, 0, op_type(n, 0), "the input");
+}
+
+/* DropoutMask(Step i64<1> or index64<1>) -> Mask of any shape (the
+ * Dropout's input's) of a floating-point kind. The hash computes in 64-bit
+ * integers on values below 2^31 - 1, one per element. */
+void tr_dropout_mask(struct verifier *v, const struct node *n)
+{
+	want_ratio(v, n);
+	const struct type *s = op_type(n, 0), *r = node_type(n);
+	if ((s->elem != EK_I64 && s->elem != EK_INDEX64) || s->rank != 1 || s->dims[0] != 1)
+		verr(v, n, "step %s must be i64<1> or index64<1>", TYS(s));
+	if (!elem_is_float((enum elem_kind)r->elem))
+		verr(v, n, "mask %s must be floating point", TYS(r));
+	else if (type_numel(r) >= 2147483647u)
+		verr(v, n, "mask %s has 2^31 - 1 or more elements", TYS(r));
+}
+
+/* BatchNormalizationGrad(Input floating-point of rank >= 2, Scale, Mean,
+ * Var C values of Input's kind, OutputGrad of Input's type) {channel_idx
+ * < rank, epsilon >= 0} -> InputGrad (Input's type), ScaleGrad and
+ * BiasGrad (Scale's type). */
+void tr_batchnorm_grad(struct verifier *v, const struct node *n)
+{
+	const struct type *in = op_type(n, 0);
+	double eps = node_float(n, "epsilon");
+	if (!(eps >= 0))
+		verr(v, n, "epsilon must be non-negative, got %g", eps);
+	if (!want_float_op(v, n, 0) || !want_op_like(v, n, 4, 0))
+		return;
+	int64_t ch = node_int(n, "channel_idx");
+	if (in->rank < 2 || ch < 0 || ch >= (int64_t)in->rank) {
+		verr(v, n, "channel_idx %" PRId64 " is not an axis of input %s of rank 2 or more", ch, TYS(in));
+		return;
+	}
+	uint64_t c = in->dims[ch];
+	for (unsigned i = 1; i < 4; i++) {
+		const struct type *t = op_type(n, i);
+		if (t->rank != 1 || t->dims[0] != c || t->elem != in->elem) {
+			verr(v, n, "%s %s must be %s<%" PRIu64 "> (the channels of input %s)", opn(n, i), TYS(t),
+			     elem_name((enum elem_kind)in->elem), c, TYS(in));
+			return;
+		}
+	}
+	want_res_type(v, n, 0, in, "the input");
+	want_res_type(v, n, 1, op_type(n, 1), "the scale");
+	want_res_type(v, n, 2, op_type(n, 1), "the scale");
+}
+
+/* LocalResponseNormalizationGrad(Input N x H x W x C floating-point,
+ * OutputGrad of Input's type) {LocalResponseNormalization's attributes}
+ * -> InputGrad of Input's type. */
+void tr_lrn_grad(struct verifier *v, const struct node *n)
+{
+	if (node_int(n, "half_window_size") < 0)
+		verr(v, n, "half_window_size must be non-negative, got %" PRId64, node_int(n, "half_window_size"));
+	if (!(node_float(n, "k") > 0))
+		verr(v, n, "k must be positive, got %g", node_float(n, "k"));
+	if (!want_float_op(v, n, 0) || !want_rank(v, n, 0, 4, "N x H x W x C") || !want_op_like(v, n, 1, 0))
+		return;
+	want_res_type(v, n, 0, op_type(n, 0), "the input");
+}

@@ -343,6 +343,43 @@ static void map_kinds(struct gen *G)
 	}
 }
 
+/* Reports every node of f of a kind that has no instruction and that
+ * gen_node does not build by hand (the gradient and training kinds, which
+ * glow-opt's lower stage turns into forward kinds); the count. */
+static int check_lowered(const struct gen *G, struct func *f)
+{
+	int bad = 0;
+	func_for_each(f, n) {
+		switch (n->kind) {
+		case NK_Save:
+		case NK_Reshape:
+		case NK_Concat:
+		case NK_InsertTensor:
+		case NK_Slice:
+		case NK_MaxPool: continue;
+		case NK_SGD:
+			/* the sgd instruction has no velocity operand: momentum lives
+			 * in the <W>_velocity placeholder that lowering creates */
+			if (node_float(n, "momentum") != 0) {
+				diag_error(G->d, n->loc,
+					   "SGD %%%s has momentum %g, which the sgd instruction cannot keep: "
+					   "lower it first (glow-opt -O2 or -passes=lower)",
+					   n->name ? n->name : "", node_float(n, "momentum"));
+				bad++;
+			}
+			continue;
+		default:
+			if (G->ikind[n->kind] >= 0)
+				continue;
+			diag_error(G->d, n->loc,
+				   "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
+				   node_kind_name(n->kind), n->name ? n->name : "");
+			bad++;
+		}
+	}
+	return bad;
+}
+
 struct ir_func *irgen_func(struct ir_module *im, struct func *f, struct diag *d)
 {
 	struct ir_func *irf = ir_func_create(im, f->name, f->loc);
@@ -357,6 +394,8 @@ struct ir_func *irgen_func(struct ir_module *im, struct func *f, struct diag *d)
 	G.f = f;
 	G.d = d;
 	map_kinds(&G);
+	if (check_lowered(&G, f))
+		return NULL;
 	sg_build(&G.g, f);
 	uint32_t n = G.g.n;
 	uint32_t *order = xmalloc((n ? n : 1) * sizeof(uint32_t));

@@ -4,21 +4,24 @@
  *
  * @F_grad is built in three parts, in list order:
  *   1. forward: a copy of every node of @F (its Saves included, so the
- *      step still writes the loss and the outputs @F writes);
+ *      step still writes the loss and the outputs @F writes), but a
+ *      Dropout multiplies by a DropoutMask of the step counter
+ *      "<F>_dropout_step" and, with -mode=train, a BatchNormalization
+ *      normalizes with the batch's statistics (train_forward);
  *   2. backward: the adjoint of every value the loss depends on, in reverse
  *      list order. A loss node (CrossEntropyLoss, Regression) seeds it; a
  *      value with several users gets the Add of their contributions. Only
  *      values that depend on a trainable placeholder get an adjoint;
- *      constants, labels and indices get none. backprop() holds the rules:
- *      the windowed and linear kinds and the activations with a cheap
- *      derivative make gradient kinds (Nodes.def), the rest forward kinds;
- *   3. update: one SGD step per trainable placeholder W with adjoint dW,
- *      written with forward kinds so every backend runs it:
- *        g = dW / batch_size + weight_decay * W
- *        v = momentum * V + g   (Save to V, a placeholder the pass creates,
- *                                "<W>_velocity", shared by every function
- *                                that trains W; only when momentum > 0)
- *        W = W - learning_rate * v   (Save to W)
+ *      constants, labels and indices get none. backprop() holds the rules
+ *      (diff-rules.c those added with Dropout and training-mode
+ *      BatchNormalization): the windowed and linear kinds and the
+ *      activations with a cheap derivative make gradient kinds
+ *      (Nodes.def), the rest forward kinds;
+ *   3. update: one SGD node per trainable placeholder W with adjoint dW,
+ *      carrying the training configuration, and the Save of its result to
+ *      W (lower-train.c lowers SGD into the arithmetic and the velocity
+ *      placeholder "<W>_velocity"); then the Saves of BatchNormalization's
+ *      running statistics and the increment of the dropout step counter.
  *      The Saves come last, after every read of W.
  * @F is left unchanged; both functions use the same placeholders.
  *
@@ -35,9 +38,8 @@
  * placeholder whose kind has no gradient rule (at that node); an existing
  * @F_grad.
  */
-#include "passes/pass.h"
+#include "passes/differentiate.h"
 #include "passes/passutil.h"
-#include "support/hashmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,16 +47,6 @@
 
 const struct train_config train_config_default = {0.01, 0, 0, 1};
 
-struct dctx {
-	struct module *m;
-	struct func *g; /* @F_grad */
-	struct diag *d;
-	const struct train_config *cfg;
-	struct u64map clone; /* node of @F -> its copy in @F_grad */
-	struct u64map needs; /* node of @F_grad -> non-NULL when it depends on a trainable placeholder */
-	struct u64map adj;   /* (node, result) key -> struct value * holding its adjoint */
-	struct u64map done;  /* nodes whose adjoint a fused rule already propagated */
-};
 
 /* The adjoint map's key of a value: nodes are 8-byte aligned arena
  * objects and no kind has more than 8 results. */
@@ -65,21 +57,26 @@ static bool is_trainable(const struct node *n)
 	return n->kind == NK_Placeholder && ((const struct placeholder *)n)->trainable;
 }
 
-/* Whether v carries an adjoint: a float value that depends on (or is) a
- * trainable placeholder. */
-static bool wants_grad(struct dctx *c, struct value v)
+/* A source: an explicit one of differentiate_values, else a trainable
+ * placeholder. */
+static bool is_source(const struct dctx *c, const struct node *n)
 {
-	if (!elem_is_float((enum elem_kind)val_type(v)->elem))
-		return false;
-	return is_trainable(v.node) || u64map_get(&c->needs, (uint64_t)(uintptr_t)v.node);
+	return c->explicit_srcs ? u64map_get(&c->srcs, (uint64_t)(uintptr_t)n) != NULL : is_trainable(n);
 }
 
-static struct value *get_adj(struct dctx *c, struct value v) { return u64map_get(&c->adj, vkey(v)); }
+bool dg_wants_grad(struct dctx *c, struct value v)
+		   {
+	if (!elem_is_float((enum elem_kind)val_type(v)->elem))
+		return false;
+	return is_source(c, v.node) || u64map_get(&c->needs, (uint64_t)(uintptr_t)v.node);
+}
 
+struct value *dg_get_adj(struct dctx *c, struct value v) { return u64map_get(&c->adj, vkey(v)); }
+			 
 /* A node of @F_grad at the end of its list, named "<base>.<sfx>" after the
  * node it belongs to, at that node's location. */
-static struct node *mk_s(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
-			 const struct type *const *types, const struct node *base, const char *sfx)
+struct node *dg_mk_s(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
+		     const struct type *const *types, const struct node *base, const char *sfx)
 {
 	char name[96];
 	snprintf(name, sizeof name, "%.60s.%.20s", base->name ? base->name : "t", sfx);
@@ -87,100 +84,100 @@ static struct node *mk_s(struct dctx *c, unsigned kind, const struct value *ops,
 }
 
 /* mk_s for the adjoints: "<base>.grad" */
-static struct node *mk(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
-		       const struct type *const *types, const struct node *base)
+struct node *dg_mk(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
+		   const struct type *const *types, const struct node *base)
 {
-	return mk_s(c, kind, ops, nops, types, base, "grad");
+	return dg_mk_s(c, kind, ops, nops, types, base, "grad");
 }
 
-static struct value mk1_s(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
-			  const struct type *t, const struct node *base, const char *sfx)
+struct value dg_mk1_s(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
+		      const struct type *t, const struct node *base, const char *sfx)
 {
-	return node_val(mk_s(c, kind, ops, nops, &t, base, sfx), 0);
+	return node_val(dg_mk_s(c, kind, ops, nops, &t, base, sfx), 0);
 }
 
-static struct value mk1(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops, const struct type *t,
-			const struct node *base)
+struct value dg_mk1(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops, const struct type *t,
+		    const struct node *base)
 {
-	return mk1_s(c, kind, ops, nops, t, base, "grad");
+	return dg_mk1_s(c, kind, ops, nops, t, base, "grad");
 }
 
-static struct value mk_bin_s(struct dctx *c, unsigned kind, struct value a, struct value b, const struct node *base,
-			     const char *sfx)
+struct value dg_mk_bin_s(struct dctx *c, unsigned kind, struct value a, struct value b, const struct node *base,
+			 const char *sfx)
 {
 	struct value ops[2] = {a, b};
-	return mk1_s(c, kind, ops, 2, val_type(a), base, sfx);
+	return dg_mk1_s(c, kind, ops, 2, val_type(a), base, sfx);
 }
 
-static struct value mk_bin(struct dctx *c, unsigned kind, struct value a, struct value b, const struct node *base)
-{
-	return mk_bin_s(c, kind, a, b, base, "grad");
+struct value dg_mk_bin(struct dctx *c, unsigned kind, struct value a, struct value b, const struct node *base)
+		       {
+	return dg_mk_bin_s(c, kind, a, b, base, "grad");
 }
 
-static struct value mk_splat_s(struct dctx *c, const struct type *t, double x, const struct node *base,
-			       const char *sfx)
+struct value dg_mk_splat_s(struct dctx *c, const struct type *t, double x, const struct node *base,
+			   const char *sfx)
 {
-	struct value v = mk1_s(c, NK_Splat, NULL, 0, t, base, sfx);
+	struct value v = dg_mk1_s(c, NK_Splat, NULL, 0, t, base, sfx);
 	node_set_float(c->m, v.node, "value", x);
 	return v;
 }
 
-static struct value mk_splat(struct dctx *c, const struct type *t, double x, const struct node *base)
-{
-	return mk_splat_s(c, t, x, base, "grad");
+struct value dg_mk_splat(struct dctx *c, const struct type *t, double x, const struct node *base)
+			 {
+	return dg_mk_splat_s(c, t, x, base, "grad");
 }
 
 /* k(a, b) for a comparison k: a bool tensor of a's shape. */
-static struct value mk_cmp(struct dctx *c, unsigned k, struct value a, struct value b, const struct node *base)
-{
+struct value dg_mk_cmp(struct dctx *c, unsigned k, struct value a, struct value b, const struct node *base)
+		       {
 	struct value ops[2] = {a, b};
-	return mk1(c, k, ops, 2, type_with_elem(c->m->types, val_type(a), EK_BOOL), base);
+	return dg_mk1(c, k, ops, 2, type_with_elem(c->m->types, val_type(a), EK_BOOL), base);
 }
 
-static struct value mk_select(struct dctx *c, struct value cond, struct value x, struct value y,
-			      const struct node *base)
+struct value dg_mk_select(struct dctx *c, struct value cond, struct value x, struct value y,
+			  const struct node *base)
 {
 	struct value ops[3] = {cond, x, y};
-	return mk1(c, NK_Select, ops, 3, val_type(x), base);
+	return dg_mk1(c, NK_Select, ops, 3, val_type(x), base);
 }
 
-static struct value mk_transpose(struct dctx *c, struct value v, const int64_t *shuffle, const struct node *base)
-{
+struct value dg_mk_transpose(struct dctx *c, struct value v, const int64_t *shuffle, const struct node *base)
+			     {
 	const struct type *t = val_type(v);
 	uint64_t d[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < t->rank; i++)
 		d[i] = t->dims[shuffle[i]];
-	struct value r = mk1(c, NK_Transpose, &v, 1, type_with_dims(c->m->types, t, d, t->rank), base);
+	struct value r = dg_mk1(c, NK_Transpose, &v, 1, type_with_dims(c->m->types, t, d, t->rank), base);
 	node_set_ints(c->m, r.node, "shuffle", shuffle, t->rank);
 	return r;
 }
 
 /* The sum of v over axis, kept as a 1 and broadcast back to v's shape. */
-static struct value sum_axis(struct dctx *c, struct value v, unsigned axis, const struct node *base)
-{
+struct value dg_sum_axis(struct dctx *c, struct value v, unsigned axis, const struct node *base)
+			 {
 	const struct type *t = val_type(v);
 	uint64_t d[GLOW_MAX_RANK], k = 0;
 	for (unsigned i = 0; i < t->rank; i++)
 		if (i != axis)
 			d[k++] = t->dims[i];
 	int64_t ax = axis;
-	struct value r = mk1(c, NK_BatchedReduceAdd, &v, 1, type_with_dims(c->m->types, t, d, (unsigned)k), base);
+	struct value r = dg_mk1(c, NK_BatchedReduceAdd, &v, 1, type_with_dims(c->m->types, t, d, (unsigned)k), base);
 	node_set_ints(c->m, r.node, "axes", &ax, 1);
 	for (unsigned i = 0; i < t->rank; i++)
 		d[i] = i == axis ? 1 : t->dims[i];
-	r = mk1(c, NK_Reshape, &r, 1, type_with_dims(c->m->types, t, d, t->rank), base);
-	return mk1(c, NK_Broadcast, &r, 1, t, base);
+	r = dg_mk1(c, NK_Reshape, &r, 1, type_with_dims(c->m->types, t, d, t->rank), base);
+	return dg_mk1(c, NK_Broadcast, &r, 1, t, base);
 }
 
 /* Adds g to the adjoint of v (when v wants one): the first contribution is
  * the adjoint, later ones are summed into it. */
-static void add_adj(struct dctx *c, struct value v, struct value g)
-{
-	if (!wants_grad(c, v))
+void dg_add_adj(struct dctx *c, struct value v, struct value g)
+		{
+	if (!dg_wants_grad(c, v))
 		return;
-	struct value *a = get_adj(c, v);
+	struct value *a = dg_get_adj(c, v);
 	if (a) {
-		*a = mk_bin(c, NK_Add, *a, g, v.node);
+		*a = dg_mk_bin(c, NK_Add, *a, g, v.node);
 		return;
 	}
 	a = arena_alloc(&c->m->arena, sizeof *a);
@@ -224,17 +221,17 @@ static void seed_loss(struct dctx *c, struct node *n)
 	struct value p = op_val(n, 0), labels = op_val(n, 1);
 	if (n->kind == NK_Regression) {
 		struct value ops[2] = {p, labels};
-		add_adj(c, p, mk1(c, NK_RegressionGrad, ops, 2, val_type(p), n));
+		dg_add_adj(c, p, dg_mk1(c, NK_RegressionGrad, ops, 2, val_type(p), n));
 		return;
 	}
-	if (fusable_softmax(p.node, n) && wants_grad(c, op_val(p.node, 0))) {
+	if (fusable_softmax(p.node, n) && dg_wants_grad(c, op_val(p.node, 0))) {
 		struct value ops[2] = {p, labels};
-		add_adj(c, op_val(p.node, 0), mk1(c, NK_SoftMaxGrad, ops, 2, val_type(p), p.node));
+		dg_add_adj(c, op_val(p.node, 0), dg_mk1(c, NK_SoftMaxGrad, ops, 2, val_type(p), p.node));
 		u64map_put(&c->done, (uint64_t)(uintptr_t)p.node, p.node);
 		return;
 	}
-	struct value ops[3] = {p, labels, mk_splat(c, node_type(n), 1.0, n)};
-	add_adj(c, p, mk1(c, NK_CrossEntropyLossGrad, ops, 3, val_type(p), n));
+	struct value ops[3] = {p, labels, dg_mk_splat(c, node_type(n), 1.0, n)};
+	dg_add_adj(c, p, dg_mk1(c, NK_CrossEntropyLossGrad, ops, 3, val_type(p), n));
 }
 
 /* Propagates the adjoint gy of n's result 0 to n's operands; false if n's
@@ -247,109 +244,110 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 	case NK_Convolution: {
 		struct value ops[3] = {a, b, gy};
 		const struct type *t[3] = {val_type(a), val_type(b), op_type(n, 2)};
-		struct node *gn = mk(c, n->kind == NK_Convolution ? NK_ConvolutionGrad : NK_FullyConnectedGrad, ops,
+		struct node *gn = dg_mk(c, n->kind == NK_Convolution ? NK_ConvolutionGrad : NK_FullyConnectedGrad, ops,
 				     3, t, n);
 		copy_window(c, gn, n);
 		for (unsigned i = 0; i < 3; i++)
-			add_adj(c, op_val(n, i), node_val(gn, i));
+			dg_add_adj(c, op_val(n, i), node_val(gn, i));
 		return true;
 	}
 	case NK_MaxPool: {
 		struct value ops[2] = {node_val(n, 1), gy};
-		struct value gx = mk1(c, NK_MaxPoolGrad, ops, 2, val_type(a), n);
+		struct value gx = dg_mk1(c, NK_MaxPoolGrad, ops, 2, val_type(a), n);
 		copy_window(c, gx.node, n);
-		add_adj(c, a, gx);
+		dg_add_adj(c, a, gx);
 		return true;
 	}
 	case NK_AvgPool: {
-		struct value gx = mk1(c, NK_AvgPoolGrad, &gy, 1, val_type(a), n);
+		struct value gx = dg_mk1(c, NK_AvgPoolGrad, &gy, 1, val_type(a), n);
 		copy_window(c, gx.node, n);
-		add_adj(c, a, gx);
+		dg_add_adj(c, a, gx);
 		return true;
 	}
 	case NK_Relu: {
 		struct value ops[2] = {a, gy};
-		add_adj(c, a, mk1(c, NK_ReluGrad, ops, 2, val_type(a), n));
+		dg_add_adj(c, a, dg_mk1(c, NK_ReluGrad, ops, 2, val_type(a), n));
 		return true;
 	}
 	case NK_Sigmoid:
 	case NK_Tanh: {
 		struct value ops[2] = {node_val(n, 0), gy};
-		add_adj(c, a, mk1(c, n->kind == NK_Sigmoid ? NK_SigmoidGrad : NK_TanhGrad, ops, 2, val_type(a), n));
+		unsigned k = n->kind == NK_Sigmoid ? NK_SigmoidGrad : NK_TanhGrad;
+		dg_add_adj(c, a, dg_mk1(c, k, ops, 2, val_type(a), n));
 		return true;
 	}
-	case NK_Add: add_adj(c, a, gy); add_adj(c, b, gy); return true;
+	case NK_Add: dg_add_adj(c, a, gy); dg_add_adj(c, b, gy); return true;
 	case NK_Sub:
-		add_adj(c, a, gy);
-		if (wants_grad(c, b))
-			add_adj(c, b, mk1(c, NK_Neg, &gy, 1, val_type(gy), n));
+		dg_add_adj(c, a, gy);
+		if (dg_wants_grad(c, b))
+			dg_add_adj(c, b, dg_mk1(c, NK_Neg, &gy, 1, val_type(gy), n));
 		return true;
 	case NK_Mul:
-		if (wants_grad(c, a))
-			add_adj(c, a, mk_bin(c, NK_Mul, gy, b, n));
-		if (wants_grad(c, b))
-			add_adj(c, b, mk_bin(c, NK_Mul, gy, a, n));
+		if (dg_wants_grad(c, a))
+			dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, gy, b, n));
+		if (dg_wants_grad(c, b))
+			dg_add_adj(c, b, dg_mk_bin(c, NK_Mul, gy, a, n));
 		return true;
 	case NK_Div:
 		/* d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b */
-		if (wants_grad(c, a))
-			add_adj(c, a, mk_bin(c, NK_Div, gy, b, n));
-		if (wants_grad(c, b)) {
-			struct value q = mk_bin(c, NK_Div, mk_bin(c, NK_Mul, gy, node_val(n, 0), n), b, n);
-			add_adj(c, b, mk1(c, NK_Neg, &q, 1, val_type(q), n));
+		if (dg_wants_grad(c, a))
+			dg_add_adj(c, a, dg_mk_bin(c, NK_Div, gy, b, n));
+		if (dg_wants_grad(c, b)) {
+			struct value q = dg_mk_bin(c, NK_Div, dg_mk_bin(c, NK_Mul, gy, node_val(n, 0), n), b, n);
+			dg_add_adj(c, b, dg_mk1(c, NK_Neg, &q, 1, val_type(q), n));
 		}
 		return true;
-	case NK_Reshape: add_adj(c, a, mk1(c, NK_Reshape, &gy, 1, val_type(a), n)); return true;
+	case NK_Reshape: dg_add_adj(c, a, dg_mk1(c, NK_Reshape, &gy, 1, val_type(a), n)); return true;
 	case NK_Transpose: {
 		unsigned len;
 		const int64_t *s = node_ints(n, "shuffle", &len);
 		int64_t inv[GLOW_MAX_RANK];
 		for (unsigned i = 0; i < len; i++)
 			inv[s[i]] = (int64_t)i;
-		struct value gx = mk1(c, NK_Transpose, &gy, 1, val_type(a), n);
+		struct value gx = dg_mk1(c, NK_Transpose, &gy, 1, val_type(a), n);
 		node_set_ints(c->m, gx.node, "shuffle", inv, len);
-		add_adj(c, a, gx);
+		dg_add_adj(c, a, gx);
 		return true;
 	}
 	case NK_MatMul: {
 		static const int64_t swap[2] = {1, 0};
-		if (wants_grad(c, a)) {
+		if (dg_wants_grad(c, a)) {
 			const struct type *bt = val_type(b);
 			uint64_t d[2] = {bt->dims[1], bt->dims[0]};
-			struct value tb = mk1(c, NK_Transpose, &b, 1, type_with_dims(c->m->types, bt, d, 2), n);
+			struct value tb = dg_mk1(c, NK_Transpose, &b, 1, type_with_dims(c->m->types, bt, d, 2), n);
 			node_set_ints(c->m, tb.node, "shuffle", swap, 2);
 			struct value ops[2] = {gy, tb};
-			add_adj(c, a, mk1(c, NK_MatMul, ops, 2, val_type(a), n));
+			dg_add_adj(c, a, dg_mk1(c, NK_MatMul, ops, 2, val_type(a), n));
 		}
-		if (wants_grad(c, b)) {
+		if (dg_wants_grad(c, b)) {
 			const struct type *at = val_type(a);
 			uint64_t d[2] = {at->dims[1], at->dims[0]};
-			struct value ta = mk1(c, NK_Transpose, &a, 1, type_with_dims(c->m->types, at, d, 2), n);
+			struct value ta = dg_mk1(c, NK_Transpose, &a, 1, type_with_dims(c->m->types, at, d, 2), n);
 			node_set_ints(c->m, ta.node, "shuffle", swap, 2);
 			struct value ops[2] = {ta, gy};
-			add_adj(c, b, mk1(c, NK_MatMul, ops, 2, val_type(b), n));
+			dg_add_adj(c, b, dg_mk1(c, NK_MatMul, ops, 2, val_type(b), n));
 		}
 		return true;
 	}
 	case NK_BatchedAdd: {
-		add_adj(c, a, gy);
-		if (wants_grad(c, b)) {
+		dg_add_adj(c, a, gy);
+		if (dg_wants_grad(c, b)) {
 			static const int64_t axis0[1] = {0};
-			struct value r = mk1(c, NK_BatchedReduceAdd, &gy, 1, val_type(b), n);
+			struct value r = dg_mk1(c, NK_BatchedReduceAdd, &gy, 1, val_type(b), n);
 			node_set_ints(c->m, r.node, "axes", axis0, 1);
-			add_adj(c, b, r);
+			dg_add_adj(c, b, r);
 		}
 		return true;
 	}
 	case NK_BatchMatMul: {
 		static const int64_t swap[3] = {0, 2, 1};
-		if (wants_grad(c, a)) {
-			struct value ops[2] = {gy, mk_transpose(c, b, swap, n)};
-			add_adj(c, a, mk1(c, NK_BatchMatMul, ops, 2, val_type(a), n));
+		if (dg_wants_grad(c, a)) {
+			struct value ops[2] = {gy, dg_mk_transpose(c, b, swap, n)};
+			dg_add_adj(c, a, dg_mk1(c, NK_BatchMatMul, ops, 2, val_type(a), n));
 		}
-		if (wants_grad(c, b)) {
-			struct value ops[2] = {mk_transpose(c, a, swap, n), gy};
-			add_adj(c, b, mk1(c, NK_BatchMatMul, ops, 2, val_type(b), n));
+		if (dg_wants_grad(c, b)) {
+			struct value ops[2] = {dg_mk_transpose(c, a, swap, n), gy};
+			dg_add_adj(c, b, dg_mk1(c, NK_BatchMatMul, ops, 2, val_type(b), n));
 		}
 		return true;
 	}
@@ -362,50 +360,62 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 		unsigned axis = (unsigned)node_int(n, "axis");
 		struct value y = node_val(n, 0);
 		if (n->kind == NK_SoftMax) {
-			struct value s = sum_axis(c, mk_bin(c, NK_Mul, gy, y, n), axis, n);
-			add_adj(c, a, mk_bin(c, NK_Mul, y, mk_bin(c, NK_Sub, gy, s, n), n));
+			struct value s = dg_sum_axis(c, dg_mk_bin(c, NK_Mul, gy, y, n), axis, n);
+			dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, y, dg_mk_bin(c, NK_Sub, gy, s, n), n));
 		} else {
-			struct value p = mk1(c, NK_Exp, &y, 1, val_type(y), n);
-			add_adj(c, a, mk_bin(c, NK_Sub, gy, mk_bin(c, NK_Mul, p, sum_axis(c, gy, axis, n), n), n));
+			struct value p = dg_mk1(c, NK_Exp, &y, 1, val_type(y), n);
+			struct value ps = dg_mk_bin(c, NK_Mul, p, dg_sum_axis(c, gy, axis, n), n);
+			dg_add_adj(c, a, dg_mk_bin(c, NK_Sub, gy, ps, n));
 		}
 		return true;
 	}
 	case NK_Gather: {
-		/* one-dimensional indices: the rows of gy added back where they
-		 * came from, a ScatterElements {add} along the axis of indices
-		 * broadcast to gy's shape */
-		const struct type *it = op_type(n, 1), *gt = val_type(gy);
-		if (it->rank != 1 || !wants_grad(c, a))
-			return it->rank == 1;
+		/* the rows of gy added back where they came from, a
+		 * ScatterElements {add} along the axis of the indices broadcast to
+		 * gy's shape; indices of another rank than 1 are flattened first
+		 * (gy's index dimensions with them) */
+		if (!dg_wants_grad(c, a))
+			return true;
+		const struct type *it = op_type(n, 1), *gt = val_type(gy), *at = val_type(a);
 		unsigned axis = (unsigned)node_int(n, "axis");
+		struct value ix = op_val(n, 1), g = gy;
 		uint64_t d[GLOW_MAX_RANK];
+		if (it->rank != 1) {
+			uint64_t cnt = type_numel(it);
+			for (unsigned i = 0; i < at->rank; i++)
+				d[i] = i == axis ? cnt : at->dims[i];
+			g = dg_mk1(c, NK_Reshape, &gy, 1, type_with_dims(c->m->types, gt, d, at->rank), n);
+			it = type_with_dims(c->m->types, it, &cnt, 1);
+			ix = dg_mk1(c, NK_Reshape, &ix, 1, it, n);
+			gt = val_type(g);
+		}
 		for (unsigned i = 0; i < gt->rank; i++)
 			d[i] = i == axis ? gt->dims[i] : 1;
-		struct value ix = op_val(n, 1);
-		ix = mk1(c, NK_Reshape, &ix, 1, type_with_dims(c->m->types, it, d, gt->rank), n);
-		ix = mk1(c, NK_Broadcast, &ix, 1, type_with_dims(c->m->types, it, gt->dims, gt->rank), n);
-		struct value ops[3] = {mk_splat(c, val_type(a), 0, n), ix, gy};
-		struct value g = mk1(c, NK_ScatterElements, ops, 3, val_type(a), n);
-		node_set_int(c->m, g.node, "axis", axis);
-		node_set_int(c->m, g.node, "reduction", 1); /* add */
-		add_adj(c, a, g);
+		ix = dg_mk1(c, NK_Reshape, &ix, 1, type_with_dims(c->m->types, it, d, gt->rank), n);
+		ix = dg_mk1(c, NK_Broadcast, &ix, 1, type_with_dims(c->m->types, it, gt->dims, gt->rank), n);
+		struct value ops[3] = {dg_mk_splat(c, at, 0, n), ix, g};
+		struct value r = dg_mk1(c, NK_ScatterElements, ops, 3, at, n);
+		node_set_int(c->m, r.node, "axis", axis);
+		node_set_int(c->m, r.node, "reduction", 1); /* add */
+		dg_add_adj(c, a, r);
 		return true;
 	}
 	case NK_Gelu: {
 		/* x Phi(x): Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
-		 * phi(x) = exp(-x^2 / 2) / sqrt(2 pi); the tanh form has no rule */
+		 * phi(x) = exp(-x^2 / 2) / sqrt(2 pi); the tanh form in
+		 * diff-rules.c */
 		if (strcmp(node_enum(n, "approximate"), "none") != 0)
-			return false;
+			return dg_backprop_more(c, n, gy);
 		const struct type *t = val_type(a);
-		struct value xs = mk_bin(c, NK_Mul, a, mk_splat(c, t, 0.70710678118654752, n), n);
-		struct value e = mk1(c, NK_Erf, &xs, 1, t, n);
-		struct value cdf = mk_bin(c, NK_Add, e, mk_splat(c, t, 1, n), n);
-		cdf = mk_bin(c, NK_Mul, cdf, mk_splat(c, t, 0.5, n), n);
-		struct value x2 = mk_bin(c, NK_Mul, mk_bin(c, NK_Mul, a, a, n), mk_splat(c, t, -0.5, n), n);
-		struct value pdf = mk1(c, NK_Exp, &x2, 1, t, n);
-		pdf = mk_bin(c, NK_Mul, pdf, mk_splat(c, t, 0.39894228040143268, n), n);
-		struct value d = mk_bin(c, NK_Add, cdf, mk_bin(c, NK_Mul, a, pdf, n), n);
-		add_adj(c, a, mk_bin(c, NK_Mul, gy, d, n));
+		struct value xs = dg_mk_bin(c, NK_Mul, a, dg_mk_splat(c, t, 0.70710678118654752, n), n);
+		struct value e = dg_mk1(c, NK_Erf, &xs, 1, t, n);
+		struct value cdf = dg_mk_bin(c, NK_Add, e, dg_mk_splat(c, t, 1, n), n);
+		cdf = dg_mk_bin(c, NK_Mul, cdf, dg_mk_splat(c, t, 0.5, n), n);
+		struct value x2 = dg_mk_bin(c, NK_Mul, dg_mk_bin(c, NK_Mul, a, a, n), dg_mk_splat(c, t, -0.5, n), n);
+		struct value pdf = dg_mk1(c, NK_Exp, &x2, 1, t, n);
+		pdf = dg_mk_bin(c, NK_Mul, pdf, dg_mk_splat(c, t, 0.39894228040143268, n), n);
+		struct value d = dg_mk_bin(c, NK_Add, cdf, dg_mk_bin(c, NK_Mul, a, pdf, n), n);
+		dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, gy, d, n));
 		return true;
 	}
 	case NK_AdaptiveAvgPool: {
@@ -437,43 +447,46 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 		free(mat);
 		static const int64_t to_nc[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
 		uint64_t g2[2] = {nb * ch, oh * ow}, x4[4] = {nb, ch, h, w};
-		struct value g = mk_transpose(c, gy, to_nc, n);
-		g = mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, gt, g2, 2), n);
+		struct value g = dg_mk_transpose(c, gy, to_nc, n);
+		g = dg_mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, gt, g2, 2), n);
 		struct value ops[2] = {g, node_val(&k->n, 0)};
 		md[0] = nb * ch;
-		g = mk1(c, NK_MatMul, ops, 2, type_with_dims(c->m->types, xt, md, 2), n);
-		g = mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, xt, x4, 4), n);
-		add_adj(c, a, mk_transpose(c, g, to_nhwc, n));
+		g = dg_mk1(c, NK_MatMul, ops, 2, type_with_dims(c->m->types, xt, md, 2), n);
+		g = dg_mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, xt, x4, 4), n);
+		dg_add_adj(c, a, dg_mk_transpose(c, g, to_nhwc, n));
 		return true;
 	}
-	case NK_Neg: add_adj(c, a, mk1(c, NK_Neg, &gy, 1, val_type(gy), n)); return true;
-	case NK_Exp: add_adj(c, a, mk_bin(c, NK_Mul, gy, node_val(n, 0), n)); return true;
-	case NK_Log: add_adj(c, a, mk_bin(c, NK_Div, gy, a, n)); return true;
+	case NK_Neg: dg_add_adj(c, a, dg_mk1(c, NK_Neg, &gy, 1, val_type(gy), n)); return true;
+	case NK_Dropout: dg_add_adj(c, a, gy); return true; /* ratio 0: the identity */
+	case NK_Exp: dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, gy, node_val(n, 0), n)); return true;
+	case NK_Log: dg_add_adj(c, a, dg_mk_bin(c, NK_Div, gy, a, n)); return true;
 	case NK_Sqrt: /* 1 / (2 sqrt(x)) */
-		add_adj(c, a, mk_bin(c, NK_Div, gy, mk_bin(c, NK_Add, node_val(n, 0), node_val(n, 0), n), n));
+		dg_add_adj(c, a, dg_mk_bin(c, NK_Div, gy, dg_mk_bin(c, NK_Add, node_val(n, 0), node_val(n, 0), n), n));
 		return true;
 	case NK_Max:
 	case NK_Min: {
 		/* the operand that was chosen; a tie goes to the LHS */
-		struct value zero = mk_splat(c, val_type(gy), 0, n);
-		struct value lhs_lost = n->kind == NK_Max ? mk_cmp(c, NK_CmpLT, a, b, n) : mk_cmp(c, NK_CmpLT, b, a, n);
-		add_adj(c, a, mk_select(c, lhs_lost, zero, gy, n));
-		add_adj(c, b, mk_select(c, lhs_lost, gy, zero, n));
+		struct value zero = dg_mk_splat(c, val_type(gy), 0, n);
+		struct value lhs_lost =
+			n->kind == NK_Max ? dg_mk_cmp(c, NK_CmpLT, a, b, n) : dg_mk_cmp(c, NK_CmpLT, b, a, n);
+		dg_add_adj(c, a, dg_mk_select(c, lhs_lost, zero, gy, n));
+		dg_add_adj(c, b, dg_mk_select(c, lhs_lost, gy, zero, n));
 		return true;
 	}
 	case NK_LeakyRelu: {
-		struct value zero = mk_splat(c, val_type(a), 0, n);
-		struct value slope = mk_bin(c, NK_Mul, gy, mk_splat(c, val_type(a), node_float(n, "alpha"), n), n);
-		add_adj(c, a, mk_select(c, mk_cmp(c, NK_CmpLT, zero, a, n), gy, slope, n));
+		struct value zero = dg_mk_splat(c, val_type(a), 0, n);
+		struct value alpha = dg_mk_splat(c, val_type(a), node_float(n, "alpha"), n);
+		struct value slope = dg_mk_bin(c, NK_Mul, gy, alpha, n);
+		dg_add_adj(c, a, dg_mk_select(c, dg_mk_cmp(c, NK_CmpLT, zero, a, n), gy, slope, n));
 		return true;
 	}
 	case NK_Clip: {
 		/* passes where min <= x <= max */
-		struct value zero = mk_splat(c, val_type(a), 0, n);
-		struct value lo = mk_cmp(c, NK_CmpLTE, mk_splat(c, val_type(a), node_float(n, "min"), n), a, n);
-		struct value hi = mk_cmp(c, NK_CmpLTE, a, mk_splat(c, val_type(a), node_float(n, "max"), n), n);
-		struct value in = mk_select(c, lo, gy, zero, n);
-		add_adj(c, a, mk_select(c, hi, in, zero, n));
+		struct value zero = dg_mk_splat(c, val_type(a), 0, n);
+		struct value lo = dg_mk_cmp(c, NK_CmpLTE, dg_mk_splat(c, val_type(a), node_float(n, "min"), n), a, n);
+		struct value hi = dg_mk_cmp(c, NK_CmpLTE, a, dg_mk_splat(c, val_type(a), node_float(n, "max"), n), n);
+		struct value in = dg_mk_select(c, lo, gy, zero, n);
+		dg_add_adj(c, a, dg_mk_select(c, hi, in, zero, n));
 		return true;
 	}
 	case NK_BatchedReduceAdd:
@@ -489,38 +502,39 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 			cnt *= at->dims[axes[i]];
 			d[axes[i]] = 1;
 		}
-		struct value g = mk1(c, NK_Reshape, &gy, 1, type_with_dims(c->m->types, at, d, at->rank), n);
-		g = mk1(c, NK_Broadcast, &g, 1, at, n);
+		struct value g = dg_mk1(c, NK_Reshape, &gy, 1, type_with_dims(c->m->types, at, d, at->rank), n);
+		g = dg_mk1(c, NK_Broadcast, &g, 1, at, n);
 		if (n->kind == NK_BatchedReduceMean)
-			g = mk_bin(c, NK_Mul, g, mk_splat(c, at, 1.0 / (double)cnt, n), n);
-		add_adj(c, a, g);
+			g = dg_mk_bin(c, NK_Mul, g, dg_mk_splat(c, at, 1.0 / (double)cnt, n), n);
+		dg_add_adj(c, a, g);
 		return true;
 	}
 	case NK_Slice: {
 		/* gy written into zeros of the input's shape */
 		unsigned len;
 		const int64_t *start = node_ints(n, "start", &len);
-		struct value ops[2] = {mk_splat(c, val_type(a), 0, n), gy};
-		struct value g = mk1(c, NK_InsertTensor, ops, 2, val_type(a), n);
+		struct value ops[2] = {dg_mk_splat(c, val_type(a), 0, n), gy};
+		struct value g = dg_mk1(c, NK_InsertTensor, ops, 2, val_type(a), n);
 		node_set_ints(c->m, g.node, "start", start, len);
-		add_adj(c, a, g);
+		dg_add_adj(c, a, g);
 		return true;
 	}
 	case NK_Pad: {
-		/* constant padding: the slice of gy the input was copied to */
+		/* constant padding: the slice of gy the input was copied to;
+		 * other modes and negative pads in diff-rules.c */
 		unsigned len;
 		const int64_t *pads = node_ints(n, "pads", &len);
 		int64_t start[GLOW_MAX_RANK];
 		for (unsigned i = 0; i < len / 2; i++) {
 			if (pads[i] < 0 || pads[i + len / 2] < 0)
-				return false;
+				return dg_backprop_more(c, n, gy);
 			start[i] = pads[i];
 		}
 		if (strcmp(node_enum(n, "mode"), "constant") != 0)
-			return false;
-		struct value g = mk1(c, NK_Slice, &gy, 1, val_type(a), n);
+			return dg_backprop_more(c, n, gy);
+		struct value g = dg_mk1(c, NK_Slice, &gy, 1, val_type(a), n);
 		node_set_ints(c->m, g.node, "start", start, len / 2);
-		add_adj(c, a, g);
+		dg_add_adj(c, a, g);
 		return true;
 	}
 	case NK_Concat: {
@@ -529,50 +543,91 @@ static bool backprop(struct dctx *c, struct node *n, struct value gy)
 		int64_t start[GLOW_MAX_RANK] = {0};
 		for (unsigned i = 0; i < n->nops; i++) {
 			struct value x = op_val(n, i);
-			if (wants_grad(c, x)) {
-				struct value g = mk1(c, NK_Slice, &gy, 1, val_type(x), n);
+			if (dg_wants_grad(c, x)) {
+				struct value g = dg_mk1(c, NK_Slice, &gy, 1, val_type(x), n);
 				node_set_ints(c->m, g.node, "start", start, rank);
-				add_adj(c, x, g);
+				dg_add_adj(c, x, g);
 			}
 			start[dim] += (int64_t)val_type(x)->dims[dim];
 		}
 		return true;
 	}
-	default: return false;
+	default: return dg_backprop_more(c, n, gy);
 	}
 }
 
-/* The SGD update of trainable placeholder w with adjoint dw (see the top). */
+/* The SGD update of trainable placeholder w with adjoint dw: one SGD node
+ * carrying the training configuration (lower-train.c lowers it into the
+ * arithmetic at the top and creates the velocity placeholder), then the
+ * Save of its result to w. */
 static void sgd_update(struct dctx *c, struct node *w, struct value dw)
 {
 	const struct train_config *cfg = c->cfg;
-	const struct type *t = node_type(w);
-	struct value wv = node_val(w, 0), g = dw;
-	if (cfg->batch_size > 1)
-		g = mk_bin_s(c, NK_Mul, g, mk_splat_s(c, t, 1.0 / cfg->batch_size, w, "inv_batch"), w, "mean");
-	if (cfg->weight_decay > 0) {
-		struct value wd = mk_bin_s(c, NK_Mul, wv, mk_splat_s(c, t, cfg->weight_decay, w, "wd"), w, "decay");
-		g = mk_bin_s(c, NK_Add, g, wd, w, "decayed");
-	}
-	if (cfg->momentum > 0) {
+	struct value ops[2] = {dw, node_val(w, 0)};
+	struct value nw = dg_mk1_s(c, NK_SGD, ops, 2, node_type(w), w, "sgd");
+	node_set_float(c->m, nw.node, "learning_rate", cfg->learning_rate);
+	node_set_float(c->m, nw.node, "momentum", cfg->momentum);
+	node_set_float(c->m, nw.node, "l2_decay", cfg->weight_decay);
+	node_set_int(c->m, nw.node, "batch_size", (int64_t)cfg->batch_size);
+	struct value save[2] = {nw, ops[1]};
+	dg_mk(c, NK_Save, save, 2, NULL, w);
+}
+
+/* The copy in @F_grad of forward node n (operands o, already mapped) where
+ * a training step computes something else than @F, or NULL to copy n as it
+ * is: a Dropout with a ratio becomes Mul(x, DropoutMask(step)), the step
+ * counter "<F>_dropout_step" (i64<1>, created on first use, incremented
+ * by the step's last Save) shared by the function's Dropouts. */
+static struct node *train_forward(struct dctx *c, const struct node *n, const struct value *o)
+{
+	if (n->kind == NK_BatchNormalization && c->train && !node_has_pred(n) &&
+	    elem_is_float((enum elem_kind)op_type(n, 0)->elem))
+		return dg_bn_train_forward(c, n, o);
+	if (n->kind != NK_Dropout || node_has_pred(n) || node_float(n, "ratio") == 0)
+		return NULL;
+	if (!c->step) {
 		char name[96];
-		snprintf(name, sizeof name, "%.80s_velocity", w->name);
-		struct node *v = module_find_global(c->m, name);
-		if (!v || v->kind != NK_Placeholder || node_type(v) != t)
-			v = &module_add_placeholder(c->m, module_fresh_name(c->m, name), t, w->loc)->n;
-		struct value vv = node_val(v, 0);
-		struct value mv = mk_bin_s(c, NK_Mul, vv, mk_splat_s(c, t, cfg->momentum, w, "mu"), w, "momentum");
-		g = mk_bin_s(c, NK_Add, mv, g, w, "velocity");
-		struct value save[2] = {g, vv};
-		mk(c, NK_Save, save, 2, NULL, w);
+		snprintf(name, sizeof name, "%.80s_dropout_step", c->f->name);
+		uint64_t one = 1;
+		const struct type *t = type_get(c->m->types, EK_I64, &one, 1);
+		struct node *p = module_find_global(c->m, name);
+		c->step = p && p->kind == NK_Placeholder && node_type(p) == t
+				  ? p
+				  : &module_add_placeholder(c->m, module_fresh_name(c->m, name), t, c->f->loc)->n;
 	}
-	struct value step = mk_bin_s(c, NK_Mul, g, mk_splat_s(c, t, cfg->learning_rate, w, "lr"), w, "step");
-	struct value nw = mk_bin_s(c, NK_Sub, wv, step, w, "updated");
-	struct value save[2] = {nw, wv};
-	mk(c, NK_Save, save, 2, NULL, w);
+	struct value sv = node_val(c->step, 0);
+	struct value mask = dg_mk1_s(c, NK_DropoutMask, &sv, 1, node_type(n), n, "mask");
+	node_set_float(c->m, mask.node, "ratio", node_float(n, "ratio"));
+	node_set_int(c->m, mask.node, "seed", node_int(n, "seed"));
+	struct value ops[2] = {o[0], mask};
+	return node_create(c->g, NK_Mul, n->name, ops, 2, n->types, NULL, n->loc);
 }
 
 static bool is_loss(const struct node *n) { return n->kind == NK_CrossEntropyLoss || n->kind == NK_Regression; }
+
+static void dctx_init(struct dctx *c, struct module *m, struct func *g, struct diag *d)
+{
+	memset(c, 0, sizeof *c);
+	c->m = m;
+	c->g = g;
+	c->d = d;
+	c->cfg = &train_config_default;
+	u64map_init(&c->clone);
+	u64map_init(&c->needs);
+	u64map_init(&c->adj);
+	u64map_init(&c->done);
+	u64map_init(&c->srcs);
+}
+
+static void dctx_free(struct dctx *c)
+{
+	u64map_free(&c->clone);
+	u64map_free(&c->needs);
+	u64map_free(&c->adj);
+	u64map_free(&c->done);
+	u64map_free(&c->srcs);
+	free(c->bn_save);
+}
 
 /* Builds @F_grad for f; returns -1 after an error, 0 if f has no loss, 1
  * when it added the function. */
@@ -596,11 +651,11 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 		return -1;
 	}
 	struct train_config cfg = pass_train_config(ctx); /* the tool's, with differentiate{...} */
-	struct dctx c = {m, func_create(m, name, f->loc), ctx->diag, &cfg, {0}, {0}, {0}, {0}};
-	u64map_init(&c.clone);
-	u64map_init(&c.needs);
-	u64map_init(&c.adj);
-	u64map_init(&c.done);
+	struct dctx c;
+	dctx_init(&c, m, func_create(m, name, f->loc), ctx->diag);
+	c.cfg = &cfg;
+	c.train = ctx->mode == PASS_MODE_TRAIN;
+	c.f = f;
 
 	/* 1. forward */
 	struct value ops[64];
@@ -620,8 +675,11 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 		struct value pred = {NULL, 0};
 		if (node_has_pred(n))
 			pred = o[n->nops];
-		struct node *k = node_create_pred(c.g, n->kind, n->name, o, n->nops, pred, n->types, NULL, n->loc);
-		node_copy_attrs(m, k, n);
+		struct node *k = train_forward(&c, n, o);
+		if (!k) {
+			k = node_create_pred(c.g, n->kind, n->name, o, n->nops, pred, n->types, NULL, n->loc);
+			node_copy_attrs(m, k, n);
+		}
 		u64map_put(&c.clone, (uint64_t)(uintptr_t)n, k);
 		if (needs)
 			u64map_put(&c.needs, (uint64_t)(uintptr_t)k, k);
@@ -636,14 +694,14 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 			continue;
 		/* a fused SoftMax passed its loss's adjoint on already; anything
 		 * else that reached its result goes through SoftMax's own rule */
-		if (u64map_get(&c.done, (uint64_t)(uintptr_t)n) && !get_adj(&c, node_val(n, 0)))
+		if (u64map_get(&c.done, (uint64_t)(uintptr_t)n) && !dg_get_adj(&c, node_val(n, 0)))
 			continue;
 		if (is_loss(n)) {
 			seed_loss(&c, n);
 			seeded++;
 			continue;
 		}
-		struct value *gy = n->nres ? get_adj(&c, node_val(n, 0)) : NULL;
+		struct value *gy = n->nres ? dg_get_adj(&c, node_val(n, 0)) : NULL;
 		if (!gy)
 			continue; /* the loss does not depend on it */
 		if (node_has_pred(n) || !backprop(&c, n, *gy)) {
@@ -661,17 +719,59 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 	}
 
 	/* 3. update, in declaration order of the placeholders */
-	if (status > 0)
+	if (status > 0) {
 		module_for_each_global(m, w) {
-			struct value *dw = is_trainable(w) ? get_adj(&c, node_val(w, 0)) : NULL;
+			struct value *dw = is_trainable(w) ? dg_get_adj(&c, node_val(w, 0)) : NULL;
 			if (dw)
 				sgd_update(&c, w, *dw);
 		}
-	u64map_free(&c.clone);
-	u64map_free(&c.needs);
-	u64map_free(&c.adj);
-	u64map_free(&c.done);
+		for (unsigned i = 0; i < c.nbn_save; i++)
+			dg_mk(&c, NK_Save, &c.bn_save[2 * i], 2, NULL, c.bn_save[2 * i + 1].node);
+		if (c.step) {
+			/* the next step draws other dropout masks */
+			struct value sv = node_val(c.step, 0);
+			struct value one = dg_mk_splat_s(&c, node_type(c.step), 1, c.step, "one");
+			struct value save[2] = {dg_mk_bin_s(&c, NK_Add, sv, one, c.step, "next"), sv};
+			dg_mk(&c, NK_Save, save, 2, NULL, c.step);
+		}
+	}
+	dctx_free(&c);
 	return status;
+}
+
+const struct node *differentiate_values(struct func *f, struct value y, struct value seed, const struct value *xs,
+					unsigned nx, struct value *out)
+{
+	struct dctx c;
+	dctx_init(&c, f->mod, f, NULL);
+	c.explicit_srcs = true;
+	for (unsigned i = 0; i < nx; i++)
+		u64map_put(&c.srcs, (uint64_t)(uintptr_t)xs[i].node, xs[i].node);
+	struct node *last = f->last;
+	func_for_each(f, n) {
+		for (unsigned i = 0; i < n->nops; i++) {
+			const struct node *def = n->ops[i].def;
+			if (is_source(&c, def) || u64map_get(&c.needs, (uint64_t)(uintptr_t)def)) {
+				u64map_put(&c.needs, (uint64_t)(uintptr_t)n, n);
+				break;
+			}
+		}
+	}
+	dg_add_adj(&c, y, seed);
+	const struct node *bad = NULL;
+	for (struct node *n = last; n && !bad; n = n->prev) {
+		if (!n->nres || !u64map_get(&c.needs, (uint64_t)(uintptr_t)n))
+			continue;
+		struct value *gy = dg_get_adj(&c, node_val(n, 0));
+		if (gy && (node_has_pred(n) || !backprop(&c, n, *gy)))
+			bad = n;
+	}
+	for (unsigned i = 0; i < nx && !bad; i++) {
+		struct value *a = dg_get_adj(&c, xs[i]);
+		out[i] = a ? *a : dg_mk_splat_s(&c, val_type(xs[i]), 0, xs[i].node, "zero_grad");
+	}
+	dctx_free(&c);
+	return bad;
 }
 
 bool differentiate_run(struct module *m, struct pass_ctx *ctx)

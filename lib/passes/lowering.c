@@ -29,7 +29,7 @@ bool lower_is_grad(const struct node *n)
 	case NK_SoftMaxGrad:
 	case NK_CrossEntropyLossGrad:
 	case NK_RegressionGrad: return true;
-	default: return false;
+	default: return lower_train_owns(n);
 	}
 }
 
@@ -100,7 +100,10 @@ static const char *stat_desc(unsigned kind)
 	case NK_CrossEntropyLossGrad:
 		return "Number of CrossEntropyLossGrad lowered to a one-hot Gather and arithmetic";
 	case NK_RegressionGrad: return "Number of RegressionGrad lowered to Sub";
-	default: unreachable("no lowering rule for this kind");
+	default:
+		if (lower_train_stat(kind))
+			return lower_train_stat(kind);
+		unreachable("no lowering rule for this kind");
 	}
 }
 
@@ -115,7 +118,7 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 				continue;
 			unsigned k = n->kind;
 			if (lower_linalg(f, n) || lower_activation(f, n) || lower_norm(f, n) || lower_shape(f, n) ||
-			    lower_grad(f, n)) {
+			    lower_grad(f, n) || lower_train(f, n)) {
 				counts[k]++;
 				changed = true;
 			}

@@ -49,6 +49,12 @@ bool lower_grad(struct func *f, struct node *n);
 /* n is of a gradient kind: no backend has an instruction for one, so the
  * lower stage lowers it whatever the backend's should_lower says */
 bool lower_is_grad(const struct node *n);
+/* lower-train.c: SGD, Dropout and the gradient kinds added with them
+ * (lower_is_grad includes them through lower_train_owns); the -stats line
+ * of such a kind, NULL for any other */
+bool lower_train(struct func *f, struct node *n);
+bool lower_train_owns(const struct node *n);
+const char *lower_train_stat(unsigned kind);
 
 /* ---- helpers for the rules (lowering.c) ---- */
 

@@ -26,7 +26,7 @@ static const struct pm_pipeline pipelines[] = {
 	 "fold-tile-add,fold-fc,fold-softmax,fold-clip,fold-leaky-relu,fold-layernorm,dce",
 	 "Raise lowered patterns back to high-level nodes"},
 	{"optimize", 0,
-	 "dce,simplify,layout,constant-fold,"
+	 "dce,eliminate-dropout,simplify,layout,constant-fold,"
 	 "merge-pad,reduce-mean-to-avgpool,eliminate-concat-slice,"
 	 "fold-batchnorm,lower-batchnorm,layout,fold-conv-affine,shuffle-depthwise,simplify,"
 	 "cse,dce",

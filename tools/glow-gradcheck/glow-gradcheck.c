@@ -5,7 +5,7 @@
  * gradient kind.
  *
  *   glow-gradcheck M.glow [-func=@F] [-O0|-O2] [-backend=interpreter|c]
- *                  [-seed=N] [-step=H] [-tolerance=T]
+ *                  [-mode=train|infer] [-seed=N] [-step=H] [-tolerance=T]
  *
  * The loss is the sum of @F's loss nodes: CrossEntropyLoss's value and, for
  * Regression(Input, Expected), sum (Input - Expected)^2 / 2, the loss whose
@@ -33,6 +33,13 @@
  * Exit status 1 when some error exceeds -tolerance (default 0.01) or after
  * an error.
  *
+ * Modes: -mode=train (the default) differentiates as glow-opt -mode=train
+ * does, so a BatchNormalization normalizes with its batch's statistics;
+ * the tool gives @F's BatchNormalizations the same statistics, and @F's
+ * Dropouts the masks @F_grad draws (at step 0), so both sides compute one
+ * function. -mode=infer keeps the Mean and Var operands. The infer-only
+ * passes are skipped in both modes.
+ *
  * Inputs: every placeholder gets uniform values in [-1, 1) from a
  * generator seeded by -seed and its name; an integer placeholder feeding a
  * CrossEntropyLoss as labels gets classes in [0, C), one feeding a Gather
@@ -53,6 +60,9 @@ int main(int argc, char **argv)
 		{"O0", CL_SET, &o.olevel, NULL, "Lower the gradient function only (the default)", 0, NULL},
 		{"O2", CL_SET, &o.olevel, NULL, "Run the O2 pipelines on it", 2, NULL},
 		{"backend", CL_ENUM, &o.backend, NULL, "Backend that runs both sides", 0, GRADCHECK_BACKENDS},
+		{"mode", CL_ENUM, &o.mode, NULL,
+		 "Mode of differentiate: train (BatchNormalization with batch statistics, the default) or infer", 0,
+		 GRADCHECK_MODES},
 		{"seed", CL_STRING, &o.seed_s, "n", "Seed of the random inputs (default 1)", 0, NULL},
 		{"step", CL_STRING, &o.step_s, "h", "Finite-difference step (default 0.01)", 0, NULL},
 		{"tolerance", CL_STRING, &o.tol_s, "t", "Largest relative error that passes (default 0.01)", 0, NULL},

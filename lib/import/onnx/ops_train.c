@@ -37,9 +37,14 @@
  *
  * Training-mode Dropout is deterministic only when its ratio is known to
  * be 0: the output is the input and the mask is all true. Any other ratio
- * draws a random mask and is refused.
+ * draws a random mask and is refused. (The graph IR's Dropout kind, whose
+ * mask a training step draws from a seed and a step counter, could take
+ * it: not done, ONNX's masks would not match.)
+ *
+ * Gradient (automatic differentiation of the graph so far) is at the end.
  */
 #include "import/onnx/internal.h"
+#include "passes/differentiate.h"
 
 #include <string.h>
 
@@ -410,4 +415,70 @@ int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x)
 	if (out_used(im, 1) && set_out_t(im, 1, k_splat(im, out_name(im, 1), DT_BOOL, x->rank, x->dims, 1, 1)))
 		return -1;
 	return set_out_t(im, 0, x);
+}
+
+/* Gradient (ai.onnx.preview.training, opset 1): attributes xs (names of
+ * the differentiated tensors, the node's first inputs), y (the name of the
+ * differentiated tensor) and zs (further inputs, only read); output i is
+ * the gradient of the sum of y's elements with respect to xs[i], as the
+ * differentiate pass computes it (differentiate_values: the adjoints of
+ * the graph built so far, seeded with ones). A tensor y does not depend on
+ * gets zeros. In the main graph only: a subgraph's nodes are unrolled into
+ * the caller's. An x known at import (an initializer) is refused: the
+ * importer folds computations on known tensors into new constants, so the
+ * graph would not show how y depends on it. */
+int op_gradient(struct importer *im, const onnx_node *n)
+{
+	const Onnx__AttributeProto *xa = attr(n, "xs"), *za = attr(n, "zs");
+	const char *yname = attr_s(im, n, "y", NULL);
+	if (!xa || !xa->n_strings || !yname)
+		return op_err(im, "attributes xs (one or more names) and y are required");
+	if (im->inner)
+		return op_err(im, "Gradient inside a subgraph is not supported");
+	size_t nx = xa->n_strings, nz = za ? za->n_strings : 0;
+	if (n_in(n) != nx + nz)
+		return op_err(im, "inputs must be the %zu tensors of xs and the %zu of zs, not %u inputs", nx, nz,
+			      n_in(n));
+	if (n->n_output != nx)
+		return op_err(im, "outputs must be one gradient per name of xs (%zu), not %zu", nx, n->n_output);
+	for (size_t i = 0; i < nx; i++) {
+		const char *want = (const char *)xa->strings[i].data;
+		size_t wl = xa->strings[i].len;
+		if (strlen(n->input[i]) != wl || memcmp(n->input[i], want, wl) != 0)
+			return op_err(im, "input %zu (\"%s\") must be the tensor xs[%zu] names (\"%.*s\")", i,
+				      n->input[i], i, (int)wl, want);
+	}
+	struct tensor *yt = t_lookup(im, yname);
+	if (!yt)
+		return op_err(im, "y names \"%s\", which no node before the Gradient computes", yname);
+	struct value y = tval(im, yt);
+	if (!y.node)
+		return -1;
+	if (!elem_is_float((enum elem_kind)val_type(y)->elem))
+		return op_err(im, "y (\"%s\") must be a floating-point tensor", yname);
+	struct value *xs = arena_alloc(&im->scratch, 2 * nx * sizeof *xs), *g = xs + nx;
+	for (size_t i = 0; i < nx; i++) {
+		/* the importer folds what is computed from known tensors alone
+		 * into new constants, cutting the path from such an x to y */
+		struct tensor *xt = in_req(im, (unsigned)i);
+		if (xt && xt->known)
+			return op_err(im,
+				      "xs[%zu] (\"%s\") is known at import (an initializer or constant): "
+				      "computations on it are folded, so its gradient is not supported",
+				      i, xt->name);
+		xs[i] = in_val(im, (unsigned)i);
+		if (!xs[i].node)
+			return -1;
+	}
+	struct value seed = b_splat_const(im, dname(im, yname, "seed"), val_type(y), 1);
+	if (!seed.node)
+		return -1;
+	const struct node *bad = differentiate_values(im->f, y, seed, xs, (unsigned)nx, g);
+	if (bad)
+		return op_err(im, "%s %%%s on the way from xs to y has no gradient rule", node_kind_name(bad->kind),
+			      bad->name);
+	for (size_t i = 0; i < nx; i++)
+		if (set_out(im, (unsigned)i, g[i]))
+			return -1;
+	return 0;
 }
