@@ -52,7 +52,7 @@ static int lex_tok(struct glow_parser *p, struct loc *lloc, int t, const uchar *
  * continue a broken statement are skipped). */
 static bool lex_line_starts_stmt(const struct glow_parser *p, const char *s)
 {
-	static const char *const kws[] = {"module", "placeholder", "constant", "func"};
+	static const char *const kws[] = {"module", "placeholder", "constant", "func", "attributes"};
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(kws); i++) {
 		size_t n = strlen(kws[i]);
 		if ((size_t)(p->lim - s) >= n && memcmp(s, kws[i], n) == 0) {
@@ -61,7 +61,8 @@ static bool lex_line_starts_stmt(const struct glow_parser *p, const char *s)
 				return true;
 		}
 	}
-	return p->in_func && (*s == '%' || *s == '}' || (*s >= 'A' && *s <= 'Z'));
+	return p->in_func && (*s == '%' || *s == '}' || (*s >= 'A' && *s <= 'Z') ||
+			      ((size_t)(p->lim - s) > 4 && memcmp(s, "let ", 4) == 0));
 }
 
 /* The first non-blank character of the next line that may start a
@@ -324,6 +325,8 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		"false" { return lex_word(p, lval, lloc, GT_KW_FALSE, tok, cur, bol); }
 		"predicate" { return lex_word(p, lval, lloc, GT_KW_PREDICATE, tok, cur, bol); }
 		"x" { return lex_word(p, lval, lloc, GT_KW_X, tok, cur, bol); }
+		"let" { return lex_word(p, lval, lloc, GT_KW_LET, tok, cur, bol); }
+		"attributes" { return lex_word(p, lval, lloc, GT_KW_ATTRIBUTES, tok, cur, bol); }
 		ident {
 			if (*cur == '<' && lex_type_due(p)) {
 				const uchar *end = lex_type_tail(p, cur);

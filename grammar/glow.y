@@ -1,8 +1,12 @@
 /* glow.y - the grammar of the graph IR text format (docs/GraphIR.md).
  *
  * Design: the grammar is generic. A statement is
- *   (%name '=')? Kind '(' operands ')' {attrs}? (predicate value)? (':' types)?
- * for every node kind; kind, element kind, attribute and enum names are plain
+ *   (('let')? %name '=')? Kind '(' operands ')' {attrs}? (predicate value)? (':' types)?
+ * for every node kind, and an operand may itself be a nested expression
+ * Kind '(' operands ')' {attrs}? ':' type, which covers the three text forms
+ * (ANF, GNF, BBNF: docs/GraphIR.md; actions in parse_forms.c) as well as the
+ * default one; `attributes {key = value, ...}` at top level holds module
+ * attributes. Kind, element kind, attribute and enum names are plain
  * identifiers looked up in the tables at run time (lib/graph/parse.c), so a
  * new node kind never touches this file.
  *
@@ -159,6 +163,8 @@ struct glow_parser {
 	VEC(int64_t) ints;
 	VEC(double) floats;
 	VEC(struct glow_num) nums; /* the list being parsed */
+	/* module attributes and nested expressions (parse_forms.c); NULL until used */
+	struct glow_forms *fx;
 };
 }
 
@@ -194,6 +200,18 @@ void glow_p_node(struct glow_parser *p, struct loc rparen);
 void glow_p_dim(struct glow_parser *p, int64_t d, struct loc loc);
 const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *elem, struct loc loc,
 			       struct loc lt);
+/* parse_forms.c: module attributes, `let`, nested expressions */
+void glow_p_mattr_name(struct glow_parser *p, const struct glow_span *key, struct loc loc);
+void glow_p_mattr_num(struct glow_parser *p, const struct glow_num *v);
+void glow_p_mattr_bool(struct glow_parser *p, int b, struct loc loc);
+void glow_p_mattr_str(struct glow_parser *p, const struct glow_span *s, struct loc loc);
+void glow_p_mattr_list(struct glow_parser *p, bool begin, struct loc loc);
+void glow_p_mattr_end(struct glow_parser *p);
+int glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc);
+struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const struct type *t, struct loc tloc);
+void glow_p_forms_reset(struct glow_parser *p);
+struct node *glow_p_forms_retry(struct glow_parser *p, const char *name, size_t len, struct value pred);
+void glow_p_forms_free(struct glow_parser *p);
 }
 
 %code {
@@ -240,6 +258,8 @@ static void glow_yyerror(struct loc *loc, struct glow_parser *p, const char *msg
 %token <span> KW_FALSE "'false'"
 %token <span> KW_PREDICATE "'predicate'"
 %token <span> KW_X "'x'"
+%token <span> KW_LET "'let'"
+%token <span> KW_ATTRIBUTES "'attributes'"
 %token <span> TYPE "type"
 %token SYNC "end of line"
 
@@ -269,7 +289,46 @@ toplevel
 	: placeholder
 	| constant
 	| func
-	| error SYNC { yyerrok; glow_p_recovered(p); }
+	| attributes
+	| error SYNC { yyerrok; glow_p_forms_reset(p); glow_p_recovered(p); }
+	;
+/* attributes ::= 'attributes' '{' (mattr (',' mattr)*)? '}'
+ * mattr ::= (anyident | STRING) '=' (scalar | '[' (scalar (',' scalar)*)? ']') */
+attributes
+	: KW_ATTRIBUTES '{' mattrs_opt '}'
+	;
+mattrs_opt
+	: %empty
+	| mattrs
+	;
+mattrs
+	: mattr
+	| mattrs ',' mattr
+	;
+mattr
+	: mattr_name mval { glow_p_mattr_end(p); }
+	;
+mattr_name
+	: anyident '=' { glow_p_mattr_name(p, &$1, @1); }
+	| STRING '=' { glow_p_mattr_name(p, &$1, @1); }
+	;
+mval
+	: mscalar
+	| '[' { glow_p_mattr_list(p, true, @1); } mscalars_opt ']' { glow_p_mattr_list(p, false, @1); }
+	;
+mscalars_opt
+	: %empty
+	| mscalars
+	;
+mscalars
+	: mscalar
+	| mscalars ',' mscalar
+	;
+mscalar
+	: number { glow_p_mattr_num(p, &$1); }
+	| KW_TRUE { glow_p_mattr_bool(p, 1, @1); }
+	| KW_FALSE { glow_p_mattr_bool(p, 0, @1); }
+	| STRING { glow_p_mattr_str(p, &$1, @1); }
 	;
 
 /* placeholder ::= 'placeholder' GLOBAL ':' type ('trainable' | 'static')* */
@@ -332,12 +391,13 @@ stmts
 /* stmt ::= (LOCAL '=')? KIND '(' operands? ')' attrs? ('predicate' value)? (':' type (',' type)*)? */
 stmt
 	: stmt_name kind operands_opt ')' attrs_opt pred_opt types_opt { glow_p_node(p, @4); }
-	| error SYNC { yyerrok; glow_p_recovered(p); }
+	| error SYNC { yyerrok; glow_p_forms_reset(p); glow_p_recovered(p); }
 	;
 
 stmt_name
 	: %empty { glow_p_stmt_begin(p, NULL, @$); }
 	| LOCAL '=' { glow_p_stmt_begin(p, &$1, @1); }
+	| KW_LET LOCAL '=' { glow_p_stmt_begin(p, &$2, @2); }
 	;
 
 /* the kind is looked up once its '(' is seen, so a stray word is one syntax error */
@@ -355,11 +415,17 @@ operands
 	| operands ',' value { glow_p_operand(p, &$3); }
 	;
 
-/* value ::= LOCAL ('#' INT)? | GLOBAL */
+/* value ::= LOCAL ('#' INT)? | GLOBAL | nested
+ * nested ::= KIND '(' operands? ')' attrs? ':' type  (GNF, BBNF: a value
+ * with one use written in its user; one result, no predicate) */
 value
 	: LOCAL { $$ = glow_p_local(p, &$1, @1, false, 0, @1); }
 	| LOCAL '#' INT { $$ = glow_p_local(p, &$1, @1, true, $3, @3); }
 	| GLOBAL { $$ = glow_p_global(p, &$1, @1); }
+	| nest_kind operands_opt ')' attrs_opt ':' type { $$ = glow_p_nest_end(p, @3, $6, @6); }
+	;
+nest_kind
+	: IDENT '(' { if (glow_p_nest_begin(p, &$1, @1)) YYABORT; }
 	;
 
 attrs_opt
@@ -415,7 +481,8 @@ anyident
 	| KW_ZERO | KW_XAVIER
 	| KW_SEED | KW_FILE
 	| KW_OFFSET | KW_PREDICATE
-	| KW_X
+	| KW_X | KW_LET
+	| KW_ATTRIBUTES
 	;
 
 pred_opt

@@ -246,6 +246,8 @@ struct module {
 	struct func **funcs;
 	size_t nfuncs, capfuncs;
 	char *base_dir; /* for relative external weight files; NULL: cwd */
+	struct mattr *attrs; /* module attributes, sorted by key (graph/forms.h); in the arena */
+	size_t nattrs, capattrs;
 };
 
 struct module *module_create(struct type_ctx *types, const char *name);

@@ -895,6 +895,8 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 	struct node *n = node_create_named(p->f, (unsigned)p->kind, name, len, p->name_hash, p->ops.data,
 					   (unsigned)p->ops.len, pred, p->tys.data,
 					   p->has_name ? p->name_loc : p->kind_loc);
+	if (!n) /* a nested value's made-up name may move aside (parse_forms.c) */
+		n = glow_p_forms_retry(p, name, len, pred);
 	if (!n) {
 		/* the name is taken: a redefinition (found by the builder's own
 		 * insertion probe, so a fresh name costs no extra look-up) */
@@ -969,6 +971,7 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	int rc = glow_yyparse(&p);
 	diag_hint_first_error(d, LOC_NONE, NULL);
 
+	glow_p_forms_free(&p);
 	free(p.sb);
 	strmap_free(&p.gpoison);
 	strmap_free(&p.lpoison);

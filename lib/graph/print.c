@@ -29,6 +29,7 @@
  * function), and a small cache of type texts keyed by the uniqued type
  * pointer, so printing `float<8 x 28 x 28 x 16>` is one copy.
  */
+#include "graph/forms.h"
 #include "graph/graph.h"
 #include "support/io.h"
 #include "support/util.h"
@@ -322,12 +323,15 @@ static void print_attr_value(struct ostream *o, const struct attr_desc *a, const
 	}
 }
 
-/* [%name = ]Kind(ops)[ {attrs}][ predicate %p][ : t0, t1] */
-static void print_node(struct printer *p, const struct node *n)
+/* [%name = ]Kind(ops)[ {attrs}][ predicate %p][ : t0, t1]; operands by
+ * use_fn when it is not NULL (the forms: forms.h), which also drops the
+ * name. */
+static void print_node_ex(struct printer *p, const struct node *n,
+			  void (*use_fn)(void *, struct ostream *, const struct use *), void *arg)
 {
 	struct ostream *o = p->o;
 	const struct node_desc *d = node_desc(n->kind);
-	if (n->nres) {
+	if (n->nres && !use_fn) {
 		print_local_name(o, n->name);
 		os_write(o, " = ", 3);
 	}
@@ -336,7 +340,10 @@ static void print_node(struct printer *p, const struct node *n)
 	for (uint32_t i = 0; i < n->nops; i++) {
 		if (i)
 			os_write(o, ", ", 2);
-		print_use(o, &n->ops[i]);
+		if (use_fn)
+			use_fn(arg, o, &n->ops[i]);
+		else
+			print_use(o, &n->ops[i]);
 	}
 	os_putc(o, ')');
 	bool open = false;
@@ -354,12 +361,43 @@ static void print_node(struct printer *p, const struct node *n)
 		os_putc(o, '}');
 	if (node_has_pred(n)) {
 		os_write(o, " predicate ", 11);
-		print_use(o, &n->ops[n->nops]);
+		if (use_fn)
+			use_fn(arg, o, &n->ops[n->nops]);
+		else
+			print_use(o, &n->ops[n->nops]);
 	}
 	for (unsigned r = 0; r < n->nres; r++) {
 		os_write(o, r ? ", " : " : ", r ? 2 : 3);
 		print_type(p, n->types[r]);
 	}
+}
+
+static void print_node(struct printer *p, const struct node *n) { print_node_ex(p, n, NULL, NULL); }
+
+/* A printer with its type cache for a whole function body in a form
+ * (print_forms.c): most nodes repeat a recent type. */
+struct node_printer {
+	struct printer p;
+	struct tcache_ent cache[TCACHE_SIZE];
+};
+
+struct node_printer *node_printer_new(struct ostream *o)
+{
+	struct node_printer *np = xmalloc(sizeof(*np));
+	printer_init(&np->p, o, np->cache);
+	return np;
+}
+
+void node_printer_expr(struct node_printer *np, const struct node *n,
+		       void (*use_fn)(void *, struct ostream *, const struct use *), void *arg)
+{
+	print_node_ex(&np->p, n, use_fn, arg);
+}
+
+void node_printer_free(struct node_printer *np)
+{
+	printer_fini(&np->p);
+	free(np);
 }
 
 void node_print(struct ostream *o, const struct node *n)
@@ -451,7 +489,10 @@ static void print_func(struct printer *p, struct func *f)
 	os_write(p->o, "func ", 5);
 	print_global_name(p->o, f->name);
 	os_write(p->o, " {\n", 3);
-	print_body(p, f);
+	if (module_form(f->mod) != FORM_DEFAULT)
+		forms_print_body(p->o, f, module_form(f->mod));
+	else
+		print_body(p, f);
 	os_write(p->o, "}\n", 2);
 }
 
@@ -479,6 +520,12 @@ void module_print(struct ostream *o, struct module *m)
 		os_write(o, "module ", 7);
 		print_global_name(o, m->name);
 		os_putc(o, '\n');
+		any = true;
+	}
+	if (m->nattrs) {
+		if (any)
+			os_putc(o, '\n');
+		module_print_attrs(o, m);
 		any = true;
 	}
 	if (m->gfirst) {

@@ -49,6 +49,7 @@ struct irgen_state {
 	struct ir_module *im;    /* NULL until the irgen pass has run */
 	struct diag *diag;
 	enum irgen_schedule schedule;
+	bool reorder_anf;        /* schedule a module in ANF freely too (-reorder-anf) */
 	const char *only_func;   /* NULL: every function */
 	const char *output_path; /* where the .gir goes ("-" or NULL: stdout); relative weight files follow it */
 	/* -print-schedule-stats: one entry per scheduled function */

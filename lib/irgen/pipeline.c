@@ -9,6 +9,7 @@
  * hooks show the graph module before irgen has run and the instruction IR
  * module after.
  */
+#include "graph/forms.h"
 #include "irgen/irgen.h"
 #include "support/io.h"
 #include "support/util.h"
@@ -54,7 +55,12 @@ static bool run_schedule(void *ir, struct pm_ctx *ctx)
 		struct func *f = s->gm->funcs[i];
 		if (!selected(s, f))
 			continue;
-		struct irgen_sched_stats st = irgen_schedule_func(f, s->schedule);
+		enum irgen_schedule how = s->schedule;
+		/* ANF's order is semantic: the recorded one, the list's, is kept
+		 * (graph/forms.h) */
+		if (module_form(s->gm) == FORM_ANF && !s->reorder_anf)
+			how = IRGEN_SCHED_TOPO;
+		struct irgen_sched_stats st = irgen_schedule_func(f, how);
 		s->stats = xgrow(s->stats, &s->capstats, s->nstats + 1, sizeof(*s->stats));
 		s->stats[s->nstats++] = st;
 		pm_stat_add(ctx, "Number of nodes scheduled", st.nodes);
@@ -107,4 +113,5 @@ static void print_state(void *ir, struct ostream *o)
 
 const struct pm_registry irgen_pass_registry = {
 	passes, GLOW_ARRAY_SIZE(passes), pipelines, GLOW_ARRAY_SIZE(pipelines), NULL, 0, verify_state, print_state,
+	NULL,   0,                       NULL,      0, /* no pass options or conditions */
 };

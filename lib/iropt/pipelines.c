@@ -88,4 +88,5 @@ static void print_module(void *ir, struct ostream *o) { ir_module_print(o, ir); 
 const struct pm_registry ir_pass_registry = {
 	passes,     GLOW_ARRAY_SIZE(passes),     pipelines,     GLOW_ARRAY_SIZE(pipelines),
 	flag_names, GLOW_ARRAY_SIZE(flag_names), verify_module, print_module,
+	NULL,       0,                           NULL,          0, /* no pass options or conditions yet */
 };

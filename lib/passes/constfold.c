@@ -8,7 +8,8 @@
  *     write memory and are never folded; a standalone Splat is left alone
  *     (it is already as small as a constant can be);
  *   - it has no predicate;
- *   - its used results hold at most CF_MAX_BYTES bytes together (16 MiB), a
+ *   - its used results hold at most max-bytes bytes together (the pass
+ *     option constant-fold{max-bytes=N}, by default 16 MiB), a
  *     bound on the memory and time one fold may take; larger nodes stay;
  *   - the kernel runs without a run-time error (a Gather index out of range
  *     stays in the graph, to fail where the program runs).
@@ -47,7 +48,6 @@
 #include <string.h>
 
 /* The largest total size of the results of one folded node. */
-#define CF_MAX_BYTES ((uint64_t)16 << 20)
 
 /* One operand or result buffer of a fold. */
 struct cf_buf {
@@ -60,6 +60,7 @@ struct cf_buf {
  * filled once per pass run. */
 struct cf_kinds {
 	int ik[NK_COUNT];
+	uint64_t max_bytes; /* constant-fold{max-bytes=} */
 };
 
 static void cf_map_kinds(struct cf_kinds *k)
@@ -388,7 +389,7 @@ static bool cf_fold(struct func *f, struct node *n, const struct cf_kinds *ks, s
 			return true;
 		}
 	}
-	if (bytes > CF_MAX_BYTES)
+	if (bytes > ks->max_bytes)
 		return false;
 
 	/* the full evaluation */
@@ -440,6 +441,7 @@ bool constant_fold_run(struct func *f, struct pass_ctx *ctx)
 {
 	struct cf_kinds ks;
 	cf_map_kinds(&ks);
+	ks.max_bytes = (uint64_t)pass_opt_int(ctx, POPT_CF_MAX_BYTES);
 	uint64_t folded = 0;
 	bool err = false;
 	/* list order is an evaluation order: a folded node's users come later

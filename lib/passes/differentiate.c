@@ -642,15 +642,18 @@ static int differentiate_func(struct module *m, struct func *f, struct pass_ctx 
 	}
 	if (!loss)
 		return 0;
+	if (!pass_diff_selects(ctx, f->name))
+		return 0;
 	char name[256];
-	snprintf(name, sizeof name, "%s_grad", f->name);
+	snprintf(name, sizeof name, "%s%s", f->name, pass_opt_string(ctx, POPT_DIFF_SUFFIX));
 	if (module_find_func(m, name)) {
 		diag_error(ctx->diag, f->loc, "differentiate: function @%s already exists", name);
 		return -1;
 	}
+	struct train_config cfg = pass_train_config(ctx); /* the tool's, with differentiate{...} */
 	struct dctx c;
 	dctx_init(&c, m, func_create(m, name, f->loc), ctx->diag);
-	c.cfg = ctx->train ? ctx->train : &train_config_default;
+	c.cfg = &cfg;
 	c.train = ctx->mode == PASS_MODE_TRAIN;
 	c.f = f;
 
@@ -774,6 +777,8 @@ const struct node *differentiate_values(struct func *f, struct value y, struct v
 bool differentiate_run(struct module *m, struct pass_ctx *ctx)
 {
 	size_t nfuncs = m->nfuncs; /* not the functions it adds */
+	if (pass_diff_check_funcs(m, ctx))
+		return false;
 	int added = 0;
 	for (size_t i = 0; i < nfuncs; i++) {
 		int r = differentiate_func(m, m->funcs[i], ctx);
@@ -783,9 +788,12 @@ bool differentiate_run(struct module *m, struct pass_ctx *ctx)
 	}
 	if (!added)
 		for (size_t i = 0; i < nfuncs; i++)
-			diag_error(ctx->diag, m->funcs[i]->loc,
-				   "differentiate: function @%s has no loss (CrossEntropyLoss or Regression)",
-				   m->funcs[i]->name);
+			if (pass_diff_selects(ctx, m->funcs[i]->name))
+				diag_error(ctx->diag, m->funcs[i]->loc,
+					   "differentiate: function @%s has no loss (CrossEntropyLoss or Regression)",
+					   m->funcs[i]->name);
 	pass_stat(ctx, "Number of gradient functions added", (uint64_t)added);
+	if (added)
+		pass_record_train_config(m, ctx);
 	return added > 0;
 }

@@ -38,6 +38,23 @@ extern const struct train_config train_config_default;
 enum pass_flags {
 	PASS_FIXED_POINT = PM_FIXED_POINT,
 	PASS_INFER_ONLY = PM_CLIENT_FLAG0, /* changes training semantics: not in -mode=train */
+	/* conditions the pass manager checks around the pass (conditions.c);
+	 * high bits, so that new plain flags can take the ones after INFER_ONLY */
+	PASS_REQUIRES_LOWERED = PM_CLIENT_FLAG0 << 12,   /* nothing left the lower pass would lower */
+	PASS_ENSURES_LOWERED = PM_CLIENT_FLAG0 << 13,    /* ... and so after it */
+	PASS_PRESERVES_SCHEDULE = PM_CLIENT_FLAG0 << 14, /* surviving nodes keep their relative order */
+	PASS_ENSURES_ANF = PM_CLIENT_FLAG0 << 15,        /* the module records form anf afterwards */
+	PASS_ENSURES_GNF = PM_CLIENT_FLAG0 << 16,
+	PASS_ENSURES_BBNF = PM_CLIENT_FLAG0 << 17,
+};
+
+/* The options of the passes (Passes.def GRAPH_PASS_OPTION rows), by Id. */
+enum pass_option {
+#define GRAPH_PASS_OPTION(id, pass, name, type, def, range, desc) POPT_##id,
+#define GRAPH_PASS(name, scope, run, flags, desc)
+#include "passes/Passes.def"
+#undef GRAPH_PASS
+	POPT_COUNT
 };
 
 struct pass_ctx {
@@ -57,6 +74,32 @@ static inline void pass_stat(struct pass_ctx *ctx, const char *desc, uint64_t n)
 	if (n)
 		pm_stat_add(ctx->pm, desc, n);
 }
+
+/* The value of option id of the running pass: given in the pipeline text
+ * (pass{name=value}), else its default (passopts.c). */
+int64_t pass_opt_int(const struct pass_ctx *ctx, enum pass_option id);
+double pass_opt_float(const struct pass_ctx *ctx, enum pass_option id);
+bool pass_opt_bool(const struct pass_ctx *ctx, enum pass_option id);
+const char *pass_opt_string(const struct pass_ctx *ctx, enum pass_option id);
+struct pm_optlist pass_opt_list(const struct pass_ctx *ctx, enum pass_option id);
+bool pass_opt_given(const struct pass_ctx *ctx, enum pass_option id);
+
+/* differentiate's configuration: the tool's (ctx->train, else
+ * train_config_default) with the values its pipeline options give. */
+struct train_config pass_train_config(const struct pass_ctx *ctx);
+/* Whether differentiate{funcs=...} selects function name (every function
+ * when the option is not given). */
+bool pass_diff_selects(const struct pass_ctx *ctx, const char *name);
+/* Reports each function differentiate{funcs=...} names that m lacks;
+ * returns nonzero if there is one. */
+int pass_diff_check_funcs(struct module *m, const struct pass_ctx *ctx);
+/* differentiate{record=true}: the configuration as module attributes
+ * train_lr, train_momentum, train_weight_decay, train_batch_size. */
+void pass_record_train_config(struct module *m, const struct pass_ctx *ctx);
+
+/* The conditions of pass_flags (conditions.c), for the registry. */
+enum { GRAPH_PASS_NCONDS = 6 };
+extern const struct pm_cond graph_pass_conds[GRAPH_PASS_NCONDS];
 
 /* Prototypes of every pass. */
 #define GRAPH_PASS_PROTO_FUNC(run) bool run(struct func *f, struct pass_ctx *ctx);

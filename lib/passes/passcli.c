@@ -80,7 +80,7 @@ int pass_cli_pipeline_precision(struct pm *pm, const char *passes, int olevel, b
 {
 	int bad = 0;
 	if (passes)
-		bad |= pm_add_text(pm, passes);
+		bad |= pm_add_text_named(pm, passes, "-passes");
 	else if (olevel >= 0) {
 		char name[16];
 		snprintf(name, sizeof name, "O%d", olevel);

@@ -80,6 +80,14 @@ static const struct pm_flag_name flag_names[] = {
 	{PASS_INFER_ONLY, "infer-only"},
 };
 
+static const struct pm_option options[] = {
+#define GRAPH_PASS_OPTION(id, pass, name, type, def, range, desc) {#pass, #name, PM_OPT_##type, def, range, desc},
+#define GRAPH_PASS(name, scope, run, flags, desc)
+#include "passes/Passes.def"
+#undef GRAPH_PASS
+	{"", "", PM_OPT_INT, "0", NULL, ""}, /* keeps the array non-empty; pass "" matches none */
+};
+
 static int verify_module(void *ir, struct diag *d) { return module_verify(ir, d); }
 
 static void print_module(void *ir, struct ostream *o) { module_print(o, ir); }
@@ -87,4 +95,5 @@ static void print_module(void *ir, struct ostream *o) { module_print(o, ir); }
 const struct pm_registry graph_pass_registry = {
 	passes,     GLOW_ARRAY_SIZE(passes),     pipelines,     GLOW_ARRAY_SIZE(pipelines),
 	flag_names, GLOW_ARRAY_SIZE(flag_names), verify_module, print_module,
+	options,    POPT_COUNT,                  graph_pass_conds, GRAPH_PASS_NCONDS,
 };

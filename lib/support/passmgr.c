@@ -12,6 +12,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "passmgr.h"
 #include "io.h"
+#include "pmopts.h"
 #include "suggest.h"
 #include "util.h"
 
@@ -35,6 +36,7 @@ void pm_init(struct pm *pm, const struct pm_registry *reg, struct diag *d, void 
 	pm->print_after = xcalloc(n, sizeof(bool));
 	pm->seconds = xcalloc(n, sizeof(double));
 	pm->runs = xcalloc(n, sizeof(unsigned));
+	pm_opts_init_defaults(pm);
 	/* names must be unique across passes and pipelines: a table bug otherwise */
 	for (size_t i = 0; i < reg->npasses; i++)
 		for (size_t j = 0; j < i; j++)
@@ -49,6 +51,7 @@ static void entry_free(struct pm_entry *e)
 {
 	for (size_t i = 0; i < e->nkids; i++)
 		entry_free(&e->kids[i]);
+	pm_opts_entry_free(e);
 	free(e->kids);
 	e->kids = NULL;
 	e->nkids = e->capkids = 0;
@@ -61,6 +64,7 @@ void pm_free(struct pm *pm)
 	free(pm->print_after);
 	free(pm->seconds);
 	free(pm->runs);
+	pm_opts_free_defaults(pm);
 	vec_free(&pm->stats);
 }
 
@@ -82,8 +86,10 @@ const struct pm_pipeline *pm_find_pipeline(const struct pm_registry *reg, const 
 
 /* ---- compiling pipeline text ---- */
 
-/* Calls fn on each comma-separated, blank-trimmed item of text. Reports an
- * empty item; returns 0, or the first non-zero result of fn. */
+/* Calls fn on each comma-separated, blank-trimmed item of text; a comma
+ * inside braces (a pass's options) does not separate items. Reports an
+ * empty item and unbalanced braces; returns 0, or the first non-zero result
+ * of fn. */
 static int for_each_item(struct pm *pm, const char *text, int (*fn)(struct pm *, void *, const char *, size_t),
 			 void *arg)
 {
@@ -91,7 +97,19 @@ static int for_each_item(struct pm *pm, const char *text, int (*fn)(struct pm *,
 	if (!*p)
 		return 0;
 	for (;;) {
-		const char *e = p + strcspn(p, ",");
+		const char *e = p;
+		int depth = 0;
+		for (; *e && (depth || *e != ','); e++) {
+			if (*e == '{')
+				depth++;
+			else if (*e == '}' && --depth < 0)
+				break;
+		}
+		if (depth) {
+			diag_error(pm->diag, LOC_NONE, "%s brace in pipeline '%s'", depth > 0 ? "unclosed" : "unmatched",
+				   text);
+			return -1;
+		}
 		const char *b = p, *t = e;
 		while (b < t && (*b == ' ' || *b == '\t'))
 			b++;
@@ -113,6 +131,7 @@ static int for_each_item(struct pm *pm, const char *text, int (*fn)(struct pm *,
 struct compile_arg {
 	struct pm_entry *into;
 	unsigned depth;
+	struct pm_text text; /* file 0 inside named pipelines: no locations */
 };
 
 static int compile_item(struct pm *pm, void *arg, const char *name, size_t len);
@@ -142,20 +161,42 @@ static struct pm_entry *entry_push(struct pm_entry *list)
 	return e;
 }
 
+/* An item is a name, optionally followed by the pass's options in braces:
+ * "constant-fold{max-bytes=4096}". */
 static int compile_item(struct pm *pm, void *arg, const char *name, size_t len)
 {
 	struct compile_arg *ca = arg;
+	const char *brace = memchr(name, '{', len);
+	const char *opts = NULL;
+	size_t optlen = 0;
+	if (brace) {
+		if (name[len - 1] != '}') {
+			diag_error(pm->diag, ca->text.file ? loc_make(ca->text.file, (uint32_t)(brace - ca->text.base)) : LOC_NONE,
+				   "text after the options of '%.*s'", (int)(brace - name), name);
+			return -1;
+		}
+		opts = brace + 1;
+		optlen = (size_t)(name + len - 1 - opts);
+		len = (size_t)(brace - name);
+		while (len && (name[len - 1] == ' ' || name[len - 1] == '\t'))
+			len--;
+	}
 	const struct pm_pass *p = pm_find_pass(pm->reg, name, len);
 	if (p) {
 		struct pm_entry *e = entry_push(ca->into);
 		e->pass = p;
 		e->name = p->name;
 		e->flags = p->flags;
-		return 0;
+		return pm_opts_parse(pm, &ca->text, e, opts, optlen);
 	}
 	const struct pm_pipeline *pl = pm_find_pipeline(pm->reg, name, len);
 	if (!pl) {
 		unknown_pass(pm, name, len, true);
+		return -1;
+	}
+	if (opts) {
+		diag_error(pm->diag, ca->text.file ? loc_make(ca->text.file, (uint32_t)(brace - ca->text.base)) : LOC_NONE,
+			   "pipeline '%s' takes no options (give them to its passes)", pl->name);
 		return -1;
 	}
 	if (ca->depth >= PM_MAX_DEPTH) {
@@ -166,15 +207,20 @@ static int compile_item(struct pm *pm, void *arg, const char *name, size_t len)
 	e->name = pl->name;
 	e->flags = pl->flags;
 	/* e may move when a sibling is pushed later, but not while its own kids are compiled */
-	struct compile_arg sub = {e, ca->depth + 1};
+	struct compile_arg sub = {e, ca->depth + 1, {pl->contents, 0}};
 	return for_each_item(pm, pl->contents, compile_item, &sub);
 }
 
-int pm_add_text(struct pm *pm, const char *text)
+int pm_add_text_named(struct pm *pm, const char *text, const char *source)
 {
-	struct compile_arg ca = {&pm->root, 0};
+	struct compile_arg ca = {&pm->root, 0, {text, 0}};
+	/* options are reported at their column: the text becomes a source */
+	if (source && strchr(text, '{'))
+		ca.text.file = diag_add_source(pm->diag, source, text, strlen(text));
 	return for_each_item(pm, text, compile_item, &ca) ? -1 : 0;
 }
+
+int pm_add_text(struct pm *pm, const char *text) { return pm_add_text_named(pm, text, "<pipeline>"); }
 
 static int mark_item(struct pm *pm, void *arg, const char *name, size_t len)
 {
@@ -228,14 +274,52 @@ static void debug_line(struct pm *pm, unsigned depth, const char *fmt, const cha
 	fputc('\n', pm->err);
 }
 
-/* One run of one pass: dumps, timing, error check, verification. */
-static int run_pass(struct pm *pm, const struct pm_pass *p, void *ir, unsigned depth)
+/* Checks the pre- (post false) or postconditions p declares; snaps holds
+ * the snapshots taken before the pass. Returns -1 after reporting a
+ * violation, naming the pass. */
+static int check_conds(struct pm *pm, const struct pm_pass *p, void *ir, bool post, void **snaps)
 {
+	const struct pm_registry *reg = pm->reg;
+	for (size_t c = 0; c < reg->nconds; c++) {
+		const struct pm_cond *k = &reg->conds[c];
+		if (!(p->flags & k->flag) || k->post != post)
+			continue;
+		if (k->check(ir, pm->user, snaps ? snaps[c] : NULL, pm->diag)) {
+			diag_error(pm->diag, LOC_NONE, "%s of pass '%s' violated: %s",
+				   post ? "postcondition" : "precondition", p->name, k->name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void free_snaps(const struct pm_registry *reg, void **snaps)
+{
+	for (size_t c = 0; c < reg->nconds; c++)
+		if (snaps[c])
+			reg->conds[c].snapshot_free(snaps[c]);
+	free(snaps);
+}
+
+/* One run of one pass: conditions, dumps, timing, error check,
+ * verification. */
+static int run_pass(struct pm *pm, const struct pm_entry *en, void *ir, unsigned depth)
+{
+	const struct pm_pass *p = en->pass;
 	size_t idx = (size_t)(p - pm->reg->passes);
+	if (check_conds(pm, p, ir, false, NULL))
+		return -1;
+	void **snaps = NULL;
+	if (pm->reg->nconds) {
+		snaps = xcalloc(pm->reg->nconds, sizeof(void *));
+		for (size_t c = 0; c < pm->reg->nconds; c++)
+			if ((p->flags & pm->reg->conds[c].flag) && pm->reg->conds[c].post && pm->reg->conds[c].snapshot)
+				snaps[c] = pm->reg->conds[c].snapshot(ir, pm->user);
+	}
 	if (pm->print_before_all || pm->print_before[idx])
 		dump(pm, ir, "Before", p->name);
 	debug_line(pm, depth, "Running pass: %s", p->name);
-	struct pm_ctx ctx = {pm, pm->diag, pm->user, p};
+	struct pm_ctx ctx = {pm, pm->diag, pm->user, p, en};
 	int errors = pm->diag->nerrors;
 	double t0 = now_seconds();
 	bool changed = p->run(ir, &ctx);
@@ -243,8 +327,15 @@ static int run_pass(struct pm *pm, const struct pm_pass *p, void *ir, unsigned d
 	pm->runs[idx]++;
 	if (pm->diag->nerrors > errors) {
 		diag_error(pm->diag, LOC_NONE, "pass '%s' failed", p->name);
+		if (snaps)
+			free_snaps(pm->reg, snaps);
 		return -1;
 	}
+	int post = check_conds(pm, p, ir, true, snaps);
+	if (snaps)
+		free_snaps(pm->reg, snaps);
+	if (post)
+		return -1;
 	if (pm->print_after_all || pm->print_after[idx])
 		dump(pm, ir, "After", p->name);
 	if (pm->verify_each) {
@@ -262,7 +353,7 @@ static int run_entry(struct pm *pm, const struct pm_entry *e, void *ir, unsigned
 static int run_once(struct pm *pm, const struct pm_entry *e, void *ir, unsigned depth)
 {
 	if (e->pass)
-		return run_pass(pm, e->pass, ir, depth);
+		return run_pass(pm, e, ir, depth);
 	int changed = 0;
 	for (size_t i = 0; i < e->nkids; i++) {
 		int r = run_entry(pm, &e->kids[i], ir, depth + 1);
@@ -428,6 +519,7 @@ void pm_print_list(const struct pm_registry *reg, FILE *out)
 			if (p->flags & reg->flag_names[f].flag)
 				fprintf(out, " [%s]", reg->flag_names[f].name);
 		fputc('\n', out);
+		pm_opts_print_list(reg, p, out);
 	}
 	int cw = 0;
 	for (size_t i = 0; i < reg->npipelines; i++)

@@ -23,6 +23,7 @@ struct irgen_options {
 	int schedule; /* enum irgen_schedule */
 	const char *func;
 	bool schedule_stats;
+	bool reorder_anf;
 	bool time; /* -time: the seconds of each stage */
 	struct pm_cli pm;
 	struct cl_list input;
@@ -74,6 +75,7 @@ static int run(struct irgen_options *o, struct diag *d)
 	struct irgen_state s;
 	irgen_state_init(&s, m, d);
 	s.schedule = (enum irgen_schedule)o->schedule;
+	s.reorder_anf = o->reorder_anf;
 	s.output_path = o->output;
 	if (o->func)
 		s.only_func = o->func[0] == '@' ? o->func + 1 : o->func;
@@ -116,6 +118,8 @@ int main(int argc, char **argv)
 		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
 		{"schedule", CL_ENUM, &o.schedule, NULL,
 		 "Node order: low peak memory (default) or the topological order of the input", 0, "memory|topo"},
+		{"reorder-anf", CL_FLAG, &o.reorder_anf, NULL,
+		 "Schedule a module in ANF like any other, not in its recorded evaluation order", 0, NULL},
 		{"func", CL_STRING, &o.func, "@name", "Generate only this function (default: every function)", 0,
 		 NULL},
 		{"print-schedule-stats", CL_FLAG, &o.schedule_stats, NULL,

@@ -129,7 +129,7 @@ static int run(void *opts, struct diag *d)
 	pm_init(&pm, &ir_pass_registry, d, &ctx);
 	int bad = 0;
 	if (o->passes)
-		bad |= pm_add_text(&pm, o->passes);
+		bad |= pm_add_text_named(&pm, o->passes, "-passes");
 	else if (o->olevel >= 0 && (o->backend == 1 || o->emit == 1) && cbackend_backend.ir_pipelines[o->olevel])
 		bad |= pm_add_text(&pm, cbackend_backend.ir_pipelines[o->olevel]);
 	else if (o->olevel >= 0) {

@@ -8,6 +8,7 @@
  * at all. Exit status 0 on success, 1 after a diagnostic.
  */
 #include "backends/backend.h"
+#include "graph/forms.h"
 #include "passes/pass.h"
 #include "passes/passcli.h"
 #include "passes/quantcli.h"
@@ -37,6 +38,7 @@ struct opt_options {
 	const char *learning_rate, *momentum, *weight_decay;
 	unsigned batch_size;
 	struct quant_cli quant; /* -precision=, -profile=, -quant-* */
+	int print_form; /* -1: the form the module records; else enum graph_form - 1 */
 };
 
 /* -backend= values; the pass context keeps the name and the backend's
@@ -138,6 +140,8 @@ static int run(void *opts, struct diag *d)
 				/* relative weight files as seen from the output */
 				if (ostream_open(&out, o->output, d) == 0) {
 					if (module_rebase_files(m, o->output, d) == 0) {
+						if (o->print_form >= 0)
+							module_convert_form(m, (enum graph_form)(o->print_form + 1));
 						module_print(&out, m);
 						status = ostream_commit(&out, d) ? 1 : 0;
 					} else
@@ -164,6 +168,7 @@ int main(int argc, char **argv)
 	o.backend = -1;
 	o.batch_size = 1;
 	quant_cli_init(&o.quant);
+	o.print_form = -1;
 	const struct cl_opt opts[] = {
 		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
 		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
@@ -193,6 +198,9 @@ int main(int argc, char **argv)
 		{"batch-size", CL_UINT, &o.batch_size, "n",
 		 "differentiate: gradients are divided by it, the mean over a batch of n (default 1)", 0, NULL},
 		QUANT_CLI_OPTS(&o.quant),
+		{"print-form", CL_ENUM, &o.print_form, NULL,
+		 "Print in this text form, recorded as the module's form (default: the form it records, else every "
+		 "value named)", 0, "anf|gnf|bbnf"},
 		PM_CLI_VERIFY_OPT(&o.pm),
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},

@@ -1,0 +1,358 @@
+/* print_forms.c - the canonical order of the forms and their printer
+ * (forms.h; docs/GraphIR.md, "Text forms").
+ *
+ * Interchangeability. Reading a function in any form and printing it in
+ * another must give the text the original prints in that form. GNF drops
+ * the names of nested values, so no form can print a name the others lose:
+ * every form names values by their position in one canonical order, and
+ * that order and the nesting are functions of the dataflow graph and of the
+ * order of the bound nodes only, both of which every form's text keeps:
+ *
+ *   1. T: the printer's stable topological order of the list (print.c).
+ *   2. A value is nested (in GNF and BBNF) when it has one result, exactly
+ *      one use, as an operand (not a predicate) of a node of the function,
+ *      is pure (side effects such as Save keep their binding and their
+ *      place), has no predicate, reads no storage a side effect of the
+ *      function writes (SGD of a weight, the update of running statistics:
+ *      their order against the write matters), and the expression it heads
+ *      stays within FORMS_MAX_NEST levels. Decided bottom-up along T, so it
+ *      depends on the graph alone.
+ *   3. C: the bound nodes in T order, each preceded by the values nested in
+ *      it, operands left to right, depth first (post-order). C is a
+ *      topological order: a bound operand of a nested value precedes that
+ *      value's root in T.
+ *
+ * The reader creates nodes in text order and nested operands before their
+ * user, which is exactly C, so the list read back is C; T of it is C
+ * again, and steps 2 and 3 give the same result.
+ *
+ * ANF records an order: a module in ANF prints in its list order (T), which
+ * is the order its text gave, or C when it was converted into ANF
+ * (module_convert_form). Converting out of ANF drops the order of pure
+ * values (GNF has none), so an ANF text in another order than C comes back
+ * from GNF in order C: the forms agree exactly on every text that one of
+ * them printed.
+ */
+#include "graph/forms.h"
+#include "support/hashmap.h"
+#include "support/io.h"
+#include "support/util.h"
+#include "support/vec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct tframe {
+	struct node *n;
+	unsigned i;
+};
+
+/* The slot from i on whose producer, a node of f not yet visited, must come
+ * first; the slot count if none (print.c: next_pending). */
+static unsigned pending(struct func *f, const struct node *n, unsigned i)
+{
+	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
+	for (; i < slots; i++) {
+		const struct node *def = n->ops[i].def;
+		if (!def || (def->bits & (NODE_VDONE | NODE_ERASED)) || node_is_storage(def))
+			continue;
+		if (!def->name || func_find(f, def->name) != def)
+			continue;
+		return i;
+	}
+	return slots;
+}
+
+/* T: the list order with producers pulled up where the list is not an
+ * evaluation order; the same walk as the printer's. */
+static size_t topo_order(struct func *f, struct node **out)
+{
+	size_t len = 0, nseen = 0;
+	struct node **seen = xmalloc((f->nnodes ? f->nnodes : 1) * sizeof(*seen));
+	VEC(struct tframe) stack = {0};
+	func_for_each(f, root) {
+		seen[nseen++] = root;
+		if (root->bits & NODE_VDONE)
+			continue;
+		root->bits |= NODE_VDONE;
+		stack.len = 0;
+		vec_push(&stack, ((struct tframe){root, 0}));
+		while (stack.len) {
+			struct tframe *fr = &stack.data[stack.len - 1];
+			unsigned ns = fr->n->nops + (node_has_pred(fr->n) ? 1u : 0u);
+			fr->i = pending(f, fr->n, fr->i);
+			if (fr->i == ns) {
+				out[len++] = fr->n;
+				stack.len--;
+				continue;
+			}
+			struct node *def = fr->n->ops[fr->i++].def;
+			def->bits |= NODE_VDONE;
+			vec_push(&stack, ((struct tframe){def, 0}));
+		}
+	}
+	vec_free(&stack);
+	for (size_t i = 0; i < nseen; i++)
+		seen[i]->bits &= (uint8_t)~NODE_VDONE;
+	free(seen);
+	return len;
+}
+
+/* The position + 1 of n in a map built from an order; 0 if absent. */
+static size_t pos_of(const struct u64map *m, const struct node *n)
+{
+	return (size_t)(uintptr_t)ptrmap_get(m, n);
+}
+
+/* The storage f's side-effecting nodes take as operands (what they may
+ * write), as a set. */
+static void written_storage(struct func *f, struct u64map *w)
+{
+	func_for_each(f, n) {
+		if (!(node_desc(n->kind)->flags & NF_SIDE))
+			continue;
+		for (unsigned i = 0; i < n->nops; i++)
+			if (n->ops[i].def && node_is_storage(n->ops[i].def))
+				ptrmap_put(w, n->ops[i].def, (void *)1);
+	}
+}
+
+/* A function's dataflow by position in T, so that the rest of the work is
+ * array look-ups: op[beg[i] + k] is the T position of operand slot k of
+ * t[i] (predicate included), or -1 for storage and foreign values. */
+struct plan {
+	size_t n;
+	struct node **t;
+	size_t *beg;
+	int64_t *op;
+	bool *nested; /* by T position */
+	size_t *corder; /* C as T positions */
+};
+
+/* Whether t[i] may be nested in its user, leaving its height aside.
+ * Nesting moves a value's evaluation later, to just before the bound node
+ * it is nested in; a node that reads storage some side effect of f writes
+ * (a weight SGD reads and a Save updates, running statistics) must not move
+ * past that write, so it keeps its binding and its place. */
+static bool nestable(const struct plan *pl, size_t i, const struct u64map *tpos, const struct u64map *written)
+{
+	const struct node *n = pl->t[i];
+	const struct node_desc *d = node_desc(n->kind);
+	if (n->nres != 1 || !(d->flags & NF_PURE) || (d->flags & NF_SIDE) || node_has_pred(n))
+		return false;
+	const struct use *u = n->uses;
+	if (!u || u->next)
+		return false;
+	for (unsigned k = 0; k < n->nops; k++) {
+		const struct node *def = n->ops[k].def;
+		if (def && node_is_storage(def) && ptrmap_get(written, def))
+			return false;
+	}
+	const struct node *user = use_user(u);
+	return u->idx < user->nops && pos_of(tpos, user) != 0;
+}
+
+/* Appends the nested operands of t[i] (depth first) and i to C. The depth
+ * is at most FORMS_MAX_NEST. */
+static void emit_tree(const struct plan *pl, size_t i, size_t *len)
+{
+	for (size_t k = pl->beg[i]; k < pl->beg[i] + pl->t[i]->nops; k++)
+		if (pl->op[k] >= 0 && pl->nested[pl->op[k]])
+			emit_tree(pl, (size_t)pl->op[k], len);
+	pl->corder[(*len)++] = i;
+}
+
+static void plan_build(struct func *f, struct plan *pl)
+{
+	size_t cap = f->nnodes ? f->nnodes : 1;
+	pl->t = xmalloc(cap * sizeof(*pl->t));
+	size_t n = pl->n = topo_order(f, pl->t);
+	struct u64map tpos;
+	u64map_init(&tpos);
+	size_t slots = 0;
+	for (size_t i = 0; i < n; i++) {
+		ptrmap_put(&tpos, pl->t[i], (void *)(uintptr_t)(i + 1));
+		slots += pl->t[i]->nops + (node_has_pred(pl->t[i]) ? 1u : 0u);
+	}
+	pl->beg = xmalloc((n + 1) * sizeof(*pl->beg));
+	pl->op = xmalloc((slots ? slots : 1) * sizeof(*pl->op));
+	size_t w = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct node *x = pl->t[i];
+		pl->beg[i] = w;
+		unsigned ns = x->nops + (node_has_pred(x) ? 1u : 0u);
+		for (unsigned k = 0; k < ns; k++) {
+			const struct node *def = x->ops[k].def;
+			size_t p = def && !node_is_storage(def) ? pos_of(&tpos, def) : 0;
+			pl->op[w++] = (int64_t)p - 1;
+		}
+	}
+	pl->beg[n] = w;
+	struct u64map written;
+	u64map_init(&written);
+	written_storage(f, &written);
+	pl->nested = xcalloc(cap, sizeof(bool));
+	unsigned char *height = xcalloc(cap, 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned h = 1;
+		for (size_t k = pl->beg[i]; k < pl->beg[i] + pl->t[i]->nops; k++) {
+			int64_t p = pl->op[k];
+			if (p >= 0 && pl->nested[p] && height[p] + 1u > h)
+				h = height[p] + 1u;
+		}
+		height[i] = (unsigned char)h;
+		pl->nested[i] = h < FORMS_MAX_NEST && nestable(pl, i, &tpos, &written);
+	}
+	pl->corder = xmalloc(cap * sizeof(*pl->corder));
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!pl->nested[i])
+			emit_tree(pl, i, &len);
+	glow_assert(len == n);
+	free(height);
+	u64map_free(&written);
+	u64map_free(&tpos);
+}
+
+static void plan_free(struct plan *pl)
+{
+	free(pl->t);
+	free(pl->beg);
+	free(pl->op);
+	free(pl->nested);
+	free(pl->corder);
+}
+
+size_t forms_order(struct func *f, struct node ***order, bool **nested)
+{
+	struct plan pl;
+	plan_build(f, &pl);
+	size_t cap = pl.n ? pl.n : 1;
+	struct node **out = xmalloc(cap * sizeof(*out));
+	bool *onest = xcalloc(cap, sizeof(bool));
+	for (size_t i = 0; i < pl.n; i++) {
+		out[i] = pl.t[pl.corder[i]];
+		onest[i] = pl.nested[pl.corder[i]];
+	}
+	size_t n = pl.n;
+	plan_free(&pl);
+	*order = out;
+	if (nested)
+		*nested = onest;
+	else
+		free(onest);
+	return n;
+}
+
+static bool apply_order(struct func *f)
+{
+	struct node **order;
+	size_t n = forms_order(f, &order, NULL);
+	bool moved = false;
+	struct node *at = f->first;
+	for (size_t i = 0; i < n; i++) {
+		if (order[i] == at) {
+			at = at->next;
+			continue;
+		}
+		node_move_before(f, order[i], at);
+		moved = true;
+	}
+	free(order);
+	return moved;
+}
+
+bool module_convert_form(struct module *m, enum graph_form form)
+{
+	enum graph_form from = module_form(m);
+	if (from == form)
+		return false;
+	/* into ANF the order becomes explicit: the canonical one (from GNF,
+	 * BBNF or an unrecorded form alike) */
+	if (form == FORM_ANF)
+		for (size_t i = 0; i < m->nfuncs; i++)
+			apply_order(m->funcs[i]);
+	module_set_form(m, form);
+	return true;
+}
+
+/* ---- printing ---- */
+
+struct fprinter {
+	const struct plan *pl;
+	const size_t *name;  /* by T position: the position printed */
+	const bool *nested;  /* by T position (none in ANF) */
+	size_t cur;          /* T position of the node being printed */
+	struct node_printer *np;
+};
+
+/* An operand of the node being printed: @global, a nested expression, or
+ * %position (#result). */
+static void print_ref(void *arg, struct ostream *o, const struct use *u)
+{
+	struct fprinter *fp = arg;
+	const struct node *d = u->def;
+	int64_t p = fp->pl->op[fp->pl->beg[fp->cur] + u->idx];
+	if (d && node_is_storage(d)) {
+		print_global_name(o, d->name);
+		return;
+	}
+	if (p < 0) {
+		/* dangling or foreign: the verifier rejects it; print its name */
+		print_local_name(o, d ? d->name : NULL);
+		return;
+	}
+	if (fp->nested[p]) {
+		size_t outer = fp->cur;
+		fp->cur = (size_t)p;
+		node_printer_expr(fp->np, d, print_ref, fp);
+		fp->cur = outer;
+		return;
+	}
+	os_putc(o, '%');
+	os_u64(o, fp->name[p]);
+	if (d->nres > 1) {
+		os_putc(o, '#');
+		os_u64(o, u->res);
+	}
+}
+
+void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
+{
+	struct plan pl;
+	plan_build(f, &pl);
+	size_t cap = pl.n ? pl.n : 1;
+	/* ANF prints T, the recorded order (module_convert_form made it C when
+	 * the module came from another form), nothing nested; GNF and BBNF
+	 * print C */
+	size_t *order = xmalloc(cap * sizeof(*order)), *name = xmalloc(cap * sizeof(*name));
+	bool *none = NULL;
+	for (size_t i = 0; i < pl.n; i++)
+		order[i] = form == FORM_ANF ? i : pl.corder[i];
+	for (size_t i = 0; i < pl.n; i++)
+		name[order[i]] = i;
+	if (form == FORM_ANF)
+		none = xcalloc(cap, sizeof(bool));
+	struct fprinter fp = {&pl, name, form == FORM_ANF ? none : pl.nested, 0, node_printer_new(o)};
+	for (size_t i = 0; i < pl.n; i++) {
+		size_t t = order[i];
+		if (fp.nested[t])
+			continue;
+		os_write(o, "  ", 2);
+		if (pl.t[t]->nres) {
+			if (form != FORM_GNF)
+				os_write(o, "let ", 4);
+			os_putc(o, '%');
+			os_u64(o, i);
+			os_write(o, " = ", 3);
+		}
+		fp.cur = t;
+		node_printer_expr(fp.np, pl.t[t], print_ref, &fp);
+		os_putc(o, '\n');
+	}
+	node_printer_free(fp.np);
+	free(none);
+	free(name);
+	free(order);
+	plan_free(&pl);
+}
