@@ -46,6 +46,10 @@ struct run_options {
 	int winograd; /* CBACKEND_WINO_* (-winograd=, the C backend only) */
 	bool print, print_full, print_signature, ignore_plan, time;
 	struct tensor_tol tol;
+	/* the training run (train.h): data sets NAME=FILE, numbers as given */
+	struct cl_list train_data, test_data;
+	const char *epochs, *batch, *seed, *limit, *loss, *scores;
+	bool no_shuffle;
 };
 
 /* glow-run on the parsed options opts, a struct run_options
