@@ -223,6 +223,8 @@ int dataset_load(const char *path, struct dataset *ds, struct diag *d)
 		if (got < 0) {
 			int zerr;
 			const char *msg = gzerror(gz, &zerr);
+			if (strncmp(msg, path, strlen(path)) == 0 && msg[strlen(path)] == ':')
+				msg += strlen(path) + (msg[strlen(path) + 1] == ' ' ? 2 : 1);
 			diag_error(d, file_loc(d, path), "cannot read at byte offset %zu: %s", len,
 				   zerr == Z_ERRNO ? strerror(errno) : msg);
 			goto out;
@@ -234,6 +236,9 @@ int dataset_load(const char *path, struct dataset *ds, struct diag *d)
 	/* gzread stops quietly at a gzip stream cut short: ask */
 	int zerr;
 	const char *msg = gzerror(gz, &zerr);
+	size_t pl = strlen(path);
+	if (strncmp(msg, path, pl) == 0 && msg[pl] == ':' && msg[pl + 1] == ' ')
+		msg += pl + 2; /* zlib's message starts with the path, ours already does */
 	if (zerr != Z_OK && zerr != Z_STREAM_END) {
 		diag_error(d, file_loc(d, path), "damaged gzip data after %zu bytes: %s", len, msg);
 		goto out;
