@@ -167,6 +167,7 @@ static int load_sets(struct train *t, const struct cl_list *list, const char *wh
 		const char *file;
 		char *name = split_arg(list->v[i], &file);
 		struct tslot *s = name ? find(tf, name) : NULL;
+		bool ok = false;
 		if (!name)
 			diag_error(t->d, LOC_NONE, "%s takes NAME=FILE, got '%s'", what, list->v[i]);
 		else if (!s)
@@ -179,10 +180,9 @@ static int load_sets(struct train *t, const struct cl_list *list, const char *wh
 		else if (dataset_load(file, &(*out)[*nout], t->d) == 0) {
 			struct dataset *ds = &(*out)[(*nout)++];
 			if (dataset_check(ds, name, s->io.w->v.type, t->d) == 0)
-				s->ds = ds;
+				s->ds = ds, ok = true;
 		}
-		if (!s || !s->ds)
-			errs++;
+		errs += !ok;
 		free(name);
 	}
 	if (errs)
@@ -618,8 +618,8 @@ static int train_module(struct train *t, struct ir_module *m, struct stages *st)
 	}
 	t->batch = b;
 	if (t->train_count < b) {
-		diag_error(t->d, LOC_NONE, "the training set has %" PRIu64 " examples, fewer than one batch of %" PRIu64,
-			   t->train_count, b);
+		diag_error(t->d, LOC_NONE, "the training set has %" PRIu64 " example%s, fewer than one batch of %" PRIu64,
+			   t->train_count, t->train_count == 1 ? "" : "s", b);
 		return -1;
 	}
 	if (bind_slots(t))
