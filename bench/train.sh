@@ -8,15 +8,17 @@
 #
 # Environment: DATA (the IDX files; default Debian's dataset-fashion-mnist,
 # /usr/share/datasets/fashion-mnist), MLP_EPOCHS (default 10), CNN_EPOCHS
-# (default 15), SEED (default 1), OUT (where the trained weights go; default
-# a temporary directory, removed), CC/CFLAGS as for bench/c-models.sh
-# (GLOW_CFLAGS reaches the C backend's compile).
+# (default 15), SEED (default 1), LIMIT (train and test on the first LIMIT
+# images only: a quicker, partial figure, not the benchmark), OUT (where the
+# trained weights go; default a temporary directory, removed), CC for
+# bench/peak.c (GLOW_CC and GLOW_CFLAGS reach the C backend's compile).
 #
 # Per model: glow-opt -passes=differentiate,O2 -mode=train with the
 # hyper-parameters below, glow-irgen | glow-llc -O2, then one glow-run
 # -backend=c training run (the step compiled once, called per batch). Each
-# epoch line is glow-run's (mean loss, test accuracy, seconds, images per
-# second), followed by the step's GFLOP/s: images per second times the
+# epoch line is glow-run's (mean loss, test accuracy, wall and processor
+# seconds, images per processor second: one core's speed, also on a shared
+# machine), followed by the step's GFLOP/s: images per second times the
 # flops of one training step per image (glow-opt -passes=count-flops on
 # @train_grad after -O2: forward, backward and update) and its fraction of
 # this core's single-precision peak (bench/peak.c). The seconds are those of
@@ -63,7 +65,7 @@ for m in $list; do
 	"$bin/glow-irgen" "$tmp/$m.glow" | "$bin/glow-llc" -O2 -o "$tmp/$m.gir"
 	echo "$m: batch $batch, learning rate $lr, momentum $mom, weight decay $wd, seed $seed;" \
 		"$(awk -v f="${flops:-0}" -v b=$batch 'BEGIN { printf "%.1f MFLOP per image and step", f / b / 1e6 }')"
-	"$bin/glow-run" "$tmp/$m.gir" -backend=c -epochs=$epochs -seed=$seed \
+	"$bin/glow-run" "$tmp/$m.gir" -backend=c -epochs=$epochs -seed=$seed ${LIMIT:+-limit=$LIMIT} \
 		-train-data image="$(file train-images-idx3-ubyte)" -train-data label="$(file train-labels-idx1-ubyte)" \
 		-test-data image="$(file t10k-images-idx3-ubyte)" -test-data label="$(file t10k-labels-idx1-ubyte)" \
 		-output-dir "$out/$m" -output-format=npy |
