@@ -354,8 +354,12 @@ static struct tslot *pick_output(struct train *t, struct tfunc *tf, const char *
 			found = &tf->slots[i], n++;
 	if (n == 1)
 		return found;
-	diag_error(t->d, LOC_NONE, "@%s writes %s output%s that %s %s; %s it with -%s=NAME", tf->f->name,
-		   n ? "several" : "no", n ? "s" : "", n ? "are" : "is", what, n ? "choose" : "save", optname);
+	if (n)
+		diag_error(t->d, LOC_NONE, "@%s writes several outputs that are %s; choose one with -%s=NAME", tf->f->name,
+			   what, optname);
+	else
+		diag_error(t->d, LOC_NONE, "@%s writes no output that is %s; Save it to a placeholder in the model",
+			   tf->f->name, what);
 	return NULL;
 }
 
