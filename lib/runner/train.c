@@ -397,6 +397,20 @@ static uint64_t batch_of(struct train *t, struct tfunc *tf)
 	return b;
 }
 
+/* The first count labels of ds are in [0, classes). */
+static int label_range(struct train *t, const struct dataset *ds, uint64_t count, uint64_t classes)
+{
+	for (uint64_t i = 0; i < count; i++) {
+		double v = dataset_value(ds, i, 0);
+		if (v < 0 || v >= (double)classes) {
+			diag_error(t->d, LOC_NONE, "%s: label %.0f of example %" PRIu64 " is not in [0, %" PRIu64 ")",
+				   ds->name, v, i, classes);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The test labels (an integer data set of one value per example) are in
  * [0, classes). */
 static int check_labels(struct train *t)
@@ -418,14 +432,27 @@ static int check_labels(struct train *t)
 					   "measure the accuracy against");
 		return -1;
 	}
-	uint64_t classes = t->scores->io.w->v.type->dims[1];
-	for (uint64_t i = 0; i < t->test_count; i++) {
-		double v = dataset_value(t->labels->ds, i, 0);
-		if (v < 0 || v >= (double)classes) {
-			diag_error(t->d, LOC_NONE, "%s: label %.0f of example %" PRIu64 " is not in [0, %" PRIu64 ")",
-				   t->labels->ds->name, v, i, classes);
+	return label_range(t, t->labels->ds, t->test_count, t->scores->io.w->v.type->dims[1]);
+}
+
+/* The training labels are in [0, classes) when the step saves scores of
+ * [batch, classes] to tell (its copy of @F's outputs): a label out of range
+ * is reported with its file before training, not as a run-time error of
+ * the loss in the middle of an epoch. */
+static int check_train_labels(struct train *t)
+{
+	const struct tslot *sc = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < t->step.n; i++)
+		if (t->step.slots[i].io.is_output && !t->step.slots[i].state && fits_scores(t, &t->step.slots[i]))
+			sc = &t->step.slots[i], n++;
+	if (n != 1)
+		return 0;
+	for (size_t i = 0; i < t->step.n; i++) {
+		const struct tslot *s = &t->step.slots[i];
+		if (s->ds && elem_is_integer((enum elem_kind)s->io.w->v.type->elem) && s->io.w->v.type->rank == 1 &&
+		    label_range(t, s->ds, t->train_count, sc->io.w->v.type->dims[1]))
 			return -1;
-		}
 	}
 	return 0;
 }
@@ -641,7 +668,7 @@ static int train_module(struct train *t, struct ir_module *m, struct stages *st)
 	if (bind_slots(t))
 		return -1;
 	t->loss = pick_output(t, &t->step, t->o->loss, "loss", fits_loss, "a float loss of one element");
-	if (!t->loss)
+	if (!t->loss || check_train_labels(t))
 		return -1;
 	if (t->eval.f) {
 		t->scores = pick_output(t, &t->eval, t->o->scores, "scores", fits_scores,
