@@ -5,6 +5,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "runner/runner.h"
+#include "runner/train.h"
 #include "backends/c/cbackend.h"
 #include "import/onnx/tensorio.h"
 #include "support/io.h"
@@ -400,6 +401,8 @@ int runner_glow_run(void *opts, struct diag *d)
 		o->print = true;
 	if (tensor_tol_parse(&o->tol, d))
 		return 1;
+	if (runner_train_requested(o))
+		return runner_glow_train(o, d);
 	struct stages st;
 	stages_init(&st, o->time);
 	const char *in = o->positional.n ? o->positional.v[0] : "-";

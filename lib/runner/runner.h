@@ -47,6 +47,10 @@ struct run_options {
 	bool print, print_full, print_signature, ignore_plan, time;
 	struct tensor_tol tol;
 	const char *profile; /* -profile=FILE: profile the run (profile.c) */
+	/* the training run (train.h): data sets NAME=FILE, numbers as given */
+	struct cl_list train_data, test_data;
+	const char *epochs, *batch, *seed, *limit, *loss, *scores;
+	bool no_shuffle;
 };
 
 /* glow-run -profile: runs f on be over the -input sets of o and writes or

@@ -6,6 +6,13 @@
  *            [-print-signature] [-expected NAME=FILE ...] [-expected-dir D]
  *            [-rtol=X] [-atol=X] [-ignore-memory-plan] [-time]
  *            [-backend=interpreter|c] [-gemm=builtin|openblas] [-winograd=auto|off|f2|f4]
+ *   glow-run PROG.gir -epochs=N -train-data NAME=FILE ... [-test-data NAME=FILE ...]
+ *            [-batch=N] [-seed=N] [-no-shuffle] [-limit=N] [-loss=NAME] [-scores=NAME]
+ *            [-input NAME=FILE ...] [-output-dir D] [-backend=...]
+ *
+ * The second form trains (lib/runner/train.h, docs/Training.md): the step
+ * @F_grad runs over the data set in mini-batches for N epochs, and -input
+ * gives initial weights.
  *
  * Inputs and outputs are the function's placeholders (mutable weights) by
  * the rule of backends/backend.h: a mutable weight without initializer that
@@ -66,6 +73,15 @@ int main(int argc, char **argv)
 		TENSOR_TOL_OPTS(&o.tol),
 		{"ignore-memory-plan", CL_FLAG, &o.ignore_plan, NULL, "Allocate every buffer separately even when a memory plan is recorded", 0, NULL},
 		{"time", CL_FLAG, &o.time, NULL, "Report the seconds of each stage on stderr", 0, NULL},
+		{"epochs", CL_STRING, &o.epochs, "n", "Train: run the training step @F_grad over -train-data N times (docs/Training.md)", 0, NULL},
+		{"train-data", CL_LIST, &o.train_data, "NAME=FILE", "Train: feed placeholder NAME from an IDX (.gz) or .npy data set", 0, NULL},
+		{"test-data", CL_LIST, &o.test_data, "NAME=FILE", "Train: the held-out set @F's accuracy is measured on after each epoch", 0, NULL},
+		{"batch", CL_STRING, &o.batch, "n", "Train: check that the step's batch (its data placeholders' leading dimension) is N", 0, NULL},
+		{"seed", CL_STRING, &o.seed, "n", "Train: seed of the shuffle and the initial weights (default 1)", 0, NULL},
+		{"no-shuffle", CL_FLAG, &o.no_shuffle, NULL, "Train: take the examples in file order every epoch", 0, NULL},
+		{"limit", CL_STRING, &o.limit, "n", "Train: use the first N examples of each data set only", 0, NULL},
+		{"loss", CL_STRING, &o.loss, "NAME", "Train: the step's loss output (default: its one float output of one element)", 0, NULL},
+		{"scores", CL_STRING, &o.scores, "NAME", "Train: @F's output whose argmax is the prediction (default: its one float [batch, classes] output)", 0, NULL},
 	};
 	const struct cl_tool tool = {
 		"glow-run", "run glow instruction IR on the interpreter or compiled C", "[options] PROG.gir", opts, GLOW_ARRAY_SIZE(opts),

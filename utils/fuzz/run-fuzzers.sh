@@ -25,11 +25,18 @@ for t in "${targets[@]}"; do
     *gir*) pattern='*.gir' ;;
     *onnx*|*import*) pattern='*.onnx' ;;
     *profile*) pattern='*.prof' ;;
+    *dataset*) pattern='*.idx' ;;
     *) pattern='*' ;;
   esac
   find test examples -name "$pattern" -type f 2>/dev/null | while read -r f; do
     cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"
   done
+  if [[ "$t" == *dataset* ]]; then
+    # the IDX and .npy seeds of test/dataset/Inputs/corpus (the *.idx above and the .npy batches)
+    for f in test/dataset/Inputs/corpus/*.npy; do
+      [ -f "$f" ] && cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"
+    done
+  fi
   if [[ "$pattern" == '*.onnx' ]]; then
     for f in "$BUILD"/models/*.onnx /usr/share/libonnx-testdata/data/node/test_{add,conv,relu,reshape,gemm}*/model.onnx; do
       [ -f "$f" ] && cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"

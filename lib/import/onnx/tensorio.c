@@ -365,6 +365,17 @@ int tio_write_pb(const char *path, const char *name, const struct type *ty, cons
 
 /* ---- common ---- */
 
+int tio_parse_npy(const char *path, const uint8_t *buf, size_t len, struct tio_tensor *t, struct diag *d)
+{
+	memset(t, 0, sizeof *t);
+	int rc = len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0 ? npy_parse(path, buf, len, t, d) : -1;
+	if (rc && !(len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0))
+		diag_error(d, LOC_NONE, "%s: not a .npy file", path);
+	if (rc)
+		tio_free(t);
+	return rc;
+}
+
 int tio_read(const char *path, struct tio_tensor *t, struct diag *d)
 {
 	memset(t, 0, sizeof *t);

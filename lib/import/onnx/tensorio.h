@@ -61,6 +61,9 @@ int tio_dtype_of(enum elem_kind k);
  * Returns 0, or -1 after reporting. */
 int tio_read(const char *path, struct tio_tensor *t, struct diag *d);
 void tio_free(struct tio_tensor *t);
+/* Parses the bytes of a .npy file (buf, len bytes) as tio_read does; path
+ * names it in messages. Returns 0, or -1 after reporting. */
+int tio_parse_npy(const char *path, const uint8_t *buf, size_t len, struct tio_tensor *t, struct diag *d);
 
 /* Writes a tensor of type ty (data: type_bytes(ty) bytes) whole or not at
  * all. The .pb form carries `name`. Return 0, or -1 after reporting. */

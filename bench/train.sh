@@ -1,0 +1,78 @@
+#!/bin/sh
+# train.sh - trains the two Fashion-MNIST networks of examples/fashion (the
+# 784-100-10 MLP and the CNN of the data set's benchmark/convnet.py) with the
+# C backend on the full data set: 60,000 training images, accuracy on the
+# 10,000 test images after every epoch.
+#
+#   bench/train.sh [build-dir] [mlp|cnn ...]
+#
+# Environment: DATA (the IDX files; default Debian's dataset-fashion-mnist,
+# /usr/share/datasets/fashion-mnist), MLP_EPOCHS (default 10), CNN_EPOCHS
+# (default 15), SEED (default 1), LIMIT (train and test on the first LIMIT
+# images only: a quicker, partial figure, not the benchmark), OUT (where the
+# trained weights go; default a temporary directory, removed), CC for
+# bench/peak.c (GLOW_CC and GLOW_CFLAGS reach the C backend's compile).
+#
+# Per model: glow-opt -passes=differentiate,O2 -mode=train with the
+# hyper-parameters below, glow-irgen | glow-llc -O2, then one glow-run
+# -backend=c training run (the step compiled once, called per batch). Each
+# epoch line is glow-run's (mean loss, test accuracy, wall and processor
+# seconds, images per processor second: one core's speed, also on a shared
+# machine), followed by the step's GFLOP/s: images per second times the
+# flops of one training step per image (glow-opt -passes=count-flops on
+# @train_grad after -O2: forward, backward and update) and its fraction of
+# this core's single-precision peak (bench/peak.c). The seconds are those of
+# the training steps; the evaluation is not in them. One thread: the C
+# backend's bundles run single-threaded.
+# Figures only: nothing is asserted, no test runs this.
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$here/build}
+[ $# -ge 1 ] && shift
+list=${*:-"mlp cnn"}
+bin=$build/bin
+data=${DATA:-/usr/share/datasets/fashion-mnist}
+seed=${SEED:-1}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=${OUT:-$tmp/trained}
+
+for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
+	if [ ! -f "$data/$f.gz" ] && [ ! -f "$data/$f" ]; then
+		echo "train.sh: $data/$f(.gz) not found (Debian: dataset-fashion-mnist; or set DATA)" >&2
+		exit 1
+	fi
+done
+file() { if [ -f "$data/$1.gz" ]; then echo "$data/$1.gz"; else echo "$data/$1"; fi; }
+
+peak=0
+if ${CC:-cc} -std=gnu11 -O2 -march=native -ffp-contract=fast -o "$tmp/peak" "$here/bench/peak.c"; then
+	peak=$("$tmp/peak" | sed -n 's/^peak_gflops //p')
+fi
+echo "single-core fp32 peak: ${peak:-0} GFLOP/s (bench/peak.c)"
+
+for m in $list; do
+	# the batch is the models' (examples/fashion/*.glow); SGD with momentum
+	case $m in
+	mlp) batch=32 lr=0.01 mom=0.9 wd=0 epochs=${MLP_EPOCHS:-10} ;;
+	cnn) batch=64 lr=0.01 mom=0.9 wd=0.0005 epochs=${CNN_EPOCHS:-15} ;;
+	*) echo "train.sh: unknown model '$m' (mlp, cnn)" >&2; exit 1 ;;
+	esac
+	"$bin/glow-opt" -passes=differentiate,O2 -mode=train -learning-rate=$lr -momentum=$mom -weight-decay=$wd \
+		-batch-size=$batch "$here/examples/fashion/$m.glow" -o "$tmp/$m.glow"
+	flops=$("$bin/glow-opt" -passes=count-flops "$tmp/$m.glow" -o /dev/null 2>&1 |
+		sed -n 's/^count-flops: @train_grad: [0-9]* nodes, \([^ ]*\) flops$/\1/p')
+	"$bin/glow-irgen" "$tmp/$m.glow" | "$bin/glow-llc" -O2 -o "$tmp/$m.gir"
+	echo "$m: batch $batch, learning rate $lr, momentum $mom, weight decay $wd, seed $seed;" \
+		"$(awk -v f="${flops:-0}" -v b=$batch 'BEGIN { printf "%.1f MFLOP per image and step", f / b / 1e6 }')"
+	"$bin/glow-run" "$tmp/$m.gir" -backend=c -epochs=$epochs -seed=$seed ${LIMIT:+-limit=$LIMIT} \
+		-train-data image="$(file train-images-idx3-ubyte)" -train-data label="$(file train-labels-idx1-ubyte)" \
+		-test-data image="$(file t10k-images-idx3-ubyte)" -test-data label="$(file t10k-labels-idx1-ubyte)" \
+		-output-dir "$out/$m" -output-format=npy |
+		awk -v f="${flops:-0}" -v b=$batch -v pk="${peak:-0}" '{
+			ips = $(NF - 1); g = ips * f / b / 1e9
+			printf "%s, %.2f GFLOP/s", $0, g
+			if (pk > 0) printf " (%.1f%% of peak)", 100 * g / pk
+			printf "\n"; fflush()
+		}'
+done
