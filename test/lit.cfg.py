@@ -78,3 +78,29 @@ for cross_target, cross_cc, cross_qemu in (("aarch64", "aarch64-linux-gnu-gcc", 
     except OSError:
         pass
 config.substitutions.append(("%glow_obj", config.glow_obj_root))
+# OpenCL (test/opencl): feature opencl-backend when this build has
+# -backend=opencl (the probe's error is about the device, not the name),
+# opencl when a device also runs a one-instruction program on it (Debian:
+# pocl-opencl-icd gives a CPU device). Tests that run kernels say
+# REQUIRES: opencl, so they are unsupported without a device.
+opencl_probe = b"""function @p
+declare {
+  %x = weight mutable float<4>, splat 2.0
+  %y = weight mutable float<4>
+}
+program {
+  %r = relu @out %y, @in %x
+}
+"""
+try:
+    glow_run = os.path.join(config.glow_tools_dir, "glow-run")
+    if os.path.exists(glow_run):
+        p = subprocess.run([glow_run, "-backend=opencl", "-"], input=opencl_probe,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        if p.returncode == 0:
+            config.available_features.add("opencl-backend")
+            config.available_features.add("opencl")
+        elif b"OpenCL" in p.stderr and b"not part of this build" not in p.stderr:
+            config.available_features.add("opencl-backend")
+except (OSError, subprocess.TimeoutExpired):
+    pass

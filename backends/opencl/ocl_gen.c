@@ -347,6 +347,7 @@ static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		ocl_gen_define(g, "VLOAD", "vload%u", vw);
 		ocl_gen_define(g, "VSTORE", "vstore%u", vw);
 		ocl_gen_define(g, "DEPTHWISE", "%d", depthwise);
+		ocl_gen_define(g, "PZERO", "((__global const float *)R3)");
 		ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
 		ocl_gen_section(g, "convv");
 		size_t l1 = rows >= 8 ? 8 : (size_t)rows;
@@ -578,6 +579,14 @@ static bool relu_follows(const struct ir_instr *in)
 int ocl_gen_program(struct ocl_gen *g, struct diag *d)
 {
 	(void)d;
+	/* R3 starts with zeros for the padding of the CPU convolution: as
+	 * many floats as the largest convolution has input channels per group */
+	uint64_t zeros = 0;
+	ir_for_each_instr(g->f, in)
+		if (in->kind == IK_convolution && in->ops[2].val->type->rank == 4 &&
+		    in->ops[2].val->type->dims[3] > zeros)
+			zeros = in->ops[2].val->type->dims[3];
+	g->r3_size = ocl_round_up((size_t)(zeros * 4), 64);
 	ocl_gen_section(g, "preamble");
 	ir_for_each_instr(g->f, in) {
 		if (in == g->fused)

@@ -129,7 +129,8 @@ __kernel void KNAME(ARGS)
  * + VW - 1 (a VT vector) of PX neighbouring pixels of one output row block.
  * The filter is the repacked [KH][KW][ICG][OC] layout, so a lane's weights
  * are neighbours. The VW channels are in one group (OCG % VW == 0), so
- * they read one input channel at a time (a scalar broadcast), or the
+ * they read one input channel at a time (a scalar broadcast; pixels in
+ * the padding read zeros at PZERO, ICG of them at the start of R3), or the
  * convolution is depthwise (DEPTHWISE 1: ICG = OCG = 1) and lane l reads
  * input channel oc0 + l (a vector). */
 __kernel void KNAME(ARGS)
@@ -161,20 +162,17 @@ __kernel void KNAME(ARGS)
 					acc[p] += VLOAD(0, in_row + (size_t)ix * C + oc0) * w;
 			}
 #else
+			/* a pixel in the padding reads ICG zeros at PZERO instead */
 			const int cin = (oc0 / OCG) * ICG;
-			int off[PX];
-			bool ok[PX];
+			__global const float *xp[PX];
 			_Pragma("unroll") for (int p = 0; p < PX; p++) {
 				const int ix = (ox0 + p) * SW + kx * DW - PL;
-				ok[p] = ix >= 0 && ix < W;
-				off[p] = (ok[p] ? ix * C : 0) + cin;
+				xp[p] = ix >= 0 && ix < W ? in_row + (size_t)ix * C + cin : PZERO;
 			}
 			for (int ic = 0; ic < ICG; ic++) {
 				const VT w = VLOAD(0, wk + (size_t)ic * OC);
-				_Pragma("unroll") for (int p = 0; p < PX; p++) {
-					const float x = in_row[off[p] + ic];
-					acc[p] += (ok[p] ? x : 0.0f) * w;
-				}
+				_Pragma("unroll") for (int p = 0; p < PX; p++)
+					acc[p] += xp[p][ic] * w;
 			}
 #endif
 		}
