@@ -324,6 +324,7 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		"false" { return lex_word(p, lval, lloc, GT_KW_FALSE, tok, cur, bol); }
 		"predicate" { return lex_word(p, lval, lloc, GT_KW_PREDICATE, tok, cur, bol); }
 		"x" { return lex_word(p, lval, lloc, GT_KW_X, tok, cur, bol); }
+		ident "." ident { return lex_word(p, lval, lloc, GT_IDENT, tok, cur, bol); } /* OpenCL.ConvBiasRelu */
 		ident {
 			if (*cur == '<' && lex_type_due(p)) {
 				const uchar *end = lex_type_tail(p, cur);

@@ -346,8 +346,6 @@ static void profile(cl_event *ev, const struct step *steps, size_t n, struct pro
 		ev_times(ev[i], &s, &e);
 		if (steps[i].kind == ST_KERNEL) {
 			p->kernels += (double)(e - s);
-			if (getenv("GLOW_OPENCL_KTIMES"))
-				fprintf(stderr, "KT %.3f %s %s\n", (double)(e - s) * 1e-6, instr_kind_name(steps[i].in->kind), steps[i].in->v.name ? steps[i].in->v.name : "");
 			continue;
 		}
 		p->copies += (double)(e - s);
@@ -509,9 +507,10 @@ static int ocl_run(struct backend_compiled *c, const struct backend_binding *bin
 		qsort(wall + (runs > 1), (size_t)n, sizeof *wall, cmp_double);
 		double med = wall[(runs > 1) + n / 2];
 		diag_note(d, LOC_NONE,
-			  "opencl: @%s on '%s': %ld run%s, first %.3f ms, median %.3f ms; per run: kernels %.3f ms, "
-			  "device copies %.3f ms, copy time overlapped by kernels %.3f ms (%.0f%%)",
-			  c->f->name, c->dev->name, runs, runs == 1 ? "" : "s", wall[0] * 1e3, med * 1e3,
+			  "opencl: @%s on '%s' (%u compute units at %u MHz): %ld run%s, first %.3f ms, median %.3f ms; "
+			  "per run: kernels %.3f ms, device copies %.3f ms, copy time overlapped by kernels %.3f ms "
+			  "(%.0f%%)",
+			  c->f->name, c->dev->name, c->dev->compute_units, c->dev->clock_mhz, runs, runs == 1 ? "" : "s", wall[0] * 1e3, med * 1e3,
 			  sum.kernels / (double)n * 1e-6, sum.copies / (double)n * 1e-6, sum.overlap / (double)n * 1e-6,
 			  sum.copies > 0 ? 100.0 * sum.overlap / sum.copies : 0.0);
 	}
@@ -553,6 +552,7 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 	bool ew = false, pred = false;
 	switch (kind) {
 	case NK_Convolution:
+	case NK_OpenCL_ConvBiasRelu:
 	case NK_MaxPool:
 	case NK_AvgPool:
 	case NK_FullyConnected:
@@ -561,13 +561,13 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 	case NK_BatchedAdd:
 	case NK_SoftMax:
 	case NK_LocalResponseNormalization:
-	case NK_Splat:
+	case NK_Splat: break;
 	case NK_Transpose:
 	case NK_Reshape:
 	case NK_Concat:
 	case NK_Slice:
 	case NK_InsertTensor:
-	case NK_Save: break;
+	case NK_Save: return true; /* data movement: elements of any kind, moved bit for bit */
 	default:
 		for (unsigned ik = 0; ik < IK_COUNT && !ew; ik++)
 			if (instr_desc(ik)->graph_kind == (int)kind && instr_desc(ik)->flags & IF_EW && ew_kind_ok(ik)) {
@@ -605,12 +605,35 @@ static bool ocl_should_lower(const struct backend *b, const struct node *n)
 	return false;
 }
 
+/* After lowering: Relu(Convolution(x, w, b)) on float, the convolution used
+ * by the relu only, becomes one OpenCL.ConvBiasRelu node (Nodes.def), which
+ * the generator compiles into one kernel that rectifies as it stores.
+ * Returns whether f changed. */
 static int ocl_post_lowering(const struct backend *b, struct func *f, struct diag *d)
 {
 	(void)b;
-	(void)f;
 	(void)d;
-	return 0;
+	int changed = 0;
+	func_for_each_safe(f, n, tmp) {
+		if (n->kind != NK_Relu || n->types[0]->elem != EK_FLOAT)
+			continue;
+		struct node *conv = op_val(n, 0).node;
+		if (!conv || conv->kind != NK_Convolution || node_num_uses(conv, 0) != 1)
+			continue;
+		struct value ops[3];
+		for (unsigned i = 0; i < 3; i++)
+			ops[i] = op_val(conv, i);
+		struct node *fused = node_create1(f, NK_OpenCL_ConvBiasRelu, NULL, ops, 3, n->types[0], n, conv->loc);
+		const struct node_desc *cd = node_desc(NK_Convolution);
+		for (unsigned i = 0; i < cd->nattrs; i++)
+			fused->attrs[i] = conv->attrs[i]; /* the same attributes in the same order */
+		if (tmp == conv)
+			tmp = conv->next;
+		node_replace(f, n, fused);
+		node_erase(f, conv);
+		changed = 1;
+	}
+	return changed;
 }
 
 const struct backend ocl_backend = {

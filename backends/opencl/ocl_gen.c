@@ -543,6 +543,7 @@ bool ocl_gen_supports(const struct ir_instr *in)
 	case IK_copyfromdevice:
 	case IK_devicewait: return true;
 	case IK_convolution:
+	case IK_opencl_convbiasrelu:
 		return all_float(in) && in->ops[1].val->type->rank == 4 && in->ops[2].val->type->rank == 4;
 	case IK_maxpool:
 	case IK_avgpool: return all_float(in) && in->ops[1].val->type->rank == 4;
@@ -583,7 +584,7 @@ int ocl_gen_program(struct ocl_gen *g, struct diag *d)
 	 * many floats as the largest convolution has input channels per group */
 	uint64_t zeros = 0;
 	ir_for_each_instr(g->f, in)
-		if (in->kind == IK_convolution && in->ops[2].val->type->rank == 4 &&
+		if ((in->kind == IK_convolution || in->kind == IK_opencl_convbiasrelu) && in->ops[2].val->type->rank == 4 &&
 		    in->ops[2].val->type->dims[3] > zeros)
 			zeros = in->ops[2].val->type->dims[3];
 	g->r3_size = ocl_round_up((size_t)(zeros * 4), 64);
@@ -614,6 +615,7 @@ int ocl_gen_program(struct ocl_gen *g, struct diag *d)
 		case IK_copyfromdevice:
 		case IK_devicewait: break;
 		case IK_convolution: gen_conv(g, in, relu); break;
+		case IK_opencl_convbiasrelu: gen_conv(g, in, true); break;
 		case IK_maxpool:
 		case IK_avgpool: gen_pool(g, in, relu); break;
 		case IK_fullyconnected:

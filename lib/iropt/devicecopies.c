@@ -87,15 +87,15 @@ static bool stage(struct ir_func *f, struct ir_weight *w)
 		for (unsigned i = 0; i < in->nops; i++) {
 			if (!in_weight(in, i, w))
 				continue;
-			if (!last || last != in)
-				last = in;
+			last = in;
 			if (in->kind == IK_tensorview)
 				continue;
 			unsigned q = iropt_op_qual(in, i);
-			if (!first) {
+			if (!first)
 				first = in;
-				read_first = iropt_qual_reads(q) && q != IQ_SCRATCH;
-			}
+			/* any operand of the first instruction that reads w */
+			if (first == in && (q == IQ_IN || q == IQ_INOUT))
+				read_first = true;
 			written |= iropt_qual_writes(q);
 		}
 	}
