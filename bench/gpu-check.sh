@@ -18,7 +18,9 @@
 #     as case.gir (imported and compiled here for -backend=opencl), its
 #     input and expected output .pb files and a line of cases.txt;
 #   - bin/: this build's tools (glow-opt, glow-irgen, glow-llc, glow-run,
-#     glow-diff), used there when the GPU machine cannot build them.
+#     glow-diff) and lib/ the shared libraries they need beyond the C
+#     library and the OpenCL loader, used there when the GPU machine cannot
+#     build them (no cmake, re2c, bison or OpenCL headers).
 # run needs only a POSIX shell, awk and the device's OpenCL driver. It
 # installs nothing: it builds the tools from this source tree with cmake
 # and cc into a temporary directory when both exist and the OpenCL headers
@@ -57,7 +59,7 @@ prepare() {
 		rm -rf "$out/gen$b"
 		"$bin/glow-opt" -O2 -backend=opencl "$out/resnet50-b$b.glow" | "$bin/glow-irgen" |
 			"$bin/glow-llc" -O2 -backend=opencl -emit=ir -o "$out/resnet50-b$b.gir"
-		"$bin/glow-opt" -O2 -passes=count-flops "$out/resnet50-b$b.glow" -o /dev/null 2>&1 |
+		"$bin/glow-opt" -passes=O2,count-flops "$out/resnet50-b$b.glow" -o /dev/null 2>&1 |
 			awk '/module:/ { print $(NF - 1) }' > "$out/flops-b$b.txt"
 		# the input: seeded uniform [0, 1) floats
 		"$py" - "$out/in-b$b.npy" "$b,3,224,224" <<'PY'
@@ -135,6 +137,18 @@ PY
 	for t in glow-opt glow-irgen glow-llc glow-run glow-diff; do
 		cp "$bin/$t" "$out/bin/"
 	done
+	# the shared libraries they need beyond the C library and the OpenCL
+	# loader (glow-run: libprotobuf-c, for .pb tensors), found there through
+	# LD_LIBRARY_PATH
+	mkdir -p "$out/lib"
+	for t in "$out"/bin/*; do
+		ldd "$t" | awk '$3 ~ /^\// { print $3 }'
+	done | sort -u | while read -r lib; do
+		case $(basename "$lib") in
+		libc.so* | libm.so* | libOpenCL.so* | ld-linux*) ;;
+		*) cp -L "$lib" "$out/lib/" ;;
+		esac
+	done
 	echo "prepared $out ($(du -sh "$out" | cut -f1))"
 }
 
@@ -154,7 +168,8 @@ run() {
 	trap 'rm -rf "$tmp"' EXIT
 	t0=$(date +%s)
 	bin=
-	if command -v cmake >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 &&
+	if command -v cmake >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 && command -v re2c >/dev/null 2>&1 &&
+		command -v bison >/dev/null 2>&1 &&
 		{ [ -e /usr/include/CL/cl.h ] || [ -e /usr/local/cuda/include/CL/cl.h ]; }; then
 		extra=
 		[ -e /usr/include/CL/cl.h ] || extra=-DOpenCL_INCLUDE_DIR=/usr/local/cuda/include
@@ -168,6 +183,7 @@ run() {
 	fi
 	if [ -z "$bin" ]; then
 		bin=$prep/bin
+		export LD_LIBRARY_PATH="$prep/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 		echo "using the prepared tools ($prep/bin)"
 	fi
 	if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd && [ -z "${OCL_ICD_VENDORS:-}" ]; then
