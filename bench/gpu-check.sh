@@ -39,7 +39,8 @@
 #      (both from the device, printed by the hook) x fp32 lanes per compute
 #      unit x 2 (a fused multiply-add), the lanes from the table in
 #      lanes_per_cu below (NVIDIA's CUDA cores per SM by architecture).
-# Meant to finish in under 5 minutes on one GPU (RUNS=${RUNS:-10}).
+# Meant to finish in under 5 minutes on one GPU (RUNS=${RUNS:-10}; for a
+# quick look MAX_CASES=N runs the first N cases, BATCHES="1" one batch).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-run}
@@ -69,7 +70,7 @@ n = 1
 for d in dims:
     n *= d
 rng = random.Random(0)
-hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s,), }" % ", ".join(map(str, dims))
+hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (", ".join(map(str, dims)) + ("," if len(dims) == 1 else ""))
 hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
 with open(sys.argv[1], "wb") as f:
     f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
@@ -194,9 +195,11 @@ run() {
 	fi
 	export GLOW_OPENCL_DEVICE=${GLOW_OPENCL_DEVICE:-}
 	[ -n "$GLOW_OPENCL_DEVICE" ] || unset GLOW_OPENCL_DEVICE
-	pass=0 fail=0
+	pass=0 fail=0 ncase=0
 	while read -r name args; do
 		[ -n "$name" ] || continue
+		ncase=$((ncase + 1))
+		[ "$ncase" -le "${MAX_CASES:-100000}" ] || break
 		if (cd "$prep/conformance/$name" && eval "\"$bin/glow-run\" -backend=opencl case.gir $args") \
 			>"$tmp/case.log" 2>&1; then
 			pass=$((pass + 1))
@@ -208,7 +211,7 @@ run() {
 	done <"$prep/conformance/cases.txt"
 	echo "conformance subset on the device: $pass passed, $fail failed ($(($(date +%s) - t0)) s so far)"
 	runs=${RUNS:-10}
-	for b in 1 32; do
+	for b in ${BATCHES:-1 32}; do
 		if "$bin/glow-diff" -O2 -backend=opencl -randomize-constants "$prep/resnet50-b$b.glow" >"$tmp/diff.log" 2>&1; then
 			ok="matches the interpreter"
 		else
