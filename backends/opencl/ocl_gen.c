@@ -308,6 +308,9 @@ static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 	const struct ir_weight *fw = const_weight(in, 2);
 	/* CPU devices: the vector kernel where the filter is repacked */
 	unsigned vw = !g->gpu && fw ? pick_vw(OC, OCG, depthwise) : 0;
+	/* two vectors of channels per work-item where a group has them: each
+	 * input value is then loaded once for twice the multiply-adds */
+	unsigned vb = vw && !depthwise && OCG % (2 * vw) == 0 ? 2 : 1;
 	unsigned px = g->gpu ? (OW >= 4 ? 4 : (unsigned)OW) : pick_px(OW);
 	uint64_t owb = (OW + px - 1) / px, rows = N * OH * owb;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
@@ -347,6 +350,7 @@ static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		ocl_gen_define(g, "VLOAD", "vload%u", vw);
 		ocl_gen_define(g, "VSTORE", "vstore%u", vw);
 		ocl_gen_define(g, "DEPTHWISE", "%d", depthwise);
+		ocl_gen_define(g, "VB", "%u", vb);
 		ocl_gen_define(g, "PZERO", "((__global const float *)R3)");
 		ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
 		ocl_gen_section(g, "convv");
@@ -354,7 +358,7 @@ static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		l->dims = 2;
 		l->local[0] = 1;
 		l->local[1] = l1;
-		l->global[0] = (size_t)(OC / vw);
+		l->global[0] = (size_t)(OC / (vw * vb));
 		l->global[1] = ocl_round_up((size_t)rows, l1);
 		return;
 	}

@@ -125,28 +125,32 @@ __kernel void KNAME(ARGS)
 //@ convv
 /* Convolution, NHWC, vectorized within a work-item (for CPU devices, whose
  * compilers vectorize a work-item's own loops rather than across
- * work-items): work-item (b, row) computes output channels b * VW .. b * VW
- * + VW - 1 (a VT vector) of PX neighbouring pixels of one output row block.
- * The filter is the repacked [KH][KW][ICG][OC] layout, so a lane's weights
- * are neighbours. The VW channels are in one group (OCG % VW == 0), so
- * they read one input channel at a time (a scalar broadcast; pixels in
- * the padding read zeros at PZERO, ICG of them at the start of R3), or the
- * convolution is depthwise (DEPTHWISE 1: ICG = OCG = 1) and lane l reads
- * input channel oc0 + l (a vector). */
+ * work-items): work-item (b, row) computes VB vectors (VT, VW lanes each)
+ * of output channels from b * VB * VW on, for PX neighbouring pixels of one
+ * output row block: VB * PX accumulators, each input value loaded once for
+ * VB vectors of weights. The filter is the repacked [KH][KW][ICG][OC]
+ * layout, so a lane's weights are neighbours. The channels of a work-item
+ * are in one group (OCG % (VB * VW) == 0), so they read one input channel
+ * at a time (a scalar broadcast; pixels in the padding read zeros at
+ * PZERO, ICG of them at the start of R3), or the convolution is depthwise
+ * (DEPTHWISE 1: ICG = OCG = 1, VB = 1) and lane l reads input channel
+ * oc0 + l (a vector). */
 __kernel void KNAME(ARGS)
 {
 	const int b = (int)get_global_id(0);
 	const int row = (int)get_global_id(1);
-	if (b >= OC / VW || row >= ROWS)
+	if (b >= OC / (VB * VW) || row >= ROWS)
 		return;
-	const int oc0 = b * VW;
+	const int oc0 = b * VB * VW;
 	const int owb = row % OWB, t = row / OWB;
 	const int oy = t % OH, n = t / OH;
 	const int ox0 = owb * PX;
-	VT acc[PX];
-	const VT bias = VLOAD(0, PBIAS + oc0);
-	_Pragma("unroll") for (int p = 0; p < PX; p++)
-		acc[p] = bias;
+	VT acc[VB][PX];
+	_Pragma("unroll") for (int v = 0; v < VB; v++) {
+		const VT bias = VLOAD(0, PBIAS + oc0 + v * VW);
+		_Pragma("unroll") for (int p = 0; p < PX; p++)
+			acc[v][p] = bias;
+	}
 	for (int ky = 0; ky < KH; ky++) {
 		const int iy = oy * SH + ky * DH - PT;
 		if (iy < 0 || iy >= H)
@@ -159,7 +163,7 @@ __kernel void KNAME(ARGS)
 			_Pragma("unroll") for (int p = 0; p < PX; p++) {
 				const int ix = (ox0 + p) * SW + kx * DW - PL;
 				if (ix >= 0 && ix < W)
-					acc[p] += VLOAD(0, in_row + (size_t)ix * C + oc0) * w;
+					acc[0][p] += VLOAD(0, in_row + (size_t)ix * C + oc0) * w;
 			}
 #else
 			/* a pixel in the padding reads ICG zeros at PZERO instead */
@@ -170,16 +174,22 @@ __kernel void KNAME(ARGS)
 				xp[p] = ix >= 0 && ix < W ? in_row + (size_t)ix * C + cin : PZERO;
 			}
 			for (int ic = 0; ic < ICG; ic++) {
-				const VT w = VLOAD(0, wk + (size_t)ic * OC);
-				_Pragma("unroll") for (int p = 0; p < PX; p++)
-					acc[p] += xp[p][ic] * w;
+				VT w[VB];
+				_Pragma("unroll") for (int v = 0; v < VB; v++)
+					w[v] = VLOAD(0, wk + (size_t)ic * OC + v * VW);
+				_Pragma("unroll") for (int p = 0; p < PX; p++) {
+					const float x = xp[p][ic];
+					_Pragma("unroll") for (int v = 0; v < VB; v++)
+						acc[v][p] += x * w[v];
+				}
 			}
 #endif
 		}
 	}
 	_Pragma("unroll") for (int p = 0; p < PX; p++)
 		if (ox0 + p < OW)
-			VSTORE(ACT(acc[p]), 0, PD + ((size_t)(n * OH + oy) * OW + ox0 + p) * OC + oc0);
+			_Pragma("unroll") for (int v = 0; v < VB; v++)
+				VSTORE(ACT(acc[v][p]), 0, PD + ((size_t)(n * OH + oy) * OW + ox0 + p) * OC + oc0 + v * VW);
 }
 
 //@ pool
