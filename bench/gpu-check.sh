@@ -157,8 +157,10 @@ PY
 # per SM), 0 when unknown
 lanes_per_cu() {
 	case $1 in
-	*H100* | *H200* | *H800* | *GH200* | *L40* | *L4* | *RTX\ 40* | *RTX\ 30* | *A10* | *A40* | *RTX\ A*) echo 128 ;;
+	# GA100 (A100, A800, A30), Volta and Turing: 64; Hopper, Ada and the
+	# other Amperes: 128 (the first matching line wins: A100 before A10)
 	*A100* | *A800* | *A30* | *V100* | *T4* | *RTX\ 20* | *TITAN\ V*) echo 64 ;;
+	*H100* | *H200* | *H800* | *GH200* | *L40* | *L4* | *RTX\ 40* | *RTX\ 30* | *A10* | *A40* | *RTX\ A*) echo 128 ;;
 	*) echo 0 ;;
 	esac
 }
