@@ -40,7 +40,8 @@
 #      unit x 2 (a fused multiply-add), the lanes from the table in
 #      lanes_per_cu below (NVIDIA's CUDA cores per SM by architecture).
 # Meant to finish in under 5 minutes on one GPU (RUNS=${RUNS:-10}; for a
-# quick look MAX_CASES=N runs the first N cases, BATCHES="1" one batch).
+# quick look MAX_CASES=N runs the first N cases, BATCHES="1" one batch;
+# BUILD=0 takes the prepared tools without trying to build).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 mode=${1:-run}
@@ -166,12 +167,13 @@ lanes_per_cu() {
 }
 
 run() {
-	prep=${1:-$here/build-gpu}
+	prep=$(cd "${1:-$here/build-gpu}" && pwd)
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	t0=$(date +%s)
 	bin=
-	if command -v cmake >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 && command -v re2c >/dev/null 2>&1 &&
+	if [ "${BUILD:-1}" != 0 ] && command -v cmake >/dev/null 2>&1 && command -v cc >/dev/null 2>&1 &&
+		command -v re2c >/dev/null 2>&1 &&
 		command -v bison >/dev/null 2>&1 &&
 		{ [ -e /usr/include/CL/cl.h ] || [ -e /usr/local/cuda/include/CL/cl.h ]; }; then
 		extra=
@@ -230,7 +232,7 @@ run() {
 		fi
 		med=$(echo "$note" | sed 's/.*median \([0-9.]*\) ms.*/\1/')
 		copies=$(echo "$note" | sed 's/.*device copies \([0-9.]*\) ms.*/\1/')
-		kern=$(echo "$note" | sed 's/.*kernels \([0-9.]*\) ms.*/\1/')
+		kern=$(echo "$note" | sed 's/.*per run: kernels \([0-9.]*\) ms.*/\1/')
 		dev=$(echo "$note" | sed "s/.*on '\([^']*\)'.*/\1/")
 		cu=$(echo "$note" | sed 's/.*(\([0-9]*\) compute units.*/\1/')
 		mhz=$(echo "$note" | sed 's/.* at \([0-9]*\) MHz.*/\1/')
