@@ -94,8 +94,8 @@ program {
 """
 # What the OpenCL implementation keeps allocated at exit is not ours: a
 # sanitizer build's leak checker skips it (test/opencl/lsan.supp).
-config.environment["LSAN_OPTIONS"] = "suppressions=" + os.path.join(config.glow_src_root, "test", "opencl",
-                                                                    "lsan.supp")
+config.environment["LSAN_OPTIONS"] = "print_suppressions=0:suppressions=" + os.path.join(
+    config.glow_src_root, "test", "opencl", "lsan.supp")
 try:
     glow_run = os.path.join(config.glow_tools_dir, "glow-run")
     if os.path.exists(glow_run):
