@@ -103,6 +103,9 @@ struct ocl_gen {
 	const struct ir_instr *fused; /* an in-place relu folded into the previous kernel */
 };
 
+/* Whether elementwise instruction kind `kind` has a Real row of EW.def
+ * that OpenCL C states (no function it lacks). */
+bool ocl_ew_kind_ok(unsigned kind);
 /* Whether the generator handles instruction `in` (shapes and kinds). */
 bool ocl_gen_supports(const struct ir_instr *in);
 /* Appends the program's preamble and one kernel per computing instruction

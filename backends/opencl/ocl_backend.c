@@ -524,29 +524,6 @@ static int ocl_run(struct backend_compiled *c, const struct backend_binding *bin
 
 /* ---- the graph side ---- */
 
-/* Whether instruction kind ik (an elementwise kind) has a Real row that
- * OpenCL C states. */
-static bool ew_kind_ok(unsigned ik)
-{
-	const struct ew_row *row = ew_row(ik);
-	if (!row || row->family != EW_FAMILY_TABLE || !row->expr[EW_REAL])
-		return false;
-	const char *s = row->expr[EW_REAL], *end = s + strlen(s);
-	struct ew_tok t, p;
-	while (ew_next_tok(&s, end, &t)) {
-		const char *after = s;
-		if (t.kind != EW_TOK_IDENT || !ew_next_tok(&after, end, &p) || *p.s != '(')
-			continue;
-		if (ew_tok_is(&t, "K") || ew_tok_is(&t, "IF_ATTR") || ew_tok_is(&t, "sigmoid") ||
-		    ew_tok_is(&t, "fmod_floor"))
-			continue;
-		const char *sp = ew_fn_spelling(t.s, t.len, EW_REAL);
-		if (!sp || strncmp(sp, "cb_", 3) == 0)
-			return false;
-	}
-	return true;
-}
-
 static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const enum elem_kind *elems,
 				unsigned nelems)
 {
@@ -574,7 +551,7 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 	case NK_Save: return true; /* data movement: elements of any kind, moved bit for bit */
 	default:
 		for (unsigned ik = 0; ik < IK_COUNT && !ew; ik++)
-			if (instr_desc(ik)->graph_kind == (int)kind && instr_desc(ik)->flags & IF_EW && ew_kind_ok(ik)) {
+			if (instr_desc(ik)->graph_kind == (int)kind && instr_desc(ik)->flags & IF_EW && ocl_ew_kind_ok(ik)) {
 				ew = true;
 				pred = ew_row(ik)->result == EW_RESULT_BOOL;
 			}

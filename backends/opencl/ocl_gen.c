@@ -161,9 +161,8 @@ static const char *ew_fn(const struct ew_tok *t)
 /* The Real expression of in's row as OpenCL C into o (NULL: only check);
  * false if it calls a function OpenCL C lacks. K(x) becomes a float
  * literal, IF_ATTR the chosen branch; parameters stay names (#defined). */
-static bool ew_expr(const struct ir_instr *in, const struct ew_row *row, struct ostream *o)
+static bool ew_expr(const struct ew_row *row, struct ostream *o)
 {
-	(void)in;
 	const char *s = row->expr[EW_REAL], *end = s + strlen(s), *gap = s;
 	struct ew_tok t, p;
 	while (ew_next_tok(&s, end, &t)) {
@@ -195,17 +194,21 @@ static bool ew_expr(const struct ir_instr *in, const struct ew_row *row, struct 
 	return true;
 }
 
+bool ocl_ew_kind_ok(unsigned kind)
+{
+	const struct ew_row *row = ew_row(kind);
+	return row && row->family == EW_FAMILY_TABLE && row->expr[EW_REAL] && ew_expr(row, NULL);
+}
+
 static bool ew_supports(const struct ir_instr *in)
 {
-	const struct ew_row *row = ew_row(in->kind);
-	if (!row || row->family != EW_FAMILY_TABLE || !row->expr[EW_REAL])
+	if (!ocl_ew_kind_ok(in->kind))
 		return false;
 	for (unsigned i = 1; i < in->nops; i++)
 		if (!is_float(in->ops[i].val))
 			return false;
-	if (row->result == EW_RESULT_BOOL ? in->ops[0].val->type->elem != EK_BOOL : !is_float(in->ops[0].val))
-		return false;
-	return ew_expr(in, row, NULL);
+	return ew_row(in->kind)->result == EW_RESULT_BOOL ? in->ops[0].val->type->elem == EK_BOOL
+							   : is_float(in->ops[0].val);
 }
 
 static void gen_ew(struct ocl_gen *g, const struct ir_instr *in)
@@ -230,7 +233,7 @@ static void gen_ew(struct ocl_gen *g, const struct ir_instr *in)
 	}
 	struct ostream e;
 	ostream_mem(&e);
-	ew_expr(in, row, &e);
+	ew_expr(row, &e);
 	ocl_gen_define(g, "EXPR", "(%s)", ostream_cstr(&e));
 	ostream_abort(&e);
 	ocl_gen_section(g, "ew");
