@@ -92,6 +92,8 @@ program {
   %r = relu @out %y, @in %x
 }
 """
+# Built OpenCL programs are kept in the build tree, not the user's cache.
+config.environment["GLOW_OPENCL_CACHE"] = os.path.join(config.glow_obj_root, "test", "opencl-program-cache")
 # What the OpenCL implementation keeps allocated at exit is not ours: a
 # sanitizer build's leak checker skips it (test/opencl/lsan.supp).
 config.environment["LSAN_OPTIONS"] = "print_suppressions=0:suppressions=" + os.path.join(

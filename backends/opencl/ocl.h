@@ -5,6 +5,7 @@
  * ocl_runtime.c  the device: platform and device choice, context, queues,
  *                programs (built once per compiled function, cached in
  *                memory by source hash)
+ * ocl_diskcache.c built programs on disk between processes
  * ocl_gen.c      OpenCL C source for one IR function: one kernel per
  *                instruction, the templates of kernels/ocl_kernels.cl
  *                specialized with the instruction's static shapes
@@ -60,6 +61,11 @@ struct ocl_device *ocl_device_get(struct diag *d);
  * same source was built before in this process. NULL after reporting the
  * build log. The program is owned by the cache. */
 cl_program ocl_program_get(struct ocl_device *dev, const char *src, size_t len, struct diag *d);
+
+/* ocl_diskcache.c: the program of a source (its hash and length) built
+ * by an earlier process, NULL if none usable; and keeping a built one. */
+cl_program ocl_disk_load(struct ocl_device *dev, uint64_t src_hash, size_t len);
+void ocl_disk_store(struct ocl_device *dev, cl_program p, uint64_t src_hash, size_t len);
 
 /* "CL_OUT_OF_RESOURCES" etc. */
 const char *ocl_err_name(cl_int e);

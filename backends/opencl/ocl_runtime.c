@@ -9,9 +9,8 @@
  *
  * Programs are built once per distinct source: the cache maps the source's
  * 64-bit FNV-1a hash (and the text, compared whole) to the built program,
- * so compiling the same function twice in a process builds once. An
- * implementation may keep its own cache on disk as well (PoCL does, under
- * $POCL_CACHE_DIR).
+ * so compiling the same function twice in a process builds once; between
+ * processes the device's binaries are kept on disk (ocl_diskcache.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/opencl/ocl.h"
@@ -169,13 +168,15 @@ cl_program ocl_program_get(struct ocl_device *dev, const char *src, size_t len, 
 	for (size_t i = 0; i < ncache; i++)
 		if (cache[i].hash == h && cache[i].len == len && memcmp(cache[i].src, src, len) == 0)
 			return cache[i].prog;
-	cl_int err;
-	cl_program p = clCreateProgramWithSource(dev->ctx, 1, &src, &len, &err);
-	if (!p) {
+	cl_int err = CL_SUCCESS;
+	cl_program p = ocl_disk_load(dev, h, len);
+	bool from_disk = p != NULL;
+	if (!p && !(p = clCreateProgramWithSource(dev->ctx, 1, &src, &len, &err))) {
 		diag_error(d, LOC_NONE, "cannot create an OpenCL program: %s", ocl_err_name(err));
 		return NULL;
 	}
-	err = clBuildProgram(p, 1, &dev->id, "-cl-std=CL1.2", NULL, NULL);
+	if (!from_disk)
+		err = clBuildProgram(p, 1, &dev->id, "-cl-std=CL1.2", NULL, NULL);
 	if (err != CL_SUCCESS) {
 		size_t n = 0;
 		clGetProgramBuildInfo(p, dev->id, CL_PROGRAM_BUILD_LOG, 0, NULL, &n);
@@ -189,6 +190,8 @@ cl_program ocl_program_get(struct ocl_device *dev, const char *src, size_t len, 
 		clReleaseProgram(p);
 		return NULL;
 	}
+	if (!from_disk)
+		ocl_disk_store(dev, p, h, len);
 	cache = xrealloc(cache, (ncache + 1) * sizeof *cache);
 	cache[ncache].hash = h;
 	cache[ncache].src = xmalloc(len + 1);
