@@ -6,10 +6,17 @@
 #include "backends/backend.h"
 #include "backends/c/cbackend.h"
 #include "backends/interpreter/interp.h"
+#ifdef GLOW_HAVE_OPENCL
+#include "backends/opencl/ocl.h"
+#endif
 
 #include <string.h>
 
-static const struct backend *const all_backends[] = {&interp_backend, &cbackend_backend};
+static const struct backend *const all_backends[] = {&interp_backend, &cbackend_backend,
+#ifdef GLOW_HAVE_OPENCL
+						     &ocl_backend,
+#endif
+};
 
 const struct backend *backend_find(const char *name)
 {

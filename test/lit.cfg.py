@@ -78,3 +78,37 @@ for cross_target, cross_cc, cross_qemu in (("aarch64", "aarch64-linux-gnu-gcc", 
     except OSError:
         pass
 config.substitutions.append(("%glow_obj", config.glow_obj_root))
+# OpenCL (test/opencl): feature opencl-backend when this build has
+# -backend=opencl (the probe's error is about the device, not the name),
+# opencl when a device also runs a one-instruction program on it (Debian:
+# pocl-opencl-icd gives a CPU device). Tests that run kernels say
+# REQUIRES: opencl, so they are unsupported without a device.
+opencl_probe = b"""function @p
+declare {
+  %x = weight mutable float<4>, splat 2.0
+  %y = weight mutable float<4>
+}
+program {
+  %r = relu @out %y, @in %x
+}
+"""
+# Built OpenCL programs are kept in the build tree, not the user's cache.
+config.environment["GLOW_OPENCL_CACHE"] = os.path.join(config.glow_obj_root, "test", "opencl-program-cache")
+# What the OpenCL implementation keeps allocated at exit is not ours: a
+# sanitizer build's leak checker skips it (test/opencl/lsan.supp).
+config.environment["LSAN_OPTIONS"] = "print_suppressions=0:suppressions=" + os.path.join(
+    config.glow_src_root, "test", "opencl", "lsan.supp")
+try:
+    glow_run = os.path.join(config.glow_tools_dir, "glow-run")
+    if os.path.exists(glow_run):
+        probe_env = dict(os.environ, LSAN_OPTIONS=config.environment["LSAN_OPTIONS"],
+                         ASAN_OPTIONS=config.environment["ASAN_OPTIONS"])
+        p = subprocess.run([glow_run, "-backend=opencl", "-"], input=opencl_probe, env=probe_env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+        if p.returncode == 0:
+            config.available_features.add("opencl-backend")
+            config.available_features.add("opencl")
+        elif b"OpenCL" in p.stderr and b"not part of this build" not in p.stderr:
+            config.available_features.add("opencl-backend")
+except (OSError, subprocess.TimeoutExpired):
+    pass

@@ -57,6 +57,9 @@ import zlib
 
 PROG = os.path.basename(sys.argv[0])
 
+# the batch size of the input (--batch)
+BATCH = 1
+
 
 def die(msg):
     sys.stderr.write(f"{PROG}: error: {msg}\n")
@@ -93,7 +96,7 @@ class Net:
         self.nodes = []
         self.weights = {}  # name -> (shape, kind, fan_in)
         self.int_consts = []  # (name, values) in creation order
-        self.shapes = {input_name: [1, 3, 224, 224]}
+        self.shapes = {input_name: [BATCH, 3, 224, 224]}
         self.nv = 0
         self.ndummy = 1
 
@@ -586,7 +589,7 @@ def calibrate_batchnorm(net, weights, rng):
     """Runs `net` on a uniform [0, 1) input from `rng` with `weights`
     (name -> array) and sets every BatchNormalization's mean and variance
     weights to the statistics of its input."""
-    vals = {net.input: rng.random((1, 3, 224, 224), dtype=np.float32)}
+    vals = {net.input: rng.random((BATCH, 3, 224, 224), dtype=np.float32)}
     for w, arr in weights.items():
         vals[w] = arr
     for c, v in net.int_consts:
@@ -670,7 +673,7 @@ def build_model(name, mode, seed, fill):
             t.dims.extend(shape)
             t.raw_data = data[wname].astype("<f4").tobytes()
             inits.append(t)
-    inputs = [helper.make_tensor_value_info(net.input, TensorProto.FLOAT, [1, 3, 224, 224])]
+    inputs = [helper.make_tensor_value_info(net.input, TensorProto.FLOAT, [BATCH, 3, 224, 224])]
     # IR 3: every initializer is a graph input too
     for t in inits:
         inputs.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
@@ -711,7 +714,12 @@ def main():
     ap.add_argument("--seed", type=int, default=0, help="seed of the random weights (default 0)")
     ap.add_argument("--fill", type=float, default=0.02, help="value of the fill weights (default 0.02)")
     ap.add_argument("--list", action="store_true", help="print the network names and exit")
+    ap.add_argument("--batch", type=int, default=1,
+                    help="the input's batch size (default 1; for benchmarks: resnet50 and the networks whose "
+                         "Reshape targets follow the batch)")
     args = ap.parse_args()
+    global BATCH
+    BATCH = args.batch
 
     if args.list:
         print("\n".join(MODELS))

@@ -110,6 +110,10 @@ int kern_misc(const struct kargs *k)
 	switch (k->kind) {
 	case IK_alloc: case IK_dealloc: case IK_tensorview: return 0; /* placement is compile's job */
 	case IK_quantizationprofile: return quantization_profile(k);
+	/* device memory (Instrs.def): in program order a copy, a wait does nothing */
+	case IK_copytodevice:
+	case IK_copyfromdevice: memcpy(k->op[0].p, k->op[1].p, (size_t)type_bytes(k->op[0].t)); return 0;
+	case IK_devicewait: return 0;
 	default: return 1;
 	}
 }
@@ -130,12 +134,14 @@ int interp_exec(unsigned kind, const struct interp_arg *ops, const union attr_va
 	return 1;
 }
 
-/* Every kind of Instrs.def has a kernel for every combination of element
- * kinds its type rule admits; the type rules have already excluded the
- * rest, so support is by kind. */
+/* Every kind of Instrs.def but the backend-specific ones has a kernel for
+ * every combination of element kinds its type rule admits; the type rules
+ * have already excluded the rest, so support is by kind. */
 bool interp_supports(unsigned kind, const struct type *const *types, unsigned ntypes)
 {
 	(void)types;
 	(void)ntypes;
-	return kind < IK_COUNT;
+	/* a backend-specific kind (a BACKEND.Kind node's instruction) runs on
+	 * its backend only */
+	return kind < IK_COUNT && kind != IK_opencl_convbiasrelu;
 }

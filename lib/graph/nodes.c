@@ -51,6 +51,20 @@ static const char *const *split_names(const char *s, unsigned *count, bool *vari
 	return out;
 }
 
+/* The text spelling of row names: a backend-specific kind's row name
+ * BACKEND_Kind is written BACKEND.Kind (Nodes.def's last block). */
+static char dotted_names[NK_COUNT][48];
+
+static const char *text_name(unsigned k)
+{
+	const char *s = rows[k].name, *u = strchr(s, '_');
+	if (!u || strlen(s) >= sizeof dotted_names[k])
+		return s;
+	strcpy(dotted_names[k], s);
+	dotted_names[k][u - s] = '.';
+	return dotted_names[k];
+}
+
 void node_desc_init(void)
 {
 	if (descs[0].name)
@@ -58,7 +72,7 @@ void node_desc_init(void)
 	strmap_init(&kind_map);
 	for (unsigned k = 0; k < NK_COUNT; k++) {
 		struct node_desc *d = &descs[k];
-		d->name = rows[k].name;
+		d->name = text_name(k);
 		d->op_names = split_names(rows[k].ops, &d->nops, &d->variadic);
 		bool v;
 		d->res_names = split_names(rows[k].res, &d->nres, &v);
@@ -73,7 +87,11 @@ void node_desc_init(void)
 	}
 }
 
-const char *node_kind_name(unsigned kind) { return kind < NK_COUNT ? rows[kind].name : "<bad kind>"; }
+const char *node_kind_name(unsigned kind)
+{
+	node_desc_init();
+	return kind < NK_COUNT ? descs[kind].name : "<bad kind>";
+}
 
 int node_kind_lookup(const char *s, size_t len)
 {

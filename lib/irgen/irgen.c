@@ -327,7 +327,8 @@ static void gen_node(struct gen *G, uint32_t k)
 	}
 }
 
-/* node kind -> the instruction kind of the same name in lower case */
+/* node kind -> the instruction kind of the same name in lower case (a
+ * backend-specific BACKEND.Kind: backend_kind) */
 static void map_kinds(struct gen *G)
 {
 	for (unsigned k = 0; k < NK_COUNT; k++) {
@@ -338,7 +339,7 @@ static void map_kinds(struct gen *G)
 		if (l >= sizeof low)
 			continue;
 		for (size_t i = 0; i <= l; i++)
-			low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+			low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i] == '.' ? '_' : s[i]);
 		G->ikind[k] = instr_kind_lookup(low, l);
 	}
 }

@@ -45,6 +45,14 @@ static const struct pm_pipeline pipelines[] = {
 	 "The C backend's default: O2's passes, concatenation buffers hoisted for direct writes, the plan"},
 	{"c-O3", 0, "optimize-fp,hoist-concat,lifetimes,plan-memory",
 	 "The C backend's O3: O3's passes, concatenation buffers hoisted for direct writes, the plan"},
+	/* the OpenCL backend's (backends/opencl): placeholders through device
+	 * buffers with explicit copies, then the plan covers those buffers */
+	{"ocl-O0", 0, "device-copies", "The OpenCL backend's O0: device copies only, no memory plan"},
+	{"ocl-O1", 0, "cleanup,device-copies,lifetimes,plan-memory", "The OpenCL backend's O1: O1 with device copies"},
+	{"ocl-O2", 0, "optimize,device-copies,lifetimes,plan-memory",
+	 "The OpenCL backend's default: O2's passes, device copies, the plan"},
+	{"ocl-O3", 0, "optimize-fp,device-copies,lifetimes,plan-memory",
+	 "The OpenCL backend's O3: O3's passes, device copies, the plan"},
 };
 
 static struct iropt_ctx *ctx_of(struct pm_ctx *pm)

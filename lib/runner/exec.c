@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-const char *const runner_backend_names[2] = {"interpreter", "c"};
+const char *const runner_backend_names[3] = {"interpreter", "c", "opencl"};
 
 struct backend_compiled *runner_compile(const struct backend *be, struct ir_func *f, bool ignore_plan, int gemm,
 					int winograd, struct stages *st, struct diag *d)

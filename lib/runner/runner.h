@@ -24,8 +24,8 @@
 /* -backend= values of the tools that run programs: every backend runs the
  * same program with the same input and output options, so any check written
  * for one runs on all. Index i of the CL_ENUM is runner_backend_names[i]. */
-#define RUNNER_BACKENDS "interpreter|c"
-extern const char *const runner_backend_names[2];
+#define RUNNER_BACKENDS "interpreter|c|opencl"
+extern const char *const runner_backend_names[3];
 
 /* Compiles f on be: with the C backend, its bundle options (gemm:
  * CBACKEND_GEMM_*, winograd: CBACKEND_WINO_*) and the stages "code

@@ -20,7 +20,7 @@ import onnxcase
 # the C backend: glow-llc runs its pipelines c-O0 and c-O2, glow-run
 # -backend=c compiles and runs a C bundle, with the interpreter's cases and
 # tolerances).
-LEVELS = ("O0", "O1", "O2", "O3", "fp16", "c-O0", "c")
+LEVELS = ("O0", "O1", "O2", "O3", "fp16", "c-O0", "c", "opencl")
 
 # float16 has an 11-bit significand: one rounding is a relative error of at
 # most 2^-11 (4.9e-4). A case is a handful of operations, each rounding its
@@ -45,6 +45,8 @@ def level_options(level):
         return "O2", [], ["-backend=c", "-emit=ir"], ["-backend=c"]
     if level == "c-O0":
         return "O0", [], ["-backend=c", "-emit=ir"], ["-backend=c"]
+    if level == "opencl":  # test/opencl/conformance: -O2 for the OpenCL backend, run on its device
+        return "O2", ["-backend=opencl"], ["-backend=opencl", "-emit=ir"], ["-backend=opencl"]
     return level, [], [], []
 
 

@@ -54,7 +54,7 @@ struct llc_options {
 
 /* -emit= values */
 #define EMIT_KINDS "ir|c"
-#define BACKENDS "interpreter|c"
+#define BACKENDS "interpreter|c|opencl"
 
 /* Writes a C bundle of every function into directory dir, replacing it
  * as a whole (cbackend_write_dir); returns the exit status. */
@@ -132,7 +132,15 @@ static int run(void *opts, struct diag *d)
 		bad |= pm_add_text_named(&pm, o->passes, "-passes");
 	else if (o->olevel >= 0 && (o->backend == 1 || o->emit == 1) && cbackend_backend.ir_pipelines[o->olevel])
 		bad |= pm_add_text(&pm, cbackend_backend.ir_pipelines[o->olevel]);
-	else if (o->olevel >= 0) {
+	else if (o->olevel >= 0 && o->backend == 2) { /* opencl: its pipelines, from the registry */
+		const struct backend *be = backend_find("opencl");
+		if (!be) {
+			diag_error(d, LOC_NONE, "backend 'opencl' is not part of this build");
+			pm_free(&pm);
+			return 1;
+		}
+		bad |= pm_add_text(&pm, be->ir_pipelines[o->olevel]);
+	} else if (o->olevel >= 0) {
 		char name[16];
 		snprintf(name, sizeof name, "O%d", o->olevel);
 		bad |= pm_add_text(&pm, name);
@@ -215,7 +223,7 @@ int main(int argc, char **argv)
 		{"emit", CL_ENUM, &o.emit, NULL,
 		 "What to write: the optimized IR with its memory plan (the default; with -backend=c, after the C "
 		 "backend's pipeline), or a C bundle (the default with -backend=c)", 0, EMIT_KINDS},
-		{"backend", CL_ENUM, &o.backend, NULL, "Target: interpreter (write IR) or c (its own -O pipelines; a C bundle to -o DIR unless -emit=ir)", 0,
+		{"backend", CL_ENUM, &o.backend, NULL, "Target: interpreter (write IR), c (its own -O pipelines; a C bundle to -o DIR unless -emit=ir) or opencl (its own -O pipelines with device copies; writes IR)", 0,
 		 BACKENDS},
 		{"embed-weights", CL_FLAG, &o.embed_weights, NULL, "C bundle: constants as a C array, no weights file", 0,
 		 NULL},

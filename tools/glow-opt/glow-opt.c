@@ -44,8 +44,8 @@ struct opt_options {
 /* -backend= values; the pass context keeps the name and the backend's
  * struct (backend_find, backends/backend.h), so the lower stage, the post-lowering hook
  * and check-supported ask it. */
-#define BACKENDS "interpreter|c"
-static const char *const backend_names[] = {"interpreter", "c"};
+#define BACKENDS "interpreter|c|opencl"
+static const char *const backend_names[] = {"interpreter", "c", "opencl"};
 
 /* Reads, verifies, optimizes and writes the module; returns the exit status.
  * Dumps, traces and reports go to stderr. */

@@ -1,0 +1,347 @@
+/* ocl_kernels.cl - the OpenCL C templates of the OpenCL backend
+ * (backends/opencl/ocl_gen.c; docs/OpenCL.md).
+ *
+ * This file is not compiled as it stands: the build embeds it as text
+ * (cb-embed), and the generator copies one section per instruction into
+ * the program of a compiled function, after #defines that specialize it on
+ * the instruction's static shapes and operand places. A section starts at
+ * a line "//@ NAME" and runs to the next one. Every section defines one
+ * kernel named KNAME taking ARGS (the four regions R0..R3) and finds its
+ * operands through macros (PD the destination, PS the source, ...), each a
+ * typed pointer into a region at an offset fixed at generation time.
+ * ACT(x) is the activation fused into the kernel's store: (x), or relu
+ * where an in-place relu followed the instruction.
+ *
+ * Work-items are laid out so that dimension 0 runs along the innermost
+ * (contiguous) dimension of the result: neighbouring work-items load
+ * neighbouring weights and store neighbouring outputs, which a GPU
+ * coalesces and a CPU implementation (PoCL) turns into vector code.
+ */
+
+//@ preamble
+/* Once per program, before every kernel. */
+#define ARGS __global uchar *R0, __global uchar *R1, __global uchar *R2, __global uchar *R3
+
+/* EW.def's functions that OpenCL C lacks: sigmoid in its overflow-free form,
+ * the remainder with the divisor's sign */
+float ocl_sigmoid(float x);
+float ocl_sigmoid(float x)
+{
+	if (x >= 0.0f)
+		return 1.0f / (1.0f + exp(-x));
+	const float e = exp(x);
+	return e / (1.0f + e);
+}
+
+float ocl_fmod_floor(float a, float b);
+float ocl_fmod_floor(float a, float b)
+{
+	float r = fmod(a, b);
+	if (r != 0.0f && ((r < 0.0f) != (b < 0.0f)))
+		r += b;
+	return r;
+}
+
+//@ ew
+/* Elementwise: PD[i] = EXPR on A = PA[i] (and B = PB[i]); N elements.
+ * EXPR is the kind's Real row of lib/ir/EW.def; STORE converts its value to
+ * the destination's element (bool: 0 or 1). */
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i >= N)
+		return;
+	const float A = PA[i];
+#ifdef PB
+	const float B = PB[i];
+#endif
+	PD[i] = STORE(EXPR);
+}
+
+//@ splat
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i < N)
+		PD[i] = VALUE;
+}
+
+//@ batchedadd
+/* PD = PA + PB, PB (SLICE elements) repeated along the batch */
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i < N)
+		PD[i] = ACT(PA[i] + PB[i % SLICE]);
+}
+
+//@ conv
+/* Convolution, NHWC: work-item (oc, row) computes output channel oc of PX
+ * neighbouring pixels of one output row block (row = (n * OH + oy) * OWB +
+ * block). WIDX(ky, kx, ic) is the filter index of channel oc: the repacked
+ * [KH][KW][ICG][OC] layout for a constant filter (neighbouring work-items
+ * read neighbouring weights), the original OC x KH x KW x ICG otherwise. */
+__kernel void KNAME(ARGS)
+{
+	const int oc = (int)get_global_id(0);
+	const int row = (int)get_global_id(1);
+	if (oc >= OC || row >= ROWS)
+		return;
+	const int owb = row % OWB, t = row / OWB;
+	const int oy = t % OH, n = t / OH;
+	const int ox0 = owb * PX;
+	const int cin = (oc / OCG) * ICG;
+	float acc[PX];
+	int off[PX];
+	bool ok[PX];
+	const float bias = PBIAS[oc];
+	for (int p = 0; p < PX; p++)
+		acc[p] = bias;
+	for (int ky = 0; ky < KH; ky++) {
+		const int iy = oy * SH + ky * DH - PT;
+		if (iy < 0 || iy >= H)
+			continue;
+		__global const float *in_row = PS + ((size_t)(n * H + iy) * W) * C + cin;
+		for (int kx = 0; kx < KW; kx++) {
+			for (int p = 0; p < PX; p++) {
+				const int ix = (ox0 + p) * SW + kx * DW - PL;
+				ok[p] = ix >= 0 && ix < W;
+				off[p] = ok[p] ? ix * C : 0;
+			}
+			for (int ic = 0; ic < ICG; ic++) {
+				const float w = PF[WIDX(ky, kx, ic)];
+				for (int p = 0; p < PX; p++) {
+					const float x = in_row[off[p] + ic];
+					acc[p] += (ok[p] ? x : 0.0f) * w;
+				}
+			}
+		}
+	}
+	for (int p = 0; p < PX; p++)
+		if (ox0 + p < OW)
+			PD[((size_t)(n * OH + oy) * OW + ox0 + p) * OC + oc] = ACT(acc[p]);
+}
+
+//@ convv
+/* Convolution, NHWC, vectorized within a work-item (for CPU devices, whose
+ * compilers vectorize a work-item's own loops rather than across
+ * work-items): work-item (b, row) computes VB vectors (VT, VW lanes each)
+ * of output channels from b * VB * VW on, for PX neighbouring pixels of one
+ * output row block: VB * PX accumulators, each input value loaded once for
+ * VB vectors of weights. The filter is the repacked [KH][KW][ICG][OC]
+ * layout, so a lane's weights are neighbours. The channels of a work-item
+ * are in one group (OCG % (VB * VW) == 0), so they read one input channel
+ * at a time (a scalar broadcast; pixels in the padding read zeros at
+ * PZERO, ICG of them at the start of R3), or the convolution is depthwise
+ * (DEPTHWISE 1: ICG = OCG = 1, VB = 1) and lane l reads input channel
+ * oc0 + l (a vector). */
+__kernel void KNAME(ARGS)
+{
+	const int b = (int)get_global_id(0);
+	const int row = (int)get_global_id(1);
+	if (b >= OC / (VB * VW) || row >= ROWS)
+		return;
+	const int oc0 = b * VB * VW;
+	const int owb = row % OWB, t = row / OWB;
+	const int oy = t % OH, n = t / OH;
+	const int ox0 = owb * PX;
+	VT acc[VB][PX];
+	_Pragma("unroll") for (int v = 0; v < VB; v++) {
+		const VT bias = VLOAD(0, PBIAS + oc0 + v * VW);
+		_Pragma("unroll") for (int p = 0; p < PX; p++)
+			acc[v][p] = bias;
+	}
+	for (int ky = 0; ky < KH; ky++) {
+		const int iy = oy * SH + ky * DH - PT;
+		if (iy < 0 || iy >= H)
+			continue;
+		__global const float *in_row = PS + ((size_t)(n * H + iy) * W) * C;
+		for (int kx = 0; kx < KW; kx++) {
+			__global const float *wk = PF + (size_t)((ky * KW + kx) * ICG) * OC + oc0;
+#if DEPTHWISE
+			const VT w = VLOAD(0, wk);
+			_Pragma("unroll") for (int p = 0; p < PX; p++) {
+				const int ix = (ox0 + p) * SW + kx * DW - PL;
+				if (ix >= 0 && ix < W)
+					acc[0][p] += VLOAD(0, in_row + (size_t)ix * C + oc0) * w;
+			}
+#else
+			/* a pixel in the padding reads ICG zeros at PZERO instead */
+			const int cin = (oc0 / OCG) * ICG;
+			__global const float *xp[PX];
+			_Pragma("unroll") for (int p = 0; p < PX; p++) {
+				const int ix = (ox0 + p) * SW + kx * DW - PL;
+				xp[p] = ix >= 0 && ix < W ? in_row + (size_t)ix * C + cin : PZERO;
+			}
+			for (int ic = 0; ic < ICG; ic++) {
+				VT w[VB];
+				_Pragma("unroll") for (int v = 0; v < VB; v++)
+					w[v] = VLOAD(0, wk + (size_t)ic * OC + v * VW);
+				_Pragma("unroll") for (int p = 0; p < PX; p++) {
+					const float x = xp[p][ic];
+					_Pragma("unroll") for (int v = 0; v < VB; v++)
+						acc[v][p] += x * w[v];
+				}
+			}
+#endif
+		}
+	}
+	_Pragma("unroll") for (int p = 0; p < PX; p++)
+		if (ox0 + p < OW)
+			_Pragma("unroll") for (int v = 0; v < VB; v++)
+				VSTORE(ACT(acc[v][p]), 0, PD + ((size_t)(n * OH + oy) * OW + ox0 + p) * OC + oc0 + v * VW);
+}
+
+//@ pool
+/* Max (IS_MAX 1) or average pooling, NHWC, one work-item per output
+ * element. Max pooling ignores padded positions (a window of padding only
+ * gives 0); average pooling divides by KH * KW (INCL 1) or by the number of
+ * real pixels in the window. */
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i >= TOTAL)
+		return;
+	const int c = (int)(i % C);
+	size_t t = i / C;
+	const int ox = (int)(t % OW);
+	t /= OW;
+	const int oy = (int)(t % OH), n = (int)(t / OH);
+	float acc = 0.0f;
+	int cnt = 0;
+	for (int ky = 0; ky < KH; ky++) {
+		const int iy = oy * SH + ky - PT;
+		if (iy < 0 || iy >= H)
+			continue;
+		for (int kx = 0; kx < KW; kx++) {
+			const int ix = ox * SW + kx - PL;
+			if (ix < 0 || ix >= W)
+				continue;
+			const float v = PS[((size_t)(n * H + iy) * W + ix) * C + c];
+#if IS_MAX
+			if (cnt == 0 || v > acc || (isnan(v) && !isnan(acc)))
+				acc = v;
+#else
+			acc += v;
+#endif
+			cnt++;
+		}
+	}
+#if IS_MAX
+	PD[i] = ACT(acc);
+#else
+	const int div = INCL ? KH * KW : cnt;
+	PD[i] = ACT(div ? acc / (float)div : 0.0f);
+#endif
+}
+
+//@ poolv
+/* The pool section vectorized within a work-item (CPU devices): work-item
+ * (b, pixel) computes channels b * VW .. b * VW + VW - 1 of one output
+ * pixel (the number of real pixels is the same for every lane). */
+__kernel void KNAME(ARGS)
+{
+	const int b = (int)get_global_id(0);
+	const size_t pix = get_global_id(1);
+	if (b >= C / VW || pix >= NPIX)
+		return;
+	const int ox = (int)(pix % OW);
+	const size_t t = pix / OW;
+	const int oy = (int)(t % OH), n = (int)(t / OH);
+	VT acc = (VT)(0.0f);
+	int cnt = 0;
+	for (int ky = 0; ky < KH; ky++) {
+		const int iy = oy * SH + ky - PT;
+		if (iy < 0 || iy >= H)
+			continue;
+		for (int kx = 0; kx < KW; kx++) {
+			const int ix = ox * SW + kx - PL;
+			if (ix < 0 || ix >= W)
+				continue;
+			const VT v = VLOAD(0, PS + ((size_t)(n * H + iy) * W + ix) * C + b * VW);
+#if IS_MAX
+			/* v wins where it is greater, or NaN over a number */
+			acc = cnt == 0 ? v : select(acc, v, (v > acc) || (isnan(v) && !isnan(acc)));
+#else
+			acc += v;
+#endif
+			cnt++;
+		}
+	}
+#if IS_MAX
+	VSTORE(ACT(acc), 0, PD + pix * C + b * VW);
+#else
+	const int div = INCL ? KH * KW : cnt;
+	VSTORE(ACT(div ? acc / (float)div : (VT)(0.0f)), 0, PD + pix * C + b * VW);
+#endif
+}
+
+//@ gemm
+/* PD (M x N) = ALPHA * A B + BETA * C: work-item (j, r) computes column j
+ * of RB rows starting at r * RB. AIDX, BIDX and CIDX index the operands
+ * (transposed or repacked as the generator arranged; C broadcast). */
+__kernel void KNAME(ARGS)
+{
+	const int j = (int)get_global_id(0);
+	const int i0 = (int)get_global_id(1) * RB;
+	if (j >= N || i0 >= M)
+		return;
+	float acc[RB];
+	int ii[RB];
+	for (int r = 0; r < RB; r++) {
+		acc[r] = 0.0f;
+		ii[r] = min(i0 + r, M - 1);
+	}
+	for (int k = 0; k < K; k++) {
+		const float b = PB[BIDX(k, j)];
+		for (int r = 0; r < RB; r++)
+			acc[r] += PA[AIDX(ii[r], k)] * b;
+	}
+	for (int r = 0; r < RB && i0 + r < M; r++) {
+		float v = ALPHA * acc[r];
+#ifdef PC
+		v += BETA * PC[CIDX(i0 + r, j)];
+#endif
+		PD[(size_t)(i0 + r) * N + j] = ACT(v);
+	}
+}
+
+//@ softmax
+/* Softmax along an axis of LEN elements (stride INNER), one work-item per
+ * row; the maximum is subtracted first (NaN wins). */
+__kernel void KNAME(ARGS)
+{
+	const size_t t = get_global_id(0);
+	if (t >= OUTER * INNER)
+		return;
+	const size_t base = (t / INNER) * LEN * INNER + t % INNER;
+	float mx = -INFINITY;
+	for (size_t j = 0; j < LEN; j++) {
+		const float v = PS[base + j * INNER];
+		if (v > mx || isnan(v))
+			mx = v;
+	}
+	float sum = 0.0f;
+	for (size_t j = 0; j < LEN; j++)
+		sum += exp(PS[base + j * INNER] - mx);
+	for (size_t j = 0; j < LEN; j++)
+		PD[base + j * INNER] = exp(PS[base + j * INNER] - mx) / sum;
+}
+
+//@ lrn
+/* Local response normalization across the channels (the last dimension,
+ * C) of an NHWC image, one work-item per element. */
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i >= N)
+		return;
+	const int c = (int)(i % C);
+	const size_t base = i - (size_t)c;
+	float sq = 0.0f;
+	for (int j = max(c - HW, 0); j <= min(c + HW, C - 1); j++) {
+		const float x = PS[base + (size_t)j];
+		sq += x * x;
+	}
+	PD[i] = PS[i] / pow(LK + LALPHA / (float)(2 * HW + 1) * sq, LBETA);
+}

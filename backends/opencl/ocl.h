@@ -1,0 +1,139 @@
+/* ocl.h - the OpenCL backend (docs/OpenCL.md): its struct backend, and what
+ * its files share.
+ *
+ * ocl_backend.c  the struct backend: graph-side questions, compile, run
+ * ocl_runtime.c  the device: platform and device choice, context, queues,
+ *                programs (built once per compiled function, cached in
+ *                memory by source hash)
+ * ocl_diskcache.c built programs on disk between processes
+ * ocl_gen.c      OpenCL C source for one IR function: one kernel per
+ *                instruction, the templates of kernels/ocl_kernels.cl
+ *                specialized with the instruction's static shapes
+ * ocl_gen_move.c the data-movement kernels (transpose, insert, extract),
+ *                whose index arithmetic is generated per shape
+ *
+ * Memory. A compiled function owns four device buffers: R0 the constant
+ * weights (uploaded once at compile time), R1 the mutable weights (used
+ * only by a program that computes on placeholders directly), R2 the
+ * activations (the memory plan's region, or an own placement) and R3 the
+ * constant operands repacked for the kernels (convolution filters as
+ * [KH][KW][IC/group][OC], transposed matrices). Every kernel takes the four
+ * and finds its operands at offsets fixed in its source.
+ *
+ * Library code: reports through struct diag, never exits.
+ */
+#ifndef GLOW_BACKENDS_OPENCL_OCL_H
+#define GLOW_BACKENDS_OPENCL_OCL_H
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include "backends/backend.h"
+#include "ir/ir.h"
+#include "support/io.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+extern const struct backend ocl_backend;
+
+/* ---- the device (ocl_runtime.c) ---- */
+
+struct ocl_device {
+	cl_platform_id platform;
+	cl_device_id id;
+	cl_context ctx;
+	cl_command_queue compute, copy; /* in order; profiling when asked */
+	char name[256];
+	bool is_gpu;
+	bool profiling;
+	cl_uint compute_units, clock_mhz;
+};
+
+/* The process's device, opened on first use: the first GPU of any
+ * platform, else the first device; $GLOW_OPENCL_DEVICE=N picks the N-th
+ * device of all platforms instead. Profiling queues when
+ * $GLOW_OPENCL_PROFILE is set. NULL after reporting "no OpenCL device". */
+struct ocl_device *ocl_device_get(struct diag *d);
+
+/* A program of src built for the device, from the in-memory cache when the
+ * same source was built before in this process. NULL after reporting the
+ * build log. The program is owned by the cache. */
+cl_program ocl_program_get(struct ocl_device *dev, const char *src, size_t len, struct diag *d);
+
+/* ocl_diskcache.c: the program of a source (its hash and length) built
+ * by an earlier process, NULL if none usable; and keeping a built one. */
+cl_program ocl_disk_load(struct ocl_device *dev, uint64_t src_hash, size_t len);
+void ocl_disk_store(struct ocl_device *dev, cl_program p, uint64_t src_hash, size_t len);
+
+/* "CL_OUT_OF_RESOURCES" etc. */
+const char *ocl_err_name(cl_int e);
+
+/* ---- code generation (ocl_gen.c) ---- */
+
+/* Where an operand lives: region (0..3) and byte offset. */
+struct ocl_place {
+	unsigned region;
+	uint64_t offset;
+};
+
+/* One kernel launch of the compiled program. */
+struct ocl_launch {
+	const struct ir_instr *in;
+	char name[16];
+	size_t global[2], local[2];
+	unsigned dims;
+};
+
+/* A constant operand the generator wants repacked into R3. */
+struct ocl_pack {
+	const struct ir_weight *w;
+	uint64_t offset;      /* in R3 */
+	unsigned kind;        /* OCL_PACK_* */
+	uint64_t a, b, c, d;  /* the shape the repacking needs */
+};
+enum { OCL_PACK_FILTER, OCL_PACK_TRANSPOSE };
+
+struct ocl_gen {
+	struct ir_func *f;
+	struct ostream src;       /* the program text */
+	struct u64map place;      /* root buffer -> struct ocl_place * */
+	struct ocl_launch *launch;
+	size_t nlaunch, caplaunch;
+	struct ocl_pack *pack;
+	size_t npack;
+	uint64_t r3_size;
+	bool gpu;
+	bool direct_mutable;      /* some kernel uses a mutable weight itself */
+	const struct ir_instr *fused; /* an in-place relu folded into the previous kernel */
+};
+
+/* Whether elementwise instruction kind `kind` has a Real row of EW.def
+ * that OpenCL C states (no function it lacks). */
+bool ocl_ew_kind_ok(unsigned kind);
+/* Whether the generator handles instruction `in` (shapes and kinds). */
+bool ocl_gen_supports(const struct ir_instr *in);
+/* Appends the program's preamble and one kernel per computing instruction
+ * (launches in program order); device copies and waits get no kernel.
+ * Returns 0, or -1 after reporting. */
+int ocl_gen_program(struct ocl_gen *g, struct diag *d);
+/* The place of an operand (its root's place plus the view's offset). */
+struct ocl_place ocl_operand_place(struct ocl_gen *g, const struct ir_instr *in, unsigned i);
+/* Appends "#define NAME ((__global T *)(Rr + off))" for operand i. */
+void ocl_gen_ptr(struct ocl_gen *g, const char *name, const char *ctype, const struct ir_instr *in, unsigned i);
+/* Starts a kernel for `in`: its launch record and "#define KNAME kN". */
+struct ocl_launch *ocl_gen_begin(struct ocl_gen *g, const struct ir_instr *in);
+/* Appends a section of kernels/ocl_kernels.cl and #undefs every name
+ * defined since ocl_gen_begin. */
+void ocl_gen_section(struct ocl_gen *g, const char *section);
+void ocl_gen_define(struct ocl_gen *g, const char *name, const char *fmt, ...) GLOW_PRINTF(3, 4);
+/* rounds n up to a multiple of m */
+static inline size_t ocl_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+/* ocl_gen_move.c: transpose, inserttensor, extracttensor, copy; 1 if the
+ * kind is not one of them. */
+int ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in);
+bool ocl_gen_move_supports(const struct ir_instr *in);
+
+#endif

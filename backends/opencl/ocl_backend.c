@@ -1,0 +1,624 @@
+/* ocl_backend.c - the OpenCL backend behind struct backend
+ * (backends/backend.h; docs/OpenCL.md).
+ *
+ * Graph side: the node kinds whose instructions the generator compiles, on
+ * float data (elementwise kinds: those whose EW.def Real row OpenCL C can
+ * state); nothing is lowered by choice, so the lower stage lowers exactly
+ * what is unsupported and check-supported reports the rest.
+ *
+ * Compile: places every buffer (the recorded memory plan's offsets, else an
+ * own placement without sharing), generates the program (ocl_gen.c),
+ * builds it once (ocl_runtime.c's cache), creates one kernel per launch
+ * with its arguments set, and uploads the constant region R0 and the
+ * repacked constants R3 once. Mutable weights (placeholders) live in host
+ * memory: a program that went through the device-copies pass moves them
+ * with explicit copies; any other program computes on them directly, and
+ * run then uploads them all before the kernels and reads them back after.
+ *
+ * Run: kernels go to the compute queue in program order; a copytodevice
+ * or copyfromdevice goes to the copy queue after a marker of the kernels
+ * before it (the memory it touches may be reused), and a devicewait makes
+ * the compute queue wait for that copy, so copies overlap whatever
+ * computation does not need them. $GLOW_OPENCL_PROFILE=N runs the program
+ * N times and reports, as a note, the median wall and processor time, the
+ * time in kernels and in device copies and how much of the copy time
+ * overlapped a kernel (profiling events).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "backends/interpreter/interp.h"
+#include "backends/opencl/ocl.h"
+#include "ir/ew.h"
+#include "support/util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum step_kind { ST_KERNEL, ST_TO_DEVICE, ST_FROM_DEVICE, ST_WAIT };
+
+struct step {
+	uint8_t kind;
+	cl_kernel k;            /* ST_KERNEL */
+	const struct ocl_launch *l;
+	uint64_t dev_off, host_off, bytes; /* copies: R2 offset, R1 (host image) offset */
+	size_t copy;            /* ST_WAIT: the step of the copy it completes */
+	const struct ir_instr *in;
+};
+
+struct backend_compiled {
+	struct ir_func *f;
+	struct ocl_device *dev;
+	struct ocl_gen g;
+	cl_mem r[4];
+	uint64_t size[4];
+	uint8_t *mhost;         /* the mutable weights' host images (R1 layout) */
+	struct step *steps;
+	size_t nsteps;
+	struct ir_weight **mut;
+	uint8_t **mut_init;
+	bool *mut_input;
+	size_t nmut;
+};
+
+static void ocl_destroy(struct backend_compiled *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nsteps; i++)
+		if (c->steps[i].k)
+			clReleaseKernel(c->steps[i].k);
+	for (unsigned i = 0; i < 4; i++)
+		if (c->r[i])
+			clReleaseMemObject(c->r[i]);
+	ostream_abort(&c->g.src);
+	struct ir_func *f = c->f;
+	ir_for_each_weight(f, w) free(ptrmap_get(&c->g.place, w));
+	ir_for_each_instr(f, in) if (in->kind == IK_alloc) free(ptrmap_get(&c->g.place, in));
+	u64map_free(&c->g.place);
+	free(c->g.launch);
+	free(c->g.pack);
+	free(c->mhost);
+	free(c->steps);
+	for (size_t i = 0; i < c->nmut; i++)
+		free(c->mut_init[i]);
+	free(c->mut);
+	free(c->mut_init);
+	free(c->mut_input);
+	free(c);
+}
+
+static void set_place(struct backend_compiled *c, struct ir_value *v, unsigned region, uint64_t off)
+{
+	struct ocl_place *p = xmalloc(sizeof *p);
+	p->region = region;
+	p->offset = off;
+	ptrmap_put(&c->g.place, v, p);
+}
+
+/* The memory plan's offsets, or an own placement (64-byte aligned, no
+ * sharing) without one. */
+static void place(struct backend_compiled *c, const struct backend_options *o)
+{
+	struct ir_func *f = c->f;
+	bool plan = f->plan.present && !(o && o->ignore_plan);
+	uint64_t next[3] = {0, 0, 0};
+	ir_for_each_weight(f, w) {
+		unsigned r = w->is_const ? 0 : 1;
+		uint64_t off = plan ? (uint64_t)w->offset : next[r];
+		set_place(c, &w->v, r, off);
+		uint64_t end = off + ocl_round_up((size_t)type_bytes(w->v.type), 64);
+		if (end > next[r])
+			next[r] = end;
+	}
+	ir_for_each_instr(f, in) {
+		if (in->kind != IK_alloc)
+			continue;
+		uint64_t off = plan ? (uint64_t)in->offset : next[2];
+		set_place(c, &in->v, 2, off);
+		uint64_t end = off + ocl_round_up((size_t)type_bytes(in->v.type), 64);
+		if (end > next[2])
+			next[2] = end;
+	}
+	for (unsigned i = 0; i < 3; i++)
+		c->size[i] = next[i];
+	if (plan) {
+		c->size[0] = c->size[0] > f->plan.constant_size ? c->size[0] : f->plan.constant_size;
+		c->size[1] = c->size[1] > f->plan.mutable_size ? c->size[1] : f->plan.mutable_size;
+		c->size[2] = c->size[2] > f->plan.activations_size ? c->size[2] : f->plan.activations_size;
+	}
+}
+
+static cl_mem make_buffer(struct backend_compiled *c, uint64_t size, const char *what, struct diag *d)
+{
+	cl_int err;
+	cl_mem m = clCreateBuffer(c->dev->ctx, CL_MEM_READ_WRITE, (size_t)(size ? size : 64), NULL, &err);
+	if (!m)
+		diag_error(d, LOC_NONE, "cannot allocate the %s region of @%s on '%s': %" PRIu64 " bytes (%s)", what,
+			   c->f->name, c->dev->name, size, ocl_err_name(err));
+	return m;
+}
+
+/* Repacks constant p->w (its host image src) into dst. */
+static void repack(const struct ocl_pack *p, const float *src, float *dst)
+{
+	if (p->kind == OCL_PACK_FILTER) { /* OC x (KH KW) x ICG -> (KH KW) x ICG x OC */
+		uint64_t oc = p->a, kk = p->b, icg = p->c;
+		for (uint64_t o = 0; o < oc; o++)
+			for (uint64_t k = 0; k < kk; k++)
+				for (uint64_t i = 0; i < icg; i++)
+					dst[(k * icg + i) * oc + o] = src[(o * kk + k) * icg + i];
+	} else { /* N x K -> K x N */
+		uint64_t n = p->a, kk = p->b;
+		for (uint64_t j = 0; j < n; j++)
+			for (uint64_t k = 0; k < kk; k++)
+				dst[k * n + j] = src[j * kk + k];
+	}
+}
+
+/* Uploads R0 (every constant weight) and R3 (the repacked ones). */
+static int upload_constants(struct backend_compiled *c, struct diag *d)
+{
+	uint8_t *host = xcalloc(1, (size_t)c->size[0] + 64);
+	uint8_t *packed = xcalloc(1, (size_t)c->g.r3_size + 64);
+	int rc = 0;
+	ir_for_each_weight(c->f, w) {
+		if (!w->is_const)
+			continue;
+		const struct ocl_place *p = ptrmap_get(&c->g.place, w);
+		if (interp_weight_init(c->f->mod, w, host + p->offset, d)) {
+			rc = -1;
+			break;
+		}
+	}
+	for (size_t i = 0; i < c->g.npack && !rc; i++) {
+		const struct ocl_pack *p = &c->g.pack[i];
+		const struct ocl_place *wp = ptrmap_get(&c->g.place, p->w);
+		repack(p, (const float *)(void *)(host + wp->offset), (float *)(void *)(packed + p->offset));
+	}
+	cl_int err = CL_SUCCESS;
+	if (!rc && c->size[0])
+		err = clEnqueueWriteBuffer(c->dev->compute, c->r[0], CL_TRUE, 0, (size_t)c->size[0], host, 0, NULL, NULL);
+	if (!rc && err == CL_SUCCESS && c->g.r3_size)
+		err = clEnqueueWriteBuffer(c->dev->compute, c->r[3], CL_TRUE, 0, (size_t)c->g.r3_size, packed, 0, NULL,
+					   NULL);
+	if (err != CL_SUCCESS) {
+		diag_error(d, LOC_NONE, "cannot upload the constants of @%s: %s", c->f->name, ocl_err_name(err));
+		rc = -1;
+	}
+	free(host);
+	free(packed);
+	return rc;
+}
+
+static int init_mutable(struct backend_compiled *c, struct diag *d)
+{
+	struct ir_func *f = c->f;
+	c->mhost = xcalloc(1, (size_t)c->size[1] + 64);
+	c->mut = xcalloc(f->nweights + 1, sizeof *c->mut);
+	c->mut_init = xcalloc(f->nweights + 1, sizeof *c->mut_init);
+	c->mut_input = xcalloc(f->nweights + 1, sizeof *c->mut_input);
+	size_t nio;
+	struct backend_io *io = backend_func_io(f, &nio);
+	int rc = 0;
+	ir_for_each_weight(f, w) {
+		if (w->is_const)
+			continue;
+		size_t i = c->nmut++;
+		c->mut[i] = w;
+		for (size_t j = 0; j < nio; j++)
+			if (io[j].w == w)
+				c->mut_input[i] = io[j].is_input;
+		if (w->init != IR_INIT_NONE) {
+			c->mut_init[i] = xmalloc((size_t)type_bytes(w->v.type) + 1);
+			if (interp_weight_init(f->mod, w, c->mut_init[i], d)) {
+				rc = -1;
+				break;
+			}
+		}
+	}
+	free(io);
+	return rc;
+}
+
+/* The steps in program order: a kernel per launch, the copies and waits. */
+static int make_steps(struct backend_compiled *c, cl_program prog, struct diag *d)
+{
+	struct ocl_gen *g = &c->g;
+	c->steps = xcalloc(g->nlaunch + c->f->ninstrs + 1, sizeof *c->steps);
+	size_t li = 0;
+	ir_for_each_instr(c->f, in) {
+		struct step *s = &c->steps[c->nsteps];
+		s->in = in;
+		if (li < g->nlaunch && g->launch[li].in == in) {
+			cl_int err;
+			s->kind = ST_KERNEL;
+			s->l = &g->launch[li++];
+			s->k = clCreateKernel(prog, s->l->name, &err);
+			if (!s->k) {
+				diag_error(d, in->v.loc, "OpenCL kernel %s: %s", s->l->name, ocl_err_name(err));
+				return -1;
+			}
+			for (unsigned a = 0; a < 4; a++)
+				clSetKernelArg(s->k, a, sizeof(cl_mem), &c->r[a]);
+			c->nsteps++;
+		} else if (in->kind == IK_copytodevice || in->kind == IK_copyfromdevice) {
+			bool to = in->kind == IK_copytodevice;
+			struct ocl_place dp = ocl_operand_place(g, in, to ? 0 : 1), hp = ocl_operand_place(g, in, to ? 1 : 0);
+			s->kind = to ? ST_TO_DEVICE : ST_FROM_DEVICE;
+			s->dev_off = dp.offset;
+			s->host_off = hp.offset;
+			s->bytes = type_bytes(in->ops[0].val->type);
+			c->nsteps++;
+		} else if (in->kind == IK_devicewait) {
+			s->kind = ST_WAIT;
+			s->copy = SIZE_MAX;
+			for (size_t j = c->nsteps; j-- > 0;) {
+				const struct step *p = &c->steps[j];
+				if ((p->kind == ST_TO_DEVICE && p->in->ops[0].val == in->ops[0].val) ||
+				    (p->kind == ST_FROM_DEVICE && p->in->ops[1].val == in->ops[0].val)) {
+					s->copy = j;
+					break;
+				}
+			}
+			if (s->copy == SIZE_MAX)
+				unreachable("devicewait without a copy after verification");
+			c->nsteps++;
+		}
+	}
+	return 0;
+}
+
+static struct backend_compiled *ocl_compile(const struct backend *b, struct ir_func *f,
+					    const struct backend_options *o, struct diag *d)
+{
+	(void)b;
+	bool ok = true;
+	ir_for_each_instr(f, in) {
+		if (!ocl_gen_supports(in)) {
+			diag_error(d, in->v.loc, "the OpenCL backend does not support %s on these operand types",
+				   instr_kind_name(in->kind));
+			ok = false;
+		}
+	}
+	if (!ok)
+		return NULL;
+	struct ocl_device *dev = ocl_device_get(d);
+	if (!dev)
+		return NULL;
+	struct backend_compiled *c = xcalloc(1, sizeof *c);
+	c->f = f;
+	c->dev = dev;
+	c->g.f = f;
+	c->g.gpu = dev->is_gpu;
+	u64map_init(&c->g.place);
+	ostream_mem(&c->g.src);
+	place(c, o);
+	ocl_gen_program(&c->g, d);
+	const char *src = ostream_cstr(&c->g.src);
+	if (getenv("GLOW_OPENCL_DUMP"))
+		fputs(src, stderr);
+	cl_program prog = ocl_program_get(dev, src, c->g.src.len, d);
+	c->size[3] = c->g.r3_size;
+	static const char *const what[4] = {"constant", "mutable", "activations", "repacked constant"};
+	for (unsigned i = 0; i < 4 && prog; i++)
+		if (!(c->r[i] = make_buffer(c, c->size[i], what[i], d)))
+			prog = NULL;
+	if (!prog || make_steps(c, prog, d) || upload_constants(c, d) || init_mutable(c, d)) {
+		ocl_destroy(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* ---- run ---- */
+
+static double clock_s(clockid_t id)
+{
+	struct timespec t;
+	clock_gettime(id, &t);
+	return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* What profiling measured in one run (nanoseconds). */
+struct prof {
+	double kernels, copies, overlap;
+};
+
+static void ev_times(cl_event e, cl_ulong *s, cl_ulong *t)
+{
+	*s = *t = 0;
+	clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_START, sizeof *s, s, NULL);
+	clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof *t, t, NULL);
+}
+
+/* Kernel time, copy time, and the part of the copy time during which a
+ * kernel ran (kernels of the in-order compute queue do not overlap each
+ * other). */
+static void profile(cl_event *ev, const struct step *steps, size_t n, struct prof *p)
+{
+	memset(p, 0, sizeof *p);
+	for (size_t i = 0; i < n; i++) {
+		if (!ev[i] || steps[i].kind == ST_WAIT)
+			continue;
+		cl_ulong s, e;
+		ev_times(ev[i], &s, &e);
+		if (steps[i].kind == ST_KERNEL) {
+			p->kernels += (double)(e - s);
+			continue;
+		}
+		p->copies += (double)(e - s);
+		for (size_t j = 0; j < n; j++) {
+			if (!ev[j] || steps[j].kind != ST_KERNEL)
+				continue;
+			cl_ulong ks, ke;
+			ev_times(ev[j], &ks, &ke);
+			cl_ulong lo = ks > s ? ks : s, hi = ke < e ? ke : e;
+			if (hi > lo)
+				p->overlap += (double)(hi - lo);
+		}
+	}
+}
+
+static int enqueue_all(struct backend_compiled *c, cl_event *ev, struct diag *d)
+{
+	struct ocl_device *dev = c->dev;
+	cl_int err = CL_SUCCESS;
+	cl_event marker = NULL;
+	bool kernels_since_marker = true;
+	for (size_t i = 0; i < c->nsteps && err == CL_SUCCESS; i++) {
+		const struct step *s = &c->steps[i];
+		switch (s->kind) {
+		case ST_KERNEL:
+			err = clEnqueueNDRangeKernel(dev->compute, s->k, s->l->dims, NULL, s->l->global, s->l->local, 0,
+						     NULL, dev->profiling ? &ev[i] : NULL);
+			kernels_since_marker = true;
+			break;
+		case ST_TO_DEVICE:
+		case ST_FROM_DEVICE:
+			if (kernels_since_marker) {
+				if (marker)
+					clReleaseEvent(marker);
+				marker = NULL;
+				err = clEnqueueMarkerWithWaitList(dev->compute, 0, NULL, &marker);
+				kernels_since_marker = false;
+				if (err != CL_SUCCESS)
+					break;
+			}
+			if (s->kind == ST_TO_DEVICE)
+				err = clEnqueueWriteBuffer(dev->copy, c->r[2], CL_FALSE, (size_t)s->dev_off, (size_t)s->bytes,
+							   c->mhost + s->host_off, 1, &marker, &ev[i]);
+			else
+				err = clEnqueueReadBuffer(dev->copy, c->r[2], CL_FALSE, (size_t)s->dev_off, (size_t)s->bytes,
+							  c->mhost + s->host_off, 1, &marker, &ev[i]);
+			clFlush(dev->copy);
+			break;
+		case ST_WAIT: err = clEnqueueBarrierWithWaitList(dev->compute, 1, &ev[s->copy], NULL); break;
+		default: break;
+		}
+		if (err != CL_SUCCESS)
+			diag_error(d, s->in->v.loc, "OpenCL: cannot enqueue %s: %s", instr_kind_name(s->in->kind),
+				   ocl_err_name(err));
+	}
+	if (err == CL_SUCCESS)
+		err = clFinish(dev->compute);
+	if (err == CL_SUCCESS)
+		err = clFinish(dev->copy);
+	else
+		clFinish(dev->copy);
+	if (marker)
+		clReleaseEvent(marker);
+	if (err != CL_SUCCESS) {
+		diag_error(d, LOC_NONE, "OpenCL: running @%s failed on '%s': %s", c->f->name, dev->name,
+			   ocl_err_name(err));
+		return -1;
+	}
+	return 0;
+}
+
+static int run_once(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds,
+		    struct prof *p, struct diag *d)
+{
+	for (size_t i = 0; i < c->nmut; i++) {
+		struct ir_weight *w = c->mut[i];
+		const struct ocl_place *pl = ptrmap_get(&c->g.place, w);
+		uint8_t *a = c->mhost + pl->offset;
+		size_t bytes = (size_t)type_bytes(w->v.type);
+		const void *bound = NULL;
+		for (size_t j = 0; j < nbinds && c->mut_input[i]; j++)
+			if (binds[j].w == w)
+				bound = binds[j].data;
+		if (bound)
+			memcpy(a, bound, bytes);
+		else if (c->mut_init[i])
+			memcpy(a, c->mut_init[i], bytes);
+		else if (interp_weight_init(c->f->mod, w, a, d))
+			return -1;
+	}
+	struct ocl_device *dev = c->dev;
+	if (c->g.direct_mutable && c->size[1]) {
+		cl_int err = clEnqueueWriteBuffer(dev->compute, c->r[1], CL_TRUE, 0, (size_t)c->size[1], c->mhost, 0,
+						  NULL, NULL);
+		if (err != CL_SUCCESS) {
+			diag_error(d, LOC_NONE, "OpenCL: cannot upload the placeholders of @%s: %s", c->f->name,
+				   ocl_err_name(err));
+			return -1;
+		}
+	}
+	cl_event *ev = xcalloc(c->nsteps + 1, sizeof *ev);
+	int rc = enqueue_all(c, ev, d);
+	if (!rc && p)
+		profile(ev, c->steps, c->nsteps, p);
+	for (size_t i = 0; i < c->nsteps; i++)
+		if (ev[i])
+			clReleaseEvent(ev[i]);
+	free(ev);
+	if (rc)
+		return -1;
+	if (c->g.direct_mutable && c->size[1]) {
+		cl_int err = clEnqueueReadBuffer(dev->compute, c->r[1], CL_TRUE, 0, (size_t)c->size[1], c->mhost, 0,
+						 NULL, NULL);
+		if (err != CL_SUCCESS) {
+			diag_error(d, LOC_NONE, "OpenCL: cannot read back the placeholders of @%s: %s", c->f->name,
+				   ocl_err_name(err));
+			return -1;
+		}
+	}
+	for (size_t j = 0; j < nbinds; j++)
+		if (!binds[j].w->is_const) {
+			const struct ocl_place *pl = ptrmap_get(&c->g.place, binds[j].w);
+			memcpy(binds[j].data, c->mhost + pl->offset, (size_t)type_bytes(binds[j].w->v.type));
+		}
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int ocl_run(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds, struct diag *d)
+{
+	const char *pe = getenv("GLOW_OPENCL_PROFILE");
+	long runs = pe ? strtol(pe, NULL, 10) : 1;
+	if (!c->dev->profiling || runs < 1)
+		runs = 1;
+	if (runs > 10000)
+		runs = 10000;
+	double *wall = xcalloc((size_t)runs, sizeof *wall), *cpu = xcalloc((size_t)runs, sizeof *cpu);
+	struct prof p = {0, 0, 0}, sum = {0, 0, 0};
+	int rc = 0;
+	for (long r = 0; r < runs && !rc; r++) {
+		double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+		rc = run_once(c, binds, nbinds, c->dev->profiling ? &p : NULL, d);
+		wall[r] = clock_s(CLOCK_MONOTONIC) - t0;
+		cpu[r] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+		if (r > 0 || runs == 1) {
+			sum.kernels += p.kernels;
+			sum.copies += p.copies;
+			sum.overlap += p.overlap;
+		}
+	}
+	if (!rc && c->dev->profiling) {
+		/* the first run pays for lazy kernel compilation: the median and
+		 * the averages are of the others */
+		long n = runs > 1 ? runs - 1 : 1;
+		qsort(wall + (runs > 1), (size_t)n, sizeof *wall, cmp_double);
+		qsort(cpu + (runs > 1), (size_t)n, sizeof *cpu, cmp_double);
+		double med = wall[(runs > 1) + n / 2], cmed = cpu[(runs > 1) + n / 2];
+		diag_note(d, LOC_NONE,
+			  "opencl: @%s on '%s' (%u compute units at %u MHz): %ld run%s, first %.3f ms, median %.3f ms "
+			  "(processor time %.3f ms); per run: kernels %.3f ms, device copies %.3f ms, copy time "
+			  "overlapped by kernels %.3f ms (%.0f%%)",
+			  c->f->name, c->dev->name, c->dev->compute_units, c->dev->clock_mhz, runs, runs == 1 ? "" : "s",
+			  wall[0] * 1e3, med * 1e3, cmed * 1e3,
+			  sum.kernels / (double)n * 1e-6, sum.copies / (double)n * 1e-6, sum.overlap / (double)n * 1e-6,
+			  sum.copies > 0 ? 100.0 * sum.overlap / sum.copies : 0.0);
+	}
+	free(wall);
+	free(cpu);
+	return rc;
+}
+
+/* ---- the graph side ---- */
+
+static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const enum elem_kind *elems,
+				unsigned nelems)
+{
+	(void)b;
+	if (kind >= NK_COUNT || kind == NK_Placeholder || kind == NK_Constant)
+		return false;
+	bool ew = false, pred = false;
+	switch (kind) {
+	case NK_Convolution:
+	case NK_OpenCL_ConvBiasRelu:
+	case NK_MaxPool:
+	case NK_AvgPool:
+	case NK_FullyConnected:
+	case NK_MatMul:
+	case NK_Gemm:
+	case NK_BatchedAdd:
+	case NK_SoftMax:
+	case NK_LocalResponseNormalization:
+	case NK_Splat: break;
+	case NK_Transpose:
+	case NK_Reshape:
+	case NK_Concat:
+	case NK_Slice:
+	case NK_InsertTensor:
+	case NK_Save: return true; /* data movement: elements of any kind, moved bit for bit */
+	default:
+		for (unsigned ik = 0; ik < IK_COUNT && !ew; ik++)
+			if (instr_desc(ik)->graph_kind == (int)kind && instr_desc(ik)->flags & IF_EW && ocl_ew_kind_ok(ik)) {
+				ew = true;
+				pred = ew_row(ik)->result == EW_RESULT_BOOL;
+			}
+		if (!ew)
+			return false;
+	}
+	for (unsigned i = 0; i < nelems; i++) {
+		if (elems[i] == EK_FLOAT)
+			continue;
+		if (kind == NK_MaxPool && i == 1 && (elems[i] == EK_INDEX64 || elems[i] == EK_INDEX32))
+			continue; /* the argmax result: compiled when unused */
+		if (pred && i == 0 && elems[i] == EK_BOOL)
+			continue;
+		return false;
+	}
+	return true;
+}
+
+static bool ocl_is_node_supported(const struct backend *b, const struct node *n)
+{
+	enum elem_kind e[2 * IR_MAX_OPS + 8];
+	unsigned ne = backend_node_elems(n, e, GLOW_ARRAY_SIZE(e));
+	return ocl_is_op_supported(b, n->kind, e, ne);
+}
+
+/* Nothing is lowered by choice: the lower stage lowers what is not
+ * supported. */
+static bool ocl_should_lower(const struct backend *b, const struct node *n)
+{
+	(void)b;
+	(void)n;
+	return false;
+}
+
+/* After lowering: Relu(Convolution(x, w, b)) on float, the convolution used
+ * by the relu only, becomes one OpenCL.ConvBiasRelu node (Nodes.def), which
+ * the generator compiles into one kernel that rectifies as it stores.
+ * Returns whether f changed. */
+static int ocl_post_lowering(const struct backend *b, struct func *f, struct diag *d)
+{
+	(void)b;
+	(void)d;
+	int changed = 0;
+	func_for_each_safe(f, n, tmp) {
+		if (n->kind != NK_Relu || n->types[0]->elem != EK_FLOAT)
+			continue;
+		struct node *conv = op_val(n, 0).node;
+		if (!conv || conv->kind != NK_Convolution || node_num_uses(conv, 0) != 1)
+			continue;
+		struct value ops[3];
+		for (unsigned i = 0; i < 3; i++)
+			ops[i] = op_val(conv, i);
+		struct node *fused = node_create1(f, NK_OpenCL_ConvBiasRelu, NULL, ops, 3, n->types[0], n, conv->loc);
+		const struct node_desc *cd = node_desc(NK_Convolution);
+		for (unsigned i = 0; i < cd->nattrs; i++)
+			fused->attrs[i] = conv->attrs[i]; /* the same attributes in the same order */
+		if (tmp == conv)
+			tmp = conv->next;
+		node_replace(f, n, fused);
+		node_erase(f, conv);
+		changed = 1;
+	}
+	return changed;
+}
+
+const struct backend ocl_backend = {
+	"opencl",	   ocl_is_op_supported, ocl_is_node_supported, ocl_should_lower,
+	ocl_post_lowering, ocl_compile,		ocl_run,	       ocl_destroy,
+	{"ocl-O0", "ocl-O1", "ocl-O2", "ocl-O3"},
+};

@@ -1,0 +1,642 @@
+/* ocl_gen.c - OpenCL C for one instruction IR function (docs/OpenCL.md).
+ *
+ * The program is the preamble of kernels/ocl_kernels.cl, then one kernel
+ * per computing instruction in program order, each a section of that file
+ * after #defines that fix its shapes, attributes and operand places (so
+ * the device compiler sees constants and unrolls and vectorizes what it
+ * can), and #undefs of the same names after it. Work-group sizes are chosen
+ * per kernel: along the contiguous dimension of the result, 32 work-items
+ * on a CPU device (PoCL vectorizes across them) and 64 on a GPU.
+ *
+ * Fusion: a convolution, matrix product or pooling whose result is
+ * immediately rectified in place (the next computing instruction is
+ * `relu @out X, @in X` on its destination X) applies the relu in its own
+ * store and the relu gets no kernel.
+ *
+ * Constant operands that a kernel reads across work-items with a large
+ * stride are repacked at compile time into region R3 (ocl_pack): a
+ * convolution filter OC x KH x KW x ICG into [KH][KW][ICG][OC], the
+ * transposed B of a gemm into K x N.
+ */
+#include "backends/opencl/ocl.h"
+#include "ir/ew.h"
+#include "support/util.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* kernels/ocl_kernels.cl as lines (cb-embed) */
+extern const char *const ocl_kernel_text[];
+
+/* the names #defined since ocl_gen_begin, #undef'd after the section */
+static char defined_names[64][16];
+static unsigned ndefined;
+
+void ocl_gen_define(struct ocl_gen *g, const char *name, const char *fmt, ...)
+{
+	os_printf(&g->src, "#define %s ", name);
+	va_list ap;
+	va_start(ap, fmt);
+	char buf[4096];
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	os_puts(&g->src, buf);
+	os_putc(&g->src, '\n');
+	char base[16];
+	size_t n = strcspn(name, "(");
+	if (n >= sizeof base)
+		unreachable("OpenCL macro name too long");
+	memcpy(base, name, n);
+	base[n] = 0;
+	if (ndefined == GLOW_ARRAY_SIZE(defined_names))
+		unreachable("too many OpenCL macros in one kernel");
+	memcpy(defined_names[ndefined++], base, n + 1);
+}
+
+struct ocl_place ocl_operand_place(struct ocl_gen *g, const struct ir_instr *in, unsigned i)
+{
+	uint64_t off = 0;
+	struct ir_value *root = ir_value_root(in->ops[i].val, &off);
+	const struct ocl_place *p = root ? ptrmap_get(&g->place, root) : NULL;
+	if (!p)
+		unreachable("OpenCL operand without a place");
+	struct ocl_place r = {p->region, p->offset + off};
+	return r;
+}
+
+void ocl_gen_ptr(struct ocl_gen *g, const char *name, const char *ctype, const struct ir_instr *in, unsigned i)
+{
+	struct ocl_place p = ocl_operand_place(g, in, i);
+	if (p.region == 1)
+		g->direct_mutable = true;
+	ocl_gen_define(g, name, "((__global %s *)(R%u + %" PRIu64 "))", ctype, p.region, p.offset);
+}
+
+struct ocl_launch *ocl_gen_begin(struct ocl_gen *g, const struct ir_instr *in)
+{
+	if (g->nlaunch == g->caplaunch) {
+		g->caplaunch = g->caplaunch ? 2 * g->caplaunch : 64;
+		g->launch = xrealloc(g->launch, g->caplaunch * sizeof *g->launch);
+	}
+	struct ocl_launch *l = &g->launch[g->nlaunch];
+	memset(l, 0, sizeof *l);
+	l->in = in;
+	snprintf(l->name, sizeof l->name, "k%zu", g->nlaunch);
+	g->nlaunch++;
+	ndefined = 0;
+	os_puts(&g->src, "\n/* ");
+	ir_instr_print(&g->src, in);
+	os_puts(&g->src, " */\n");
+	ocl_gen_define(g, "KNAME", "%s", l->name);
+	return l;
+}
+
+void ocl_gen_section(struct ocl_gen *g, const char *section)
+{
+	size_t n = strlen(section);
+	bool in = false;
+	for (size_t i = 0; ocl_kernel_text[i]; i++) {
+		const char *s = ocl_kernel_text[i];
+		if (strncmp(s, "//@ ", 4) == 0) {
+			if (in)
+				break;
+			in = strncmp(s + 4, section, n) == 0 && s[4 + n] == 0;
+			continue;
+		}
+		if (in) {
+			os_puts(&g->src, s);
+			os_putc(&g->src, '\n');
+		}
+	}
+	for (unsigned i = 0; i < ndefined; i++)
+		os_printf(&g->src, "#undef %s\n", defined_names[i]);
+	ndefined = 0;
+}
+
+/* A one-dimensional launch of n work-items. */
+static void launch_1d(struct ocl_gen *g, struct ocl_launch *l, uint64_t n)
+{
+	size_t ls = g->gpu ? 256 : 32;
+	l->dims = 1;
+	l->local[0] = ls;
+	l->global[0] = ocl_round_up((size_t)(n ? n : 1), ls);
+}
+
+/* The smallest power of two >= n, at most cap. */
+static size_t pow2_upto(uint64_t n, size_t cap)
+{
+	size_t p = 1;
+	while (p < n && p < cap)
+		p *= 2;
+	return p;
+}
+
+static bool is_float(const struct ir_value *v) { return v->type->elem == EK_FLOAT; }
+
+static bool all_float(const struct ir_instr *in)
+{
+	for (unsigned i = 0; i < in->nops; i++)
+		if (!is_float(in->ops[i].val))
+			return false;
+	return true;
+}
+
+/* ---- elementwise (EW.def) ---- */
+
+/* How OpenCL C spells EW.def's function `name`, NULL if it has none. */
+static const char *ew_fn(const struct ew_tok *t)
+{
+	if (ew_tok_is(t, "sigmoid"))
+		return "ocl_sigmoid";
+	if (ew_tok_is(t, "fmod_floor"))
+		return "ocl_fmod_floor";
+	if (ew_tok_is(t, "nearbyint"))
+		return "rint"; /* half to even, as nearbyint in the default mode */
+	const char *sp = ew_fn_spelling(t->s, t->len, EW_REAL);
+	return sp && strncmp(sp, "cb_", 3) != 0 ? "" : NULL;
+}
+
+/* The Real expression of in's row as OpenCL C into o (NULL: only check);
+ * false if it calls a function OpenCL C lacks. K(x) becomes a float
+ * literal, IF_ATTR the chosen branch; parameters stay names (#defined). */
+static bool ew_expr(const struct ew_row *row, struct ostream *o)
+{
+	const char *s = row->expr[EW_REAL], *end = s + strlen(s), *gap = s;
+	struct ew_tok t, p;
+	while (ew_next_tok(&s, end, &t)) {
+		if (o) /* the original spacing: punctuators are single characters */
+			os_write(o, gap, (size_t)(t.s - gap));
+		if (ew_tok_is(&t, "K")) {
+			ew_next_tok(&s, end, &p); /* ( */
+			ew_next_tok(&s, end, &p);
+			if (o) {
+				os_write(o, p.s, p.len);
+				os_puts(o, memchr(p.s, '.', p.len) || memchr(p.s, 'e', p.len) ? "f" : ".0f");
+			}
+			ew_next_tok(&s, end, &p); /* ) */
+		} else if (t.kind == EW_TOK_IDENT && !ew_tok_is(&t, "IF_ATTR")) {
+			const char *after = s;
+			bool call = ew_next_tok(&after, end, &p) && *p.s == '(';
+			const char *fn = call ? ew_fn(&t) : "";
+			if (!fn)
+				return false;
+			if (o && *fn)
+				os_puts(o, fn);
+			else if (o)
+				os_write(o, t.s, t.len);
+		} else if (o) {
+			os_write(o, t.s, t.len);
+		}
+		gap = s;
+	}
+	return true;
+}
+
+bool ocl_ew_kind_ok(unsigned kind)
+{
+	const struct ew_row *row = ew_row(kind);
+	return row && row->family == EW_FAMILY_TABLE && row->expr[EW_REAL] && ew_expr(row, NULL);
+}
+
+static bool ew_supports(const struct ir_instr *in)
+{
+	if (!ocl_ew_kind_ok(in->kind))
+		return false;
+	for (unsigned i = 1; i < in->nops; i++)
+		if (!is_float(in->ops[i].val))
+			return false;
+	return ew_row(in->kind)->result == EW_RESULT_BOOL ? in->ops[0].val->type->elem == EK_BOOL
+							   : is_float(in->ops[0].val);
+}
+
+static void gen_ew(struct ocl_gen *g, const struct ir_instr *in)
+{
+	const struct ew_row *row = ew_row(in->kind);
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	uint64_t n = type_numel(in->ops[0].val->type);
+	bool pred = row->result == EW_RESULT_BOOL;
+	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_gen_ptr(g, "PD", pred ? "uchar" : "float", in, 0);
+	ocl_gen_ptr(g, "PA", "float", in, 1);
+	if (row->nargs > 1)
+		ocl_gen_ptr(g, "PB", "float", in, 2);
+	ocl_gen_define(g, "STORE(x)", "%s", pred ? "((uchar)((x) ? 1 : 0))" : "(x)");
+	ocl_gen_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
+	for (unsigned i = 0; i < row->nparams; i++) {
+		const union attr_val *v = &in->attrs[i];
+		if (row->params[i].kind == EW_PARAM_F)
+			ocl_gen_define(g, row->params[i].name, "((float)%.9g)", v->f);
+		else
+			ocl_gen_define(g, row->params[i].name, "(%" PRId64 "L)", v->i);
+	}
+	struct ostream e;
+	ostream_mem(&e);
+	ew_expr(row, &e);
+	ocl_gen_define(g, "EXPR", "(%s)", ostream_cstr(&e));
+	ostream_abort(&e);
+	ocl_gen_section(g, "ew");
+	launch_1d(g, l, n);
+}
+/* ---- convolution, pooling ---- */
+
+/* A constant weight operand: the weight, else NULL. */
+static const struct ir_weight *const_weight(const struct ir_instr *in, unsigned i)
+{
+	uint64_t off = 0;
+	struct ir_value *root = ir_value_root(in->ops[i].val, &off);
+	struct ir_weight *w = root ? ir_as_weight(root) : NULL;
+	return w && w->is_const && off == 0 && root == in->ops[i].val ? w : NULL;
+}
+
+/* Records a repacking of constant weight w into R3; returns its offset. */
+static uint64_t add_pack(struct ocl_gen *g, const struct ir_weight *w, unsigned kind, uint64_t a, uint64_t b,
+			 uint64_t c, uint64_t d)
+{
+	g->pack = xrealloc(g->pack, (g->npack + 1) * sizeof *g->pack);
+	struct ocl_pack *p = &g->pack[g->npack++];
+	p->w = w;
+	p->kind = kind;
+	p->a = a, p->b = b, p->c = c, p->d = d;
+	p->offset = g->r3_size;
+	g->r3_size += ocl_round_up((size_t)type_bytes(w->v.type), 64);
+	return p->offset;
+}
+
+static void define_act(struct ocl_gen *g, bool relu)
+{
+	ocl_gen_define(g, "ACT(x)", "%s", relu ? "((x) > 0.0f ? (x) : 0.0f)" : "(x)");
+}
+
+/* Pixels per work-item along a row of OW: from 4 to 8 (fewer for a
+ * narrower row), the one that wastes the fewest, the larger on a tie. */
+static unsigned pick_px(uint64_t ow)
+{
+	if (ow <= 8)
+		return (unsigned)ow;
+	unsigned best = 8;
+	uint64_t waste = (ow + 7) / 8 * 8 - ow;
+	for (unsigned px = 7; px >= 4; px--) {
+		uint64_t w = (ow + px - 1) / px * px - ow;
+		if (w < waste)
+			best = px, waste = w;
+	}
+	return best;
+}
+
+/* The vector width of the CPU convolution: the widest of 16, 8, 4 that
+ * divides the channels of a group (or every channel of a depthwise
+ * convolution); 0 if none does. */
+static unsigned pick_vw(uint64_t oc, uint64_t ocg, bool depthwise)
+{
+	static const unsigned w[] = {16, 8, 4};
+	for (unsigned i = 0; i < 3; i++)
+		if (oc % w[i] == 0 && (depthwise || ocg % w[i] == 0))
+			return w[i];
+	return 0;
+}
+
+static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+{
+	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type, *ft = in->ops[2].val->type;
+	unsigned nk, ns, np, nd;
+	const int64_t *k = ir_ints(in, "kernels", &nk), *s = ir_ints(in, "strides", &ns), *pd = ir_ints(in, "pads", &np),
+		      *dl = ir_ints(in, "dilation", &nd);
+	int64_t group = ir_int(in, "group");
+	uint64_t N = st->dims[0], H = st->dims[1], W = st->dims[2], C = st->dims[3];
+	uint64_t OH = dt->dims[1], OW = dt->dims[2], OC = dt->dims[3], ICG = ft->dims[3];
+	uint64_t OCG = OC / (uint64_t)group;
+	bool depthwise = ICG == 1 && OCG == 1 && C == OC;
+	const struct ir_weight *fw = const_weight(in, 2);
+	/* CPU devices: the vector kernel where the filter is repacked */
+	unsigned vw = !g->gpu && fw ? pick_vw(OC, OCG, depthwise) : 0;
+	/* two vectors of channels per work-item where a group has them: each
+	 * input value is then loaded once for twice the multiply-adds */
+	unsigned vb = vw && !depthwise && OCG % (2 * vw) == 0 ? 2 : 1;
+	unsigned px = g->gpu ? (OW >= 4 ? 4 : (unsigned)OW) : pick_px(OW);
+	uint64_t owb = (OW + px - 1) / px, rows = N * OH * owb;
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	ocl_gen_define(g, "H", "%" PRIu64, H);
+	ocl_gen_define(g, "W", "%" PRIu64, W);
+	ocl_gen_define(g, "C", "%" PRIu64, C);
+	ocl_gen_define(g, "OH", "%" PRIu64, OH);
+	ocl_gen_define(g, "OW", "%" PRIu64, OW);
+	ocl_gen_define(g, "OC", "%" PRIu64, OC);
+	ocl_gen_define(g, "KH", "%" PRId64, k[0]);
+	ocl_gen_define(g, "KW", "%" PRId64, k[1]);
+	ocl_gen_define(g, "SH", "%" PRId64, s[0]);
+	ocl_gen_define(g, "SW", "%" PRId64, s[1]);
+	ocl_gen_define(g, "DH", "%" PRId64, dl[0]);
+	ocl_gen_define(g, "DW", "%" PRId64, dl[1]);
+	ocl_gen_define(g, "PT", "%" PRId64, pd[0]);
+	ocl_gen_define(g, "PL", "%" PRId64, pd[1]);
+	ocl_gen_define(g, "ICG", "%" PRIu64, ICG);
+	ocl_gen_define(g, "OCG", "%" PRIu64, OCG);
+	ocl_gen_define(g, "PX", "%u", px);
+	ocl_gen_define(g, "OWB", "%" PRIu64, owb);
+	ocl_gen_define(g, "ROWS", "%" PRIu64, rows);
+	ocl_gen_ptr(g, "PD", "float", in, 0);
+	ocl_gen_ptr(g, "PS", "float", in, 1);
+	ocl_gen_ptr(g, "PBIAS", "float", in, 3);
+	if (fw) {
+		uint64_t off = add_pack(g, fw, OCL_PACK_FILTER, OC, (uint64_t)(k[0] * k[1]), ICG, 0);
+		ocl_gen_define(g, "PF", "((__global const float *)(R3 + %" PRIu64 "))", off);
+		ocl_gen_define(g, "WIDX(ky, kx, ic)", "((((ky) * KW + (kx)) * ICG + (ic)) * OC + oc)");
+	} else {
+		ocl_gen_ptr(g, "PF", "float", in, 2);
+		ocl_gen_define(g, "WIDX(ky, kx, ic)", "(((oc * KH + (ky)) * KW + (kx)) * ICG + (ic))");
+	}
+	if (vw) {
+		ocl_gen_define(g, "VW", "%u", vw);
+		ocl_gen_define(g, "VT", "float%u", vw);
+		ocl_gen_define(g, "VLOAD", "vload%u", vw);
+		ocl_gen_define(g, "VSTORE", "vstore%u", vw);
+		ocl_gen_define(g, "DEPTHWISE", "%d", depthwise);
+		ocl_gen_define(g, "VB", "%u", vb);
+		ocl_gen_define(g, "PZERO", "((__global const float *)R3)");
+		ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
+		ocl_gen_section(g, "convv");
+		size_t l1 = rows >= 8 ? 8 : (size_t)rows;
+		l->dims = 2;
+		l->local[0] = 1;
+		l->local[1] = l1;
+		l->global[0] = (size_t)(OC / (vw * vb));
+		l->global[1] = ocl_round_up((size_t)rows, l1);
+		return;
+	}
+	define_act(g, relu);
+	ocl_gen_section(g, "conv");
+	size_t l0 = pow2_upto(OC, g->gpu ? 64 : 32);
+	size_t l1 = g->gpu ? (l0 >= 64 ? 2 : 128 / l0) : 1;
+	l->dims = 2;
+	l->local[0] = l0;
+	l->local[1] = l1;
+	l->global[0] = ocl_round_up((size_t)OC, l0);
+	l->global[1] = ocl_round_up((size_t)rows, l1);
+}
+
+static void gen_pool(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+{
+	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type;
+	unsigned nk, ns, np;
+	const int64_t *k = ir_ints(in, "kernels", &nk), *s = ir_ints(in, "strides", &ns), *pd = ir_ints(in, "pads", &np);
+	bool is_max = in->kind == IK_maxpool;
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	ocl_gen_define(g, "H", "%" PRIu64, st->dims[1]);
+	ocl_gen_define(g, "W", "%" PRIu64, st->dims[2]);
+	ocl_gen_define(g, "C", "%" PRIu64, st->dims[3]);
+	ocl_gen_define(g, "OH", "%" PRIu64, dt->dims[1]);
+	ocl_gen_define(g, "OW", "%" PRIu64, dt->dims[2]);
+	ocl_gen_define(g, "KH", "%" PRId64, k[0]);
+	ocl_gen_define(g, "KW", "%" PRId64, k[1]);
+	ocl_gen_define(g, "SH", "%" PRId64, s[0]);
+	ocl_gen_define(g, "SW", "%" PRId64, s[1]);
+	ocl_gen_define(g, "PT", "%" PRId64, pd[0]);
+	ocl_gen_define(g, "PL", "%" PRId64, pd[1]);
+	ocl_gen_define(g, "TOTAL", "%" PRIu64 "UL", type_numel(dt));
+	ocl_gen_define(g, "IS_MAX", "%d", is_max);
+	ocl_gen_define(g, "INCL", "%d", is_max ? 0 : (int)ir_int(in, "count_include_pads"));
+	ocl_gen_ptr(g, "PD", "float", in, 0);
+	ocl_gen_ptr(g, "PS", "float", in, 1);
+	unsigned vw = g->gpu ? 0 : pick_vw(st->dims[3], st->dims[3], false);
+	if (vw) {
+		uint64_t npix = dt->dims[0] * dt->dims[1] * dt->dims[2];
+		ocl_gen_define(g, "NPIX", "%" PRIu64 "UL", npix);
+		ocl_gen_define(g, "VW", "%u", vw);
+		ocl_gen_define(g, "VT", "float%u", vw);
+		ocl_gen_define(g, "VLOAD", "vload%u", vw);
+		ocl_gen_define(g, "VSTORE", "vstore%u", vw);
+		ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
+		ocl_gen_section(g, "poolv");
+		size_t l1 = npix >= 8 ? 8 : (size_t)npix;
+		l->dims = 2;
+		l->local[0] = 1;
+		l->local[1] = l1;
+		l->global[0] = (size_t)(st->dims[3] / vw);
+		l->global[1] = ocl_round_up((size_t)npix, l1);
+		return;
+	}
+	define_act(g, relu);
+	ocl_gen_section(g, "pool");
+	launch_1d(g, l, type_numel(dt));
+}
+
+/* ---- matrix products ---- */
+
+/* fullyconnected (Src N x K, Weights K x M, Bias M), matmul (LHS N x K, RHS
+ * K x M) and gemm (alpha A' B' + beta C) as the gemm section. */
+static void gen_gemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+{
+	const struct type *dt = in->ops[0].val->type, *at = in->ops[1].val->type;
+	bool ta = false, tb = false;
+	double alpha = 1, beta = 1;
+	if (in->kind == IK_gemm) {
+		ta = ir_int(in, "trans_a") != 0;
+		tb = ir_int(in, "trans_b") != 0;
+		alpha = ir_float(in, "alpha");
+		beta = ir_float(in, "beta");
+	}
+	uint64_t M = dt->dims[0], N = dt->dims[1], K = at->dims[ta ? 0 : 1];
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	ocl_gen_define(g, "M", "%" PRIu64, M);
+	ocl_gen_define(g, "N", "%" PRIu64, N);
+	ocl_gen_define(g, "K", "%" PRIu64, K);
+	ocl_gen_define(g, "RB", "%d", M >= 4 ? 4 : (int)M);
+	ocl_gen_define(g, "ALPHA", "((float)%.9g)", alpha);
+	ocl_gen_define(g, "BETA", "((float)%.9g)", beta);
+	ocl_gen_ptr(g, "PD", "float", in, 0);
+	ocl_gen_ptr(g, "PA", "float", in, 1);
+	ocl_gen_define(g, "AIDX(i, k)", ta ? "((size_t)(k) * M + (i))" : "((size_t)(i) * K + (k))");
+	const struct ir_weight *bw = tb ? const_weight(in, 2) : NULL;
+	if (bw) { /* B is N x K: repacked K x N */
+		uint64_t off = add_pack(g, bw, OCL_PACK_TRANSPOSE, N, K, 0, 0);
+		ocl_gen_define(g, "PB", "((__global const float *)(R3 + %" PRIu64 "))", off);
+		ocl_gen_define(g, "BIDX(k, j)", "((size_t)(k) * N + (j))");
+	} else {
+		ocl_gen_ptr(g, "PB", "float", in, 2);
+		ocl_gen_define(g, "BIDX(k, j)", tb ? "((size_t)(j) * K + (k))" : "((size_t)(k) * N + (j))");
+	}
+	if (in->kind == IK_gemm || in->kind == IK_fullyconnected) {
+		const struct type *ct = in->ops[3].val->type;
+		uint64_t cr = ct->rank >= 2 ? ct->dims[0] : 1, cc = ct->rank >= 1 ? ct->dims[ct->rank - 1] : 1;
+		ocl_gen_ptr(g, "PC", "float", in, 3);
+		ocl_gen_define(g, "CIDX(i, j)", "((size_t)%s * %" PRIu64 " + %s)", cr == 1 ? "0" : "(i)", cc,
+			       cc == 1 ? "0" : "(j)");
+	}
+	define_act(g, relu);
+	ocl_gen_section(g, "gemm");
+	size_t l0 = pow2_upto(N, g->gpu ? 64 : 32);
+	size_t rows = (size_t)((M + 3) / 4);
+	l->dims = 2;
+	l->local[0] = l0;
+	l->local[1] = 1;
+	l->global[0] = ocl_round_up((size_t)N, l0);
+	l->global[1] = rows ? rows : 1;
+}
+
+/* ---- the rest ---- */
+
+static void gen_softmax(struct ocl_gen *g, const struct ir_instr *in)
+{
+	const struct type *st = in->ops[1].val->type;
+	unsigned axis = (unsigned)ir_int(in, "axis");
+	uint64_t outer = 1, inner = 1;
+	for (unsigned i = 0; i < axis; i++)
+		outer *= st->dims[i];
+	for (unsigned i = axis + 1; i < st->rank; i++)
+		inner *= st->dims[i];
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	ocl_gen_define(g, "OUTER", "%" PRIu64 "UL", outer);
+	ocl_gen_define(g, "INNER", "%" PRIu64 "UL", inner);
+	ocl_gen_define(g, "LEN", "%" PRIu64 "UL", st->dims[axis]);
+	ocl_gen_ptr(g, "PD", "float", in, 0);
+	ocl_gen_ptr(g, "PS", "float", in, 1);
+	ocl_gen_section(g, "softmax");
+	launch_1d(g, l, outer * inner);
+}
+
+static void gen_lrn(struct ocl_gen *g, const struct ir_instr *in)
+{
+	const struct type *st = in->ops[1].val->type;
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	ocl_gen_define(g, "N", "%" PRIu64 "UL", type_numel(st));
+	ocl_gen_define(g, "C", "%" PRIu64, st->dims[3]);
+	ocl_gen_define(g, "HW", "%" PRId64, ir_int(in, "half_window_size"));
+	ocl_gen_define(g, "LALPHA", "((float)%.9g)", ir_float(in, "alpha"));
+	ocl_gen_define(g, "LBETA", "((float)%.9g)", ir_float(in, "beta"));
+	ocl_gen_define(g, "LK", "((float)%.9g)", ir_float(in, "k"));
+	ocl_gen_ptr(g, "PD", "float", in, 0);
+	ocl_gen_ptr(g, "PS", "float", in, 1);
+	ocl_gen_section(g, "lrn");
+	launch_1d(g, l, type_numel(st));
+}
+
+static void gen_splat(struct ocl_gen *g, const struct ir_instr *in)
+{
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	uint64_t n = type_numel(in->ops[0].val->type);
+	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_gen_define(g, "VALUE", "((float)%.9g)", ir_float(in, "value"));
+	ocl_gen_ptr(g, "PD", "float", in, 0);
+	ocl_gen_section(g, "splat");
+	launch_1d(g, l, n);
+}
+
+static void gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+{
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	uint64_t n = type_numel(in->ops[0].val->type);
+	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_gen_define(g, "SLICE", "%" PRIu64 "UL", type_numel(in->ops[2].val->type));
+	ocl_gen_ptr(g, "PD", "float", in, 0);
+	ocl_gen_ptr(g, "PA", "float", in, 1);
+	ocl_gen_ptr(g, "PB", "float", in, 2);
+	define_act(g, relu);
+	ocl_gen_section(g, "batchedadd");
+	launch_1d(g, l, n);
+}
+
+/* ---- support and the program ---- */
+
+bool ocl_gen_supports(const struct ir_instr *in)
+{
+	switch (in->kind) {
+	case IK_alloc:
+	case IK_dealloc:
+	case IK_tensorview:
+	case IK_touch:
+	case IK_copytodevice:
+	case IK_copyfromdevice:
+	case IK_devicewait: return true;
+	case IK_convolution:
+	case IK_opencl_convbiasrelu:
+		return all_float(in) && in->ops[1].val->type->rank == 4 && in->ops[2].val->type->rank == 4;
+	case IK_maxpool:
+	case IK_avgpool: return all_float(in) && in->ops[1].val->type->rank == 4;
+	case IK_fullyconnected:
+	case IK_matmul:
+	case IK_gemm:
+		return all_float(in) && in->ops[0].val->type->rank == 2 && in->ops[1].val->type->rank == 2 &&
+		       in->ops[2].val->type->rank == 2;
+	case IK_batchedadd:
+	case IK_softmax:
+	case IK_splat: return all_float(in);
+	case IK_localresponsenormalization: return all_float(in) && in->ops[1].val->type->rank == 4;
+	default: return ocl_gen_move_supports(in) || ew_supports(in);
+	}
+}
+
+/* The next instruction after `in` that computes (not alloc, dealloc,
+ * tensorview), NULL at the end. */
+static const struct ir_instr *next_computing(const struct ir_instr *in)
+{
+	for (in = in->next; in; in = in->next)
+		if (in->kind != IK_alloc && in->kind != IK_dealloc && in->kind != IK_tensorview)
+			return in;
+	return NULL;
+}
+
+/* Whether the instruction after `in` is an in-place relu of its result. */
+static bool relu_follows(const struct ir_instr *in)
+{
+	const struct ir_instr *n = next_computing(in);
+	return n && n->kind == IK_relu && n->ops[0].val == in->ops[0].val && n->ops[1].val == in->ops[0].val;
+}
+
+int ocl_gen_program(struct ocl_gen *g, struct diag *d)
+{
+	(void)d;
+	/* R3 starts with zeros for the padding of the CPU convolution: as
+	 * many floats as the largest convolution has input channels per group */
+	uint64_t zeros = 0;
+	ir_for_each_instr(g->f, in)
+		if ((in->kind == IK_convolution || in->kind == IK_opencl_convbiasrelu) && in->ops[2].val->type->rank == 4 &&
+		    in->ops[2].val->type->dims[3] > zeros)
+			zeros = in->ops[2].val->type->dims[3];
+	g->r3_size = ocl_round_up((size_t)(zeros * 4), 64);
+	ocl_gen_section(g, "preamble");
+	ir_for_each_instr(g->f, in) {
+		if (in == g->fused)
+			continue;
+		bool relu = false;
+		switch (in->kind) {
+		case IK_convolution:
+		case IK_maxpool:
+		case IK_avgpool:
+		case IK_fullyconnected:
+		case IK_matmul:
+		case IK_gemm:
+		case IK_batchedadd:
+			relu = relu_follows(in);
+			g->fused = relu ? next_computing(in) : NULL;
+			break;
+		default: break;
+		}
+		switch (in->kind) {
+		case IK_alloc:
+		case IK_dealloc:
+		case IK_tensorview:
+		case IK_touch:
+		case IK_copytodevice:
+		case IK_copyfromdevice:
+		case IK_devicewait: break;
+		case IK_convolution: gen_conv(g, in, relu); break;
+		case IK_opencl_convbiasrelu: gen_conv(g, in, true); break;
+		case IK_maxpool:
+		case IK_avgpool: gen_pool(g, in, relu); break;
+		case IK_fullyconnected:
+		case IK_matmul:
+		case IK_gemm: gen_gemm(g, in, relu); break;
+		case IK_batchedadd: gen_batchedadd(g, in, relu); break;
+		case IK_softmax: gen_softmax(g, in); break;
+		case IK_localresponsenormalization: gen_lrn(g, in); break;
+		case IK_splat: gen_splat(g, in); break;
+		default:
+			if (ocl_gen_move(g, in) == 1)
+				gen_ew(g, in);
+			break;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,146 @@
+/* devicecopies.c - device-copies: makes a device backend's memory explicit
+ * (docs/OpenCL.md). Activations (allocs) are device memory and constant
+ * weights are uploaded once, when the program is loaded; the mutable
+ * weights (the placeholders the caller binds) are host memory, so every
+ * instruction that reads or writes one is given a device buffer instead:
+ *
+ *   - the result of a computation saved into a placeholder (`copy @out %w,
+ *     @in %x`, x an activation; IRGen's Save) becomes `copyfromdevice @out
+ *     %w, @in %x`, waited for right before x's dealloc (or at the end), so
+ *     the transfer runs beside whatever is computed in between;
+ *   - any other placeholder w gets an alloc %w.dev of its type: when the
+ *     program reads w before writing it, `copytodevice @out %w.dev, @in %w`
+ *     at the start of the program and `devicewait @in %w.dev` right before
+ *     the first instruction that needs it (so the upload of one input runs
+ *     beside the computation on the others); every use of w (and every view
+ *     of it) uses %w.dev; when the program writes w, `copyfromdevice @out
+ *     %w, @in %w.dev` after the last use, waited for at the end.
+ *
+ * Requires: a verified function. The allocs it adds are placed at the
+ * start and deallocated at the end: run the lifetimes pipeline and
+ * plan-memory after it (ocl-O0..ocl-O3 do), and no pass that turns
+ * mutable weights constant (make-weights-const) after it, as device copies
+ * read placeholders only.
+ */
+#include "iropt/iropt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether the operand i of in lives in weight w. */
+static bool in_weight(const struct ir_instr *in, unsigned i, const struct ir_weight *w)
+{
+	return ir_value_root(in->ops[i].val, NULL) == &w->v;
+}
+
+static bool is_copy_kind(unsigned k)
+{
+	return k == IK_copytodevice || k == IK_copyfromdevice || k == IK_devicewait;
+}
+
+/* The dealloc of alloc a after `from`, NULL if none. */
+static struct ir_instr *dealloc_of(struct ir_instr *from, const struct ir_value *a)
+{
+	for (struct ir_instr *p = from; p; p = p->next)
+		if (p->kind == IK_dealloc && p->ops[0].val == a)
+			return p;
+	return NULL;
+}
+
+/* A Save into w: `copy @out %w, @in %x` with x in an alloc, the only
+ * instruction that touches w. Returns it or NULL. */
+static struct ir_instr *save_of(struct ir_func *f, struct ir_weight *w)
+{
+	struct ir_instr *save = NULL;
+	ir_for_each_instr(f, in) {
+		for (unsigned i = 0; i < in->nops; i++) {
+			if (!in_weight(in, i, w))
+				continue;
+			if (save || in->kind != IK_copy || i != 0 || in->ops[0].val != &w->v ||
+			    !iropt_alloc_root(in->ops[1].val))
+				return NULL;
+			save = in;
+		}
+	}
+	return save;
+}
+
+static void rewrite_save(struct ir_func *f, struct ir_instr *save)
+{
+	struct ir_value *ops[2] = {save->ops[0].val, save->ops[1].val};
+	struct ir_instr *c = ir_instr_create(f, IK_copyfromdevice, NULL, NULL, ops, 2, save, save->v.loc);
+	struct ir_instr *dl = dealloc_of(save->next, &iropt_alloc_root(ops[1])->v);
+	struct ir_value *b = ops[1];
+	ir_instr_create(f, IK_devicewait, NULL, NULL, &b, 1, dl, save->v.loc);
+	(void)c;
+	ir_instr_erase(f, save);
+}
+
+/* Stages weight w through a device buffer; false if nothing touches it. */
+static bool stage(struct ir_func *f, struct ir_weight *w)
+{
+	struct ir_instr *first = NULL, *last = NULL;
+	bool read_first = false, written = false;
+	ir_for_each_instr(f, in) {
+		if (in->kind == IK_dealloc || is_copy_kind(in->kind))
+			continue;
+		for (unsigned i = 0; i < in->nops; i++) {
+			if (!in_weight(in, i, w))
+				continue;
+			last = in;
+			if (in->kind == IK_tensorview)
+				continue;
+			unsigned q = iropt_op_qual(in, i);
+			if (!first)
+				first = in;
+			/* any operand of the first instruction that reads w */
+			if (first == in && (q == IQ_IN || q == IQ_INOUT))
+				read_first = true;
+			written |= iropt_qual_writes(q);
+		}
+	}
+	if (!last)
+		return false;
+	struct ir_instr *start = f->first;
+	char name[256];
+	snprintf(name, sizeof name, "%s.dev", w->v.name);
+	struct ir_instr *dev = ir_alloc(f, name, w->v.type, start, w->v.loc);
+	/* every use of w becomes a use of the device buffer (views included) */
+	ir_for_each_instr(f, in)
+		for (unsigned i = 0; i < in->nops; i++)
+			if (in != dev && in->ops[i].val == &w->v && !is_copy_kind(in->kind))
+				ir_set_operand(in, i, &dev->v);
+	struct ir_value *dv = &dev->v;
+	if (read_first && first) {
+		struct ir_value *ops[2] = {dv, &w->v};
+		ir_instr_create(f, IK_copytodevice, NULL, NULL, ops, 2, start, w->v.loc);
+		ir_instr_create(f, IK_devicewait, NULL, NULL, &dv, 1, first, w->v.loc);
+	}
+	if (written) {
+		struct ir_value *ops[2] = {&w->v, dv};
+		ir_instr_create(f, IK_copyfromdevice, NULL, NULL, ops, 2, last->next, w->v.loc);
+		ir_instr_create(f, IK_devicewait, NULL, NULL, &dv, 1, NULL, w->v.loc);
+	}
+	ir_dealloc(f, dev, NULL, w->v.loc);
+	return true;
+}
+
+bool iropt_device_copies(struct ir_func *f, struct iropt_ctx *ctx)
+{
+	/* a function that has device copies already is left as it is */
+	ir_for_each_instr(f, in) if (is_copy_kind(in->kind)) return false;
+	unsigned n = 0;
+	ir_for_each_weight(f, w) {
+		if (w->is_const)
+			continue;
+		struct ir_instr *save = save_of(f, w);
+		if (save) {
+			rewrite_save(f, save);
+			n++;
+		} else if (stage(f, w)) {
+			n++;
+		}
+	}
+	iropt_stat(ctx, "Number of placeholders given device copies", n);
+	return n > 0;
+}
