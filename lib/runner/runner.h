@@ -46,7 +46,14 @@ struct run_options {
 	int winograd; /* CBACKEND_WINO_* (-winograd=, the C backend only) */
 	bool print, print_full, print_signature, ignore_plan, time;
 	struct tensor_tol tol;
+	const char *threads; /* -threads=N, NULL: the default (threads.c) */
 };
+
+/* -threads=N (1 .. RUNNER_MAX_THREADS) of the interpreter and the C
+ * backend (NULL: leave the default, every core); -1 after reporting a bad
+ * value (threads.c). */
+#define RUNNER_MAX_THREADS 256
+int runner_set_threads(const char *value, struct diag *d);
 
 /* glow-run on the parsed options opts, a struct run_options
  * (tools/glow-run/glow-run.c describes them); returns the exit status.

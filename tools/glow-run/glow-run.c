@@ -6,6 +6,7 @@
  *            [-print-signature] [-expected NAME=FILE ...] [-expected-dir D]
  *            [-rtol=X] [-atol=X] [-ignore-memory-plan] [-time]
  *            [-backend=interpreter|c] [-gemm=builtin|openblas] [-winograd=auto|off|f2|f4]
+ *            [-threads=N]
  *
  * Inputs and outputs are the function's placeholders (mutable weights) by
  * the rule of backends/backend.h: a mutable weight without initializer that
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
 		TENSOR_TOL_OPTS(&o.tol),
 		{"ignore-memory-plan", CL_FLAG, &o.ignore_plan, NULL, "Allocate every buffer separately even when a memory plan is recorded", 0, NULL},
 		{"time", CL_FLAG, &o.time, NULL, "Report the seconds of each stage on stderr", 0, NULL},
+		{"threads", CL_STRING, &o.threads, "N", "Threads that split each large operator (interpreter and -backend=c; 1 to 256, default: every core available); results are bitwise the same for any count", 0, NULL},
 	};
 	const struct cl_tool tool = {
 		"glow-run", "run glow instruction IR on the interpreter or compiled C", "[options] PROG.gir", opts, GLOW_ARRAY_SIZE(opts),

@@ -3,8 +3,10 @@
  * output as OUTPUT_DIR/<name>.npy, optionally prints outputs and times runs.
  *
  *   NAME_main [-weights FILE] [-input NAME=FILE]... [FILE...]
- *             [-output-dir DIR] [-print] [-runs N] [-warmup N]
+ *             [-output-dir DIR] [-print] [-runs N] [-warmup N] [-threads N]
  *
+ * -threads N (1 to 256) sets the bundle's thread count (NAME_set_threads);
+ * without it the bundle uses every core available to the process.
  * Positional files bind the inputs in declaration order. With -runs N the
  * program runs N times after the warm-up and prints the median and minimum
  * wall time and the median processor time (clock) in milliseconds. The
@@ -46,6 +48,8 @@ void chk_init_mutable(const uint8_t *constants, uint8_t *mutable_weights)
 	(void)constants;
 	(void)mutable_weights;
 }
+int chk_set_threads(int n);
+int chk_set_threads(int n) { return n; }
 #endif
 
 #include <stdio.h>
@@ -317,7 +321,7 @@ static unsigned char *drv_region(size_t n, void **base)
 int main(int argc, char **argv)
 {
 	const char *weights = NULL, *outdir = NULL;
-	int print = 0, runs = 0, warmup = 3;
+	int print = 0, runs = 0, warmup = 3, threads = 0;
 	const char *bind[CB_MAXPH] = {0};
 	size_t nph = 0, npos = 0;
 	while (CB_PH[nph].name)
@@ -333,6 +337,15 @@ int main(int argc, char **argv)
 			runs = atoi(argv[++a]);
 		} else if (!strcmp(argv[a], "-warmup") && a + 1 < argc) {
 			warmup = atoi(argv[++a]);
+		} else if (!strcmp(argv[a], "-threads") && a + 1 < argc) {
+			const char *v = argv[++a];
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (!*v || *end || n < 1 || n > 256) {
+				fprintf(stderr, "error: -threads takes a number from 1 to 256, not '%s'\n", v);
+				return 1;
+			}
+			threads = (int)n;
 		} else if (!strcmp(argv[a], "-input") && a + 1 < argc) {
 			const char *s = argv[++a], *eq = strrchr(s, '=');
 			size_t i = 0;
@@ -346,7 +359,7 @@ int main(int argc, char **argv)
 			bind[i] = eq + 1;
 		} else if (argv[a][0] == '-' && argv[a][1]) {
 			fprintf(stderr, "usage: %s [-weights FILE] [-input NAME=FILE]... [FILE...] [-output-dir DIR] "
-					"[-print] [-runs N] [-warmup N]\n",
+					"[-print] [-runs N] [-warmup N] [-threads N]\n",
 				argv[0]);
 			return 1;
 		} else {
@@ -384,6 +397,8 @@ int main(int argc, char **argv)
 		free(wp);
 	}
 #endif
+	if (threads)
+		CB_NAME(set_threads)(threads);
 	CB_NAME(init_mutable)(consts, mut);
 	for (size_t i = 0; i < nph && i < CB_MAXPH; i++) {
 		if (!CB_PH[i].is_input)
