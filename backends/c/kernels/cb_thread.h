@@ -255,6 +255,14 @@ CB_KERNEL void cb_par(cb_job_fn fn, const void *ctx, int nparts, float *scratch)
 
 #endif
 
+/* The regions of a run and a part count: the context of the generated
+ * functions that run a part of an instruction (the elementwise loops). */
+struct cb_regions {
+	const uint8_t *C;
+	uint8_t *W, *A;
+	int nparts;
+};
+
 /* How many parts an operator of `work` multiply-adds (or values) is split
  * into: one per thread, fewer when a part would do less than
  * CB_PAR_MIN_WORK, at most `units` (its indivisible pieces). */
