@@ -7,7 +7,7 @@ batch size, for bench/c-models.sh's batch column.
 The generated networks declare batch 1 and their Reshape nodes carry
 literal shapes that start with 1 (a flatten before the classifier, the
 channel shuffle of ShuffleNet). This writes the same network with the
-4-dimensional graph input and the outputs declared with batch N and the
+image input and the outputs declared with batch N and the
 first entry of each such literal shape 0 (ONNX Reshape: "copy this
 dimension of the input", the batch), so every layer runs on N images.
 Both our toolchain and onnxruntime read the rewritten file. A NAME instead
@@ -26,9 +26,14 @@ def main():
     model = onnx.load(sys.argv[1])
     n = sys.argv[3]
     g = model.graph
+    inits = {init.name for init in g.initializer}
     for v in list(g.input) + list(g.output):
         dims = v.type.tensor_type.shape.dim
-        if len(dims) and dims[0].HasField("dim_value") and dims[0].dim_value == 1:
+        # the images and the results, not the shape vectors of the
+        # ConstantOfShape weights (graph inputs of rank 1 with initializers)
+        if v.name in inits or len(dims) < 2:
+            continue
+        if dims[0].HasField("dim_value") and dims[0].dim_value == 1:
             if n.isdigit():
                 dims[0].dim_value = int(n)
             else:
