@@ -307,6 +307,23 @@ static int drv_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+#if !CB_EMBEDDED
+/* Reads the file at path, which must hold exactly n bytes, straight into
+ * dst (the constants region: no second copy of the weights in memory);
+ * 0, or -1 when it cannot be read or its size differs. */
+static int drv_read_exact(const char *path, unsigned char *dst, size_t n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	size_t r = fread(dst, 1, n, f);
+	unsigned char extra;
+	int ok = r == n && fread(&extra, 1, 1, f) == 0 && !ferror(f);
+	fclose(f);
+	return ok ? 0 : -1;
+}
+#endif
+
 /* a region aligned to 64 bytes from malloc (C11 aligned_alloc is not
  * everywhere) */
 static unsigned char *drv_region(size_t n, void **base)
@@ -384,17 +401,10 @@ int main(int argc, char **argv)
 	(void)weights;
 	memcpy(consts, CB_NAME(constants), CB_NAME(CONSTANT_SIZE));
 #else
-	{
-		size_t wn = 0;
-		unsigned char *wp = drv_slurp(weights ? weights : CB_NAME(WEIGHTS_FILE), &wn);
-		if (!wp || wn != CB_NAME(CONSTANT_SIZE)) {
-			fprintf(stderr, "error: cannot read %zu bytes of weights from '%s'\n", (size_t)CB_NAME(CONSTANT_SIZE),
-				weights ? weights : CB_NAME(WEIGHTS_FILE));
-			free(wp);
-			return 1;
-		}
-		memcpy(consts, wp, wn);
-		free(wp);
+	if (drv_read_exact(weights ? weights : CB_NAME(WEIGHTS_FILE), consts, CB_NAME(CONSTANT_SIZE))) {
+		fprintf(stderr, "error: cannot read %zu bytes of weights from '%s'\n", (size_t)CB_NAME(CONSTANT_SIZE),
+			weights ? weights : CB_NAME(WEIGHTS_FILE));
+		return 1;
 	}
 #endif
 	if (threads)
