@@ -15,6 +15,11 @@
  * maximum in the input. Average pooling divides by KH*KW when
  * count_include_pads, else by the number of real pixels in the window.
  * Adaptive average pooling uses windows [floor(i*H/OH), ceil((i+1)*H/OH)).
+ *
+ * Threads (kpar, ipool.c): the patch matrix is filled by output rows, the
+ * products split inside kgemm, max and average pooling by output rows;
+ * each output is computed as in one thread, so the bytes do not depend on
+ * the thread count.
  */
 #include "backends/interpreter/kern.h"
 
@@ -204,35 +209,33 @@ static void maxpool_part(const void *ctx, int part)
 	for (size_t row = r0; row < r1; row++) {
 		const size_t n = row / w.oh, oy = row % w.oh;
 		size_t oi = row * w.ow * w.oc;
-		{
-			for (size_t ox = 0; ox < w.ow; ox++)
-				for (size_t c = 0; c < w.oc; c++, oi++) {
-					size_t best = SIZE_MAX;
-					for (size_t ky = 0; ky < w.kh; ky++) {
-						int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
-						if (iy < 0 || iy >= (int64_t)w.h)
-							continue;
-						for (size_t kx = 0; kx < w.kw; kx++) {
-							int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
-							if (ix < 0 || ix >= (int64_t)w.w)
-								continue;
-							size_t ii = ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c;
-							if (best == SIZE_MAX || elem_gt(s->t, s->p, ii, s->p, best) ||
-							    (elem_isnan(s->t, s->p, ii) && !elem_isnan(s->t, s->p, best)))
-								best = ii;
-						}
-					}
-					if (best == SIZE_MAX) { /* the window covers padding only */
-						st_f(d->t, d->p, oi, 0);
-						if (argmax)
-							st_i(argmax->t, argmax->p, oi, -1);
+		for (size_t ox = 0; ox < w.ow; ox++)
+			for (size_t c = 0; c < w.oc; c++, oi++) {
+				size_t best = SIZE_MAX;
+				for (size_t ky = 0; ky < w.kh; ky++) {
+					int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
+					if (iy < 0 || iy >= (int64_t)w.h)
 						continue;
+					for (size_t kx = 0; kx < w.kw; kx++) {
+						int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
+						if (ix < 0 || ix >= (int64_t)w.w)
+							continue;
+						size_t ii = ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c;
+						if (best == SIZE_MAX || elem_gt(s->t, s->p, ii, s->p, best) ||
+						    (elem_isnan(s->t, s->p, ii) && !elem_isnan(s->t, s->p, best)))
+							best = ii;
 					}
-					cp_elem(d->p, oi, s->p, best, es);
-					if (argmax)
-						st_i(argmax->t, argmax->p, oi, (int64_t)best);
 				}
-		}
+				if (best == SIZE_MAX) { /* the window covers padding only */
+					st_f(d->t, d->p, oi, 0);
+					if (argmax)
+						st_i(argmax->t, argmax->p, oi, -1);
+					continue;
+				}
+				cp_elem(d->p, oi, s->p, best, es);
+				if (argmax)
+					st_i(argmax->t, argmax->p, oi, (int64_t)best);
+			}
 	}
 }
 
@@ -257,28 +260,26 @@ static void avgpool_part(const void *ctx, int part)
 	for (size_t row = r0; row < r1; row++) {
 		const size_t n = row / w.oh, oy = row % w.oh;
 		size_t oi = row * w.ow * w.oc;
-		{
-			for (size_t ox = 0; ox < w.ow; ox++)
-				for (size_t c = 0; c < w.oc; c++, oi++) {
-					double sum = 0;
-					size_t cnt = 0;
-					for (size_t ky = 0; ky < w.kh; ky++) {
-						int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
-						if (iy < 0 || iy >= (int64_t)w.h)
+		for (size_t ox = 0; ox < w.ow; ox++)
+			for (size_t c = 0; c < w.oc; c++, oi++) {
+				double sum = 0;
+				size_t cnt = 0;
+				for (size_t ky = 0; ky < w.kh; ky++) {
+					int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
+					if (iy < 0 || iy >= (int64_t)w.h)
+						continue;
+					for (size_t kx = 0; kx < w.kw; kx++) {
+						int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
+						if (ix < 0 || ix >= (int64_t)w.w)
 							continue;
-						for (size_t kx = 0; kx < w.kw; kx++) {
-							int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
-							if (ix < 0 || ix >= (int64_t)w.w)
-								continue;
-							sum += ld_f(s->t, s->p,
-								    ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c);
-							cnt++;
-						}
+						sum += ld_f(s->t, s->p,
+							    ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c);
+						cnt++;
 					}
-					size_t div = incl ? w.kh * w.kw : cnt;
-					st_f(d->t, d->p, oi, div ? sum / (double)div : 0);
 				}
-		}
+				size_t div = incl ? w.kh * w.kw : cnt;
+				st_f(d->t, d->p, oi, div ? sum / (double)div : 0);
+			}
 	}
 }
 

@@ -7,6 +7,9 @@
  * KC x MC keeps the packed A in L2. Accumulation is in float, as in every
  * BLAS; products of K up to a few thousand stay well inside ONNX tolerances.
  *
+ * kgemm splits large products among the threads (kpar) by rows or by
+ * column panels, never along K, so every thread count gives the same bits.
+ *
  * Other element kinds (float16, bfloat16, quantized) are widened to float,
  * multiplied, and narrowed once into the result (quantized results are
  * requantized with their own scale and offset).
