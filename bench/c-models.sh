@@ -14,17 +14,24 @@
 # with ${CC:-cc} ${CFLAGS:--O3 -march=native} (and -lopenblas when
 # GEMM=openblas: matrix products by OpenBLAS's cblas_sgemm, one thread
 # unless OPENBLAS_NUM_THREADS says otherwise), its driver run with -runs
-# ${RUNS:-20} after 3 warm-up runs (median wall time of one single-threaded
-# inference), then onnxruntime on the same model (../shared/tools/
-# ort-bench.mjs beside the source tree, --threads 1, same run count; needs
-# ORT_PREFIX, see ../shared/tools/README.md; without it no peer figure),
-# alternating for ${ROUNDS:-3} rounds and
-# keeping each side's best round. Prints the medians, the ratio ours/ort and
+# ${RUNS:-20} after 3 warm-up runs (median wall time of one inference) at
+# each thread count of ${THREADS:-"1 $(nproc)"} (the driver's -threads N),
+# then onnxruntime on the same model (../shared/tools/ort-bench.mjs beside
+# the source tree, --threads N: the same intra-op thread count, same run
+# count; needs ORT_PREFIX, see ../shared/tools/README.md; without it no
+# peer figure), alternating for ${ROUNDS:-3} rounds and keeping each side's
+# best round; all of it at each batch size of ${BATCHES:-"1 8"} (a batch
+# other than 1: the network rewritten by bench/batch-model.py, read by
+# both sides). Prints per model, batch and thread count the medians, the
+# ratio ours/ort and
 # our GFLOP/s (flops as glow-opt -passes=count-flops estimates them after
-# -O2) and its fraction of this core's single-precision peak (bench/peak.c:
-# independent FMA chains, measured first), the minima and their ratio, and
-# our median processor time per run (less disturbed than wall time when
-# the machine is shared), then the compile times: gen-s, the toolchain
+# -O2) and its fraction of the peak of that many cores (bench/peak.c:
+# independent FMA chains on one core, measured first), the minima and their
+# ratio, our median processor time per run (all threads; less disturbed
+# than wall time when the machine is shared), the scaling (our time at the
+# first thread count over this one's), the peak resident memory (GNU time's
+# %M) of one run of our driver and of one onnxruntime session in node
+# (node's own heap included), then the compile times: gen-s, the toolchain
 # (glow-import, glow-opt -O2, glow-irgen, glow-llc -O2 -backend=c, run one
 # after another, wall seconds), and cc-s, the C compiler on the bundle.
 # Figures only: nothing is asserted, no test runs this.
@@ -59,16 +66,32 @@ libs=-lm
 [ "$gemm" = openblas ] && libs="-lopenblas -lm"
 export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 
-# the input the model zoo's expected outputs use: arange(n)/n, 1x3x224x224
-python3 - "$tmp/in.npy" <<'PY'
+# in_npy FILE N: the input the model zoo's expected outputs use,
+# arange(n)/n of 1x3x224x224, repeated for each of N images
+in_npy() {
+	python3 - "$1" "$2" <<'PY'
 import struct, sys
-n = 150528
-h = "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 3, 224, 224), }"
+n, b = 150528, int(sys.argv[2])
+h = "{'descr': '<f4', 'fortran_order': False, 'shape': (%d, 3, 224, 224), }" % b
 h += ' ' * (118 - len(h)) + '\n'
 with open(sys.argv[1], 'wb') as f:
     f.write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(h)) + h.encode())
-    f.write(struct.pack('<%df' % n, *[i / n for i in range(n)]))
+    f.write(struct.pack('<%df' % n, *[i / n for i in range(n)]) * b)
 PY
+}
+# the thread counts (THREADS, default 1 and every core of this machine)
+# and batch sizes (BATCHES, default 1 and 8) of the table
+threads=${THREADS:-"1 $(nproc)"}
+batches=${BATCHES:-"1 8"}
+# peak resident set of a command in MiB (GNU time), or - without it
+rss_of() {
+	if [ -x /usr/bin/time ]; then
+		/usr/bin/time -f 'rss_kb %M' "$@" 2>&1 >/dev/null | sed -n 's/^rss_kb \([0-9]*\)$/\1/p' |
+			awk '{ printf "%.0f", $1 / 1024 }'
+	else
+		echo -
+	fi
+}
 
 # this core's peak: the best of five runs of twelve FMA chains
 peak=0
@@ -76,31 +99,45 @@ if ${CC:-cc} -std=gnu11 -O2 -march=native -ffp-contract=fast -o "$tmp/peak" "$he
 	peak=$("$tmp/peak" | sed -n 's/^peak_gflops //p')
 fi
 echo "single-core fp32 peak: ${peak:-0} GFLOP/s (bench/peak.c)"
-printf '%-14s %9s %9s %6s %8s %5s %9s %9s %6s %8s %6s %6s\n' model ours-ms ort-ms ratio GFLOP/s peak ours-min ort-min ratio cpu-ms gen-s cc-s
+printf '%-14s %5s %3s %9s %9s %6s %8s %5s %9s %9s %6s %8s %6s %7s %7s %6s %6s\n' model batch thr ours-ms ort-ms ratio GFLOP/s peak \
+	ours-min ort-min ratio cpu-ms scale rss-MiB ort-MiB gen-s cc-s
 for m in $list; do
+	for batch in $batches; do
 	f=$models/light_$m.onnx
 	[ -f "$f" ] || continue
 	d=$tmp/$m
 	mkdir -p "$d"
+	if [ "$batch" != 1 ]; then
+		# the network at batch N (bench/batch-model.py), for both sides
+		if ! /usr/bin/python3 "$here/bench/batch-model.py" "$f" "$d/batch.onnx" "$batch"; then
+			printf '%-14s %5s %10s\n' "$m" "$batch" failed
+			continue
+		fi
+		f=$d/batch.onnx
+	fi
+	in_npy "$tmp/in.npy" "$batch"
 	t0=$(date +%s.%N)
 	if ! "$bin/glow-import" "$f" -o "$d/in.glow" ||
 	   ! "$bin/glow-opt" -O2 "$d/in.glow" -o "$d/opt.glow" ||
 	   ! "$bin/glow-irgen" "$d/opt.glow" -o "$d/prog.gir" ||
 	   ! "$bin/glow-llc" -O2 -backend=c -emit-main -gemm="$gemm" -bundle-name=model "$d/prog.gir" -o "$d" ||
 	   ! t1=$(date +%s.%N) ||
-	   ! ${CC:-cc} -std=c11 ${CFLAGS:--O3 -march=native} -o "$d/run" "$d/model.c" "$d/model_main.c" $libs; then
-		printf '%-14s %10s\n' "$m" failed
+	   ! ${CC:-cc} -std=c11 ${CFLAGS:--O3 -march=native} -pthread -o "$d/run" "$d/model.c" "$d/model_main.c" $libs; then
+		printf '%-14s %5s %10s\n' "$m" "$batch" failed
 		continue
 	fi
 	t2=$(date +%s.%N)
 	flops=$("$bin/glow-opt" -passes=count-flops "$d/opt.glow" -o /dev/null 2>&1 |
 		sed -n 's/^count-flops: module: [0-9]* nodes, \([^ ]*\) flops$/\1/p')
+	one=
+	for th in $threads; do
 	# ROUNDS (default 3) alternating rounds, each a median of $runs runs on
-	# both sides; the best round of each side is kept (a load spike on a
-	# shared machine then rarely decides the ratio)
+	# both sides at th threads (our -threads, onnxruntime's
+	# intraOpNumThreads); the best round of each side is kept (a load spike
+	# on a shared machine then rarely decides the ratio)
 	ours= omin= cpu= ort= rmin=
 	for round in $(seq "${ROUNDS:-3}"); do
-		line=$("$d/run" -weights "$d/model.weights.bin" "$tmp/in.npy" -runs "$runs" -warmup 3 2>/dev/null)
+		line=$("$d/run" -weights "$d/model.weights.bin" "$tmp/in.npy" -threads "$th" -runs "$runs" -warmup 3 2>/dev/null)
 		v=$(echo "$line" | sed -n 's/^median_ms \([^ ]*\) .*/\1/p')
 		if [ -z "$ours" ] || awk -v a="$v" -v b="$ours" 'BEGIN { exit !(a < b) }'; then
 			ours=$v
@@ -108,21 +145,29 @@ for m in $list; do
 		fi
 		v=$(echo "$line" | sed -n 's/.* min_ms \([^ ]*\) .*/\1/p')
 		if [ -z "$omin" ] || awk -v a="$v" -v b="$omin" 'BEGIN { exit !(a < b) }'; then omin=$v; fi
-		oline=$(node "$here/../shared/tools/ort-bench.mjs" "$f" --runs "$runs" --threads 1 2>/dev/null || true)
+		oline=$(node "$here/../shared/tools/ort-bench.mjs" "$f" --runs "$runs" --threads "$th" 2>/dev/null || true)
 		v=$(echo "$oline" | sed -n 's/.*: \([0-9.]*\) ms\/inference.*/\1/p')
 		if [ -n "$v" ] && { [ -z "$ort" ] || awk -v a="$v" -v b="$ort" 'BEGIN { exit !(a < b) }'; }; then ort=$v; fi
 		v=$(echo "$oline" | sed -n 's/.*(median of [0-9]*, min \([0-9.]*\),.*/\1/p')
 		if [ -n "$v" ] && { [ -z "$rmin" ] || awk -v a="$v" -v b="$rmin" 'BEGIN { exit !(a < b) }'; }; then rmin=$v; fi
 	done
-	awk -v m="$m" -v a="${ours:-0}" -v b="${ort:-0}" -v f="${flops:-0}" -v c="${cpu:-0}" \
+	# peak memory: one inference of the bundle's driver, one onnxruntime
+	# session with one run (node's own heap included)
+	rss=$(rss_of "$d/run" -weights "$d/model.weights.bin" "$tmp/in.npy" -threads "$th")
+	orss=$(rss_of node "$here/../shared/tools/ort-bench.mjs" "$f" --runs 1 --warmup 0 --threads "$th")
+	[ -n "$one" ] || one=${ours:-0}
+	awk -v m="$m" -v bt="$batch" -v th="$th" -v a="${ours:-0}" -v b="${ort:-0}" -v f="${flops:-0}" -v c="${cpu:-0}" \
 	    -v am="${omin:-0}" -v bm="${rmin:-0}" -v pk="${peak:-0}" -v t0="$t0" -v t1="$t1" \
-	    -v t2="$t2" 'BEGIN {
+	    -v t2="$t2" -v one="$one" -v rss="${rss:--}" -v orss="${orss:--}" 'BEGIN {
 		gs = t1 - t0
 		cs = t2 - t1
 		r = b > 0 && a > 0 ? sprintf("%.2f", a / b) : "-"
 		rm = bm > 0 && am > 0 ? sprintf("%.2f", am / bm) : "-"
 		gf = a > 0 ? f / a / 1e6 : 0
-		pf = pk > 0 ? sprintf("%.0f%%", 100 * gf / pk) : "-"
-		printf "%-14s %9.2f %9.2f %6s %8.1f %5s %9.2f %9.2f %6s %8.2f %6.2f %6.2f\n", m, a, b, r, gf, pf, am, bm, rm, c, gs, cs }'
+		pf = pk > 0 ? sprintf("%.0f%%", 100 * gf / (pk * th)) : "-"
+		sc = a > 0 ? sprintf("%.2f", one / a) : "-"
+		printf "%-14s %5s %3s %9.2f %9.2f %6s %8.1f %5s %9.2f %9.2f %6s %8.2f %6s %7s %7s %6.2f %6.2f\n", m, bt, th, a, b, r, gf, pf, am, bm, rm, c, sc, rss, orss, gs, cs }'
+	done
 	rm -rf "$d"
+	done
 done

@@ -111,6 +111,10 @@ int cbackend_write_bundle(const struct cbackend_bundle *b, const char *dir, bool
 int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir, const struct cbackend_options *o,
 		       struct diag *d);
 
+/* The thread count of the bundles that cbackend_backend compiles from now
+ * on (NAME_set_threads; 0, the default: every core of the process). */
+void cbackend_set_threads(int n);
+
 extern const struct backend cbackend_backend;
 extern const struct backend cbackend_openblas_backend;
 

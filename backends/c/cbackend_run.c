@@ -44,6 +44,16 @@ struct cb_placeholder {
 
 typedef int (*cb_run_fn)(const uint8_t *, uint8_t *, uint8_t *);
 typedef void (*cb_init_fn)(const uint8_t *, uint8_t *);
+typedef int (*cb_threads_fn)(int);
+
+/* cbackend_set_threads: the thread count of the bundles compiled from now
+ * on (0: the bundle's default, every core of the process) */
+static int cb_threads;
+
+void cbackend_set_threads(int n)
+{
+	cb_threads = n > 0 ? n : 0;
+}
 
 struct backend_compiled {
 	char *dir;
@@ -54,6 +64,7 @@ struct backend_compiled {
 	void *so;
 	cb_run_fn run;
 	cb_init_fn init;
+	cb_threads_fn set_threads; /* stops the workers (1) before dlclose */
 	const struct cb_placeholder *ph;
 	uint8_t *region[3]; /* constants, mutable, activations (64-byte aligned) */
 	size_t size[3];
@@ -68,6 +79,8 @@ static void cb_destroy(struct backend_compiled *c)
 {
 	if (!c)
 		return;
+	if (c->set_threads)
+		c->set_threads(1);
 	if (c->so)
 		dlclose(c->so);
 	for (int i = 0; i < 3; i++)
@@ -291,7 +304,7 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 	const char *cc = getenv("GLOW_CC"), *cflags = getenv("GLOW_CFLAGS");
 	size_t cn = strlen(c->dir) * 2 + 256 + (cc ? strlen(cc) : 0) + (cflags ? strlen(cflags) : 0);
 	char *cmd = xmalloc(cn);
-	snprintf(cmd, cn, "%s %s -std=c11 -shared -fPIC -o '%s/prog.so' '%s/prog.c'%s -lm", cc ? cc : "cc",
+	snprintf(cmd, cn, "%s %s -std=c11 -pthread -shared -fPIC -o '%s/prog.so' '%s/prog.c'%s -lm", cc ? cc : "cc",
 		 cflags ? cflags : "-O3 -march=native", c->dir, c->dir,
 		 co.gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "");
 	char what[256];
@@ -319,13 +332,16 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 	/* object pointers from dlsym become function pointers through memcpy
 	 * (ISO C has no conversion between the two) */
 	void *r = dlsym(c->so, "prog_run"), *i = dlsym(c->so, "prog_init_mutable");
+	void *th = dlsym(c->so, "prog_set_threads");
 	c->ph = dlsym(c->so, "prog_placeholders");
-	if (!r || !i || !c->ph) {
+	if (!r || !i || !th || !c->ph) {
 		diag_error(d, LOC_NONE, "the compiled bundle lacks its entry points");
 		goto fail;
 	}
 	memcpy(&c->run, &r, sizeof r);
 	memcpy(&c->init, &i, sizeof i);
+	memcpy(&c->set_threads, &th, sizeof th);
+	c->set_threads(cb_threads);
 	{
 		void *ms = dlsym(c->so, "prog_mutable_size"), *as = dlsym(c->so, "prog_activations_size");
 		if (!ms || !as) {

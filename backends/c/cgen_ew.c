@@ -419,11 +419,20 @@ void cg_emit_ew(struct cg *g, struct ir_instr *first)
 			break;
 		run[n++] = nx;
 	}
-	struct ostream *o = g->body;
-	os_printf(o, "\t{ /* %s", instr_kind_name(first->kind));
+	/* the loop is a function of its own, ewN(regions, part, scratch),
+	 * over part of the elements (whole periods), called through cb_par:
+	 * parts write disjoint elements, each computed as in one loop */
+	unsigned id = g->uniq++;
+	struct ostream fn;
+	ostream_mem(&fn);
+	struct ostream *o = &fn;
+	os_printf(o, "/* %s", instr_kind_name(first->kind));
 	for (unsigned k = 1; k < n; k++)
 		os_printf(o, ", %s", instr_kind_name(run[k]->kind));
-	os_puts(o, " */\n");
+	os_printf(o, " */\nstatic void ew%u(const void *ctx, int part, float *scratch)\n{\n"
+		     "\tconst struct cb_regions *R = ctx;\n\tconst uint8_t *C = R->C;\n\tuint8_t *W = R->W, *A = R->A;\n"
+		     "\t(void)scratch;\n\t(void)C;\n\t(void)W;\n\t(void)A;\n\t{\n",
+		  id);
 	/* pointers: p<k>_<i> for operand i of run[k]; a constant repeating
 	 * per channel points at one period, read with the channel index */
 	bool per[MAXG][IR_MAX_OPS] = {{false}};
@@ -446,13 +455,17 @@ void cg_emit_ew(struct cg *g, struct ir_instr *first)
 	for (unsigned k = 0; k < n; k++)
 		for (unsigned i = 0; i < run[k]->nops; i++)
 			os_printf(o, "\t\t(void)p%u_%u;\n", k, i);
+	const uint64_t units = period ? numel / period : numel;
+	os_printf(o, "\t\tconst size_t lo = cb_par_first(part, R->nparts, %" PRIu64 "u), "
+		     "hi = cb_par_first(part + 1, R->nparts, %" PRIu64 "u);\n",
+		  units, units);
 	if (period)
-		os_printf(o, "\t\tfor (size_t o = 0; o < %" PRIu64 "u; o++)\n"
+		os_printf(o, "\t\tfor (size_t o = lo; o < hi; o++)\n"
 			     "\t\tfor (size_t c = 0; c < %" PRIu64 "u; c++) {\n"
 			     "\t\t\tconst size_t i = o * %" PRIu64 "u + c;\n",
-			  numel / period, period, period);
+			  period, period);
 	else
-		os_printf(o, "\t\tfor (size_t i = 0; i < %" PRIu64 "u; i++) {\n", numel);
+		os_printf(o, "\t\tfor (size_t i = lo; i < hi; i++) {\n");
 	for (unsigned k = 0; k < n; k++) {
 		struct ir_instr *in = run[k];
 		char xs[IR_MAX_OPS][32];
@@ -485,5 +498,12 @@ void cg_emit_ew(struct cg *g, struct ir_instr *first)
 		if (k)
 			u64map_put(&g->fused, (uint64_t)(uintptr_t)in, in);
 	}
-	os_puts(o, "\t\t}\n\t}\n");
+	os_puts(o, "\t\t}\n\t}\n}\n\n");
+	os_puts(g->decls, ostream_cstr(&fn));
+	ostream_abort(&fn);
+	/* work: the elements times the instructions of the run */
+	os_printf(g->body,
+		  "\t{\n\t\tstruct cb_regions R = {C, W, A, cb_par_parts(%" PRIu64 ".0, %" PRIu64 "u)};\n"
+		  "\t\tcb_par(ew%u, &R, R.nparts, 0);\n\t}\n",
+		  numel * n, units, id);
 }

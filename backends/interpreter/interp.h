@@ -39,6 +39,12 @@ struct interp_arg {
 int interp_exec(unsigned kind, const struct interp_arg *ops, const union attr_val *attrs, char *err,
 		size_t errsize);
 
+/* Sets the number of threads the kernels split large instructions among
+ * (n <= 0: the cores available to the process, also the default before
+ * any call); returns the count in effect. Results are bitwise the same
+ * for every count. Not while an instruction runs. */
+int interp_set_threads(int n);
+
 /* Whether interp_exec handles kind with operands of these types. */
 bool interp_supports(unsigned kind, const struct type *const *types, unsigned ntypes);
 

@@ -15,6 +15,11 @@
  * maximum in the input. Average pooling divides by KH*KW when
  * count_include_pads, else by the number of real pixels in the window.
  * Adaptive average pooling uses windows [floor(i*H/OH), ceil((i+1)*H/OH)).
+ *
+ * Threads (kpar, ipool.c): the patch matrix is filled by output rows, the
+ * products split inside kgemm, max and average pooling by output rows;
+ * each output is computed as in one thread, so the bytes do not depend on
+ * the thread count.
  */
 #include "backends/interpreter/kern.h"
 
@@ -51,6 +56,38 @@ static void win_get(const struct kargs *k, const struct type *in, const struct t
 	}
 }
 
+/* The patch rows of output rows oy0 .. oy1-1 of one image and group. */
+struct im2col_job {
+	const struct win *w;
+	const float *img;
+	float *cols;
+	size_t g, icg, kk;
+	int nparts;
+};
+
+static void im2col_part(const void *ctx, int part)
+{
+	const struct im2col_job *j = ctx;
+	const struct win *w = j->w;
+	size_t oy0 = kpar_first(part, j->nparts, w->oh), oy1 = kpar_first(part + 1, j->nparts, w->oh);
+	for (size_t oy = oy0; oy < oy1; oy++)
+		for (size_t ox = 0; ox < w->ow; ox++) {
+			float *row = j->cols + (oy * w->ow + ox) * j->kk;
+			for (size_t ky = 0; ky < w->kh; ky++) {
+				int64_t iy = (int64_t)(oy * w->sh + ky * w->dh) - w->pt;
+				for (size_t kx = 0; kx < w->kw; kx++, row += j->icg) {
+					int64_t ix = (int64_t)(ox * w->sw + kx * w->dw) - w->pl;
+					if (iy < 0 || iy >= (int64_t)w->h || ix < 0 || ix >= (int64_t)w->w) {
+						memset(row, 0, j->icg * sizeof(float));
+						continue;
+					}
+					memcpy(row, j->img + ((size_t)iy * w->w + (size_t)ix) * w->c + j->g * j->icg,
+					       j->icg * sizeof(float));
+				}
+			}
+		}
+}
+
 static int convolution(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
@@ -73,25 +110,9 @@ static int convolution(const struct kargs *k)
 		for (size_t n = 0; n < w.n; n++) {
 			const float *img = fs + n * w.h * w.w * w.c;
 			if (!direct) {
-				for (size_t oy = 0; oy < w.oh; oy++)
-					for (size_t ox = 0; ox < w.ow; ox++) {
-						float *row = cols + (oy * w.ow + ox) * kk;
-						for (size_t ky = 0; ky < w.kh; ky++) {
-							int64_t iy = (int64_t)(oy * w.sh + ky * w.dh) - w.pt;
-							for (size_t kx = 0; kx < w.kw; kx++, row += icg) {
-								int64_t ix = (int64_t)(ox * w.sw + kx * w.dw) - w.pl;
-								if (iy < 0 || iy >= (int64_t)w.h || ix < 0 ||
-								    ix >= (int64_t)w.w) {
-									memset(row, 0, icg * sizeof(float));
-									continue;
-								}
-								memcpy(row,
-								       img + ((size_t)iy * w.w + (size_t)ix) * w.c +
-									       g * icg,
-								       icg * sizeof(float));
-							}
-						}
-					}
+				struct im2col_job j = {&w, img, cols, g, icg, kk, 0};
+				j.nparts = kpar_parts((double)pix * kk, w.oh);
+				kpar(im2col_part, &j, j.nparts);
 			}
 			kgemm(pix, ocg, kk, direct ? img : cols, direct ? w.c : kk, ft, ocg,
 			      fd + n * pix * w.oc + g * ocg, w.oc, true);
@@ -164,74 +185,110 @@ static bool elem_isnan(const struct type *t, const void *p, size_t i)
 	return elem_is_float(ekind(t)) && isnan(ld_f(t, p, i));
 }
 
+/* Pooling split by output rows (n, oy) among the threads. */
+struct pool_job {
+	const struct kargs *k;
+	const struct interp_arg *argmax;
+	struct win w;
+	int nparts;
+};
+
+static void pool_rows(const struct pool_job *j, int part, size_t *r0, size_t *r1)
+{
+	*r0 = kpar_first(part, j->nparts, j->w.n * j->w.oh);
+	*r1 = kpar_first(part + 1, j->nparts, j->w.n * j->w.oh);
+}
+
+static void maxpool_part(const void *ctx, int part)
+{
+	const struct pool_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1], *argmax = j->argmax;
+	const struct win w = j->w;
+	size_t es = esize(s->t), r0, r1;
+	pool_rows(j, part, &r0, &r1);
+	for (size_t row = r0; row < r1; row++) {
+		const size_t n = row / w.oh, oy = row % w.oh;
+		size_t oi = row * w.ow * w.oc;
+		for (size_t ox = 0; ox < w.ow; ox++)
+			for (size_t c = 0; c < w.oc; c++, oi++) {
+				size_t best = SIZE_MAX;
+				for (size_t ky = 0; ky < w.kh; ky++) {
+					int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
+					if (iy < 0 || iy >= (int64_t)w.h)
+						continue;
+					for (size_t kx = 0; kx < w.kw; kx++) {
+						int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
+						if (ix < 0 || ix >= (int64_t)w.w)
+							continue;
+						size_t ii = ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c;
+						if (best == SIZE_MAX || elem_gt(s->t, s->p, ii, s->p, best) ||
+						    (elem_isnan(s->t, s->p, ii) && !elem_isnan(s->t, s->p, best)))
+							best = ii;
+					}
+				}
+				if (best == SIZE_MAX) { /* the window covers padding only */
+					st_f(d->t, d->p, oi, 0);
+					if (argmax)
+						st_i(argmax->t, argmax->p, oi, -1);
+					continue;
+				}
+				cp_elem(d->p, oi, s->p, best, es);
+				if (argmax)
+					st_i(argmax->t, argmax->p, oi, (int64_t)best);
+			}
+	}
+}
+
 /* maxpool(Dest, Src); maxpoolwithargmax(Dest, Src, Argmax) */
 static int maxpool(const struct kargs *k, const struct interp_arg *argmax)
 {
-	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	struct win w;
-	win_get(k, s->t, d->t, &w);
-	size_t es = esize(s->t), oi = 0;
-	for (size_t n = 0; n < w.n; n++)
-		for (size_t oy = 0; oy < w.oh; oy++)
-			for (size_t ox = 0; ox < w.ow; ox++)
-				for (size_t c = 0; c < w.oc; c++, oi++) {
-					size_t best = SIZE_MAX;
-					for (size_t ky = 0; ky < w.kh; ky++) {
-						int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
-						if (iy < 0 || iy >= (int64_t)w.h)
-							continue;
-						for (size_t kx = 0; kx < w.kw; kx++) {
-							int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
-							if (ix < 0 || ix >= (int64_t)w.w)
-								continue;
-							size_t ii = ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c;
-							if (best == SIZE_MAX || elem_gt(s->t, s->p, ii, s->p, best) ||
-							    (elem_isnan(s->t, s->p, ii) && !elem_isnan(s->t, s->p, best)))
-								best = ii;
-						}
-					}
-					if (best == SIZE_MAX) { /* the window covers padding only */
-						st_f(d->t, d->p, oi, 0);
-						if (argmax)
-							st_i(argmax->t, argmax->p, oi, -1);
-						continue;
-					}
-					cp_elem(d->p, oi, s->p, best, es);
-					if (argmax)
-						st_i(argmax->t, argmax->p, oi, (int64_t)best);
-				}
+	struct pool_job j = {k, argmax, {0}, 0};
+	win_get(k, k->op[1].t, k->op[0].t, &j.w);
+	j.nparts = kpar_parts((double)numel(k->op[0].t) * j.w.kh * j.w.kw, j.w.n * j.w.oh);
+	kpar(maxpool_part, &j, j.nparts);
 	return 0;
+}
+
+static void avgpool_part(const void *ctx, int part)
+{
+	const struct pool_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
+	const struct win w = j->w;
+	bool incl = KI(j->k, "count_include_pads");
+	size_t r0, r1;
+	pool_rows(j, part, &r0, &r1);
+	for (size_t row = r0; row < r1; row++) {
+		const size_t n = row / w.oh, oy = row % w.oh;
+		size_t oi = row * w.ow * w.oc;
+		for (size_t ox = 0; ox < w.ow; ox++)
+			for (size_t c = 0; c < w.oc; c++, oi++) {
+				double sum = 0;
+				size_t cnt = 0;
+				for (size_t ky = 0; ky < w.kh; ky++) {
+					int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
+					if (iy < 0 || iy >= (int64_t)w.h)
+						continue;
+					for (size_t kx = 0; kx < w.kw; kx++) {
+						int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
+						if (ix < 0 || ix >= (int64_t)w.w)
+							continue;
+						sum += ld_f(s->t, s->p,
+							    ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c);
+						cnt++;
+					}
+				}
+				size_t div = incl ? w.kh * w.kw : cnt;
+				st_f(d->t, d->p, oi, div ? sum / (double)div : 0);
+			}
+	}
 }
 
 static int avgpool(const struct kargs *k)
 {
-	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	struct win w;
-	win_get(k, s->t, d->t, &w);
-	bool incl = KI(k, "count_include_pads");
-	size_t oi = 0;
-	for (size_t n = 0; n < w.n; n++)
-		for (size_t oy = 0; oy < w.oh; oy++)
-			for (size_t ox = 0; ox < w.ow; ox++)
-				for (size_t c = 0; c < w.oc; c++, oi++) {
-					double sum = 0;
-					size_t cnt = 0;
-					for (size_t ky = 0; ky < w.kh; ky++) {
-						int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
-						if (iy < 0 || iy >= (int64_t)w.h)
-							continue;
-						for (size_t kx = 0; kx < w.kw; kx++) {
-							int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
-							if (ix < 0 || ix >= (int64_t)w.w)
-								continue;
-							sum += ld_f(s->t, s->p,
-								    ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c);
-							cnt++;
-						}
-					}
-					size_t div = incl ? w.kh * w.kw : cnt;
-					st_f(d->t, d->p, oi, div ? sum / (double)div : 0);
-				}
+	struct pool_job j = {k, NULL, {0}, 0};
+	win_get(k, k->op[1].t, k->op[0].t, &j.w);
+	j.nparts = kpar_parts((double)numel(k->op[0].t) * j.w.kh * j.w.kw, j.w.n * j.w.oh);
+	kpar(avgpool_part, &j, j.nparts);
 	return 0;
 }
 

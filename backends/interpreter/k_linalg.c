@@ -7,6 +7,9 @@
  * KC x MC keeps the packed A in L2. Accumulation is in float, as in every
  * BLAS; products of K up to a few thousand stay well inside ONNX tolerances.
  *
+ * kgemm splits large products among the threads (kpar) by rows or by
+ * column panels, never along K, so every thread count gives the same bits.
+ *
  * Other element kinds (float16, bfloat16, quantized) are widened to float,
  * multiplied, and narrowed once into the result (quantized results are
  * requantized with their own scale and offset).
@@ -80,8 +83,8 @@ static void micro(size_t kc, const float *ap, const float *bp, float *c, size_t 
 }
 #endif
 
-void kgemm(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B, size_t ldb, float *C,
-	   size_t ldc, bool accumulate)
+static void kgemm_seq(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B, size_t ldb,
+		      float *C, size_t ldc, bool accumulate)
 {
 	if (M == 0 || N == 0)
 		return;
@@ -146,6 +149,47 @@ void kgemm(size_t M, size_t N, size_t K, const float *A, size_t lda, const float
 	}
 	free(ap);
 	free(bp);
+}
+
+/* kgemm split among the threads: by rows (whole micro-tiles of MR) when
+ * every thread gets at least two, else by panels of NR columns. Each
+ * element is the same sum in the same order either way (its K slices in
+ * turn, each a micro-kernel's k loop), so the split changes no bit. */
+struct kgemm_job {
+	size_t M, N, K, lda, ldb, ldc, units;
+	const float *A, *B;
+	float *C;
+	bool accumulate, by_cols;
+	int nparts;
+};
+
+static void kgemm_part(const void *ctx, int i)
+{
+	const struct kgemm_job *j = ctx;
+	size_t u0 = kpar_first(i, j->nparts, j->units), u1 = kpar_first(i + 1, j->nparts, j->units);
+	if (j->by_cols) {
+		size_t c0 = u0 * NR, c1 = u1 * NR < j->N ? u1 * NR : j->N;
+		kgemm_seq(j->M, c1 - c0, j->K, j->A, j->lda, j->B + c0, j->ldb, j->C + c0, j->ldc, j->accumulate);
+		return;
+	}
+	size_t r0 = u0 * MR, r1 = u1 * MR < j->M ? u1 * MR : j->M;
+	kgemm_seq(r1 - r0, j->N, j->K, j->A + r0 * j->lda, j->lda, j->B, j->ldb, j->C + r0 * j->ldc, j->ldc,
+		  j->accumulate);
+}
+
+void kgemm(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B, size_t ldb, float *C,
+	   size_t ldc, bool accumulate)
+{
+	size_t tiles = (M + MR - 1) / MR, panels = (N + NR - 1) / NR;
+	int t = kpar_parts((double)M * N * (K ? K : 1), tiles > panels ? tiles : panels);
+	if (t <= 1) {
+		kgemm_seq(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+		return;
+	}
+	struct kgemm_job j = {M, N, K, lda, ldb, ldc, 0, A, B, C, accumulate, tiles < 2 * (size_t)t, 0};
+	j.units = j.by_cols ? panels : tiles;
+	j.nparts = (size_t)t < j.units ? t : (int)j.units;
+	kpar(kgemm_part, &j, j.nparts);
 }
 
 /* fullyconnected(Dest N x M, Src N x K, Weights K x M, Bias M) */

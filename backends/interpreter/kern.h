@@ -185,6 +185,16 @@ int kerror(const struct kargs *k, const char *fmt, ...) GLOW_PRINTF(2, 3);
 void kgemm(size_t M, size_t N, size_t K, const float *A, size_t lda, const float *B, size_t ldb, float *C,
 	   size_t ldc, bool accumulate);
 
+/* Threads (ipool.c). kpar runs fn(ctx, 0 .. nparts-1) on the pool of
+ * interp_set_threads (the caller takes parts too) and returns when all are
+ * done; parts must write disjoint outputs. kpar_parts: how many parts an
+ * instruction of `work` multiply-adds or values gets (one per thread, fewer
+ * for small work, at most units); kpar_first(i): the first unit of part i
+ * (contiguous, balanced). */
+void kpar(void (*fn)(const void *ctx, int part), const void *ctx, int nparts);
+int kpar_parts(double work, size_t units);
+size_t kpar_first(int i, int nparts, size_t units);
+
 /* The kernel families; each returns 0, 1 if it does not handle the kind,
  * or -1 after kerror. */
 int kern_conv(const struct kargs *k);

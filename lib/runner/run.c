@@ -399,7 +399,7 @@ int runner_glow_run(void *opts, struct diag *d)
 	struct run_options *o = opts;
 	if (o->print_full)
 		o->print = true;
-	if (tensor_tol_parse(&o->tol, d))
+	if (tensor_tol_parse(&o->tol, d) || runner_set_threads(o->threads, d))
 		return 1;
 	if (runner_train_requested(o))
 		return runner_glow_train(o, d);

@@ -51,6 +51,7 @@ struct run_options {
 	struct cl_list train_data, test_data;
 	const char *epochs, *batch, *seed, *limit, *loss, *scores;
 	bool no_shuffle;
+	const char *threads; /* -threads=N, NULL: the default (threads.c) */
 };
 
 /* glow-run -profile: runs f on be over the -input sets of o and writes or
@@ -58,6 +59,12 @@ struct run_options {
  * it); returns the exit status. */
 int runner_profile(const struct run_options *o, const struct backend *be, struct ir_func *f, struct stages *st,
 		   struct diag *d);
+
+/* -threads=N (1 .. RUNNER_MAX_THREADS) of the interpreter and the C
+ * backend (NULL: leave the default, every core); -1 after reporting a bad
+ * value (threads.c). */
+#define RUNNER_MAX_THREADS 256
+int runner_set_threads(const char *value, struct diag *d);
 
 /* glow-run on the parsed options opts, a struct run_options
  * (tools/glow-run/glow-run.c describes them); returns the exit status.

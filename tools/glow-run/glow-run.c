@@ -6,6 +6,7 @@
  *            [-print-signature] [-expected NAME=FILE ...] [-expected-dir D]
  *            [-rtol=X] [-atol=X] [-ignore-memory-plan] [-time]
  *            [-backend=interpreter|c] [-gemm=builtin|openblas] [-winograd=auto|off|f2|f4]
+ *            [-threads=N]
  *   glow-run PROG.gir -epochs=N -train-data NAME=FILE ... [-test-data NAME=FILE ...]
  *            [-batch=N] [-seed=N] [-no-shuffle] [-limit=N] [-loss=NAME] [-scores=NAME]
  *            [-input NAME=FILE ...] [-output-dir D] [-backend=...]
@@ -82,6 +83,7 @@ int main(int argc, char **argv)
 		{"limit", CL_STRING, &o.limit, "n", "Train: use the first N examples of each data set only", 0, NULL},
 		{"loss", CL_STRING, &o.loss, "NAME", "Train: the step's loss output (default: its one float output of one element)", 0, NULL},
 		{"scores", CL_STRING, &o.scores, "NAME", "Train: @F's output whose argmax is the prediction (default: its one float [batch, classes] output)", 0, NULL},
+		{"threads", CL_STRING, &o.threads, "N", "Threads that split each large operator (interpreter and -backend=c; 1 to 256, default: every core available); results are bitwise the same for any count", 0, NULL},
 	};
 	const struct cl_tool tool = {
 		"glow-run", "run glow instruction IR on the interpreter or compiled C", "[options] PROG.gir", opts, GLOW_ARRAY_SIZE(opts),

@@ -24,8 +24,16 @@
  *
  * Epilogue: bias, an optional residual (an elementwise add that followed
  * the convolution, fused by the generator) and an optional activation.
+ *
+ * Threads (cb_thread.h): cb_conv_f32 and cb_wino_f32 split a layer into
+ * parts by whole tiles of rows or by panels of output channels
+ * (cb_conv_par), cb_dwconv_f32 by output rows; a part blocks its own rows
+ * from its first one, so each output element is the same sum in the same
+ * order as in a single-threaded run: the bytes do not depend on the
+ * thread count.
  */
 #include "cb_base.h"
+#include "cb_thread.h"
 
 /* CB_MR4: the rows of the short-tile kernel that runs a last partial tile
  * of 3 to 8 rows where CB_MR is 12 (1: none) */
@@ -401,72 +409,67 @@ static int cb_conv_win_ok(const struct cb_conv_args *s, const float *in, size_t 
  * outweigh so few products). Same contract as cb_conv_f32. */
 #define CB_SMALLK 8
 static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
-			   float *out, const float *res)
+			   float *out, const float *res, size_t mb, size_t me)
 {
 	const int gc = s->groups * s->c, goc = s->groups * s->oc, np = (s->oc + CB_NR - 1) / CB_NR, c = s->c;
 	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)goc;
-	for (int n = 0; n < s->n; n++)
-		for (int oh = 0; oh < s->oh; oh++)
-			for (int ow = 0; ow < s->ow; ow++) {
-				const size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow;
-				const int ih = oh * s->sh - s->pt, iw = ow * s->sw - s->pl;
-				const int inside = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
-				const float *x = in + (((size_t)n * s->h + (size_t)(inside ? ih : 0)) * s->w +
-						       (size_t)(inside ? iw : 0)) * gc;
-				for (int g = 0; g < s->groups; g++)
-					for (int p = 0; p < np; p++) {
-						const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
-						const float *pb = bias + ((size_t)g * np + p) * CB_NR;
-						float t[CB_NR];
+	for (size_t pix = mb; pix < me; pix++) {
+		const size_t n = pix / ((size_t)s->oh * s->ow);
+		const int oh = (int)(pix / (size_t)s->ow % (size_t)s->oh), ow = (int)(pix % (size_t)s->ow);
+		const int ih = oh * s->sh - s->pt, iw = ow * s->sw - s->pl;
+		const int inside = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
+		const float *x = in + (((size_t)n * s->h + (size_t)(inside ? ih : 0)) * s->w +
+				       (size_t)(inside ? iw : 0)) * gc;
+		for (int g = 0; g < s->groups; g++)
+			for (int p = 0; p < np; p++) {
+				const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
+				const float *pb = bias + ((size_t)g * np + p) * CB_NR;
+				float t[CB_NR];
 #if CB_HAVE_VEC
-						cb_vf acc[CB_NV];
-						for (int v = 0; v < CB_NV; v++)
-							acc[v] = *(const cb_vf *)(pb + v * CB_VL);
-						for (int k = 0; inside && k < c; k++) {
-							const cb_vf xv = CB_SPLAT(x[g * c + k]);
-							for (int v = 0; v < CB_NV; v++)
-								acc[v] = CB_FMA(acc[v], *(const cb_vf *)(b + k * CB_NR + v * CB_VL), xv);
-						}
-						for (int v = 0; v < CB_NV; v++)
-							*(cb_vf *)(t + v * CB_VL) = acc[v];
+				cb_vf acc[CB_NV];
+				for (int v = 0; v < CB_NV; v++)
+					acc[v] = *(const cb_vf *)(pb + v * CB_VL);
+				for (int k = 0; inside && k < c; k++) {
+					const cb_vf xv = CB_SPLAT(x[g * c + k]);
+					for (int v = 0; v < CB_NV; v++)
+						acc[v] = CB_FMA(acc[v], *(const cb_vf *)(b + k * CB_NR + v * CB_VL), xv);
+				}
+				for (int v = 0; v < CB_NV; v++)
+					*(cb_vf *)(t + v * CB_VL) = acc[v];
 #else
-						for (int j = 0; j < CB_NR; j++)
-							t[j] = pb[j];
-						for (int k = 0; inside && k < c; k++)
-							for (int j = 0; j < CB_NR; j++)
-								t[j] += x[g * c + k] * b[k * CB_NR + j];
+				for (int j = 0; j < CB_NR; j++)
+					t[j] = pb[j];
+				for (int k = 0; inside && k < c; k++)
+					for (int j = 0; j < CB_NR; j++)
+						t[j] += x[g * c + k] * b[k * CB_NR + j];
 #endif
-						int ncol = s->oc - p * CB_NR;
-						if (ncol > CB_NR)
-							ncol = CB_NR;
-						const size_t col = (size_t)g * s->oc + (size_t)p * CB_NR;
-						float *o = out + pix * ost + col;
-						if (res) {
-							const float *q = res + pix * (size_t)goc + col;
-							for (int j = 0; j < ncol; j++)
-								t[j] += q[j];
-						}
-						for (int j = 0; j < ncol; j++)
-							o[j] = cb_act(t[j], s->act, s->lo, s->hi);
-					}
+				int ncol = s->oc - p * CB_NR;
+				if (ncol > CB_NR)
+					ncol = CB_NR;
+				const size_t col = (size_t)g * s->oc + (size_t)p * CB_NR;
+				float *o = out + pix * ost + col;
+				if (res) {
+					const float *q = res + pix * (size_t)goc + col;
+					for (int j = 0; j < ncol; j++)
+						t[j] += q[j];
+				}
+				for (int j = 0; j < ncol; j++)
+					o[j] = cb_act(t[j], s->act, s->lo, s->hi);
 			}
+	}
 }
 
-/* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
- * above; res is NULL or has out's layout (out may be res). scratch holds
- * (min(mc, M) + 16) * (K + 63 + CB_NR) floats: the packed rows of A, then
- * the partial sums of a deep K. */
-CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
-			   float *out, const float *res, float *scratch)
+/* The rows mb .. me-1 (output pixels) and the panels p0 .. p1-1 of every
+ * group of out = act(conv(in, filter) + bias [+ res]) (cb_conv_f32); the
+ * rows are blocked from mb on, so a part computes each of its outputs
+ * exactly as the whole layer would. */
+static void cb_conv_range(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
+			  float *out, const float *res, float *scratch, size_t mb, size_t me, int p0, int p1)
 {
-	if (s->kh == 1 && s->kw == 1 && s->c <= CB_SMALLK) {
-		cb_conv_smallk(s, in, wp, bias, out, res);
-		return;
-	}
-	const size_t mtot = (size_t)s->n * s->oh * s->ow;
+	const size_t mtot = me;
 	const int np = (s->oc + CB_NR - 1) / CB_NR;
 	const size_t kdim = (size_t)s->kh * s->kw * s->c, tf = cb_tile_floats(kdim);
-	size_t mc = s->mc > 0 && (size_t)s->mc < mtot ? (size_t)s->mc : mtot;
+	size_t mc = s->mc > 0 && (size_t)s->mc < mtot - mb ? (size_t)s->mc : mtot - mb;
 	mc = (mc + CB_MR - 1) / CB_MR * CB_MR;
 	/* a deep K runs in slices of CB_KB so that a slice of the panel stays
 	 * in L1 while the block's tiles pass over it (partial sums in part) */
@@ -491,7 +494,7 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 	for (int g = 0; g < s->groups; g++) {
 		const float *gw = wp + (size_t)g * np * kdim * CB_NR;
 		const float *gb = bias + (size_t)g * np * CB_NR;
-		for (size_t m0 = 0; m0 < mtot; m0 += mc) {
+		for (size_t m0 = mb; m0 < mtot; m0 += mc) {
 			size_t m1 = cb_min_sz(mtot, m0 + mc), nt = (m1 - m0 + CB_MR - 1) / CB_MR;
 			if (winl)
 				; /* tile by tile below */
@@ -504,7 +507,7 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 				int win = 0;
 				if (winl && !(win = cb_conv_win_ok(s, in, m0 + tt * CB_MR, mtot, &wap)))
 					cb_conv_pack_a(s, in, scratch + tt * tf, m0 + tt * CB_MR, 1, mtot, g);
-				for (int p = 0; p < np; p++) {
+				for (int p = p0; p < p1; p++) {
 					const float *pw = gw + (size_t)p * kdim * CB_NR, *pb = gb + (size_t)p * CB_NR;
 					/* the tiles of this panel that run the full kernel fetch
 					 * the next panel, each its share, one step per k (a last
@@ -514,7 +517,7 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 					const size_t mlast = m0 + (nt - 1) * CB_MR;
 					const size_t ntp = cb_conv_tail(mlast, mtot) == 0 ? nt : nt - 1;
 					size_t span = ntp ? (kdim * CB_NR * sizeof(float) + ntp - 1) / ntp : 0, step = span / kdim;
-					if (p + 1 == np || small_b)
+					if (p + 1 == p1 || small_b)
 						step = 0;
 					for (size_t ka = 0; ka < kdim; ka += kslice) {
 						size_t kb = cb_min_sz(kdim, ka + kslice);
@@ -675,7 +678,7 @@ static CB_ALWAYS_INLINE void cb_wino_in(const struct cb_conv_args *s, const int 
 /* M of tiles t0 .. t0 + nt - 1 back to the output. */
 static CB_ALWAYS_INLINE void cb_wino_out(const struct cb_conv_args *s, const int m, const float *mm,
 					 const float *bias, float *out, const float *res, size_t t0, size_t nt,
-					 size_t ocp)
+					 size_t ocp, int c0, int c1)
 {
 	const int a = m + 2, oc = s->oc, th = (s->oh + m - 1) / m, tw = (s->ow + m - 1) / m;
 	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)oc;
@@ -683,7 +686,7 @@ static CB_ALWAYS_INLINE void cb_wino_out(const struct cb_conv_args *s, const int
 		const size_t t = t0 + i, per = (size_t)th * tw, n = t / per, r = t % per;
 		const int oy0 = (int)(r / (size_t)tw) * m, ox0 = (int)(r % (size_t)tw) * m;
 		const float *mt = mm + i * (size_t)(a * a) * ocp;
-		for (int cc = 0; cc < oc; cc += CB_WV) {
+		for (int cc = c0; cc < c1; cc += CB_WV) {
 			cb_wv q[6], w[6][4], col[6], y[4];
 			for (int yy = 0; yy < a; yy++) {
 				for (int x = 0; x < a; x++)
@@ -712,15 +715,17 @@ static CB_ALWAYS_INLINE void cb_wino_out(const struct cb_conv_args *s, const int
 /* out = act(conv(in, filter) + bias [+ res]) for a convolution the
  * generator chose for Winograd (s->wino, s->mc tiles per block): u holds
  * the a^2 transformed filters packed in panels, bias the bias padded to
- * panels. scratch: a^2 * vstride(mc + 16) + (mc + 16) * a^2 * OCp floats. */
+ * panels. scratch: a^2 * vstride(mc + 16) + (mc + 16) * a^2 * OCp floats.
+ * Only tiles ta .. tz-1 and the output channels of panels pa .. pz-1 (a
+ * part of cb_conv_par: every part transforms its tiles' whole input). */
 static CB_ALWAYS_INLINE void cb_wino_m(const struct cb_conv_args *s, const int m, const float *in,
 				       const float *u, const float *bias, float *out, const float *res,
-				       float *scratch)
+				       float *scratch, size_t ta, size_t tz, int pa, int pz)
 {
 	static const float zero[CB_NR];
 	const int a = m + 2, a2 = a * a, c = s->c, np = (s->oc + CB_NR - 1) / CB_NR;
 	const size_t ocp = (size_t)np * CB_NR, tf = cb_tile_floats((size_t)c);
-	const size_t ntiles = (size_t)s->n * (size_t)((s->oh + m - 1) / m) * (size_t)((s->ow + m - 1) / m);
+	const size_t ntiles = tz;
 	const size_t tb = ((size_t)s->mc + CB_MR - 1) / CB_MR * CB_MR, vs = cb_wino_vstride(tb, (size_t)c);
 	float *v = scratch, *mm = scratch + (size_t)a2 * vs;
 	/* the products: rows of one position's V times its filter, rows of M
@@ -733,11 +738,11 @@ static CB_ALWAYS_INLINE void cb_wino_m(const struct cb_conv_args *s, const int m
 	sg.oc = (int)ocp;
 	sg.kh = sg.kw = sg.sh = sg.sw = sg.dh = sg.dw = 1;
 	sg.ostride = a2 * (int)ocp;
-	for (size_t t0 = 0; t0 < ntiles; t0 += tb) {
+	for (size_t t0 = ta; t0 < ntiles; t0 += tb) {
 		const size_t nt = cb_min_sz(tb, ntiles - t0), rows = (nt + CB_MR - 1) / CB_MR * CB_MR;
 		cb_wino_in(s, m, in, v, t0, nt, rows, vs);
 		for (int xi = 0; xi < a2; xi++)
-			for (int p = 0; p < np; p++) {
+			for (int p = pa; p < pz; p++) {
 				const float *b = u + ((size_t)xi * np + (size_t)p) * (size_t)c * CB_NR;
 				for (size_t r0 = 0; r0 < rows; r0 += CB_MR) {
 					const float *ap = v + (size_t)xi * vs + r0 / CB_MR * tf;
@@ -762,138 +767,95 @@ static CB_ALWAYS_INLINE void cb_wino_m(const struct cb_conv_args *s, const int m
 								     CB_KC, CB_KC * CB_MR);
 				}
 			}
-		cb_wino_out(s, m, mm, bias, out, res, t0, nt, ocp);
+		cb_wino_out(s, m, mm, bias, out, res, t0, nt, ocp, pa * CB_NR, pz * CB_NR < s->oc ? pz * CB_NR : s->oc);
 	}
 }
 
+static void cb_wino_range(const struct cb_conv_args *s, int m, const float *in, const float *u, const float *bias,
+			  float *out, const float *res, float *scratch, size_t ta, size_t tz, int pa, int pz)
+{
+	if (m == 4)
+		cb_wino_m(s, 4, in, u, bias, out, res, scratch, ta, tz, pa, pz);
+	else
+		cb_wino_m(s, 2, in, u, bias, out, res, scratch, ta, tz, pa, pz);
+}
+
+/* A convolution or matrix product split among the threads (cb_par): by
+ * rows (output pixels, whole tiles of CB_MR) or, when there are too few
+ * rows for every thread to get several tiles and enough panels, by panels
+ * of output channels (each part packs the rows itself and streams only its
+ * share of the filter: fully-connected layers, 7x7 layers). */
+struct cb_conv_job {
+	const struct cb_conv_args *s;
+	const float *in, *wp, *bias, *res;
+	float *out;
+	size_t units; /* tiles of rows or panels */
+	int nparts, by_panels, wino;
+};
+
+static void cb_conv_part(const void *ctx, int i, float *scratch)
+{
+	const struct cb_conv_job *j = ctx;
+	const struct cb_conv_args *s = j->s;
+	const size_t mtot = (size_t)s->n * s->oh * s->ow, u0 = cb_par_first(i, j->nparts, j->units),
+		     u1 = cb_par_first(i + 1, j->nparts, j->units);
+	if (u0 == u1)
+		return;
+	if (j->wino) {
+		const size_t tiles = (size_t)s->n * (size_t)((s->oh + j->wino - 1) / j->wino) *
+				     (size_t)((s->ow + j->wino - 1) / j->wino);
+		const int np = (s->oc + CB_NR - 1) / CB_NR;
+		if (j->by_panels)
+			cb_wino_range(s, j->wino, j->in, j->wp, j->bias, j->out, j->res, scratch, 0, tiles, (int)u0, (int)u1);
+		else
+			cb_wino_range(s, j->wino, j->in, j->wp, j->bias, j->out, j->res, scratch, u0 * CB_MR,
+				      cb_min_sz(tiles, u1 * CB_MR), 0, np);
+		return;
+	}
+	if (j->by_panels)
+		cb_conv_range(s, j->in, j->wp, j->bias, j->out, j->res, scratch, 0, mtot, (int)u0, (int)u1);
+	else if (s->kh == 1 && s->kw == 1 && s->c <= CB_SMALLK)
+		cb_conv_smallk(s, j->in, j->wp, j->bias, j->out, j->res, u0, cb_min_sz(mtot, u1));
+	else
+		cb_conv_range(s, j->in, j->wp, j->bias, j->out, j->res, scratch, u0 * CB_MR, cb_min_sz(mtot, u1 * CB_MR),
+			      0, (s->oc + CB_NR - 1) / CB_NR);
+}
+
+/* Splits a layer of `rows` rows (output pixels or Winograd tiles) and np
+ * panels per group into parts (cb_conv_job) and runs them. */
+static void cb_conv_par(struct cb_conv_job *j, size_t rows, int np, double work, float *scratch)
+{
+	const struct cb_conv_args *s = j->s;
+	const int t = cb_pool_threads();
+	const size_t tiles = (rows + CB_MR - 1) / CB_MR;
+	const int smallk = !j->wino && s->kh == 1 && s->kw == 1 && s->c <= CB_SMALLK;
+	j->by_panels = !smallk && s->groups == 1 && tiles < (size_t)t * 8 && np >= t;
+	j->units = smallk ? rows : j->by_panels ? (size_t)np : tiles;
+	j->nparts = cb_par_parts(work, j->units);
+	cb_par(cb_conv_part, j, j->nparts, scratch);
+}
+
+/* out = act(conv(in, filter) + bias [+ res]). wp and bias are packed as
+ * above; res is NULL or has out's layout (out may be res). scratch holds
+ * (min(mc, M) + 16) * (K + 63 + CB_NR) floats: the packed rows of A, then
+ * the partial sums of a deep K (each thread its own). */
+CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
+			   float *out, const float *res, float *scratch)
+{
+	struct cb_conv_job j = {s, in, wp, bias, res, out, 0, 0, 0, 0};
+	const size_t rows = (size_t)s->n * s->oh * s->ow;
+	const int np = (s->oc + CB_NR - 1) / CB_NR;
+	cb_conv_par(&j, rows, np, (double)rows * s->kh * s->kw * s->c * s->oc * s->groups, scratch);
+}
+
+/* cb_conv_f32 for a convolution the generator chose for Winograd (s->wino):
+ * u holds the a^2 transformed filters packed in panels (cb_wino_m). */
 CB_KERNEL void cb_wino_f32(const struct cb_conv_args *s, const float *in, const float *u, const float *bias,
 			   float *out, const float *res, float *scratch)
 {
-	if (s->wino == 4)
-		cb_wino_m(s, 4, in, u, bias, out, res, scratch);
-	else
-		cb_wino_m(s, 2, in, u, bias, out, res, scratch);
-}
-
-/* Depthwise convolution (groups == channels, one filter per channel): each
- * output pixel is a sum over taps of channel vectors. wp is the filter
- * transposed to KH x KW x C; bias has C values. Channels innermost, so the
- * loops vectorize. */
-CB_KERNEL void cb_dwconv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
-			  float *out, const float *res)
-{
-	const int ch = s->groups;
-	for (int n = 0; n < s->n; n++) {
-		for (int oh = 0; oh < s->oh; oh++) {
-			/* the taps inside the image: kh0 .. kh1-1, kw0 .. kw1-1 (tap
-			 * ranges rather than a test per tap; gcc 12 at -O3 with AVX-512
-			 * miscompiled the channel loop below a skipped tap) */
-			const int ih0 = oh * s->sh - s->pt;
-			int kh0 = 0, kh1 = s->kh;
-			while (kh0 < kh1 && ih0 + kh0 * s->dh < 0)
-				kh0++;
-			while (kh1 > kh0 && ih0 + (kh1 - 1) * s->dh >= s->h)
-				kh1--;
-			for (int ow = 0; ow < s->ow; ow++) {
-				const int iw0 = ow * s->sw - s->pl;
-				int kw0 = 0, kw1 = s->kw;
-				while (kw0 < kw1 && iw0 + kw0 * s->dw < 0)
-					kw0++;
-				while (kw1 > kw0 && iw0 + (kw1 - 1) * s->dw >= s->w)
-					kw1--;
-				size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow, off = pix * ch;
-				float *CB_RESTRICT o = out + pix * (s->ostride ? (size_t)s->ostride : (size_t)ch);
-				int cdone = 0;
-#if CB_HAVE_VEC
-				/* blocks of 4 vectors of channels: four independent FMA
-				 * chains over the taps, in registers */
-				for (; cdone + 4 * CB_VL <= ch; cdone += 4 * CB_VL) {
-					cb_vf a[4];
-					for (int v = 0; v < 4; v++)
-						a[v] = *(const cb_vf *)(bias + cdone + v * CB_VL);
-					for (int kh = kh0; kh < kh1; kh++) {
-						int ih = ih0 + kh * s->dh;
-						for (int kw = kw0; kw < kw1; kw++) {
-							int iw = iw0 + kw * s->dw;
-							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch + cdone;
-							const float *f = wp + ((size_t)kh * s->kw + kw) * ch + cdone;
-							for (int v = 0; v < 4; v++)
-								a[v] = CB_FMA(a[v], *(const cb_vf *)(x + v * CB_VL),
-									      *(const cb_vf *)(f + v * CB_VL));
-						}
-					}
-					for (int v = 0; v < 4; v++) {
-						if (res)
-							a[v] += *(const cb_vf *)(res + off + cdone + v * CB_VL);
-						if (s->act == CB_ACT_RELU)
-							a[v] = cb_vrelu(a[v]);
-						if (s->act == CB_ACT_CLIP) {
-							float t[CB_VL];
-							*(cb_vf *)t = a[v];
-							for (int j = 0; j < CB_VL; j++)
-								t[j] = cb_act(t[j], s->act, s->lo, s->hi);
-							a[v] = *(const cb_vf *)t;
-						}
-						*(cb_vf *)(o + cdone + v * CB_VL) = a[v];
-					}
-				}
-#endif
-				float acc[256];
-				for (int c0 = cdone; c0 < ch; c0 += 256) {
-					int cn = ch - c0 < 256 ? ch - c0 : 256;
-					for (int c = 0; c < cn; c++)
-						acc[c] = bias[c0 + c];
-					for (int kh = kh0; kh < kh1; kh++) {
-						int ih = ih0 + kh * s->dh;
-						for (int kw = kw0; kw < kw1; kw++) {
-							int iw = iw0 + kw * s->dw;
-							const float *CB_RESTRICT x =
-								in + (((size_t)n * s->h + ih) * s->w + iw) * ch + c0;
-							const float *CB_RESTRICT f =
-								wp + ((size_t)kh * s->kw + kw) * ch + c0;
-							for (int c = 0; c < cn; c++)
-								acc[c] += x[c] * f[c];
-						}
-					}
-					if (res)
-						for (int c = 0; c < cn; c++)
-							acc[c] += res[off + c0 + c];
-					for (int c = 0; c < cn; c++)
-						o[c0 + c] = cb_act(acc[c], s->act, s->lo, s->hi);
-				}
-			}
-		}
-	}
-}
-
-/* Reference convolution for filters that are not constants (nothing to
- * pack): filter OC*groups x KH x KW x C in its graph layout, bias OC*groups. */
-CB_KERNEL void cb_conv_ref_f32(const struct cb_conv_args *s, const float *in, const float *f, const float *bias,
-			    float *out)
-{
-	const int gc = s->groups * s->c, goc = s->groups * s->oc;
-	for (int n = 0; n < s->n; n++)
-		for (int oh = 0; oh < s->oh; oh++)
-			for (int ow = 0; ow < s->ow; ow++)
-				for (int o = 0; o < goc; o++) {
-					int g = o / s->oc;
-					float acc = bias[o];
-					for (int kh = 0; kh < s->kh; kh++) {
-						int ih = oh * s->sh - s->pt + kh * s->dh;
-						if (ih < 0 || ih >= s->h)
-							continue;
-						for (int kw = 0; kw < s->kw; kw++) {
-							int iw = ow * s->sw - s->pl + kw * s->dw;
-							if (iw < 0 || iw >= s->w)
-								continue;
-							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * gc +
-									 (size_t)g * s->c;
-							const float *fw = f + (((size_t)o * s->kh + kh) * s->kw + kw) * s->c;
-							for (int c = 0; c < s->c; c++)
-								acc += x[c] * fw[c];
-						}
-					}
-					out[(((size_t)n * s->oh + oh) * s->ow + ow) * goc + o] =
-						cb_act(acc, s->act, s->lo, s->hi);
-				}
+	struct cb_conv_job j = {s, in, u, bias, res, out, 0, 0, 0, s->wino};
+	const size_t tiles = (size_t)s->n * (size_t)((s->oh + s->wino - 1) / s->wino) *
+			     (size_t)((s->ow + s->wino - 1) / s->wino);
+	const int np = (s->oc + CB_NR - 1) / CB_NR;
+	cb_conv_par(&j, tiles, np, (double)tiles * (s->wino + 2) * (s->wino + 2) * s->c * s->oc, scratch);
 }

@@ -3,8 +3,10 @@
  * output as OUTPUT_DIR/<name>.npy, optionally prints outputs and times runs.
  *
  *   NAME_main [-weights FILE] [-input NAME=FILE]... [FILE...]
- *             [-output-dir DIR] [-print] [-runs N] [-warmup N]
+ *             [-output-dir DIR] [-print] [-runs N] [-warmup N] [-threads N]
  *
+ * -threads N (1 to 256) sets the bundle's thread count (NAME_set_threads);
+ * without it the bundle uses every core available to the process.
  * Positional files bind the inputs in declaration order. With -runs N the
  * program runs N times after the warm-up and prints the median and minimum
  * wall time and the median processor time (clock) in milliseconds. The
@@ -46,6 +48,8 @@ void chk_init_mutable(const uint8_t *constants, uint8_t *mutable_weights)
 	(void)constants;
 	(void)mutable_weights;
 }
+int chk_set_threads(int n);
+int chk_set_threads(int n) { return n; }
 #endif
 
 #include <stdio.h>
@@ -303,6 +307,23 @@ static int drv_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+#if !CB_EMBEDDED
+/* Reads the file at path, which must hold exactly n bytes, straight into
+ * dst (the constants region: no second copy of the weights in memory);
+ * 0, or -1 when it cannot be read or its size differs. */
+static int drv_read_exact(const char *path, unsigned char *dst, size_t n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	size_t r = fread(dst, 1, n, f);
+	unsigned char extra;
+	int ok = r == n && fread(&extra, 1, 1, f) == 0 && !ferror(f);
+	fclose(f);
+	return ok ? 0 : -1;
+}
+#endif
+
 /* a region aligned to 64 bytes from malloc (C11 aligned_alloc is not
  * everywhere) */
 static unsigned char *drv_region(size_t n, void **base)
@@ -317,7 +338,7 @@ static unsigned char *drv_region(size_t n, void **base)
 int main(int argc, char **argv)
 {
 	const char *weights = NULL, *outdir = NULL;
-	int print = 0, runs = 0, warmup = 3;
+	int print = 0, runs = 0, warmup = 3, threads = 0;
 	const char *bind[CB_MAXPH] = {0};
 	size_t nph = 0, npos = 0;
 	while (CB_PH[nph].name)
@@ -333,6 +354,15 @@ int main(int argc, char **argv)
 			runs = atoi(argv[++a]);
 		} else if (!strcmp(argv[a], "-warmup") && a + 1 < argc) {
 			warmup = atoi(argv[++a]);
+		} else if (!strcmp(argv[a], "-threads") && a + 1 < argc) {
+			const char *v = argv[++a];
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (!*v || *end || n < 1 || n > 256) {
+				fprintf(stderr, "error: -threads takes a number from 1 to 256, not '%s'\n", v);
+				return 1;
+			}
+			threads = (int)n;
 		} else if (!strcmp(argv[a], "-input") && a + 1 < argc) {
 			const char *s = argv[++a], *eq = strrchr(s, '=');
 			size_t i = 0;
@@ -346,7 +376,7 @@ int main(int argc, char **argv)
 			bind[i] = eq + 1;
 		} else if (argv[a][0] == '-' && argv[a][1]) {
 			fprintf(stderr, "usage: %s [-weights FILE] [-input NAME=FILE]... [FILE...] [-output-dir DIR] "
-					"[-print] [-runs N] [-warmup N]\n",
+					"[-print] [-runs N] [-warmup N] [-threads N]\n",
 				argv[0]);
 			return 1;
 		} else {
@@ -371,19 +401,14 @@ int main(int argc, char **argv)
 	(void)weights;
 	memcpy(consts, CB_NAME(constants), CB_NAME(CONSTANT_SIZE));
 #else
-	{
-		size_t wn = 0;
-		unsigned char *wp = drv_slurp(weights ? weights : CB_NAME(WEIGHTS_FILE), &wn);
-		if (!wp || wn != CB_NAME(CONSTANT_SIZE)) {
-			fprintf(stderr, "error: cannot read %zu bytes of weights from '%s'\n", (size_t)CB_NAME(CONSTANT_SIZE),
-				weights ? weights : CB_NAME(WEIGHTS_FILE));
-			free(wp);
-			return 1;
-		}
-		memcpy(consts, wp, wn);
-		free(wp);
+	if (drv_read_exact(weights ? weights : CB_NAME(WEIGHTS_FILE), consts, CB_NAME(CONSTANT_SIZE))) {
+		fprintf(stderr, "error: cannot read %zu bytes of weights from '%s'\n", (size_t)CB_NAME(CONSTANT_SIZE),
+			weights ? weights : CB_NAME(WEIGHTS_FILE));
+		return 1;
 	}
 #endif
+	if (threads)
+		CB_NAME(set_threads)(threads);
 	CB_NAME(init_mutable)(consts, mut);
 	for (size_t i = 0; i < nph && i < CB_MAXPH; i++) {
 		if (!CB_PH[i].is_input)

@@ -4,6 +4,7 @@
  * of two activations, reductions and selections. Shapes arrive as literal
  * arrays of the bundle. */
 #include "cb_base.h"
+#include "cb_thread.h"
 
 #define CB_MAXRANK 8
 
@@ -95,8 +96,8 @@ CB_INLINE void cb_deinterleave4(unsigned char *CB_RESTRICT d, int64_t di, const 
  * (element strides, a source stride may be 0 or negative), es bytes per
  * element. The generator merges dimensions that are contiguous in both, so
  * the two innermost loops carry most of the work. */
-CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *dims,
-			  int rank, int es)
+static void cb_copy_nd_range(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *dims,
+			     int rank, int es, int64_t o0, int64_t o1)
 {
 	int64_t idx[CB_MAXRANK] = {0};
 	unsigned char *d = (unsigned char *)dst;
@@ -118,7 +119,13 @@ CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const i
 	/* 4-byte elements strided on one side (a transpose, a channel
 	 * shuffle): both inner loops here, one element move each */
 	const int strided4 = es == 4 && !(d1 == 1 && s1 == 1);
-	for (;;) {
+	/* the outer index of o0 (row-major over dims[0 .. outer-1]) */
+	int64_t q = o0;
+	for (int i = outer - 1; i >= 0; i--) {
+		idx[i] = q % dims[i];
+		q /= dims[i];
+	}
+	for (int64_t o = o0; o < o1; o++) {
 		int64_t od = 0, os = 0;
 		for (int i = 0; i < outer; i++) {
 			od += idx[i] * ds[i];
@@ -141,9 +148,44 @@ CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const i
 		int i = outer - 1;
 		while (i >= 0 && ++idx[i] == dims[i])
 			idx[i--] = 0;
-		if (i < 0)
-			return;
 	}
+}
+
+/* cb_copy_nd split among the threads by its outer index (the dimensions
+ * but the two innermost): every element is moved once, by one part. */
+struct cb_copy_job {
+	void *dst;
+	const void *src;
+	const int64_t *ds, *ss, *dims;
+	int rank, es, nparts;
+	int64_t outer;
+};
+
+static void cb_copy_part(const void *ctx, int i, float *scratch)
+{
+	const struct cb_copy_job *j = ctx;
+	(void)scratch;
+	cb_copy_nd_range(j->dst, j->ds, j->src, j->ss, j->dims, j->rank, j->es,
+			 (int64_t)cb_par_first(i, j->nparts, (size_t)j->outer),
+			 (int64_t)cb_par_first(i + 1, j->nparts, (size_t)j->outer));
+}
+
+CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *dims,
+			  int rank, int es)
+{
+	int64_t outer = 1, all = 1;
+	for (int i = 0; i < rank; i++) {
+		all *= dims[i];
+		if (i < rank - 2)
+			outer *= dims[i];
+	}
+	if (rank == 0 || all == 0) {
+		cb_copy_nd_range(dst, ds, src, ss, dims, rank, es, 0, 1);
+		return;
+	}
+	struct cb_copy_job j = {dst, src, ds, ss, dims, rank, es, 0, outer};
+	j.nparts = cb_par_parts((double)all, (size_t)outer);
+	cb_par(cb_copy_part, &j, j.nparts, NULL);
 }
 
 /* Fills n elements of es bytes with the element at v. */

@@ -1,0 +1,156 @@
+/* cb_dwconv.c - the convolutions that are not matrix products: depthwise
+ * (one filter per channel, channels innermost so every tap is a vector
+ * multiply-add; split among the threads by output rows) and the
+ * reference convolution for filters that are not constants. */
+#include "cb_base.h"
+#include "cb_thread.h"
+
+/* Depthwise convolution (groups == channels, one filter per channel): each
+ * output pixel is a sum over taps of channel vectors. wp is the filter
+ * transposed to KH x KW x C; bias has C values. Channels innermost, so the
+ * loops vectorize. */
+static void cb_dwconv_rows(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
+			   float *out, const float *res, size_t rb, size_t re)
+{
+	const int ch = s->groups;
+	for (size_t row = rb; row < re; row++) {
+		const int n = (int)(row / (size_t)s->oh), oh = (int)(row % (size_t)s->oh);
+		{
+			/* the taps inside the image: kh0 .. kh1-1, kw0 .. kw1-1 (tap
+			 * ranges rather than a test per tap; gcc 12 at -O3 with AVX-512
+			 * miscompiled the channel loop below a skipped tap) */
+			const int ih0 = oh * s->sh - s->pt;
+			int kh0 = 0, kh1 = s->kh;
+			while (kh0 < kh1 && ih0 + kh0 * s->dh < 0)
+				kh0++;
+			while (kh1 > kh0 && ih0 + (kh1 - 1) * s->dh >= s->h)
+				kh1--;
+			for (int ow = 0; ow < s->ow; ow++) {
+				const int iw0 = ow * s->sw - s->pl;
+				int kw0 = 0, kw1 = s->kw;
+				while (kw0 < kw1 && iw0 + kw0 * s->dw < 0)
+					kw0++;
+				while (kw1 > kw0 && iw0 + (kw1 - 1) * s->dw >= s->w)
+					kw1--;
+				size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow, off = pix * ch;
+				float *CB_RESTRICT o = out + pix * (s->ostride ? (size_t)s->ostride : (size_t)ch);
+				int cdone = 0;
+#if CB_HAVE_VEC
+				/* blocks of 4 vectors of channels: four independent FMA
+				 * chains over the taps, in registers */
+				for (; cdone + 4 * CB_VL <= ch; cdone += 4 * CB_VL) {
+					cb_vf a[4];
+					for (int v = 0; v < 4; v++)
+						a[v] = *(const cb_vf *)(bias + cdone + v * CB_VL);
+					for (int kh = kh0; kh < kh1; kh++) {
+						int ih = ih0 + kh * s->dh;
+						for (int kw = kw0; kw < kw1; kw++) {
+							int iw = iw0 + kw * s->dw;
+							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch + cdone;
+							const float *f = wp + ((size_t)kh * s->kw + kw) * ch + cdone;
+							for (int v = 0; v < 4; v++)
+								a[v] = CB_FMA(a[v], *(const cb_vf *)(x + v * CB_VL),
+									      *(const cb_vf *)(f + v * CB_VL));
+						}
+					}
+					for (int v = 0; v < 4; v++) {
+						if (res)
+							a[v] += *(const cb_vf *)(res + off + cdone + v * CB_VL);
+						if (s->act == CB_ACT_RELU)
+							a[v] = cb_vrelu(a[v]);
+						if (s->act == CB_ACT_CLIP) {
+							float t[CB_VL];
+							*(cb_vf *)t = a[v];
+							for (int j = 0; j < CB_VL; j++)
+								t[j] = cb_act(t[j], s->act, s->lo, s->hi);
+							a[v] = *(const cb_vf *)t;
+						}
+						*(cb_vf *)(o + cdone + v * CB_VL) = a[v];
+					}
+				}
+#endif
+				float acc[256];
+				for (int c0 = cdone; c0 < ch; c0 += 256) {
+					int cn = ch - c0 < 256 ? ch - c0 : 256;
+					for (int c = 0; c < cn; c++)
+						acc[c] = bias[c0 + c];
+					for (int kh = kh0; kh < kh1; kh++) {
+						int ih = ih0 + kh * s->dh;
+						for (int kw = kw0; kw < kw1; kw++) {
+							int iw = iw0 + kw * s->dw;
+							const float *CB_RESTRICT x =
+								in + (((size_t)n * s->h + ih) * s->w + iw) * ch + c0;
+							const float *CB_RESTRICT f =
+								wp + ((size_t)kh * s->kw + kw) * ch + c0;
+							for (int c = 0; c < cn; c++)
+								acc[c] += x[c] * f[c];
+						}
+					}
+					if (res)
+						for (int c = 0; c < cn; c++)
+							acc[c] += res[off + c0 + c];
+					for (int c = 0; c < cn; c++)
+						o[c0 + c] = cb_act(acc[c], s->act, s->lo, s->hi);
+				}
+			}
+		}
+	}
+}
+
+/* The depthwise convolution split by output rows among the threads. */
+struct cb_dw_job {
+	const struct cb_conv_args *s;
+	const float *in, *wp, *bias, *res;
+	float *out;
+	int nparts;
+};
+
+static void cb_dw_part(const void *ctx, int i, float *scratch)
+{
+	const struct cb_dw_job *j = ctx;
+	const size_t rows = (size_t)j->s->n * j->s->oh;
+	(void)scratch;
+	cb_dwconv_rows(j->s, j->in, j->wp, j->bias, j->out, j->res, cb_par_first(i, j->nparts, rows),
+		       cb_par_first(i + 1, j->nparts, rows));
+}
+
+CB_KERNEL void cb_dwconv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
+			     float *out, const float *res)
+{
+	const size_t rows = (size_t)s->n * s->oh;
+	struct cb_dw_job j = {s, in, wp, bias, res, out, 0};
+	j.nparts = cb_par_parts((double)rows * s->ow * s->groups * s->kh * s->kw, rows);
+	cb_par(cb_dw_part, &j, j.nparts, NULL);
+}
+
+/* Reference convolution for filters that are not constants (nothing to
+ * pack): filter OC*groups x KH x KW x C in its graph layout, bias OC*groups. */
+CB_KERNEL void cb_conv_ref_f32(const struct cb_conv_args *s, const float *in, const float *f, const float *bias,
+			    float *out)
+{
+	const int gc = s->groups * s->c, goc = s->groups * s->oc;
+	for (int n = 0; n < s->n; n++)
+		for (int oh = 0; oh < s->oh; oh++)
+			for (int ow = 0; ow < s->ow; ow++)
+				for (int o = 0; o < goc; o++) {
+					int g = o / s->oc;
+					float acc = bias[o];
+					for (int kh = 0; kh < s->kh; kh++) {
+						int ih = oh * s->sh - s->pt + kh * s->dh;
+						if (ih < 0 || ih >= s->h)
+							continue;
+						for (int kw = 0; kw < s->kw; kw++) {
+							int iw = ow * s->sw - s->pl + kw * s->dw;
+							if (iw < 0 || iw >= s->w)
+								continue;
+							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * gc +
+									 (size_t)g * s->c;
+							const float *fw = f + (((size_t)o * s->kh + kh) * s->kw + kw) * s->c;
+							for (int c = 0; c < s->c; c++)
+								acc += x[c] * fw[c];
+						}
+					}
+					out[(((size_t)n * s->oh + oh) * s->ow + ow) * goc + o] =
+						cb_act(acc, s->act, s->lo, s->hi);
+				}
+}

@@ -1,0 +1,287 @@
+/* cb_thread.h - the thread pool of a C bundle (and of the interpreter,
+ * backends/interpreter/ipool.c, which includes this file).
+ *
+ * One pool per bundle (static, like every kernel): the calling thread plus
+ * n - 1 persistent POSIX worker threads. A kernel splits one operator into
+ * parts that write disjoint outputs and calls cb_par; each part is run by
+ * some thread with that thread's scratch (the caller's own scratch, or a
+ * worker's, CB_SCRATCH_BYTES each, allocated when the pool starts). No part
+ * ever combines another part's sums, and the arithmetic of an output
+ * element does not depend on which part computes it, so results are
+ * bitwise identical for every thread count.
+ *
+ * Parts are taken from a shared counter (whoever is free takes the next),
+ * so a thread the system preempts does not hold the others back. Workers
+ * spin for about CB_SPIN pauses after a job, then sleep on a condition
+ * variable; the caller likewise waits for the last worker.
+ *
+ * The pool serves one run at a time: a run that finds it busy (another
+ * thread running the bundle concurrently) runs its parts itself, so
+ * concurrent runs stay correct, each single-threaded.
+ *
+ * CB_SINGLE_THREAD (set by the generated file from -D<NAME>_SINGLE_THREAD,
+ * and automatically for compilers without C11 atomics or targets that are
+ * neither Unix nor Apple): no threads library, cb_par runs every part on
+ * the caller.
+ */
+#ifndef CB_THREAD_H
+#define CB_THREAD_H
+
+#include "cb_base.h"
+
+#if !defined(CB_SINGLE_THREAD) && (defined(__STDC_NO_ATOMICS__) || !(defined(__unix__) || defined(__APPLE__)))
+#define CB_SINGLE_THREAD 1
+#endif
+
+/* the bytes of kernel scratch each worker gets (the generated file defines
+ * the bundle's largest need before the kernels) */
+#ifndef CB_SCRATCH_BYTES
+#define CB_SCRATCH_BYTES 0
+#endif
+
+/* A job's part: ctx is the job, part its index, scratch the running
+ * thread's scratch. */
+typedef void (*cb_job_fn)(const void *ctx, int part, float *scratch);
+
+/* The least work (multiply-adds or values moved) worth a part of its own:
+ * waking a worker costs a few microseconds, about this much work. Smaller
+ * operators stay on the calling thread. */
+#define CB_PAR_MIN_WORK 32768.0
+
+/* at most this many threads (a larger request is clamped) */
+#define CB_MAX_THREADS 256
+
+#ifndef CB_SINGLE_THREAD
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <unistd.h>
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+/* pause instructions a waiting thread spins before it sleeps (tens of
+ * microseconds: the gap between two operators of a network) */
+#define CB_SPIN 4000
+
+struct cb_pool {
+	int n; /* threads, the caller included */
+	pthread_t th[CB_MAX_THREADS];
+	void *mem[CB_MAX_THREADS];      /* each worker's scratch allocation */
+	float *scratch[CB_MAX_THREADS]; /* ... aligned to 64 bytes */
+	pthread_mutex_t mu;
+	pthread_cond_t wake, done;
+	/* the current job, written before gen is advanced */
+	cb_job_fn fn;
+	const void *ctx;
+	int nparts;
+	atomic_int next;    /* the next part to take */
+	atomic_int pending; /* workers that have not finished the job */
+	atomic_int busy;    /* a run owns the pool */
+	atomic_int stop;    /* workers leave */
+	atomic_int started; /* the thread count was set (or defaulted) */
+	atomic_uint gen;    /* job generation */
+	unsigned gen0;      /* gen when the workers were started */
+};
+
+static struct cb_pool cb_pool_g = {.n = 1, .mu = PTHREAD_MUTEX_INITIALIZER,
+				   .wake = PTHREAD_COND_INITIALIZER, .done = PTHREAD_COND_INITIALIZER};
+
+CB_INLINE void cb_relax(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+	__builtin_ia32_pause();
+#elif defined(__GNUC__) && defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+/* Runs parts of the current job until none is left. */
+static void cb_pool_work(struct cb_pool *p, float *scratch)
+{
+	for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->nparts;)
+		p->fn(p->ctx, i, scratch);
+}
+
+static void *cb_pool_worker(void *arg)
+{
+	struct cb_pool *p = &cb_pool_g;
+	const int id = (int)(intptr_t)arg;
+	/* not the current gen: a job may already have been posted before this
+	 * thread first runs */
+	unsigned seen = p->gen0;
+	for (;;) {
+		unsigned g = seen;
+		for (int s = 0; s < CB_SPIN && (g = atomic_load(&p->gen)) == seen; s++)
+			cb_relax();
+		if (g == seen) {
+			pthread_mutex_lock(&p->mu);
+			while ((g = atomic_load(&p->gen)) == seen && !atomic_load(&p->stop))
+				pthread_cond_wait(&p->wake, &p->mu);
+			pthread_mutex_unlock(&p->mu);
+		}
+		if (atomic_load(&p->stop))
+			return NULL;
+		seen = g;
+		cb_pool_work(p, p->scratch[id]);
+		if (atomic_fetch_sub(&p->pending, 1) == 1) {
+			pthread_mutex_lock(&p->mu);
+			pthread_cond_signal(&p->done);
+			pthread_mutex_unlock(&p->mu);
+		}
+	}
+}
+
+/* The cores this process may run on (sched_getaffinity where there is
+ * one, as onnxruntime counts them), at least 1. */
+static int cb_cores(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+	cpu_set_t set;
+	if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+		return CPU_COUNT(&set);
+#endif
+#if defined(_SC_NPROCESSORS_ONLN)
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n > 0)
+		return n > CB_MAX_THREADS ? CB_MAX_THREADS : (int)n;
+#endif
+	return 1;
+}
+
+/* Stops and joins the workers, frees their scratch. */
+static void cb_pool_stop(struct cb_pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	atomic_store(&p->stop, 1);
+	atomic_fetch_add(&p->gen, 1);
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->mu);
+	for (int i = 1; i < p->n; i++) {
+		pthread_join(p->th[i], NULL);
+		free(p->mem[i]);
+	}
+	p->n = 1;
+	atomic_store(&p->stop, 0);
+}
+
+/* Sets the thread count to n (<= 0: cb_cores()), restarting the workers.
+ * Returns the count in effect: fewer when a thread or its scratch cannot
+ * be had. Not while a job runs. */
+CB_KERNEL int cb_pool_set(int n)
+{
+	struct cb_pool *p = &cb_pool_g;
+	if (n <= 0)
+		n = cb_cores();
+	if (n > CB_MAX_THREADS)
+		n = CB_MAX_THREADS;
+	cb_pool_stop(p);
+	p->gen0 = atomic_load(&p->gen);
+	for (int i = 1; i < n; i++) {
+		p->mem[i] = NULL;
+		p->scratch[i] = NULL;
+		if (CB_SCRATCH_BYTES) {
+			if (!(p->mem[i] = malloc((size_t)CB_SCRATCH_BYTES + 64)))
+				break;
+			p->scratch[i] = (float *)(void *)((char *)p->mem[i] + (64 - (uintptr_t)p->mem[i] % 64) % 64);
+		}
+		if (pthread_create(&p->th[i], NULL, cb_pool_worker, (void *)(intptr_t)i) != 0) {
+			free(p->mem[i]);
+			break;
+		}
+		p->n = i + 1;
+	}
+	atomic_store(&p->started, 1);
+	return p->n;
+}
+
+static void cb_pool_default(void) { cb_pool_set(0); }
+
+/* The thread count; the first use without a cb_pool_set starts the
+ * default (every core of the process). */
+CB_KERNEL int cb_pool_threads(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	if (!atomic_load(&cb_pool_g.started))
+		pthread_once(&once, cb_pool_default);
+	return cb_pool_g.n;
+}
+
+/* Runs parts 0 .. nparts-1 of fn(ctx, part, scratch) on the pool (the
+ * caller takes parts too, with its own scratch) and returns when all are
+ * done. */
+CB_KERNEL void cb_par(cb_job_fn fn, const void *ctx, int nparts, float *scratch)
+{
+	struct cb_pool *p = &cb_pool_g;
+	if (nparts <= 1 || cb_pool_threads() <= 1 || atomic_exchange(&p->busy, 1)) {
+		for (int i = 0; i < nparts; i++)
+			fn(ctx, i, scratch);
+		return;
+	}
+	p->fn = fn;
+	p->ctx = ctx;
+	p->nparts = nparts;
+	atomic_store(&p->next, 0);
+	atomic_store(&p->pending, p->n - 1);
+	pthread_mutex_lock(&p->mu);
+	atomic_fetch_add(&p->gen, 1);
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->mu);
+	cb_pool_work(p, scratch);
+	for (int s = 0; s < CB_SPIN && atomic_load(&p->pending) > 0; s++)
+		cb_relax();
+	if (atomic_load(&p->pending) > 0) {
+		pthread_mutex_lock(&p->mu);
+		while (atomic_load(&p->pending) > 0)
+			pthread_cond_wait(&p->done, &p->mu);
+		pthread_mutex_unlock(&p->mu);
+	}
+	atomic_store(&p->busy, 0);
+}
+
+#else /* CB_SINGLE_THREAD */
+
+CB_KERNEL int cb_pool_set(int n)
+{
+	(void)n;
+	return 1;
+}
+CB_KERNEL int cb_pool_threads(void) { return 1; }
+CB_KERNEL void cb_par(cb_job_fn fn, const void *ctx, int nparts, float *scratch)
+{
+	for (int i = 0; i < nparts; i++)
+		fn(ctx, i, scratch);
+}
+
+#endif
+
+/* The regions of a run and a part count: the context of the generated
+ * functions that run a part of an instruction (the elementwise loops). */
+struct cb_regions {
+	const uint8_t *C;
+	uint8_t *W, *A;
+	int nparts;
+};
+
+/* How many parts an operator of `work` multiply-adds (or values) is split
+ * into: one per thread, fewer when a part would do less than
+ * CB_PAR_MIN_WORK, at most `units` (its indivisible pieces). */
+CB_INLINE int cb_par_parts(double work, size_t units)
+{
+	int t = cb_pool_threads();
+	double w = work / CB_PAR_MIN_WORK;
+	if (w < (double)t)
+		t = w < 1.0 ? 1 : (int)w;
+	if ((size_t)t > units)
+		t = units ? (int)units : 1;
+	return t;
+}
+
+/* The first of `units` pieces that part i of nparts takes (part i runs
+ * cb_par_first(i) .. cb_par_first(i + 1) - 1): contiguous, balanced. */
+CB_INLINE size_t cb_par_first(int i, int nparts, size_t units)
+{
+	return units * (size_t)i / (size_t)nparts;
+}
+
+#endif
