@@ -159,6 +159,7 @@ static const struct op_change changes[] = {
 	{"Shape", 24, NULL},
 	{"Size", 24, NULL},
 	{"Squeeze", 24, NULL},
+	{"TopK", 24, NULL},
 	{"Transpose", 24, NULL},
 	{"Unsqueeze", 24, NULL},
 };

@@ -184,6 +184,116 @@ def center_crop_pad18_axes():
     return model([n], [vi("x", F, [4, 3, 5])], [vi("y", F, [1, 3, 8])], 18, [i64("shape", [8, 1])])
 
 
+B = TensorProto.BOOL
+
+
+def attn(opset, inputs, outputs, inits=(), names=None, **attrs):
+    names = names or [i.name for i in inputs] + [i.name for i in inits]
+    n = helper.make_node("Attention", names, [o.name for o in outputs], **attrs)
+    return model([n], inputs, outputs, opset, inits)
+
+
+@case
+def attention23_4d():
+    return attn(23, [vi("q", F, [2, 3, 4, 8]), vi("k", F, [2, 3, 6, 8]), vi("v", F, [2, 3, 6, 5])],
+                [vi("y", F, [2, 3, 4, 5])])
+
+
+@case
+def attention23_3d_gqa():
+    return attn(23, [vi("q", F, [1, 3, 16]), vi("k", F, [1, 5, 8]), vi("v", F, [1, 5, 12])],
+                [vi("y", F, [1, 3, 24])], q_num_heads=4, kv_num_heads=2)
+
+
+@case
+def attention23_mask_bool():
+    return attn(23, [vi("q", F, [1, 2, 3, 4]), vi("k", F, [1, 2, 6, 4]), vi("v", F, [1, 2, 6, 4]),
+                     vi("mask", B, [3, 6])], [vi("y", F, [1, 2, 3, 4])])
+
+
+@case
+def attention23_mask_float_qk1():
+    return attn(23, [vi("q", F, [2, 2, 3, 4]), vi("k", F, [2, 2, 5, 4]), vi("v", F, [2, 2, 5, 4]),
+                     vi("mask", F, [2, 1, 3, 5])], [vi("y", F, [2, 2, 3, 4]), vi("qk", F, [2, 2, 3, 5])],
+                names=["q", "k", "v", "mask"], qk_matmul_output_mode=1)
+
+
+@case
+def attention23_causal():
+    n = helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], is_causal=1)
+    return model([n], [vi("q", F, [1, 2, 4, 4]), vi("k", F, [1, 2, 4, 4]), vi("v", F, [1, 2, 4, 4])],
+                 [vi("y", F, [1, 2, 4, 4]), vi("qk", F, [1, 2, 4, 4])], 23)
+
+
+@case
+def attention23_past_present_causal():
+    n = helper.make_node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "present_k", "present_v"], is_causal=1)
+    return model([n], [vi("q", F, [1, 2, 2, 4]), vi("k", F, [1, 2, 2, 4]), vi("v", F, [1, 2, 2, 4]),
+                       vi("pk", F, [1, 2, 3, 4]), vi("pv", F, [1, 2, 3, 4])],
+                 [vi("y", F, [1, 2, 2, 4]), vi("present_k", F, [1, 2, 5, 4]), vi("present_v", F, [1, 2, 5, 4])], 23)
+
+
+@case
+def attention23_past_mask_3d():
+    n = helper.make_node("Attention", ["q", "k", "v", "mask", "pk", "pv"], ["y", "present_k", "present_v"],
+                         q_num_heads=2, kv_num_heads=2)
+    return model([n], [vi("q", F, [2, 3, 8]), vi("k", F, [2, 3, 8]), vi("v", F, [2, 3, 6]), vi("mask", F, [3, 5]),
+                       vi("pk", F, [2, 2, 2, 4]), vi("pv", F, [2, 2, 2, 3])],
+                 [vi("y", F, [2, 3, 6]), vi("present_k", F, [2, 2, 5, 4]), vi("present_v", F, [2, 2, 5, 3])], 23)
+
+
+@case
+def attention23_mqa_softcap_scale_qk2():
+    n = helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], q_num_heads=4, kv_num_heads=1,
+                         softcap=0.5, scale=0.7, qk_matmul_output_mode=2)
+    return model([n], [vi("q", F, [2, 3, 12]), vi("k", F, [2, 4, 3]), vi("v", F, [2, 4, 2])],
+                 [vi("y", F, [2, 3, 8]), vi("qk", F, [2, 4, 3, 4])], 23)
+
+
+@case
+def attention23_qk0_qk3():
+    n = helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], qk_matmul_output_mode=3, scale=0.25)
+    n0 = helper.make_node("Attention", ["q", "k", "v"], ["y0", "", "", "qk0"], qk_matmul_output_mode=0, softcap=1.0)
+    return model([n, n0], [vi("q", F, [1, 1, 2, 3]), vi("k", F, [1, 1, 4, 3]), vi("v", F, [1, 1, 4, 3])],
+                 [vi("y", F, [1, 1, 2, 3]), vi("qk", F, [1, 1, 2, 4]), vi("y0", F, [1, 1, 2, 3]),
+                  vi("qk0", F, [1, 1, 2, 4])], 23)
+
+
+@case
+def attention24_gqa_causal_bool():
+    n = helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"], is_causal=1)
+    return model([n], [vi("q", F, [1, 4, 3, 4]), vi("k", F, [1, 2, 3, 4]), vi("v", F, [1, 2, 3, 4]),
+                       vi("mask", B, [1, 1, 3, 3])], [vi("y", F, [1, 4, 3, 4])], 24)
+
+
+@case
+def attention24_nonpad_kv_seqlen():
+    n = helper.make_node("Attention", ["q", "k", "v", "", "", "", "nonpad"], ["y"])
+    return model([n], [vi("q", F, [2, 2, 3, 4]), vi("k", F, [2, 2, 5, 4]), vi("v", F, [2, 2, 5, 4])],
+                 [vi("y", F, [2, 2, 3, 4])], 24, [i64("nonpad", [3, 5])])
+
+
+@case
+def rope23_4d():
+    n = helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"])
+    return model([n], [vi("x", F, [1, 2, 3, 8]), vi("cos", F, [1, 3, 4]), vi("sin", F, [1, 3, 4])],
+                 [vi("y", F, [1, 2, 3, 8])], 23)
+
+
+@case
+def rope23_3d_interleaved_position_ids():
+    n = helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], interleaved=1, num_heads=2)
+    return model([n], [vi("x", F, [2, 3, 12]), vi("cos", F, [5, 3]), vi("sin", F, [5, 3])],
+                 [vi("y", F, [2, 3, 12])], 23, [i64("pos", [[0, 1, 2], [4, 3, 1]])])
+
+
+@case
+def rope23_rotary_dim():
+    n = helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"], rotary_embedding_dim=4)
+    return model([n], [vi("x", F, [2, 2, 2, 8]), vi("cos", F, [2, 2, 2]), vi("sin", F, [2, 2, 2])],
+                 [vi("y", F, [2, 2, 2, 8])], 23)
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
