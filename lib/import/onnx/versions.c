@@ -26,6 +26,7 @@ struct op_change {
 /* Sorted by version, then operator; only operators the op table has. */
 static const struct op_change changes[] = {
 	/* 18 */
+	{"LpPool", 18, "ceil_mode and dilations"},
 	{"Pad", 18, "the axes input selects the padded axes"},
 	{"ReduceL1", 18, "axes is an input"},
 	{"ReduceL2", 18, "axes is an input"},
@@ -103,12 +104,14 @@ static const struct op_change changes[] = {
 	{"EyeLike", 22, NULL},
 	{"GRU", 22, NULL},
 	{"GlobalAveragePool", 22, NULL},
+	{"GlobalLpPool", 22, NULL},
 	{"GlobalMaxPool", 22, NULL},
 	{"GridSample", 22, NULL},
 	{"HardSigmoid", 22, NULL},
 	{"HardSwish", 22, NULL},
 	{"InstanceNormalization", 22, NULL},
 	{"LpNormalization", 22, NULL},
+	{"LpPool", 22, NULL},
 	{"LSTM", 22, NULL},
 	{"MaxPool", 22, NULL},
 	{"MaxUnpool", 22, NULL},

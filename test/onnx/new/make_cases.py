@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
@@ -294,6 +295,176 @@ def rope23_rotary_dim():
                  [vi("y", F, [2, 2, 2, 8])], 23)
 
 
+I32 = TensorProto.INT32
+
+
+def bitwise(op, dtype, xs, ys=None):
+    npt = {I32: np.int32, I64: np.int64}[dtype]
+    x = np.array(xs, dtype=npt)
+    ins = [vi("x", dtype, list(x.shape))]
+    data = [x]
+    if ys is not None:
+        y = np.array(ys, dtype=npt)
+        ins.append(vi("y", dtype, list(y.shape)))
+        data.append(y)
+    n = helper.make_node(op, [i.name for i in ins], ["z"])
+    out_shape = list(np.broadcast(*data).shape)
+    return model([n], ins, [vi("z", dtype, out_shape)], 18), data
+
+
+@case
+def bitwise_and18_int32():
+    return bitwise("BitwiseAnd", I32, [[0, -1, 12345, -2147483648], [7, 255, -9, 2147483647]],
+                   [[5, -2, 4095, -1], [3, 15, 100, -2147483648]])
+
+
+@case
+def bitwise_or18_int64_broadcast():
+    return bitwise("BitwiseOr", I64, [[1, -8, 1 << 40], [0, 6, -(1 << 62)]], [3, 1, -1 - (1 << 63) + (1 << 63) - 5])
+
+
+@case
+def bitwise_xor18_int32():
+    return bitwise("BitwiseXor", I32, [1, -1, 0x5555, -123456, 2147483647], [3, 12, 0x3333, 654321, -1])
+
+
+@case
+def bitwise_not18_int64():
+    return bitwise("BitwiseNot", I64, [[0, -1, 5], [1 << 62, -(1 << 63), 123456789]])
+
+
+@case
+def shape21_start_end():
+    n = helper.make_node("Shape", ["x"], ["s"], start=-3, end=-1)
+    n2 = helper.make_node("Size", ["x"], ["n"])
+    return model([n, n2], [vi("x", F, [2, 3, 4, 5])], [vi("s", I64, [2]), vi("n", I64, [])], 21)
+
+
+@case
+def onehot_depth_known24():
+    n = helper.make_node("OneHot", ["idx", "depth", "vals"], ["y"], axis=1)
+    return (model([n], [vi("idx", I64, [2, 3])], [vi("y", F, [2, 5, 3])], 24,
+                  [i64("depth", 5), f32("vals", [-1.5, 2.0])]),
+            [np.array([[0, 4, -1], [2, -5, 3]], dtype=np.int64)])
+
+
+def scatter_nd(reduction):
+    n = helper.make_node("ScatterND", ["x", "idx", "u"], ["y"], reduction=reduction)
+    return model([n], [vi("x", F, [4, 3]), vi("u", F, [5, 3])], [vi("y", F, [4, 3])], 18,
+                 [i64("idx", [[1], [3], [1], [0], [3]])])
+
+
+def scatter_el(reduction):
+    n = helper.make_node("ScatterElements", ["x", "idx", "u"], ["y"], axis=1, reduction=reduction)
+    return model([n], [vi("x", F, [2, 4]), vi("u", F, [2, 3])], [vi("y", F, [2, 4])], 18,
+                 [i64("idx", [[1, 1, -1], [0, 2, 0]])])
+
+
+@case
+def scatternd18_add():
+    return scatter_nd("add")
+
+
+@case
+def scatternd18_mul():
+    return scatter_nd("mul")
+
+
+@case
+def scatternd18_max():
+    return scatter_nd("max")
+
+
+@case
+def scatternd18_min():
+    return scatter_nd("min")
+
+
+@case
+def scatterelements18_add():
+    return scatter_el("add")
+
+
+@case
+def scatterelements18_mul():
+    return scatter_el("mul")
+
+
+@case
+def scatterelements18_max():
+    return scatter_el("max")
+
+
+@case
+def scatterelements18_min():
+    return scatter_el("min")
+
+
+@case
+def layernorm_mean_invstddev():
+    n = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=-2, epsilon=1e-3)
+    return model([n], [vi("x", F, [2, 3, 4]), vi("s", F, [3, 4]), vi("b", F, [4])],
+                 [vi("y", F, [2, 3, 4]), vi("mean", F, [2, 1, 1]), vi("inv", F, [2, 1, 1])], 23)
+
+
+@case
+def lppool18_ceil_dilations():
+    n = helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2, 2], p=3, strides=[2, 2], ceil_mode=1,
+                         dilations=[1, 2])
+    return model([n], [vi("x", F, [1, 2, 5, 6])], [vi("y", F, [1, 2, 3, 2])], 18)
+
+
+@case
+def lppool18_pads_p2():
+    n = helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3], pads=[1, 1])
+    return model([n], [vi("x", F, [2, 3, 5])], [vi("y", F, [2, 3, 5])], 18)
+
+
+@case
+def pad19_wrap():
+    n = helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [6, 7])], 19, [i64("pads", [1, 2, 2, 1])])
+
+
+@case
+def pad21_wrap_negative():
+    n = helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")
+    return model([n], [vi("x", F, [3, 5])], [vi("y", F, [4, 4])], 21, [i64("pads", [2, -1, -1, 0])])
+
+
+@case
+def pad24_reflect_axes():
+    n = helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], mode="reflect")
+    return model([n], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 5, 4])], 24, [i64("pads", [1, 1]), i64("axes", [1])])
+
+
+
+@case
+def tensorscatter24_linear():
+    n = helper.make_node("TensorScatter", ["cache", "upd", "wi"], ["y"])
+    rng = np.random.default_rng(3)
+    return (model([n], [vi("cache", F, [2, 2, 5, 3]), vi("upd", F, [2, 2, 2, 3]), vi("wi", I64, [2])],
+                  [vi("y", F, [2, 2, 5, 3])], 24),
+            [rng.uniform(-1, 1, (2, 2, 5, 3)).astype(np.float32), rng.uniform(-1, 1, (2, 2, 2, 3)).astype(np.float32),
+             np.array([1, 3], dtype=np.int64)])
+
+
+@case
+def tensorscatter24_circular_axis1():
+    n = helper.make_node("TensorScatter", ["cache", "upd", "wi"], ["y"], axis=1, mode="circular")
+    rng = np.random.default_rng(4)
+    return (model([n], [vi("cache", F, [2, 4, 3]), vi("upd", F, [2, 3, 3]), vi("wi", I64, [2])],
+                  [vi("y", F, [2, 4, 3])], 24),
+            [rng.uniform(-1, 1, (2, 4, 3)).astype(np.float32), rng.uniform(-1, 1, (2, 3, 3)).astype(np.float32),
+             np.array([3, 1], dtype=np.int64)])
+
+
+@case
+def tensorscatter24_no_indices():
+    n = helper.make_node("TensorScatter", ["cache", "upd"], ["y"])
+    return model([n], [vi("cache", F, [1, 4, 2]), vi("upd", F, [1, 2, 2])], [vi("y", F, [1, 4, 2])], 24)
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
@@ -303,9 +474,20 @@ def main(names):
         d = os.path.join(HERE, name)
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "model.onnx")
+        made = CASES[name]()
+        # a case may give its inputs (integer data, where the random
+        # runner's zeros would test nothing): (model, [array per input])
+        m, inputs = made if isinstance(made, tuple) else (made, None)
         with open(path, "wb") as f:
-            f.write(CASES[name]().SerializeToString())
-        subprocess.run(["node", TOOL, path, d, "--seed", "1"], check=True, env=env)
+            f.write(m.SerializeToString())
+        cmd = ["node", TOOL, path, d, "--seed", "1"]
+        with tempfile.TemporaryDirectory() as tmp:
+            if inputs is not None:
+                for i, a in enumerate(inputs):
+                    with open(os.path.join(tmp, "input_%d.pb" % i), "wb") as f:
+                        f.write(numpy_helper.from_array(a, m.graph.input[i].name).SerializeToString())
+                cmd += ["--inputs", tmp]
+            subprocess.run(cmd, check=True, env=env)
         # data.json names the model it was made from: the case's own, not
         # this machine's path
         dj = os.path.join(d, "data.json")
