@@ -226,6 +226,10 @@ int maxpool_indices(struct importer *im, struct value argmax, const struct tenso
 int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x);
 int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x);
 
+/* ScatterND (nd) or ScatterElements with reduction max or min, indices
+ * known at import (ops_scatter.c). */
+int scatter_minmax(struct importer *im, const onnx_node *n, bool nd, bool is_max);
+
 #define ONNX_OP(name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #define ONNX_OP_DOMAIN(domain, name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #include "import/onnx/ops.def"
