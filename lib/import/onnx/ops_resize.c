@@ -46,17 +46,23 @@ struct resize_spec {
 	const char *ctm, *nearest_mode;
 	double cubic_a;
 	bool exclude_outside;
+	bool antialias; /* opset 18: linear and cubic as filters widened by 1 / scale */
 };
 
 /* The source coordinate of output position i along an axis of in input
  * positions at scale s (ow = s * in, a real number as in ONNX's reference);
  * *outside for tf_crop_and_resize positions outside the input. */
-static double resize_coord(const struct resize_spec *sp, uint64_t i, uint64_t in, double s, double lo, double hi,
-			   bool *outside)
+static double resize_coord(const struct resize_spec *sp, uint64_t i, uint64_t in, uint64_t out, double s, double lo,
+			   double hi, bool *outside)
 {
 	double x = (double)i, ow = s * (double)in, li = (double)in - 1, xo;
 	*outside = false;
-	if (strcmp(sp->ctm, "align_corners") == 0) {
+	if (strcmp(sp->ctm, "half_pixel_symmetric") == 0) {
+		/* opset 19: half_pixel about the input's centre, corrected for
+		 * the rounding of the output size */
+		double adj = (double)out / ow, c = (double)in / 2;
+		xo = c * (1 - adj) + (x + 0.5) / s - 0.5;
+	} else if (strcmp(sp->ctm, "align_corners") == 0) {
 		xo = ow == 1 ? 0 : x * li / (ow - 1);
 	} else if (strcmp(sp->ctm, "asymmetric") == 0) {
 		xo = x / s;
@@ -135,6 +141,56 @@ static void resize_taps(const struct resize_spec *sp, double xo, uint64_t in, un
 			w[t] /= sum;
 }
 
+/* The filter of antialias (opset 18) at distance x (in input positions,
+ * already divided by the widening): a triangle for linear, the cubic
+ * kernel with coefficient a for cubic. */
+static double aa_filter(const struct resize_spec *sp, double x)
+{
+	x = fabs(x);
+	if (sp->mode == RS_LINEAR)
+		return x < 1 ? 1 - x : 0;
+	double a = sp->cubic_a;
+	if (x < 1)
+		return ((a + 2) * x - (a + 3)) * x * x + 1;
+	if (x < 2)
+		return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+	return 0;
+}
+
+/* The number of taps of antialias along an axis at scale s. */
+static unsigned aa_ntaps(const struct resize_spec *sp, double s)
+{
+	double support = (sp->mode == RS_CUBIC ? 2.0 : 1.0) * (s < 1 ? 1 / s : 1);
+	return (unsigned)ceil(support) * 2 + 1;
+}
+
+/* The taps of antialias (onnxruntime's resampler): the filter centred on
+ * xo + 0.5 and widened by 1 / s when downsampling covers the input
+ * positions floor(c - support + 0.5) .. floor(c + support + 0.5) - 1;
+ * the weights are normalized to sum 1; positions outside the input read
+ * the edge, or are dropped with exclude_outside. n taps, the unused ones
+ * of weight 0. */
+static void aa_taps(const struct resize_spec *sp, double xo, uint64_t in, double s, unsigned n, int64_t *idx,
+		    double *w)
+{
+	double widen = s < 1 ? 1 / s : 1, support = (sp->mode == RS_CUBIC ? 2.0 : 1.0) * widen, c = xo + 0.5;
+	int64_t lo = (int64_t)floor(c - support + 0.5), hi = (int64_t)floor(c + support + 0.5);
+	double sum = 0;
+	unsigned t = 0;
+	for (int64_t j = lo; j < hi && t < n; j++) {
+		bool inside = j >= 0 && j < (int64_t)in;
+		if (sp->exclude_outside && !inside)
+			continue;
+		w[t] = aa_filter(sp, ((double)j - c + 0.5) / widen);
+		idx[t] = j < 0 ? 0 : j >= (int64_t)in ? (int64_t)in - 1 : j;
+		sum += w[t++];
+	}
+	for (unsigned k = 0; k < t; k++)
+		w[k] = sum != 0 ? w[k] / sum : 0;
+	for (; t < n; t++)
+		w[t] = 0, idx[t] = 0;
+}
+
 /* An output dimension of Resize from its real value: a whole number from 0
  * to RESIZE_MAX_DIM, checked before it is converted (a float out of the
  * integer's range converts to nothing defined) and before tables of its
@@ -155,7 +211,7 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 				   const double *scales, const uint64_t *dims, const double *roi, double extrap,
 				   const char *name)
 {
-	unsigned rank = x->rank, n = sp->mode == RS_CUBIC ? 4 : 2;
+	unsigned rank = x->rank;
 	struct value cur = tval(im, x);
 	uint64_t cd[GLOW_MAX_RANK];
 	memcpy(cd, x->dims, rank * sizeof *cd);
@@ -169,17 +225,27 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 			       (unsigned long long)out, (unsigned long long)RESIZE_MAX_TABLE);
 			return no_value;
 		}
+		bool aa = sp->antialias && sp->mode != RS_NEAREST;
+		unsigned n = aa ? aa_ntaps(sp, scales[k]) : sp->mode == RS_CUBIC ? 4 : 2;
+		if (n > RESIZE_MAX_AA_TAPS) {
+			op_err(im, "antialias downsampling of axis %u by %g needs %u taps, more than %u", k, scales[k], n,
+			       (unsigned)RESIZE_MAX_AA_TAPS);
+			return no_value;
+		}
 		int64_t *idx = arena_alloc(&im->scratch, (n * out + 1) * sizeof *idx);
 		double *w = arena_alloc(&im->scratch, (n * out + 1) * sizeof *w);
 		double *ext = arena_alloc(&im->scratch, (out + 1) * sizeof *ext);
 		bool ident = in == out, any_out = false;
 		for (uint64_t i = 0; i < out; i++) {
 			bool outside;
-			double xo = resize_coord(sp, i, in, scales[k], roi ? roi[k] : 0, roi ? roi[rank + k] : 1,
+			double xo = resize_coord(sp, i, in, out, scales[k], roi ? roi[k] : 0, roi ? roi[rank + k] : 1,
 						 &outside);
-			int64_t ti[RESIZE_MAX_TAPS];
-			double tw[RESIZE_MAX_TAPS];
-			resize_taps(sp, xo, in, n, ti, tw);
+			int64_t ti[RESIZE_MAX_AA_TAPS];
+			double tw[RESIZE_MAX_AA_TAPS];
+			if (aa)
+				aa_taps(sp, xo, in, scales[k], n, ti, tw);
+			else
+				resize_taps(sp, xo, in, n, ti, tw);
 			ext[i] = outside ? extrap : 0;
 			any_out |= outside && extrap != 0;
 			for (unsigned t = 0; t < n; t++) {
@@ -336,13 +402,13 @@ int op_resize(struct importer *im, const onnx_node *n)
 			return -1;
 		ints &= scales[k] >= 1 && scales[k] == floor(scales[k]);
 	}
-	/* antialias (opset 18) widens the filter when downsampling only */
-	if (attr_i(n, "antialias", 0) && down && strcmp(mode, "nearest") != 0)
-		return op_err(im, "antialias when downsampling is not supported");
-	if (strcmp(ctm, "half_pixel_symmetric") == 0)
-		return op_err(im, "coordinate_transformation_mode 'half_pixel_symmetric' (opset 19) is not supported");
+	/* antialias (opset 18) widens the linear and cubic filters when
+	 * downsampling; nearest ignores it */
+	bool aa = attr_i(n, "antialias", 0) != 0 && strcmp(mode, "nearest") != 0;
+	if (strcmp(ctm, "half_pixel_symmetric") == 0 && im->opset < 19)
+		return op_err(im, "coordinate_transformation_mode 'half_pixel_symmetric' is not defined before opset 19");
 	struct resize_spec sp = {RS_NEAREST, ctm, nm, attr_f(n, "cubic_coeff_a", -0.75f),
-				 attr_i(n, "exclude_outside", 0) != 0};
+				 attr_i(n, "exclude_outside", 0) != 0, aa};
 	unsigned kind = NK_ResizeNearest;
 	if (strcmp(mode, "nearest") == 0) {
 		bool asym_floor = strcmp(ctm, "asymmetric") == 0 && strcmp(nm, "floor") == 0;
@@ -360,7 +426,7 @@ int op_resize(struct importer *im, const onnx_node *n)
 		return op_err(im, "resize mode '%s' is not supported", mode);
 	}
 	static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
-					   "tf_half_pixel_for_nn", "tf_crop_and_resize"};
+					   "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
 	static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 	bool ctm_ok = false, nm_ok = false;
 	for (unsigned k = 0; k < sizeof ctms / sizeof *ctms; k++)
@@ -372,7 +438,7 @@ int op_resize(struct importer *im, const onnx_node *n)
 	if (!nm_ok)
 		return op_err(im, "unknown nearest_mode '%s'", nm);
 	bool crop = strcmp(ctm, "tf_crop_and_resize") == 0;
-	if (sp.exclude_outside || crop)
+	if (sp.exclude_outside || crop || (aa && down) || strcmp(ctm, "half_pixel_symmetric") == 0)
 		kind = 0;
 	if (!kind) {
 		const double *roi = NULL;

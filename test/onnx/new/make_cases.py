@@ -465,6 +465,39 @@ def tensorscatter24_no_indices():
     return model([n], [vi("cache", F, [1, 4, 2]), vi("upd", F, [1, 2, 2])], [vi("y", F, [1, 4, 2])], 24)
 
 
+
+@case
+def resize18_antialias_linear_down():
+    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear", antialias=1)
+    return model([n], [vi("x", F, [1, 2, 8, 9])], [vi("y", F, [1, 2, 4, 5])], 18, [f32("scales", [1, 1, 0.5, 0.6])])
+
+
+@case
+def resize18_antialias_cubic_down_sizes():
+    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="cubic", antialias=1, axes=[2, 3])
+    return model([n], [vi("x", F, [1, 1, 9, 7])], [vi("y", F, [1, 1, 3, 5])], 18, [i64("sizes", [3, 5])])
+
+
+@case
+def resize18_antialias_cubic_exclude_outside():
+    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", antialias=1, exclude_outside=1,
+                         cubic_coeff_a=-0.5)
+    return model([n], [vi("x", F, [2, 10])], [vi("y", F, [2, 4])], 18, [f32("scales", [1, 0.4])])
+
+
+@case
+def resize19_cubic_coeff_exclude_up():
+    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)
+    return model([n], [vi("x", F, [1, 1, 3, 4])], [vi("y", F, [1, 1, 6, 6])], 19, [f32("scales", [1, 1, 2, 1.5])])
+
+
+@case
+def resize19_half_pixel_symmetric():
+    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
+                         coordinate_transformation_mode="half_pixel_symmetric")
+    return model([n], [vi("x", F, [1, 1, 4, 5])], [vi("y", F, [1, 1, 7, 3])], 19, [i64("sizes", [1, 1, 7, 3])])
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
