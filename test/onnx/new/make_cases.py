@@ -498,6 +498,52 @@ def resize19_half_pixel_symmetric():
     return model([n], [vi("x", F, [1, 1, 4, 5])], [vi("y", F, [1, 1, 7, 3])], 19, [i64("sizes", [1, 1, 7, 3])])
 
 
+
+def grid_sample(xshape, gshape, seed, **attrs):
+    n = helper.make_node("GridSample", ["x", "grid"], ["y"], **attrs)
+    yshape = list(xshape[:2]) + list(gshape[1:-1])
+    rng = np.random.default_rng(seed)
+    # the grid reaches past [-1, 1] so that every padding mode matters
+    return (model([n], [vi("x", F, list(xshape)), vi("grid", F, list(gshape))], [vi("y", F, yshape)], 20),
+            [rng.uniform(-1, 1, xshape).astype(np.float32), rng.uniform(-1.3, 1.3, gshape).astype(np.float32)])
+
+
+@case
+def gridsample20_linear_zeros():
+    return grid_sample((1, 2, 4, 5), (1, 3, 4, 2), 11, mode="linear")
+
+
+@case
+def gridsample20_nearest_border_align():
+    return grid_sample((2, 1, 3, 4), (2, 2, 5, 2), 12, mode="nearest", padding_mode="border", align_corners=1)
+
+
+@case
+def gridsample20_cubic_reflection():
+    return grid_sample((1, 2, 5, 4), (1, 3, 3, 2), 13, mode="cubic", padding_mode="reflection")
+
+
+@case
+def gridsample20_3d_linear_zeros():
+    return grid_sample((1, 2, 3, 4, 5), (1, 2, 3, 2, 3), 14, mode="linear")
+
+
+@case
+def gridsample20_3d_linear_border_align():
+    return grid_sample((2, 1, 3, 3, 4), (2, 2, 2, 3, 3), 15, mode="linear", padding_mode="border", align_corners=1)
+
+
+@case
+def gridsample20_3d_nearest_reflection():
+    return grid_sample((1, 2, 4, 3, 3), (1, 3, 2, 2, 3), 16, mode="nearest", padding_mode="reflection")
+
+
+@case
+def gridsample20_3d_linear_reflection_align():
+    return grid_sample((1, 1, 3, 4, 4), (1, 2, 2, 3, 3), 17, mode="linear", padding_mode="reflection",
+                       align_corners=1)
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
