@@ -544,6 +544,46 @@ def gridsample20_3d_linear_reflection_align():
                        align_corners=1)
 
 
+
+@case
+def affinegrid20_2d():
+    n = helper.make_node("AffineGrid", ["theta", "size"], ["grid"])
+    return model([n], [vi("theta", F, [2, 2, 3])], [vi("grid", F, [2, 3, 4, 2])], 20, [i64("size", [2, 5, 3, 4])])
+
+
+@case
+def affinegrid20_3d_align_corners():
+    n = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=1)
+    return model([n], [vi("theta", F, [1, 3, 4])], [vi("grid", F, [1, 2, 3, 4, 3])], 20,
+                 [i64("size", [1, 1, 2, 3, 4])])
+
+
+@case
+def affinegrid20_gridsample20():
+    a = helper.make_node("AffineGrid", ["theta", "size"], ["grid"])
+    g = helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear", padding_mode="border")
+    return model([a, g], [vi("theta", F, [1, 2, 3]), vi("x", F, [1, 2, 4, 4])], [vi("y", F, [1, 2, 3, 5])], 20,
+                 [i64("size", [1, 2, 3, 5])])
+
+
+@case
+def col2im18():
+    n = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"])
+    return model([n], [vi("x", F, [1, 6, 4])], [vi("y", F, [1, 1, 3, 4])], 18, [i64("img", [3, 4]), i64("blk", [2, 3])])
+
+
+@case
+def col2im18_strides_pads_dilations():
+    n = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=[2, 1], pads=[1, 0, 1, 2], dilations=[1, 2])
+    return model([n], [vi("x", F, [2, 8, 9])], [vi("y", F, [2, 2, 4, 3])], 18, [i64("img", [4, 3]), i64("blk", [2, 2])])
+
+
+@case
+def col2im18_1d():
+    n = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=[2])
+    return model([n], [vi("x", F, [1, 6, 3])], [vi("y", F, [1, 2, 7])], 18, [i64("img", [7]), i64("blk", [3])])
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
