@@ -584,6 +584,21 @@ def col2im18_1d():
     return model([n], [vi("x", F, [1, 6, 3])], [vi("y", F, [1, 2, 7])], 18, [i64("img", [7]), i64("blk", [3])])
 
 
+
+@case
+def dropout22_ratio_inference_mask():
+    n = helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"])
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4]), vi("mask", B, [3, 4])], 22,
+                 [f32("ratio", 0.3), numpy_helper.from_array(np.array(False), "training")])
+
+
+@case
+def dropout13_training_ratio_zero():
+    n = helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"], seed=3)
+    return model([n], [vi("x", F, [2, 5])], [vi("y", F, [2, 5]), vi("mask", B, [2, 5])], 13,
+                 [f32("ratio", 0.0), numpy_helper.from_array(np.array(True), "training")])
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
