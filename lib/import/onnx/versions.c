@@ -98,6 +98,7 @@ static const struct op_change changes[] = {
 	{"ConvTranspose", 22, NULL},
 	{"Cos", 22, NULL},
 	{"Cosh", 22, NULL},
+	{"DeformConv", 22, NULL},
 	{"Det", 22, NULL},
 	{"Dropout", 22, NULL},
 	{"Elu", 22, NULL},

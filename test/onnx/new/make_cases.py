@@ -599,6 +599,40 @@ def dropout13_training_ratio_zero():
                  [f32("ratio", 0.0), numpy_helper.from_array(np.array(True), "training")])
 
 
+
+def deform(xs, ws, offs, seed, masks=None, bias=False, **attrs):
+    ins = ["x", "w", "off"] + (["b"] if bias else [""] if masks else []) + (["mask"] if masks else [])
+    n = helper.make_node("DeformConv", ins, ["y"], **attrs)
+    rng = np.random.default_rng(seed)
+    vis = [vi("x", F, list(xs)), vi("w", F, list(ws)), vi("off", F, list(offs))]
+    data = [rng.uniform(-1, 1, xs).astype(np.float32), rng.uniform(-1, 1, ws).astype(np.float32),
+            rng.uniform(-2, 2, offs).astype(np.float32)]
+    if bias:
+        vis.append(vi("b", F, [ws[0]]))
+        data.append(rng.uniform(-1, 1, ws[0]).astype(np.float32))
+    if masks:
+        vis.append(vi("mask", F, list(masks)))
+        data.append(rng.uniform(0, 1, masks).astype(np.float32))
+    out = [xs[0], ws[0], offs[2], offs[3]]
+    return model([n], vis, [vi("y", F, out)], 19), data
+
+
+@case
+def deformconv19_basic():
+    return deform((1, 2, 4, 5), (3, 2, 2, 2), (1, 8, 3, 4), 21)
+
+
+@case
+def deformconv19_pads_strides_bias_mask():
+    return deform((2, 2, 5, 5), (2, 2, 3, 3), (2, 18, 3, 3), 22, masks=(2, 9, 3, 3), bias=True,
+                  pads=[1, 1, 1, 1], strides=[2, 2])
+
+
+@case
+def deformconv19_groups_offset_groups_dilations():
+    return deform((1, 4, 5, 6), (4, 2, 2, 2), (1, 16, 3, 4), 23, group=2, offset_group=2, dilations=[2, 2])
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
