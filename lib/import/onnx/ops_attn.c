@@ -1,6 +1,7 @@
 /* ops_attn.c - the transformer operators of opsets 23 and 24, decomposed
  * into existing graph kinds at import: Attention (23, 24) and
- * RotaryEmbedding (23).
+ * RotaryEmbedding (23), and the activations of those models, Mish (18) and
+ * Swish (24).
  *
  * Attention works on 4-D heads [B, heads, seq, head_size]; 3-D inputs
  * [B, seq, heads * head_size] are reshaped and transposed to that form and
@@ -450,4 +451,28 @@ int op_rotary_embedding(struct importer *im, const onnx_node *n)
 		return set_out(im, 0, b_transpose(im, rot, swap12, name));
 	uint64_t y3[3] = {b, s, nh * hs};
 	return set_out(im, 0, b_reshape(im, rot, y3, 3, name));
+}
+
+/* Mish (opset 18, 22: bfloat16) x * tanh(softplus(x)) and Swish (opset
+ * 24) x * sigmoid(alpha * x), from the activation kinds. */
+int op_mish_swish(struct importer *im, const onnx_node *n)
+{
+	struct value x = in_val(im, 0);
+	if (!x.node)
+		return -1;
+	const struct type *t = val_type(x);
+	const char *name = out_name(im, 0);
+	if (!elem_is_float((enum elem_kind)t->elem))
+		return op_err(im, "input must be floating point");
+	struct value g;
+	if (strcmp(n->op_type, "Mish") == 0) {
+		g = b_unary(im, NK_Tanh, dname(im, name, "tanh"), b_unary(im, NK_SoftPlus, dname(im, name, "softplus"), x));
+	} else {
+		double alpha = attr_f(n, "alpha", 1.0f);
+		struct value ax = alpha == 1 ? x
+					     : bin(im, NK_Mul, x, b_splat_const(im, dname(im, name, "alpha"), t, alpha),
+						   dname(im, name, "ax"));
+		g = b_unary(im, NK_Sigmoid, dname(im, name, "sigmoid"), ax);
+	}
+	return set_out(im, 0, bin(im, NK_Mul, x, g, name));
 }

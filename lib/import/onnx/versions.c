@@ -116,6 +116,7 @@ static const struct op_change changes[] = {
 	{"LSTM", 22, NULL},
 	{"MaxPool", 22, NULL},
 	{"MaxUnpool", 22, NULL},
+	{"Mish", 22, NULL},
 	{"NegativeLogLikelihoodLoss", 22, NULL},
 	{"RNN", 22, NULL},
 	{"RoiAlign", 22, NULL},

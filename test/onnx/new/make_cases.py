@@ -633,6 +633,20 @@ def deformconv19_groups_offset_groups_dilations():
     return deform((1, 4, 5, 6), (4, 2, 2, 2), (1, 16, 3, 4), 23, group=2, offset_group=2, dilations=[2, 2])
 
 
+
+@case
+def mish18():
+    n = helper.make_node("Mish", ["x"], ["y"])
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 18)
+
+
+@case
+def swish24_alpha():
+    n = helper.make_node("Swish", ["x"], ["y"], alpha=0.5)
+    n2 = helper.make_node("Swish", ["x"], ["z"])
+    return model([n, n2], [vi("x", F, [3, 4])], [vi("y", F, [3, 4]), vi("z", F, [3, 4])], 24)
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
