@@ -647,6 +647,7 @@ def swish24_alpha():
     return model([n, n2], [vi("x", F, [3, 4])], [vi("y", F, [3, 4]), vi("z", F, [3, 4])], 24)
 
 
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
