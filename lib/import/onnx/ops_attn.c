@@ -186,9 +186,9 @@ int op_attention(struct importer *im, const onnx_node *n)
 		return op_err(im, "Q, K and V must be floating point of one type");
 	if ((qt->rank != 3 && qt->rank != 4) || kt->rank != qt->rank || vt->rank != qt->rank)
 		return op_err(im, "Q, K and V must all be 3-D or all 4-D");
-	if (attr_i(n, "softmax_precision", 0) != 0 && attr_i(n, "softmax_precision", 0) != DT_FLOAT &&
-	    dt_of_elem(elem) != attr_i(n, "softmax_precision", 0))
-		return op_err(im, "softmax_precision other than float is not supported");
+	int64_t sprec = attr_i(n, "softmax_precision", 0);
+	if (sprec != 0 && sprec != DT_FLOAT && sprec != dt_of_elem(elem))
+		return op_err(im, "softmax_precision %lld is not supported (float or the inputs' type)", (long long)sprec);
 	int64_t mode = attr_i(n, "qk_matmul_output_mode", 0);
 	if (mode < 0 || mode > 3)
 		return op_err(im, "qk_matmul_output_mode is %lld; 0 to 3 are defined", (long long)mode);
