@@ -244,6 +244,9 @@ int op_attention(struct importer *im, const onnx_node *n)
 		v = concat(im, vv, 2, 2, out_used(im, 2) ? out_name(im, 2) : dname(im, name, "present_v"));
 	}
 	uint64_t ts = ps + ks;
+	if (!table_fits(qs, ts))
+		return op_err(im, "%llu queries by %llu keys exceed the importer's tables (2^24 entries)",
+			      (unsigned long long)qs, (unsigned long long)ts);
 	if (out_used(im, 1) && set_out(im, 1, k))
 		return -1;
 	if (out_used(im, 2) && set_out(im, 2, v))

@@ -144,6 +144,9 @@ int op_tensor_scatter(struct importer *im, const onnx_node *n)
 			return op_err(im, "update's dimension %u is %llu, past_cache's %llu", i,
 				      (unsigned long long)ut->dims[i], (unsigned long long)ct->dims[i]);
 	uint64_t len = ct->dims[axis], seq = ut->dims[axis], b = ct->dims[0];
+	if (!table_fits(seq, 1))
+		return op_err(im, "update has %llu rows along axis %u, more than supported (2^24)",
+			      (unsigned long long)seq, axis);
 	if (seq > len)
 		return op_err(im, "update has %llu rows along axis %u, more than the cache's %llu",
 			      (unsigned long long)seq, axis, (unsigned long long)len);

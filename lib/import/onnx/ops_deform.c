@@ -94,6 +94,9 @@ int op_deform_conv(struct importer *im, const onnx_node *n)
 		return op_err(im, "X, W and offset must be floating point of one type");
 	if (xt->rank != 4 || wt->rank != 4 || ot->rank != 4)
 		return op_err(im, "only 2-D DeformConv is supported (X, W and offset of rank 4)");
+	for (unsigned i = 0; i < 4; i++)
+		if (!table_fits(xt->dims[i], 1) || !table_fits(wt->dims[i], 1))
+			return op_err(im, "dimensions above 2^24 are not supported");
 	uint64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OC = wt->dims[0];
 	uint64_t kh = wt->dims[2], kw = wt->dims[3];
 	int64_t group = attr_i(n, "group", 1), og = attr_i(n, "offset_group", 1);
@@ -102,6 +105,8 @@ int op_deform_conv(struct importer *im, const onnx_node *n)
 		return op_err(im, "group %lld and offset_group %lld do not fit %llu input and %llu output channels",
 			      (long long)group, (long long)og, (unsigned long long)C, (unsigned long long)OC);
 	int64_t st[2] = {1, 1}, dl[2] = {1, 1}, pd[4] = {0, 0, 0, 0}, ks[2] = {(int64_t)kh, (int64_t)kw};
+	/* attribute values are bounded so that the window arithmetic below
+	 * cannot overflow */
 	const char *an[4] = {"strides", "dilations", "pads", "kernel_shape"};
 	int64_t *av[4] = {st, dl, pd, ks};
 	for (unsigned a = 0; a < 4; a++) {
@@ -112,7 +117,7 @@ int op_deform_conv(struct importer *im, const onnx_node *n)
 		if (cnt != (a == 2 ? 4 : 2))
 			return op_err(im, "%s has %ld entries for 2 spatial axes", an[a], cnt);
 		for (long i = 0; i < cnt; i++) {
-			if (v[i] < (a == 2 ? 0 : 1))
+			if (v[i] < (a == 2 ? 0 : 1) || v[i] > (int64_t)TABLE_MAX)
 				return op_err(im, "bad %s value %lld", an[a], (long long)v[i]);
 			av[a][i] = v[i];
 		}
@@ -128,7 +133,7 @@ int op_deform_conv(struct importer *im, const onnx_node *n)
 	if (ot->dims[0] != N || ot->dims[1] != G * 2 * K || ot->dims[2] != OH || ot->dims[3] != OW)
 		return op_err(im, "offset must be [%llu, %llu, %llu, %llu]", (unsigned long long)N,
 			      (unsigned long long)(G * 2 * K), (unsigned long long)OH, (unsigned long long)OW);
-	if (H * W > ((uint64_t)1 << 24) || K * P > ((uint64_t)1 << 24))
+	if (!table_fits(H, W) || !table_fits(K, P))
 		return op_err(im, "images or columns of more than 2^24 elements are not supported");
 	struct dc c = {.im = im, .name = name, .H = H, .W = W};
 	uint64_t f4[4] = {N, G, 1, K * P}, v4[4] = {N, G, Cg, K * P}, x4[4] = {N, G, Cg, H * W};

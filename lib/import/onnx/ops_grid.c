@@ -55,11 +55,10 @@ int op_affine_grid(struct importer *im, const onnx_node *n)
 			return op_err(im, "size[%u] is %lld; the output dimensions must be positive", 2 + k,
 				      (long long)sz[2 + k]);
 		sp[k] = (uint64_t)sz[2 + k];
+		if (!table_fits(P, sp[k]))
+			return op_err(im, "an output grid of more than 2^24 positions is not supported");
 		P *= sp[k];
 	}
-	if (P > ((uint64_t)1 << 24))
-		return op_err(im, "an output grid of %llu positions is larger than supported (2^24)",
-			      (unsigned long long)P);
 	bool align = attr_i(n, "align_corners", 0) != 0;
 	/* rows (x, y[, z], 1): x runs along the last spatial axis */
 	double *base = arena_alloc(&im->scratch, P * (ns + 1) * sizeof *base);
@@ -130,13 +129,17 @@ int op_col2im(struct importer *im, const onnx_node *n)
 	}
 	uint64_t K = 1, L = 1, padded[GLOW_MAX_RANK], nblk[GLOW_MAX_RANK], HP = 1;
 	for (unsigned k = 0; k < ns; k++) {
-		if (img[k] <= 0 || blk[k] <= 0)
-			return op_err(im, "image_shape and block_shape must be positive");
+		if (img[k] <= 0 || blk[k] <= 0 || !table_fits((uint64_t)img[k], 1) || !table_fits((uint64_t)blk[k], 1) ||
+		    pad[k] > (int64_t)TABLE_MAX || pad[k + ns] > (int64_t)TABLE_MAX || dil[k] > (int64_t)TABLE_MAX ||
+		    str[k] > (int64_t)TABLE_MAX)
+			return op_err(im, "image_shape and block_shape must be positive and every size at most 2^24");
 		int64_t p = img[k] + pad[k] + pad[k + ns], span = p - (blk[k] - 1) * dil[k] - 1;
 		if (span < 0)
 			return op_err(im, "the block is larger than the padded image along axis %u", k);
 		padded[k] = (uint64_t)p;
 		nblk[k] = (uint64_t)(span / str[k] + 1);
+		if (!table_fits(K, (uint64_t)blk[k]) || !table_fits(L, nblk[k]) || !table_fits(HP, padded[k]))
+			return op_err(im, "more than 2^24 elements per batch entry are not supported");
 		K *= (uint64_t)blk[k];
 		L *= nblk[k];
 		HP *= padded[k];
@@ -146,7 +149,7 @@ int op_col2im(struct importer *im, const onnx_node *n)
 			      (unsigned long long)xt->dims[0], (unsigned long long)xt->dims[1],
 			      (unsigned long long)xt->dims[2], (unsigned long long)K, (unsigned long long)L);
 	uint64_t N = xt->dims[0], C = xt->dims[1] / K, M = C * K * L;
-	if (M > ((uint64_t)1 << 24) || C * HP > ((uint64_t)1 << 24))
+	if (!table_fits(C, K) || !table_fits(C * K, L) || !table_fits(C, HP))
 		return op_err(im, "more than 2^24 elements per batch entry are not supported");
 	int64_t *tgt = arena_alloc(&im->scratch, (M + 1) * sizeof *tgt);
 	for (uint64_t c = 0; c < C; c++)

@@ -453,7 +453,8 @@ int op_resize(struct importer *im, const onnx_node *n)
 						     attr_f(n, "extrapolation_value", 0.0f), out_name(im, 0)));
 	}
 	struct value xv = tval(im, x);
-	struct value r = b_node(im, kind, out_name(im, 0), &xv, 1, xv.node ? type_with_dims(im->tc, val_type(xv), dims, x->rank) : NULL);
+	const struct type *rt = xv.node ? type_with_dims(im->tc, val_type(xv), dims, x->rank) : NULL;
+	struct value r = b_node(im, kind, out_name(im, 0), &xv, 1, rt);
 	if (!r.node)
 		return -1;
 	node_set_floats(im->m, r.node, "scale", scales, x->rank);

@@ -278,12 +278,13 @@ int op_grid_sample(struct importer *im, const onnx_node *n)
 	if (three && m == 2)
 		return op_err(im, "the cubic mode is defined for 2-D inputs only");
 	uint64_t N = x->dims[0], C = x->dims[1], P = 1, pix = 1;
-	for (unsigned k = 1; k <= ns; k++)
+	for (unsigned k = 1; k <= ns; k++) {
+		if (!table_fits(P, g->dims[k]) || !table_fits(pix, x->dims[1 + k]))
+			return op_err(im, "input images or grids of more than 2^24 positions are not supported");
 		P *= g->dims[k], pix *= x->dims[1 + k];
+	}
 	if (pix == 0)
 		return op_err(im, "input must not be empty");
-	if (pix > ((uint64_t)1 << 24))
-		return op_err(im, "input images of more than 2^24 pixels are not supported");
 	struct gs c = {.im = im, .name = out_name(im, 0), .D = three ? x->dims[2] : 1, .H = x->dims[x->rank - 2],
 		       .W = x->dims[x->rank - 1], .pad = pad, .align = attr_i(n, "align_corners", 0) != 0};
 	int fe = dt_elem(g->dtype);
