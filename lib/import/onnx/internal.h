@@ -227,11 +227,11 @@ int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x
 int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x);
 
 /* Tables the importer builds from declared shapes (sampling positions,
- * index lists, masks) are limited to TABLE_MAX entries: a model may
- * declare any dimension, and a table of its size would be allocated at
- * import and written into the module. table_fits: a * b <= TABLE_MAX
- * without overflow. */
-#define TABLE_MAX ((uint64_t)1 << 24)
+ * index lists) are limited to TABLE_MAX entries, as Resize's are: a model
+ * may declare any dimension, and a table of its size is allocated at
+ * import and written into the module as weights. table_fits: a * b <=
+ * TABLE_MAX without overflow. */
+#define TABLE_MAX ((uint64_t)1 << 20)
 static inline bool table_fits(uint64_t a, uint64_t b)
 {
 	return a <= TABLE_MAX && b <= TABLE_MAX && a * b <= TABLE_MAX;

@@ -244,8 +244,8 @@ int op_attention(struct importer *im, const onnx_node *n)
 		v = concat(im, vv, 2, 2, out_used(im, 2) ? out_name(im, 2) : dname(im, name, "present_v"));
 	}
 	uint64_t ts = ps + ks;
-	if (!table_fits(qs, ts))
-		return op_err(im, "%llu queries by %llu keys exceed the importer's tables (2^24 entries)",
+	if (!table_fits(qs, 1) || !table_fits(ts, 1))
+		return op_err(im, "%llu queries and %llu keys: more than the importer's position tables hold (2^20)",
 			      (unsigned long long)qs, (unsigned long long)ts);
 	if (out_used(im, 1) && set_out(im, 1, k))
 		return -1;
@@ -276,13 +276,27 @@ int op_attention(struct importer *im, const onnx_node *n)
 		have_bias = true;
 	}
 	if (attr_i(n, "is_causal", 0)) {
-		double *cv = arena_alloc(&im->scratch, qs * ts * sizeof *cv + 1);
+		/* key j is seen by query i when j <= i + past: compared at run
+		 * time from a column of i + past and a row of j */
+		int64_t *qi = arena_alloc(&im->scratch, qs * sizeof *qi + 1), *kj = arena_alloc(&im->scratch, ts * sizeof *kj + 1);
 		for (uint64_t i = 0; i < qs; i++)
-			for (uint64_t j = 0; j < ts; j++)
-				cv[i * ts + j] = j <= i + ps ? 0.0 : -INFINITY;
-		uint64_t cd[2] = {qs, ts};
-		struct tensor *ct = t_from_floats(im, dname(im, name, "causal"), dt_of_elem(elem), 2, cd, cv);
-		struct value c = tval(im, ct);
+			qi[i] = (int64_t)(i + ps);
+		for (uint64_t j = 0; j < ts; j++)
+			kj[j] = (int64_t)j;
+		uint64_t qd[2] = {qs, 1}, kd[2] = {1, ts}, cd[2] = {qs, ts};
+		struct tensor *qt2 = t_from_ints(im, dname(im, name, "qpos"), DT_INT64, 2, qd, qi);
+		struct tensor *kt2 = t_from_ints(im, dname(im, name, "kpos_c"), DT_INT64, 2, kd, kj);
+		struct value cmp[2] = {b_broadcast(im, tval(im, kt2), cd, 2, dname(im, name, "kposcb")),
+				       b_broadcast(im, tval(im, qt2), cd, 2, dname(im, name, "qposb"))};
+		struct value seen = cmp[0].node && cmp[1].node ? b_node(im, NK_CmpLTE, dname(im, name, "seen"), cmp, 2,
+									ty(im, EK_BOOL, cd, 2))
+							       : no_value;
+		struct value z = b_splat_const(im, dname(im, name, "czero"), ty(im, elem, cd, 2), 0);
+		struct value ni = b_splat_const(im, dname(im, name, "cninf"), ty(im, elem, cd, 2), -INFINITY);
+		struct value sops[3] = {seen, z, ni};
+		struct value c = seen.node ? b_node(im, NK_Select, dname(im, name, "causal"), sops, 3, val_type(z)) : no_value;
+		if (!c.node)
+			return -1;
 		bias = have_bias ? bin_bc(im, NK_Add, bias, c, dname(im, name, "bias_causal")) : c;
 		have_bias = true;
 	}

@@ -145,7 +145,7 @@ int op_tensor_scatter(struct importer *im, const onnx_node *n)
 				      (unsigned long long)ut->dims[i], (unsigned long long)ct->dims[i]);
 	uint64_t len = ct->dims[axis], seq = ut->dims[axis], b = ct->dims[0];
 	if (!table_fits(seq, 1))
-		return op_err(im, "update has %llu rows along axis %u, more than supported (2^24)",
+		return op_err(im, "update has %llu rows along axis %u, more than supported (2^20)",
 			      (unsigned long long)seq, axis);
 	if (seq > len)
 		return op_err(im, "update has %llu rows along axis %u, more than the cache's %llu",

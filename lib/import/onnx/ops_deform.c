@@ -96,7 +96,7 @@ int op_deform_conv(struct importer *im, const onnx_node *n)
 		return op_err(im, "only 2-D DeformConv is supported (X, W and offset of rank 4)");
 	for (unsigned i = 0; i < 4; i++)
 		if (!table_fits(xt->dims[i], 1) || !table_fits(wt->dims[i], 1))
-			return op_err(im, "dimensions above 2^24 are not supported");
+			return op_err(im, "dimensions above 2^20 are not supported");
 	uint64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OC = wt->dims[0];
 	uint64_t kh = wt->dims[2], kw = wt->dims[3];
 	int64_t group = attr_i(n, "group", 1), og = attr_i(n, "offset_group", 1);
@@ -133,8 +133,8 @@ int op_deform_conv(struct importer *im, const onnx_node *n)
 	if (ot->dims[0] != N || ot->dims[1] != G * 2 * K || ot->dims[2] != OH || ot->dims[3] != OW)
 		return op_err(im, "offset must be [%llu, %llu, %llu, %llu]", (unsigned long long)N,
 			      (unsigned long long)(G * 2 * K), (unsigned long long)OH, (unsigned long long)OW);
-	if (!table_fits(H, W) || !table_fits(K, P))
-		return op_err(im, "images or columns of more than 2^24 elements are not supported");
+	if (H * W > ((uint64_t)1 << 24) || !table_fits(K, P))
+		return op_err(im, "images of more than 2^24 pixels or more than 2^20 sampling positions are not supported");
 	struct dc c = {.im = im, .name = name, .H = H, .W = W};
 	uint64_t f4[4] = {N, G, 1, K * P}, v4[4] = {N, G, Cg, K * P}, x4[4] = {N, G, Cg, H * W};
 	c.ft = ty(im, elem, f4, 4);

@@ -2,8 +2,8 @@
  * existing kinds with tables computed at import.
  *
  * AffineGrid: the base grid of normalized output coordinates, one row
- * (x, y[, z], 1) per output position (a module constant), times each
- * batch entry's theta transposed: one BatchMatMul.
+ * (x, y[, z], 1) per output position (built from one coordinate vector
+ * per axis), times each batch entry's theta transposed: one BatchMatMul.
  *
  * Col2Im: every element of the columns input has a fixed place in the
  * padded image (channel c, block offset k, block l); a ScatterElements
@@ -55,25 +55,54 @@ int op_affine_grid(struct importer *im, const onnx_node *n)
 			return op_err(im, "size[%u] is %lld; the output dimensions must be positive", 2 + k,
 				      (long long)sz[2 + k]);
 		sp[k] = (uint64_t)sz[2 + k];
-		if (!table_fits(P, sp[k]))
+		if (sp[k] > TABLE_MAX)
+			return op_err(im, "size[%u] is %lld; more than 2^20 positions along an axis are not supported",
+				      2 + k, (long long)sz[2 + k]);
+		if (P * sp[k] > ((uint64_t)1 << 24))
 			return op_err(im, "an output grid of more than 2^24 positions is not supported");
 		P *= sp[k];
 	}
 	bool align = attr_i(n, "align_corners", 0) != 0;
-	/* rows (x, y[, z], 1): x runs along the last spatial axis */
-	double *base = arena_alloc(&im->scratch, P * (ns + 1) * sizeof *base);
-	for (uint64_t p = 0; p < P; p++) {
-		uint64_t rest = p;
-		for (unsigned k = ns; k-- > 0;) {
-			uint64_t i = rest % sp[k];
-			rest /= sp[k];
-			base[p * (ns + 1) + (ns - 1 - k)] = grid_coord(i, sp[k], align);
+	/* the base grid [1, sp..., ns + 1] of rows (x, y[, z], 1), x running
+	 * along the last spatial axis: one coordinate vector per axis,
+	 * broadcast over the others and concatenated (tables of the axes'
+	 * lengths, not of the grid's) */
+	uint64_t full[5] = {1}, one[5];
+	for (unsigned k = 0; k < ns; k++)
+		full[1 + k] = sp[k];
+	full[1 + ns] = 1;
+	struct value cols[4];
+	for (unsigned c = 0; c <= ns; c++) {
+		if (c == ns) {
+			cols[c] = b_splat_const(im, dname(im, name, "ones"), ty(im, tt->elem, full, ns + 2), 1);
+			continue;
 		}
-		base[p * (ns + 1) + ns] = 1;
+		unsigned axis = ns - 1 - c; /* x: the last spatial axis */
+		double *cv = arena_alloc(&im->scratch, sp[axis] * sizeof *cv);
+		for (uint64_t i = 0; i < sp[axis]; i++)
+			cv[i] = grid_coord(i, sp[axis], align);
+		for (unsigned k = 0; k < ns + 2; k++)
+			one[k] = 1;
+		one[1 + axis] = sp[axis];
+		struct tensor *ct = t_from_floats(im, dname(im, name, c == 0 ? "x" : c == 1 ? "y" : "z"), dt_of_elem(tt->elem),
+						  ns + 2, one, cv);
+		cols[c] = b_broadcast(im, tval(im, ct), full, ns + 2, dname(im, name, "coord"));
+	}
+	uint64_t bfull[5];
+	memcpy(bfull, full, sizeof bfull);
+	bfull[1 + ns] = ns + 1;
+	struct value base = no_value;
+	bool ok = true;
+	for (unsigned c = 0; c <= ns; c++)
+		ok &= cols[c].node != NULL;
+	if (ok) {
+		base = b_node(im, NK_Concat, dname(im, name, "base"), cols, ns + 1, ty(im, tt->elem, bfull, ns + 2));
+		if (base.node)
+			node_set_int(im->m, base.node, "dim", ns + 1);
 	}
 	uint64_t bd[3] = {1, P, ns + 1}, bb[3] = {b, P, ns + 1};
-	struct tensor *bt = t_from_floats(im, dname(im, name, "base"), dt_of_elem(tt->elem), 3, bd, base);
-	struct value bv = b_broadcast(im, tval(im, bt), bb, 3, dname(im, name, "baseb"));
+	struct value bv = b_broadcast(im, b_reshape(im, base, bd, 3, dname(im, name, "rows1")), bb, 3,
+				      dname(im, name, "baseb"));
 	static const unsigned tr[3] = {0, 2, 1};
 	struct value tht = b_transpose(im, th, tr, dname(im, name, "thetat"));
 	uint64_t od[3] = {b, P, ns};
@@ -132,14 +161,15 @@ int op_col2im(struct importer *im, const onnx_node *n)
 		if (img[k] <= 0 || blk[k] <= 0 || !table_fits((uint64_t)img[k], 1) || !table_fits((uint64_t)blk[k], 1) ||
 		    pad[k] > (int64_t)TABLE_MAX || pad[k + ns] > (int64_t)TABLE_MAX || dil[k] > (int64_t)TABLE_MAX ||
 		    str[k] > (int64_t)TABLE_MAX)
-			return op_err(im, "image_shape and block_shape must be positive and every size at most 2^24");
+			return op_err(im, "image_shape and block_shape must be positive and every size at most 2^20");
 		int64_t p = img[k] + pad[k] + pad[k + ns], span = p - (blk[k] - 1) * dil[k] - 1;
 		if (span < 0)
 			return op_err(im, "the block is larger than the padded image along axis %u", k);
 		padded[k] = (uint64_t)p;
 		nblk[k] = (uint64_t)(span / str[k] + 1);
-		if (!table_fits(K, (uint64_t)blk[k]) || !table_fits(L, nblk[k]) || !table_fits(HP, padded[k]))
-			return op_err(im, "more than 2^24 elements per batch entry are not supported");
+		if (!table_fits(K, (uint64_t)blk[k]) || !table_fits(L, nblk[k]) || padded[k] > ((uint64_t)1 << 24) ||
+		    HP * padded[k] > ((uint64_t)1 << 24))
+			return op_err(im, "images of more than 2^24 elements or more than 2^20 columns are not supported");
 		K *= (uint64_t)blk[k];
 		L *= nblk[k];
 		HP *= padded[k];
@@ -149,8 +179,8 @@ int op_col2im(struct importer *im, const onnx_node *n)
 			      (unsigned long long)xt->dims[0], (unsigned long long)xt->dims[1],
 			      (unsigned long long)xt->dims[2], (unsigned long long)K, (unsigned long long)L);
 	uint64_t N = xt->dims[0], C = xt->dims[1] / K, M = C * K * L;
-	if (!table_fits(C, K) || !table_fits(C * K, L) || !table_fits(C, HP))
-		return op_err(im, "more than 2^24 elements per batch entry are not supported");
+	if (!table_fits(C, K) || !table_fits(C * K, L) || C * HP > ((uint64_t)1 << 24))
+		return op_err(im, "images of more than 2^24 elements or more than 2^20 columns are not supported");
 	int64_t *tgt = arena_alloc(&im->scratch, (M + 1) * sizeof *tgt);
 	for (uint64_t c = 0; c < C; c++)
 		for (uint64_t kk = 0; kk < K; kk++)

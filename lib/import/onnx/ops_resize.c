@@ -232,6 +232,14 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 			       (unsigned)RESIZE_MAX_AA_TAPS);
 			return no_value;
 		}
+		/* the wider filter must not make the tables larger than cubic's
+		 * largest (4 taps of RESIZE_MAX_TABLE positions) */
+		if (aa && (uint64_t)n * out > 4 * RESIZE_MAX_TABLE) {
+			op_err(im, "antialias resampling of axis %u to %llu elements with %u taps needs tables larger than "
+				   "%llu entries",
+			       k, (unsigned long long)out, n, (unsigned long long)(4 * RESIZE_MAX_TABLE));
+			return no_value;
+		}
 		int64_t *idx = arena_alloc(&im->scratch, (n * out + 1) * sizeof *idx);
 		double *w = arena_alloc(&im->scratch, (n * out + 1) * sizeof *w);
 		double *ext = arena_alloc(&im->scratch, (out + 1) * sizeof *ext);

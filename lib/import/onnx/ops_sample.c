@@ -279,7 +279,8 @@ int op_grid_sample(struct importer *im, const onnx_node *n)
 		return op_err(im, "the cubic mode is defined for 2-D inputs only");
 	uint64_t N = x->dims[0], C = x->dims[1], P = 1, pix = 1;
 	for (unsigned k = 1; k <= ns; k++) {
-		if (!table_fits(P, g->dims[k]) || !table_fits(pix, x->dims[1 + k]))
+		uint64_t lim = (uint64_t)1 << 24;
+		if (g->dims[k] > lim || x->dims[1 + k] > lim || P * g->dims[k] > lim || pix * x->dims[1 + k] > lim)
 			return op_err(im, "input images or grids of more than 2^24 positions are not supported");
 		P *= g->dims[k], pix *= x->dims[1 + k];
 	}

@@ -137,7 +137,7 @@ int scatter_minmax(struct importer *im, const onnx_node *n, bool nd, bool is_max
 	}
 	u64map_free(&seen);
 	if (!table_fits(nt, mult))
-		return op_err(im, "%llu targets with up to %llu updates each exceed the importer's tables (2^24 entries)",
+		return op_err(im, "%llu targets with up to %llu updates each exceed the importer's tables (2^20 entries)",
 			      (unsigned long long)nt, (unsigned long long)mult);
 	int64_t *mat = arena_alloc(&im->scratch, nt * mult * sizeof *mat);
 	uint64_t *fill = arena_alloc(&im->scratch, nt * sizeof *fill);

@@ -787,7 +787,7 @@ static int pad_wrap(struct importer *im, struct tensor *x, const int64_t *pads /
 			return op_err(im, "the negative pads of axis %u crop %lld of %lld elements", k, (long long)(in - L), (long long)in);
 		if (!table_fits((uint64_t)L, 1) || !table_fits((uint64_t)gb, 1) || !table_fits((uint64_t)ge, 1) ||
 		    !table_fits((uint64_t)(L + gb + ge), 1))
-			return op_err(im, "wrap mode: axis %u would have more than 2^24 elements", k);
+			return op_err(im, "wrap mode: axis %u would need an index table of more than 2^20 entries", k);
 		uint64_t od = (uint64_t)(L + gb + ge);
 		int64_t *iv = arena_alloc(&im->scratch, (od + 1) * sizeof *iv);
 		for (int64_t o = 0; o < (int64_t)od; o++)
