@@ -226,6 +226,21 @@ int maxpool_indices(struct importer *im, struct value argmax, const struct tenso
 int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x);
 int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x);
 
+/* Tables the importer builds from declared shapes (sampling positions,
+ * index lists) are limited to TABLE_MAX entries, as Resize's are: a model
+ * may declare any dimension, and a table of its size is allocated at
+ * import and written into the module as weights. table_fits: a * b <=
+ * TABLE_MAX without overflow. */
+#define TABLE_MAX ((uint64_t)1 << 20)
+static inline bool table_fits(uint64_t a, uint64_t b)
+{
+	return a <= TABLE_MAX && b <= TABLE_MAX && a * b <= TABLE_MAX;
+}
+
+/* ScatterND (nd) or ScatterElements with reduction max or min, indices
+ * known at import (ops_scatter.c). */
+int scatter_minmax(struct importer *im, const onnx_node *n, bool nd, bool is_max);
+
 #define ONNX_OP(name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #define ONNX_OP_DOMAIN(domain, name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #include "import/onnx/ops.def"

@@ -547,3 +547,47 @@ int maxpool_indices(struct importer *im, struct value argmax, const struct tenso
 	uint64_t dims[3] = {rt->dims[0], rt->dims[1], rt->dims[2]};
 	return set_out(im, 1, b_reshape(im, r, dims, 3, name));
 }
+
+/* LpPool (opset 1 to 18: ceil_mode and dilations in 18) and GlobalLpPool:
+ * (sum over the window of |x|^p)^(1/p), the padding counting as zeros,
+ * by the separable sums of the pools above on |x|^p. */
+int op_lppool(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = in_req(im, 0);
+	if (!x || !float_input(im, x))
+		return -1;
+	bool global = strcmp(n->op_type, "GlobalLpPool") == 0;
+	struct nwin w;
+	int64_t kdef[NW_MAX];
+	for (unsigned i = 0; i < NW_MAX; i++)
+		kdef[i] = x->rank > 2 + i ? (int64_t)x->dims[2 + i] : 1;
+	if (global && (attr(n, "kernel_shape") || attr(n, "pads") || attr(n, "strides")))
+		return op_err(im, "GlobalLpPool takes no window attributes");
+	if (nw_params(im, n, x, global ? kdef : NULL, &w))
+		return -1;
+	int64_t p = attr_i(n, "p", 2);
+	if (p < 1)
+		return op_err(im, "p is %lld; it must be at least 1", (long long)p);
+	const char *name = out_name(im, 0);
+	struct value v = tval(im, x);
+	if (!v.node)
+		return -1;
+	const struct type *t = val_type(v);
+	struct value a = b_unary(im, NK_Abs, dname(im, name, "abs"), v);
+	if (p == 2) {
+		struct value sq[2] = {v, v};
+		a = b_node(im, NK_Mul, dname(im, name, "pow"), sq, 2, t);
+	} else if (p > 2) {
+		struct value pw[2] = {a, b_splat_const(im, dname(im, name, "p"), t, (double)p)};
+		a = b_node(im, NK_Pow, dname(im, name, "pow"), pw, 2, t);
+	}
+	for (unsigned i = 0; i < w.nsp; i++)
+		a = win_reduce(im, a, 2 + i, &w, i, false, dname(im, name, i == 0 ? "d0" : i == 1 ? "d1" : "d2"));
+	if (!a.node || p == 1)
+		return set_out(im, 0, a);
+	if (p == 2)
+		return set_out(im, 0, b_unary(im, NK_Sqrt, name, a));
+	const struct type *rt = val_type(a);
+	struct value rp[2] = {a, b_splat_const(im, dname(im, name, "invp"), rt, 1.0 / (double)p)};
+	return set_out(im, 0, b_node(im, NK_Pow, name, rp, 2, rt));
+}

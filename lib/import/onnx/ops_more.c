@@ -130,8 +130,13 @@ static int reduction_attr(struct importer *im, const onnx_node *n, int64_t *out)
 		*out = 1;
 	else if (strcmp(s, "mul") == 0)
 		*out = 2;
+	else if (im->opset >= 18 && strcmp(s, "max") == 0)
+		*out = 3; /* ops_scatter.c */
+	else if (im->opset >= 18 && strcmp(s, "min") == 0)
+		*out = 4;
 	else
-		return op_err(im, "reduction \"%s\" is not supported (none, add or mul)", s);
+		return op_err(im, "reduction \"%s\" is not defined (none, add, mul%s)", s,
+			      im->opset >= 18 ? ", max or min" : " before opset 18");
 	return 0;
 }
 
@@ -146,6 +151,8 @@ int op_scatter_elements(struct importer *im, const onnx_node *n)
 	int64_t red = 0;
 	if (norm_axis(im, attr_i(n, "axis", 0), dt->rank, &axis) || reduction_attr(im, n, &red))
 		return -1;
+	if (red >= 3)
+		return scatter_minmax(im, n, false, red == 3);
 	if (val_type(u)->elem != dt->elem)
 		return op_err(im, "updates must have the element type of data");
 	struct value r = b_node(im, NK_ScatterElements, out_name(im, 0), (struct value[]){d, ix, u}, 3, dt);
@@ -164,6 +171,8 @@ int op_scatter_nd(struct importer *im, const onnx_node *n)
 	int64_t red = 0;
 	if (reduction_attr(im, n, &red))
 		return -1;
+	if (red >= 3)
+		return scatter_minmax(im, n, true, red == 3);
 	const struct type *dt = val_type(d);
 	if (val_type(u)->elem != dt->elem)
 		return op_err(im, "updates must have the element type of data");

@@ -1,7 +1,9 @@
 /* ops_sample.c - GridSample, RoiAlign and MaxUnpool as compositions of
  * existing kinds.
  *
- * GridSample (opset 16): the grid is run-time data, so the sampling is
+ * GridSample (opset 16; 20: also 3-D, trilinear with eight taps at the
+ * flattened index (z * H + y) * W + x, and the modes named linear and
+ * cubic): the grid is run-time data, so the sampling is
  * computed in the graph. For N x C x H x W input and an N x Ho x Wo x 2
  * grid, the P = Ho * Wo sample points of every batch entry become [N, 1, P]
  * vectors x and y; each is unnormalized to pixel space (align_corners:
@@ -45,8 +47,8 @@ struct gs {
 	const struct type *ft;  /* [N, 1, P] of the grid's float kind */
 	const struct type *it;  /* [N, 1, P] int64 */
 	const struct type *vt;  /* [N, C, P] of the input's kind */
-	struct value flat;      /* input as [N, C, H * W] */
-	uint64_t H, W;
+	struct value flat;      /* input as [N, C, D * H * W] */
+	uint64_t D, H, W;       /* D = 1 for a 2-D input */
 	int pad;                /* 0 zeros, 1 border, 2 reflection */
 	bool align;
 	unsigned k;             /* helper-name counter */
@@ -131,8 +133,9 @@ static struct value gs_bcast(struct gs *c, struct value v)
 	return b_broadcast(c->im, v, c->vt->dims, 3, gs_name(c));
 }
 
-/* The input at integer-valued float coordinates (x, y), zero outside. */
-static struct value gs_tap(struct gs *c, struct value x, struct value y)
+/* The input at integer-valued float coordinates (x, y) and, for a 3-D
+ * input, z; zero outside. */
+static struct value gs_tap3(struct gs *c, struct value x, struct value y, struct value z)
 {
 	struct value zero = gs_f(c, 0);
 	struct value ok = gs_bin(c, NK_And, gs_bin(c, NK_CmpLTE, zero, x), gs_bin(c, NK_CmpLT, x, gs_f(c, (double)c->W)));
@@ -142,6 +145,13 @@ static struct value gs_tap(struct gs *c, struct value x, struct value y)
 	struct value yi = b_convert(c->im, gs_clip(c, y, 0, (double)c->H - 1), EK_I64, gs_name(c));
 	struct value w = b_splat_const(c->im, dname(c->im, c->name, "w"), c->it, (double)c->W);
 	struct value idx = gs_bin(c, NK_Add, gs_bin(c, NK_Mul, yi, w), xi);
+	if (z.node) {
+		ok = gs_bin(c, NK_And, ok, gs_bin(c, NK_CmpLTE, zero, z));
+		ok = gs_bin(c, NK_And, ok, gs_bin(c, NK_CmpLT, z, gs_f(c, (double)c->D)));
+		struct value zi = b_convert(c->im, gs_clip(c, z, 0, (double)c->D - 1), EK_I64, gs_name(c));
+		struct value hw = b_splat_const(c->im, dname(c->im, c->name, "hw"), c->it, (double)(c->H * c->W));
+		idx = gs_bin(c, NK_Add, gs_bin(c, NK_Mul, zi, hw), idx);
+	}
 	struct value ops[2] = {c->flat, gs_bcast(c, idx)};
 	struct value g = b_node(c->im, NK_GatherElements, gs_name(c), ops, 2, c->vt);
 	if (g.node)
@@ -150,11 +160,35 @@ static struct value gs_tap(struct gs *c, struct value x, struct value y)
 	return gs_sel(c, gs_bcast(c, ok), g, vz);
 }
 
+static struct value gs_tap(struct gs *c, struct value x, struct value y)
+{
+	return gs_tap3(c, x, y, no_value);
+}
+
 /* acc + v * w (w broadcast over channels); v * w when acc is absent. */
 static struct value gs_acc(struct gs *c, struct value acc, struct value v, struct value w)
 {
 	struct value t = gs_bin(c, NK_Mul, v, gs_bcast(c, w));
 	return acc.node ? gs_bin(c, NK_Add, acc, t) : t;
+}
+
+/* GridSample 20's linear mode on a 3-D input: eight taps. */
+static struct value gs_trilinear(struct gs *c, struct value ix, struct value iy, struct value iz)
+{
+	struct value p0[3], p1[3], e[3], d[3], v[3] = {ix, iy, iz};
+	for (unsigned k = 0; k < 3; k++) {
+		p0[k] = b_unary(c->im, NK_Floor, gs_name(c), v[k]);
+		p1[k] = gs_bin(c, NK_Add, p0[k], gs_f(c, 1));
+		e[k] = gs_bin(c, NK_Sub, p1[k], v[k]);
+		d[k] = gs_bin(c, NK_Sub, v[k], p0[k]);
+	}
+	struct value acc = no_value;
+	for (unsigned t = 0; t < 8; t++) {
+		bool bx = t & 1, by = t & 2, bz = t & 4;
+		struct value w = gs_bin(c, NK_Mul, gs_bin(c, NK_Mul, bx ? d[0] : e[0], by ? d[1] : e[1]), bz ? d[2] : e[2]);
+		acc = gs_acc(c, acc, gs_tap3(c, bx ? p1[0] : p0[0], by ? p1[1] : p0[1], bz ? p1[2] : p0[2]), w);
+	}
+	return acc;
 }
 
 static struct value gs_bilinear(struct gs *c, struct value ix, struct value iy)
@@ -219,55 +253,79 @@ int op_grid_sample(struct importer *im, const onnx_node *n)
 	struct tensor *x = in_req(im, 0), *g = in_req(im, 1);
 	if (!x || !g)
 		return -1;
-	if (x->rank != 4 || g->rank != 4 || g->dims[3] != 2 || g->dims[0] != x->dims[0])
-		return op_err(im, "input must be N x C x H x W and grid N x Ho x Wo x 2");
+	/* opset 20: 2-D or 3-D, modes renamed linear and cubic */
+	bool v20 = im->opset >= 20;
+	bool three = v20 && x->rank == 5;
+	unsigned ns = three ? 3 : 2;
+	if ((x->rank != 4 && !three) || g->rank != x->rank || g->dims[x->rank - 1] != ns || g->dims[0] != x->dims[0])
+		return op_err(im, v20 ? "input must be N x C x H x W (or N x C x D x H x W) and grid N x Ho x Wo x 2 "
+					"(or N x Do x Ho x Wo x 3)"
+				      : "input must be N x C x H x W and grid N x Ho x Wo x 2");
 	if (!dt_is_float(g->dtype) || g->dtype != x->dtype || dt_elem(x->dtype) < 0)
 		return op_err(im, "input and grid must have one floating-point type");
-	const char *mode = attr_s(im, n, "mode", "bilinear");
+	const char *mode = attr_s(im, n, "mode", v20 ? "linear" : "bilinear");
 	const char *pmode = attr_s(im, n, "padding_mode", "zeros");
-	int m = !strcmp(mode, "bilinear") ? 0 : !strcmp(mode, "nearest") ? 1 : !strcmp(mode, "bicubic") ? 2 : -1;
+	int m = !strcmp(mode, v20 ? "linear" : "bilinear") ? 0
+		: !strcmp(mode, "nearest")                  ? 1
+		: !strcmp(mode, v20 ? "cubic" : "bicubic")  ? 2
+							    : -1;
 	int pad = !strcmp(pmode, "zeros") ? 0 : !strcmp(pmode, "border") ? 1 : !strcmp(pmode, "reflection") ? 2 : -1;
 	if (m < 0)
-		return op_err(im, "unknown mode '%s'", mode);
+		return op_err(im, "unknown mode '%s' (%s)", mode, v20 ? "linear, nearest or cubic from opset 20"
+								     : "bilinear, nearest or bicubic");
 	if (pad < 0)
 		return op_err(im, "unknown padding_mode '%s'", pmode);
-	uint64_t N = x->dims[0], C = x->dims[1], P = g->dims[1] * g->dims[2];
-	if (x->dims[2] == 0 || x->dims[3] == 0)
+	if (three && m == 2)
+		return op_err(im, "the cubic mode is defined for 2-D inputs only");
+	uint64_t N = x->dims[0], C = x->dims[1], P = 1, pix = 1;
+	for (unsigned k = 1; k <= ns; k++) {
+		uint64_t lim = (uint64_t)1 << 24;
+		if (g->dims[k] > lim || x->dims[1 + k] > lim || P * g->dims[k] > lim || pix * x->dims[1 + k] > lim)
+			return op_err(im, "input images or grids of more than 2^24 positions are not supported");
+		P *= g->dims[k], pix *= x->dims[1 + k];
+	}
+	if (pix == 0)
 		return op_err(im, "input must not be empty");
-	if (x->dims[2] * x->dims[3] > ((uint64_t)1 << 24))
-		return op_err(im, "input images of more than 2^24 pixels are not supported");
-	struct gs c = {.im = im, .name = out_name(im, 0), .H = x->dims[2], .W = x->dims[3], .pad = pad,
-		       .align = attr_i(n, "align_corners", 0) != 0};
+	struct gs c = {.im = im, .name = out_name(im, 0), .D = three ? x->dims[2] : 1, .H = x->dims[x->rank - 2],
+		       .W = x->dims[x->rank - 1], .pad = pad, .align = attr_i(n, "align_corners", 0) != 0};
 	int fe = dt_elem(g->dtype);
 	uint64_t d3[3] = {N, 1, P};
 	c.ft = ty(im, fe, d3, 3);
 	c.it = ty(im, EK_I64, d3, 3);
 	d3[1] = C;
 	c.vt = ty(im, fe, d3, 3);
-	d3[2] = c.H * c.W;
+	d3[2] = pix;
 	c.flat = b_reshape(im, tval(im, x), d3, 3, dname(im, c.name, "flat"));
-	uint64_t gd[3] = {N, P, 2}, sd[3] = {N, P, 1};
+	uint64_t gd[3] = {N, P, ns}, sd[3] = {N, P, 1};
 	struct value gv = b_reshape(im, tval(im, g), gd, 3, dname(im, c.name, "grid"));
-	struct value coord[2];
-	for (unsigned k = 0; k < 2; k++) {
+	struct value coord[3];
+	uint64_t size[3] = {c.W, c.H, c.D};
+	for (unsigned k = 0; k < ns; k++) {
 		struct value s = b_node(im, NK_Slice, gs_name(&c), &gv, 1, ty(im, fe, sd, 3));
 		if (s.node)
 			node_set_ints(im->m, s.node, "start", (int64_t[]){0, 0, k}, 3);
 		coord[k] = b_reshape(im, s, c.ft ? c.ft->dims : sd, 3, gs_name(&c));
-		coord[k] = gs_unnormalize(&c, coord[k], k ? c.H : c.W);
+		coord[k] = gs_unnormalize(&c, coord[k], size[k]);
 	}
 	struct value y;
 	if (m == 2) {
 		y = gs_bicubic(&c, coord[0], coord[1]);
 	} else {
-		struct value ix = gs_pad(&c, coord[0], c.W), iy = gs_pad(&c, coord[1], c.H);
-		if (m == 0)
-			y = gs_bilinear(&c, ix, iy);
+		struct value ic[3];
+		for (unsigned k = 0; k < ns; k++)
+			ic[k] = gs_pad(&c, coord[k], size[k]);
+		if (m == 0 && three)
+			y = gs_trilinear(&c, ic[0], ic[1], ic[2]);
+		else if (m == 0)
+			y = gs_bilinear(&c, ic[0], ic[1]);
 		else
-			y = gs_tap(&c, b_unary(im, NK_Round, gs_name(&c), ix), b_unary(im, NK_Round, gs_name(&c), iy));
+			y = gs_tap3(&c, b_unary(im, NK_Round, gs_name(&c), ic[0]), b_unary(im, NK_Round, gs_name(&c), ic[1]),
+				    three ? b_unary(im, NK_Round, gs_name(&c), ic[2]) : no_value);
 	}
-	uint64_t od[4] = {N, C, g->dims[1], g->dims[2]};
-	y = b_reshape(im, y, od, 4, c.name);
+	uint64_t od[5] = {N, C};
+	for (unsigned k = 1; k <= ns; k++)
+		od[1 + k] = g->dims[k];
+	y = b_reshape(im, y, od, 2 + ns, c.name);
 	if (!y.node)
 		return -1;
 	return set_out(im, 0, y);

@@ -766,6 +766,42 @@ int op_tile(struct importer *im, const onnx_node *n)
 /* Pad: constant, reflect and edge modes; from opset 18 the axes input
  * names the axes pads covers (the others get no padding). A negative pad
  * crops: the input is padded by the positive pads, then sliced. */
+/* Pad's wrap mode (opset 19), onnxruntime's order: the negative pads crop
+ * first, then each axis grows by the positive ones taken cyclically from
+ * the cropped range: output o of an axis reads cb + (o - gb) mod L. One
+ * Gather per padded or cropped axis. */
+static int pad_wrap(struct importer *im, struct tensor *x, const int64_t *pads /* full rank */)
+{
+	const char *name = out_name(im, 0);
+	struct value cur = tval(im, x);
+	uint64_t cd[GLOW_MAX_RANK];
+	memcpy(cd, x->dims, x->rank * sizeof *cd);
+	for (unsigned k = 0; k < x->rank && cur.node; k++) {
+		int64_t b = pads[k], e = pads[k + x->rank], in = (int64_t)x->dims[k];
+		if (b == 0 && e == 0)
+			continue;
+		int64_t cb = b < 0 ? -b : 0, L = in - cb - (e < 0 ? -e : 0), gb = b > 0 ? b : 0, ge = e > 0 ? e : 0;
+		if (L <= 0 && gb + ge > 0)
+			return op_err(im, "wrap mode: axis %u is cropped to nothing and cannot be padded", k);
+		if (L < 0)
+			return op_err(im, "the negative pads of axis %u crop %lld of %lld elements", k, (long long)(in - L), (long long)in);
+		if (!table_fits((uint64_t)L, 1) || !table_fits((uint64_t)gb, 1) || !table_fits((uint64_t)ge, 1) ||
+		    !table_fits((uint64_t)(L + gb + ge), 1))
+			return op_err(im, "wrap mode: axis %u would need an index table of more than 2^20 entries", k);
+		uint64_t od = (uint64_t)(L + gb + ge);
+		int64_t *iv = arena_alloc(&im->scratch, (od + 1) * sizeof *iv);
+		for (int64_t o = 0; o < (int64_t)od; o++)
+			iv[o] = cb + (((o - gb) % L) + L) % L;
+		cd[k] = od;
+		struct tensor *it = t_from_ints(im, dname(im, name, "wrap"), DT_INT64, 1, &od, iv);
+		struct value ops[2] = {cur, tval(im, it)};
+		cur = b_node(im, NK_Gather, dname(im, name, "wrapped"), ops, 2, type_with_dims(im->tc, val_type(cur), cd, x->rank));
+		if (cur.node)
+			node_set_int(im->m, cur.node, "axis", k);
+	}
+	return set_out(im, 0, cur);
+}
+
 int op_pad(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = in_req(im, 0);
@@ -773,6 +809,10 @@ int op_pad(struct importer *im, const onnx_node *n)
 		return -1;
 	const char *mode = attr_s(im, n, "mode", "constant");
 	int m = strcmp(mode, "constant") == 0 ? 0 : strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "edge") == 0 ? 2 : -1;
+	if (m < 0 && im->opset >= 19 && strcmp(mode, "wrap") == 0)
+		m = 3;
+	if (m < 0 && strcmp(mode, "wrap") == 0)
+		return op_err(im, "pad mode 'wrap' is not defined before opset 19");
 	if (m < 0)
 		return op_err(im, "pad mode '%s' is not supported", mode);
 	const int64_t *pv;
@@ -826,6 +866,12 @@ int op_pad(struct importer *im, const onnx_node *n)
 		grow[ax[k] + x->rank] = e > 0 ? e : 0;
 		start[ax[k]] = b < 0 ? -b : 0;
 		crop |= b < 0 || e < 0;
+	}
+	if (m == 3) {
+		int64_t full[2 * GLOW_MAX_RANK] = {0};
+		for (unsigned k = 0; k < nax; k++)
+			full[ax[k]] = pv[k], full[ax[k] + x->rank] = pv[k + nax];
+		return pad_wrap(im, x, full);
 	}
 	for (unsigned k = 0; k < x->rank; k++) {
 		step[k] = 1;

@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
@@ -184,6 +185,469 @@ def center_crop_pad18_axes():
     return model([n], [vi("x", F, [4, 3, 5])], [vi("y", F, [1, 3, 8])], 18, [i64("shape", [8, 1])])
 
 
+B = TensorProto.BOOL
+
+
+def attn(opset, inputs, outputs, inits=(), names=None, **attrs):
+    names = names or [i.name for i in inputs] + [i.name for i in inits]
+    n = helper.make_node("Attention", names, [o.name for o in outputs], **attrs)
+    return model([n], inputs, outputs, opset, inits)
+
+
+@case
+def attention23_4d():
+    return attn(23, [vi("q", F, [2, 3, 4, 8]), vi("k", F, [2, 3, 6, 8]), vi("v", F, [2, 3, 6, 5])],
+                [vi("y", F, [2, 3, 4, 5])])
+
+
+@case
+def attention23_3d_gqa():
+    return attn(23, [vi("q", F, [1, 3, 16]), vi("k", F, [1, 5, 8]), vi("v", F, [1, 5, 12])],
+                [vi("y", F, [1, 3, 24])], q_num_heads=4, kv_num_heads=2)
+
+
+@case
+def attention23_mask_bool():
+    return attn(23, [vi("q", F, [1, 2, 3, 4]), vi("k", F, [1, 2, 6, 4]), vi("v", F, [1, 2, 6, 4]),
+                     vi("mask", B, [3, 6])], [vi("y", F, [1, 2, 3, 4])])
+
+
+@case
+def attention23_mask_float_qk1():
+    return attn(23, [vi("q", F, [2, 2, 3, 4]), vi("k", F, [2, 2, 5, 4]), vi("v", F, [2, 2, 5, 4]),
+                     vi("mask", F, [2, 1, 3, 5])], [vi("y", F, [2, 2, 3, 4]), vi("qk", F, [2, 2, 3, 5])],
+                names=["q", "k", "v", "mask"], qk_matmul_output_mode=1)
+
+
+@case
+def attention23_causal():
+    n = helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], is_causal=1)
+    return model([n], [vi("q", F, [1, 2, 4, 4]), vi("k", F, [1, 2, 4, 4]), vi("v", F, [1, 2, 4, 4])],
+                 [vi("y", F, [1, 2, 4, 4]), vi("qk", F, [1, 2, 4, 4])], 23)
+
+
+@case
+def attention23_past_present_causal():
+    n = helper.make_node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "present_k", "present_v"], is_causal=1)
+    return model([n], [vi("q", F, [1, 2, 2, 4]), vi("k", F, [1, 2, 2, 4]), vi("v", F, [1, 2, 2, 4]),
+                       vi("pk", F, [1, 2, 3, 4]), vi("pv", F, [1, 2, 3, 4])],
+                 [vi("y", F, [1, 2, 2, 4]), vi("present_k", F, [1, 2, 5, 4]), vi("present_v", F, [1, 2, 5, 4])], 23)
+
+
+@case
+def attention23_past_mask_3d():
+    n = helper.make_node("Attention", ["q", "k", "v", "mask", "pk", "pv"], ["y", "present_k", "present_v"],
+                         q_num_heads=2, kv_num_heads=2)
+    return model([n], [vi("q", F, [2, 3, 8]), vi("k", F, [2, 3, 8]), vi("v", F, [2, 3, 6]), vi("mask", F, [3, 5]),
+                       vi("pk", F, [2, 2, 2, 4]), vi("pv", F, [2, 2, 2, 3])],
+                 [vi("y", F, [2, 3, 6]), vi("present_k", F, [2, 2, 5, 4]), vi("present_v", F, [2, 2, 5, 3])], 23)
+
+
+@case
+def attention23_mqa_softcap_scale_qk2():
+    n = helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], q_num_heads=4, kv_num_heads=1,
+                         softcap=0.5, scale=0.7, qk_matmul_output_mode=2)
+    return model([n], [vi("q", F, [2, 3, 12]), vi("k", F, [2, 4, 3]), vi("v", F, [2, 4, 2])],
+                 [vi("y", F, [2, 3, 8]), vi("qk", F, [2, 4, 3, 4])], 23)
+
+
+@case
+def attention23_qk0_qk3():
+    n = helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], qk_matmul_output_mode=3, scale=0.25)
+    n0 = helper.make_node("Attention", ["q", "k", "v"], ["y0", "", "", "qk0"], qk_matmul_output_mode=0, softcap=1.0)
+    return model([n, n0], [vi("q", F, [1, 1, 2, 3]), vi("k", F, [1, 1, 4, 3]), vi("v", F, [1, 1, 4, 3])],
+                 [vi("y", F, [1, 1, 2, 3]), vi("qk", F, [1, 1, 2, 4]), vi("y0", F, [1, 1, 2, 3]),
+                  vi("qk0", F, [1, 1, 2, 4])], 23)
+
+
+@case
+def attention24_gqa_causal_bool():
+    n = helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"], is_causal=1)
+    return model([n], [vi("q", F, [1, 4, 3, 4]), vi("k", F, [1, 2, 3, 4]), vi("v", F, [1, 2, 3, 4]),
+                       vi("mask", B, [1, 1, 3, 3])], [vi("y", F, [1, 4, 3, 4])], 24)
+
+
+@case
+def attention24_nonpad_kv_seqlen():
+    n = helper.make_node("Attention", ["q", "k", "v", "", "", "", "nonpad"], ["y"])
+    return model([n], [vi("q", F, [2, 2, 3, 4]), vi("k", F, [2, 2, 5, 4]), vi("v", F, [2, 2, 5, 4])],
+                 [vi("y", F, [2, 2, 3, 4])], 24, [i64("nonpad", [3, 5])])
+
+
+@case
+def rope23_4d():
+    n = helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"])
+    return model([n], [vi("x", F, [1, 2, 3, 8]), vi("cos", F, [1, 3, 4]), vi("sin", F, [1, 3, 4])],
+                 [vi("y", F, [1, 2, 3, 8])], 23)
+
+
+@case
+def rope23_3d_interleaved_position_ids():
+    n = helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], interleaved=1, num_heads=2)
+    return model([n], [vi("x", F, [2, 3, 12]), vi("cos", F, [5, 3]), vi("sin", F, [5, 3])],
+                 [vi("y", F, [2, 3, 12])], 23, [i64("pos", [[0, 1, 2], [4, 3, 1]])])
+
+
+@case
+def rope23_rotary_dim():
+    n = helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"], rotary_embedding_dim=4)
+    return model([n], [vi("x", F, [2, 2, 2, 8]), vi("cos", F, [2, 2, 2]), vi("sin", F, [2, 2, 2])],
+                 [vi("y", F, [2, 2, 2, 8])], 23)
+
+
+I32 = TensorProto.INT32
+
+
+def bitwise(op, dtype, xs, ys=None):
+    npt = {I32: np.int32, I64: np.int64}[dtype]
+    x = np.array(xs, dtype=npt)
+    ins = [vi("x", dtype, list(x.shape))]
+    data = [x]
+    if ys is not None:
+        y = np.array(ys, dtype=npt)
+        ins.append(vi("y", dtype, list(y.shape)))
+        data.append(y)
+    n = helper.make_node(op, [i.name for i in ins], ["z"])
+    out_shape = list(np.broadcast(*data).shape)
+    return model([n], ins, [vi("z", dtype, out_shape)], 18), data
+
+
+@case
+def bitwise_and18_int32():
+    return bitwise("BitwiseAnd", I32, [[0, -1, 12345, -2147483648], [7, 255, -9, 2147483647]],
+                   [[5, -2, 4095, -1], [3, 15, 100, -2147483648]])
+
+
+@case
+def bitwise_or18_int64_broadcast():
+    return bitwise("BitwiseOr", I64, [[1, -8, 1 << 40], [0, 6, -(1 << 62)]], [3, 1, -1 - (1 << 63) + (1 << 63) - 5])
+
+
+@case
+def bitwise_xor18_int32():
+    return bitwise("BitwiseXor", I32, [1, -1, 0x5555, -123456, 2147483647], [3, 12, 0x3333, 654321, -1])
+
+
+@case
+def bitwise_not18_int64():
+    return bitwise("BitwiseNot", I64, [[0, -1, 5], [1 << 62, -(1 << 63), 123456789]])
+
+
+@case
+def shape21_start_end():
+    n = helper.make_node("Shape", ["x"], ["s"], start=-3, end=-1)
+    n2 = helper.make_node("Size", ["x"], ["n"])
+    return model([n, n2], [vi("x", F, [2, 3, 4, 5])], [vi("s", I64, [2]), vi("n", I64, [])], 21)
+
+
+@case
+def onehot_depth_known24():
+    n = helper.make_node("OneHot", ["idx", "depth", "vals"], ["y"], axis=1)
+    return (model([n], [vi("idx", I64, [2, 3])], [vi("y", F, [2, 5, 3])], 24,
+                  [i64("depth", 5), f32("vals", [-1.5, 2.0])]),
+            [np.array([[0, 4, -1], [2, -5, 3]], dtype=np.int64)])
+
+
+def scatter_nd(reduction):
+    n = helper.make_node("ScatterND", ["x", "idx", "u"], ["y"], reduction=reduction)
+    return model([n], [vi("x", F, [4, 3]), vi("u", F, [5, 3])], [vi("y", F, [4, 3])], 18,
+                 [i64("idx", [[1], [3], [1], [0], [3]])])
+
+
+def scatter_el(reduction):
+    n = helper.make_node("ScatterElements", ["x", "idx", "u"], ["y"], axis=1, reduction=reduction)
+    return model([n], [vi("x", F, [2, 4]), vi("u", F, [2, 3])], [vi("y", F, [2, 4])], 18,
+                 [i64("idx", [[1, 1, -1], [0, 2, 0]])])
+
+
+@case
+def scatternd18_add():
+    return scatter_nd("add")
+
+
+@case
+def scatternd18_mul():
+    return scatter_nd("mul")
+
+
+@case
+def scatternd18_max():
+    return scatter_nd("max")
+
+
+@case
+def scatternd18_min():
+    return scatter_nd("min")
+
+
+@case
+def scatterelements18_add():
+    return scatter_el("add")
+
+
+@case
+def scatterelements18_mul():
+    return scatter_el("mul")
+
+
+@case
+def scatterelements18_max():
+    return scatter_el("max")
+
+
+@case
+def scatterelements18_min():
+    return scatter_el("min")
+
+
+@case
+def layernorm_mean_invstddev():
+    n = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=-2, epsilon=1e-3)
+    return model([n], [vi("x", F, [2, 3, 4]), vi("s", F, [3, 4]), vi("b", F, [4])],
+                 [vi("y", F, [2, 3, 4]), vi("mean", F, [2, 1, 1]), vi("inv", F, [2, 1, 1])], 23)
+
+
+@case
+def lppool18_ceil_dilations():
+    n = helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2, 2], p=3, strides=[2, 2], ceil_mode=1,
+                         dilations=[1, 2])
+    return model([n], [vi("x", F, [1, 2, 5, 6])], [vi("y", F, [1, 2, 3, 2])], 18)
+
+
+@case
+def lppool18_pads_p2():
+    n = helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3], pads=[1, 1])
+    return model([n], [vi("x", F, [2, 3, 5])], [vi("y", F, [2, 3, 5])], 18)
+
+
+@case
+def pad19_wrap():
+    n = helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [6, 7])], 19, [i64("pads", [1, 2, 2, 1])])
+
+
+@case
+def pad21_wrap_negative():
+    n = helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")
+    return model([n], [vi("x", F, [3, 5])], [vi("y", F, [4, 4])], 21, [i64("pads", [2, -1, -1, 0])])
+
+
+@case
+def pad24_reflect_axes():
+    n = helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], mode="reflect")
+    return model([n], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 5, 4])], 24, [i64("pads", [1, 1]), i64("axes", [1])])
+
+
+
+@case
+def tensorscatter24_linear():
+    n = helper.make_node("TensorScatter", ["cache", "upd", "wi"], ["y"])
+    rng = np.random.default_rng(3)
+    return (model([n], [vi("cache", F, [2, 2, 5, 3]), vi("upd", F, [2, 2, 2, 3]), vi("wi", I64, [2])],
+                  [vi("y", F, [2, 2, 5, 3])], 24),
+            [rng.uniform(-1, 1, (2, 2, 5, 3)).astype(np.float32), rng.uniform(-1, 1, (2, 2, 2, 3)).astype(np.float32),
+             np.array([1, 3], dtype=np.int64)])
+
+
+@case
+def tensorscatter24_circular_axis1():
+    n = helper.make_node("TensorScatter", ["cache", "upd", "wi"], ["y"], axis=1, mode="circular")
+    rng = np.random.default_rng(4)
+    return (model([n], [vi("cache", F, [2, 4, 3]), vi("upd", F, [2, 3, 3]), vi("wi", I64, [2])],
+                  [vi("y", F, [2, 4, 3])], 24),
+            [rng.uniform(-1, 1, (2, 4, 3)).astype(np.float32), rng.uniform(-1, 1, (2, 3, 3)).astype(np.float32),
+             np.array([3, 1], dtype=np.int64)])
+
+
+@case
+def tensorscatter24_no_indices():
+    n = helper.make_node("TensorScatter", ["cache", "upd"], ["y"])
+    return model([n], [vi("cache", F, [1, 4, 2]), vi("upd", F, [1, 2, 2])], [vi("y", F, [1, 4, 2])], 24)
+
+
+
+@case
+def resize18_antialias_linear_down():
+    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear", antialias=1)
+    return model([n], [vi("x", F, [1, 2, 8, 9])], [vi("y", F, [1, 2, 4, 5])], 18, [f32("scales", [1, 1, 0.5, 0.6])])
+
+
+@case
+def resize18_antialias_cubic_down_sizes():
+    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="cubic", antialias=1, axes=[2, 3])
+    return model([n], [vi("x", F, [1, 1, 9, 7])], [vi("y", F, [1, 1, 3, 5])], 18, [i64("sizes", [3, 5])])
+
+
+@case
+def resize18_antialias_cubic_exclude_outside():
+    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", antialias=1, exclude_outside=1,
+                         cubic_coeff_a=-0.5)
+    return model([n], [vi("x", F, [2, 10])], [vi("y", F, [2, 4])], 18, [f32("scales", [1, 0.4])])
+
+
+@case
+def resize19_cubic_coeff_exclude_up():
+    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)
+    return model([n], [vi("x", F, [1, 1, 3, 4])], [vi("y", F, [1, 1, 6, 6])], 19, [f32("scales", [1, 1, 2, 1.5])])
+
+
+@case
+def resize19_half_pixel_symmetric():
+    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
+                         coordinate_transformation_mode="half_pixel_symmetric")
+    return model([n], [vi("x", F, [1, 1, 4, 5])], [vi("y", F, [1, 1, 7, 3])], 19, [i64("sizes", [1, 1, 7, 3])])
+
+
+
+def grid_sample(xshape, gshape, seed, **attrs):
+    n = helper.make_node("GridSample", ["x", "grid"], ["y"], **attrs)
+    yshape = list(xshape[:2]) + list(gshape[1:-1])
+    rng = np.random.default_rng(seed)
+    # the grid reaches past [-1, 1] so that every padding mode matters
+    return (model([n], [vi("x", F, list(xshape)), vi("grid", F, list(gshape))], [vi("y", F, yshape)], 20),
+            [rng.uniform(-1, 1, xshape).astype(np.float32), rng.uniform(-1.3, 1.3, gshape).astype(np.float32)])
+
+
+@case
+def gridsample20_linear_zeros():
+    return grid_sample((1, 2, 4, 5), (1, 3, 4, 2), 11, mode="linear")
+
+
+@case
+def gridsample20_nearest_border_align():
+    return grid_sample((2, 1, 3, 4), (2, 2, 5, 2), 12, mode="nearest", padding_mode="border", align_corners=1)
+
+
+@case
+def gridsample20_cubic_reflection():
+    return grid_sample((1, 2, 5, 4), (1, 3, 3, 2), 13, mode="cubic", padding_mode="reflection")
+
+
+@case
+def gridsample20_3d_linear_zeros():
+    return grid_sample((1, 2, 3, 4, 5), (1, 2, 3, 2, 3), 14, mode="linear")
+
+
+@case
+def gridsample20_3d_linear_border_align():
+    return grid_sample((2, 1, 3, 3, 4), (2, 2, 2, 3, 3), 15, mode="linear", padding_mode="border", align_corners=1)
+
+
+@case
+def gridsample20_3d_nearest_reflection():
+    return grid_sample((1, 2, 4, 3, 3), (1, 3, 2, 2, 3), 16, mode="nearest", padding_mode="reflection")
+
+
+@case
+def gridsample20_3d_linear_reflection_align():
+    return grid_sample((1, 1, 3, 4, 4), (1, 2, 2, 3, 3), 17, mode="linear", padding_mode="reflection",
+                       align_corners=1)
+
+
+
+@case
+def affinegrid20_2d():
+    n = helper.make_node("AffineGrid", ["theta", "size"], ["grid"])
+    return model([n], [vi("theta", F, [2, 2, 3])], [vi("grid", F, [2, 3, 4, 2])], 20, [i64("size", [2, 5, 3, 4])])
+
+
+@case
+def affinegrid20_3d_align_corners():
+    n = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=1)
+    return model([n], [vi("theta", F, [1, 3, 4])], [vi("grid", F, [1, 2, 3, 4, 3])], 20,
+                 [i64("size", [1, 1, 2, 3, 4])])
+
+
+@case
+def affinegrid20_gridsample20():
+    a = helper.make_node("AffineGrid", ["theta", "size"], ["grid"])
+    g = helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear", padding_mode="border")
+    return model([a, g], [vi("theta", F, [1, 2, 3]), vi("x", F, [1, 2, 4, 4])], [vi("y", F, [1, 2, 3, 5])], 20,
+                 [i64("size", [1, 2, 3, 5])])
+
+
+@case
+def col2im18():
+    n = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"])
+    return model([n], [vi("x", F, [1, 6, 4])], [vi("y", F, [1, 1, 3, 4])], 18, [i64("img", [3, 4]), i64("blk", [2, 3])])
+
+
+@case
+def col2im18_strides_pads_dilations():
+    n = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=[2, 1], pads=[1, 0, 1, 2], dilations=[1, 2])
+    return model([n], [vi("x", F, [2, 8, 9])], [vi("y", F, [2, 2, 4, 3])], 18, [i64("img", [4, 3]), i64("blk", [2, 2])])
+
+
+@case
+def col2im18_1d():
+    n = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=[2])
+    return model([n], [vi("x", F, [1, 6, 3])], [vi("y", F, [1, 2, 7])], 18, [i64("img", [7]), i64("blk", [3])])
+
+
+
+@case
+def dropout22_ratio_inference_mask():
+    n = helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"])
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4]), vi("mask", B, [3, 4])], 22,
+                 [f32("ratio", 0.3), numpy_helper.from_array(np.array(False), "training")])
+
+
+@case
+def dropout13_training_ratio_zero():
+    n = helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"], seed=3)
+    return model([n], [vi("x", F, [2, 5])], [vi("y", F, [2, 5]), vi("mask", B, [2, 5])], 13,
+                 [f32("ratio", 0.0), numpy_helper.from_array(np.array(True), "training")])
+
+
+
+def deform(xs, ws, offs, seed, masks=None, bias=False, **attrs):
+    ins = ["x", "w", "off"] + (["b"] if bias else [""] if masks else []) + (["mask"] if masks else [])
+    n = helper.make_node("DeformConv", ins, ["y"], **attrs)
+    rng = np.random.default_rng(seed)
+    vis = [vi("x", F, list(xs)), vi("w", F, list(ws)), vi("off", F, list(offs))]
+    data = [rng.uniform(-1, 1, xs).astype(np.float32), rng.uniform(-1, 1, ws).astype(np.float32),
+            rng.uniform(-2, 2, offs).astype(np.float32)]
+    if bias:
+        vis.append(vi("b", F, [ws[0]]))
+        data.append(rng.uniform(-1, 1, ws[0]).astype(np.float32))
+    if masks:
+        vis.append(vi("mask", F, list(masks)))
+        data.append(rng.uniform(0, 1, masks).astype(np.float32))
+    out = [xs[0], ws[0], offs[2], offs[3]]
+    return model([n], vis, [vi("y", F, out)], 19), data
+
+
+@case
+def deformconv19_basic():
+    return deform((1, 2, 4, 5), (3, 2, 2, 2), (1, 8, 3, 4), 21)
+
+
+@case
+def deformconv19_pads_strides_bias_mask():
+    return deform((2, 2, 5, 5), (2, 2, 3, 3), (2, 18, 3, 3), 22, masks=(2, 9, 3, 3), bias=True,
+                  pads=[1, 1, 1, 1], strides=[2, 2])
+
+
+@case
+def deformconv19_groups_offset_groups_dilations():
+    return deform((1, 4, 5, 6), (4, 2, 2, 2), (1, 16, 3, 4), 23, group=2, offset_group=2, dilations=[2, 2])
+
+
+
+@case
+def mish18():
+    n = helper.make_node("Mish", ["x"], ["y"])
+    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 18)
+
+
+@case
+def swish24_alpha():
+    n = helper.make_node("Swish", ["x"], ["y"], alpha=0.5)
+    n2 = helper.make_node("Swish", ["x"], ["z"])
+    return model([n, n2], [vi("x", F, [3, 4])], [vi("y", F, [3, 4]), vi("z", F, [3, 4])], 24)
+
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
@@ -193,9 +657,20 @@ def main(names):
         d = os.path.join(HERE, name)
         os.makedirs(d, exist_ok=True)
         path = os.path.join(d, "model.onnx")
+        made = CASES[name]()
+        # a case may give its inputs (integer data, where the random
+        # runner's zeros would test nothing): (model, [array per input])
+        m, inputs = made if isinstance(made, tuple) else (made, None)
         with open(path, "wb") as f:
-            f.write(CASES[name]().SerializeToString())
-        subprocess.run(["node", TOOL, path, d, "--seed", "1"], check=True, env=env)
+            f.write(m.SerializeToString())
+        cmd = ["node", TOOL, path, d, "--seed", "1"]
+        with tempfile.TemporaryDirectory() as tmp:
+            if inputs is not None:
+                for i, a in enumerate(inputs):
+                    with open(os.path.join(tmp, "input_%d.pb" % i), "wb") as f:
+                        f.write(numpy_helper.from_array(a, m.graph.input[i].name).SerializeToString())
+                cmd += ["--inputs", tmp]
+            subprocess.run(cmd, check=True, env=env)
         # data.json names the model it was made from: the case's own, not
         # this machine's path
         dj = os.path.join(d, "data.json")
