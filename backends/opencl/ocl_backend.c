@@ -15,12 +15,17 @@
  * with explicit copies; any other program computes on them directly, and
  * run then uploads them all before the kernels and reads them back after.
  *
- * Run: kernels go to the compute queue in program order; a copytodevice
+ * Run: kernels go to the compute queue in program order (arguments set at
+ * compile time, no events unless profiled, a flush every few kernels, one
+ * wait per run); a copytodevice
  * or copyfromdevice goes to the copy queue after a marker of the kernels
  * before it (the memory it touches may be reused), and a devicewait makes
  * the compute queue wait for that copy, so copies overlap whatever
- * computation does not need them. $GLOW_OPENCL_PROFILE=N runs the program
- * N times and reports, as a note, the median wall and processor time, the
+ * computation does not need them. The host images of the placeholders are
+ * pinned memory where the device gives it. $GLOW_OPENCL_KERNELS=gpu|cpu
+ * picks the kernel set on any device (default: the device's kind).
+ * $GLOW_OPENCL_PROFILE=N runs the program N times and reports, as a note,
+ * the median wall and processor time, and from one more, profiled run the
  * time in kernels and in device copies and how much of the copy time
  * overlapped a kernel (profiling events).
  */

@@ -6,7 +6,9 @@
  * the device compiler sees constants and unrolls and vectorizes what it
  * can), and #undefs of the same names after it. Work-group sizes are chosen
  * per kernel: along the contiguous dimension of the result, 32 work-items
- * on a CPU device (PoCL vectorizes across them) and 64 on a GPU.
+ * on a CPU device (PoCL vectorizes across them) and 64 on a GPU. The GPU
+ * kernel set (g->gpu) computes convolutions of one group and matrix
+ * products with the tiled igemm kernel (ocl_gen_igemm.c).
  *
  * Fusion: a convolution, matrix product or pooling whose result is
  * immediately rectified in place (the next computing instruction is

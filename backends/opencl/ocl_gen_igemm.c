@@ -22,8 +22,8 @@ static bool fits_int(uint64_t a, uint64_t b)
 	return a < (uint64_t)INT_MAX / 2 && b < (uint64_t)INT_MAX / 2;
 }
 
-/* The launch and the defines every igemm kernel needs; pf_def is the
- * definition of PF (the [KD][OC] filter or weights). */
+/* The shape's defines, the igemm section and the launch: 16 x 16
+ * work-items per RM x RN-blocked tile, one work-group per tile. */
 static void igemm_common(struct ocl_gen *g, struct ocl_launch *l, const struct ocl_igemm *s, bool relu)
 {
 	unsigned rm = s->m >= 1024 ? 8 : 4, rn = s->oc >= 128 ? 8 : 4;
