@@ -34,11 +34,16 @@
 #      weights and inputs, the interpreter's default tolerances), then the
 #      backend's profiling hook (GLOW_OPENCL_PROFILE=RUNS+1: the median
 #      wall time of RUNS runs after one that pays for the driver's
-#      compiler, time in kernels and in device copies); GFLOP/s from the
+#      compiler, without kernel events; the time in kernels and in
+#      device copies from one more, profiled run); GFLOP/s from the
 #      flop count, and the fraction of the fp32 peak: compute units x clock
 #      (both from the device, printed by the hook) x fp32 lanes per compute
 #      unit x 2 (a fused multiply-add), the lanes from the table in
 #      lanes_per_cu below (NVIDIA's CUDA cores per SM by architecture).
+# The GPU kernels (docs/OpenCL.md: the tiled igemm convolution) are the
+# default on a GPU device; GLOW_OPENCL_KERNELS=cpu in the environment of
+# run times the CPU kernels there instead. prepare must be re-run after the
+# build changes: run takes prepared-dir/bin where it cannot build.
 # Meant to finish in under 5 minutes on one GPU (RUNS=${RUNS:-10}; for a
 # quick look MAX_CASES=N runs the first N cases, BATCHES="1" one batch;
 # BUILD=0 takes the prepared tools without trying to build).

@@ -11,6 +11,7 @@
  *                specialized with the instruction's static shapes
  * ocl_gen_move.c the data-movement kernels (transpose, insert, extract),
  *                whose index arithmetic is generated per shape
+ * ocl_gen_igemm.c the GPU kernels' tiled convolution and matrix product
  *
  * Memory. A compiled function owns four device buffers: R0 the constant
  * weights (uploaded once at compile time), R1 the mutable weights (used
@@ -104,7 +105,7 @@ struct ocl_gen {
 	struct ocl_pack *pack;
 	size_t npack;
 	uint64_t r3_size;
-	bool gpu;
+	bool gpu;                 /* the GPU kernels ($GLOW_OPENCL_KERNELS) */
 	bool direct_mutable;      /* some kernel uses a mutable weight itself */
 	const struct ir_instr *fused; /* an in-place relu folded into the previous kernel */
 };
@@ -135,5 +136,19 @@ static inline size_t ocl_round_up(size_t n, size_t m) { return (n + m - 1) / m *
  * kind is not one of them. */
 int ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in);
 bool ocl_gen_move_supports(const struct ir_instr *in);
+
+/* ocl_gen_igemm.c: a convolution of one group, fully connected layer or
+ * matrix product as the tiled igemm kernel (GPU kernels). The shape: m
+ * output rows (pixels) of oc channels, n images of h x w x c, the window
+ * and its strides, dilations and top/left pads (a matrix product: 1x1
+ * everything, c its reduction). PF is the repacked constant at pf_offset
+ * in R3 when packed, else operand 2 ([KH][KW][C][OC] or K x OC). */
+struct ocl_igemm {
+	uint64_t m, oc, n, h, w, c, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl;
+	bool has_bias, packed;
+};
+bool ocl_igemm_fits(const struct ocl_igemm *s);
+void ocl_gen_igemm(struct ocl_gen *g, const struct ir_instr *in, const struct ocl_igemm *s, uint64_t pf_offset,
+		   bool relu);
 
 #endif

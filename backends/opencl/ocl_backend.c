@@ -15,12 +15,17 @@
  * with explicit copies; any other program computes on them directly, and
  * run then uploads them all before the kernels and reads them back after.
  *
- * Run: kernels go to the compute queue in program order; a copytodevice
+ * Run: kernels go to the compute queue in program order (arguments set at
+ * compile time, no events unless profiled, a flush every few kernels, one
+ * wait per run); a copytodevice
  * or copyfromdevice goes to the copy queue after a marker of the kernels
  * before it (the memory it touches may be reused), and a devicewait makes
  * the compute queue wait for that copy, so copies overlap whatever
- * computation does not need them. $GLOW_OPENCL_PROFILE=N runs the program
- * N times and reports, as a note, the median wall and processor time, the
+ * computation does not need them. The host images of the placeholders are
+ * pinned memory where the device gives it. $GLOW_OPENCL_KERNELS=gpu|cpu
+ * picks the kernel set on any device (default: the device's kind).
+ * $GLOW_OPENCL_PROFILE=N runs the program N times and reports, as a note,
+ * the median wall and processor time, and from one more, profiled run the
  * time in kernels and in device copies and how much of the copy time
  * overlapped a kernel (profiling events).
  */
@@ -54,6 +59,8 @@ struct backend_compiled {
 	cl_mem r[4];
 	uint64_t size[4];
 	uint8_t *mhost;         /* the mutable weights' host images (R1 layout) */
+	cl_mem pinned;          /* the buffer mhost maps, NULL if mhost is malloc'd */
+	size_t mhost_bytes;
 	struct step *steps;
 	size_t nsteps;
 	struct ir_weight **mut;
@@ -79,7 +86,12 @@ static void ocl_destroy(struct backend_compiled *c)
 	u64map_free(&c->g.place);
 	free(c->g.launch);
 	free(c->g.pack);
-	free(c->mhost);
+	if (c->pinned) {
+		clEnqueueUnmapMemObject(c->dev->compute, c->pinned, c->mhost, 0, NULL, NULL);
+		clFinish(c->dev->compute);
+		clReleaseMemObject(c->pinned);
+	} else
+		free(c->mhost);
 	free(c->steps);
 	for (size_t i = 0; i < c->nmut; i++)
 		free(c->mut_init[i]);
@@ -195,7 +207,23 @@ static int upload_constants(struct backend_compiled *c, struct diag *d)
 static int init_mutable(struct backend_compiled *c, struct diag *d)
 {
 	struct ir_func *f = c->f;
-	c->mhost = xcalloc(1, (size_t)c->size[1] + 64);
+	/* the host images in pinned (page-locked) memory where the device
+	 * gives it: a GPU then copies them by DMA straight from there, where a
+	 * malloc'd image is first copied into a staging buffer by the driver */
+	cl_int err;
+	c->mhost_bytes = (size_t)c->size[1] + 64;
+	c->pinned = clCreateBuffer(c->dev->ctx, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, c->mhost_bytes, NULL, &err);
+	if (c->pinned)
+		c->mhost = clEnqueueMapBuffer(c->dev->compute, c->pinned, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+					      c->mhost_bytes, 0, NULL, NULL, &err);
+	if (c->mhost)
+		memset(c->mhost, 0, c->mhost_bytes);
+	else {
+		if (c->pinned)
+			clReleaseMemObject(c->pinned);
+		c->pinned = NULL;
+		c->mhost = xcalloc(1, c->mhost_bytes);
+	}
 	c->mut = xcalloc(f->nweights + 1, sizeof *c->mut);
 	c->mut_init = xcalloc(f->nweights + 1, sizeof *c->mut_init);
 	c->mut_input = xcalloc(f->nweights + 1, sizeof *c->mut_input);
@@ -287,11 +315,22 @@ static struct backend_compiled *ocl_compile(const struct backend *b, struct ir_f
 	struct ocl_device *dev = ocl_device_get(d);
 	if (!dev)
 		return NULL;
+	/* which kernels: a GPU device's, else the CPU ones; $GLOW_OPENCL_KERNELS
+	 * picks either on any device (so the GPU kernels are tested on PoCL) */
+	bool gpu = dev->is_gpu;
+	const char *ks = getenv("GLOW_OPENCL_KERNELS");
+	if (ks && *ks && strcmp(ks, "auto") != 0) {
+		if (strcmp(ks, "gpu") != 0 && strcmp(ks, "cpu") != 0) {
+			diag_error(d, LOC_NONE, "GLOW_OPENCL_KERNELS=%s: expected gpu, cpu or auto", ks);
+			return NULL;
+		}
+		gpu = strcmp(ks, "gpu") == 0;
+	}
 	struct backend_compiled *c = xcalloc(1, sizeof *c);
 	c->f = f;
 	c->dev = dev;
 	c->g.f = f;
-	c->g.gpu = dev->is_gpu;
+	c->g.gpu = gpu;
 	u64map_init(&c->g.place);
 	ostream_mem(&c->g.src);
 	place(c, o);
@@ -361,19 +400,27 @@ static void profile(cl_event *ev, const struct step *steps, size_t n, struct pro
 	}
 }
 
-static int enqueue_all(struct backend_compiled *c, cl_event *ev, struct diag *d)
+/* Enqueues the steps and waits once for both queues. Kernels get events
+ * only when kernel_events (profiling); copies always (their waits need
+ * them). The compute queue is flushed after the first kernels and then
+ * every few, so that a driver that submits lazily starts the device while
+ * the rest are being enqueued. */
+static int enqueue_all(struct backend_compiled *c, cl_event *ev, bool kernel_events, struct diag *d)
 {
 	struct ocl_device *dev = c->dev;
 	cl_int err = CL_SUCCESS;
 	cl_event marker = NULL;
 	bool kernels_since_marker = true;
+	size_t nkernels = 0;
 	for (size_t i = 0; i < c->nsteps && err == CL_SUCCESS; i++) {
 		const struct step *s = &c->steps[i];
 		switch (s->kind) {
 		case ST_KERNEL:
 			err = clEnqueueNDRangeKernel(dev->compute, s->k, s->l->dims, NULL, s->l->global, s->l->local, 0,
-						     NULL, dev->profiling ? &ev[i] : NULL);
+						     NULL, kernel_events ? &ev[i] : NULL);
 			kernels_since_marker = true;
+			if (err == CL_SUCCESS && (++nkernels == 2 || nkernels % 16 == 0))
+				err = clFlush(dev->compute);
 			break;
 		case ST_TO_DEVICE:
 		case ST_FROM_DEVICE:
@@ -394,7 +441,11 @@ static int enqueue_all(struct backend_compiled *c, cl_event *ev, struct diag *d)
 							  c->mhost + s->host_off, 1, &marker, &ev[i]);
 			clFlush(dev->copy);
 			break;
-		case ST_WAIT: err = clEnqueueBarrierWithWaitList(dev->compute, 1, &ev[s->copy], NULL); break;
+		case ST_WAIT:
+			err = clEnqueueBarrierWithWaitList(dev->compute, 1, &ev[s->copy], NULL);
+			if (err == CL_SUCCESS)
+				err = clFlush(dev->compute);
+			break;
 		default: break;
 		}
 		if (err != CL_SUCCESS)
@@ -417,8 +468,11 @@ static int enqueue_all(struct backend_compiled *c, cl_event *ev, struct diag *d)
 	return 0;
 }
 
-static int run_once(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds,
-		    struct prof *p, struct diag *d)
+/* One run: the placeholders into their host images, the steps, the
+ * results back into the bindings. ev (one per step) keeps the events for
+ * the caller to read and release; kernel_events asks for the kernels'. */
+static int run_once(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds, cl_event *ev,
+		    bool kernel_events, struct diag *d)
 {
 	for (size_t i = 0; i < c->nmut; i++) {
 		struct ir_weight *w = c->mut[i];
@@ -446,15 +500,7 @@ static int run_once(struct backend_compiled *c, const struct backend_binding *bi
 			return -1;
 		}
 	}
-	cl_event *ev = xcalloc(c->nsteps + 1, sizeof *ev);
-	int rc = enqueue_all(c, ev, d);
-	if (!rc && p)
-		profile(ev, c->steps, c->nsteps, p);
-	for (size_t i = 0; i < c->nsteps; i++)
-		if (ev[i])
-			clReleaseEvent(ev[i]);
-	free(ev);
-	if (rc)
+	if (enqueue_all(c, ev, kernel_events, d))
 		return -1;
 	if (c->g.direct_mutable && c->size[1]) {
 		cl_int err = clEnqueueReadBuffer(dev->compute, c->r[1], CL_TRUE, 0, (size_t)c->size[1], c->mhost, 0,
@@ -479,31 +525,48 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* One run_once, timed (wall and processor seconds into *wall, *cpu), and
+ * when p is given the profile of its events, read after the clock stopped. */
+static int timed_run(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds, double *wall,
+		     double *cpu, struct prof *p, struct diag *d)
+{
+	cl_event *ev = xcalloc(c->nsteps + 1, sizeof *ev);
+	double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+	int rc = run_once(c, binds, nbinds, ev, p != NULL, d);
+	*wall = clock_s(CLOCK_MONOTONIC) - t0;
+	*cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	if (!rc && p)
+		profile(ev, c->steps, c->nsteps, p);
+	for (size_t i = 0; i < c->nsteps; i++)
+		if (ev[i])
+			clReleaseEvent(ev[i]);
+	free(ev);
+	return rc;
+}
+
+/* Runs the program; with $GLOW_OPENCL_PROFILE=N (N > 1) N times, the first
+ * paying for the driver's lazy work, the wall-time median of the other
+ * N - 1, which run as they do unprofiled (no kernel events), and then once
+ * more with an event per kernel for the time in kernels and in copies. */
 static int ocl_run(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds, struct diag *d)
 {
 	const char *pe = getenv("GLOW_OPENCL_PROFILE");
 	long runs = pe ? strtol(pe, NULL, 10) : 1;
-	if (!c->dev->profiling || runs < 1)
+	bool prof = c->dev->profiling;
+	if (!prof || runs < 1)
 		runs = 1;
 	if (runs > 10000)
 		runs = 10000;
 	double *wall = xcalloc((size_t)runs, sizeof *wall), *cpu = xcalloc((size_t)runs, sizeof *cpu);
-	struct prof p = {0, 0, 0}, sum = {0, 0, 0};
+	struct prof p = {0, 0, 0};
 	int rc = 0;
-	for (long r = 0; r < runs && !rc; r++) {
-		double t0 = clock_s(CLOCK_MONOTONIC), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-		rc = run_once(c, binds, nbinds, c->dev->profiling ? &p : NULL, d);
-		wall[r] = clock_s(CLOCK_MONOTONIC) - t0;
-		cpu[r] = clock_s(CLOCK_PROCESS_CPUTIME_ID) - c0;
-		if (r > 0 || runs == 1) {
-			sum.kernels += p.kernels;
-			sum.copies += p.copies;
-			sum.overlap += p.overlap;
-		}
+	for (long r = 0; r < runs && !rc; r++)
+		rc = timed_run(c, binds, nbinds, &wall[r], &cpu[r], prof && runs == 1 ? &p : NULL, d);
+	if (!rc && prof && runs > 1) {
+		double w, t;
+		rc = timed_run(c, binds, nbinds, &w, &t, &p, d);
 	}
-	if (!rc && c->dev->profiling) {
-		/* the first run pays for lazy kernel compilation: the median and
-		 * the averages are of the others */
+	if (!rc && prof) {
 		long n = runs > 1 ? runs - 1 : 1;
 		qsort(wall + (runs > 1), (size_t)n, sizeof *wall, cmp_double);
 		qsort(cpu + (runs > 1), (size_t)n, sizeof *cpu, cmp_double);
@@ -513,9 +576,8 @@ static int ocl_run(struct backend_compiled *c, const struct backend_binding *bin
 			  "(processor time %.3f ms); per run: kernels %.3f ms, device copies %.3f ms, copy time "
 			  "overlapped by kernels %.3f ms (%.0f%%)",
 			  c->f->name, c->dev->name, c->dev->compute_units, c->dev->clock_mhz, runs, runs == 1 ? "" : "s",
-			  wall[0] * 1e3, med * 1e3, cmed * 1e3,
-			  sum.kernels / (double)n * 1e-6, sum.copies / (double)n * 1e-6, sum.overlap / (double)n * 1e-6,
-			  sum.copies > 0 ? 100.0 * sum.overlap / sum.copies : 0.0);
+			  wall[0] * 1e3, med * 1e3, cmed * 1e3, p.kernels * 1e-6, p.copies * 1e-6, p.overlap * 1e-6,
+			  p.copies > 0 ? 100.0 * p.overlap / p.copies : 0.0);
 	}
 	free(wall);
 	free(cpu);

@@ -6,7 +6,9 @@
  * the device compiler sees constants and unrolls and vectorizes what it
  * can), and #undefs of the same names after it. Work-group sizes are chosen
  * per kernel: along the contiguous dimension of the result, 32 work-items
- * on a CPU device (PoCL vectorizes across them) and 64 on a GPU.
+ * on a CPU device (PoCL vectorizes across them) and 64 on a GPU. The GPU
+ * kernel set (g->gpu) computes convolutions of one group and matrix
+ * products with the tiled igemm kernel (ocl_gen_igemm.c).
  *
  * Fusion: a convolution, matrix product or pooling whose result is
  * immediately rectified in place (the next computing instruction is
@@ -316,6 +318,15 @@ static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 	unsigned vb = vw && !depthwise && OCG % (2 * vw) == 0 ? 2 : 1;
 	unsigned px = g->gpu ? (OW >= 4 ? 4 : (unsigned)OW) : pick_px(OW);
 	uint64_t owb = (OW + px - 1) / px, rows = N * OH * owb;
+	/* GPU kernels: one group with a repacked filter as the tiled igemm */
+	struct ocl_igemm ig = {N * OH * OW, OC, N, H, W, C, OH, OW, (uint64_t)k[0], (uint64_t)k[1],
+			       (uint64_t)s[0], (uint64_t)s[1], (uint64_t)dl[0], (uint64_t)dl[1], (uint64_t)pd[0],
+			       (uint64_t)pd[1], true, true};
+	if (g->gpu && fw && group == 1 && ocl_igemm_fits(&ig)) {
+		uint64_t off = add_pack(g, fw, OCL_PACK_FILTER, OC, (uint64_t)(k[0] * k[1]), ICG, 0);
+		ocl_gen_igemm(g, in, &ig, off, relu);
+		return;
+	}
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	ocl_gen_define(g, "H", "%" PRIu64, H);
 	ocl_gen_define(g, "W", "%" PRIu64, W);
@@ -438,6 +449,15 @@ static void gen_gemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		beta = ir_float(in, "beta");
 	}
 	uint64_t M = dt->dims[0], N = dt->dims[1], K = at->dims[ta ? 0 : 1];
+	/* GPU kernels: a fully connected layer (a bias of N) or a matrix
+	 * product, both A (M x K) times B (K x N), as the tiled igemm */
+	bool fc_bias = in->kind == IK_fullyconnected && in->ops[3].val->type->rank == 1 &&
+		       in->ops[3].val->type->dims[0] == N;
+	struct ocl_igemm ig = {M, N, M, 1, 1, K, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, fc_bias, false};
+	if (g->gpu && (fc_bias || in->kind == IK_matmul) && ocl_igemm_fits(&ig)) {
+		ocl_gen_igemm(g, in, &ig, 0, relu);
+		return;
+	}
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	ocl_gen_define(g, "M", "%" PRIu64, M);
 	ocl_gen_define(g, "N", "%" PRIu64, N);

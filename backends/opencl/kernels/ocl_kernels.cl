@@ -345,3 +345,87 @@ __kernel void KNAME(ARGS)
 	}
 	PD[i] = PS[i] / pow(LK + LALPHA / (float)(2 * HW + 1) * sq, LBETA);
 }
+
+//@ igemm
+/* Convolution (group 1) or matrix product as a tiled matrix product, for
+ * GPU devices: PD[m][n] = ACT(PBIAS[n] + sum_k A(m, k) PF[k][n]), m over
+ * the output pixels (N OH OW, the rows of NHWC), n over the OC output
+ * channels, k over the KD = KH KW C reduction in the repacked filter's
+ * order (ky, kx, ic; ic innermost, so neighbouring k are neighbouring
+ * input channels of one pixel). A matrix product is the 1x1 case on 1x1
+ * images (C = its K). A work-group of 16 x 16 work-items computes a
+ * TM x TN tile (TM = 16 RM, TN = 16 RN): work-item (lx, ly) holds RM x RN
+ * accumulators, rows ly + 16 i and columns lx + 16 j, so neighbouring
+ * work-items store neighbouring channels. The reduction steps TK = 16 at
+ * a time through __local copies of the A (TK x TM, one column of padding
+ * against bank conflicts) and B (TK x TN) tiles: every global value is
+ * loaded once per work-group, neighbouring work-items loading neighbouring
+ * addresses. A(m, k) gathers the input pixel, zero in the padding and past
+ * the edges of the matrices. */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(ARGS)
+{
+	__local float As[16][16 * RM + 1];
+	__local float Bs[16][16 * RN];
+	const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
+	const int n0 = (int)get_group_id(0) * (16 * RN), m0 = (int)get_group_id(1) * (16 * RM);
+	/* the pixels whose A values this work-item loads: rows ly + 16 i of
+	 * the tile (the top-left input position of each, its image's base) */
+	int py[RM], px[RM], pbase[RM];
+	_Pragma("unroll") for (int i = 0; i < RM; i++) {
+		const int m = m0 + ly + 16 * i;
+		const int ox = m % OW, t = m / OW;
+		const int oy = t % OH, img = t / OH;
+		/* a row past M gets a position that is never inside the image */
+		py[i] = m < M ? oy * SH - PT : -(1 << 20);
+		px[i] = ox * SW - PL;
+		pbase[i] = img * H * W * C;
+	}
+	float acc[RM][RN];
+	_Pragma("unroll") for (int i = 0; i < RM; i++)
+		_Pragma("unroll") for (int j = 0; j < RN; j++)
+			acc[i][j] = 0.0f;
+	for (int k0 = 0; k0 < KD; k0 += 16) {
+		/* A: this work-item's column k0 + lx of the tile */
+		const int ka = k0 + lx;
+		const int ic = ka % C, t = ka / C;
+		const int kx = t % KW, ky = t / KW;
+		_Pragma("unroll") for (int i = 0; i < RM; i++) {
+			const int iy = py[i] + ky * DH, ix = px[i] + kx * DW;
+			const bool in = ka < KD && iy >= 0 && iy < H && ix >= 0 && ix < W;
+			As[lx][ly + 16 * i] = in ? PS[(size_t)pbase[i] + (size_t)(iy * W + ix) * C + ic] : 0.0f;
+		}
+		/* B: this work-item's row k0 + ly of the tile */
+		const int kb = k0 + ly;
+		_Pragma("unroll") for (int j = 0; j < RN; j++) {
+			const int n = n0 + lx + 16 * j;
+			Bs[ly][lx + 16 * j] = kb < KD && n < OC ? PF[(size_t)kb * OC + n] : 0.0f;
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		_Pragma("unroll") for (int kk = 0; kk < 16; kk++) {
+			float a[RM], b[RN];
+			_Pragma("unroll") for (int i = 0; i < RM; i++)
+				a[i] = As[kk][ly + 16 * i];
+			_Pragma("unroll") for (int j = 0; j < RN; j++)
+				b[j] = Bs[kk][lx + 16 * j];
+			_Pragma("unroll") for (int i = 0; i < RM; i++)
+				_Pragma("unroll") for (int j = 0; j < RN; j++)
+					acc[i][j] += a[i] * b[j];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	_Pragma("unroll") for (int j = 0; j < RN; j++) {
+		const int n = n0 + lx + 16 * j;
+		if (n >= OC)
+			continue;
+#ifdef PBIAS
+		const float bias = PBIAS[n];
+#else
+		const float bias = 0.0f;
+#endif
+		_Pragma("unroll") for (int i = 0; i < RM; i++) {
+			const int m = m0 + ly + 16 * i;
+			if (m < M)
+				PD[(size_t)m * OC + n] = ACT(acc[i][j] + bias);
+		}
+	}
+}

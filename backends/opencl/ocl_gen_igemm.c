@@ -1,0 +1,75 @@
+/* ocl_gen_igemm.c - the GPU kernels' convolution and matrix product: the
+ * igemm section of kernels/ocl_kernels.cl (docs/OpenCL.md).
+ *
+ * A GPU gets its arithmetic from many work-items sharing loaded values, not
+ * from each work-item's own loop: the igemm kernel computes a convolution
+ * of one group (or a fully connected layer or matrix product, the 1x1 case
+ * on 1x1 images) as a matrix product tiled over output pixels x output
+ * channels, the reduction staged through __local memory. The tile is
+ * chosen per instruction from the static shapes: 128 rows (8 per
+ * work-item) where there are enough pixels, else 64, and 128 channels
+ * where there are at least 128, else 64, so small layers do not compute
+ * mostly padding.
+ */
+#include "backends/opencl/ocl.h"
+
+#include <inttypes.h>
+#include <limits.h>
+
+/* Whether every index of the kernel fits its int arithmetic. */
+static bool fits_int(uint64_t a, uint64_t b)
+{
+	return a < (uint64_t)INT_MAX / 2 && b < (uint64_t)INT_MAX / 2;
+}
+
+/* The shape's defines, the igemm section and the launch: 16 x 16
+ * work-items per RM x RN-blocked tile, one work-group per tile. */
+static void igemm_common(struct ocl_gen *g, struct ocl_launch *l, const struct ocl_igemm *s, bool relu)
+{
+	unsigned rm = s->m >= 1024 ? 8 : 4, rn = s->oc >= 128 ? 8 : 4;
+	ocl_gen_define(g, "M", "%" PRIu64, s->m);
+	ocl_gen_define(g, "OC", "%" PRIu64, s->oc);
+	ocl_gen_define(g, "KD", "%" PRIu64, s->kh * s->kw * s->c);
+	ocl_gen_define(g, "H", "%" PRIu64, s->h);
+	ocl_gen_define(g, "W", "%" PRIu64, s->w);
+	ocl_gen_define(g, "C", "%" PRIu64, s->c);
+	ocl_gen_define(g, "OH", "%" PRIu64, s->oh);
+	ocl_gen_define(g, "OW", "%" PRIu64, s->ow);
+	ocl_gen_define(g, "KH", "%" PRIu64, s->kh);
+	ocl_gen_define(g, "KW", "%" PRIu64, s->kw);
+	ocl_gen_define(g, "SH", "%" PRIu64, s->sh);
+	ocl_gen_define(g, "SW", "%" PRIu64, s->sw);
+	ocl_gen_define(g, "DH", "%" PRIu64, s->dh);
+	ocl_gen_define(g, "DW", "%" PRIu64, s->dw);
+	ocl_gen_define(g, "PT", "%" PRIu64, s->pt);
+	ocl_gen_define(g, "PL", "%" PRIu64, s->pl);
+	ocl_gen_define(g, "RM", "%u", rm);
+	ocl_gen_define(g, "RN", "%u", rn);
+	ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
+	ocl_gen_section(g, "igemm");
+	l->dims = 2;
+	l->local[0] = 16;
+	l->local[1] = 16;
+	l->global[0] = (size_t)((s->oc + 16 * rn - 1) / (16 * rn)) * 16;
+	l->global[1] = (size_t)((s->m + 16 * rm - 1) / (16 * rm)) * 16;
+}
+
+bool ocl_igemm_fits(const struct ocl_igemm *s)
+{
+	return fits_int(s->m * s->oc, s->n * s->h * s->w * s->c) && fits_int(s->kh * s->kw * s->c, s->m);
+}
+
+void ocl_gen_igemm(struct ocl_gen *g, const struct ir_instr *in, const struct ocl_igemm *s, uint64_t pf_offset,
+		   bool relu)
+{
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	ocl_gen_ptr(g, "PD", "float", in, 0);
+	ocl_gen_ptr(g, "PS", "float", in, 1);
+	if (s->has_bias)
+		ocl_gen_ptr(g, "PBIAS", "float", in, 3);
+	if (s->packed)
+		ocl_gen_define(g, "PF", "((__global const float *)(R3 + %" PRIu64 "))", pf_offset);
+	else
+		ocl_gen_ptr(g, "PF", "float", in, 2);
+	igemm_common(g, l, s, relu);
+}
