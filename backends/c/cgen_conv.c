@@ -276,6 +276,43 @@ static void emit_product(struct cg *g, const int64_t v[15], int groups, const st
 		  fu_out(g, fu, o, sizeof o), fu->res ? PTR(fu->res, "float", r) : "0", g->scratch_off);
 }
 
+/* Emits the matrix product of shape v (cb_conv_args order) reading x whose
+ * filter fil is not a constant (a trainable placeholder, an activation):
+ * cb_pack_f32 packs it (groups x oc rows with stride so, kdim columns with
+ * stride sk; rotated as a fkh x fkw x fc window when fkh > 0) and the bias
+ * (NULL: zeros) at run time into the pack region after the scratch
+ * (CB_PACK_OFF, sized here), then cb_conv_f32 runs as for a constant. */
+static void emit_product_live(struct cg *g, const int64_t v[15], int groups, const struct fusion *fu, size_t kdim,
+			      struct ir_value *x, struct ir_value *fil, size_t so, size_t sk, size_t fkh, size_t fkw,
+			      size_t fc, struct ir_value *bias)
+{
+	size_t oc = (size_t)v[6], np = (oc + CG_NR - 1) / CG_NR;
+	uint64_t wfloats = (uint64_t)groups * np * kdim * CG_NR, bfloats = (uint64_t)groups * np * CG_NR;
+	uint64_t need = (wfloats + bfloats) * sizeof(float);
+	if (need > g->pack_bytes)
+		g->pack_bytes = need;
+	unsigned id = conv_args(g, v, groups, fu, kdim, false, 0);
+	char a[96], f[96], b[96], o[96], r[96];
+	os_printf(g->body,
+		  "\tcb_pack_f32(%s, %s, (float *)(A + CB_PACK_OFF), (float *)(A + CB_PACK_OFF) + %" PRIu64
+		  ", %d, %zu, %zu, %zu, %zu, %zu, %zu, %zu);\n",
+		  PTR(fil, "float", f), bias ? PTR(bias, "float", b) : "0", wfloats, groups, oc, kdim, so, sk, fkh, fkw,
+		  fc);
+	os_printf(g->body,
+		  "\tcb_conv_f32(&cv%u, %s, (const float *)(A + CB_PACK_OFF), (const float *)(A + CB_PACK_OFF) + %" PRIu64
+		  ", %s, %s, (float *)(A + %" PRIu64 "));\n",
+		  id, PTR(x, "float", a), wfloats, fu_out(g, fu, o, sizeof o), fu->res ? PTR(fu->res, "float", r) : "0",
+		  g->scratch_off);
+}
+
+/* Whether a product whose filter or bias is not a constant runs on the
+ * packed path (emit_product_live): with the built-in kernels (-gemm=openblas
+ * keeps the loops it had for them). */
+static bool live_packed(const struct cg *g)
+{
+	return g->gemm == CBACKEND_GEMM_BUILTIN;
+}
+
 /* The output tile size m of a Winograd F(m x m, 3 x 3) for the
  * convolution of shape v (cb_conv_args order), or 0: compute it directly.
  * Eligible: 3x3, stride and dilation 1, one group, channel counts
@@ -386,6 +423,14 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in)
 			 (int64_t)dt->dims[2], oc, k[0], k[1], s[0], s[1], p[0], p[1], dl[0], dl[1]};
 	struct ir_weight *fw = cg_const_weight(fil), *bw = cg_const_weight(bias);
 	char a[96], b[96], o[96], r[96];
+	if ((!fw || !bw) && live_packed(g) && !(c == 1 && oc == 1 && groups > 1)) {
+		/* a filter (or bias) that is not a constant: packed per call */
+		struct fusion fu;
+		find_fusion(g, in, src, NULL, &fu);
+		size_t kdim = (size_t)(k[0] * k[1] * c);
+		emit_product_live(g, v, groups, &fu, kdim, src, fil, kdim, 1, 0, 0, 0, bias);
+		return;
+	}
 	if (!fw || !bw) {
 		unsigned id = conv_args(g, v, groups, NULL, (size_t)(k[0] * k[1] * c), false, 0);
 		os_printf(g->body, "\tcb_conv_ref_f32(&cv%u, %s, %s, %s, %s);\n", id, PTR(src, "float", a),
@@ -425,6 +470,36 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in)
 	free(bd);
 }
 
+/* Emits a stride-1 transposed convolution (cb_convtranspose_f32's
+ * contract: filter groups * OC x KH x KW x C, C the input's channels per
+ * group) as a convolution with the rotated filter on the packed path;
+ * false, emitting nothing, for the shapes that keep the reference loops
+ * (strides, -gemm=openblas). */
+bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in)
+{
+	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val, *fil = in->ops[2].val, *bias = in->ops[3].val;
+	const struct type *st = src->type, *dt = dst->type;
+	unsigned n;
+	const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n), *p = ir_ints(in, "pads", &n),
+		      *dl = ir_ints(in, "dilation", &n);
+	int64_t groups = ir_int(in, "group");
+	if (!live_packed(g) || s[0] != 1 || s[1] != 1 || groups < 1 || st->rank != 4 || dt->rank != 4)
+		return false;
+	/* out[oy] gets in[iy] * f[ky] where oy = iy + ky * dh - pt: with ky' =
+	 * kh - 1 - ky, iy = oy - pt' + ky' * dh, pt' = (kh - 1) * dh - pt, a
+	 * convolution with the rotated filter and pads pt', pl' */
+	int64_t pt = (k[0] - 1) * dl[0] - p[0], pl = (k[1] - 1) * dl[1] - p[1];
+	int64_t c = (int64_t)st->dims[3] / groups, oc = (int64_t)dt->dims[3] / groups;
+	if (pt < 0 || pl < 0)
+		return false;
+	int64_t v[15] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], c, (int64_t)dt->dims[1],
+			 (int64_t)dt->dims[2], oc, k[0], k[1], 1, 1, pt, pl, dl[0], dl[1]};
+	struct fusion fu = {dst, NULL, 0, 0.0, 0.0, 0, 0};
+	size_t kdim = (size_t)(k[0] * k[1] * c);
+	emit_product_live(g, v, (int)groups, &fu, kdim, src, fil, kdim, 1, (size_t)k[0], (size_t)k[1], (size_t)c, bias);
+	return true;
+}
+
 /* Dest[n x m] = Src[n x k] * Weights[k x m] (+ bias), packed when the
  * weights are constant. bias NULL: none (matmul). */
 void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, struct ir_value *lhs,
@@ -447,6 +522,14 @@ void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, str
 		}
 		free(wd);
 		free(bd);
+		return;
+	}
+	if (live_packed(g)) {
+		/* weights (or a bias) that are not constants: packed per call */
+		struct fusion fu;
+		find_fusion(g, in, lhs, NULL, &fu);
+		int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
+		emit_product_live(g, v, 1, &fu, (size_t)kk, lhs, rhs, 1, (size_t)m, 0, 0, 0, bias);
 		return;
 	}
 	os_printf(g->body, "\t%s(%s, %s, %s, %s, 1, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n",

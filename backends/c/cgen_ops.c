@@ -172,6 +172,8 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 				cg_unsupported(g, in, "only float transposed convolutions are compiled");
 				return;
 			}
+		if (cg_emit_convtranspose_packed(g, in))
+			return;
 		const struct type *st = s1->type, *dt = d0->type;
 		const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n),
 			      *p = ir_ints(in, "pads", &n), *dl = ir_ints(in, "dilation", &n);
