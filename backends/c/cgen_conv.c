@@ -500,6 +500,76 @@ bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in)
 	return true;
 }
 
+/* Whether q is bookkeeping that touches no memory. */
+static bool cg_no_access(const struct ir_instr *q)
+{
+	return q->kind == IK_alloc || q->kind == IK_dealloc || q->kind == IK_tensorview || q->kind == IK_touch;
+}
+
+/* The matrix product (matmul or fully-connected) that a 2-D float transpose
+ * t feeds as its weights and that can read the transpose's source instead,
+ * or NULL: the product is the first instruction after t that touches t's
+ * result and reads it only as its weights, nothing in between writes the
+ * source, the product does not write over the source, and nothing after
+ * it reads the result. A training step's input gradient of a
+ * fully-connected layer (dy * W^T) is one. */
+static struct ir_instr *transposed_weights_user(struct cg *g, struct ir_instr *t)
+{
+	struct ir_value *r = t->ops[0].val, *x = t->ops[1].val;
+	unsigned n;
+	const int64_t *sh = ir_ints(t, "shuffle", &n);
+	if (!live_packed(g) || !cg_is_float(r) || !cg_is_float(x) || r->type->rank != 2 || n != 2 || sh[0] != 1 ||
+	    sh[1] != 0)
+		return NULL;
+	for (struct ir_instr *q = t->next; q; q = q->next) {
+		if (cg_no_access(q))
+			continue;
+		bool touches = false;
+		for (unsigned i = 0; i < q->nops && !touches; i++)
+			touches = cg_overlap(g, q->ops[i].val, r);
+		if (touches) {
+			bool product = (q->kind == IK_matmul || q->kind == IK_fullyconnected) && cg_same(g, q->ops[2].val, r);
+			for (unsigned i = 0; product && i < q->nops; i++)
+				product = i == 2 || !cg_overlap(g, q->ops[i].val, r);
+			if (!product || cg_overlap(g, q->ops[0].val, x) || cg_read_later(g, q, r))
+				return NULL;
+			return q;
+		}
+		for (unsigned i = 0; i < q->nops; i++)
+			if (q->ops[i].qual != IQ_IN && cg_overlap(g, q->ops[i].val, x))
+				return NULL;
+	}
+	return NULL;
+}
+
+/* Skips a transpose of 2-D weights whose only reader is a matrix product
+ * that packs the source in transposed order itself (transposed_source):
+ * true, nothing emitted. The pack reads the values the transpose would
+ * have copied, so the product's result is the same. */
+bool cg_emit_transpose_into_product(struct cg *g, struct ir_instr *in)
+{
+	if (!transposed_weights_user(g, in))
+		return false;
+	ptrmap_put(&g->fused, in, in);
+	return true;
+}
+
+/* The source of a transpose skipped by cg_emit_transpose_into_product
+ * whose result is the weights w of the product in, or NULL. */
+static struct ir_value *transposed_source(struct cg *g, struct ir_instr *in, struct ir_value *w)
+{
+	for (struct ir_instr *q = in->prev; q; q = q->prev) {
+		if (cg_no_access(q))
+			continue;
+		if (q->kind == IK_transpose && cg_same(g, q->ops[0].val, w))
+			return ptrmap_get(&g->fused, q) && transposed_weights_user(g, q) == in ? q->ops[1].val : NULL;
+		for (unsigned i = 0; i < q->nops; i++)
+			if (cg_overlap(g, q->ops[i].val, w))
+				return NULL;
+	}
+	return NULL;
+}
+
 /* Dest[n x m] = Src[n x k] * Weights[k x m] (+ bias), packed when the
  * weights are constant. bias NULL: none (matmul). */
 void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, struct ir_value *lhs,
@@ -529,7 +599,13 @@ void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, str
 		struct fusion fu;
 		find_fusion(g, in, lhs, NULL, &fu);
 		int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
-		emit_product_live(g, v, 1, &fu, (size_t)kk, lhs, rhs, 1, (size_t)m, 0, 0, 0, bias);
+		/* weights that are a skipped transpose of x (m x kk): row o of
+		 * the filter is row o of x */
+		struct ir_value *x = transposed_source(g, in, rhs);
+		if (x)
+			emit_product_live(g, v, 1, &fu, (size_t)kk, lhs, x, (size_t)kk, 1, 0, 0, 0, bias);
+		else
+			emit_product_live(g, v, 1, &fu, (size_t)kk, lhs, rhs, 1, (size_t)m, 0, 0, 0, bias);
 		return;
 	}
 	os_printf(g->body, "\t%s(%s, %s, %s, %s, 1, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n",

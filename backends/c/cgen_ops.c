@@ -403,7 +403,12 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in)
 	case IK_batchnormalization: case IK_localresponsenormalization: case IK_layernormalization:
 		emit_norm(g, in);
 		return;
-	case IK_transpose: case IK_extracttensor: case IK_inserttensor: case IK_tile: case IK_broadcast: case IK_flip:
+	case IK_transpose:
+		if (cg_emit_transpose_into_product(g, in))
+			return;
+		cg_emit_move(g, in);
+		return;
+	case IK_extracttensor: case IK_inserttensor: case IK_tile: case IK_broadcast: case IK_flip:
 	case IK_pad: case IK_spacetodepth: case IK_depthtospace:
 		cg_emit_move(g, in);
 		return;
