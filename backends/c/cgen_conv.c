@@ -276,15 +276,20 @@ static void emit_product(struct cg *g, const int64_t v[15], int groups, const st
 		  fu_out(g, fu, o, sizeof o), fu->res ? PTR(fu->res, "float", r) : "0", g->scratch_off);
 }
 
+/* How cb_pack_f32 reads a filter that is not a constant: row r (of all
+ * groups) at r * so, column (k1, k2, k3) at base + k1 * s[0] + k2 * s[1] +
+ * k3 * s[2], k over n[0] x n[1] x n[2] (the filter's K order). */
+struct walk {
+	int64_t so, base, n[3], s[3];
+};
+
 /* Emits the matrix product of shape v (cb_conv_args order) reading x whose
  * filter fil is not a constant (a trainable placeholder, an activation):
- * cb_pack_f32 packs it (groups x oc rows with stride so, kdim columns with
- * stride sk; rotated as a fkh x fkw x fc window when fkh > 0) and the bias
- * (NULL: zeros) at run time into the pack region after the scratch
- * (CB_PACK_OFF, sized here), then cb_conv_f32 runs as for a constant. */
+ * cb_pack_f32 packs it (read as w says) and the bias (NULL: zeros) at run
+ * time into the pack region after the scratch (CB_PACK_OFF, sized here),
+ * then cb_conv_f32 runs as for a constant. */
 static void emit_product_live(struct cg *g, const int64_t v[15], int groups, const struct fusion *fu, size_t kdim,
-			      struct ir_value *x, struct ir_value *fil, size_t so, size_t sk, size_t fkh, size_t fkw,
-			      size_t fc, struct ir_value *bias)
+			      struct ir_value *x, struct ir_value *fil, const struct walk *w, struct ir_value *bias)
 {
 	size_t oc = (size_t)v[6], np = (oc + CG_NR - 1) / CG_NR;
 	uint64_t wfloats = (uint64_t)groups * np * kdim * CG_NR, bfloats = (uint64_t)groups * np * CG_NR;
@@ -295,9 +300,10 @@ static void emit_product_live(struct cg *g, const int64_t v[15], int groups, con
 	char a[96], f[96], b[96], o[96], r[96];
 	os_printf(g->body,
 		  "\tcb_pack_f32(%s, %s, (float *)(A + CB_PACK_OFF), (float *)(A + CB_PACK_OFF) + %" PRIu64
-		  ", %d, %zu, %zu, %zu, %zu, %zu, %zu, %zu);\n",
-		  PTR(fil, "float", f), bias ? PTR(bias, "float", b) : "0", wfloats, groups, oc, kdim, so, sk, fkh, fkw,
-		  fc);
+		  ", %d, %zu, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+		  ", %" PRId64 ");\n",
+		  PTR(fil, "float", f), bias ? PTR(bias, "float", b) : "0", wfloats, groups, oc, w->so, w->base, w->n[0],
+		  w->s[0], w->n[1], w->s[1], w->n[2], w->s[2]);
 	os_printf(g->body,
 		  "\tcb_conv_f32(&cv%u, %s, (const float *)(A + CB_PACK_OFF), (const float *)(A + CB_PACK_OFF) + %" PRIu64
 		  ", %s, %s, (float *)(A + %" PRIu64 "));\n",
@@ -406,6 +412,106 @@ static void emit_wino(struct cg *g, const int64_t v[15], int m, const struct fus
 		  g->scratch_off);
 }
 
+/* Whether q is bookkeeping that touches no memory. */
+static bool cg_no_access(const struct ir_instr *q)
+{
+	return q->kind == IK_alloc || q->kind == IK_dealloc || q->kind == IK_tensorview || q->kind == IK_touch;
+}
+
+/* The matrix product that a float transpose t feeds as its weights and
+ * that can read the transpose's source instead (through the source's
+ * strides, cb_pack_f32), or NULL: a matmul or fully-connected layer (a 2-D
+ * transpose) or a one-group convolution (4-D); it is the first instruction
+ * after t that touches t's result and reads it only as its weights, nothing
+ * in between writes the source, the product does not write over the
+ * source, and nothing after it reads the result. In a training step: the
+ * input gradient of a fully-connected layer (dy * W^T) and the weight
+ * gradient of a convolution (its filter is the output gradient with batch
+ * and channels swapped). */
+static struct ir_instr *transposed_weights_user(struct cg *g, struct ir_instr *t)
+{
+	struct ir_value *r = t->ops[0].val, *x = t->ops[1].val;
+	unsigned rank = r->type->rank;
+	if (!live_packed(g) || !cg_is_float(r) || !cg_is_float(x) || (rank != 2 && rank != 4) || x->type->rank != rank)
+		return NULL;
+	for (struct ir_instr *q = t->next; q; q = q->next) {
+		if (cg_no_access(q))
+			continue;
+		bool touches = false;
+		for (unsigned i = 0; i < q->nops && !touches; i++)
+			touches = cg_overlap(g, q->ops[i].val, r);
+		if (touches) {
+			bool product = rank == 2 ? q->kind == IK_matmul || q->kind == IK_fullyconnected
+						 : q->kind == IK_convolution && ir_int(q, "group") == 1;
+			product = product && q->nops >= 3 && cg_same(g, q->ops[2].val, r);
+			for (unsigned i = 0; product && i < q->nops; i++)
+				product = i == 2 || !cg_overlap(g, q->ops[i].val, r);
+			if (!product || cg_overlap(g, q->ops[0].val, x) || cg_read_later(g, q, r))
+				return NULL;
+			return q;
+		}
+		for (unsigned i = 0; i < q->nops; i++)
+			if (q->ops[i].qual != IQ_IN && cg_overlap(g, q->ops[i].val, x))
+				return NULL;
+	}
+	return NULL;
+}
+
+/* Skips a transpose of weights whose only reader is a matrix product that
+ * packs the source in transposed order itself (transposed_walk): true,
+ * nothing emitted. The pack reads the values the transpose would have
+ * copied, so the product's result is the same. */
+bool cg_emit_transpose_into_product(struct cg *g, struct ir_instr *in)
+{
+	if (!transposed_weights_user(g, in))
+		return false;
+	ptrmap_put(&g->fused, in, in);
+	return true;
+}
+
+/* The source of a transpose skipped by cg_emit_transpose_into_product
+ * whose result is the weights w of the product in, or NULL; with it, in
+ * *wk, how cb_pack_f32 reads the filter from the source: row o (the
+ * result's index 0 of a convolution filter, index 1 of a matmul's k x m
+ * weights), the other indices as K, each through the source's stride of
+ * the axis the transpose moved there. */
+static struct ir_value *transposed_walk(struct cg *g, struct ir_instr *in, struct ir_value *w, struct walk *wk)
+{
+	for (struct ir_instr *q = in->prev; q; q = q->prev) {
+		if (cg_no_access(q))
+			continue;
+		if (q->kind == IK_transpose && cg_same(g, q->ops[0].val, w)) {
+			if (!ptrmap_get(&g->fused, q) || transposed_weights_user(g, q) != in)
+				return NULL;
+			struct ir_value *x = q->ops[1].val;
+			int64_t xs[GLOW_MAX_RANK + 1];
+			cg_strides_of(x->type, xs);
+			unsigned n;
+			const int64_t *sh = ir_ints(q, "shuffle", &n);
+			const struct type *rt = w->type;
+			wk->base = 0;
+			wk->n[0] = wk->n[1] = 1;
+			wk->s[0] = wk->s[1] = 0;
+			if (rt->rank == 2) {
+				wk->so = xs[sh[1]];
+				wk->n[2] = (int64_t)rt->dims[0];
+				wk->s[2] = xs[sh[0]];
+			} else {
+				wk->so = xs[sh[0]];
+				for (unsigned i = 0; i < 3; i++) {
+					wk->n[i] = (int64_t)rt->dims[i + 1];
+					wk->s[i] = xs[sh[i + 1]];
+				}
+			}
+			return x;
+		}
+		for (unsigned i = 0; i < q->nops; i++)
+			if (cg_overlap(g, q->ops[i].val, w))
+				return NULL;
+	}
+	return NULL;
+}
+
 void cg_emit_conv(struct cg *g, struct ir_instr *in)
 {
 	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val, *fil = in->ops[2].val, *bias = in->ops[3].val;
@@ -428,7 +534,9 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in)
 		struct fusion fu;
 		find_fusion(g, in, src, NULL, &fu);
 		size_t kdim = (size_t)(k[0] * k[1] * c);
-		emit_product_live(g, v, groups, &fu, kdim, src, fil, kdim, 1, 0, 0, 0, bias);
+		struct walk w = {(int64_t)kdim, 0, {1, 1, (int64_t)kdim}, {0, 0, 1}};
+		struct ir_value *tx = transposed_walk(g, in, fil, &w);
+		emit_product_live(g, v, groups, &fu, kdim, src, tx ? tx : fil, &w, bias);
 		return;
 	}
 	if (!fw || !bw) {
@@ -496,78 +604,10 @@ bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in)
 			 (int64_t)dt->dims[2], oc, k[0], k[1], 1, 1, pt, pl, dl[0], dl[1]};
 	struct fusion fu = {dst, NULL, 0, 0.0, 0.0, 0, 0};
 	size_t kdim = (size_t)(k[0] * k[1] * c);
-	emit_product_live(g, v, (int)groups, &fu, kdim, src, fil, kdim, 1, (size_t)k[0], (size_t)k[1], (size_t)c, bias);
+	/* the taps backwards: (ky, kx, ci) read at (kh - 1 - ky, kw - 1 - kx, ci) */
+	struct walk w = {(int64_t)kdim, ((k[0] - 1) * k[1] + k[1] - 1) * c, {k[0], k[1], c}, {-k[1] * c, -c, 1}};
+	emit_product_live(g, v, (int)groups, &fu, kdim, src, fil, &w, bias);
 	return true;
-}
-
-/* Whether q is bookkeeping that touches no memory. */
-static bool cg_no_access(const struct ir_instr *q)
-{
-	return q->kind == IK_alloc || q->kind == IK_dealloc || q->kind == IK_tensorview || q->kind == IK_touch;
-}
-
-/* The matrix product (matmul or fully-connected) that a 2-D float transpose
- * t feeds as its weights and that can read the transpose's source instead,
- * or NULL: the product is the first instruction after t that touches t's
- * result and reads it only as its weights, nothing in between writes the
- * source, the product does not write over the source, and nothing after
- * it reads the result. A training step's input gradient of a
- * fully-connected layer (dy * W^T) is one. */
-static struct ir_instr *transposed_weights_user(struct cg *g, struct ir_instr *t)
-{
-	struct ir_value *r = t->ops[0].val, *x = t->ops[1].val;
-	unsigned n;
-	const int64_t *sh = ir_ints(t, "shuffle", &n);
-	if (!live_packed(g) || !cg_is_float(r) || !cg_is_float(x) || r->type->rank != 2 || n != 2 || sh[0] != 1 ||
-	    sh[1] != 0)
-		return NULL;
-	for (struct ir_instr *q = t->next; q; q = q->next) {
-		if (cg_no_access(q))
-			continue;
-		bool touches = false;
-		for (unsigned i = 0; i < q->nops && !touches; i++)
-			touches = cg_overlap(g, q->ops[i].val, r);
-		if (touches) {
-			bool product = (q->kind == IK_matmul || q->kind == IK_fullyconnected) && cg_same(g, q->ops[2].val, r);
-			for (unsigned i = 0; product && i < q->nops; i++)
-				product = i == 2 || !cg_overlap(g, q->ops[i].val, r);
-			if (!product || cg_overlap(g, q->ops[0].val, x) || cg_read_later(g, q, r))
-				return NULL;
-			return q;
-		}
-		for (unsigned i = 0; i < q->nops; i++)
-			if (q->ops[i].qual != IQ_IN && cg_overlap(g, q->ops[i].val, x))
-				return NULL;
-	}
-	return NULL;
-}
-
-/* Skips a transpose of 2-D weights whose only reader is a matrix product
- * that packs the source in transposed order itself (transposed_source):
- * true, nothing emitted. The pack reads the values the transpose would
- * have copied, so the product's result is the same. */
-bool cg_emit_transpose_into_product(struct cg *g, struct ir_instr *in)
-{
-	if (!transposed_weights_user(g, in))
-		return false;
-	ptrmap_put(&g->fused, in, in);
-	return true;
-}
-
-/* The source of a transpose skipped by cg_emit_transpose_into_product
- * whose result is the weights w of the product in, or NULL. */
-static struct ir_value *transposed_source(struct cg *g, struct ir_instr *in, struct ir_value *w)
-{
-	for (struct ir_instr *q = in->prev; q; q = q->prev) {
-		if (cg_no_access(q))
-			continue;
-		if (q->kind == IK_transpose && cg_same(g, q->ops[0].val, w))
-			return ptrmap_get(&g->fused, q) && transposed_weights_user(g, q) == in ? q->ops[1].val : NULL;
-		for (unsigned i = 0; i < q->nops; i++)
-			if (cg_overlap(g, q->ops[i].val, w))
-				return NULL;
-	}
-	return NULL;
 }
 
 /* Dest[n x m] = Src[n x k] * Weights[k x m] (+ bias), packed when the
@@ -599,13 +639,11 @@ void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, str
 		struct fusion fu;
 		find_fusion(g, in, lhs, NULL, &fu);
 		int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
-		/* weights that are a skipped transpose of x (m x kk): row o of
-		 * the filter is row o of x */
-		struct ir_value *x = transposed_source(g, in, rhs);
-		if (x)
-			emit_product_live(g, v, 1, &fu, (size_t)kk, lhs, x, (size_t)kk, 1, 0, 0, 0, bias);
-		else
-			emit_product_live(g, v, 1, &fu, (size_t)kk, lhs, rhs, 1, (size_t)m, 0, 0, 0, bias);
+		/* row o of the filter is column o of the k x m weights (or of a
+		 * skipped transpose's source, read through its strides) */
+		struct walk w = {1, 0, {1, 1, kk}, {0, 0, m}};
+		struct ir_value *x = transposed_walk(g, in, rhs, &w);
+		emit_product_live(g, v, 1, &fu, (size_t)kk, lhs, x ? x : rhs, &w, bias);
 		return;
 	}
 	os_printf(g->body, "\t%s(%s, %s, %s, %s, 1, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n",

@@ -13,38 +13,32 @@
  */
 #include "cb_base.h"
 
-/* Packs the filter src (groups x oc rows, row o of group gi at src + (gi *
- * oc + o) * so, column kk at kk * sk) into wp and the bias (NULL: zeros;
- * else groups * oc floats) into bp, as described above. With fkh > 0 the
- * K index is read as (ky, kx, ci) of a fkh x fkw x fc window and taken from
- * the rotated tap (fkh - 1 - ky, fkw - 1 - kx, ci): the filter of a
- * stride-1 transposed convolution computed as a convolution. wp holds
- * groups * ceil(oc / CB_NR) * kdim * CB_NR floats, bp groups *
- * ceil(oc / CB_NR) * CB_NR. */
+/* Packs the filter src (groups x oc rows; row r of all groups, r = gi * oc
+ * + o, at src + r * so) into wp and the bias (NULL: zeros; else groups *
+ * oc floats) into bp, as described above. Column kk of a row walks (k1, k2,
+ * k3) over n1 x n2 x n3 = kdim (k3 fastest) and is read at base + k1 * s1 +
+ * k2 * s2 + k3 * s3 from the row's start (strides may be negative): the
+ * plain filter (1, 1, kdim; stride 1), its rotation for a transposed
+ * convolution computed as a convolution (taps backwards), or a transposed
+ * tensor read through the source's strides. wp holds groups * ceil(oc /
+ * CB_NR) * kdim * CB_NR floats, bp groups * ceil(oc / CB_NR) * CB_NR. */
 CB_KERNEL void cb_pack_f32(const float *src, const float *bias, float *CB_RESTRICT wp, float *CB_RESTRICT bp,
-			   size_t groups, size_t oc, size_t kdim, size_t so, size_t sk, size_t fkh, size_t fkw,
-			   size_t fc)
+			   size_t groups, size_t oc, ptrdiff_t so, ptrdiff_t base, size_t n1, ptrdiff_t s1, size_t n2,
+			   ptrdiff_t s2, size_t n3, ptrdiff_t s3)
 {
 	const size_t np = (oc + CB_NR - 1) / CB_NR;
-	if (fkh == 0) {
-		fkh = fkw = 1;
-		fc = kdim;
-	}
 	for (size_t gi = 0; gi < groups; gi++) {
 		for (size_t pi = 0; pi < np; pi++) {
 			const size_t o0 = pi * CB_NR, live = oc - o0 < CB_NR ? oc - o0 : CB_NR;
-			float *d = wp + (gi * np + pi) * kdim * CB_NR;
-			const float *rows = src + (gi * oc + o0) * so;
-			/* kk walks (ky, kx, ci) in order; q is the rotated source
-			 * column (the same as kk without a rotation) */
-			for (size_t ky = 0; ky < fkh; ky++)
-				for (size_t kx = 0; kx < fkw; kx++) {
-					const size_t q0 = ((fkh - 1 - ky) * fkw + (fkw - 1 - kx)) * fc;
-					for (size_t ci = 0; ci < fc; ci++, d += CB_NR) {
-						const float *sp = rows + (q0 + ci) * sk;
+			float *d = wp + (gi * np + pi) * n1 * n2 * n3 * CB_NR;
+			const float *rows = src + (ptrdiff_t)(gi * oc + o0) * so + base;
+			for (size_t k1 = 0; k1 < n1; k1++)
+				for (size_t k2 = 0; k2 < n2; k2++) {
+					const float *sp = rows + (ptrdiff_t)k1 * s1 + (ptrdiff_t)k2 * s2;
+					for (size_t k3 = 0; k3 < n3; k3++, d += CB_NR, sp += s3) {
 						size_t j = 0;
 						for (; j < live; j++)
-							d[j] = sp[j * so];
+							d[j] = sp[(ptrdiff_t)j * so];
 						for (; j < CB_NR; j++)
 							d[j] = 0.0f;
 					}
