@@ -292,6 +292,7 @@ static void write_thread_prologue(const struct cg *g, struct ostream *c, const c
 		  name);
 	os_puts(c, "#if !defined(CB_SINGLE_THREAD) && !defined(_GNU_SOURCE)\n#define _GNU_SOURCE 1\n#endif\n");
 	os_printf(c, "#define CB_SCRATCH_BYTES %" PRIu64 "u\n", g->scratch_bytes);
+	os_printf(c, "#define CB_PACK_OFF %" PRIu64 "u\n", g->scratch_off + (g->scratch_bytes + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN);
 }
 
 /* The thread API in the header (docs/CBackend.md, "Threads"). */
@@ -481,6 +482,8 @@ int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struc
 	}
 	if (g.scratch_bytes)
 		g.activations_size = g.scratch_off + g.scratch_bytes;
+	if (g.pack_bytes) /* cgen_conv.c's run-time packed filters follow the scratch */
+		g.activations_size = g.scratch_off + (g.scratch_bytes + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN + g.pack_bytes;
 	char *name = ident(o && o->name ? o->name : f->name);
 	size_t nio = 0;
 	struct backend_io *io = backend_func_io(f, &nio);

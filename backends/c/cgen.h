@@ -50,6 +50,7 @@ struct cg {
 	uint64_t mutable_size, activations_size;
 	uint64_t scratch_off;   /* the kernels' scratch: after the planned activations */
 	uint64_t scratch_bytes; /* the most any kernel needs */
+	uint64_t pack_bytes;    /* filters packed at run time (cgen_conv.c): after the scratch, CB_PACK_OFF */
 	unsigned uniq;         /* counter for generated names */
 	unsigned nprof;        /* instructions emitted (profiling slots) */
 	int errors;

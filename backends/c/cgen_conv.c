@@ -276,6 +276,49 @@ static void emit_product(struct cg *g, const int64_t v[15], int groups, const st
 		  fu_out(g, fu, o, sizeof o), fu->res ? PTR(fu->res, "float", r) : "0", g->scratch_off);
 }
 
+/* How cb_pack_f32 reads a filter that is not a constant: row r (of all
+ * groups) at r * so, column (k1, k2, k3) at base + k1 * s[0] + k2 * s[1] +
+ * k3 * s[2], k over n[0] x n[1] x n[2] (the filter's K order). */
+struct walk {
+	int64_t so, base, n[3], s[3];
+};
+
+/* Emits the matrix product of shape v (cb_conv_args order) reading x whose
+ * filter fil is not a constant (a trainable placeholder, an activation):
+ * cb_pack_f32 packs it (read as w says) and the bias (NULL: zeros) at run
+ * time into the pack region after the scratch (CB_PACK_OFF, sized here),
+ * then cb_conv_f32 runs as for a constant. */
+static void emit_product_live(struct cg *g, const int64_t v[15], int groups, const struct fusion *fu, size_t kdim,
+			      struct ir_value *x, struct ir_value *fil, const struct walk *w, struct ir_value *bias)
+{
+	size_t oc = (size_t)v[6], np = (oc + CG_NR - 1) / CG_NR;
+	uint64_t wfloats = (uint64_t)groups * np * kdim * CG_NR, bfloats = (uint64_t)groups * np * CG_NR;
+	uint64_t need = (wfloats + bfloats) * sizeof(float);
+	if (need > g->pack_bytes)
+		g->pack_bytes = need;
+	unsigned id = conv_args(g, v, groups, fu, kdim, false, 0);
+	char a[96], f[96], b[96], o[96], r[96];
+	os_printf(g->body,
+		  "\tcb_pack_f32(%s, %s, (float *)(A + CB_PACK_OFF), (float *)(A + CB_PACK_OFF) + %" PRIu64
+		  ", %d, %zu, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+		  ", %" PRId64 ");\n",
+		  PTR(fil, "float", f), bias ? PTR(bias, "float", b) : "0", wfloats, groups, oc, w->so, w->base, w->n[0],
+		  w->s[0], w->n[1], w->s[1], w->n[2], w->s[2]);
+	os_printf(g->body,
+		  "\tcb_conv_f32(&cv%u, %s, (const float *)(A + CB_PACK_OFF), (const float *)(A + CB_PACK_OFF) + %" PRIu64
+		  ", %s, %s, (float *)(A + %" PRIu64 "));\n",
+		  id, PTR(x, "float", a), wfloats, fu_out(g, fu, o, sizeof o), fu->res ? PTR(fu->res, "float", r) : "0",
+		  g->scratch_off);
+}
+
+/* Whether a product whose filter or bias is not a constant runs on the
+ * packed path (emit_product_live): with the built-in kernels (-gemm=openblas
+ * keeps the loops it had for them). */
+static bool live_packed(const struct cg *g)
+{
+	return g->gemm == CBACKEND_GEMM_BUILTIN;
+}
+
 /* The output tile size m of a Winograd F(m x m, 3 x 3) for the
  * convolution of shape v (cb_conv_args order), or 0: compute it directly.
  * Eligible: 3x3, stride and dilation 1, one group, channel counts
@@ -369,6 +412,106 @@ static void emit_wino(struct cg *g, const int64_t v[15], int m, const struct fus
 		  g->scratch_off);
 }
 
+/* Whether q is bookkeeping that touches no memory. */
+static bool cg_no_access(const struct ir_instr *q)
+{
+	return q->kind == IK_alloc || q->kind == IK_dealloc || q->kind == IK_tensorview || q->kind == IK_touch;
+}
+
+/* The matrix product that a float transpose t feeds as its weights and
+ * that can read the transpose's source instead (through the source's
+ * strides, cb_pack_f32), or NULL: a matmul or fully-connected layer (a 2-D
+ * transpose) or a one-group convolution (4-D); it is the first instruction
+ * after t that touches t's result and reads it only as its weights, nothing
+ * in between writes the source, the product does not write over the
+ * source, and nothing after it reads the result. In a training step: the
+ * input gradient of a fully-connected layer (dy * W^T) and the weight
+ * gradient of a convolution (its filter is the output gradient with batch
+ * and channels swapped). */
+static struct ir_instr *transposed_weights_user(struct cg *g, struct ir_instr *t)
+{
+	struct ir_value *r = t->ops[0].val, *x = t->ops[1].val;
+	unsigned rank = r->type->rank;
+	if (!live_packed(g) || !cg_is_float(r) || !cg_is_float(x) || (rank != 2 && rank != 4) || x->type->rank != rank)
+		return NULL;
+	for (struct ir_instr *q = t->next; q; q = q->next) {
+		if (cg_no_access(q))
+			continue;
+		bool touches = false;
+		for (unsigned i = 0; i < q->nops && !touches; i++)
+			touches = cg_overlap(g, q->ops[i].val, r);
+		if (touches) {
+			bool product = rank == 2 ? q->kind == IK_matmul || q->kind == IK_fullyconnected
+						 : q->kind == IK_convolution && ir_int(q, "group") == 1;
+			product = product && q->nops >= 3 && cg_same(g, q->ops[2].val, r);
+			for (unsigned i = 0; product && i < q->nops; i++)
+				product = i == 2 || !cg_overlap(g, q->ops[i].val, r);
+			if (!product || cg_overlap(g, q->ops[0].val, x) || cg_read_later(g, q, r))
+				return NULL;
+			return q;
+		}
+		for (unsigned i = 0; i < q->nops; i++)
+			if (q->ops[i].qual != IQ_IN && cg_overlap(g, q->ops[i].val, x))
+				return NULL;
+	}
+	return NULL;
+}
+
+/* Skips a transpose of weights whose only reader is a matrix product that
+ * packs the source in transposed order itself (transposed_walk): true,
+ * nothing emitted. The pack reads the values the transpose would have
+ * copied, so the product's result is the same. */
+bool cg_emit_transpose_into_product(struct cg *g, struct ir_instr *in)
+{
+	if (!transposed_weights_user(g, in))
+		return false;
+	ptrmap_put(&g->fused, in, in);
+	return true;
+}
+
+/* The source of a transpose skipped by cg_emit_transpose_into_product
+ * whose result is the weights w of the product in, or NULL; with it, in
+ * *wk, how cb_pack_f32 reads the filter from the source: row o (the
+ * result's index 0 of a convolution filter, index 1 of a matmul's k x m
+ * weights), the other indices as K, each through the source's stride of
+ * the axis the transpose moved there. */
+static struct ir_value *transposed_walk(struct cg *g, struct ir_instr *in, struct ir_value *w, struct walk *wk)
+{
+	for (struct ir_instr *q = in->prev; q; q = q->prev) {
+		if (cg_no_access(q))
+			continue;
+		if (q->kind == IK_transpose && cg_same(g, q->ops[0].val, w)) {
+			if (!ptrmap_get(&g->fused, q) || transposed_weights_user(g, q) != in)
+				return NULL;
+			struct ir_value *x = q->ops[1].val;
+			int64_t xs[GLOW_MAX_RANK + 1];
+			cg_strides_of(x->type, xs);
+			unsigned n;
+			const int64_t *sh = ir_ints(q, "shuffle", &n);
+			const struct type *rt = w->type;
+			wk->base = 0;
+			wk->n[0] = wk->n[1] = 1;
+			wk->s[0] = wk->s[1] = 0;
+			if (rt->rank == 2) {
+				wk->so = xs[sh[1]];
+				wk->n[2] = (int64_t)rt->dims[0];
+				wk->s[2] = xs[sh[0]];
+			} else {
+				wk->so = xs[sh[0]];
+				for (unsigned i = 0; i < 3; i++) {
+					wk->n[i] = (int64_t)rt->dims[i + 1];
+					wk->s[i] = xs[sh[i + 1]];
+				}
+			}
+			return x;
+		}
+		for (unsigned i = 0; i < q->nops; i++)
+			if (cg_overlap(g, q->ops[i].val, w))
+				return NULL;
+	}
+	return NULL;
+}
+
 void cg_emit_conv(struct cg *g, struct ir_instr *in)
 {
 	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val, *fil = in->ops[2].val, *bias = in->ops[3].val;
@@ -386,6 +529,16 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in)
 			 (int64_t)dt->dims[2], oc, k[0], k[1], s[0], s[1], p[0], p[1], dl[0], dl[1]};
 	struct ir_weight *fw = cg_const_weight(fil), *bw = cg_const_weight(bias);
 	char a[96], b[96], o[96], r[96];
+	if ((!fw || !bw) && live_packed(g) && !(c == 1 && oc == 1 && groups > 1)) {
+		/* a filter (or bias) that is not a constant: packed per call */
+		struct fusion fu;
+		find_fusion(g, in, src, NULL, &fu);
+		size_t kdim = (size_t)(k[0] * k[1] * c);
+		struct walk w = {(int64_t)kdim, 0, {1, 1, (int64_t)kdim}, {0, 0, 1}};
+		struct ir_value *tx = transposed_walk(g, in, fil, &w);
+		emit_product_live(g, v, groups, &fu, kdim, src, tx ? tx : fil, &w, bias);
+		return;
+	}
 	if (!fw || !bw) {
 		unsigned id = conv_args(g, v, groups, NULL, (size_t)(k[0] * k[1] * c), false, 0);
 		os_printf(g->body, "\tcb_conv_ref_f32(&cv%u, %s, %s, %s, %s);\n", id, PTR(src, "float", a),
@@ -425,6 +578,38 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in)
 	free(bd);
 }
 
+/* Emits a stride-1 transposed convolution (cb_convtranspose_f32's
+ * contract: filter groups * OC x KH x KW x C, C the input's channels per
+ * group) as a convolution with the rotated filter on the packed path;
+ * false, emitting nothing, for the shapes that keep the reference loops
+ * (strides, -gemm=openblas). */
+bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in)
+{
+	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val, *fil = in->ops[2].val, *bias = in->ops[3].val;
+	const struct type *st = src->type, *dt = dst->type;
+	unsigned n;
+	const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n), *p = ir_ints(in, "pads", &n),
+		      *dl = ir_ints(in, "dilation", &n);
+	int64_t groups = ir_int(in, "group");
+	if (!live_packed(g) || s[0] != 1 || s[1] != 1 || groups < 1 || st->rank != 4 || dt->rank != 4)
+		return false;
+	/* out[oy] gets in[iy] * f[ky] where oy = iy + ky * dh - pt: with ky' =
+	 * kh - 1 - ky, iy = oy - pt' + ky' * dh, pt' = (kh - 1) * dh - pt, a
+	 * convolution with the rotated filter and pads pt', pl' */
+	int64_t pt = (k[0] - 1) * dl[0] - p[0], pl = (k[1] - 1) * dl[1] - p[1];
+	int64_t c = (int64_t)st->dims[3] / groups, oc = (int64_t)dt->dims[3] / groups;
+	if (pt < 0 || pl < 0)
+		return false;
+	int64_t v[15] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], c, (int64_t)dt->dims[1],
+			 (int64_t)dt->dims[2], oc, k[0], k[1], 1, 1, pt, pl, dl[0], dl[1]};
+	struct fusion fu = {dst, NULL, 0, 0.0, 0.0, 0, 0};
+	size_t kdim = (size_t)(k[0] * k[1] * c);
+	/* the taps backwards: (ky, kx, ci) read at (kh - 1 - ky, kw - 1 - kx, ci) */
+	struct walk w = {(int64_t)kdim, ((k[0] - 1) * k[1] + k[1] - 1) * c, {k[0], k[1], c}, {-k[1] * c, -c, 1}};
+	emit_product_live(g, v, (int)groups, &fu, kdim, src, fil, &w, bias);
+	return true;
+}
+
 /* Dest[n x m] = Src[n x k] * Weights[k x m] (+ bias), packed when the
  * weights are constant. bias NULL: none (matmul). */
 void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, struct ir_value *lhs,
@@ -447,6 +632,18 @@ void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, str
 		}
 		free(wd);
 		free(bd);
+		return;
+	}
+	if (live_packed(g)) {
+		/* weights (or a bias) that are not constants: packed per call */
+		struct fusion fu;
+		find_fusion(g, in, lhs, NULL, &fu);
+		int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
+		/* row o of the filter is column o of the k x m weights (or of a
+		 * skipped transpose's source, read through its strides) */
+		struct walk w = {1, 0, {1, 1, kk}, {0, 0, m}};
+		struct ir_value *x = transposed_walk(g, in, rhs, &w);
+		emit_product_live(g, v, 1, &fu, (size_t)kk, lhs, x ? x : rhs, &w, bias);
 		return;
 	}
 	os_printf(g->body, "\t%s(%s, %s, %s, %s, 1, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n",

@@ -172,6 +172,8 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 				cg_unsupported(g, in, "only float transposed convolutions are compiled");
 				return;
 			}
+		if (cg_emit_convtranspose_packed(g, in))
+			return;
 		const struct type *st = s1->type, *dt = d0->type;
 		const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n),
 			      *p = ir_ints(in, "pads", &n), *dl = ir_ints(in, "dilation", &n);
@@ -401,7 +403,12 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in)
 	case IK_batchnormalization: case IK_localresponsenormalization: case IK_layernormalization:
 		emit_norm(g, in);
 		return;
-	case IK_transpose: case IK_extracttensor: case IK_inserttensor: case IK_tile: case IK_broadcast: case IK_flip:
+	case IK_transpose:
+		if (cg_emit_transpose_into_product(g, in))
+			return;
+		cg_emit_move(g, in);
+		return;
+	case IK_extracttensor: case IK_inserttensor: case IK_tile: case IK_broadcast: case IK_flip:
 	case IK_pad: case IK_spacetodepth: case IK_depthtospace:
 		cg_emit_move(g, in);
 		return;

@@ -36,6 +36,10 @@ int cg_int_es(const struct ir_value *v);
 
 /* Convolution (direct, packed or Winograd; with fused add/relu/clip). */
 void cg_emit_conv(struct cg *g, struct ir_instr *in);
+/* a stride-1 transposed convolution on the packed path; false: not taken */
+bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in);
+/* a transpose of weights read by the next matrix product: skipped, true */
+bool cg_emit_transpose_into_product(struct cg *g, struct ir_instr *in);
 /* Dest[n x m] = Src[n x k] * Weights[k x m] (+ bias), packed when the
  * weights are constant. */
 void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, struct ir_value *lhs,

@@ -336,7 +336,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
  * within a chunk (CB_KC when packed; the channel count when the rows are
  * read in place from the input of a 1x1 convolution). win: the rows are
  * read in place from the image (cb_conv_win_ok): a chunk is one window
- * row of KW*C floats, rows sw*C floats apart (rs: 3, 6, 16, 32 or 64),
+ * row of KW*C floats, rows sw*C floats apart (rs: 1, 3, 6, 16, 32 or 64),
  * the next chunk dh image rows further. */
 static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int rs, const float *b, const float *pbias,
 			     float *out, const float *res, size_t m, size_t mtot, int g, int p, int one_row,
@@ -368,6 +368,7 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 	} while (0)
 	if (win) {
 		switch (rs) {
+		case 1: CB_TILE(1, kcw, cadv); break;
 		case 3: CB_TILE(3, kcw, cadv); break;
 		case 6: CB_TILE(6, kcw, cadv); break;
 		case 16: CB_TILE(16, kcw, cadv); break;
@@ -388,7 +389,7 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
  * the image (win mode of cb_conv_tile_any): its pixels lie in one output
  * row and every tap of their windows inside the image. Then *ap is the
  * first row's first tap. Layer conditions (one group, unit width dilation,
- * sw*C of 3, 6, 16, 32 or 64, one K slice) are the caller's. */
+ * sw*C of 1, 3, 6, 16, 32 or 64, one K slice) are the caller's. */
 static int cb_conv_win_ok(const struct cb_conv_args *s, const float *in, size_t m, size_t mtot, const float **ap)
 {
 	if (m + CB_MR > mtot)
@@ -482,13 +483,13 @@ static void cb_conv_range(const struct cb_conv_args *s, const float *in, const f
 	const int direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 &&
 			   s->groups == 1 && s->oh == s->h && s->ow == s->w && (s->c == 16 || s->c == 32 || s->c == 64);
 	/* a small filter in one K slice, one group, unit width dilation, rows
-	 * sw*C floats apart of 3 or 6 (first layers) or 16, 32, 64 (stride
+	 * sw*C floats apart of 1, 3 or 6 (first layers) or 16, 32, 64 (stride
 	 * 1): the tiles that lie inside one output row and inside the image
 	 * are read in place, only the others are packed (cb_conv_win_ok). (A
 	 * deep K read in place measured no faster than packed.) */
 	const int wrs = s->sw * s->c;
 	const int winl = small_b && !direct && s->groups == 1 && s->dw == 1 &&
-			 (wrs == 3 || wrs == 6 || (s->sw == 1 && (wrs == 16 || wrs == 32 || wrs == 64)));
+			 (wrs == 1 || wrs == 3 || wrs == 6 || (s->sw == 1 && (wrs == 16 || wrs == 32 || wrs == 64)));
 	const size_t ntmax = mc / CB_MR;
 	float *part = scratch + ntmax * tf;
 	for (int g = 0; g < s->groups; g++) {
