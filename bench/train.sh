@@ -36,6 +36,7 @@ seed=${SEED:-1}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 out=${OUT:-$tmp/trained}
+mkdir -p "$out"
 
 for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte t10k-labels-idx1-ubyte; do
 	if [ ! -f "$data/$f.gz" ] && [ ! -f "$data/$f" ]; then
