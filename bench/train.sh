@@ -70,10 +70,14 @@ for m in $list; do
 		-train-data image="$(file train-images-idx3-ubyte)" -train-data label="$(file train-labels-idx1-ubyte)" \
 		-test-data image="$(file t10k-images-idx3-ubyte)" -test-data label="$(file t10k-labels-idx1-ubyte)" \
 		-output-dir "$out/$m" -output-format=npy |
-		awk -v f="${flops:-0}" -v b=$batch -v pk="${peak:-0}" '{
-			ips = $(NF - 1); g = ips * f / b / 1e9
-			printf "%s, %.2f GFLOP/s", $0, g
-			if (pk > 0) printf " (%.1f%% of peak)", 100 * g / pk
-			printf "\n"; fflush()
-		}'
+		# one awk per line: mawk reads a pipe in blocks, which would hold
+		# the epoch lines back until the run ends
+		while IFS= read -r line; do
+			printf '%s\n' "$line" | awk -v f="${flops:-0}" -v b=$batch -v pk="${peak:-0}" '{
+				ips = $(NF - 1); g = ips * f / b / 1e9
+				printf "%s, %.2f GFLOP/s", $0, g
+				if (pk > 0) printf " (%.1f%% of peak)", 100 * g / pk
+				printf "\n"
+			}'
+		done
 done
