@@ -341,3 +341,16 @@ bool pu_all_equal(const double *v, uint64_t n)
 			return false;
 	return true;
 }
+
+void pu_rename_const_twins(struct module *m, const struct u64map *twins)
+{
+	for (size_t i = 0; i < twins->cap; i++) {
+		struct constant *c = (struct constant *)(uintptr_t)twins->tab[i].key, *nc = twins->tab[i].val;
+		if (!nc || node_has_uses(&c->n))
+			continue;
+		const char *name = c->n.name;
+		module_erase_global(m, &c->n);
+		bool ok = module_rename_global(m, &nc->n, name);
+		glow_assert(ok);
+	}
+}

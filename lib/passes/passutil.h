@@ -15,6 +15,7 @@
 #define GLOW_PASSES_PASSUTIL_H
 
 #include "graph/graph.h"
+#include "support/hashmap.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -95,5 +96,11 @@ double *pu_batchnorm_coeffs(struct module *m, struct node *n, struct diag *d);
 
 /* The constant behind v (a Constant node), or NULL. */
 static inline struct constant *pu_constant(struct value v) { return as_constant(v.node); }
+
+/* For every entry (float constant -> converted twin) of twins whose float
+ * constant no node reads any more: erases it and gives its name to the
+ * twin, so the weight a model calls "w" is still "w" after a precision
+ * pass (fp16/bf16 conversion, quantization) made a copy of another type. */
+void pu_rename_const_twins(struct module *m, const struct u64map *twins);
 
 #endif

@@ -209,21 +209,6 @@ static bool pr_convert_node(struct pr_state *s, struct func *f, struct node *n)
 	return true;
 }
 
-/* A float constant that no node reads any more is erased and its half twin
- * takes its name: the weight a model calls "w" is still "w", rounded. */
-static void pr_rename_twins(struct pr_state *s)
-{
-	for (size_t i = 0; i < s->consts.cap; i++) {
-		struct constant *c = (struct constant *)(uintptr_t)s->consts.tab[i].key, *nc = s->consts.tab[i].val;
-		if (!nc || node_has_uses(&c->n))
-			continue;
-		const char *name = c->n.name;
-		module_erase_global(s->m, &c->n);
-		bool ok = module_rename_global(s->m, &nc->n, name);
-		glow_assert(ok);
-	}
-}
-
 static bool pr_run(struct module *m, struct pass_ctx *ctx, enum elem_kind half)
 {
 	struct pr_state s;
@@ -248,7 +233,7 @@ static bool pr_run(struct module *m, struct pass_ctx *ctx, enum elem_kind half)
 		}
 		u64map_free(&s.cvts);
 	}
-	pr_rename_twins(&s);
+	pu_rename_const_twins(s.m, &s.consts);
 	u64map_free(&s.consts);
 	pass_stat(ctx, "Number of nodes converted", s.nodes);
 	pass_stat(ctx, "Number of ConvertTo nodes inserted", s.inserted);

@@ -497,21 +497,6 @@ static bool qz_check_names(struct qz_state *s)
 	return true;
 }
 
-/* A float constant no node reads any more is erased and its quantized twin
- * takes its name: the weight a model calls "w" is still "w", quantized. */
-static void qz_rename_twins(struct qz_state *s)
-{
-	for (size_t i = 0; i < s->consts.cap; i++) {
-		struct constant *c = (struct constant *)(uintptr_t)s->consts.tab[i].key, *nc = s->consts.tab[i].val;
-		if (!nc || node_has_uses(&c->n))
-			continue;
-		const char *name = c->n.name;
-		module_erase_global(s->m, &c->n);
-		bool ok = module_rename_global(s->m, &nc->n, name);
-		glow_assert(ok);
-	}
-}
-
 bool quantize_run(struct module *m, struct pass_ctx *ctx)
 {
 	const struct quant_options *o = ctx->quant;
@@ -548,7 +533,7 @@ bool quantize_run(struct module *m, struct pass_ctx *ctx)
 		}
 		u64map_free(&s.quants);
 	}
-	qz_rename_twins(&s);
+	pu_rename_const_twins(s.m, &s.consts);
 	u64map_free(&s.consts);
 	free(s.twins);
 	qprofile_free(&s.prof);
