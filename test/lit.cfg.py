@@ -92,6 +92,12 @@ program {
   %r = relu @out %y, @in %x
 }
 """
+# Compiled C bundles are kept too (backends/c/cbcache.c): the suite compiles
+# the same bundle at several levels and on every rerun. A cache named by the
+# environment wins, so two build trees (CI's plain and sanitizer suites,
+# whose generated C is the same) can share one.
+config.environment["GLOW_CBACKEND_CACHE"] = os.environ.get("GLOW_CBACKEND_CACHE") or os.path.join(
+    config.glow_obj_root, "test", "cbundle-cache")
 # Built OpenCL programs are kept in the build tree, not the user's cache.
 config.environment["GLOW_OPENCL_CACHE"] = os.path.join(config.glow_obj_root, "test", "opencl-program-cache")
 # What the OpenCL implementation keeps allocated at exit is not ours: a

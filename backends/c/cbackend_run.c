@@ -9,7 +9,9 @@
  * directory is removed by destroy and on every error path unless
  * $GLOW_CBACKEND_KEEP is set (its path is then printed as a note), and by
  * support/cleanup.h when a signal stops the process (the compiler is
- * stopped first). The regions are allocated before the bundle is written,
+ * stopped first). With $GLOW_CBACKEND_CACHE set, a bundle compiled before
+ * with the same command and sources is copied from that cache instead of
+ * compiled again (cbcache.c). The regions are allocated before the bundle is written,
  * so a memory plan too large for the machine costs no compile. The
  * backend cbackend_openblas_backend generates with -gemm=openblas and
  * links the object with -lopenblas. The graph-side questions (supported
@@ -17,6 +19,7 @@
  * instruction IR.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "backends/c/cbcache.h"
 #include "backends/c/cgen.h"
 #include "backends/interpreter/interp.h"
 #include "support/cleanup.h"
@@ -304,17 +307,29 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 	const char *cc = getenv("GLOW_CC"), *cflags = getenv("GLOW_CFLAGS");
 	size_t cn = strlen(c->dir) * 2 + 256 + (cc ? strlen(cc) : 0) + (cflags ? strlen(cflags) : 0);
 	char *cmd = xmalloc(cn);
+	/* the cache key's command is the real one without the directory */
+	snprintf(cmd, cn, "%s %s -std=c11 -pthread -shared -fPIC%s -lm", cc ? cc : "cc",
+		 cflags ? cflags : "-O3 -march=native", co.gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "");
+	char *entry = cbcache_path(cmd, bundle.c_src, bundle.h_src);
 	snprintf(cmd, cn, "%s %s -std=c11 -pthread -shared -fPIC -o '%s/prog.so' '%s/prog.c'%s -lm", cc ? cc : "cc",
 		 cflags ? cflags : "-O3 -march=native", c->dir, c->dir,
 		 co.gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "");
 	char what[256];
 	snprintf(what, sizeof what, "the C bundle of @%s", f->name);
-	int rc = run_compiler(cmd, what, d);
+	int rc = 0;
+	bool cached = cbcache_fetch(entry, so);
+	if (!cached)
+		rc = run_compiler(cmd, what, d);
 	free(cmd);
 	if (s && s->cc_seconds)
 		*s->cc_seconds += now_seconds() - t1;
-	if (rc == -1)
+	if (rc == -1) {
+		free(entry);
 		goto fail;
+	}
+	if (!cached && WIFEXITED(rc) && WEXITSTATUS(rc) == 0)
+		cbcache_store(entry, so);
+	free(entry);
 	if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 0) {
 		if (WIFEXITED(rc))
 			diag_error(d, LOC_NONE, "the C compiler failed on the bundle of @%s (exit status %d)", f->name,
