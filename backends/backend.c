@@ -1,6 +1,7 @@
 /* backend.c - what every backend shares: the input/output rule of an IR
- * function (backend.h states it) and the element kinds of a node for
- * is_op_supported. The registry by name is registry.c (library glowbackends).
+ * function (backend.h states it), the element kinds of a node for
+ * is_op_supported, and the struct backend members that backends answer
+ * alike. The registry by name is registry.c (library glowbackends).
  */
 #include "backends/backend.h"
 #include "backends/interpreter/interp.h"
@@ -70,4 +71,18 @@ unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigne
 	for (unsigned i = 0; i < n->nops && c < cap; i++)
 		elems[c++] = (enum elem_kind)op_type(n, i)->elem;
 	return c;
+}
+
+bool backend_node_supported_by_kind(const struct backend *b, const struct node *n)
+{
+	enum elem_kind e[2 * IR_MAX_OPS + 8];
+	unsigned ne = backend_node_elems(n, e, GLOW_ARRAY_SIZE(e));
+	return b->is_op_supported(b, n->kind, e, ne);
+}
+
+bool backend_lower_nothing(const struct backend *b, const struct node *n)
+{
+	(void)b;
+	(void)n;
+	return false;
 }

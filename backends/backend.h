@@ -101,4 +101,13 @@ const struct backend *backend_find(const char *name);
  * operands); returns the count (at most cap). */
 unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigned cap);
 
+/* is_node_supported for a backend whose answer depends only on the node's
+ * kind and element kinds: b->is_op_supported of n's kind and
+ * backend_node_elems. */
+bool backend_node_supported_by_kind(const struct backend *b, const struct node *n);
+
+/* should_lower for a backend that lowers nothing by choice: false (the
+ * lower stage still lowers what the backend does not support). */
+bool backend_lower_nothing(const struct backend *b, const struct node *n);
+
 #endif

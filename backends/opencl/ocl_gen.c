@@ -57,6 +57,12 @@ void ocl_gen_define(struct ocl_gen *g, const char *name, const char *fmt, ...)
 	memcpy(defined_names[ndefined++], base, n + 1);
 }
 
+void ocl_gen_ints(struct ocl_gen *g, const struct ocl_int_def *defs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ocl_gen_define(g, defs[i].name, "%" PRId64, defs[i].value);
+}
+
 struct ocl_place ocl_operand_place(struct ocl_gen *g, const struct ir_instr *in, unsigned i)
 {
 	uint64_t off = 0;
@@ -137,12 +143,43 @@ static size_t pow2_upto(uint64_t n, size_t cap)
 
 static bool is_float(const struct ir_value *v) { return v->type->elem == EK_FLOAT; }
 
-static bool all_float(const struct ir_instr *in)
+/* ---- support tests (OclKernels.def's Supports column) ---- */
+
+bool ocl_sup_any(const struct ir_instr *in)
+{
+	(void)in;
+	return true;
+}
+
+bool ocl_sup_float(const struct ir_instr *in)
 {
 	for (unsigned i = 0; i < in->nops; i++)
 		if (!is_float(in->ops[i].val))
 			return false;
 	return true;
+}
+
+/* Whether operand i has rank r. */
+static bool rank_is(const struct ir_instr *in, unsigned i, unsigned r) { return in->ops[i].val->type->rank == r; }
+
+bool ocl_sup_conv(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4) && rank_is(in, 2, 4); }
+
+bool ocl_sup_pool(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4); }
+
+bool ocl_sup_gemm(const struct ir_instr *in)
+{
+	return ocl_sup_float(in) && rank_is(in, 0, 2) && rank_is(in, 1, 2) && rank_is(in, 2, 2);
+}
+
+bool ocl_sup_lrn(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4); }
+
+/* The bookkeeping kinds' generator: no kernel. */
+void ocl_gen_nothing(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+{
+	(void)g;
+	(void)in;
+	(void)arg;
+	(void)relu;
 }
 
 /* ---- elementwise (EW.def) ---- */
@@ -202,7 +239,7 @@ bool ocl_ew_kind_ok(unsigned kind)
 	return row && row->family == EW_FAMILY_TABLE && row->expr[EW_REAL] && ew_expr(row, NULL);
 }
 
-static bool ew_supports(const struct ir_instr *in)
+bool ocl_sup_ew(const struct ir_instr *in)
 {
 	if (!ocl_ew_kind_ok(in->kind))
 		return false;
@@ -213,8 +250,10 @@ static bool ew_supports(const struct ir_instr *in)
 							   : is_float(in->ops[0].val);
 }
 
-static void gen_ew(struct ocl_gen *g, const struct ir_instr *in)
+void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
+	(void)relu;
 	const struct ew_row *row = ew_row(in->kind);
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
@@ -299,8 +338,9 @@ static unsigned pick_vw(uint64_t oc, uint64_t ocg, bool depthwise)
 	return 0;
 }
 
-static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+void ocl_gen_conv(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
 	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type, *ft = in->ops[2].val->type;
 	unsigned nk, ns, np, nd;
 	const int64_t *k = ir_ints(in, "kernels", &nk), *s = ir_ints(in, "strides", &ns), *pd = ir_ints(in, "pads", &np),
@@ -328,25 +368,10 @@ static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		return;
 	}
 	struct ocl_launch *l = ocl_gen_begin(g, in);
-	ocl_gen_define(g, "H", "%" PRIu64, H);
-	ocl_gen_define(g, "W", "%" PRIu64, W);
-	ocl_gen_define(g, "C", "%" PRIu64, C);
-	ocl_gen_define(g, "OH", "%" PRIu64, OH);
-	ocl_gen_define(g, "OW", "%" PRIu64, OW);
-	ocl_gen_define(g, "OC", "%" PRIu64, OC);
-	ocl_gen_define(g, "KH", "%" PRId64, k[0]);
-	ocl_gen_define(g, "KW", "%" PRId64, k[1]);
-	ocl_gen_define(g, "SH", "%" PRId64, s[0]);
-	ocl_gen_define(g, "SW", "%" PRId64, s[1]);
-	ocl_gen_define(g, "DH", "%" PRId64, dl[0]);
-	ocl_gen_define(g, "DW", "%" PRId64, dl[1]);
-	ocl_gen_define(g, "PT", "%" PRId64, pd[0]);
-	ocl_gen_define(g, "PL", "%" PRId64, pd[1]);
-	ocl_gen_define(g, "ICG", "%" PRIu64, ICG);
-	ocl_gen_define(g, "OCG", "%" PRIu64, OCG);
-	ocl_gen_define(g, "PX", "%u", px);
-	ocl_gen_define(g, "OWB", "%" PRIu64, owb);
-	ocl_gen_define(g, "ROWS", "%" PRIu64, rows);
+	OCL_GEN_INTS(g, {"H", (int64_t)H}, {"W", (int64_t)W}, {"C", (int64_t)C}, {"OH", (int64_t)OH},
+		     {"OW", (int64_t)OW}, {"OC", (int64_t)OC}, {"KH", k[0]}, {"KW", k[1]}, {"SH", s[0]}, {"SW", s[1]},
+		     {"DH", dl[0]}, {"DW", dl[1]}, {"PT", pd[0]}, {"PL", pd[1]}, {"ICG", (int64_t)ICG},
+		     {"OCG", (int64_t)OCG}, {"PX", px}, {"OWB", (int64_t)owb}, {"ROWS", (int64_t)rows});
 	ocl_gen_ptr(g, "PD", "float", in, 0);
 	ocl_gen_ptr(g, "PS", "float", in, 1);
 	ocl_gen_ptr(g, "PBIAS", "float", in, 3);
@@ -387,24 +412,16 @@ static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 	l->global[1] = ocl_round_up((size_t)rows, l1);
 }
 
-static void gen_pool(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+void ocl_gen_pool(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type;
 	unsigned nk, ns, np;
 	const int64_t *k = ir_ints(in, "kernels", &nk), *s = ir_ints(in, "strides", &ns), *pd = ir_ints(in, "pads", &np);
-	bool is_max = in->kind == IK_maxpool;
+	bool is_max = arg == OCL_POOL_MAX;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
-	ocl_gen_define(g, "H", "%" PRIu64, st->dims[1]);
-	ocl_gen_define(g, "W", "%" PRIu64, st->dims[2]);
-	ocl_gen_define(g, "C", "%" PRIu64, st->dims[3]);
-	ocl_gen_define(g, "OH", "%" PRIu64, dt->dims[1]);
-	ocl_gen_define(g, "OW", "%" PRIu64, dt->dims[2]);
-	ocl_gen_define(g, "KH", "%" PRId64, k[0]);
-	ocl_gen_define(g, "KW", "%" PRId64, k[1]);
-	ocl_gen_define(g, "SH", "%" PRId64, s[0]);
-	ocl_gen_define(g, "SW", "%" PRId64, s[1]);
-	ocl_gen_define(g, "PT", "%" PRId64, pd[0]);
-	ocl_gen_define(g, "PL", "%" PRId64, pd[1]);
+	OCL_GEN_INTS(g, {"H", (int64_t)st->dims[1]}, {"W", (int64_t)st->dims[2]}, {"C", (int64_t)st->dims[3]},
+		     {"OH", (int64_t)dt->dims[1]}, {"OW", (int64_t)dt->dims[2]}, {"KH", k[0]}, {"KW", k[1]}, {"SH", s[0]},
+		     {"SW", s[1]}, {"PT", pd[0]}, {"PL", pd[1]});
 	ocl_gen_define(g, "TOTAL", "%" PRIu64 "UL", type_numel(dt));
 	ocl_gen_define(g, "IS_MAX", "%d", is_max);
 	ocl_gen_define(g, "INCL", "%d", is_max ? 0 : (int)ir_int(in, "count_include_pads"));
@@ -437,12 +454,12 @@ static void gen_pool(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 
 /* fullyconnected (Src N x K, Weights K x M, Bias M), matmul (LHS N x K, RHS
  * K x M) and gemm (alpha A' B' + beta C) as the gemm section. */
-static void gen_gemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+void ocl_gen_gemm(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	const struct type *dt = in->ops[0].val->type, *at = in->ops[1].val->type;
 	bool ta = false, tb = false;
 	double alpha = 1, beta = 1;
-	if (in->kind == IK_gemm) {
+	if (arg & OCL_MM_ATTRS) {
 		ta = ir_int(in, "trans_a") != 0;
 		tb = ir_int(in, "trans_b") != 0;
 		alpha = ir_float(in, "alpha");
@@ -451,10 +468,10 @@ static void gen_gemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 	uint64_t M = dt->dims[0], N = dt->dims[1], K = at->dims[ta ? 0 : 1];
 	/* GPU kernels: a fully connected layer (a bias of N) or a matrix
 	 * product, both A (M x K) times B (K x N), as the tiled igemm */
-	bool fc_bias = in->kind == IK_fullyconnected && in->ops[3].val->type->rank == 1 &&
+	bool fc_bias = (arg & OCL_MM_IGEMM_BIAS) && in->ops[3].val->type->rank == 1 &&
 		       in->ops[3].val->type->dims[0] == N;
 	struct ocl_igemm ig = {M, N, M, 1, 1, K, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, fc_bias, false};
-	if (g->gpu && (fc_bias || in->kind == IK_matmul) && ocl_igemm_fits(&ig)) {
+	if (g->gpu && (fc_bias || (arg & OCL_MM_IGEMM)) && ocl_igemm_fits(&ig)) {
 		ocl_gen_igemm(g, in, &ig, 0, relu);
 		return;
 	}
@@ -477,7 +494,7 @@ static void gen_gemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		ocl_gen_ptr(g, "PB", "float", in, 2);
 		ocl_gen_define(g, "BIDX(k, j)", tb ? "((size_t)(j) * K + (k))" : "((size_t)(k) * N + (j))");
 	}
-	if (in->kind == IK_gemm || in->kind == IK_fullyconnected) {
+	if (arg & OCL_MM_ADD_C) {
 		const struct type *ct = in->ops[3].val->type;
 		uint64_t cr = ct->rank >= 2 ? ct->dims[0] : 1, cc = ct->rank >= 1 ? ct->dims[ct->rank - 1] : 1;
 		ocl_gen_ptr(g, "PC", "float", in, 3);
@@ -497,8 +514,10 @@ static void gen_gemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 
 /* ---- the rest ---- */
 
-static void gen_softmax(struct ocl_gen *g, const struct ir_instr *in)
+void ocl_gen_softmax(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
+	(void)relu;
 	const struct type *st = in->ops[1].val->type;
 	unsigned axis = (unsigned)ir_int(in, "axis");
 	uint64_t outer = 1, inner = 1;
@@ -516,8 +535,10 @@ static void gen_softmax(struct ocl_gen *g, const struct ir_instr *in)
 	launch_1d(g, l, outer * inner);
 }
 
-static void gen_lrn(struct ocl_gen *g, const struct ir_instr *in)
+void ocl_gen_lrn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
+	(void)relu;
 	const struct type *st = in->ops[1].val->type;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	ocl_gen_define(g, "N", "%" PRIu64 "UL", type_numel(st));
@@ -532,8 +553,10 @@ static void gen_lrn(struct ocl_gen *g, const struct ir_instr *in)
 	launch_1d(g, l, type_numel(st));
 }
 
-static void gen_splat(struct ocl_gen *g, const struct ir_instr *in)
+void ocl_gen_splat(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
+	(void)relu;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
 	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
@@ -543,8 +566,9 @@ static void gen_splat(struct ocl_gen *g, const struct ir_instr *in)
 	launch_1d(g, l, n);
 }
 
-static void gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+void ocl_gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
 	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
@@ -557,35 +581,7 @@ static void gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, bool re
 	launch_1d(g, l, n);
 }
 
-/* ---- support and the program ---- */
-
-bool ocl_gen_supports(const struct ir_instr *in)
-{
-	switch (in->kind) {
-	case IK_alloc:
-	case IK_dealloc:
-	case IK_tensorview:
-	case IK_touch:
-	case IK_copytodevice:
-	case IK_copyfromdevice:
-	case IK_devicewait: return true;
-	case IK_convolution:
-	case IK_opencl_convbiasrelu:
-		return all_float(in) && in->ops[1].val->type->rank == 4 && in->ops[2].val->type->rank == 4;
-	case IK_maxpool:
-	case IK_avgpool: return all_float(in) && in->ops[1].val->type->rank == 4;
-	case IK_fullyconnected:
-	case IK_matmul:
-	case IK_gemm:
-		return all_float(in) && in->ops[0].val->type->rank == 2 && in->ops[1].val->type->rank == 2 &&
-		       in->ops[2].val->type->rank == 2;
-	case IK_batchedadd:
-	case IK_softmax:
-	case IK_splat: return all_float(in);
-	case IK_localresponsenormalization: return all_float(in) && in->ops[1].val->type->rank == 4;
-	default: return ocl_gen_move_supports(in) || ew_supports(in);
-	}
-}
+/* ---- the program ---- */
 
 /* The next instruction after `in` that computes (not alloc, dealloc,
  * tensorview), NULL at the end. */
@@ -610,53 +606,26 @@ int ocl_gen_program(struct ocl_gen *g, struct diag *d)
 	/* R3 starts with zeros for the padding of the CPU convolution: as
 	 * many floats as the largest convolution has input channels per group */
 	uint64_t zeros = 0;
-	ir_for_each_instr(g->f, in)
-		if ((in->kind == IK_convolution || in->kind == IK_opencl_convbiasrelu) && in->ops[2].val->type->rank == 4 &&
-		    in->ops[2].val->type->dims[3] > zeros)
-			zeros = in->ops[2].val->type->dims[3];
+	ir_for_each_instr(g->f, in) {
+		const struct ocl_row *r = ocl_row_of(in->kind);
+		const struct type *ft = r && (r->flags & OCL_F_ZEROS) ? in->ops[2].val->type : NULL;
+		if (ft && ft->rank == 4 && ft->dims[3] > zeros)
+			zeros = ft->dims[3];
+	}
 	g->r3_size = ocl_round_up((size_t)(zeros * 4), 64);
 	ocl_gen_section(g, "preamble");
 	ir_for_each_instr(g->f, in) {
 		if (in == g->fused)
 			continue;
-		bool relu = false;
-		switch (in->kind) {
-		case IK_convolution:
-		case IK_maxpool:
-		case IK_avgpool:
-		case IK_fullyconnected:
-		case IK_matmul:
-		case IK_gemm:
-		case IK_batchedadd:
+		const struct ocl_row *r = ocl_row_of(in->kind);
+		if (!r)
+			unreachable("OpenCL: an instruction compile did not check");
+		bool relu = (r->flags & OCL_F_RELU) != 0;
+		if (r->flags & OCL_F_FUSE_RELU) {
 			relu = relu_follows(in);
 			g->fused = relu ? next_computing(in) : NULL;
-			break;
-		default: break;
 		}
-		switch (in->kind) {
-		case IK_alloc:
-		case IK_dealloc:
-		case IK_tensorview:
-		case IK_touch:
-		case IK_copytodevice:
-		case IK_copyfromdevice:
-		case IK_devicewait: break;
-		case IK_convolution: gen_conv(g, in, relu); break;
-		case IK_opencl_convbiasrelu: gen_conv(g, in, true); break;
-		case IK_maxpool:
-		case IK_avgpool: gen_pool(g, in, relu); break;
-		case IK_fullyconnected:
-		case IK_matmul:
-		case IK_gemm: gen_gemm(g, in, relu); break;
-		case IK_batchedadd: gen_batchedadd(g, in, relu); break;
-		case IK_softmax: gen_softmax(g, in); break;
-		case IK_localresponsenormalization: gen_lrn(g, in); break;
-		case IK_splat: gen_splat(g, in); break;
-		default:
-			if (ocl_gen_move(g, in) == 1)
-				gen_ew(g, in);
-			break;
-		}
+		r->gen(g, in, r->arg, relu);
 	}
 	return 0;
 }
