@@ -203,6 +203,13 @@ void ocl_gen_ints(struct ocl_gen *g, const struct ocl_int_def *defs, size_t n);
 #define OCL_GEN_INTS(g, ...)                                                                                            \
 	ocl_gen_ints((g), (const struct ocl_int_def[]){__VA_ARGS__},                                                  \
 		     sizeof((const struct ocl_int_def[]){__VA_ARGS__}) / sizeof(struct ocl_int_def))
+/* Launches of work-groups of ls (l0 x l1) work-items over n (n0 x n1), the
+ * global sizes rounded up to whole groups (1d: at least one group). */
+void ocl_launch_1d(struct ocl_launch *l, size_t ls, uint64_t n);
+void ocl_launch_2d(struct ocl_launch *l, size_t l0, size_t l1, size_t n0, size_t n1);
+/* "#define ACT(x)": x, or rectified where relu (with fmax where vector,
+ * which also takes vectors). */
+void ocl_gen_act(struct ocl_gen *g, bool relu, bool vector);
 /* rounds n up to a multiple of m */
 static inline size_t ocl_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
@@ -218,13 +225,16 @@ void ocl_gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, unsigned a
 void ocl_gen_softmax(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
 void ocl_gen_lrn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
 void ocl_gen_splat(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
+/* Support tests: any operands; float operands; an elementwise kind
+ * OpenCL C states, float (a bool result for comparisons); float, source
+ * and filter of rank 4; float matrices (rank 2). */
 bool ocl_sup_any(const struct ir_instr *in);
 bool ocl_sup_float(const struct ir_instr *in);
 bool ocl_sup_ew(const struct ir_instr *in);
 bool ocl_sup_conv(const struct ir_instr *in);
-bool ocl_sup_pool(const struct ir_instr *in);
 bool ocl_sup_gemm(const struct ir_instr *in);
-bool ocl_sup_lrn(const struct ir_instr *in);
+/* float, operand 1 an image (rank 4, NHWC) */
+bool ocl_sup_image(const struct ir_instr *in);
 enum { OCL_POOL_MAX = 1 };
 enum {
 	OCL_MM_ATTRS = 1,      /* gemm's trans_a, trans_b, alpha, beta */

@@ -62,10 +62,7 @@ struct backend_compiled {
 	size_t mhost_bytes;
 	struct step *steps;
 	size_t nsteps;
-	struct ir_weight **mut;
-	uint8_t **mut_init;
-	bool *mut_input;
-	size_t nmut;
+	struct backend_placeholders ph;
 };
 
 static void ocl_destroy(struct backend_compiled *c)
@@ -92,11 +89,7 @@ static void ocl_destroy(struct backend_compiled *c)
 	} else
 		free(c->mhost);
 	free(c->steps);
-	for (size_t i = 0; i < c->nmut; i++)
-		free(c->mut_init[i]);
-	free(c->mut);
-	free(c->mut_init);
-	free(c->mut_input);
+	backend_placeholders_free(&c->ph);
 	free(c);
 }
 
@@ -203,6 +196,8 @@ static int upload_constants(struct backend_compiled *c, struct diag *d)
 	return rc;
 }
 
+/* The placeholders' host images (R1's layout) and what each run starts
+ * them from. Returns 0, or -1 after reporting. */
 static int init_mutable(struct backend_compiled *c, struct diag *d)
 {
 	struct ir_func *f = c->f;
@@ -223,30 +218,7 @@ static int init_mutable(struct backend_compiled *c, struct diag *d)
 		c->pinned = NULL;
 		c->mhost = xcalloc(1, c->mhost_bytes);
 	}
-	c->mut = xcalloc(f->nweights + 1, sizeof *c->mut);
-	c->mut_init = xcalloc(f->nweights + 1, sizeof *c->mut_init);
-	c->mut_input = xcalloc(f->nweights + 1, sizeof *c->mut_input);
-	size_t nio;
-	struct backend_io *io = backend_func_io(f, &nio);
-	int rc = 0;
-	ir_for_each_weight(f, w) {
-		if (w->is_const)
-			continue;
-		size_t i = c->nmut++;
-		c->mut[i] = w;
-		for (size_t j = 0; j < nio; j++)
-			if (io[j].w == w)
-				c->mut_input[i] = io[j].is_input;
-		if (w->init != IR_INIT_NONE) {
-			c->mut_init[i] = xmalloc((size_t)type_bytes(w->v.type) + 1);
-			if (interp_weight_init(f->mod, w, c->mut_init[i], d)) {
-				rc = -1;
-				break;
-			}
-		}
-	}
-	free(io);
-	return rc;
+	return backend_placeholders_init(&c->ph, f, d);
 }
 
 /* The steps in program order: a kernel per launch, the copies and waits. */
@@ -491,20 +463,9 @@ static int sync_mutable(struct backend_compiled *c, bool up, struct diag *d)
 static int run_once(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds, cl_event *ev,
 		    bool kernel_events, struct diag *d)
 {
-	for (size_t i = 0; i < c->nmut; i++) {
-		struct ir_weight *w = c->mut[i];
-		const struct ocl_place *pl = ptrmap_get(&c->g.place, w);
-		uint8_t *a = c->mhost + pl->offset;
-		size_t bytes = (size_t)type_bytes(w->v.type);
-		const void *bound = NULL;
-		for (size_t j = 0; j < nbinds && c->mut_input[i]; j++)
-			if (binds[j].w == w)
-				bound = binds[j].data;
-		if (bound)
-			memcpy(a, bound, bytes);
-		else if (c->mut_init[i])
-			memcpy(a, c->mut_init[i], bytes);
-		else if (interp_weight_init(c->f->mod, w, a, d))
+	for (size_t i = 0; i < c->ph.n; i++) {
+		const struct ocl_place *pl = ptrmap_get(&c->g.place, c->ph.w[i]);
+		if (backend_placeholder_fill(&c->ph, i, c->f, binds, nbinds, c->mhost + pl->offset, d))
 			return -1;
 	}
 	if (sync_mutable(c, true, d) || enqueue_all(c, ev, kernel_events, d) || sync_mutable(c, false, d))

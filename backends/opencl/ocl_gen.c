@@ -123,14 +123,39 @@ void ocl_gen_section(struct ocl_gen *g, const char *section)
 	ndefined = 0;
 }
 
-/* A one-dimensional launch of n work-items. */
-static void launch_1d(struct ocl_gen *g, struct ocl_launch *l, uint64_t n)
+void ocl_launch_1d(struct ocl_launch *l, size_t ls, uint64_t n)
 {
-	size_t ls = g->gpu ? 256 : 32;
 	l->dims = 1;
 	l->local[0] = ls;
 	l->global[0] = ocl_round_up((size_t)(n ? n : 1), ls);
 }
+
+void ocl_launch_2d(struct ocl_launch *l, size_t l0, size_t l1, size_t n0, size_t n1)
+{
+	l->dims = 2;
+	l->local[0] = l0;
+	l->local[1] = l1;
+	l->global[0] = ocl_round_up(n0, l0);
+	l->global[1] = ocl_round_up(n1, l1);
+}
+
+void ocl_gen_act(struct ocl_gen *g, bool relu, bool vector)
+{
+	const char *r = vector ? "fmax((x), 0.0f)" : "((x) > 0.0f ? (x) : 0.0f)";
+	ocl_gen_define(g, "ACT(x)", "%s", relu ? r : "(x)");
+}
+
+/* The vector type of width vw and its loads and stores. */
+static void define_vector(struct ocl_gen *g, unsigned vw)
+{
+	ocl_gen_define(g, "VW", "%u", vw);
+	ocl_gen_define(g, "VT", "float%u", vw);
+	ocl_gen_define(g, "VLOAD", "vload%u", vw);
+	ocl_gen_define(g, "VSTORE", "vstore%u", vw);
+}
+
+/* A one-dimensional launch of n work-items. */
+static void launch_1d(struct ocl_gen *g, struct ocl_launch *l, uint64_t n) { ocl_launch_1d(l, g->gpu ? 256 : 32, n); }
 
 /* The smallest power of two >= n, at most cap. */
 static size_t pow2_upto(uint64_t n, size_t cap)
@@ -164,14 +189,12 @@ static bool rank_is(const struct ir_instr *in, unsigned i, unsigned r) { return 
 
 bool ocl_sup_conv(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4) && rank_is(in, 2, 4); }
 
-bool ocl_sup_pool(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4); }
+bool ocl_sup_image(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4); }
 
 bool ocl_sup_gemm(const struct ir_instr *in)
 {
 	return ocl_sup_float(in) && rank_is(in, 0, 2) && rank_is(in, 1, 2) && rank_is(in, 2, 2);
 }
-
-bool ocl_sup_lrn(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4); }
 
 /* The bookkeeping kinds' generator: no kernel. */
 void ocl_gen_nothing(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
@@ -184,15 +207,23 @@ void ocl_gen_nothing(struct ocl_gen *g, const struct ir_instr *in, unsigned arg,
 
 /* ---- elementwise (EW.def) ---- */
 
-/* How OpenCL C spells EW.def's function `name`, NULL if it has none. */
+/* EW.def's functions that OpenCL C spells otherwise (the first two
+ * defined in the preamble of kernels/ocl_kernels.cl) */
+static const struct {
+	const char *ew, *ocl;
+} ocl_fns[] = {
+	{"sigmoid", "ocl_sigmoid"},
+	{"fmod_floor", "ocl_fmod_floor"},
+	{"nearbyint", "rint"}, /* half to even, as nearbyint in the default mode */
+};
+
+/* How OpenCL C spells EW.def's function `name`: "" for its own name, NULL
+ * if it has none (a bundle's cb_ helper). */
 static const char *ew_fn(const struct ew_tok *t)
 {
-	if (ew_tok_is(t, "sigmoid"))
-		return "ocl_sigmoid";
-	if (ew_tok_is(t, "fmod_floor"))
-		return "ocl_fmod_floor";
-	if (ew_tok_is(t, "nearbyint"))
-		return "rint"; /* half to even, as nearbyint in the default mode */
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(ocl_fns); i++)
+		if (ew_tok_is(t, ocl_fns[i].ew))
+			return ocl_fns[i].ocl;
 	const char *sp = ew_fn_spelling(t->s, t->len, EW_REAL);
 	return sp && strncmp(sp, "cb_", 3) != 0 ? "" : NULL;
 }
@@ -305,11 +336,6 @@ static uint64_t add_pack(struct ocl_gen *g, const struct ir_weight *w, unsigned 
 	return p->offset;
 }
 
-static void define_act(struct ocl_gen *g, bool relu)
-{
-	ocl_gen_define(g, "ACT(x)", "%s", relu ? "((x) > 0.0f ? (x) : 0.0f)" : "(x)");
-}
-
 /* Pixels per work-item along a row of OW: from 4 to 8 (fewer for a
  * narrower row), the one that wastes the fewest, the larger on a tie. */
 static unsigned pick_px(uint64_t ow)
@@ -384,32 +410,21 @@ void ocl_gen_conv(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 		ocl_gen_define(g, "WIDX(ky, kx, ic)", "(((oc * KH + (ky)) * KW + (kx)) * ICG + (ic))");
 	}
 	if (vw) {
-		ocl_gen_define(g, "VW", "%u", vw);
-		ocl_gen_define(g, "VT", "float%u", vw);
-		ocl_gen_define(g, "VLOAD", "vload%u", vw);
-		ocl_gen_define(g, "VSTORE", "vstore%u", vw);
+		define_vector(g, vw);
 		ocl_gen_define(g, "DEPTHWISE", "%d", depthwise);
 		ocl_gen_define(g, "VB", "%u", vb);
 		ocl_gen_define(g, "PZERO", "((__global const float *)R3)");
-		ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
+		ocl_gen_act(g, relu, true);
 		ocl_gen_section(g, "convv");
 		size_t l1 = rows >= 8 ? 8 : (size_t)rows;
-		l->dims = 2;
-		l->local[0] = 1;
-		l->local[1] = l1;
-		l->global[0] = (size_t)(OC / (vw * vb));
-		l->global[1] = ocl_round_up((size_t)rows, l1);
+		ocl_launch_2d(l, 1, l1, (size_t)(OC / (vw * vb)), (size_t)rows);
 		return;
 	}
-	define_act(g, relu);
+	ocl_gen_act(g, relu, false);
 	ocl_gen_section(g, "conv");
 	size_t l0 = pow2_upto(OC, g->gpu ? 64 : 32);
 	size_t l1 = g->gpu ? (l0 >= 64 ? 2 : 128 / l0) : 1;
-	l->dims = 2;
-	l->local[0] = l0;
-	l->local[1] = l1;
-	l->global[0] = ocl_round_up((size_t)OC, l0);
-	l->global[1] = ocl_round_up((size_t)rows, l1);
+	ocl_launch_2d(l, l0, l1, (size_t)OC, (size_t)rows);
 }
 
 void ocl_gen_pool(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
@@ -431,21 +446,14 @@ void ocl_gen_pool(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	if (vw) {
 		uint64_t npix = dt->dims[0] * dt->dims[1] * dt->dims[2];
 		ocl_gen_define(g, "NPIX", "%" PRIu64 "UL", npix);
-		ocl_gen_define(g, "VW", "%u", vw);
-		ocl_gen_define(g, "VT", "float%u", vw);
-		ocl_gen_define(g, "VLOAD", "vload%u", vw);
-		ocl_gen_define(g, "VSTORE", "vstore%u", vw);
-		ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
+		define_vector(g, vw);
+		ocl_gen_act(g, relu, true);
 		ocl_gen_section(g, "poolv");
 		size_t l1 = npix >= 8 ? 8 : (size_t)npix;
-		l->dims = 2;
-		l->local[0] = 1;
-		l->local[1] = l1;
-		l->global[0] = (size_t)(st->dims[3] / vw);
-		l->global[1] = ocl_round_up((size_t)npix, l1);
+		ocl_launch_2d(l, 1, l1, (size_t)(st->dims[3] / vw), (size_t)npix);
 		return;
 	}
-	define_act(g, relu);
+	ocl_gen_act(g, relu, false);
 	ocl_gen_section(g, "pool");
 	launch_1d(g, l, type_numel(dt));
 }
@@ -501,15 +509,11 @@ void ocl_gen_gemm(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 		ocl_gen_define(g, "CIDX(i, j)", "((size_t)%s * %" PRIu64 " + %s)", cr == 1 ? "0" : "(i)", cc,
 			       cc == 1 ? "0" : "(j)");
 	}
-	define_act(g, relu);
+	ocl_gen_act(g, relu, false);
 	ocl_gen_section(g, "gemm");
 	size_t l0 = pow2_upto(N, g->gpu ? 64 : 32);
 	size_t rows = (size_t)((M + 3) / 4);
-	l->dims = 2;
-	l->local[0] = l0;
-	l->local[1] = 1;
-	l->global[0] = ocl_round_up((size_t)N, l0);
-	l->global[1] = rows ? rows : 1;
+	ocl_launch_2d(l, l0, 1, (size_t)N, rows ? rows : 1);
 }
 
 /* ---- the rest ---- */
@@ -576,7 +580,7 @@ void ocl_gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, unsigned a
 	ocl_gen_ptr(g, "PD", "float", in, 0);
 	ocl_gen_ptr(g, "PA", "float", in, 1);
 	ocl_gen_ptr(g, "PB", "float", in, 2);
-	define_act(g, relu);
+	ocl_gen_act(g, relu, false);
 	ocl_gen_section(g, "batchedadd");
 	launch_1d(g, l, n);
 }

@@ -32,13 +32,10 @@ static void igemm_common(struct ocl_gen *g, struct ocl_launch *l, const struct o
 		     {"OW", (int64_t)s->ow}, {"KH", (int64_t)s->kh}, {"KW", (int64_t)s->kw}, {"SH", (int64_t)s->sh},
 		     {"SW", (int64_t)s->sw}, {"DH", (int64_t)s->dh}, {"DW", (int64_t)s->dw}, {"PT", (int64_t)s->pt},
 		     {"PL", (int64_t)s->pl}, {"RM", rm}, {"RN", rn});
-	ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
+	ocl_gen_act(g, relu, true);
 	ocl_gen_section(g, "igemm");
-	l->dims = 2;
-	l->local[0] = 16;
-	l->local[1] = 16;
-	l->global[0] = (size_t)((s->oc + 16 * rn - 1) / (16 * rn)) * 16;
-	l->global[1] = (size_t)((s->m + 16 * rm - 1) / (16 * rm)) * 16;
+	ocl_launch_2d(l, 16, 16, (size_t)((s->oc + 16 * rn - 1) / (16 * rn)) * 16,
+		      (size_t)((s->m + 16 * rm - 1) / (16 * rm)) * 16);
 }
 
 bool ocl_igemm_fits(const struct ocl_igemm *s)

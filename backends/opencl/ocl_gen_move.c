@@ -102,10 +102,7 @@ static void move_end(struct ocl_gen *g, struct move *m)
 {
 	os_puts(m->o, "}\n");
 	ocl_gen_section(g, "none");
-	size_t ls = g->gpu ? 256 : (m->rows ? 8 : 32);
-	m->l->dims = 1;
-	m->l->local[0] = ls;
-	m->l->global[0] = ocl_round_up((size_t)(m->total ? m->total : 1), ls);
+	ocl_launch_1d(m->l, g->gpu ? 256 : (m->rows ? 8 : 32), m->total);
 }
 
 /* Appends the loop that moves the `len` elements of a row from s to dd. */
