@@ -118,9 +118,9 @@ struct ocl_gen {
 /* A generator appends the kernel of instruction `in` (ocl_gen_begin, its
  * #defines, a section); `arg` is its row's Arg column, `relu` whether the
  * kernel rectifies what it stores. */
-typedef void (*ocl_gen_fn)(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
+typedef void ocl_gen_fn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
 /* Whether the generator handles `in` (operand element kinds and shapes). */
-typedef bool (*ocl_supports_fn)(const struct ir_instr *in);
+typedef bool ocl_supports_fn(const struct ir_instr *in);
 
 /* Flags column of OclKernels.def. */
 enum {
@@ -140,8 +140,8 @@ enum ocl_elems {
 
 /* One row of OclKernels.def (gen NULL: the kind has no row). */
 struct ocl_row {
-	ocl_gen_fn gen;
-	ocl_supports_fn supports;
+	ocl_gen_fn *gen;
+	ocl_supports_fn *supports;
 	unsigned flags; /* OCL_F_* */
 	unsigned arg;
 	enum ocl_elems elems;
@@ -213,28 +213,15 @@ void ocl_gen_act(struct ocl_gen *g, bool relu, bool vector);
 /* rounds n up to a multiple of m */
 static inline size_t ocl_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-/* The generators and support tests OclKernels.def names. ocl_gen.c: */
-void ocl_gen_nothing(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-void ocl_gen_conv(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-/* arg: OCL_POOL_MAX, or 0 (average) */
-void ocl_gen_pool(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-/* arg: OCL_MM_* */
-void ocl_gen_gemm(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-void ocl_gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-void ocl_gen_softmax(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-void ocl_gen_lrn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-void ocl_gen_splat(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-/* Support tests: any operands; float operands; an elementwise kind
+/* The generators OclKernels.def names (ocl_gen.c): ocl_gen_pool's arg is
+ * OCL_POOL_MAX or 0 (average), ocl_gen_gemm's OCL_MM_*. */
+ocl_gen_fn ocl_gen_nothing, ocl_gen_ew, ocl_gen_conv, ocl_gen_pool, ocl_gen_gemm, ocl_gen_batchedadd, ocl_gen_softmax,
+	ocl_gen_lrn, ocl_gen_splat;
+/* Its support tests: any operands; float operands; an elementwise kind
  * OpenCL C states, float (a bool result for comparisons); float, source
- * and filter of rank 4; float matrices (rank 2). */
-bool ocl_sup_any(const struct ir_instr *in);
-bool ocl_sup_float(const struct ir_instr *in);
-bool ocl_sup_ew(const struct ir_instr *in);
-bool ocl_sup_conv(const struct ir_instr *in);
-bool ocl_sup_gemm(const struct ir_instr *in);
-/* float, operand 1 an image (rank 4, NHWC) */
-bool ocl_sup_image(const struct ir_instr *in);
+ * and filter of rank 4; float matrices (rank 2); float, operand 1 an image
+ * (rank 4, NHWC). */
+ocl_supports_fn ocl_sup_any, ocl_sup_float, ocl_sup_ew, ocl_sup_conv, ocl_sup_gemm, ocl_sup_image;
 enum { OCL_POOL_MAX = 1 };
 enum {
 	OCL_MM_ATTRS = 1,      /* gemm's trans_a, trans_b, alpha, beta */
@@ -244,12 +231,10 @@ enum {
 };
 
 /* ocl_gen_move.c: copy, transpose, inserttensor, extracttensor, on
- * elements of any size OpenCL has an unsigned type of. */
-void ocl_gen_copy(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-void ocl_gen_transpose(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-void ocl_gen_insert(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-void ocl_gen_extract(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
-bool ocl_sup_move(const struct ir_instr *in);
+ * elements of any size OpenCL has an unsigned type of; arg: OCL_MOVE_*. */
+ocl_gen_fn ocl_gen_move;
+ocl_supports_fn ocl_sup_move;
+enum { OCL_MOVE_COPY, OCL_MOVE_TRANSPOSE, OCL_MOVE_EXTRACT, OCL_MOVE_INSERT, OCL_MOVE_COUNT };
 
 /* ocl_gen_igemm.c: a convolution of one group, fully connected layer or
  * matrix product as the tiled igemm kernel (GPU kernels). The shape: m

@@ -1,10 +1,11 @@
 /* ocl_backend.c - the OpenCL backend behind struct backend
  * (backends/backend.h; docs/OpenCL.md).
  *
- * Graph side: the node kinds whose instructions the generator compiles, on
- * float data (elementwise kinds: those whose EW.def Real row OpenCL C can
- * state); nothing is lowered by choice, so the lower stage lowers exactly
- * what is unsupported and check-supported reports the rest.
+ * Graph side: the node kinds whose instructions the generator compiles, as
+ * OclKernels.def's rows state them (ocl_node_elems), on float data
+ * (elementwise kinds: those whose EW.def Real row OpenCL C can state);
+ * nothing is lowered by choice, so the lower stage lowers exactly what is
+ * unsupported and check-supported reports the rest.
  *
  * Compile: places every buffer (the recorded memory plan's offsets, else an
  * own placement without sharing), generates the program (ocl_gen.c),

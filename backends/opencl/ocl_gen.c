@@ -10,10 +10,14 @@
  * kernel set (g->gpu) computes convolutions of one group and matrix
  * products with the tiled igemm kernel (ocl_gen_igemm.c).
  *
- * Fusion: a convolution, matrix product or pooling whose result is
- * immediately rectified in place (the next computing instruction is
- * `relu @out X, @in X` on its destination X) applies the relu in its own
- * store and the relu gets no kernel.
+ * Dispatch: each instruction's generator, support test and variant come
+ * from its row of OclKernels.def (ocl_row_of; elementwise kinds share
+ * ocl_gen_ew).
+ *
+ * Fusion: a kind flagged OCL_F_FUSE_RELU (a convolution, matrix product,
+ * pooling, batchedadd) whose result is immediately rectified in place (the
+ * next computing instruction is `relu @out X, @in X` on its destination X)
+ * applies the relu in its own store and the relu gets no kernel.
  *
  * Constant operands that a kernel reads across work-items with a large
  * stride are repacked at compile time into region R3 (ocl_pack): a

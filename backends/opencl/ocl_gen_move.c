@@ -6,7 +6,8 @@
  * generated whole rather than taken from kernels/ocl_kernels.cl: one
  * work-item per element moved, its row-major index split into coordinates
  * by constant divisions and recombined with the other side's constant
- * strides.
+ * strides. One generator serves the four kinds: OclKernels.def's Arg picks
+ * the body and the shape iterated (move_kinds).
  */
 #include "backends/opencl/ocl.h"
 #include "support/util.h"
@@ -58,52 +59,19 @@ static void coord(struct ostream *o, unsigned d, unsigned r)
 		os_printf(o, "c%u + ", d);
 }
 
-/* A move kernel being generated: its launch, the two sides' shapes and
- * row-major strides, and the work: `total` work-items, each moving `len`
- * elements (a row of the last dimension where rows, else one), its index
- * split over the first r dimensions of the shape iterated. */
+/* A move kernel being generated: the two sides' shapes and row-major
+ * strides, and the work: `total` work-items, each moving `len` elements (a
+ * row of the last dimension where rows, else one), its index split over
+ * the first r dimensions of the shape iterated. */
 struct move {
-	struct ocl_launch *l;
 	struct ostream *o;
 	const struct type *dt, *st;
 	uint64_t ds[GLOW_MAX_RANK], ss[GLOW_MAX_RANK];
 	uint64_t len, total;
+	int64_t count;
 	unsigned r;
 	bool rows;
 };
-
-/* Starts the kernel of `in` iterating shape `it` (count times), by rows of
- * its last dimension where `rows` (contiguous on both sides: a work-item
- * per row, a loop along it), else by elements: the pointers, the element
- * type T_, the kernel's head and its bound. */
-static void move_begin(struct ocl_gen *g, const struct ir_instr *in, struct move *m, const struct type *it,
-		       uint64_t count, bool rows)
-{
-	m->dt = in->ops[0].val->type;
-	m->st = in->ops[1].val->type;
-	const char *T = utype(m->dt);
-	m->l = ocl_gen_begin(g, in);
-	ocl_gen_ptr(g, "PD", T, in, 0);
-	ocl_gen_ptr(g, "PS", T, in, 1);
-	ocl_gen_define(g, "T_", "%s", T);
-	m->o = &g->src;
-	strides(m->dt, m->ds);
-	strides(m->st, m->ss);
-	m->rows = rows && it->rank > 0;
-	m->len = m->rows ? it->dims[it->rank - 1] : 1;
-	m->total = (m->len ? type_numel(it) / m->len : 0) * count;
-	m->r = m->rows ? it->rank - 1 : it->rank;
-	os_printf(m->o, "__kernel void %s(ARGS)\n{\n\tconst size_t i = get_global_id(0);\n", m->l->name);
-	os_printf(m->o, "\tif (i >= %" PRIu64 "UL)\n\t\treturn;\n", m->total);
-}
-
-/* Ends the kernel and sets its launch: a work-item per row or element. */
-static void move_end(struct ocl_gen *g, struct move *m)
-{
-	os_puts(m->o, "}\n");
-	ocl_gen_section(g, "none");
-	ocl_launch_1d(m->l, g->gpu ? 256 : (m->rows ? 8 : 32), m->total);
-}
 
 /* Appends the loop that moves the `len` elements of a row from s to dd. */
 static void move_row(const struct move *m)
@@ -111,80 +79,105 @@ static void move_row(const struct move *m)
 	os_printf(m->o, "\tfor (size_t j = 0; j < %" PRIu64 "UL; j++)\n\t\tdd[j] = s[j];\n", m->len);
 }
 
-void ocl_gen_copy(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+/* The bodies: the statements that move work-item i's row or element. */
+
+static void body_copy(const struct move *m, const struct ir_instr *in)
 {
-	(void)arg;
-	(void)relu;
-	struct move m;
-	move_begin(g, in, &m, in->ops[0].val->type, 1, true);
-	os_printf(m.o, "\tfor (size_t j = 0; j < %" PRIu64 "UL; j++)\n\t\tPD[i * %" PRIu64 "UL + j] = PS[i * %" PRIu64
-		       "UL + j];\n", m.len, m.len, m.len);
-	move_end(g, &m);
+	(void)in;
+	os_printf(m->o, "\tfor (size_t j = 0; j < %" PRIu64 "UL; j++)\n\t\tPD[i * %" PRIu64 "UL + j] = PS[i * %" PRIu64
+		       "UL + j];\n", m->len, m->len, m->len);
 }
 
-void ocl_gen_transpose(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+static void body_transpose(const struct move *m, const struct ir_instr *in)
 {
-	(void)arg;
-	(void)relu;
-	struct move m;
-	move_begin(g, in, &m, in->ops[0].val->type, 1, false);
 	unsigned n;
 	const int64_t *sh = ir_ints(in, "shuffle", &n);
-	split(m.o, m.dt->dims, m.dt->rank);
-	os_puts(m.o, "\tPD[i] = PS[0");
-	for (unsigned d = 0; d < m.dt->rank; d++)
-		os_printf(m.o, " + c%u * %" PRIu64 "UL", d, m.ss[sh[d]]);
-	os_puts(m.o, "];\n");
-	move_end(g, &m);
+	split(m->o, m->dt->dims, m->dt->rank);
+	os_puts(m->o, "\tPD[i] = PS[0");
+	for (unsigned d = 0; d < m->dt->rank; d++)
+		os_printf(m->o, " + c%u * %" PRIu64 "UL", d, m->ss[sh[d]]);
+	os_puts(m->o, "];\n");
 }
 
-void ocl_gen_extract(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+static void body_extract(const struct move *m, const struct ir_instr *in)
 {
-	(void)arg;
-	(void)relu;
-	struct move m;
-	move_begin(g, in, &m, in->ops[0].val->type, 1, true);
 	unsigned nst;
 	const int64_t *start = ir_ints(in, "start", &nst);
-	split(m.o, m.dt->dims, m.r);
-	os_puts(m.o, "\t__global const T_ *s = PS");
-	for (unsigned d = 0; d < m.dt->rank; d++) {
-		os_puts(m.o, " + (");
-		coord(m.o, d, m.r);
-		os_printf(m.o, "%" PRId64 "UL) * %" PRIu64 "UL", start[d], m.ss[d]);
+	split(m->o, m->dt->dims, m->r);
+	os_puts(m->o, "\t__global const T_ *s = PS");
+	for (unsigned d = 0; d < m->dt->rank; d++) {
+		os_puts(m->o, " + (");
+		coord(m->o, d, m->r);
+		os_printf(m->o, "%" PRId64 "UL) * %" PRIu64 "UL", start[d], m->ss[d]);
 	}
-	os_printf(m.o, ";\n\t__global T_ *dd = PD + i * %" PRIu64 "UL;\n", m.len);
-	move_row(&m);
-	move_end(g, &m);
+	os_printf(m->o, ";\n\t__global T_ *dd = PD + i * %" PRIu64 "UL;\n", m->len);
+	move_row(m);
 }
 
 /* The source `count` times along `axis`, each copy after the last. */
-void ocl_gen_insert(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+static void body_insert(const struct move *m, const struct ir_instr *in)
 {
-	(void)arg;
-	(void)relu;
-	int64_t count = ir_int(in, "count");
-	struct move m;
-	move_begin(g, in, &m, in->ops[1].val->type, (uint64_t)count, true);
 	unsigned nst;
 	const int64_t *start = ir_ints(in, "start", &nst);
 	unsigned axis = (unsigned)ir_int(in, "axis");
-	uint64_t n = m.total / (uint64_t)count;
-	os_printf(m.o, "\tconst size_t rep = i / %" PRIu64 "UL;\n", n);
-	os_puts(m.o, "\t(void)rep;\n");
-	os_printf(m.o, "\t{\n\tconst size_t i0 = i %% %" PRIu64 "UL;\n\t{\n\tconst size_t i = i0;\n", n);
-	split(m.o, m.st->dims, m.r);
-	os_puts(m.o, "\t__global T_ *dd = PD");
-	for (unsigned d = 0; d < m.st->rank; d++) {
-		os_puts(m.o, " + (");
-		coord(m.o, d, m.r);
-		os_printf(m.o, "%" PRId64 "UL", start[d]);
-		if (d == axis && count > 1)
-			os_printf(m.o, " + rep * %" PRIu64 "UL", m.st->dims[d]);
-		os_printf(m.o, ") * %" PRIu64 "UL", m.ds[d]);
+	uint64_t n = m->total / (uint64_t)m->count;
+	os_printf(m->o, "\tconst size_t rep = i / %" PRIu64 "UL;\n", n);
+	os_puts(m->o, "\t(void)rep;\n");
+	os_printf(m->o, "\t{\n\tconst size_t i0 = i %% %" PRIu64 "UL;\n\t{\n\tconst size_t i = i0;\n", n);
+	split(m->o, m->st->dims, m->r);
+	os_puts(m->o, "\t__global T_ *dd = PD");
+	for (unsigned d = 0; d < m->st->rank; d++) {
+		os_puts(m->o, " + (");
+		coord(m->o, d, m->r);
+		os_printf(m->o, "%" PRId64 "UL", start[d]);
+		if (d == axis && m->count > 1)
+			os_printf(m->o, " + rep * %" PRIu64 "UL", m->st->dims[d]);
+		os_printf(m->o, ") * %" PRIu64 "UL", m->ds[d]);
 	}
-	os_printf(m.o, ";\n\t__global const T_ *s = PS + i * %" PRIu64 "UL;\n", m.len);
-	move_row(&m);
-	os_puts(m.o, "\t}\n\t}\n");
-	move_end(g, &m);
+	os_printf(m->o, ";\n\t__global const T_ *s = PS + i * %" PRIu64 "UL;\n", m->len);
+	move_row(m);
+	os_puts(m->o, "\t}\n\t}\n");
+}
+
+/* The move kinds by OclKernels.def's Arg (OCL_MOVE_*): the body, and the
+ * shape the kernel iterates, by rows of its last dimension (contiguous on
+ * both sides: a work-item per row, a loop along it) or by elements. */
+static const struct {
+	void (*body)(const struct move *m, const struct ir_instr *in);
+	bool source;   /* iterates the source's shape, else the destination's */
+	bool rows;     /* by rows */
+	bool repeated; /* `count` times (inserttensor's attribute) */
+} move_kinds[OCL_MOVE_COUNT] = {
+	[OCL_MOVE_COPY] = {body_copy, false, true, false},
+	[OCL_MOVE_TRANSPOSE] = {body_transpose, false, false, false},
+	[OCL_MOVE_EXTRACT] = {body_extract, false, true, false},
+	[OCL_MOVE_INSERT] = {body_insert, true, true, true},
+};
+
+void ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+{
+	glow_assert(arg < OCL_MOVE_COUNT && !relu); /* OclKernels.def's move rows */
+	struct move m;
+	m.o = &g->src;
+	m.dt = in->ops[0].val->type;
+	m.st = in->ops[1].val->type;
+	const struct type *it = move_kinds[arg].source ? m.st : m.dt;
+	m.count = move_kinds[arg].repeated ? ir_int(in, "count") : 1;
+	const char *T = utype(m.dt);
+	struct ocl_launch *l = ocl_gen_begin(g, in);
+	ocl_gen_ptr(g, "PD", T, in, 0);
+	ocl_gen_ptr(g, "PS", T, in, 1);
+	ocl_gen_define(g, "T_", "%s", T);
+	strides(m.dt, m.ds);
+	strides(m.st, m.ss);
+	m.rows = move_kinds[arg].rows && it->rank > 0;
+	m.len = m.rows ? it->dims[it->rank - 1] : 1;
+	m.total = (m.len ? type_numel(it) / m.len : 0) * (uint64_t)m.count;
+	m.r = m.rows ? it->rank - 1 : it->rank;
+	os_printf(m.o, "__kernel void %s(ARGS)\n{\n\tconst size_t i = get_global_id(0);\n", l->name);
+	os_printf(m.o, "\tif (i >= %" PRIu64 "UL)\n\t\treturn;\n", m.total);
+	move_kinds[arg].body(&m, in);
+	os_puts(m.o, "}\n");
+	ocl_gen_section(g, "none");
+	ocl_launch_1d(l, g->gpu ? 256 : (m.rows ? 8 : 32), m.total);
 }
