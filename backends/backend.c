@@ -1,12 +1,14 @@
 /* backend.c - what every backend shares: the input/output rule of an IR
- * function (backend.h states it) and the element kinds of a node for
- * is_op_supported. The registry by name is registry.c (library glowbackends).
+ * function (backend.h states it), the element kinds of a node for
+ * is_op_supported, and the struct backend members that backends answer
+ * alike. The registry by name is registry.c (library glowbackends).
  */
 #include "backends/backend.h"
 #include "backends/interpreter/interp.h"
 #include "support/hashmap.h"
 #include "support/util.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +64,63 @@ struct backend_io *backend_func_io(struct ir_func *f, size_t *n)
 	return io;
 }
 
+int backend_placeholders_init(struct backend_placeholders *p, struct ir_func *f, struct diag *d)
+{
+	p->w = xcalloc(f->nweights + 1, sizeof *p->w);
+	p->init = xcalloc(f->nweights + 1, sizeof *p->init);
+	p->is_input = xcalloc(f->nweights + 1, sizeof *p->is_input);
+	p->n = 0;
+	size_t nio;
+	struct backend_io *io = backend_func_io(f, &nio);
+	int rc = 0;
+	/* backend_func_io lists the placeholders in the same order */
+	for (size_t j = 0; j < nio && !rc; j++) {
+		struct ir_weight *w = io[j].w;
+		size_t i = p->n++;
+		p->w[i] = w;
+		p->is_input[i] = io[j].is_input;
+		if (w->init == IR_INIT_NONE)
+			continue;
+		uint64_t n = type_bytes(w->v.type);
+		p->init[i] = n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
+		if (!p->init[i])
+			diag_error(d, w->v.loc, "cannot allocate the initial value of %%%s: %" PRIu64 " bytes", w->v.name,
+				   n);
+		if (!p->init[i] || interp_weight_init(f->mod, w, p->init[i], d))
+			rc = -1;
+	}
+	free(io);
+	return rc;
+}
+
+int backend_placeholder_fill(const struct backend_placeholders *p, size_t i, struct ir_func *f,
+			     const struct backend_binding *binds, size_t nbinds, void *a, struct diag *d)
+{
+	struct ir_weight *w = p->w[i];
+	const void *bound = NULL;
+	for (size_t j = 0; j < nbinds && p->is_input[i]; j++)
+		if (binds[j].w == w)
+			bound = binds[j].data;
+	size_t bytes = (size_t)type_bytes(w->v.type);
+	if (bound)
+		memcpy(a, bound, bytes);
+	else if (p->init[i])
+		memcpy(a, p->init[i], bytes);
+	else if (interp_weight_init(f->mod, w, a, d))
+		return -1;
+	return 0;
+}
+
+void backend_placeholders_free(struct backend_placeholders *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->init[i]);
+	free(p->w);
+	free(p->init);
+	free(p->is_input);
+	memset(p, 0, sizeof *p);
+}
+
 unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigned cap)
 {
 	unsigned c = 0;
@@ -70,4 +129,18 @@ unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigne
 	for (unsigned i = 0; i < n->nops && c < cap; i++)
 		elems[c++] = (enum elem_kind)op_type(n, i)->elem;
 	return c;
+}
+
+bool backend_node_supported_by_kind(const struct backend *b, const struct node *n)
+{
+	enum elem_kind e[2 * IR_MAX_OPS + 8];
+	unsigned ne = backend_node_elems(n, e, GLOW_ARRAY_SIZE(e));
+	return b->is_op_supported(b, n->kind, e, ne);
+}
+
+bool backend_lower_nothing(const struct backend *b, const struct node *n)
+{
+	(void)b;
+	(void)n;
+	return false;
 }

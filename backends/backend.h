@@ -33,6 +33,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* One placeholder of an IR function. */
 struct backend_io {
@@ -52,6 +53,27 @@ struct backend_binding {
 	struct ir_weight *w;
 	void *data;
 };
+
+/* The placeholders of a compiled function and what a run starts each from:
+ * its binding where it is an input and bound, else the snapshot of its
+ * initializer taken at compile time, else its initializer (zeros without
+ * one) evaluated. */
+struct backend_placeholders {
+	struct ir_weight **w;
+	uint8_t **init; /* the snapshots, NULL where w has no initializer */
+	bool *is_input;
+	size_t n;
+};
+
+/* Collects f's placeholders (every mutable weight, in declaration order)
+ * into p and snapshots their initializers. Returns 0, or -1 after
+ * reporting; either way backend_placeholders_free releases p. */
+int backend_placeholders_init(struct backend_placeholders *p, struct ir_func *f, struct diag *d);
+/* Writes the value placeholder i of p starts a run of f with into a
+ * (type_bytes of its type). Returns 0, or -1 after reporting. */
+int backend_placeholder_fill(const struct backend_placeholders *p, size_t i, struct ir_func *f,
+			     const struct backend_binding *binds, size_t nbinds, void *a, struct diag *d);
+void backend_placeholders_free(struct backend_placeholders *p);
 
 /* What compile produced; each backend defines it. */
 struct backend_compiled;
@@ -100,5 +122,14 @@ const struct backend *backend_find(const char *name);
 /* The element kinds of node n in is_op_supported order (results, then
  * operands); returns the count (at most cap). */
 unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigned cap);
+
+/* is_node_supported for a backend whose answer depends only on the node's
+ * kind and element kinds: b->is_op_supported of n's kind and
+ * backend_node_elems. */
+bool backend_node_supported_by_kind(const struct backend *b, const struct node *n);
+
+/* should_lower for a backend that lowers nothing by choice: false (the
+ * lower stage still lowers what the backend does not support). */
+bool backend_lower_nothing(const struct backend *b, const struct node *n);
 
 #endif

@@ -6,6 +6,9 @@
  *                programs (built once per compiled function, cached in
  *                memory by source hash)
  * ocl_diskcache.c built programs on disk between processes
+ * OclKernels.def the table: per instruction kind its generator, support
+ *                test, relu fusion and graph-side element kinds
+ * ocl_table.c    the table as data, indexed by kind, and its checks
  * ocl_gen.c      OpenCL C source for one IR function: one kernel per
  *                instruction, the templates of kernels/ocl_kernels.cl
  *                specialized with the instruction's static shapes
@@ -110,6 +113,67 @@ struct ocl_gen {
 	const struct ir_instr *fused; /* an in-place relu folded into the previous kernel */
 };
 
+/* ---- the table (OclKernels.def, ocl_table.c) ---- */
+
+/* A generator appends the kernel of instruction `in` (ocl_gen_begin, its
+ * #defines, a section); `arg` is its row's Arg column, `relu` whether the
+ * kernel rectifies what it stores. */
+typedef void ocl_gen_fn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
+/* Whether the generator handles `in` (operand element kinds and shapes). */
+typedef bool ocl_supports_fn(const struct ir_instr *in);
+
+/* Flags column of OclKernels.def. */
+enum {
+	OCL_F_FUSE_RELU = 1, /* a following in-place relu of the result is applied in the store */
+	OCL_F_RELU = 2,      /* the kind itself rectifies its result */
+	OCL_F_ZEROS = 4,     /* the CPU kernel reads padding from R3's zero block (operand 2's last dimension floats) */
+};
+
+/* Elems column: the element kinds the graph side admits for a node kind. */
+enum ocl_elems {
+	OCL_EL_NONE,         /* no node kind (Instrs.def names none): unsupported */
+	OCL_EL_FLOAT,        /* float everywhere */
+	OCL_EL_FLOAT_ARGMAX, /* float; the second result may be an index (an argmax, compiled when unused) */
+	OCL_EL_FLOAT_PRED,   /* float; the result may be bool (an elementwise comparison) */
+	OCL_EL_ANY,          /* any element kind, moved bit for bit */
+};
+
+/* One row of OclKernels.def (gen NULL: the kind has no row). */
+struct ocl_row {
+	ocl_gen_fn *gen;
+	ocl_supports_fn *supports;
+	unsigned flags; /* OCL_F_* */
+	unsigned arg;
+	enum ocl_elems elems;
+};
+
+/* A graph node kind that IRGen turns into instruction `kind` without
+ * Instrs.def's Graph column naming it (OCL_NODE rows; kind 0 and elems
+ * OCL_EL_NONE: no row). */
+struct ocl_node_row {
+	unsigned kind;
+	enum ocl_elems elems;
+};
+
+/* The rows by instruction kind and by node kind, as OclKernels.def states
+ * them (elementwise kinds have no row: ocl_row_of adds them). */
+extern const struct ocl_row ocl_rows[IK_COUNT];
+extern const struct ocl_node_row ocl_node_rows[NK_COUNT];
+
+/* Instruction kind `kind`'s row: its OclKernels.def row, else the
+ * elementwise row when EW.def's Real row of the kind is one OpenCL C
+ * states, else NULL (the backend does not compile the kind). The first
+ * call checks the table (ocl_table_check) and stops with an internal
+ * error naming the row of any problem. */
+const struct ocl_row *ocl_row_of(unsigned kind);
+/* The element kinds the graph side admits for node kind `kind`
+ * (OCL_EL_NONE: unsupported), from the same rows. */
+enum ocl_elems ocl_node_elems(unsigned kind);
+/* Checks rows (IK_COUNT of them) and nodes (NK_COUNT) for what the
+ * compiler cannot: each problem a line "OclKernels.def row KIND: ..." into
+ * o. Returns the number of problems. */
+unsigned ocl_table_check(const struct ocl_row *rows, const struct ocl_node_row *nodes, struct ostream *o);
+
 /* Whether elementwise instruction kind `kind` has a Real row of EW.def
  * that OpenCL C states (no function it lacks). */
 bool ocl_ew_kind_ok(unsigned kind);
@@ -129,13 +193,48 @@ struct ocl_launch *ocl_gen_begin(struct ocl_gen *g, const struct ir_instr *in);
  * defined since ocl_gen_begin. */
 void ocl_gen_section(struct ocl_gen *g, const char *section);
 void ocl_gen_define(struct ocl_gen *g, const char *name, const char *fmt, ...) GLOW_PRINTF(3, 4);
+/* A #define of an integer constant, for ocl_gen_ints. */
+struct ocl_int_def {
+	const char *name;
+	int64_t value;
+};
+/* "#define NAME VALUE" for each of defs[0..n). */
+void ocl_gen_ints(struct ocl_gen *g, const struct ocl_int_def *defs, size_t n);
+#define OCL_GEN_INTS(g, ...)                                                                                            \
+	ocl_gen_ints((g), (const struct ocl_int_def[]){__VA_ARGS__},                                                  \
+		     sizeof((const struct ocl_int_def[]){__VA_ARGS__}) / sizeof(struct ocl_int_def))
+/* Launches of work-groups of ls (l0 x l1) work-items over n (n0 x n1), the
+ * global sizes rounded up to whole groups (1d: at least one group). */
+void ocl_launch_1d(struct ocl_launch *l, size_t ls, uint64_t n);
+void ocl_launch_2d(struct ocl_launch *l, size_t l0, size_t l1, size_t n0, size_t n1);
+/* "#define ACT(x)": x, or rectified where relu (with fmax where vector,
+ * which also takes vectors). */
+void ocl_gen_act(struct ocl_gen *g, bool relu, bool vector);
 /* rounds n up to a multiple of m */
 static inline size_t ocl_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-/* ocl_gen_move.c: transpose, inserttensor, extracttensor, copy; 1 if the
- * kind is not one of them. */
-int ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in);
-bool ocl_gen_move_supports(const struct ir_instr *in);
+/* The generators OclKernels.def names (ocl_gen.c): ocl_gen_pool's arg is
+ * OCL_POOL_MAX or 0 (average), ocl_gen_gemm's OCL_MM_*. */
+ocl_gen_fn ocl_gen_nothing, ocl_gen_ew, ocl_gen_conv, ocl_gen_pool, ocl_gen_gemm, ocl_gen_batchedadd, ocl_gen_softmax,
+	ocl_gen_lrn, ocl_gen_splat;
+/* Its support tests: any operands; float operands; an elementwise kind
+ * OpenCL C states, float (a bool result for comparisons); float, source
+ * and filter of rank 4; float matrices (rank 2); float, operand 1 an image
+ * (rank 4, NHWC). */
+ocl_supports_fn ocl_sup_any, ocl_sup_float, ocl_sup_ew, ocl_sup_conv, ocl_sup_gemm, ocl_sup_image;
+enum { OCL_POOL_MAX = 1 };
+enum {
+	OCL_MM_ATTRS = 1,      /* gemm's trans_a, trans_b, alpha, beta */
+	OCL_MM_ADD_C = 2,      /* operand 3 is added (a bias or gemm's C) */
+	OCL_MM_IGEMM = 4,      /* GPU kernels: the tiled igemm where it fits */
+	OCL_MM_IGEMM_BIAS = 8, /* GPU kernels: the igemm where operand 3 is a bias of N */
+};
+
+/* ocl_gen_move.c: copy, transpose, inserttensor, extracttensor, on
+ * elements of any size OpenCL has an unsigned type of; arg: OCL_MOVE_*. */
+ocl_gen_fn ocl_gen_move;
+ocl_supports_fn ocl_sup_move;
+enum { OCL_MOVE_COPY, OCL_MOVE_TRANSPOSE, OCL_MOVE_EXTRACT, OCL_MOVE_INSERT, OCL_MOVE_COUNT };
 
 /* ocl_gen_igemm.c: a convolution of one group, fully connected layer or
  * matrix product as the tiled igemm kernel (GPU kernels). The shape: m

@@ -1,10 +1,11 @@
 /* ocl_backend.c - the OpenCL backend behind struct backend
  * (backends/backend.h; docs/OpenCL.md).
  *
- * Graph side: the node kinds whose instructions the generator compiles, on
- * float data (elementwise kinds: those whose EW.def Real row OpenCL C can
- * state); nothing is lowered by choice, so the lower stage lowers exactly
- * what is unsupported and check-supported reports the rest.
+ * Graph side: the node kinds whose instructions the generator compiles, as
+ * OclKernels.def's rows state them (ocl_node_elems), on float data
+ * (elementwise kinds: those whose EW.def Real row OpenCL C can state);
+ * nothing is lowered by choice, so the lower stage lowers exactly what is
+ * unsupported and check-supported reports the rest.
  *
  * Compile: places every buffer (the recorded memory plan's offsets, else an
  * own placement without sharing), generates the program (ocl_gen.c),
@@ -32,7 +33,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backends/interpreter/interp.h"
 #include "backends/opencl/ocl.h"
-#include "ir/ew.h"
 #include "support/util.h"
 
 #include <inttypes.h>
@@ -63,10 +63,7 @@ struct backend_compiled {
 	size_t mhost_bytes;
 	struct step *steps;
 	size_t nsteps;
-	struct ir_weight **mut;
-	uint8_t **mut_init;
-	bool *mut_input;
-	size_t nmut;
+	struct backend_placeholders ph;
 };
 
 static void ocl_destroy(struct backend_compiled *c)
@@ -93,11 +90,7 @@ static void ocl_destroy(struct backend_compiled *c)
 	} else
 		free(c->mhost);
 	free(c->steps);
-	for (size_t i = 0; i < c->nmut; i++)
-		free(c->mut_init[i]);
-	free(c->mut);
-	free(c->mut_init);
-	free(c->mut_input);
+	backend_placeholders_free(&c->ph);
 	free(c);
 }
 
@@ -204,6 +197,8 @@ static int upload_constants(struct backend_compiled *c, struct diag *d)
 	return rc;
 }
 
+/* The placeholders' host images (R1's layout) and what each run starts
+ * them from. Returns 0, or -1 after reporting. */
 static int init_mutable(struct backend_compiled *c, struct diag *d)
 {
 	struct ir_func *f = c->f;
@@ -224,30 +219,7 @@ static int init_mutable(struct backend_compiled *c, struct diag *d)
 		c->pinned = NULL;
 		c->mhost = xcalloc(1, c->mhost_bytes);
 	}
-	c->mut = xcalloc(f->nweights + 1, sizeof *c->mut);
-	c->mut_init = xcalloc(f->nweights + 1, sizeof *c->mut_init);
-	c->mut_input = xcalloc(f->nweights + 1, sizeof *c->mut_input);
-	size_t nio;
-	struct backend_io *io = backend_func_io(f, &nio);
-	int rc = 0;
-	ir_for_each_weight(f, w) {
-		if (w->is_const)
-			continue;
-		size_t i = c->nmut++;
-		c->mut[i] = w;
-		for (size_t j = 0; j < nio; j++)
-			if (io[j].w == w)
-				c->mut_input[i] = io[j].is_input;
-		if (w->init != IR_INIT_NONE) {
-			c->mut_init[i] = xmalloc((size_t)type_bytes(w->v.type) + 1);
-			if (interp_weight_init(f->mod, w, c->mut_init[i], d)) {
-				rc = -1;
-				break;
-			}
-		}
-	}
-	free(io);
-	return rc;
+	return backend_placeholders_init(&c->ph, f, d);
 }
 
 /* The steps in program order: a kernel per launch, the copies and waits. */
@@ -468,49 +440,37 @@ static int enqueue_all(struct backend_compiled *c, cl_event *ev, bool kernel_eve
 	return 0;
 }
 
+/* A program that computes on placeholders directly (no device copies):
+ * all of them uploaded into R1 before the kernels (up) or read back after
+ * them. Returns 0, or -1 after reporting. */
+static int sync_mutable(struct backend_compiled *c, bool up, struct diag *d)
+{
+	if (!c->g.direct_mutable || !c->size[1])
+		return 0;
+	cl_command_queue q = c->dev->compute;
+	cl_int err = up ? clEnqueueWriteBuffer(q, c->r[1], CL_TRUE, 0, (size_t)c->size[1], c->mhost, 0, NULL, NULL)
+			: clEnqueueReadBuffer(q, c->r[1], CL_TRUE, 0, (size_t)c->size[1], c->mhost, 0, NULL, NULL);
+	if (err != CL_SUCCESS) {
+		diag_error(d, LOC_NONE, "OpenCL: cannot %s the placeholders of @%s: %s", up ? "upload" : "read back",
+			   c->f->name, ocl_err_name(err));
+		return -1;
+	}
+	return 0;
+}
+
 /* One run: the placeholders into their host images, the steps, the
  * results back into the bindings. ev (one per step) keeps the events for
  * the caller to read and release; kernel_events asks for the kernels'. */
 static int run_once(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds, cl_event *ev,
 		    bool kernel_events, struct diag *d)
 {
-	for (size_t i = 0; i < c->nmut; i++) {
-		struct ir_weight *w = c->mut[i];
-		const struct ocl_place *pl = ptrmap_get(&c->g.place, w);
-		uint8_t *a = c->mhost + pl->offset;
-		size_t bytes = (size_t)type_bytes(w->v.type);
-		const void *bound = NULL;
-		for (size_t j = 0; j < nbinds && c->mut_input[i]; j++)
-			if (binds[j].w == w)
-				bound = binds[j].data;
-		if (bound)
-			memcpy(a, bound, bytes);
-		else if (c->mut_init[i])
-			memcpy(a, c->mut_init[i], bytes);
-		else if (interp_weight_init(c->f->mod, w, a, d))
+	for (size_t i = 0; i < c->ph.n; i++) {
+		const struct ocl_place *pl = ptrmap_get(&c->g.place, c->ph.w[i]);
+		if (backend_placeholder_fill(&c->ph, i, c->f, binds, nbinds, c->mhost + pl->offset, d))
 			return -1;
 	}
-	struct ocl_device *dev = c->dev;
-	if (c->g.direct_mutable && c->size[1]) {
-		cl_int err = clEnqueueWriteBuffer(dev->compute, c->r[1], CL_TRUE, 0, (size_t)c->size[1], c->mhost, 0,
-						  NULL, NULL);
-		if (err != CL_SUCCESS) {
-			diag_error(d, LOC_NONE, "OpenCL: cannot upload the placeholders of @%s: %s", c->f->name,
-				   ocl_err_name(err));
-			return -1;
-		}
-	}
-	if (enqueue_all(c, ev, kernel_events, d))
+	if (sync_mutable(c, true, d) || enqueue_all(c, ev, kernel_events, d) || sync_mutable(c, false, d))
 		return -1;
-	if (c->g.direct_mutable && c->size[1]) {
-		cl_int err = clEnqueueReadBuffer(dev->compute, c->r[1], CL_TRUE, 0, (size_t)c->size[1], c->mhost, 0,
-						 NULL, NULL);
-		if (err != CL_SUCCESS) {
-			diag_error(d, LOC_NONE, "OpenCL: cannot read back the placeholders of @%s: %s", c->f->name,
-				   ocl_err_name(err));
-			return -1;
-		}
-	}
 	for (size_t j = 0; j < nbinds; j++)
 		if (!binds[j].w->is_const) {
 			const struct ocl_place *pl = ptrmap_get(&c->g.place, binds[j].w);
@@ -586,66 +546,27 @@ static int ocl_run(struct backend_compiled *c, const struct backend_binding *bin
 
 /* ---- the graph side ---- */
 
+/* The node kinds of OclKernels.def's rows (ocl_node_elems) on the element
+ * kinds their Elems column admits. */
 static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const enum elem_kind *elems,
 				unsigned nelems)
 {
 	(void)b;
-	if (kind >= NK_COUNT || kind == NK_Placeholder || kind == NK_Constant)
+	enum ocl_elems el = ocl_node_elems(kind);
+	if (el == OCL_EL_NONE)
 		return false;
-	bool ew = false, pred = false;
-	switch (kind) {
-	case NK_Convolution:
-	case NK_OpenCL_ConvBiasRelu:
-	case NK_MaxPool:
-	case NK_AvgPool:
-	case NK_FullyConnected:
-	case NK_MatMul:
-	case NK_Gemm:
-	case NK_BatchedAdd:
-	case NK_SoftMax:
-	case NK_LocalResponseNormalization:
-	case NK_Splat: break;
-	case NK_Transpose:
-	case NK_Reshape:
-	case NK_Concat:
-	case NK_Slice:
-	case NK_InsertTensor:
-	case NK_Save: return true; /* data movement: elements of any kind, moved bit for bit */
-	default:
-		for (unsigned ik = 0; ik < IK_COUNT && !ew; ik++)
-			if (instr_desc(ik)->graph_kind == (int)kind && instr_desc(ik)->flags & IF_EW && ocl_ew_kind_ok(ik)) {
-				ew = true;
-				pred = ew_row(ik)->result == EW_RESULT_BOOL;
-			}
-		if (!ew)
-			return false;
-	}
+	if (el == OCL_EL_ANY)
+		return true; /* data movement: elements of any kind, moved bit for bit */
 	for (unsigned i = 0; i < nelems; i++) {
 		if (elems[i] == EK_FLOAT)
 			continue;
-		if (kind == NK_MaxPool && i == 1 && (elems[i] == EK_INDEX64 || elems[i] == EK_INDEX32))
+		if (el == OCL_EL_FLOAT_ARGMAX && i == 1 && (elems[i] == EK_INDEX64 || elems[i] == EK_INDEX32))
 			continue; /* the argmax result: compiled when unused */
-		if (pred && i == 0 && elems[i] == EK_BOOL)
+		if (el == OCL_EL_FLOAT_PRED && i == 0 && elems[i] == EK_BOOL)
 			continue;
 		return false;
 	}
 	return true;
-}
-
-static bool ocl_is_node_supported(const struct backend *b, const struct node *n)
-{
-	enum elem_kind e[2 * IR_MAX_OPS + 8];
-	unsigned ne = backend_node_elems(n, e, GLOW_ARRAY_SIZE(e));
-	return ocl_is_op_supported(b, n->kind, e, ne);
-}
-
-/* Nothing is lowered by choice: the lower stage lowers what is not
- * supported. */
-static bool ocl_should_lower(const struct backend *b, const struct node *n)
-{
-	(void)b;
-	(void)n;
-	return false;
 }
 
 /* After lowering: Relu(Convolution(x, w, b)) on float, the convolution used
@@ -679,8 +600,10 @@ static int ocl_post_lowering(const struct backend *b, struct func *f, struct dia
 	return changed;
 }
 
+/* Nothing is lowered by choice (backend_lower_nothing): the lower stage
+ * lowers what is not supported. */
 const struct backend ocl_backend = {
-	"opencl",	   ocl_is_op_supported, ocl_is_node_supported, ocl_should_lower,
-	ocl_post_lowering, ocl_compile,		ocl_run,	       ocl_destroy,
+	"opencl",	   ocl_is_op_supported, backend_node_supported_by_kind, backend_lower_nothing,
+	ocl_post_lowering, ocl_compile,		ocl_run,			ocl_destroy,
 	{"ocl-O0", "ocl-O1", "ocl-O2", "ocl-O3"},
 };

@@ -10,10 +10,14 @@
  * kernel set (g->gpu) computes convolutions of one group and matrix
  * products with the tiled igemm kernel (ocl_gen_igemm.c).
  *
- * Fusion: a convolution, matrix product or pooling whose result is
- * immediately rectified in place (the next computing instruction is
- * `relu @out X, @in X` on its destination X) applies the relu in its own
- * store and the relu gets no kernel.
+ * Dispatch: each instruction's generator, support test and variant come
+ * from its row of OclKernels.def (ocl_row_of; elementwise kinds share
+ * ocl_gen_ew).
+ *
+ * Fusion: a kind flagged OCL_F_FUSE_RELU (a convolution, matrix product,
+ * pooling, batchedadd) whose result is immediately rectified in place (the
+ * next computing instruction is `relu @out X, @in X` on its destination X)
+ * applies the relu in its own store and the relu gets no kernel.
  *
  * Constant operands that a kernel reads across work-items with a large
  * stride are repacked at compile time into region R3 (ocl_pack): a
@@ -55,6 +59,12 @@ void ocl_gen_define(struct ocl_gen *g, const char *name, const char *fmt, ...)
 	if (ndefined == GLOW_ARRAY_SIZE(defined_names))
 		unreachable("too many OpenCL macros in one kernel");
 	memcpy(defined_names[ndefined++], base, n + 1);
+}
+
+void ocl_gen_ints(struct ocl_gen *g, const struct ocl_int_def *defs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ocl_gen_define(g, defs[i].name, "%" PRId64, defs[i].value);
 }
 
 struct ocl_place ocl_operand_place(struct ocl_gen *g, const struct ir_instr *in, unsigned i)
@@ -117,14 +127,39 @@ void ocl_gen_section(struct ocl_gen *g, const char *section)
 	ndefined = 0;
 }
 
-/* A one-dimensional launch of n work-items. */
-static void launch_1d(struct ocl_gen *g, struct ocl_launch *l, uint64_t n)
+void ocl_launch_1d(struct ocl_launch *l, size_t ls, uint64_t n)
 {
-	size_t ls = g->gpu ? 256 : 32;
 	l->dims = 1;
 	l->local[0] = ls;
 	l->global[0] = ocl_round_up((size_t)(n ? n : 1), ls);
 }
+
+void ocl_launch_2d(struct ocl_launch *l, size_t l0, size_t l1, size_t n0, size_t n1)
+{
+	l->dims = 2;
+	l->local[0] = l0;
+	l->local[1] = l1;
+	l->global[0] = ocl_round_up(n0, l0);
+	l->global[1] = ocl_round_up(n1, l1);
+}
+
+void ocl_gen_act(struct ocl_gen *g, bool relu, bool vector)
+{
+	const char *r = vector ? "fmax((x), 0.0f)" : "((x) > 0.0f ? (x) : 0.0f)";
+	ocl_gen_define(g, "ACT(x)", "%s", relu ? r : "(x)");
+}
+
+/* The vector type of width vw and its loads and stores. */
+static void define_vector(struct ocl_gen *g, unsigned vw)
+{
+	ocl_gen_define(g, "VW", "%u", vw);
+	ocl_gen_define(g, "VT", "float%u", vw);
+	ocl_gen_define(g, "VLOAD", "vload%u", vw);
+	ocl_gen_define(g, "VSTORE", "vstore%u", vw);
+}
+
+/* A one-dimensional launch of n work-items. */
+static void launch_1d(struct ocl_gen *g, struct ocl_launch *l, uint64_t n) { ocl_launch_1d(l, g->gpu ? 256 : 32, n); }
 
 /* The smallest power of two >= n, at most cap. */
 static size_t pow2_upto(uint64_t n, size_t cap)
@@ -137,7 +172,15 @@ static size_t pow2_upto(uint64_t n, size_t cap)
 
 static bool is_float(const struct ir_value *v) { return v->type->elem == EK_FLOAT; }
 
-static bool all_float(const struct ir_instr *in)
+/* ---- support tests (OclKernels.def's Supports column) ---- */
+
+bool ocl_sup_any(const struct ir_instr *in)
+{
+	(void)in;
+	return true;
+}
+
+bool ocl_sup_float(const struct ir_instr *in)
 {
 	for (unsigned i = 0; i < in->nops; i++)
 		if (!is_float(in->ops[i].val))
@@ -145,17 +188,46 @@ static bool all_float(const struct ir_instr *in)
 	return true;
 }
 
+/* Whether operand i has rank r. */
+static bool rank_is(const struct ir_instr *in, unsigned i, unsigned r) { return in->ops[i].val->type->rank == r; }
+
+bool ocl_sup_conv(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4) && rank_is(in, 2, 4); }
+
+bool ocl_sup_image(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4); }
+
+bool ocl_sup_gemm(const struct ir_instr *in)
+{
+	return ocl_sup_float(in) && rank_is(in, 0, 2) && rank_is(in, 1, 2) && rank_is(in, 2, 2);
+}
+
+/* The bookkeeping kinds' generator: no kernel. */
+void ocl_gen_nothing(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+{
+	(void)g;
+	(void)in;
+	(void)arg;
+	(void)relu;
+}
+
 /* ---- elementwise (EW.def) ---- */
 
-/* How OpenCL C spells EW.def's function `name`, NULL if it has none. */
+/* EW.def's functions that OpenCL C spells otherwise (the first two
+ * defined in the preamble of kernels/ocl_kernels.cl) */
+static const struct {
+	const char *ew, *ocl;
+} ocl_fns[] = {
+	{"sigmoid", "ocl_sigmoid"},
+	{"fmod_floor", "ocl_fmod_floor"},
+	{"nearbyint", "rint"}, /* half to even, as nearbyint in the default mode */
+};
+
+/* How OpenCL C spells EW.def's function `name`: "" for its own name, NULL
+ * if it has none (a bundle's cb_ helper). */
 static const char *ew_fn(const struct ew_tok *t)
 {
-	if (ew_tok_is(t, "sigmoid"))
-		return "ocl_sigmoid";
-	if (ew_tok_is(t, "fmod_floor"))
-		return "ocl_fmod_floor";
-	if (ew_tok_is(t, "nearbyint"))
-		return "rint"; /* half to even, as nearbyint in the default mode */
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(ocl_fns); i++)
+		if (ew_tok_is(t, ocl_fns[i].ew))
+			return ocl_fns[i].ocl;
 	const char *sp = ew_fn_spelling(t->s, t->len, EW_REAL);
 	return sp && strncmp(sp, "cb_", 3) != 0 ? "" : NULL;
 }
@@ -202,7 +274,7 @@ bool ocl_ew_kind_ok(unsigned kind)
 	return row && row->family == EW_FAMILY_TABLE && row->expr[EW_REAL] && ew_expr(row, NULL);
 }
 
-static bool ew_supports(const struct ir_instr *in)
+bool ocl_sup_ew(const struct ir_instr *in)
 {
 	if (!ocl_ew_kind_ok(in->kind))
 		return false;
@@ -213,8 +285,10 @@ static bool ew_supports(const struct ir_instr *in)
 							   : is_float(in->ops[0].val);
 }
 
-static void gen_ew(struct ocl_gen *g, const struct ir_instr *in)
+void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
+	(void)relu;
 	const struct ew_row *row = ew_row(in->kind);
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
@@ -266,11 +340,6 @@ static uint64_t add_pack(struct ocl_gen *g, const struct ir_weight *w, unsigned 
 	return p->offset;
 }
 
-static void define_act(struct ocl_gen *g, bool relu)
-{
-	ocl_gen_define(g, "ACT(x)", "%s", relu ? "((x) > 0.0f ? (x) : 0.0f)" : "(x)");
-}
-
 /* Pixels per work-item along a row of OW: from 4 to 8 (fewer for a
  * narrower row), the one that wastes the fewest, the larger on a tie. */
 static unsigned pick_px(uint64_t ow)
@@ -299,8 +368,9 @@ static unsigned pick_vw(uint64_t oc, uint64_t ocg, bool depthwise)
 	return 0;
 }
 
-static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+void ocl_gen_conv(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
 	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type, *ft = in->ops[2].val->type;
 	unsigned nk, ns, np, nd;
 	const int64_t *k = ir_ints(in, "kernels", &nk), *s = ir_ints(in, "strides", &ns), *pd = ir_ints(in, "pads", &np),
@@ -328,25 +398,10 @@ static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		return;
 	}
 	struct ocl_launch *l = ocl_gen_begin(g, in);
-	ocl_gen_define(g, "H", "%" PRIu64, H);
-	ocl_gen_define(g, "W", "%" PRIu64, W);
-	ocl_gen_define(g, "C", "%" PRIu64, C);
-	ocl_gen_define(g, "OH", "%" PRIu64, OH);
-	ocl_gen_define(g, "OW", "%" PRIu64, OW);
-	ocl_gen_define(g, "OC", "%" PRIu64, OC);
-	ocl_gen_define(g, "KH", "%" PRId64, k[0]);
-	ocl_gen_define(g, "KW", "%" PRId64, k[1]);
-	ocl_gen_define(g, "SH", "%" PRId64, s[0]);
-	ocl_gen_define(g, "SW", "%" PRId64, s[1]);
-	ocl_gen_define(g, "DH", "%" PRId64, dl[0]);
-	ocl_gen_define(g, "DW", "%" PRId64, dl[1]);
-	ocl_gen_define(g, "PT", "%" PRId64, pd[0]);
-	ocl_gen_define(g, "PL", "%" PRId64, pd[1]);
-	ocl_gen_define(g, "ICG", "%" PRIu64, ICG);
-	ocl_gen_define(g, "OCG", "%" PRIu64, OCG);
-	ocl_gen_define(g, "PX", "%u", px);
-	ocl_gen_define(g, "OWB", "%" PRIu64, owb);
-	ocl_gen_define(g, "ROWS", "%" PRIu64, rows);
+	OCL_GEN_INTS(g, {"H", (int64_t)H}, {"W", (int64_t)W}, {"C", (int64_t)C}, {"OH", (int64_t)OH},
+		     {"OW", (int64_t)OW}, {"OC", (int64_t)OC}, {"KH", k[0]}, {"KW", k[1]}, {"SH", s[0]}, {"SW", s[1]},
+		     {"DH", dl[0]}, {"DW", dl[1]}, {"PT", pd[0]}, {"PL", pd[1]}, {"ICG", (int64_t)ICG},
+		     {"OCG", (int64_t)OCG}, {"PX", px}, {"OWB", (int64_t)owb}, {"ROWS", (int64_t)rows});
 	ocl_gen_ptr(g, "PD", "float", in, 0);
 	ocl_gen_ptr(g, "PS", "float", in, 1);
 	ocl_gen_ptr(g, "PBIAS", "float", in, 3);
@@ -359,52 +414,33 @@ static void gen_conv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		ocl_gen_define(g, "WIDX(ky, kx, ic)", "(((oc * KH + (ky)) * KW + (kx)) * ICG + (ic))");
 	}
 	if (vw) {
-		ocl_gen_define(g, "VW", "%u", vw);
-		ocl_gen_define(g, "VT", "float%u", vw);
-		ocl_gen_define(g, "VLOAD", "vload%u", vw);
-		ocl_gen_define(g, "VSTORE", "vstore%u", vw);
+		define_vector(g, vw);
 		ocl_gen_define(g, "DEPTHWISE", "%d", depthwise);
 		ocl_gen_define(g, "VB", "%u", vb);
 		ocl_gen_define(g, "PZERO", "((__global const float *)R3)");
-		ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
+		ocl_gen_act(g, relu, true);
 		ocl_gen_section(g, "convv");
 		size_t l1 = rows >= 8 ? 8 : (size_t)rows;
-		l->dims = 2;
-		l->local[0] = 1;
-		l->local[1] = l1;
-		l->global[0] = (size_t)(OC / (vw * vb));
-		l->global[1] = ocl_round_up((size_t)rows, l1);
+		ocl_launch_2d(l, 1, l1, (size_t)(OC / (vw * vb)), (size_t)rows);
 		return;
 	}
-	define_act(g, relu);
+	ocl_gen_act(g, relu, false);
 	ocl_gen_section(g, "conv");
 	size_t l0 = pow2_upto(OC, g->gpu ? 64 : 32);
 	size_t l1 = g->gpu ? (l0 >= 64 ? 2 : 128 / l0) : 1;
-	l->dims = 2;
-	l->local[0] = l0;
-	l->local[1] = l1;
-	l->global[0] = ocl_round_up((size_t)OC, l0);
-	l->global[1] = ocl_round_up((size_t)rows, l1);
+	ocl_launch_2d(l, l0, l1, (size_t)OC, (size_t)rows);
 }
 
-static void gen_pool(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+void ocl_gen_pool(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type;
 	unsigned nk, ns, np;
 	const int64_t *k = ir_ints(in, "kernels", &nk), *s = ir_ints(in, "strides", &ns), *pd = ir_ints(in, "pads", &np);
-	bool is_max = in->kind == IK_maxpool;
+	bool is_max = arg == OCL_POOL_MAX;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
-	ocl_gen_define(g, "H", "%" PRIu64, st->dims[1]);
-	ocl_gen_define(g, "W", "%" PRIu64, st->dims[2]);
-	ocl_gen_define(g, "C", "%" PRIu64, st->dims[3]);
-	ocl_gen_define(g, "OH", "%" PRIu64, dt->dims[1]);
-	ocl_gen_define(g, "OW", "%" PRIu64, dt->dims[2]);
-	ocl_gen_define(g, "KH", "%" PRId64, k[0]);
-	ocl_gen_define(g, "KW", "%" PRId64, k[1]);
-	ocl_gen_define(g, "SH", "%" PRId64, s[0]);
-	ocl_gen_define(g, "SW", "%" PRId64, s[1]);
-	ocl_gen_define(g, "PT", "%" PRId64, pd[0]);
-	ocl_gen_define(g, "PL", "%" PRId64, pd[1]);
+	OCL_GEN_INTS(g, {"H", (int64_t)st->dims[1]}, {"W", (int64_t)st->dims[2]}, {"C", (int64_t)st->dims[3]},
+		     {"OH", (int64_t)dt->dims[1]}, {"OW", (int64_t)dt->dims[2]}, {"KH", k[0]}, {"KW", k[1]}, {"SH", s[0]},
+		     {"SW", s[1]}, {"PT", pd[0]}, {"PL", pd[1]});
 	ocl_gen_define(g, "TOTAL", "%" PRIu64 "UL", type_numel(dt));
 	ocl_gen_define(g, "IS_MAX", "%d", is_max);
 	ocl_gen_define(g, "INCL", "%d", is_max ? 0 : (int)ir_int(in, "count_include_pads"));
@@ -414,21 +450,14 @@ static void gen_pool(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 	if (vw) {
 		uint64_t npix = dt->dims[0] * dt->dims[1] * dt->dims[2];
 		ocl_gen_define(g, "NPIX", "%" PRIu64 "UL", npix);
-		ocl_gen_define(g, "VW", "%u", vw);
-		ocl_gen_define(g, "VT", "float%u", vw);
-		ocl_gen_define(g, "VLOAD", "vload%u", vw);
-		ocl_gen_define(g, "VSTORE", "vstore%u", vw);
-		ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
+		define_vector(g, vw);
+		ocl_gen_act(g, relu, true);
 		ocl_gen_section(g, "poolv");
 		size_t l1 = npix >= 8 ? 8 : (size_t)npix;
-		l->dims = 2;
-		l->local[0] = 1;
-		l->local[1] = l1;
-		l->global[0] = (size_t)(st->dims[3] / vw);
-		l->global[1] = ocl_round_up((size_t)npix, l1);
+		ocl_launch_2d(l, 1, l1, (size_t)(st->dims[3] / vw), (size_t)npix);
 		return;
 	}
-	define_act(g, relu);
+	ocl_gen_act(g, relu, false);
 	ocl_gen_section(g, "pool");
 	launch_1d(g, l, type_numel(dt));
 }
@@ -437,12 +466,12 @@ static void gen_pool(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 
 /* fullyconnected (Src N x K, Weights K x M, Bias M), matmul (LHS N x K, RHS
  * K x M) and gemm (alpha A' B' + beta C) as the gemm section. */
-static void gen_gemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+void ocl_gen_gemm(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	const struct type *dt = in->ops[0].val->type, *at = in->ops[1].val->type;
 	bool ta = false, tb = false;
 	double alpha = 1, beta = 1;
-	if (in->kind == IK_gemm) {
+	if (arg & OCL_MM_ATTRS) {
 		ta = ir_int(in, "trans_a") != 0;
 		tb = ir_int(in, "trans_b") != 0;
 		alpha = ir_float(in, "alpha");
@@ -451,10 +480,10 @@ static void gen_gemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 	uint64_t M = dt->dims[0], N = dt->dims[1], K = at->dims[ta ? 0 : 1];
 	/* GPU kernels: a fully connected layer (a bias of N) or a matrix
 	 * product, both A (M x K) times B (K x N), as the tiled igemm */
-	bool fc_bias = in->kind == IK_fullyconnected && in->ops[3].val->type->rank == 1 &&
+	bool fc_bias = (arg & OCL_MM_IGEMM_BIAS) && in->ops[3].val->type->rank == 1 &&
 		       in->ops[3].val->type->dims[0] == N;
 	struct ocl_igemm ig = {M, N, M, 1, 1, K, 1, 1, 1, 1, 1, 1, 1, 1, 0, 0, fc_bias, false};
-	if (g->gpu && (fc_bias || in->kind == IK_matmul) && ocl_igemm_fits(&ig)) {
+	if (g->gpu && (fc_bias || (arg & OCL_MM_IGEMM)) && ocl_igemm_fits(&ig)) {
 		ocl_gen_igemm(g, in, &ig, 0, relu);
 		return;
 	}
@@ -477,28 +506,26 @@ static void gen_gemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		ocl_gen_ptr(g, "PB", "float", in, 2);
 		ocl_gen_define(g, "BIDX(k, j)", tb ? "((size_t)(j) * K + (k))" : "((size_t)(k) * N + (j))");
 	}
-	if (in->kind == IK_gemm || in->kind == IK_fullyconnected) {
+	if (arg & OCL_MM_ADD_C) {
 		const struct type *ct = in->ops[3].val->type;
 		uint64_t cr = ct->rank >= 2 ? ct->dims[0] : 1, cc = ct->rank >= 1 ? ct->dims[ct->rank - 1] : 1;
 		ocl_gen_ptr(g, "PC", "float", in, 3);
 		ocl_gen_define(g, "CIDX(i, j)", "((size_t)%s * %" PRIu64 " + %s)", cr == 1 ? "0" : "(i)", cc,
 			       cc == 1 ? "0" : "(j)");
 	}
-	define_act(g, relu);
+	ocl_gen_act(g, relu, false);
 	ocl_gen_section(g, "gemm");
 	size_t l0 = pow2_upto(N, g->gpu ? 64 : 32);
 	size_t rows = (size_t)((M + 3) / 4);
-	l->dims = 2;
-	l->local[0] = l0;
-	l->local[1] = 1;
-	l->global[0] = ocl_round_up((size_t)N, l0);
-	l->global[1] = rows ? rows : 1;
+	ocl_launch_2d(l, l0, 1, (size_t)N, rows ? rows : 1);
 }
 
 /* ---- the rest ---- */
 
-static void gen_softmax(struct ocl_gen *g, const struct ir_instr *in)
+void ocl_gen_softmax(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
+	(void)relu;
 	const struct type *st = in->ops[1].val->type;
 	unsigned axis = (unsigned)ir_int(in, "axis");
 	uint64_t outer = 1, inner = 1;
@@ -516,8 +543,10 @@ static void gen_softmax(struct ocl_gen *g, const struct ir_instr *in)
 	launch_1d(g, l, outer * inner);
 }
 
-static void gen_lrn(struct ocl_gen *g, const struct ir_instr *in)
+void ocl_gen_lrn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
+	(void)relu;
 	const struct type *st = in->ops[1].val->type;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	ocl_gen_define(g, "N", "%" PRIu64 "UL", type_numel(st));
@@ -532,8 +561,10 @@ static void gen_lrn(struct ocl_gen *g, const struct ir_instr *in)
 	launch_1d(g, l, type_numel(st));
 }
 
-static void gen_splat(struct ocl_gen *g, const struct ir_instr *in)
+void ocl_gen_splat(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
+	(void)relu;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
 	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
@@ -543,8 +574,9 @@ static void gen_splat(struct ocl_gen *g, const struct ir_instr *in)
 	launch_1d(g, l, n);
 }
 
-static void gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, bool relu)
+void ocl_gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	(void)arg;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
 	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
@@ -552,40 +584,12 @@ static void gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, bool re
 	ocl_gen_ptr(g, "PD", "float", in, 0);
 	ocl_gen_ptr(g, "PA", "float", in, 1);
 	ocl_gen_ptr(g, "PB", "float", in, 2);
-	define_act(g, relu);
+	ocl_gen_act(g, relu, false);
 	ocl_gen_section(g, "batchedadd");
 	launch_1d(g, l, n);
 }
 
-/* ---- support and the program ---- */
-
-bool ocl_gen_supports(const struct ir_instr *in)
-{
-	switch (in->kind) {
-	case IK_alloc:
-	case IK_dealloc:
-	case IK_tensorview:
-	case IK_touch:
-	case IK_copytodevice:
-	case IK_copyfromdevice:
-	case IK_devicewait: return true;
-	case IK_convolution:
-	case IK_opencl_convbiasrelu:
-		return all_float(in) && in->ops[1].val->type->rank == 4 && in->ops[2].val->type->rank == 4;
-	case IK_maxpool:
-	case IK_avgpool: return all_float(in) && in->ops[1].val->type->rank == 4;
-	case IK_fullyconnected:
-	case IK_matmul:
-	case IK_gemm:
-		return all_float(in) && in->ops[0].val->type->rank == 2 && in->ops[1].val->type->rank == 2 &&
-		       in->ops[2].val->type->rank == 2;
-	case IK_batchedadd:
-	case IK_softmax:
-	case IK_splat: return all_float(in);
-	case IK_localresponsenormalization: return all_float(in) && in->ops[1].val->type->rank == 4;
-	default: return ocl_gen_move_supports(in) || ew_supports(in);
-	}
-}
+/* ---- the program ---- */
 
 /* The next instruction after `in` that computes (not alloc, dealloc,
  * tensorview), NULL at the end. */
@@ -610,53 +614,26 @@ int ocl_gen_program(struct ocl_gen *g, struct diag *d)
 	/* R3 starts with zeros for the padding of the CPU convolution: as
 	 * many floats as the largest convolution has input channels per group */
 	uint64_t zeros = 0;
-	ir_for_each_instr(g->f, in)
-		if ((in->kind == IK_convolution || in->kind == IK_opencl_convbiasrelu) && in->ops[2].val->type->rank == 4 &&
-		    in->ops[2].val->type->dims[3] > zeros)
-			zeros = in->ops[2].val->type->dims[3];
+	ir_for_each_instr(g->f, in) {
+		const struct ocl_row *r = ocl_row_of(in->kind);
+		const struct type *ft = r && (r->flags & OCL_F_ZEROS) ? in->ops[2].val->type : NULL;
+		if (ft && ft->rank == 4 && ft->dims[3] > zeros)
+			zeros = ft->dims[3];
+	}
 	g->r3_size = ocl_round_up((size_t)(zeros * 4), 64);
 	ocl_gen_section(g, "preamble");
 	ir_for_each_instr(g->f, in) {
 		if (in == g->fused)
 			continue;
-		bool relu = false;
-		switch (in->kind) {
-		case IK_convolution:
-		case IK_maxpool:
-		case IK_avgpool:
-		case IK_fullyconnected:
-		case IK_matmul:
-		case IK_gemm:
-		case IK_batchedadd:
+		const struct ocl_row *r = ocl_row_of(in->kind);
+		if (!r)
+			unreachable("OpenCL: an instruction compile did not check");
+		bool relu = (r->flags & OCL_F_RELU) != 0;
+		if (r->flags & OCL_F_FUSE_RELU) {
 			relu = relu_follows(in);
 			g->fused = relu ? next_computing(in) : NULL;
-			break;
-		default: break;
 		}
-		switch (in->kind) {
-		case IK_alloc:
-		case IK_dealloc:
-		case IK_tensorview:
-		case IK_touch:
-		case IK_copytodevice:
-		case IK_copyfromdevice:
-		case IK_devicewait: break;
-		case IK_convolution: gen_conv(g, in, relu); break;
-		case IK_opencl_convbiasrelu: gen_conv(g, in, true); break;
-		case IK_maxpool:
-		case IK_avgpool: gen_pool(g, in, relu); break;
-		case IK_fullyconnected:
-		case IK_matmul:
-		case IK_gemm: gen_gemm(g, in, relu); break;
-		case IK_batchedadd: gen_batchedadd(g, in, relu); break;
-		case IK_softmax: gen_softmax(g, in); break;
-		case IK_localresponsenormalization: gen_lrn(g, in); break;
-		case IK_splat: gen_splat(g, in); break;
-		default:
-			if (ocl_gen_move(g, in) == 1)
-				gen_ew(g, in);
-			break;
-		}
+		r->gen(g, in, r->arg, relu);
 	}
 	return 0;
 }

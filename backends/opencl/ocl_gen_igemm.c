@@ -27,31 +27,15 @@ static bool fits_int(uint64_t a, uint64_t b)
 static void igemm_common(struct ocl_gen *g, struct ocl_launch *l, const struct ocl_igemm *s, bool relu)
 {
 	unsigned rm = s->m >= 1024 ? 8 : 4, rn = s->oc >= 128 ? 8 : 4;
-	ocl_gen_define(g, "M", "%" PRIu64, s->m);
-	ocl_gen_define(g, "OC", "%" PRIu64, s->oc);
-	ocl_gen_define(g, "KD", "%" PRIu64, s->kh * s->kw * s->c);
-	ocl_gen_define(g, "H", "%" PRIu64, s->h);
-	ocl_gen_define(g, "W", "%" PRIu64, s->w);
-	ocl_gen_define(g, "C", "%" PRIu64, s->c);
-	ocl_gen_define(g, "OH", "%" PRIu64, s->oh);
-	ocl_gen_define(g, "OW", "%" PRIu64, s->ow);
-	ocl_gen_define(g, "KH", "%" PRIu64, s->kh);
-	ocl_gen_define(g, "KW", "%" PRIu64, s->kw);
-	ocl_gen_define(g, "SH", "%" PRIu64, s->sh);
-	ocl_gen_define(g, "SW", "%" PRIu64, s->sw);
-	ocl_gen_define(g, "DH", "%" PRIu64, s->dh);
-	ocl_gen_define(g, "DW", "%" PRIu64, s->dw);
-	ocl_gen_define(g, "PT", "%" PRIu64, s->pt);
-	ocl_gen_define(g, "PL", "%" PRIu64, s->pl);
-	ocl_gen_define(g, "RM", "%u", rm);
-	ocl_gen_define(g, "RN", "%u", rn);
-	ocl_gen_define(g, "ACT(x)", "%s", relu ? "fmax((x), 0.0f)" : "(x)");
+	OCL_GEN_INTS(g, {"M", (int64_t)s->m}, {"OC", (int64_t)s->oc}, {"KD", (int64_t)(s->kh * s->kw * s->c)},
+		     {"H", (int64_t)s->h}, {"W", (int64_t)s->w}, {"C", (int64_t)s->c}, {"OH", (int64_t)s->oh},
+		     {"OW", (int64_t)s->ow}, {"KH", (int64_t)s->kh}, {"KW", (int64_t)s->kw}, {"SH", (int64_t)s->sh},
+		     {"SW", (int64_t)s->sw}, {"DH", (int64_t)s->dh}, {"DW", (int64_t)s->dw}, {"PT", (int64_t)s->pt},
+		     {"PL", (int64_t)s->pl}, {"RM", rm}, {"RN", rn});
+	ocl_gen_act(g, relu, true);
 	ocl_gen_section(g, "igemm");
-	l->dims = 2;
-	l->local[0] = 16;
-	l->local[1] = 16;
-	l->global[0] = (size_t)((s->oc + 16 * rn - 1) / (16 * rn)) * 16;
-	l->global[1] = (size_t)((s->m + 16 * rm - 1) / (16 * rm)) * 16;
+	ocl_launch_2d(l, 16, 16, (size_t)((s->oc + 16 * rn - 1) / (16 * rn)) * 16,
+		      (size_t)((s->m + 16 * rm - 1) / (16 * rm)) * 16);
 }
 
 bool ocl_igemm_fits(const struct ocl_igemm *s)

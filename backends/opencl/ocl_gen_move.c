@@ -6,7 +6,8 @@
  * generated whole rather than taken from kernels/ocl_kernels.cl: one
  * work-item per element moved, its row-major index split into coordinates
  * by constant divisions and recombined with the other side's constant
- * strides.
+ * strides. One generator serves the four kinds: OclKernels.def's Arg picks
+ * the body and the shape iterated (move_kinds).
  */
 #include "backends/opencl/ocl.h"
 #include "support/util.h"
@@ -26,16 +27,7 @@ static const char *utype(const struct type *t)
 	}
 }
 
-bool ocl_gen_move_supports(const struct ir_instr *in)
-{
-	switch (in->kind) {
-	case IK_copy:
-	case IK_transpose:
-	case IK_inserttensor:
-	case IK_extracttensor: return utype(in->ops[0].val->type) && utype(in->ops[1].val->type);
-	default: return false;
-	}
-}
+bool ocl_sup_move(const struct ir_instr *in) { return utype(in->ops[0].val->type) && utype(in->ops[1].val->type); }
 
 static void strides(const struct type *t, uint64_t *s)
 {
@@ -67,87 +59,125 @@ static void coord(struct ostream *o, unsigned d, unsigned r)
 		os_printf(o, "c%u + ", d);
 }
 
-int ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in)
+/* A move kernel being generated: the two sides' shapes and row-major
+ * strides, and the work: `total` work-items, each moving `len` elements (a
+ * row of the last dimension where rows, else one), its index split over
+ * the first r dimensions of the shape iterated. */
+struct move {
+	struct ostream *o;
+	const struct type *dt, *st;
+	uint64_t ds[GLOW_MAX_RANK], ss[GLOW_MAX_RANK];
+	uint64_t len, total;
+	int64_t count;
+	unsigned r;
+	bool rows;
+};
+
+/* Appends the loop that moves the `len` elements of a row from s to dd. */
+static void move_row(const struct move *m)
 {
-	if (!ocl_gen_move_supports(in))
-		return 1;
-	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type;
-	const char *T = utype(dt);
+	os_printf(m->o, "\tfor (size_t j = 0; j < %" PRIu64 "UL; j++)\n\t\tdd[j] = s[j];\n", m->len);
+}
+
+/* The bodies: the statements that move work-item i's row or element. */
+
+static void body_copy(const struct move *m, const struct ir_instr *in)
+{
+	(void)in;
+	os_printf(m->o, "\tfor (size_t j = 0; j < %" PRIu64 "UL; j++)\n\t\tPD[i * %" PRIu64 "UL + j] = PS[i * %" PRIu64
+		       "UL + j];\n", m->len, m->len, m->len);
+}
+
+static void body_transpose(const struct move *m, const struct ir_instr *in)
+{
+	unsigned n;
+	const int64_t *sh = ir_ints(in, "shuffle", &n);
+	split(m->o, m->dt->dims, m->dt->rank);
+	os_puts(m->o, "\tPD[i] = PS[0");
+	for (unsigned d = 0; d < m->dt->rank; d++)
+		os_printf(m->o, " + c%u * %" PRIu64 "UL", d, m->ss[sh[d]]);
+	os_puts(m->o, "];\n");
+}
+
+static void body_extract(const struct move *m, const struct ir_instr *in)
+{
+	unsigned nst;
+	const int64_t *start = ir_ints(in, "start", &nst);
+	split(m->o, m->dt->dims, m->r);
+	os_puts(m->o, "\t__global const T_ *s = PS");
+	for (unsigned d = 0; d < m->dt->rank; d++) {
+		os_puts(m->o, " + (");
+		coord(m->o, d, m->r);
+		os_printf(m->o, "%" PRId64 "UL) * %" PRIu64 "UL", start[d], m->ss[d]);
+	}
+	os_printf(m->o, ";\n\t__global T_ *dd = PD + i * %" PRIu64 "UL;\n", m->len);
+	move_row(m);
+}
+
+/* The source `count` times along `axis`, each copy after the last. */
+static void body_insert(const struct move *m, const struct ir_instr *in)
+{
+	unsigned nst;
+	const int64_t *start = ir_ints(in, "start", &nst);
+	unsigned axis = (unsigned)ir_int(in, "axis");
+	uint64_t n = m->total / (uint64_t)m->count;
+	os_printf(m->o, "\tconst size_t rep = i / %" PRIu64 "UL;\n", n);
+	os_puts(m->o, "\t(void)rep;\n");
+	os_printf(m->o, "\t{\n\tconst size_t i0 = i %% %" PRIu64 "UL;\n\t{\n\tconst size_t i = i0;\n", n);
+	split(m->o, m->st->dims, m->r);
+	os_puts(m->o, "\t__global T_ *dd = PD");
+	for (unsigned d = 0; d < m->st->rank; d++) {
+		os_puts(m->o, " + (");
+		coord(m->o, d, m->r);
+		os_printf(m->o, "%" PRId64 "UL", start[d]);
+		if (d == axis && m->count > 1)
+			os_printf(m->o, " + rep * %" PRIu64 "UL", m->st->dims[d]);
+		os_printf(m->o, ") * %" PRIu64 "UL", m->ds[d]);
+	}
+	os_printf(m->o, ";\n\t__global const T_ *s = PS + i * %" PRIu64 "UL;\n", m->len);
+	move_row(m);
+	os_puts(m->o, "\t}\n\t}\n");
+}
+
+/* The move kinds by OclKernels.def's Arg (OCL_MOVE_*): the body, and the
+ * shape the kernel iterates, by rows of its last dimension (contiguous on
+ * both sides: a work-item per row, a loop along it) or by elements. */
+static const struct {
+	void (*body)(const struct move *m, const struct ir_instr *in);
+	bool source;   /* iterates the source's shape, else the destination's */
+	bool rows;     /* by rows */
+	bool repeated; /* `count` times (inserttensor's attribute) */
+} move_kinds[OCL_MOVE_COUNT] = {
+	[OCL_MOVE_COPY] = {body_copy, false, true, false},
+	[OCL_MOVE_TRANSPOSE] = {body_transpose, false, false, false},
+	[OCL_MOVE_EXTRACT] = {body_extract, false, true, false},
+	[OCL_MOVE_INSERT] = {body_insert, true, true, true},
+};
+
+void ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+{
+	glow_assert(arg < OCL_MOVE_COUNT && !relu); /* OclKernels.def's move rows */
+	struct move m;
+	m.o = &g->src;
+	m.dt = in->ops[0].val->type;
+	m.st = in->ops[1].val->type;
+	const struct type *it = move_kinds[arg].source ? m.st : m.dt;
+	m.count = move_kinds[arg].repeated ? ir_int(in, "count") : 1;
+	const char *T = utype(m.dt);
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	ocl_gen_ptr(g, "PD", T, in, 0);
 	ocl_gen_ptr(g, "PS", T, in, 1);
 	ocl_gen_define(g, "T_", "%s", T);
-	struct ostream *o = &g->src;
-	uint64_t ds[GLOW_MAX_RANK], ss[GLOW_MAX_RANK];
-	strides(dt, ds);
-	strides(st, ss);
-	/* the shape iterated: the destination's (the source's for insert) */
-	const struct type *it = in->kind == IK_inserttensor ? st : dt;
-	int64_t count = in->kind == IK_inserttensor ? ir_int(in, "count") : 1;
-	/* copy, insert and extract move rows of the last dimension, which are
-	 * contiguous on both sides: a work-item per row, a loop along it */
-	bool rows = in->kind != IK_transpose && it->rank > 0;
-	uint64_t len = rows ? it->dims[it->rank - 1] : 1;
-	uint64_t total = (len ? type_numel(it) / len : 0) * (uint64_t)count;
-	unsigned r = rows ? it->rank - 1 : it->rank;
-	os_printf(o, "__kernel void %s(ARGS)\n{\n\tconst size_t i = get_global_id(0);\n", l->name);
-	os_printf(o, "\tif (i >= %" PRIu64 "UL)\n\t\treturn;\n", total);
-	unsigned nst = 0;
-	const int64_t *start = in->kind == IK_inserttensor || in->kind == IK_extracttensor ? ir_ints(in, "start", &nst)
-											     : NULL;
-	switch (in->kind) {
-	case IK_copy:
-		os_printf(o, "\tfor (size_t j = 0; j < %" PRIu64 "UL; j++)\n\t\tPD[i * %" PRIu64 "UL + j] = PS[i * %" PRIu64
-			     "UL + j];\n", len, len, len);
-		break;
-	case IK_transpose: {
-		unsigned n;
-		const int64_t *sh = ir_ints(in, "shuffle", &n);
-		split(o, dt->dims, dt->rank);
-		os_puts(o, "\tPD[i] = PS[0");
-		for (unsigned d = 0; d < dt->rank; d++)
-			os_printf(o, " + c%u * %" PRIu64 "UL", d, ss[sh[d]]);
-		os_puts(o, "];\n");
-		break;
-	}
-	case IK_extracttensor:
-		split(o, dt->dims, r);
-		os_puts(o, "\t__global const T_ *s = PS");
-		for (unsigned d = 0; d < dt->rank; d++) {
-			os_puts(o, " + (");
-			coord(o, d, r);
-			os_printf(o, "%" PRId64 "UL) * %" PRIu64 "UL", start[d], ss[d]);
-		}
-		os_printf(o, ";\n\t__global T_ *dd = PD + i * %" PRIu64 "UL;\n", len);
-		os_printf(o, "\tfor (size_t j = 0; j < %" PRIu64 "UL; j++)\n\t\tdd[j] = s[j];\n", len);
-		break;
-	case IK_inserttensor: {
-		unsigned axis = (unsigned)ir_int(in, "axis");
-		uint64_t n = total / (uint64_t)count;
-		os_printf(o, "\tconst size_t rep = i / %" PRIu64 "UL;\n", n);
-		os_puts(o, "\t(void)rep;\n");
-		os_printf(o, "\t{\n\tconst size_t i0 = i %% %" PRIu64 "UL;\n\t{\n\tconst size_t i = i0;\n", n);
-		split(o, st->dims, r);
-		os_puts(o, "\t__global T_ *dd = PD");
-		for (unsigned d = 0; d < st->rank; d++) {
-			os_puts(o, " + (");
-			coord(o, d, r);
-			os_printf(o, "%" PRId64 "UL", start[d]);
-			if (d == axis && count > 1)
-				os_printf(o, " + rep * %" PRIu64 "UL", st->dims[d]);
-			os_printf(o, ") * %" PRIu64 "UL", ds[d]);
-		}
-		os_printf(o, ";\n\t__global const T_ *s = PS + i * %" PRIu64 "UL;\n", len);
-		os_printf(o, "\tfor (size_t j = 0; j < %" PRIu64 "UL; j++)\n\t\tdd[j] = s[j];\n\t}\n\t}\n", len);
-		break;
-	}
-	default: unreachable("not a move kind");
-	}
-	os_puts(o, "}\n");
+	strides(m.dt, m.ds);
+	strides(m.st, m.ss);
+	m.rows = move_kinds[arg].rows && it->rank > 0;
+	m.len = m.rows ? it->dims[it->rank - 1] : 1;
+	m.total = (m.len ? type_numel(it) / m.len : 0) * (uint64_t)m.count;
+	m.r = m.rows ? it->rank - 1 : it->rank;
+	os_printf(m.o, "__kernel void %s(ARGS)\n{\n\tconst size_t i = get_global_id(0);\n", l->name);
+	os_printf(m.o, "\tif (i >= %" PRIu64 "UL)\n\t\treturn;\n", m.total);
+	move_kinds[arg].body(&m, in);
+	os_puts(m.o, "}\n");
 	ocl_gen_section(g, "none");
-	size_t ls = g->gpu ? 256 : (rows ? 8 : 32);
-	l->dims = 1;
-	l->local[0] = ls;
-	l->global[0] = ocl_round_up((size_t)(total ? total : 1), ls);
-	return 0;
+	ocl_launch_1d(l, g->gpu ? 256 : (m.rows ? 8 : 32), m.total);
 }
