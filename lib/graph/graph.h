@@ -20,6 +20,7 @@
 #include "support/arena.h"
 #include "support/diag.h"
 #include "support/hashmap.h"
+#include "support/textparse.h"
 #include "support/types.h"
 
 #include <stdbool.h>
@@ -186,7 +187,7 @@ struct placeholder {
 	bool is_static;
 };
 
-enum init_kind { INIT_DENSE, INIT_SPLAT, INIT_ZERO, INIT_XAVIER, INIT_FILE };
+/* enum init_kind: support/textparse.h (both text formats share it) */
 
 struct constant {
 	struct node n; /* kind NK_Constant, no operands */

@@ -15,7 +15,7 @@
 struct loc gir_p_loc_at(const struct gir_parser *p, const char *c);
 
 /* Decodes a TYPE token into an interned type; NULL after reporting. */
-const struct type *gir_p_type(struct gir_parser *p, const struct gir_span *sp);
+const struct type *gir_p_type(struct gir_parser *p, const struct tp_span *sp);
 
 /* Frees the table and empties s. */
 void gir_scope_free(struct gir_scope *s);

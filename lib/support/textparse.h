@@ -22,6 +22,10 @@
 
 struct input;
 
+/* The initializers of a graph IR constant and of an instruction IR weight
+ * (the same keywords in both formats: lib/graph/initializer.h). */
+enum init_kind { INIT_DENSE, INIT_SPLAT, INIT_ZERO, INIT_XAVIER, INIT_FILE };
+
 /* ---- literals (the lexers) ---- */
 
 /* Decimal digits in [s, e) with an optional leading '-' (already matched by
