@@ -3,10 +3,13 @@
  * Design: the grammar is generic. An instruction is
  *   (%name '=')? kind modifier? ('[' INT* ']')? TYPE? operands? {attrs}?
  * for every kind; the kind is looked up in Instrs.def at run time
- * (lib/ir/parse.c), so a new instruction kind never touches this file. The
- * modifier and the bracketed positional list exist for the legacy forms
- * `pool max [3 3 0]` and `convolution [5 1 2 16]`. Types are single TYPE
- * tokens (the lexer matches `elem[...]<...>`), decoded in parse.c.
+ * (lib/ir/parse.c), and its operands and attributes are checked against its
+ * row, so a new instruction kind never touches this file. The modifier and
+ * the bracketed positional list are the shape of the seed design's legacy
+ * spellings (`pool max [3 3 0]`, `convolution [5 1 2 16]`); which names,
+ * modifiers and fields they take is data (lib/ir/Legacy.def). Types are
+ * single TYPE tokens (the lexer matches `elem[...]<...>`), decoded in
+ * parse_type.c.
  *
  * The semantic actions are one-line calls into parse.c (prefix gir_p_),
  * which builds the module through the builder API and reports semantic
@@ -85,9 +88,6 @@ struct gir_parser {
 		const int64_t *v;
 		uint32_t n;
 	} ints_cache[16];
-	/* instruction kinds by (length, first and last letter), 1 + kind; 0
-	 * empty: most lines name one of a few kinds */
-	uint8_t kind_cache[64];
 
 	/* the statement being parsed */
 	bool has_name;
@@ -298,13 +298,14 @@ tail_typed
 	: TYPE { p->type = $1; p->type_loc = @1; } operands_opt attrs_opt
 	;
 
+/* a legacy modifier (`pool max`) and positional list: Legacy.def */
 tail
 	: IDENT bracket { p->has_mod = true; p->mod = $1; p->mod_loc = @1; } operands attrs_opt
 	| bracket operands attrs_opt
 	| operands attrs_opt
 	;
 
-/* the legacy positional attribute list: '[' INT* ']' */
+/* the legacy positional attribute list: '[' INT* ']' (fields: Legacy.def) */
 bracket
 	: '[' { p->has_pos = true; p->pos_loc = @1; } ints ']'
 	;

@@ -5,9 +5,12 @@
  * checks API input gets, plus what only text can get wrong (unknown kinds,
  * names and attributes, bad literals, operand counts). Errors are reported at
  * the offending token and parsing goes on; a name whose definition failed is
- * "poisoned" so its uses do not report again. The legacy forms of the seed
- * design (positional attribute lists, `pool max`, `broadcast, v`, weights
- * without mutable/constant) are turned into the canonical ones here.
+ * "poisoned" so its uses do not report again. What both readers do alike
+ * (tokens, recovery, messages, poison sets, weight initializers) is the
+ * reader shell's (support/textread.h). The legacy kinds and positional
+ * lists of the seed design (`pool max [3 3 0]`) are rows of Legacy.def
+ * (parse_legacy.c); its other legacy spellings (`broadcast, v`, weights
+ * without mutable/constant) are grammar alternatives.
  *
  * Names: the reader checks them against its own scope (parse_scope.c),
  * hashing each name once, and leaves the function's name table deferred
@@ -388,9 +391,8 @@ static int enum_index(const char *vals, const char *s, size_t len)
 	}
 }
 
-/* Sets integer-list attribute idx of in to a copy of v[0..n), shared with
- * an equal list set before when there is one in the cache. */
-static void set_ints(struct gir_parser *p, struct ir_instr *in, unsigned idx, const int64_t *v, uint32_t n)
+/* Equal lists share one copy through a small cache of the lists set lately. */
+void gir_p_set_ints(struct gir_parser *p, struct ir_instr *in, unsigned idx, const int64_t *v, uint32_t n)
 {
 	union attr_val *av = &in->attrs[idx];
 	if (n == 0) {
@@ -444,7 +446,7 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 			vec_push(&p->tf, nm->f);
 		}
 		if (ad->kind == AK_INTS)
-			set_ints(p, in, idx, p->ti.data, a->n);
+			gir_p_set_ints(p, in, idx, p->ti.data, a->n);
 		else
 			ir_set_floats(p->m, in, ad->name, p->tf.data, a->n);
 		break;
@@ -472,34 +474,14 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 	return ok;
 }
 
-/* The kind named by `kind` and the legacy modifier; -1 after reporting. */
+/* The kind named by `kind` (and the legacy modifier): a legacy spelling
+ * (Legacy.def) or a row of Instrs.def; -1 after reporting. */
 static int resolve_kind(struct gir_parser *p, const struct tp_span *kind, struct loc kloc)
 {
-	bool pool = kind->len == 4 && memcmp(kind->s, "pool", 4) == 0;
-	if (p->has_mod || pool) {
-		if (!pool) {
-			gir_p_error(p, kloc, "unknown instruction kind '%.*s %.*s'", (int)kind->len, kind->s,
-				    (int)p->mod.len, p->mod.s);
-			return -1;
-		}
-		if (p->has_mod && p->mod.len == 3 && memcmp(p->mod.s, "max", 3) == 0)
-			return IK_maxpoolwithargmax;
-		if (p->has_mod && p->mod.len == 3 && memcmp(p->mod.s, "avg", 3) == 0)
-			return IK_avgpool;
-		gir_p_error(p, p->has_mod ? p->mod_loc : kloc, "pool needs 'max' or 'avg'");
-		return -1;
-	}
-	_Static_assert(IK_COUNT < 255, "kind_cache holds 1 + kind in a byte");
-	unsigned ci = (kind->len * 7u + (unsigned char)kind->s[0] * 3u + (unsigned char)kind->s[kind->len - 1]) % 64u;
-	int k = p->kind_cache[ci] - 1;
-	if (k >= 0) {
-		const char *kn = instr_kind_name((unsigned)k);
-		if (strncmp(kn, kind->s, kind->len) == 0 && kn[kind->len] == 0)
-			return k;
-	}
+	int k = gir_legacy_kind(p, kind, kloc);
+	if (k != -2)
+		return k;
 	k = instr_kind_lookup(kind->s, kind->len);
-	if (k >= 0)
-		p->kind_cache[ci] = (uint8_t)(k + 1);
 	if (k < 0) {
 		struct suggest sg;
 		suggest_init(&sg, kind->s, kind->len);
@@ -509,40 +491,6 @@ static int resolve_kind(struct gir_parser *p, const struct tp_span *kind, struct
 			    sg.best ? "; did you mean '" : "", sg.best ? sg.best : "", sg.best ? "'?" : "");
 	}
 	return k;
-}
-
-/* The legacy positional list: convolution [kernel stride pad depth],
- * pool [kernel stride pad]: square windows, symmetric pads. */
-static bool apply_positional(struct gir_parser *p, struct ir_instr *in, bool *set)
-{
-	unsigned want = in->kind == IK_convolution ? 4 : 3;
-	if (in->kind != IK_convolution && in->kind != IK_maxpoolwithargmax && in->kind != IK_avgpool) {
-		gir_p_error(p, p->pos_loc, "a positional attribute list is only accepted by convolution and pool");
-		return false;
-	}
-	if (p->pos.len != want) {
-		gir_p_error(p, p->pos_loc, "%s takes %u positional attributes [%s], got %zu",
-			    in->kind == IK_convolution ? "convolution" : "pool", want,
-			    in->kind == IK_convolution ? "kernel stride pad depth" : "kernel stride pad", p->pos.len);
-		return false;
-	}
-	const int64_t *v = p->pos.data;
-	int64_t k[2] = {v[0], v[0]}, s[2] = {v[1], v[1]}, pd[4] = {v[2], v[2], v[2], v[2]};
-	ir_set_ints(p->m, in, "kernels", k, 2);
-	ir_set_ints(p->m, in, "strides", s, 2);
-	ir_set_ints(p->m, in, "pads", pd, 4);
-	for (unsigned i = 0; i < 3; i++)
-		set[i] = true; /* kernels, strides, pads are the first three attributes */
-	if (in->kind == IK_convolution) {
-		const struct type *dst = ir_op_type(in, 0);
-		if (dst->rank == 0 || (int64_t)dst->dims[dst->rank - 1u] != v[3]) {
-			char b[128];
-			gir_p_error(p, p->pos_loc, "convolution depth %lld does not match the channels of destination %s",
-				    (long long)v[3], type_str(dst, b, sizeof b));
-			return false;
-		}
-	}
-	return true;
 }
 
 void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kloc, const struct tp_span *tspan,
@@ -606,7 +554,7 @@ void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kl
 		in->ops[i].qual = (uint8_t)p->ops.data[i].qual;
 	bool set[32] = {false};
 	if (p->has_pos)
-		ok &= apply_positional(p, in, set);
+		ok &= gir_legacy_positional(p, in, set);
 	for (size_t i = 0; i < p->attrs.len && ok; i++) {
 		const struct gir_attr *a = &p->attrs.data[i];
 		if (k == IK_alloc && a->name.len == 6 && memcmp(a->name.s, "offset", 6) == 0) {
@@ -656,6 +604,7 @@ void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kl
 static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t len, const struct input *in,
 				const char *filename, struct diag *d, bool verify)
 {
+	gir_legacy_check();
 	_Static_assert((int)IR_INIT_NONE == (int)TP_INIT_NONE, "a weight without initializer");
 	struct gir_parser p;
 	memset(&p, 0, sizeof p);
