@@ -34,6 +34,7 @@ static int lex_tok(struct glow_parser *p, struct loc *lloc, int t, const uchar *
 {
 	if (t == GT_KW_MODULE || t == GT_KW_PLACEHOLDER || t == GT_KW_CONSTANT || t == GT_KW_FUNC)
 		p->decl_tok = t;
+	tp_lex_keep_prev(&p->r);
 	return tp_lex_tok(&p->r, lloc, t, start, end, bol);
 }
 
@@ -58,6 +59,7 @@ static bool lex_line_starts_stmt(const struct tp_reader *r, const char *s)
 static int lex_error(struct glow_parser *p, struct loc *lloc, const uchar *tok, const uchar *cur, const uchar *at,
 		     const char *fmt, const char *arg)
 {
+	tp_lex_keep_prev(&p->r);
 	return tp_lex_error(&p->r, lloc, tok, cur, at, fmt, arg);
 }
 

@@ -6,6 +6,7 @@
 #include "graph/graph.h"
 #include "graph/initializer.h"
 #include "support/fp16.h"
+#include "support/textread.h"
 #include "support/util.h"
 
 #include <errno.h>
@@ -43,21 +44,10 @@ static uint64_t splitmix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static char *resolve(const char *base_dir, const char *file)
-{
-	if (file[0] == '/' || !base_dir)
-		return xstrdup(file);
-	size_t a = strlen(base_dir), b = strlen(file);
-	char *p = xmalloc(a + b + 1);
-	memcpy(p, base_dir, a);
-	memcpy(p + a, file, b + 1);
-	return p;
-}
-
 static int load_file(const struct init_spec *s, const char *base_dir, struct loc loc, uint8_t *out, uint64_t bytes,
 		     struct diag *d)
 {
-	char *path = resolve(base_dir, s->file);
+	char *path = tp_path_join(base_dir, s->file);
 	FILE *f = fopen(path, "rb");
 	int rc = -1;
 	if (!f) {

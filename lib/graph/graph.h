@@ -86,6 +86,24 @@ int node_kind_lookup(const char *s, size_t len);
 /* attribute index of a kind by name, -1 if none */
 int node_attr_index(unsigned kind, const char *name);
 
+/* The attribute rows of both tables (Nodes.def, Instrs.def; nodes.c): the
+ * number of rows of a NULL-terminated list ar, and the index of the row
+ * named [name, name + len) among its n rows, -1 if none. */
+unsigned attr_rows_count(const struct attr_desc *ar);
+int attr_rows_index(const struct attr_desc *ar, unsigned n, const char *name, size_t len);
+/* Sets av[0..n) to the defaults of the rows ar (zero for required attributes);
+ * default integer lists are copied into arena a, or shared when a is NULL
+ * (attribute arrays are immutable once set). */
+union attr_val;
+void attr_rows_defaults(const struct attr_desc *ar, unsigned n, union attr_val *av, struct arena *a);
+
+/* A name made from base ("t" when empty) that taken(ctx, name, len) says
+ * is free: base itself, else base (less a previous ".N" suffix, cut to 200
+ * bytes) with ".N" for the next N of *uniq; in arena a. Both IRs' fresh
+ * names (graph.c). */
+const char *name_fresh(struct arena *a, const char *base, unsigned *uniq,
+		       bool (*taken)(const void *ctx, const char *s, size_t len), const void *ctx);
+
 /* ------------------------------------------------------------------ */
 /* Nodes                                                               */
 

@@ -478,17 +478,18 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
  * (Legacy.def) or a row of Instrs.def; -1 after reporting. */
 static int resolve_kind(struct gir_parser *p, const struct tp_span *kind, struct loc kloc)
 {
-	int k = gir_legacy_kind(p, kind, kloc);
-	if (k != -2)
-		return k;
-	k = instr_kind_lookup(kind->s, kind->len);
-	if (k < 0) {
+	/* a legacy spelling has a modifier, or is no kind of the table */
+	int k = p->has_mod ? -2 : instr_kind_lookup(kind->s, kind->len);
+	if (k < 0)
+		k = gir_legacy_kind(p, kind, kloc);
+	if (k == -2) {
 		struct suggest sg;
 		suggest_init(&sg, kind->s, kind->len);
 		for (unsigned i = 0; i < IK_COUNT; i++)
 			suggest_offer(&sg, instr_kind_name(i), strlen(instr_kind_name(i)));
 		gir_p_error(p, kloc, "unknown instruction kind '%.*s'%s%s%s", (int)kind->len, kind->s,
 			    sg.best ? "; did you mean '" : "", sg.best ? sg.best : "", sg.best ? "'?" : "");
+		return -1;
 	}
 	return k;
 }

@@ -47,14 +47,6 @@ int tp_reader_end(struct tp_reader *r, int rc)
 	return r->errors;
 }
 
-char *tp_base_dir(const char *filename)
-{
-	if (!filename || strcmp(filename, "-") == 0)
-		return NULL;
-	const char *slash = strrchr(filename, '/');
-	return slash ? xstrndup(filename, (size_t)(slash - filename + 1)) : NULL;
-}
-
 char *tp_path_join(const char *base_dir, const char *path)
 {
 	if (path[0] == '/' || !base_dir)
@@ -94,7 +86,7 @@ static const char *skip_lines(const struct tp_reader *r, const char *c, tp_line_
 	}
 }
 
-bool tp_lex_sync(struct tp_reader *r, struct loc *lloc, tp_line_starts *starts)
+bool tp_lex_resync(struct tp_reader *r, struct loc *lloc, tp_line_starts *starts)
 {
 	if (r->d->stopped)
 		r->cur = r->lim;

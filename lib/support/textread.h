@@ -72,7 +72,7 @@ struct tp_reader {
 	uint32_t file;
 	int last_tok, prev_tok;            /* the lookahead and the token before */
 	const char *last_start, *last_end; /* text of the lookahead */
-	const char *prev_start, *prev_end; /* text of the token before */
+	const char *prev_start, *prev_end; /* text of the token before (tp_lex_keep_prev) */
 	bool last_bol;                     /* the lookahead is first on its line */
 	bool last_after_sync;              /* ... and directly follows a SYNC */
 	bool after_sync;
@@ -106,10 +106,6 @@ bool tp_reader_begin(struct tp_reader *r, const char *buf, size_t len, const str
  * Returns the number of errors. */
 int tp_reader_end(struct tp_reader *r, int rc);
 
-/* The directory part of filename with its '/' ("dir/"), malloc'd; NULL when
- * it has none (paths are then relative to the working directory). */
-char *tp_base_dir(const char *filename);
-
 /* path taken relative to base_dir (NULL: the working directory) unless it
  * is absolute; malloc'd. */
 char *tp_path_join(const char *base_dir, const char *path);
@@ -125,13 +121,12 @@ static inline void tp_reader_drop(struct tp_reader *r)
 /* ---- the lexers ---- */
 
 /* Records token t over [start, end) for messages and recovery, sets *lloc
- * and returns t. bol: t is the first token of its line. */
+ * and returns t. bol: t is the first token of its line. A reader whose
+ * messages name the token before the lookahead keeps prev_* itself
+ * (tp_lex_keep_prev first). */
 static inline int tp_lex_tok(struct tp_reader *r, struct loc *lloc, int t, const unsigned char *start,
 			     const unsigned char *end, bool bol)
 {
-	r->prev_tok = r->last_tok;
-	r->prev_start = r->last_start;
-	r->prev_end = r->last_end;
 	r->last_tok = t;
 	r->last_start = (const char *)start;
 	r->last_end = (const char *)end;
@@ -145,6 +140,14 @@ static inline int tp_lex_tok(struct tp_reader *r, struct loc *lloc, int t, const
 	return t;
 }
 
+/* Keeps the lookahead as the token before the next one (prev_*). */
+static inline void tp_lex_keep_prev(struct tp_reader *r)
+{
+	r->prev_tok = r->last_tok;
+	r->prev_start = r->last_start;
+	r->prev_end = r->last_end;
+}
+
 /* Reports fmt (with one string argument) at `at` and returns the error
  * token over [tok, cur). */
 int tp_lex_error(struct tp_reader *r, struct loc *lloc, const unsigned char *tok, const unsigned char *cur,
@@ -154,11 +157,20 @@ int tp_lex_error(struct tp_reader *r, struct loc *lloc, const unsigned char *tok
  * starts(r, c) holds, c its first non-blank character. */
 typedef bool tp_line_starts(const struct tp_reader *r, const char *c);
 
+/* Error recovery (tp_lex_sync's slow path). */
+bool tp_lex_resync(struct tp_reader *r, struct loc *lloc, tp_line_starts *starts);
+
 /* Error recovery, first thing in a lexer call: after an error, moves to the
  * next line a statement may start on (or stays at the offending token when
  * it starts a line) and returns true with *lloc set: the lexer returns its
- * SYNC token. Also stops at the end once the diagnostics have stopped. */
-bool tp_lex_sync(struct tp_reader *r, struct loc *lloc, tp_line_starts *starts);
+ * SYNC token. Also stops at the end once the diagnostics have stopped.
+ * Inline: one test per token when nothing went wrong. */
+static inline bool tp_lex_sync(struct tp_reader *r, struct loc *lloc, tp_line_starts *starts)
+{
+	if (!r->sync_pending && !r->d->stopped)
+		return false;
+	return tp_lex_resync(r, lloc, starts);
+}
 
 /* ---- messages ---- */
 
