@@ -116,12 +116,9 @@ int init_materialize(const struct init_spec *s, const struct type *t, const char
 	}
 }
 
-const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *d)
+struct init_spec constant_init_spec(const struct constant *c)
 {
-	if (c->data)
-		return c->data;
-	const struct type *t = node_type(&c->n);
-	struct init_spec s = {
+	return (struct init_spec){
 		.kind = c->init,
 		.splat_f = c->splat_f,
 		.splat_i = c->splat_i,
@@ -129,8 +126,16 @@ const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *
 		.seed = c->seed,
 		.file = c->file,
 		.file_offset = c->file_offset,
-		.data = NULL, /* INIT_DENSE: data set at creation; never NULL unless empty */
+		.data = c->data,
 	};
+}
+
+const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *d)
+{
+	if (c->data)
+		return c->data;
+	const struct type *t = node_type(&c->n);
+	struct init_spec s = constant_init_spec(c); /* data NULL: INIT_DENSE sets it at creation */
 	uint8_t *p = xcalloc((size_t)type_bytes(t) + 1, 1);
 	if (init_materialize(&s, t, m->base_dir, c->n.loc, p, d) != 0) {
 		free(p);

@@ -210,12 +210,7 @@ struct placeholder {
 struct constant {
 	struct node n; /* kind NK_Constant, no operands */
 	enum init_kind init;
-	double splat_f;       /* INIT_SPLAT on float kinds */
-	int64_t splat_i;      /* INIT_SPLAT on integer, quantized and bool kinds */
-	double fan_in;        /* INIT_XAVIER */
-	uint64_t seed;        /* INIT_XAVIER */
-	const char *file;     /* INIT_FILE: the path as written */
-	uint64_t file_offset; /* INIT_FILE */
+	INIT_VALUE_FIELDS
 	uint8_t *data;        /* the payload (type_bytes), NULL until materialized */
 };
 

@@ -26,6 +26,16 @@ struct input;
  * (the same keywords in both formats: lib/graph/initializer.h). */
 enum init_kind { INIT_DENSE, INIT_SPLAT, INIT_ZERO, INIT_XAVIER, INIT_FILE };
 
+/* The values of an initializer, fields of a graph IR constant, an
+ * instruction IR weight and struct init_spec (lib/graph/initializer.h). */
+#define INIT_VALUE_FIELDS                                                                                        \
+	double splat_f;       /* INIT_SPLAT on float kinds */                                                    \
+	int64_t splat_i;      /* INIT_SPLAT on integer, quantized and bool kinds */                              \
+	double fan_in;        /* INIT_XAVIER */                                                                  \
+	uint64_t seed;        /* INIT_XAVIER */                                                                  \
+	const char *file;     /* INIT_FILE: the path as written */                                               \
+	uint64_t file_offset; /* INIT_FILE */
+
 /* ---- literals (the lexers) ---- */
 
 /* Decimal digits in [s, e) with an optional leading '-' (already matched by
