@@ -13,17 +13,20 @@
 #include <stdio.h>
 #include <string.h>
 
-/* `Written Modifier` names kind. */
-struct legacy_kind {
-	const char *written, *modifier;
-	unsigned kind;
+/* A row of Legacy.def. */
+enum legacy_what { LR_KIND, LR_POS, LR_FIELD, LR_CHANNELS };
+struct legacy_row {
+	enum legacy_what what;
+	const char *a, *b; /* KIND: written, modifier; POS: written, fields; FIELD: field, attribute */
+	unsigned kind;     /* KIND, POS */
+	unsigned copies;   /* FIELD */
 };
 
-static const struct legacy_kind legacy_kinds[] = {
-#define LEGACY_KIND(w, m, k) {#w, #m, IK_##k},
-#define LEGACY_POS(k, w, f)
-#define LEGACY_FIELD(f, a, n)
-#define LEGACY_CHANNELS(f)
+static const struct legacy_row legacy_rows[] = {
+#define LEGACY_KIND(w, m, k) {LR_KIND, #w, #m, IK_##k, 0},
+#define LEGACY_POS(k, w, f) {LR_POS, #w, f, IK_##k, 0},
+#define LEGACY_FIELD(f, a, n) {LR_FIELD, #f, #a, 0, n},
+#define LEGACY_CHANNELS(f) {LR_CHANNELS, #f, NULL, 0, 0},
 #include "ir/Legacy.def"
 #undef LEGACY_KIND
 #undef LEGACY_POS
@@ -31,82 +34,50 @@ static const struct legacy_kind legacy_kinds[] = {
 #undef LEGACY_CHANNELS
 };
 
-/* kind accepts a positional list of the fields in `fields`. */
-struct legacy_pos {
-	unsigned kind;
-	const char *written, *fields;
-};
-
-static const struct legacy_pos legacy_pos[] = {
-#define LEGACY_KIND(w, m, k)
-#define LEGACY_POS(k, w, f) {IK_##k, #w, f},
-#define LEGACY_FIELD(f, a, n)
-#define LEGACY_CHANNELS(f)
-#include "ir/Legacy.def"
-#undef LEGACY_KIND
-#undef LEGACY_POS
-#undef LEGACY_FIELD
-#undef LEGACY_CHANNELS
-};
-
-/* A positional field: copies of its value in attribute attr, or (copies 0)
- * a check against the destination's channels. */
-struct legacy_field {
-	const char *name, *attr;
-	unsigned copies;
-};
-
-static const struct legacy_field legacy_fields[] = {
-#define LEGACY_KIND(w, m, k)
-#define LEGACY_POS(k, w, f)
-#define LEGACY_FIELD(f, a, n) {#f, #a, n},
-#define LEGACY_CHANNELS(f) {#f, NULL, 0},
-#include "ir/Legacy.def"
-#undef LEGACY_KIND
-#undef LEGACY_POS
-#undef LEGACY_FIELD
-#undef LEGACY_CHANNELS
-};
+#define for_each_row(r, w) \
+	for (const struct legacy_row *r = legacy_rows; r < legacy_rows + GLOW_ARRAY_SIZE(legacy_rows); r++) \
+		if (r->what == (w))
 
 /* at most this many fields in a list, and copies of a value */
 enum { LEGACY_MAX_FIELDS = 8 };
 
 static bool span_is(const char *s, size_t len, const char *word) { return strlen(word) == len && !memcmp(s, word, len); }
 
-/* The field named by [s, s + len), NULL if it has no row. */
-static const struct legacy_field *field_find(const char *s, size_t len)
+/* The field row (FIELD or CHANNELS) named by [s, s + len), NULL if none. */
+static const struct legacy_row *field_find(const char *s, size_t len)
 {
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(legacy_fields); i++)
-		if (span_is(s, len, legacy_fields[i].name))
-			return &legacy_fields[i];
+	for_each_row(r, LR_FIELD)
+		if (span_is(s, len, r->a))
+			return r;
+	for_each_row(r, LR_CHANNELS)
+		if (span_is(s, len, r->a))
+			return r;
 	return NULL;
 }
 
-/* The fields of a LEGACY_POS row, in order, with the attribute index of
- * each (-1: a channel check) in idx; returns their count. Stops with an
- * internal error naming the row when a field or an attribute is missing. */
-static unsigned pos_fields(const struct legacy_pos *r, const struct legacy_field **out, int *idx)
+GLOW_NORETURN static void row_bug(const struct legacy_row *r, const char *what, const char *name, size_t len)
+{
+	static char msg[160];
+	snprintf(msg, sizeof msg, "Legacy.def row %s: %s '%.*s'", r->a, what, (int)len, name);
+	unreachable(msg);
+}
+
+/* The fields of a POS row, in order, with the attribute index of each (-1:
+ * a channel check) in idx; returns their count. Stops with an internal
+ * error naming the row when a field or an attribute is missing. */
+static unsigned pos_fields(const struct legacy_row *pos, const struct legacy_row **out, int *idx)
 {
 	unsigned n = 0;
-	for (const char *c = r->fields; *c;) {
+	for (const char *c = pos->b; *c;) {
 		size_t len = strcspn(c, " ");
-		const struct legacy_field *f = field_find(c, len);
-		static char msg[160];
-		if (!f || n == LEGACY_MAX_FIELDS) {
-			snprintf(msg, sizeof msg, "Legacy.def row %s: no LEGACY_FIELD for '%.*s'", instr_kind_name(r->kind),
-				 (int)len, c);
-			unreachable(msg);
-		}
-		if (f->copies > LEGACY_MAX_FIELDS) {
-			snprintf(msg, sizeof msg, "Legacy.def field %s: more than %d copies", f->name, LEGACY_MAX_FIELDS);
-			unreachable(msg);
-		}
-		idx[n] = f->attr ? instr_attr_index(r->kind, f->attr, strlen(f->attr)) : -1;
-		if (f->attr && idx[n] < 0) {
-			snprintf(msg, sizeof msg, "Legacy.def row %s: the kind has no attribute '%s'",
-				 instr_kind_name(r->kind), f->attr);
-			unreachable(msg);
-		}
+		const struct legacy_row *f = field_find(c, len);
+		if (!f || n == LEGACY_MAX_FIELDS)
+			row_bug(pos, "no LEGACY_FIELD (or too many fields) for", c, len);
+		if (f->copies > LEGACY_MAX_FIELDS)
+			row_bug(f, "too many copies for attribute", f->b, strlen(f->b));
+		idx[n] = f->b ? instr_attr_index(pos->kind, f->b, strlen(f->b)) : -1;
+		if (f->b && idx[n] < 0)
+			row_bug(pos, "the kind has no attribute", f->b, strlen(f->b));
 		out[n++] = f;
 		c += len;
 		while (*c == ' ')
@@ -122,23 +93,19 @@ void gir_legacy_check(void)
 		return;
 	done = true;
 	instr_desc_init();
-	const struct legacy_field *f[LEGACY_MAX_FIELDS];
+	const struct legacy_row *f[LEGACY_MAX_FIELDS];
 	int idx[LEGACY_MAX_FIELDS];
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(legacy_pos); i++)
-		pos_fields(&legacy_pos[i], f, idx);
+	for_each_row(r, LR_POS)
+		pos_fields(r, f, idx);
 }
 
 int gir_legacy_kind(struct gir_parser *p, const struct tp_span *kind, struct loc kloc)
 {
-	char mods[128];
-	size_t len = 0;
-	mods[0] = 0;
 	unsigned nmods = 0;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(legacy_kinds); i++) {
-		const struct legacy_kind *r = &legacy_kinds[i];
-		if (!span_is(kind->s, kind->len, r->written))
+	for_each_row(r, LR_KIND) {
+		if (!span_is(kind->s, kind->len, r->a))
 			continue;
-		if (p->has_mod && span_is(p->mod.s, p->mod.len, r->modifier))
+		if (p->has_mod && span_is(p->mod.s, p->mod.len, r->b))
 			return (int)r->kind;
 		nmods++;
 	}
@@ -150,27 +117,30 @@ int gir_legacy_kind(struct gir_parser *p, const struct tp_span *kind, struct loc
 		return -1;
 	}
 	/* "'max' or 'avg'": the modifiers of the written name, in table order */
+	char mods[128];
+	size_t len = 0;
 	unsigned j = 0;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(legacy_kinds) && len < sizeof mods; i++)
-		if (span_is(kind->s, kind->len, legacy_kinds[i].written))
+	mods[0] = 0;
+	for_each_row(r, LR_KIND)
+		if (span_is(kind->s, kind->len, r->a) && len < sizeof mods)
 			len += (size_t)snprintf(mods + len, sizeof mods - len, "%s'%s'",
-						j++ == 0 ? "" : j == nmods ? " or " : ", ", legacy_kinds[i].modifier);
+						j++ == 0 ? "" : j == nmods ? " or " : ", ", r->b);
 	gir_p_error(p, p->has_mod ? p->mod_loc : kloc, "%.*s needs %s", (int)kind->len, kind->s, mods);
 	return -1;
 }
 
-/* "convolution and pool": the written names of the LEGACY_POS rows, each
- * once, in table order. */
+/* "convolution and pool": the written names of the POS rows, each once, in
+ * table order. */
 static void pos_names(char *buf, size_t size)
 {
-	const char *names[GLOW_ARRAY_SIZE(legacy_pos)];
+	const char *names[GLOW_ARRAY_SIZE(legacy_rows)];
 	size_t n = 0, len = 0;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(legacy_pos); i++) {
+	for_each_row(r, LR_POS) {
 		bool seen = false;
 		for (size_t j = 0; j < n; j++)
-			seen |= strcmp(names[j], legacy_pos[i].written) == 0;
+			seen |= strcmp(names[j], r->a) == 0;
 		if (!seen)
-			names[n++] = legacy_pos[i].written;
+			names[n++] = r->a;
 	}
 	buf[0] = 0;
 	for (size_t i = 0; i < n && len < size; i++)
@@ -180,21 +150,21 @@ static void pos_names(char *buf, size_t size)
 
 bool gir_legacy_positional(struct gir_parser *p, struct ir_instr *in, bool *set)
 {
-	const struct legacy_pos *r = NULL;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(legacy_pos) && !r; i++)
-		if (legacy_pos[i].kind == in->kind)
-			r = &legacy_pos[i];
-	if (!r) {
+	const struct legacy_row *pos = NULL;
+	for_each_row(r, LR_POS)
+		if (r->kind == in->kind && !pos)
+			pos = r;
+	if (!pos) {
 		char names[128];
 		pos_names(names, sizeof names);
 		gir_p_error(p, p->pos_loc, "a positional attribute list is only accepted by %s", names);
 		return false;
 	}
-	const struct legacy_field *f[LEGACY_MAX_FIELDS];
+	const struct legacy_row *f[LEGACY_MAX_FIELDS];
 	int idx[LEGACY_MAX_FIELDS];
-	unsigned n = pos_fields(r, f, idx);
+	unsigned n = pos_fields(pos, f, idx);
 	if (p->pos.len != n) {
-		gir_p_error(p, p->pos_loc, "%s takes %u positional attributes [%s], got %zu", r->written, n, r->fields,
+		gir_p_error(p, p->pos_loc, "%s takes %u positional attributes [%s], got %zu", pos->a, n, pos->b,
 			    p->pos.len);
 		return false;
 	}
@@ -211,8 +181,8 @@ bool gir_legacy_positional(struct gir_parser *p, struct ir_instr *in, bool *set)
 		const struct type *dst = ir_op_type(in, 0);
 		if (dst->rank == 0 || (int64_t)dst->dims[dst->rank - 1u] != v) {
 			char b[128];
-			gir_p_error(p, p->pos_loc, "%s %s %lld does not match the channels of destination %s", r->written,
-				    f[i]->name, (long long)v, type_str(dst, b, sizeof b));
+			gir_p_error(p, p->pos_loc, "%s %s %lld does not match the channels of destination %s", pos->a,
+				    f[i]->a, (long long)v, type_str(dst, b, sizeof b));
 			return false;
 		}
 	}
