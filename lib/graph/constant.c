@@ -116,19 +116,7 @@ int init_materialize(const struct init_spec *s, const struct type *t, const char
 	}
 }
 
-struct init_spec constant_init_spec(const struct constant *c)
-{
-	return (struct init_spec){
-		.kind = c->init,
-		.splat_f = c->splat_f,
-		.splat_i = c->splat_i,
-		.fan_in = c->fan_in,
-		.seed = c->seed,
-		.file = c->file,
-		.file_offset = c->file_offset,
-		.data = c->data,
-	};
-}
+struct init_spec constant_init_spec(const struct constant *c) { return INIT_SPEC_OF(c, (int)c->init); }
 
 const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *d)
 {

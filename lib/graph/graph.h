@@ -97,6 +97,11 @@ int attr_rows_index(const struct attr_desc *ar, unsigned n, const char *name, si
 union attr_val;
 void attr_rows_defaults(const struct attr_desc *ar, unsigned n, union attr_val *av, struct arena *a);
 
+/* What a value of attribute kind k is, for messages: "an integer", "a
+ * number", "true or false", "a list of integers", "a list of numbers", "an
+ * enumerator", "a string". */
+const char *attr_kind_desc(enum attr_kind k);
+
 /* A name made from base ("t" when empty) that taken(ctx, name, len) says
  * is free: base itself, else base (less a previous ".N" suffix, cut to 200
  * bytes) with ".N" for the next N of *uniq; in arena a. Both IRs' fresh

@@ -19,6 +19,18 @@ struct init_spec {
 	const uint8_t *data;  /* INIT_DENSE: type_bytes bytes; NULL: as zero */
 };
 
+/* The init_spec of anything with INIT_VALUE_FIELDS and a payload `data`
+ * (a constant, an instruction IR weight), of initializer kind k. */
+#define INIT_SPEC_OF(x, k)                                                                                       \
+	((struct init_spec){.kind = (k),                                                                         \
+			    .splat_f = (x)->splat_f,                                                             \
+			    .splat_i = (x)->splat_i,                                                             \
+			    .fan_in = (x)->fan_in,                                                               \
+			    .seed = (x)->seed,                                                                   \
+			    .file = (x)->file,                                                                   \
+			    .file_offset = (x)->file_offset,                                                     \
+			    .data = (x)->data})
+
 /* Writes the type_bytes(t) bytes of the initializer to out:
  *   splat   its value in every element (float kinds take splat_f, rounded
  *           to the kind; the others store splat_i as is)

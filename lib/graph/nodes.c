@@ -103,6 +103,20 @@ int node_attr_index(unsigned kind, const char *name)
 	return attr_rows_index(d->attrs, d->nattrs, name, strlen(name));
 }
 
+const char *attr_kind_desc(enum attr_kind k)
+{
+	switch (k) {
+	case AK_INT: return "an integer";
+	case AK_FLOAT: return "a number";
+	case AK_BOOL: return "true or false";
+	case AK_INTS: return "a list of integers";
+	case AK_FLOATS: return "a list of numbers";
+	case AK_ENUM: return "an enumerator";
+	case AK_STRING: return "a string";
+	}
+	return "?";
+}
+
 unsigned attr_rows_count(const struct attr_desc *ar)
 {
 	unsigned n = 0;

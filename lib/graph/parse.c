@@ -472,20 +472,6 @@ void glow_p_restype(struct glow_parser *p, const struct type *t, struct loc loc)
 
 /* ---- attributes ---- */
 
-static const char *attr_kind_desc(const struct attr_desc *a)
-{
-	switch (a->kind) {
-	case AK_INT: return "an integer";
-	case AK_FLOAT: return "a number";
-	case AK_BOOL: return "true or false";
-	case AK_INTS: return "a list of integers";
-	case AK_FLOATS: return "a list of numbers";
-	case AK_ENUM: return "an enumerator";
-	case AK_STRING: return "a string";
-	}
-	return "?";
-}
-
 /* The attribute the value being parsed belongs to, NULL if unknown. */
 static const struct attr_desc *cur_attr(struct glow_parser *p)
 {
@@ -497,7 +483,7 @@ static const struct attr_desc *cur_attr(struct glow_parser *p)
 static void attr_mismatch(struct glow_parser *p, const struct attr_desc *a, struct loc loc, const char *got)
 {
 	glow_p_error(p, loc, "attribute '%s' of %s expects %s, got %s", a->name, node_kind_name((unsigned)p->kind),
-		     attr_kind_desc(a), got);
+		     attr_kind_desc(a->kind), got);
 	p->bad = true;
 }
 
@@ -606,16 +592,12 @@ void glow_p_attr_enum(struct glow_parser *p, const struct tp_span *s, struct loc
 		attr_mismatch(p, a, loc, got);
 		return;
 	}
-	int64_t idx = 0;
-	for (const char *v = a->enum_values; v; idx++) {
-		size_t n = strcspn(v, "|");
-		if (n == s->len && memcmp(v, s->s, n) == 0) {
-			struct glow_pattr pa;
-			pa.u.i = idx;
-			attr_push(p, pa);
-			return;
-		}
-		v = v[n] ? v + n + 1 : NULL;
+	int idx = tp_enum_index(a->enum_values, s->s, s->len);
+	if (idx >= 0) {
+		struct glow_pattr pa;
+		pa.u.i = idx;
+		attr_push(p, pa);
+		return;
 	}
 	char list[256];
 	size_t len = 0;

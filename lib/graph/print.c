@@ -417,13 +417,6 @@ struct frame {
 	unsigned i; /* next operand slot to look at */
 };
 
-static void emit(struct printer *p, const struct node *n)
-{
-	os_write(p->o, "  ", 2);
-	print_node(p, n);
-	os_putc(p->o, '\n');
-}
-
 /* The first operand slot from i on whose producer still has to be emitted
  * (pulled up), or the slot count. Only nodes of f are pulled: storage is
  * always available, and a dangling or foreign producer (which the verifier
@@ -444,14 +437,17 @@ static unsigned next_pending(struct func *f, const struct node *n, unsigned i)
 	return slots;
 }
 
-static void print_body(struct printer *p, struct func *f)
+size_t print_order(struct func *f, struct node ***order)
 {
-	size_t cap = f->nnodes ? f->nnodes : 1, len = 0;
-	struct node **seen = xmalloc(cap * sizeof(*seen));
+	size_t cap = f->nnodes ? f->nnodes : 1, len = 0, nout = 0;
+	struct node **seen = xmalloc(cap * sizeof(*seen)), **out = xmalloc(cap * sizeof(*out));
 	VEC(struct frame) stack = {0};
 	func_for_each(f, root) {
-		if (len == cap)
+		if (len == cap) {
+			size_t c = cap;
 			seen = xgrow(seen, &cap, len + 1, sizeof(*seen));
+			out = xgrow(out, &c, len + 1, sizeof(*out));
+		}
 		seen[len++] = root;
 		if (root->bits & NODE_VDONE)
 			continue; /* pulled up earlier */
@@ -459,7 +455,7 @@ static void print_body(struct printer *p, struct func *f)
 		unsigned slots = root->nops + (node_has_pred(root) ? 1u : 0u);
 		unsigned i = next_pending(f, root, 0);
 		if (i == slots) { /* the common case: operands already out */
-			emit(p, root);
+			out[nout++] = root;
 			continue;
 		}
 		stack.len = 0;
@@ -469,7 +465,7 @@ static void print_body(struct printer *p, struct func *f)
 			unsigned ns = fr->n->nops + (node_has_pred(fr->n) ? 1u : 0u);
 			fr->i = next_pending(f, fr->n, fr->i);
 			if (fr->i == ns) {
-				emit(p, fr->n);
+				out[nout++] = fr->n;
 				stack.len--;
 				continue;
 			}
@@ -483,6 +479,20 @@ static void print_body(struct printer *p, struct func *f)
 	for (size_t i = 0; i < len; i++)
 		seen[i]->bits &= (uint8_t)~NODE_VDONE;
 	free(seen);
+	*order = out;
+	return nout;
+}
+
+static void print_body(struct printer *p, struct func *f)
+{
+	struct node **order;
+	size_t n = print_order(f, &order);
+	for (size_t i = 0; i < n; i++) {
+		os_write(p->o, "  ", 2);
+		print_node(p, order[i]);
+		os_putc(p->o, '\n');
+	}
+	free(order);
 }
 
 static void print_func(struct printer *p, struct func *f)

@@ -41,19 +41,7 @@ void ir_module_destroy(struct ir_module *m)
 	free(m);
 }
 
-struct init_spec ir_weight_init_spec(const struct ir_weight *w)
-{
-	return (struct init_spec){
-		.kind = w->init,
-		.splat_f = w->splat_f,
-		.splat_i = w->splat_i,
-		.fan_in = w->fan_in,
-		.seed = w->seed,
-		.file = w->file,
-		.file_offset = w->file_offset,
-		.data = w->data,
-	};
-}
+struct init_spec ir_weight_init_spec(const struct ir_weight *w) { return INIT_SPEC_OF(w, w->init); }
 
 void ir_module_set_base_dir(struct ir_module *m, const char *path)
 {

@@ -363,34 +363,6 @@ void gir_p_attr_list(struct gir_parser *p, uint32_t start, struct loc loc)
 	a->vloc = loc;
 }
 
-static const char *aval_kind_desc(enum attr_kind k)
-{
-	switch (k) {
-	case AK_INT: return "an integer";
-	case AK_FLOAT: return "a number";
-	case AK_BOOL: return "true or false";
-	case AK_INTS: return "a list of integers";
-	case AK_FLOATS: return "a list of numbers";
-	case AK_ENUM: return "one of";
-	case AK_STRING: return "a string";
-	}
-	return "?";
-}
-
-/* Index of an enum value in "a|b|c", -1 if none. */
-static int enum_index(const char *vals, const char *s, size_t len)
-{
-	int i = 0;
-	for (const char *c = vals;; i++) {
-		size_t n = strcspn(c, "|");
-		if (n == len && memcmp(c, s, len) == 0)
-			return i;
-		if (!c[n])
-			return -1;
-		c += n + 1;
-	}
-}
-
 /* Equal lists share one copy through a small cache of the lists set lately. */
 void gir_p_set_ints(struct gir_parser *p, struct ir_instr *in, unsigned idx, const int64_t *v, uint32_t n)
 {
@@ -452,7 +424,7 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 		break;
 	case AK_ENUM:
 		if (a->vk == GA_IDENT) {
-			int e = enum_index(ad->enum_values, a->str.s, a->str.len);
+			int e = tp_enum_index(ad->enum_values, a->str.s, a->str.len);
 			if (e < 0) {
 				gir_p_error(p, a->vloc, "attribute '%s' must be one of %s, not '%.*s'", ad->name,
 					    ad->enum_values, (int)a->str.len, a->str.s);
@@ -468,8 +440,8 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 		break;
 	}
 	if (!ok)
-		gir_p_error(p, a->vloc, "attribute '%s' of %s takes %s%s%s", ad->name, instr_kind_name(in->kind),
-			    aval_kind_desc(ad->kind), ad->kind == AK_ENUM ? " " : "",
+		gir_p_error(p, a->vloc, "attribute '%s' of %s takes %s%s", ad->name, instr_kind_name(in->kind),
+			    ad->kind == AK_ENUM ? "one of " : attr_kind_desc(ad->kind),
 			    ad->kind == AK_ENUM ? ad->enum_values : "");
 	return ok;
 }

@@ -77,6 +77,10 @@ const char *tp_unescape(char **sb, size_t *sbcap, const char *s, uint32_t len, b
  * (no copy), else the decoded text in the scratch buffer; *klen its length. */
 const char *tp_key(char **sb, size_t *sbcap, const char *s, uint32_t len, bool esc, size_t *klen);
 
+/* The index of the value [s, s + len) in the enumerator list "a|b|c" of an
+ * attribute row, -1 if it is none of them. */
+int tp_enum_index(const char *vals, const char *s, size_t len);
+
 /* ---- messages ---- */
 
 /* A name as written, for messages: the sigil, then the source text (quoted
