@@ -31,6 +31,9 @@
 
 typedef unsigned char uchar;
 
+/* the tokens of the shared rules (textlex.re) */
+#define LEX_T(t) GIR_##t
+
 _Static_assert((int)GIR_END == (int)TP_TOK_END && (int)GIR_GIR_YYerror == (int)TP_TOK_ERROR, "the shell's token numbers");
 
 static int lex_tok(struct gir_parser *p, struct loc *lloc, int t, const uchar *start, const uchar *end, bool bol)
@@ -158,25 +161,14 @@ int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 		re2c:yyfill:enable = 0;
 		re2c:indent:string = "\t";
 
-		bare = [A-Za-z0-9_.$-]+;
+		!include "textlex.re";
+
 		sc = [^"\\\x00-\x1f\x7f];
 		hx = [0-9a-fA-F];
 		esc = "\\" ([\\"nt] | [1-9a-fA-F] hx | "0" [1-9a-fA-F]);
 		qbody = (sc | esc)*;
-		ident = [A-Za-z_][A-Za-z0-9_]*;
-		digits = [0-9]+;
-		exp = [eE] [+-]? digits;
 		sp = [ \t]*;
 		type = ident sp ("[" [^\]\n\x00<>]* "]" sp)? "<" [^>\n\x00]* ">";
-
-		"\x00" {
-			if ((const char *)tok >= p->r.lim)
-				return lex_tok(p, lloc, GIR_END, tok, tok, true);
-			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", tp_char_name(0, cbuf, sizeof cbuf));
-		}
-		[ \t\r]+ { continue; }
-		"\n" { bol = true; continue; }
-		"//" [^\n\x00]* { continue; }
 
 		"@in" { lval->i = IQ_IN; return lex_tok(p, lloc, GIR_QUAL, tok, cur, bol); }
 		"@out" { lval->i = IQ_OUT; return lex_tok(p, lloc, GIR_QUAL, tok, cur, bol); }
@@ -187,21 +179,6 @@ int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 		"@\"" qbody "\"" { return lex_span(p, lval, lloc, GIR_GLOBAL, tok, cur, 2, 1, true, bol); }
 		"\"" qbody "\"" { return lex_span(p, lval, lloc, GIR_STRING, tok, cur, 1, 1, true, bol); }
 		[%@]? "\"" qbody { return lex_bad_quote(p, lloc, tok, cur); }
-		[%@] { return lex_error(p, lloc, tok, cur, tok, "expected a name after '%s'", *tok == '%' ? "%" : "@"); }
-
-		"-"? digits {
-			if (!tp_i64(tok, cur, &lval->i))
-				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
-			return lex_tok(p, lloc, GIR_INT, tok, cur, bol);
-		}
-		"-"? (digits "." [0-9]* exp? | digits exp) {
-			if (!tp_f64(tok, cur, &lval->f))
-				return lex_error(p, lloc, tok, cur, tok, "%s", "floating-point number out of range");
-			return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol);
-		}
-		"nan" { lval->f = NAN; return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol); }
-		"inf" { lval->f = INFINITY; return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol); }
-		"-inf" { lval->f = -INFINITY; return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol); }
 
 		type { return lex_span(p, lval, lloc, GIR_TYPE, tok, cur, 0, 0, false, bol); }
 

@@ -27,6 +27,9 @@
 
 typedef unsigned char uchar;
 
+/* the tokens of the shared rules (textlex.re) */
+#define LEX_T(t) GT_##t
+
 _Static_assert((int)GT_END == (int)TP_TOK_END && (int)GT_GLOW_YYerror == (int)TP_TOK_ERROR, "the shell's token numbers");
 
 /* Records the token for error messages and recovery and returns it. */
@@ -223,45 +226,19 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		re2c:yyfill:enable = 0;
 		re2c:indent:string = "\t";
 
-		bare = [A-Za-z0-9_.$-]+;
-		ident = [A-Za-z_][A-Za-z0-9_]*;
-		digits = [0-9]+;
-		exp = [eE] [+-]? digits;
-
-		"\x00" {
-			if ((const char *)tok >= p->r.lim)
-				return lex_tok(p, lloc, GT_END, tok, tok, true);
-			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", tp_char_name(0, cbuf, sizeof cbuf));
-		}
-		[ \t\r]+ { continue; }
-		"\n" { bol = true; continue; }
-		"//" [^\n\x00]* { continue; }
+		!include "textlex.re";
 
 		"%" bare { return lex_name(lval, lloc, p, GT_LOCAL, tok, cur, bol); }
 		"@" bare { return lex_name(lval, lloc, p, GT_GLOBAL, tok, cur, bol); }
 		"%\"" { return lex_quoted(p, lval, lloc, GT_LOCAL, tok, cur, bol); }
 		"@\"" { return lex_quoted(p, lval, lloc, GT_GLOBAL, tok, cur, bol); }
 		"\"" { return lex_quoted(p, lval, lloc, GT_STRING, tok, cur, bol); }
-		[%@] { return lex_error(p, lloc, tok, cur, tok, "expected a name after '%s'", *tok == '%' ? "%" : "@"); }
 
-		"-"? digits {
-			if (!tp_i64(tok, cur, &lval->i))
-				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
-			return lex_tok(p, lloc, GT_INT, tok, cur, bol);
-		}
 		digits "x" {
 			if (!tp_i64(tok, cur - 1, &lval->i))
 				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
 			return lex_tok(p, lloc, GT_DIMX, tok, cur, bol);
 		}
-		"-"? (digits "." [0-9]* exp? | digits exp) {
-			if (!tp_f64(tok, cur, &lval->f))
-				return lex_error(p, lloc, tok, cur, tok, "%s", "floating-point number out of range");
-			return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol);
-		}
-		"nan" { lval->f = NAN; return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol); }
-		"inf" { lval->f = INFINITY; return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol); }
-		"-inf" { lval->f = -INFINITY; return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol); }
 
 		"module" { return lex_word(p, lval, lloc, GT_KW_MODULE, tok, cur, bol); }
 		"placeholder" { return lex_word(p, lval, lloc, GT_KW_PLACEHOLDER, tok, cur, bol); }
