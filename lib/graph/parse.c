@@ -18,6 +18,10 @@
  * Recovery: a statement with a semantic error is not built; its name goes to
  * a poison set so later uses do not report again. Syntax errors resume at
  * the next statement line (see glow.re, glow.y).
+ *
+ * What the .glow and .gir readers do alike (tokens and recovery, messages,
+ * poison sets, weight initializers) is the reader shell's
+ * (support/textread.h); this file holds what only the graph IR has.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "glow.tab.h"
@@ -28,15 +32,16 @@
 #include "support/textparse.h"
 #include "support/util.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- helpers ---- */
 
+/* The reader shell's name steps (support/textread.h) on this parser: the
+ * text and lookup key of a span, and the poison sets (gpoison for globals,
+ * lpoison for the function's values). */
 static const char *span_cstr(struct glow_parser *p, const struct tp_span *s) { return tp_span_cstr(&p->r, s); }
 
 static const char *span_key(struct glow_parser *p, const struct tp_span *s, size_t *len)

@@ -26,15 +26,14 @@
 #include "support/suggest.h"
 #include "support/textparse.h"
 
-#include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct loc gir_p_loc_at(const struct gir_parser *p, const char *c) { return tp_loc_at(&p->r, c); }
 
+/* The reader shell's name steps (support/textread.h) on this parser: the
+ * text and lookup key of a span, and the function's poison set. */
 static const char *span_cstr(struct gir_parser *p, const struct tp_span *s) { return tp_span_cstr(&p->r, s); }
 
 static const char *span_key(struct gir_parser *p, const struct tp_span *s, size_t *len)
