@@ -78,10 +78,7 @@ struct gir_parser {
 	} scope;
 	/* operands mostly name buffers defined a few lines up: a direct-mapped
 	 * cache of recent names (by hash) in front of the scope */
-	struct gir_recent {
-		struct ir_value *v;
-		uint64_t hash;
-	} recent[GIR_RECENT];
+	struct tp_recent recent[GIR_RECENT];
 	/* integer lists set lately (attribute arrays are immutable once set, so
 	 * equal lists share one copy: [1, 1], [0, 0, 0, 0] ...) */
 	struct gir_ints {

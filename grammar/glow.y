@@ -60,12 +60,7 @@ struct glow_pattr {
 	} u;
 };
 
-/* A recently defined or used node (parse.c: recent_find). */
-struct glow_recent {
-	uint64_t hash;
-	struct node *node;
-};
-enum { GLOW_RECENT = 1024, GLOW_TCACHE = 64 };
+enum { GLOW_RECENT = 1024, GLOW_TCACHE = 64 }; /* powers of two */
 
 /* The parser state: the reader shell, module under construction, scratch
  * vectors. Everything the lexer and the actions share lives here. */
@@ -80,7 +75,7 @@ struct glow_parser {
 
 	/* names whose definition failed: uses are silently bad (no cascades) */
 	struct strmap gpoison, lpoison;
-	struct glow_recent recent[GLOW_RECENT];
+	struct tp_recent recent[GLOW_RECENT]; /* recently defined or used nodes */
 	const struct type *tcache[GLOW_TCACHE]; /* recent types (parse.c: glow_p_type) */
 
 	/* the type being parsed */

@@ -393,22 +393,13 @@ void glow_p_kind(struct glow_parser *p, const struct tp_span *name, struct loc l
 static struct node *recent_find(struct glow_parser *p, const char *k, size_t len)
 {
 	uint64_t h = hash_bytes(k, len);
-	struct glow_recent *e = &p->recent[h % GLOW_RECENT];
-	if (e->node && e->hash == h && strncmp(e->node->name, k, len) == 0 && e->node->name[len] == 0)
-		return e->node;
-	struct node *n = func_find_hashed(p->f, k, len, h);
-	if (n) {
-		e->node = n;
-		e->hash = h;
-	}
+	struct node *n = tp_recent_get(p->recent, GLOW_RECENT, k, len, h);
+	if (n)
+		return n;
+	n = func_find_hashed(p->f, k, len, h);
+	if (n)
+		tp_recent_put(p->recent, GLOW_RECENT, h, (const char *const *)&n->name, n);
 	return n;
-}
-
-static void recent_add(struct glow_parser *p, struct node *n, uint64_t h)
-{
-	struct glow_recent *e = &p->recent[h % GLOW_RECENT];
-	e->node = n;
-	e->hash = h;
 }
 
 struct glow_val glow_p_local(struct glow_parser *p, const struct tp_span *name, struct loc loc, bool has_res,
@@ -724,7 +715,7 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 		return;
 	}
 	if (name)
-		recent_add(p, n, p->name_hash);
+		tp_recent_put(p->recent, GLOW_RECENT, p->name_hash, (const char *const *)&n->name, n);
 	/* attribute values by index (the statement was checked against the
 	 * kind's table), with the copying node_set_* does */
 	for (size_t i = 0; i < p->attrs.len; i++) {

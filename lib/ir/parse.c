@@ -51,14 +51,12 @@ static bool poisoned(struct gir_parser *p, const struct tp_span *name) { return 
 /* The value defined under a name, through the cache of recent names. */
 static struct ir_value *recent_find(struct gir_parser *p, const char *k, size_t len, uint64_t h)
 {
-	struct gir_recent *e = &p->recent[h % GIR_RECENT];
-	if (e->v && e->hash == h && strncmp(e->v->name, k, len) == 0 && e->v->name[len] == 0)
-		return e->v;
-	struct ir_value *v = gir_scope_find(&p->scope, k, len, h);
-	if (v) {
-		e->v = v;
-		e->hash = h;
-	}
+	struct ir_value *v = tp_recent_get(p->recent, GIR_RECENT, k, len, h);
+	if (v)
+		return v;
+	v = gir_scope_find(&p->scope, k, len, h);
+	if (v)
+		tp_recent_put(p->recent, GIR_RECENT, h, &v->name, v);
 	return v;
 }
 
@@ -66,9 +64,7 @@ static struct ir_value *recent_find(struct gir_parser *p, const char *k, size_t 
 static void define(struct gir_parser *p, struct ir_value *v)
 {
 	gir_scope_add(&p->scope, v, p->name_hash);
-	struct gir_recent *e = &p->recent[p->name_hash % GIR_RECENT];
-	e->v = v;
-	e->hash = p->name_hash;
+	tp_recent_put(p->recent, GIR_RECENT, p->name_hash, &v->name, v);
 }
 
 static void recent_clear(struct gir_parser *p) { memset(p->recent, 0, sizeof p->recent); }

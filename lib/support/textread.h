@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct input;
 
@@ -219,6 +220,36 @@ static inline const char *tp_span_key(struct tp_reader *r, const struct tp_span 
 static inline const char *tp_span_name(const struct tp_span *s, char sigil, char *buf, size_t size)
 {
 	return tp_name_text(s->s, s->len, s->esc, sigil, buf, size);
+}
+
+/* A direct-mapped cache of recently defined or used names in front of a
+ * reader's name table (operands mostly name values defined a few lines up:
+ * a hit saves a cache miss into a table of a million names). An entry
+ * keeps the address of its value's name field, so a value renamed since
+ * is compared under its current name. The table has a power-of-two size n
+ * and is cleared with memset. */
+struct tp_recent {
+	uint64_t hash;
+	const char *const *name; /* &value->name */
+	void *v;
+};
+
+/* The value cached under the name [k, k + len) hashed to h, NULL if none. */
+static inline void *tp_recent_get(const struct tp_recent *tab, size_t n, const char *k, size_t len, uint64_t h)
+{
+	const struct tp_recent *e = &tab[h & (n - 1)];
+	if (e->v && e->hash == h && strncmp(*e->name, k, len) == 0 && (*e->name)[len] == 0)
+		return e->v;
+	return NULL;
+}
+
+/* Caches v, whose name field is *name, under the hash h of its name. */
+static inline void tp_recent_put(struct tp_recent *tab, size_t n, uint64_t h, const char *const *name, void *v)
+{
+	struct tp_recent *e = &tab[h & (n - 1)];
+	e->hash = h;
+	e->name = name;
+	e->v = v;
 }
 
 /* Adds the name to the poison set (its key copied into arena a). */
