@@ -21,7 +21,7 @@
  */
 #include "gir.tab.h"
 #include "support/io.h"
-#include "support/textparse.h"
+#include "support/textread.h"
 
 #include <errno.h>
 #include <math.h>
@@ -31,44 +31,27 @@
 
 typedef unsigned char uchar;
 
+/* the tokens of the shared rules (textlex.re) */
+#define LEX_T(t) GIR_##t
+
+_Static_assert((int)GIR_END == (int)TP_TOK_END && (int)GIR_GIR_YYerror == (int)TP_TOK_ERROR, "the shell's token numbers");
+
 static int lex_tok(struct gir_parser *p, struct loc *lloc, int t, const uchar *start, const uchar *end, bool bol)
 {
-	p->last_tok = t;
-	p->last_start = (const char *)start;
-	p->last_end = (const char *)end;
-	p->last_bol = bol || p->after_sync;
-	p->last_after_sync = p->after_sync;
-	p->after_sync = false;
-	p->cur = (const char *)end;
-	if (t == GIR_GIR_YYerror)
-		p->sync_pending = true;
-	*lloc = loc_make(p->file, (uint32_t)((const char *)start - p->buf));
-	return t;
+	return tp_lex_tok(&p->r, lloc, t, start, end, bol);
 }
 
-/* The first non-blank character of the next non-blank line (or the end). */
-static const char *lex_skip_line(const struct gir_parser *p, const char *c)
+/* Recovery resumes at the next line that is neither blank nor a comment. */
+static bool lex_line_starts(const struct tp_reader *r, const char *c)
 {
-	for (;;) {
-		while (c < p->lim && *c != '\n')
-			c++;
-		if (c >= p->lim)
-			return p->lim;
-		c++;
-		while (c < p->lim && (*c == ' ' || *c == '\t' || *c == '\r'))
-			c++;
-		if (c >= p->lim)
-			return p->lim;
-		if (*c != '\n' && !(c[0] == '/' && c[1] == '/'))
-			return c;
-	}
+	(void)r;
+	return *c != '\n' && !(c[0] == '/' && c[1] == '/');
 }
 
 static int lex_error(struct gir_parser *p, struct loc *lloc, const uchar *tok, const uchar *cur, const uchar *at,
 		     const char *fmt, const char *arg)
 {
-	gir_p_error(p, loc_make(p->file, (uint32_t)((const char *)at - p->buf)), fmt, arg);
-	return lex_tok(p, lloc, GIR_GIR_YYerror, tok, cur, false);
+	return tp_lex_error(&p->r, lloc, tok, cur, at, fmt, arg);
 }
 
 /* A quoted name or string that did not close at cur: why. */
@@ -79,7 +62,7 @@ static int lex_bad_quote(struct gir_parser *p, struct loc *lloc, const uchar *to
 		q++;
 	if (*cur == '\\')
 		return lex_error(p, lloc, tok, cur + 1, cur, "%s", "invalid escape sequence");
-	if (*cur == '\n' || *cur == '\r' || (const char *)cur >= p->lim)
+	if (*cur == '\n' || *cur == '\r' || (const char *)cur >= p->r.lim)
 		return lex_error(p, lloc, tok, cur, q, "%s", "unterminated string");
 	char buf[16];
 	return lex_error(p, lloc, tok, cur + 1, cur, "invalid character %s in string (use an escape)",
@@ -103,8 +86,8 @@ enum { HEX_CHUNK = 8 << 20 };
  * ir_module_parse_input (a touched page is read again from the file). */
 static void lex_drop(struct gir_parser *p, const char *from, const char *to)
 {
-	if (p->in)
-		input_drop(p->in, (size_t)(from - p->buf), (size_t)(to - p->buf));
+	if (p->r.in)
+		input_drop(p->r.in, (size_t)(from - p->r.buf), (size_t)(to - p->r.buf));
 }
 
 /* The quote closing a string whose body starts at s, if it is on the same
@@ -113,8 +96,8 @@ static void lex_drop(struct gir_parser *p, const char *from, const char *to)
  * whatever the input); chunks passed are let go. */
 static const char *lex_string_end(struct gir_parser *p, const char *s)
 {
-	for (const char *c = s; c < p->lim;) {
-		size_t n = (size_t)(p->lim - c) < HEX_CHUNK ? (size_t)(p->lim - c) : HEX_CHUNK;
+	for (const char *c = s; c < p->r.lim;) {
+		size_t n = (size_t)(p->r.lim - c) < HEX_CHUNK ? (size_t)(p->r.lim - c) : HEX_CHUNK;
 		const char *nl = memchr(c, '\n', n);
 		const char *q = memchr(c, '"', nl ? (size_t)(nl - c) : n);
 		if (q || nl)
@@ -127,7 +110,7 @@ static const char *lex_string_end(struct gir_parser *p, const char *s)
 
 /* A long string of hex digits after "0x" (a dense weight): the closing
  * quote found with memchr, the digits checked and decoded in one pass into
- * the module's arena (p->hex_data, used by the dense initializer), in
+ * the module's arena (p->r.hex_data, used by the dense initializer), in
  * chunks whose input pages are let go behind the decoder. Returns the
  * STRING token the DFA would have returned, or 0 when the string is not all
  * hex digits in pairs (the DFA then reads it and reports any error). The
@@ -148,8 +131,8 @@ static int lex_hex_string(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *l
 		lex_drop(p, s + 2 * done, s + 2 * (done + n));
 		done += n;
 	}
-	p->hex_s = (const char *)tok + 1;
-	p->hex_data = data;
+	p->r.hex_s = (const char *)tok + 1;
+	p->r.hex_data = data;
 	lval->span.s = (const char *)tok + 1;
 	lval->span.len = (uint32_t)(q - (const char *)tok - 1);
 	lval->span.esc = false;
@@ -158,28 +141,11 @@ static int lex_hex_string(struct gir_parser *p, GIR_YYSTYPE *lval, struct loc *l
 
 int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 {
-	if (p->d->stopped)
-		p->cur = p->lim;
-	if (p->sync_pending) {
-		p->sync_pending = false;
-		const char *c;
-		if (p->last_bol && !p->last_after_sync && p->last_tok != GIR_END && p->last_tok != GIR_GIR_YYerror)
-			c = p->last_start; /* the offending token starts a line: resume right there */
-		else
-			c = lex_skip_line(p, p->cur);
-		if (c < p->lim || !p->eof_synced) {
-			if (c >= p->lim)
-				p->eof_synced = true;
-			p->cur = c;
-			p->after_sync = true;
-			*lloc = loc_make(p->file, (uint32_t)(c - p->buf));
-			return GIR_SYNC;
-		}
-		p->cur = c;
-	}
+	if (tp_lex_sync(&p->r, lloc, lex_line_starts))
+		return GIR_SYNC;
 
-	const uchar *cur = (const uchar *)p->cur, *mar, *tok;
-	bool bol = cur == (const uchar *)p->buf;
+	const uchar *cur = (const uchar *)p->r.cur, *mar, *tok;
+	bool bol = cur == (const uchar *)p->r.buf;
 	char cbuf[16];
 	for (;;) {
 		tok = cur;
@@ -195,25 +161,14 @@ int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 		re2c:yyfill:enable = 0;
 		re2c:indent:string = "\t";
 
-		bare = [A-Za-z0-9_.$-]+;
+		!include "textlex.re";
+
 		sc = [^"\\\x00-\x1f\x7f];
 		hx = [0-9a-fA-F];
 		esc = "\\" ([\\"nt] | [1-9a-fA-F] hx | "0" [1-9a-fA-F]);
 		qbody = (sc | esc)*;
-		ident = [A-Za-z_][A-Za-z0-9_]*;
-		digits = [0-9]+;
-		exp = [eE] [+-]? digits;
 		sp = [ \t]*;
 		type = ident sp ("[" [^\]\n\x00<>]* "]" sp)? "<" [^>\n\x00]* ">";
-
-		"\x00" {
-			if ((const char *)tok >= p->lim)
-				return lex_tok(p, lloc, GIR_END, tok, tok, true);
-			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", tp_char_name(0, cbuf, sizeof cbuf));
-		}
-		[ \t\r]+ { continue; }
-		"\n" { bol = true; continue; }
-		"//" [^\n\x00]* { continue; }
 
 		"@in" { lval->i = IQ_IN; return lex_tok(p, lloc, GIR_QUAL, tok, cur, bol); }
 		"@out" { lval->i = IQ_OUT; return lex_tok(p, lloc, GIR_QUAL, tok, cur, bol); }
@@ -224,21 +179,6 @@ int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 		"@\"" qbody "\"" { return lex_span(p, lval, lloc, GIR_GLOBAL, tok, cur, 2, 1, true, bol); }
 		"\"" qbody "\"" { return lex_span(p, lval, lloc, GIR_STRING, tok, cur, 1, 1, true, bol); }
 		[%@]? "\"" qbody { return lex_bad_quote(p, lloc, tok, cur); }
-		[%@] { return lex_error(p, lloc, tok, cur, tok, "expected a name after '%s'", *tok == '%' ? "%" : "@"); }
-
-		"-"? digits {
-			if (!tp_i64(tok, cur, &lval->i))
-				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
-			return lex_tok(p, lloc, GIR_INT, tok, cur, bol);
-		}
-		"-"? (digits "." [0-9]* exp? | digits exp) {
-			if (!tp_f64(tok, cur, &lval->f))
-				return lex_error(p, lloc, tok, cur, tok, "%s", "floating-point number out of range");
-			return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol);
-		}
-		"nan" { lval->f = NAN; return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol); }
-		"inf" { lval->f = INFINITY; return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol); }
-		"-inf" { lval->f = -INFINITY; return lex_tok(p, lloc, GIR_FLOAT, tok, cur, bol); }
 
 		type { return lex_span(p, lval, lloc, GIR_TYPE, tok, cur, 0, 0, false, bol); }
 

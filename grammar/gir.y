@@ -3,10 +3,13 @@
  * Design: the grammar is generic. An instruction is
  *   (%name '=')? kind modifier? ('[' INT* ']')? TYPE? operands? {attrs}?
  * for every kind; the kind is looked up in Instrs.def at run time
- * (lib/ir/parse.c), so a new instruction kind never touches this file. The
- * modifier and the bracketed positional list exist for the legacy forms
- * `pool max [3 3 0]` and `convolution [5 1 2 16]`. Types are single TYPE
- * tokens (the lexer matches `elem[...]<...>`), decoded in parse.c.
+ * (lib/ir/parse.c), and its operands and attributes are checked against its
+ * row, so a new instruction kind never touches this file. The modifier and
+ * the bracketed positional list are the shape of the seed design's legacy
+ * spellings (`pool max [3 3 0]`, `convolution [5 1 2 16]`); which names,
+ * modifiers and fields they take is data (lib/ir/Legacy.def). Types are
+ * single TYPE tokens (the lexer matches `elem[...]<...>`), decoded in
+ * parse_type.c.
  *
  * The semantic actions are one-line calls into parse.c (prefix gir_p_),
  * which builds the module through the builder API and reports semantic
@@ -29,27 +32,13 @@
 
 %code requires {
 #include "ir/ir.h"
+#include "support/textread.h"
 #include "support/vec.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
 enum { GIR_RECENT = 64, GIR_HEX_FAST = 64 };
-
-/* A name, identifier, string or type as written: s points into the source
- * (after the sigil, inside the quotes); esc is set when it holds escapes. */
-struct gir_span {
-	const char *s;
-	uint32_t len;
-	uint32_t esc;
-};
-
-struct gir_num {
-	double f;
-	int64_t i;
-	bool is_int;
-	struct loc loc;
-};
 
 /* An operand as written; val NULL after an error (already reported). */
 struct gir_op {
@@ -62,45 +51,21 @@ enum gir_aval { GA_NUM, GA_BOOL, GA_STR, GA_IDENT, GA_LIST };
 
 /* An attribute as written; checked against the kind when the statement ends. */
 struct gir_attr {
-	struct gir_span name;
+	struct tp_span name;
 	struct loc loc, vloc;
 	enum gir_aval vk;
-	struct gir_num num;     /* GA_NUM; GA_BOOL: i */
-	struct gir_span str;    /* GA_STR, GA_IDENT */
+	struct tp_num num;     /* GA_NUM; GA_BOOL: i */
+	struct tp_span str;    /* GA_STR, GA_IDENT */
 	uint32_t start, n;      /* GA_LIST: into nums */
-};
-
-/* The weight initializer being parsed. */
-struct gir_init {
-	int kind; /* enum init_kind or IR_INIT_NONE */
-	struct gir_num num;
-	bool is_bool;
-	struct gir_span str;
-	struct loc loc, str_loc;
-	int64_t seed, offset;
 };
 
 /* The parser state. Everything the lexer and the actions share lives here. */
 struct gir_parser {
-	/* lexer */
-	const char *buf, *lim, *cur;
-	const struct input *in; /* ir_module_parse_input; NULL otherwise */
-	size_t dropped;         /* input before this offset was let go (input_drop) */
-	uint32_t file;
-	int last_tok;
-	const char *last_start, *last_end;
-	bool last_bol, after_sync, last_after_sync, sync_pending, eof_synced;
-	int syntax_errors;
-	uint32_t last_syntax_error;
-
-	struct diag *d;
+	struct tp_reader r; /* the lexer, diagnostics, scratch (support/textread.h) */
 	struct type_ctx *types;
 	struct ir_module *m;
 	struct ir_func *f; /* NULL when the function header failed */
-	int errors;
 
-	char *sb; /* NUL-terminated copies of names */
-	size_t sbcap;
 	struct strmap poison; /* names whose definition failed (keys in the arena) */
 	/* the function's scope while it is read (its own name table stays
 	 * deferred, see ir_func_defer_names): open addressing over the defined
@@ -113,39 +78,30 @@ struct gir_parser {
 	} scope;
 	/* operands mostly name buffers defined a few lines up: a direct-mapped
 	 * cache of recent names (by hash) in front of the scope */
-	struct gir_recent {
-		struct ir_value *v;
-		uint64_t hash;
-	} recent[GIR_RECENT];
+	struct tp_recent recent[GIR_RECENT];
 	/* integer lists set lately (attribute arrays are immutable once set, so
 	 * equal lists share one copy: [1, 1], [0, 0, 0, 0] ...) */
 	struct gir_ints {
 		const int64_t *v;
 		uint32_t n;
 	} ints_cache[16];
-	/* instruction kinds by (length, first and last letter), 1 + kind; 0
-	 * empty: most lines name one of a few kinds */
-	uint8_t kind_cache[64];
-	/* the decoded bytes of the last long hex string the lexer read */
-	const char *hex_s; /* its span's text ("0x...") */
-	uint8_t *hex_data;  /* in the module's arena */
 
 	/* the statement being parsed */
 	bool has_name;
-	struct gir_span name;
+	struct tp_span name;
 	uint64_t name_hash;   /* of the name's key (after name_free, or early) */
 	bool name_hashed;     /* name_hash is known */
 	struct loc name_loc;
 	int mut; /* weight: 0 unspecified, 1 mutable, 2 constant */
-	struct gir_init init;
-	struct gir_num num; /* the last `number` (read by the rule using it) */
+	struct tp_init init;
+	struct tp_num num; /* the last `number` (read by the rule using it) */
 	bool has_mod, has_pos;
-	struct gir_span mod, type;
+	struct tp_span mod, type;
 	struct loc mod_loc, pos_loc, type_loc;
 	VEC(int64_t) pos;
 	VEC(struct gir_op) ops;
 	VEC(struct gir_attr) attrs;
-	VEC(struct gir_num) nums;
+	VEC(struct tp_num) nums;
 	VEC(int64_t) ti; /* scratch for list attributes */
 	VEC(double) tf;
 };
@@ -155,18 +111,19 @@ struct gir_parser {
 int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p);
 int gir_yyparse(struct gir_parser *p);
 
-void gir_p_error(struct gir_parser *p, struct loc loc, const char *fmt, ...) GLOW_PRINTF(3, 4);
+/* Reports an error at a location and counts it. */
+#define gir_p_error(p, ...) tp_error(&(p)->r, __VA_ARGS__)
 void gir_p_syntax_error(struct gir_parser *p, struct loc loc, const char *const *expected, int nexp);
 void gir_p_recovered(struct gir_parser *p);
-void gir_p_func_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc);
+void gir_p_func_begin(struct gir_parser *p, const struct tp_span *name, struct loc loc);
 void gir_p_memory(struct gir_parser *p, struct loc loc);
 void gir_p_program_begin(struct gir_parser *p);
-void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc);
-void gir_p_weight(struct gir_parser *p, const struct gir_span *type, struct loc tloc);
-void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc kloc, const struct gir_span *type,
+void gir_p_stmt_begin(struct gir_parser *p, const struct tp_span *name, struct loc loc);
+void gir_p_weight(struct gir_parser *p, const struct tp_span *type, struct loc tloc);
+void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kloc, const struct tp_span *type,
 		 struct loc tloc);
-void gir_p_operand(struct gir_parser *p, int qual, const struct gir_span *name, struct loc qloc, struct loc loc);
-void gir_p_attr(struct gir_parser *p, const struct gir_span *name, struct loc loc);
+void gir_p_operand(struct gir_parser *p, int qual, const struct tp_span *name, struct loc qloc, struct loc loc);
+void gir_p_attr(struct gir_parser *p, const struct tp_span *name, struct loc loc);
 void gir_p_attr_list(struct gir_parser *p, uint32_t start, struct loc loc);
 }
 
@@ -186,7 +143,7 @@ static void gir_yyerror(struct loc *loc, struct gir_parser *p, const char *msg)
 /* 16 bytes: semantic values are copied on every shift and reduction, so a
  * number does not travel as one (see `number`). */
 %union {
-	struct gir_span span;
+	struct tp_span span;
 	int64_t i;
 	double f;
 	uint32_t u;
@@ -286,13 +243,13 @@ init_opt
 init
 	: KW_DENSE STRING { p->init.kind = INIT_DENSE; p->init.str = $2; p->init.str_loc = @2; p->init.loc = @1; }
 	| KW_SPLAT number { p->init.kind = INIT_SPLAT; p->init.num = p->num; p->init.loc = @1; }
-	| KW_SPLAT KW_TRUE { p->init.kind = INIT_SPLAT; p->init.num = (struct gir_num){1, 1, true, @2}; p->init.is_bool = true; p->init.loc = @1; }
-	| KW_SPLAT KW_FALSE { p->init.kind = INIT_SPLAT; p->init.num = (struct gir_num){0, 0, true, @2}; p->init.is_bool = true; p->init.loc = @1; }
+	| KW_SPLAT KW_TRUE { p->init.kind = INIT_SPLAT; p->init.num = (struct tp_num){1, 1, true, @2}; p->init.is_bool = true; p->init.loc = @1; }
+	| KW_SPLAT KW_FALSE { p->init.kind = INIT_SPLAT; p->init.num = (struct tp_num){0, 0, true, @2}; p->init.is_bool = true; p->init.loc = @1; }
 	| KW_BROADCAST ',' number { p->init.kind = INIT_SPLAT; p->init.num = p->num; p->init.loc = @1; }
 	| KW_ZERO { p->init.kind = INIT_ZERO; p->init.loc = @1; }
-	| KW_XAVIER number seed { p->init.kind = INIT_XAVIER; p->init.num = p->num; p->init.loc = @1; }
-	| KW_XAVIER ',' number { p->init.kind = INIT_XAVIER; p->init.num = p->num; p->init.seed = 0; p->init.loc = @1; }
-	| KW_FILE STRING offset { p->init.kind = INIT_FILE; p->init.str = $2; p->init.str_loc = @2; p->init.loc = @1; }
+	| KW_XAVIER number seed { p->init.kind = INIT_XAVIER; p->init.num = p->num; p->init.loc = p->init.seed_loc = @1; }
+	| KW_XAVIER ',' number { p->init.kind = INIT_XAVIER; p->init.num = p->num; p->init.seed = 0; p->init.loc = p->init.seed_loc = @1; }
+	| KW_FILE STRING offset { p->init.kind = INIT_FILE; p->init.str = $2; p->init.str_loc = @2; p->init.loc = p->init.offset_loc = @1; }
 	;
 
 seed
@@ -338,13 +295,14 @@ tail_typed
 	: TYPE { p->type = $1; p->type_loc = @1; } operands_opt attrs_opt
 	;
 
+/* a legacy modifier (`pool max`) and positional list: Legacy.def */
 tail
 	: IDENT bracket { p->has_mod = true; p->mod = $1; p->mod_loc = @1; } operands attrs_opt
 	| bracket operands attrs_opt
 	| operands attrs_opt
 	;
 
-/* the legacy positional attribute list: '[' INT* ']' */
+/* the legacy positional attribute list: '[' INT* ']' (fields: Legacy.def) */
 bracket
 	: '[' { p->has_pos = true; p->pos_loc = @1; } ints ']'
 	;
@@ -415,8 +373,8 @@ numbers
 /* Sets p->num, which the rule that contains the number reads when it is
  * reduced, before any other number can be. */
 number
-	: INT { p->num = (struct gir_num){(double)$1, $1, true, @1}; }
-	| FLOAT { p->num = (struct gir_num){$1, 0, false, @1}; }
+	: INT { p->num = (struct tp_num){(double)$1, $1, true, @1}; }
+	| FLOAT { p->num = (struct tp_num){$1, 0, false, @1}; }
 	;
 
 /* Attribute names and enum values: identifiers, keywords included. */

@@ -17,7 +17,7 @@
  * line and returns SYNC (see glow.y).
  */
 #include "glow.tab.h"
-#include "support/textparse.h"
+#include "support/textread.h"
 
 #include <errno.h>
 #include <math.h>
@@ -27,68 +27,43 @@
 
 typedef unsigned char uchar;
 
+/* the tokens of the shared rules (textlex.re) */
+#define LEX_T(t) GT_##t
+
+_Static_assert((int)GT_END == (int)TP_TOK_END && (int)GT_GLOW_YYerror == (int)TP_TOK_ERROR, "the shell's token numbers");
+
 /* Records the token for error messages and recovery and returns it. */
 static int lex_tok(struct glow_parser *p, struct loc *lloc, int t, const uchar *start, const uchar *end, bool bol)
 {
-	p->prev_tok = p->last_tok;
-	p->prev_start = p->last_start;
-	p->prev_end = p->last_end;
-	p->last_tok = t;
-	p->last_start = (const char *)start;
-	p->last_end = (const char *)end;
-	p->last_bol = bol || p->after_sync;
-	p->last_after_sync = p->after_sync;
-	p->after_sync = false;
-	p->cur = (const char *)end;
 	if (t == GT_KW_MODULE || t == GT_KW_PLACEHOLDER || t == GT_KW_CONSTANT || t == GT_KW_FUNC)
 		p->decl_tok = t;
-	if (t == GT_GLOW_YYerror)
-		p->sync_pending = true;
-	*lloc = loc_make(p->file, (uint32_t)((const char *)start - p->buf));
-	return t;
+	tp_lex_keep_prev(&p->r);
+	return tp_lex_tok(&p->r, lloc, t, start, end, bol);
 }
 
 /* A statement or declaration may start at s (error recovery: lines that
  * continue a broken statement are skipped). */
-static bool lex_line_starts_stmt(const struct glow_parser *p, const char *s)
+static bool lex_line_starts_stmt(const struct tp_reader *r, const char *s)
 {
+	const struct glow_parser *p = (const struct glow_parser *)(const void *)r; /* r is its first member */
 	static const char *const kws[] = {"module", "placeholder", "constant", "func", "attributes"};
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(kws); i++) {
 		size_t n = strlen(kws[i]);
-		if ((size_t)(p->lim - s) >= n && memcmp(s, kws[i], n) == 0) {
-			char c = s + n < p->lim ? s[n] : ' ';
+		if ((size_t)(p->r.lim - s) >= n && memcmp(s, kws[i], n) == 0) {
+			char c = s + n < p->r.lim ? s[n] : ' ';
 			if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
 				return true;
 		}
 	}
 	return p->in_func && (*s == '%' || *s == '}' || (*s >= 'A' && *s <= 'Z') ||
-			      ((size_t)(p->lim - s) > 4 && memcmp(s, "let ", 4) == 0));
-}
-
-/* The first non-blank character of the next line that may start a
- * statement (or the end of the input). */
-static const char *lex_skip_lines(const struct glow_parser *p, const char *c)
-{
-	for (;;) {
-		while (c < p->lim && *c != '\n')
-			c++;
-		if (c >= p->lim)
-			return p->lim;
-		c++;
-		while (c < p->lim && (*c == ' ' || *c == '\t' || *c == '\r'))
-			c++;
-		if (c >= p->lim)
-			return p->lim;
-		if (lex_line_starts_stmt(p, c))
-			return c;
-	}
+			      ((size_t)(p->r.lim - s) > 4 && memcmp(s, "let ", 4) == 0));
 }
 
 static int lex_error(struct glow_parser *p, struct loc *lloc, const uchar *tok, const uchar *cur, const uchar *at,
 		     const char *fmt, const char *arg)
 {
-	glow_p_error(p, loc_make(p->file, (uint32_t)((const char *)at - p->buf)), fmt, arg);
-	return lex_tok(p, lloc, GT_GLOW_YYerror, tok, cur, false);
+	tp_lex_keep_prev(&p->r);
+	return tp_lex_error(&p->r, lloc, tok, cur, at, fmt, arg);
 }
 
 /* Bytes that stand for themselves inside quotes: not '"', '\\', control
@@ -154,7 +129,7 @@ static int lex_quoted(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *llo
 		return lex_error(p, lloc, tok, c + 1, c, "invalid escape sequence '\\%s'", buf);
 	}
 	const uchar *q = body - 1;
-	if (*c == '\n' || *c == '\r' || (const char *)c >= p->lim)
+	if (*c == '\n' || *c == '\r' || (const char *)c >= p->r.lim)
 		return lex_error(p, lloc, tok, c, q, "%s", "unterminated string");
 	return lex_error(p, lloc, tok, c + 1, c, "invalid character %s in string (use an escape)",
 			 tp_char_name(*c, buf, sizeof buf));
@@ -164,7 +139,7 @@ static int lex_quoted(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *llo
  * and ',' (more result types). */
 static bool lex_type_due(const struct glow_parser *p)
 {
-	return p->last_tok == ':' || (p->last_tok == ',' && (p->prev_tok == '>' || p->prev_tok == GT_TYPE));
+	return p->r.last_tok == ':' || (p->r.last_tok == ',' && (p->r.prev_tok == '>' || p->r.prev_tok == GT_TYPE));
 }
 
 static bool lex_is_digit(uchar c) { return c >= '0' && c <= '9'; }
@@ -236,28 +211,11 @@ static int lex_name(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p,
 
 int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 {
-	if (p->d->stopped)
-		p->cur = p->lim;
-	if (p->sync_pending) {
-		p->sync_pending = false;
-		const char *c;
-		if (p->last_bol && !p->last_after_sync && p->last_tok != GT_END && p->last_tok != GT_GLOW_YYerror)
-			c = p->last_start; /* the offending token starts a line: resume right there */
-		else
-			c = lex_skip_lines(p, p->cur);
-		if (c < p->lim || !p->eof_synced) {
-			if (c >= p->lim)
-				p->eof_synced = true;
-			p->cur = c;
-			p->after_sync = true;
-			*lloc = loc_make(p->file, (uint32_t)(c - p->buf));
-			return GT_SYNC;
-		}
-		p->cur = c;
-	}
+	if (tp_lex_sync(&p->r, lloc, lex_line_starts_stmt))
+		return GT_SYNC;
 
-	const uchar *cur = (const uchar *)p->cur, *mar, *tok;
-	bool bol = cur == (const uchar *)p->buf;
+	const uchar *cur = (const uchar *)p->r.cur, *mar, *tok;
+	bool bol = cur == (const uchar *)p->r.buf;
 	char cbuf[16];
 	for (;;) {
 		tok = cur;
@@ -268,45 +226,19 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		re2c:yyfill:enable = 0;
 		re2c:indent:string = "\t";
 
-		bare = [A-Za-z0-9_.$-]+;
-		ident = [A-Za-z_][A-Za-z0-9_]*;
-		digits = [0-9]+;
-		exp = [eE] [+-]? digits;
-
-		"\x00" {
-			if ((const char *)tok >= p->lim)
-				return lex_tok(p, lloc, GT_END, tok, tok, true);
-			return lex_error(p, lloc, tok, cur, tok, "invalid character %s", tp_char_name(0, cbuf, sizeof cbuf));
-		}
-		[ \t\r]+ { continue; }
-		"\n" { bol = true; continue; }
-		"//" [^\n\x00]* { continue; }
+		!include "textlex.re";
 
 		"%" bare { return lex_name(lval, lloc, p, GT_LOCAL, tok, cur, bol); }
 		"@" bare { return lex_name(lval, lloc, p, GT_GLOBAL, tok, cur, bol); }
 		"%\"" { return lex_quoted(p, lval, lloc, GT_LOCAL, tok, cur, bol); }
 		"@\"" { return lex_quoted(p, lval, lloc, GT_GLOBAL, tok, cur, bol); }
 		"\"" { return lex_quoted(p, lval, lloc, GT_STRING, tok, cur, bol); }
-		[%@] { return lex_error(p, lloc, tok, cur, tok, "expected a name after '%s'", *tok == '%' ? "%" : "@"); }
 
-		"-"? digits {
-			if (!tp_i64(tok, cur, &lval->i))
-				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
-			return lex_tok(p, lloc, GT_INT, tok, cur, bol);
-		}
 		digits "x" {
 			if (!tp_i64(tok, cur - 1, &lval->i))
 				return lex_error(p, lloc, tok, cur, tok, "%s", "integer out of range (64-bit signed)");
 			return lex_tok(p, lloc, GT_DIMX, tok, cur, bol);
 		}
-		"-"? (digits "." [0-9]* exp? | digits exp) {
-			if (!tp_f64(tok, cur, &lval->f))
-				return lex_error(p, lloc, tok, cur, tok, "%s", "floating-point number out of range");
-			return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol);
-		}
-		"nan" { lval->f = NAN; return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol); }
-		"inf" { lval->f = INFINITY; return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol); }
-		"-inf" { lval->f = -INFINITY; return lex_tok(p, lloc, GT_FLOAT, tok, cur, bol); }
 
 		"module" { return lex_word(p, lval, lloc, GT_KW_MODULE, tok, cur, bol); }
 		"placeholder" { return lex_word(p, lval, lloc, GT_KW_PLACEHOLDER, tok, cur, bol); }
@@ -332,7 +264,7 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 			if (*cur == '<' && lex_type_due(p)) {
 				const uchar *end = lex_type_tail(p, cur);
 				if (end) {
-					p->type_lt = loc_make(p->file, (uint32_t)((const char *)cur - p->buf));
+					p->type_lt = loc_make(p->r.file, (uint32_t)((const char *)cur - p->r.buf));
 					lval->span.s = (const char *)tok;
 					lval->span.len = (uint32_t)(cur - tok);
 					lval->span.esc = 0;

@@ -33,26 +33,11 @@
 
 %code requires {
 #include "graph/graph.h"
+#include "support/textread.h"
 #include "support/vec.h"
 
 #include <stdbool.h>
 #include <stdint.h>
-
-/* A name, identifier or string as written: s points into the source (after
- * the sigil and inside the quotes); esc is set when it holds escapes. */
-struct glow_span {
-	const char *s;
-	uint32_t len;
-	uint32_t esc;
-};
-
-/* A number as written: an integer (is_int) also carries its double value. */
-struct glow_num {
-	double f;
-	int64_t i;
-	bool is_int;
-	struct loc loc;
-};
 
 /* A resolved operand; node NULL after an error (already reported). */
 struct glow_val {
@@ -68,66 +53,29 @@ struct glow_pattr {
 	union {
 		int64_t i;
 		double f;
-		struct glow_span s;
+		struct tp_span s;
 		struct {
 			uint32_t start, n; /* into ints or floats */
 		} list;
 	} u;
 };
 
-/* The constant initializer being parsed. */
-struct glow_init {
-	enum init_kind kind;
-	struct glow_num num;  /* splat value, xavier fan-in */
-	int is_bool;          /* splat true/false */
-	struct glow_span str; /* dense data, file path */
-	struct loc str_loc;
-	int64_t seed, offset;
-	struct loc seed_loc, offset_loc;
-};
+enum { GLOW_RECENT = 1024, GLOW_TCACHE = 64 }; /* powers of two */
 
-/* A recently defined or used node (parse.c: recent_find). */
-struct glow_recent {
-	uint64_t hash;
-	struct node *node;
-};
-enum { GLOW_RECENT = 1024, GLOW_TCACHE = 64 };
-
-/* The parser state: lexer position, module under construction, scratch
+/* The parser state: the reader shell, module under construction, scratch
  * vectors. Everything the lexer and the actions share lives here. */
-struct input;
-
 struct glow_parser {
-	/* lexer */
-	const char *buf, *lim, *cur;
-	const struct input *in; /* NULL: not from input_open */
-	size_t dropped;         /* input before this offset was let go (input_drop) */
-	uint32_t file;
-	int last_tok, prev_tok;            /* token kinds of the lookahead and the one before */
-	const char *last_start, *last_end; /* text of the lookahead */
-	const char *prev_start, *prev_end; /* text of the token before */
-	int decl_tok;                      /* last top-level keyword seen */
-	bool last_bol;                     /* the lookahead is first on its line */
-	bool last_after_sync;              /* ... and directly follows a SYNC */
-	bool after_sync;
-	bool sync_pending;                 /* skip to the next statement, then SYNC */
-	bool eof_synced;
+	struct tp_reader r; /* the lexer, diagnostics, scratch (support/textread.h) */
+	int decl_tok;       /* last top-level keyword seen */
 	bool in_func;
 
-	struct diag *d;
 	struct type_ctx *types;
 	struct module *m;
 	struct func *f; /* NULL outside functions or when the header failed */
-	int errors;
-	int syntax_errors;
-	uint32_t last_syntax_error; /* offset */
 
-	/* scratch: NUL-terminated copies of names for the builder */
-	char *sb;
-	size_t sbcap;
 	/* names whose definition failed: uses are silently bad (no cascades) */
 	struct strmap gpoison, lpoison;
-	struct glow_recent recent[GLOW_RECENT];
+	struct tp_recent recent[GLOW_RECENT]; /* recently defined or used nodes */
 	const struct type *tcache[GLOW_TCACHE]; /* recent types (parse.c: glow_p_type) */
 
 	/* the type being parsed */
@@ -136,18 +84,18 @@ struct glow_parser {
 	unsigned ndims;
 	bool dims_bad;
 	bool q_has;
-	struct glow_num q_scale, q_off;
+	struct tp_num q_scale, q_off;
 	struct loc q_loc;
 
 	/* the declaration being parsed */
 	unsigned ph_flags;
-	struct glow_init init;
+	struct tp_init init;
 
 	/* the statement being parsed */
 	int kind; /* -1: unknown */
 	bool bad;
 	bool has_name;
-	struct glow_span name;
+	struct tp_span name;
 	uint64_t name_hash;
 	struct loc name_loc, kind_loc, pred_loc, types_loc;
 	struct glow_val pred;
@@ -162,7 +110,7 @@ struct glow_parser {
 	VEC(struct glow_pattr) attrs;
 	VEC(int64_t) ints;
 	VEC(double) floats;
-	VEC(struct glow_num) nums; /* the list being parsed */
+	VEC(struct tp_num) nums; /* the list being parsed */
 	/* module attributes and nested expressions (parse_forms.c); NULL until used */
 	struct glow_forms *fx;
 };
@@ -172,42 +120,43 @@ struct glow_parser {
 int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p);
 int glow_yyparse(struct glow_parser *p);
 
-void glow_p_error(struct glow_parser *p, struct loc loc, const char *fmt, ...) GLOW_PRINTF(3, 4);
+/* Reports an error at a location and counts it. */
+#define glow_p_error(p, ...) tp_error(&(p)->r, __VA_ARGS__)
 void glow_p_syntax_error(struct glow_parser *p, struct loc loc, const char *const *expected, int nexp);
 void glow_p_recovered(struct glow_parser *p);
-void glow_p_module(struct glow_parser *p, const struct glow_span *name, struct loc loc);
-void glow_p_placeholder(struct glow_parser *p, const struct glow_span *name, struct loc loc,
+void glow_p_module(struct glow_parser *p, const struct tp_span *name, struct loc loc);
+void glow_p_placeholder(struct glow_parser *p, const struct tp_span *name, struct loc loc,
 			const struct type *t);
-void glow_p_constant(struct glow_parser *p, const struct glow_span *name, struct loc loc,
+void glow_p_constant(struct glow_parser *p, const struct tp_span *name, struct loc loc,
 		     const struct type *t, struct loc tloc);
-void glow_p_func_begin(struct glow_parser *p, const struct glow_span *name, struct loc loc);
+void glow_p_func_begin(struct glow_parser *p, const struct tp_span *name, struct loc loc);
 void glow_p_func_end(struct glow_parser *p);
-void glow_p_stmt_begin(struct glow_parser *p, const struct glow_span *name, struct loc loc);
-void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc loc);
-struct glow_val glow_p_local(struct glow_parser *p, const struct glow_span *name, struct loc loc, bool has_res,
+void glow_p_stmt_begin(struct glow_parser *p, const struct tp_span *name, struct loc loc);
+void glow_p_kind(struct glow_parser *p, const struct tp_span *name, struct loc loc);
+struct glow_val glow_p_local(struct glow_parser *p, const struct tp_span *name, struct loc loc, bool has_res,
 			     int64_t res, struct loc resloc);
-struct glow_val glow_p_global(struct glow_parser *p, const struct glow_span *name, struct loc loc);
+struct glow_val glow_p_global(struct glow_parser *p, const struct tp_span *name, struct loc loc);
 void glow_p_operand(struct glow_parser *p, const struct glow_val *v);
 void glow_p_pred(struct glow_parser *p, const struct glow_val *v, struct loc loc);
-void glow_p_attr_name(struct glow_parser *p, const struct glow_span *name, struct loc loc);
-void glow_p_attr_num(struct glow_parser *p, const struct glow_num *v);
+void glow_p_attr_name(struct glow_parser *p, const struct tp_span *name, struct loc loc);
+void glow_p_attr_num(struct glow_parser *p, const struct tp_num *v);
 void glow_p_attr_bool(struct glow_parser *p, int v, struct loc loc);
-void glow_p_attr_str(struct glow_parser *p, const struct glow_span *s, struct loc loc);
-void glow_p_attr_enum(struct glow_parser *p, const struct glow_span *s, struct loc loc);
+void glow_p_attr_str(struct glow_parser *p, const struct tp_span *s, struct loc loc);
+void glow_p_attr_enum(struct glow_parser *p, const struct tp_span *s, struct loc loc);
 void glow_p_attr_list(struct glow_parser *p, struct loc loc);
 void glow_p_restype(struct glow_parser *p, const struct type *t, struct loc loc);
 void glow_p_node(struct glow_parser *p, struct loc rparen);
 void glow_p_dim(struct glow_parser *p, int64_t d, struct loc loc);
-const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *elem, struct loc loc,
+const struct type *glow_p_type(struct glow_parser *p, const struct tp_span *elem, struct loc loc,
 			       struct loc lt);
 /* parse_forms.c: module attributes, `let`, nested expressions */
-void glow_p_mattr_name(struct glow_parser *p, const struct glow_span *key, struct loc loc);
-void glow_p_mattr_num(struct glow_parser *p, const struct glow_num *v);
+void glow_p_mattr_name(struct glow_parser *p, const struct tp_span *key, struct loc loc);
+void glow_p_mattr_num(struct glow_parser *p, const struct tp_num *v);
 void glow_p_mattr_bool(struct glow_parser *p, int b, struct loc loc);
-void glow_p_mattr_str(struct glow_parser *p, const struct glow_span *s, struct loc loc);
+void glow_p_mattr_str(struct glow_parser *p, const struct tp_span *s, struct loc loc);
 void glow_p_mattr_list(struct glow_parser *p, bool begin, struct loc loc);
 void glow_p_mattr_end(struct glow_parser *p);
-int glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc);
+int glow_p_nest_begin(struct glow_parser *p, const struct tp_span *kind, struct loc loc);
 struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const struct type *t, struct loc tloc);
 void glow_p_forms_reset(struct glow_parser *p);
 struct node *glow_p_forms_retry(struct glow_parser *p, const char *name, size_t len, struct value pred);
@@ -225,10 +174,10 @@ static void glow_yyerror(struct loc *loc, struct glow_parser *p, const char *msg
 }
 
 %union {
-	struct glow_span span;
+	struct tp_span span;
 	int64_t i;
 	double f;
-	struct glow_num num;
+	struct tp_num num;
 	struct glow_val val;
 	const struct type *ty;
 }
@@ -353,9 +302,9 @@ init
 	| KW_SPLAT number
 		{ p->init.kind = INIT_SPLAT; p->init.num = $2; p->init.is_bool = 0; }
 	| KW_SPLAT KW_TRUE
-		{ p->init.kind = INIT_SPLAT; p->init.num = (struct glow_num){1, 1, true, @2}; p->init.is_bool = 1; }
+		{ p->init.kind = INIT_SPLAT; p->init.num = (struct tp_num){1, 1, true, @2}; p->init.is_bool = 1; }
 	| KW_SPLAT KW_FALSE
-		{ p->init.kind = INIT_SPLAT; p->init.num = (struct glow_num){0, 0, true, @2}; p->init.is_bool = 1; }
+		{ p->init.kind = INIT_SPLAT; p->init.num = (struct tp_num){0, 0, true, @2}; p->init.is_bool = 1; }
 	| KW_ZERO
 		{ p->init.kind = INIT_ZERO; }
 	| KW_XAVIER number seed
@@ -468,8 +417,8 @@ numbers
 	;
 
 number
-	: INT { $$ = (struct glow_num){(double)$1, $1, true, @1}; }
-	| FLOAT { $$ = (struct glow_num){$1, 0, false, @1}; }
+	: INT { $$ = (struct tp_num){(double)$1, $1, true, @1}; }
+	| FLOAT { $$ = (struct tp_num){$1, 0, false, @1}; }
 	;
 
 /* Attribute names and enum values: identifiers, keywords included. */

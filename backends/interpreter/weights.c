@@ -9,15 +9,6 @@
 
 int interp_weight_init(struct ir_module *m, const struct ir_weight *w, void *out, struct diag *d)
 {
-	struct init_spec s = {
-		.kind = w->init, /* IR_INIT_NONE: zeros */
-		.splat_f = w->splat_f,
-		.splat_i = w->splat_i,
-		.fan_in = w->fan_in,
-		.seed = w->seed,
-		.file = w->file,
-		.file_offset = w->file_offset,
-		.data = w->data,
-	};
+	struct init_spec s = ir_weight_init_spec(w); /* IR_INIT_NONE: zeros */
 	return init_materialize(&s, w->v.type, m->base_dir, w->v.loc, out, d);
 }

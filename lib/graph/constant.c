@@ -6,6 +6,7 @@
 #include "graph/graph.h"
 #include "graph/initializer.h"
 #include "support/fp16.h"
+#include "support/textread.h"
 #include "support/util.h"
 
 #include <errno.h>
@@ -43,21 +44,10 @@ static uint64_t splitmix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-static char *resolve(const char *base_dir, const char *file)
-{
-	if (file[0] == '/' || !base_dir)
-		return xstrdup(file);
-	size_t a = strlen(base_dir), b = strlen(file);
-	char *p = xmalloc(a + b + 1);
-	memcpy(p, base_dir, a);
-	memcpy(p + a, file, b + 1);
-	return p;
-}
-
 static int load_file(const struct init_spec *s, const char *base_dir, struct loc loc, uint8_t *out, uint64_t bytes,
 		     struct diag *d)
 {
-	char *path = resolve(base_dir, s->file);
+	char *path = tp_path_join(base_dir, s->file);
 	FILE *f = fopen(path, "rb");
 	int rc = -1;
 	if (!f) {
@@ -126,21 +116,14 @@ int init_materialize(const struct init_spec *s, const struct type *t, const char
 	}
 }
 
+struct init_spec constant_init_spec(const struct constant *c) { return INIT_SPEC_OF(c, (int)c->init); }
+
 const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *d)
 {
 	if (c->data)
 		return c->data;
 	const struct type *t = node_type(&c->n);
-	struct init_spec s = {
-		.kind = c->init,
-		.splat_f = c->splat_f,
-		.splat_i = c->splat_i,
-		.fan_in = c->fan_in,
-		.seed = c->seed,
-		.file = c->file,
-		.file_offset = c->file_offset,
-		.data = NULL, /* INIT_DENSE: data set at creation; never NULL unless empty */
-	};
+	struct init_spec s = constant_init_spec(c); /* data NULL: INIT_DENSE sets it at creation */
 	uint8_t *p = xcalloc((size_t)type_bytes(t) + 1, 1);
 	if (init_materialize(&s, t, m->base_dir, c->n.loc, p, d) != 0) {
 		free(p);

@@ -69,6 +69,11 @@ const char *graph_form_name(enum graph_form f);
 /* The form named (len bytes), or -1. */
 int graph_form_lookup(const char *s, size_t len);
 
+/* The printer's stable topological order of f's nodes (print.c): the list
+ * order with producers pulled up where the list is not an evaluation order.
+ * *order is malloc'd; returns the count. */
+size_t print_order(struct func *f, struct node ***order);
+
 /* The canonical evaluation order of f's nodes in the forms (print_forms.c):
  * the bound nodes in the printer's stable topological order, each preceded
  * by the values nested in it, operands left to right, depth first. Fills

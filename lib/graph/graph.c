@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "graph/graph.h"
 #include "support/dlist.h"
+#include "support/io.h"
 #include "support/util.h"
 
 #include <stdbool.h>
@@ -132,29 +133,6 @@ void node_copy_attrs(struct module *m, struct node *dst, const struct node *src)
 	unsigned n = node_desc(src->kind)->nattrs;
 	if (n)
 		memcpy(dst->attrs, src->attrs, n * sizeof(union attr_val));
-}
-
-static void attrs_set_defaults(struct module *m, unsigned kind, union attr_val *av)
-{
-	const struct node_desc *d = node_desc(kind);
-	for (unsigned i = 0; i < d->nattrs; i++) {
-		const struct attr_desc *a = &d->attrs[i];
-		memset(&av[i], 0, sizeof av[i]);
-		if (a->required)
-			continue;
-		switch (a->kind) {
-		case AK_INT:
-		case AK_BOOL:
-		case AK_ENUM: av[i].i = a->def_i; break;
-		case AK_FLOAT: av[i].f = a->def_f; break;
-		case AK_INTS:
-			av[i].ints.v = arena_memdup(&m->arena, a->def_ints, a->def_n * sizeof(int64_t));
-			av[i].ints.n = a->def_n;
-			break;
-		case AK_FLOATS:
-		case AK_STRING: break;
-		}
-	}
 }
 
 /* ---- uses ---- */
@@ -326,19 +304,26 @@ static void nt_del(struct nametab *t, const struct node *n)
 }
 
 /* A name is taken in f (f non-NULL) or among m's storage. */
-static bool name_taken(struct func *f, struct module *m, const char *s, size_t len)
+struct taken_in {
+	const struct func *f;
+	const struct module *m;
+};
+
+static bool name_taken(const void *ctx, const char *s, size_t len)
 {
-	if (f)
-		return nt_get(&f->names, s, len, hash_bytes(s, len)) != NULL;
-	return strmap_getn(&m->gnames, s, len) != NULL;
+	const struct taken_in *t = ctx;
+	if (t->f)
+		return nt_get(&t->f->names, s, len, hash_bytes(s, len)) != NULL;
+	return strmap_getn(&t->m->gnames, s, len) != NULL;
 }
 
-static const char *fresh_name(struct arena *a, struct func *f, struct module *m, unsigned *uniq, const char *base)
+const char *name_fresh(struct arena *a, const char *base, unsigned *uniq,
+		       bool (*taken)(const void *ctx, const char *s, size_t len), const void *ctx)
 {
 	if (!base || !*base)
 		base = "t";
 	size_t blen = strlen(base);
-	if (!name_taken(f, m, base, blen))
+	if (!taken(ctx, base, blen))
 		return arena_strndup(a, base, blen);
 	/* strip a previous ".N" so names do not grow a suffix per pass */
 	size_t stem = blen;
@@ -351,19 +336,21 @@ static const char *fresh_name(struct arena *a, struct func *f, struct module *m,
 		blen = 200;
 	for (;;) {
 		int n = snprintf(buf, sizeof buf, "%.*s.%u", (int)blen, base, ++*uniq);
-		if (!name_taken(f, m, buf, (size_t)n))
+		if (!taken(ctx, buf, (size_t)n))
 			return arena_strndup(a, buf, (size_t)n);
 	}
 }
 
 const char *func_fresh_name(struct func *f, const char *base)
 {
-	return fresh_name(&f->mod->arena, f, f->mod, &f->uniq, base);
+	struct taken_in t = {f, f->mod};
+	return name_fresh(&f->mod->arena, base, &f->uniq, name_taken, &t);
 }
 
 const char *module_fresh_name(struct module *m, const char *base)
 {
-	return fresh_name(&m->arena, NULL, m, &m->guniq, base);
+	struct taken_in t = {NULL, m};
+	return name_fresh(&m->arena, base, &m->guniq, name_taken, &t);
 }
 
 /* ---- modules and functions ---- */
@@ -400,12 +387,7 @@ void module_destroy(struct module *m)
 void module_set_base_dir(struct module *m, const char *path)
 {
 	free(m->base_dir);
-	m->base_dir = NULL;
-	if (!path || strcmp(path, "-") == 0)
-		return;
-	const char *slash = strrchr(path, '/');
-	if (slash)
-		m->base_dir = xstrndup(path, (size_t)(slash - path + 1));
+	m->base_dir = path_dir(path);
 }
 
 struct func *module_find_func(struct module *m, const char *name)
@@ -556,7 +538,7 @@ static struct node *node_new(struct func *f, unsigned kind, const char *name, si
 	n->kind = (uint16_t)kind;
 	n->nres = (uint8_t)d->nres;
 	n->nops = nops;
-	attrs_set_defaults(m, kind, n->attrs);
+	attr_rows_defaults(node_desc(kind)->attrs, node_desc(kind)->nattrs, n->attrs, &m->arena);
 	for (unsigned r = 0; r < d->nres; r++)
 		n->types[r] = types[r];
 	for (unsigned i = 0; i < slots; i++) {

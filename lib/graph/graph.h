@@ -20,6 +20,7 @@
 #include "support/arena.h"
 #include "support/diag.h"
 #include "support/hashmap.h"
+#include "support/textparse.h"
 #include "support/types.h"
 
 #include <stdbool.h>
@@ -84,6 +85,29 @@ const char *node_kind_name(unsigned kind);
 int node_kind_lookup(const char *s, size_t len);
 /* attribute index of a kind by name, -1 if none */
 int node_attr_index(unsigned kind, const char *name);
+
+/* The attribute rows of both tables (Nodes.def, Instrs.def; nodes.c): the
+ * number of rows of a NULL-terminated list ar, and the index of the row
+ * named [name, name + len) among its n rows, -1 if none. */
+unsigned attr_rows_count(const struct attr_desc *ar);
+int attr_rows_index(const struct attr_desc *ar, unsigned n, const char *name, size_t len);
+/* Sets av[0..n) to the defaults of the rows ar (zero for required attributes);
+ * default integer lists are copied into arena a, or shared when a is NULL
+ * (attribute arrays are immutable once set). */
+union attr_val;
+void attr_rows_defaults(const struct attr_desc *ar, unsigned n, union attr_val *av, struct arena *a);
+
+/* What a value of attribute kind k is, for messages: "an integer", "a
+ * number", "true or false", "a list of integers", "a list of numbers", "an
+ * enumerator", "a string". */
+const char *attr_kind_desc(enum attr_kind k);
+
+/* A name made from base ("t" when empty) that taken(ctx, name, len) says
+ * is free: base itself, else base (less a previous ".N" suffix, cut to 200
+ * bytes) with ".N" for the next N of *uniq; in arena a. Both IRs' fresh
+ * names (graph.c). */
+const char *name_fresh(struct arena *a, const char *base, unsigned *uniq,
+		       bool (*taken)(const void *ctx, const char *s, size_t len), const void *ctx);
 
 /* ------------------------------------------------------------------ */
 /* Nodes                                                               */
@@ -186,17 +210,12 @@ struct placeholder {
 	bool is_static;
 };
 
-enum init_kind { INIT_DENSE, INIT_SPLAT, INIT_ZERO, INIT_XAVIER, INIT_FILE };
+/* enum init_kind: support/textparse.h (both text formats share it) */
 
 struct constant {
 	struct node n; /* kind NK_Constant, no operands */
 	enum init_kind init;
-	double splat_f;       /* INIT_SPLAT on float kinds */
-	int64_t splat_i;      /* INIT_SPLAT on integer, quantized and bool kinds */
-	double fan_in;        /* INIT_XAVIER */
-	uint64_t seed;        /* INIT_XAVIER */
-	const char *file;     /* INIT_FILE: the path as written */
-	uint64_t file_offset; /* INIT_FILE */
+	INIT_VALUE_FIELDS
 	uint8_t *data;        /* the payload (type_bytes), NULL until materialized */
 };
 

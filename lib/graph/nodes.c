@@ -77,10 +77,7 @@ void node_desc_init(void)
 		bool v;
 		d->res_names = split_names(rows[k].res, &d->nres, &v);
 		d->attrs = rows[k].attrs;
-		d->nattrs = 0;
-		if (d->attrs)
-			while (d->attrs[d->nattrs].name)
-				d->nattrs++;
+		d->nattrs = attr_rows_count(d->attrs);
 		d->flags = rows[k].flags;
 		d->rule = rows[k].rule;
 		strmap_put(&kind_map, d->name, strlen(d->name), d);
@@ -103,8 +100,59 @@ int node_kind_lookup(const char *s, size_t len)
 int node_attr_index(unsigned kind, const char *name)
 {
 	const struct node_desc *d = node_desc(kind);
-	for (unsigned i = 0; i < d->nattrs; i++)
-		if (strcmp(d->attrs[i].name, name) == 0)
+	return attr_rows_index(d->attrs, d->nattrs, name, strlen(name));
+}
+
+const char *attr_kind_desc(enum attr_kind k)
+{
+	switch (k) {
+	case AK_INT: return "an integer";
+	case AK_FLOAT: return "a number";
+	case AK_BOOL: return "true or false";
+	case AK_INTS: return "a list of integers";
+	case AK_FLOATS: return "a list of numbers";
+	case AK_ENUM: return "an enumerator";
+	case AK_STRING: return "a string";
+	}
+	return "?";
+}
+
+unsigned attr_rows_count(const struct attr_desc *ar)
+{
+	unsigned n = 0;
+	if (ar)
+		while (ar[n].name)
+			n++;
+	return n;
+}
+
+int attr_rows_index(const struct attr_desc *ar, unsigned n, const char *name, size_t len)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ar[i].name[0] == name[0] && strncmp(ar[i].name, name, len) == 0 && ar[i].name[len] == 0)
 			return (int)i;
 	return -1;
+}
+
+void attr_rows_defaults(const struct attr_desc *ar, unsigned n, union attr_val *av, struct arena *a)
+{
+	for (unsigned i = 0; i < n; i++) {
+		const struct attr_desc *r = &ar[i];
+		memset(&av[i], 0, sizeof av[i]);
+		if (r->required)
+			continue;
+		switch (r->kind) {
+		case AK_INT:
+		case AK_BOOL:
+		case AK_ENUM: av[i].i = r->def_i; break;
+		case AK_FLOAT: av[i].f = r->def_f; break;
+		case AK_INTS:
+			av[i].ints.v = a ? arena_memdup(a, r->def_ints, r->def_n * sizeof(int64_t))
+					 : (int64_t *)(uintptr_t)r->def_ints;
+			av[i].ints.n = r->def_n;
+			break;
+		case AK_FLOATS:
+		case AK_STRING: break;
+		}
+	}
 }

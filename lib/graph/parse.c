@@ -18,6 +18,10 @@
  * Recovery: a statement with a semantic error is not built; its name goes to
  * a poison set so later uses do not report again. Syntax errors resume at
  * the next statement line (see glow.re, glow.y).
+ *
+ * What the .glow and .gir readers do alike (tokens and recovery, messages,
+ * poison sets, weight initializers) is the reader shell's
+ * (support/textread.h); this file holds what only the graph IR has.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "glow.tab.h"
@@ -28,103 +32,64 @@
 #include "support/textparse.h"
 #include "support/util.h"
 
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- helpers ---- */
 
-void glow_p_error(struct glow_parser *p, struct loc loc, const char *fmt, ...)
+/* The reader shell's name steps (support/textread.h) on this parser: the
+ * text and lookup key of a span, and the poison sets (gpoison for globals,
+ * lpoison for the function's values). */
+static const char *span_cstr(struct glow_parser *p, const struct tp_span *s) { return tp_span_cstr(&p->r, s); }
+
+static const char *span_key(struct glow_parser *p, const struct tp_span *s, size_t *len)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	diag_vreport(p->d, DIAG_ERROR, loc, fmt, ap);
-	va_end(ap);
-	p->errors++;
+	return tp_span_key(&p->r, s, len);
 }
 
-static struct loc loc_at(const struct glow_parser *p, const char *s)
+static void poison(struct glow_parser *p, struct strmap *set, const struct tp_span *name)
 {
-	return loc_make(p->file, (uint32_t)(s - p->buf));
+	tp_poison(&p->r, set, &p->m->arena, name);
 }
 
-/* The text of a span, escapes decoded, NUL terminated, in the scratch
- * buffer (valid until the next call). */
-static const char *span_cstr(struct glow_parser *p, const struct glow_span *s)
+static bool poisoned(struct glow_parser *p, const struct strmap *set, const struct tp_span *name)
 {
-	return tp_unescape(&p->sb, &p->sbcap, s->s, s->len, s->esc);
-}
-
-/* A lookup key: the source text itself when it has no escapes. */
-static const char *span_key(struct glow_parser *p, const struct glow_span *s, size_t *len)
-{
-	return tp_key(&p->sb, &p->sbcap, s->s, s->len, s->esc, len);
-}
-
-/* A name as written, for messages: sigil plus the source text. */
-static const char *name_text(const struct glow_span *s, char sigil, char *buf, size_t size)
-{
-	return tp_name_text(s->s, s->len, s->esc, sigil, buf, size);
-}
-
-static void poison(struct glow_parser *p, struct strmap *set, const struct glow_span *name)
-{
-	size_t len;
-	const char *k = span_key(p, name, &len);
-	char *copy = arena_strndup(&p->m->arena, k, len);
-	strmap_put(set, copy, len, copy);
-}
-
-static bool poisoned(struct glow_parser *p, const struct strmap *set, const struct glow_span *name)
-{
-	size_t len;
-	const char *k = span_key(p, name, &len);
-	return strmap_getn(set, k, len) != NULL;
+	return tp_poisoned(&p->r, set, name);
 }
 
 static void note_previous(struct glow_parser *p, struct loc loc)
 {
-	diag_note(p->d, loc, "previous definition is here");
-}
-
-static const char *elem_kind_str(const struct type *t, char *buf, size_t size)
-{
-	return type_str(t, buf, size);
+	diag_note(p->r.d, loc, "previous definition is here");
 }
 
 /* ---- syntax errors ---- */
 
 static const char *describe_lookahead(const struct glow_parser *p, char *buf, size_t size)
 {
-	char t[64];
-	switch (p->last_tok) {
-	case GT_END: return "end of file";
-	case GT_IDENT: snprintf(buf, size, "identifier %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
-	case GT_TYPE: {
+	const char *s = p->r.last_start, *e = p->r.last_end;
+	switch (p->r.last_tok) {
+	case GT_END: return tp_tok_describe(TP_TC_END, s, e, buf, size);
+	case GT_IDENT: return tp_tok_describe(TP_TC_IDENT, s, e, buf, size);
+	case GT_TYPE:
 		/* one token for "float<16 x 16>": named as its first, an identifier */
-		const char *e = p->last_start;
-		while (e < p->last_end && *e != '<')
+		for (e = s; e < p->r.last_end && *e != '<';)
 			e++;
-		snprintf(buf, size, "identifier %s", tp_tok_text(p->last_start, e, t, sizeof t));
-		break;
-	}
+		return tp_tok_describe(TP_TC_IDENT, s, e, buf, size);
 	case GT_LOCAL:
-	case GT_GLOBAL: snprintf(buf, size, "name %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GT_GLOBAL: return tp_tok_describe(TP_TC_NAME, s, e, buf, size);
 	case GT_INT:
 	case GT_DIMX:
-	case GT_FLOAT: snprintf(buf, size, "number %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
-	case GT_STRING: return "string";
-	default: tp_tok_text(p->last_start, p->last_end, buf, size); break;
+	case GT_FLOAT: return tp_tok_describe(TP_TC_NUMBER, s, e, buf, size);
+	case GT_STRING: return tp_tok_describe(TP_TC_STRING, s, e, buf, size);
+	default: return tp_tok_describe(TP_TC_OTHER, s, e, buf, size);
 	}
-	return buf;
 }
 
 static const char *describe_previous(const struct glow_parser *p, char *buf, size_t size)
 {
-	if (p->prev_tok == GT_GLOBAL && !p->in_func) {
+	if (p->r.prev_tok == GT_GLOBAL && !p->in_func) {
 		switch (p->decl_tok) {
 		case GT_KW_PLACEHOLDER: return "placeholder name";
 		case GT_KW_CONSTANT: return "constant name";
@@ -133,32 +98,20 @@ static const char *describe_previous(const struct glow_parser *p, char *buf, siz
 		default: break;
 		}
 	}
-	if (p->prev_tok == '>' || p->prev_tok == GT_TYPE)
+	if (p->r.prev_tok == '>' || p->r.prev_tok == GT_TYPE)
 		return "type";
-	if (p->prev_tok == GT_STRING)
+	if (p->r.prev_tok == GT_STRING)
 		return "string";
-	return tp_tok_text(p->prev_start, p->prev_end, buf, size);
+	return tp_tok_text(p->r.prev_start, p->r.prev_end, buf, size);
 }
 
+/* A missing token right after a complete one is "expected X after Y". */
 void glow_p_syntax_error(struct glow_parser *p, struct loc loc, const char *const *expected, int nexp)
 {
-	char exp[512], la[128], prev[96];
-	p->sync_pending = true;
-	/* a token that failed at a line start fails again after resuming there */
-	if (p->syntax_errors++ && loc.off == p->last_syntax_error)
-		return;
-	p->last_syntax_error = loc.off;
-	tp_expected(exp, sizeof exp, expected, nexp);
-	if (nexp == 1 && p->last_tok != GT_END && p->prev_start) {
-		/* what is missing belongs to the line before: point right after it */
-		if (p->last_bol)
-			loc = loc_at(p, p->prev_end);
-		glow_p_error(p, loc, "expected %s after %s", exp, describe_previous(p, prev, sizeof prev));
-	}
-	else if (nexp > 0)
-		glow_p_error(p, loc, "unexpected %s, expected %s", describe_lookahead(p, la, sizeof la), exp);
-	else
-		glow_p_error(p, loc, "unexpected %s", describe_lookahead(p, la, sizeof la));
+	char la[128], prev[96];
+	bool after = p->r.last_tok != GT_END && p->r.prev_start;
+	tp_syntax_error(&p->r, loc, expected, nexp, describe_lookahead(p, la, sizeof la),
+			after ? describe_previous(p, prev, sizeof prev) : NULL);
 }
 
 /* After `error SYNC`: forget the half-parsed statement or declaration. */
@@ -190,7 +143,7 @@ void glow_p_dim(struct glow_parser *p, int64_t d, struct loc loc)
 	p->dims[p->ndims++] = (uint64_t)d;
 }
 
-const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *elem, struct loc loc, struct loc lt)
+const struct type *glow_p_type(struct glow_parser *p, const struct tp_span *elem, struct loc loc, struct loc lt)
 {
 	unsigned rank = p->ndims;
 	bool bad = p->dims_bad;
@@ -250,27 +203,16 @@ const struct type *glow_p_type(struct glow_parser *p, const struct glow_span *el
 	return t;
 }
 
-/* ---- input pages ---- */
-
-/* Lets go of the input behind the lexer (module_parse_input). Called after
- * each statement and declaration; spans still in use are at most a
- * statement behind, and a dropped page that is touched again is read back
- * from the file. */
-static void drop_behind(struct glow_parser *p)
-{
-	tp_drop_behind(p->in, &p->dropped, (size_t)(p->cur - p->buf));
-}
-
 /* ---- module level ---- */
 
-void glow_p_module(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+void glow_p_module(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	(void)loc;
 	p->m->name = arena_strdup(&p->m->arena, span_cstr(p, name));
 }
 
 /* The global name is free; reports a redefinition otherwise. */
-static bool global_free(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+static bool global_free(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	size_t len;
 	const char *k = span_key(p, name, &len);
@@ -278,12 +220,12 @@ static bool global_free(struct glow_parser *p, const struct glow_span *name, str
 	if (!prev)
 		return true;
 	char b[80];
-	glow_p_error(p, loc, "redefinition of '%s'", name_text(name, '@', b, sizeof b));
+	glow_p_error(p, loc, "redefinition of '%s'", tp_span_name(name, '@', b, sizeof b));
 	note_previous(p, prev->loc);
 	return false;
 }
 
-void glow_p_placeholder(struct glow_parser *p, const struct glow_span *name, struct loc loc, const struct type *t)
+void glow_p_placeholder(struct glow_parser *p, const struct tp_span *name, struct loc loc, const struct type *t)
 {
 	if (!global_free(p, name, loc))
 		return;
@@ -296,129 +238,21 @@ void glow_p_placeholder(struct glow_parser *p, const struct glow_span *name, str
 	ph->is_static = (p->ph_flags & 2) != 0;
 }
 
-/* Checks the dense hex string against the type and decodes it into the
- * module arena; NULL after reporting. */
-static uint8_t *dense_decode(struct glow_parser *p, const struct type *t, bool *ok)
-{
-	const struct glow_span *s = &p->init.str;
-	uint64_t bytes = type_bytes(t);
-	*ok = false;
-	if (s->len < 2 || s->s[0] != '0' || (s->s[1] != 'x' && s->s[1] != 'X')) {
-		glow_p_error(p, p->init.str_loc, "dense data must start with '0x'");
-		return NULL;
-	}
-	uint64_t digits = s->len - 2;
-	if (digits != 2 * bytes) {
-		char tb[128];
-		glow_p_error(p, p->init.str_loc, "dense data has %llu hex digits; %s needs %llu (%llu bytes)",
-			     (unsigned long long)digits, elem_kind_str(t, tb, sizeof tb),
-			     (unsigned long long)(2 * bytes), (unsigned long long)bytes);
-		return NULL;
-	}
-	if (bytes == 0) {
-		*ok = true;
-		return NULL;
-	}
-	uint8_t *data = arena_alloc(&p->m->arena, (size_t)bytes);
-	long bad = hex_decode_fast(s->s + 2, (size_t)bytes, data);
-	if (bad >= 0) {
-		const char *c = s->s + 2 + bad;
-		char cb[16];
-		glow_p_error(p, loc_at(p, c), "invalid hex digit %s in dense data",
-			     tp_char_name((unsigned char)*c, cb, sizeof cb));
-		return NULL;
-	}
-	*ok = true;
-	return data;
-}
-
-static bool splat_ok(struct glow_parser *p, const struct type *t)
-{
-	const struct glow_num *v = &p->init.num;
-	if (tp_splat_ok(p->d, v->loc, (enum elem_kind)t->elem, p->init.is_bool, v->is_int, v->i))
-		return true;
-	p->errors++;
-	return false;
-}
-
-/* Opens an external weight file relative to the module's base directory and
- * checks it holds the payload; reports at the path. */
-static bool weight_file_ok(struct glow_parser *p, const char *path, const struct type *t)
-{
-	char *full;
-	if (path[0] == '/' || !p->m->base_dir) {
-		full = xstrdup(path);
-	} else {
-		size_t a = strlen(p->m->base_dir), b = strlen(path);
-		full = xmalloc(a + b + 1);
-		memcpy(full, p->m->base_dir, a);
-		memcpy(full + a, path, b + 1);
-	}
-	bool ok = false;
-	FILE *f = fopen(full, "rb");
-	if (!f) {
-		glow_p_error(p, p->init.str_loc, "cannot open weight file '%s': %s", full, strerror(errno));
-		goto done;
-	}
-	long size = -1;
-	if (fseek(f, 0, SEEK_END) == 0)
-		size = ftell(f);
-	uint64_t need = type_bytes(t), off = (uint64_t)p->init.offset;
-	if (size < 0) {
-		glow_p_error(p, p->init.str_loc, "cannot read weight file '%s'", full);
-		goto done;
-	}
-	if ((uint64_t)size < off || (uint64_t)size - off < need) {
-		glow_p_error(p, p->init.str_loc, "weight file '%s' is too short: %ld bytes, %llu needed at offset %llu",
-			     full, size, (unsigned long long)need, (unsigned long long)off);
-		goto done;
-	}
-	ok = true;
-done:
-	if (f)
-		fclose(f);
-	free(full);
-	return ok;
-}
-
-void glow_p_constant(struct glow_parser *p, const struct glow_span *name, struct loc loc, const struct type *t,
+void glow_p_constant(struct glow_parser *p, const struct tp_span *name, struct loc loc, const struct type *t,
 		     struct loc tloc)
 {
 	(void)tloc;
 	if (!global_free(p, name, loc))
 		return;
-	bool ok = t != NULL;
 	uint8_t *data = NULL;
-	const char *path = NULL;
-	if (ok) {
-		switch (p->init.kind) {
-		case INIT_DENSE: data = dense_decode(p, t, &ok); break;
-		case INIT_SPLAT: ok = splat_ok(p, t); break;
-		case INIT_XAVIER:
-			if (p->init.seed < 0) {
-				glow_p_error(p, p->init.seed_loc, "seed must be non-negative");
-				ok = false;
-			}
-			break;
-		case INIT_FILE:
-			if (p->init.offset < 0) {
-				glow_p_error(p, p->init.offset_loc, "offset must be non-negative");
-				ok = false;
-				break;
-			}
-			path = arena_strdup(&p->m->arena, span_cstr(p, &p->init.str));
-			ok = weight_file_ok(p, path, t);
-			break;
-		case INIT_ZERO: break;
-		}
-	}
-	if (!ok) {
+	char *path = NULL;
+	if (!t || !tp_init_check(&p->r, &p->init, t, p->m->base_dir, &p->m->arena, &data, &path)) {
 		poison(p, &p->gpoison, name);
 		return;
 	}
-	drop_behind(p);
+	tp_reader_drop(&p->r);
 	struct constant *c = module_add_constant(p->m, span_cstr(p, name), t, loc);
-	c->init = p->init.kind;
+	c->init = (enum init_kind)p->init.kind;
 	switch (p->init.kind) {
 	case INIT_DENSE: c->data = data; break;
 	case INIT_SPLAT:
@@ -432,12 +266,13 @@ void glow_p_constant(struct glow_parser *p, const struct glow_span *name, struct
 		c->seed = (uint64_t)p->init.seed;
 		break;
 	case INIT_FILE:
-		c->file = path;
+		c->file = arena_strdup(&p->m->arena, path);
+		free(path);
 		c->file_offset = (uint64_t)p->init.offset;
-		if (!constant_data(p->m, c, p->d))
-			p->errors++;
+		if (!constant_data(p->m, c, p->r.d))
+			p->r.errors++;
 		break;
-	case INIT_ZERO: break;
+	default: break;
 	}
 }
 
@@ -449,7 +284,7 @@ void glow_p_constant(struct glow_parser *p, const struct glow_span *name, struct
  * that each revisit every name. */
 static size_t body_lines(const struct glow_parser *p)
 {
-	const char *c = p->cur, *e = p->lim;
+	const char *c = p->r.cur, *e = p->r.lim;
 	size_t lines = 0;
 	while (c < e) {
 		const char *nl = memchr(c, '\n', (size_t)(e - c));
@@ -463,7 +298,7 @@ static size_t body_lines(const struct glow_parser *p)
 	return lines;
 }
 
-void glow_p_func_begin(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+void glow_p_func_begin(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	p->in_func = true;
 	strmap_free(&p->lpoison);
@@ -472,7 +307,7 @@ void glow_p_func_begin(struct glow_parser *p, const struct glow_span *name, stru
 	struct func *prev = module_find_func(p->m, s);
 	if (prev) {
 		char b[80];
-		glow_p_error(p, loc, "redefinition of function '%s'", name_text(name, '@', b, sizeof b));
+		glow_p_error(p, loc, "redefinition of function '%s'", tp_span_name(name, '@', b, sizeof b));
 		note_previous(p, prev->loc);
 		p->f = NULL;
 		return;
@@ -488,7 +323,7 @@ void glow_p_func_end(struct glow_parser *p)
 	p->f = NULL;
 }
 
-void glow_p_stmt_begin(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+void glow_p_stmt_begin(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	p->stmt_open = true;
 	p->kind = -1;
@@ -527,7 +362,7 @@ const char *node_kind_suggest(const char *s, size_t len)
 	return sg.best;
 }
 
-void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+void glow_p_kind(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	p->kind_loc = loc;
 	int k = node_kind_lookup(name->s, name->len);
@@ -558,25 +393,16 @@ void glow_p_kind(struct glow_parser *p, const struct glow_span *name, struct loc
 static struct node *recent_find(struct glow_parser *p, const char *k, size_t len)
 {
 	uint64_t h = hash_bytes(k, len);
-	struct glow_recent *e = &p->recent[h % GLOW_RECENT];
-	if (e->node && e->hash == h && strncmp(e->node->name, k, len) == 0 && e->node->name[len] == 0)
-		return e->node;
-	struct node *n = func_find_hashed(p->f, k, len, h);
-	if (n) {
-		e->node = n;
-		e->hash = h;
-	}
+	struct node *n = tp_recent_get(p->recent, GLOW_RECENT, k, len, h);
+	if (n)
+		return n;
+	n = func_find_hashed(p->f, k, len, h);
+	if (n)
+		tp_recent_put(p->recent, GLOW_RECENT, h, (const char *const *)&n->name, n);
 	return n;
 }
 
-static void recent_add(struct glow_parser *p, struct node *n, uint64_t h)
-{
-	struct glow_recent *e = &p->recent[h % GLOW_RECENT];
-	e->node = n;
-	e->hash = h;
-}
-
-struct glow_val glow_p_local(struct glow_parser *p, const struct glow_span *name, struct loc loc, bool has_res,
+struct glow_val glow_p_local(struct glow_parser *p, const struct tp_span *name, struct loc loc, bool has_res,
 			     int64_t res, struct loc resloc)
 {
 	struct glow_val v = {NULL, 0, loc};
@@ -588,12 +414,12 @@ struct glow_val glow_p_local(struct glow_parser *p, const struct glow_span *name
 	char b[80];
 	if (!n) {
 		if (!poisoned(p, &p->lpoison, name))
-			glow_p_error(p, loc, "use of undefined value '%s'", name_text(name, '%', b, sizeof b));
+			glow_p_error(p, loc, "use of undefined value '%s'", tp_span_name(name, '%', b, sizeof b));
 		return v;
 	}
 	if (has_res && (res < 0 || res >= n->nres)) {
 		glow_p_error(p, resloc, "result index %lld out of range: '%s' has %u result%s", (long long)res,
-			     name_text(name, '%', b, sizeof b), n->nres, n->nres == 1 ? "" : "s");
+			     tp_span_name(name, '%', b, sizeof b), n->nres, n->nres == 1 ? "" : "s");
 		return v;
 	}
 	v.node = n;
@@ -601,7 +427,7 @@ struct glow_val glow_p_local(struct glow_parser *p, const struct glow_span *name
 	return v;
 }
 
-struct glow_val glow_p_global(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+struct glow_val glow_p_global(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	struct glow_val v = {NULL, 0, loc};
 	size_t len;
@@ -609,7 +435,7 @@ struct glow_val glow_p_global(struct glow_parser *p, const struct glow_span *nam
 	v.node = strmap_getn(&p->m->gnames, k, len);
 	if (!v.node && !poisoned(p, &p->gpoison, name)) {
 		char b[80];
-		glow_p_error(p, loc, "use of undefined global '%s'", name_text(name, '@', b, sizeof b));
+		glow_p_error(p, loc, "use of undefined global '%s'", tp_span_name(name, '@', b, sizeof b));
 	}
 	return v;
 }
@@ -642,20 +468,6 @@ void glow_p_restype(struct glow_parser *p, const struct type *t, struct loc loc)
 
 /* ---- attributes ---- */
 
-static const char *attr_kind_desc(const struct attr_desc *a)
-{
-	switch (a->kind) {
-	case AK_INT: return "an integer";
-	case AK_FLOAT: return "a number";
-	case AK_BOOL: return "true or false";
-	case AK_INTS: return "a list of integers";
-	case AK_FLOATS: return "a list of numbers";
-	case AK_ENUM: return "an enumerator";
-	case AK_STRING: return "a string";
-	}
-	return "?";
-}
-
 /* The attribute the value being parsed belongs to, NULL if unknown. */
 static const struct attr_desc *cur_attr(struct glow_parser *p)
 {
@@ -667,7 +479,7 @@ static const struct attr_desc *cur_attr(struct glow_parser *p)
 static void attr_mismatch(struct glow_parser *p, const struct attr_desc *a, struct loc loc, const char *got)
 {
 	glow_p_error(p, loc, "attribute '%s' of %s expects %s, got %s", a->name, node_kind_name((unsigned)p->kind),
-		     attr_kind_desc(a), got);
+		     attr_kind_desc(a->kind), got);
 	p->bad = true;
 }
 
@@ -678,7 +490,7 @@ static void attr_push(struct glow_parser *p, struct glow_pattr a)
 	vec_push(&p->attrs, a);
 }
 
-void glow_p_attr_name(struct glow_parser *p, const struct glow_span *name, struct loc loc)
+void glow_p_attr_name(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	p->cur_attr = -1;
 	p->cur_attr_loc = loc;
@@ -712,14 +524,14 @@ void glow_p_attr_name(struct glow_parser *p, const struct glow_span *name, struc
 	for (size_t i = 0; i < p->attrs.len; i++)
 		if (p->attrs.data[i].idx == idx) {
 			glow_p_error(p, loc, "duplicate attribute '%s'", s);
-			diag_note(p->d, p->attrs.data[i].loc, "first given here");
+			diag_note(p->r.d, p->attrs.data[i].loc, "first given here");
 			p->bad = true;
 			return;
 		}
 	p->cur_attr = idx;
 }
 
-void glow_p_attr_num(struct glow_parser *p, const struct glow_num *v)
+void glow_p_attr_num(struct glow_parser *p, const struct tp_num *v)
 {
 	const struct attr_desc *a = cur_attr(p);
 	if (!a)
@@ -750,7 +562,7 @@ void glow_p_attr_bool(struct glow_parser *p, int b, struct loc loc)
 	attr_push(p, pa);
 }
 
-void glow_p_attr_str(struct glow_parser *p, const struct glow_span *s, struct loc loc)
+void glow_p_attr_str(struct glow_parser *p, const struct tp_span *s, struct loc loc)
 {
 	const struct attr_desc *a = cur_attr(p);
 	if (!a)
@@ -764,7 +576,7 @@ void glow_p_attr_str(struct glow_parser *p, const struct glow_span *s, struct lo
 	attr_push(p, pa);
 }
 
-void glow_p_attr_enum(struct glow_parser *p, const struct glow_span *s, struct loc loc)
+void glow_p_attr_enum(struct glow_parser *p, const struct tp_span *s, struct loc loc)
 {
 	const struct attr_desc *a = cur_attr(p);
 	if (!a)
@@ -776,16 +588,12 @@ void glow_p_attr_enum(struct glow_parser *p, const struct glow_span *s, struct l
 		attr_mismatch(p, a, loc, got);
 		return;
 	}
-	int64_t idx = 0;
-	for (const char *v = a->enum_values; v; idx++) {
-		size_t n = strcspn(v, "|");
-		if (n == s->len && memcmp(v, s->s, n) == 0) {
-			struct glow_pattr pa;
-			pa.u.i = idx;
-			attr_push(p, pa);
-			return;
-		}
-		v = v[n] ? v + n + 1 : NULL;
+	int idx = tp_enum_index(a->enum_values, s->s, s->len);
+	if (idx >= 0) {
+		struct glow_pattr pa;
+		pa.u.i = idx;
+		attr_push(p, pa);
+		return;
 	}
 	char list[256];
 	size_t len = 0;
@@ -891,7 +699,7 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 	}
 	size_t len = 0;
 	const char *name = p->has_name ? span_key(p, &p->name, &len) : NULL;
-	drop_behind(p);
+	tp_reader_drop(&p->r);
 	struct node *n = node_create_named(p->f, (unsigned)p->kind, name, len, p->name_hash, p->ops.data,
 					   (unsigned)p->ops.len, pred, p->tys.data,
 					   p->has_name ? p->name_loc : p->kind_loc);
@@ -902,12 +710,12 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 		 * insertion probe, so a fresh name costs no extra look-up) */
 		char b[80];
 		struct node *prev = func_find_hashed(p->f, name, len, p->name_hash);
-		glow_p_error(p, p->name_loc, "redefinition of '%s'", name_text(&p->name, '%', b, sizeof b));
+		glow_p_error(p, p->name_loc, "redefinition of '%s'", tp_span_name(&p->name, '%', b, sizeof b));
 		note_previous(p, prev->loc);
 		return;
 	}
 	if (name)
-		recent_add(p, n, p->name_hash);
+		tp_recent_put(p->recent, GLOW_RECENT, p->name_hash, (const char *const *)&n->name, n);
 	/* attribute values by index (the statement was checked against the
 	 * kind's table), with the copying node_set_* does */
 	for (size_t i = 0; i < p->attrs.len; i++) {
@@ -942,21 +750,10 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 			    const char *filename, struct diag *d, bool verify)
 {
 	node_desc_init();
-	if (!filename)
-		filename = "<stdin>";
-	uint32_t file = diag_add_source(d, filename, buf, len);
-	if (len > UINT32_MAX - 16) {
-		diag_error(d, loc_make(file, 0), "input too large (4 GiB limit)");
-		return NULL;
-	}
 	struct glow_parser p;
 	memset(&p, 0, sizeof p);
-	p.buf = buf;
-	p.lim = buf + len;
-	p.cur = buf;
-	p.in = in;
-	p.file = file;
-	p.d = d;
+	if (!tp_reader_begin(&p.r, buf, len, in, filename, d, TP_LEVEL_GRAPH))
+		return NULL;
 	p.types = types;
 	p.m = module_create(types, NULL);
 	module_set_base_dir(p.m, filename);
@@ -964,15 +761,8 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	p.cur_attr = -1;
 	strmap_init(&p.gpoison);
 	strmap_init(&p.lpoison);
-	/* instruction IR or an ONNX model here: one error, then which tool
-	 * reads it, rather than every line's syntax error */
-	tp_hint_level(d, file, buf, len, TP_LEVEL_GRAPH);
-
-	int rc = glow_yyparse(&p);
-	diag_hint_first_error(d, LOC_NONE, NULL);
-
+	int errors = tp_reader_end(&p.r, glow_yyparse(&p));
 	glow_p_forms_free(&p);
-	free(p.sb);
 	strmap_free(&p.gpoison);
 	strmap_free(&p.lpoison);
 	vec_free(&p.ops);
@@ -983,7 +773,7 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	vec_free(&p.ints);
 	vec_free(&p.floats);
 	vec_free(&p.nums);
-	if (rc != 0 || p.errors > 0) {
+	if (errors > 0) {
 		module_destroy(p.m);
 		return NULL;
 	}

@@ -36,7 +36,7 @@
 struct nest_frame {
 	int kind;
 	bool bad, has_name, has_pred, has_types, stmt_open;
-	struct glow_span name;
+	struct tp_span name;
 	uint64_t name_hash;
 	struct loc name_loc, kind_loc, pred_loc, types_loc, cur_attr_loc;
 	struct glow_val pred;
@@ -79,11 +79,11 @@ static struct glow_forms *fx(struct glow_parser *p)
 
 /* ---- module attributes ---- */
 
-void glow_p_mattr_name(struct glow_parser *p, const struct glow_span *key, struct loc loc)
+void glow_p_mattr_name(struct glow_parser *p, const struct tp_span *key, struct loc loc)
 {
 	struct glow_forms *x = fx(p);
 	free(x->key);
-	x->key = xstrdup(tp_unescape(&p->sb, &p->sbcap, key->s, key->len, key->esc != 0));
+	x->key = xstrdup(tp_span_cstr(&p->r, key));
 	x->key_loc = loc;
 	x->bad = x->in_list = x->has_val = false;
 	vec_clear(&x->items);
@@ -106,7 +106,7 @@ static void scalar(struct glow_parser *p, struct mattr_val v, struct loc loc)
 	x->has_val = true;
 }
 
-void glow_p_mattr_num(struct glow_parser *p, const struct glow_num *v)
+void glow_p_mattr_num(struct glow_parser *p, const struct tp_num *v)
 {
 	struct mattr_val m = {v->is_int ? MA_INT : MA_FLOAT, v->i, v->f, NULL, NULL, 0};
 	scalar(p, m, v->loc);
@@ -118,10 +118,10 @@ void glow_p_mattr_bool(struct glow_parser *p, int b, struct loc loc)
 	scalar(p, m, loc);
 }
 
-void glow_p_mattr_str(struct glow_parser *p, const struct glow_span *s, struct loc loc)
+void glow_p_mattr_str(struct glow_parser *p, const struct tp_span *s, struct loc loc)
 {
 	/* a stable copy now: the scratch buffer is reused by the next string */
-	const char *t = tp_unescape(&p->sb, &p->sbcap, s->s, s->len, s->esc != 0);
+	const char *t = tp_span_cstr(&p->r, s);
 	struct mattr_val m = {MA_STRING, 0, 0, arena_strdup(&p->m->arena, t), NULL, 0};
 	scalar(p, m, loc);
 }
@@ -246,7 +246,7 @@ static void restore(struct glow_parser *p, const struct nest_frame *f)
  * bound keeps the parser's stacks small on hostile input. */
 enum { NEST_LIMIT = 256 };
 
-int glow_p_nest_begin(struct glow_parser *p, const struct glow_span *kind, struct loc loc)
+int glow_p_nest_begin(struct glow_parser *p, const struct tp_span *kind, struct loc loc)
 {
 	struct glow_forms *x = fx(p);
 	if (x->stack.len >= NEST_LIMIT) {

@@ -31,6 +31,7 @@
  */
 #include "graph/forms.h"
 #include "graph/graph.h"
+#include "graph/initializer.h"
 #include "support/io.h"
 #include "support/util.h"
 #include "support/vec.h"
@@ -153,16 +154,14 @@ static void print_type(struct printer *p, const struct type *t)
 /* ------------------------------------------------------------------ */
 /* Storage                                                              */
 
-static void print_init(struct printer *p, const struct constant *c)
+void init_print(struct ostream *o, const struct init_spec *s, const struct type *t)
 {
-	struct ostream *o = p->o;
-	const struct type *t = c->n.types[0];
-	switch (c->init) {
+	switch (s->kind) {
 	case INIT_DENSE: {
 		uint64_t bytes = type_bytes(t);
 		os_write(o, "dense \"0x", 9);
-		if (c->data) {
-			os_hex(o, c->data, (size_t)bytes);
+		if (s->data) {
+			os_hex(o, s->data, (size_t)bytes);
 		} else {
 			/* the verifier rejects this; print zeros of the right size */
 			for (uint64_t i = 0; i < bytes; i++)
@@ -175,32 +174,33 @@ static void print_init(struct printer *p, const struct constant *c)
 		enum elem_kind k = (enum elem_kind)t->elem;
 		os_write(o, "splat ", 6);
 		if (elem_is_float(k))
-			os_double(o, c->splat_f);
+			os_double(o, s->splat_f);
 		else if (k == EK_BOOL)
-			os_puts(o, c->splat_i ? "true" : "false");
+			os_puts(o, s->splat_i ? "true" : "false");
 		else
-			os_i64(o, c->splat_i);
+			os_i64(o, s->splat_i);
 		break;
 	}
 	case INIT_ZERO: os_write(o, "zero", 4); break;
 	case INIT_XAVIER:
 		os_write(o, "xavier ", 7);
-		os_double(o, c->fan_in);
-		if (c->seed) {
+		os_double(o, s->fan_in);
+		if (s->seed) {
 			os_write(o, " seed ", 6);
-			os_u64(o, c->seed);
+			os_u64(o, s->seed);
 		}
 		break;
 	case INIT_FILE: {
-		const char *f = c->file ? c->file : "";
+		const char *f = s->file ? s->file : "";
 		os_write(o, "file ", 5);
 		os_quoted(o, f, strlen(f));
-		if (c->file_offset) {
+		if (s->file_offset) {
 			os_write(o, " offset ", 8);
-			os_u64(o, c->file_offset);
+			os_u64(o, s->file_offset);
 		}
 		break;
 	}
+	default: break;
 	}
 }
 
@@ -224,8 +224,9 @@ static void print_storage(struct printer *p, struct node *n)
 		if (ph->is_static)
 			os_write(o, " static", 7);
 	} else if (c) {
+		struct init_spec s = constant_init_spec(c);
 		os_write(o, " = ", 3);
-		print_init(p, c);
+		init_print(o, &s, c->n.types[0]);
 	}
 	os_putc(o, '\n');
 }
@@ -416,13 +417,6 @@ struct frame {
 	unsigned i; /* next operand slot to look at */
 };
 
-static void emit(struct printer *p, const struct node *n)
-{
-	os_write(p->o, "  ", 2);
-	print_node(p, n);
-	os_putc(p->o, '\n');
-}
-
 /* The first operand slot from i on whose producer still has to be emitted
  * (pulled up), or the slot count. Only nodes of f are pulled: storage is
  * always available, and a dangling or foreign producer (which the verifier
@@ -443,14 +437,17 @@ static unsigned next_pending(struct func *f, const struct node *n, unsigned i)
 	return slots;
 }
 
-static void print_body(struct printer *p, struct func *f)
+size_t print_order(struct func *f, struct node ***order)
 {
-	size_t cap = f->nnodes ? f->nnodes : 1, len = 0;
-	struct node **seen = xmalloc(cap * sizeof(*seen));
+	size_t cap = f->nnodes ? f->nnodes : 1, len = 0, nout = 0;
+	struct node **seen = xmalloc(cap * sizeof(*seen)), **out = xmalloc(cap * sizeof(*out));
 	VEC(struct frame) stack = {0};
 	func_for_each(f, root) {
-		if (len == cap)
+		if (len == cap) {
+			size_t c = cap;
 			seen = xgrow(seen, &cap, len + 1, sizeof(*seen));
+			out = xgrow(out, &c, len + 1, sizeof(*out));
+		}
 		seen[len++] = root;
 		if (root->bits & NODE_VDONE)
 			continue; /* pulled up earlier */
@@ -458,7 +455,7 @@ static void print_body(struct printer *p, struct func *f)
 		unsigned slots = root->nops + (node_has_pred(root) ? 1u : 0u);
 		unsigned i = next_pending(f, root, 0);
 		if (i == slots) { /* the common case: operands already out */
-			emit(p, root);
+			out[nout++] = root;
 			continue;
 		}
 		stack.len = 0;
@@ -468,7 +465,7 @@ static void print_body(struct printer *p, struct func *f)
 			unsigned ns = fr->n->nops + (node_has_pred(fr->n) ? 1u : 0u);
 			fr->i = next_pending(f, fr->n, fr->i);
 			if (fr->i == ns) {
-				emit(p, fr->n);
+				out[nout++] = fr->n;
 				stack.len--;
 				continue;
 			}
@@ -482,6 +479,20 @@ static void print_body(struct printer *p, struct func *f)
 	for (size_t i = 0; i < len; i++)
 		seen[i]->bits &= (uint8_t)~NODE_VDONE;
 	free(seen);
+	*order = out;
+	return nout;
+}
+
+static void print_body(struct printer *p, struct func *f)
+{
+	struct node **order;
+	size_t n = print_order(f, &order);
+	for (size_t i = 0; i < n; i++) {
+		os_write(p->o, "  ", 2);
+		print_node(p, order[i]);
+		os_putc(p->o, '\n');
+	}
+	free(order);
 }
 
 static void print_func(struct printer *p, struct func *f)
@@ -546,6 +557,27 @@ void module_print(struct ostream *o, struct module *m)
 /* ------------------------------------------------------------------ */
 /* Weight files of a module written elsewhere                           */
 
+const char *init_rebase_file(struct arena *a, const char *file, const char *from_dir, const char *to_dir)
+{
+	char *p = path_rebase(file, from_dir, to_dir);
+	if (!p)
+		return NULL;
+	const char *r = strcmp(p, file) != 0 ? arena_strdup(a, p) : file;
+	free(p);
+	return r;
+}
+
+int init_rebase_end(char **base_dir, char *to, int rc)
+{
+	if (rc == 0) {
+		free(*base_dir);
+		*base_dir = to;
+	} else {
+		free(to);
+	}
+	return rc;
+}
+
 int module_rebase_files(struct module *m, const char *out_path, struct diag *d)
 {
 	char *to = path_dir(out_path);
@@ -554,22 +586,15 @@ int module_rebase_files(struct module *m, const char *out_path, struct diag *d)
 		struct constant *c = as_constant(n);
 		if (!c || c->init != INIT_FILE || c->file[0] == '/')
 			continue;
-		char *p = path_rebase(c->file, m->base_dir, to);
+		const char *p = init_rebase_file(&m->arena, c->file, m->base_dir, to);
 		if (!p) {
 			diag_error(d, n->loc, "cannot locate weight file \"%s\" of constant @%s: %s", c->file, n->name,
 				   strerror(errno));
 			rc = -1;
-			continue;
+		} else {
+			c->file = p;
 		}
-		if (strcmp(p, c->file) != 0)
-			c->file = arena_strdup(&m->arena, p);
-		free(p);
 	}
 	/* the constants not loaded yet load from the new paths */
-	if (rc == 0) {
-		free(m->base_dir);
-		m->base_dir = to;
-	} else
-		free(to);
-	return rc;
+	return init_rebase_end(&m->base_dir, to, rc);
 }

@@ -42,63 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct tframe {
-	struct node *n;
-	unsigned i;
-};
-
-/* The slot from i on whose producer, a node of f not yet visited, must come
- * first; the slot count if none (print.c: next_pending). */
-static unsigned pending(struct func *f, const struct node *n, unsigned i)
-{
-	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
-	for (; i < slots; i++) {
-		const struct node *def = n->ops[i].def;
-		if (!def || (def->bits & (NODE_VDONE | NODE_ERASED)) || node_is_storage(def))
-			continue;
-		if (!def->name || func_find(f, def->name) != def)
-			continue;
-		return i;
-	}
-	return slots;
-}
-
-/* T: the list order with producers pulled up where the list is not an
- * evaluation order; the same walk as the printer's. */
-static size_t topo_order(struct func *f, struct node **out)
-{
-	size_t len = 0, nseen = 0;
-	struct node **seen = xmalloc((f->nnodes ? f->nnodes : 1) * sizeof(*seen));
-	VEC(struct tframe) stack = {0};
-	func_for_each(f, root) {
-		seen[nseen++] = root;
-		if (root->bits & NODE_VDONE)
-			continue;
-		root->bits |= NODE_VDONE;
-		stack.len = 0;
-		vec_push(&stack, ((struct tframe){root, 0}));
-		while (stack.len) {
-			struct tframe *fr = &stack.data[stack.len - 1];
-			unsigned ns = fr->n->nops + (node_has_pred(fr->n) ? 1u : 0u);
-			fr->i = pending(f, fr->n, fr->i);
-			if (fr->i == ns) {
-				out[len++] = fr->n;
-				stack.len--;
-				continue;
-			}
-			struct node *def = fr->n->ops[fr->i++].def;
-			def->bits |= NODE_VDONE;
-			vec_push(&stack, ((struct tframe){def, 0}));
-		}
-	}
-	vec_free(&stack);
-	for (size_t i = 0; i < nseen; i++)
-		seen[i]->bits &= (uint8_t)~NODE_VDONE;
-	free(seen);
-	return len;
-}
-
-/* The position + 1 of n in a map built from an order; 0 if absent. */
 static size_t pos_of(const struct u64map *m, const struct node *n)
 {
 	return (size_t)(uintptr_t)ptrmap_get(m, n);
@@ -164,9 +107,7 @@ static void emit_tree(const struct plan *pl, size_t i, size_t *len)
 
 static void plan_build(struct func *f, struct plan *pl)
 {
-	size_t cap = f->nnodes ? f->nnodes : 1;
-	pl->t = xmalloc(cap * sizeof(*pl->t));
-	size_t n = pl->n = topo_order(f, pl->t);
+	size_t n = pl->n = print_order(f, &pl->t), cap = n ? n : 1;
 	struct u64map tpos;
 	u64map_init(&tpos);
 	size_t slots = 0;

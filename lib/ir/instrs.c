@@ -28,6 +28,19 @@ static struct instr_desc descs[IK_COUNT];
 const struct instr_desc *instr_descs = descs;
 static struct strmap kind_map;
 
+/* The readers look a kind up per instruction: in front of the map, a
+ * direct-mapped index by (length, first and last letter) filled when the
+ * table is built, 1 + kind where exactly one kind lands in a slot, 0
+ * otherwise (the map then decides). */
+enum { KIND_INDEX = 512 };
+static uint8_t kind_index[KIND_INDEX];
+_Static_assert(IK_COUNT < 255, "kind_index holds 1 + kind in a byte");
+
+static unsigned kind_slot(const char *s, size_t len)
+{
+	return (unsigned)(len * 31u + (unsigned char)s[0] * 7u + (unsigned char)s[len - 1]) % KIND_INDEX;
+}
+
 /* Next space-separated word of *s: returns its length (0 at the end). */
 static size_t next_word(const char **s, const char **word)
 {
@@ -113,10 +126,7 @@ static void build(unsigned k)
 		d->op_names[d->nops++] = xstrndup(w, len);
 	}
 	d->attrs = rows[k].attrs;
-	d->nattrs = 0;
-	if (d->attrs)
-		while (d->attrs[d->nattrs].name)
-			d->nattrs++;
+	d->nattrs = attr_rows_count(d->attrs);
 	d->flags = rows[k].flags;
 	d->rule = rows[k].rule;
 	build_graph(d, rows[k].graph);
@@ -140,10 +150,18 @@ void instr_desc_init(void)
 		return;
 	node_desc_init();
 	strmap_init(&kind_map);
+	bool shared[KIND_INDEX] = {false};
 	for (unsigned k = 0; k < IK_COUNT; k++) {
 		build(k);
-		strmap_put(&kind_map, descs[k].name, strlen(descs[k].name), &descs[k]);
+		size_t len = strlen(descs[k].name);
+		strmap_put(&kind_map, descs[k].name, len, &descs[k]);
+		unsigned i = kind_slot(descs[k].name, len);
+		shared[i] |= kind_index[i] != 0;
+		kind_index[i] = (uint8_t)(k + 1);
 	}
+	for (unsigned i = 0; i < KIND_INDEX; i++)
+		if (shared[i])
+			kind_index[i] = 0;
 	ew_check_table();
 }
 
@@ -152,6 +170,11 @@ const char *instr_kind_name(unsigned kind) { return kind < IK_COUNT ? rows[kind]
 int instr_kind_lookup(const char *s, size_t len)
 {
 	instr_desc_init();
+	if (len == 0)
+		return -1;
+	unsigned k = kind_index[kind_slot(s, len)];
+	if (k && strncmp(rows[k - 1].name, s, len) == 0 && rows[k - 1].name[len] == 0)
+		return (int)k - 1;
 	const struct instr_desc *d = strmap_getn(&kind_map, s, len);
 	return d ? (int)(d - descs) : -1;
 }
@@ -159,10 +182,7 @@ int instr_kind_lookup(const char *s, size_t len)
 int instr_attr_index(unsigned kind, const char *name, size_t len)
 {
 	const struct instr_desc *d = instr_desc(kind);
-	for (unsigned i = 0; i < d->nattrs; i++)
-		if (strlen(d->attrs[i].name) == len && memcmp(d->attrs[i].name, name, len) == 0)
-			return (int)i;
-	return -1;
+	return attr_rows_index(d->attrs, d->nattrs, name, len);
 }
 
 bool instr_inplace_ok(unsigned kind, unsigned out, unsigned in)

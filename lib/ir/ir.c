@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "ir/ir.h"
 #include "support/dlist.h"
+#include "support/io.h"
 #include "support/util.h"
 
 #include <stdio.h>
@@ -40,15 +41,12 @@ void ir_module_destroy(struct ir_module *m)
 	free(m);
 }
 
+struct init_spec ir_weight_init_spec(const struct ir_weight *w) { return INIT_SPEC_OF(w, w->init); }
+
 void ir_module_set_base_dir(struct ir_module *m, const char *path)
 {
 	free(m->base_dir);
-	m->base_dir = NULL;
-	if (!path || strcmp(path, "-") == 0)
-		return;
-	const char *slash = strrchr(path, '/');
-	if (slash)
-		m->base_dir = xstrndup(path, (size_t)(slash - path + 1));
+	m->base_dir = path_dir(path);
 }
 
 struct ir_func *ir_module_find_func(struct ir_module *m, const char *name)
@@ -77,29 +75,16 @@ struct ir_value *ir_func_find(struct ir_func *f, const char *name, size_t len)
 	return strmap_getn(&f->names, name, len);
 }
 
+static bool name_taken(const void *ctx, const char *s, size_t len)
+{
+	const struct ir_func *f = ctx;
+	return strmap_getn(&f->names, s, len) != NULL;
+}
+
 const char *ir_fresh_name(struct ir_func *f, const char *base)
 {
-	struct arena *a = &f->mod->arena;
 	ir_func_index_names(f);
-	if (!base || !*base)
-		base = "t";
-	size_t blen = strlen(base);
-	if (!strmap_getn(&f->names, base, blen))
-		return arena_strndup(a, base, blen);
-	/* strip a previous ".N" so names do not grow a suffix per pass */
-	size_t stem = blen;
-	while (stem > 0 && base[stem - 1] >= '0' && base[stem - 1] <= '9')
-		stem--;
-	if (stem > 0 && stem < blen && base[stem - 1] == '.')
-		blen = stem - 1;
-	if (blen > 200)
-		blen = 200;
-	char buf[256];
-	for (;;) {
-		int n = snprintf(buf, sizeof buf, "%.*s.%u", (int)blen, base, ++f->uniq);
-		if (!strmap_getn(&f->names, buf, (size_t)n))
-			return arena_strndup(a, buf, (size_t)n);
-	}
+	return name_fresh(&f->mod->arena, base, &f->uniq, name_taken, f);
 }
 
 static void name_put(struct ir_func *f, struct ir_value *v)
@@ -277,31 +262,6 @@ void ir_set_str(struct ir_module *m, struct ir_instr *in, const char *attr, cons
 	in->attrs[attr_lookup(in->kind, attr)].s = arena_strdup(&m->arena, s);
 }
 
-/* Defaults are shared, not copied: attribute arrays are immutable once set
- * (setters install new arrays). */
-static void attrs_set_defaults(unsigned kind, union attr_val *av)
-{
-	const struct instr_desc *d = instr_desc(kind);
-	for (unsigned i = 0; i < d->nattrs; i++) {
-		const struct attr_desc *a = &d->attrs[i];
-		memset(&av[i], 0, sizeof av[i]);
-		if (a->required)
-			continue;
-		switch (a->kind) {
-		case AK_INT:
-		case AK_BOOL:
-		case AK_ENUM: av[i].i = a->def_i; break;
-		case AK_FLOAT: av[i].f = a->def_f; break;
-		case AK_INTS:
-			av[i].ints.v = (int64_t *)(uintptr_t)a->def_ints;
-			av[i].ints.n = a->def_n;
-			break;
-		case AK_FLOATS:
-		case AK_STRING: break;
-		}
-	}
-}
-
 /* ---- instructions ---- */
 
 static void list_insert(struct ir_func *f, struct ir_instr *in, struct ir_instr *before)
@@ -350,7 +310,7 @@ static struct ir_instr *instr_new(struct ir_func *f, unsigned kind, const struct
 	in->v.vkind = kind == IK_alloc ? IV_ALLOC : kind == IK_tensorview ? IV_VIEW : IV_INSTR;
 	if (d->nattrs) {
 		in->attrs = (union attr_val *)(void *)(block + head);
-		attrs_set_defaults(kind, in->attrs);
+		attr_rows_defaults(instr_desc(kind)->attrs, instr_desc(kind)->nattrs, in->attrs, NULL);
 	}
 	for (unsigned i = 0; i < nops; i++) {
 		glow_assert(ops[i] && ir_value_is_buffer(ops[i]));

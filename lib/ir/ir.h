@@ -25,6 +25,7 @@
 #define GLOW_IR_IR_H
 
 #include "graph/graph.h"
+#include "graph/initializer.h"
 #include "support/arena.h"
 #include "support/diag.h"
 #include "support/hashmap.h"
@@ -142,16 +143,15 @@ struct ir_weight {
 	struct ir_weight *prev, *next;
 	bool is_const;
 	int init;                 /* enum init_kind (graph.h) or IR_INIT_NONE */
-	double splat_f;           /* INIT_SPLAT on float kinds */
-	int64_t splat_i;          /* INIT_SPLAT on integer, quantized and bool kinds */
-	double fan_in;            /* INIT_XAVIER */
-	uint64_t seed;            /* INIT_XAVIER */
-	const char *file;         /* INIT_FILE: the path as written */
-	uint64_t file_offset;     /* INIT_FILE */
+	INIT_VALUE_FIELDS
 	uint8_t *data;            /* INIT_DENSE: type_bytes bytes in the arena */
 	int64_t offset;           /* planned offset in its region; -1: none */
 	uint32_t mark;
 };
+
+/* The initializer of a weight (init not IR_INIT_NONE), for init_print and
+ * init_materialize (graph/initializer.h). */
+struct init_spec ir_weight_init_spec(const struct ir_weight *w);
 
 static inline struct ir_instr *ir_as_instr(struct ir_value *v)
 {
@@ -297,8 +297,9 @@ struct ir_value *ir_value_root(struct ir_value *v, uint64_t *byte_offset);
 int ir_module_verify(struct ir_module *m, struct diag *d);
 int ir_func_verify(struct ir_func *f, struct diag *d);
 
+/* Canonical text (docs/InstrIR.md); the rest as module_print and friends
+ * (graph.h). */
 struct ostream;
-/* Canonical text (docs/InstrIR.md). */
 void ir_module_print(struct ostream *o, struct ir_module *m);
 /* module_rebase_files (graph.h) of the instruction IR: the relative weight
  * files of every function, before m is written to out_path. */
@@ -310,16 +311,11 @@ void ir_weight_print(struct ostream *o, const struct ir_weight *w);
 /* %name with quoting when needed */
 void ir_print_local(struct ostream *o, const char *name);
 
-/* Parses a whole .gir text (buf must have at least 16 zero bytes after len,
- * see read_input). Registers the source with d. Returns NULL after
- * reporting errors. Runs the verifier unless verify is false. */
+/* module_parse and module_parse_input (graph.h) of .gir text: the same
+ * contract, the same reader shell (support/textread.h). */
+struct input;
 struct ir_module *ir_module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
 				  struct diag *d, bool verify);
-/* The same from an input opened with input_open (support/io.h): the reader
- * lets go of a mapped file's pages once it is past them (input_drop), so a
- * big input need not stay in memory beside the module it becomes.
- * Diagnostics still quote source lines (the pages are read again). */
-struct input;
 struct ir_module *ir_module_parse_input(struct type_ctx *types, const struct input *in, const char *filename,
 					struct diag *d, bool verify);
 

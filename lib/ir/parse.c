@@ -5,9 +5,12 @@
  * checks API input gets, plus what only text can get wrong (unknown kinds,
  * names and attributes, bad literals, operand counts). Errors are reported at
  * the offending token and parsing goes on; a name whose definition failed is
- * "poisoned" so its uses do not report again. The legacy forms of the seed
- * design (positional attribute lists, `pool max`, `broadcast, v`, weights
- * without mutable/constant) are turned into the canonical ones here.
+ * "poisoned" so its uses do not report again. What both readers do alike
+ * (tokens, recovery, messages, poison sets, weight initializers) is the
+ * reader shell's (support/textread.h). The legacy kinds and positional
+ * lists of the seed design (`pool max [3 3 0]`) are rows of Legacy.def
+ * (parse_legacy.c); its other legacy spellings (`broadcast, v`, weights
+ * without mutable/constant) are grammar alternatives.
  *
  * Names: the reader checks them against its own scope (parse_scope.c),
  * hashing each name once, and leaves the function's name table deferred
@@ -23,72 +26,37 @@
 #include "support/suggest.h"
 #include "support/textparse.h"
 
-#include <errno.h>
-#include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-void gir_p_error(struct gir_parser *p, struct loc loc, const char *fmt, ...)
+struct loc gir_p_loc_at(const struct gir_parser *p, const char *c) { return tp_loc_at(&p->r, c); }
+
+/* The reader shell's name steps (support/textread.h) on this parser: the
+ * text and lookup key of a span, and the function's poison set. */
+static const char *span_cstr(struct gir_parser *p, const struct tp_span *s) { return tp_span_cstr(&p->r, s); }
+
+static const char *span_key(struct gir_parser *p, const struct tp_span *s, size_t *len)
 {
-	va_list ap;
-	va_start(ap, fmt);
-	diag_vreport(p->d, DIAG_ERROR, loc, fmt, ap);
-	va_end(ap);
-	p->errors++;
+	return tp_span_key(&p->r, s, len);
 }
 
-struct loc gir_p_loc_at(const struct gir_parser *p, const char *c)
+static void poison(struct gir_parser *p, const struct tp_span *name)
 {
-	return loc_make(p->file, (uint32_t)(c - p->buf));
+	tp_poison(&p->r, &p->poison, &p->m->arena, name);
 }
 
-/* The text of a span, escapes decoded, NUL terminated, in the scratch
- * buffer (valid until the next call). */
-static const char *span_cstr(struct gir_parser *p, const struct gir_span *s)
-{
-	return tp_unescape(&p->sb, &p->sbcap, s->s, s->len, s->esc);
-}
-
-/* A lookup key: the source text itself when it has no escapes. */
-static const char *span_key(struct gir_parser *p, const struct gir_span *s, size_t *len)
-{
-	return tp_key(&p->sb, &p->sbcap, s->s, s->len, s->esc, len);
-}
-
-/* A name as written, for messages. */
-static const char *name_text(const struct gir_span *s, char sigil, char *buf, size_t size)
-{
-	return tp_name_text(s->s, s->len, s->esc, sigil, buf, size);
-}
-
-static void poison(struct gir_parser *p, const struct gir_span *name)
-{
-	size_t len;
-	const char *k = span_key(p, name, &len);
-	char *copy = arena_strndup(&p->m->arena, k, len);
-	strmap_put(&p->poison, copy, len, copy);
-}
-
-static bool poisoned(struct gir_parser *p, const struct gir_span *name)
-{
-	size_t len;
-	const char *k = span_key(p, name, &len);
-	return strmap_getn(&p->poison, k, len) != NULL;
-}
+static bool poisoned(struct gir_parser *p, const struct tp_span *name) { return tp_poisoned(&p->r, &p->poison, name); }
 
 /* The value defined under a name, through the cache of recent names. */
 static struct ir_value *recent_find(struct gir_parser *p, const char *k, size_t len, uint64_t h)
 {
-	struct gir_recent *e = &p->recent[h % GIR_RECENT];
-	if (e->v && e->hash == h && strncmp(e->v->name, k, len) == 0 && e->v->name[len] == 0)
-		return e->v;
-	struct ir_value *v = gir_scope_find(&p->scope, k, len, h);
-	if (v) {
-		e->v = v;
-		e->hash = h;
-	}
+	struct ir_value *v = tp_recent_get(p->recent, GIR_RECENT, k, len, h);
+	if (v)
+		return v;
+	v = gir_scope_find(&p->scope, k, len, h);
+	if (v)
+		tp_recent_put(p->recent, GIR_RECENT, h, &v->name, v);
 	return v;
 }
 
@@ -96,9 +64,7 @@ static struct ir_value *recent_find(struct gir_parser *p, const char *k, size_t 
 static void define(struct gir_parser *p, struct ir_value *v)
 {
 	gir_scope_add(&p->scope, v, p->name_hash);
-	struct gir_recent *e = &p->recent[p->name_hash % GIR_RECENT];
-	e->v = v;
-	e->hash = p->name_hash;
+	tp_recent_put(p->recent, GIR_RECENT, p->name_hash, &v->name, v);
 }
 
 static void recent_clear(struct gir_parser *p) { memset(p->recent, 0, sizeof p->recent); }
@@ -107,34 +73,24 @@ static void recent_clear(struct gir_parser *p) { memset(p->recent, 0, sizeof p->
 
 static const char *describe_lookahead(const struct gir_parser *p, char *buf, size_t size)
 {
-	char t[64];
-	switch (p->last_tok) {
-	case GIR_END: return "end of file";
-	case GIR_IDENT: snprintf(buf, size, "identifier %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	const char *s = p->r.last_start, *e = p->r.last_end;
+	switch (p->r.last_tok) {
+	case GIR_END: return tp_tok_describe(TP_TC_END, s, e, buf, size);
+	case GIR_IDENT: return tp_tok_describe(TP_TC_IDENT, s, e, buf, size);
 	case GIR_LOCAL:
-	case GIR_GLOBAL: snprintf(buf, size, "name %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
+	case GIR_GLOBAL: return tp_tok_describe(TP_TC_NAME, s, e, buf, size);
 	case GIR_INT:
-	case GIR_FLOAT: snprintf(buf, size, "number %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
-	case GIR_TYPE: snprintf(buf, size, "type %s", tp_tok_text(p->last_start, p->last_end, t, sizeof t)); break;
-	case GIR_STRING: return "string";
-	default: tp_tok_text(p->last_start, p->last_end, buf, size); break;
+	case GIR_FLOAT: return tp_tok_describe(TP_TC_NUMBER, s, e, buf, size);
+	case GIR_TYPE: return tp_tok_describe(TP_TC_TYPE, s, e, buf, size);
+	case GIR_STRING: return tp_tok_describe(TP_TC_STRING, s, e, buf, size);
+	default: return tp_tok_describe(TP_TC_OTHER, s, e, buf, size);
 	}
-	return buf;
 }
 
 void gir_p_syntax_error(struct gir_parser *p, struct loc loc, const char *const *expected, int nexp)
 {
-	char exp[512], la[128];
-	p->sync_pending = true;
-	/* a token that failed at a line start fails again after resuming there */
-	if (p->syntax_errors++ && loc.off == p->last_syntax_error)
-		return;
-	p->last_syntax_error = loc.off;
-	tp_expected(exp, sizeof exp, expected, nexp);
-	if (nexp > 0)
-		gir_p_error(p, loc, "unexpected %s, expected %s", describe_lookahead(p, la, sizeof la), exp);
-	else
-		gir_p_error(p, loc, "unexpected %s", describe_lookahead(p, la, sizeof la));
+	char la[128];
+	tp_syntax_error(&p->r, loc, expected, nexp, describe_lookahead(p, la, sizeof la), NULL);
 }
 
 void gir_p_recovered(struct gir_parser *p)
@@ -150,7 +106,7 @@ void gir_p_recovered(struct gir_parser *p)
 
 /* ---- functions ---- */
 
-void gir_p_func_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc)
+void gir_p_func_begin(struct gir_parser *p, const struct tp_span *name, struct loc loc)
 {
 	strmap_free(&p->poison);
 	strmap_init(&p->poison);
@@ -160,7 +116,7 @@ void gir_p_func_begin(struct gir_parser *p, const struct gir_span *name, struct 
 	if (ir_module_find_func(p->m, s)) {
 		char b[80];
 		if (name)
-			gir_p_error(p, loc, "redefinition of function '%s'", name_text(name, '@', b, sizeof b));
+			gir_p_error(p, loc, "redefinition of function '%s'", tp_span_name(name, '@', b, sizeof b));
 		else
 			gir_p_error(p, loc, "redefinition of function '@main' (a function without a header)");
 		p->f = NULL;
@@ -224,9 +180,9 @@ void gir_p_program_begin(struct gir_parser *p)
 {
 	if (!p->f)
 		return;
-	const char *c = p->cur, *end = p->lim;
-	for (const char *f = c; (f = memchr(f, 'f', (size_t)(p->lim - f))) != NULL; f++)
-		if (p->lim - f >= 8 && memcmp(f, "function", 8) == 0) {
+	const char *c = p->r.cur, *end = p->r.lim;
+	for (const char *f = c; (f = memchr(f, 'f', (size_t)(p->r.lim - f))) != NULL; f++)
+		if (p->r.lim - f >= 8 && memcmp(f, "function", 8) == 0) {
 			end = f;
 			break;
 		}
@@ -238,18 +194,10 @@ void gir_p_program_begin(struct gir_parser *p)
 	gir_scope_reserve(&p->scope, p->scope.len + lines);
 }
 
-/* Lets go of the input behind the lexer (ir_module_parse_input). Called
- * as a statement begins: the spans still in use are the statement's own, a
- * token or two behind the lexer, and a dropped page that is touched again
- * is read back from the file. */
-static void drop_behind(struct gir_parser *p)
-{
-	tp_drop_behind(p->in, &p->dropped, (size_t)(p->cur - p->buf));
-}
 
-void gir_p_stmt_begin(struct gir_parser *p, const struct gir_span *name, struct loc loc)
+void gir_p_stmt_begin(struct gir_parser *p, const struct tp_span *name, struct loc loc)
 {
-	drop_behind(p);
+	tp_reader_drop(&p->r);
 	p->has_name = name != NULL;
 	p->name_hashed = false;
 	if (name) {
@@ -289,91 +237,13 @@ static bool name_free(struct gir_parser *p)
 	if (!prev && !strmap_getn_h(&p->poison, k, len, h))
 		return true;
 	char b[80];
-	gir_p_error(p, p->name_loc, "redefinition of '%s'", name_text(&p->name, '%', b, sizeof b));
+	gir_p_error(p, p->name_loc, "redefinition of '%s'", tp_span_name(&p->name, '%', b, sizeof b));
 	if (prev)
-		diag_note(p->d, prev->loc, "previous definition is here");
+		diag_note(p->r.d, prev->loc, "previous definition is here");
 	return false;
 }
 
 /* ---- weights ---- */
-
-static uint8_t *dense_decode(struct gir_parser *p, const struct type *t, bool *ok)
-{
-	const struct gir_span *s = &p->init.str;
-	uint64_t bytes = type_bytes(t);
-	*ok = false;
-	if (s->len < 2 || s->s[0] != '0' || (s->s[1] != 'x' && s->s[1] != 'X')) {
-		gir_p_error(p, p->init.str_loc, "dense data must start with '0x'");
-		return NULL;
-	}
-	uint64_t digits = s->len - 2;
-	if (digits != 2 * bytes) {
-		char tb[128];
-		gir_p_error(p, p->init.str_loc, "dense data has %llu hex digits; %s needs %llu (%llu bytes)",
-			    (unsigned long long)digits, type_str(t, tb, sizeof tb), (unsigned long long)(2 * bytes),
-			    (unsigned long long)bytes);
-		return NULL;
-	}
-	*ok = true;
-	if (bytes == 0)
-		return NULL;
-	if (p->hex_data && p->hex_s == s->s)
-		return p->hex_data; /* decoded by the lexer */
-	uint8_t *data = arena_alloc(&p->m->arena, (size_t)bytes);
-	long bad = hex_decode_fast(s->s + 2, (size_t)bytes, data);
-	if (bad >= 0) {
-		char cb[16];
-		gir_p_error(p, gir_p_loc_at(p, s->s + 2 + bad), "invalid hex digit %s in dense data",
-			    tp_tok_text(s->s + 2 + bad, s->s + 3 + bad, cb, sizeof cb));
-		*ok = false;
-		return NULL;
-	}
-	return data;
-}
-
-static bool splat_ok(struct gir_parser *p, const struct type *t)
-{
-	const struct gir_num *v = &p->init.num;
-	if (tp_splat_ok(p->d, v->loc, (enum elem_kind)t->elem, p->init.is_bool, v->is_int, v->i))
-		return true;
-	p->errors++;
-	return false;
-}
-
-/* The external weight file exists and holds the payload at its offset. */
-static bool weight_file_ok(struct gir_parser *p, const char *path, const struct type *t)
-{
-	char *full;
-	if (path[0] == '/' || !p->m->base_dir) {
-		full = xstrdup(path);
-	} else {
-		size_t a = strlen(p->m->base_dir), b = strlen(path);
-		full = xmalloc(a + b + 1);
-		memcpy(full, p->m->base_dir, a);
-		memcpy(full + a, path, b + 1);
-	}
-	bool ok = false;
-	FILE *f = fopen(full, "rb");
-	long size = -1;
-	if (!f) {
-		gir_p_error(p, p->init.str_loc, "cannot open weight file '%s': %s", full, strerror(errno));
-		goto done;
-	}
-	if (fseek(f, 0, SEEK_END) == 0)
-		size = ftell(f);
-	uint64_t need = type_bytes(t), off = (uint64_t)p->init.offset;
-	if (size < 0 || (uint64_t)size < off || (uint64_t)size - off < need) {
-		gir_p_error(p, p->init.str_loc, "weight file '%s' is too short: %ld bytes, %llu needed at offset %llu",
-			    full, size, (unsigned long long)need, (unsigned long long)off);
-		goto done;
-	}
-	ok = true;
-done:
-	if (f)
-		fclose(f);
-	free(full);
-	return ok;
-}
 
 /* The plan attribute of a weight or alloc: {offset = N}; -2 after an error,
  * -1 when absent. */
@@ -400,7 +270,7 @@ static int64_t plan_offset(struct gir_parser *p, const char *what)
 	return off;
 }
 
-void gir_p_weight(struct gir_parser *p, const struct gir_span *tspan, struct loc tloc)
+void gir_p_weight(struct gir_parser *p, const struct tp_span *tspan, struct loc tloc)
 {
 	(void)tloc;
 	if (!p->f)
@@ -410,28 +280,8 @@ void gir_p_weight(struct gir_parser *p, const struct gir_span *tspan, struct loc
 	ok &= t != NULL;
 	uint8_t *data = NULL;
 	char *path = NULL;
-	if (ok) {
-		switch (p->init.kind) {
-		case INIT_DENSE: data = dense_decode(p, t, &ok); break;
-		case INIT_SPLAT: ok = splat_ok(p, t); break;
-		case INIT_XAVIER:
-			if (p->init.seed < 0) {
-				gir_p_error(p, p->init.loc, "seed must be non-negative");
-				ok = false;
-			}
-			break;
-		case INIT_FILE:
-			if (p->init.offset < 0) {
-				gir_p_error(p, p->init.loc, "offset must be non-negative");
-				ok = false;
-				break;
-			}
-			path = xstrdup(span_cstr(p, &p->init.str));
-			ok = weight_file_ok(p, path, t);
-			break;
-		default: break;
-		}
-	}
+	if (ok)
+		ok = tp_init_check(&p->r, &p->init, t, p->m->base_dir, &p->m->arena, &data, &path);
 	if (ok && p->mut == 2 && p->init.kind == IR_INIT_NONE) {
 		gir_p_error(p, p->name_loc, "a constant weight needs an initializer");
 		ok = false;
@@ -469,7 +319,7 @@ void gir_p_weight(struct gir_parser *p, const struct gir_span *tspan, struct loc
 
 /* ---- instructions ---- */
 
-void gir_p_operand(struct gir_parser *p, int qual, const struct gir_span *name, struct loc qloc, struct loc loc)
+void gir_p_operand(struct gir_parser *p, int qual, const struct tp_span *name, struct loc qloc, struct loc loc)
 {
 	struct gir_op op = {NULL, (unsigned)qual, qloc};
 	if (p->f) {
@@ -479,10 +329,10 @@ void gir_p_operand(struct gir_parser *p, int qual, const struct gir_span *name, 
 		char b[80];
 		if (!v) {
 			if (!poisoned(p, name))
-				gir_p_error(p, loc, "use of undefined name '%s'", name_text(name, '%', b, sizeof b));
+				gir_p_error(p, loc, "use of undefined name '%s'", tp_span_name(name, '%', b, sizeof b));
 		} else if (!ir_value_is_buffer(v)) {
 			gir_p_error(p, loc, "'%s' is not a buffer (it names a %s instruction)",
-				    name_text(name, '%', b, sizeof b), instr_kind_name(((struct ir_instr *)(void *)v)->kind));
+				    tp_span_name(name, '%', b, sizeof b), instr_kind_name(((struct ir_instr *)(void *)v)->kind));
 		} else {
 			op.val = v;
 		}
@@ -490,7 +340,7 @@ void gir_p_operand(struct gir_parser *p, int qual, const struct gir_span *name, 
 	vec_push(&p->ops, op);
 }
 
-void gir_p_attr(struct gir_parser *p, const struct gir_span *name, struct loc loc)
+void gir_p_attr(struct gir_parser *p, const struct tp_span *name, struct loc loc)
 {
 	struct gir_attr a;
 	memset(&a, 0, sizeof a);
@@ -508,37 +358,8 @@ void gir_p_attr_list(struct gir_parser *p, uint32_t start, struct loc loc)
 	a->vloc = loc;
 }
 
-static const char *aval_kind_desc(enum attr_kind k)
-{
-	switch (k) {
-	case AK_INT: return "an integer";
-	case AK_FLOAT: return "a number";
-	case AK_BOOL: return "true or false";
-	case AK_INTS: return "a list of integers";
-	case AK_FLOATS: return "a list of numbers";
-	case AK_ENUM: return "one of";
-	case AK_STRING: return "a string";
-	}
-	return "?";
-}
-
-/* Index of an enum value in "a|b|c", -1 if none. */
-static int enum_index(const char *vals, const char *s, size_t len)
-{
-	int i = 0;
-	for (const char *c = vals;; i++) {
-		size_t n = strcspn(c, "|");
-		if (n == len && memcmp(c, s, len) == 0)
-			return i;
-		if (!c[n])
-			return -1;
-		c += n + 1;
-	}
-}
-
-/* Sets integer-list attribute idx of in to a copy of v[0..n), shared with
- * an equal list set before when there is one in the cache. */
-static void set_ints(struct gir_parser *p, struct ir_instr *in, unsigned idx, const int64_t *v, uint32_t n)
+/* Equal lists share one copy through a small cache of the lists set lately. */
+void gir_p_set_ints(struct gir_parser *p, struct ir_instr *in, unsigned idx, const int64_t *v, uint32_t n)
 {
 	union attr_val *av = &in->attrs[idx];
 	if (n == 0) {
@@ -583,7 +404,7 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 		vec_clear(&p->ti);
 		vec_clear(&p->tf);
 		for (uint32_t i = 0; i < a->n; i++) {
-			const struct gir_num *nm = &p->nums.data[a->start + i];
+			const struct tp_num *nm = &p->nums.data[a->start + i];
 			if (ad->kind == AK_INTS && !nm->is_int) {
 				gir_p_error(p, nm->loc, "attribute '%s' takes a list of integers", ad->name);
 				return false;
@@ -592,13 +413,13 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 			vec_push(&p->tf, nm->f);
 		}
 		if (ad->kind == AK_INTS)
-			set_ints(p, in, idx, p->ti.data, a->n);
+			gir_p_set_ints(p, in, idx, p->ti.data, a->n);
 		else
 			ir_set_floats(p->m, in, ad->name, p->tf.data, a->n);
 		break;
 	case AK_ENUM:
 		if (a->vk == GA_IDENT) {
-			int e = enum_index(ad->enum_values, a->str.s, a->str.len);
+			int e = tp_enum_index(ad->enum_values, a->str.s, a->str.len);
 			if (e < 0) {
 				gir_p_error(p, a->vloc, "attribute '%s' must be one of %s, not '%.*s'", ad->name,
 					    ad->enum_values, (int)a->str.len, a->str.s);
@@ -614,86 +435,33 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 		break;
 	}
 	if (!ok)
-		gir_p_error(p, a->vloc, "attribute '%s' of %s takes %s%s%s", ad->name, instr_kind_name(in->kind),
-			    aval_kind_desc(ad->kind), ad->kind == AK_ENUM ? " " : "",
+		gir_p_error(p, a->vloc, "attribute '%s' of %s takes %s%s", ad->name, instr_kind_name(in->kind),
+			    ad->kind == AK_ENUM ? "one of " : attr_kind_desc(ad->kind),
 			    ad->kind == AK_ENUM ? ad->enum_values : "");
 	return ok;
 }
 
-/* The kind named by `kind` and the legacy modifier; -1 after reporting. */
-static int resolve_kind(struct gir_parser *p, const struct gir_span *kind, struct loc kloc)
+/* The kind named by `kind` (and the legacy modifier): a legacy spelling
+ * (Legacy.def) or a row of Instrs.def; -1 after reporting. */
+static int resolve_kind(struct gir_parser *p, const struct tp_span *kind, struct loc kloc)
 {
-	bool pool = kind->len == 4 && memcmp(kind->s, "pool", 4) == 0;
-	if (p->has_mod || pool) {
-		if (!pool) {
-			gir_p_error(p, kloc, "unknown instruction kind '%.*s %.*s'", (int)kind->len, kind->s,
-				    (int)p->mod.len, p->mod.s);
-			return -1;
-		}
-		if (p->has_mod && p->mod.len == 3 && memcmp(p->mod.s, "max", 3) == 0)
-			return IK_maxpoolwithargmax;
-		if (p->has_mod && p->mod.len == 3 && memcmp(p->mod.s, "avg", 3) == 0)
-			return IK_avgpool;
-		gir_p_error(p, p->has_mod ? p->mod_loc : kloc, "pool needs 'max' or 'avg'");
-		return -1;
-	}
-	_Static_assert(IK_COUNT < 255, "kind_cache holds 1 + kind in a byte");
-	unsigned ci = (kind->len * 7u + (unsigned char)kind->s[0] * 3u + (unsigned char)kind->s[kind->len - 1]) % 64u;
-	int k = p->kind_cache[ci] - 1;
-	if (k >= 0) {
-		const char *kn = instr_kind_name((unsigned)k);
-		if (strncmp(kn, kind->s, kind->len) == 0 && kn[kind->len] == 0)
-			return k;
-	}
-	k = instr_kind_lookup(kind->s, kind->len);
-	if (k >= 0)
-		p->kind_cache[ci] = (uint8_t)(k + 1);
-	if (k < 0) {
+	/* a legacy spelling has a modifier, or is no kind of the table */
+	int k = p->has_mod ? -2 : instr_kind_lookup(kind->s, kind->len);
+	if (k < 0)
+		k = gir_legacy_kind(p, kind, kloc);
+	if (k == -2) {
 		struct suggest sg;
 		suggest_init(&sg, kind->s, kind->len);
 		for (unsigned i = 0; i < IK_COUNT; i++)
 			suggest_offer(&sg, instr_kind_name(i), strlen(instr_kind_name(i)));
 		gir_p_error(p, kloc, "unknown instruction kind '%.*s'%s%s%s", (int)kind->len, kind->s,
 			    sg.best ? "; did you mean '" : "", sg.best ? sg.best : "", sg.best ? "'?" : "");
+		return -1;
 	}
 	return k;
 }
 
-/* The legacy positional list: convolution [kernel stride pad depth],
- * pool [kernel stride pad]: square windows, symmetric pads. */
-static bool apply_positional(struct gir_parser *p, struct ir_instr *in, bool *set)
-{
-	unsigned want = in->kind == IK_convolution ? 4 : 3;
-	if (in->kind != IK_convolution && in->kind != IK_maxpoolwithargmax && in->kind != IK_avgpool) {
-		gir_p_error(p, p->pos_loc, "a positional attribute list is only accepted by convolution and pool");
-		return false;
-	}
-	if (p->pos.len != want) {
-		gir_p_error(p, p->pos_loc, "%s takes %u positional attributes [%s], got %zu",
-			    in->kind == IK_convolution ? "convolution" : "pool", want,
-			    in->kind == IK_convolution ? "kernel stride pad depth" : "kernel stride pad", p->pos.len);
-		return false;
-	}
-	const int64_t *v = p->pos.data;
-	int64_t k[2] = {v[0], v[0]}, s[2] = {v[1], v[1]}, pd[4] = {v[2], v[2], v[2], v[2]};
-	ir_set_ints(p->m, in, "kernels", k, 2);
-	ir_set_ints(p->m, in, "strides", s, 2);
-	ir_set_ints(p->m, in, "pads", pd, 4);
-	for (unsigned i = 0; i < 3; i++)
-		set[i] = true; /* kernels, strides, pads are the first three attributes */
-	if (in->kind == IK_convolution) {
-		const struct type *dst = ir_op_type(in, 0);
-		if (dst->rank == 0 || (int64_t)dst->dims[dst->rank - 1u] != v[3]) {
-			char b[128];
-			gir_p_error(p, p->pos_loc, "convolution depth %lld does not match the channels of destination %s",
-				    (long long)v[3], type_str(dst, b, sizeof b));
-			return false;
-		}
-	}
-	return true;
-}
-
-void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc kloc, const struct gir_span *tspan,
+void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kloc, const struct tp_span *tspan,
 		 struct loc tloc)
 {
 	(void)tloc;
@@ -754,7 +522,7 @@ void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc k
 		in->ops[i].qual = (uint8_t)p->ops.data[i].qual;
 	bool set[32] = {false};
 	if (p->has_pos)
-		ok &= apply_positional(p, in, set);
+		ok &= gir_legacy_positional(p, in, set);
 	for (size_t i = 0; i < p->attrs.len && ok; i++) {
 		const struct gir_attr *a = &p->attrs.data[i];
 		if (k == IK_alloc && a->name.len == 6 && memcmp(a->name.s, "offset", 6) == 0) {
@@ -804,22 +572,17 @@ void gir_p_instr(struct gir_parser *p, const struct gir_span *kind, struct loc k
 static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t len, const struct input *in,
 				const char *filename, struct diag *d, bool verify)
 {
+	gir_legacy_check();
+	_Static_assert((int)IR_INIT_NONE == (int)TP_INIT_NONE, "a weight without initializer");
 	struct gir_parser p;
 	memset(&p, 0, sizeof p);
-	p.in = in;
-	p.buf = p.cur = buf;
-	p.lim = buf + len;
-	p.d = d;
+	if (!tp_reader_begin(&p.r, buf, len, in, filename, d, TP_LEVEL_INSTR))
+		return NULL;
 	p.types = types;
-	p.file = diag_add_source(d, filename ? filename : "<stdin>", buf, len);
 	p.m = ir_module_create(types);
 	ir_module_set_base_dir(p.m, filename);
 	strmap_init(&p.poison);
-	/* graph IR or an ONNX model here: one error, then which tool reads
-	 * it, rather than every line's syntax error */
-	tp_hint_level(d, p.file, buf, len, TP_LEVEL_INSTR);
-	int rc = gir_yyparse(&p);
-	diag_hint_first_error(d, LOC_NONE, NULL);
+	int errors = tp_reader_end(&p.r, gir_yyparse(&p));
 	gir_scope_free(&p.scope);
 	strmap_free(&p.poison);
 	vec_free(&p.pos);
@@ -828,10 +591,7 @@ static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t l
 	vec_free(&p.nums);
 	vec_free(&p.ti);
 	vec_free(&p.tf);
-	free(p.sb);
-	if (rc != 0 && p.errors == 0)
-		gir_p_error(&p, loc_make(p.file, (uint32_t)len), "cannot parse the input");
-	if (p.errors || (verify && ir_module_verify(p.m, d) != 0)) {
+	if (errors || (verify && ir_module_verify(p.m, d) != 0)) {
 		ir_module_destroy(p.m);
 		return NULL;
 	}

@@ -22,7 +22,7 @@ static const char *skip_blank(const char *c, const char *e)
 
 /* Decodes a TYPE token: elem ('[' scale ':' offset ']')? '<' (dim ('x' dim)*)? '>'.
  * The lexer matched the brackets; everything inside is checked here. */
-const struct type *gir_p_type(struct gir_parser *p, const struct gir_span *sp)
+const struct type *gir_p_type(struct gir_parser *p, const struct tp_span *sp)
 {
 	const char *s = sp->s, *e = sp->s + sp->len, *c = s;
 	while (c < e && ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))

@@ -89,47 +89,10 @@ void ir_weight_print(struct ostream *o, const struct ir_weight *w)
 	ir_print_local(o, w->v.name);
 	os_puts(o, w->is_const ? " = weight constant " : " = weight mutable ");
 	type_print(o, t);
-	switch (w->init) {
-	case INIT_DENSE: {
-		uint64_t bytes = type_bytes(t);
-		os_puts(o, ", dense \"0x");
-		if (w->data)
-			os_hex(o, w->data, (size_t)bytes);
-		else
-			for (uint64_t i = 0; i < bytes; i++)
-				os_write(o, "00", 2);
-		os_putc(o, '"');
-		break;
-	}
-	case INIT_SPLAT: {
-		enum elem_kind k = (enum elem_kind)t->elem;
-		os_puts(o, ", splat ");
-		if (elem_is_float(k))
-			os_double(o, w->splat_f);
-		else if (k == EK_BOOL)
-			os_puts(o, w->splat_i ? "true" : "false");
-		else
-			os_i64(o, w->splat_i);
-		break;
-	}
-	case INIT_ZERO: os_puts(o, ", zero"); break;
-	case INIT_XAVIER:
-		os_puts(o, ", xavier ");
-		os_double(o, w->fan_in);
-		if (w->seed) {
-			os_puts(o, " seed ");
-			os_u64(o, w->seed);
-		}
-		break;
-	case INIT_FILE:
-		os_puts(o, ", file ");
-		print_string(o, w->file ? w->file : "");
-		if (w->file_offset) {
-			os_puts(o, " offset ");
-			os_u64(o, w->file_offset);
-		}
-		break;
-	default: break;
+	if (w->init != IR_INIT_NONE) {
+		struct init_spec s = ir_weight_init_spec(w);
+		os_write(o, ", ", 2);
+		init_print(o, &s, t);
 	}
 	print_plan_offset(o, w->offset);
 }
@@ -213,21 +176,14 @@ int ir_module_rebase_files(struct ir_module *m, const char *out_path, struct dia
 		ir_for_each_weight(m->funcs[i], w) {
 			if (w->init != INIT_FILE || w->file[0] == '/')
 				continue;
-			char *p = path_rebase(w->file, m->base_dir, to);
+			const char *p = init_rebase_file(&m->arena, w->file, m->base_dir, to);
 			if (!p) {
 				diag_error(d, w->v.loc, "cannot locate weight file \"%s\" of weight %%%s: %s", w->file,
 					   w->v.name, strerror(errno));
 				rc = -1;
-				continue;
+			} else {
+				w->file = p;
 			}
-			if (strcmp(p, w->file) != 0)
-				w->file = arena_strdup(&m->arena, p);
-			free(p);
 		}
-	if (rc == 0) {
-		free(m->base_dir);
-		m->base_dir = to;
-	} else
-		free(to);
-	return rc;
+	return init_rebase_end(&m->base_dir, to, rc);
 }

@@ -2,6 +2,7 @@
 #define _DEFAULT_SOURCE /* madvise, MAP_ANONYMOUS */
 #include "io.h"
 #include "cleanup.h"
+#include "textparse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -509,17 +510,6 @@ void os_quoted(struct ostream *o, const char *s, size_t len)
 	os_putc(o, '"');
 }
 
-static int hex_digit_val(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 long hex_decode(const char *hex, size_t n, uint8_t *out)
 {
 	static int8_t val[256];
@@ -557,7 +547,7 @@ long hex_decode_fast(const char *hex, size_t n, uint8_t *out)
 			for (int b = 0; b < 256; b++) {
 				one[0] = (uint8_t)a;
 				one[1] = (uint8_t)b;
-				int hi = hex_digit_val(a), lo = hex_digit_val(b);
+				int hi = tp_hexval((char)a), lo = tp_hexval((char)b);
 				uint16_t k;
 				memcpy(&k, one, 2);
 				pair[k] = (int16_t)(hi < 0 || lo < 0 ? -1 : hi << 4 | lo);

@@ -95,6 +95,18 @@ const char *tp_key(char **sb, size_t *sbcap, const char *s, uint32_t len, bool e
 	return k;
 }
 
+int tp_enum_index(const char *vals, const char *s, size_t len)
+{
+	int i = 0;
+	for (const char *c = vals; c; i++) {
+		size_t n = strcspn(c, "|");
+		if (n == len && memcmp(c, s, len) == 0)
+			return i;
+		c = c[n] ? c + n + 1 : NULL;
+	}
+	return -1;
+}
+
 const char *tp_name_text(const char *s, uint32_t len, bool esc, char sigil, char *buf, size_t size)
 {
 	int n = len > 60 ? 60 : (int)len;

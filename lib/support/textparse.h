@@ -22,6 +22,20 @@
 
 struct input;
 
+/* The initializers of a graph IR constant and of an instruction IR weight
+ * (the same keywords in both formats: lib/graph/initializer.h). */
+enum init_kind { INIT_DENSE, INIT_SPLAT, INIT_ZERO, INIT_XAVIER, INIT_FILE };
+
+/* The values of an initializer, fields of a graph IR constant, an
+ * instruction IR weight and struct init_spec (lib/graph/initializer.h). */
+#define INIT_VALUE_FIELDS                                                                                        \
+	double splat_f;       /* INIT_SPLAT on float kinds */                                                    \
+	int64_t splat_i;      /* INIT_SPLAT on integer, quantized and bool kinds */                              \
+	double fan_in;        /* INIT_XAVIER */                                                                  \
+	uint64_t seed;        /* INIT_XAVIER */                                                                  \
+	const char *file;     /* INIT_FILE: the path as written */                                               \
+	uint64_t file_offset; /* INIT_FILE */
+
 /* ---- literals (the lexers) ---- */
 
 /* Decimal digits in [s, e) with an optional leading '-' (already matched by
@@ -62,6 +76,10 @@ const char *tp_unescape(char **sb, size_t *sbcap, const char *s, uint32_t len, b
 /* A lookup key for a span: the source text itself when it holds no escape
  * (no copy), else the decoded text in the scratch buffer; *klen its length. */
 const char *tp_key(char **sb, size_t *sbcap, const char *s, uint32_t len, bool esc, size_t *klen);
+
+/* The index of the value [s, s + len) in the enumerator list "a|b|c" of an
+ * attribute row, -1 if it is none of them. */
+int tp_enum_index(const char *vals, const char *s, size_t len);
 
 /* ---- messages ---- */
 
