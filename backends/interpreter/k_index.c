@@ -40,7 +40,7 @@ static size_t along_axis(const struct type *it, size_t i, const size_t *st, unsi
 }
 
 /* gatherelements(Dest, Data, Indices) {axis} */
-static int gather_elements(const struct kargs *k)
+int kern_gatherelements(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
 	unsigned axis = (unsigned)KI(k, "axis");
@@ -80,7 +80,7 @@ static void copy_data(const struct kargs *k)
 }
 
 /* scatterelements(Dest, Data, Indices, Updates) {axis, reduction} */
-static int scatter_elements(const struct kargs *k)
+int kern_scatterelements(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *ix = &k->op[2], *u = &k->op[3];
 	unsigned axis = (unsigned)KI(k, "axis");
@@ -103,7 +103,7 @@ static int scatter_elements(const struct kargs *k)
 }
 
 /* scatternd(Dest, Data, Indices, Updates) {reduction} */
-static int scatter_nd(const struct kargs *k)
+int kern_scatternd(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *ix = &k->op[2], *u = &k->op[3];
 	const struct type *dt = d->t, *it = ix->t;
@@ -129,14 +129,4 @@ static int scatter_nd(const struct kargs *k)
 			combine(d, off + c, u, r * chunk + c, red);
 	}
 	return 0;
-}
-
-int kern_index(const struct kargs *k)
-{
-	switch (k->kind) {
-	case IK_gatherelements: return gather_elements(k);
-	case IK_scatterelements: return scatter_elements(k);
-	case IK_scatternd: return scatter_nd(k);
-	default: return 1;
-	}
 }

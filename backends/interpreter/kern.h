@@ -1,5 +1,6 @@
 /* kern.h - what the kernel files of the interpreter share: element access
- * by kind, the argument bundle of one kernel call, and each family's entry.
+ * by kind, the argument bundle of one kernel call, and every kernel of the
+ * tables (Kernels.def, lib/ir/EW.def).
  *
  * Element access. ld_f reads the real value of element i (quantized kinds
  * dequantize: scale * (q - offset)); st_f stores a real value (float16 and
@@ -195,16 +196,18 @@ void kpar(void (*fn)(const void *ctx, int part), const void *ctx, int nparts);
 int kpar_parts(double work, size_t units);
 size_t kpar_first(int i, int nparts, size_t units);
 
-/* The kernel families; each returns 0, 1 if it does not handle the kind,
- * or -1 after kerror. */
-int kern_conv(const struct kargs *k);
-int kern_linalg(const struct kargs *k);
-int kern_ew(const struct kargs *k);
-int kern_reduce(const struct kargs *k);
-int kern_move(const struct kargs *k);
-int kern_misc(const struct kargs *k);
-int kern_index(const struct kargs *k);
-/* quantized arithmetic (k_quant.c); asked first */
-int kern_quant(const struct kargs *k);
+/* A kernel: runs k->kind on k->op with k->a; returns 0, or -1 after
+ * kerror. */
+typedef int kern_fn(const struct kargs *k);
+
+/* Every kernel of Kernels.def and of lib/ir/EW.def (compiled by k_ew.c as
+ * kern_ew_<kind>, an EW_SPECIAL family as kern_ew_<family>). */
+#define KERNEL(kind, fn) kern_fn fn;
+#define QKERNEL(kind, fn, float_ok) kern_fn fn;
+#include "backends/interpreter/Kernels.def"
+#define EW1(kind, result, params, real, int) kern_fn kern_ew_##kind;
+#define EW2(kind, result, params, real, int) kern_fn kern_ew_##kind;
+#define EW_SPECIAL(kind, family) kern_fn kern_ew_##family;
+#include "ir/EW.def"
 
 #endif
