@@ -119,6 +119,8 @@ static bool kern_all_quantized(const struct kargs *k, unsigned float_ok)
 	return true;
 }
 
+/* (interp.h) The kind's quantized arithmetic when it has one and the
+ * operands are quantized, else its kernel: two array look-ups. */
 int interp_exec(unsigned kind, const struct interp_arg *ops, const union attr_val *attrs, char *err,
 		size_t errsize)
 {

@@ -14,6 +14,14 @@ int kern_nothing(const struct kargs *k)
 	return 0;
 }
 
+/* the bin of x among bins equal bins over [lo, hi] (the last one takes hi;
+ * an empty range puts everything in the first) */
+static size_t prof_bin(double x, double lo, double hi, size_t bins)
+{
+	size_t b = hi > lo ? (size_t)((x - lo) / (hi - lo) * (double)bins) : 0;
+	return b < bins ? b : bins - 1;
+}
+
 /* quantizationprofile(Src, Histogram float<B>, ComputationInfo float<2>):
  * ComputationInfo holds the running (min, max) of every value seen (its
  * initial contents count as seen, so a zeroed buffer makes the range
@@ -28,9 +36,7 @@ int kern_quantizationprofile(const struct kargs *k)
 	double lo = mm[0], hi = mm[1];
 	for (size_t i = 0; i < n; i++) {
 		double x = ld_f(s->t, s->p, i);
-		if (x != x)
-			continue;
-		lo = x < lo ? x : lo;
+		lo = x < lo ? x : lo; /* NaN compares false: it is not seen */
 		hi = x > hi ? x : hi;
 	}
 	double olo = mm[0], ohi = mm[1];
@@ -39,19 +45,15 @@ int kern_quantizationprofile(const struct kargs *k)
 		memcpy(old, hist, bins * sizeof(float));
 		memset(hist, 0, bins * sizeof(float));
 		double ow = (ohi - olo) / (double)bins;
-		for (size_t b = 0; b < bins; b++) {
-			double c = olo + ((double)b + 0.5) * ow;
-			size_t nb = hi > lo ? (size_t)((c - lo) / (hi - lo) * (double)bins) : 0;
-			hist[nb < bins ? nb : bins - 1] += old[b];
-		}
+		for (size_t b = 0; b < bins; b++)
+			hist[prof_bin(olo + ((double)b + 0.5) * ow, lo, hi, bins)] += old[b];
 		free(old);
 	}
 	for (size_t i = 0; i < n; i++) {
 		double x = ld_f(s->t, s->p, i);
 		if (x != x)
 			continue;
-		size_t b = hi > lo ? (size_t)((x - lo) / (hi - lo) * (double)bins) : 0;
-		hist[b < bins ? b : bins - 1] += 1;
+		hist[prof_bin(x, lo, hi, bins)] += 1;
 	}
 	mm[0] = (float)lo;
 	mm[1] = (float)hi;

@@ -111,14 +111,6 @@ int kern_transpose(const struct kargs *k)
 	return 0;
 }
 
-/* an index value, negative counted from the end; -1 if out of range */
-static int64_t fix_index(int64_t v, uint64_t len)
-{
-	if (v < 0)
-		v += (int64_t)len;
-	return v >= 0 && (uint64_t)v < len ? v : -1;
-}
-
 /* gather(Dest, Data, Indices) {axis} */
 int kern_gather(const struct kargs *k)
 {
@@ -130,7 +122,7 @@ int kern_gather(const struct kargs *k)
 	for (unsigned i = axis + 1; i < data->t->rank; i++)
 		inner *= (size_t)data->t->dims[i];
 	for (size_t j = 0; j < ni; j++) {
-		int64_t raw = ld_i(ix->t, ix->p, j), v = fix_index(raw, len);
+		int64_t raw = ld_i(ix->t, ix->p, j), v = kfix_index(raw, len);
 		if (v < 0)
 			return kerror(k, "gather index %lld is out of range [-%zu, %zu)", (long long)raw, len, len);
 		for (size_t o = 0; o < outer; o++)
@@ -158,7 +150,7 @@ int kern_gathernd(const struct kargs *k)
 	for (size_t t = 0; t < tuples; t++) {
 		size_t bi = per_batch ? t / per_batch : 0, off = bi * bstride;
 		for (size_t j = 0; j < m; j++) {
-			int64_t raw = ld_i(it, ix->p, t * m + j), v = fix_index(raw, dt->dims[b + j]);
+			int64_t raw = ld_i(it, ix->p, t * m + j), v = kfix_index(raw, dt->dims[b + j]);
 			if (v < 0)
 				return kerror(k, "gathernd index %lld is out of range for dimension %zu of size %llu",
 					      (long long)raw, b + j, (unsigned long long)dt->dims[b + j]);

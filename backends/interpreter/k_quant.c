@@ -125,9 +125,9 @@ static int64_t qk_bias1(const struct interp_arg *b, size_t i, double acc_scale)
 	return quant_requant(c, r.mult, r.shift);
 }
 
-/* convolution (grouped, dilated) of the centred integers with filter
- * parameters fp */
-static int qk_convolution(const struct kargs *k, const struct qk_filter *fp)
+/* convolution (grouped, dilated) of the centred integers, with the
+ * filter's per-channel lists (NULL: the filter type's parameters) */
+static int qk_convolution(const struct kargs *k, const double *scales, const int64_t *offsets)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
 	const struct type *in = s->t, *out = d->t;
@@ -141,7 +141,8 @@ static int qk_convolution(const struct kargs *k, const struct qk_filter *fp)
 	int32_t *woff = xmalloc(OC * sizeof *woff + 1), *x = qk_centred(s), *w = xmalloc(OC * kk * sizeof *w + 1);
 	int64_t *bias = xmalloc(OC * sizeof *bias + 1);
 	struct qk_req *r = xmalloc(OC * sizeof *r + 1);
-	qk_filter_params(fp, OC, wsc, woff);
+	const struct qk_filter fp = {f->t, scales, offsets};
+	qk_filter_params(&fp, OC, wsc, woff);
 	for (size_t oc = 0; oc < OC; oc++) {
 		double acc_scale = (double)in->scale * wsc[oc];
 		for (size_t j = 0; j < kk; j++)
@@ -416,44 +417,29 @@ int kern_q_avgpool(const struct kargs *k) { return qk_avgpool(k, false); }
 /* adaptiveavgpool(Dest, Src) */
 int kern_q_adaptiveavgpool(const struct kargs *k) { return qk_avgpool(k, true); }
 
-/* convolution(Dest, Src, Filter, Bias) {kernels, strides, pads, group,
- * dilation} */
-int kern_q_convolution(const struct kargs *k)
-{
-	const struct qk_filter fp = {k->op[2].t, NULL, NULL};
-	return qk_convolution(k, &fp);
-}
-
-/* channelwisequantizedconvolution(Dest, Src, Filter, Bias) {...,
- * filter_scales, filter_offsets} */
-int kern_q_cwconvolution(const struct kargs *k)
-{
-	const struct qk_filter fp = {k->op[2].t, KFLOATS(k, "filter_scales"), KINTS(k, "filter_offsets")};
-	return qk_convolution(k, &fp);
-}
-
 /* fullyconnected(Dest N x M, Src N x K, Weights K x M, Bias M) with the
- * weights' parameters fp */
-static int qk_fullyconnected(const struct kargs *k, const struct qk_filter *fp)
+ * weights' per-column lists (NULL: the weights type's parameters) */
+static int qk_fullyconnected(const struct kargs *k, const double *scales, const int64_t *offsets)
 {
 	const struct type *a = k->op[1].t, *w = k->op[2].t;
-	return qk_gemm(&k->op[0], &k->op[1], &k->op[2], fp, &k->op[3], 1, (size_t)a->dims[0], (size_t)a->dims[1],
+	const struct qk_filter fp = {w, scales, offsets};
+	return qk_gemm(&k->op[0], &k->op[1], &k->op[2], &fp, &k->op[3], 1, (size_t)a->dims[0], (size_t)a->dims[1],
 		       (size_t)w->dims[1], 0);
 }
 
-/* fullyconnected(Dest, Src, Weights, Bias) */
-int kern_q_fullyconnected(const struct kargs *k)
+/* convolution(Dest, Src, Filter, Bias) {kernels, strides, pads, group,
+ * dilation}; channelwisequantizedconvolution with {..., filter_scales,
+ * filter_offsets}; fullyconnected(Dest, Src, Weights, Bias);
+ * channelwisequantizedfullyconnected with {weight_scales, weight_offsets} */
+int kern_q_convolution(const struct kargs *k) { return qk_convolution(k, NULL, NULL); }
+int kern_q_cwconvolution(const struct kargs *k)
 {
-	const struct qk_filter fp = {k->op[2].t, NULL, NULL};
-	return qk_fullyconnected(k, &fp);
+	return qk_convolution(k, KFLOATS(k, "filter_scales"), KINTS(k, "filter_offsets"));
 }
-
-/* channelwisequantizedfullyconnected(Dest, Src, Weights, Bias)
- * {weight_scales, weight_offsets} */
+int kern_q_fullyconnected(const struct kargs *k) { return qk_fullyconnected(k, NULL, NULL); }
 int kern_q_cwfullyconnected(const struct kargs *k)
 {
-	const struct qk_filter fp = {k->op[2].t, KFLOATS(k, "weight_scales"), KINTS(k, "weight_offsets")};
-	return qk_fullyconnected(k, &fp);
+	return qk_fullyconnected(k, KFLOATS(k, "weight_scales"), KINTS(k, "weight_offsets"));
 }
 
 /* matmul(Dest N x M, LHS N x K, RHS K x M) */

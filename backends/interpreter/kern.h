@@ -157,6 +157,15 @@ static inline void cp_elem(void *dst, size_t di, const void *src, size_t si, siz
 static inline size_t numel(const struct type *t) { return (size_t)type_numel(t); }
 static inline size_t esize(const struct type *t) { return elem_size(ekind(t)); }
 
+/* An index value of an index operand, negative counted from the end (as
+ * in ONNX); -1 if still out of [0, len). */
+static inline int64_t kfix_index(int64_t v, uint64_t len)
+{
+	if (v < 0)
+		v += (int64_t)len;
+	return v >= 0 && (uint64_t)v < len ? v : -1;
+}
+
 /* Row-major strides of t in elements. */
 static inline void strides_of(const struct type *t, size_t *st)
 {
