@@ -1,6 +1,6 @@
-/* exec.c - the kernel entry point: dispatch of one instruction kind to its
- * family, the float widening helpers the families share, and the
- * quantization profile.
+/* exec.c - the kernel entry point: the table of every instruction kind's
+ * kernel (Kernels.def and lib/ir/EW.def), checked when it compiles, the
+ * dispatch through it, and the float widening helpers the kernels share.
  */
 #include "backends/interpreter/kern.h"
 
@@ -61,87 +61,83 @@ int kerror(const struct kargs *k, const char *fmt, ...)
 	return -1;
 }
 
-/* quantizationprofile(Src, Histogram float<B>, ComputationInfo float<2>):
- * ComputationInfo holds the running (min, max) of every value seen (its
- * initial contents count as seen, so a zeroed buffer makes the range
- * include 0); Histogram counts the values in B equal bins over that range.
- * When the range grows, the old counts move to the new bin holding their
- * old bin's centre. */
-static int quantization_profile(const struct kargs *k)
+/* ---- the kernel table: Kernels.def and lib/ir/EW.def by kind ---- */
+
+/* One enumerator per row, so that a kind with two rows does not compile
+ * (the enumerator is redeclared) ... */
+enum kern_row {
+#define KERNEL(kind, fn) KERN_ROW_##kind,
+#define NOKERNEL(kind) KERN_ROW_##kind,
+#include "backends/interpreter/Kernels.def"
+#define EW1(kind, result, params, real, int) KERN_ROW_##kind,
+#define EW2(kind, result, params, real, int) KERN_ROW_##kind,
+#define EW_SPECIAL(kind, family) KERN_ROW_##kind,
+#include "ir/EW.def"
+};
+
+enum kern_qrow {
+#define QKERNEL(kind, fn, float_ok) KERN_QROW_##kind,
+#include "backends/interpreter/Kernels.def"
+};
+
+/* ... and a kind of Instrs.def without one does not either: its
+ * KERN_ROW_<kind> is undeclared. */
+enum {
+	KERN_ROWS_CHECKED = 0
+#define INSTR(kind, ...) + 0 * KERN_ROW_##kind
+#include "ir/Instrs.def"
+#undef INSTR
+};
+
+/* each kind's kernel; NULL: a kind only another backend runs */
+static kern_fn *const kern_table[IK_COUNT] = {
+#define KERNEL(kind, fn) [IK_##kind] = fn,
+#include "backends/interpreter/Kernels.def"
+#define EW1(kind, result, params, real, int) [IK_##kind] = kern_ew_##kind,
+#define EW2(kind, result, params, real, int) [IK_##kind] = kern_ew_##kind,
+#define EW_SPECIAL(kind, family) [IK_##kind] = kern_ew_##family,
+#include "ir/EW.def"
+};
+
+/* each kind's quantized arithmetic, if it has one */
+static const struct {
+	kern_fn *fn;
+	unsigned float_ok; /* an operand that may be float; 0: none */
+} kern_qtable[IK_COUNT] = {
+#define QKERNEL(kind, fn, float_ok) [IK_##kind] = {fn, float_ok},
+#include "backends/interpreter/Kernels.def"
+};
+
+/* Whether every operand of k is quantized, float_ok (when nonzero)
+ * excepted: the type rules allow that one to be float too. */
+static bool kern_all_quantized(const struct kargs *k, unsigned float_ok)
 {
-	const struct interp_arg *s = &k->op[0], *h = &k->op[1], *info = &k->op[2];
-	float *hist = h->p, *mm = info->p;
-	size_t n = numel(s->t), bins = numel(h->t);
-	double lo = mm[0], hi = mm[1];
-	for (size_t i = 0; i < n; i++) {
-		double x = ld_f(s->t, s->p, i);
-		if (x != x)
-			continue;
-		lo = x < lo ? x : lo;
-		hi = x > hi ? x : hi;
-	}
-	double olo = mm[0], ohi = mm[1];
-	if ((lo != olo || hi != ohi) && ohi > olo) {
-		float *old = xmalloc(bins * sizeof(float));
-		memcpy(old, hist, bins * sizeof(float));
-		memset(hist, 0, bins * sizeof(float));
-		double ow = (ohi - olo) / (double)bins;
-		for (size_t b = 0; b < bins; b++) {
-			double c = olo + ((double)b + 0.5) * ow;
-			size_t nb = hi > lo ? (size_t)((c - lo) / (hi - lo) * (double)bins) : 0;
-			hist[nb < bins ? nb : bins - 1] += old[b];
-		}
-		free(old);
-	}
-	for (size_t i = 0; i < n; i++) {
-		double x = ld_f(s->t, s->p, i);
-		if (x != x)
-			continue;
-		size_t b = hi > lo ? (size_t)((x - lo) / (hi - lo) * (double)bins) : 0;
-		hist[b < bins ? b : bins - 1] += 1;
-	}
-	mm[0] = (float)lo;
-	mm[1] = (float)hi;
-	return 0;
+	unsigned nops = instr_desc(k->kind)->nops;
+	for (unsigned i = 0; i < nops; i++)
+		if (!elem_is_quantized(ekind(k->op[i].t)) && !(float_ok && i == float_ok))
+			return false;
+	return true;
 }
 
-int kern_misc(const struct kargs *k)
-{
-	switch (k->kind) {
-	case IK_alloc: case IK_dealloc: case IK_tensorview: return 0; /* placement is compile's job */
-	case IK_quantizationprofile: return quantization_profile(k);
-	/* device memory (Instrs.def): in program order a copy, a wait does nothing */
-	case IK_copytodevice:
-	case IK_copyfromdevice: memcpy(k->op[0].p, k->op[1].p, (size_t)type_bytes(k->op[0].t)); return 0;
-	case IK_devicewait: return 0;
-	default: return 1;
-	}
-}
-
+/* (interp.h) The kind's quantized arithmetic when it has one and the
+ * operands are quantized, else its kernel: two array look-ups. */
 int interp_exec(unsigned kind, const struct interp_arg *ops, const union attr_val *attrs, char *err,
 		size_t errsize)
 {
-	if (kind >= IK_COUNT)
+	if (kind >= IK_COUNT || !kern_table[kind])
 		return 1;
 	struct kargs k = {kind, ops, attrs, err, errsize};
-	int (*const fams[])(const struct kargs *) = {kern_quant, kern_move, kern_ew, kern_conv, kern_linalg, kern_reduce,
-						     kern_index, kern_misc};
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(fams); i++) {
-		int rc = fams[i](&k);
-		if (rc != 1)
-			return rc;
-	}
-	return 1;
+	if (kern_qtable[kind].fn && kern_all_quantized(&k, kern_qtable[kind].float_ok))
+		return kern_qtable[kind].fn(&k);
+	return kern_table[kind](&k);
 }
 
-/* Every kind of Instrs.def but the backend-specific ones has a kernel for
- * every combination of element kinds its type rule admits; the type rules
- * have already excluded the rest, so support is by kind. */
+/* Every kind with a kernel runs for every combination of element kinds its
+ * type rule admits (the type rules have already excluded the rest), so
+ * support is by kind: a NOKERNEL row's kind runs on its backend only. */
 bool interp_supports(unsigned kind, const struct type *const *types, unsigned ntypes)
 {
 	(void)types;
 	(void)ntypes;
-	/* a backend-specific kind (a BACKEND.Kind node's instruction) runs on
-	 * its backend only */
-	return kind < IK_COUNT && kind != IK_opencl_convbiasrelu;
+	return kind < IK_COUNT && kern_table[kind];
 }

@@ -32,7 +32,11 @@ struct win {
 	int64_t pt, pl;
 };
 
-static void win_get(const struct kargs *k, const struct type *in, const struct type *out, struct win *w)
+/* The window of k, whose kernels, strides and pads attributes apply to
+ * in and out; dilated: the kind has a dilation attribute too (1 x 1
+ * otherwise). */
+static void win_get(const struct kargs *k, const struct type *in, const struct type *out, bool dilated,
+		    struct win *w)
 {
 	w->n = (size_t)in->dims[0];
 	w->h = (size_t)in->dims[1];
@@ -49,7 +53,7 @@ static void win_get(const struct kargs *k, const struct type *in, const struct t
 	w->pt = p[0];
 	w->pl = p[1];
 	w->dh = w->dw = 1;
-	if (instr_attr_index(k->kind, "dilation", 8) >= 0) {
+	if (dilated) {
 		const int64_t *dl = KINTS(k, "dilation");
 		w->dh = (size_t)dl[0];
 		w->dw = (size_t)dl[1];
@@ -88,11 +92,13 @@ static void im2col_part(const void *ctx, int part)
 		}
 }
 
-static int convolution(const struct kargs *k)
+/* convolution(Dest, Src, Filter, Bias) {kernels, strides, pads, group,
+ * dilation} */
+int kern_convolution(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
 	struct win w;
-	win_get(k, s->t, d->t, &w);
+	win_get(k, s->t, d->t, true, &w);
 	size_t group = (size_t)KI(k, "group");
 	size_t icg = w.c / group, ocg = w.oc / group, kk = w.kh * w.kw * icg, pix = w.oh * w.ow;
 	float *fs = kwiden(s), *ff = kwiden(f), *fb = kwiden(b), *fd = kresult_buf(d);
@@ -127,11 +133,13 @@ static int convolution(const struct kargs *k)
 	return 0;
 }
 
-static int conv_transpose(const struct kargs *k)
+/* convtranspose(Dest, Src, Filter, Bias) {kernels, strides, pads, group,
+ * dilation} */
+int kern_convtranspose(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
 	struct win w;
-	win_get(k, s->t, d->t, &w);
+	win_get(k, s->t, d->t, true, &w);
 	size_t group = (size_t)KI(k, "group");
 	size_t icg = w.c / group, ocg = w.oc / group;
 	float *fs = kwiden(s), *ff = kwiden(f), *fb = kwiden(b), *fd = kresult_buf(d);
@@ -239,15 +247,21 @@ static void maxpool_part(const void *ctx, int part)
 	}
 }
 
-/* maxpool(Dest, Src); maxpoolwithargmax(Dest, Src, Argmax) */
+/* max pooling of k, writing argmax too when it is not NULL */
 static int maxpool(const struct kargs *k, const struct interp_arg *argmax)
 {
 	struct pool_job j = {k, argmax, {0}, 0};
-	win_get(k, k->op[1].t, k->op[0].t, &j.w);
+	win_get(k, k->op[1].t, k->op[0].t, false, &j.w);
 	j.nparts = kpar_parts((double)numel(k->op[0].t) * j.w.kh * j.w.kw, j.w.n * j.w.oh);
 	kpar(maxpool_part, &j, j.nparts);
 	return 0;
 }
+
+/* maxpool(Dest, Src) {kernels, strides, pads} */
+int kern_maxpool(const struct kargs *k) { return maxpool(k, NULL); }
+
+/* maxpoolwithargmax(Dest, Src, Argmax) {kernels, strides, pads} */
+int kern_maxpoolwithargmax(const struct kargs *k) { return maxpool(k, &k->op[2]); }
 
 static void avgpool_part(const void *ctx, int part)
 {
@@ -283,16 +297,18 @@ static void avgpool_part(const void *ctx, int part)
 	}
 }
 
-static int avgpool(const struct kargs *k)
+/* avgpool(Dest, Src) {kernels, strides, pads, count_include_pads} */
+int kern_avgpool(const struct kargs *k)
 {
 	struct pool_job j = {k, NULL, {0}, 0};
-	win_get(k, k->op[1].t, k->op[0].t, &j.w);
+	win_get(k, k->op[1].t, k->op[0].t, false, &j.w);
 	j.nparts = kpar_parts((double)numel(k->op[0].t) * j.w.kh * j.w.kw, j.w.n * j.w.oh);
 	kpar(avgpool_part, &j, j.nparts);
 	return 0;
 }
 
-static int adaptive_avgpool(const struct kargs *k)
+/* adaptiveavgpool(Dest, Src) */
+int kern_adaptiveavgpool(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t N = (size_t)s->t->dims[0], H = (size_t)s->t->dims[1], W = (size_t)s->t->dims[2],
@@ -317,7 +333,7 @@ static int adaptive_avgpool(const struct kargs *k)
 }
 
 /* pad(Dest, Src) {mode, pads = [b_0 .. b_{r-1}, e_0 .. e_{r-1}], value} */
-static int pad(const struct kargs *k)
+int kern_pad(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const struct type *st = s->t, *dt = d->t;
@@ -364,18 +380,4 @@ static int pad(const struct kargs *k)
 		}
 	}
 	return 0;
-}
-
-int kern_conv(const struct kargs *k)
-{
-	switch (k->kind) {
-	case IK_convolution: return convolution(k);
-	case IK_convtranspose: return conv_transpose(k);
-	case IK_maxpool: return maxpool(k, NULL);
-	case IK_maxpoolwithargmax: return maxpool(k, &k->op[2]);
-	case IK_avgpool: return avgpool(k);
-	case IK_adaptiveavgpool: return adaptive_avgpool(k);
-	case IK_pad: return pad(k);
-	default: return 1;
-	}
 }

@@ -1,5 +1,6 @@
 /* k_ew.c - elementwise kernels: every row of lib/ir/EW.def compiled as C,
- * and the kinds EW.def leaves to each backend (select, conversions).
+ * and the kinds EW.def leaves to each backend (select, conversions, copy).
+ * exec.c dispatches to them by EW.def's rows.
  *
  * Every operand has the shape of the first, so element i of each operand
  * goes with element i of the result. A row's Real expression runs on the
@@ -118,10 +119,10 @@ static int64_t sat_i64(double v) { return sat_to_i64(v, -9223372036854775808.0, 
 	}                                                                                                    \
 	return 0;
 
-/* ew_<kind>: Dest (op 0) from A (op 1) and B (op N) */
+/* kern_ew_<kind>: Dest (op 0) from A (op 1) and B (op N) */
 #define EW_KERNEL(...) EW_KERNEL_(__VA_ARGS__)
 #define EW_KERNEL_(KIND, N, R, P, HAS_R, RE, HAS_I, IE)                                                      \
-	static int ew_##KIND(const struct kargs *ew_k)                                                       \
+	int kern_ew_##KIND(const struct kargs *ew_k)                                                         \
 	{                                                                                                    \
 		P const struct interp_arg *ew_d = &ew_k->op[0], *ew_a = &ew_k->op[1], *ew_b = &ew_k->op[N]; \
 		size_t ew_n = numel(ew_a->t);                                                                \
@@ -144,7 +145,7 @@ static int64_t sat_i64(double v) { return sat_to_i64(v, -9223372036854775808.0, 
 /* ---- the kinds by hand (EW_SPECIAL) ---- */
 
 /* select(Dest, Cond, LHS, RHS): LHS, RHS and Dest share one element type */
-static int ew_family_select(const struct kargs *k)
+int kern_ew_select(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *c = &k->op[1], *a = &k->op[2], *b = &k->op[3];
 	size_t n = numel(d->t), es = esize(d->t);
@@ -159,7 +160,7 @@ static int ew_family_select(const struct kargs *k)
 
 /* convertto, quantize, dequantize, rescalequantized: by real value, except
  * between integer-exact kinds (exact, wrapped to the destination's width) */
-static int ew_family_convert(const struct kargs *k)
+int kern_ew_convert(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t n = numel(s->t);
@@ -178,18 +179,10 @@ static int ew_family_convert(const struct kargs *k)
 	return 0;
 }
 
-/* copy is data movement: kern_move */
-#define ew_family_copy NULL
-
-static int (*const kernels[IK_COUNT])(const struct kargs *) = {
-#define EW1(KIND, R, P, RE, IE) [IK_##KIND] = ew_##KIND,
-#define EW2(KIND, R, P, RE, IE) [IK_##KIND] = ew_##KIND,
-#define EW_SPECIAL(KIND, FAMILY) [IK_##KIND] = ew_family_##FAMILY,
-#include "ir/EW.def"
-};
-
-int kern_ew(const struct kargs *k)
+/* copy and the device copies (Kernels.def): the bytes, moved as the
+ * reference copy always moved them (memmove) */
+int kern_ew_copy(const struct kargs *k)
 {
-	int (*fn)(const struct kargs *) = k->kind < IK_COUNT ? kernels[k->kind] : NULL;
-	return fn ? fn(k) : 1;
+	memmove(k->op[0].p, k->op[1].p, (size_t)type_bytes(k->op[0].t));
+	return 0;
 }

@@ -17,14 +17,6 @@
  */
 #include "backends/interpreter/kern.h"
 
-/* an index value, negative counted from the end; -1 if out of range */
-static int64_t fix_ix(int64_t v, uint64_t len)
-{
-	if (v < 0)
-		v += (int64_t)len;
-	return v >= 0 && (uint64_t)v < len ? v : -1;
-}
-
 /* the element offset in a tensor of strides st of the coordinates of flat
  * position i of a tensor of shape it, with coordinate axis replaced by
  * `at` */
@@ -40,7 +32,7 @@ static size_t along_axis(const struct type *it, size_t i, const size_t *st, unsi
 }
 
 /* gatherelements(Dest, Data, Indices) {axis} */
-static int gather_elements(const struct kargs *k)
+int kern_gatherelements(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
 	unsigned axis = (unsigned)KI(k, "axis");
@@ -48,7 +40,7 @@ static int gather_elements(const struct kargs *k)
 	uint64_t len = data->t->dims[axis];
 	strides_of(data->t, st);
 	for (size_t i = 0; i < n; i++) {
-		int64_t raw = ld_i(ix->t, ix->p, i), v = fix_ix(raw, len);
+		int64_t raw = ld_i(ix->t, ix->p, i), v = kfix_index(raw, len);
 		if (v < 0)
 			return kerror(k, "gatherelements index %lld is out of range [-%llu, %llu)", (long long)raw,
 				      (unsigned long long)len, (unsigned long long)len);
@@ -80,7 +72,7 @@ static void copy_data(const struct kargs *k)
 }
 
 /* scatterelements(Dest, Data, Indices, Updates) {axis, reduction} */
-static int scatter_elements(const struct kargs *k)
+int kern_scatterelements(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *ix = &k->op[2], *u = &k->op[3];
 	unsigned axis = (unsigned)KI(k, "axis");
@@ -90,20 +82,20 @@ static int scatter_elements(const struct kargs *k)
 	strides_of(d->t, st);
 	for (size_t i = 0; i < n; i++) {
 		int64_t raw = ld_i(ix->t, ix->p, i);
-		if (fix_ix(raw, len) < 0)
+		if (kfix_index(raw, len) < 0)
 			return kerror(k, "scatterelements index %lld is out of range [-%llu, %llu)", (long long)raw,
 				      (unsigned long long)len, (unsigned long long)len);
 	}
 	copy_data(k);
 	for (size_t i = 0; i < n; i++) {
-		int64_t v = fix_ix(ld_i(ix->t, ix->p, i), len);
+		int64_t v = kfix_index(ld_i(ix->t, ix->p, i), len);
 		combine(d, along_axis(ix->t, i, st, axis, (size_t)v), u, i, red);
 	}
 	return 0;
 }
 
 /* scatternd(Dest, Data, Indices, Updates) {reduction} */
-static int scatter_nd(const struct kargs *k)
+int kern_scatternd(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *ix = &k->op[2], *u = &k->op[3];
 	const struct type *dt = d->t, *it = ix->t;
@@ -116,7 +108,7 @@ static int scatter_nd(const struct kargs *k)
 	for (size_t r = 0; r < rows; r++)
 		for (size_t j = 0; j < m; j++) {
 			int64_t raw = ld_i(it, ix->p, r * m + j);
-			if (fix_ix(raw, dt->dims[j]) < 0)
+			if (kfix_index(raw, dt->dims[j]) < 0)
 				return kerror(k, "scatternd index %lld is out of range for dimension %zu of size %llu",
 					      (long long)raw, j, (unsigned long long)dt->dims[j]);
 		}
@@ -124,19 +116,9 @@ static int scatter_nd(const struct kargs *k)
 	for (size_t r = 0; r < rows; r++) {
 		size_t off = 0;
 		for (size_t j = 0; j < m; j++)
-			off += (size_t)fix_ix(ld_i(it, ix->p, r * m + j), dt->dims[j]) * st[j];
+			off += (size_t)kfix_index(ld_i(it, ix->p, r * m + j), dt->dims[j]) * st[j];
 		for (size_t c = 0; c < chunk; c++)
 			combine(d, off + c, u, r * chunk + c, red);
 	}
 	return 0;
-}
-
-int kern_index(const struct kargs *k)
-{
-	switch (k->kind) {
-	case IK_gatherelements: return gather_elements(k);
-	case IK_scatterelements: return scatter_elements(k);
-	case IK_scatternd: return scatter_nd(k);
-	default: return 1;
-	}
 }

@@ -193,7 +193,7 @@ void kgemm(size_t M, size_t N, size_t K, const float *A, size_t lda, const float
 }
 
 /* fullyconnected(Dest N x M, Src N x K, Weights K x M, Bias M) */
-static int fully_connected(const struct kargs *k)
+int kern_fullyconnected(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *w = &k->op[2], *b = &k->op[3];
 	size_t n = (size_t)s->t->dims[0], kk = (size_t)s->t->dims[1], m = (size_t)w->t->dims[1];
@@ -208,8 +208,8 @@ static int fully_connected(const struct kargs *k)
 	return 0;
 }
 
-/* matmul(Dest N x M, LHS N x K, RHS K x M); batchmatmul with a leading
- * batch dimension on all three. */
+/* matmul, or with `batched` batchmatmul (a leading batch dimension on all
+ * three operands) */
 static int matmul(const struct kargs *k, bool batched)
 {
 	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2];
@@ -225,6 +225,12 @@ static int matmul(const struct kargs *k, bool batched)
 	return 0;
 }
 
+/* matmul(Dest N x M, LHS N x K, RHS K x M) */
+int kern_matmul(const struct kargs *k) { return matmul(k, false); }
+
+/* batchmatmul(Dest B x N x M, LHS B x N x K, RHS B x K x M) */
+int kern_batchmatmul(const struct kargs *k) { return matmul(k, true); }
+
 /* A transposed copy of a rows x cols matrix. */
 static float *transposed(const float *x, size_t rows, size_t cols)
 {
@@ -237,7 +243,7 @@ static float *transposed(const float *x, size_t rows, size_t cols)
 
 /* gemm(Dest M x N, A, B, C) {alpha, beta, trans_a, trans_b}:
  * alpha * A' B' + beta * C, C broadcast to M x N. */
-static int gemm(const struct kargs *k)
+int kern_gemm(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2], *c = &k->op[3];
 	bool ta = KI(k, "trans_a"), tb = KI(k, "trans_b");
@@ -261,15 +267,4 @@ static int gemm(const struct kargs *k)
 	kfree_wide(a, fa);
 	kfree_wide(b, fb);
 	return 0;
-}
-
-int kern_linalg(const struct kargs *k)
-{
-	switch (k->kind) {
-	case IK_fullyconnected: return fully_connected(k);
-	case IK_matmul: return matmul(k, false);
-	case IK_batchmatmul: return matmul(k, true);
-	case IK_gemm: return gemm(k);
-	default: return 1;
-	}
 }

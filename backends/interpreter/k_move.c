@@ -1,6 +1,7 @@
-/* k_move.c - data movement: copy, splat, touch, inserttensor,
- * extracttensor, transpose, gather, gathernd, tile, broadcast,
- * spacetodepth, depthtospace, resizenearest, resizebilinear, flip.
+/* k_move.c - data movement: splat, inserttensor, extracttensor,
+ * transpose, gather, gathernd, tile, broadcast, spacetodepth,
+ * depthtospace, resizenearest, resizebilinear, flip (copy is k_ew.c's;
+ * touch leaves its buffer as it is).
  *
  * Movement copies stored elements bit for bit (any kind; quantized values
  * keep their integers, which the type rules make legal). Only splat and
@@ -28,13 +29,8 @@ static bool next_index(size_t *idx, const uint64_t *dims, unsigned rank)
 	return false;
 }
 
-static int copy(const struct kargs *k)
-{
-	memmove(k->op[0].p, k->op[1].p, (size_t)type_bytes(k->op[0].t));
-	return 0;
-}
-
-static int splat(const struct kargs *k)
+/* splat(Dest) {value}: value stored once, then copied bit for bit */
+int kern_splat(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0];
 	size_t n = numel(d->t), es = esize(d->t);
@@ -48,7 +44,7 @@ static int splat(const struct kargs *k)
 
 /* inserttensor(Dest @inout, Src) {start, count, axis}: Src is written count
  * times along axis, starting at start */
-static int insert_tensor(const struct kargs *k)
+int kern_inserttensor(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const int64_t *start = KINTS(k, "start");
@@ -74,7 +70,7 @@ static int insert_tensor(const struct kargs *k)
 }
 
 /* extracttensor(Dest, Src) {start} */
-static int extract_tensor(const struct kargs *k)
+int kern_extracttensor(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const int64_t *start = KINTS(k, "start");
@@ -92,7 +88,7 @@ static int extract_tensor(const struct kargs *k)
 }
 
 /* transpose(Dest, Src) {shuffle}: Dest dim i = Src dim shuffle[i] */
-static int transpose(const struct kargs *k)
+int kern_transpose(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const int64_t *sh = KINTS(k, "shuffle");
@@ -115,16 +111,8 @@ static int transpose(const struct kargs *k)
 	return 0;
 }
 
-/* an index value, negative counted from the end; -1 if out of range */
-static int64_t fix_index(int64_t v, uint64_t len)
-{
-	if (v < 0)
-		v += (int64_t)len;
-	return v >= 0 && (uint64_t)v < len ? v : -1;
-}
-
 /* gather(Dest, Data, Indices) {axis} */
-static int gather(const struct kargs *k)
+int kern_gather(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
 	unsigned axis = (unsigned)KI(k, "axis");
@@ -134,7 +122,7 @@ static int gather(const struct kargs *k)
 	for (unsigned i = axis + 1; i < data->t->rank; i++)
 		inner *= (size_t)data->t->dims[i];
 	for (size_t j = 0; j < ni; j++) {
-		int64_t raw = ld_i(ix->t, ix->p, j), v = fix_index(raw, len);
+		int64_t raw = ld_i(ix->t, ix->p, j), v = kfix_index(raw, len);
 		if (v < 0)
 			return kerror(k, "gather index %lld is out of range [-%zu, %zu)", (long long)raw, len, len);
 		for (size_t o = 0; o < outer; o++)
@@ -145,7 +133,7 @@ static int gather(const struct kargs *k)
 }
 
 /* gathernd(Dest, Data, Indices) {batch_dims} */
-static int gather_nd(const struct kargs *k)
+int kern_gathernd(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
 	const struct type *dt = data->t, *it = ix->t;
@@ -162,7 +150,7 @@ static int gather_nd(const struct kargs *k)
 	for (size_t t = 0; t < tuples; t++) {
 		size_t bi = per_batch ? t / per_batch : 0, off = bi * bstride;
 		for (size_t j = 0; j < m; j++) {
-			int64_t raw = ld_i(it, ix->p, t * m + j), v = fix_index(raw, dt->dims[b + j]);
+			int64_t raw = ld_i(it, ix->p, t * m + j), v = kfix_index(raw, dt->dims[b + j]);
 			if (v < 0)
 				return kerror(k, "gathernd index %lld is out of range for dimension %zu of size %llu",
 					      (long long)raw, b + j, (unsigned long long)dt->dims[b + j]);
@@ -175,7 +163,7 @@ static int gather_nd(const struct kargs *k)
 }
 
 /* tile(Dest, Src) {count, axis} */
-static int tile(const struct kargs *k)
+int kern_tile(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	unsigned axis = (unsigned)KI(k, "axis");
@@ -194,7 +182,7 @@ static int tile(const struct kargs *k)
 }
 
 /* broadcast(Dest, Src) {axis}: Src dims align with Dest dims from axis */
-static int broadcast(const struct kargs *k)
+int kern_broadcast(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	unsigned axis = (unsigned)KI(k, "axis"), r = d->t->rank;
@@ -216,13 +204,12 @@ static int broadcast(const struct kargs *k)
 /* spacetodepth: Dest[n][h][w][(bh*b + bw)*C + c] = Src[n][h*b+bh][w*b+bw][c];
  * depthtospace the inverse, with channel (bh*b + bw)*C' + c (dcr) or
  * c*b*b + bh*b + bw (crd). */
-static int space_depth(const struct kargs *k, bool to_depth)
+static int space_depth(const struct kargs *k, bool to_depth, bool crd)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const struct type *big = to_depth ? s->t : d->t; /* the spatial side */
 	size_t b = (size_t)KI(k, "block_size"), es = esize(s->t);
 	size_t N = (size_t)big->dims[0], H = (size_t)big->dims[1], W = (size_t)big->dims[2], C = (size_t)big->dims[3];
-	bool crd = !to_depth && KI(k, "mode") == 1;
 	size_t oh = H / b, ow = W / b, oc = C * b * b;
 	for (size_t n = 0; n < N; n++)
 		for (size_t y = 0; y < H; y++)
@@ -240,6 +227,14 @@ static int space_depth(const struct kargs *k, bool to_depth)
 	return 0;
 }
 
+/* spacetodepth(Dest, Src) {block_size} */
+int kern_spacetodepth(const struct kargs *k) { return space_depth(k, true, false); }
+
+/* depthtospace(Dest, Src) {block_size, mode = dcr|crd} */
+int kern_depthtospace(const struct kargs *k) { return space_depth(k, false, KI(k, "mode") == 1); }
+
+/* resize(Dest, Src) {scale}: nearest, or bilinear in the dimensions whose
+ * size changes */
 static int resize(const struct kargs *k, bool bilinear)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
@@ -295,8 +290,14 @@ static int resize(const struct kargs *k, bool bilinear)
 	return 0;
 }
 
+/* resizenearest(Dest, Src) {scale} */
+int kern_resizenearest(const struct kargs *k) { return resize(k, false); }
+
+/* resizebilinear(Dest, Src) {scale} */
+int kern_resizebilinear(const struct kargs *k) { return resize(k, true); }
+
 /* flip(Dest, Src) {axis} */
-static int flip(const struct kargs *k)
+int kern_flip(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	unsigned axis = (unsigned)KI(k, "axis");
@@ -310,26 +311,4 @@ static int flip(const struct kargs *k)
 			for (size_t in = 0; in < inner; in++)
 				cp_elem(d->p, (o * len + j) * inner + in, s->p, (o * len + len - 1 - j) * inner + in, es);
 	return 0;
-}
-
-int kern_move(const struct kargs *k)
-{
-	switch (k->kind) {
-	case IK_copy: return copy(k);
-	case IK_splat: return splat(k);
-	case IK_touch: return 0; /* the contents are undefined: leave them */
-	case IK_inserttensor: return insert_tensor(k);
-	case IK_extracttensor: return extract_tensor(k);
-	case IK_transpose: return transpose(k);
-	case IK_gather: return gather(k);
-	case IK_gathernd: return gather_nd(k);
-	case IK_tile: return tile(k);
-	case IK_broadcast: return broadcast(k);
-	case IK_spacetodepth: return space_depth(k, true);
-	case IK_depthtospace: return space_depth(k, false);
-	case IK_resizenearest: return resize(k, false);
-	case IK_resizebilinear: return resize(k, true);
-	case IK_flip: return flip(k);
-	default: return 1;
-	}
 }

@@ -29,9 +29,10 @@
  * output kind's range. Requantization is quant_requant (lib/quant/quant.h):
  * (x * mult) >> shift rounding half away from zero.
  *
- * The kernels take the instruction when its destination and its operands
- * are quantized (a linear kind's bias may be float); anything else is left
- * to the other families (return 1). Data movement (concat, reshape,
+ * They are Kernels.def's QKERNEL rows (and the channelwisequantized*
+ * kinds' kernels): exec.c runs one instead of the kind's kernel when the
+ * destination and the operands are quantized (a linear kind's bias may be
+ * float, the row's float_ok). Data movement (concat, reshape,
  * transpose, slice, pad, gather), maxpool and argmax need no arithmetic:
  * they copy or compare stored integers in k_move.c, k_conv.c and
  * k_reduce.c.
@@ -92,23 +93,22 @@ static struct qk_req qk_req_of(double ratio)
 	return r;
 }
 
-/* The filter parameters of a linear kind per output channel: the filter
- * type's own, or the per-channel attribute lists (`cw`, the kinds
- * channelwisequantized*). Fills scale[n] and offset[n]. */
-static void qk_filter_params(const struct kargs *k, const struct type *f, bool cw, size_t n, double *scale,
-			     int32_t *offset)
+/* The filter (weights) parameters of a linear kind per output channel:
+ * the filter type's own, or per-channel lists (the kinds
+ * channelwisequantized*: their scale and offset attributes). */
+struct qk_filter {
+	const struct type *t;
+	const double *scales; /* NULL: t's scale and offset for every channel */
+	const int64_t *offsets;
+};
+
+/* Fills scale[n] and offset[n] from f. */
+static void qk_filter_params(const struct qk_filter *f, size_t n, double *scale, int32_t *offset)
 {
-	const double *s = NULL;
-	const int64_t *o = NULL;
-	if (cw) {
-		bool conv = k->kind == IK_channelwisequantizedconvolution;
-		s = KFLOATS(k, conv ? "filter_scales" : "weight_scales");
-		o = KINTS(k, conv ? "filter_offsets" : "weight_offsets");
-	}
 	for (size_t i = 0; i < n; i++) {
 		/* per-channel scales are float values, as a type's are */
-		scale[i] = cw ? (double)(float)s[i] : (double)f->scale;
-		offset[i] = cw ? (int32_t)o[i] : f->offset;
+		scale[i] = f->scales ? (double)(float)f->scales[i] : (double)f->t->scale;
+		offset[i] = f->scales ? (int32_t)f->offsets[i] : f->t->offset;
 	}
 }
 
@@ -125,7 +125,9 @@ static int64_t qk_bias1(const struct interp_arg *b, size_t i, double acc_scale)
 	return quant_requant(c, r.mult, r.shift);
 }
 
-static int qk_convolution(const struct kargs *k, bool cw)
+/* convolution (grouped, dilated) of the centred integers, with the
+ * filter's per-channel lists (NULL: the filter type's parameters) */
+static int qk_convolution(const struct kargs *k, const double *scales, const int64_t *offsets)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
 	const struct type *in = s->t, *out = d->t;
@@ -139,7 +141,8 @@ static int qk_convolution(const struct kargs *k, bool cw)
 	int32_t *woff = xmalloc(OC * sizeof *woff + 1), *x = qk_centred(s), *w = xmalloc(OC * kk * sizeof *w + 1);
 	int64_t *bias = xmalloc(OC * sizeof *bias + 1);
 	struct qk_req *r = xmalloc(OC * sizeof *r + 1);
-	qk_filter_params(k, f->t, cw, OC, wsc, woff);
+	const struct qk_filter fp = {f->t, scales, offsets};
+	qk_filter_params(&fp, OC, wsc, woff);
 	for (size_t oc = 0; oc < OC; oc++) {
 		double acc_scale = (double)in->scale * wsc[oc];
 		for (size_t j = 0; j < kk; j++)
@@ -183,15 +186,15 @@ static int qk_convolution(const struct kargs *k, bool cw)
 }
 
 /* Dest[b] (M x N) = LHS[b] (M x K) * RHS[b] (K x N) (+ bias[N]) over nb
- * batches; bstride_r 0 shares one RHS. The RHS parameters may be per
- * column (cw: channelwisequantizedfullyconnected). */
-static int qk_gemm(const struct kargs *k, const struct interp_arg *d, const struct interp_arg *a,
-		   const struct interp_arg *bm, const struct interp_arg *bias, size_t nb, size_t M, size_t K, size_t N,
-		   size_t bstride_r, bool cw)
+ * batches; bstride_r 0 shares one RHS. The RHS parameters fp may be per
+ * column (channelwisequantizedfullyconnected). */
+static int qk_gemm(const struct interp_arg *d, const struct interp_arg *a, const struct interp_arg *bm,
+		   const struct qk_filter *fp, const struct interp_arg *bias, size_t nb, size_t M, size_t K, size_t N,
+		   size_t bstride_r)
 {
 	double *wsc = xmalloc(N * sizeof *wsc + 1);
 	int32_t *woff = xmalloc(N * sizeof *woff + 1);
-	qk_filter_params(k, bm->t, cw, N, wsc, woff);
+	qk_filter_params(fp, N, wsc, woff);
 	int32_t *x = qk_centred(a), *w = xmalloc(numel(bm->t) * sizeof *w + 1);
 	for (size_t i = 0; i < numel(bm->t); i++)
 		w[i] = (int32_t)(ld_i(bm->t, bm->p, i) - woff[i % N]);
@@ -239,50 +242,56 @@ static struct qk_req qk_fine_req(const struct type *t, const struct type *out)
 	return qk_req_of((double)t->scale / out->scale * (double)(1 << QK_FRAC));
 }
 
-static int qk_binary(const struct kargs *k)
+/* mul(Dest, LHS, RHS): the exact product requantized by sa*sb/sd */
+int kern_q_mul(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2];
 	size_t n = numel(d->t);
 	int64_t lo, hi;
 	qk_limits(d->t, &lo, &hi);
-	if (k->kind == IK_mul) {
-		struct qk_req r = qk_req_of((double)a->t->scale * b->t->scale / d->t->scale);
-		for (size_t i = 0; i < n; i++) {
-			int64_t p = (ld_i(a->t, a->p, i) - a->t->offset) * (ld_i(b->t, b->p, i) - b->t->offset);
-			qk_store(d, i, quant_requant(p, r.mult, r.shift), lo, hi);
-		}
-		return 0;
-	}
-	struct qk_req ra = qk_fine_req(a->t, d->t), rb = qk_fine_req(b->t, d->t);
+	struct qk_req r = qk_req_of((double)a->t->scale * b->t->scale / d->t->scale);
 	for (size_t i = 0; i < n; i++) {
-		int64_t x = qk_fine(a, i, ra), y = qk_fine(b, i, rb), v;
-		switch (k->kind) {
-		case IK_add: v = x + y; break;
-		case IK_sub: v = x - y; break;
-		case IK_max: v = x > y ? x : y; break;
-		default: v = x < y ? x : y; break;
-		}
-		qk_store(d, i, qk_rshift(v, QK_FRAC), lo, hi);
+		int64_t p = (ld_i(a->t, a->p, i) - a->t->offset) * (ld_i(b->t, b->p, i) - b->t->offset);
+		qk_store(d, i, quant_requant(p, r.mult, r.shift), lo, hi);
 	}
 	return 0;
 }
 
-static int qk_unary(const struct kargs *k)
+/* (Dest, LHS, RHS): both operands brought to the result's scale with
+ * QK_FRAC fraction bits, joined there by join; inlined into each kind */
+static inline int qk_fine_binary(const struct kargs *k, int64_t (*join)(int64_t x, int64_t y))
+{
+	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2];
+	size_t n = numel(d->t);
+	int64_t lo, hi;
+	qk_limits(d->t, &lo, &hi);
+	struct qk_req ra = qk_fine_req(a->t, d->t), rb = qk_fine_req(b->t, d->t);
+	for (size_t i = 0; i < n; i++)
+		qk_store(d, i, qk_rshift(join(qk_fine(a, i, ra), qk_fine(b, i, rb)), QK_FRAC), lo, hi);
+	return 0;
+}
+
+/* the joins of add, sub, max, min in the fine units */
+static inline int64_t qk_add_j(int64_t x, int64_t y) { return x + y; }
+static inline int64_t qk_sub_j(int64_t x, int64_t y) { return x - y; }
+static inline int64_t qk_max_j(int64_t x, int64_t y) { return x > y ? x : y; }
+static inline int64_t qk_min_j(int64_t x, int64_t y) { return x < y ? x : y; }
+
+/* add, sub, max, min(Dest, LHS, RHS) */
+int kern_q_add(const struct kargs *k) { return qk_fine_binary(k, qk_add_j); }
+int kern_q_sub(const struct kargs *k) { return qk_fine_binary(k, qk_sub_j); }
+int kern_q_max(const struct kargs *k) { return qk_fine_binary(k, qk_max_j); }
+int kern_q_min(const struct kargs *k) { return qk_fine_binary(k, qk_min_j); }
+
+/* (Dest, Src): Src at the result's scale with QK_FRAC fraction bits,
+ * clamped to [cl, ch] there */
+static int qk_clamp(const struct kargs *k, int64_t cl, int64_t ch)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t n = numel(d->t);
 	int64_t lo, hi;
 	qk_limits(d->t, &lo, &hi);
 	struct qk_req r = qk_fine_req(s->t, d->t);
-	int64_t cl = INT64_MIN, ch = INT64_MAX;
-	if (k->kind == IK_relu)
-		cl = 0;
-	else {
-		double one = (double)(1 << QK_FRAC) / d->t->scale;
-		double l = nearbyint(KF(k, "min") * one), h = nearbyint(KF(k, "max") * one);
-		cl = l < -9.0e18 ? INT64_MIN : (int64_t)l;
-		ch = h > 9.0e18 ? INT64_MAX : (int64_t)h;
-	}
 	for (size_t i = 0; i < n; i++) {
 		int64_t v = qk_fine(s, i, r);
 		v = v < cl ? cl : v > ch ? ch : v;
@@ -291,17 +300,29 @@ static int qk_unary(const struct kargs *k)
 	return 0;
 }
 
-/* sigmoid, tanh: the function of the real value, quantized */
-static int64_t qk_lut_entry(unsigned kind, const struct type *in, const struct type *out, int64_t q, int64_t lo,
-			    int64_t hi)
+/* relu(Dest, Src) */
+int kern_q_relu(const struct kargs *k) { return qk_clamp(k, 0, INT64_MAX); }
+
+/* clip(Dest, Src) {min, max}: the bounds rounded half to even into the
+ * fine units */
+int kern_q_clip(const struct kargs *k)
+{
+	double one = (double)(1 << QK_FRAC) / k->op[0].t->scale;
+	double l = nearbyint(KF(k, "min") * one), h = nearbyint(KF(k, "max") * one);
+	return qk_clamp(k, l < -9.0e18 ? INT64_MIN : (int64_t)l, h > 9.0e18 ? INT64_MAX : (int64_t)h);
+}
+
+/* the function fn of q's real value, quantized */
+static int64_t qk_lut_entry(double (*fn)(double), const struct type *in, const struct type *out, int64_t q,
+			    int64_t lo, int64_t hi)
 {
 	double x = (double)in->scale * (double)(q - in->offset);
-	double y = kind == IK_sigmoid ? 1.0 / (1.0 + exp(-x)) : tanh(x);
-	double v = nearbyint(y / out->scale) + out->offset;
+	double v = nearbyint(fn(x) / out->scale) + out->offset;
 	return v < (double)lo ? lo : v > (double)hi ? hi : (int64_t)v;
 }
 
-static int qk_lut(const struct kargs *k)
+/* (Dest, Src): fn of every real value, through a table for 8-bit inputs */
+static int qk_lut(const struct kargs *k, double (*fn)(double))
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t n = numel(d->t);
@@ -311,14 +332,22 @@ static int qk_lut(const struct kargs *k)
 		int64_t tab[256];
 		int64_t base = ekind(s->t) == EK_QUI8 ? 0 : -128;
 		for (int64_t q = 0; q < 256; q++)
-			tab[q] = qk_lut_entry(k->kind, s->t, d->t, base + q, lo, hi);
+			tab[q] = qk_lut_entry(fn, s->t, d->t, base + q, lo, hi);
 		for (size_t i = 0; i < n; i++)
 			st_i(d->t, d->p, i, tab[ld_i(s->t, s->p, i) - base]);
 	} else
 		for (size_t i = 0; i < n; i++)
-			st_i(d->t, d->p, i, qk_lut_entry(k->kind, s->t, d->t, ld_i(s->t, s->p, i), lo, hi));
+			st_i(d->t, d->p, i, qk_lut_entry(fn, s->t, d->t, ld_i(s->t, s->p, i), lo, hi));
 	return 0;
 }
+
+static double qk_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* sigmoid(Dest, Src) */
+int kern_q_sigmoid(const struct kargs *k) { return qk_lut(k, qk_sigmoid); }
+
+/* tanh(Dest, Src) */
+int kern_q_tanh(const struct kargs *k) { return qk_lut(k, tanh); }
 
 /* Requantizes a window sum of cnt centred elements. */
 static inline int64_t qk_avg(int64_t sum, size_t cnt, double ratio)
@@ -329,13 +358,13 @@ static inline int64_t qk_avg(int64_t sum, size_t cnt, double ratio)
 	return quant_requant(sum, r.mult, r.shift);
 }
 
-static int qk_avgpool(const struct kargs *k)
+/* avgpool, or (adaptive) adaptiveavgpool */
+static int qk_avgpool(const struct kargs *k, bool adaptive)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const struct type *in = s->t, *out = d->t;
 	size_t N = (size_t)in->dims[0], H = (size_t)in->dims[1], W = (size_t)in->dims[2], C = (size_t)in->dims[3];
 	size_t OH = (size_t)out->dims[1], OW = (size_t)out->dims[2];
-	bool adaptive = k->kind == IK_adaptiveavgpool;
 	size_t KH = 0, KW = 0, SH = 1, SW = 1;
 	int64_t PT = 0, PL = 0;
 	bool incl = false;
@@ -382,37 +411,51 @@ static int qk_avgpool(const struct kargs *k)
 	return 0;
 }
 
-int kern_quant(const struct kargs *k)
+/* avgpool(Dest, Src) {kernels, strides, pads, count_include_pads} */
+int kern_q_avgpool(const struct kargs *k) { return qk_avgpool(k, false); }
+
+/* adaptiveavgpool(Dest, Src) */
+int kern_q_adaptiveavgpool(const struct kargs *k) { return qk_avgpool(k, true); }
+
+/* fullyconnected(Dest N x M, Src N x K, Weights K x M, Bias M) with the
+ * weights' per-column lists (NULL: the weights type's parameters) */
+static int qk_fullyconnected(const struct kargs *k, const double *scales, const int64_t *offsets)
 {
-	const struct instr_desc *desc = instr_desc(k->kind);
-	if (!desc->nops || !qk_q(k->op[0].t))
-		return 1;
-	bool cw = k->kind == IK_channelwisequantizedconvolution || k->kind == IK_channelwisequantizedfullyconnected;
-	bool linear = cw || k->kind == IK_convolution || k->kind == IK_fullyconnected;
-	for (unsigned i = 1; i < desc->nops; i++)
-		if (!qk_q(k->op[i].t) && !(linear && i == 3))
-			return 1;
-	switch (k->kind) {
-	case IK_convolution: case IK_channelwisequantizedconvolution: return qk_convolution(k, cw);
-	case IK_fullyconnected: case IK_channelwisequantizedfullyconnected: {
-		const struct type *a = k->op[1].t, *w = k->op[2].t;
-		return qk_gemm(k, &k->op[0], &k->op[1], &k->op[2], &k->op[3], 1, (size_t)a->dims[0], (size_t)a->dims[1],
-			       (size_t)w->dims[1], 0, cw);
-	}
-	case IK_matmul: {
-		const struct type *a = k->op[1].t, *b = k->op[2].t;
-		return qk_gemm(k, &k->op[0], &k->op[1], &k->op[2], NULL, 1, (size_t)a->dims[0], (size_t)a->dims[1],
-			       (size_t)b->dims[1], 0, false);
-	}
-	case IK_batchmatmul: {
-		const struct type *a = k->op[1].t, *b = k->op[2].t;
-		return qk_gemm(k, &k->op[0], &k->op[1], &k->op[2], NULL, (size_t)a->dims[0], (size_t)a->dims[1],
-			       (size_t)a->dims[2], (size_t)b->dims[2], (size_t)(b->dims[1] * b->dims[2]), false);
-	}
-	case IK_add: case IK_sub: case IK_mul: case IK_max: case IK_min: return qk_binary(k);
-	case IK_relu: case IK_clip: return qk_unary(k);
-	case IK_sigmoid: case IK_tanh: return qk_lut(k);
-	case IK_avgpool: case IK_adaptiveavgpool: return qk_avgpool(k);
-	default: return 1;
-	}
+	const struct type *a = k->op[1].t, *w = k->op[2].t;
+	const struct qk_filter fp = {w, scales, offsets};
+	return qk_gemm(&k->op[0], &k->op[1], &k->op[2], &fp, &k->op[3], 1, (size_t)a->dims[0], (size_t)a->dims[1],
+		       (size_t)w->dims[1], 0);
+}
+
+/* convolution(Dest, Src, Filter, Bias) {kernels, strides, pads, group,
+ * dilation}; channelwisequantizedconvolution with {..., filter_scales,
+ * filter_offsets}; fullyconnected(Dest, Src, Weights, Bias);
+ * channelwisequantizedfullyconnected with {weight_scales, weight_offsets} */
+int kern_q_convolution(const struct kargs *k) { return qk_convolution(k, NULL, NULL); }
+int kern_q_cwconvolution(const struct kargs *k)
+{
+	return qk_convolution(k, KFLOATS(k, "filter_scales"), KINTS(k, "filter_offsets"));
+}
+int kern_q_fullyconnected(const struct kargs *k) { return qk_fullyconnected(k, NULL, NULL); }
+int kern_q_cwfullyconnected(const struct kargs *k)
+{
+	return qk_fullyconnected(k, KFLOATS(k, "weight_scales"), KINTS(k, "weight_offsets"));
+}
+
+/* matmul(Dest N x M, LHS N x K, RHS K x M) */
+int kern_q_matmul(const struct kargs *k)
+{
+	const struct type *a = k->op[1].t, *b = k->op[2].t;
+	const struct qk_filter fp = {b, NULL, NULL};
+	return qk_gemm(&k->op[0], &k->op[1], &k->op[2], &fp, NULL, 1, (size_t)a->dims[0], (size_t)a->dims[1],
+		       (size_t)b->dims[1], 0);
+}
+
+/* batchmatmul(Dest B x N x M, LHS B x N x K, RHS B x K x M) */
+int kern_q_batchmatmul(const struct kargs *k)
+{
+	const struct type *a = k->op[1].t, *b = k->op[2].t;
+	const struct qk_filter fp = {b, NULL, NULL};
+	return qk_gemm(&k->op[0], &k->op[1], &k->op[2], &fp, NULL, (size_t)a->dims[0], (size_t)a->dims[1],
+		       (size_t)a->dims[2], (size_t)b->dims[2], (size_t)(b->dims[1] * b->dims[2]));
 }

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 /* batchedadd(Dest, Batch B x S..., Slice S...) */
-static int batched_add(const struct kargs *k)
+int kern_batchedadd(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *b = &k->op[1], *s = &k->op[2];
 	size_t n = numel(b->t), sl = numel(s->t);
@@ -29,8 +29,35 @@ static int batched_add(const struct kargs *k)
 	return 0;
 }
 
-/* batchedreduce{add,mean,max,min,prod}(Dest, Batch) {axes} */
-static int reduce(const struct kargs *k)
+/* A batched reduction: how a value joins the accumulator (the first value
+ * of each output starts it), what an output without values gets, and
+ * whether the sum is divided by the count. Integers wrap; float max and
+ * min propagate NaN. */
+struct red_op {
+	int64_t (*join_i)(int64_t acc, int64_t v);
+	double (*join_f)(double acc, double v);
+	double empty;
+	bool mean;
+};
+
+/* the joins of the five reductions */
+static int64_t red_add_i(int64_t a, int64_t v) { return (int64_t)((uint64_t)a + (uint64_t)v); }
+static double red_add_f(double a, double v) { return a + v; }
+static int64_t red_mul_i(int64_t a, int64_t v) { return (int64_t)((uint64_t)a * (uint64_t)v); }
+static double red_mul_f(double a, double v) { return a * v; }
+static int64_t red_max_i(int64_t a, int64_t v) { return v > a ? v : a; }
+static double red_max_f(double a, double v) { return v != v || a != a ? NAN : v > a ? v : a; }
+static int64_t red_min_i(int64_t a, int64_t v) { return v < a ? v : a; }
+static double red_min_f(double a, double v) { return v != v || a != a ? NAN : v < a ? v : a; }
+
+static const struct red_op red_add = {red_add_i, red_add_f, 0, false};
+static const struct red_op red_mean = {red_add_i, red_add_f, 0, true};
+static const struct red_op red_prod = {red_mul_i, red_mul_f, 1, false};
+static const struct red_op red_max = {red_max_i, red_max_f, 0, false};
+static const struct red_op red_min = {red_min_i, red_min_f, 0, false};
+
+/* batchedreduce*(Dest, Batch) {axes}: Batch reduced over axes by op */
+static int reduce(const struct kargs *k, const struct red_op *op)
 {
 	const struct interp_arg *d = &k->op[0], *b = &k->op[1];
 	const struct type *t = b->t;
@@ -48,7 +75,6 @@ static int reduce(const struct kargs *k)
 	}
 	size_t on = numel(d->t), n = numel(t), cnt = on ? n / on : 0;
 	bool ints = is_int_kind(t);
-	unsigned kind = k->kind;
 	double *af = ints ? NULL : xmalloc(on * sizeof(double) + 1);
 	int64_t *ai = ints ? xmalloc(on * sizeof(int64_t) + 1) : NULL;
 	bool *seen = xcalloc(on + 1, 1);
@@ -56,28 +82,10 @@ static int reduce(const struct kargs *k)
 	for (size_t i = 0; i < n; i++) {
 		if (ints) {
 			int64_t v = ld_i(t, b->p, i);
-			int64_t *a = &ai[oi];
-			if (!seen[oi])
-				*a = v;
-			else if (kind == IK_batchedreduceadd || kind == IK_batchedreducemean)
-				*a = (int64_t)((uint64_t)*a + (uint64_t)v);
-			else if (kind == IK_batchedreduceprod)
-				*a = (int64_t)((uint64_t)*a * (uint64_t)v);
-			else if (kind == IK_batchedreducemax ? v > *a : v < *a)
-				*a = v;
+			ai[oi] = seen[oi] ? op->join_i(ai[oi], v) : v;
 		} else {
 			double v = ld_f(t, b->p, i);
-			double *a = &af[oi];
-			if (!seen[oi])
-				*a = v;
-			else if (kind == IK_batchedreduceadd || kind == IK_batchedreducemean)
-				*a += v;
-			else if (kind == IK_batchedreduceprod)
-				*a *= v;
-			else if (v != v || *a != *a)
-				*a = NAN;
-			else if (kind == IK_batchedreducemax ? v > *a : v < *a)
-				*a = v;
+			af[oi] = seen[oi] ? op->join_f(af[oi], v) : v;
 		}
 		seen[oi] = true;
 		for (unsigned j = t->rank; j-- > 0;) {
@@ -90,13 +98,13 @@ static int reduce(const struct kargs *k)
 	}
 	for (size_t o = 0; o < on; o++) {
 		if (ints) {
-			int64_t v = seen[o] ? ai[o] : kind == IK_batchedreduceprod ? 1 : 0;
-			if (kind == IK_batchedreducemean)
+			int64_t v = seen[o] ? ai[o] : (int64_t)op->empty;
+			if (op->mean)
 				v = cnt ? v / (int64_t)cnt : 0;
 			st_i(d->t, d->p, o, v);
 		} else {
-			double v = seen[o] ? af[o] : kind == IK_batchedreduceprod ? 1 : 0;
-			if (kind == IK_batchedreducemean)
+			double v = seen[o] ? af[o] : op->empty;
+			if (op->mean)
 				v = cnt ? v / (double)cnt : NAN;
 			st_f(d->t, d->p, o, v);
 		}
@@ -106,6 +114,13 @@ static int reduce(const struct kargs *k)
 	free(seen);
 	return 0;
 }
+
+/* batchedreduce{add,mean,prod,max,min}(Dest, Batch) {axes} */
+int kern_batchedreduceadd(const struct kargs *k) { return reduce(k, &red_add); }
+int kern_batchedreducemean(const struct kargs *k) { return reduce(k, &red_mean); }
+int kern_batchedreduceprod(const struct kargs *k) { return reduce(k, &red_prod); }
+int kern_batchedreducemax(const struct kargs *k) { return reduce(k, &red_max); }
+int kern_batchedreducemin(const struct kargs *k) { return reduce(k, &red_min); }
 
 /* Splits t at axis into outer x len x inner. */
 static void split_axis(const struct type *t, unsigned axis, size_t *outer, size_t *len, size_t *inner)
@@ -118,6 +133,7 @@ static void split_axis(const struct type *t, unsigned axis, size_t *outer, size_
 		*inner *= (size_t)t->dims[i];
 }
 
+/* softmax or (log_) logsoftmax along attribute axis */
 static int softmax(const struct kargs *k, bool log_)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
@@ -144,8 +160,14 @@ static int softmax(const struct kargs *k, bool log_)
 	return 0;
 }
 
+/* softmax(Dest, Src) {axis} */
+int kern_softmax(const struct kargs *k) { return softmax(k, false); }
+
+/* logsoftmax(Dest, Src) {axis} */
+int kern_logsoftmax(const struct kargs *k) { return softmax(k, true); }
+
 /* batchnormalization(Dest, Src, Scale, Bias, Mean, Var) {channel_idx, epsilon} */
-static int batchnorm(const struct kargs *k)
+int kern_batchnormalization(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3], *me = &k->op[4],
 				*va = &k->op[5];
@@ -180,7 +202,7 @@ static void moments(const struct interp_arg *s, size_t base, size_t n, size_t st
 }
 
 /* layernormalization(Dest, Src, Scale, Bias) {axis, epsilon} */
-static int layernorm(const struct kargs *k)
+int kern_layernormalization(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3];
 	unsigned axis = (unsigned)KI(k, "axis");
@@ -205,7 +227,7 @@ static int layernorm(const struct kargs *k)
 /* instancenormalization(Dest, Src, Scale, Bias) {channel_idx, epsilon}:
  * dimension 0 is the batch; every dimension but the batch and the channel
  * is spatial. */
-static int instancenorm(const struct kargs *k)
+int kern_instancenormalization(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3];
 	const struct type *t = s->t;
@@ -252,7 +274,7 @@ static int instancenorm(const struct kargs *k)
 }
 
 /* localresponsenormalization(Dest, Src N x H x W x C) */
-static int lrn(const struct kargs *k)
+int kern_localresponsenormalization(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t C = (size_t)s->t->dims[3], n = numel(s->t);
@@ -273,7 +295,7 @@ static int lrn(const struct kargs *k)
 }
 
 /* crossentropyloss(CE <1>, P N x C, Labels N) */
-static int cross_entropy(const struct kargs *k)
+int kern_crossentropyloss(const struct kargs *k)
 {
 	const struct interp_arg *ce = &k->op[0], *p = &k->op[1], *l = &k->op[2];
 	size_t N = (size_t)p->t->dims[0], C = (size_t)p->t->dims[1];
@@ -301,6 +323,7 @@ static bool beats(const struct type *t, const void *p, size_t a, size_t b, bool 
 	return max ? x > y : x < y;
 }
 
+/* argmax (max) or argmin along attribute axis */
 static int arg_reduce(const struct kargs *k, bool max)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
@@ -317,8 +340,14 @@ static int arg_reduce(const struct kargs *k, bool max)
 	return 0;
 }
 
+/* argmax(Dest, Src) {axis, keep_dims} */
+int kern_argmax(const struct kargs *k) { return arg_reduce(k, true); }
+
+/* argmin(Dest, Src) {axis, keep_dims} */
+int kern_argmin(const struct kargs *k) { return arg_reduce(k, false); }
+
 /* topk(Values, Indices, Src, Scratch) {k}: along the last dimension */
-static int topk(const struct kargs *k)
+int kern_topk(const struct kargs *k)
 {
 	const struct interp_arg *v = &k->op[0], *ix = &k->op[1], *s = &k->op[2];
 	size_t len = (size_t)s->t->dims[s->t->rank - 1], kk = (size_t)KI(k, "k");
@@ -347,7 +376,7 @@ static int topk(const struct kargs *k)
 }
 
 /* cumsum(Dest, Src) {axis, exclusive, reverse} */
-static int cumsum(const struct kargs *k)
+int kern_cumsum(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t outer, len, inner;
@@ -376,26 +405,4 @@ static int cumsum(const struct kargs *k)
 			}
 		}
 	return 0;
-}
-
-int kern_reduce(const struct kargs *k)
-{
-	switch (k->kind) {
-	case IK_batchedadd: return batched_add(k);
-	case IK_batchedreduceadd: case IK_batchedreducemean: case IK_batchedreducemax: case IK_batchedreducemin:
-	case IK_batchedreduceprod:
-		return reduce(k);
-	case IK_softmax: return softmax(k, false);
-	case IK_logsoftmax: return softmax(k, true);
-	case IK_batchnormalization: return batchnorm(k);
-	case IK_layernormalization: return layernorm(k);
-	case IK_instancenormalization: return instancenorm(k);
-	case IK_localresponsenormalization: return lrn(k);
-	case IK_crossentropyloss: return cross_entropy(k);
-	case IK_argmax: return arg_reduce(k, true);
-	case IK_argmin: return arg_reduce(k, false);
-	case IK_topk: return topk(k);
-	case IK_cumsum: return cumsum(k);
-	default: return 1;
-	}
 }

@@ -1,5 +1,6 @@
 /* kern.h - what the kernel files of the interpreter share: element access
- * by kind, the argument bundle of one kernel call, and each family's entry.
+ * by kind, the argument bundle of one kernel call, and every kernel of the
+ * tables (Kernels.def, lib/ir/EW.def).
  *
  * Element access. ld_f reads the real value of element i (quantized kinds
  * dequantize: scale * (q - offset)); st_f stores a real value (float16 and
@@ -156,6 +157,15 @@ static inline void cp_elem(void *dst, size_t di, const void *src, size_t si, siz
 static inline size_t numel(const struct type *t) { return (size_t)type_numel(t); }
 static inline size_t esize(const struct type *t) { return elem_size(ekind(t)); }
 
+/* An index value of an index operand, negative counted from the end (as
+ * in ONNX); -1 if still out of [0, len). */
+static inline int64_t kfix_index(int64_t v, uint64_t len)
+{
+	if (v < 0)
+		v += (int64_t)len;
+	return v >= 0 && (uint64_t)v < len ? v : -1;
+}
+
 /* Row-major strides of t in elements. */
 static inline void strides_of(const struct type *t, size_t *st)
 {
@@ -195,16 +205,18 @@ void kpar(void (*fn)(const void *ctx, int part), const void *ctx, int nparts);
 int kpar_parts(double work, size_t units);
 size_t kpar_first(int i, int nparts, size_t units);
 
-/* The kernel families; each returns 0, 1 if it does not handle the kind,
- * or -1 after kerror. */
-int kern_conv(const struct kargs *k);
-int kern_linalg(const struct kargs *k);
-int kern_ew(const struct kargs *k);
-int kern_reduce(const struct kargs *k);
-int kern_move(const struct kargs *k);
-int kern_misc(const struct kargs *k);
-int kern_index(const struct kargs *k);
-/* quantized arithmetic (k_quant.c); asked first */
-int kern_quant(const struct kargs *k);
+/* A kernel: runs k->kind on k->op with k->a; returns 0, or -1 after
+ * kerror. */
+typedef int kern_fn(const struct kargs *k);
+
+/* Every kernel of Kernels.def and of lib/ir/EW.def (compiled by k_ew.c as
+ * kern_ew_<kind>, an EW_SPECIAL family as kern_ew_<family>). */
+#define KERNEL(kind, fn) kern_fn fn;
+#define QKERNEL(kind, fn, float_ok) kern_fn fn;
+#include "backends/interpreter/Kernels.def"
+#define EW1(kind, result, params, real, int) kern_fn kern_ew_##kind;
+#define EW2(kind, result, params, real, int) kern_fn kern_ew_##kind;
+#define EW_SPECIAL(kind, family) kern_fn kern_ew_##family;
+#include "ir/EW.def"
 
 #endif
