@@ -40,9 +40,9 @@
  * every value bit for bit.
  */
 #include "backends/interpreter/interp.h"
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
-#include "passes/kindfacts.h"
 
 #include <math.h>
 #include <stdlib.h>

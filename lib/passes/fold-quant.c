@@ -16,9 +16,9 @@
  * Requires: a verified function. Preserves: validity and every quantized
  * value's bits.
  */
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
-#include "passes/kindfacts.h"
 
 #include <math.h>
 

@@ -2,11 +2,12 @@
  * (lowering.h).
  *
  * The driver sweeps the function in list order and hands each selected node
- * to its kind's rule (Lowering.def); a rule inserts its nodes before the node it
- * replaces, so they are not visited in the same sweep. When a sweep lowered
- * something the next sweep looks at the new nodes (a Swish's Sigmoid, a
- * Broadcast's Tile). Rules only ever produce kinds that lower into strictly
- * simpler ones, so a few sweeps suffice; the cap guards that argument.
+ * to its kind's rule (Lowering.def); a rule inserts its nodes before the
+ * node it replaces, so they are not visited in the same sweep. When a sweep
+ * lowered something the next sweep looks at the new nodes (a Swish's
+ * Sigmoid, a Broadcast's Tile). Rules only ever produce kinds that lower
+ * into strictly simpler ones, so a few sweeps suffice; the cap guards that
+ * argument.
  */
 #include "passes/lowering.h"
 #include "passes/passutil.h"

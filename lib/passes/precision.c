@@ -47,9 +47,9 @@
  * Requires: a verified module. Preserves: validity and the placeholders'
  * types.
  */
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
-#include "passes/kindfacts.h"
 #include "support/hashmap.h"
 
 #include <stdio.h>

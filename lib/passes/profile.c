@@ -21,8 +21,8 @@
  * Requires: a verified module. Preserves: validity; the computation (the
  * profile nodes only read).
  */
-#include "passes/pass.h"
 #include "passes/kindfacts.h"
+#include "passes/pass.h"
 #include "quant/quant.h"
 
 #include <stdio.h>

@@ -4,9 +4,9 @@
  * (docs/Quantization.md states the rules and the arithmetic).
  *
  * quantize (module pass). In every function, in order, a node of a kind
- * with a quantized kernel (PK_QUANT_KERNEL in KindFacts.def) whose kind is not kept in float
- * (-keep-float) and that has no predicate is quantized when every float
- * operand and result has parameters:
+ * with a quantized kernel (PK_QUANT_KERNEL in KindFacts.def) whose kind is
+ * not kept in float (-keep-float) and that has no predicate is quantized
+ * when every float operand and result has parameters:
  *   - a constant: quantized here, at compile time, from its own range
  *     (a Convolution's or FullyConnected's Bias: qi32 with scale
  *     input scale * filter scale and offset 0, so the bias adds into the
@@ -38,8 +38,8 @@
  * float types).
  */
 #include "passes/quantize.h"
-#include "passes/kindfacts.h"
 #include "backends/backend.h"
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
 #include "passes/target.h"

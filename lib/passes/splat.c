@@ -17,9 +17,9 @@
  *
  * Requires: a verified function. Preserves: validity and result types.
  */
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
-#include "passes/kindfacts.h"
 
 #include <math.h>
 
