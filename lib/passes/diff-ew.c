@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-/* Add (Gradients.def). */
+/* Add (Gradients.def): dA = dB = G. */
 bool dr_add(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0), b = op_val(n, 1);
@@ -17,7 +17,7 @@ bool dr_add(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* Sub (Gradients.def). */
+/* Sub (Gradients.def): dA = G, dB = -G. */
 bool dr_sub(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0), b = op_val(n, 1);
@@ -27,7 +27,7 @@ bool dr_sub(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* Mul (Gradients.def). */
+/* Mul (Gradients.def): dA = G B, dB = G A. */
 bool dr_mul(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0), b = op_val(n, 1);
@@ -38,7 +38,7 @@ bool dr_mul(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* Div (Gradients.def). */
+/* Div (Gradients.def): dA = G / B, dB = -(G A / B) / B. */
 bool dr_div(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0), b = op_val(n, 1);
@@ -52,25 +52,25 @@ bool dr_div(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* Neg (Gradients.def). */
+/* Neg (Gradients.def): dX = -G. */
 bool dr_neg(struct dctx *c, struct node *n, struct value gy)
 {
 	return dg_to_input(c, n, dg_mk1(c, NK_Neg, &gy, 1, val_type(gy), n));
 }
 
-/* Exp (Gradients.def). */
+/* Exp (Gradients.def): dX = G exp(X), the result. */
 bool dr_exp(struct dctx *c, struct node *n, struct value gy)
 {
 	return dg_to_input(c, n, dg_mk_bin(c, NK_Mul, gy, node_val(n, 0), n));
 }
 
-/* Log (Gradients.def). */
+/* Log (Gradients.def): dX = G / X. */
 bool dr_log(struct dctx *c, struct node *n, struct value gy)
 {
 	return dg_to_input(c, n, dg_mk_bin(c, NK_Div, gy, op_val(n, 0), n));
 }
 
-/* Sqrt (Gradients.def). */
+/* Sqrt (Gradients.def): dX = G / (2 sqrt(X)), from the result. */
 bool dr_sqrt(struct dctx *c, struct node *n, struct value gy)
 {
 	/* 1 / (2 sqrt(x)) */
@@ -78,7 +78,7 @@ bool dr_sqrt(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, dg_mk_bin(c, NK_Div, gy, twice, n));
 }
 
-/* Max and Min (Gradients.def). */
+/* Max and Min (Gradients.def): G to the operand that was chosen. */
 bool dr_max_min(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0), b = op_val(n, 1);
@@ -91,7 +91,7 @@ bool dr_max_min(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* Relu (Gradients.def). */
+/* Relu (Gradients.def): ReluGrad(X, G). */
 bool dr_relu(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -99,7 +99,7 @@ bool dr_relu(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, dg_mk1(c, NK_ReluGrad, ops, 2, val_type(a), n));
 }
 
-/* LeakyRelu (Gradients.def). */
+/* LeakyRelu (Gradients.def): G where 0 < X, else G alpha. */
 bool dr_leaky_relu(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -109,7 +109,7 @@ bool dr_leaky_relu(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, dg_mk_select(c, dg_mk_cmp(c, NK_CmpLT, zero, a, n), gy, slope, n));
 }
 
-/* Clip (Gradients.def). */
+/* Clip (Gradients.def): G where min <= X <= max, else 0. */
 bool dr_clip(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -121,7 +121,8 @@ bool dr_clip(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, dg_mk_select(c, hi, in, zero, n));
 }
 
-/* Sigmoid and Tanh (Gradients.def). */
+/* Sigmoid and Tanh (Gradients.def): SigmoidGrad or TanhGrad of the
+ * result and G. */
 bool dr_sigmoid_tanh(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -130,7 +131,7 @@ bool dr_sigmoid_tanh(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, dg_mk1(c, k, ops, 2, val_type(a), n));
 }
 
-/* Gelu (Gradients.def). */
+/* Gelu (Gradients.def): the erf form here, the tanh form by dr_gelu_tanh. */
 bool dr_gelu(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -151,7 +152,8 @@ bool dr_gelu(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, dg_mk_bin(c, NK_Mul, gy, d, n));
 }
 
-/* Dropout (Gradients.def). */
+/* Dropout (Gradients.def): the identity (a ratio-0 Dropout; training
+ * steps multiply by a DropoutMask instead). */
 bool dr_dropout(struct dctx *c, struct node *n, struct value gy)
 {
 	/* ratio 0: the identity */

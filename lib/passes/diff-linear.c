@@ -31,7 +31,8 @@ static void copy_window(struct dctx *c, struct node *gn, const struct node *n)
 		node_set_int(c->m, gn, "count_include_pads", node_int(n, "count_include_pads"));
 }
 
-/* FullyConnected and Convolution (Gradients.def). */
+/* FullyConnected and Convolution (Gradients.def): FullyConnectedGrad or
+ * ConvolutionGrad, with the forward window. */
 bool dr_fc_conv(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0), b = op_val(n, 1);
@@ -45,7 +46,7 @@ bool dr_fc_conv(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* MaxPool (Gradients.def). */
+/* MaxPool (Gradients.def): MaxPoolGrad of its Argmax and G. */
 bool dr_maxpool(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -55,7 +56,7 @@ bool dr_maxpool(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, gx);
 }
 
-/* AvgPool (Gradients.def). */
+/* AvgPool (Gradients.def): AvgPoolGrad of G. */
 bool dr_avgpool(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -64,7 +65,7 @@ bool dr_avgpool(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, gx);
 }
 
-/* AdaptiveAvgPool (Gradients.def). */
+/* AdaptiveAvgPool (Gradients.def): G spread by the window weights. */
 bool dr_adaptive_avgpool(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -123,7 +124,7 @@ bool dr_matmul(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* BatchedAdd (Gradients.def). */
+/* BatchedAdd (Gradients.def): dBatch = G, dSlice = G summed over axis 0. */
 bool dr_batched_add(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0), b = op_val(n, 1);
@@ -137,7 +138,7 @@ bool dr_batched_add(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* SoftMax and LogSoftMax (Gradients.def). */
+/* SoftMax and LogSoftMax (Gradients.def), float only. */
 bool dr_softmax(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);

@@ -150,7 +150,7 @@ bool dr_pad_any(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* LocalResponseNormalization (Gradients.def). */
+/* LocalResponseNormalization (Gradients.def): LocalResponseNormalizationGrad(X, G). */
 bool dr_lrn(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value ops[2] = {op_val(n, 0), gy};

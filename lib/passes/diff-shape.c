@@ -9,14 +9,14 @@
 
 #include <string.h>
 
-/* Reshape (Gradients.def). */
+/* Reshape (Gradients.def): G reshaped back. */
 bool dr_reshape(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
 	return dg_to_input(c, n, dg_mk1(c, NK_Reshape, &gy, 1, val_type(a), n));
 }
 
-/* Transpose (Gradients.def). */
+/* Transpose (Gradients.def): G transposed by the inverse shuffle. */
 bool dr_transpose(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -30,7 +30,7 @@ bool dr_transpose(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, gx);
 }
 
-/* Slice (Gradients.def). */
+/* Slice (Gradients.def): G inserted into zeros at the start. */
 bool dr_slice(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -43,7 +43,7 @@ bool dr_slice(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, g);
 }
 
-/* Pad (Gradients.def). */
+/* Pad (Gradients.def): constant padding here, the rest by dr_pad_any. */
 bool dr_pad(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -64,7 +64,7 @@ bool dr_pad(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, g);
 }
 
-/* Concat (Gradients.def). */
+/* Concat (Gradients.def): each input's slice of G. */
 bool dr_concat(struct dctx *c, struct node *n, struct value gy)
 {
 	/* each input's slice of gy */
@@ -82,7 +82,7 @@ bool dr_concat(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-/* Gather (Gradients.def). */
+/* Gather (Gradients.def): G scattered back with add. */
 bool dr_gather(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
@@ -116,7 +116,8 @@ bool dr_gather(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, r);
 }
 
-/* BatchedReduceAdd and BatchedReduceMean (Gradients.def). */
+/* BatchedReduceAdd and BatchedReduceMean (Gradients.def): G broadcast
+ * back (times 1/count for the mean). */
 bool dr_reduce(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
