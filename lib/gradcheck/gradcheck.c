@@ -288,7 +288,7 @@ static void mask_dropouts(struct func *f)
 		struct node *mul = node_create1(f, NK_Mul, NULL, ops, 2, node_type(n), n, n->loc);
 		value_replace_all_uses(node_val(n, 0), node_val(mul, 0));
 		node_erase(f, n);
-		lower_train(f, mask);
+		lower_dropout_mask(f, mask);
 	}
 }
 

@@ -75,67 +75,109 @@ static bool exact_reciprocal(enum elem_kind k, double c, double *r)
 	return fabs(*r) >= min_normal && pu_representable(k, *r);
 }
 
-static bool simplify(struct arith *a, struct node *n)
+/* Mul(x, one), Mul(one, x) -> x. */
+static bool simplify_mul(struct arith *a, struct node *n, const struct type *t, enum elem_kind k)
 {
 	struct module *m = a->m;
+	(void)t;
+	(void)k;
+	if (splat_is(m, op_val(n, 1), 1) && to_value(a, n, op_val(n, 0)))
+		return true;
+	return splat_is(m, op_val(n, 0), 1) && to_value(a, n, op_val(n, 1));
+}
+
+/* Div(x, one) -> x; Div(x, c) -> Mul(x, Splat 1/c) for a float power of two c. */
+static bool simplify_div(struct arith *a, struct node *n, const struct type *t, enum elem_kind k)
+{
+	struct module *m = a->m;
+	if (splat_is(m, op_val(n, 1), 1))
+		return to_value(a, n, op_val(n, 0));
+	double c, r;
+	if (!elem_is_float(k) || !pu_splat_of(m, op_val(n, 1), &c) || !exact_reciprocal(k, c, &r))
+		return false;
+	struct node *s = pu_new_splat(a->f, t, r, n, n->name);
+	struct value ops[2] = {op_val(n, 0), node_val(s, 0)};
+	struct node *mul = node_create1(a->f, NK_Mul, n->name, ops, 2, t, n, n->loc);
+	pu_replace(a->f, n, node_val(mul, 0));
+	a->divs++;
+	return true;
+}
+
+/* Sub(x, zero) -> x; Sub(x, x) -> Splat 0 on integer kinds. */
+static bool simplify_sub(struct arith *a, struct node *n, const struct type *t, enum elem_kind k)
+{
+	struct module *m = a->m;
+	if ((elem_is_float(k) ? pos_zero(m, op_val(n, 1)) : splat_is(m, op_val(n, 1), 0)) &&
+	    to_value(a, n, op_val(n, 0)))
+		return true;
+	if (!elem_is_float(k) && n->ops[0].def == n->ops[1].def && n->ops[0].res == n->ops[1].res) {
+		pu_replace(a->f, n, node_val(pu_new_splat(a->f, t, 0, n, n->name), 0));
+		a->subs++;
+		return true;
+	}
+	return false;
+}
+
+/* Add(x, zero), Add(zero, x) -> x. */
+static bool simplify_add(struct arith *a, struct node *n, const struct type *t, enum elem_kind k)
+{
+	struct module *m = a->m;
+	(void)t;
+	(void)k;
+	if ((splat_is(m, op_val(n, 1), 0) || neg_zero(m, op_val(n, 1))) && to_value(a, n, op_val(n, 0)))
+		return true;
+	return (splat_is(m, op_val(n, 0), 0) || neg_zero(m, op_val(n, 0))) && to_value(a, n, op_val(n, 1));
+}
+
+/* Neg(Neg(x)) -> x. */
+static bool simplify_neg(struct arith *a, struct node *n, const struct type *t, enum elem_kind k)
+{
+	(void)k;
+	struct node *in = n->ops[0].def;
+	if (in->kind != NK_Neg || node_has_pred(in) || val_type(op_val(in, 0)) != t)
+		return false;
+	pu_replace(a->f, n, op_val(in, 0));
+	a->negs++;
+	return true;
+}
+
+/* Max(x, zero), Max(zero, x) -> Relu(x). */
+static bool simplify_max(struct arith *a, struct node *n, const struct type *t, enum elem_kind k)
+{
+	struct module *m = a->m;
+	(void)k;
+	int other = splat_is(m, op_val(n, 1), 0) ? 0 : splat_is(m, op_val(n, 0), 0) ? 1 : -1;
+	if (other < 0 || val_type(op_val(n, (unsigned)other)) != t)
+		return false;
+	struct value x = op_val(n, (unsigned)other);
+	struct node *relu = node_create1(a->f, NK_Relu, n->name, &x, 1, t, n, n->loc);
+	pu_replace(a->f, n, node_val(relu, 0));
+	a->relus++;
+	return true;
+}
+
+/* The kinds with rewrites (the list at the top), each with its rule, for
+ * nodes of a non-quantized, non-bool kind k and result type t. */
+static bool (*const simplifiers[NK_COUNT])(struct arith *a, struct node *n, const struct type *t,
+					  enum elem_kind k) = {
+	[NK_Mul] = simplify_mul,
+	[NK_Div] = simplify_div,
+	[NK_Sub] = simplify_sub,
+	[NK_Add] = simplify_add,
+	[NK_Neg] = simplify_neg,
+	[NK_Max] = simplify_max,
+};
+
+/* Applies n's rewrite if one matches; true if it changed the function. */
+static bool simplify(struct arith *a, struct node *n)
+{
 	if (n->nres != 1)
 		return false;
 	const struct type *t = node_type(n);
 	enum elem_kind k = (enum elem_kind)t->elem;
 	if (elem_is_quantized(k) || k == EK_BOOL || node_has_pred(n))
 		return false;
-	switch (n->kind) {
-	case NK_Mul:
-		if (splat_is(m, op_val(n, 1), 1) && to_value(a, n, op_val(n, 0)))
-			return true;
-		return splat_is(m, op_val(n, 0), 1) && to_value(a, n, op_val(n, 1));
-	case NK_Div: {
-		if (splat_is(m, op_val(n, 1), 1))
-			return to_value(a, n, op_val(n, 0));
-		double c, r;
-		if (!elem_is_float(k) || !pu_splat_of(m, op_val(n, 1), &c) || !exact_reciprocal(k, c, &r))
-			return false;
-		struct node *s = pu_new_splat(a->f, t, r, n, n->name);
-		struct value ops[2] = {op_val(n, 0), node_val(s, 0)};
-		struct node *mul = node_create1(a->f, NK_Mul, n->name, ops, 2, t, n, n->loc);
-		pu_replace(a->f, n, node_val(mul, 0));
-		a->divs++;
-		return true;
-	}
-	case NK_Sub:
-		if ((elem_is_float(k) ? pos_zero(m, op_val(n, 1)) : splat_is(m, op_val(n, 1), 0)) &&
-		    to_value(a, n, op_val(n, 0)))
-			return true;
-		if (!elem_is_float(k) && n->ops[0].def == n->ops[1].def && n->ops[0].res == n->ops[1].res) {
-			pu_replace(a->f, n, node_val(pu_new_splat(a->f, t, 0, n, n->name), 0));
-			a->subs++;
-			return true;
-		}
-		return false;
-	case NK_Add:
-		if ((splat_is(m, op_val(n, 1), 0) || neg_zero(m, op_val(n, 1))) && to_value(a, n, op_val(n, 0)))
-			return true;
-		return (splat_is(m, op_val(n, 0), 0) || neg_zero(m, op_val(n, 0))) && to_value(a, n, op_val(n, 1));
-	case NK_Neg: {
-		struct node *in = n->ops[0].def;
-		if (in->kind != NK_Neg || node_has_pred(in) || val_type(op_val(in, 0)) != t)
-			return false;
-		pu_replace(a->f, n, op_val(in, 0));
-		a->negs++;
-		return true;
-	}
-	case NK_Max: {
-		int other = splat_is(m, op_val(n, 1), 0) ? 0 : splat_is(m, op_val(n, 0), 0) ? 1 : -1;
-		if (other < 0 || val_type(op_val(n, (unsigned)other)) != t)
-			return false;
-		struct value x = op_val(n, (unsigned)other);
-		struct node *relu = node_create1(a->f, NK_Relu, n->name, &x, 1, t, n, n->loc);
-		pu_replace(a->f, n, node_val(relu, 0));
-		a->relus++;
-		return true;
-	}
-	default: return false;
-	}
+	return simplifiers[n->kind] && simplifiers[n->kind](a, n, t, k);
 }
 
 bool optimize_arithmetic_run(struct func *f, struct pass_ctx *ctx)

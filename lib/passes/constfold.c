@@ -40,6 +40,7 @@
  * every value bit for bit.
  */
 #include "backends/interpreter/interp.h"
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
 
@@ -200,26 +201,6 @@ static struct constant *cf_make_constant(struct module *m, const struct type *t,
 	return pu_new_constant(m, t, data, base);
 }
 
-/* Data movement kinds whose result is a splat of their one operand's
- * element when that operand is uniform. */
-static bool cf_moves_data(unsigned kind)
-{
-	switch (kind) {
-	case NK_Reshape:
-	case NK_Transpose:
-	case NK_Broadcast:
-	case NK_Tile:
-	case NK_Slice:
-	case NK_Flip:
-	case NK_SpaceToDepth:
-	case NK_DepthToSpace:
-	case NK_ResizeNearest:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* Folding of a node whose operands are all uniform. Writes one element per
  * result into res[r] (element size of the result) and returns 1; 0 when
  * this shortcut does not apply; -1 on a kernel error. */
@@ -229,7 +210,7 @@ static int cf_fold_uniform(struct module *m, struct node *n, const struct cf_kin
 	const struct node_desc *nd = node_desc(n->kind);
 	if (n->nops == 0 || n->nres != 1)
 		return 0;
-	if (cf_moves_data(n->kind) && n->nops == 1 && type_same_elem(op_type(n, 0), node_type(n))) {
+	if (pk_has(n->kind, PK_UNIFORM_MOVES) && n->nops == 1 && type_same_elem(op_type(n, 0), node_type(n))) {
 		res[0] = ops[0];
 		return 1;
 	}

@@ -1,6 +1,6 @@
 /* diff-rules.c - gradient rules of the differentiate pass kept apart from
- * differentiate.c (which dispatches here from backprop's default and from
- * the Gelu, Pad cases it does not cover):
+ * the other rule files (Gradients.def names them; dr_gelu and dr_pad of
+ * diff-ew.c, diff-shape.c hand over the forms they do not cover):
  *
  *   Gelu, tanh form: y = x (1 + tanh u) / 2 with u = c (x + a x^3),
  *     c = sqrt(2 / pi), a = 0.044715:
@@ -64,7 +64,7 @@ static struct value reduce_c(struct dctx *c, unsigned k, struct value v, unsigne
 	return r;
 }
 
-static bool gelu_tanh(struct dctx *c, struct node *n, struct value gy)
+bool dr_gelu_tanh(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value x = op_val(n, 0);
 	const struct type *t = val_type(x);
@@ -104,7 +104,7 @@ static int64_t pad_source(int64_t o, int64_t b, int64_t len, int mode)
 	return x >= len ? period - x : x;
 }
 
-static bool pad_any(struct dctx *c, struct node *n, struct value gy)
+bool dr_pad_any(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value x = op_val(n, 0);
 	if (!dg_wants_grad(c, x))
@@ -150,7 +150,8 @@ static bool pad_any(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-static bool lrn(struct dctx *c, struct node *n, struct value gy)
+/* LocalResponseNormalization (Gradients.def): LocalResponseNormalizationGrad(X, G). */
+bool dr_lrn(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value ops[2] = {op_val(n, 0), gy};
 	struct value g = dg_mk1(c, NK_LocalResponseNormalizationGrad, ops, 2, val_type(gy), n);
@@ -201,18 +202,13 @@ static bool bn_batch(struct dctx *c, struct node *n, struct value gy)
 	return true;
 }
 
-bool dg_backprop_more(struct dctx *c, struct node *n, struct value gy)
+/* BatchNormalization (Gradients.def): with the batch's statistics under
+ * -mode=train, else affine per channel; float only. */
+bool dr_batchnorm(struct dctx *c, struct node *n, struct value gy)
 {
-	switch (n->kind) {
-	case NK_Gelu: return gelu_tanh(c, n, gy);
-	case NK_Pad: return pad_any(c, n, gy);
-	case NK_LocalResponseNormalization: return lrn(c, n, gy);
-	case NK_BatchNormalization:
-		if (!elem_is_float((enum elem_kind)op_type(n, 0)->elem))
-			return false;
-		return c->train ? bn_batch(c, n, gy) : bn_affine(c, n, gy);
-	default: return false;
-	}
+	if (!elem_is_float((enum elem_kind)op_type(n, 0)->elem))
+		return false;
+	return c->train ? bn_batch(c, n, gy) : bn_affine(c, n, gy);
 }
 
 /* Queues Save(old * momentum + batch * (1 - momentum), old) for section 3. */

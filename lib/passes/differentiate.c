@@ -12,11 +12,10 @@
  *      list order. A loss node (CrossEntropyLoss, Regression) seeds it; a
  *      value with several users gets the Add of their contributions. Only
  *      values that depend on a trainable placeholder get an adjoint;
- *      constants, labels and indices get none. backprop() holds the rules
- *      (diff-rules.c those added with Dropout and training-mode
- *      BatchNormalization): the windowed and linear kinds and the
- *      activations with a cheap derivative make gradient kinds
- *      (Nodes.def), the rest forward kinds;
+ *      constants, labels and indices get none. Gradients.def names each
+ *      kind's rule (diff-linear.c, diff-ew.c, diff-shape.c, diff-rules.c):
+ *      the windowed and linear kinds and the activations with a cheap
+ *      derivative make gradient kinds (Nodes.def), the rest forward kinds;
  *   3. update: one SGD node per trainable placeholder W with adjoint dW,
  *      carrying the training configuration, and the Save of its result to
  *      W (lower-train.c lowers SGD into the arithmetic and the velocity
@@ -185,20 +184,10 @@ void dg_add_adj(struct dctx *c, struct value v, struct value g)
 	u64map_put(&c->adj, vkey(v), a);
 }
 
-/* Copies the window attributes of a Convolution or pool n to its gradient gn. */
-static void copy_window(struct dctx *c, struct node *gn, const struct node *n)
+bool dg_to_input(struct dctx *c, const struct node *n, struct value g)
 {
-	static const char *const ints[] = {"kernels", "strides", "pads", "dilation"};
-	for (unsigned i = 0; i < 4; i++)
-		if (node_attr_index(n->kind, ints[i]) >= 0) {
-			unsigned len;
-			const int64_t *v = node_ints(n, ints[i], &len);
-			node_set_ints(c->m, gn, ints[i], v, len);
-		}
-	if (node_attr_index(n->kind, "group") >= 0)
-		node_set_int(c->m, gn, "group", node_int(n, "group"));
-	if (node_attr_index(n->kind, "count_include_pads") >= 0)
-		node_set_int(c->m, gn, "count_include_pads", node_int(n, "count_include_pads"));
+	dg_add_adj(c, op_val(n, 0), g);
+	return true;
 }
 
 /* SoftMax over the last axis of N x C whose only users other than the
@@ -234,326 +223,18 @@ static void seed_loss(struct dctx *c, struct node *n)
 	dg_add_adj(c, p, dg_mk1(c, NK_CrossEntropyLossGrad, ops, 3, val_type(p), n));
 }
 
+/* The gradient rule of each kind (Gradients.def); NULL: none. */
+static const dg_rule dg_rules[NK_COUNT] = {
+#define GRAD(K, rule) [NK_##K] = rule,
+#include "passes/Gradients.def"
+#undef GRAD
+};
+
 /* Propagates the adjoint gy of n's result 0 to n's operands; false if n's
- * kind has no gradient rule. */
+ * kind has no gradient rule or n is outside what its rule handles. */
 static bool backprop(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0), b = n->nops > 1 ? op_val(n, 1) : a;
-	switch (n->kind) {
-	case NK_FullyConnected:
-	case NK_Convolution: {
-		struct value ops[3] = {a, b, gy};
-		const struct type *t[3] = {val_type(a), val_type(b), op_type(n, 2)};
-		struct node *gn = dg_mk(c, n->kind == NK_Convolution ? NK_ConvolutionGrad : NK_FullyConnectedGrad, ops,
-				     3, t, n);
-		copy_window(c, gn, n);
-		for (unsigned i = 0; i < 3; i++)
-			dg_add_adj(c, op_val(n, i), node_val(gn, i));
-		return true;
-	}
-	case NK_MaxPool: {
-		struct value ops[2] = {node_val(n, 1), gy};
-		struct value gx = dg_mk1(c, NK_MaxPoolGrad, ops, 2, val_type(a), n);
-		copy_window(c, gx.node, n);
-		dg_add_adj(c, a, gx);
-		return true;
-	}
-	case NK_AvgPool: {
-		struct value gx = dg_mk1(c, NK_AvgPoolGrad, &gy, 1, val_type(a), n);
-		copy_window(c, gx.node, n);
-		dg_add_adj(c, a, gx);
-		return true;
-	}
-	case NK_Relu: {
-		struct value ops[2] = {a, gy};
-		dg_add_adj(c, a, dg_mk1(c, NK_ReluGrad, ops, 2, val_type(a), n));
-		return true;
-	}
-	case NK_Sigmoid:
-	case NK_Tanh: {
-		struct value ops[2] = {node_val(n, 0), gy};
-		unsigned k = n->kind == NK_Sigmoid ? NK_SigmoidGrad : NK_TanhGrad;
-		dg_add_adj(c, a, dg_mk1(c, k, ops, 2, val_type(a), n));
-		return true;
-	}
-	case NK_Add: dg_add_adj(c, a, gy); dg_add_adj(c, b, gy); return true;
-	case NK_Sub:
-		dg_add_adj(c, a, gy);
-		if (dg_wants_grad(c, b))
-			dg_add_adj(c, b, dg_mk1(c, NK_Neg, &gy, 1, val_type(gy), n));
-		return true;
-	case NK_Mul:
-		if (dg_wants_grad(c, a))
-			dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, gy, b, n));
-		if (dg_wants_grad(c, b))
-			dg_add_adj(c, b, dg_mk_bin(c, NK_Mul, gy, a, n));
-		return true;
-	case NK_Div:
-		/* d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b */
-		if (dg_wants_grad(c, a))
-			dg_add_adj(c, a, dg_mk_bin(c, NK_Div, gy, b, n));
-		if (dg_wants_grad(c, b)) {
-			struct value q = dg_mk_bin(c, NK_Div, dg_mk_bin(c, NK_Mul, gy, node_val(n, 0), n), b, n);
-			dg_add_adj(c, b, dg_mk1(c, NK_Neg, &q, 1, val_type(q), n));
-		}
-		return true;
-	case NK_Reshape: dg_add_adj(c, a, dg_mk1(c, NK_Reshape, &gy, 1, val_type(a), n)); return true;
-	case NK_Transpose: {
-		unsigned len;
-		const int64_t *s = node_ints(n, "shuffle", &len);
-		int64_t inv[GLOW_MAX_RANK];
-		for (unsigned i = 0; i < len; i++)
-			inv[s[i]] = (int64_t)i;
-		struct value gx = dg_mk1(c, NK_Transpose, &gy, 1, val_type(a), n);
-		node_set_ints(c->m, gx.node, "shuffle", inv, len);
-		dg_add_adj(c, a, gx);
-		return true;
-	}
-	case NK_MatMul: {
-		static const int64_t swap[2] = {1, 0};
-		if (dg_wants_grad(c, a)) {
-			const struct type *bt = val_type(b);
-			uint64_t d[2] = {bt->dims[1], bt->dims[0]};
-			struct value tb = dg_mk1(c, NK_Transpose, &b, 1, type_with_dims(c->m->types, bt, d, 2), n);
-			node_set_ints(c->m, tb.node, "shuffle", swap, 2);
-			struct value ops[2] = {gy, tb};
-			dg_add_adj(c, a, dg_mk1(c, NK_MatMul, ops, 2, val_type(a), n));
-		}
-		if (dg_wants_grad(c, b)) {
-			const struct type *at = val_type(a);
-			uint64_t d[2] = {at->dims[1], at->dims[0]};
-			struct value ta = dg_mk1(c, NK_Transpose, &a, 1, type_with_dims(c->m->types, at, d, 2), n);
-			node_set_ints(c->m, ta.node, "shuffle", swap, 2);
-			struct value ops[2] = {ta, gy};
-			dg_add_adj(c, b, dg_mk1(c, NK_MatMul, ops, 2, val_type(b), n));
-		}
-		return true;
-	}
-	case NK_BatchedAdd: {
-		dg_add_adj(c, a, gy);
-		if (dg_wants_grad(c, b)) {
-			static const int64_t axis0[1] = {0};
-			struct value r = dg_mk1(c, NK_BatchedReduceAdd, &gy, 1, val_type(b), n);
-			node_set_ints(c->m, r.node, "axes", axis0, 1);
-			dg_add_adj(c, b, r);
-		}
-		return true;
-	}
-	case NK_BatchMatMul: {
-		static const int64_t swap[3] = {0, 2, 1};
-		if (dg_wants_grad(c, a)) {
-			struct value ops[2] = {gy, dg_mk_transpose(c, b, swap, n)};
-			dg_add_adj(c, a, dg_mk1(c, NK_BatchMatMul, ops, 2, val_type(a), n));
-		}
-		if (dg_wants_grad(c, b)) {
-			struct value ops[2] = {dg_mk_transpose(c, a, swap, n), gy};
-			dg_add_adj(c, b, dg_mk1(c, NK_BatchMatMul, ops, 2, val_type(b), n));
-		}
-		return true;
-	}
-	case NK_SoftMax:
-	case NK_LogSoftMax: {
-		/* SoftMax: y * (gy - sum(gy * y)); LogSoftMax: gy - exp(y) * sum(gy),
-		 * the sums over the axis, broadcast back */
-		if (!elem_is_float((enum elem_kind)val_type(a)->elem))
-			return false;
-		unsigned axis = (unsigned)node_int(n, "axis");
-		struct value y = node_val(n, 0);
-		if (n->kind == NK_SoftMax) {
-			struct value s = dg_sum_axis(c, dg_mk_bin(c, NK_Mul, gy, y, n), axis, n);
-			dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, y, dg_mk_bin(c, NK_Sub, gy, s, n), n));
-		} else {
-			struct value p = dg_mk1(c, NK_Exp, &y, 1, val_type(y), n);
-			struct value ps = dg_mk_bin(c, NK_Mul, p, dg_sum_axis(c, gy, axis, n), n);
-			dg_add_adj(c, a, dg_mk_bin(c, NK_Sub, gy, ps, n));
-		}
-		return true;
-	}
-	case NK_Gather: {
-		/* the rows of gy added back where they came from, a
-		 * ScatterElements {add} along the axis of the indices broadcast to
-		 * gy's shape; indices of another rank than 1 are flattened first
-		 * (gy's index dimensions with them) */
-		if (!dg_wants_grad(c, a))
-			return true;
-		const struct type *it = op_type(n, 1), *gt = val_type(gy), *at = val_type(a);
-		unsigned axis = (unsigned)node_int(n, "axis");
-		struct value ix = op_val(n, 1), g = gy;
-		uint64_t d[GLOW_MAX_RANK];
-		if (it->rank != 1) {
-			uint64_t cnt = type_numel(it);
-			for (unsigned i = 0; i < at->rank; i++)
-				d[i] = i == axis ? cnt : at->dims[i];
-			g = dg_mk1(c, NK_Reshape, &gy, 1, type_with_dims(c->m->types, gt, d, at->rank), n);
-			it = type_with_dims(c->m->types, it, &cnt, 1);
-			ix = dg_mk1(c, NK_Reshape, &ix, 1, it, n);
-			gt = val_type(g);
-		}
-		for (unsigned i = 0; i < gt->rank; i++)
-			d[i] = i == axis ? gt->dims[i] : 1;
-		ix = dg_mk1(c, NK_Reshape, &ix, 1, type_with_dims(c->m->types, it, d, gt->rank), n);
-		ix = dg_mk1(c, NK_Broadcast, &ix, 1, type_with_dims(c->m->types, it, gt->dims, gt->rank), n);
-		struct value ops[3] = {dg_mk_splat(c, at, 0, n), ix, g};
-		struct value r = dg_mk1(c, NK_ScatterElements, ops, 3, at, n);
-		node_set_int(c->m, r.node, "axis", axis);
-		node_set_int(c->m, r.node, "reduction", 1); /* add */
-		dg_add_adj(c, a, r);
-		return true;
-	}
-	case NK_Gelu: {
-		/* x Phi(x): Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
-		 * phi(x) = exp(-x^2 / 2) / sqrt(2 pi); the tanh form in
-		 * diff-rules.c */
-		if (strcmp(node_enum(n, "approximate"), "none") != 0)
-			return dg_backprop_more(c, n, gy);
-		const struct type *t = val_type(a);
-		struct value xs = dg_mk_bin(c, NK_Mul, a, dg_mk_splat(c, t, 0.70710678118654752, n), n);
-		struct value e = dg_mk1(c, NK_Erf, &xs, 1, t, n);
-		struct value cdf = dg_mk_bin(c, NK_Add, e, dg_mk_splat(c, t, 1, n), n);
-		cdf = dg_mk_bin(c, NK_Mul, cdf, dg_mk_splat(c, t, 0.5, n), n);
-		struct value x2 = dg_mk_bin(c, NK_Mul, dg_mk_bin(c, NK_Mul, a, a, n), dg_mk_splat(c, t, -0.5, n), n);
-		struct value pdf = dg_mk1(c, NK_Exp, &x2, 1, t, n);
-		pdf = dg_mk_bin(c, NK_Mul, pdf, dg_mk_splat(c, t, 0.39894228040143268, n), n);
-		struct value d = dg_mk_bin(c, NK_Add, cdf, dg_mk_bin(c, NK_Mul, a, pdf, n), n);
-		dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, gy, d, n));
-		return true;
-	}
-	case NK_AdaptiveAvgPool: {
-		/* dX = G spread by the constant matrix A [OH*OW, H*W] of window
-		 * weights (1/count where output o's window covers pixel p):
-		 * [N, OH, OW, C] -> [N, C, OH*OW] (Transpose, Reshape to 2-D)
-		 * -> MatMul A -> [N, C, H, W] -> NHWC */
-		const struct type *xt = val_type(a), *gt = val_type(gy);
-		if (!elem_is_float((enum elem_kind)xt->elem))
-			return false;
-		uint64_t nb = xt->dims[0], h = xt->dims[1], w = xt->dims[2], ch = xt->dims[3];
-		uint64_t oh = gt->dims[1], ow = gt->dims[2];
-		float *mat = calloc(oh * ow * h * w, sizeof *mat);
-		if (!mat)
-			abort();
-		for (uint64_t oy = 0; oy < oh; oy++)
-			for (uint64_t ox = 0; ox < ow; ox++) {
-				uint64_t y0 = oy * h / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
-				uint64_t x0 = ox * w / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
-				float inv = 1.0f / (float)((y1 - y0) * (x1 - x0));
-				for (uint64_t y = y0; y < y1; y++)
-					for (uint64_t x = x0; x < x1; x++)
-						mat[(oy * ow + ox) * h * w + y * w + x] = inv;
-			}
-		uint64_t md[2] = {oh * ow, h * w};
-		char name[96];
-		snprintf(name, sizeof name, "%.80s.spread", n->name);
-		struct constant *k = pu_new_constant(c->m, type_with_dims(c->m->types, xt, md, 2), mat, name);
-		free(mat);
-		static const int64_t to_nc[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
-		uint64_t g2[2] = {nb * ch, oh * ow}, x4[4] = {nb, ch, h, w};
-		struct value g = dg_mk_transpose(c, gy, to_nc, n);
-		g = dg_mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, gt, g2, 2), n);
-		struct value ops[2] = {g, node_val(&k->n, 0)};
-		md[0] = nb * ch;
-		g = dg_mk1(c, NK_MatMul, ops, 2, type_with_dims(c->m->types, xt, md, 2), n);
-		g = dg_mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, xt, x4, 4), n);
-		dg_add_adj(c, a, dg_mk_transpose(c, g, to_nhwc, n));
-		return true;
-	}
-	case NK_Neg: dg_add_adj(c, a, dg_mk1(c, NK_Neg, &gy, 1, val_type(gy), n)); return true;
-	case NK_Dropout: dg_add_adj(c, a, gy); return true; /* ratio 0: the identity */
-	case NK_Exp: dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, gy, node_val(n, 0), n)); return true;
-	case NK_Log: dg_add_adj(c, a, dg_mk_bin(c, NK_Div, gy, a, n)); return true;
-	case NK_Sqrt: /* 1 / (2 sqrt(x)) */
-		dg_add_adj(c, a, dg_mk_bin(c, NK_Div, gy, dg_mk_bin(c, NK_Add, node_val(n, 0), node_val(n, 0), n), n));
-		return true;
-	case NK_Max:
-	case NK_Min: {
-		/* the operand that was chosen; a tie goes to the LHS */
-		struct value zero = dg_mk_splat(c, val_type(gy), 0, n);
-		struct value lhs_lost =
-			n->kind == NK_Max ? dg_mk_cmp(c, NK_CmpLT, a, b, n) : dg_mk_cmp(c, NK_CmpLT, b, a, n);
-		dg_add_adj(c, a, dg_mk_select(c, lhs_lost, zero, gy, n));
-		dg_add_adj(c, b, dg_mk_select(c, lhs_lost, gy, zero, n));
-		return true;
-	}
-	case NK_LeakyRelu: {
-		struct value zero = dg_mk_splat(c, val_type(a), 0, n);
-		struct value alpha = dg_mk_splat(c, val_type(a), node_float(n, "alpha"), n);
-		struct value slope = dg_mk_bin(c, NK_Mul, gy, alpha, n);
-		dg_add_adj(c, a, dg_mk_select(c, dg_mk_cmp(c, NK_CmpLT, zero, a, n), gy, slope, n));
-		return true;
-	}
-	case NK_Clip: {
-		/* passes where min <= x <= max */
-		struct value zero = dg_mk_splat(c, val_type(a), 0, n);
-		struct value lo = dg_mk_cmp(c, NK_CmpLTE, dg_mk_splat(c, val_type(a), node_float(n, "min"), n), a, n);
-		struct value hi = dg_mk_cmp(c, NK_CmpLTE, a, dg_mk_splat(c, val_type(a), node_float(n, "max"), n), n);
-		struct value in = dg_mk_select(c, lo, gy, zero, n);
-		dg_add_adj(c, a, dg_mk_select(c, hi, in, zero, n));
-		return true;
-	}
-	case NK_BatchedReduceAdd:
-	case NK_BatchedReduceMean: {
-		/* gy back to the input's shape: the reduced axes as 1s, Broadcast */
-		const struct type *at = val_type(a);
-		unsigned len;
-		const int64_t *axes = node_ints(n, "axes", &len);
-		uint64_t d[GLOW_MAX_RANK], cnt = 1;
-		for (unsigned i = 0; i < at->rank; i++)
-			d[i] = at->dims[i];
-		for (unsigned i = 0; i < len; i++) {
-			cnt *= at->dims[axes[i]];
-			d[axes[i]] = 1;
-		}
-		struct value g = dg_mk1(c, NK_Reshape, &gy, 1, type_with_dims(c->m->types, at, d, at->rank), n);
-		g = dg_mk1(c, NK_Broadcast, &g, 1, at, n);
-		if (n->kind == NK_BatchedReduceMean)
-			g = dg_mk_bin(c, NK_Mul, g, dg_mk_splat(c, at, 1.0 / (double)cnt, n), n);
-		dg_add_adj(c, a, g);
-		return true;
-	}
-	case NK_Slice: {
-		/* gy written into zeros of the input's shape */
-		unsigned len;
-		const int64_t *start = node_ints(n, "start", &len);
-		struct value ops[2] = {dg_mk_splat(c, val_type(a), 0, n), gy};
-		struct value g = dg_mk1(c, NK_InsertTensor, ops, 2, val_type(a), n);
-		node_set_ints(c->m, g.node, "start", start, len);
-		dg_add_adj(c, a, g);
-		return true;
-	}
-	case NK_Pad: {
-		/* constant padding: the slice of gy the input was copied to;
-		 * other modes and negative pads in diff-rules.c */
-		unsigned len;
-		const int64_t *pads = node_ints(n, "pads", &len);
-		int64_t start[GLOW_MAX_RANK];
-		for (unsigned i = 0; i < len / 2; i++) {
-			if (pads[i] < 0 || pads[i + len / 2] < 0)
-				return dg_backprop_more(c, n, gy);
-			start[i] = pads[i];
-		}
-		if (strcmp(node_enum(n, "mode"), "constant") != 0)
-			return dg_backprop_more(c, n, gy);
-		struct value g = dg_mk1(c, NK_Slice, &gy, 1, val_type(a), n);
-		node_set_ints(c->m, g.node, "start", start, len / 2);
-		dg_add_adj(c, a, g);
-		return true;
-	}
-	case NK_Concat: {
-		/* each input's slice of gy */
-		unsigned dim = (unsigned)node_int(n, "dim"), rank = val_type(gy)->rank;
-		int64_t start[GLOW_MAX_RANK] = {0};
-		for (unsigned i = 0; i < n->nops; i++) {
-			struct value x = op_val(n, i);
-			if (dg_wants_grad(c, x)) {
-				struct value g = dg_mk1(c, NK_Slice, &gy, 1, val_type(x), n);
-				node_set_ints(c->m, g.node, "start", start, rank);
-				dg_add_adj(c, x, g);
-			}
-			start[dim] += (int64_t)val_type(x)->dims[dim];
-		}
-		return true;
-	}
-	default: return dg_backprop_more(c, n, gy);
-	}
+	return dg_rules[n->kind] && dg_rules[n->kind](c, n, gy);
 }
 
 /* The SGD update of trainable placeholder w with adjoint dw: one SGD node

@@ -1,6 +1,6 @@
 /* differentiate.h - the automatic differentiation engine of the
  * differentiate pass (differentiate.c), shared by its rule files
- * (diff-rules.c) and by the ONNX importer's Gradient operator
+ * (Gradients.def) and by the ONNX importer's Gradient operator
  * (lib/import/onnx/ops_train.c) through differentiate_values().
  */
 #ifndef GLOW_PASSES_DIFFERENTIATE_H
@@ -51,6 +51,10 @@ struct value *dg_get_adj(struct dctx *c, struct value v);
 /* Adds g to the adjoint of v (when v wants one). */
 void dg_add_adj(struct dctx *c, struct value v, struct value g);
 
+/* Adds g to the adjoint of n's operand 0 and returns true: the last step
+ * of a rule for a kind with one differentiable operand. */
+bool dg_to_input(struct dctx *c, const struct node *n, struct value g);
+
 /* Node builders: at the end of c->g, named "<base>.<sfx>" ("<base>.grad"
  * without _s), at base's location. */
 struct node *dg_mk_s(struct dctx *c, unsigned kind, const struct value *ops, unsigned nops,
@@ -75,12 +79,18 @@ struct value dg_mk_transpose(struct dctx *c, struct value v, const int64_t *shuf
 /* The sum of v over axis, kept as a 1 and broadcast back to v's shape. */
 struct value dg_sum_axis(struct dctx *c, struct value v, unsigned axis, const struct node *base);
 
-/* diff-rules.c: the rules added with Dropout and BatchNormalization's
- * training mode (Gelu's tanh form, LocalResponseNormalization, Pad's
- * reflect and edge modes, Gather with indices of any rank,
- * BatchNormalization); false if n's kind is not theirs or n is outside
- * what they handle. */
-bool dg_backprop_more(struct dctx *c, struct node *n, struct value gy);
+/* The gradient rules, one per row of Gradients.def (diff-linear.c,
+ * diff-ew.c, diff-shape.c, diff-rules.c); the table's comment gives their
+ * contract. */
+typedef bool (*dg_rule)(struct dctx *c, struct node *n, struct value gy);
+#define GRAD(K, rule) bool rule(struct dctx *c, struct node *n, struct value gy);
+#include "passes/Gradients.def"
+#undef GRAD
+
+/* diff-rules.c: the tanh form of Gelu (dr_gelu's other half), and Pad with
+ * reflect or edge mode or negative pads (dr_pad's other half). */
+bool dr_gelu_tanh(struct dctx *c, struct node *n, struct value gy);
+bool dr_pad_any(struct dctx *c, struct node *n, struct value gy);
 /* The copy in @F_grad of a BatchNormalization n with -mode=train (operands
  * o, already mapped): normalized with the batch's statistics; the running
  * statistics' updates are queued for section 3. */

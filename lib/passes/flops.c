@@ -7,7 +7,8 @@
  * and changes nothing. Used by bench/opt-models.sh to compare a model before
  * and after -O2.
  *
- * The estimate counts a multiply-add as 2 operations:
+ * The estimate (one row per kind in Flops.def) counts a multiply-add as 2
+ * operations:
  *   Convolution          2 * N*OH*OW*OC * KH*KW*IC/group + N*OH*OW*OC (bias)
  *   ConvTranspose        2 * N*H*W*IC * KH*KW*OC/group + result (bias)
  *   FullyConnected       2*N*K*M + N*M;  MatMul 2*N*K*M;  BatchMatMul 2*B*N*K*M
@@ -34,6 +35,7 @@ static double numel_d(const struct type *t)
 	return c;
 }
 
+/* KH*KW of windowed node n, 0 without a 2-D window. */
 static double window(const struct node *n)
 {
 	unsigned c;
@@ -41,62 +43,52 @@ static double window(const struct node *n)
 	return c == 2 ? (double)k[0] * (double)k[1] : 0;
 }
 
+/* The number of elements of n's operand 0. */
+static double numel_in(const struct node *n) { return numel_d(op_type(n, 0)); }
+
+/* Dimension d of n's operand i. */
+static double dim_of(const struct node *n, unsigned i, unsigned d) { return (double)op_type(n, i)->dims[d]; }
+
+/* ConvTranspose: each input element times the window times the output
+ * channels of its group, plus the bias. */
+static double conv_transpose_flops(const struct node *n, double out)
+{
+	double g = (double)node_int(n, "group");
+	return 2 * numel_in(n) * window(n) * (dim_of(n, 1, 0) / (g > 0 ? g : 1)) + out;
+}
+
+/* Gemm: the product over K (A's dimension 0 when transposed), alpha and
+ * beta * C. */
+static double gemm_flops(const struct node *n, double out)
+{
+	double k = dim_of(n, 0, node_int(n, "trans_a") ? 0 : 1);
+	return 2 * out * k + 2 * out;
+}
+
+/* One estimate function per row of Flops.def. */
+#define FLOPS(K, expr)                                                  \
+	static double flops_##K(const struct node *n, double out)       \
+	{                                                               \
+		(void)n;                                                \
+		(void)out;                                              \
+		return expr;                                            \
+	}
+#include "passes/Flops.def"
+#undef FLOPS
+
+static double (*const flops_rows[NK_COUNT])(const struct node *n, double out) = {
+#define FLOPS(K, expr) [NK_##K] = flops_##K,
+#include "passes/Flops.def"
+#undef FLOPS
+};
+
 /* The estimated operation count of one node. */
 static double node_flops(const struct node *n)
 {
 	if (n->nres == 0)
 		return 0;
-	const struct type *r = node_type(n);
-	double out = numel_d(r);
-	switch (n->kind) {
-	case NK_Convolution: {
-		const struct type *f = op_type(n, 1);
-		return 2 * out * window(n) * (double)f->dims[3] + out;
-	}
-	case NK_ConvTranspose: {
-		const struct type *in = op_type(n, 0), *f = op_type(n, 1);
-		double g = (double)node_int(n, "group");
-		return 2 * numel_d(in) * window(n) * ((double)f->dims[0] / (g > 0 ? g : 1)) + out;
-	}
-	case NK_FullyConnected: return 2 * out * (double)op_type(n, 0)->dims[1] + out;
-	case NK_MatMul: return 2 * out * (double)op_type(n, 0)->dims[1];
-	case NK_BatchMatMul: return 2 * out * (double)op_type(n, 0)->dims[2];
-	case NK_Gemm: {
-		const struct type *a = op_type(n, 0);
-		double k = (double)a->dims[node_int(n, "trans_a") ? 0 : 1];
-		return 2 * out * k + 2 * out;
-	}
-	case NK_MaxPool:
-	case NK_AvgPool: return out * window(n);
-	case NK_AdaptiveAvgPool: return numel_d(op_type(n, 0));
-	case NK_BatchNormalization: return 2 * out;
-	case NK_LayerNormalization:
-	case NK_InstanceNormalization: return 5 * out;
-	case NK_LocalResponseNormalization: return out * (2.0 * (2.0 * (double)node_int(n, "half_window_size") + 1) + 3);
-	case NK_SoftMax:
-	case NK_LogSoftMax: return 3 * out;
-	case NK_BatchedReduceAdd:
-	case NK_BatchedReduceMean:
-	case NK_BatchedReduceMax:
-	case NK_BatchedReduceMin:
-	case NK_BatchedReduceProd: return numel_d(op_type(n, 0));
-	case NK_Reshape:
-	case NK_Transpose:
-	case NK_Concat:
-	case NK_Slice:
-	case NK_InsertTensor:
-	case NK_Gather:
-	case NK_GatherND:
-	case NK_Tile:
-	case NK_Broadcast:
-	case NK_SpaceToDepth:
-	case NK_DepthToSpace:
-	case NK_ResizeNearest:
-	case NK_Splat:
-	case NK_Flip:
-	case NK_Pad: return 0;
-	default: return out;
-	}
+	double out = numel_d(node_type(n));
+	return flops_rows[n->kind] ? flops_rows[n->kind](n, out) : out;
 }
 
 bool count_flops_run(struct module *m, struct pass_ctx *ctx)

@@ -16,23 +16,11 @@
  * Requires: a verified function. Preserves: validity and every quantized
  * value's bits.
  */
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
 
 #include <math.h>
-
-/* Kinds whose quantized kernel requantizes its result to any parameters. */
-static bool fq_requantizes(unsigned k)
-{
-	switch (k) {
-	case NK_Convolution: case NK_FullyConnected: case NK_ChannelwiseQuantizedConvolution:
-	case NK_ChannelwiseQuantizedFullyConnected: case NK_MatMul: case NK_BatchMatMul: case NK_Add:
-	case NK_Sub: case NK_Mul: case NK_Max: case NK_Min: case NK_AvgPool: case NK_AdaptiveAvgPool:
-	case NK_Sigmoid: case NK_Tanh: case NK_Relu: case NK_Clip:
-		return true;
-	default: return false;
-	}
-}
 
 static bool fq_quantized(const struct type *t) { return elem_is_quantized((enum elem_kind)t->elem); }
 
@@ -54,7 +42,7 @@ static void fq_range(const struct type *t, double *lo, double *hi)
 static bool fq_foldable_producer(struct value x)
 {
 	struct node *p = x.node;
-	return x.res == 0 && !node_is_storage(p) && fq_requantizes(p->kind) && !node_has_pred(p) &&
+	return x.res == 0 && !node_is_storage(p) && pk_has(p->kind, PK_REQUANTIZES) && !node_has_pred(p) &&
 	       fq_quantized(p->types[0]) && node_num_uses(p, -1) == 1;
 }
 

@@ -29,8 +29,10 @@
 
 #include <math.h>
 
-static bool lower_clip(struct func *f, struct node *n, struct value x)
+/* Clip (Lowering.def): not when a bound is no value of the kind. */
+bool lower_clip(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	enum elem_kind k = (enum elem_kind)node_type(n)->elem;
 	double lo = node_float(n, "min"), hi = node_float(n, "max");
 	if (!pu_representable(k, lo) || !pu_representable(k, hi))
@@ -40,8 +42,10 @@ static bool lower_clip(struct func *f, struct node *n, struct value x)
 	return true;
 }
 
-static bool lower_leaky(struct func *f, struct node *n, struct value x)
+/* LeakyRelu (Lowering.def): always applies. */
+bool lower_leaky(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	double a = node_float(n, "alpha");
 	struct value ax = lw_bin_splat(f, NK_Mul, x, a, n, "scaled");
 	if (a >= 0 && a <= 1) {
@@ -54,14 +58,26 @@ static bool lower_leaky(struct func *f, struct node *n, struct value x)
 	return true;
 }
 
-static struct value sigmoid(struct func *f, struct node *n, struct value x)
+/* Sigmoid (Lowering.def): always applies. */
+bool lower_sigmoid(struct func *f, struct node *n)
 {
-	struct value e = lw_un(f, NK_Exp, lw_un(f, NK_Neg, x, n, "neg"), n, "exp");
-	return lw_un(f, NK_Reciprocal, lw_bin_splat(f, NK_Add, e, 1, n, "den"), n, "sigmoid");
+	struct value e = lw_un(f, NK_Exp, lw_un(f, NK_Neg, op_val(n, 0), n, "neg"), n, "exp");
+	lw_replace(f, n, lw_un(f, NK_Reciprocal, lw_bin_splat(f, NK_Add, e, 1, n, "den"), n, "sigmoid"));
+	return true;
 }
 
-static struct value gelu(struct func *f, struct node *n, struct value x)
+/* Swish (Lowering.def): always applies; the Sigmoid is lowered in turn. */
+bool lower_swish(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
+	lw_replace(f, n, lw_bin(f, NK_Mul, x, lw_un(f, NK_Sigmoid, x, n, "sigmoid"), n, "swish"));
+	return true;
+}
+
+/* Gelu (Lowering.def): always applies. */
+bool lower_gelu(struct func *f, struct node *n)
+{
+	struct value x = op_val(n, 0);
 	struct value half = lw_bin_splat(f, NK_Mul, x, 0.5, n, "half");
 	struct value inner;
 	if (node_int(n, "approximate") == 0) {
@@ -73,36 +89,48 @@ static struct value gelu(struct func *f, struct node *n, struct value x)
 		struct value s = lw_bin_splat(f, NK_Mul, poly, 0.79788456080286535588, n, "scaled");
 		inner = lw_un(f, NK_Tanh, s, n, "tanh");
 	}
-	return lw_bin(f, NK_Mul, half, lw_bin_splat(f, NK_Add, inner, 1, n, "one"), n, "gelu");
+	lw_replace(f, n, lw_bin(f, NK_Mul, half, lw_bin_splat(f, NK_Add, inner, 1, n, "one"), n, "gelu"));
+	return true;
 }
 
-static struct value hardswish(struct func *f, struct node *n, struct value x)
+/* HardSwish (Lowering.def): always applies. */
+bool lower_hardswish(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	struct node *clip = lw_node(f, NK_Clip, (struct value[]){lw_bin_splat(f, NK_Add, x, 3, n, "shift")}, 1,
 				    val_type(x), n, "clip");
 	node_set_float(f->mod, clip, "min", 0);
 	node_set_float(f->mod, clip, "max", 6);
 	struct value p = lw_bin(f, NK_Mul, x, node_val(clip, 0), n, "prod");
-	return lw_bin_splat(f, NK_Div, p, 6, n, "hardswish");
+	lw_replace(f, n, lw_bin_splat(f, NK_Div, p, 6, n, "hardswish"));
+	return true;
 }
 
-static struct value softplus(struct func *f, struct node *n, struct value x)
+/* SoftPlus (Lowering.def): always applies. */
+bool lower_softplus(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	struct value e = lw_un(f, NK_Exp, lw_un(f, NK_Neg, lw_un(f, NK_Abs, x, n, "abs"), n, "neg"), n, "exp");
 	struct value l = lw_un(f, NK_Log, lw_bin_splat(f, NK_Add, e, 1, n, "onep"), n, "log");
-	return lw_bin(f, NK_Add, lw_un(f, NK_Relu, x, n, "pos"), l, n, "softplus");
+	lw_replace(f, n, lw_bin(f, NK_Add, lw_un(f, NK_Relu, x, n, "pos"), l, n, "softplus"));
+	return true;
 }
 
-static struct value elu(struct func *f, struct node *n, struct value x)
+/* Elu (Lowering.def): always applies. */
+bool lower_elu(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	struct value pos = lw_bin(f, NK_CmpLT, lw_splat(f, val_type(x), 0, n, "zero"), x, n, "pos");
 	struct value em1 = lw_bin_splat(f, NK_Sub, lw_un(f, NK_Exp, x, n, "exp"), 1, n, "expm1");
 	struct value ops[3] = {pos, x, lw_bin_splat(f, NK_Mul, em1, node_float(n, "alpha"), n, "neg")};
-	return node_val(lw_node(f, NK_Select, ops, 3, node_type(n), n, "elu"), 0);
+	lw_replace(f, n, node_val(lw_node(f, NK_Select, ops, 3, node_type(n), n, "elu"), 0));
+	return true;
 }
 
-static struct value log_softmax(struct func *f, struct node *n, struct value x)
+/* LogSoftMax (Lowering.def): always applies. */
+bool lower_log_softmax(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	const struct type *t = val_type(x);
 	bool drop[GLOW_MAX_RANK] = {false};
 	drop[node_int(n, "axis")] = true;
@@ -110,24 +138,6 @@ static struct value log_softmax(struct func *f, struct node *n, struct value x)
 	struct value d = lw_bin(f, NK_Sub, x, lw_expand(f, mx, t, drop, n, "maxb"), n, "shifted");
 	struct value s = lw_reduce(f, NK_BatchedReduceAdd, lw_un(f, NK_Exp, d, n, "exp"), drop, n, "sum");
 	struct value l = lw_un(f, NK_Log, s, n, "log");
-	return lw_bin(f, NK_Sub, d, lw_expand(f, l, t, drop, n, "logb"), n, "logsoftmax");
-}
-
-bool lower_activation(struct func *f, struct node *n)
-{
-	struct value x = op_val(n, 0);
-	if (val_type(x) != node_type(n))
-		return false;
-	switch (n->kind) {
-	case NK_Clip: return lower_clip(f, n, x);
-	case NK_LeakyRelu: return lower_leaky(f, n, x);
-	case NK_Sigmoid: lw_replace(f, n, sigmoid(f, n, x)); return true;
-	case NK_Swish: lw_replace(f, n, lw_bin(f, NK_Mul, x, lw_un(f, NK_Sigmoid, x, n, "sigmoid"), n, "swish")); return true;
-	case NK_HardSwish: lw_replace(f, n, hardswish(f, n, x)); return true;
-	case NK_Gelu: lw_replace(f, n, gelu(f, n, x)); return true;
-	case NK_SoftPlus: lw_replace(f, n, softplus(f, n, x)); return true;
-	case NK_Elu: lw_replace(f, n, elu(f, n, x)); return true;
-	case NK_LogSoftMax: lw_replace(f, n, log_softmax(f, n, x)); return true;
-	default: return false;
-	}
+	lw_replace(f, n, lw_bin(f, NK_Sub, d, lw_expand(f, l, t, drop, n, "logb"), n, "logsoftmax"));
+	return true;
 }

@@ -121,7 +121,8 @@ static struct value conv_back(struct func *f, struct node *n, struct value g, st
 	return v;
 }
 
-static void lower_fc_grad(struct func *f, struct node *n)
+/* FullyConnectedGrad (Lowering.def). */
+bool lower_fc_grad(struct func *f, struct node *n)
 {
 	static const int64_t swap[2] = {1, 0};
 	struct value x = op_val(n, 0), w = op_val(n, 1), g = op_val(n, 2);
@@ -133,9 +134,11 @@ static void lower_fc_grad(struct func *f, struct node *n)
 	bool drop[2] = {true, false};
 	r[2] = reduce_add(f, g, drop, n, "db");
 	replace_all(f, n, r);
+	return true;
 }
 
-static void lower_conv_grad(struct func *f, struct node *n)
+/* ConvolutionGrad (Lowering.def). */
+bool lower_conv_grad(struct func *f, struct node *n)
 {
 	static const int64_t to_cn[4] = {3, 1, 2, 0};
 	struct value x = op_val(n, 0), w = op_val(n, 1), g = op_val(n, 2);
@@ -196,9 +199,11 @@ static void lower_conv_grad(struct func *f, struct node *n)
 	bool drop[4] = {true, true, true, false};
 	r[2] = reduce_add(f, g, drop, n, "db");
 	replace_all(f, n, r);
+	return true;
 }
 
-static void lower_maxpool_grad(struct func *f, struct node *n)
+/* MaxPoolGrad (Lowering.def). */
+bool lower_maxpool_grad(struct func *f, struct node *n)
 {
 	struct value a = op_val(n, 0), g = op_val(n, 1);
 	const struct type *t = node_type(n);
@@ -209,9 +214,11 @@ static void lower_maxpool_grad(struct func *f, struct node *n)
 	struct node *sc = lw_node(f, NK_ScatterElements, ops, 3, val_type(zeros), n, "scatter");
 	node_set_int(f->mod, sc, "reduction", 1); /* add */
 	lw_replace(f, n, reshape(f, node_val(sc, 0), t, n, "dx"));
+	return true;
 }
 
-static void lower_avgpool_grad(struct func *f, struct node *n)
+/* AvgPoolGrad (Lowering.def). */
+bool lower_avgpool_grad(struct func *f, struct node *n)
 {
 	struct value g = op_val(n, 0);
 	const struct type *t = node_type(n), *gt = val_type(g);
@@ -247,51 +254,71 @@ static void lower_avgpool_grad(struct func *f, struct node *n)
 	uint64_t c = t->dims[3], fd[4] = {c, (uint64_t)k[0], (uint64_t)k[1], 1};
 	struct value ones = lw_splat(f, tdims(f, t, fd, 4), 1, n, "ones");
 	lw_replace(f, n, conv_back(f, n, scaled, ones, t, k, s, p, one, (int64_t)c));
+	return true;
 }
 
-bool lower_grad(struct func *f, struct node *n)
+/* ReluGrad (Lowering.def). */
+bool lower_relu_grad(struct func *f, struct node *n)
 {
-	struct value a = op_val(n, 0), b = n->nops > 1 ? op_val(n, 1) : a;
-	switch (n->kind) {
-	case NK_FullyConnectedGrad: lower_fc_grad(f, n); return true;
-	case NK_ConvolutionGrad: lower_conv_grad(f, n); return true;
-	case NK_MaxPoolGrad: lower_maxpool_grad(f, n); return true;
-	case NK_AvgPoolGrad: lower_avgpool_grad(f, n); return true;
-	case NK_ReluGrad: {
-		struct value zero = lw_splat(f, val_type(a), 0, n, "zero");
-		struct value pos = lw_bin(f, NK_CmpLT, zero, a, n, "pos");
-		struct value ops[3] = {pos, b, zero};
-		lw_replace(f, n, node_val(lw_node(f, NK_Select, ops, 3, val_type(a), n, "dx"), 0));
-		return true;
-	}
-	case NK_SigmoidGrad: {
-		struct value one = lw_splat(f, val_type(a), 1, n, "one");
-		struct value dy = lw_bin(f, NK_Mul, a, lw_bin(f, NK_Sub, one, a, n, "omy"), n, "dydx");
-		lw_replace(f, n, lw_bin(f, NK_Mul, b, dy, n, "dx"));
-		return true;
-	}
-	case NK_TanhGrad: {
-		struct value one = lw_splat(f, val_type(a), 1, n, "one");
-		struct value dy = lw_bin(f, NK_Sub, one, lw_bin(f, NK_Mul, a, a, n, "ysq"), n, "dydx");
-		lw_replace(f, n, lw_bin(f, NK_Mul, b, dy, n, "dx"));
-		return true;
-	}
-	case NK_RegressionGrad: lw_replace(f, n, lw_bin(f, NK_Sub, a, b, n, "dx")); return true;
-	case NK_SoftMaxGrad:
-		lw_replace(f, n, lw_bin(f, NK_Sub, a, one_hot(f, b, val_type(a), n), n, "dx"));
-		return true;
-	case NK_CrossEntropyLossGrad: {
-		const struct type *pt = val_type(a);
-		struct value oh = one_hot(f, b, pt, n);
-		struct value off = lw_bin(f, NK_Sub, lw_splat(f, pt, 1, n, "one"), oh, n, "off");
-		struct value den = lw_bin(f, NK_Add, a, off, n, "den");
-		uint64_t d11[2] = {1, 1};
-		struct value cg = reshape(f, op_val(n, 2), tdims(f, pt, d11, 2), n, "cg");
-		struct value q = lw_bin(f, NK_Div, oh, den, n, "inv");
-		q = lw_bin(f, NK_Mul, q, lw_broadcast(f, cg, pt, 0, n, "cgs"), n, "scaled");
-		lw_replace(f, n, lw_un(f, NK_Neg, q, n, "dx"));
-		return true;
-	}
-	default: return false;
-	}
+	struct value a = op_val(n, 0), b = op_val(n, 1);
+	struct value zero = lw_splat(f, val_type(a), 0, n, "zero");
+	struct value pos = lw_bin(f, NK_CmpLT, zero, a, n, "pos");
+	struct value ops[3] = {pos, b, zero};
+	lw_replace(f, n, node_val(lw_node(f, NK_Select, ops, 3, val_type(a), n, "dx"), 0));
+	return true;
+}
+
+/* G * dy/dx for SigmoidGrad and TanhGrad (Y, G): dy the derivative at Y
+ * (before n, named "<n>.dydx"). */
+static bool replace_by_chain(struct func *f, struct node *n, struct value dy)
+{
+	lw_replace(f, n, lw_bin(f, NK_Mul, op_val(n, 1), dy, n, "dx"));
+	return true;
+}
+
+/* SigmoidGrad (Lowering.def). */
+bool lower_sigmoid_grad(struct func *f, struct node *n)
+{
+	struct value a = op_val(n, 0);
+	struct value one = lw_splat(f, val_type(a), 1, n, "one");
+	return replace_by_chain(f, n, lw_bin(f, NK_Mul, a, lw_bin(f, NK_Sub, one, a, n, "omy"), n, "dydx"));
+}
+
+/* TanhGrad (Lowering.def). */
+bool lower_tanh_grad(struct func *f, struct node *n)
+{
+	struct value a = op_val(n, 0);
+	struct value one = lw_splat(f, val_type(a), 1, n, "one");
+	return replace_by_chain(f, n, lw_bin(f, NK_Sub, one, lw_bin(f, NK_Mul, a, a, n, "ysq"), n, "dydx"));
+}
+
+/* RegressionGrad (Lowering.def). */
+bool lower_regression_grad(struct func *f, struct node *n)
+{
+	lw_replace(f, n, lw_bin(f, NK_Sub, op_val(n, 0), op_val(n, 1), n, "dx"));
+	return true;
+}
+
+/* SoftMaxGrad (Lowering.def). */
+bool lower_softmax_grad(struct func *f, struct node *n)
+{
+	struct value a = op_val(n, 0);
+	lw_replace(f, n, lw_bin(f, NK_Sub, a, one_hot(f, op_val(n, 1), val_type(a), n), n, "dx"));
+	return true;
+}
+
+/* CrossEntropyLossGrad (Lowering.def). */
+bool lower_xent_grad(struct func *f, struct node *n)
+{
+	struct value a = op_val(n, 0);
+	const struct type *pt = val_type(a);
+	struct value oh = one_hot(f, op_val(n, 1), pt, n);
+	struct value off = lw_bin(f, NK_Sub, lw_splat(f, pt, 1, n, "one"), oh, n, "off");
+	struct value den = lw_bin(f, NK_Add, a, off, n, "den");
+	uint64_t d11[2] = {1, 1};
+	struct value cg = reshape(f, op_val(n, 2), tdims(f, pt, d11, 2), n, "cg");
+	struct value q = lw_bin(f, NK_Div, oh, den, n, "inv");
+	q = lw_bin(f, NK_Mul, q, lw_broadcast(f, cg, pt, 0, n, "cgs"), n, "scaled");
+	lw_replace(f, n, lw_un(f, NK_Neg, q, n, "dx"));
+	return true;
 }

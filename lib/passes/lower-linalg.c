@@ -22,7 +22,8 @@
 
 #include <stdlib.h>
 
-static bool lower_fc(struct func *f, struct node *n)
+/* FullyConnected (Lowering.def): always applies. */
+bool lower_fc(struct func *f, struct node *n)
 {
 	const struct type *t = node_type(n);
 	struct value ops[2] = {op_val(n, 0), op_val(n, 1)};
@@ -40,7 +41,8 @@ static struct value transposed(struct func *f, struct value v, struct node *n, c
 	return node_val(pu_new_transpose(f, v, swap, n, lw_name(buf, n, suffix)), 0);
 }
 
-static bool lower_gemm(struct func *f, struct node *n)
+/* Gemm (Lowering.def): always applies. */
+bool lower_gemm(struct func *f, struct node *n)
 {
 	const struct type *t = node_type(n), *ct = op_type(n, 2);
 	double alpha = node_float(n, "alpha"), beta = node_float(n, "beta");
@@ -75,7 +77,8 @@ static struct value slice(struct func *f, struct value v, const int64_t *start, 
 	return node_val(s, 0);
 }
 
-static bool lower_group_conv(struct func *f, struct node *n)
+/* Grouped Convolution (Lowering.def, LW_GROUPED): always applies. */
+bool lower_group_conv(struct func *f, struct node *n)
 {
 	struct module *m = f->mod;
 	const struct type *t = node_type(n), *in = op_type(n, 0), *ft = op_type(n, 1);
@@ -102,14 +105,4 @@ static bool lower_group_conv(struct func *f, struct node *n)
 	free(parts);
 	lw_replace(f, n, node_val(cat, 0));
 	return true;
-}
-
-bool lower_linalg(struct func *f, struct node *n)
-{
-	switch (n->kind) {
-	case NK_FullyConnected: return lower_fc(f, n);
-	case NK_Gemm: return lower_gemm(f, n);
-	case NK_Convolution: return lower_group_conv(f, n);
-	default: return false;
-	}
 }

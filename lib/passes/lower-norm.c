@@ -23,8 +23,10 @@
 #include "passes/lowering.h"
 #include "passes/passutil.h"
 
-static bool lower_batchnorm(struct func *f, struct node *n, struct value x)
+/* BatchNormalization (Lowering.def): not when a statistic's element kind differs. */
+bool lower_batchnorm(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	const struct type *t = val_type(x);
 	unsigned c = (unsigned)node_int(n, "channel_idx");
 	for (unsigned i = 1; i < 5; i++)
@@ -50,8 +52,11 @@ static struct value normalize(struct func *f, struct node *n, struct value x, co
 	return lw_bin(f, NK_Mul, d, lw_expand(f, r, t, drop, n, "rsdb"), n, "normalized");
 }
 
-static bool lower_layer_or_instance(struct func *f, struct node *n, struct value x)
+/* LayerNormalization and InstanceNormalization (Lowering.def): not when
+ * Scale or Bias has another element kind, nor on an empty tensor. */
+bool lower_layer_or_instance(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	const struct type *t = val_type(x);
 	bool drop[GLOW_MAX_RANK] = {false};
 	unsigned axis;
@@ -72,8 +77,11 @@ static bool lower_layer_or_instance(struct func *f, struct node *n, struct value
 	return true;
 }
 
-static bool lower_reduce_mean(struct func *f, struct node *n, struct value x)
+/* BatchedReduceMean (Lowering.def): not when it reduces nothing (a
+ * mean of zero elements). */
+bool lower_reduce_mean(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	const struct type *t = val_type(x);
 	unsigned na;
 	const int64_t *axes = node_ints(n, "axes", &na);
@@ -86,18 +94,4 @@ static bool lower_reduce_mean(struct func *f, struct node *n, struct value x)
 	node_set_ints(f->mod, sum, "axes", axes, na);
 	lw_replace(f, n, lw_bin_splat(f, NK_Mul, node_val(sum, 0), 1.0 / (double)cnt, n, "mean"));
 	return true;
-}
-
-bool lower_norm(struct func *f, struct node *n)
-{
-	struct value x = op_val(n, 0);
-	if (!type_same_elem(val_type(x), node_type(n)))
-		return false;
-	switch (n->kind) {
-	case NK_BatchNormalization: return lower_batchnorm(f, n, x);
-	case NK_LayerNormalization:
-	case NK_InstanceNormalization: return lower_layer_or_instance(f, n, x);
-	case NK_BatchedReduceMean: return lower_reduce_mean(f, n, x);
-	default: return false;
-	}
 }

@@ -24,8 +24,11 @@ static struct value insert(struct func *f, struct node *n, struct value big, str
 	return node_val(ins, 0);
 }
 
-static bool lower_pad(struct func *f, struct node *n, struct value x)
+/* Pad (Lowering.def): constant mode with no negative pad and a pad value
+ * of the kind. */
+bool lower_pad(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	const struct type *t = node_type(n);
 	unsigned np;
 	const int64_t *pads = node_ints(n, "pads", &np);
@@ -39,8 +42,10 @@ static bool lower_pad(struct func *f, struct node *n, struct value x)
 	return true;
 }
 
-static bool lower_tile(struct func *f, struct node *n, struct value x)
+/* Tile (Lowering.def): always applies. */
+bool lower_tile(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	const struct type *t = node_type(n);
 	int64_t start[GLOW_MAX_RANK] = {0};
 	struct value ins = insert(f, n, lw_splat(f, t, 0, n, "fill"), x, start);
@@ -50,8 +55,10 @@ static bool lower_tile(struct func *f, struct node *n, struct value x)
 	return true;
 }
 
-static bool lower_broadcast(struct func *f, struct node *n, struct value x)
+/* Broadcast (Lowering.def): not to a shape with an empty dimension. */
+bool lower_broadcast(struct func *f, struct node *n)
 {
+	struct value x = op_val(n, 0);
 	struct module *m = f->mod;
 	const struct type *t = node_type(n), *in = val_type(x);
 	unsigned axis = (unsigned)node_int(n, "axis");
@@ -76,17 +83,4 @@ static bool lower_broadcast(struct func *f, struct node *n, struct value x)
 	}
 	lw_replace(f, n, v);
 	return true;
-}
-
-bool lower_shape(struct func *f, struct node *n)
-{
-	struct value x = op_val(n, 0);
-	if (!type_same_elem(val_type(x), node_type(n)))
-		return false;
-	switch (n->kind) {
-	case NK_Pad: return lower_pad(f, n, x);
-	case NK_Tile: return lower_tile(f, n, x);
-	case NK_Broadcast: return lower_broadcast(f, n, x);
-	default: return false;
-	}
 }

@@ -52,31 +52,6 @@
 
 #define MASK_PRIME 2147483647u
 
-bool lower_train_owns(const struct node *n)
-{
-	switch (n->kind) {
-	case NK_SGD:
-	case NK_Dropout:
-	case NK_DropoutMask:
-	case NK_BatchNormalizationGrad:
-	case NK_LocalResponseNormalizationGrad: return true;
-	default: return false;
-	}
-}
-
-const char *lower_train_stat(unsigned kind)
-{
-	switch (kind) {
-	case NK_SGD: return "Number of SGD lowered to arithmetic (and a velocity placeholder)";
-	case NK_Dropout: return "Number of Dropout lowered to its input";
-	case NK_DropoutMask: return "Number of DropoutMask lowered to integer arithmetic and Select";
-	case NK_BatchNormalizationGrad: return "Number of BatchNormalizationGrad lowered to reductions and arithmetic";
-	case NK_LocalResponseNormalizationGrad:
-		return "Number of LocalResponseNormalizationGrad lowered to MatMul by a band and arithmetic";
-	default: return NULL;
-	}
-}
-
 /* The velocity placeholder of SGD node n (see the top). */
 static struct value velocity(struct func *f, struct node *n, const struct type *t)
 {
@@ -91,7 +66,8 @@ static struct value velocity(struct func *f, struct node *n, const struct type *
 	return node_val(v, 0);
 }
 
-static void lower_sgd(struct func *f, struct node *n)
+/* SGD (Lowering.def). */
+bool lower_sgd(struct func *f, struct node *n)
 {
 	struct value g = op_val(n, 0), w = op_val(n, 1);
 	const struct type *t = val_type(w);
@@ -116,6 +92,7 @@ static void lower_sgd(struct func *f, struct node *n)
 	}
 	struct value step = lw_bin(f, NK_Mul, g, lw_splat(f, t, lr, n, "lr"), n, "step");
 	lw_replace(f, n, lw_bin(f, NK_Sub, w, step, n, "updated"));
+	return true;
 }
 
 /* A 64-bit mix of x (the finalizer of a well-known splittable generator:
@@ -130,7 +107,8 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static void lower_dropout_mask(struct func *f, struct node *n)
+/* DropoutMask (Lowering.def). */
+bool lower_dropout_mask(struct func *f, struct node *n)
 {
 	struct module *m = f->mod;
 	struct value s = op_val(n, 0);
@@ -167,9 +145,11 @@ static void lower_dropout_mask(struct func *f, struct node *n)
 	struct value keep = lw_bin(f, NK_CmpLT, h, lw_splat(f, kt, thr, n, "threshold"), n, "keep");
 	struct value ops[3] = {keep, lw_splat(f, mt, 1.0 / (1.0 - r), n, "scale"), lw_splat(f, mt, 0, n, "zero")};
 	lw_replace(f, n, node_val(lw_node(f, NK_Select, ops, 3, mt, n, "mask"), 0));
+	return true;
 }
 
-static void lower_bn_grad(struct func *f, struct node *n)
+/* BatchNormalizationGrad (Lowering.def). */
+bool lower_bn_grad(struct func *f, struct node *n)
 {
 	struct value x = op_val(n, 0), scale = op_val(n, 1), mean = op_val(n, 2), var = op_val(n, 3), g = op_val(n, 4);
 	const struct type *t = val_type(x);
@@ -194,6 +174,7 @@ static void lower_bn_grad(struct func *f, struct node *n)
 	for (unsigned i = 0; i < 3; i++)
 		value_replace_all_uses(node_val(n, i), r[i]);
 	node_erase(f, n);
+	return true;
 }
 
 /* v [N, H, W, C] times the C x C band constant (1 where the channels are
@@ -209,7 +190,8 @@ static struct value window_sum(struct func *f, struct value v, struct value band
 	return node_val(lw_node(f, NK_Reshape, &m, 1, t, n, sfx), 0);
 }
 
-static void lower_lrn_grad(struct func *f, struct node *n)
+/* LocalResponseNormalizationGrad (Lowering.def). */
+bool lower_lrn_grad(struct func *f, struct node *n)
 {
 	struct value x = op_val(n, 0), g = op_val(n, 1);
 	const struct type *t = val_type(x);
@@ -239,16 +221,13 @@ static void lower_lrn_grad(struct func *f, struct node *n)
 	struct value w = lw_bin(f, NK_Mul, x, window_sum(f, q, b, n, "qs"), n, "xq");
 	w = lw_bin_splat(f, NK_Mul, w, 2 * alpha * beta / size, n, "corr");
 	lw_replace(f, n, lw_bin(f, NK_Sub, lw_bin(f, NK_Mul, g, d, n, "gd"), w, n, "dx"));
+	return true;
 }
 
-bool lower_train(struct func *f, struct node *n)
+/* Dropout (Lowering.def): the identity outside a training step (where
+ * differentiate made it a Mul by a DropoutMask). */
+bool lower_dropout(struct func *f, struct node *n)
 {
-	switch (n->kind) {
-	case NK_BatchNormalizationGrad: lower_bn_grad(f, n); return true;
-	case NK_LocalResponseNormalizationGrad: lower_lrn_grad(f, n); return true;
-	case NK_SGD: lower_sgd(f, n); return true;
-	case NK_Dropout: lw_replace(f, n, op_val(n, 0)); return true;
-	case NK_DropoutMask: lower_dropout_mask(f, n); return true;
-	default: return false;
-	}
+	lw_replace(f, n, op_val(n, 0));
+	return true;
 }

@@ -2,11 +2,12 @@
  * (lowering.h).
  *
  * The driver sweeps the function in list order and hands each selected node
- * to the rule families; a rule inserts its nodes before the node it
- * replaces, so they are not visited in the same sweep. When a sweep lowered
- * something the next sweep looks at the new nodes (a Swish's Sigmoid, a
- * Broadcast's Tile). Rules only ever produce kinds that lower into strictly
- * simpler ones, so a few sweeps suffice; the cap guards that argument.
+ * to its kind's rule (Lowering.def); a rule inserts its nodes before the
+ * node it replaces, so they are not visited in the same sweep. When a sweep
+ * lowered something the next sweep looks at the new nodes (a Swish's
+ * Sigmoid, a Broadcast's Tile). Rules only ever produce kinds that lower
+ * into strictly simpler ones, so a few sweeps suffice; the cap guards that
+ * argument.
  */
 #include "passes/lowering.h"
 #include "passes/passutil.h"
@@ -16,95 +17,52 @@
 
 enum { LOWER_MAX_SWEEPS = 16 };
 
+/* The table's row of each kind (Lowering.def); a kind without a row has a
+ * null rule. */
+struct lower_row {
+	bool (*rule)(struct func *f, struct node *n);
+	enum lower_when when;
+	enum lower_guard guard;
+	const char *stat;
+};
+
+static const struct lower_row lower_rows[NK_COUNT] = {
+#define LOWER(K, rule_, when_, guard_, stat_) [NK_##K] = {rule_, when_, guard_, stat_},
+#include "passes/Lowering.def"
+#undef LOWER
+};
+
 bool lower_is_grad(const struct node *n)
 {
-	switch (n->kind) {
-	case NK_FullyConnectedGrad:
-	case NK_ConvolutionGrad:
-	case NK_MaxPoolGrad:
-	case NK_AvgPoolGrad:
-	case NK_ReluGrad:
-	case NK_SigmoidGrad:
-	case NK_TanhGrad:
-	case NK_SoftMaxGrad:
-	case NK_CrossEntropyLossGrad:
-	case NK_RegressionGrad: return true;
-	default: return lower_train_owns(n);
-	}
+	return lower_rows[n->kind].rule && lower_rows[n->kind].when == LW_GRAD;
 }
 
 bool lower_has_rule(const struct node *n)
 {
+	const struct lower_row *r = &lower_rows[n->kind];
+	if (!r->rule)
+		return false;
 	/* the type rules make every gradient kind floating point */
-	if (lower_is_grad(n))
+	if (r->when == LW_GRAD)
 		return !node_has_pred(n);
 	if (node_has_pred(n) || n->nres != 1)
 		return false;
 	enum elem_kind k = (enum elem_kind)node_type(n)->elem;
-	switch (n->kind) {
-	case NK_Pad:
-	case NK_Tile:
-	case NK_Broadcast: return !elem_is_quantized(k);
-	case NK_Convolution: return elem_is_float(k) && node_int(n, "group") > 1 && op_type(n, 1)->dims[3] > 1;
-	case NK_FullyConnected:
-	case NK_Gemm:
-	case NK_BatchNormalization:
-	case NK_LayerNormalization:
-	case NK_InstanceNormalization:
-	case NK_BatchedReduceMean:
-	case NK_Clip:
-	case NK_LeakyRelu:
-	case NK_Sigmoid:
-	case NK_Swish:
-	case NK_HardSwish:
-	case NK_Gelu:
-	case NK_SoftPlus:
-	case NK_Elu:
-	case NK_LogSoftMax: return elem_is_float(k) && elem_is_float((enum elem_kind)op_type(n, 0)->elem);
-	default: return false;
+	switch (r->when) {
+	case LW_UNQUANTIZED: return !elem_is_quantized(k);
+	case LW_GROUPED: return elem_is_float(k) && node_int(n, "group") > 1 && op_type(n, 1)->dims[3] > 1;
+	default: return elem_is_float(k) && elem_is_float((enum elem_kind)op_type(n, 0)->elem);
 	}
 }
 
-static const char *stat_desc(unsigned kind)
+/* Whether n's operand 0 passes its row's guard (Lowering.def). */
+static bool lower_guard_ok(const struct lower_row *r, const struct node *n)
 {
-	switch (kind) {
-	case NK_FullyConnected: return "Number of FullyConnected lowered to MatMul + BatchedAdd";
-	case NK_Gemm: return "Number of Gemm lowered to MatMul and arithmetic";
-	case NK_Convolution: return "Number of grouped Convolutions lowered to one Convolution per group";
-	case NK_BatchNormalization: return "Number of BatchNormalizations lowered to arithmetic";
-	case NK_LayerNormalization: return "Number of LayerNormalizations lowered to reductions and arithmetic";
-	case NK_InstanceNormalization: return "Number of InstanceNormalizations lowered to reductions and arithmetic";
-	case NK_BatchedReduceMean: return "Number of BatchedReduceMean lowered to BatchedReduceAdd and Mul";
-	case NK_Clip: return "Number of Clip lowered to Max and Min";
-	case NK_LeakyRelu: return "Number of LeakyRelu lowered to arithmetic";
-	case NK_Sigmoid: return "Number of Sigmoid lowered to arithmetic";
-	case NK_Swish: return "Number of Swish lowered to Mul by Sigmoid";
-	case NK_HardSwish: return "Number of HardSwish lowered to arithmetic";
-	case NK_Gelu: return "Number of Gelu lowered to arithmetic";
-	case NK_SoftPlus: return "Number of SoftPlus lowered to arithmetic";
-	case NK_Elu: return "Number of Elu lowered to arithmetic";
-	case NK_LogSoftMax: return "Number of LogSoftMax lowered to reductions and arithmetic";
-	case NK_Pad: return "Number of Pad lowered to Splat + InsertTensor";
-	case NK_Tile: return "Number of Tile lowered to InsertTensor";
-	case NK_Broadcast: return "Number of Broadcast lowered to Reshape + Tile";
-	case NK_FullyConnectedGrad:
-		return "Number of FullyConnectedGrad lowered to MatMul, Transpose and BatchedReduceAdd";
-	case NK_ConvolutionGrad:
-		return "Number of ConvolutionGrad lowered to ConvTranspose, Convolution and data movement";
-	case NK_MaxPoolGrad: return "Number of MaxPoolGrad lowered to ScatterElements";
-	case NK_AvgPoolGrad: return "Number of AvgPoolGrad lowered to a depthwise ConvTranspose";
-	case NK_ReluGrad: return "Number of ReluGrad lowered to Select";
-	case NK_SigmoidGrad: return "Number of SigmoidGrad lowered to arithmetic";
-	case NK_TanhGrad: return "Number of TanhGrad lowered to arithmetic";
-	case NK_SoftMaxGrad: return "Number of SoftMaxGrad lowered to a one-hot Gather and Sub";
-	case NK_CrossEntropyLossGrad:
-		return "Number of CrossEntropyLossGrad lowered to a one-hot Gather and arithmetic";
-	case NK_RegressionGrad: return "Number of RegressionGrad lowered to Sub";
-	default:
-		if (lower_train_stat(kind))
-			return lower_train_stat(kind);
-		unreachable("no lowering rule for this kind");
-	}
+	if (r->guard == LG_SAME_TYPE)
+		return op_type(n, 0) == node_type(n);
+	if (r->guard == LG_SAME_ELEM)
+		return type_same_elem(op_type(n, 0), node_type(n));
+	return true;
 }
 
 bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const struct pass_ctx *, const struct node *))
@@ -117,8 +75,8 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 			if (!lower_has_rule(n) || !(lower_is_grad(n) || want(ctx, n)))
 				continue;
 			unsigned k = n->kind;
-			if (lower_linalg(f, n) || lower_activation(f, n) || lower_norm(f, n) || lower_shape(f, n) ||
-			    lower_grad(f, n) || lower_train(f, n)) {
+			const struct lower_row *r = &lower_rows[k];
+			if (lower_guard_ok(r, n) && r->rule(f, n)) {
 				counts[k]++;
 				changed = true;
 			}
@@ -129,7 +87,7 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 	}
 	for (unsigned k = 0; k < NK_COUNT; k++)
 		if (counts[k])
-			pass_stat(ctx, stat_desc(k), counts[k]);
+			pass_stat(ctx, lower_rows[k].stat, counts[k]);
 	return any;
 }
 

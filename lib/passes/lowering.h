@@ -8,6 +8,9 @@
  * that node's location, so diagnostics about it still point at the source
  * line it came from.
  *
+ * Lowering.def has one row per kind with a rule: its rule function, which
+ * nodes of the kind it applies to and its -stats line.
+ *
  * A rule returns true if it replaced n (n is then erased), false if n is
  * outside what it handles (a predicate, a quantized kind, negative pads,
  * ...); it never fails. Nodes a rule creates may be lowered in turn (Swish
@@ -29,32 +32,21 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 /* Whether a rule exists for n's kind and could apply to n as it stands. */
 bool lower_has_rule(const struct node *n);
 
-/* ---- the rules, by family ---- */
-
-/* lower-linalg.c: FullyConnected, Gemm, grouped Convolution */
-bool lower_linalg(struct func *f, struct node *n);
-/* lower-act.c: Clip, LeakyRelu, Sigmoid, Swish, HardSwish, Gelu, SoftPlus,
- * Elu, LogSoftMax */
-bool lower_activation(struct func *f, struct node *n);
-/* lower-norm.c: BatchNormalization, LayerNormalization,
- * InstanceNormalization, BatchedReduceMean */
-bool lower_norm(struct func *f, struct node *n);
-/* lower-shape.c: Pad, Tile, Broadcast */
-bool lower_shape(struct func *f, struct node *n);
-
-/* lower-grad.c: the gradient kinds (FullyConnectedGrad, ConvolutionGrad,
- * MaxPoolGrad, AvgPoolGrad, ReluGrad, SigmoidGrad, TanhGrad, SoftMaxGrad,
- * CrossEntropyLossGrad, RegressionGrad) */
-bool lower_grad(struct func *f, struct node *n);
-/* n is of a gradient kind: no backend has an instruction for one, so the
- * lower stage lowers it whatever the backend's should_lower says */
+/* n is of a gradient or training kind (LW_GRAD in Lowering.def): no
+ * backend has an instruction for one, so the lower stage lowers it
+ * whatever the backend's should_lower says */
 bool lower_is_grad(const struct node *n);
-/* lower-train.c: SGD, Dropout and the gradient kinds added with them
- * (lower_is_grad includes them through lower_train_owns); the -stats line
- * of such a kind, NULL for any other */
-bool lower_train(struct func *f, struct node *n);
-bool lower_train_owns(const struct node *n);
-const char *lower_train_stat(unsigned kind);
+
+/* ---- the rules (Lowering.def), in lower-*.c by family ---- */
+
+/* Which nodes of a kind have a rule, and what the driver checks before
+ * calling it (Lowering.def's When and Guard columns). */
+enum lower_when { LW_FLOAT, LW_UNQUANTIZED, LW_GROUPED, LW_GRAD };
+enum lower_guard { LG_ANY, LG_SAME_TYPE, LG_SAME_ELEM };
+
+#define LOWER(K, rule, when, guard, stat) bool rule(struct func *f, struct node *n);
+#include "passes/Lowering.def"
+#undef LOWER
 
 /* ---- helpers for the rules (lowering.c) ---- */
 

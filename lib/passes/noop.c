@@ -68,48 +68,89 @@ static bool unit_window(const struct node *n)
 	return all_zero(p, c);
 }
 
+/* The no-op tests, one per kind in noop_tests below: n, whose result type
+ * is (same) or is not its operand 0's, copies operand ... (the index), or
+ * -1 when it does not provably copy one. */
+static int copy_when_same(const struct node *n, bool same)
+{
+	(void)n;
+	return same ? 0 : -1;
+}
+
+static int noop_transpose(const struct node *n, bool same)
+{
+	unsigned c;
+	const int64_t *s = node_ints(n, "shuffle", &c);
+	return same && pu_perm_is_identity(s, c) ? 0 : -1;
+}
+
+static int noop_slice(const struct node *n, bool same)
+{
+	unsigned c;
+	const int64_t *s = node_ints(n, "start", &c);
+	return same && all_zero(s, c) ? 0 : -1;
+}
+
+static int noop_pad(const struct node *n, bool same)
+{
+	unsigned c;
+	const int64_t *p = node_ints(n, "pads", &c);
+	return same && all_zero(p, c) ? 0 : -1;
+}
+
+static int noop_tile(const struct node *n, bool same) { return same && node_int(n, "count") == 1 ? 0 : -1; }
+
+static int noop_flip(const struct node *n, bool same)
+{
+	(void)same;
+	return op_type(n, 0)->dims[node_int(n, "axis")] == 1 ? 0 : -1;
+}
+
+static int noop_concat(const struct node *n, bool same) { return n->nops == 1 && same ? 0 : -1; }
+
+static int noop_select(const struct node *n, bool same)
+{
+	(void)same;
+	return n->ops[1].def == n->ops[2].def && n->ops[1].res == n->ops[2].res ? 1 : -1;
+}
+
+static int noop_avgpool(const struct node *n, bool same) { return same && unit_window(n) ? 0 : -1; }
+
+static int noop_maxpool(const struct node *n, bool same)
+{
+	return same && unit_window(n) && node_num_uses(n, 1) == 0 ? 0 : -1;
+}
+
+static int noop_clip(const struct node *n, bool same) { return same && clip_covers_kind(n) ? 0 : -1; }
+
+static int noop_relu(const struct node *n, bool same) { return n->ops[0].def->kind == NK_Relu && same ? 0 : -1; }
+
+/* The kinds that can be no-ops (the list at the top), each with its test. */
+static int (*const noop_tests[NK_COUNT])(const struct node *n, bool same) = {
+	[NK_Reshape] = copy_when_same,
+	[NK_Broadcast] = copy_when_same,
+	[NK_ConvertTo] = copy_when_same,
+	[NK_Transpose] = noop_transpose,
+	[NK_Slice] = noop_slice,
+	[NK_Pad] = noop_pad,
+	[NK_Tile] = noop_tile,
+	[NK_Flip] = noop_flip,
+	[NK_Concat] = noop_concat,
+	[NK_Select] = noop_select,
+	[NK_AvgPool] = noop_avgpool,
+	[NK_MaxPool] = noop_maxpool,
+	[NK_Clip] = noop_clip,
+	[NK_Relu] = noop_relu,
+};
+
 /* The value n copies, or a null value when it is not a no-op. */
 static struct value noop_source(const struct node *n)
 {
 	struct value none = {NULL, 0};
-	if (n->nops == 0 || n->nres == 0 || node_has_pred(n))
+	if (n->nops == 0 || n->nres == 0 || node_has_pred(n) || !noop_tests[n->kind])
 		return none;
-	struct value in = op_val(n, 0);
-	unsigned c;
-	bool same = val_type(in) == node_type(n);
-	switch (n->kind) {
-	case NK_Reshape:
-	case NK_Broadcast:
-	case NK_ConvertTo: return same ? in : none;
-	case NK_Transpose: {
-		const int64_t *s = node_ints(n, "shuffle", &c);
-		return same && pu_perm_is_identity(s, c) ? in : none;
-	}
-	case NK_Slice: {
-		const int64_t *s = node_ints(n, "start", &c);
-		return same && all_zero(s, c) ? in : none;
-	}
-	case NK_Pad: {
-		const int64_t *p = node_ints(n, "pads", &c);
-		return same && all_zero(p, c) ? in : none;
-	}
-	case NK_Tile: return same && node_int(n, "count") == 1 ? in : none;
-	case NK_Flip: return val_type(in)->dims[node_int(n, "axis")] == 1 ? in : none;
-	case NK_Concat: return n->nops == 1 && same ? in : none;
-	case NK_Select:
-		if (n->ops[1].def == n->ops[2].def && n->ops[1].res == n->ops[2].res)
-			return op_val(n, 1);
-		return none;
-	case NK_AvgPool: return same && unit_window(n) ? in : none;
-	case NK_MaxPool:
-		return same && unit_window(n) && node_num_uses(n, 1) == 0 ? in : none;
-	case NK_Clip: return same && clip_covers_kind(n) ? in : none;
-	case NK_Relu:
-		if (in.node->kind == NK_Relu && same)
-			return in;
-		return none;
-	default: return none;
-	}
+	int i = noop_tests[n->kind](n, op_type(n, 0) == node_type(n));
+	return i < 0 ? none : op_val(n, (unsigned)i);
 }
 
 bool eliminate_noop_run(struct func *f, struct pass_ctx *ctx)

@@ -6,6 +6,7 @@
  * are only compared, never rewritten through pu_store.
  */
 #include "passes/passutil.h"
+#include "passes/kindfacts.h"
 #include "support/fp16.h"
 #include "support/util.h"
 
@@ -170,12 +171,10 @@ bool pu_splat_of(struct module *m, struct value v, double *x)
 	const struct type *t = val_type(v);
 	if (elem_is_quantized((enum elem_kind)t->elem))
 		return false;
+	if (pk_has(n->kind, PK_SPLAT_MOVES))
+		return pu_splat_of(m, op_val(n, 0), x);
 	switch (n->kind) {
 	case NK_Splat: *x = node_float(n, "value"); return true;
-	case NK_Broadcast:
-	case NK_Reshape:
-	case NK_Transpose:
-	case NK_Tile: return pu_splat_of(m, op_val(n, 0), x);
 	case NK_Constant: {
 		struct constant *c = as_constant(n);
 		if (c->init == INIT_ZERO) {

@@ -47,6 +47,7 @@
  * Requires: a verified module. Preserves: validity and the placeholders'
  * types.
  */
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
 #include "support/hashmap.h"
@@ -87,27 +88,12 @@ static bool pr_parse_keep(struct pr_state *s, const char *list)
 	return ok;
 }
 
-static bool pr_never_converted(unsigned kind)
-{
-	switch (kind) {
-	case NK_Save:
-	case NK_ConvertTo:
-	case NK_Quantize:
-	case NK_Dequantize:
-	case NK_RescaleQuantized:
-	case NK_QuantizationProfile:
-		return true;
-	default:
-		return false;
-	}
-}
-
 static bool is_f32(const struct type *t) { return t->elem == EK_FLOAT; }
 
 /* Whether n computes on float values and may be converted. */
 static bool pr_convertible(const struct pr_state *s, const struct node *n)
 {
-	if (node_is_storage(n) || pr_never_converted(n->kind) || s->keep[n->kind] || node_has_pred(n))
+	if (node_is_storage(n) || pk_has(n->kind, PK_KEEP_PRECISION) || s->keep[n->kind] || node_has_pred(n))
 		return false;
 	for (unsigned i = 0; i < n->nops; i++)
 		if (is_f32(op_type(n, i)))

@@ -21,6 +21,7 @@
  * Requires: a verified module. Preserves: validity; the computation (the
  * profile nodes only read).
  */
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "quant/quant.h"
 
@@ -33,12 +34,7 @@ static bool prof_wanted(const struct node *n, unsigned r)
 {
 	if (n->types[r]->elem != EK_FLOAT)
 		return false;
-	switch (n->kind) {
-	case NK_Save: case NK_QuantizationProfile: case NK_Quantize: case NK_Dequantize:
-	case NK_RescaleQuantized: case NK_Constant:
-		return false;
-	default: return n->name != NULL;
-	}
+	return !pk_has(n->kind, PK_NOT_PROFILED) && n->name != NULL;
 }
 
 /* Adds the QuantizationProfile of value v before `before` (NULL: at the end). */

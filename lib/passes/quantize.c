@@ -4,9 +4,9 @@
  * (docs/Quantization.md states the rules and the arithmetic).
  *
  * quantize (module pass). In every function, in order, a node of a kind
- * with a quantized kernel (qz_kind_ok) whose kind is not kept in float
- * (-keep-float) and that has no predicate is quantized when every float
- * operand and result has parameters:
+ * with a quantized kernel (PK_QUANT_KERNEL in KindFacts.def) whose kind is
+ * not kept in float (-keep-float) and that has no predicate is quantized
+ * when every float operand and result has parameters:
  *   - a constant: quantized here, at compile time, from its own range
  *     (a Convolution's or FullyConnected's Bias: qi32 with scale
  *     input scale * filter scale and offset 0, so the bias adds into the
@@ -39,6 +39,7 @@
  */
 #include "passes/quantize.h"
 #include "backends/backend.h"
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
 #include "passes/target.h"
@@ -69,29 +70,6 @@ struct qz_state {
 	uint64_t nodes, quantizes, constants, unprofiled;
 	bool failed;
 };
-
-/* Kinds with a quantized kernel in the interpreter (k_quant.c). */
-static bool qz_kind_ok(unsigned k)
-{
-	switch (k) {
-	case NK_Convolution: case NK_FullyConnected: case NK_MatMul: case NK_BatchMatMul: case NK_Add:
-	case NK_Sub: case NK_Mul: case NK_Max: case NK_Min: case NK_Relu: case NK_Clip: case NK_Sigmoid:
-	case NK_Tanh: case NK_MaxPool: case NK_AvgPool: case NK_AdaptiveAvgPool: case NK_Concat:
-	case NK_Reshape: case NK_Transpose: case NK_Slice: case NK_Pad: case NK_Gather: case NK_ArgMax:
-		return true;
-	default: return false;
-	}
-}
-
-/* Kinds whose result keeps the (first) input's parameters. */
-static bool qz_same_params(unsigned k)
-{
-	switch (k) {
-	case NK_Reshape: case NK_Transpose: case NK_Slice: case NK_Pad: case NK_Gather: case NK_MaxPool:
-		return true;
-	default: return false;
-	}
-}
 
 /* Whether operand i of kind k is a bias added into the accumulator. */
 static bool qz_is_bias(unsigned k, unsigned i)
@@ -329,7 +307,7 @@ static bool qz_channelwise(struct qz_state *s, struct func *f, struct node *n, c
 /* Quantizes node n if it can; false after an error was reported. */
 static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 {
-	if (!qz_kind_ok(n->kind) || s->keep[n->kind] || node_has_pred(n) || n->nops > QZ_MAXOPS)
+	if (!pk_has(n->kind, PK_QUANT_KERNEL) || s->keep[n->kind] || node_has_pred(n) || n->nops > QZ_MAXOPS)
 		return true;
 	const struct type *opq[QZ_MAXOPS];
 	const struct type *resq[4] = {NULL, NULL, NULL, NULL};
@@ -363,7 +341,7 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 		return true;
 	/* a kind that only moves elements is worth quantizing when its input
 	 * is quantized already; else the border stays before its user */
-	if ((qz_same_params(n->kind) || n->kind == NK_Concat || n->kind == NK_ArgMax) && !from_q)
+	if ((pk_has(n->kind, PK_QUANT_SAME_PARAMS) || n->kind == NK_Concat || n->kind == NK_ArgMax) && !from_q)
 		return true;
 	/* the kinds other than the linear ones compute on one element kind:
 	 * the first operand's, which every other operand and the result take */
@@ -387,7 +365,7 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 		resq[r] = t;
 		if (t->elem != EK_FLOAT)
 			continue;
-		if (qz_same_params(n->kind)) {
+		if (pk_has(n->kind, PK_QUANT_SAME_PARAMS)) {
 			resq[r] = type_get_q(s->m->types, (enum elem_kind)opq[0]->elem, t->dims, t->rank, opq[0]->scale,
 					     opq[0]->offset);
 			continue;

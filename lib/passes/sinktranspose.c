@@ -330,23 +330,29 @@ static bool sink_reduce(struct sink *sk, struct node *n)
 	return true;
 }
 
+/* The kinds a Transpose sinks below (or merges with), each with its rule;
+ * elementwise kinds (NF_EW) share sink_elementwise. */
+static bool (*const sinkers[NK_COUNT])(struct sink *sk, struct node *n) = {
+	[NK_Transpose] = merge_pair,
+	[NK_BatchNormalization] = sink_batchnorm,
+	[NK_Concat] = sink_concat,
+	[NK_Pad] = sink_pad_slice,
+	[NK_Slice] = sink_pad_slice,
+	[NK_BatchedReduceAdd] = sink_reduce,
+	[NK_BatchedReduceMean] = sink_reduce,
+	[NK_BatchedReduceMax] = sink_reduce,
+	[NK_BatchedReduceMin] = sink_reduce,
+	[NK_BatchedReduceProd] = sink_reduce,
+};
+
+/* Sinks the Transpose operand of n below n when n's rule can; true if it
+ * changed the function. */
 static bool sink_node(struct sink *sk, struct node *n)
 {
 	if (node_has_pred(n) || n->nres != 1 || n->nops == 0)
 		return false;
-	switch (n->kind) {
-	case NK_Transpose: return merge_pair(sk, n);
-	case NK_BatchNormalization: return sink_batchnorm(sk, n);
-	case NK_Concat: return sink_concat(sk, n);
-	case NK_Pad:
-	case NK_Slice: return sink_pad_slice(sk, n);
-	case NK_BatchedReduceAdd:
-	case NK_BatchedReduceMean:
-	case NK_BatchedReduceMax:
-	case NK_BatchedReduceMin:
-	case NK_BatchedReduceProd: return sink_reduce(sk, n);
-	default: break;
-	}
+	if (sinkers[n->kind])
+		return sinkers[n->kind](sk, n);
 	if (node_desc(n->kind)->flags & NF_EW)
 		return sink_elementwise(sk, n);
 	return false;

@@ -6,6 +6,7 @@
  *   Reshape, Transpose, Broadcast, Tile of a splat          -> Splat of the result type
  *   Add, Sub, Mul, Div, Max, Min of splats (float kinds)    -> Splat of the result
  *   Neg, Abs, Relu of a splat (float kinds)                 -> Splat of the result
+ * (KindFacts.def: PK_SPLAT_MOVES and the SPLAT_FOLD rows.)
  * Data movement of a Splat node or of a splat constant of any non-quantized
  * kind folds (the value must be representable in the kind, which it is
  * when it came from one). Arithmetic is computed in double and rounded once
@@ -16,12 +17,14 @@
  *
  * Requires: a verified function. Preserves: validity and result types.
  */
+#include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
 
 #include <math.h>
 
-/* The folded value of n over splat operands, or false. */
+/* The folded value of n over splat operands (KindFacts.def's SPLAT_FOLD
+ * row of its kind), or false. */
 static bool fold_value(struct module *m, const struct node *n, double *out)
 {
 	double a, b = 0;
@@ -29,18 +32,8 @@ static bool fold_value(struct module *m, const struct node *n, double *out)
 		return false;
 	if (n->nops == 2 && !pu_splat_of(m, op_val(n, 1), &b))
 		return false;
-	switch (n->kind) {
-	case NK_Add: *out = a + b; return true;
-	case NK_Sub: *out = a - b; return true;
-	case NK_Mul: *out = a * b; return true;
-	case NK_Div: *out = a / b; return true;
-	case NK_Max: *out = isnan(a) || isnan(b) ? NAN : a > b ? a : b; return true;
-	case NK_Min: *out = isnan(a) || isnan(b) ? NAN : a < b ? a : b; return true;
-	case NK_Neg: *out = -a; return true;
-	case NK_Abs: *out = fabs(a); return true;
-	case NK_Relu: *out = a > 0 ? a : 0; return true;
-	default: return false;
-	}
+	*out = pk_splat_fold[n->kind](a, b);
+	return true;
 }
 
 /* Rounds v to float kind k (through a one-element store). */
@@ -63,31 +56,16 @@ bool optimize_splat_run(struct func *f, struct pass_ctx *ctx)
 		if (elem_is_quantized(k))
 			continue;
 		double v;
-		switch (n->kind) {
-		case NK_Reshape:
-		case NK_Transpose:
-		case NK_Broadcast:
-		case NK_Tile:
+		if (pk_has(n->kind, PK_SPLAT_MOVES)) {
 			if (!pu_splat_of(m, op_val(n, 0), &v) || !pu_representable(k, v))
 				continue;
 			pu_replace(f, n, node_val(pu_new_splat(f, t, v, n, n->name), 0));
 			moved++;
-			continue;
-		case NK_Add:
-		case NK_Sub:
-		case NK_Mul:
-		case NK_Div:
-		case NK_Max:
-		case NK_Min:
-		case NK_Neg:
-		case NK_Abs:
-		case NK_Relu:
+		} else if (pk_splat_fold[n->kind]) {
 			if (!elem_is_float(k) || !fold_value(m, n, &v))
 				continue;
 			pu_replace(f, n, node_val(pu_new_splat(f, t, round_to(t, v), n, n->name), 0));
 			folded++;
-			continue;
-		default: continue;
 		}
 	}
 	pass_stat(ctx, "Number of data movements of splats made Splats", moved);
