@@ -51,7 +51,7 @@ void tr_save(struct typed_op *op)
 	const struct type *in = top_optype(op, 0), *out = top_optype(op, 1);
 	if (!top_op_is_placeholder(op, 1)) {
 		top_err(op, "output %s must be a placeholder, not a %s", DEFN(op, 1),
-		     node_kind_name(op->ops[1].def_kind));
+			node_kind_name(op->ops[1].def_kind));
 		return;
 	}
 	if (!type_same_shape(in, out) || !type_same_elem(in, out))
@@ -73,12 +73,12 @@ void tr_fully_connected(struct typed_op *op)
 		return;
 	if (in->dims[1] != w->dims[0]) {
 		top_err(op, "input %s has K = %" PRIu64 " but weights %s have K = %" PRIu64, TYS(in), in->dims[1],
-		     TYS(w), w->dims[0]);
+			TYS(w), w->dims[0]);
 		ok = false;
 	}
 	if (b->dims[0] != w->dims[1]) {
 		top_err(op, "bias %s does not have the M = %" PRIu64 " columns of weights %s", TYS(b), w->dims[1],
-		     TYS(w));
+			TYS(w));
 		ok = false;
 	}
 	struct shape s = {2, {trc_dimv(in, 0), trc_dimv(w, 1)}};
@@ -97,7 +97,7 @@ void tr_matmul(struct typed_op *op)
 		return;
 	if (a->dims[1] != b->dims[0]) {
 		top_err(op, "LHS %s has K = %" PRIu64 " but RHS %s has K = %" PRIu64, TYS(a), a->dims[1], TYS(b),
-		     b->dims[0]);
+			b->dims[0]);
 		return;
 	}
 	struct shape s = {2, {trc_dimv(a, 0), trc_dimv(b, 1)}};
@@ -120,7 +120,7 @@ void tr_batch_matmul(struct typed_op *op)
 	}
 	if (a->dims[2] != b->dims[1]) {
 		top_err(op, "LHS %s has K = %" PRIu64 " but RHS %s has K = %" PRIu64, TYS(a), a->dims[2], TYS(b),
-		     b->dims[1]);
+			b->dims[1]);
 		ok = false;
 	}
 	struct shape s = {3, {trc_dimv(a, 0), trc_dimv(a, 1), trc_dimv(b, 2)}};
@@ -205,7 +205,7 @@ void tr_gemm(struct typed_op *op)
 	bool ok = true;
 	if (ka != kb) {
 		top_err(op, "A %s has K = %" PRId64 " (trans_a %s) but B %s has K = %" PRId64 " (trans_b %s)", TYS(a),
-		     ka, ta ? "true" : "false", TYS(b), kb, tb ? "true" : "false");
+			ka, ta ? "true" : "false", TYS(b), kb, tb ? "true" : "false");
 		ok = false;
 	}
 	bool cok = c->rank == 0 || (c->rank == 1 && (trc_dimv(c, 0) == nn || trc_dimv(c, 0) == 1)) ||
@@ -232,7 +232,7 @@ static void channel_vector(struct typed_op *op, unsigned i, int64_t c, const cha
 		trc_op_class(op, i, CF);
 	if (t->rank != 1 || trc_dimv(t, 0) != c)
 		top_err(op, "%s is %s but must be a vector of the %" PRId64 " %s of input %s", OPN(op, i), TYS(t), c,
-		     cname, TYS(in));
+			cname, TYS(in));
 }
 
 /* BatchNormalization(Input, Scale C, Bias C, Mean C, Var C) -> Input's shape

@@ -206,7 +206,7 @@ bool trc_want_kind(struct typed_op *op, struct what what, const struct type *t,
 	if (t->elem == ref->elem)
 		return true;
 	top_err(op, "%s element kind %s differs from %s element kind %s", WHS(what), elem_name((enum elem_kind)t->elem),
-	     WHS(refname), elem_name((enum elem_kind)ref->elem));
+		WHS(refname), elem_name((enum elem_kind)ref->elem));
 	return false;
 }
 

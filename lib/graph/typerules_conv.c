@@ -51,7 +51,7 @@ static int64_t window_out(struct typed_op *op, const struct window *w, unsigned 
 		int64_t padded = trc_sat_add(in, pads);
 		if (span > padded) {
 			top_err(op, "kernel %s %" PRId64 " (dilation %" PRId64 ") exceeds the padded input %s %" PRId64,
-			     spatial_name[i], w->k[i], w->d[i], spatial_name[i], padded);
+				spatial_name[i], w->k[i], w->d[i], spatial_name[i], padded);
 			return -1;
 		}
 		return (padded - span) / w->s[i] + 1;
@@ -63,7 +63,7 @@ static int64_t window_out(struct typed_op *op, const struct window *w, unsigned 
 	int64_t full = trc_sat_add(trc_sat_mul(in - 1, w->s[i]), span);
 	if (full <= pads) {
 		top_err(op, "pads %" PRId64 " + %" PRId64 " remove the whole output %s %" PRId64, w->p[i], w->p[i + 2],
-		     spatial_name[i], full);
+			spatial_name[i], full);
 		return -1;
 	}
 	return full - pads;
@@ -92,7 +92,7 @@ static void conv_rule(struct typed_op *op, bool transposed)
 	int64_t ic = trc_dimv(in, 3), oc = trc_dimv(f, 0);
 	if (trc_dimv(b, 0) != oc)
 		top_err(op, "bias has %" PRId64 " elements but filter %s has %" PRId64 " output channels", trc_dimv(b, 0),
-		     TYS(f), oc);
+			TYS(f), oc);
 	if (!attrs)
 		return;
 	bool ok = true;
@@ -105,13 +105,13 @@ static void conv_rule(struct typed_op *op, bool transposed)
 		ok = false;
 	} else if (trc_dimv(f, 3) != ic / group) {
 		top_err(op,
-		     "filter has %" PRId64 " input channels per group but input has %" PRId64 " / group %" PRId64,
-		     trc_dimv(f, 3), ic, group);
+			"filter has %" PRId64 " input channels per group but input has %" PRId64 " / group %" PRId64,
+			trc_dimv(f, 3), ic, group);
 		ok = false;
 	}
 	if (oc % group) {
 		top_err(op, "group %" PRId64 " does not divide the %" PRId64 " output channels of filter %s", group, oc,
-		     TYS(f));
+			TYS(f));
 		ok = false;
 	}
 	struct shape s = {4, {trc_dimv(in, 0), 0, 0, oc}};
@@ -204,11 +204,11 @@ void tr_pad(struct typed_op *op)
 		s.d[i] = trc_sat_add(trc_sat_add(d, b), e);
 		if (s.d[i] < 0) {
 			top_err(op, "pads %" PRId64 " and %" PRId64 " crop more than dimension %u (%" PRId64 ") of input %s",
-			     b, e, i, d, TYS(in));
+				b, e, i, d, TYS(in));
 			ok = false;
 		} else if (reflect && (b > d - 1 || e > d - 1)) {
 			top_err(op, "reflect pads %" PRId64 " and %" PRId64 " must be at most %" PRId64
-			     " (dimension %u of input %s minus 1)", b, e, d - 1, i, TYS(in));
+				" (dimension %u of input %s minus 1)", b, e, d - 1, i, TYS(in));
 			ok = false;
 		} else if (edge && d == 0 && (b > 0 || e > 0)) {
 			top_err(op, "edge padding of the empty dimension %u of input %s", i, TYS(in));

@@ -16,16 +16,20 @@
 /* ------------------------------------------------------------------ */
 /* Elementwise                                                         */
 
-/* Add, Sub, Mul, Div, Max, Min, Pow, Fmod, Mod, PRelu: operands and result of one
- * shape and one numeric element kind (quantized parameters may differ). */
-void tr_arith(struct typed_op *op)
+/* Binary elementwise: LHS, RHS and the result of one shape and one element
+ * kind of the classes in `set` (quantized parameters may differ). */
+static void binary_one_kind(struct typed_op *op, unsigned set)
 {
 	trc_ew_shapes(op);
-	if (!trc_op_class(op, 0, C_NUM))
+	if (!trc_op_class(op, 0, set))
 		return;
 	trc_want_kind(op, OPW(op, 1), top_optype(op, 1), OPW(op, 0), top_optype(op, 0));
 	trc_want_kind(op, LITW("result"), top_type(op), OPW(op, 0), top_optype(op, 0));
 }
+
+/* Add, Sub, Mul, Div, Max, Min, Pow, Fmod, Mod, PRelu: operands and result of one
+ * shape and one numeric element kind (quantized parameters may differ). */
+void tr_arith(struct typed_op *op) { binary_one_kind(op, C_NUM); }
 
 /* CmpEQ, CmpNEQ (any kind), CmpLT, CmpLTE (numeric): LHS and RHS of one shape
  * and kind -> bool of that shape. */
@@ -50,14 +54,7 @@ void tr_logical(struct typed_op *op)
 /* BitShift(LHS, RHS) {direction}: operands and result of one shape and one
  * integer or index kind; each LHS element shifted left or right (logically,
  * as unsigned bits of its width) by the RHS element. */
-void tr_bitshift(struct typed_op *op)
-{
-	trc_ew_shapes(op);
-	if (!trc_op_class(op, 0, C_IDX))
-		return;
-	trc_want_kind(op, OPW(op, 1), top_optype(op, 1), OPW(op, 0), top_optype(op, 0));
-	trc_want_kind(op, LITW("result"), top_type(op), OPW(op, 0), top_optype(op, 0));
-}
+void tr_bitshift(struct typed_op *op) { binary_one_kind(op, C_IDX); }
 
 /* Neg, Abs, Sign, Relu, LeakyRelu: numeric Input -> Input's shape and kind. */
 void tr_unary(struct typed_op *op)
@@ -149,7 +146,7 @@ static void profile_buffer(struct typed_op *op, unsigned i, uint64_t len)
 	const struct type *t = top_optype(op, i);
 	if (!top_op_is_placeholder(op, i)) {
 		top_err(op, "%s %s must be a placeholder, not a %s", OPN(op, i), DEFN(op, i),
-		     node_kind_name(op->ops[i].def_kind));
+			node_kind_name(op->ops[i].def_kind));
 		return;
 	}
 	if (t->elem != EK_FLOAT || t->rank != 1 || t->dims[0] == 0 || (len && t->dims[0] != len)) {

@@ -126,12 +126,33 @@ static bool want_window(struct typed_op *op, const struct type *in, const struct
 	for (unsigned i = 0; i < 4; i++)
 		if (og->dims[i] != want[i]) {
 			top_err(op,
-			     "output grad %s must have the shape %" PRIu64 " x %" PRIu64 " x %" PRIu64 " x %" PRIu64
-			     " of the forward result for input %s",
-			     TYS(og), want[0], want[1], want[2], want[3], TYS(in));
+				"output grad %s must have the shape %" PRIu64 " x %" PRIu64 " x %" PRIu64 " x %" PRIu64
+				" of the forward result for input %s",
+				TYS(og), want[0], want[1], want[2], want[3], TYS(in));
 			return false;
 		}
 	return true;
+}
+
+/* The operands of a layer's gradient (Input, Weights or Filter,
+ * OutputGrad) are floating point and of rank `rank`, laid out as
+ * layouts[i]; every check runs, so each problem is reported. */
+static bool want_layer_operands(struct typed_op *op, unsigned rank, const char *const layouts[3])
+{
+	bool ok = true;
+	for (unsigned i = 0; i < 3; i++)
+		ok &= want_float_op(op, i);
+	for (unsigned i = 0; i < 3; i++)
+		ok &= want_rank(op, i, rank, layouts[i]);
+	return ok;
+}
+
+/* BiasGrad (result 2) is a vector of m values of OutputGrad's kind. */
+static void want_bias_grad(struct typed_op *op, const struct type *og, uint64_t m)
+{
+	const struct type *b = op->res[2];
+	if (b->rank != 1 || b->dims[0] != m || b->elem != og->elem)
+		top_err(op, "bias grad %s must be %s<%" PRIu64 ">", TYS(b), elem_name((enum elem_kind)og->elem), m);
 }
 
 /* FullyConnectedGrad(Input N x K, Weights K x M, OutputGrad N x M)
@@ -139,26 +160,17 @@ static bool want_window(struct typed_op *op, const struct type *in, const struct
 void tr_fully_connected_grad(struct typed_op *op)
 {
 	const struct type *in = top_optype(op, 0), *w = top_optype(op, 1), *og = top_optype(op, 2);
-	/* every check runs, so each problem is reported */
-	bool ok = want_float_op(op, 0);
-	ok &= want_float_op(op, 1);
-	ok &= want_float_op(op, 2);
-	ok &= want_rank(op, 0, 2, "N x K");
-	ok &= want_rank(op, 1, 2, "K x M");
-	ok &= want_rank(op, 2, 2, "N x M");
-	if (!ok)
+	static const char *const layouts[3] = {"N x K", "K x M", "N x M"};
+	if (!want_layer_operands(op, 2, layouts))
 		return;
 	if (in->dims[1] != w->dims[0] || og->dims[0] != in->dims[0] || og->dims[1] != w->dims[1]) {
 		top_err(op, "input %s, weights %s and output grad %s are not N x K, K x M and N x M", TYS(in), TYS(w),
-		     TYS(og));
+			TYS(og));
 		return;
 	}
 	want_res_type(op, 0, in, "the input");
 	want_res_type(op, 1, w, "the weights");
-	uint64_t m = w->dims[1];
-	if (op->res[2]->rank != 1 || op->res[2]->dims[0] != m || op->res[2]->elem != og->elem)
-		top_err(op, "bias grad %s must be %s<%" PRIu64 ">", TYS(op->res[2]),
-		     elem_name((enum elem_kind)og->elem), m);
+	want_bias_grad(op, og, w->dims[1]);
 }
 
 /* ConvolutionGrad(Input N x H x W x C, Filter OC x KH x KW x C/group,
@@ -167,13 +179,8 @@ void tr_fully_connected_grad(struct typed_op *op)
 void tr_convolution_grad(struct typed_op *op)
 {
 	const struct type *in = top_optype(op, 0), *f = top_optype(op, 1), *og = top_optype(op, 2);
-	bool ok = want_float_op(op, 0);
-	ok &= want_float_op(op, 1);
-	ok &= want_float_op(op, 2);
-	ok &= want_rank(op, 0, 4, "N x H x W x C");
-	ok &= want_rank(op, 1, 4, "OC x KH x KW x C/group");
-	ok &= want_rank(op, 2, 4, "N x OH x OW x OC");
-	if (!ok)
+	static const char *const layouts[3] = {"N x H x W x C", "OC x KH x KW x C/group", "N x OH x OW x OC"};
+	if (!want_layer_operands(op, 4, layouts))
 		return;
 	int64_t g = top_int(op, "group");
 	if (g < 1 || (uint64_t)g > in->dims[3] || in->dims[3] % (uint64_t)g || f->dims[0] % (uint64_t)g ||
@@ -190,9 +197,7 @@ void tr_convolution_grad(struct typed_op *op)
 		return;
 	want_res_type(op, 0, in, "the input");
 	want_res_type(op, 1, f, "the filter");
-	if (op->res[2]->rank != 1 || op->res[2]->dims[0] != f->dims[0] || op->res[2]->elem != og->elem)
-		top_err(op, "bias grad %s must be %s<%" PRIu64 ">", TYS(op->res[2]),
-		     elem_name((enum elem_kind)og->elem), f->dims[0]);
+	want_bias_grad(op, og, f->dims[0]);
 }
 
 /* MaxPoolGrad(Argmax N x OH x OW x C of an index kind, OutputGrad of its
@@ -211,7 +216,7 @@ void tr_pool_grad(struct typed_op *op)
 	}
 	if (r->rank != 4 || r->elem != og->elem) {
 		top_err(op, "input grad %s must be an N x H x W x C tensor of the kind of output grad %s", TYS(r),
-		     TYS(og));
+			TYS(og));
 		return;
 	}
 	want_window(op, r, og, r->dims[3], false);
@@ -327,7 +332,7 @@ void tr_batchnorm_grad(struct typed_op *op)
 		const struct type *t = top_optype(op, i);
 		if (t->rank != 1 || t->dims[0] != c || t->elem != in->elem) {
 			top_err(op, "%s %s must be %s<%" PRIu64 "> (the channels of input %s)", opn(op, i), TYS(t),
-			     elem_name((enum elem_kind)in->elem), c, TYS(in));
+				elem_name((enum elem_kind)in->elem), c, TYS(in));
 			return;
 		}
 	}

@@ -29,13 +29,13 @@ static void cw_params(struct typed_op *op, const char *sname, const char *oname,
 		return;
 	if (f->scale != 1.0f || f->offset != 0)
 		top_err(op, "the filter %s must have scale 1 and offset 0 (its parameters are %s and %s)", TYS(f), sname,
-		     oname);
+			oname);
 	unsigned ns = 0, no = 0;
 	const double *s = top_floats(op, sname, &ns);
 	const int64_t *o = top_ints(op, oname, &no);
 	if ((int64_t)ns != n_out || (int64_t)no != n_out) {
 		top_err(op, "%s and %s need one value per output channel (%" PRId64 "), got %u and %u", sname, oname, n_out,
-		     ns, no);
+			ns, no);
 		return;
 	}
 	int64_t lo = f->elem == EK_QUI8 ? 0 : f->elem == EK_QI16 ? -32768 : f->elem == EK_QI32 ? INT32_MIN : -128;
@@ -47,7 +47,7 @@ static void cw_params(struct typed_op *op, const char *sname, const char *oname,
 		}
 		if (o[i] < lo || o[i] > hi) {
 			top_err(op, "%s[%u] = %" PRId64 " is outside the filter kind's range [%" PRId64 ", %" PRId64 "]", oname, i,
-			     o[i], lo, hi);
+				o[i], lo, hi);
 			return;
 		}
 	}

@@ -24,7 +24,7 @@ void tr_reshape(struct typed_op *op)
 	trc_want_elem(op, LITW("result"), r, LITW("input"), in);
 	if (trc_numel(in) != trc_numel(r))
 		top_err(op, "result %s has %" PRId64 " elements but input %s has %" PRId64, TYS(r), trc_numel(r), TYS(in),
-		     trc_numel(in));
+			trc_numel(in));
 }
 
 /* Transpose(Input) {shuffle}: shuffle is a permutation of [0, rank);
@@ -72,7 +72,7 @@ void tr_concat(struct typed_op *op)
 			same = j == dim || t->dims[j] == first->dims[j];
 		if (!same) {
 			top_err(op, "%s %s does not match %s %s in every dimension but %u", OPN(op, i), TYS(t), OPN(op, 0),
-			     TYS(first), dim);
+				TYS(first), dim);
 			ok = false;
 		}
 		s.d[dim] = trc_sat_add(s.d[dim], trc_dimv(t, dim));
@@ -98,7 +98,7 @@ void tr_slice(struct typed_op *op)
 	for (unsigned i = 0; i < in->rank; i++)
 		if (trc_sat_add(st[i], trc_dimv(r, i)) > trc_dimv(in, i)) {
 			top_err(op, "start %" PRId64 " + result %s dimension %u exceeds input %s", st[i], TYS(r), i,
-			     TYS(in));
+				TYS(in));
 			return;
 		}
 }
@@ -126,7 +126,7 @@ void tr_insert_tensor(struct typed_op *op)
 		int64_t ext = i == axis ? trc_sat_mul(trc_dimv(sm, i), count) : trc_dimv(sm, i);
 		if (trc_sat_add(st[i], ext) > trc_dimv(big, i)) {
 			top_err(op, "start %" PRId64 " + %" PRId64 " inserted in dimension %u exceeds big %s", st[i], ext,
-			     i, TYS(big));
+				i, TYS(big));
 			return;
 		}
 	}
@@ -170,7 +170,7 @@ void tr_gather_nd(struct typed_op *op)
 	int64_t lim = d->rank < ix->rank ? d->rank : ix->rank;
 	if (b < 0 || b >= lim) {
 		top_err(op, "batch_dims %" PRId64 " must be in [0, %" PRId64 ") for data %s and indices %s", b, lim,
-		     TYS(d), TYS(ix));
+			TYS(d), TYS(ix));
 		return;
 	}
 	for (unsigned i = 0; i < (unsigned)b; i++)
@@ -181,7 +181,7 @@ void tr_gather_nd(struct typed_op *op)
 	int64_t m = trc_dimv(ix, ix->rank - 1u);
 	if (m < 1 || m > (int64_t)d->rank - b) {
 		top_err(op, "index depth %" PRId64 " (last dimension of indices %s) must be in [1, %" PRId64 "]", m,
-		     TYS(ix), (int64_t)d->rank - b);
+			TYS(ix), (int64_t)d->rank - b);
 		return;
 	}
 	struct shape s = {0, {0}};
@@ -258,7 +258,7 @@ void tr_scatter_nd(struct typed_op *op)
 	int64_t k = trc_dimv(ix, ix->rank - 1u);
 	if (k < 1 || k > (int64_t)d->rank) {
 		top_err(op, "index depth %" PRId64 " (last dimension of indices %s) must be in [1, %u]", k, TYS(ix),
-		     d->rank);
+			d->rank);
 		return;
 	}
 	unsigned rank = ix->rank - 1u + d->rank - (unsigned)k;
@@ -299,21 +299,25 @@ void tr_broadcast(struct typed_op *op)
 	int64_t axis = top_int(op, "axis");
 	if (axis < 0 || axis + in->rank > r->rank) {
 		top_err(op, "axis %" PRId64 " does not place input %s inside result %s (need 0 <= axis <= %d)", axis,
-		     TYS(in), TYS(r), (int)r->rank - (int)in->rank);
+			TYS(in), TYS(r), (int)r->rank - (int)in->rank);
 		return;
 	}
 	for (unsigned i = 0; i < in->rank; i++)
 		if (in->dims[i] != 1 && in->dims[i] != r->dims[axis + i]) {
 			top_err(op, "input %s dimension %u does not broadcast to result %s dimension %u", TYS(in), i,
-			     TYS(r), (unsigned)axis + i);
+				TYS(r), (unsigned)axis + i);
 			return;
 		}
 }
 
-/* Block size b: positive. */
-static int64_t block_size(struct typed_op *op)
+/* SpaceToDepth, DepthToSpace: the result has Input's element type, Input is
+ * N x H x W x C and block_size positive. Returns block_size, or 0 after a
+ * problem that leaves nothing more to check. */
+static int64_t block_rule(struct typed_op *op)
 {
-	return trc_int_attr_min(op, "block_size", 1) ? top_int(op, "block_size") : 0;
+	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), top_optype(op, 0));
+	int64_t b = trc_int_attr_min(op, "block_size", 1) ? top_int(op, "block_size") : 0;
+	return trc_op_rank(op, 0, 4, "N x H x W x C") ? b : 0;
 }
 
 /* SpaceToDepth(Input N x H x W x C) {block_size b}: b divides H and W
@@ -321,9 +325,8 @@ static int64_t block_size(struct typed_op *op)
 void tr_space_to_depth(struct typed_op *op)
 {
 	const struct type *in = top_optype(op, 0);
-	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), in);
-	int64_t b = block_size(op);
-	if (!trc_op_rank(op, 0, 4, "N x H x W x C") || !b)
+	int64_t b = block_rule(op);
+	if (!b)
 		return;
 	if (trc_dimv(in, 1) % b || trc_dimv(in, 2) % b) {
 		top_err(op, "block_size %" PRId64 " does not divide the height and width of input %s", b, TYS(in));
@@ -338,14 +341,13 @@ void tr_space_to_depth(struct typed_op *op)
 void tr_depth_to_space(struct typed_op *op)
 {
 	const struct type *in = top_optype(op, 0);
-	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), in);
-	int64_t b = block_size(op);
-	if (!trc_op_rank(op, 0, 4, "N x H x W x C") || !b)
+	int64_t b = block_rule(op);
+	if (!b)
 		return;
 	int64_t bb = trc_sat_mul(b, b);
 	if (trc_dimv(in, 3) % bb) {
 		top_err(op, "block_size %" PRId64 " squared does not divide the %" PRId64 " channels of input %s", b,
-		     trc_dimv(in, 3), TYS(in));
+			trc_dimv(in, 3), TYS(in));
 		return;
 	}
 	struct shape s = {4, {trc_dimv(in, 0), trc_sat_mul(trc_dimv(in, 1), b), trc_sat_mul(trc_dimv(in, 2), b), trc_dimv(in, 3) / bb}};
