@@ -86,47 +86,37 @@ void tr_fully_connected(struct typed_op *op)
 		trc_res_shape(op, 0, &s);
 }
 
-/* MatMul(LHS N x K, RHS K x M) -> N x M */
-void tr_matmul(struct typed_op *op)
+/* MatMul(LHS N x K, RHS K x M) -> N x M; batched, BatchMatMul(LHS
+ * B x N x K, RHS B x K x M) -> B x N x M. */
+static void matmul_rule(struct typed_op *op, bool batched)
 {
 	const struct type *a = top_optype(op, 0), *b = top_optype(op, 1);
+	unsigned bt = batched ? 1u : 0u; /* the batch dimensions before N and K */
 	trc_linear_elems(op, -1);
-	bool ranks = trc_op_rank(op, 0, 2, "N x K");
-	ranks &= trc_op_rank(op, 1, 2, "K x M");
-	if (!ranks)
+	bool ok = trc_op_rank(op, 0, 2 + bt, batched ? "B x N x K" : "N x K");
+	ok &= trc_op_rank(op, 1, 2 + bt, batched ? "B x K x M" : "K x M");
+	if (!ok)
 		return;
-	if (a->dims[1] != b->dims[0]) {
-		top_err(op, "LHS %s has K = %" PRIu64 " but RHS %s has K = %" PRIu64, TYS(a), a->dims[1], TYS(b),
-			b->dims[0]);
-		return;
-	}
-	struct shape s = {2, {trc_dimv(a, 0), trc_dimv(b, 1)}};
-	trc_res_shape(op, 0, &s);
-}
-
-/* BatchMatMul(LHS B x N x K, RHS B x K x M) -> B x N x M */
-void tr_batch_matmul(struct typed_op *op)
-{
-	const struct type *a = top_optype(op, 0), *b = top_optype(op, 1);
-	trc_linear_elems(op, -1);
-	bool ranks = trc_op_rank(op, 0, 3, "B x N x K");
-	ranks &= trc_op_rank(op, 1, 3, "B x K x M");
-	if (!ranks)
-		return;
-	bool ok = true;
-	if (a->dims[0] != b->dims[0]) {
+	if (batched && a->dims[0] != b->dims[0]) {
 		top_err(op, "LHS %s and RHS %s have different batch sizes", TYS(a), TYS(b));
 		ok = false;
 	}
-	if (a->dims[2] != b->dims[1]) {
-		top_err(op, "LHS %s has K = %" PRIu64 " but RHS %s has K = %" PRIu64, TYS(a), a->dims[2], TYS(b),
-			b->dims[1]);
+	if (a->dims[1 + bt] != b->dims[bt]) {
+		top_err(op, "LHS %s has K = %" PRIu64 " but RHS %s has K = %" PRIu64, TYS(a), a->dims[1 + bt], TYS(b),
+			b->dims[bt]);
 		ok = false;
 	}
-	struct shape s = {3, {trc_dimv(a, 0), trc_dimv(a, 1), trc_dimv(b, 2)}};
+	struct shape s = {0, {0}};
+	for (unsigned i = 0; i <= bt; i++)
+		s.d[s.rank++] = trc_dimv(a, i);
+	s.d[s.rank++] = trc_dimv(b, 1 + bt);
 	if (ok)
 		trc_res_shape(op, 0, &s);
 }
+
+void tr_matmul(struct typed_op *op) { matmul_rule(op, false); }
+
+void tr_batch_matmul(struct typed_op *op) { matmul_rule(op, true); }
 
 /* BatchedAdd(Batch B x d1 x .. x dn, Slice d1 x .. x dn) -> Batch's shape:
  * the slice is added to each of the B batch elements. Float/integer: one
@@ -244,11 +234,11 @@ void tr_batchnorm(struct typed_op *op)
 	const struct type *in = top_optype(op, 0);
 	if (trc_op_class(op, 0, C_FQ))
 		trc_res_same_shape_kind(op, 0, 0);
-	trc_float_attr_nonneg(op, "epsilon");
+	trc_float_attr_nonneg(op, "epsilon", top_float(op, "epsilon"));
 	double mom = top_float(op, "momentum");
 	if (!(mom >= 0 && mom <= 1))
 		top_err(op, "momentum must be in [0, 1], got %g", mom);
-	if (!trc_axis_attr(op, "channel_idx", 0))
+	if (!trc_axis_attr(op, "channel_idx", top_int(op, "channel_idx"), 0))
 		return;
 	int64_t c = trc_dimv(in, (unsigned)top_int(op, "channel_idx"));
 	for (unsigned i = 1; i < 5; i++)
@@ -266,8 +256,8 @@ void tr_layernorm(struct typed_op *op)
 		trc_want_kind(op, LITW("scale"), top_optype(op, 1), LITW("input"), in);
 		trc_want_kind(op, LITW("bias"), top_optype(op, 2), LITW("input"), in);
 	}
-	trc_float_attr_nonneg(op, "epsilon");
-	if (!trc_axis_attr(op, "axis", 0))
+	trc_float_attr_nonneg(op, "epsilon", top_float(op, "epsilon"));
+	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0))
 		return;
 	unsigned axis = (unsigned)top_int(op, "axis");
 	struct shape s = {in->rank - axis, {0}};
@@ -286,7 +276,7 @@ void tr_instancenorm(struct typed_op *op)
 	const struct type *in = top_optype(op, 0);
 	if (trc_op_class(op, 0, CF))
 		trc_res_same_type(op, 0, 0);
-	trc_float_attr_nonneg(op, "epsilon");
+	trc_float_attr_nonneg(op, "epsilon", top_float(op, "epsilon"));
 	if (in->rank < 3) {
 		top_err(op, "input %s must have a batch, a channel and at least one spatial dimension", TYS(in));
 		return;
@@ -310,7 +300,7 @@ void tr_lrn(struct typed_op *op)
 	if (trc_op_class(op, 0, CF))
 		trc_res_same_type(op, 0, 0);
 	trc_op_rank(op, 0, 4, "N x H x W x C");
-	trc_int_attr_min(op, "half_window_size", 0);
+	trc_int_attr_min(op, "half_window_size", top_int(op, "half_window_size"), 0);
 	double k = top_float(op, "k");
 	if (!(k > 0))
 		top_err(op, "k must be positive, got %g", k);
@@ -325,7 +315,7 @@ void tr_softmax(struct typed_op *op)
 {
 	if (trc_op_class(op, 0, C_FQ))
 		trc_res_same_shape_kind(op, 0, 0);
-	trc_axis_attr(op, "axis", 0);
+	trc_axis_attr(op, "axis", top_int(op, "axis"), 0);
 }
 
 /* CrossEntropyLoss(P N x C floating-point, Labels N of an index type)
@@ -371,7 +361,7 @@ void tr_sgd(struct typed_op *op)
 			top_err(op, "gradient %s does not have the type of weight %s", TYS(g), TYS(w));
 		trc_res_same_type(op, 0, 1);
 	}
-	trc_int_attr_min(op, "batch_size", 1);
-	trc_float_attr_nonneg(op, "l1_decay");
-	trc_float_attr_nonneg(op, "l2_decay");
+	trc_int_attr_min(op, "batch_size", top_int(op, "batch_size"), 1);
+	trc_float_attr_nonneg(op, "l1_decay", top_float(op, "l1_decay"));
+	trc_float_attr_nonneg(op, "l2_decay", top_float(op, "l2_decay"));
 }

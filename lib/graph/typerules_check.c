@@ -275,13 +275,13 @@ const char *trc_lower_bound_desc(int64_t lo)
 	return lo == 1 ? "positive" : lo == 0 ? "non-negative" : "in range";
 }
 
-/* INTS attribute `name` with exactly len values (len 0: any number), each
- * >= lo; NULL after reporting. */
-const int64_t *trc_ints_attr(struct typed_op *op, const char *name, unsigned len,
+/* INTS attribute `name` of value val with exactly len values (len 0: any
+ * number), each >= lo; NULL after reporting. */
+const int64_t *trc_ints_attr(struct typed_op *op, const char *name, const union attr_val *val, unsigned len,
 			     int64_t lo)
 {
-	unsigned cnt;
-	const int64_t *a = top_ints(op, name, &cnt);
+	unsigned cnt = val->ints.n;
+	const int64_t *a = val->ints.v;
 	if (len && cnt != len) {
 		top_err(op, "%s must have %u values, got %u", name, len, cnt);
 		return NULL;
@@ -295,20 +295,18 @@ const int64_t *trc_ints_attr(struct typed_op *op, const char *name, unsigned len
 	return ok ? a : NULL;
 }
 
-/* INT attribute `name` >= lo */
-bool trc_int_attr_min(struct typed_op *op, const char *name, int64_t lo)
+/* INT attribute `name`, of value x, >= lo */
+bool trc_int_attr_min(struct typed_op *op, const char *name, int64_t x, int64_t lo)
 {
-	int64_t x = top_int(op, name);
 	if (x >= lo)
 		return true;
 	top_err(op, "%s must be %s, got %" PRId64, name, trc_lower_bound_desc(lo), x);
 	return false;
 }
 
-/* FLOAT attribute `name` >= 0 (and not NaN) */
-bool trc_float_attr_nonneg(struct typed_op *op, const char *name)
+/* FLOAT attribute `name`, of value x, >= 0 (and not NaN) */
+bool trc_float_attr_nonneg(struct typed_op *op, const char *name, double x)
 {
-	double x = top_float(op, name);
 	if (x >= 0)
 		return true;
 	top_err(op, "%s must be non-negative, got %g", name, x);
@@ -328,10 +326,10 @@ bool trc_axis_ok(struct typed_op *op, const char *name, int64_t a, struct what w
 	return false;
 }
 
-/* INT attribute `name` is an axis of operand i */
-bool trc_axis_attr(struct typed_op *op, const char *name, unsigned i)
+/* INT attribute `name`, of value a, is an axis of operand i */
+bool trc_axis_attr(struct typed_op *op, const char *name, int64_t a, unsigned i)
 {
-	return trc_axis_ok(op, name, top_int(op, name), OPW(op, i), top_optype(op, i));
+	return trc_axis_ok(op, name, a, OPW(op, i), top_optype(op, i));
 }
 
 /* Elementwise kinds: every operand and result has operand 0's shape. */

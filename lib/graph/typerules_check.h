@@ -184,23 +184,27 @@ bool trc_op_rank(struct typed_op *op, unsigned i, unsigned rank, const char *for
 /* the bound lo in words: "positive" (1), "non-negative" (0), else "in range" */
 const char *trc_lower_bound_desc(int64_t lo);
 
-/* INTS attribute `name` with exactly len values (len 0: any number), each
- * >= lo; NULL after reporting. */
-const int64_t *trc_ints_attr(struct typed_op *op, const char *name, unsigned len,
+/* The attribute checks take the value read at the call site with the
+ * literal form, top_int(op, "count"), and the name for their messages:
+ * trc_int_attr_min(op, "count", top_int(op, "count"), 1). */
+
+/* INTS attribute `name` of value val with exactly len values (len 0: any
+ * number), each >= lo; NULL after reporting. */
+const int64_t *trc_ints_attr(struct typed_op *op, const char *name, const union attr_val *val, unsigned len,
 			     int64_t lo);
 
-/* INT attribute `name` >= lo */
-bool trc_int_attr_min(struct typed_op *op, const char *name, int64_t lo);
+/* INT attribute `name`, of value x, >= lo */
+bool trc_int_attr_min(struct typed_op *op, const char *name, int64_t x, int64_t lo);
 
-/* FLOAT attribute `name` >= 0 (and not NaN) */
-bool trc_float_attr_nonneg(struct typed_op *op, const char *name);
+/* FLOAT attribute `name`, of value x, >= 0 (and not NaN) */
+bool trc_float_attr_nonneg(struct typed_op *op, const char *name, double x);
 
 /* axis value `a` (attribute `name`) indexes a dimension of t (called what) */
 bool trc_axis_ok(struct typed_op *op, const char *name, int64_t a, struct what what,
 		 const struct type *t);
 
-/* INT attribute `name` is an axis of operand i */
-bool trc_axis_attr(struct typed_op *op, const char *name, unsigned i);
+/* INT attribute `name`, of value a, is an axis of operand i */
+bool trc_axis_attr(struct typed_op *op, const char *name, int64_t a, unsigned i);
 
 /* Elementwise kinds: every operand and result has operand 0's shape. */
 bool trc_ew_shapes(struct typed_op *op);

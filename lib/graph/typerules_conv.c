@@ -18,19 +18,19 @@
 /* The sliding-window attributes of Convolution, ConvTranspose, MaxPool and
  * AvgPool: kernels [KH, KW] and strides [SH, SW] positive, pads [top, left,
  * bottom, right] non-negative, dilation [DH, DW] positive ([1, 1] for kinds
- * without it). */
+ * without it: the pools, window_attrs' dilation false). */
 struct window {
 	const int64_t *k, *s, *p, *d;
 };
 
 static const int64_t no_dilation[2] = {1, 1};
 
-static bool window_attrs(struct typed_op *op, struct window *w)
+static bool window_attrs(struct typed_op *op, struct window *w, bool dilation)
 {
-	w->k = trc_ints_attr(op, "kernels", 2, 1);
-	w->s = trc_ints_attr(op, "strides", 2, 1);
-	w->p = trc_ints_attr(op, "pads", 4, 0);
-	w->d = node_attr_index(op->kind, "dilation") >= 0 ? trc_ints_attr(op, "dilation", 2, 1) : no_dilation;
+	w->k = trc_ints_attr(op, "kernels", top_attr(op, "kernels"), 2, 1);
+	w->s = trc_ints_attr(op, "strides", top_attr(op, "strides"), 2, 1);
+	w->p = trc_ints_attr(op, "pads", top_attr(op, "pads"), 4, 0);
+	w->d = dilation ? trc_ints_attr(op, "dilation", top_attr(op, "dilation"), 2, 1) : no_dilation;
 	return w->k && w->s && w->p && w->d;
 }
 
@@ -78,7 +78,7 @@ static void conv_rule(struct typed_op *op, bool transposed)
 	const struct type *in = top_optype(op, 0), *f = top_optype(op, 1), *b = top_optype(op, 2);
 	trc_linear_elems(op, 2);
 	struct window w;
-	bool attrs = window_attrs(op, &w);
+	bool attrs = window_attrs(op, &w, true);
 	int64_t group = top_int(op, "group");
 	if (group < 1) {
 		top_err(op, "group must be positive, got %" PRId64, group);
@@ -139,7 +139,7 @@ static bool pool_rule(struct typed_op *op, unsigned classes, bool exact)
 		ok = exact ? trc_want_elem(op, RESW(op, 0), top_type(op), OPW(op, 0), in)
 			   : trc_want_kind(op, RESW(op, 0), top_type(op), OPW(op, 0), in);
 	struct window w;
-	bool attrs = window_attrs(op, &w);
+	bool attrs = window_attrs(op, &w, false);
 	if (!trc_op_rank(op, 0, 4, "N x H x W x C") || !attrs)
 		return false;
 	struct shape s = {4, {trc_dimv(in, 0), 0, 0, trc_dimv(in, 3)}};

@@ -56,40 +56,38 @@ void tr_logical(struct typed_op *op)
  * as unsigned bits of its width) by the RHS element. */
 void tr_bitshift(struct typed_op *op) { binary_one_kind(op, C_IDX); }
 
-/* Neg, Abs, Sign, Relu, LeakyRelu: numeric Input -> Input's shape and kind. */
-void tr_unary(struct typed_op *op)
+/* Unary elementwise: Input of an element kind of the classes in `set` ->
+ * Input's shape and kind. */
+static void unary_one_kind(struct typed_op *op, unsigned set)
 {
 	trc_ew_shapes(op);
-	if (trc_op_class(op, 0, C_NUM))
+	if (trc_op_class(op, 0, set))
 		trc_want_kind(op, LITW("result"), top_type(op), LITW("input"), top_optype(op, 0));
 }
 
+/* Neg, Abs, Sign, Relu, LeakyRelu: numeric Input -> Input's shape and kind. */
+void tr_unary(struct typed_op *op) { unary_one_kind(op, C_NUM); }
+
 /* Exp, Log, Sqrt, ..., Sigmoid, Tanh, Gelu, Elu: floating-point Input ->
  * Input's type. */
-void tr_unary_float(struct typed_op *op)
-{
-	trc_ew_shapes(op);
-	if (trc_op_class(op, 0, CF))
-		trc_want_kind(op, LITW("result"), top_type(op), LITW("input"), top_optype(op, 0));
-}
+void tr_unary_float(struct typed_op *op) { unary_one_kind(op, CF); }
 
 /* Sigmoid, Tanh: floating-point or quantized Input -> Input's kind (a
  * quantized result with its own parameters: the interpreter's table,
  * docs/Quantization.md). */
-void tr_unary_float_q(struct typed_op *op)
+void tr_unary_float_q(struct typed_op *op) { unary_one_kind(op, C_FQ); }
+
+/* Unary elementwise with a result of another class: Input of the classes
+ * in `in`, the result of the classes in `res`, one shape. */
+static void unary_classes(struct typed_op *op, unsigned in, unsigned res)
 {
 	trc_ew_shapes(op);
-	if (trc_op_class(op, 0, C_FQ))
-		trc_want_kind(op, LITW("result"), top_type(op), LITW("input"), top_optype(op, 0));
+	trc_op_class(op, 0, in);
+	trc_res_class(op, 0, res);
 }
 
 /* IsNaN, IsInf: floating-point Input -> bool of its shape. */
-void tr_isnan(struct typed_op *op)
-{
-	trc_ew_shapes(op);
-	trc_op_class(op, 0, CF);
-	trc_res_class(op, 0, CB);
-}
+void tr_isnan(struct typed_op *op) { unary_classes(op, CF, CB); }
 
 /* Clip(Input) {min, max}: numeric Input -> Input's shape and kind, min <= max. */
 void tr_clip(struct typed_op *op)
@@ -116,29 +114,14 @@ void tr_select(struct typed_op *op)
 void tr_convert(struct typed_op *op) { trc_ew_shapes(op); }
 
 /* Quantize(Input floating-point) -> quantized of Input's shape. */
-void tr_quantize(struct typed_op *op)
-{
-	trc_ew_shapes(op);
-	trc_op_class(op, 0, CF);
-	trc_res_class(op, 0, CQ);
-}
+void tr_quantize(struct typed_op *op) { unary_classes(op, CF, CQ); }
 
 /* Dequantize(Input quantized) -> floating-point of Input's shape. */
-void tr_dequantize(struct typed_op *op)
-{
-	trc_ew_shapes(op);
-	trc_op_class(op, 0, CQ);
-	trc_res_class(op, 0, CF);
-}
+void tr_dequantize(struct typed_op *op) { unary_classes(op, CQ, CF); }
 
 /* RescaleQuantized(Input quantized) -> quantized of Input's shape (new
  * parameters and/or kind). */
-void tr_rescale(struct typed_op *op)
-{
-	trc_ew_shapes(op);
-	trc_op_class(op, 0, CQ);
-	trc_res_class(op, 0, CQ);
-}
+void tr_rescale(struct typed_op *op) { unary_classes(op, CQ, CQ); }
 
 /* Operand i is a placeholder of type float<len> (len 0: any positive). */
 static void profile_buffer(struct typed_op *op, unsigned i, uint64_t len)
@@ -168,5 +151,5 @@ void tr_quantization_profile(struct typed_op *op)
 	const char *s = top_str(op, "profiled_node_name");
 	if (!s || !*s)
 		top_err(op, "profiled_node_name must not be empty");
-	trc_int_attr_min(op, "profiled_output", 0);
+	trc_int_attr_min(op, "profiled_output", top_int(op, "profiled_output"), 0);
 }

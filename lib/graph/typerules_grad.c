@@ -70,12 +70,13 @@ static bool want_rank(struct typed_op *op, unsigned i, unsigned r, const char *l
 	return false;
 }
 
-/* An INTS attribute of exactly cnt positive (or, pos false, non-negative)
- * values; false after reporting. */
-static const int64_t *want_ints(struct typed_op *op, const char *attr, unsigned cnt, bool pos)
+/* The INTS attribute called attr, of value val, has exactly cnt positive
+ * (or, pos false, non-negative) values; NULL after reporting. */
+static const int64_t *want_ints(struct typed_op *op, const char *attr, const union attr_val *val, unsigned cnt,
+				bool pos)
 {
-	unsigned len;
-	const int64_t *p = top_ints(op, attr, &len);
+	unsigned len = val->ints.n;
+	const int64_t *p = val->ints.v;
 	if (len != cnt) {
 		top_err(op, "%s must have %u values, got %u", attr, cnt, len);
 		return NULL;
@@ -108,10 +109,10 @@ static int64_t window_out(const int64_t *k, const int64_t *s, const int64_t *p, 
 static bool want_window(struct typed_op *op, const struct type *in, const struct type *og,
 			uint64_t oc, bool dilation)
 {
-	const int64_t *k = want_ints(op, "kernels", 2, true);
-	const int64_t *s = want_ints(op, "strides", 2, true);
-	const int64_t *p = want_ints(op, "pads", 4, false);
-	const int64_t *d = dilation ? want_ints(op, "dilation", 2, true) : NULL;
+	const int64_t *k = want_ints(op, "kernels", top_attr(op, "kernels"), 2, true);
+	const int64_t *s = want_ints(op, "strides", top_attr(op, "strides"), 2, true);
+	const int64_t *p = want_ints(op, "pads", top_attr(op, "pads"), 4, false);
+	const int64_t *d = dilation ? want_ints(op, "dilation", top_attr(op, "dilation"), 2, true) : NULL;
 	if (!k || !s || !p || (dilation && !d))
 		return false;
 	uint64_t want[4] = {in->dims[0], 0, 0, oc};
@@ -188,7 +189,7 @@ void tr_convolution_grad(struct typed_op *op)
 		top_err(op, "group %" PRId64 " does not divide input %s and filter %s into groups", g, TYS(in), TYS(f));
 		return;
 	}
-	const int64_t *k = want_ints(op, "kernels", 2, true);
+	const int64_t *k = want_ints(op, "kernels", top_attr(op, "kernels"), 2, true);
 	if (k && ((uint64_t)k[0] != f->dims[1] || (uint64_t)k[1] != f->dims[2])) {
 		top_err(op, "kernels do not match filter %s", TYS(f));
 		return;

@@ -19,9 +19,10 @@
 #include <inttypes.h>
 #include <math.h>
 
-/* The per-channel lists of n against the n_out output channels. */
-static void cw_params(struct typed_op *op, const char *sname, const char *oname,
-		      int64_t n_out, unsigned filter)
+/* The per-channel lists (the FLOATS attribute sname of value sv, the INTS
+ * attribute oname of value ov) against the n_out output channels. */
+static void cw_params(struct typed_op *op, const char *sname, const union attr_val *sv, const char *oname,
+		      const union attr_val *ov, int64_t n_out, unsigned filter)
 {
 	const struct type *f = top_optype(op, filter);
 	if (!trc_op_class(op, 0, CQ) || !trc_op_class(op, filter, CQ) || !trc_op_class(op, 2, CF) ||
@@ -30,9 +31,9 @@ static void cw_params(struct typed_op *op, const char *sname, const char *oname,
 	if (f->scale != 1.0f || f->offset != 0)
 		top_err(op, "the filter %s must have scale 1 and offset 0 (its parameters are %s and %s)", TYS(f), sname,
 			oname);
-	unsigned ns = 0, no = 0;
-	const double *s = top_floats(op, sname, &ns);
-	const int64_t *o = top_ints(op, oname, &no);
+	unsigned ns = sv->floats.n, no = ov->ints.n;
+	const double *s = sv->floats.v;
+	const int64_t *o = ov->ints.v;
 	if ((int64_t)ns != n_out || (int64_t)no != n_out) {
 		top_err(op, "%s and %s need one value per output channel (%" PRId64 "), got %u and %u", sname, oname, n_out,
 			ns, no);
@@ -58,7 +59,8 @@ void tr_channelwise_conv(struct typed_op *op)
 	tr_convolution(op);
 	const struct type *f = top_optype(op, 1);
 	if (f->rank == 4)
-		cw_params(op, "filter_scales", "filter_offsets", trc_dimv(f, 0), 1);
+		cw_params(op, "filter_scales", top_attr(op, "filter_scales"), "filter_offsets",
+			  top_attr(op, "filter_offsets"), trc_dimv(f, 0), 1);
 }
 
 void tr_channelwise_fc(struct typed_op *op)
@@ -66,5 +68,6 @@ void tr_channelwise_fc(struct typed_op *op)
 	tr_fully_connected(op);
 	const struct type *w = top_optype(op, 1);
 	if (w->rank == 2)
-		cw_params(op, "weight_scales", "weight_offsets", trc_dimv(w, 1), 1);
+		cw_params(op, "weight_scales", top_attr(op, "weight_scales"), "weight_offsets",
+			  top_attr(op, "weight_offsets"), trc_dimv(w, 1), 1);
 }

@@ -61,7 +61,7 @@ void tr_concat(struct typed_op *op)
 	for (unsigned i = 1; i < op->nops; i++)
 		ok &= trc_want_elem(op, OPW(op, i), top_optype(op, i), OPW(op, 0), first);
 	trc_want_elem(op, LITW("result"), top_type(op), OPW(op, 0), first);
-	if (!trc_axis_attr(op, "dim", 0))
+	if (!trc_axis_attr(op, "dim", top_int(op, "dim"), 0))
 		return;
 	unsigned dim = (unsigned)top_int(op, "dim");
 	struct shape s = trc_shape_of(first);
@@ -92,7 +92,7 @@ void tr_slice(struct typed_op *op)
 		top_err(op, "result %s does not have the rank of input %s", TYS(r), TYS(in));
 		return;
 	}
-	const int64_t *st = trc_ints_attr(op, "start", in->rank, 0);
+	const int64_t *st = trc_ints_attr(op, "start", top_attr(op, "start"), in->rank, 0);
 	if (!st)
 		return;
 	for (unsigned i = 0; i < in->rank; i++)
@@ -112,13 +112,13 @@ void tr_insert_tensor(struct typed_op *op)
 	const struct type *big = top_optype(op, 0), *sm = top_optype(op, 1);
 	trc_want_elem(op, LITW("small"), sm, LITW("big"), big);
 	trc_res_same_type(op, 0, 0);
-	bool ok = trc_int_attr_min(op, "count", 1);
+	bool ok = trc_int_attr_min(op, "count", top_int(op, "count"), 1);
 	if (sm->rank != big->rank) {
 		top_err(op, "small %s does not have the rank of big %s", TYS(sm), TYS(big));
 		return;
 	}
-	const int64_t *st = trc_ints_attr(op, "start", big->rank, 0);
-	if (!trc_axis_attr(op, "axis", 0) || !st || !ok)
+	const int64_t *st = trc_ints_attr(op, "start", top_attr(op, "start"), big->rank, 0);
+	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0) || !st || !ok)
 		return;
 	unsigned axis = (unsigned)top_int(op, "axis");
 	int64_t count = top_int(op, "count");
@@ -139,7 +139,7 @@ void tr_gather(struct typed_op *op)
 	const struct type *d = top_optype(op, 0), *ix = top_optype(op, 1);
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("data"), d);
 	trc_op_class(op, 1, C_IDX);
-	if (!trc_axis_attr(op, "axis", 0))
+	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0))
 		return;
 	unsigned axis = (unsigned)top_int(op, "axis");
 	unsigned rank = d->rank - 1u + ix->rank;
@@ -217,7 +217,7 @@ void tr_gather_elements(struct typed_op *op)
 {
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("data"), top_optype(op, 0));
 	trc_op_class(op, 1, C_IDX);
-	if (!trc_axis_attr(op, "axis", 0) || !along_axis_indices(op, 1, (unsigned)top_int(op, "axis")))
+	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0) || !along_axis_indices(op, 1, (unsigned)top_int(op, "axis")))
 		return;
 	struct shape s = trc_shape_of(top_optype(op, 1));
 	trc_res_shape(op, 0, &s);
@@ -234,7 +234,7 @@ void tr_scatter_elements(struct typed_op *op)
 	trc_op_class(op, 1, C_IDX);
 	if (top_int(op, "reduction") != 0)
 		trc_op_class(op, 0, C_NUM);
-	if (!trc_axis_attr(op, "axis", 0) || !along_axis_indices(op, 1, (unsigned)top_int(op, "axis")))
+	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0) || !along_axis_indices(op, 1, (unsigned)top_int(op, "axis")))
 		return;
 	trc_want_same_shape(op, LITW("updates"), top_optype(op, 2), LITW("indices"), top_optype(op, 1));
 }
@@ -280,8 +280,8 @@ void tr_tile(struct typed_op *op)
 {
 	const struct type *in = top_optype(op, 0);
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), in);
-	bool ok = trc_int_attr_min(op, "count", 1);
-	if (!trc_axis_attr(op, "axis", 0) || !ok)
+	bool ok = trc_int_attr_min(op, "count", top_int(op, "count"), 1);
+	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0) || !ok)
 		return;
 	unsigned axis = (unsigned)top_int(op, "axis");
 	struct shape s = trc_shape_of(in);
@@ -316,7 +316,7 @@ void tr_broadcast(struct typed_op *op)
 static int64_t block_rule(struct typed_op *op)
 {
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), top_optype(op, 0));
-	int64_t b = trc_int_attr_min(op, "block_size", 1) ? top_int(op, "block_size") : 0;
+	int64_t b = trc_int_attr_min(op, "block_size", top_int(op, "block_size"), 1) ? top_int(op, "block_size") : 0;
 	return trc_op_rank(op, 0, 4, "N x H x W x C") ? b : 0;
 }
 
@@ -409,7 +409,7 @@ void tr_splat(struct typed_op *op)
 void tr_flip(struct typed_op *op)
 {
 	trc_res_same_type(op, 0, 0);
-	trc_axis_attr(op, "axis", 0);
+	trc_axis_attr(op, "axis", top_int(op, "axis"), 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -422,7 +422,7 @@ void tr_arg_reduce(struct typed_op *op)
 	const struct type *in = top_optype(op, 0);
 	trc_op_class(op, 0, C_NUM);
 	trc_res_class(op, 0, C_IDX);
-	if (!trc_axis_attr(op, "axis", 0))
+	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0))
 		return;
 	unsigned axis = (unsigned)top_int(op, "axis");
 	struct shape s = trc_shape_of(in);
@@ -443,7 +443,7 @@ void tr_topk(struct typed_op *op)
 	if (trc_op_class(op, 0, C_NUM))
 		trc_want_elem(op, LITW("values"), op->res[0], LITW("input"), in);
 	trc_res_class(op, 1, C_IDX);
-	if (!trc_int_attr_min(op, "k", 1))
+	if (!trc_int_attr_min(op, "k", top_int(op, "k"), 1))
 		return;
 	if (in->rank == 0) {
 		top_err(op, "input %s must have at least one dimension", TYS(in));
@@ -466,5 +466,5 @@ void tr_cumsum(struct typed_op *op)
 {
 	if (trc_op_class(op, 0, C_NUM))
 		trc_res_same_shape_kind(op, 0, 0);
-	trc_axis_attr(op, "axis", 0);
+	trc_axis_attr(op, "axis", top_int(op, "axis"), 0);
 }
