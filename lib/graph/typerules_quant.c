@@ -20,11 +20,17 @@
 #include <math.h>
 
 /* The per-channel lists (the FLOATS attribute sname of value sv, the INTS
- * attribute oname of value ov) against the n_out output channels. */
+ * attribute oname of value ov) against the output channels: dimension
+ * oc_dim of the filter (operand 1), when the filter has the forward rule's
+ * rank `rank` (else the forward rule has reported it). */
 static void cw_params(struct typed_op *op, const char *sname, const union attr_val *sv, const char *oname,
-		      const union attr_val *ov, int64_t n_out, unsigned filter)
+		      const union attr_val *ov, unsigned rank, unsigned oc_dim)
 {
+	const unsigned filter = 1;
 	const struct type *f = top_optype(op, filter);
+	if (f->rank != rank)
+		return;
+	int64_t n_out = trc_dimv(f, oc_dim);
 	if (!trc_op_class(op, 0, CQ) || !trc_op_class(op, filter, CQ) || !trc_op_class(op, 2, CF) ||
 	    !trc_res_class(op, 0, CQ))
 		return;
@@ -57,17 +63,13 @@ static void cw_params(struct typed_op *op, const char *sname, const union attr_v
 void tr_channelwise_conv(struct typed_op *op)
 {
 	tr_convolution(op);
-	const struct type *f = top_optype(op, 1);
-	if (f->rank == 4)
-		cw_params(op, "filter_scales", top_attr(op, "filter_scales"), "filter_offsets",
-			  top_attr(op, "filter_offsets"), trc_dimv(f, 0), 1);
+	cw_params(op, "filter_scales", top_attr(op, "filter_scales"), "filter_offsets", top_attr(op, "filter_offsets"),
+		  4, 0);
 }
 
 void tr_channelwise_fc(struct typed_op *op)
 {
 	tr_fully_connected(op);
-	const struct type *w = top_optype(op, 1);
-	if (w->rank == 2)
-		cw_params(op, "weight_scales", top_attr(op, "weight_scales"), "weight_offsets",
-			  top_attr(op, "weight_offsets"), trc_dimv(w, 1), 1);
+	cw_params(op, "weight_scales", top_attr(op, "weight_scales"), "weight_offsets", top_attr(op, "weight_offsets"),
+		  2, 1);
 }
