@@ -1,6 +1,7 @@
 /* verify.c - the graph verifier: structure (operand counts, dangling and
  * cross-function uses, cycles, storage initializers), then each kind's type
- * rule from Nodes.def. Reports every problem; returns the error count.
+ * rule from Nodes.def, run on the node seen as a typed operation
+ * (typerules_op.h). Reports every problem; returns the error count.
  *
  * Design: membership and order are bits, not name look-ups or maps. Nodes
  * are checked in list order and get NODE_VDONE when checked; an operand
@@ -26,10 +27,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where problems go and how many there were. */
 struct verifier {
 	struct diag *d;
-	struct module *m;
-	struct func *f;
 	int errors;
 };
 
@@ -249,7 +249,7 @@ static int verify_func(struct verifier *v, struct func *f)
 
 int func_verify(struct func *f, struct diag *d)
 {
-	struct verifier v = {d, f->mod, f, 0};
+	struct verifier v = {d, 0};
 	mark_globals(f->mod, true);
 	verify_func(&v, f);
 	mark_globals(f->mod, false);
@@ -258,13 +258,13 @@ int func_verify(struct func *f, struct diag *d)
 
 int module_verify(struct module *m, struct diag *d)
 {
-	struct verifier v = {d, m, NULL, 0};
+	struct verifier v = {d, 0};
 	module_for_each_global(m, n)
 		verify_storage(&v, n);
 	int errors = v.errors;
 	mark_globals(m, true);
 	for (size_t i = 0; i < m->nfuncs; i++) {
-		struct verifier fv = {d, m, m->funcs[i], 0};
+		struct verifier fv = {d, 0};
 		errors += verify_func(&fv, m->funcs[i]);
 	}
 	mark_globals(m, false);
