@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+/* "subject name: msg" at loc; the name as %name, or @name when global. */
 void top_report(struct diag *d, struct loc loc, const char *subject, const char *name, bool global,
 		const char *msg)
 {
@@ -27,6 +28,9 @@ void top_report(struct diag *d, struct loc loc, const char *subject, const char 
 	ostream_abort(&o);
 }
 
+/* "Kind %name: message" at op->loc, counted in op->errors. The message
+ * buffer is the size the graph verifier has always used, so long messages
+ * are cut where they were. */
 void top_err(struct typed_op *op, const char *fmt, ...)
 {
 	char msg[512];
@@ -38,6 +42,8 @@ void top_err(struct typed_op *op, const char *fmt, ...)
 	op->errors++;
 }
 
+/* The attribute called name of op's kind; an unknown name is a bug in a
+ * rule, reported as an internal error. */
 const union attr_val *top_attr(const struct typed_op *op, const char *name)
 {
 	int i = node_attr_index(op->kind, name);
@@ -50,6 +56,8 @@ const union attr_val *top_attr(const struct typed_op *op, const char *name)
 	return &op->attrs[i];
 }
 
+/* The enum attribute's value as its name, "?" out of range (a value below
+ * zero reads as the first name, as node_enum has it). */
 const char *top_enum(const struct typed_op *op, const char *name)
 {
 	static char buf[64];
