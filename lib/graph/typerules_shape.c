@@ -27,6 +27,16 @@ void tr_reshape(struct typed_op *op)
 			trc_numel(in));
 }
 
+/* The list attribute called name, of cnt values, has one value per
+ * dimension of input in; false after reporting. */
+static bool one_per_dim(struct typed_op *op, const char *name, unsigned cnt, const struct type *in)
+{
+	if (cnt == in->rank)
+		return true;
+	top_err(op, "%s has %u values but input %s has rank %u", name, cnt, TYS(in), in->rank);
+	return false;
+}
+
 /* Transpose(Input) {shuffle}: shuffle is a permutation of [0, rank);
  * result dim i = Input dim shuffle[i]; Input's element type. */
 void tr_transpose(struct typed_op *op)
@@ -35,10 +45,8 @@ void tr_transpose(struct typed_op *op)
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), in);
 	unsigned cnt;
 	const int64_t *sh = top_ints(op, "shuffle", &cnt);
-	if (cnt != in->rank) {
-		top_err(op, "shuffle has %u values but input %s has rank %u", cnt, TYS(in), in->rank);
+	if (!one_per_dim(op, "shuffle", cnt, in))
 		return;
-	}
 	bool seen[GLOW_MAX_RANK] = {false};
 	struct shape s = {in->rank, {0}};
 	for (unsigned i = 0; i < cnt; i++) {
@@ -367,10 +375,8 @@ void tr_resize(struct typed_op *op)
 		trc_want_kind(op, LITW("result"), top_type(op), LITW("input"), in);
 	unsigned cnt;
 	const double *sc = top_floats(op, "scale", &cnt);
-	if (cnt != in->rank) {
-		top_err(op, "scale has %u values but input %s has rank %u", cnt, TYS(in), in->rank);
+	if (!one_per_dim(op, "scale", cnt, in))
 		return;
-	}
 	struct shape s = {in->rank, {0}};
 	for (unsigned i = 0; i < cnt; i++) {
 		if (!(sc[i] > 0) || isinf(sc[i])) {
