@@ -59,8 +59,10 @@ struct attr_desc {
 };
 
 struct node;
-struct verifier;
-typedef void (*type_rule_fn)(struct verifier *v, const struct node *n);
+/* A type rule checks one typed operation (graph/typerules_op.h): a node, or
+ * an instruction seen as the node kind it comes from. */
+struct typed_op;
+typedef void (*type_rule_fn)(struct typed_op *op);
 
 struct node_desc {
 	const char *name;
@@ -168,7 +170,14 @@ struct node {
 	struct use *ops;          /* nops (+1 with NODE_HAS_PRED), allocated right after the node */
 };
 
-/* The user of a use (operands are stored right after their node). */
+/* The user of a use. node_new (graph.c) allocates a node's operand
+ * slots right after it, so the user is found by address arithmetic: u is
+ * slot u->idx, the slots start u->idx uses earlier, the node just before
+ * them. This saves a user pointer in every operand slot (struct use would
+ * grow from 24 to 32 bytes), and it is the only place that relies on the
+ * layout: it holds for nodes made by the builder, which are the only nodes
+ * with uses (the type rules read a typed operation, graph/typerules_op.h,
+ * not nodes). */
 static inline struct node *use_user(const struct use *u)
 {
 	return (struct node *)(void *)((char *)(void *)(u - u->idx) - sizeof(struct node));

@@ -33,9 +33,9 @@ const char *trc_pretty_name(const char *name, char *buf)
 
 /* The name of operand i; the repeated operand of a variadic kind is
  * "inputs[k]". */
-const char *trc_op_name(const struct node *n, unsigned i, char *buf)
+const char *trc_op_name(const struct typed_op *op, unsigned i, char *buf)
 {
-	const struct node_desc *d = node_desc(n->kind);
+	const struct node_desc *d = node_desc(op->kind);
 	if (d->variadic && i + 1 >= d->nops) {
 		char base[STRBUF];
 		trc_pretty_name(d->op_names[d->nops - 1], base);
@@ -49,23 +49,23 @@ const char *trc_op_name(const struct node *n, unsigned i, char *buf)
 const char *trc_what_str(struct what w, char *buf)
 {
 	switch (w.kind) {
-	case WHAT_OP: return trc_op_name(w.n, w.i, buf);
-	case WHAT_RES: return trc_pretty_name(node_desc(w.n->kind)->res_names[w.i], buf);
+	case WHAT_OP: return trc_op_name(w.op, w.i, buf);
+	case WHAT_RES: return trc_pretty_name(node_desc(w.op->kind)->res_names[w.i], buf);
 	case WHAT_LIT: break;
 	}
 	return w.lit;
 }
 
 /* The printed name of operand i's producer: "@w", "%conv". */
-const char *trc_def_name(const struct node *n, unsigned i, char *buf)
+const char *trc_def_name(const struct typed_op *op, unsigned i, char *buf)
 {
-	const struct node *d = n->ops[i].def;
+	const struct typed_operand *d = &op->ops[i];
 	struct ostream o;
 	ostream_mem(&o);
-	if (node_is_storage(d))
-		print_global_name(&o, d->name);
-	else if (d->name)
-		print_local_name(&o, d->name);
+	if (d->def_kind == NK_Placeholder || d->def_kind == NK_Constant)
+		print_global_name(&o, d->def_name);
+	else if (d->def_name)
+		print_local_name(&o, d->def_name);
 	snprintf(buf, STRBUF, "%s", ostream_cstr(&o));
 	ostream_abort(&o);
 	return buf;
@@ -168,105 +168,105 @@ const char *trc_class_desc(unsigned set)
 }
 
 /* t (called what) has an element kind of one of the classes in set */
-bool trc_want_class(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+bool trc_want_class(struct typed_op *op, struct what what, const struct type *t,
 		    unsigned set)
 {
 	if (set & (1u << elem_class((enum elem_kind)t->elem)))
 		return true;
-	verr(v, n, "%s must be %s, got %s", WHS(what), trc_class_desc(set), TYS(t));
+	top_err(op, "%s must be %s, got %s", WHS(what), trc_class_desc(set), TYS(t));
 	return false;
 }
 
 /* operand i has an element kind of one of the classes in set */
-bool trc_op_class(struct verifier *v, const struct node *n, unsigned i, unsigned set)
+bool trc_op_class(struct typed_op *op, unsigned i, unsigned set)
 {
-	return trc_want_class(v, n, OPW(n, i), op_type(n, i), set);
+	return trc_want_class(op, OPW(op, i), top_optype(op, i), set);
 }
 
 /* result r has an element kind of one of the classes in set */
-bool trc_res_class(struct verifier *v, const struct node *n, unsigned r, unsigned set)
+bool trc_res_class(struct typed_op *op, unsigned r, unsigned set)
 {
-	return trc_want_class(v, n, RESW(n, r), n->types[r], set);
+	return trc_want_class(op, RESW(op, r), op->res[r], set);
 }
 
 /* t has exactly ref's element type (kind, scale and offset) */
-bool trc_want_elem(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+bool trc_want_elem(struct typed_op *op, struct what what, const struct type *t,
 		   struct what refname, const struct type *ref)
 {
 	if (type_same_elem(t, ref))
 		return true;
-	verr(v, n, "%s element type %s differs from %s element type %s", WHS(what), ELS(t), WHS(refname), ELS(ref));
+	top_err(op, "%s element type %s differs from %s element type %s", WHS(what), ELS(t), WHS(refname), ELS(ref));
 	return false;
 }
 
 /* t has ref's element kind (quantization parameters may differ) */
-bool trc_want_kind(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+bool trc_want_kind(struct typed_op *op, struct what what, const struct type *t,
 		   struct what refname, const struct type *ref)
 {
 	if (t->elem == ref->elem)
 		return true;
-	verr(v, n, "%s element kind %s differs from %s element kind %s", WHS(what), elem_name((enum elem_kind)t->elem),
-	     WHS(refname), elem_name((enum elem_kind)ref->elem));
+	top_err(op, "%s element kind %s differs from %s element kind %s", WHS(what), elem_name((enum elem_kind)t->elem),
+		WHS(refname), elem_name((enum elem_kind)ref->elem));
 	return false;
 }
 
 /* t has ref's shape */
-bool trc_want_same_shape(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+bool trc_want_same_shape(struct typed_op *op, struct what what, const struct type *t,
 			 struct what refname, const struct type *ref)
 {
 	if (type_same_shape(t, ref))
 		return true;
-	verr(v, n, "%s %s does not have the shape of %s %s", WHS(what), TYS(t), WHS(refname), TYS(ref));
+	top_err(op, "%s %s does not have the shape of %s %s", WHS(what), TYS(t), WHS(refname), TYS(ref));
 	return false;
 }
 
 /* t (called what) has the expected shape s */
-bool trc_want_shape(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+bool trc_want_shape(struct typed_op *op, struct what what, const struct type *t,
 		    const struct shape *s)
 {
 	if (trc_shape_matches(t, s))
 		return true;
-	verr(v, n, "%s is %s but its shape should be %s", WHS(what), TYS(t), SHS(s));
+	top_err(op, "%s is %s but its shape should be %s", WHS(what), TYS(t), SHS(s));
 	return false;
 }
 
 /* result r has the expected shape s */
-bool trc_res_shape(struct verifier *v, const struct node *n, unsigned r, const struct shape *s)
+bool trc_res_shape(struct typed_op *op, unsigned r, const struct shape *s)
 {
-	return trc_want_shape(v, n, RESW(n, r), n->types[r], s);
+	return trc_want_shape(op, RESW(op, r), op->res[r], s);
 }
 
 /* result r has operand i's type (shape and exact element type) */
-bool trc_res_same_type(struct verifier *v, const struct node *n, unsigned r, unsigned i)
+bool trc_res_same_type(struct typed_op *op, unsigned r, unsigned i)
 {
-	const struct type *t = n->types[r], *ref = op_type(n, i);
+	const struct type *t = op->res[r], *ref = top_optype(op, i);
 	if (type_same_shape(t, ref) && type_same_elem(t, ref))
 		return true;
-	verr(v, n, "%s is %s but must have the type of %s, %s", RESN(n, r), TYS(t), OPN(n, i), TYS(ref));
+	top_err(op, "%s is %s but must have the type of %s, %s", RESN(op, r), TYS(t), OPN(op, i), TYS(ref));
 	return false;
 }
 
 /* result r has operand i's shape and element kind */
-bool trc_res_same_shape_kind(struct verifier *v, const struct node *n, unsigned r, unsigned i)
+bool trc_res_same_shape_kind(struct typed_op *op, unsigned r, unsigned i)
 {
-	bool ok = trc_want_kind(v, n, RESW(n, r), n->types[r], OPW(n, i), op_type(n, i));
-	return trc_want_same_shape(v, n, RESW(n, r), n->types[r], OPW(n, i), op_type(n, i)) && ok;
+	bool ok = trc_want_kind(op, RESW(op, r), op->res[r], OPW(op, i), top_optype(op, i));
+	return trc_want_same_shape(op, RESW(op, r), op->res[r], OPW(op, i), top_optype(op, i)) && ok;
 }
 
 /* t has rank `rank`; form describes the expected layout ("N x H x W x C") */
-bool trc_want_rank(struct verifier *v, const struct node *n, struct what what, const struct type *t,
+bool trc_want_rank(struct typed_op *op, struct what what, const struct type *t,
 		   unsigned rank, const char *form)
 {
 	if (t->rank == rank)
 		return true;
-	verr(v, n, "%s must be %u-D (%s), got %s", WHS(what), rank, form, TYS(t));
+	top_err(op, "%s must be %u-D (%s), got %s", WHS(what), rank, form, TYS(t));
 	return false;
 }
 
 /* operand i has rank `rank` (form as for trc_want_rank) */
-bool trc_op_rank(struct verifier *v, const struct node *n, unsigned i, unsigned rank, const char *form)
+bool trc_op_rank(struct typed_op *op, unsigned i, unsigned rank, const char *form)
 {
-	return trc_want_rank(v, n, OPW(n, i), op_type(n, i), rank, form);
+	return trc_want_rank(op, OPW(op, i), top_optype(op, i), rank, form);
 }
 
 /* the bound lo in words: "positive" (1), "non-negative" (0), else "in range" */
@@ -275,73 +275,71 @@ const char *trc_lower_bound_desc(int64_t lo)
 	return lo == 1 ? "positive" : lo == 0 ? "non-negative" : "in range";
 }
 
-/* INTS attribute `name` with exactly len values (len 0: any number), each
- * >= lo; NULL after reporting. */
-const int64_t *trc_ints_attr(struct verifier *v, const struct node *n, const char *name, unsigned len,
+/* INTS attribute `name` of value val with exactly len values (len 0: any
+ * number), each >= lo; NULL after reporting. */
+const int64_t *trc_ints_attr(struct typed_op *op, const char *name, const union attr_val *val, unsigned len,
 			     int64_t lo)
 {
-	unsigned cnt;
-	const int64_t *a = node_ints(n, name, &cnt);
+	unsigned cnt = val->ints.n;
+	const int64_t *a = val->ints.v;
 	if (len && cnt != len) {
-		verr(v, n, "%s must have %u values, got %u", name, len, cnt);
+		top_err(op, "%s must have %u values, got %u", name, len, cnt);
 		return NULL;
 	}
 	bool ok = true;
 	for (unsigned i = 0; i < cnt; i++)
 		if (a[i] < lo) {
-			verr(v, n, "%s[%u] must be %s, got %" PRId64, name, i, trc_lower_bound_desc(lo), a[i]);
+			top_err(op, "%s[%u] must be %s, got %" PRId64, name, i, trc_lower_bound_desc(lo), a[i]);
 			ok = false;
 		}
 	return ok ? a : NULL;
 }
 
-/* INT attribute `name` >= lo */
-bool trc_int_attr_min(struct verifier *v, const struct node *n, const char *name, int64_t lo)
+/* INT attribute `name`, of value x, >= lo */
+bool trc_int_attr_min(struct typed_op *op, const char *name, int64_t x, int64_t lo)
 {
-	int64_t x = node_int(n, name);
 	if (x >= lo)
 		return true;
-	verr(v, n, "%s must be %s, got %" PRId64, name, trc_lower_bound_desc(lo), x);
+	top_err(op, "%s must be %s, got %" PRId64, name, trc_lower_bound_desc(lo), x);
 	return false;
 }
 
-/* FLOAT attribute `name` >= 0 (and not NaN) */
-bool trc_float_attr_nonneg(struct verifier *v, const struct node *n, const char *name)
+/* FLOAT attribute `name`, of value x, >= 0 (and not NaN) */
+bool trc_float_attr_nonneg(struct typed_op *op, const char *name, double x)
 {
-	double x = node_float(n, name);
 	if (x >= 0)
 		return true;
-	verr(v, n, "%s must be non-negative, got %g", name, x);
+	top_err(op, "%s must be non-negative, got %g", name, x);
 	return false;
 }
 
 /* axis value `a` (attribute `name`) indexes a dimension of t (called what) */
-bool trc_axis_ok(struct verifier *v, const struct node *n, const char *name, int64_t a, struct what what,
+bool trc_axis_ok(struct typed_op *op, const char *name, int64_t a, struct what what,
 		 const struct type *t)
 {
 	if (a >= 0 && a < (int64_t)t->rank)
 		return true;
 	if (t->rank == 0)
-		verr(v, n, "%s %" PRId64 " is out of range: %s %s is a scalar", name, a, WHS(what), TYS(t));
+		top_err(op, "%s %" PRId64 " is out of range: %s %s is a scalar", name, a, WHS(what), TYS(t));
 	else
-		verr(v, n, "%s %" PRId64 " is out of range [0, %u) for %s %s", name, a, t->rank, WHS(what), TYS(t));
+		top_err(op, "%s %" PRId64 " is out of range [0, %u) for %s %s", name, a, t->rank, WHS(what), TYS(t));
 	return false;
 }
 
-/* INT attribute `name` is an axis of operand i */
-bool trc_axis_attr(struct verifier *v, const struct node *n, const char *name, unsigned i)
+/* INT attribute `name`, of value a, is an axis of operand i */
+bool trc_axis_attr(struct typed_op *op, const char *name, int64_t a, unsigned i)
 {
-	return trc_axis_ok(v, n, name, node_int(n, name), OPW(n, i), op_type(n, i));
+	return trc_axis_ok(op, name, a, OPW(op, i), top_optype(op, i));
 }
 
 /* Elementwise kinds: every operand and result has operand 0's shape. */
-bool trc_ew_shapes(struct verifier *v, const struct node *n)
+bool trc_ew_shapes(struct typed_op *op)
 {
 	bool ok = true;
-	for (unsigned i = 1; i < n->nops; i++)
-		ok &= trc_want_same_shape(v, n, OPW(n, i), op_type(n, i), OPW(n, 0), op_type(n, 0));
-	for (unsigned r = 0; r < n->nres; r++)
-		ok &= trc_want_same_shape(v, n, RESW(n, r), n->types[r], OPW(n, 0), op_type(n, 0));
+	for (unsigned i = 1; i < op->nops; i++)
+		ok &= trc_want_same_shape(op, OPW(op, i), top_optype(op, i), OPW(op, 0), top_optype(op, 0));
+	for (unsigned r = 0; r < op->nres; r++)
+		ok &= trc_want_same_shape(op, RESW(op, r), op->res[r], OPW(op, 0), top_optype(op, 0));
 	return ok;
 }
 
@@ -349,20 +347,20 @@ bool trc_ew_shapes(struct verifier *v, const struct node *n)
  * operand or -1, result 0): floating-point operands and result all of the
  * input's kind; or quantized input, other operands and result (any
  * parameters), with a quantized or floating-point bias. */
-void trc_linear_elems(struct verifier *v, const struct node *n, int bias)
+void trc_linear_elems(struct typed_op *op, int bias)
 {
-	const struct type *in = op_type(n, 0);
-	if (!trc_op_class(v, n, 0, C_FQ))
+	const struct type *in = top_optype(op, 0);
+	if (!trc_op_class(op, 0, C_FQ))
 		return;
 	bool q = elem_is_quantized((enum elem_kind)in->elem);
-	for (unsigned i = 1; i < n->nops; i++) {
+	for (unsigned i = 1; i < op->nops; i++) {
 		if (q)
-			trc_op_class(v, n, i, (int)i == bias ? C_FQ : CQ);
+			trc_op_class(op, i, (int)i == bias ? C_FQ : CQ);
 		else
-			trc_want_kind(v, n, OPW(n, i), op_type(n, i), OPW(n, 0), in);
+			trc_want_kind(op, OPW(op, i), top_optype(op, i), OPW(op, 0), in);
 	}
 	if (q)
-		trc_res_class(v, n, 0, CQ);
+		trc_res_class(op, 0, CQ);
 	else
-		trc_want_kind(v, n, RESW(n, 0), node_type(n), OPW(n, 0), in);
+		trc_want_kind(op, RESW(op, 0), top_type(op), OPW(op, 0), in);
 }

@@ -6,7 +6,7 @@
  * a result that result's type. So the rules mostly check "result i has the
  * type of operand j" and, for the windowed kinds, that OutputGrad has the
  * shape the forward node's result would have. Gradients are floating point.
- * Like typerules.c, a rule reports every problem through verr() and keeps
+ * Like typerules.c, a rule reports every problem through top_err() and keeps
  * going while the remaining checks make sense.
  */
 #include "graph/typerules.h"
@@ -20,69 +20,70 @@
 #define TYS(t) type_str((t), (char[TYBUF]){0}, TYBUF)
 
 /* The table's name of operand i or result r ("OutputGrad"). */
-static const char *opn(const struct node *n, unsigned i) { return node_desc(n->kind)->op_names[i]; }
-static const char *resn(const struct node *n, unsigned r) { return node_desc(n->kind)->res_names[r]; }
+static const char *opn(const struct typed_op *op, unsigned i) { return node_desc(op->kind)->op_names[i]; }
+static const char *resn(const struct typed_op *op, unsigned r) { return node_desc(op->kind)->res_names[r]; }
 
 /* Operand i has a floating-point element kind; false after reporting. */
-static bool want_float_op(struct verifier *v, const struct node *n, unsigned i)
+static bool want_float_op(struct typed_op *op, unsigned i)
 {
-	if (elem_is_float((enum elem_kind)op_type(n, i)->elem))
+	if (elem_is_float((enum elem_kind)top_optype(op, i)->elem))
 		return true;
-	verr(v, n, "%s %s must be floating point", opn(n, i), TYS(op_type(n, i)));
+	top_err(op, "%s %s must be floating point", opn(op, i), TYS(top_optype(op, i)));
 	return false;
 }
 
 /* Operand i has an index or integer element kind (labels, argmax). */
-static bool want_index_op(struct verifier *v, const struct node *n, unsigned i)
+static bool want_index_op(struct typed_op *op, unsigned i)
 {
-	if (elem_is_integer((enum elem_kind)op_type(n, i)->elem))
+	if (elem_is_integer((enum elem_kind)top_optype(op, i)->elem))
 		return true;
-	verr(v, n, "%s %s must be of an integer or index kind", opn(n, i), TYS(op_type(n, i)));
+	top_err(op, "%s %s must be of an integer or index kind", opn(op, i), TYS(top_optype(op, i)));
 	return false;
 }
 
 /* Result r has exactly the type t of `what`. */
-static bool want_res_type(struct verifier *v, const struct node *n, unsigned r, const struct type *t,
+static bool want_res_type(struct typed_op *op, unsigned r, const struct type *t,
 			  const char *what)
 {
-	if (n->types[r] == t)
+	if (op->res[r] == t)
 		return true;
-	verr(v, n, "%s %s must have the type %s of %s", resn(n, r), TYS(n->types[r]), TYS(t), what);
+	top_err(op, "%s %s must have the type %s of %s", resn(op, r), TYS(op->res[r]), TYS(t), what);
 	return false;
 }
 
 /* Operand i has exactly the type of operand j. */
-static bool want_op_like(struct verifier *v, const struct node *n, unsigned i, unsigned j)
+static bool want_op_like(struct typed_op *op, unsigned i, unsigned j)
 {
-	const struct type *a = op_type(n, i), *b = op_type(n, j);
+	const struct type *a = top_optype(op, i), *b = top_optype(op, j);
 	if (type_same_shape(a, b) && type_same_elem(a, b))
 		return true;
-	verr(v, n, "%s %s must have the type %s of %s", opn(n, i), TYS(a), TYS(b), opn(n, j));
+	top_err(op, "%s %s must have the type %s of %s", opn(op, i), TYS(a), TYS(b), opn(op, j));
 	return false;
 }
 
 /* Operand i has rank r; false after reporting. */
-static bool want_rank(struct verifier *v, const struct node *n, unsigned i, unsigned r, const char *layout)
+static bool want_rank(struct typed_op *op, unsigned i, unsigned r, const char *layout)
 {
-	if (op_type(n, i)->rank == r)
+	if (top_optype(op, i)->rank == r)
 		return true;
-	verr(v, n, "%s %s must have rank %u (%s)", opn(n, i), TYS(op_type(n, i)), r, layout);
+	top_err(op, "%s %s must have rank %u (%s)", opn(op, i), TYS(top_optype(op, i)), r, layout);
 	return false;
 }
 
-/* An INTS attribute of exactly cnt positive (or, pos false, non-negative)
- * values; false after reporting. */
-static const int64_t *want_ints(struct verifier *v, const struct node *n, const char *attr, unsigned cnt, bool pos)
+/* The INTS attribute called attr, of value val, has exactly cnt positive
+ * (or, pos false, non-negative) values; NULL after reporting. */
+static const int64_t *want_ints(struct typed_op *op, const char *attr, const union attr_val *val, unsigned cnt,
+				bool pos)
 {
-	unsigned len;
-	const int64_t *p = node_ints(n, attr, &len);
+	unsigned len = val->ints.n;
+	const int64_t *p = val->ints.v;
 	if (len != cnt) {
-		verr(v, n, "%s must have %u values, got %u", attr, cnt, len);
+		top_err(op, "%s must have %u values, got %u", attr, cnt, len);
 		return NULL;
 	}
 	for (unsigned i = 0; i < len; i++)
 		if (p[i] < (pos ? 1 : 0) || p[i] > INT32_MAX) {
-			verr(v, n, "%s[%u] = %" PRId64 " is out of range", attr, i, p[i]);
+			top_err(op, "%s[%u] = %" PRId64 " is out of range", attr, i, p[i]);
 			return NULL;
 		}
 	return p;
@@ -105,140 +106,145 @@ static int64_t window_out(const int64_t *k, const int64_t *s, const int64_t *p, 
 /* Checks the window attributes and that og (N x OH x OW x C') is what the
  * forward node makes of an input of type in with C' = oc channels; false
  * after reporting. */
-static bool want_window(struct verifier *v, const struct node *n, const struct type *in, const struct type *og,
+static bool want_window(struct typed_op *op, const struct type *in, const struct type *og,
 			uint64_t oc, bool dilation)
 {
-	const int64_t *k = want_ints(v, n, "kernels", 2, true);
-	const int64_t *s = want_ints(v, n, "strides", 2, true);
-	const int64_t *p = want_ints(v, n, "pads", 4, false);
-	const int64_t *d = dilation ? want_ints(v, n, "dilation", 2, true) : NULL;
+	const int64_t *k = want_ints(op, "kernels", top_attr(op, "kernels"), 2, true);
+	const int64_t *s = want_ints(op, "strides", top_attr(op, "strides"), 2, true);
+	const int64_t *p = want_ints(op, "pads", top_attr(op, "pads"), 4, false);
+	const int64_t *d = dilation ? want_ints(op, "dilation", top_attr(op, "dilation"), 2, true) : NULL;
 	if (!k || !s || !p || (dilation && !d))
 		return false;
 	uint64_t want[4] = {in->dims[0], 0, 0, oc};
 	for (unsigned i = 0; i < 2; i++) {
 		int64_t o = window_out(k, s, p, d, i, in->dims[1 + i] > INT32_MAX ? -1 : (int64_t)in->dims[1 + i]);
 		if (o < 1) {
-			verr(v, n, "the window does not fit input %s", TYS(in));
+			top_err(op, "the window does not fit input %s", TYS(in));
 			return false;
 		}
 		want[1 + i] = (uint64_t)o;
 	}
 	for (unsigned i = 0; i < 4; i++)
 		if (og->dims[i] != want[i]) {
-			verr(v, n,
-			     "output grad %s must have the shape %" PRIu64 " x %" PRIu64 " x %" PRIu64 " x %" PRIu64
-			     " of the forward result for input %s",
-			     TYS(og), want[0], want[1], want[2], want[3], TYS(in));
+			top_err(op,
+				"output grad %s must have the shape %" PRIu64 " x %" PRIu64 " x %" PRIu64 " x %" PRIu64
+				" of the forward result for input %s",
+				TYS(og), want[0], want[1], want[2], want[3], TYS(in));
 			return false;
 		}
 	return true;
 }
 
+/* The operands of a layer's gradient (Input, Weights or Filter,
+ * OutputGrad) are floating point and of rank `rank`, laid out as
+ * layouts[i]; every check runs, so each problem is reported. */
+static bool want_layer_operands(struct typed_op *op, unsigned rank, const char *const layouts[3])
+{
+	bool ok = true;
+	for (unsigned i = 0; i < 3; i++)
+		ok &= want_float_op(op, i);
+	for (unsigned i = 0; i < 3; i++)
+		ok &= want_rank(op, i, rank, layouts[i]);
+	return ok;
+}
+
+/* BiasGrad (result 2) is a vector of m values of OutputGrad's kind. */
+static void want_bias_grad(struct typed_op *op, const struct type *og, uint64_t m)
+{
+	const struct type *b = op->res[2];
+	if (b->rank != 1 || b->dims[0] != m || b->elem != og->elem)
+		top_err(op, "bias grad %s must be %s<%" PRIu64 ">", TYS(b), elem_name((enum elem_kind)og->elem), m);
+}
+
 /* FullyConnectedGrad(Input N x K, Weights K x M, OutputGrad N x M)
  *   -> InputGrad (Input's type), WeightsGrad (Weights' type), BiasGrad M. */
-void tr_fully_connected_grad(struct verifier *v, const struct node *n)
+void tr_fully_connected_grad(struct typed_op *op)
 {
-	const struct type *in = op_type(n, 0), *w = op_type(n, 1), *og = op_type(n, 2);
-	/* every check runs, so each problem is reported */
-	bool ok = want_float_op(v, n, 0);
-	ok &= want_float_op(v, n, 1);
-	ok &= want_float_op(v, n, 2);
-	ok &= want_rank(v, n, 0, 2, "N x K");
-	ok &= want_rank(v, n, 1, 2, "K x M");
-	ok &= want_rank(v, n, 2, 2, "N x M");
-	if (!ok)
+	const struct type *in = top_optype(op, 0), *w = top_optype(op, 1), *og = top_optype(op, 2);
+	static const char *const layouts[3] = {"N x K", "K x M", "N x M"};
+	if (!want_layer_operands(op, 2, layouts))
 		return;
 	if (in->dims[1] != w->dims[0] || og->dims[0] != in->dims[0] || og->dims[1] != w->dims[1]) {
-		verr(v, n, "input %s, weights %s and output grad %s are not N x K, K x M and N x M", TYS(in), TYS(w),
-		     TYS(og));
+		top_err(op, "input %s, weights %s and output grad %s are not N x K, K x M and N x M", TYS(in), TYS(w),
+			TYS(og));
 		return;
 	}
-	want_res_type(v, n, 0, in, "the input");
-	want_res_type(v, n, 1, w, "the weights");
-	uint64_t m = w->dims[1];
-	if (n->types[2]->rank != 1 || n->types[2]->dims[0] != m || n->types[2]->elem != og->elem)
-		verr(v, n, "bias grad %s must be %s<%" PRIu64 ">", TYS(n->types[2]),
-		     elem_name((enum elem_kind)og->elem), m);
+	want_res_type(op, 0, in, "the input");
+	want_res_type(op, 1, w, "the weights");
+	want_bias_grad(op, og, w->dims[1]);
 }
 
 /* ConvolutionGrad(Input N x H x W x C, Filter OC x KH x KW x C/group,
  * OutputGrad N x OH x OW x OC) {the forward Convolution's attributes}
  *   -> InputGrad (Input's type), FilterGrad (Filter's type), BiasGrad OC. */
-void tr_convolution_grad(struct verifier *v, const struct node *n)
+void tr_convolution_grad(struct typed_op *op)
 {
-	const struct type *in = op_type(n, 0), *f = op_type(n, 1), *og = op_type(n, 2);
-	bool ok = want_float_op(v, n, 0);
-	ok &= want_float_op(v, n, 1);
-	ok &= want_float_op(v, n, 2);
-	ok &= want_rank(v, n, 0, 4, "N x H x W x C");
-	ok &= want_rank(v, n, 1, 4, "OC x KH x KW x C/group");
-	ok &= want_rank(v, n, 2, 4, "N x OH x OW x OC");
-	if (!ok)
+	const struct type *in = top_optype(op, 0), *f = top_optype(op, 1), *og = top_optype(op, 2);
+	static const char *const layouts[3] = {"N x H x W x C", "OC x KH x KW x C/group", "N x OH x OW x OC"};
+	if (!want_layer_operands(op, 4, layouts))
 		return;
-	int64_t g = node_int(n, "group");
+	int64_t g = top_int(op, "group");
 	if (g < 1 || (uint64_t)g > in->dims[3] || in->dims[3] % (uint64_t)g || f->dims[0] % (uint64_t)g ||
 	    f->dims[3] * (uint64_t)g != in->dims[3]) {
-		verr(v, n, "group %" PRId64 " does not divide input %s and filter %s into groups", g, TYS(in), TYS(f));
+		top_err(op, "group %" PRId64 " does not divide input %s and filter %s into groups", g, TYS(in), TYS(f));
 		return;
 	}
-	const int64_t *k = want_ints(v, n, "kernels", 2, true);
+	const int64_t *k = want_ints(op, "kernels", top_attr(op, "kernels"), 2, true);
 	if (k && ((uint64_t)k[0] != f->dims[1] || (uint64_t)k[1] != f->dims[2])) {
-		verr(v, n, "kernels do not match filter %s", TYS(f));
+		top_err(op, "kernels do not match filter %s", TYS(f));
 		return;
 	}
-	if (!want_window(v, n, in, og, f->dims[0], true))
+	if (!want_window(op, in, og, f->dims[0], true))
 		return;
-	want_res_type(v, n, 0, in, "the input");
-	want_res_type(v, n, 1, f, "the filter");
-	if (n->types[2]->rank != 1 || n->types[2]->dims[0] != f->dims[0] || n->types[2]->elem != og->elem)
-		verr(v, n, "bias grad %s must be %s<%" PRIu64 ">", TYS(n->types[2]),
-		     elem_name((enum elem_kind)og->elem), f->dims[0]);
+	want_res_type(op, 0, in, "the input");
+	want_res_type(op, 1, f, "the filter");
+	want_bias_grad(op, og, f->dims[0]);
 }
 
 /* MaxPoolGrad(Argmax N x OH x OW x C of an index kind, OutputGrad of its
  * shape) and AvgPoolGrad(OutputGrad N x OH x OW x C) {the forward pool's
  * attributes} -> InputGrad N x H x W x C of OutputGrad's element kind: the
  * result type gives the forward input's shape, which must pool to OH x OW. */
-void tr_pool_grad(struct verifier *v, const struct node *n)
+void tr_pool_grad(struct typed_op *op)
 {
-	unsigned gi = n->nops - 1;
-	const struct type *og = op_type(n, gi), *r = node_type(n);
-	if (!want_float_op(v, n, gi) || !want_rank(v, n, gi, 4, "N x OH x OW x C"))
+	unsigned gi = op->nops - 1;
+	const struct type *og = top_optype(op, gi), *r = top_type(op);
+	if (!want_float_op(op, gi) || !want_rank(op, gi, 4, "N x OH x OW x C"))
 		return;
-	if (n->kind == NK_MaxPoolGrad && want_index_op(v, n, 0) && !type_same_shape(op_type(n, 0), og)) {
-		verr(v, n, "argmax %s must have the shape of output grad %s", TYS(op_type(n, 0)), TYS(og));
+	if (op->kind == NK_MaxPoolGrad && want_index_op(op, 0) && !type_same_shape(top_optype(op, 0), og)) {
+		top_err(op, "argmax %s must have the shape of output grad %s", TYS(top_optype(op, 0)), TYS(og));
 		return;
 	}
 	if (r->rank != 4 || r->elem != og->elem) {
-		verr(v, n, "input grad %s must be an N x H x W x C tensor of the kind of output grad %s", TYS(r),
-		     TYS(og));
+		top_err(op, "input grad %s must be an N x H x W x C tensor of the kind of output grad %s", TYS(r),
+			TYS(og));
 		return;
 	}
-	want_window(v, n, r, og, r->dims[3], false);
+	want_window(op, r, og, r->dims[3], false);
 }
 
 /* ReluGrad(Input, OutputGrad), SigmoidGrad(Result, OutputGrad) and
  * TanhGrad(Result, OutputGrad), all of one floating-point type -> InputGrad
  * of that type. Sigmoid and Tanh take the forward result, whose derivative
  * is cheaper to express in it (y(1-y), 1-y^2); Relu the forward input. */
-void tr_activation_grad(struct verifier *v, const struct node *n)
+void tr_activation_grad(struct typed_op *op)
 {
-	if (!want_float_op(v, n, 0) || !want_op_like(v, n, 1, 0))
+	if (!want_float_op(op, 0) || !want_op_like(op, 1, 0))
 		return;
-	want_res_type(v, n, 0, op_type(n, 0), opn(n, 0));
+	want_res_type(op, 0, top_optype(op, 0), opn(op, 0));
 }
 
 /* Labels N of an integer or index kind for a P N x C floating-point; false
  * after reporting. */
-static bool want_labels(struct verifier *v, const struct node *n, unsigned pi, unsigned li)
+static bool want_labels(struct typed_op *op, unsigned pi, unsigned li)
 {
-	const struct type *p = op_type(n, pi), *l = op_type(n, li);
-	bool ok = want_float_op(v, n, pi);
-	ok &= want_index_op(v, n, li);
-	ok &= want_rank(v, n, pi, 2, "N x C");
-	ok &= want_rank(v, n, li, 1, "N");
+	const struct type *p = top_optype(op, pi), *l = top_optype(op, li);
+	bool ok = want_float_op(op, pi);
+	ok &= want_index_op(op, li);
+	ok &= want_rank(op, pi, 2, "N x C");
+	ok &= want_rank(op, li, 1, "N");
 	if (ok && l->dims[0] != p->dims[0]) {
-		verr(v, n, "labels %s do not have one entry per row of %s %s", TYS(l), opn(n, pi), TYS(p));
+		top_err(op, "labels %s do not have one entry per row of %s %s", TYS(l), opn(op, pi), TYS(p));
 		ok = false;
 	}
 	return ok;
@@ -247,105 +253,105 @@ static bool want_labels(struct verifier *v, const struct node *n, unsigned pi, u
 /* SoftMaxGrad(Result N x C, Labels N): the gradient of the loss
  * -sum_n log Result[n, Labels[n]] with respect to the SoftMax's input
  * (Result - one_hot(Labels)), of Result's type. The SoftMax is over axis 1. */
-void tr_softmax_grad(struct verifier *v, const struct node *n)
+void tr_softmax_grad(struct typed_op *op)
 {
-	if (want_labels(v, n, 0, 1))
-		want_res_type(v, n, 0, op_type(n, 0), "the result");
+	if (want_labels(op, 0, 1))
+		want_res_type(op, 0, top_optype(op, 0), "the result");
 }
 
 /* CrossEntropyLossGrad(P N x C, Labels N, CEGrad <1> of P's kind) -> PGrad
  * of P's type: -CEGrad / P[n, c] where c = Labels[n], 0 elsewhere. */
-void tr_cross_entropy_grad(struct verifier *v, const struct node *n)
+void tr_cross_entropy_grad(struct typed_op *op)
 {
-	if (!want_labels(v, n, 0, 1))
+	if (!want_labels(op, 0, 1))
 		return;
-	const struct type *p = op_type(n, 0), *cg = op_type(n, 2);
+	const struct type *p = top_optype(op, 0), *cg = top_optype(op, 2);
 	if (cg->rank != 1 || cg->dims[0] != 1 || cg->elem != p->elem)
-		verr(v, n, "CE grad %s must be %s<1>", TYS(cg), elem_name((enum elem_kind)p->elem));
-	want_res_type(v, n, 0, p, "P");
+		top_err(op, "CE grad %s must be %s<1>", TYS(cg), elem_name((enum elem_kind)p->elem));
+	want_res_type(op, 0, p, "P");
 }
 
 /* RegressionGrad(Input, Expected) of one floating-point type -> InputGrad
  * Input - Expected: the gradient of the loss sum (Input - Expected)^2 / 2. */
-void tr_regression_grad(struct verifier *v, const struct node *n)
+void tr_regression_grad(struct typed_op *op)
 {
-	if (!want_float_op(v, n, 0) || !want_op_like(v, n, 1, 0))
+	if (!want_float_op(op, 0) || !want_op_like(op, 1, 0))
 		return;
-	want_res_type(v, n, 0, op_type(n, 0), "the input");
+	want_res_type(op, 0, top_optype(op, 0), "the input");
 }
 
 /* The ratio of Dropout and DropoutMask, in [0, 1). */
-static void want_ratio(struct verifier *v, const struct node *n)
+static void want_ratio(struct typed_op *op)
 {
-	double r = node_float(n, "ratio");
+	double r = top_float(op, "ratio");
 	if (!(r >= 0 && r < 1))
-		verr(v, n, "ratio %g must be in [0, 1)", r);
+		top_err(op, "ratio %g must be in [0, 1)", r);
 }
 
 /* Dropout(Input) -> Result of Input's type, a floating-point kind. */
-void tr_dropout(struct verifier *v, const struct node *n)
+void tr_dropout(struct typed_op *op)
 {
-	want_ratio(v, n);
-	if (want_float_op(v, n, 0))
-		want_res_type(v, n, 0, op_type(n, 0), "the input");
+	want_ratio(op);
+	if (want_float_op(op, 0))
+		want_res_type(op, 0, top_optype(op, 0), "the input");
 }
 
 /* DropoutMask(Step i64<1> or index64<1>) -> Mask of any shape (the
  * Dropout's input's) of a floating-point kind. The hash computes in 64-bit
  * integers on values below 2^31 - 1, one per element. */
-void tr_dropout_mask(struct verifier *v, const struct node *n)
+void tr_dropout_mask(struct typed_op *op)
 {
-	want_ratio(v, n);
-	const struct type *s = op_type(n, 0), *r = node_type(n);
+	want_ratio(op);
+	const struct type *s = top_optype(op, 0), *r = top_type(op);
 	if ((s->elem != EK_I64 && s->elem != EK_INDEX64) || s->rank != 1 || s->dims[0] != 1)
-		verr(v, n, "step %s must be i64<1> or index64<1>", TYS(s));
+		top_err(op, "step %s must be i64<1> or index64<1>", TYS(s));
 	if (!elem_is_float((enum elem_kind)r->elem))
-		verr(v, n, "mask %s must be floating point", TYS(r));
+		top_err(op, "mask %s must be floating point", TYS(r));
 	else if (type_numel(r) >= 2147483647u)
-		verr(v, n, "mask %s has 2^31 - 1 or more elements", TYS(r));
+		top_err(op, "mask %s has 2^31 - 1 or more elements", TYS(r));
 }
 
 /* BatchNormalizationGrad(Input floating-point of rank >= 2, Scale, Mean,
  * Var C values of Input's kind, OutputGrad of Input's type) {channel_idx
  * < rank, epsilon >= 0} -> InputGrad (Input's type), ScaleGrad and
  * BiasGrad (Scale's type). */
-void tr_batchnorm_grad(struct verifier *v, const struct node *n)
+void tr_batchnorm_grad(struct typed_op *op)
 {
-	const struct type *in = op_type(n, 0);
-	double eps = node_float(n, "epsilon");
+	const struct type *in = top_optype(op, 0);
+	double eps = top_float(op, "epsilon");
 	if (!(eps >= 0))
-		verr(v, n, "epsilon must be non-negative, got %g", eps);
-	if (!want_float_op(v, n, 0) || !want_op_like(v, n, 4, 0))
+		top_err(op, "epsilon must be non-negative, got %g", eps);
+	if (!want_float_op(op, 0) || !want_op_like(op, 4, 0))
 		return;
-	int64_t ch = node_int(n, "channel_idx");
+	int64_t ch = top_int(op, "channel_idx");
 	if (in->rank < 2 || ch < 0 || ch >= (int64_t)in->rank) {
-		verr(v, n, "channel_idx %" PRId64 " is not an axis of input %s of rank 2 or more", ch, TYS(in));
+		top_err(op, "channel_idx %" PRId64 " is not an axis of input %s of rank 2 or more", ch, TYS(in));
 		return;
 	}
 	uint64_t c = in->dims[ch];
 	for (unsigned i = 1; i < 4; i++) {
-		const struct type *t = op_type(n, i);
+		const struct type *t = top_optype(op, i);
 		if (t->rank != 1 || t->dims[0] != c || t->elem != in->elem) {
-			verr(v, n, "%s %s must be %s<%" PRIu64 "> (the channels of input %s)", opn(n, i), TYS(t),
-			     elem_name((enum elem_kind)in->elem), c, TYS(in));
+			top_err(op, "%s %s must be %s<%" PRIu64 "> (the channels of input %s)", opn(op, i), TYS(t),
+				elem_name((enum elem_kind)in->elem), c, TYS(in));
 			return;
 		}
 	}
-	want_res_type(v, n, 0, in, "the input");
-	want_res_type(v, n, 1, op_type(n, 1), "the scale");
-	want_res_type(v, n, 2, op_type(n, 1), "the scale");
+	want_res_type(op, 0, in, "the input");
+	want_res_type(op, 1, top_optype(op, 1), "the scale");
+	want_res_type(op, 2, top_optype(op, 1), "the scale");
 }
 
 /* LocalResponseNormalizationGrad(Input N x H x W x C floating-point,
  * OutputGrad of Input's type) {LocalResponseNormalization's attributes}
  * -> InputGrad of Input's type. */
-void tr_lrn_grad(struct verifier *v, const struct node *n)
+void tr_lrn_grad(struct typed_op *op)
 {
-	if (node_int(n, "half_window_size") < 0)
-		verr(v, n, "half_window_size must be non-negative, got %" PRId64, node_int(n, "half_window_size"));
-	if (!(node_float(n, "k") > 0))
-		verr(v, n, "k must be positive, got %g", node_float(n, "k"));
-	if (!want_float_op(v, n, 0) || !want_rank(v, n, 0, 4, "N x H x W x C") || !want_op_like(v, n, 1, 0))
+	if (top_int(op, "half_window_size") < 0)
+		top_err(op, "half_window_size must be non-negative, got %" PRId64, top_int(op, "half_window_size"));
+	if (!(top_float(op, "k") > 0))
+		top_err(op, "k must be positive, got %g", top_float(op, "k"));
+	if (!want_float_op(op, 0) || !want_rank(op, 0, 4, "N x H x W x C") || !want_op_like(op, 1, 0))
 		return;
-	want_res_type(v, n, 0, op_type(n, 0), "the input");
+	want_res_type(op, 0, top_optype(op, 0), "the input");
 }

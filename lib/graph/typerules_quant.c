@@ -19,52 +19,57 @@
 #include <inttypes.h>
 #include <math.h>
 
-/* The per-channel lists of n against the n_out output channels. */
-static void cw_params(struct verifier *v, const struct node *n, const char *sname, const char *oname,
-		      int64_t n_out, unsigned filter)
+/* The per-channel lists (the FLOATS attribute sname of value sv, the INTS
+ * attribute oname of value ov) against the output channels: dimension
+ * oc_dim of the filter (operand 1), when the filter has the forward rule's
+ * rank `rank` (else the forward rule has reported it). */
+static void cw_params(struct typed_op *op, const char *sname, const union attr_val *sv, const char *oname,
+		      const union attr_val *ov, unsigned rank, unsigned oc_dim)
 {
-	const struct type *f = op_type(n, filter);
-	if (!trc_op_class(v, n, 0, CQ) || !trc_op_class(v, n, filter, CQ) || !trc_op_class(v, n, 2, CF) ||
-	    !trc_res_class(v, n, 0, CQ))
+	const unsigned filter = 1;
+	const struct type *f = top_optype(op, filter);
+	if (f->rank != rank)
+		return;
+	int64_t n_out = trc_dimv(f, oc_dim);
+	if (!trc_op_class(op, 0, CQ) || !trc_op_class(op, filter, CQ) || !trc_op_class(op, 2, CF) ||
+	    !trc_res_class(op, 0, CQ))
 		return;
 	if (f->scale != 1.0f || f->offset != 0)
-		verr(v, n, "the filter %s must have scale 1 and offset 0 (its parameters are %s and %s)", TYS(f), sname,
-		     oname);
-	unsigned ns = 0, no = 0;
-	const double *s = node_floats(n, sname, &ns);
-	const int64_t *o = node_ints(n, oname, &no);
+		top_err(op, "the filter %s must have scale 1 and offset 0 (its parameters are %s and %s)", TYS(f), sname,
+			oname);
+	unsigned ns = sv->floats.n, no = ov->ints.n;
+	const double *s = sv->floats.v;
+	const int64_t *o = ov->ints.v;
 	if ((int64_t)ns != n_out || (int64_t)no != n_out) {
-		verr(v, n, "%s and %s need one value per output channel (%" PRId64 "), got %u and %u", sname, oname, n_out,
-		     ns, no);
+		top_err(op, "%s and %s need one value per output channel (%" PRId64 "), got %u and %u", sname, oname, n_out,
+			ns, no);
 		return;
 	}
 	int64_t lo = f->elem == EK_QUI8 ? 0 : f->elem == EK_QI16 ? -32768 : f->elem == EK_QI32 ? INT32_MIN : -128;
 	int64_t hi = f->elem == EK_QUI8 ? 255 : f->elem == EK_QI16 ? 32767 : f->elem == EK_QI32 ? INT32_MAX : 127;
 	for (unsigned i = 0; i < ns; i++) {
 		if (!(s[i] > 0) || !isfinite(s[i]) || s[i] > 3.4028234663852886e38) {
-			verr(v, n, "%s[%u] must be a positive finite float, got %g", sname, i, s[i]);
+			top_err(op, "%s[%u] must be a positive finite float, got %g", sname, i, s[i]);
 			return;
 		}
 		if (o[i] < lo || o[i] > hi) {
-			verr(v, n, "%s[%u] = %" PRId64 " is outside the filter kind's range [%" PRId64 ", %" PRId64 "]", oname, i,
-			     o[i], lo, hi);
+			top_err(op, "%s[%u] = %" PRId64 " is outside the filter kind's range [%" PRId64 ", %" PRId64 "]", oname, i,
+				o[i], lo, hi);
 			return;
 		}
 	}
 }
 
-void tr_channelwise_conv(struct verifier *v, const struct node *n)
+void tr_channelwise_conv(struct typed_op *op)
 {
-	tr_convolution(v, n);
-	const struct type *f = op_type(n, 1);
-	if (f->rank == 4)
-		cw_params(v, n, "filter_scales", "filter_offsets", trc_dimv(f, 0), 1);
+	tr_convolution(op);
+	cw_params(op, "filter_scales", top_attr(op, "filter_scales"), "filter_offsets", top_attr(op, "filter_offsets"),
+		  4, 0);
 }
 
-void tr_channelwise_fc(struct verifier *v, const struct node *n)
+void tr_channelwise_fc(struct typed_op *op)
 {
-	tr_fully_connected(v, n);
-	const struct type *w = op_type(n, 1);
-	if (w->rank == 2)
-		cw_params(v, n, "weight_scales", "weight_offsets", trc_dimv(w, 1), 1);
+	tr_fully_connected(op);
+	cw_params(op, "weight_scales", top_attr(op, "weight_scales"), "weight_offsets", top_attr(op, "weight_offsets"),
+		  2, 1);
 }

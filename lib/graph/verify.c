@@ -1,6 +1,7 @@
 /* verify.c - the graph verifier: structure (operand counts, dangling and
  * cross-function uses, cycles, storage initializers), then each kind's type
- * rule from Nodes.def. Reports every problem; returns the error count.
+ * rule from Nodes.def, run on the node seen as a typed operation
+ * (typerules_op.h). Reports every problem; returns the error count.
  *
  * Design: membership and order are bits, not name look-ups or maps. Nodes
  * are checked in list order and get NODE_VDONE when checked; an operand
@@ -18,6 +19,7 @@
 #include "graph/graph.h"
 #include "graph/typerules.h"
 #include "support/io.h"
+#include "support/util.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -25,28 +27,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-void verr(struct verifier *v, const struct node *n, const char *fmt, ...)
+/* Where problems go and how many there were. */
+struct verifier {
+	struct diag *d;
+	int errors;
+};
+
+/* Reports an error at the node's location, prefixed with its kind and name. */
+static void verr(struct verifier *v, const struct node *n, const char *fmt, ...) GLOW_PRINTF(3, 4);
+static void verr(struct verifier *v, const struct node *n, const char *fmt, ...)
 {
-	struct ostream o;
-	ostream_mem(&o);
-	os_puts(&o, node_kind_name(n->kind));
-	if (node_is_storage(n)) {
-		os_putc(&o, ' ');
-		print_global_name(&o, n->name);
-	} else if (n->name) {
-		os_putc(&o, ' ');
-		print_local_name(&o, n->name);
-	}
-	os_puts(&o, ": ");
 	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	os_puts(&o, msg);
-	diag_error(v->d, n->loc, "%s", ostream_cstr(&o));
-	ostream_abort(&o);
+	top_report(v->d, n->loc, node_kind_name(n->kind), n->name, node_is_storage(n), msg);
 	v->errors++;
+}
+
+/* Runs n's type rule on n seen as a typed operation (typerules_op.h). The
+ * operands are copied into a buffer on the stack, or on the heap for the
+ * rare node with more of them (a wide Concat). */
+static void run_rule(struct verifier *v, const struct node *n, type_rule_fn rule)
+{
+	struct typed_operand small[8];
+	struct typed_operand *ops = n->nops <= GLOW_ARRAY_SIZE(small) ? small : xmalloc(n->nops * sizeof(*ops));
+	for (unsigned i = 0; i < n->nops; i++) {
+		const struct node *def = n->ops[i].def;
+		ops[i] = (struct typed_operand){def->types[n->ops[i].res], def->name, def->kind};
+	}
+	struct typed_op op = {n->kind, n->name, n->loc, n->nops, n->nres, ops, n->types, n->attrs, v->d, 0};
+	rule(&op);
+	v->errors += op.errors;
+	if (ops != small)
+		free(ops);
 }
 
 static void verify_storage(struct verifier *v, struct node *n)
@@ -222,7 +237,7 @@ static int verify_func(struct verifier *v, struct func *f)
 			continue;
 		}
 		if (node_desc(n->kind)->rule)
-			node_desc(n->kind)->rule(v, n);
+			run_rule(v, n, node_desc(n->kind)->rule);
 	}
 	if (!structural && late)
 		find_cycle(v, f);
@@ -234,7 +249,7 @@ static int verify_func(struct verifier *v, struct func *f)
 
 int func_verify(struct func *f, struct diag *d)
 {
-	struct verifier v = {d, f->mod, f, 0};
+	struct verifier v = {d, 0};
 	mark_globals(f->mod, true);
 	verify_func(&v, f);
 	mark_globals(f->mod, false);
@@ -243,13 +258,13 @@ int func_verify(struct func *f, struct diag *d)
 
 int module_verify(struct module *m, struct diag *d)
 {
-	struct verifier v = {d, m, NULL, 0};
+	struct verifier v = {d, 0};
 	module_for_each_global(m, n)
 		verify_storage(&v, n);
 	int errors = v.errors;
 	mark_globals(m, true);
 	for (size_t i = 0; i < m->nfuncs; i++) {
-		struct verifier fv = {d, m, m->funcs[i], 0};
+		struct verifier fv = {d, 0};
 		errors += verify_func(&fv, m->funcs[i]);
 	}
 	mark_globals(m, false);

@@ -2,40 +2,38 @@
  *
  * Most kinds obey the type rule of the graph node kind they come from
  * (Instrs.def, Graph column): ir_rule_graph presents the instruction to that
- * rule as a node whose results are the instruction's written operands and
- * whose operands are its read operands, so both IR levels check types with
- * one rule. Its messages name operands as the graph rule does ("input",
- * "result", "filter"). The rules here cover what only instructions have:
- * views, copies, scratch buffers.
+ * rule as a typed operation (graph/typerules_op.h) whose results are the
+ * instruction's written operands and whose operands are its read operands,
+ * so both IR levels check types with one rule. Its messages name operands
+ * as the graph rule does ("input", "result", "filter"). The rules here
+ * cover what only instructions have: views, copies, scratch buffers.
  */
 #include "ir/rules.h"
 #include "graph/typerules.h"
-#include "support/io.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-void ir_verr(struct ir_verifier *v, const struct ir_instr *in, const char *fmt, ...)
+/* "subject %name: message" through top_report, so instructions, weights and
+ * graph nodes are reported alike; 640 bytes of message, as before. */
+void ir_vreport(struct ir_verifier *v, struct loc loc, const char *subject, const char *name, const char *fmt,
+		va_list ap)
 {
 	char msg[640];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	top_report(v->d, loc, subject, name, false, msg);
+	v->errors++;
+}
+
+/* An error of the instruction: "kind %name: message". */
+void ir_verr(struct ir_verifier *v, const struct ir_instr *in, const char *fmt, ...)
+{
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	ir_vreport(v, in->v.loc, instr_kind_name(in->kind), in->v.name, fmt, ap);
 	va_end(ap);
-	struct ostream o;
-	ostream_mem(&o);
-	os_puts(&o, instr_kind_name(in->kind));
-	if (in->v.name) {
-		os_putc(&o, ' ');
-		ir_print_local(&o, in->v.name);
-	}
-	os_puts(&o, ": ");
-	os_puts(&o, msg);
-	diag_error(v->d, in->v.loc, "%s", ostream_cstr(&o));
-	ostream_abort(&o);
-	v->errors++;
 }
 
 void ir_rule_none(struct ir_verifier *v, const struct ir_instr *in)
@@ -44,23 +42,12 @@ void ir_rule_none(struct ir_verifier *v, const struct ir_instr *in)
 	(void)in;
 }
 
-/* The instruction as a graph node: the node is followed by its operand
- * slots, as node_create lays them out. */
-struct fake_node {
-	struct node n;
-	struct use ops[IR_MAX_OPS];
-};
-
-void ir_rule_graph(struct ir_verifier *v, const struct ir_instr *in)
+/* The types of the graph rule's results: the instruction's operands that
+ * Instrs.def maps to them, or index64 shaped like the first result where the
+ * row has "_" (a result the instruction does not have). */
+static void graph_results(struct ir_verifier *v, const struct ir_instr *in, const struct type **res)
 {
 	const struct instr_desc *d = instr_desc(in->kind);
-	if (d->graph_kind < 0)
-		return;
-	struct fake_node fk;
-	struct node defs[IR_MAX_OPS];
-	const struct type *deftypes[IR_MAX_OPS], *res[IR_MAX_OPS];
-	memset(&fk, 0, sizeof fk);
-	memset(defs, 0, sizeof defs);
 	for (unsigned r = 0; r < d->graph_nres; r++) {
 		int i = d->graph_res[r];
 		if (i >= 0) {
@@ -79,28 +66,25 @@ void ir_rule_graph(struct ir_verifier *v, const struct ir_instr *in)
 		    memcmp(am->dims, dst->dims, dst->rank * sizeof(uint64_t)) == 0)
 			res[1] = type_with_dims(v->f->mod->types, am, dst->dims, dst->rank);
 	}
+}
+
+void ir_rule_graph(struct ir_verifier *v, const struct ir_instr *in)
+{
+	const struct instr_desc *d = instr_desc(in->kind);
+	if (d->graph_kind < 0)
+		return;
+	const struct type *res[IR_MAX_OPS];
+	struct typed_operand ops[IR_MAX_OPS];
+	graph_results(v, in, res);
+	/* an operand is a buffer: storage, which the rules know as a placeholder */
 	for (unsigned j = 0; j < d->graph_nops; j++) {
-		const struct ir_value *op = in->ops[d->graph_ops[j]].val;
-		defs[j].kind = NK_Placeholder;
-		defs[j].name = op->name;
-		defs[j].nres = 1;
-		deftypes[j] = op->type;
-		defs[j].types = &deftypes[j];
-		defs[j].loc = op->loc;
-		fk.ops[j].def = &defs[j];
-		fk.ops[j].idx = j;
+		const struct ir_value *val = in->ops[d->graph_ops[j]].val;
+		ops[j] = (struct typed_operand){val->type, val->name, NK_Placeholder};
 	}
-	fk.n.kind = (uint16_t)d->graph_kind;
-	fk.n.name = in->v.name;
-	fk.n.loc = in->v.loc;
-	fk.n.nres = (uint8_t)d->graph_nres;
-	fk.n.types = res;
-	fk.n.nops = d->graph_nops;
-	fk.n.ops = fk.ops;
-	fk.n.attrs = in->attrs;
-	struct verifier gv = {v->d, NULL, NULL, 0};
-	node_desc((unsigned)d->graph_kind)->rule(&gv, &fk.n);
-	v->errors += gv.errors;
+	struct typed_op op = {(unsigned)d->graph_kind, in->v.name, in->v.loc, d->graph_nops, d->graph_nres, ops, res,
+			      in->attrs, v->d, 0};
+	node_desc(op.kind)->rule(&op);
+	v->errors += op.errors;
 }
 
 /* tensorview(Src) {offsets} : T -- offsets has one value per dimension of

@@ -4,12 +4,18 @@
 
 #include "ir/ir.h"
 
+#include <stdarg.h>
+
 struct ir_verifier {
 	struct diag *d;
 	struct ir_func *f;
 	int errors;
 };
 
+/* Reports an error at loc as "subject %name: message" (graph/typerules_op.h's
+ * top_report; no name when name is NULL) and counts it. */
+void ir_vreport(struct ir_verifier *v, struct loc loc, const char *subject, const char *name, const char *fmt,
+		va_list ap) GLOW_PRINTF(5, 0);
 /* Reports an error at the instruction, prefixed with its kind and name. */
 void ir_verr(struct ir_verifier *v, const struct ir_instr *in, const char *fmt, ...) GLOW_PRINTF(3, 4);
 

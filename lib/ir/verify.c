@@ -67,20 +67,10 @@ static bool is_member(struct ir_verifier *v, const struct ir_value *val)
 static void werr(struct ir_verifier *v, const struct ir_weight *w, const char *fmt, ...) GLOW_PRINTF(3, 4);
 static void werr(struct ir_verifier *v, const struct ir_weight *w, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	ir_vreport(v, w->v.loc, "weight", w->v.name, fmt, ap);
 	va_end(ap);
-	struct ostream o;
-	ostream_mem(&o);
-	os_puts(&o, "weight ");
-	ir_print_local(&o, w->v.name);
-	os_puts(&o, ": ");
-	os_puts(&o, msg);
-	diag_error(v->d, w->v.loc, "%s", ostream_cstr(&o));
-	ostream_abort(&o);
-	v->errors++;
 }
 
 /* "%name" of a value, for messages */
