@@ -112,8 +112,8 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 			fu->out = d;
 			fu->act = nx->kind == IK_relu ? 1 : 2;
 			if (nx->kind == IK_clip) {
-				fu->lo = ir_float(nx, "min");
-				fu->hi = ir_float(nx, "max");
+				fu->lo = ir_float(nx, AN_min);
+				fu->hi = ir_float(nx, AN_max);
 			}
 			u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
 			last = nx;
@@ -128,12 +128,12 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 	       (nx->kind == IK_convolution || nx->kind == IK_relu || nx->kind == IK_inserttensor ||
 		nx->kind == IK_clip))
 		nx = cg_next_real(nx);
-	if (nx && nx->kind == IK_inserttensor && ir_int(nx, "count") == 1 && cg_same(g, nx->ops[1].val, fu->out) &&
+	if (nx && nx->kind == IK_inserttensor && ir_int(nx, AN_count) == 1 && cg_same(g, nx->ops[1].val, fu->out) &&
 	    !cg_read_later(g, nx, fu->out)) {
 		struct ir_value *big = nx->ops[0].val;
 		const struct type *bt = big->type, *st = fu->out->type;
 		unsigned n;
-		const int64_t *start = ir_ints(nx, "start", &n);
+		const int64_t *start = ir_ints(nx, AN_start, &n);
 		bool ok = bt->rank == 4 && st->rank == 4 && bt->elem == EK_FLOAT && start[0] == 0 && start[1] == 0 &&
 			  start[2] == 0;
 		for (unsigned i = 0; ok && i < 3; i++)
@@ -442,7 +442,7 @@ static struct ir_instr *transposed_weights_user(struct cg *g, struct ir_instr *t
 			touches = cg_overlap(g, q->ops[i].val, r);
 		if (touches) {
 			bool product = rank == 2 ? q->kind == IK_matmul || q->kind == IK_fullyconnected
-						 : q->kind == IK_convolution && ir_int(q, "group") == 1;
+						 : q->kind == IK_convolution && ir_int(q, AN_group) == 1;
 			product = product && q->nops >= 3 && cg_same(g, q->ops[2].val, r);
 			for (unsigned i = 0; product && i < q->nops; i++)
 				product = i == 2 || !cg_overlap(g, q->ops[i].val, r);
@@ -487,7 +487,7 @@ static struct ir_value *transposed_walk(struct cg *g, struct ir_instr *in, struc
 			int64_t xs[GLOW_MAX_RANK + 1];
 			cg_strides_of(x->type, xs);
 			unsigned n;
-			const int64_t *sh = ir_ints(q, "shuffle", &n);
+			const int64_t *sh = ir_ints(q, AN_shuffle, &n);
 			const struct type *rt = w->type;
 			wk->base = 0;
 			wk->n[0] = wk->n[1] = 1;
@@ -521,9 +521,9 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in)
 	}
 	const struct type *st = src->type, *dt = dst->type;
 	unsigned n;
-	const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n), *p = ir_ints(in, "pads", &n),
-		      *dl = ir_ints(in, "dilation", &n);
-	int groups = (int)ir_int(in, "group");
+	const int64_t *k = ir_ints(in, AN_kernels, &n), *s = ir_ints(in, AN_strides, &n), *p = ir_ints(in, AN_pads, &n),
+		      *dl = ir_ints(in, AN_dilation, &n);
+	int groups = (int)ir_int(in, AN_group);
 	int64_t c = (int64_t)st->dims[3] / groups, oc = (int64_t)dt->dims[3] / groups;
 	int64_t v[15] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], c, (int64_t)dt->dims[1],
 			 (int64_t)dt->dims[2], oc, k[0], k[1], s[0], s[1], p[0], p[1], dl[0], dl[1]};
@@ -588,9 +588,9 @@ bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in)
 	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val, *fil = in->ops[2].val, *bias = in->ops[3].val;
 	const struct type *st = src->type, *dt = dst->type;
 	unsigned n;
-	const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n), *p = ir_ints(in, "pads", &n),
-		      *dl = ir_ints(in, "dilation", &n);
-	int64_t groups = ir_int(in, "group");
+	const int64_t *k = ir_ints(in, AN_kernels, &n), *s = ir_ints(in, AN_strides, &n), *p = ir_ints(in, AN_pads, &n),
+		      *dl = ir_ints(in, AN_dilation, &n);
+	int64_t groups = ir_int(in, AN_group);
 	if (!live_packed(g) || s[0] != 1 || s[1] != 1 || groups < 1 || st->rank != 4 || dt->rank != 4)
 		return false;
 	/* out[oy] gets in[iy] * f[ky] where oy = iy + ky * dh - pt: with ky' =
@@ -660,13 +660,13 @@ void cg_emit_gemm(struct cg *g, struct ir_instr *in)
 			return;
 		}
 	const struct type *at = in->ops[1].val->type, *ct = in->ops[3].val->type, *yt = in->ops[0].val->type;
-	int ta = (int)ir_int(in, "trans_a"), tb = (int)ir_int(in, "trans_b");
+	int ta = (int)ir_int(in, AN_trans_a), tb = (int)ir_int(in, AN_trans_b);
 	uint64_t mm = yt->dims[0], nn = yt->dims[1], kk = ta ? at->dims[0] : at->dims[1];
 	struct ir_weight *bw = cg_const_weight(in->ops[2].val), *cw = cg_const_weight(in->ops[3].val);
 	bool cvec = cw && type_numel(ct) == nn && (ct->rank == 1 || (ct->rank == 2 && ct->dims[0] == 1));
 	bool cfull = !cvec && ct->rank == 2 && ct->dims[0] == mm && ct->dims[1] == nn &&
 		     !cg_overlap(g, in->ops[3].val, in->ops[1].val);
-	if (!ta && bw && (cvec || cfull) && ir_float(in, "alpha") == 1.0 && ir_float(in, "beta") == 1.0) {
+	if (!ta && bw && (cvec || cfull) && ir_float(in, AN_alpha) == 1.0 && ir_float(in, AN_beta) == 1.0) {
 		/* a fully-connected layer: B packed (transposed or not), C the
 		 * bias (a constant vector) or a residual (a whole matrix) */
 		float *bd = (float *)cg_weight_data(g, bw), *cd = cvec ? (float *)cg_weight_data(g, cw) : NULL;
@@ -693,6 +693,6 @@ void cg_emit_gemm(struct cg *g, struct ir_instr *in)
 		  PRIu64 ", %" PRIu64 ");\n",
 		  g->gemm == CBACKEND_GEMM_OPENBLAS ? "cb_gemm_blas_f32" : "cb_gemm_f32",
 		  PTR(in->ops[1].val, "float", a), PTR(in->ops[2].val, "float", b), PTR(in->ops[3].val, "float", c),
-		  PTR(in->ops[0].val, "float", o), mm, nn, kk, ta, tb, cg_flit(f1, ir_float(in, "alpha")), cg_flit(f2, ir_float(in, "beta")), cs0,
+		  PTR(in->ops[0].val, "float", o), mm, nn, kk, ta, tb, cg_flit(f1, ir_float(in, AN_alpha)), cg_flit(f2, ir_float(in, AN_beta)), cs0,
 		  cs1);
 }

@@ -303,9 +303,9 @@ static bool expr(const struct ir_instr *in, const char *const *x, char *buf, siz
 	if (in->kind == IK_splat) {
 		char f[40];
 		if (t == T_F)
-			snprintf(buf, n, "%s", cg_flit(f, ir_float(in, "value")));
+			snprintf(buf, n, "%s", cg_flit(f, ir_float(in, AN_value)));
 		else if (t == T_I || t == T_B)
-			snprintf(buf, n, "(%s)%.17g", ct, ir_float(in, "value"));
+			snprintf(buf, n, "(%s)%.17g", ct, ir_float(in, AN_value));
 		else
 			return false;
 		return true;

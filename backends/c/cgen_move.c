@@ -67,7 +67,7 @@ void cg_emit_move(struct cg *g, struct ir_instr *in)
 	unsigned n;
 	switch (in->kind) {
 	case IK_transpose: {
-		const int64_t *sh = ir_ints(in, "shuffle", &n);
+		const int64_t *sh = ir_ints(in, AN_shuffle, &n);
 		for (unsigned i = 0; i < rank; i++) {
 			dims[i] = (int64_t)dt->dims[i];
 			ds[i] = dst_[i];
@@ -77,7 +77,7 @@ void cg_emit_move(struct cg *g, struct ir_instr *in)
 		return;
 	}
 	case IK_extracttensor: {
-		const int64_t *start = ir_ints(in, "start", &n);
+		const int64_t *start = ir_ints(in, AN_start, &n);
 		int64_t off = 0;
 		for (unsigned i = 0; i < rank; i++)
 			off += start[i] * sst[i];
@@ -87,8 +87,8 @@ void cg_emit_move(struct cg *g, struct ir_instr *in)
 		return;
 	}
 	case IK_inserttensor: {
-		const int64_t *start = ir_ints(in, "start", &n);
-		int64_t count = ir_int(in, "count"), axis = ir_int(in, "axis");
+		const int64_t *start = ir_ints(in, AN_start, &n);
+		int64_t count = ir_int(in, AN_count), axis = ir_int(in, AN_axis);
 		for (int64_t c = 0; c < count; c++) {
 			int64_t off = 0;
 			for (unsigned i = 0; i < rank; i++)
@@ -100,11 +100,11 @@ void cg_emit_move(struct cg *g, struct ir_instr *in)
 		return;
 	}
 	case IK_tile: {
-		unsigned axis = (unsigned)ir_int(in, "axis");
+		unsigned axis = (unsigned)ir_int(in, AN_axis);
 		unsigned j = 0;
 		for (unsigned i = 0; i < rank; i++) {
 			if (i == axis) {
-				dims[j] = ir_int(in, "count");
+				dims[j] = ir_int(in, AN_count);
 				ds[j] = dst_[i] * (int64_t)st->dims[i];
 				ss[j++] = 0;
 			}
@@ -116,7 +116,7 @@ void cg_emit_move(struct cg *g, struct ir_instr *in)
 		return;
 	}
 	case IK_broadcast: {
-		unsigned axis = (unsigned)ir_int(in, "axis");
+		unsigned axis = (unsigned)ir_int(in, AN_axis);
 		for (unsigned i = 0; i < rank; i++) {
 			dims[i] = (int64_t)dt->dims[i];
 			ss[i] = 0;
@@ -127,7 +127,7 @@ void cg_emit_move(struct cg *g, struct ir_instr *in)
 		return;
 	}
 	case IK_flip: {
-		unsigned axis = (unsigned)ir_int(in, "axis");
+		unsigned axis = (unsigned)ir_int(in, AN_axis);
 		for (unsigned i = 0; i < rank; i++) {
 			dims[i] = (int64_t)dt->dims[i];
 			ss[i] = i == axis ? -sst[i] : sst[i];
@@ -142,9 +142,9 @@ void cg_emit_move(struct cg *g, struct ir_instr *in)
 		 * (C x b x b) (crd) */
 		bool to_depth = in->kind == IK_spacetodepth;
 		const struct type *big = to_depth ? st : dt;
-		int64_t b = ir_int(in, "block_size"), N = (int64_t)big->dims[0], H = (int64_t)big->dims[1],
+		int64_t b = ir_int(in, AN_block_size), N = (int64_t)big->dims[0], H = (int64_t)big->dims[1],
 			W = (int64_t)big->dims[2], C = (int64_t)big->dims[3];
-		bool crd = !to_depth && ir_int(in, "mode") == 1;
+		bool crd = !to_depth && ir_int(in, AN_mode) == 1;
 		int64_t oh = H / b, ow = W / b, oc = C * b * b;
 		int64_t sp[6] = {H * W * C, b * W * C, W * C, b * C, C, 1}; /* n, y, by, x, bx, c */
 		int64_t dp[6] = {oh * ow * oc, ow * oc, crd ? b : b * C, oc, crd ? 1 : C, crd ? b * b : 1};
@@ -156,12 +156,12 @@ void cg_emit_move(struct cg *g, struct ir_instr *in)
 		return;
 	}
 	case IK_pad: {
-		if (ir_int(in, "mode") != 0) {
-			const int64_t *pads = ir_ints(in, "pads", &n);
+		if (ir_int(in, AN_mode) != 0) {
+			const int64_t *pads = ir_ints(in, AN_pads, &n);
 			unsigned t1 = cg_dims_table(g, st), t2 = cg_dims_table(g, dt), t3 = cg_i64_table(g, pads, rank);
 			char a[96], o[96];
 			os_printf(g->body, "\tcb_pad_mode(%s, tb%u, %s, tb%u, tb%u, %u, %d, %zu);\n", PTR(src, "void", a), t1,
-				  PTR(dst, "void", o), t2, t3, rank, (int)ir_int(in, "mode"),
+				  PTR(dst, "void", o), t2, t3, rank, (int)ir_int(in, AN_mode),
 				  elem_size((enum elem_kind)dt->elem));
 			return;
 		}
@@ -169,9 +169,9 @@ void cg_emit_move(struct cg *g, struct ir_instr *in)
 			cg_unsupported(g, in, "constant padding of this element kind is not compiled");
 			return;
 		}
-		const int64_t *pads = ir_ints(in, "pads", &n);
+		const int64_t *pads = ir_ints(in, AN_pads, &n);
 		char o[96];
-		double val = ir_float(in, "value");
+		double val = ir_float(in, AN_value);
 		os_printf(g->body, "\tfor (size_t i = 0; i < %" PRIu64 "u; i++)\n\t\t%s[i] = (%s)%.17g;\n",
 			  type_numel(dt), PTR(dst, cg_ctype(dt->elem), o), cg_ctype(dt->elem), val);
 		int64_t doff = 0, soff = 0;

@@ -29,13 +29,13 @@ static void emit_pool(struct cg *g, struct ir_instr *in, const char *fn)
 	int64_t k[2] = {1, 1}, s[2] = {1, 1}, p[4] = {0, 0, 0, 0}, incl = 0;
 	if (in->kind != IK_adaptiveavgpool) {
 		unsigned n;
-		const int64_t *kv = ir_ints(in, "kernels", &n), *sv = ir_ints(in, "strides", &n),
-			      *pv = ir_ints(in, "pads", &n);
+		const int64_t *kv = ir_ints(in, AN_kernels, &n), *sv = ir_ints(in, AN_strides, &n),
+			      *pv = ir_ints(in, AN_pads, &n);
 		memcpy(k, kv, sizeof k);
 		memcpy(s, sv, sizeof s);
 		memcpy(p, pv, sizeof p);
 		if (in->kind == IK_avgpool)
-			incl = ir_int(in, "count_include_pads");
+			incl = ir_int(in, AN_count_include_pads);
 	}
 	unsigned id = g->uniq++;
 	os_printf(g->decls,
@@ -60,8 +60,8 @@ static void emit_norm(struct cg *g, struct ir_instr *in)
 	uint64_t outer, c, inner;
 	switch (in->kind) {
 	case IK_batchnormalization: {
-		cg_split_axis(src->type, (unsigned)ir_int(in, "channel_idx"), &outer, &c, &inner);
-		float eps = (float)ir_float(in, "epsilon");
+		cg_split_axis(src->type, (unsigned)ir_int(in, AN_channel_idx), &outer, &c, &inner);
+		float eps = (float)ir_float(in, AN_epsilon);
 		struct ir_weight *w[4];
 		bool all = true;
 		for (unsigned i = 0; i < 4; i++)
@@ -101,12 +101,12 @@ static void emit_norm(struct cg *g, struct ir_instr *in)
 		char f1[40], f2[40], f3[40];
 		os_printf(g->body, "\tcb_lrn_f32(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRId64 ", %s, %s, %s);\n",
 			  PTR(src, "float", a), PTR(dst, "float", o), t->dims[0] * t->dims[1] * t->dims[2], t->dims[3],
-			  ir_int(in, "half_window_size"), cg_flit(f1, ir_float(in, "alpha")),
-			  cg_flit(f2, ir_float(in, "beta")), cg_flit(f3, ir_float(in, "k")));
+			  ir_int(in, AN_half_window_size), cg_flit(f1, ir_float(in, AN_alpha)),
+			  cg_flit(f2, ir_float(in, AN_beta)), cg_flit(f3, ir_float(in, AN_k)));
 		return;
 	}
 	case IK_layernormalization: {
-		unsigned axis = (unsigned)ir_int(in, "axis");
+		unsigned axis = (unsigned)ir_int(in, AN_axis);
 		cg_split_axis(src->type, axis, &outer, &c, &inner);
 		inner *= c;
 		if (type_numel(in->ops[2].val->type) != inner || type_numel(in->ops[3].val->type) != inner) {
@@ -116,7 +116,7 @@ static void emit_norm(struct cg *g, struct ir_instr *in)
 		char fe[40];
 		os_printf(g->body, "\tcb_layernorm_f32(%s, %s, %s, %s, %" PRIu64 ", %" PRIu64 ", %s);\n",
 			  PTR(src, "float", a), PTR(dst, "float", o), PTR(in->ops[2].val, "float", b1),
-			  PTR(in->ops[3].val, "float", b2), outer, inner, cg_flit(fe, ir_float(in, "epsilon")));
+			  PTR(in->ops[3].val, "float", b2), outer, inner, cg_flit(fe, ir_float(in, AN_epsilon)));
 		return;
 	}
 	default: unreachable("not a normalization");
@@ -133,7 +133,7 @@ static void emit_reduce(struct cg *g, struct ir_instr *in, int op)
 	}
 	const struct type *t = src->type;
 	unsigned n;
-	const int64_t *axes = ir_ints(in, "axes", &n);
+	const int64_t *axes = ir_ints(in, AN_axes, &n);
 	int64_t dims[GLOW_MAX_RANK], ys[GLOW_MAX_RANK];
 	bool red[GLOW_MAX_RANK] = {0};
 	for (unsigned i = 0; i < n; i++)
@@ -175,11 +175,11 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 		if (cg_emit_convtranspose_packed(g, in))
 			return;
 		const struct type *st = s1->type, *dt = d0->type;
-		const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n),
-			      *p = ir_ints(in, "pads", &n), *dl = ir_ints(in, "dilation", &n);
+		const int64_t *k = ir_ints(in, AN_kernels, &n), *s = ir_ints(in, AN_strides, &n),
+			      *p = ir_ints(in, AN_pads, &n), *dl = ir_ints(in, AN_dilation, &n);
 		int64_t v[16] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], (int64_t)st->dims[3],
 				 (int64_t)dt->dims[1], (int64_t)dt->dims[2], (int64_t)dt->dims[3], k[0], k[1], s[0], s[1],
-				 p[0], p[1], dl[0], dl[1], ir_int(in, "group")};
+				 p[0], p[1], dl[0], dl[1], ir_int(in, AN_group)};
 		unsigned id = cg_int_table(g, v, 16);
 		os_printf(g->body, "\tcb_convtranspose_f32(ti%u, %s, %s, %s, %s);\n", id, PTR(s1, "float", a),
 			  PTR(in->ops[2].val, "float", b), PTR(in->ops[3].val, "float", c), PTR(d0, "float", o));
@@ -191,8 +191,8 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 			cg_unsupported(g, in, "only float max pooling with an int64 argmax of the result's shape is compiled");
 			return;
 		}
-		const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n),
-			      *p = ir_ints(in, "pads", &n);
+		const int64_t *k = ir_ints(in, AN_kernels, &n), *s = ir_ints(in, AN_strides, &n),
+			      *p = ir_ints(in, AN_pads, &n);
 		int64_t v[12] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], (int64_t)st->dims[3],
 				 (int64_t)dt->dims[1], (int64_t)dt->dims[2], k[0], k[1], s[0], s[1], p[0], p[1]};
 		unsigned id = cg_int_table(g, v, 12);
@@ -210,7 +210,7 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 		unsigned t = cg_dims_table(g, s1->type);
 		os_printf(g->body, "\tcb_instancenorm_f32(%s, %s, %s, %s, tb%u, %u, %d, %s);\n", PTR(s1, "float", a),
 			  PTR(d0, "float", o), PTR(in->ops[2].val, "float", b), PTR(in->ops[3].val, "float", c), t,
-			  s1->type->rank, (int)ir_int(in, "channel_idx"), cg_flit(fe, ir_float(in, "epsilon")));
+			  s1->type->rank, (int)ir_int(in, AN_channel_idx), cg_flit(fe, ir_float(in, AN_epsilon)));
 		return;
 	}
 	case IK_gathernd: {
@@ -226,7 +226,7 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 		os_printf(g->body, "\tif (cb_gathernd(%s, tb%u, %u, %s, %d, %" PRIu64 ", %" PRIu64 ", %d, %s, %zu))\n"
 			  "\t\treturn -1;\n",
 			  PTR(s1, "void", a), t, s1->type->rank, PTR(ix, "void", b), ies, type_numel(it) / m, m,
-			  (int)ir_int(in, "batch_dims"), PTR(d0, "void", o), elem_size((enum elem_kind)s1->type->elem));
+			  (int)ir_int(in, AN_batch_dims), PTR(d0, "void", o), elem_size((enum elem_kind)s1->type->elem));
 		return;
 	}
 	case IK_resizenearest: case IK_resizebilinear: {
@@ -235,7 +235,7 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 			cg_unsupported(g, in, "only float bilinear resizing is compiled");
 			return;
 		}
-		const double *sc = ir_floats(in, "scale", &n);
+		const double *sc = ir_floats(in, AN_scale, &n);
 		unsigned id = g->uniq++;
 		os_printf(g->decls, "static const double sc%u[] = {", id);
 		for (unsigned i = 0; i < n; i++)
@@ -257,7 +257,7 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 		}
 		os_printf(g->body, "\tcb_topk_f32(%s, %s, %s, %d, %" PRIu64 ", %" PRIu64 ", %" PRId64 ", (size_t *)%s);\n",
 			  PTR(src, "float", a), PTR(vals, "float", o), PTR(ind, "void", b), cg_int_es(ind),
-			  len ? type_numel(t) / len : 0, len, ir_int(in, "k"), PTR(scr, "void", c));
+			  len ? type_numel(t) / len : 0, len, ir_int(in, AN_k), PTR(scr, "void", c));
 		return;
 	}
 	case IK_cumsum: {
@@ -267,10 +267,10 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 			return;
 		}
 		uint64_t outer, len, inner;
-		cg_split_axis(s1->type, (unsigned)ir_int(in, "axis"), &outer, &len, &inner);
+		cg_split_axis(s1->type, (unsigned)ir_int(in, AN_axis), &outer, &len, &inner);
 		os_printf(g->body, "\tcb_cumsum(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d, %d);\n",
-			  PTR(s1, "void", a), PTR(d0, "void", o), outer, len, inner, (int)ir_int(in, "exclusive"),
-			  (int)ir_int(in, "reverse"), ies);
+			  PTR(s1, "void", a), PTR(d0, "void", o), outer, len, inner, (int)ir_int(in, AN_exclusive),
+			  (int)ir_int(in, AN_reverse), ies);
 		return;
 	}
 	case IK_crossentropyloss: {
@@ -307,13 +307,13 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 		}
 		unsigned t1 = cg_dims_table(g, s1->type), t2 = cg_dims_table(g, ix->type);
 		os_printf(g->body, "\tif (cb_gather_elements(%s, tb%u, %s, %d, tb%u, %u, %d, %s, %zu))\n\t\treturn -1;\n",
-			  PTR(s1, "void", a), t1, PTR(ix, "void", b), ies, t2, ix->type->rank, (int)ir_int(in, "axis"),
+			  PTR(s1, "void", a), t1, PTR(ix, "void", b), ies, t2, ix->type->rank, (int)ir_int(in, AN_axis),
 			  PTR(d0, "void", o), elem_size((enum elem_kind)s1->type->elem));
 		return;
 	}
 	case IK_scatterelements: case IK_scatternd: {
 		struct ir_value *ix = in->ops[2].val, *up = in->ops[3].val;
-		int ies = cg_int_es(ix), red = (int)ir_int(in, "reduction"), cls = cg_int_es(d0);
+		int ies = cg_int_es(ix), red = (int)ir_int(in, AN_reduction), cls = cg_int_es(d0);
 		const struct type *it = ix->type;
 		if (!ies || (red && !cls && !cg_is_float(d0)) || (in->kind == IK_scatternd && !it->rank)) {
 			cg_unsupported(g, in, "int32/int64 indices and, with a reduction, float or int32/int64 data needed");
@@ -328,7 +328,7 @@ static void emit_ref(struct cg *g, struct ir_instr *in)
 			unsigned t2 = cg_dims_table(g, it);
 			os_printf(g->body, "\tif (cb_scatter_elements(%s, tb%u, %s, %d, tb%u, %u, %d, %s, %d, %d, %zu))\n"
 				  "\t\treturn -1;\n",
-				  PTR(d0, "void", o), t1, PTR(ix, "void", b), ies, t2, it->rank, (int)ir_int(in, "axis"),
+				  PTR(d0, "void", o), t1, PTR(ix, "void", b), ies, t2, it->rank, (int)ir_int(in, AN_axis),
 				  PTR(up, "void", c), red, cls, es);
 		} else {
 			uint64_t m = it->dims[it->rank - 1];
@@ -366,7 +366,7 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in)
 			return;
 		}
 		os_printf(g->body, "\tfor (size_t i = 0; i < %" PRIu64 "u; i++)\n\t\t%s[i] = (%s)%.17g;\n", type_numel(t),
-			  PTR(in->ops[0].val, ct, o), ct, ir_float(in, "value"));
+			  PTR(in->ops[0].val, ct, o), ct, ir_float(in, AN_value));
 		return;
 	}
 	case IK_convolution: cg_emit_conv(g, in); return;
@@ -394,7 +394,7 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in)
 			return;
 		}
 		uint64_t outer, d, inner;
-		cg_split_axis(in->ops[1].val->type, (unsigned)ir_int(in, "axis"), &outer, &d, &inner);
+		cg_split_axis(in->ops[1].val->type, (unsigned)ir_int(in, AN_axis), &outer, &d, &inner);
 		os_printf(g->body, "\tcb_softmax_f32(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d);\n",
 			  PTR(in->ops[1].val, "float", a), PTR(in->ops[0].val, "float", o), outer, d, inner,
 			  in->kind == IK_logsoftmax);
@@ -444,7 +444,7 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in)
 			return;
 		}
 		uint64_t outer, d, inner;
-		cg_split_axis(src->type, (unsigned)ir_int(in, "axis"), &outer, &d, &inner);
+		cg_split_axis(src->type, (unsigned)ir_int(in, AN_axis), &outer, &d, &inner);
 		int i64 = dst->type->elem == EK_I64 || dst->type->elem == EK_INDEX64;
 		os_printf(g->body, "\tcb_argmax_f32(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d);\n",
 			  PTR(src, "float", a), PTR(dst, "void", o), outer, d, inner, in->kind == IK_argmin, i64);
@@ -453,7 +453,7 @@ void cg_emit_instr(struct cg *g, struct ir_instr *in)
 	case IK_gather: {
 		struct ir_value *dst = in->ops[0].val, *data = in->ops[1].val, *ind = in->ops[2].val;
 		uint64_t outer, d, inner;
-		cg_split_axis(data->type, (unsigned)ir_int(in, "axis"), &outer, &d, &inner);
+		cg_split_axis(data->type, (unsigned)ir_int(in, AN_axis), &outer, &d, &inner);
 		int i64 = ind->type->elem == EK_I64 || ind->type->elem == EK_INDEX64;
 		os_printf(g->body, "\tif (cb_gather(%s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
 			  ", %d, %zu))\n\t\treturn -1;\n",

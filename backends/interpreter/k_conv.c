@@ -45,7 +45,7 @@ static void win_get(const struct kargs *k, const struct type *in, const struct t
 	w->oh = (size_t)out->dims[1];
 	w->ow = (size_t)out->dims[2];
 	w->oc = (size_t)out->dims[3];
-	const int64_t *ks = KINTS(k, "kernels"), *st = KINTS(k, "strides"), *p = KINTS(k, "pads");
+	const int64_t *ks = KINTS(k, AN_kernels), *st = KINTS(k, AN_strides), *p = KINTS(k, AN_pads);
 	w->kh = (size_t)ks[0];
 	w->kw = (size_t)ks[1];
 	w->sh = (size_t)st[0];
@@ -54,7 +54,7 @@ static void win_get(const struct kargs *k, const struct type *in, const struct t
 	w->pl = p[1];
 	w->dh = w->dw = 1;
 	if (dilated) {
-		const int64_t *dl = KINTS(k, "dilation");
+		const int64_t *dl = KINTS(k, AN_dilation);
 		w->dh = (size_t)dl[0];
 		w->dw = (size_t)dl[1];
 	}
@@ -99,7 +99,7 @@ int kern_convolution(const struct kargs *k)
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
 	struct win w;
 	win_get(k, s->t, d->t, true, &w);
-	size_t group = (size_t)KI(k, "group");
+	size_t group = (size_t)KI(k, AN_group);
 	size_t icg = w.c / group, ocg = w.oc / group, kk = w.kh * w.kw * icg, pix = w.oh * w.ow;
 	float *fs = kwiden(s), *ff = kwiden(f), *fb = kwiden(b), *fd = kresult_buf(d);
 	bool direct = w.kh == 1 && w.kw == 1 && w.sh == 1 && w.sw == 1 && w.pt == 0 && w.pl == 0 && group == 1 &&
@@ -140,7 +140,7 @@ int kern_convtranspose(const struct kargs *k)
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *f = &k->op[2], *b = &k->op[3];
 	struct win w;
 	win_get(k, s->t, d->t, true, &w);
-	size_t group = (size_t)KI(k, "group");
+	size_t group = (size_t)KI(k, AN_group);
 	size_t icg = w.c / group, ocg = w.oc / group;
 	float *fs = kwiden(s), *ff = kwiden(f), *fb = kwiden(b), *fd = kresult_buf(d);
 	size_t opix = w.oh * w.ow;
@@ -268,7 +268,7 @@ static void avgpool_part(const void *ctx, int part)
 	const struct pool_job *j = ctx;
 	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
 	const struct win w = j->w;
-	bool incl = KI(j->k, "count_include_pads");
+	bool incl = KI(j->k, AN_count_include_pads);
 	size_t r0, r1;
 	pool_rows(j, part, &r0, &r1);
 	for (size_t row = r0; row < r1; row++) {
@@ -338,9 +338,9 @@ int kern_pad(const struct kargs *k)
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const struct type *st = s->t, *dt = d->t;
 	unsigned r = st->rank;
-	const int64_t *p = KINTS(k, "pads");
-	int64_t mode = KI(k, "mode");
-	double value = KF(k, "value");
+	const int64_t *p = KINTS(k, AN_pads);
+	int64_t mode = KI(k, AN_mode);
+	double value = KF(k, AN_value);
 	size_t sstr[GLOW_MAX_RANK], es = esize(st), n = numel(dt);
 	strides_of(st, sstr);
 	size_t idx[GLOW_MAX_RANK] = {0};

@@ -35,7 +35,7 @@ static size_t along_axis(const struct type *it, size_t i, const size_t *st, unsi
 int kern_gatherelements(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
-	unsigned axis = (unsigned)KI(k, "axis");
+	unsigned axis = (unsigned)KI(k, AN_axis);
 	size_t st[GLOW_MAX_RANK], n = numel(ix->t), es = esize(data->t);
 	uint64_t len = data->t->dims[axis];
 	strides_of(data->t, st);
@@ -75,8 +75,8 @@ static void copy_data(const struct kargs *k)
 int kern_scatterelements(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *ix = &k->op[2], *u = &k->op[3];
-	unsigned axis = (unsigned)KI(k, "axis");
-	int64_t red = KI(k, "reduction");
+	unsigned axis = (unsigned)KI(k, AN_axis);
+	int64_t red = KI(k, AN_reduction);
 	size_t st[GLOW_MAX_RANK], n = numel(ix->t);
 	uint64_t len = d->t->dims[axis];
 	strides_of(d->t, st);
@@ -99,7 +99,7 @@ int kern_scatternd(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *ix = &k->op[2], *u = &k->op[3];
 	const struct type *dt = d->t, *it = ix->t;
-	int64_t red = KI(k, "reduction");
+	int64_t red = KI(k, AN_reduction);
 	size_t m = (size_t)it->dims[it->rank - 1], st[GLOW_MAX_RANK], chunk = 1;
 	strides_of(dt, st);
 	for (size_t i = m; i < dt->rank; i++)

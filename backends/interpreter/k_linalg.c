@@ -246,8 +246,8 @@ static float *transposed(const float *x, size_t rows, size_t cols)
 int kern_gemm(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *a = &k->op[1], *b = &k->op[2], *c = &k->op[3];
-	bool ta = KI(k, "trans_a"), tb = KI(k, "trans_b");
-	double alpha = KF(k, "alpha"), beta = KF(k, "beta");
+	bool ta = KI(k, AN_trans_a), tb = KI(k, AN_trans_b);
+	double alpha = KF(k, AN_alpha), beta = KF(k, AN_beta);
 	size_t m = (size_t)a->t->dims[ta], kk = (size_t)a->t->dims[!ta], n = (size_t)b->t->dims[!tb];
 	float *fa = kwiden(a), *fb = kwiden(b), *fd = kresult_buf(d);
 	float *at = ta ? transposed(fa, kk, m) : fa, *bt = tb ? transposed(fb, n, kk) : fb;

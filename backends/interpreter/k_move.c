@@ -36,7 +36,7 @@ int kern_splat(const struct kargs *k)
 	size_t n = numel(d->t), es = esize(d->t);
 	if (n == 0)
 		return 0;
-	st_f(d->t, d->p, 0, KF(k, "value"));
+	st_f(d->t, d->p, 0, KF(k, AN_value));
 	for (size_t i = 1; i < n; i++)
 		cp_elem(d->p, i, d->p, 0, es);
 	return 0;
@@ -47,9 +47,9 @@ int kern_splat(const struct kargs *k)
 int kern_inserttensor(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	const int64_t *start = KINTS(k, "start");
-	int64_t count = KI(k, "count");
-	unsigned axis = (unsigned)KI(k, "axis"), r = s->t->rank;
+	const int64_t *start = KINTS(k, AN_start);
+	int64_t count = KI(k, AN_count);
+	unsigned axis = (unsigned)KI(k, AN_axis), r = s->t->rank;
 	size_t dstr[GLOW_MAX_RANK], es = esize(s->t), n = numel(s->t);
 	strides_of(d->t, dstr);
 	for (int64_t c = 0; c < count; c++) {
@@ -73,7 +73,7 @@ int kern_inserttensor(const struct kargs *k)
 int kern_extracttensor(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	const int64_t *start = KINTS(k, "start");
+	const int64_t *start = KINTS(k, AN_start);
 	unsigned r = s->t->rank;
 	size_t sstr[GLOW_MAX_RANK], es = esize(s->t), n = numel(d->t), idx[GLOW_MAX_RANK] = {0};
 	strides_of(s->t, sstr);
@@ -91,7 +91,7 @@ int kern_extracttensor(const struct kargs *k)
 int kern_transpose(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	const int64_t *sh = KINTS(k, "shuffle");
+	const int64_t *sh = KINTS(k, AN_shuffle);
 	unsigned r = s->t->rank;
 	size_t sstr[GLOW_MAX_RANK], str[GLOW_MAX_RANK], es = esize(s->t), n = numel(d->t), idx[GLOW_MAX_RANK] = {0};
 	strides_of(s->t, sstr);
@@ -115,7 +115,7 @@ int kern_transpose(const struct kargs *k)
 int kern_gather(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
-	unsigned axis = (unsigned)KI(k, "axis");
+	unsigned axis = (unsigned)KI(k, AN_axis);
 	size_t outer = 1, inner = 1, len = (size_t)data->t->dims[axis], ni = numel(ix->t), es = esize(data->t);
 	for (unsigned i = 0; i < axis; i++)
 		outer *= (size_t)data->t->dims[i];
@@ -137,7 +137,7 @@ int kern_gathernd(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
 	const struct type *dt = data->t, *it = ix->t;
-	size_t b = (size_t)KI(k, "batch_dims"), m = (size_t)it->dims[it->rank - 1];
+	size_t b = (size_t)KI(k, AN_batch_dims), m = (size_t)it->dims[it->rank - 1];
 	size_t dstr[GLOW_MAX_RANK], es = esize(dt);
 	strides_of(dt, dstr);
 	size_t batch = 1, chunk = 1;
@@ -166,8 +166,8 @@ int kern_gathernd(const struct kargs *k)
 int kern_tile(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	unsigned axis = (unsigned)KI(k, "axis");
-	size_t outer = 1, inner = 1, len = (size_t)s->t->dims[axis], count = (size_t)KI(k, "count"),
+	unsigned axis = (unsigned)KI(k, AN_axis);
+	size_t outer = 1, inner = 1, len = (size_t)s->t->dims[axis], count = (size_t)KI(k, AN_count),
 	       es = esize(s->t);
 	for (unsigned i = 0; i < axis; i++)
 		outer *= (size_t)s->t->dims[i];
@@ -185,7 +185,7 @@ int kern_tile(const struct kargs *k)
 int kern_broadcast(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	unsigned axis = (unsigned)KI(k, "axis"), r = d->t->rank;
+	unsigned axis = (unsigned)KI(k, AN_axis), r = d->t->rank;
 	size_t sstr[GLOW_MAX_RANK], str[GLOW_MAX_RANK] = {0}, es = esize(s->t), n = numel(d->t),
 				     idx[GLOW_MAX_RANK] = {0};
 	strides_of(s->t, sstr);
@@ -208,7 +208,7 @@ static int space_depth(const struct kargs *k, bool to_depth, bool crd)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const struct type *big = to_depth ? s->t : d->t; /* the spatial side */
-	size_t b = (size_t)KI(k, "block_size"), es = esize(s->t);
+	size_t b = (size_t)KI(k, AN_block_size), es = esize(s->t);
 	size_t N = (size_t)big->dims[0], H = (size_t)big->dims[1], W = (size_t)big->dims[2], C = (size_t)big->dims[3];
 	size_t oh = H / b, ow = W / b, oc = C * b * b;
 	for (size_t n = 0; n < N; n++)
@@ -231,14 +231,14 @@ static int space_depth(const struct kargs *k, bool to_depth, bool crd)
 int kern_spacetodepth(const struct kargs *k) { return space_depth(k, true, false); }
 
 /* depthtospace(Dest, Src) {block_size, mode = dcr|crd} */
-int kern_depthtospace(const struct kargs *k) { return space_depth(k, false, KI(k, "mode") == 1); }
+int kern_depthtospace(const struct kargs *k) { return space_depth(k, false, KI(k, AN_mode) == 1); }
 
 /* resize(Dest, Src) {scale}: nearest, or bilinear in the dimensions whose
  * size changes */
 static int resize(const struct kargs *k, bool bilinear)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	const double *sc = KFLOATS(k, "scale");
+	const double *sc = KFLOATS(k, AN_scale);
 	unsigned r = s->t->rank;
 	size_t sstr[GLOW_MAX_RANK], es = esize(s->t), n = numel(d->t), idx[GLOW_MAX_RANK] = {0};
 	strides_of(s->t, sstr);
@@ -300,7 +300,7 @@ int kern_resizebilinear(const struct kargs *k) { return resize(k, true); }
 int kern_flip(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	unsigned axis = (unsigned)KI(k, "axis");
+	unsigned axis = (unsigned)KI(k, AN_axis);
 	size_t outer = 1, inner = 1, len = (size_t)s->t->dims[axis], es = esize(s->t);
 	for (unsigned i = 0; i < axis; i++)
 		outer *= (size_t)s->t->dims[i];

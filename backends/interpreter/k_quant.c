@@ -133,9 +133,9 @@ static int qk_convolution(const struct kargs *k, const double *scales, const int
 	const struct type *in = s->t, *out = d->t;
 	size_t N = (size_t)in->dims[0], H = (size_t)in->dims[1], W = (size_t)in->dims[2], C = (size_t)in->dims[3];
 	size_t OH = (size_t)out->dims[1], OW = (size_t)out->dims[2], OC = (size_t)out->dims[3];
-	const int64_t *ks = KINTS(k, "kernels"), *st = KINTS(k, "strides"), *p = KINTS(k, "pads"),
-		      *dl = KINTS(k, "dilation");
-	size_t KH = (size_t)ks[0], KW = (size_t)ks[1], group = (size_t)KI(k, "group");
+	const int64_t *ks = KINTS(k, AN_kernels), *st = KINTS(k, AN_strides), *p = KINTS(k, AN_pads),
+		      *dl = KINTS(k, AN_dilation);
+	size_t KH = (size_t)ks[0], KW = (size_t)ks[1], group = (size_t)KI(k, AN_group);
 	size_t icg = C / group, ocg = OC / group, kk = KH * KW * icg;
 	double *wsc = xmalloc(OC * sizeof *wsc + 1);
 	int32_t *woff = xmalloc(OC * sizeof *woff + 1), *x = qk_centred(s), *w = xmalloc(OC * kk * sizeof *w + 1);
@@ -308,7 +308,7 @@ int kern_q_relu(const struct kargs *k) { return qk_clamp(k, 0, INT64_MAX); }
 int kern_q_clip(const struct kargs *k)
 {
 	double one = (double)(1 << QK_FRAC) / k->op[0].t->scale;
-	double l = nearbyint(KF(k, "min") * one), h = nearbyint(KF(k, "max") * one);
+	double l = nearbyint(KF(k, AN_min) * one), h = nearbyint(KF(k, AN_max) * one);
 	return qk_clamp(k, l < -9.0e18 ? INT64_MIN : (int64_t)l, h > 9.0e18 ? INT64_MAX : (int64_t)h);
 }
 
@@ -369,10 +369,10 @@ static int qk_avgpool(const struct kargs *k, bool adaptive)
 	int64_t PT = 0, PL = 0;
 	bool incl = false;
 	if (!adaptive) {
-		const int64_t *ks = KINTS(k, "kernels"), *st = KINTS(k, "strides"), *p = KINTS(k, "pads");
+		const int64_t *ks = KINTS(k, AN_kernels), *st = KINTS(k, AN_strides), *p = KINTS(k, AN_pads);
 		KH = (size_t)ks[0], KW = (size_t)ks[1], SH = (size_t)st[0], SW = (size_t)st[1];
 		PT = p[0], PL = p[1];
-		incl = KI(k, "count_include_pads");
+		incl = KI(k, AN_count_include_pads);
 	}
 	double ratio = (double)in->scale / out->scale;
 	int64_t lo, hi;
@@ -434,12 +434,12 @@ static int qk_fullyconnected(const struct kargs *k, const double *scales, const 
 int kern_q_convolution(const struct kargs *k) { return qk_convolution(k, NULL, NULL); }
 int kern_q_cwconvolution(const struct kargs *k)
 {
-	return qk_convolution(k, KFLOATS(k, "filter_scales"), KINTS(k, "filter_offsets"));
+	return qk_convolution(k, KFLOATS(k, AN_filter_scales), KINTS(k, AN_filter_offsets));
 }
 int kern_q_fullyconnected(const struct kargs *k) { return qk_fullyconnected(k, NULL, NULL); }
 int kern_q_cwfullyconnected(const struct kargs *k)
 {
-	return qk_fullyconnected(k, KFLOATS(k, "weight_scales"), KINTS(k, "weight_offsets"));
+	return qk_fullyconnected(k, KFLOATS(k, AN_weight_scales), KINTS(k, AN_weight_offsets));
 }
 
 /* matmul(Dest N x M, LHS N x K, RHS K x M) */

@@ -61,8 +61,8 @@ static int reduce(const struct kargs *k, const struct red_op *op)
 {
 	const struct interp_arg *d = &k->op[0], *b = &k->op[1];
 	const struct type *t = b->t;
-	const int64_t *axes = KINTS(k, "axes");
-	unsigned na = KNINTS(k, "axes");
+	const int64_t *axes = KINTS(k, AN_axes);
+	unsigned na = KNINTS(k, AN_axes);
 	bool drop[GLOW_MAX_RANK] = {false};
 	for (unsigned i = 0; i < na; i++)
 		drop[axes[i]] = true;
@@ -138,7 +138,7 @@ static int softmax(const struct kargs *k, bool log_)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t outer, len, inner;
-	split_axis(s->t, (unsigned)KI(k, "axis"), &outer, &len, &inner);
+	split_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
 	for (size_t o = 0; o < outer; o++)
 		for (size_t in = 0; in < inner; in++) {
 			size_t base = o * len * inner + in;
@@ -172,8 +172,8 @@ int kern_batchnormalization(const struct kargs *k)
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3], *me = &k->op[4],
 				*va = &k->op[5];
 	size_t outer, c, inner;
-	split_axis(s->t, (unsigned)KI(k, "channel_idx"), &outer, &c, &inner);
-	double eps = KF(k, "epsilon");
+	split_axis(s->t, (unsigned)KI(k, AN_channel_idx), &outer, &c, &inner);
+	double eps = KF(k, AN_epsilon);
 	for (size_t ch = 0; ch < c; ch++) {
 		double mul = ld_f(sc->t, sc->p, ch) / sqrt(ld_f(va->t, va->p, ch) + eps);
 		double add = ld_f(bi->t, bi->p, ch) - ld_f(me->t, me->p, ch) * mul;
@@ -205,13 +205,13 @@ static void moments(const struct interp_arg *s, size_t base, size_t n, size_t st
 int kern_layernormalization(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3];
-	unsigned axis = (unsigned)KI(k, "axis");
+	unsigned axis = (unsigned)KI(k, AN_axis);
 	size_t outer = 1, inner = 1;
 	for (unsigned i = 0; i < axis; i++)
 		outer *= (size_t)s->t->dims[i];
 	for (unsigned i = axis; i < s->t->rank; i++)
 		inner *= (size_t)s->t->dims[i];
-	double eps = KF(k, "epsilon");
+	double eps = KF(k, AN_epsilon);
 	for (size_t o = 0; o < outer; o++) {
 		double m, v;
 		moments(s, o * inner, inner, 1, &m, &v);
@@ -231,8 +231,8 @@ int kern_instancenormalization(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3];
 	const struct type *t = s->t;
-	unsigned ci = (unsigned)KI(k, "channel_idx");
-	double eps = KF(k, "epsilon");
+	unsigned ci = (unsigned)KI(k, AN_channel_idx);
+	double eps = KF(k, AN_epsilon);
 	size_t str[GLOW_MAX_RANK];
 	strides_of(t, str);
 	size_t N = (size_t)t->dims[0], C = (size_t)t->dims[ci], nc = N * C, plane = nc ? numel(t) / nc : 0;
@@ -278,8 +278,8 @@ int kern_localresponsenormalization(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t C = (size_t)s->t->dims[3], n = numel(s->t);
-	int64_t hw = KI(k, "half_window_size");
-	double alpha = KF(k, "alpha"), beta = KF(k, "beta"), kk = KF(k, "k");
+	int64_t hw = KI(k, AN_half_window_size);
+	double alpha = KF(k, AN_alpha), beta = KF(k, AN_beta), kk = KF(k, AN_k);
 	double size = (double)(2 * hw + 1);
 	for (size_t i = 0; i < n; i++) {
 		size_t c = i % C, base = i - c;
@@ -328,7 +328,7 @@ static int arg_reduce(const struct kargs *k, bool max)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t outer, len, inner;
-	split_axis(s->t, (unsigned)KI(k, "axis"), &outer, &len, &inner);
+	split_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
 	for (size_t o = 0; o < outer; o++)
 		for (size_t in = 0; in < inner; in++) {
 			size_t base = o * len * inner + in, best = 0;
@@ -350,7 +350,7 @@ int kern_argmin(const struct kargs *k) { return arg_reduce(k, false); }
 int kern_topk(const struct kargs *k)
 {
 	const struct interp_arg *v = &k->op[0], *ix = &k->op[1], *s = &k->op[2];
-	size_t len = (size_t)s->t->dims[s->t->rank - 1], kk = (size_t)KI(k, "k");
+	size_t len = (size_t)s->t->dims[s->t->rank - 1], kk = (size_t)KI(k, AN_k);
 	size_t rows = len ? numel(s->t) / len : 0, es = esize(s->t);
 	size_t *order = xmalloc(len * sizeof(size_t) + 1);
 	for (size_t r = 0; r < rows; r++) {
@@ -380,8 +380,8 @@ int kern_cumsum(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t outer, len, inner;
-	split_axis(s->t, (unsigned)KI(k, "axis"), &outer, &len, &inner);
-	bool excl = KI(k, "exclusive"), rev = KI(k, "reverse"), ints = is_int_kind(s->t);
+	split_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
+	bool excl = KI(k, AN_exclusive), rev = KI(k, AN_reverse), ints = is_int_kind(s->t);
 	for (size_t o = 0; o < outer; o++)
 		for (size_t in = 0; in < inner; in++) {
 			double af = 0;

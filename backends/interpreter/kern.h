@@ -33,10 +33,11 @@ struct kargs {
 	size_t errsize;
 };
 
-/* the attribute called name (an internal bug if the kind has none) */
-static inline const union attr_val *kattr(const struct kargs *k, const char *name)
+/* attribute an (AttrNames.def) of the kernel's kind (an internal bug if
+ * the kind has none) */
+static inline const union attr_val *kattr(const struct kargs *k, enum attr_name an)
 {
-	int i = instr_attr_index(k->kind, name, strlen(name));
+	int i = instr_attr_slot(k->kind, an);
 	if (i < 0)
 		unreachable("kernel asks for an attribute its kind does not have");
 	return &k->a[i];

@@ -373,9 +373,9 @@ void ocl_gen_conv(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	(void)arg;
 	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type, *ft = in->ops[2].val->type;
 	unsigned nk, ns, np, nd;
-	const int64_t *k = ir_ints(in, "kernels", &nk), *s = ir_ints(in, "strides", &ns), *pd = ir_ints(in, "pads", &np),
-		      *dl = ir_ints(in, "dilation", &nd);
-	int64_t group = ir_int(in, "group");
+	const int64_t *k = ir_ints(in, AN_kernels, &nk), *s = ir_ints(in, AN_strides, &ns), *pd = ir_ints(in, AN_pads, &np),
+		      *dl = ir_ints(in, AN_dilation, &nd);
+	int64_t group = ir_int(in, AN_group);
 	uint64_t N = st->dims[0], H = st->dims[1], W = st->dims[2], C = st->dims[3];
 	uint64_t OH = dt->dims[1], OW = dt->dims[2], OC = dt->dims[3], ICG = ft->dims[3];
 	uint64_t OCG = OC / (uint64_t)group;
@@ -435,7 +435,7 @@ void ocl_gen_pool(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 {
 	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type;
 	unsigned nk, ns, np;
-	const int64_t *k = ir_ints(in, "kernels", &nk), *s = ir_ints(in, "strides", &ns), *pd = ir_ints(in, "pads", &np);
+	const int64_t *k = ir_ints(in, AN_kernels, &nk), *s = ir_ints(in, AN_strides, &ns), *pd = ir_ints(in, AN_pads, &np);
 	bool is_max = arg == OCL_POOL_MAX;
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	OCL_GEN_INTS(g, {"H", (int64_t)st->dims[1]}, {"W", (int64_t)st->dims[2]}, {"C", (int64_t)st->dims[3]},
@@ -443,7 +443,7 @@ void ocl_gen_pool(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 		     {"SW", s[1]}, {"PT", pd[0]}, {"PL", pd[1]});
 	ocl_gen_define(g, "TOTAL", "%" PRIu64 "UL", type_numel(dt));
 	ocl_gen_define(g, "IS_MAX", "%d", is_max);
-	ocl_gen_define(g, "INCL", "%d", is_max ? 0 : (int)ir_int(in, "count_include_pads"));
+	ocl_gen_define(g, "INCL", "%d", is_max ? 0 : (int)ir_int(in, AN_count_include_pads));
 	ocl_gen_ptr(g, "PD", "float", in, 0);
 	ocl_gen_ptr(g, "PS", "float", in, 1);
 	unsigned vw = g->gpu ? 0 : pick_vw(st->dims[3], st->dims[3], false);
@@ -472,10 +472,10 @@ void ocl_gen_gemm(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	bool ta = false, tb = false;
 	double alpha = 1, beta = 1;
 	if (arg & OCL_MM_ATTRS) {
-		ta = ir_int(in, "trans_a") != 0;
-		tb = ir_int(in, "trans_b") != 0;
-		alpha = ir_float(in, "alpha");
-		beta = ir_float(in, "beta");
+		ta = ir_int(in, AN_trans_a) != 0;
+		tb = ir_int(in, AN_trans_b) != 0;
+		alpha = ir_float(in, AN_alpha);
+		beta = ir_float(in, AN_beta);
 	}
 	uint64_t M = dt->dims[0], N = dt->dims[1], K = at->dims[ta ? 0 : 1];
 	/* GPU kernels: a fully connected layer (a bias of N) or a matrix
@@ -527,7 +527,7 @@ void ocl_gen_softmax(struct ocl_gen *g, const struct ir_instr *in, unsigned arg,
 	(void)arg;
 	(void)relu;
 	const struct type *st = in->ops[1].val->type;
-	unsigned axis = (unsigned)ir_int(in, "axis");
+	unsigned axis = (unsigned)ir_int(in, AN_axis);
 	uint64_t outer = 1, inner = 1;
 	for (unsigned i = 0; i < axis; i++)
 		outer *= st->dims[i];
@@ -551,10 +551,10 @@ void ocl_gen_lrn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, boo
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	ocl_gen_define(g, "N", "%" PRIu64 "UL", type_numel(st));
 	ocl_gen_define(g, "C", "%" PRIu64, st->dims[3]);
-	ocl_gen_define(g, "HW", "%" PRId64, ir_int(in, "half_window_size"));
-	ocl_gen_define(g, "LALPHA", "((float)%.9g)", ir_float(in, "alpha"));
-	ocl_gen_define(g, "LBETA", "((float)%.9g)", ir_float(in, "beta"));
-	ocl_gen_define(g, "LK", "((float)%.9g)", ir_float(in, "k"));
+	ocl_gen_define(g, "HW", "%" PRId64, ir_int(in, AN_half_window_size));
+	ocl_gen_define(g, "LALPHA", "((float)%.9g)", ir_float(in, AN_alpha));
+	ocl_gen_define(g, "LBETA", "((float)%.9g)", ir_float(in, AN_beta));
+	ocl_gen_define(g, "LK", "((float)%.9g)", ir_float(in, AN_k));
 	ocl_gen_ptr(g, "PD", "float", in, 0);
 	ocl_gen_ptr(g, "PS", "float", in, 1);
 	ocl_gen_section(g, "lrn");
@@ -568,7 +568,7 @@ void ocl_gen_splat(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, b
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
 	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
-	ocl_gen_define(g, "VALUE", "((float)%.9g)", ir_float(in, "value"));
+	ocl_gen_define(g, "VALUE", "((float)%.9g)", ir_float(in, AN_value));
 	ocl_gen_ptr(g, "PD", "float", in, 0);
 	ocl_gen_section(g, "splat");
 	launch_1d(g, l, n);

@@ -91,7 +91,7 @@ static void body_copy(const struct move *m, const struct ir_instr *in)
 static void body_transpose(const struct move *m, const struct ir_instr *in)
 {
 	unsigned n;
-	const int64_t *sh = ir_ints(in, "shuffle", &n);
+	const int64_t *sh = ir_ints(in, AN_shuffle, &n);
 	split(m->o, m->dt->dims, m->dt->rank);
 	os_puts(m->o, "\tPD[i] = PS[0");
 	for (unsigned d = 0; d < m->dt->rank; d++)
@@ -102,7 +102,7 @@ static void body_transpose(const struct move *m, const struct ir_instr *in)
 static void body_extract(const struct move *m, const struct ir_instr *in)
 {
 	unsigned nst;
-	const int64_t *start = ir_ints(in, "start", &nst);
+	const int64_t *start = ir_ints(in, AN_start, &nst);
 	split(m->o, m->dt->dims, m->r);
 	os_puts(m->o, "\t__global const T_ *s = PS");
 	for (unsigned d = 0; d < m->dt->rank; d++) {
@@ -118,8 +118,8 @@ static void body_extract(const struct move *m, const struct ir_instr *in)
 static void body_insert(const struct move *m, const struct ir_instr *in)
 {
 	unsigned nst;
-	const int64_t *start = ir_ints(in, "start", &nst);
-	unsigned axis = (unsigned)ir_int(in, "axis");
+	const int64_t *start = ir_ints(in, AN_start, &nst);
+	unsigned axis = (unsigned)ir_int(in, AN_axis);
 	uint64_t n = m->total / (uint64_t)m->count;
 	os_printf(m->o, "\tconst size_t rep = i / %" PRIu64 "UL;\n", n);
 	os_puts(m->o, "\t(void)rep;\n");
@@ -162,7 +162,7 @@ void ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	m.dt = in->ops[0].val->type;
 	m.st = in->ops[1].val->type;
 	const struct type *it = move_kinds[arg].source ? m.st : m.dt;
-	m.count = move_kinds[arg].repeated ? ir_int(in, "count") : 1;
+	m.count = move_kinds[arg].repeated ? ir_int(in, AN_count) : 1;
 	const char *T = utype(m.dt);
 	struct ocl_launch *l = ocl_gen_begin(g, in);
 	ocl_gen_ptr(g, "PD", T, in, 0);

@@ -38,7 +38,7 @@ static uint64_t label_bound(struct node *p)
 		if (user->kind == NK_CrossEntropyLoss && u->idx == 1)
 			return op_type(user, 0)->dims[1];
 		if (user->kind == NK_Gather && u->idx == 1)
-			return op_type(user, 0)->dims[node_int(user, "axis")];
+			return op_type(user, 0)->dims[node_int(user, AN_axis)];
 	}
 	return 0;
 }
@@ -228,7 +228,7 @@ static void batch_statistics(struct func *f)
 			continue;
 		struct value x = op_val(n, 0);
 		const struct type *t = val_type(x);
-		unsigned ch = (unsigned)node_int(n, "channel_idx");
+		unsigned ch = (unsigned)node_int(n, AN_channel_idx);
 		int64_t axes[GLOW_MAX_RANK];
 		uint64_t d[GLOW_MAX_RANK], cdim = t->dims[ch];
 		unsigned na = 0;
@@ -239,7 +239,7 @@ static void batch_statistics(struct func *f)
 		}
 		const struct type *ct = type_with_dims(m->types, t, &cdim, 1);
 		struct node *mean = node_create1(f, NK_BatchedReduceMean, NULL, &x, 1, ct, n, n->loc);
-		node_set_ints(m, mean, "axes", axes, na);
+		node_set_ints(m, mean, AN_axes, axes, na);
 		struct value mv = node_val(mean, 0);
 		struct node *r = node_create1(f, NK_Reshape, NULL, &mv, 1, type_with_dims(m->types, t, d, t->rank), n,
 					      n->loc);
@@ -250,7 +250,7 @@ static void batch_statistics(struct func *f)
 		struct value sq[2] = {node_val(xc, 0), node_val(xc, 0)};
 		struct value sqv = node_val(node_create1(f, NK_Mul, NULL, sq, 2, t, n, n->loc), 0);
 		struct node *var = node_create1(f, NK_BatchedReduceMean, NULL, &sqv, 1, ct, n, n->loc);
-		node_set_ints(m, var, "axes", axes, na);
+		node_set_ints(m, var, AN_axes, axes, na);
 		node_set_operand(n, 3, mv);
 		node_set_operand(n, 4, node_val(var, 0));
 	}
@@ -268,7 +268,7 @@ static void mask_dropouts(struct func *f)
 	func_for_each_safe(f, n, next) {
 		if (n->kind != NK_Dropout || node_has_pred(n))
 			continue;
-		if (node_float(n, "ratio") == 0) { /* the identity */
+		if (node_float(n, AN_ratio) == 0) { /* the identity */
 			value_replace_all_uses(node_val(n, 0), op_val(n, 0));
 			node_erase(f, n);
 			continue;
@@ -282,8 +282,8 @@ static void mask_dropouts(struct func *f)
 		}
 		struct value sv = node_val(step, 0);
 		struct node *mask = node_create1(f, NK_DropoutMask, NULL, &sv, 1, node_type(n), n, n->loc);
-		node_set_float(m, mask, "ratio", node_float(n, "ratio"));
-		node_set_int(m, mask, "seed", node_int(n, "seed"));
+		node_set_float(m, mask, AN_ratio, node_float(n, AN_ratio));
+		node_set_int(m, mask, AN_seed, node_int(n, AN_seed));
 		struct value ops[2] = {op_val(n, 0), node_val(mask, 0)};
 		struct node *mul = node_create1(f, NK_Mul, NULL, ops, 2, node_type(n), n, n->loc);
 		value_replace_all_uses(node_val(n, 0), node_val(mul, 0));
@@ -427,7 +427,7 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 		goto out;
 	struct func *gf0 = module_find_func(gm, lf->name);
 	size_t nfwd = gf0->nnodes;
-	func_for_each(gf0, n) nfwd += n->kind == NK_Dropout && node_float(n, "ratio") != 0; /* + its mask */
+	func_for_each(gf0, n) nfwd += n->kind == NK_Dropout && node_float(n, AN_ratio) != 0; /* + its mask */
 	if (run_pipeline(c, gm, "differentiate"))
 		goto out;
 	char gname[256];

@@ -19,61 +19,54 @@
 
 /* ---- attributes ---- */
 
-static const struct attr_desc *attr_lookup(unsigned kind, const char *attr, unsigned *idx)
+static const char *const attr_spellings[AN_COUNT] = {
+#define ATTR_NAME(nm) #nm,
+#include "graph/AttrNames.def"
+#undef ATTR_NAME
+};
+
+const char *attr_name_str(enum attr_name an) { return (unsigned)an < AN_COUNT ? attr_spellings[an] : "?"; }
+
+int node_attr_slot(unsigned kind, enum attr_name an) { return attr_desc_slot(node_desc(kind)->attrs, an); }
+
+/* The slot of attribute an of n's kind; a kind without it is a bug of the
+ * caller (the tables say which kinds have which attributes). */
+static unsigned attr_lookup(unsigned kind, enum attr_name an)
 {
-	int i = node_attr_index(kind, attr);
+	int i = node_attr_slot(kind, an);
 	if (i < 0) {
 		char msg[160];
-		snprintf(msg, sizeof msg, "node kind %s has no attribute '%s'", node_kind_name(kind), attr);
+		snprintf(msg, sizeof msg, "node kind %s has no attribute '%s'", node_kind_name(kind), attr_name_str(an));
 		unreachable(msg);
 	}
-	*idx = (unsigned)i;
-	return &node_desc(kind)->attrs[i];
+	return (unsigned)i;
 }
 
-int64_t node_int(const struct node *n, const char *attr)
-{
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
-	return n->attrs[i].i;
-}
+int64_t node_int(const struct node *n, enum attr_name an) { return n->attrs[attr_lookup(n->kind, an)].i; }
 
-double node_float(const struct node *n, const char *attr)
-{
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
-	return n->attrs[i].f;
-}
+double node_float(const struct node *n, enum attr_name an) { return n->attrs[attr_lookup(n->kind, an)].f; }
 
-const int64_t *node_ints(const struct node *n, const char *attr, unsigned *len)
+const int64_t *node_ints(const struct node *n, enum attr_name an, unsigned *len)
 {
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
+	unsigned i = attr_lookup(n->kind, an);
 	*len = n->attrs[i].ints.n;
 	return n->attrs[i].ints.v;
 }
 
-const double *node_floats(const struct node *n, const char *attr, unsigned *len)
+const double *node_floats(const struct node *n, enum attr_name an, unsigned *len)
 {
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
+	unsigned i = attr_lookup(n->kind, an);
 	*len = n->attrs[i].floats.n;
 	return n->attrs[i].floats.v;
 }
 
-const char *node_str(const struct node *n, const char *attr)
-{
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
-	return n->attrs[i].s;
-}
+const char *node_str(const struct node *n, enum attr_name an) { return n->attrs[attr_lookup(n->kind, an)].s; }
 
-const char *node_enum(const struct node *n, const char *attr)
+const char *node_enum(const struct node *n, enum attr_name an)
 {
-	unsigned i;
-	const struct attr_desc *a = attr_lookup(n->kind, attr, &i);
+	unsigned i = attr_lookup(n->kind, an);
+	const char *s = node_desc(n->kind)->attrs[i].enum_values;
 	static char buf[64];
-	const char *s = a->enum_values;
 	for (int64_t k = 0; k < n->attrs[i].i && s; k++) {
 		s = strchr(s, '|');
 		if (s)
@@ -86,43 +79,35 @@ const char *node_enum(const struct node *n, const char *attr)
 	return buf;
 }
 
-void node_set_int(struct module *m, struct node *n, const char *attr, int64_t v)
+void node_set_int(struct module *m, struct node *n, enum attr_name an, int64_t v)
 {
 	(void)m;
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
-	n->attrs[i].i = v;
+	n->attrs[attr_lookup(n->kind, an)].i = v;
 }
 
-void node_set_float(struct module *m, struct node *n, const char *attr, double v)
+void node_set_float(struct module *m, struct node *n, enum attr_name an, double v)
 {
 	(void)m;
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
-	n->attrs[i].f = v;
+	n->attrs[attr_lookup(n->kind, an)].f = v;
 }
 
-void node_set_ints(struct module *m, struct node *n, const char *attr, const int64_t *v, unsigned len)
+void node_set_ints(struct module *m, struct node *n, enum attr_name an, const int64_t *v, unsigned len)
 {
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
+	unsigned i = attr_lookup(n->kind, an);
 	n->attrs[i].ints.v = arena_memdup(&m->arena, v, len * sizeof(*v));
 	n->attrs[i].ints.n = len;
 }
 
-void node_set_floats(struct module *m, struct node *n, const char *attr, const double *v, unsigned len)
+void node_set_floats(struct module *m, struct node *n, enum attr_name an, const double *v, unsigned len)
 {
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
+	unsigned i = attr_lookup(n->kind, an);
 	n->attrs[i].floats.v = arena_memdup(&m->arena, v, len * sizeof(*v));
 	n->attrs[i].floats.n = len;
 }
 
-void node_set_str(struct module *m, struct node *n, const char *attr, const char *s)
+void node_set_str(struct module *m, struct node *n, enum attr_name an, const char *s)
 {
-	unsigned i;
-	attr_lookup(n->kind, attr, &i);
-	n->attrs[i].s = arena_strdup(&m->arena, s);
+	n->attrs[attr_lookup(n->kind, an)].s = arena_strdup(&m->arena, s);
 }
 
 void node_copy_attrs(struct module *m, struct node *dst, const struct node *src)

@@ -47,6 +47,17 @@ enum node_flags {
 
 enum attr_kind { AK_INT, AK_FLOAT, AK_BOOL, AK_INTS, AK_FLOATS, AK_ENUM, AK_STRING };
 
+/* Attribute names as numbers (AttrNames.def): code reads an attribute by
+ * its enumerator, so a misspelt name is a build error. */
+enum attr_name {
+#define ATTR_NAME(nm) AN_##nm,
+#include "graph/AttrNames.def"
+#undef ATTR_NAME
+	AN_COUNT
+};
+/* the spelling of an enumerator ("group" for AN_group) */
+const char *attr_name_str(enum attr_name an);
+
 struct attr_desc {
 	const char *name;
 	enum attr_kind kind;
@@ -56,6 +67,7 @@ struct attr_desc {
 	double def_f;            /* AK_FLOAT */
 	const int64_t *def_ints; /* AK_INTS */
 	uint32_t def_n;
+	enum attr_name an; /* name's enumerator; AN_COUNT ends a row list */
 };
 
 struct node;
@@ -85,8 +97,19 @@ static inline const struct node_desc *node_desc(unsigned kind) { return &node_de
 const char *node_kind_name(unsigned kind);
 /* kind by name, -1 if unknown */
 int node_kind_lookup(const char *s, size_t len);
-/* attribute index of a kind by name, -1 if none */
+/* attribute index of a kind by name, -1 if none (for readers of text;
+ * code uses node_attr_slot) */
 int node_attr_index(unsigned kind, const char *name);
+/* attribute index of a kind by enumerator, -1 if the kind has none */
+int node_attr_slot(unsigned kind, enum attr_name an);
+/* index of an attribute among descriptors (ended by AN_COUNT), -1 if absent */
+static inline int attr_desc_slot(const struct attr_desc *a, enum attr_name an)
+{
+	for (int i = 0; a && a[i].an != AN_COUNT; i++)
+		if (a[i].an == an)
+			return i;
+	return -1;
+}
 
 /* The attribute rows of both tables (Nodes.def, Instrs.def; nodes.c): the
  * number of rows of a NULL-terminated list ar, and the index of the row
@@ -202,13 +225,14 @@ static inline bool node_is_storage(const struct node *n) { return n->kind == NK_
 unsigned node_num_uses(const struct node *n, int res);
 static inline bool node_has_uses(const struct node *n) { return n->uses != NULL; }
 
-/* Attribute access by name (unknown names are internal bugs). */
-int64_t node_int(const struct node *n, const char *attr);
-double node_float(const struct node *n, const char *attr);
-const int64_t *node_ints(const struct node *n, const char *attr, unsigned *len);
-const double *node_floats(const struct node *n, const char *attr, unsigned *len);
-const char *node_str(const struct node *n, const char *attr);
-const char *node_enum(const struct node *n, const char *attr); /* the enum's name */
+/* Attribute access by enumerator (AttrNames.def); asking a kind for an
+ * attribute it does not have is an internal bug. */
+int64_t node_int(const struct node *n, enum attr_name an);
+double node_float(const struct node *n, enum attr_name an);
+const int64_t *node_ints(const struct node *n, enum attr_name an, unsigned *len);
+const double *node_floats(const struct node *n, enum attr_name an, unsigned *len);
+const char *node_str(const struct node *n, enum attr_name an);
+const char *node_enum(const struct node *n, enum attr_name an); /* the enum's name */
 
 /* ------------------------------------------------------------------ */
 /* Storage                                                             */
@@ -345,11 +369,11 @@ struct node *node_create_named(struct func *f, unsigned kind, const char *name, 
 struct node *node_create1(struct func *f, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 			  const struct type *type, struct node *before, struct loc loc);
 
-void node_set_int(struct module *m, struct node *n, const char *attr, int64_t v);
-void node_set_float(struct module *m, struct node *n, const char *attr, double v);
-void node_set_ints(struct module *m, struct node *n, const char *attr, const int64_t *v, unsigned len);
-void node_set_floats(struct module *m, struct node *n, const char *attr, const double *v, unsigned len);
-void node_set_str(struct module *m, struct node *n, const char *attr, const char *s);
+void node_set_int(struct module *m, struct node *n, enum attr_name an, int64_t v);
+void node_set_float(struct module *m, struct node *n, enum attr_name an, double v);
+void node_set_ints(struct module *m, struct node *n, enum attr_name an, const int64_t *v, unsigned len);
+void node_set_floats(struct module *m, struct node *n, enum attr_name an, const double *v, unsigned len);
+void node_set_str(struct module *m, struct node *n, enum attr_name an, const char *s);
 /* copies all attributes of src (same kind) */
 void node_copy_attrs(struct module *m, struct node *dst, const struct node *src);
 

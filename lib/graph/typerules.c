@@ -153,7 +153,7 @@ void tr_reduce(struct typed_op *op)
 	if (trc_op_class(op, 0, op->kind == NK_BatchedReduceMean ? C_FQ : C_NUM))
 		trc_want_kind(op, LITW("result"), top_type(op), LITW("batch"), in);
 	unsigned cnt;
-	const int64_t *axes = top_ints(op, "axes", &cnt);
+	const int64_t *axes = top_ints(op, AN_axes, &cnt);
 	if (cnt == 0) {
 		top_err(op, "axes must name at least one axis");
 		return;
@@ -190,7 +190,7 @@ void tr_gemm(struct typed_op *op)
 	ranks &= trc_op_rank(op, 1, 2, "K x N");
 	if (!ranks)
 		return;
-	bool ta = top_int(op, "trans_a"), tb = top_int(op, "trans_b");
+	bool ta = top_int(op, AN_trans_a), tb = top_int(op, AN_trans_b);
 	int64_t m = trc_dimv(a, ta), ka = trc_dimv(a, !ta), kb = trc_dimv(b, tb), nn = trc_dimv(b, !tb);
 	bool ok = true;
 	if (ka != kb) {
@@ -234,13 +234,13 @@ void tr_batchnorm(struct typed_op *op)
 	const struct type *in = top_optype(op, 0);
 	if (trc_op_class(op, 0, C_FQ))
 		trc_res_same_shape_kind(op, 0, 0);
-	trc_float_attr_nonneg(op, "epsilon", top_float(op, "epsilon"));
-	double mom = top_float(op, "momentum");
+	trc_float_attr_nonneg(op, "epsilon", top_float(op, AN_epsilon));
+	double mom = top_float(op, AN_momentum);
 	if (!(mom >= 0 && mom <= 1))
 		top_err(op, "momentum must be in [0, 1], got %g", mom);
-	if (!trc_axis_attr(op, "channel_idx", top_int(op, "channel_idx"), 0))
+	if (!trc_axis_attr(op, "channel_idx", top_int(op, AN_channel_idx), 0))
 		return;
-	int64_t c = trc_dimv(in, (unsigned)top_int(op, "channel_idx"));
+	int64_t c = trc_dimv(in, (unsigned)top_int(op, AN_channel_idx));
 	for (unsigned i = 1; i < 5; i++)
 		channel_vector(op, i, c, "channels");
 }
@@ -256,10 +256,10 @@ void tr_layernorm(struct typed_op *op)
 		trc_want_kind(op, LITW("scale"), top_optype(op, 1), LITW("input"), in);
 		trc_want_kind(op, LITW("bias"), top_optype(op, 2), LITW("input"), in);
 	}
-	trc_float_attr_nonneg(op, "epsilon", top_float(op, "epsilon"));
-	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0))
+	trc_float_attr_nonneg(op, "epsilon", top_float(op, AN_epsilon));
+	if (!trc_axis_attr(op, "axis", top_int(op, AN_axis), 0))
 		return;
-	unsigned axis = (unsigned)top_int(op, "axis");
+	unsigned axis = (unsigned)top_int(op, AN_axis);
 	struct shape s = {in->rank - axis, {0}};
 	for (unsigned i = axis; i < in->rank; i++)
 		s.d[i - axis] = trc_dimv(in, i);
@@ -276,12 +276,12 @@ void tr_instancenorm(struct typed_op *op)
 	const struct type *in = top_optype(op, 0);
 	if (trc_op_class(op, 0, CF))
 		trc_res_same_type(op, 0, 0);
-	trc_float_attr_nonneg(op, "epsilon", top_float(op, "epsilon"));
+	trc_float_attr_nonneg(op, "epsilon", top_float(op, AN_epsilon));
 	if (in->rank < 3) {
 		top_err(op, "input %s must have a batch, a channel and at least one spatial dimension", TYS(in));
 		return;
 	}
-	int64_t ci = top_int(op, "channel_idx");
+	int64_t ci = top_int(op, AN_channel_idx);
 	if (ci < 1 || ci >= (int64_t)in->rank) {
 		top_err(op, "channel_idx %" PRId64 " is out of range [1, %u) for input %s", ci, in->rank, TYS(in));
 		return;
@@ -300,8 +300,8 @@ void tr_lrn(struct typed_op *op)
 	if (trc_op_class(op, 0, CF))
 		trc_res_same_type(op, 0, 0);
 	trc_op_rank(op, 0, 4, "N x H x W x C");
-	trc_int_attr_min(op, "half_window_size", top_int(op, "half_window_size"), 0);
-	double k = top_float(op, "k");
+	trc_int_attr_min(op, "half_window_size", top_int(op, AN_half_window_size), 0);
+	double k = top_float(op, AN_k);
 	if (!(k > 0))
 		top_err(op, "k must be positive, got %g", k);
 }
@@ -315,7 +315,7 @@ void tr_softmax(struct typed_op *op)
 {
 	if (trc_op_class(op, 0, C_FQ))
 		trc_res_same_shape_kind(op, 0, 0);
-	trc_axis_attr(op, "axis", top_int(op, "axis"), 0);
+	trc_axis_attr(op, "axis", top_int(op, AN_axis), 0);
 }
 
 /* CrossEntropyLoss(P N x C floating-point, Labels N of an index type)
@@ -361,7 +361,7 @@ void tr_sgd(struct typed_op *op)
 			top_err(op, "gradient %s does not have the type of weight %s", TYS(g), TYS(w));
 		trc_res_same_type(op, 0, 1);
 	}
-	trc_int_attr_min(op, "batch_size", top_int(op, "batch_size"), 1);
-	trc_float_attr_nonneg(op, "l1_decay", top_float(op, "l1_decay"));
-	trc_float_attr_nonneg(op, "l2_decay", top_float(op, "l2_decay"));
+	trc_int_attr_min(op, "batch_size", top_int(op, AN_batch_size), 1);
+	trc_float_attr_nonneg(op, "l1_decay", top_float(op, AN_l1_decay));
+	trc_float_attr_nonneg(op, "l2_decay", top_float(op, AN_l2_decay));
 }

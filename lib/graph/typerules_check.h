@@ -185,8 +185,8 @@ bool trc_op_rank(struct typed_op *op, unsigned i, unsigned rank, const char *for
 const char *trc_lower_bound_desc(int64_t lo);
 
 /* The attribute checks take the value read at the call site with the
- * literal form, top_int(op, "count"), and the name for their messages:
- * trc_int_attr_min(op, "count", top_int(op, "count"), 1). */
+ * literal form, top_int(op, AN_count), and the name for their messages:
+ * trc_int_attr_min(op, "count", top_int(op, AN_count), 1). */
 
 /* INTS attribute `name` of value val with exactly len values (len 0: any
  * number), each >= lo; NULL after reporting. */

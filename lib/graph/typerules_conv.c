@@ -27,10 +27,10 @@ static const int64_t no_dilation[2] = {1, 1};
 
 static bool window_attrs(struct typed_op *op, struct window *w, bool dilation)
 {
-	w->k = trc_ints_attr(op, "kernels", top_attr(op, "kernels"), 2, 1);
-	w->s = trc_ints_attr(op, "strides", top_attr(op, "strides"), 2, 1);
-	w->p = trc_ints_attr(op, "pads", top_attr(op, "pads"), 4, 0);
-	w->d = dilation ? trc_ints_attr(op, "dilation", top_attr(op, "dilation"), 2, 1) : no_dilation;
+	w->k = trc_ints_attr(op, "kernels", top_attr(op, AN_kernels), 2, 1);
+	w->s = trc_ints_attr(op, "strides", top_attr(op, AN_strides), 2, 1);
+	w->p = trc_ints_attr(op, "pads", top_attr(op, AN_pads), 4, 0);
+	w->d = dilation ? trc_ints_attr(op, "dilation", top_attr(op, AN_dilation), 2, 1) : no_dilation;
 	return w->k && w->s && w->p && w->d;
 }
 
@@ -79,7 +79,7 @@ static void conv_rule(struct typed_op *op, bool transposed)
 	trc_linear_elems(op, 2);
 	struct window w;
 	bool attrs = window_attrs(op, &w, true);
-	int64_t group = top_int(op, "group");
+	int64_t group = top_int(op, AN_group);
 	if (group < 1) {
 		top_err(op, "group must be positive, got %" PRId64, group);
 		attrs = false;
@@ -190,12 +190,12 @@ void tr_pad(struct typed_op *op)
 	const struct type *in = top_optype(op, 0);
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), in);
 	unsigned cnt;
-	const int64_t *p = top_ints(op, "pads", &cnt);
+	const int64_t *p = top_ints(op, AN_pads, &cnt);
 	if (cnt != 2u * in->rank) {
 		top_err(op, "pads must have 2 x rank = %u values for input %s, got %u", 2u * in->rank, TYS(in), cnt);
 		return;
 	}
-	const char *mode = top_enum(op, "mode");
+	const char *mode = top_enum(op, AN_mode);
 	bool reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0;
 	struct shape s = trc_shape_of(in);
 	bool ok = true;

@@ -93,7 +93,7 @@ void tr_isnan(struct typed_op *op) { unary_classes(op, CF, CB); }
 void tr_clip(struct typed_op *op)
 {
 	tr_unary(op);
-	double lo = top_float(op, "min"), hi = top_float(op, "max");
+	double lo = top_float(op, AN_min), hi = top_float(op, AN_max);
 	if (!(lo <= hi))
 		top_err(op, "min %g must not exceed max %g", lo, hi);
 }
@@ -148,8 +148,8 @@ void tr_quantization_profile(struct typed_op *op)
 	trc_op_class(op, 0, CF);
 	profile_buffer(op, 1, 0);
 	profile_buffer(op, 2, 2);
-	const char *s = top_str(op, "profiled_node_name");
+	const char *s = top_str(op, AN_profiled_node_name);
 	if (!s || !*s)
 		top_err(op, "profiled_node_name must not be empty");
-	trc_int_attr_min(op, "profiled_output", top_int(op, "profiled_output"), 0);
+	trc_int_attr_min(op, "profiled_output", top_int(op, AN_profiled_output), 0);
 }

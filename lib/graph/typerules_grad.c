@@ -109,10 +109,10 @@ static int64_t window_out(const int64_t *k, const int64_t *s, const int64_t *p, 
 static bool want_window(struct typed_op *op, const struct type *in, const struct type *og,
 			uint64_t oc, bool dilation)
 {
-	const int64_t *k = want_ints(op, "kernels", top_attr(op, "kernels"), 2, true);
-	const int64_t *s = want_ints(op, "strides", top_attr(op, "strides"), 2, true);
-	const int64_t *p = want_ints(op, "pads", top_attr(op, "pads"), 4, false);
-	const int64_t *d = dilation ? want_ints(op, "dilation", top_attr(op, "dilation"), 2, true) : NULL;
+	const int64_t *k = want_ints(op, "kernels", top_attr(op, AN_kernels), 2, true);
+	const int64_t *s = want_ints(op, "strides", top_attr(op, AN_strides), 2, true);
+	const int64_t *p = want_ints(op, "pads", top_attr(op, AN_pads), 4, false);
+	const int64_t *d = dilation ? want_ints(op, "dilation", top_attr(op, AN_dilation), 2, true) : NULL;
 	if (!k || !s || !p || (dilation && !d))
 		return false;
 	uint64_t want[4] = {in->dims[0], 0, 0, oc};
@@ -183,13 +183,13 @@ void tr_convolution_grad(struct typed_op *op)
 	static const char *const layouts[3] = {"N x H x W x C", "OC x KH x KW x C/group", "N x OH x OW x OC"};
 	if (!want_layer_operands(op, 4, layouts))
 		return;
-	int64_t g = top_int(op, "group");
+	int64_t g = top_int(op, AN_group);
 	if (g < 1 || (uint64_t)g > in->dims[3] || in->dims[3] % (uint64_t)g || f->dims[0] % (uint64_t)g ||
 	    f->dims[3] * (uint64_t)g != in->dims[3]) {
 		top_err(op, "group %" PRId64 " does not divide input %s and filter %s into groups", g, TYS(in), TYS(f));
 		return;
 	}
-	const int64_t *k = want_ints(op, "kernels", top_attr(op, "kernels"), 2, true);
+	const int64_t *k = want_ints(op, "kernels", top_attr(op, AN_kernels), 2, true);
 	if (k && ((uint64_t)k[0] != f->dims[1] || (uint64_t)k[1] != f->dims[2])) {
 		top_err(op, "kernels do not match filter %s", TYS(f));
 		return;
@@ -283,7 +283,7 @@ void tr_regression_grad(struct typed_op *op)
 /* The ratio of Dropout and DropoutMask, in [0, 1). */
 static void want_ratio(struct typed_op *op)
 {
-	double r = top_float(op, "ratio");
+	double r = top_float(op, AN_ratio);
 	if (!(r >= 0 && r < 1))
 		top_err(op, "ratio %g must be in [0, 1)", r);
 }
@@ -318,12 +318,12 @@ void tr_dropout_mask(struct typed_op *op)
 void tr_batchnorm_grad(struct typed_op *op)
 {
 	const struct type *in = top_optype(op, 0);
-	double eps = top_float(op, "epsilon");
+	double eps = top_float(op, AN_epsilon);
 	if (!(eps >= 0))
 		top_err(op, "epsilon must be non-negative, got %g", eps);
 	if (!want_float_op(op, 0) || !want_op_like(op, 4, 0))
 		return;
-	int64_t ch = top_int(op, "channel_idx");
+	int64_t ch = top_int(op, AN_channel_idx);
 	if (in->rank < 2 || ch < 0 || ch >= (int64_t)in->rank) {
 		top_err(op, "channel_idx %" PRId64 " is not an axis of input %s of rank 2 or more", ch, TYS(in));
 		return;
@@ -347,10 +347,10 @@ void tr_batchnorm_grad(struct typed_op *op)
  * -> InputGrad of Input's type. */
 void tr_lrn_grad(struct typed_op *op)
 {
-	if (top_int(op, "half_window_size") < 0)
-		top_err(op, "half_window_size must be non-negative, got %" PRId64, top_int(op, "half_window_size"));
-	if (!(top_float(op, "k") > 0))
-		top_err(op, "k must be positive, got %g", top_float(op, "k"));
+	if (top_int(op, AN_half_window_size) < 0)
+		top_err(op, "half_window_size must be non-negative, got %" PRId64, top_int(op, AN_half_window_size));
+	if (!(top_float(op, AN_k) > 0))
+		top_err(op, "k must be positive, got %g", top_float(op, AN_k));
 	if (!want_float_op(op, 0) || !want_rank(op, 0, 4, "N x H x W x C") || !want_op_like(op, 1, 0))
 		return;
 	want_res_type(op, 0, top_optype(op, 0), "the input");

@@ -42,15 +42,15 @@ void top_err(struct typed_op *op, const char *fmt, ...)
 	op->errors++;
 }
 
-/* The attribute called name of op's kind; an unknown name is a bug in a
- * rule, reported as an internal error. */
-const union attr_val *top_attr(const struct typed_op *op, const char *name)
+/* Attribute an of op's kind; a kind without it is a bug in a rule,
+ * reported as an internal error. */
+const union attr_val *top_attr(const struct typed_op *op, enum attr_name an)
 {
-	int i = node_attr_index(op->kind, name);
+	int i = node_attr_slot(op->kind, an);
 	if (i < 0) {
 		char msg[160];
 		snprintf(msg, sizeof msg, "type rule of %s reads attribute '%s', which the kind does not have",
-			 node_kind_name(op->kind), name);
+			 node_kind_name(op->kind), attr_name_str(an));
 		unreachable(msg);
 	}
 	return &op->attrs[i];
@@ -58,11 +58,11 @@ const union attr_val *top_attr(const struct typed_op *op, const char *name)
 
 /* The enum attribute's value as its name, "?" out of range (a value below
  * zero reads as the first name, as node_enum has it). */
-const char *top_enum(const struct typed_op *op, const char *name)
+const char *top_enum(const struct typed_op *op, enum attr_name an)
 {
 	static char buf[64];
-	int64_t want = top_attr(op, name)->i;
-	const char *vals = node_desc(op->kind)->attrs[node_attr_index(op->kind, name)].enum_values;
+	int64_t want = top_attr(op, an)->i;
+	const char *vals = node_desc(op->kind)->attrs[node_attr_slot(op->kind, an)].enum_values;
 	for (int64_t k = 0; vals; k++) {
 		size_t len = strcspn(vals, "|");
 		if (k >= want) {

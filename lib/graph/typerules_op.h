@@ -11,10 +11,9 @@
  * (the same union attr_val array both IRs store), a name and location for
  * messages, and where the rule's problems go.
  *
- * Attributes are read with the literal form top_int(op, "axis"),
- * top_float, top_ints, top_floats, top_str, top_enum: a string literal as
- * the second argument, so that the accessors can be rewritten to table
- * indices mechanically.
+ * Attributes are read by their AttrNames.def enumerator, as everywhere:
+ * top_int(op, AN_axis), top_float, top_ints, top_floats, top_str,
+ * top_enum.
  */
 #ifndef GLOW_GRAPH_TYPERULES_OP_H
 #define GLOW_GRAPH_TYPERULES_OP_H
@@ -68,25 +67,25 @@ void top_report(struct diag *d, struct loc loc, const char *subject, const char 
 
 /* The value of the attribute called name; an unknown name is an internal
  * error naming the kind. Read through the accessors below. */
-const union attr_val *top_attr(const struct typed_op *op, const char *name);
+const union attr_val *top_attr(const struct typed_op *op, enum attr_name an);
 
-static inline int64_t top_int(const struct typed_op *op, const char *name) { return top_attr(op, name)->i; }
-static inline double top_float(const struct typed_op *op, const char *name) { return top_attr(op, name)->f; }
-static inline const char *top_str(const struct typed_op *op, const char *name) { return top_attr(op, name)->s; }
-static inline const int64_t *top_ints(const struct typed_op *op, const char *name, unsigned *len)
+static inline int64_t top_int(const struct typed_op *op, enum attr_name an) { return top_attr(op, an)->i; }
+static inline double top_float(const struct typed_op *op, enum attr_name an) { return top_attr(op, an)->f; }
+static inline const char *top_str(const struct typed_op *op, enum attr_name an) { return top_attr(op, an)->s; }
+static inline const int64_t *top_ints(const struct typed_op *op, enum attr_name an, unsigned *len)
 {
-	const union attr_val *a = top_attr(op, name);
+	const union attr_val *a = top_attr(op, an);
 	*len = a->ints.n;
 	return a->ints.v;
 }
-static inline const double *top_floats(const struct typed_op *op, const char *name, unsigned *len)
+static inline const double *top_floats(const struct typed_op *op, enum attr_name an, unsigned *len)
 {
-	const union attr_val *a = top_attr(op, name);
+	const union attr_val *a = top_attr(op, an);
 	*len = a->floats.n;
 	return a->floats.v;
 }
 /* An enum attribute's value as its name ("reflect"), "?" when out of range.
  * The text lives in a static buffer until the next call. */
-const char *top_enum(const struct typed_op *op, const char *name);
+const char *top_enum(const struct typed_op *op, enum attr_name an);
 
 #endif

@@ -63,13 +63,13 @@ static void cw_params(struct typed_op *op, const char *sname, const union attr_v
 void tr_channelwise_conv(struct typed_op *op)
 {
 	tr_convolution(op);
-	cw_params(op, "filter_scales", top_attr(op, "filter_scales"), "filter_offsets", top_attr(op, "filter_offsets"),
+	cw_params(op, "filter_scales", top_attr(op, AN_filter_scales), "filter_offsets", top_attr(op, AN_filter_offsets),
 		  4, 0);
 }
 
 void tr_channelwise_fc(struct typed_op *op)
 {
 	tr_fully_connected(op);
-	cw_params(op, "weight_scales", top_attr(op, "weight_scales"), "weight_offsets", top_attr(op, "weight_offsets"),
+	cw_params(op, "weight_scales", top_attr(op, AN_weight_scales), "weight_offsets", top_attr(op, AN_weight_offsets),
 		  2, 1);
 }

@@ -44,7 +44,7 @@ void tr_transpose(struct typed_op *op)
 	const struct type *in = top_optype(op, 0);
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), in);
 	unsigned cnt;
-	const int64_t *sh = top_ints(op, "shuffle", &cnt);
+	const int64_t *sh = top_ints(op, AN_shuffle, &cnt);
 	if (!one_per_dim(op, "shuffle", cnt, in))
 		return;
 	bool seen[GLOW_MAX_RANK] = {false};
@@ -69,9 +69,9 @@ void tr_concat(struct typed_op *op)
 	for (unsigned i = 1; i < op->nops; i++)
 		ok &= trc_want_elem(op, OPW(op, i), top_optype(op, i), OPW(op, 0), first);
 	trc_want_elem(op, LITW("result"), top_type(op), OPW(op, 0), first);
-	if (!trc_axis_attr(op, "dim", top_int(op, "dim"), 0))
+	if (!trc_axis_attr(op, "dim", top_int(op, AN_dim), 0))
 		return;
-	unsigned dim = (unsigned)top_int(op, "dim");
+	unsigned dim = (unsigned)top_int(op, AN_dim);
 	struct shape s = trc_shape_of(first);
 	for (unsigned i = 1; i < op->nops; i++) {
 		const struct type *t = top_optype(op, i);
@@ -100,7 +100,7 @@ void tr_slice(struct typed_op *op)
 		top_err(op, "result %s does not have the rank of input %s", TYS(r), TYS(in));
 		return;
 	}
-	const int64_t *st = trc_ints_attr(op, "start", top_attr(op, "start"), in->rank, 0);
+	const int64_t *st = trc_ints_attr(op, "start", top_attr(op, AN_start), in->rank, 0);
 	if (!st)
 		return;
 	for (unsigned i = 0; i < in->rank; i++)
@@ -120,16 +120,16 @@ void tr_insert_tensor(struct typed_op *op)
 	const struct type *big = top_optype(op, 0), *sm = top_optype(op, 1);
 	trc_want_elem(op, LITW("small"), sm, LITW("big"), big);
 	trc_res_same_type(op, 0, 0);
-	bool ok = trc_int_attr_min(op, "count", top_int(op, "count"), 1);
+	bool ok = trc_int_attr_min(op, "count", top_int(op, AN_count), 1);
 	if (sm->rank != big->rank) {
 		top_err(op, "small %s does not have the rank of big %s", TYS(sm), TYS(big));
 		return;
 	}
-	const int64_t *st = trc_ints_attr(op, "start", top_attr(op, "start"), big->rank, 0);
-	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0) || !st || !ok)
+	const int64_t *st = trc_ints_attr(op, "start", top_attr(op, AN_start), big->rank, 0);
+	if (!trc_axis_attr(op, "axis", top_int(op, AN_axis), 0) || !st || !ok)
 		return;
-	unsigned axis = (unsigned)top_int(op, "axis");
-	int64_t count = top_int(op, "count");
+	unsigned axis = (unsigned)top_int(op, AN_axis);
+	int64_t count = top_int(op, AN_count);
 	for (unsigned i = 0; i < big->rank; i++) {
 		int64_t ext = i == axis ? trc_sat_mul(trc_dimv(sm, i), count) : trc_dimv(sm, i);
 		if (trc_sat_add(st[i], ext) > trc_dimv(big, i)) {
@@ -147,9 +147,9 @@ void tr_gather(struct typed_op *op)
 	const struct type *d = top_optype(op, 0), *ix = top_optype(op, 1);
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("data"), d);
 	trc_op_class(op, 1, C_IDX);
-	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0))
+	if (!trc_axis_attr(op, "axis", top_int(op, AN_axis), 0))
 		return;
-	unsigned axis = (unsigned)top_int(op, "axis");
+	unsigned axis = (unsigned)top_int(op, AN_axis);
 	unsigned rank = d->rank - 1u + ix->rank;
 	if (rank > GLOW_MAX_RANK) {
 		top_err(op, "result would have rank %u (more than %d)", rank, GLOW_MAX_RANK);
@@ -174,7 +174,7 @@ void tr_gather_nd(struct typed_op *op)
 	const struct type *d = top_optype(op, 0), *ix = top_optype(op, 1);
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("data"), d);
 	trc_op_class(op, 1, C_IDX);
-	int64_t b = top_int(op, "batch_dims");
+	int64_t b = top_int(op, AN_batch_dims);
 	int64_t lim = d->rank < ix->rank ? d->rank : ix->rank;
 	if (b < 0 || b >= lim) {
 		top_err(op, "batch_dims %" PRId64 " must be in [0, %" PRId64 ") for data %s and indices %s", b, lim,
@@ -225,7 +225,7 @@ void tr_gather_elements(struct typed_op *op)
 {
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("data"), top_optype(op, 0));
 	trc_op_class(op, 1, C_IDX);
-	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0) || !along_axis_indices(op, 1, (unsigned)top_int(op, "axis")))
+	if (!trc_axis_attr(op, "axis", top_int(op, AN_axis), 0) || !along_axis_indices(op, 1, (unsigned)top_int(op, AN_axis)))
 		return;
 	struct shape s = trc_shape_of(top_optype(op, 1));
 	trc_res_shape(op, 0, &s);
@@ -240,9 +240,9 @@ void tr_scatter_elements(struct typed_op *op)
 	trc_res_same_type(op, 0, 0);
 	trc_want_elem(op, LITW("updates"), top_optype(op, 2), LITW("data"), top_optype(op, 0));
 	trc_op_class(op, 1, C_IDX);
-	if (top_int(op, "reduction") != 0)
+	if (top_int(op, AN_reduction) != 0)
 		trc_op_class(op, 0, C_NUM);
-	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0) || !along_axis_indices(op, 1, (unsigned)top_int(op, "axis")))
+	if (!trc_axis_attr(op, "axis", top_int(op, AN_axis), 0) || !along_axis_indices(op, 1, (unsigned)top_int(op, AN_axis)))
 		return;
 	trc_want_same_shape(op, LITW("updates"), top_optype(op, 2), LITW("indices"), top_optype(op, 1));
 }
@@ -257,7 +257,7 @@ void tr_scatter_nd(struct typed_op *op)
 	trc_res_same_type(op, 0, 0);
 	trc_want_elem(op, LITW("updates"), top_optype(op, 2), LITW("data"), d);
 	trc_op_class(op, 1, C_IDX);
-	if (top_int(op, "reduction") != 0)
+	if (top_int(op, AN_reduction) != 0)
 		trc_op_class(op, 0, C_NUM);
 	if (ix->rank == 0) {
 		top_err(op, "indices %s must have at least one dimension", TYS(ix));
@@ -288,12 +288,12 @@ void tr_tile(struct typed_op *op)
 {
 	const struct type *in = top_optype(op, 0);
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), in);
-	bool ok = trc_int_attr_min(op, "count", top_int(op, "count"), 1);
-	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0) || !ok)
+	bool ok = trc_int_attr_min(op, "count", top_int(op, AN_count), 1);
+	if (!trc_axis_attr(op, "axis", top_int(op, AN_axis), 0) || !ok)
 		return;
-	unsigned axis = (unsigned)top_int(op, "axis");
+	unsigned axis = (unsigned)top_int(op, AN_axis);
 	struct shape s = trc_shape_of(in);
-	s.d[axis] = trc_sat_mul(s.d[axis], top_int(op, "count"));
+	s.d[axis] = trc_sat_mul(s.d[axis], top_int(op, AN_count));
 	trc_res_shape(op, 0, &s);
 }
 
@@ -304,7 +304,7 @@ void tr_broadcast(struct typed_op *op)
 {
 	const struct type *in = top_optype(op, 0), *r = top_type(op);
 	trc_want_elem(op, LITW("result"), r, LITW("input"), in);
-	int64_t axis = top_int(op, "axis");
+	int64_t axis = top_int(op, AN_axis);
 	if (axis < 0 || axis + in->rank > r->rank) {
 		top_err(op, "axis %" PRId64 " does not place input %s inside result %s (need 0 <= axis <= %d)", axis,
 			TYS(in), TYS(r), (int)r->rank - (int)in->rank);
@@ -324,7 +324,7 @@ void tr_broadcast(struct typed_op *op)
 static int64_t block_rule(struct typed_op *op)
 {
 	trc_want_elem(op, LITW("result"), top_type(op), LITW("input"), top_optype(op, 0));
-	int64_t b = trc_int_attr_min(op, "block_size", top_int(op, "block_size"), 1) ? top_int(op, "block_size") : 0;
+	int64_t b = trc_int_attr_min(op, "block_size", top_int(op, AN_block_size), 1) ? top_int(op, AN_block_size) : 0;
 	return trc_op_rank(op, 0, 4, "N x H x W x C") ? b : 0;
 }
 
@@ -374,7 +374,7 @@ void tr_resize(struct typed_op *op)
 	else if (trc_op_class(op, 0, C_FQ))
 		trc_want_kind(op, LITW("result"), top_type(op), LITW("input"), in);
 	unsigned cnt;
-	const double *sc = top_floats(op, "scale", &cnt);
+	const double *sc = top_floats(op, AN_scale, &cnt);
 	if (!one_per_dim(op, "scale", cnt, in))
 		return;
 	struct shape s = {in->rank, {0}};
@@ -395,7 +395,7 @@ void tr_resize(struct typed_op *op)
 void tr_splat(struct typed_op *op)
 {
 	const struct type *t = top_type(op);
-	double x = top_float(op, "value");
+	double x = top_float(op, AN_value);
 	enum elem_kind k = (enum elem_kind)t->elem;
 	if (k == EK_BOOL) {
 		if (x != 0 && x != 1)
@@ -415,7 +415,7 @@ void tr_splat(struct typed_op *op)
 void tr_flip(struct typed_op *op)
 {
 	trc_res_same_type(op, 0, 0);
-	trc_axis_attr(op, "axis", top_int(op, "axis"), 0);
+	trc_axis_attr(op, "axis", top_int(op, AN_axis), 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -428,11 +428,11 @@ void tr_arg_reduce(struct typed_op *op)
 	const struct type *in = top_optype(op, 0);
 	trc_op_class(op, 0, C_NUM);
 	trc_res_class(op, 0, C_IDX);
-	if (!trc_axis_attr(op, "axis", top_int(op, "axis"), 0))
+	if (!trc_axis_attr(op, "axis", top_int(op, AN_axis), 0))
 		return;
-	unsigned axis = (unsigned)top_int(op, "axis");
+	unsigned axis = (unsigned)top_int(op, AN_axis);
 	struct shape s = trc_shape_of(in);
-	if (top_int(op, "keep_dims")) {
+	if (top_int(op, AN_keep_dims)) {
 		s.d[axis] = 1;
 	} else {
 		memmove(s.d + axis, s.d + axis + 1, (in->rank - axis - 1u) * sizeof(int64_t));
@@ -449,13 +449,13 @@ void tr_topk(struct typed_op *op)
 	if (trc_op_class(op, 0, C_NUM))
 		trc_want_elem(op, LITW("values"), op->res[0], LITW("input"), in);
 	trc_res_class(op, 1, C_IDX);
-	if (!trc_int_attr_min(op, "k", top_int(op, "k"), 1))
+	if (!trc_int_attr_min(op, "k", top_int(op, AN_k), 1))
 		return;
 	if (in->rank == 0) {
 		top_err(op, "input %s must have at least one dimension", TYS(in));
 		return;
 	}
-	int64_t k = top_int(op, "k");
+	int64_t k = top_int(op, AN_k);
 	struct shape s = trc_shape_of(in);
 	if (k > s.d[in->rank - 1u]) {
 		top_err(op, "k %" PRId64 " exceeds the last dimension of input %s", k, TYS(in));
@@ -472,5 +472,5 @@ void tr_cumsum(struct typed_op *op)
 {
 	if (trc_op_class(op, 0, C_NUM))
 		trc_res_same_shape_kind(op, 0, 0);
-	trc_axis_attr(op, "axis", top_int(op, "axis"), 0);
+	trc_axis_attr(op, "axis", top_int(op, AN_axis), 0);
 }

@@ -201,65 +201,70 @@ void ir_weight_set_data(struct ir_module *m, struct ir_weight *w, const void *da
 
 /* ---- attributes ---- */
 
-static unsigned attr_lookup(unsigned kind, const char *attr)
+int instr_attr_slot(unsigned kind, enum attr_name an) { return attr_desc_slot(instr_desc(kind)->attrs, an); }
+
+/* The slot of attribute an of an instruction kind; a kind without it is a
+ * bug of the caller. */
+static unsigned attr_lookup(unsigned kind, enum attr_name an)
 {
-	int i = instr_attr_index(kind, attr, strlen(attr));
+	int i = instr_attr_slot(kind, an);
 	if (i < 0) {
 		char msg[160];
-		snprintf(msg, sizeof msg, "instruction kind %s has no attribute '%s'", instr_kind_name(kind), attr);
+		snprintf(msg, sizeof msg, "instruction kind %s has no attribute '%s'", instr_kind_name(kind),
+			 attr_name_str(an));
 		unreachable(msg);
 	}
 	return (unsigned)i;
 }
 
-int64_t ir_int(const struct ir_instr *in, const char *attr) { return in->attrs[attr_lookup(in->kind, attr)].i; }
-double ir_float(const struct ir_instr *in, const char *attr) { return in->attrs[attr_lookup(in->kind, attr)].f; }
+int64_t ir_int(const struct ir_instr *in, enum attr_name an) { return in->attrs[attr_lookup(in->kind, an)].i; }
+double ir_float(const struct ir_instr *in, enum attr_name an) { return in->attrs[attr_lookup(in->kind, an)].f; }
 
-const int64_t *ir_ints(const struct ir_instr *in, const char *attr, unsigned *len)
+const int64_t *ir_ints(const struct ir_instr *in, enum attr_name an, unsigned *len)
 {
-	unsigned i = attr_lookup(in->kind, attr);
+	unsigned i = attr_lookup(in->kind, an);
 	*len = in->attrs[i].ints.n;
 	return in->attrs[i].ints.v;
 }
 
-const double *ir_floats(const struct ir_instr *in, const char *attr, unsigned *len)
+const double *ir_floats(const struct ir_instr *in, enum attr_name an, unsigned *len)
 {
-	unsigned i = attr_lookup(in->kind, attr);
+	unsigned i = attr_lookup(in->kind, an);
 	*len = in->attrs[i].floats.n;
 	return in->attrs[i].floats.v;
 }
 
-const char *ir_str(const struct ir_instr *in, const char *attr) { return in->attrs[attr_lookup(in->kind, attr)].s; }
+const char *ir_str(const struct ir_instr *in, enum attr_name an) { return in->attrs[attr_lookup(in->kind, an)].s; }
 
-void ir_set_int(struct ir_module *m, struct ir_instr *in, const char *attr, int64_t v)
+void ir_set_int(struct ir_module *m, struct ir_instr *in, enum attr_name an, int64_t v)
 {
 	(void)m;
-	in->attrs[attr_lookup(in->kind, attr)].i = v;
+	in->attrs[attr_lookup(in->kind, an)].i = v;
 }
 
-void ir_set_float(struct ir_module *m, struct ir_instr *in, const char *attr, double v)
+void ir_set_float(struct ir_module *m, struct ir_instr *in, enum attr_name an, double v)
 {
 	(void)m;
-	in->attrs[attr_lookup(in->kind, attr)].f = v;
+	in->attrs[attr_lookup(in->kind, an)].f = v;
 }
 
-void ir_set_ints(struct ir_module *m, struct ir_instr *in, const char *attr, const int64_t *v, unsigned len)
+void ir_set_ints(struct ir_module *m, struct ir_instr *in, enum attr_name an, const int64_t *v, unsigned len)
 {
-	unsigned i = attr_lookup(in->kind, attr);
+	unsigned i = attr_lookup(in->kind, an);
 	in->attrs[i].ints.v = len ? arena_memdup(&m->arena, v, len * sizeof(*v)) : NULL;
 	in->attrs[i].ints.n = len;
 }
 
-void ir_set_floats(struct ir_module *m, struct ir_instr *in, const char *attr, const double *v, unsigned len)
+void ir_set_floats(struct ir_module *m, struct ir_instr *in, enum attr_name an, const double *v, unsigned len)
 {
-	unsigned i = attr_lookup(in->kind, attr);
+	unsigned i = attr_lookup(in->kind, an);
 	in->attrs[i].floats.v = len ? arena_memdup(&m->arena, v, len * sizeof(*v)) : NULL;
 	in->attrs[i].floats.n = len;
 }
 
-void ir_set_str(struct ir_module *m, struct ir_instr *in, const char *attr, const char *s)
+void ir_set_str(struct ir_module *m, struct ir_instr *in, enum attr_name an, const char *s)
 {
-	in->attrs[attr_lookup(in->kind, attr)].s = arena_strdup(&m->arena, s);
+	in->attrs[attr_lookup(in->kind, an)].s = arena_strdup(&m->arena, s);
 }
 
 /* ---- instructions ---- */
@@ -367,7 +372,7 @@ struct ir_instr *ir_tensorview(struct ir_func *f, const char *name, const struct
 			       const int64_t *offsets, unsigned noffsets, struct ir_instr *before, struct loc loc)
 {
 	struct ir_instr *in = ir_instr_create(f, IK_tensorview, name, t, &src, 1, before, loc);
-	ir_set_ints(f->mod, in, "offsets", offsets, noffsets);
+	ir_set_ints(f->mod, in, AN_offsets, offsets, noffsets);
 	return in;
 }
 

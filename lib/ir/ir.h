@@ -89,6 +89,8 @@ const char *instr_kind_name(unsigned kind);
 int instr_kind_lookup(const char *s, size_t len);
 /* attribute index of a kind by name, -1 if none */
 int instr_attr_index(unsigned kind, const char *name, size_t len);
+/* attribute index of a kind by enumerator (AttrNames.def), -1 if none */
+int instr_attr_slot(unsigned kind, enum attr_name an);
 /* 1 if operand `out` may share its buffer with operand `in` */
 bool instr_inplace_ok(unsigned kind, unsigned out, unsigned in);
 /* "in", "out", "inout" (scratch: "out") */
@@ -259,16 +261,16 @@ struct ir_instr *ir_tensorview(struct ir_func *f, const char *name, const struct
 			       const int64_t *offsets, unsigned noffsets, struct ir_instr *before, struct loc loc);
 
 /* Attributes by name (unknown names are internal bugs). */
-int64_t ir_int(const struct ir_instr *in, const char *attr);
-double ir_float(const struct ir_instr *in, const char *attr);
-const int64_t *ir_ints(const struct ir_instr *in, const char *attr, unsigned *len);
-const double *ir_floats(const struct ir_instr *in, const char *attr, unsigned *len);
-const char *ir_str(const struct ir_instr *in, const char *attr);
-void ir_set_int(struct ir_module *m, struct ir_instr *in, const char *attr, int64_t v);
-void ir_set_float(struct ir_module *m, struct ir_instr *in, const char *attr, double v);
-void ir_set_ints(struct ir_module *m, struct ir_instr *in, const char *attr, const int64_t *v, unsigned len);
-void ir_set_floats(struct ir_module *m, struct ir_instr *in, const char *attr, const double *v, unsigned len);
-void ir_set_str(struct ir_module *m, struct ir_instr *in, const char *attr, const char *s);
+int64_t ir_int(const struct ir_instr *in, enum attr_name an);
+double ir_float(const struct ir_instr *in, enum attr_name an);
+const int64_t *ir_ints(const struct ir_instr *in, enum attr_name an, unsigned *len);
+const double *ir_floats(const struct ir_instr *in, enum attr_name an, unsigned *len);
+const char *ir_str(const struct ir_instr *in, enum attr_name an);
+void ir_set_int(struct ir_module *m, struct ir_instr *in, enum attr_name an, int64_t v);
+void ir_set_float(struct ir_module *m, struct ir_instr *in, enum attr_name an, double v);
+void ir_set_ints(struct ir_module *m, struct ir_instr *in, enum attr_name an, const int64_t *v, unsigned len);
+void ir_set_floats(struct ir_module *m, struct ir_instr *in, enum attr_name an, const double *v, unsigned len);
+void ir_set_str(struct ir_module *m, struct ir_instr *in, enum attr_name an, const char *s);
 
 void ir_set_operand(struct ir_instr *in, unsigned i, struct ir_value *v);
 /* Unlinks an instruction (its name becomes free). */

@@ -415,7 +415,7 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 		if (ad->kind == AK_INTS)
 			gir_p_set_ints(p, in, idx, p->ti.data, a->n);
 		else
-			ir_set_floats(p->m, in, ad->name, p->tf.data, a->n);
+			ir_set_floats(p->m, in, ad->an, p->tf.data, a->n);
 		break;
 	case AK_ENUM:
 		if (a->vk == GA_IDENT) {

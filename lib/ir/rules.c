@@ -99,7 +99,7 @@ void ir_rule_tensorview(struct ir_verifier *v, const struct ir_instr *in)
 		ir_verr(v, in, "view %s does not have the element type of %s", type_str(t, a, sizeof a),
 			type_str(src, b, sizeof b));
 	unsigned n;
-	const int64_t *off = ir_ints(in, "offsets", &n);
+	const int64_t *off = ir_ints(in, AN_offsets, &n);
 	if (n != src->rank) {
 		ir_verr(v, in, "offsets has %u values but the viewed buffer %s has rank %u", n,
 			type_str(src, a, sizeof a), src->rank);

@@ -178,7 +178,7 @@ static void copy_attrs(struct gen *G, struct ir_instr *in, const struct node *n)
 	glow_assert(d->nattrs == nd->nattrs);
 	for (unsigned i = 0; i < d->nattrs; i++) {
 		const union attr_val *a = &n->attrs[i];
-		const char *name = d->attrs[i].name;
+		enum attr_name name = d->attrs[i].an;
 		switch (d->attrs[i].kind) {
 		case AK_INT:
 		case AK_BOOL:
@@ -260,13 +260,13 @@ static void gen_concat(struct gen *G, uint32_t k)
 {
 	const struct node *n = G->g.nodes[k];
 	struct ir_value *dst = resbuf(G, k, 0);
-	int64_t dim = node_int(n, "dim");
+	int64_t dim = node_int(n, AN_dim);
 	unsigned rank = node_type(n)->rank;
 	int64_t start[GLOW_MAX_RANK] = {0};
 	emit(G, IK_touch, n->name, dst, NULL, n->loc);
 	for (unsigned i = 0; i < n->nops; i++) {
 		struct ir_instr *in = emit(G, IK_inserttensor, NULL, dst, opbuf(G, k, i), n->loc);
-		ir_set_ints(G->im, in, "start", start, rank);
+		ir_set_ints(G->im, in, AN_start, start, rank);
 		start[dim] += (int64_t)op_type(n, i)->dims[dim];
 	}
 }
@@ -361,11 +361,11 @@ static int check_lowered(const struct gen *G, struct func *f)
 		case NK_SGD:
 			/* the sgd instruction has no velocity operand: momentum lives
 			 * in the <W>_velocity placeholder that lowering creates */
-			if (node_float(n, "momentum") != 0) {
+			if (node_float(n, AN_momentum) != 0) {
 				diag_error(G->d, n->loc,
 					   "SGD %%%s has momentum %g, which the sgd instruction cannot keep: "
 					   "lower it first (glow-opt -O2 or -passes=lower)",
-					   n->name ? n->name : "", node_float(n, "momentum"));
+					   n->name ? n->name : "", node_float(n, AN_momentum));
 				bad++;
 			}
 			continue;

@@ -70,9 +70,9 @@ static bool names(const struct ir_instr *q, const struct ir_value *b)
 static bool insert_box(const struct ir_instr *in, const int64_t **lo, const uint64_t **ext, unsigned *rank)
 {
 	unsigned n;
-	const int64_t *start = ir_ints(in, "start", &n);
+	const int64_t *start = ir_ints(in, AN_start, &n);
 	const struct type *st = in->ops[1].val->type, *dt = in->ops[0].val->type;
-	if (ir_int(in, "count") != 1 || n != dt->rank || st->rank != dt->rank)
+	if (ir_int(in, AN_count) != 1 || n != dt->rank || st->rank != dt->rank)
 		return false;
 	*lo = start;
 	*ext = st->dims;
@@ -265,7 +265,7 @@ bool iropt_hoist_concat(struct ir_func *f, struct iropt_ctx *ctx)
 		struct ir_instr *in = inserts.data[k];
 		struct ir_value *cat = root_of(in->ops[0].val), *part = root_of(in->ops[1].val);
 		struct ir_instr *pa = part ? ir_as_instr(part) : NULL;
-		if (!cat || !pa || pa->kind != IK_alloc || cat == part || ir_int(in, "count") != 1)
+		if (!cat || !pa || pa->kind != IK_alloc || cat == part || ir_int(in, AN_count) != 1)
 			continue;
 		if (ir_as_instr(cat) && ir_as_instr(cat)->kind != IK_alloc)
 			continue;

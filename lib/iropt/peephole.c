@@ -63,7 +63,7 @@ static struct ir_instr *splat_source(struct ir_instr *in, struct ir_value *src)
 static bool identity_shuffle(const struct ir_instr *in)
 {
 	unsigned n;
-	const int64_t *s = ir_ints(in, "shuffle", &n);
+	const int64_t *s = ir_ints(in, AN_shuffle, &n);
 	for (unsigned i = 0; i < n; i++)
 		if (s[i] != (int64_t)i)
 			return false;
@@ -83,16 +83,16 @@ bool iropt_peephole(struct ir_func *f, struct iropt_ctx *ctx)
 				struct ir_instr *s = splat_source(in, in->ops[1].val);
 				if (s) {
 					struct ir_value *dest = in->ops[0].val;
-					double value = ir_float(s, "value");
+					double value = ir_float(s, AN_value);
 					struct ir_instr *n = replace_instr(f, in, IK_splat, &dest, 1);
-					ir_set_float(f->mod, n, "value", value);
+					ir_set_float(f->mod, n, AN_value, value);
 					splats++;
 				}
 			}
 			break;
 		case IK_tensorview: {
 			unsigned n;
-			const int64_t *off = ir_ints(in, "offsets", &n);
+			const int64_t *off = ir_ints(in, AN_offsets, &n);
 			bool zero = true;
 			for (unsigned i = 0; i < n; i++)
 				zero &= off[i] == 0;
@@ -126,18 +126,18 @@ bool iropt_peephole(struct ir_func *f, struct iropt_ctx *ctx)
 			continue;
 		struct ir_value *ops[2] = {in->ops[0].val, in->ops[1].val};
 		unsigned n;
-		const int64_t *k = ir_ints(in, "kernels", &n);
+		const int64_t *k = ir_ints(in, AN_kernels, &n);
 		unsigned ns;
-		const int64_t *s = ir_ints(in, "strides", &ns);
+		const int64_t *s = ir_ints(in, AN_strides, &ns);
 		unsigned np;
-		const int64_t *pads = ir_ints(in, "pads", &np);
+		const int64_t *pads = ir_ints(in, AN_pads, &np);
 		uint32_t pos = in->mark;
 		struct ir_instr *mp = replace_instr(f, in, IK_maxpool, ops, 2);
 		mp->mark = pos;
 		u.at[p] = mp;
-		ir_set_ints(f->mod, mp, "kernels", k, n);
-		ir_set_ints(f->mod, mp, "strides", s, ns);
-		ir_set_ints(f->mod, mp, "pads", pads, np);
+		ir_set_ints(f->mod, mp, AN_kernels, k, n);
+		ir_set_ints(f->mod, mp, AN_strides, s, ns);
+		ir_set_ints(f->mod, mp, AN_pads, pads, np);
 		argmax++;
 	}
 	iropt_uses_free(&u, f);

@@ -26,8 +26,8 @@ static bool slice_of_concat(struct func *f, struct node *n)
 	struct node *cc = n->ops[0].def;
 	if (cc->kind != NK_Concat || node_has_pred(cc))
 		return false;
-	unsigned d = (unsigned)node_int(cc, "dim"), r;
-	const int64_t *st = node_ints(n, "start", &r);
+	unsigned d = (unsigned)node_int(cc, AN_dim), r;
+	const int64_t *st = node_ints(n, AN_start, &r);
 	const struct type *t = node_type(n);
 	uint64_t off = 0;
 	for (unsigned i = 0; i < cc->nops; i++) {
@@ -45,7 +45,7 @@ static bool slice_of_concat(struct func *f, struct node *n)
 				pu_replace(f, n, in);
 			} else {
 				struct node *s = node_create1(f, NK_Slice, n->name, &in, 1, t, n, n->loc);
-				node_set_ints(f->mod, s, "start", ns, r);
+				node_set_ints(f->mod, s, AN_start, ns, r);
 				pu_replace(f, n, node_val(s, 0));
 			}
 			return true;
@@ -62,7 +62,7 @@ static bool adjacent(const struct node *a, const struct node *b, unsigned d)
 	    a->ops[0].def != b->ops[0].def || a->ops[0].res != b->ops[0].res)
 		return false;
 	unsigned r;
-	const int64_t *sa = node_ints(a, "start", &r), *sb = node_ints(b, "start", &r);
+	const int64_t *sa = node_ints(a, AN_start, &r), *sb = node_ints(b, AN_start, &r);
 	const struct type *ta = node_type(a), *tb = node_type(b);
 	for (unsigned k = 0; k < r; k++) {
 		if (k == d) {
@@ -77,7 +77,7 @@ static bool adjacent(const struct node *a, const struct node *b, unsigned d)
 
 static bool concat_of_slices(struct func *f, struct node *n)
 {
-	unsigned d = (unsigned)node_int(n, "dim");
+	unsigned d = (unsigned)node_int(n, AN_dim);
 	bool any = false;
 	for (unsigned i = 0; i + 1 < n->nops && !any; i++)
 		any = adjacent(n->ops[i].def, n->ops[i + 1].def, d);
@@ -104,7 +104,7 @@ static bool concat_of_slices(struct func *f, struct node *n)
 		const struct type *st = type_with_dims(tc, ft, dims, ft->rank);
 		struct value src = op_val(first, 0);
 		unsigned r;
-		const int64_t *start = node_ints(first, "start", &r);
+		const int64_t *start = node_ints(first, AN_start, &r);
 		bool whole = val_type(src) == st;
 		for (unsigned k = 0; k < r; k++)
 			whole = whole && start[k] == 0;
@@ -112,7 +112,7 @@ static bool concat_of_slices(struct func *f, struct node *n)
 			vec_push(&ops, src);
 		} else {
 			struct node *s = node_create1(f, NK_Slice, first->name, &src, 1, st, n, n->loc);
-			node_set_ints(f->mod, s, "start", start, r);
+			node_set_ints(f->mod, s, AN_start, start, r);
 			vec_push(&ops, node_val(s, 0));
 		}
 		i = j + 1;

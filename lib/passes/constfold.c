@@ -139,7 +139,7 @@ static bool cf_uniform(struct module *m, struct node *d, uint64_t *out)
 	*out = 0;
 	if (d->kind == NK_Splat) {
 		uint64_t one = 1;
-		cf_run_splat(type_with_dims(m->types, t, &one, 1), node_float(d, "value"), out);
+		cf_run_splat(type_with_dims(m->types, t, &one, 1), node_float(d, AN_value), out);
 		return true;
 	}
 	struct constant *c = as_constant(d);
@@ -269,7 +269,7 @@ static int cf_eval(struct module *m, struct node *n, const struct cf_kinds *ks, 
 			return interp_exec(IK_inserttensor, a, n->attrs, NULL, 0);
 		}
 		int64_t start[GLOW_MAX_RANK] = {0};
-		int64_t dim = node_int(n, "dim");
+		int64_t dim = node_int(n, AN_dim);
 		union attr_val at[3];
 		at[0].ints.v = start;
 		at[0].ints.n = rank;
@@ -384,7 +384,7 @@ static bool cf_fold(struct func *f, struct node *n, const struct cf_kinds *ks, s
 		if (def->kind == NK_Splat) {
 			ops[i].p = xmalloc((size_t)type_bytes(ops[i].t) + 1);
 			ops[i].owned = true;
-			cf_run_splat(ops[i].t, node_float(def, "value"), ops[i].p);
+			cf_run_splat(ops[i].t, node_float(def, AN_value), ops[i].p);
 		} else {
 			const uint8_t *p = constant_data(m, as_constant(def), d);
 			if (!p) {

@@ -104,7 +104,7 @@ bool dr_leaky_relu(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
 	struct value zero = dg_mk_splat(c, val_type(a), 0, n);
-	struct value alpha = dg_mk_splat(c, val_type(a), node_float(n, "alpha"), n);
+	struct value alpha = dg_mk_splat(c, val_type(a), node_float(n, AN_alpha), n);
 	struct value slope = dg_mk_bin(c, NK_Mul, gy, alpha, n);
 	return dg_to_input(c, n, dg_mk_select(c, dg_mk_cmp(c, NK_CmpLT, zero, a, n), gy, slope, n));
 }
@@ -115,8 +115,8 @@ bool dr_clip(struct dctx *c, struct node *n, struct value gy)
 	struct value a = op_val(n, 0);
 	/* passes where min <= x <= max */
 	struct value zero = dg_mk_splat(c, val_type(a), 0, n);
-	struct value lo = dg_mk_cmp(c, NK_CmpLTE, dg_mk_splat(c, val_type(a), node_float(n, "min"), n), a, n);
-	struct value hi = dg_mk_cmp(c, NK_CmpLTE, a, dg_mk_splat(c, val_type(a), node_float(n, "max"), n), n);
+	struct value lo = dg_mk_cmp(c, NK_CmpLTE, dg_mk_splat(c, val_type(a), node_float(n, AN_min), n), a, n);
+	struct value hi = dg_mk_cmp(c, NK_CmpLTE, a, dg_mk_splat(c, val_type(a), node_float(n, AN_max), n), n);
 	struct value in = dg_mk_select(c, lo, gy, zero, n);
 	return dg_to_input(c, n, dg_mk_select(c, hi, in, zero, n));
 }
@@ -138,7 +138,7 @@ bool dr_gelu(struct dctx *c, struct node *n, struct value gy)
 	/* x Phi(x): Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
 	 * phi(x) = exp(-x^2 / 2) / sqrt(2 pi); the tanh form in
 	 * diff-rules.c */
-	if (strcmp(node_enum(n, "approximate"), "none") != 0)
+	if (strcmp(node_enum(n, AN_approximate), "none") != 0)
 		return dr_gelu_tanh(c, n, gy);
 	const struct type *t = val_type(a);
 	struct value xs = dg_mk_bin(c, NK_Mul, a, dg_mk_splat(c, t, 0.70710678118654752, n), n);

@@ -18,17 +18,17 @@
 /* Copies the window attributes of a Convolution or pool n to its gradient gn. */
 static void copy_window(struct dctx *c, struct node *gn, const struct node *n)
 {
-	static const char *const ints[] = {"kernels", "strides", "pads", "dilation"};
+	static const enum attr_name ints[] = {AN_kernels, AN_strides, AN_pads, AN_dilation};
 	for (unsigned i = 0; i < 4; i++)
-		if (node_attr_index(n->kind, ints[i]) >= 0) {
+		if (node_attr_slot(n->kind, ints[i]) >= 0) {
 			unsigned len;
 			const int64_t *v = node_ints(n, ints[i], &len);
 			node_set_ints(c->m, gn, ints[i], v, len);
 		}
-	if (node_attr_index(n->kind, "group") >= 0)
-		node_set_int(c->m, gn, "group", node_int(n, "group"));
-	if (node_attr_index(n->kind, "count_include_pads") >= 0)
-		node_set_int(c->m, gn, "count_include_pads", node_int(n, "count_include_pads"));
+	if (node_attr_slot(n->kind, AN_group) >= 0)
+		node_set_int(c->m, gn, AN_group, node_int(n, AN_group));
+	if (node_attr_slot(n->kind, AN_count_include_pads) >= 0)
+		node_set_int(c->m, gn, AN_count_include_pads, node_int(n, AN_count_include_pads));
 }
 
 /* FullyConnected and Convolution (Gradients.def): FullyConnectedGrad or
@@ -132,7 +132,7 @@ bool dr_batched_add(struct dctx *c, struct node *n, struct value gy)
 	if (dg_wants_grad(c, b)) {
 		static const int64_t axis0[1] = {0};
 		struct value r = dg_mk1(c, NK_BatchedReduceAdd, &gy, 1, val_type(b), n);
-		node_set_ints(c->m, r.node, "axes", axis0, 1);
+		node_set_ints(c->m, r.node, AN_axes, axis0, 1);
 		dg_add_adj(c, b, r);
 	}
 	return true;
@@ -146,7 +146,7 @@ bool dr_softmax(struct dctx *c, struct node *n, struct value gy)
 	 * the sums over the axis, broadcast back */
 	if (!elem_is_float((enum elem_kind)val_type(a)->elem))
 		return false;
-	unsigned axis = (unsigned)node_int(n, "axis");
+	unsigned axis = (unsigned)node_int(n, AN_axis);
 	struct value y = node_val(n, 0);
 	if (n->kind == NK_SoftMax) {
 		struct value s = dg_sum_axis(c, dg_mk_bin(c, NK_Mul, gy, y, n), axis, n);

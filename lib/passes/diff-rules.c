@@ -60,7 +60,7 @@ static struct value reduce_c(struct dctx *c, unsigned k, struct value v, unsigne
 			axes[na++] = (int64_t)i;
 	uint64_t cdim = t->dims[ch];
 	struct value r = dg_mk1_s(c, k, &v, 1, type_with_dims(c->m->types, t, &cdim, 1), base, sfx);
-	node_set_ints(c->m, r.node, "axes", axes, na);
+	node_set_ints(c->m, r.node, AN_axes, axes, na);
 	return r;
 }
 
@@ -111,8 +111,8 @@ bool dr_pad_any(struct dctx *c, struct node *n, struct value gy)
 		return true;
 	const struct type *xt = val_type(x), *yt = val_type(gy);
 	unsigned len, r = xt->rank;
-	const int64_t *pads = node_ints(n, "pads", &len);
-	const char *ms = node_enum(n, "mode");
+	const int64_t *pads = node_ints(n, AN_pads, &len);
+	const char *ms = node_enum(n, AN_mode);
 	int mode = strcmp(ms, "reflect") == 0 ? 1 : strcmp(ms, "edge") == 0 ? 2 : 0;
 	uint64_t nin = type_numel(xt), nout = type_numel(yt), idx[GLOW_MAX_RANK] = {0}, str[GLOW_MAX_RANK];
 	for (unsigned i = r; i-- > 0;)
@@ -142,10 +142,10 @@ bool dr_pad_any(struct dctx *c, struct node *n, struct value gy)
 	struct value flat = dg_mk1(c, NK_Reshape, &gy, 1, type_with_dims(c->m->types, yt, &nout, 1), n);
 	struct value ops[3] = {dg_mk_splat(c, type_with_dims(c->m->types, xt, &n1, 1), 0, n), node_val(&k->n, 0), flat};
 	struct value s = dg_mk1(c, NK_ScatterElements, ops, 3, val_type(ops[0]), n);
-	node_set_int(c->m, s.node, "reduction", 1); /* add */
+	node_set_int(c->m, s.node, AN_reduction, 1); /* add */
 	s = dg_mk1(c, NK_Slice, &s, 1, type_with_dims(c->m->types, xt, &nin, 1), n);
 	static const int64_t zero[1] = {0};
-	node_set_ints(c->m, s.node, "start", zero, 1);
+	node_set_ints(c->m, s.node, AN_start, zero, 1);
 	dg_add_adj(c, x, dg_mk1(c, NK_Reshape, &s, 1, xt, n));
 	return true;
 }
@@ -155,8 +155,8 @@ bool dr_lrn(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value ops[2] = {op_val(n, 0), gy};
 	struct value g = dg_mk1(c, NK_LocalResponseNormalizationGrad, ops, 2, val_type(gy), n);
-	node_set_int(c->m, g.node, "half_window_size", node_int(n, "half_window_size"));
-	static const char *const fl[3] = {"alpha", "beta", "k"};
+	node_set_int(c->m, g.node, AN_half_window_size, node_int(n, AN_half_window_size));
+	static const enum attr_name fl[3] = {AN_alpha, AN_beta, AN_k};
 	for (unsigned i = 0; i < 3; i++)
 		node_set_float(c->m, g.node, fl[i], node_float(n, fl[i]));
 	dg_add_adj(c, ops[0], g);
@@ -171,8 +171,8 @@ static bool bn_affine(struct dctx *c, struct node *n, struct value gy)
 	if (dg_wants_grad(c, mean) || dg_wants_grad(c, var))
 		return false;
 	const struct type *t = val_type(x), *ct = val_type(var);
-	unsigned ch = (unsigned)node_int(n, "channel_idx");
-	struct value veps = dg_mk_bin(c, NK_Add, var, dg_mk_splat(c, ct, node_float(n, "epsilon"), n), n);
+	unsigned ch = (unsigned)node_int(n, AN_channel_idx);
+	struct value veps = dg_mk_bin(c, NK_Add, var, dg_mk_splat(c, ct, node_float(n, AN_epsilon), n), n);
 	struct value sd = dg_mk1(c, NK_Sqrt, &veps, 1, ct, n);
 	if (dg_wants_grad(c, x)) {
 		struct value k = bcast_c(c, dg_mk_bin(c, NK_Div, scale, sd, n), t, ch, n, "grad");
@@ -194,8 +194,8 @@ static bool bn_batch(struct dctx *c, struct node *n, struct value gy)
 	struct value ops[5] = {op_val(n, 0), op_val(n, 1), op_val(n, 3), op_val(n, 4), gy};
 	const struct type *t[3] = {val_type(ops[0]), val_type(ops[1]), val_type(ops[1])};
 	struct node *g = dg_mk(c, NK_BatchNormalizationGrad, ops, 5, t, n);
-	node_set_int(c->m, g, "channel_idx", node_int(n, "channel_idx"));
-	node_set_float(c->m, g, "epsilon", node_float(n, "epsilon"));
+	node_set_int(c->m, g, AN_channel_idx, node_int(n, AN_channel_idx));
+	node_set_float(c->m, g, AN_epsilon, node_float(n, AN_epsilon));
 	dg_add_adj(c, ops[0], node_val(g, 0));
 	dg_add_adj(c, ops[1], node_val(g, 1));
 	dg_add_adj(c, op_val(n, 2), node_val(g, 2));
@@ -238,7 +238,7 @@ struct node *dg_bn_train_forward(struct dctx *c, const struct node *n, const str
 	struct node *base = (struct node *)n;
 	struct value x = o[0];
 	const struct type *t = val_type(x);
-	unsigned ch = (unsigned)node_int(n, "channel_idx");
+	unsigned ch = (unsigned)node_int(n, AN_channel_idx);
 	struct value mean = reduce_c(c, NK_BatchedReduceMean, x, ch, base, "batch_mean");
 	struct value xc = dg_mk_bin_s(c, NK_Sub, x, bcast_c(c, mean, t, ch, base, "batch_meanb"), base, "centered");
 	struct value var = reduce_c(c, NK_BatchedReduceMean, dg_mk_bin_s(c, NK_Mul, xc, xc, base, "sq"), ch, base,
@@ -246,7 +246,7 @@ struct node *dg_bn_train_forward(struct dctx *c, const struct node *n, const str
 	struct value ops[5] = {x, o[1], o[2], mean, var};
 	struct node *k = node_create(c->g, NK_BatchNormalization, n->name, ops, 5, n->types, NULL, n->loc);
 	node_copy_attrs(c->m, k, n);
-	double mom = node_float(n, "momentum");
+	double mom = node_float(n, AN_momentum);
 	if (o[3].node->kind == NK_Placeholder && o[4].node->kind == NK_Placeholder) {
 		queue_running(c, o[3], mean, mom, base, "running_mean");
 		queue_running(c, o[4], var, mom, base, "running_var");

@@ -21,12 +21,12 @@ bool dr_transpose(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
 	unsigned len;
-	const int64_t *s = node_ints(n, "shuffle", &len);
+	const int64_t *s = node_ints(n, AN_shuffle, &len);
 	int64_t inv[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < len; i++)
 		inv[s[i]] = (int64_t)i;
 	struct value gx = dg_mk1(c, NK_Transpose, &gy, 1, val_type(a), n);
-	node_set_ints(c->m, gx.node, "shuffle", inv, len);
+	node_set_ints(c->m, gx.node, AN_shuffle, inv, len);
 	return dg_to_input(c, n, gx);
 }
 
@@ -36,10 +36,10 @@ bool dr_slice(struct dctx *c, struct node *n, struct value gy)
 	struct value a = op_val(n, 0);
 	/* gy written into zeros of the input's shape */
 	unsigned len;
-	const int64_t *start = node_ints(n, "start", &len);
+	const int64_t *start = node_ints(n, AN_start, &len);
 	struct value ops[2] = {dg_mk_splat(c, val_type(a), 0, n), gy};
 	struct value g = dg_mk1(c, NK_InsertTensor, ops, 2, val_type(a), n);
-	node_set_ints(c->m, g.node, "start", start, len);
+	node_set_ints(c->m, g.node, AN_start, start, len);
 	return dg_to_input(c, n, g);
 }
 
@@ -50,17 +50,17 @@ bool dr_pad(struct dctx *c, struct node *n, struct value gy)
 	/* constant padding: the slice of gy the input was copied to;
 	 * other modes and negative pads in diff-rules.c */
 	unsigned len;
-	const int64_t *pads = node_ints(n, "pads", &len);
+	const int64_t *pads = node_ints(n, AN_pads, &len);
 	int64_t start[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < len / 2; i++) {
 		if (pads[i] < 0 || pads[i + len / 2] < 0)
 			return dr_pad_any(c, n, gy);
 		start[i] = pads[i];
 	}
-	if (strcmp(node_enum(n, "mode"), "constant") != 0)
+	if (strcmp(node_enum(n, AN_mode), "constant") != 0)
 		return dr_pad_any(c, n, gy);
 	struct value g = dg_mk1(c, NK_Slice, &gy, 1, val_type(a), n);
-	node_set_ints(c->m, g.node, "start", start, len / 2);
+	node_set_ints(c->m, g.node, AN_start, start, len / 2);
 	return dg_to_input(c, n, g);
 }
 
@@ -68,13 +68,13 @@ bool dr_pad(struct dctx *c, struct node *n, struct value gy)
 bool dr_concat(struct dctx *c, struct node *n, struct value gy)
 {
 	/* each input's slice of gy */
-	unsigned dim = (unsigned)node_int(n, "dim"), rank = val_type(gy)->rank;
+	unsigned dim = (unsigned)node_int(n, AN_dim), rank = val_type(gy)->rank;
 	int64_t start[GLOW_MAX_RANK] = {0};
 	for (unsigned i = 0; i < n->nops; i++) {
 		struct value x = op_val(n, i);
 		if (dg_wants_grad(c, x)) {
 			struct value g = dg_mk1(c, NK_Slice, &gy, 1, val_type(x), n);
-			node_set_ints(c->m, g.node, "start", start, rank);
+			node_set_ints(c->m, g.node, AN_start, start, rank);
 			dg_add_adj(c, x, g);
 		}
 		start[dim] += (int64_t)val_type(x)->dims[dim];
@@ -93,7 +93,7 @@ bool dr_gather(struct dctx *c, struct node *n, struct value gy)
 	if (!dg_wants_grad(c, a))
 		return true;
 	const struct type *it = op_type(n, 1), *gt = val_type(gy), *at = val_type(a);
-	unsigned axis = (unsigned)node_int(n, "axis");
+	unsigned axis = (unsigned)node_int(n, AN_axis);
 	struct value ix = op_val(n, 1), g = gy;
 	uint64_t d[GLOW_MAX_RANK];
 	if (it->rank != 1) {
@@ -111,8 +111,8 @@ bool dr_gather(struct dctx *c, struct node *n, struct value gy)
 	ix = dg_mk1(c, NK_Broadcast, &ix, 1, type_with_dims(c->m->types, it, gt->dims, gt->rank), n);
 	struct value ops[3] = {dg_mk_splat(c, at, 0, n), ix, g};
 	struct value r = dg_mk1(c, NK_ScatterElements, ops, 3, at, n);
-	node_set_int(c->m, r.node, "axis", axis);
-	node_set_int(c->m, r.node, "reduction", 1); /* add */
+	node_set_int(c->m, r.node, AN_axis, axis);
+	node_set_int(c->m, r.node, AN_reduction, 1); /* add */
 	return dg_to_input(c, n, r);
 }
 
@@ -124,7 +124,7 @@ bool dr_reduce(struct dctx *c, struct node *n, struct value gy)
 	/* gy back to the input's shape: the reduced axes as 1s, Broadcast */
 	const struct type *at = val_type(a);
 	unsigned len;
-	const int64_t *axes = node_ints(n, "axes", &len);
+	const int64_t *axes = node_ints(n, AN_axes, &len);
 	uint64_t d[GLOW_MAX_RANK], cnt = 1;
 	for (unsigned i = 0; i < at->rank; i++)
 		d[i] = at->dims[i];

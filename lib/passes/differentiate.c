@@ -117,7 +117,7 @@ struct value dg_mk_splat_s(struct dctx *c, const struct type *t, double x, const
 			   const char *sfx)
 {
 	struct value v = dg_mk1_s(c, NK_Splat, NULL, 0, t, base, sfx);
-	node_set_float(c->m, v.node, "value", x);
+	node_set_float(c->m, v.node, AN_value, x);
 	return v;
 }
 
@@ -147,7 +147,7 @@ struct value dg_mk_transpose(struct dctx *c, struct value v, const int64_t *shuf
 	for (unsigned i = 0; i < t->rank; i++)
 		d[i] = t->dims[shuffle[i]];
 	struct value r = dg_mk1(c, NK_Transpose, &v, 1, type_with_dims(c->m->types, t, d, t->rank), base);
-	node_set_ints(c->m, r.node, "shuffle", shuffle, t->rank);
+	node_set_ints(c->m, r.node, AN_shuffle, shuffle, t->rank);
 	return r;
 }
 
@@ -161,7 +161,7 @@ struct value dg_sum_axis(struct dctx *c, struct value v, unsigned axis, const st
 			d[k++] = t->dims[i];
 	int64_t ax = axis;
 	struct value r = dg_mk1(c, NK_BatchedReduceAdd, &v, 1, type_with_dims(c->m->types, t, d, (unsigned)k), base);
-	node_set_ints(c->m, r.node, "axes", &ax, 1);
+	node_set_ints(c->m, r.node, AN_axes, &ax, 1);
 	for (unsigned i = 0; i < t->rank; i++)
 		d[i] = i == axis ? 1 : t->dims[i];
 	r = dg_mk1(c, NK_Reshape, &r, 1, type_with_dims(c->m->types, t, d, t->rank), base);
@@ -194,7 +194,7 @@ bool dg_to_input(struct dctx *c, const struct node *n, struct value g)
  * CrossEntropyLoss ce are Saves: the pair is differentiated as one. */
 static bool fusable_softmax(const struct node *sm, const struct node *ce)
 {
-	if (sm->kind != NK_SoftMax || node_has_pred(sm) || node_type(sm)->rank != 2 || node_int(sm, "axis") != 1)
+	if (sm->kind != NK_SoftMax || node_has_pred(sm) || node_type(sm)->rank != 2 || node_int(sm, AN_axis) != 1)
 		return false;
 	for (const struct use *u = sm->uses; u; u = u->next) {
 		const struct node *user = use_user(u);
@@ -246,10 +246,10 @@ static void sgd_update(struct dctx *c, struct node *w, struct value dw)
 	const struct train_config *cfg = c->cfg;
 	struct value ops[2] = {dw, node_val(w, 0)};
 	struct value nw = dg_mk1_s(c, NK_SGD, ops, 2, node_type(w), w, "sgd");
-	node_set_float(c->m, nw.node, "learning_rate", cfg->learning_rate);
-	node_set_float(c->m, nw.node, "momentum", cfg->momentum);
-	node_set_float(c->m, nw.node, "l2_decay", cfg->weight_decay);
-	node_set_int(c->m, nw.node, "batch_size", (int64_t)cfg->batch_size);
+	node_set_float(c->m, nw.node, AN_learning_rate, cfg->learning_rate);
+	node_set_float(c->m, nw.node, AN_momentum, cfg->momentum);
+	node_set_float(c->m, nw.node, AN_l2_decay, cfg->weight_decay);
+	node_set_int(c->m, nw.node, AN_batch_size, (int64_t)cfg->batch_size);
 	struct value save[2] = {nw, ops[1]};
 	dg_mk(c, NK_Save, save, 2, NULL, w);
 }
@@ -264,7 +264,7 @@ static struct node *train_forward(struct dctx *c, const struct node *n, const st
 	if (n->kind == NK_BatchNormalization && c->train && !node_has_pred(n) &&
 	    elem_is_float((enum elem_kind)op_type(n, 0)->elem))
 		return dg_bn_train_forward(c, n, o);
-	if (n->kind != NK_Dropout || node_has_pred(n) || node_float(n, "ratio") == 0)
+	if (n->kind != NK_Dropout || node_has_pred(n) || node_float(n, AN_ratio) == 0)
 		return NULL;
 	if (!c->step) {
 		char name[96];
@@ -278,8 +278,8 @@ static struct node *train_forward(struct dctx *c, const struct node *n, const st
 	}
 	struct value sv = node_val(c->step, 0);
 	struct value mask = dg_mk1_s(c, NK_DropoutMask, &sv, 1, node_type(n), n, "mask");
-	node_set_float(c->m, mask.node, "ratio", node_float(n, "ratio"));
-	node_set_int(c->m, mask.node, "seed", node_int(n, "seed"));
+	node_set_float(c->m, mask.node, AN_ratio, node_float(n, AN_ratio));
+	node_set_int(c->m, mask.node, AN_seed, node_int(n, AN_seed));
 	struct value ops[2] = {o[0], mask};
 	return node_create(c->g, NK_Mul, n->name, ops, 2, n->types, NULL, n->loc);
 }

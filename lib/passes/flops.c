@@ -39,7 +39,7 @@ static double numel_d(const struct type *t)
 static double window(const struct node *n)
 {
 	unsigned c;
-	const int64_t *k = node_ints(n, "kernels", &c);
+	const int64_t *k = node_ints(n, AN_kernels, &c);
 	return c == 2 ? (double)k[0] * (double)k[1] : 0;
 }
 
@@ -53,7 +53,7 @@ static double dim_of(const struct node *n, unsigned i, unsigned d) { return (dou
  * channels of its group, plus the bias. */
 static double conv_transpose_flops(const struct node *n, double out)
 {
-	double g = (double)node_int(n, "group");
+	double g = (double)node_int(n, AN_group);
 	return 2 * numel_in(n) * window(n) * (dim_of(n, 1, 0) / (g > 0 ? g : 1)) + out;
 }
 
@@ -61,7 +61,7 @@ static double conv_transpose_flops(const struct node *n, double out)
  * beta * C. */
 static double gemm_flops(const struct node *n, double out)
 {
-	double k = dim_of(n, 0, node_int(n, "trans_a") ? 0 : 1);
+	double k = dim_of(n, 0, node_int(n, AN_trans_a) ? 0 : 1);
 	return 2 * out * k + 2 * out;
 }
 

@@ -48,8 +48,8 @@ static bool fold(struct func *f, struct node *n)
 	if (!(lo <= hi))
 		return false;
 	struct node *clip = node_create1(f, NK_Clip, n->name, &x, 1, t, n, n->loc);
-	node_set_float(m, clip, "min", lo);
-	node_set_float(m, clip, "max", hi);
+	node_set_float(m, clip, AN_min, lo);
+	node_set_float(m, clip, AN_max, hi);
 	pu_replace(f, n, node_val(clip, 0));
 	return true;
 }

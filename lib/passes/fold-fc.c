@@ -31,7 +31,7 @@ static struct value bias_of(struct func *f, struct node *n, struct value v, cons
 		return none;
 	struct value in = op_val(b, 0);
 	const struct type *it = val_type(in);
-	int64_t axis = node_int(b, "axis");
+	int64_t axis = node_int(b, AN_axis);
 	if (it->rank == 1 && axis == 1 && it->dims[0] == t->dims[1])
 		return in;
 	if (it->rank == 2 && axis == 0 && it->dims[0] == 1 && it->dims[1] == t->dims[1]) {

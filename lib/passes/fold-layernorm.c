@@ -76,7 +76,7 @@ static bool reduces_rows(struct lnm *lm, const struct node *r, unsigned k, struc
 	if (r->kind != k || node_has_pred(r) || op_type(r, 0) != lm->t)
 		return false;
 	unsigned na, rank = lm->t->rank;
-	const int64_t *axes = node_ints(r, "axes", &na);
+	const int64_t *axes = node_ints(r, AN_axes, &na);
 	if (na == 0 || na > rank)
 		return false;
 	unsigned a = rank - na;
@@ -135,7 +135,7 @@ static bool mean_of(struct lnm *lm, struct value v, struct value *in)
 static void aligned_dims(const struct node *b, const struct type *t, uint64_t *dims)
 {
 	const struct type *it = op_type(b, 0);
-	unsigned axis = (unsigned)node_int(b, "axis");
+	unsigned axis = (unsigned)node_int(b, AN_axis);
 	for (unsigned i = 0; i < t->rank; i++)
 		dims[i] = i >= axis && i < axis + it->rank ? it->dims[i - axis] : 1;
 }
@@ -239,7 +239,7 @@ static bool per_row_view(const struct lnm *lm, struct value v, struct value *p, 
 	if (v.node->kind == NK_Broadcast && !node_has_pred(v.node)) {
 		aligned_dims(v.node, t, dims);
 		*p = op_val(v.node, 0);
-		*axis = (unsigned)node_int(v.node, "axis");
+		*axis = (unsigned)node_int(v.node, AN_axis);
 	} else {
 		for (unsigned i = 0; i < t->rank; i++)
 			dims[i] = t->dims[i];
@@ -275,7 +275,7 @@ static struct value per_row(struct func *f, const struct lnm *lm, struct value p
 			return p;
 	}
 	struct node *b = node_create1(f, NK_Broadcast, buf, &p, 1, want, n, n->loc);
-	node_set_int(f->mod, b, "axis", axis - a);
+	node_set_int(f->mod, b, AN_axis, axis - a);
 	return node_val(b, 0);
 }
 
@@ -302,8 +302,8 @@ static bool fold(struct func *f, struct node *n)
 			struct value ops[3] = {x, per_row(f, &lm, sp, sa, n, "scale"),
 					       per_row(f, &lm, bp, ba, n, "bias")};
 			struct node *ln = node_create1(f, NK_LayerNormalization, n->name, ops, 3, t, n, n->loc);
-			node_set_int(f->mod, ln, "axis", lm.a);
-			node_set_float(f->mod, ln, "epsilon", eps);
+			node_set_int(f->mod, ln, AN_axis, lm.a);
+			node_set_float(f->mod, ln, AN_epsilon, eps);
 			pu_replace(f, n, node_val(ln, 0));
 			return true;
 		}

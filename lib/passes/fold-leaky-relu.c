@@ -49,7 +49,7 @@ static bool fold(struct func *f, struct node *n)
 	if (val_type(x) != t)
 		return false;
 	struct node *lr = node_create1(f, NK_LeakyRelu, n->name, &x, 1, t, n, n->loc);
-	node_set_float(f->mod, lr, "alpha", a);
+	node_set_float(f->mod, lr, AN_alpha, a);
 	pu_replace(f, n, node_val(lr, 0));
 	return true;
 }

@@ -81,8 +81,8 @@ bool fold_quantization_run(struct func *f, struct pass_ctx *ctx)
 		    op_type(n, 0)->elem == t->elem) {
 			double lo, hi, want_lo = 0, want_hi = INFINITY;
 			if (n->kind == NK_Clip) {
-				want_lo = node_float(n, "min");
-				want_hi = node_float(n, "max");
+				want_lo = node_float(n, AN_min);
+				want_hi = node_float(n, AN_max);
 			}
 			fq_range(t, &lo, &hi);
 			if (lo >= want_lo && hi <= want_hi) {

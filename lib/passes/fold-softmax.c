@@ -28,7 +28,7 @@ static struct node *expanded(struct value v, const struct type *t, unsigned a, b
 		return NULL;
 	struct value in = op_val(b, 0);
 	const struct type *it = val_type(in);
-	unsigned axis = (unsigned)node_int(b, "axis");
+	unsigned axis = (unsigned)node_int(b, AN_axis);
 	/* the broadcast input's dims aligned to t: t's dims with a 1 at a */
 	if (it->rank + axis > t->rank)
 		return NULL;
@@ -52,7 +52,7 @@ static bool reduces(const struct node *r, unsigned kind, struct value v, unsigne
 	unsigned na;
 	if (r->kind != kind || node_has_pred(r) || r->ops[0].def != v.node || r->ops[0].res != v.res)
 		return false;
-	const int64_t *axes = node_ints(r, "axes", &na);
+	const int64_t *axes = node_ints(r, AN_axes, &na);
 	return na == 1 && axes[0] == (int64_t)a;
 }
 
@@ -78,7 +78,7 @@ static bool fold(struct func *f, struct node *n)
 		if (val_type(x) != t)
 			return false;
 		struct node *sm = node_create1(f, NK_SoftMax, n->name, &x, 1, t, n, n->loc);
-		node_set_int(f->mod, sm, "axis", a);
+		node_set_int(f->mod, sm, AN_axis, a);
 		pu_replace(f, n, node_val(sm, 0));
 		return true;
 	}

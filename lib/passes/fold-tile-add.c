@@ -20,11 +20,11 @@ static bool fold(struct func *f, struct node *n)
 		return false;
 	for (unsigned side = 0; side < 2; side++) {
 		struct node *tile = n->ops[side].def;
-		if (tile->kind != NK_Tile || node_has_pred(tile) || node_int(tile, "axis") != 0)
+		if (tile->kind != NK_Tile || node_has_pred(tile) || node_int(tile, AN_axis) != 0)
 			continue;
 		const struct type *st = op_type(tile, 0);
 		struct value x = op_val(n, 1 - side);
-		if (val_type(x) != t || st->dims[0] != 1 || (uint64_t)node_int(tile, "count") != t->dims[0] ||
+		if (val_type(x) != t || st->dims[0] != 1 || (uint64_t)node_int(tile, AN_count) != t->dims[0] ||
 		    !type_same_elem(st, t))
 			continue;
 		char buf[64];

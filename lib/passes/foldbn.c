@@ -52,7 +52,7 @@ static struct node *foldable_conv(const struct node *n)
 	struct node *conv = n->ops[0].def;
 	if (conv->kind != NK_Convolution || node_has_pred(conv) || n->ops[0].res != 0)
 		return NULL;
-	if (node_num_uses(conv, -1) != 1 || node_int(n, "channel_idx") != 3)
+	if (node_num_uses(conv, -1) != 1 || node_int(n, AN_channel_idx) != 3)
 		return NULL;
 	struct constant *w = as_constant(conv->ops[1].def), *b = as_constant(conv->ops[2].def);
 	if (!w || !b || w->n.types[0]->elem != EK_FLOAT || b->n.types[0]->elem != EK_FLOAT ||

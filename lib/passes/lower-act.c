@@ -34,7 +34,7 @@ bool lower_clip(struct func *f, struct node *n)
 {
 	struct value x = op_val(n, 0);
 	enum elem_kind k = (enum elem_kind)node_type(n)->elem;
-	double lo = node_float(n, "min"), hi = node_float(n, "max");
+	double lo = node_float(n, AN_min), hi = node_float(n, AN_max);
 	if (!pu_representable(k, lo) || !pu_representable(k, hi))
 		return false;
 	struct value v = lw_bin_splat(f, NK_Max, x, lo, n, "lo");
@@ -46,7 +46,7 @@ bool lower_clip(struct func *f, struct node *n)
 bool lower_leaky(struct func *f, struct node *n)
 {
 	struct value x = op_val(n, 0);
-	double a = node_float(n, "alpha");
+	double a = node_float(n, AN_alpha);
 	struct value ax = lw_bin_splat(f, NK_Mul, x, a, n, "scaled");
 	if (a >= 0 && a <= 1) {
 		lw_replace(f, n, lw_bin(f, NK_Max, x, ax, n, "max"));
@@ -80,7 +80,7 @@ bool lower_gelu(struct func *f, struct node *n)
 	struct value x = op_val(n, 0);
 	struct value half = lw_bin_splat(f, NK_Mul, x, 0.5, n, "half");
 	struct value inner;
-	if (node_int(n, "approximate") == 0) {
+	if (node_int(n, AN_approximate) == 0) {
 		struct value s = lw_bin_splat(f, NK_Mul, x, 0.70710678118654752440, n, "scaled");
 		inner = lw_un(f, NK_Erf, s, n, "erf");
 	} else {
@@ -99,8 +99,8 @@ bool lower_hardswish(struct func *f, struct node *n)
 	struct value x = op_val(n, 0);
 	struct node *clip = lw_node(f, NK_Clip, (struct value[]){lw_bin_splat(f, NK_Add, x, 3, n, "shift")}, 1,
 				    val_type(x), n, "clip");
-	node_set_float(f->mod, clip, "min", 0);
-	node_set_float(f->mod, clip, "max", 6);
+	node_set_float(f->mod, clip, AN_min, 0);
+	node_set_float(f->mod, clip, AN_max, 6);
 	struct value p = lw_bin(f, NK_Mul, x, node_val(clip, 0), n, "prod");
 	lw_replace(f, n, lw_bin_splat(f, NK_Div, p, 6, n, "hardswish"));
 	return true;
@@ -122,7 +122,7 @@ bool lower_elu(struct func *f, struct node *n)
 	struct value x = op_val(n, 0);
 	struct value pos = lw_bin(f, NK_CmpLT, lw_splat(f, val_type(x), 0, n, "zero"), x, n, "pos");
 	struct value em1 = lw_bin_splat(f, NK_Sub, lw_un(f, NK_Exp, x, n, "exp"), 1, n, "expm1");
-	struct value ops[3] = {pos, x, lw_bin_splat(f, NK_Mul, em1, node_float(n, "alpha"), n, "neg")};
+	struct value ops[3] = {pos, x, lw_bin_splat(f, NK_Mul, em1, node_float(n, AN_alpha), n, "neg")};
 	lw_replace(f, n, node_val(lw_node(f, NK_Select, ops, 3, node_type(n), n, "elu"), 0));
 	return true;
 }
@@ -133,7 +133,7 @@ bool lower_log_softmax(struct func *f, struct node *n)
 	struct value x = op_val(n, 0);
 	const struct type *t = val_type(x);
 	bool drop[GLOW_MAX_RANK] = {false};
-	drop[node_int(n, "axis")] = true;
+	drop[node_int(n, AN_axis)] = true;
 	struct value mx = lw_reduce(f, NK_BatchedReduceMax, x, drop, n, "max");
 	struct value d = lw_bin(f, NK_Sub, x, lw_expand(f, mx, t, drop, n, "maxb"), n, "shifted");
 	struct value s = lw_reduce(f, NK_BatchedReduceAdd, lw_un(f, NK_Exp, d, n, "exp"), drop, n, "sum");

@@ -106,16 +106,16 @@ static struct value conv_back(struct func *f, struct node *n, struct value g, st
 	struct value bias = lw_splat(f, tdims(f, t, &oc, 1), 0, n, "zbias");
 	struct value ops[3] = {g, filter, bias};
 	struct node *ct = lw_node(f, NK_ConvTranspose, ops, 3, tdims(f, t, dims, 4), n, "back");
-	node_set_ints(f->mod, ct, "kernels", k, 2);
-	node_set_ints(f->mod, ct, "strides", s, 2);
-	node_set_ints(f->mod, ct, "pads", pads, 4);
-	node_set_ints(f->mod, ct, "dilation", d, 2);
-	node_set_int(f->mod, ct, "group", grp);
+	node_set_ints(f->mod, ct, AN_kernels, k, 2);
+	node_set_ints(f->mod, ct, AN_strides, s, 2);
+	node_set_ints(f->mod, ct, AN_pads, pads, 4);
+	node_set_ints(f->mod, ct, AN_dilation, d, 2);
+	node_set_int(f->mod, ct, AN_group, grp);
 	struct value v = node_val(ct, 0);
 	if (extra[0] || extra[1]) {
 		int64_t pp[8] = {0, 0, 0, 0, 0, extra[0], extra[1], 0};
 		struct node *pad = lw_node(f, NK_Pad, &v, 1, t, n, "backpad");
-		node_set_ints(f->mod, pad, "pads", pp, 8);
+		node_set_ints(f->mod, pad, AN_pads, pp, 8);
 		v = node_val(pad, 0);
 	}
 	return v;
@@ -144,9 +144,9 @@ bool lower_conv_grad(struct func *f, struct node *n)
 	struct value x = op_val(n, 0), w = op_val(n, 1), g = op_val(n, 2);
 	const struct type *xt = val_type(x), *wt = val_type(w), *gt = val_type(g);
 	unsigned len;
-	const int64_t *k = node_ints(n, "kernels", &len), *s = node_ints(n, "strides", &len);
-	const int64_t *p = node_ints(n, "pads", &len), *d = node_ints(n, "dilation", &len);
-	int64_t grp = node_int(n, "group");
+	const int64_t *k = node_ints(n, AN_kernels, &len), *s = node_ints(n, AN_strides, &len);
+	const int64_t *p = node_ints(n, AN_pads, &len), *d = node_ints(n, AN_dilation, &len);
+	int64_t grp = node_int(n, AN_group);
 	uint64_t oc = wt->dims[0], ocg = oc / (uint64_t)grp, c = xt->dims[3], icg = wt->dims[3];
 	struct value r[3];
 
@@ -172,10 +172,10 @@ bool lower_conv_grad(struct func *f, struct node *n)
 	struct value cops[3] = {xc, gc, zb};
 	struct node *cv = lw_node(f, NK_Convolution, cops, 3, tdims(f, wt, rd, 4), n, "dwconv");
 	int64_t kk[2] = {(int64_t)gt->dims[1], (int64_t)gt->dims[2]};
-	node_set_ints(f->mod, cv, "kernels", kk, 2);
-	node_set_ints(f->mod, cv, "strides", d, 2);
-	node_set_ints(f->mod, cv, "dilation", s, 2);
-	node_set_ints(f->mod, cv, "pads", p, 4);
+	node_set_ints(f->mod, cv, AN_kernels, kk, 2);
+	node_set_ints(f->mod, cv, AN_strides, d, 2);
+	node_set_ints(f->mod, cv, AN_dilation, s, 2);
+	node_set_ints(f->mod, cv, AN_pads, p, 4);
 	struct value *blocks = calloc((size_t)grp, sizeof *blocks);
 	if (!blocks)
 		abort();
@@ -184,14 +184,14 @@ bool lower_conv_grad(struct func *f, struct node *n)
 		struct value rv = node_val(cv, 0);
 		struct node *sl = lw_node(f, NK_Slice, &rv, 1, tdims(f, wt, bd, 4), n, "dwslice");
 		int64_t start[4] = {gi * (int64_t)icg, 0, 0, gi * (int64_t)ocg};
-		node_set_ints(f->mod, sl, "start", start, 4);
+		node_set_ints(f->mod, sl, AN_start, start, 4);
 		blocks[gi] = transpose(f, node_val(sl, 0), to_cn, n, "dwblock");
 	}
 	if (grp == 1)
 		r[1] = blocks[0];
 	else {
 		struct node *cat = lw_node(f, NK_Concat, blocks, (unsigned)grp, wt, n, "dw");
-		node_set_int(f->mod, cat, "dim", 0);
+		node_set_int(f->mod, cat, AN_dim, 0);
 		r[1] = node_val(cat, 0);
 	}
 	free(blocks);
@@ -212,7 +212,7 @@ bool lower_maxpool_grad(struct func *f, struct node *n)
 	struct value ops[3] = {zeros, reshape(f, a, tdims(f, val_type(a), &nout, 1), n, "flatidx"),
 			       reshape(f, g, tdims(f, val_type(g), &nout, 1), n, "flatgrad")};
 	struct node *sc = lw_node(f, NK_ScatterElements, ops, 3, val_type(zeros), n, "scatter");
-	node_set_int(f->mod, sc, "reduction", 1); /* add */
+	node_set_int(f->mod, sc, AN_reduction, 1); /* add */
 	lw_replace(f, n, reshape(f, node_val(sc, 0), t, n, "dx"));
 	return true;
 }
@@ -223,11 +223,11 @@ bool lower_avgpool_grad(struct func *f, struct node *n)
 	struct value g = op_val(n, 0);
 	const struct type *t = node_type(n), *gt = val_type(g);
 	unsigned len;
-	const int64_t *k = node_ints(n, "kernels", &len), *s = node_ints(n, "strides", &len);
-	const int64_t *p = node_ints(n, "pads", &len);
+	const int64_t *k = node_ints(n, AN_kernels, &len), *s = node_ints(n, AN_strides, &len);
+	const int64_t *p = node_ints(n, AN_pads, &len);
 	static const int64_t one[2] = {1, 1};
 	struct value scaled;
-	if (node_int(n, "count_include_pads"))
+	if (node_int(n, AN_count_include_pads))
 		scaled = lw_bin_splat(f, NK_Mul, g, 1.0 / (double)(k[0] * k[1]), n, "mean");
 	else {
 		/* 1 / (the real pixels of each window), [1, OH, OW, 1] */

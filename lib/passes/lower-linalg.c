@@ -45,11 +45,11 @@ static struct value transposed(struct func *f, struct value v, struct node *n, c
 bool lower_gemm(struct func *f, struct node *n)
 {
 	const struct type *t = node_type(n), *ct = op_type(n, 2);
-	double alpha = node_float(n, "alpha"), beta = node_float(n, "beta");
+	double alpha = node_float(n, AN_alpha), beta = node_float(n, AN_beta);
 	struct value a = op_val(n, 0), b = op_val(n, 1), c = op_val(n, 2);
-	if (node_int(n, "trans_a"))
+	if (node_int(n, AN_trans_a))
 		a = transposed(f, a, n, "a");
-	if (node_int(n, "trans_b"))
+	if (node_int(n, AN_trans_b))
 		b = transposed(f, b, n, "b");
 	struct value ops[2] = {a, b};
 	struct value p = node_val(lw_node(f, NK_MatMul, ops, 2, t, n, "matmul"), 0);
@@ -73,7 +73,7 @@ static struct value slice(struct func *f, struct value v, const int64_t *start, 
 	const struct type *t = val_type(v);
 	const struct type *st = type_with_dims(f->mod->types, t, dims, t->rank);
 	struct node *s = lw_node(f, NK_Slice, &v, 1, st, n, suffix);
-	node_set_ints(f->mod, s, "start", start, t->rank);
+	node_set_ints(f->mod, s, AN_start, start, t->rank);
 	return node_val(s, 0);
 }
 
@@ -82,7 +82,7 @@ bool lower_group_conv(struct func *f, struct node *n)
 {
 	struct module *m = f->mod;
 	const struct type *t = node_type(n), *in = op_type(n, 0), *ft = op_type(n, 1);
-	uint64_t g = (uint64_t)node_int(n, "group");
+	uint64_t g = (uint64_t)node_int(n, AN_group);
 	uint64_t icg = in->dims[3] / g, ocg = ft->dims[0] / g;
 	struct value *parts = xmalloc(g * sizeof *parts);
 	uint64_t ot_dims[4] = {t->dims[0], t->dims[1], t->dims[2], ocg};
@@ -97,11 +97,11 @@ bool lower_group_conv(struct func *f, struct node *n)
 				       slice(f, op_val(n, 2), bs, bd, n, "bias")};
 		struct node *c = lw_node(f, NK_Convolution, ops, 3, ot, n, "group");
 		node_copy_attrs(m, c, n);
-		node_set_int(m, c, "group", 1);
+		node_set_int(m, c, AN_group, 1);
 		parts[i] = node_val(c, 0);
 	}
 	struct node *cat = lw_node(f, NK_Concat, parts, (unsigned)g, t, n, "cat");
-	node_set_int(m, cat, "dim", 3);
+	node_set_int(m, cat, AN_dim, 3);
 	free(parts);
 	lw_replace(f, n, node_val(cat, 0));
 	return true;

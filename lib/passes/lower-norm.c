@@ -28,12 +28,12 @@ bool lower_batchnorm(struct func *f, struct node *n)
 {
 	struct value x = op_val(n, 0);
 	const struct type *t = val_type(x);
-	unsigned c = (unsigned)node_int(n, "channel_idx");
+	unsigned c = (unsigned)node_int(n, AN_channel_idx);
 	for (unsigned i = 1; i < 5; i++)
 		if (!type_same_elem(op_type(n, i), t))
 			return false;
 	struct value scale = op_val(n, 1), bias = op_val(n, 2), mean = op_val(n, 3), var = op_val(n, 4);
-	struct value sd = lw_un(f, NK_Sqrt, lw_bin_splat(f, NK_Add, var, node_float(n, "epsilon"), n, "veps"), n, "sd");
+	struct value sd = lw_un(f, NK_Sqrt, lw_bin_splat(f, NK_Add, var, node_float(n, AN_epsilon), n, "veps"), n, "sd");
 	struct value mul = lw_bin(f, NK_Div, scale, sd, n, "mul");
 	struct value add = lw_bin(f, NK_Sub, bias, lw_bin(f, NK_Mul, mean, mul, n, "mm"), n, "add");
 	struct value y = lw_bin(f, NK_Mul, x, lw_broadcast(f, mul, t, c, n, "mulb"), n, "scaled");
@@ -48,7 +48,7 @@ static struct value normalize(struct func *f, struct node *n, struct value x, co
 	struct value mean = lw_reduce(f, NK_BatchedReduceMean, x, drop, n, "mean");
 	struct value d = lw_bin(f, NK_Sub, x, lw_expand(f, mean, t, drop, n, "meanb"), n, "centered");
 	struct value var = lw_reduce(f, NK_BatchedReduceMean, lw_bin(f, NK_Mul, d, d, n, "sq"), drop, n, "var");
-	struct value r = lw_un(f, NK_Rsqrt, lw_bin_splat(f, NK_Add, var, node_float(n, "epsilon"), n, "veps"), n, "rsd");
+	struct value r = lw_un(f, NK_Rsqrt, lw_bin_splat(f, NK_Add, var, node_float(n, AN_epsilon), n, "veps"), n, "rsd");
 	return lw_bin(f, NK_Mul, d, lw_expand(f, r, t, drop, n, "rsdb"), n, "normalized");
 }
 
@@ -61,11 +61,11 @@ bool lower_layer_or_instance(struct func *f, struct node *n)
 	bool drop[GLOW_MAX_RANK] = {false};
 	unsigned axis;
 	if (n->kind == NK_LayerNormalization) {
-		axis = (unsigned)node_int(n, "axis");
+		axis = (unsigned)node_int(n, AN_axis);
 		for (unsigned i = axis; i < t->rank; i++)
 			drop[i] = true;
 	} else {
-		axis = (unsigned)node_int(n, "channel_idx");
+		axis = (unsigned)node_int(n, AN_channel_idx);
 		for (unsigned i = 1; i < t->rank; i++)
 			drop[i] = i != axis;
 	}
@@ -84,14 +84,14 @@ bool lower_reduce_mean(struct func *f, struct node *n)
 	struct value x = op_val(n, 0);
 	const struct type *t = val_type(x);
 	unsigned na;
-	const int64_t *axes = node_ints(n, "axes", &na);
+	const int64_t *axes = node_ints(n, AN_axes, &na);
 	uint64_t cnt = 1;
 	for (unsigned i = 0; i < na; i++)
 		cnt *= t->dims[axes[i]];
 	if (cnt == 0)
 		return false;
 	struct node *sum = lw_node(f, NK_BatchedReduceAdd, &x, 1, node_type(n), n, "sum");
-	node_set_ints(f->mod, sum, "axes", axes, na);
+	node_set_ints(f->mod, sum, AN_axes, axes, na);
 	lw_replace(f, n, lw_bin_splat(f, NK_Mul, node_val(sum, 0), 1.0 / (double)cnt, n, "mean"));
 	return true;
 }

@@ -20,7 +20,7 @@ static struct value insert(struct func *f, struct node *n, struct value big, str
 {
 	struct value ops[2] = {big, small};
 	struct node *ins = lw_node(f, NK_InsertTensor, ops, 2, val_type(big), n, "insert");
-	node_set_ints(f->mod, ins, "start", start, val_type(big)->rank);
+	node_set_ints(f->mod, ins, AN_start, start, val_type(big)->rank);
 	return node_val(ins, 0);
 }
 
@@ -31,9 +31,9 @@ bool lower_pad(struct func *f, struct node *n)
 	struct value x = op_val(n, 0);
 	const struct type *t = node_type(n);
 	unsigned np;
-	const int64_t *pads = node_ints(n, "pads", &np);
-	double v = node_float(n, "value");
-	if (node_int(n, "mode") != 0 || !pu_representable((enum elem_kind)t->elem, v))
+	const int64_t *pads = node_ints(n, AN_pads, &np);
+	double v = node_float(n, AN_value);
+	if (node_int(n, AN_mode) != 0 || !pu_representable((enum elem_kind)t->elem, v))
 		return false;
 	for (unsigned i = 0; i < np; i++)
 		if (pads[i] < 0)
@@ -49,8 +49,8 @@ bool lower_tile(struct func *f, struct node *n)
 	const struct type *t = node_type(n);
 	int64_t start[GLOW_MAX_RANK] = {0};
 	struct value ins = insert(f, n, lw_splat(f, t, 0, n, "fill"), x, start);
-	node_set_int(f->mod, ins.node, "count", node_int(n, "count"));
-	node_set_int(f->mod, ins.node, "axis", node_int(n, "axis"));
+	node_set_int(f->mod, ins.node, AN_count, node_int(n, AN_count));
+	node_set_int(f->mod, ins.node, AN_axis, node_int(n, AN_axis));
 	lw_replace(f, n, ins);
 	return true;
 }
@@ -61,7 +61,7 @@ bool lower_broadcast(struct func *f, struct node *n)
 	struct value x = op_val(n, 0);
 	struct module *m = f->mod;
 	const struct type *t = node_type(n), *in = val_type(x);
-	unsigned axis = (unsigned)node_int(n, "axis");
+	unsigned axis = (unsigned)node_int(n, AN_axis);
 	uint64_t dims[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < t->rank; i++)
 		if (t->dims[i] == 0)
@@ -77,8 +77,8 @@ bool lower_broadcast(struct func *f, struct node *n)
 			continue;
 		dims[i] = t->dims[i];
 		struct node *tile = lw_node(f, NK_Tile, &v, 1, type_with_dims(m->types, in, dims, t->rank), n, "tile");
-		node_set_int(m, tile, "count", (int64_t)t->dims[i]);
-		node_set_int(m, tile, "axis", i);
+		node_set_int(m, tile, AN_count, (int64_t)t->dims[i]);
+		node_set_int(m, tile, AN_axis, i);
 		v = node_val(tile, 0);
 	}
 	lw_replace(f, n, v);

@@ -71,9 +71,9 @@ bool lower_sgd(struct func *f, struct node *n)
 {
 	struct value g = op_val(n, 0), w = op_val(n, 1);
 	const struct type *t = val_type(w);
-	int64_t batch = node_int(n, "batch_size");
-	double l1 = node_float(n, "l1_decay"), l2 = node_float(n, "l2_decay");
-	double mu = node_float(n, "momentum"), lr = node_float(n, "learning_rate");
+	int64_t batch = node_int(n, AN_batch_size);
+	double l1 = node_float(n, AN_l1_decay), l2 = node_float(n, AN_l2_decay);
+	double mu = node_float(n, AN_momentum), lr = node_float(n, AN_learning_rate);
 	if (batch > 1)
 		g = lw_bin(f, NK_Mul, g, lw_splat(f, t, 1.0 / (double)batch, n, "inv_batch"), n, "mean");
 	if (l2 > 0)
@@ -114,8 +114,8 @@ bool lower_dropout_mask(struct func *f, struct node *n)
 	struct value s = op_val(n, 0);
 	const struct type *st = val_type(s), *mt = node_type(n);
 	const struct type *kt = type_with_elem(m->types, mt, (enum elem_kind)st->elem);
-	uint64_t cnt = type_numel(mt), seed = (uint64_t)node_int(n, "seed");
-	double r = node_float(n, "ratio");
+	uint64_t cnt = type_numel(mt), seed = (uint64_t)node_int(n, AN_seed);
+	double r = node_float(n, AN_ratio);
 
 	int64_t *keys = malloc((cnt ? cnt : 1) * sizeof *keys);
 	if (!keys)
@@ -153,12 +153,12 @@ bool lower_bn_grad(struct func *f, struct node *n)
 {
 	struct value x = op_val(n, 0), scale = op_val(n, 1), mean = op_val(n, 2), var = op_val(n, 3), g = op_val(n, 4);
 	const struct type *t = val_type(x);
-	unsigned ch = (unsigned)node_int(n, "channel_idx");
+	unsigned ch = (unsigned)node_int(n, AN_channel_idx);
 	bool drop[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < t->rank; i++)
 		drop[i] = i != ch;
 	double cnt = (double)(type_numel(t) / t->dims[ch]);
-	struct value sd = lw_un(f, NK_Sqrt, lw_bin_splat(f, NK_Add, var, node_float(n, "epsilon"), n, "veps"), n, "sd");
+	struct value sd = lw_un(f, NK_Sqrt, lw_bin_splat(f, NK_Add, var, node_float(n, AN_epsilon), n, "veps"), n, "sd");
 	struct value xc = lw_bin(f, NK_Sub, x, lw_broadcast(f, mean, t, ch, n, "meanb"), n, "xc");
 	struct value xh = lw_bin(f, NK_Div, xc, lw_broadcast(f, sd, t, ch, n, "sdb"), n, "xhat");
 	struct value r[3];
@@ -196,8 +196,8 @@ bool lower_lrn_grad(struct func *f, struct node *n)
 	struct value x = op_val(n, 0), g = op_val(n, 1);
 	const struct type *t = val_type(x);
 	uint64_t c = t->dims[3], bd[2] = {c, c};
-	int64_t hw = node_int(n, "half_window_size");
-	double alpha = node_float(n, "alpha"), beta = node_float(n, "beta"), size = (double)(2 * hw + 1);
+	int64_t hw = node_int(n, AN_half_window_size);
+	double alpha = node_float(n, AN_alpha), beta = node_float(n, AN_beta), size = (double)(2 * hw + 1);
 	float *band = malloc(c * c * sizeof *band);
 	if (!band)
 		abort();
@@ -214,7 +214,7 @@ bool lower_lrn_grad(struct func *f, struct node *n)
 	}
 	/* s = k + alpha / size * window_sum(x^2), d = s^-beta: y = x d */
 	struct value s = window_sum(f, lw_bin(f, NK_Mul, x, x, n, "x2"), b, n, "sq");
-	s = lw_bin_splat(f, NK_Add, lw_bin_splat(f, NK_Mul, s, alpha / size, n, "as"), node_float(n, "k"), n, "s");
+	s = lw_bin_splat(f, NK_Add, lw_bin_splat(f, NK_Mul, s, alpha / size, n, "as"), node_float(n, AN_k), n, "s");
 	struct value d = lw_bin(f, NK_Pow, s, lw_splat(f, t, -beta, n, "mbeta"), n, "d");
 	/* dx = g d - 2 alpha beta / size * x * window_sum(g x d / s) */
 	struct value q = lw_bin(f, NK_Div, lw_bin(f, NK_Mul, lw_bin(f, NK_Mul, g, x, n, "gx"), d, n, "gxd"), s, n, "q");

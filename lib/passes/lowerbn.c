@@ -40,7 +40,7 @@ static struct node *channel_broadcast(struct func *f, const struct type *like, c
 	free(data);
 	struct value kv = node_val(&k->n, 0);
 	struct node *b = node_create1(f, NK_Broadcast, base, &kv, 1, t, before, before->loc);
-	node_set_int(m, b, "axis", axis);
+	node_set_int(m, b, AN_axis, axis);
 	return b;
 }
 
@@ -61,7 +61,7 @@ bool lower_batchnorm_run(struct func *f, struct pass_ctx *ctx)
 			continue;
 		}
 		uint64_t ch = op_type(n, 1)->dims[0];
-		int64_t axis = node_int(n, "channel_idx");
+		int64_t axis = node_int(n, AN_channel_idx);
 		char base[64];
 		snprintf(base, sizeof base, "%.40s.mul", n->name);
 		struct node *bm = channel_broadcast(f, t, co, ch, t, axis, n, base);

@@ -50,7 +50,7 @@ bool lower_has_rule(const struct node *n)
 	enum elem_kind k = (enum elem_kind)node_type(n)->elem;
 	switch (r->when) {
 	case LW_UNQUANTIZED: return !elem_is_quantized(k);
-	case LW_GROUPED: return elem_is_float(k) && node_int(n, "group") > 1 && op_type(n, 1)->dims[3] > 1;
+	case LW_GROUPED: return elem_is_float(k) && node_int(n, AN_group) > 1 && op_type(n, 1)->dims[3] > 1;
 	default: return elem_is_float(k) && elem_is_float((enum elem_kind)op_type(n, 0)->elem);
 	}
 }
@@ -154,7 +154,7 @@ struct value lw_reduce(struct func *f, unsigned k, struct value v, const bool *d
 			dims[r++] = t->dims[i];
 	}
 	struct node *red = lw_node(f, k, &v, 1, type_with_dims(f->mod->types, t, dims, r), n, suffix);
-	node_set_ints(f->mod, red, "axes", axes, na);
+	node_set_ints(f->mod, red, AN_axes, axes, na);
 	return node_val(red, 0);
 }
 
@@ -178,7 +178,7 @@ struct value lw_broadcast(struct func *f, struct value v, const struct type *t, 
 	if (bt == val_type(v))
 		return v;
 	struct node *b = lw_node(f, NK_Broadcast, &v, 1, bt, n, suffix);
-	node_set_int(f->mod, b, "axis", axis);
+	node_set_int(f->mod, b, AN_axis, axis);
 	return node_val(b, 0);
 }
 

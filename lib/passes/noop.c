@@ -34,7 +34,7 @@ static double float_max(enum elem_kind k)
 static bool clip_covers_kind(const struct node *n)
 {
 	enum elem_kind k = (enum elem_kind)node_type(n)->elem;
-	double lo = node_float(n, "min"), hi = node_float(n, "max");
+	double lo = node_float(n, AN_min), hi = node_float(n, AN_max);
 	switch (k) {
 	case EK_FLOAT:
 	case EK_FLOAT16:
@@ -58,13 +58,13 @@ static bool all_zero(const int64_t *v, unsigned n)
 static bool unit_window(const struct node *n)
 {
 	unsigned c;
-	const int64_t *k = node_ints(n, "kernels", &c);
+	const int64_t *k = node_ints(n, AN_kernels, &c);
 	if (c != 2 || k[0] != 1 || k[1] != 1)
 		return false;
-	const int64_t *s = node_ints(n, "strides", &c);
+	const int64_t *s = node_ints(n, AN_strides, &c);
 	if (c != 2 || s[0] != 1 || s[1] != 1)
 		return false;
-	const int64_t *p = node_ints(n, "pads", &c);
+	const int64_t *p = node_ints(n, AN_pads, &c);
 	return all_zero(p, c);
 }
 
@@ -80,30 +80,30 @@ static int copy_when_same(const struct node *n, bool same)
 static int noop_transpose(const struct node *n, bool same)
 {
 	unsigned c;
-	const int64_t *s = node_ints(n, "shuffle", &c);
+	const int64_t *s = node_ints(n, AN_shuffle, &c);
 	return same && pu_perm_is_identity(s, c) ? 0 : -1;
 }
 
 static int noop_slice(const struct node *n, bool same)
 {
 	unsigned c;
-	const int64_t *s = node_ints(n, "start", &c);
+	const int64_t *s = node_ints(n, AN_start, &c);
 	return same && all_zero(s, c) ? 0 : -1;
 }
 
 static int noop_pad(const struct node *n, bool same)
 {
 	unsigned c;
-	const int64_t *p = node_ints(n, "pads", &c);
+	const int64_t *p = node_ints(n, AN_pads, &c);
 	return same && all_zero(p, c) ? 0 : -1;
 }
 
-static int noop_tile(const struct node *n, bool same) { return same && node_int(n, "count") == 1 ? 0 : -1; }
+static int noop_tile(const struct node *n, bool same) { return same && node_int(n, AN_count) == 1 ? 0 : -1; }
 
 static int noop_flip(const struct node *n, bool same)
 {
 	(void)same;
-	return op_type(n, 0)->dims[node_int(n, "axis")] == 1 ? 0 : -1;
+	return op_type(n, 0)->dims[node_int(n, AN_axis)] == 1 ? 0 : -1;
 }
 
 static int noop_concat(const struct node *n, bool same) { return n->nops == 1 && same ? 0 : -1; }

@@ -20,13 +20,13 @@
  * bottom, right; false when the Pad does anything else. */
 static bool spatial_zero_pad(const struct node *p, int64_t out[4])
 {
-	if (p->kind != NK_Pad || node_has_pred(p) || node_int(p, "mode") != 0 || node_float(p, "value") != 0)
+	if (p->kind != NK_Pad || node_has_pred(p) || node_int(p, AN_mode) != 0 || node_float(p, AN_value) != 0)
 		return false;
 	const struct type *t = node_type(p);
 	if (t->rank != 4 || !elem_is_float((enum elem_kind)t->elem))
 		return false;
 	unsigned c;
-	const int64_t *v = node_ints(p, "pads", &c);
+	const int64_t *v = node_ints(p, AN_pads, &c);
 	if (c != 8 || v[0] || v[3] || v[4] || v[7])
 		return false;
 	for (unsigned i = 0; i < 8; i++)
@@ -45,20 +45,20 @@ bool merge_pad_run(struct func *f, struct pass_ctx *ctx)
 	func_for_each(f, n) {
 		if (node_has_pred(n))
 			continue;
-		if (n->kind != NK_Convolution && !(n->kind == NK_AvgPool && node_int(n, "count_include_pads")))
+		if (n->kind != NK_Convolution && !(n->kind == NK_AvgPool && node_int(n, AN_count_include_pads)))
 			continue;
 		int64_t add[4];
 		struct node *p = n->ops[0].def;
 		if (!spatial_zero_pad(p, add))
 			continue;
 		unsigned c;
-		const int64_t *old = node_ints(n, "pads", &c);
+		const int64_t *old = node_ints(n, AN_pads, &c);
 		if (c != 4)
 			continue;
 		int64_t np[4];
 		for (unsigned i = 0; i < 4; i++)
 			np[i] = old[i] + add[i];
-		node_set_ints(f->mod, n, "pads", np, 4);
+		node_set_ints(f->mod, n, AN_pads, np, 4);
 		node_set_operand(n, 0, op_val(p, 0));
 		if (n->kind == NK_Convolution)
 			convs++;

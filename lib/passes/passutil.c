@@ -174,7 +174,7 @@ bool pu_splat_of(struct module *m, struct value v, double *x)
 	if (pk_has(n->kind, PK_SPLAT_MOVES))
 		return pu_splat_of(m, op_val(n, 0), x);
 	switch (n->kind) {
-	case NK_Splat: *x = node_float(n, "value"); return true;
+	case NK_Splat: *x = node_float(n, AN_value); return true;
 	case NK_Constant: {
 		struct constant *c = as_constant(n);
 		if (c->init == INIT_ZERO) {
@@ -216,7 +216,7 @@ bool pu_is_splat(struct module *m, struct value v, double x)
 struct node *pu_new_splat(struct func *f, const struct type *t, double x, struct node *before, const char *base)
 {
 	struct node *n = node_create1(f, NK_Splat, base, NULL, 0, t, before, before ? before->loc : LOC_NONE);
-	node_set_float(f->mod, n, "value", x);
+	node_set_float(f->mod, n, AN_value, x);
 	return n;
 }
 
@@ -225,7 +225,7 @@ struct node *pu_new_transpose(struct func *f, struct value v, const int64_t *s, 
 {
 	const struct type *t = pu_transposed_type(f->mod->types, val_type(v), s);
 	struct node *n = node_create1(f, NK_Transpose, base, &v, 1, t, before, before ? before->loc : LOC_NONE);
-	node_set_ints(f->mod, n, "shuffle", s, val_type(v)->rank);
+	node_set_ints(f->mod, n, AN_shuffle, s, val_type(v)->rank);
 	return n;
 }
 
@@ -305,7 +305,7 @@ double *pu_batchnorm_coeffs(struct module *m, struct node *n, struct diag *d)
 			return NULL;
 	}
 	uint64_t ch = t[0]->dims[0];
-	double eps = node_float(n, "epsilon");
+	double eps = node_float(n, AN_epsilon);
 	double *co = xmalloc(2 * (ch ? ch : 1) * sizeof(double));
 	for (uint64_t c = 0; c < ch; c++) {
 		double mul = pu_load(t[0], data[0], c) / sqrt(pu_load(t[3], data[3], c) + eps);

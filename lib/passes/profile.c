@@ -51,8 +51,8 @@ static void prof_insert(struct module *m, struct func *f, struct value v, struct
 	glow_assert(h && i);
 	struct value ops[3] = {v, node_val(&h->n, 0), node_val(&i->n, 0)};
 	struct node *p = node_create(f, NK_QuantizationProfile, NULL, ops, 3, NULL, before, v.node->loc);
-	node_set_str(m, p, "profiled_node_name", v.node->name);
-	node_set_int(m, p, "profiled_output", v.res);
+	node_set_str(m, p, AN_profiled_node_name, v.node->name);
+	node_set_int(m, p, AN_profiled_output, v.res);
 }
 
 bool quantization_profile_run(struct module *m, struct pass_ctx *ctx)

@@ -278,16 +278,16 @@ static bool qz_channelwise(struct qz_state *s, struct func *f, struct node *n, c
 	struct value ops[3] = {qin, node_val(&nc->n, 0), op_val(n, 2)};
 	struct node *cw = node_create1(f, kind, n->name, ops, 3, res_q, n, n->loc);
 	if (conv) {
-		static const char *const attrs[] = {"kernels", "strides", "pads", "dilation"};
+		static const enum attr_name attrs[] = {AN_kernels, AN_strides, AN_pads, AN_dilation};
 		for (size_t a = 0; a < GLOW_ARRAY_SIZE(attrs); a++) {
 			unsigned len;
 			const int64_t *iv = node_ints(n, attrs[a], &len);
 			node_set_ints(s->m, cw, attrs[a], iv, len);
 		}
-		node_set_int(s->m, cw, "group", node_int(n, "group"));
+		node_set_int(s->m, cw, AN_group, node_int(n, AN_group));
 	}
-	node_set_floats(s->m, cw, conv ? "filter_scales" : "weight_scales", sc, (unsigned)nch);
-	node_set_ints(s->m, cw, conv ? "filter_offsets" : "weight_offsets", of, (unsigned)nch);
+	node_set_floats(s->m, cw, conv ? AN_filter_scales : AN_weight_scales, sc, (unsigned)nch);
+	node_set_ints(s->m, cw, conv ? AN_filter_offsets : AN_weight_offsets, of, (unsigned)nch);
 	free(sc);
 	free(of);
 	char name[256];

@@ -23,7 +23,7 @@ bool reduce_mean_to_avgpool_run(struct func *f, struct pass_ctx *ctx)
 			continue;
 		const struct type *in = op_type(n, 0);
 		unsigned c;
-		const int64_t *axes = node_ints(n, "axes", &c);
+		const int64_t *axes = node_ints(n, AN_axes, &c);
 		if (in->rank != 4 || !elem_is_float((enum elem_kind)in->elem) || c != 2)
 			continue;
 		if (!((axes[0] == 1 && axes[1] == 2) || (axes[0] == 2 && axes[1] == 1)))
@@ -35,7 +35,7 @@ bool reduce_mean_to_avgpool_run(struct func *f, struct pass_ctx *ctx)
 		struct value x = op_val(n, 0);
 		struct node *pool = node_create1(f, NK_AvgPool, n->name, &x, 1, pt, n, n->loc);
 		int64_t k[2] = {(int64_t)in->dims[1], (int64_t)in->dims[2]};
-		node_set_ints(f->mod, pool, "kernels", k, 2);
+		node_set_ints(f->mod, pool, AN_kernels, k, 2);
 		struct node *r = pu_new_reshape(f, node_val(pool, 0), node_type(n), n, n->name);
 		pu_replace(f, n, node_val(r, 0));
 		done++;

@@ -227,7 +227,7 @@ static bool fold_chain(struct func *f, struct node *e, uint64_t *stat_t)
 		struct node *c = chain[i];
 		if (c->kind == NK_Transpose) {
 			unsigned r;
-			apply_transpose(&A, node_ints(c, "shuffle", &r));
+			apply_transpose(&A, node_ints(c, AN_shuffle, &r));
 		} else if (!apply_reshape(&A, node_type(c))) {
 			return false;
 		}

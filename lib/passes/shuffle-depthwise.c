@@ -37,7 +37,7 @@ static bool channel_shuffle(struct value v, struct value *x, uint64_t *g, uint64
 	if (t->kind != NK_Transpose || node_has_pred(t) || node_num_uses(t, -1) != 1)
 		return false;
 	unsigned len;
-	const int64_t *s = node_ints(t, "shuffle", &len);
+	const int64_t *s = node_ints(t, AN_shuffle, &len);
 	if (len != 3 || s[0] != 0 || s[1] != 2 || s[2] != 1)
 		return false;
 	struct node *r1 = t->ops[0].def;
@@ -120,7 +120,7 @@ static bool depthwise(const struct node *conv, uint64_t c)
 	if (!w || !b || t->elem != EK_FLOAT || w->n.types[0]->elem != EK_FLOAT || b->n.types[0]->elem != EK_FLOAT)
 		return false;
 	const struct type *wt = w->n.types[0];
-	return node_int(conv, "group") == (int64_t)c && wt->rank == 4 && wt->dims[0] == c && wt->dims[3] == 1 &&
+	return node_int(conv, AN_group) == (int64_t)c && wt->rank == 4 && wt->dims[0] == c && wt->dims[3] == 1 &&
 	       t->rank == 4 && t->dims[3] == c && type_numel(b->n.types[0]) == c;
 }
 

@@ -59,7 +59,7 @@ struct sink {
 static const int64_t *shuffle_of(const struct node *t)
 {
 	unsigned n;
-	return node_ints(t, "shuffle", &n);
+	return node_ints(t, AN_shuffle, &n);
 }
 
 /* A Transpose of a computed value: the kind this pass moves. */
@@ -123,14 +123,14 @@ static struct value retarget(struct sink *sk, struct value b, const int64_t *s, 
 	struct value in = op_val(bc, 0);
 	const struct type *it = val_type(in);
 	int j = vector_dim(it);
-	int64_t axis = node_int(bc, "axis");
+	int64_t axis = node_int(bc, AN_axis);
 	uint64_t len = j >= 0 ? it->dims[j] : 1;
 	int64_t na = j >= 0 ? s[axis + j] : 0;
 	const struct type *vt = type_with_dims(tc, it, &len, 1);
 	if (vt != it)
 		in = node_val(pu_new_reshape(sk->f, in, vt, before, bc->name), 0);
 	struct node *nb = node_create1(sk->f, NK_Broadcast, bc->name, &in, 1, nt, before, bc->loc);
-	node_set_int(sk->m, nb, "axis", na);
+	node_set_int(sk->m, nb, AN_axis, na);
 	return node_val(nb, 0);
 }
 
@@ -182,7 +182,7 @@ static bool merge_pair(struct sink *sk, struct node *n)
 		return true;
 	}
 	node_set_operand(n, 0, x);
-	node_set_ints(sk->m, n, "shuffle", s, r);
+	node_set_ints(sk->m, n, AN_shuffle, s, r);
 	for (struct use *u = n->uses; u; u = u->next)
 		vec_push(&sk->work, use_user(u));
 	sk->merged++;
@@ -230,7 +230,7 @@ static bool sink_batchnorm(struct sink *sk, struct node *n)
 	for (unsigned i = 0; i < 5; i++)
 		ops[i] = i == 0 ? op_val(t, 0) : op_val(n, i);
 	struct node *c = clone_with(sk, n, t, ops, 5, op_type(t, 0));
-	node_set_int(sk->m, c, "channel_idx", s[node_int(n, "channel_idx")]);
+	node_set_int(sk->m, c, AN_channel_idx, s[node_int(n, AN_channel_idx)]);
 	finish(sk, n, c, s);
 	return true;
 }
@@ -253,7 +253,7 @@ static bool sink_concat(struct sink *sk, struct node *n)
 	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), inv);
 	struct node *c = clone_with(sk, n, t0, ops.data, n->nops, ty);
 	vec_free(&ops);
-	node_set_int(sk->m, c, "dim", s[node_int(n, "dim")]);
+	node_set_int(sk->m, c, AN_dim, s[node_int(n, AN_dim)]);
 	finish(sk, n, c, s);
 	return true;
 }
@@ -268,7 +268,7 @@ static bool sink_pad_slice(struct sink *sk, struct node *n)
 	const int64_t *s = shuffle_of(t);
 	int64_t inv[GLOW_MAX_RANK], a[2 * GLOW_MAX_RANK];
 	pu_perm_inverse(s, r, inv);
-	const char *attr = n->kind == NK_Pad ? "pads" : "start";
+	enum attr_name attr = n->kind == NK_Pad ? AN_pads : AN_start;
 	unsigned cnt, per = n->kind == NK_Pad ? 2 : 1;
 	const int64_t *old = node_ints(n, attr, &cnt);
 	if (cnt != per * r)
@@ -292,7 +292,7 @@ static bool sink_reduce(struct sink *sk, struct node *n)
 	unsigned r = op_type(t, 0)->rank;
 	const int64_t *s = shuffle_of(t);
 	unsigned cnt;
-	const int64_t *axes = node_ints(n, "axes", &cnt);
+	const int64_t *axes = node_ints(n, AN_axes, &cnt);
 	bool drop[GLOW_MAX_RANK] = {false};
 	int64_t na[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < cnt; i++) {
@@ -318,7 +318,7 @@ static bool sink_reduce(struct sink *sk, struct node *n)
 	struct value x = op_val(t, 0);
 	const struct type *ty = type_with_dims(sk->m->types, node_type(n), dims, k);
 	struct node *c = clone_with(sk, n, t, &x, 1, ty);
-	node_set_ints(sk->m, c, "axes", na, cnt);
+	node_set_ints(sk->m, c, AN_axes, na, cnt);
 	if (pu_perm_is_identity(s2, k)) {
 		pu_replace(sk->f, n, node_val(c, 0));
 		for (struct use *u = c->uses; u; u = u->next)

@@ -60,7 +60,7 @@ bool transpose_constants_run(struct func *f, struct pass_ctx *ctx)
 		const int64_t *s = NULL;
 		if (n->kind == NK_Transpose) {
 			unsigned r;
-			s = node_ints(n, "shuffle", &r);
+			s = node_ints(n, AN_shuffle, &r);
 		}
 		/* the new constant is named after the node it replaces */
 		struct constant *nc = fold(m, c, node_type(n), s, ctx->diag, n->name);

@@ -101,7 +101,7 @@ static uint64_t index_bound(struct module *m, const char *name)
 		uint64_t x = 0;
 		if (user->kind == NK_Gather && u->idx == 1) {
 			const struct type *dt = op_type(user, 0);
-			int64_t axis = node_int(user, "axis");
+			int64_t axis = node_int(user, AN_axis);
 			if (axis >= 0 && (unsigned)axis < dt->rank)
 				x = dt->dims[axis];
 		} else if (user->kind == NK_GatherND && u->idx == 1) {

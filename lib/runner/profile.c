@@ -70,8 +70,8 @@ static bool rp_is_buffer(const struct rp *p, const struct ir_weight *w)
 static int rp_collect(struct rp *p, struct ir_func *f)
 {
 	size_t cap = 0;
-	int ni = instr_attr_index(IK_quantizationprofile, "profiled_node_name", 18);
-	int oi = instr_attr_index(IK_quantizationprofile, "profiled_output", 15);
+	int ni = instr_attr_slot(IK_quantizationprofile, AN_profiled_node_name);
+	int oi = instr_attr_slot(IK_quantizationprofile, AN_profiled_output);
 	ir_for_each_instr(f, in) {
 		if (in->kind != IK_quantizationprofile)
 			continue;

@@ -69,7 +69,7 @@ struct value b_transpose(struct importer *im, struct value x, const unsigned *pe
 		return x;
 	struct value r = b_node(im, NK_Transpose, name, &x, 1, type_with_dims(im->tc, t, dims, t->rank));
 	if (r.node)
-		node_set_ints(im->m, r.node, "shuffle", shuffle, t->rank);
+		node_set_ints(im->m, r.node, AN_shuffle, shuffle, t->rank);
 	return r;
 }
 
@@ -129,7 +129,7 @@ struct value b_broadcast(struct importer *im, struct value x, const uint64_t *di
 		return x;
 	struct value r = b_node(im, NK_Broadcast, name, &x, 1, rt);
 	if (r.node)
-		node_set_int(im->m, r.node, "axis", axis);
+		node_set_int(im->m, r.node, AN_axis, axis);
 	return r;
 }
 

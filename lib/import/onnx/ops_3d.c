@@ -149,7 +149,7 @@ static struct value zero_slice(struct importer *im, struct value v, unsigned axi
 	struct value r = b_node(im, NK_Concat, dname(im, name, "padded"), ops, 2,
 				type_with_dims(im->tc, t, dims, t->rank));
 	if (r.node)
-		node_set_int(im->m, r.node, "dim", axis);
+		node_set_int(im->m, r.node, AN_dim, axis);
 	return r;
 }
 
@@ -176,7 +176,7 @@ static struct value gather_idx(struct importer *im, struct value v, unsigned axi
 	struct value ops[2] = {v, it ? tval(im, it) : no_value};
 	struct value g = b_node(im, NK_Gather, dname(im, name, "gather"), ops, 2, type_with_dims(im->tc, t, dims, r));
 	if (g.node)
-		node_set_int(im->m, g.node, "axis", axis);
+		node_set_int(im->m, g.node, AN_axis, axis);
 	return g;
 }
 
@@ -194,7 +194,7 @@ static struct value reduce_axis(struct importer *im, struct value v, unsigned ki
 	struct value red = b_node(im, kind, name, &v, 1, type_with_dims(im->tc, t, dims, r));
 	if (red.node) {
 		int64_t ax = axis;
-		node_set_ints(im->m, red.node, "axes", &ax, 1);
+		node_set_ints(im->m, red.node, AN_axes, &ax, 1);
 	}
 	return red;
 }
@@ -366,11 +366,11 @@ int op_conv_3d(struct importer *im, const onnx_node *n)
 		return -1;
 	int64_t k2[2] = {win.k[1], win.k[2]}, s2[2] = {win.s[1], win.s[2]}, d2[2] = {win.d[1], win.d[2]};
 	int64_t p4[4] = {win.pb[1], win.pb[2], win.pe[1], win.pe[2]};
-	node_set_ints(im->m, r.node, "kernels", k2, 2);
-	node_set_ints(im->m, r.node, "strides", s2, 2);
-	node_set_ints(im->m, r.node, "pads", p4, 4);
-	node_set_ints(im->m, r.node, "dilation", d2, 2);
-	node_set_int(im->m, r.node, "group", g);
+	node_set_ints(im->m, r.node, AN_kernels, k2, 2);
+	node_set_ints(im->m, r.node, AN_strides, s2, 2);
+	node_set_ints(im->m, r.node, AN_pads, p4, 4);
+	node_set_ints(im->m, r.node, AN_dilation, d2, 2);
+	node_set_int(im->m, r.node, AN_group, g);
 	uint64_t d5[5] = {N, OD, rd[1], rd[2], oc};
 	return ncdhw_out(im, b_reshape(im, r, d5, 5, dname(im, name, "ndhwc")));
 }
@@ -448,11 +448,11 @@ int op_conv_transpose_3d(struct importer *im, const onnx_node *n)
 		return -1;
 	int64_t k2[2] = {k[1], k[2]}, s2[2] = {s[1], s[2]}, d2[2] = {d[1], d[2]};
 	int64_t p4[4] = {pb[1], pb[2], pe[1] - op[1], pe[2] - op[2]};
-	node_set_ints(im->m, r.node, "kernels", k2, 2);
-	node_set_ints(im->m, r.node, "strides", s2, 2);
-	node_set_ints(im->m, r.node, "pads", p4, 4);
-	node_set_ints(im->m, r.node, "dilation", d2, 2);
-	node_set_int(im->m, r.node, "group", g);
+	node_set_ints(im->m, r.node, AN_kernels, k2, 2);
+	node_set_ints(im->m, r.node, AN_strides, s2, 2);
+	node_set_ints(im->m, r.node, AN_pads, p4, 4);
+	node_set_ints(im->m, r.node, AN_dilation, d2, 2);
+	node_set_int(im->m, r.node, AN_group, g);
 	/* (N, D, OH, OW, G, KD, OC/G) -> (N, KD, D, OH, OW, G, OC/G) -> (N, KD*D, OH, OW, OC) */
 	uint64_t r7[7] = {N, D, OH, OW, G, KD, ocg}, r5[5] = {N, KD * D, OH, OW, oc};
 	static const unsigned rperm[7] = {0, 5, 1, 2, 3, 4, 6};

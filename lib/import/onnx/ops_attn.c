@@ -48,7 +48,7 @@ static struct value slice(struct importer *im, struct value x, const int64_t *st
 	const struct type *t = val_type(x);
 	struct value r = b_node(im, NK_Slice, name, &x, 1, type_with_dims(im->tc, t, dims, t->rank));
 	if (r.node)
-		node_set_ints(im->m, r.node, "start", start, t->rank);
+		node_set_ints(im->m, r.node, AN_start, start, t->rank);
 	return r;
 }
 
@@ -74,7 +74,7 @@ static struct value last_axis(struct importer *im, struct value x, uint64_t off,
 	struct value ops[2] = {x, tval(im, it)};
 	struct value r = b_node(im, NK_Gather, name, ops, 2, type_with_dims(im->tc, t, d, t->rank));
 	if (r.node)
-		node_set_int(im->m, r.node, "axis", t->rank - 1);
+		node_set_int(im->m, r.node, AN_axis, t->rank - 1);
 	return r;
 }
 
@@ -90,7 +90,7 @@ static struct value concat(struct importer *im, const struct value *vs, unsigned
 		d[axis] += val_type(vs[i])->dims[axis];
 	struct value r = b_node(im, NK_Concat, name, vs, n, type_with_dims(im->tc, t, d, t->rank));
 	if (r.node)
-		node_set_int(im->m, r.node, "dim", axis);
+		node_set_int(im->m, r.node, AN_dim, axis);
 	return r;
 }
 
@@ -340,7 +340,7 @@ int op_attention(struct importer *im, const onnx_node *n)
 	struct value s2 = s;
 	struct value p = b_unary(im, NK_SoftMax, dname(im, name, "probs"), s);
 	if (p.node)
-		node_set_int(im->m, p.node, "axis", 3);
+		node_set_int(im->m, p.node, AN_axis, 3);
 	if (have_bias && p.node) {
 		/* a row whose every key is masked is -inf throughout: softmax
 		 * gives NaN; onnxruntime gives 0 (the output row is 0) */

@@ -29,7 +29,7 @@ static struct value shift(struct importer *im, struct value x, struct value k, b
 {
 	struct value r = bin(im, NK_BitShift, x, k, name);
 	if (r.node)
-		node_set_int(im->m, r.node, "direction", left ? 0 : 1);
+		node_set_int(im->m, r.node, AN_direction, left ? 0 : 1);
 	return r;
 }
 
@@ -110,7 +110,7 @@ int op_bitwise(struct importer *im, const onnx_node *n)
 	struct value s = b_node(im, NK_BatchedReduceAdd, name, &c, 1, ty(im, at->elem, d, r));
 	if (s.node) {
 		int64_t ax = r;
-		node_set_ints(im->m, s.node, "axes", &ax, 1);
+		node_set_ints(im->m, s.node, AN_axes, &ax, 1);
 	}
 	return set_out(im, 0, s);
 }
@@ -184,6 +184,6 @@ int op_tensor_scatter(struct importer *im, const onnx_node *n)
 	struct value ops[3] = {c, pos, u};
 	struct value r = b_node(im, NK_ScatterElements, name, ops, 3, ct);
 	if (r.node)
-		node_set_int(im->m, r.node, "axis", axis);
+		node_set_int(im->m, r.node, AN_axis, axis);
 	return set_out(im, 0, r);
 }

@@ -103,7 +103,7 @@ static struct tensor *take(struct importer *im, struct tensor *x, unsigned axis,
 	const struct type *st = type_with_dims(im->tc, val_type(v), odims, x->rank);
 	struct value s = b_node(im, NK_Slice, dname(im, name, "slice"), &v, 1, st);
 	if (s.node)
-		node_set_ints(im->m, s.node, "start", start, x->rank);
+		node_set_ints(im->m, s.node, AN_start, start, x->rank);
 	return t_of_value(im, name, x->dtype, b_reshape(im, s, rdims, r, name));
 }
 
@@ -145,7 +145,7 @@ static struct tensor *stack(struct importer *im, struct tensor **ts, unsigned n,
 	const struct type *t = ty(im, dt_elem(t0->dtype), all, r);
 	struct value c = b_node(im, NK_Concat, name, vs, n, t);
 	if (c.node)
-		node_set_int(im->m, c.node, "dim", axis);
+		node_set_int(im->m, c.node, AN_dim, axis);
 	return t_of_value(im, name, t0->dtype, c);
 }
 

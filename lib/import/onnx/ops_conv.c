@@ -152,11 +152,11 @@ static int nchw_out(struct importer *im, struct value r, unsigned nsp)
 
 static void set_window(struct importer *im, struct node *nd, const struct window *w, bool dil)
 {
-	node_set_ints(im->m, nd, "kernels", w->k, 2);
-	node_set_ints(im->m, nd, "strides", w->s, 2);
-	node_set_ints(im->m, nd, "pads", w->pads, 4);
+	node_set_ints(im->m, nd, AN_kernels, w->k, 2);
+	node_set_ints(im->m, nd, AN_strides, w->s, 2);
+	node_set_ints(im->m, nd, AN_pads, w->pads, 4);
 	if (dil)
-		node_set_ints(im->m, nd, "dilation", w->d, 2);
+		node_set_ints(im->m, nd, AN_dilation, w->d, 2);
 }
 
 static bool is_float_input(struct importer *im, const struct tensor *x)
@@ -218,7 +218,7 @@ int op_conv(struct importer *im, const onnx_node *n)
 	if (!r.node)
 		return -1;
 	set_window(im, r.node, &win, true);
-	node_set_int(im->m, r.node, "group", g);
+	node_set_int(im->m, r.node, AN_group, g);
 	return nchw_out(im, r, win.nsp);
 }
 
@@ -297,7 +297,7 @@ int op_conv_transpose(struct importer *im, const onnx_node *n)
 	if (!r.node)
 		return -1;
 	set_window(im, r.node, &win, true);
-	node_set_int(im->m, r.node, "group", g);
+	node_set_int(im->m, r.node, AN_group, g);
 	if (extend) {
 		int64_t pads[8] = {0, 0, 0, 0, 0, ext[0], ext[1], 0};
 		dims[1] += (uint64_t)ext[0];
@@ -306,7 +306,7 @@ int op_conv_transpose(struct importer *im, const onnx_node *n)
 		bool biased = in_opt(im, 2) != NULL;
 		r = b_node(im, NK_Pad, dname(im, name, biased ? "ext" : "nhwc"), &r, 1, et);
 		if (r.node)
-			node_set_ints(im->m, r.node, "pads", pads, 8);
+			node_set_ints(im->m, r.node, AN_pads, pads, 8);
 		if (biased) {
 			struct value bb = b_broadcast(im, bias, dims, 4, dname(im, name, "biasb"));
 			struct value add[2] = {r, bb};
@@ -365,7 +365,7 @@ static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
 			    (win.pads[2] != pv[win.nsp] || (win.nsp == 2 && win.pads[3] != pv[3]));
 		if (inc && grew)
 			return op_err(im, "ceil_mode with count_include_pad is not supported");
-		node_set_int(im->m, p, "count_include_pads", inc);
+		node_set_int(im->m, p, AN_count_include_pads, inc);
 	}
 	set_window(im, p, &win, false);
 	if (max && out_used(im, 1) && maxpool_indices(im, node_val(p, 1), x, win.nsp))
@@ -412,9 +412,9 @@ int op_batchnorm(struct importer *im, const onnx_node *n)
 	struct value r = b_node(im, NK_BatchNormalization, out_name(im, 0), ops, 5, val_type(ops[0]));
 	if (!r.node)
 		return -1;
-	node_set_int(im->m, r.node, "channel_idx", 1);
-	node_set_float(im->m, r.node, "epsilon", attr_f(n, "epsilon", 1e-5f));
-	node_set_float(im->m, r.node, "momentum", attr_f(n, "momentum", 0.9f));
+	node_set_int(im->m, r.node, AN_channel_idx, 1);
+	node_set_float(im->m, r.node, AN_epsilon, attr_f(n, "epsilon", 1e-5f));
+	node_set_float(im->m, r.node, AN_momentum, attr_f(n, "momentum", 0.9f));
 	return set_out(im, 0, r);
 }
 
@@ -436,8 +436,8 @@ int op_instancenorm(struct importer *im, const onnx_node *n)
 	struct value r = b_node(im, NK_InstanceNormalization, out_name(im, 0), ops, 3, val_type(ops[0]));
 	if (!r.node)
 		return -1;
-	node_set_int(im->m, r.node, "channel_idx", 1);
-	node_set_float(im->m, r.node, "epsilon", attr_f(n, "epsilon", 1e-5f));
+	node_set_int(im->m, r.node, AN_channel_idx, 1);
+	node_set_float(im->m, r.node, AN_epsilon, attr_f(n, "epsilon", 1e-5f));
 	return set_out(im, 0, r);
 }
 
@@ -466,7 +466,7 @@ static int layernorm_stats(struct importer *im, struct value xv, unsigned axis, 
 				 type_with_dims(im->tc, xt, d1, 1));
 	if (!m1.node)
 		return -1;
-	node_set_ints(im->m, m1.node, "axes", ax1, 1);
+	node_set_ints(im->m, m1.node, AN_axes, ax1, 1);
 	if (out_used(im, 1) && set_out(im, 1, b_reshape(im, m1, sd, xt->rank, mname)))
 		return -1;
 	if (!out_used(im, 2))
@@ -482,7 +482,7 @@ static int layernorm_stats(struct importer *im, struct value xv, unsigned axis, 
 				  type_with_dims(im->tc, xt, d1, 1));
 	if (!var.node)
 		return -1;
-	node_set_ints(im->m, var.node, "axes", ax1, 1);
+	node_set_ints(im->m, var.node, AN_axes, ax1, 1);
 	ops[0] = var;
 	ops[1] = b_splat_const(im, dname(im, iname, "eps"), val_type(var), eps);
 	struct value ve = b_node(im, NK_Add, dname(im, iname, "vareps"), ops, 2, val_type(var));
@@ -511,8 +511,8 @@ int op_layernorm(struct importer *im, const onnx_node *n)
 	struct value r = b_node(im, NK_LayerNormalization, name, ops, 3, xv.node ? val_type(xv) : NULL);
 	if (!r.node)
 		return -1;
-	node_set_int(im->m, r.node, "axis", axis);
-	node_set_float(im->m, r.node, "epsilon", attr_f(n, "epsilon", 1e-5f));
+	node_set_int(im->m, r.node, AN_axis, axis);
+	node_set_float(im->m, r.node, AN_epsilon, attr_f(n, "epsilon", 1e-5f));
 	if (set_out(im, 0, r))
 		return -1;
 	if (!out_used(im, 1) && !out_used(im, 2))
@@ -537,10 +537,10 @@ int op_lrn(struct importer *im, const onnx_node *n)
 	struct value r = b_unary(im, NK_LocalResponseNormalization, dname(im, name, "nhwc"), xv);
 	if (!r.node)
 		return -1;
-	node_set_int(im->m, r.node, "half_window_size", (size - 1) / 2);
-	node_set_float(im->m, r.node, "alpha", attr_f(n, "alpha", 1e-4f));
-	node_set_float(im->m, r.node, "beta", attr_f(n, "beta", 0.75f));
-	node_set_float(im->m, r.node, "k", attr_f(n, "bias", 1.0f));
+	node_set_int(im->m, r.node, AN_half_window_size, (size - 1) / 2);
+	node_set_float(im->m, r.node, AN_alpha, attr_f(n, "alpha", 1e-4f));
+	node_set_float(im->m, r.node, AN_beta, attr_f(n, "beta", 0.75f));
+	node_set_float(im->m, r.node, AN_k, attr_f(n, "bias", 1.0f));
 	return set_out(im, 0, b_to_nchw(im, r, name));
 }
 
@@ -570,12 +570,12 @@ static int space_depth(struct importer *im, const onnx_node *n, bool to_space)
 				xv.node ? type_with_dims(im->tc, val_type(xv), dims, 4) : NULL);
 	if (!r.node)
 		return -1;
-	node_set_int(im->m, r.node, "block_size", b);
+	node_set_int(im->m, r.node, AN_block_size, b);
 	if (to_space) {
 		const char *mode = attr_s(im, n, "mode", "DCR");
 		if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
 			return op_err(im, "mode '%s' is not supported", mode);
-		node_set_int(im->m, r.node, "mode", mode[0] == 'C');
+		node_set_int(im->m, r.node, AN_mode, mode[0] == 'C');
 	}
 	return set_out(im, 0, b_to_nchw(im, r, name));
 }

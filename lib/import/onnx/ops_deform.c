@@ -65,10 +65,10 @@ static struct value dc_corner(struct dc *c, struct value y, struct value x, stru
 	struct value yc = b_unary(im, NK_Clip, dc_name(c), y), xc = b_unary(im, NK_Clip, dc_name(c), x);
 	if (!yc.node || !xc.node)
 		return no_value;
-	node_set_float(im->m, yc.node, "min", 0);
-	node_set_float(im->m, yc.node, "max", (double)c->H - 1);
-	node_set_float(im->m, xc.node, "min", 0);
-	node_set_float(im->m, xc.node, "max", (double)c->W - 1);
+	node_set_float(im->m, yc.node, AN_min, 0);
+	node_set_float(im->m, yc.node, AN_max, (double)c->H - 1);
+	node_set_float(im->m, xc.node, AN_min, 0);
+	node_set_float(im->m, xc.node, AN_max, (double)c->W - 1);
 	struct value idx = dc_bin(c, NK_Add,
 				  dc_bin(c, NK_Mul, b_convert(im, yc, EK_I64, dc_name(c)), dc_f(c, c->it, (double)c->W)),
 				  b_convert(im, xc, EK_I64, dc_name(c)));
@@ -76,7 +76,7 @@ static struct value dc_corner(struct dc *c, struct value y, struct value x, stru
 	struct value ops[2] = {c->flat, ib};
 	struct value g = ib.node && c->flat.node ? b_node(im, NK_GatherElements, dc_name(c), ops, 2, c->vt) : no_value;
 	if (g.node)
-		node_set_int(im->m, g.node, "axis", 3);
+		node_set_int(im->m, g.node, AN_axis, 3);
 	struct value wz = b_node(im, NK_Select, dc_name(c), (struct value[]){ok, w, zero}, 3, c->ft);
 	return dc_bin(c, NK_Mul, g, b_broadcast(im, wz, c->vt->dims, 4, dc_name(c)));
 }
@@ -162,7 +162,7 @@ int op_deform_conv(struct importer *im, const onnx_node *n)
 		struct value s = o.node ? b_node(im, NK_Slice, dname(im, name, a ? "dx" : "dy"), &o, 1, ty(im, elem, s5, 5))
 					: no_value;
 		if (s.node)
-			node_set_ints(im->m, s.node, "start", (int64_t[]){0, 0, 0, a, 0}, 5);
+			node_set_ints(im->m, s.node, AN_start, (int64_t[]){0, 0, 0, a, 0}, 5);
 		d[a] = b_reshape(im, s, f4, 4, dc_name(&c));
 	}
 	struct value yy = dc_bin(&c, NK_Add, b_broadcast(im, tval(im, byt), f4, 4, dc_name(&c)), d[0]);

@@ -223,13 +223,13 @@ int op_activation(struct importer *im, const onnx_node *n)
 		bool leaky = op[0] == 'L';
 		struct value r = b_unary(im, leaky ? NK_LeakyRelu : NK_Elu, name, x);
 		if (r.node)
-			node_set_float(im->m, r.node, "alpha", attr_f(n, "alpha", leaky ? 0.01f : 1.0f));
+			node_set_float(im->m, r.node, AN_alpha, attr_f(n, "alpha", leaky ? 0.01f : 1.0f));
 		return set_out(im, 0, r);
 	}
 	if (strcmp(op, "Selu") == 0) {
 		struct value e = b_unary(im, NK_Elu, dname(im, name, "elu"), x);
 		if (e.node)
-			node_set_float(im->m, e.node, "alpha", attr_f(n, "alpha", 1.67326319217681884765625f));
+			node_set_float(im->m, e.node, AN_alpha, attr_f(n, "alpha", 1.67326319217681884765625f));
 		struct value g = splat_like(im, x, attr_f(n, "gamma", 1.05070102214813232421875f),
 					    dname(im, name, "gamma"));
 		return set_out(im, 0, ew2(im, NK_Mul, e, g, name));
@@ -241,7 +241,7 @@ int op_activation(struct importer *im, const onnx_node *n)
 			return op_err(im, "unknown approximate '%s' (none or tanh)", ap);
 		struct value r = b_unary(im, NK_Gelu, name, x);
 		if (r.node && a)
-			node_set_int(im->m, r.node, "approximate", a);
+			node_set_int(im->m, r.node, AN_approximate, a);
 		return set_out(im, 0, r);
 	}
 	if (strcmp(op, "Celu") == 0) { /* alpha * Elu(x / alpha) */
@@ -257,8 +257,8 @@ int op_activation(struct importer *im, const onnx_node *n)
 				     dname(im, name, "add"));
 		struct value r = b_unary(im, NK_Clip, name, y);
 		if (r.node) {
-			node_set_float(im->m, r.node, "min", 0);
-			node_set_float(im->m, r.node, "max", 1);
+			node_set_float(im->m, r.node, AN_min, 0);
+			node_set_float(im->m, r.node, AN_max, 1);
 		}
 		return set_out(im, 0, r);
 	}
@@ -372,8 +372,8 @@ int op_clip(struct importer *im, const onnx_node *n)
 	if (elem_is_float((enum elem_kind)val_type(x)->elem)) {
 		struct value r = b_unary(im, NK_Clip, name, x);
 		if (r.node) {
-			node_set_float(im->m, r.node, "min", lo);
-			node_set_float(im->m, r.node, "max", hi);
+			node_set_float(im->m, r.node, AN_min, lo);
+			node_set_float(im->m, r.node, AN_max, hi);
 		}
 		return set_out(im, 0, r);
 	}

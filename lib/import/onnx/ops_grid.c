@@ -98,7 +98,7 @@ int op_affine_grid(struct importer *im, const onnx_node *n)
 	if (ok) {
 		base = b_node(im, NK_Concat, dname(im, name, "base"), cols, ns + 1, ty(im, tt->elem, bfull, ns + 2));
 		if (base.node)
-			node_set_int(im->m, base.node, "dim", ns + 1);
+			node_set_int(im->m, base.node, AN_dim, ns + 1);
 	}
 	uint64_t bd[3] = {1, P, ns + 1}, bb[3] = {b, P, ns + 1};
 	struct value bv = b_broadcast(im, b_reshape(im, base, bd, 3, dname(im, name, "rows1")), bb, 3,
@@ -205,8 +205,8 @@ int op_col2im(struct importer *im, const onnx_node *n)
 		return -1;
 	struct value s = b_node(im, NK_ScatterElements, dname(im, name, "sum"), ops, 3, val_type(zero));
 	if (s.node) {
-		node_set_int(im->m, s.node, "axis", 1);
-		node_set_int(im->m, s.node, "reduction", 1); /* add */
+		node_set_int(im->m, s.node, AN_axis, 1);
+		node_set_int(im->m, s.node, AN_reduction, 1); /* add */
 	}
 	uint64_t pd[GLOW_MAX_RANK] = {N, C}, od[GLOW_MAX_RANK] = {N, C};
 	int64_t start[GLOW_MAX_RANK] = {0, 0};
@@ -224,6 +224,6 @@ int op_col2im(struct importer *im, const onnx_node *n)
 		return -1;
 	struct value r = b_node(im, NK_Slice, name, &p, 1, ty(im, xt->elem, od, ns + 2));
 	if (r.node)
-		node_set_ints(im->m, r.node, "start", start, ns + 2);
+		node_set_ints(im->m, r.node, AN_start, start, ns + 2);
 	return set_out(im, 0, r);
 }

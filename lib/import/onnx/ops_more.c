@@ -60,7 +60,7 @@ static struct value reduce_all(struct importer *im, unsigned kind, struct value 
 	uint64_t none[1] = {0};
 	struct value r = b_node(im, kind, name, &x, 1, ty(im, t->elem, none, 0));
 	if (r.node)
-		node_set_ints(im->m, r.node, "axes", axes, t->rank);
+		node_set_ints(im->m, r.node, AN_axes, axes, t->rank);
 	return r;
 }
 
@@ -83,7 +83,7 @@ static struct value reduce_keep(struct importer *im, unsigned kind, struct value
 	}
 	struct value r = b_node(im, kind, dname(im, name, "reduce"), &x, 1, ty(im, t->elem, rd, rr));
 	if (r.node)
-		node_set_ints(im->m, r.node, "axes", axes, naxes);
+		node_set_ints(im->m, r.node, AN_axes, axes, naxes);
 	return b_reshape(im, r, kd, t->rank, name);
 }
 
@@ -116,7 +116,7 @@ int op_gather_elements(struct importer *im, const onnx_node *n)
 	struct value r = b_node(im, NK_GatherElements, out_name(im, 0), (struct value[]){d, ix}, 2,
 				type_with_dims(im->tc, dt, it->dims, it->rank));
 	if (r.node)
-		node_set_int(im->m, r.node, "axis", axis);
+		node_set_int(im->m, r.node, AN_axis, axis);
 	return set_out(im, 0, r);
 }
 
@@ -157,8 +157,8 @@ int op_scatter_elements(struct importer *im, const onnx_node *n)
 		return op_err(im, "updates must have the element type of data");
 	struct value r = b_node(im, NK_ScatterElements, out_name(im, 0), (struct value[]){d, ix, u}, 3, dt);
 	if (r.node) {
-		node_set_int(im->m, r.node, "axis", axis);
-		node_set_int(im->m, r.node, "reduction", red);
+		node_set_int(im->m, r.node, AN_axis, axis);
+		node_set_int(im->m, r.node, AN_reduction, red);
 	}
 	return set_out(im, 0, r);
 }
@@ -178,7 +178,7 @@ int op_scatter_nd(struct importer *im, const onnx_node *n)
 		return op_err(im, "updates must have the element type of data");
 	struct value r = b_node(im, NK_ScatterND, out_name(im, 0), (struct value[]){d, ix, u}, 3, dt);
 	if (r.node)
-		node_set_int(im->m, r.node, "reduction", red);
+		node_set_int(im->m, r.node, AN_reduction, red);
 	return set_out(im, 0, r);
 }
 
@@ -213,8 +213,8 @@ int op_isinf(struct importer *im, const onnx_node *n)
 		return op_err(im, "input must be floating point");
 	struct value r = b_node(im, NK_IsInf, out_name(im, 0), &x, 1, type_with_elem(im->tc, val_type(x), EK_BOOL));
 	if (r.node) {
-		node_set_int(im->m, r.node, "detect_positive", attr_i(n, "detect_positive", 1) != 0);
-		node_set_int(im->m, r.node, "detect_negative", attr_i(n, "detect_negative", 1) != 0);
+		node_set_int(im->m, r.node, AN_detect_positive, attr_i(n, "detect_positive", 1) != 0);
+		node_set_int(im->m, r.node, AN_detect_negative, attr_i(n, "detect_negative", 1) != 0);
 	}
 	return set_out(im, 0, r);
 }
@@ -245,7 +245,7 @@ int op_bitshift(struct importer *im, const onnx_node *n)
 		return op_err(im, "operands must be integers of one type");
 	struct value r = ew(im, NK_BitShift, a, b, name);
 	if (r.node)
-		node_set_int(im->m, r.node, "direction", d);
+		node_set_int(im->m, r.node, AN_direction, d);
 	return set_out(im, 0, r);
 }
 
@@ -295,7 +295,7 @@ static struct value nll(struct importer *im, const onnx_node *n, struct value lp
 	struct value g = b_node(im, NK_GatherElements, dname(im, name, "gather"), (struct value[]){lp, t3}, 2,
 				type_with_dims(im->tc, lt, d3, lt->rank));
 	if (g.node)
-		node_set_int(im->m, g.node, "axis", 1);
+		node_set_int(im->m, g.node, AN_axis, 1);
 	g = b_reshape(im, g, tt->dims, tt->rank, dname(im, name, "picked"));
 	struct value loss = b_unary(im, NK_Neg, dname(im, name, "neg"), g), w = no_value;
 	if (!loss.node)
@@ -349,7 +349,7 @@ int op_sce_loss(struct importer *im, const onnx_node *n)
 	bool lp_out = n->n_output > 1 && *out_name(im, 1);
 	struct value lp = b_unary(im, NK_LogSoftMax, lp_out ? out_name(im, 1) : dname(im, name, "logprob"), x);
 	if (lp.node)
-		node_set_int(im->m, lp.node, "axis", 1);
+		node_set_int(im->m, lp.node, AN_axis, 1);
 	if (set_out(im, 0, nll(im, n, lp, tg, in_opt(im, 2), name)))
 		return -1;
 	return lp_out ? set_out(im, 1, lp) : 0;
@@ -449,8 +449,8 @@ int op_hardmax(struct importer *im, const onnx_node *n)
 	kd[axis] = 1;
 	struct value am = b_node(im, NK_ArgMax, dname(im, name, "argmax"), &v, 1, ty(im, EK_I64, kd, vt->rank));
 	if (am.node) {
-		node_set_int(im->m, am.node, "axis", axis);
-		node_set_int(im->m, am.node, "keep_dims", 1);
+		node_set_int(im->m, am.node, AN_axis, axis);
+		node_set_int(im->m, am.node, AN_keep_dims, 1);
 	}
 	struct value pos = iota(im, vt->dims[axis], axis, vt->rank, dname(im, name, "pos"));
 	am = b_broadcast(im, am, vt->dims, vt->rank, dname(im, name, "argmaxb"));
@@ -515,7 +515,7 @@ int op_onehot(struct importer *im, const onnx_node *n)
 		struct value s = b_node(im, NK_Slice, dname(im, pn, "slice"), &vals, 1,
 					type_with_dims(im->tc, vt, (uint64_t[]){1}, 1));
 		if (s.node)
-			node_set_ints(im->m, s.node, "start", (int64_t[]){k}, 1);
+			node_set_ints(im->m, s.node, AN_start, (int64_t[]){k}, 1);
 		pick[k] = b_broadcast(im, b_reshape(im, s, ones, r, dname(im, pn, "r")), od, r, pn);
 	}
 	return set_out(im, 0, sel(im, eq, pick[1], pick[0], name));

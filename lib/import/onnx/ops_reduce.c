@@ -43,10 +43,10 @@ int op_gemm(struct importer *im, const onnx_node *n)
 	struct value r = b_node(im, NK_Gemm, name, ops, 3, rt);
 	if (!r.node)
 		return -1;
-	node_set_float(im->m, r.node, "alpha", attr_f(n, "alpha", 1));
-	node_set_float(im->m, r.node, "beta", attr_f(n, "beta", 1));
-	node_set_int(im->m, r.node, "trans_a", tra);
-	node_set_int(im->m, r.node, "trans_b", trb);
+	node_set_float(im->m, r.node, AN_alpha, attr_f(n, "alpha", 1));
+	node_set_float(im->m, r.node, AN_beta, attr_f(n, "beta", 1));
+	node_set_int(im->m, r.node, AN_trans_a, tra);
+	node_set_int(im->m, r.node, AN_trans_b, trb);
 	return set_out(im, 0, r);
 }
 
@@ -198,7 +198,7 @@ int op_reduce(struct importer *im, const onnx_node *n)
 				v.node ? type_with_dims(im->tc, val_type(v), dd, dr) : NULL);
 	if (!r.node)
 		return -1;
-	node_set_ints(im->m, r.node, "axes", ax, nax);
+	node_set_ints(im->m, r.node, AN_axes, ax, nax);
 	if (post != POST_NONE)
 		r = b_unary(im, post == POST_SQRT ? NK_Sqrt : NK_Log, keep ? dname(im, name, "post") : name, r);
 	if (keep)
@@ -229,14 +229,14 @@ int op_argminmax(struct importer *im, const onnx_node *n)
 		xv = b_node(im, NK_Flip, dname(im, name, "flip"), &xv, 1, xv.node ? val_type(xv) : NULL);
 		if (!xv.node)
 			return -1;
-		node_set_int(im->m, xv.node, "axis", axis);
+		node_set_int(im->m, xv.node, AN_axis, axis);
 	}
 	struct value res = b_node(im, strcmp(n->op_type, "ArgMax") == 0 ? NK_ArgMax : NK_ArgMin,
 				  last ? dname(im, name, "flipped") : name, &xv, 1, ty(im, IDX_ELEM, dims, r));
 	if (!res.node)
 		return -1;
-	node_set_int(im->m, res.node, "axis", axis);
-	node_set_int(im->m, res.node, "keep_dims", keep);
+	node_set_int(im->m, res.node, AN_axis, axis);
+	node_set_int(im->m, res.node, AN_keep_dims, keep);
 	if (last) {
 		struct value top = b_splat_const(im, dname(im, name, "top"), val_type(res), (double)(x->dims[axis] - 1));
 		res = bin(im, NK_Sub, top, res, name);
@@ -294,7 +294,7 @@ int op_topk(struct importer *im, const onnx_node *n)
 		return -1;
 	struct node *p = node_create(im->f, NK_TopK, moved || smallest ? dname(im, vname, "topk") : (*vname ? vname : iname), &xv, 1,
 				     types, NULL, LOC_NONE);
-	node_set_int(im->m, p, "k", k);
+	node_set_int(im->m, p, AN_k, k);
 	struct value vals = node_val(p, 0), idx = node_val(p, 1);
 	if (moved) {
 		vals = b_transpose(im, vals, perm, smallest ? dname(im, vname, "negvals") : vname);
@@ -330,7 +330,7 @@ int op_softmax(struct importer *im, const onnx_node *n)
 	if (!old || axis == x->rank - 1) {
 		struct value r = b_unary(im, kind, name, xv);
 		if (r.node)
-			node_set_int(im->m, r.node, "axis", axis);
+			node_set_int(im->m, r.node, AN_axis, axis);
 		return set_out(im, 0, r);
 	}
 	uint64_t d2[2] = {1, 1};
@@ -339,7 +339,7 @@ int op_softmax(struct importer *im, const onnx_node *n)
 	struct value f = b_reshape(im, xv, d2, 2, dname(im, name, "2d"));
 	struct value r = b_unary(im, kind, dname(im, name, "sm"), f);
 	if (r.node)
-		node_set_int(im->m, r.node, "axis", 1);
+		node_set_int(im->m, r.node, AN_axis, 1);
 	return set_out(im, 0, b_reshape(im, r, x->dims, x->rank, name));
 }
 
@@ -356,9 +356,9 @@ int op_cumsum(struct importer *im, const onnx_node *n)
 	struct value r = b_unary(im, NK_CumSum, out_name(im, 0), tval(im, x));
 	if (!r.node)
 		return -1;
-	node_set_int(im->m, r.node, "axis", axis);
-	node_set_int(im->m, r.node, "exclusive", attr_i(n, "exclusive", 0) != 0);
-	node_set_int(im->m, r.node, "reverse", attr_i(n, "reverse", 0) != 0);
+	node_set_int(im->m, r.node, AN_axis, axis);
+	node_set_int(im->m, r.node, AN_exclusive, attr_i(n, "exclusive", 0) != 0);
+	node_set_int(im->m, r.node, AN_reverse, attr_i(n, "reverse", 0) != 0);
 	return set_out(im, 0, r);
 }
 

@@ -284,7 +284,7 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 			struct value g = b_node(im, NK_Gather, dname(im, name, "tap"), ops, 2, gt);
 			if (!g.node)
 				return no_value;
-			node_set_int(im->m, g.node, "axis", k);
+			node_set_int(im->m, g.node, AN_axis, k);
 			if (!ones) {
 				struct tensor *wt = t_from_floats(im, dname(im, name, "w"), x->dtype, rank, wd, w + t * out);
 				struct value m[2] = {g, b_broadcast(im, tval(im, wt), od, rank, dname(im, name, "wb"))};
@@ -465,7 +465,7 @@ int op_resize(struct importer *im, const onnx_node *n)
 	struct value r = b_node(im, kind, out_name(im, 0), &xv, 1, rt);
 	if (!r.node)
 		return -1;
-	node_set_floats(im->m, r.node, "scale", scales, x->rank);
+	node_set_floats(im->m, r.node, AN_scale, scales, x->rank);
 	return set_out(im, 0, r);
 }
 

@@ -165,7 +165,7 @@ static struct value slice(struct rnn *c, struct value x, const int64_t *start, c
 	struct value r = b_node(c->im, NK_Slice, dname(c->im, c->name, suffix), &x, 1,
 				ty(c->im, val_type(x)->elem, dims, rank));
 	if (r.node)
-		node_set_ints(c->im->m, r.node, "start", start, rank);
+		node_set_ints(c->im->m, r.node, AN_start, start, rank);
 	return r;
 }
 
@@ -226,7 +226,7 @@ static struct value apply_fn(struct rnn *c, const struct rnn_fn *f, struct value
 	case ACT_ELU:
 		r = b_unary(im, f->kind == ACT_LEAKY ? NK_LeakyRelu : NK_Elu, name, x);
 		if (r.node)
-			node_set_float(im->m, r.node, "alpha", f->alpha);
+			node_set_float(im->m, r.node, AN_alpha, f->alpha);
 		return r;
 	case ACT_AFFINE: {
 		/* one call per statement: the order of the nodes does not depend
@@ -245,8 +245,8 @@ static struct value apply_fn(struct rnn *c, const struct rnn_fn *f, struct value
 		r = bin(c, NK_Add, bin(c, NK_Mul, x, a, suffix), b, suffix);
 		r = b_unary(im, NK_Clip, name, r);
 		if (r.node) {
-			node_set_float(im->m, r.node, "min", 0);
-			node_set_float(im->m, r.node, "max", 1);
+			node_set_float(im->m, r.node, AN_min, 0);
+			node_set_float(im->m, r.node, AN_max, 1);
 		}
 		return r;
 	}
@@ -272,8 +272,8 @@ static struct value gate(struct rnn *c, const struct rnn_fn *f, struct value pre
 	if (c->clip && pre.node) {
 		pre = b_unary(c->im, NK_Clip, dname(c->im, c->name, "clip"), pre);
 		if (pre.node) {
-			node_set_float(c->im->m, pre.node, "min", -c->clipv);
-			node_set_float(c->im->m, pre.node, "max", c->clipv);
+			node_set_float(c->im->m, pre.node, AN_min, -c->clipv);
+			node_set_float(c->im->m, pre.node, AN_max, c->clipv);
 		}
 	}
 	return apply_fn(c, f, pre, suffix);
@@ -430,7 +430,7 @@ static struct value concat(struct rnn *c, const struct value *v, unsigned n, uns
 		dims[dim] += val_type(v[i])->dims[dim];
 	struct node *nd = node_create1(c->im->f, NK_Concat, name, v, n, ty(c->im, c->elem, dims, t->rank), NULL,
 				       LOC_NONE);
-	node_set_int(c->im->m, nd, "dim", dim);
+	node_set_int(c->im->m, nd, AN_dim, dim);
 	return node_val(nd, 0);
 }
 

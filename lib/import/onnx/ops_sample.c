@@ -79,8 +79,8 @@ static struct value gs_clip(struct gs *c, struct value a, double lo, double hi)
 {
 	struct value r = b_unary(c->im, NK_Clip, gs_name(c), a);
 	if (r.node) {
-		node_set_float(c->im->m, r.node, "min", lo);
-		node_set_float(c->im->m, r.node, "max", hi);
+		node_set_float(c->im->m, r.node, AN_min, lo);
+		node_set_float(c->im->m, r.node, AN_max, hi);
 	}
 	return r;
 }
@@ -155,7 +155,7 @@ static struct value gs_tap3(struct gs *c, struct value x, struct value y, struct
 	struct value ops[2] = {c->flat, gs_bcast(c, idx)};
 	struct value g = b_node(c->im, NK_GatherElements, gs_name(c), ops, 2, c->vt);
 	if (g.node)
-		node_set_int(c->im->m, g.node, "axis", 2);
+		node_set_int(c->im->m, g.node, AN_axis, 2);
 	struct value vz = b_splat_const(c->im, dname(c->im, c->name, "z"), c->vt, 0);
 	return gs_sel(c, gs_bcast(c, ok), g, vz);
 }
@@ -303,7 +303,7 @@ int op_grid_sample(struct importer *im, const onnx_node *n)
 	for (unsigned k = 0; k < ns; k++) {
 		struct value s = b_node(im, NK_Slice, gs_name(&c), &gv, 1, ty(im, fe, sd, 3));
 		if (s.node)
-			node_set_ints(im->m, s.node, "start", (int64_t[]){0, 0, k}, 3);
+			node_set_ints(im->m, s.node, AN_start, (int64_t[]){0, 0, k}, 3);
 		coord[k] = b_reshape(im, s, c.ft ? c.ft->dims : sd, 3, gs_name(&c));
 		coord[k] = gs_unnormalize(&c, coord[k], size[k]);
 	}
@@ -401,7 +401,7 @@ int op_roi_align(struct importer *im, const onnx_node *n)
 	c.flat = b_node(im, NK_Gather, dname(im, c.name, "images"), gops, 2, ty(im, fe, fd, 3));
 	if (!c.flat.node)
 		return -1;
-	node_set_int(im->m, c.flat.node, "axis", 0);
+	node_set_int(im->m, c.flat.node, AN_axis, 0);
 	/* per-sample bin and point indices, sample s = ((ph * ow + pw) * sr + iy) * sr + ix */
 	double *pb[2], *pi[2];
 	for (unsigned k = 0; k < 2; k++) {
@@ -423,7 +423,7 @@ int op_roi_align(struct importer *im, const onnx_node *n)
 		for (unsigned e = 0; e < 2; e++) {
 			struct value s = b_node(im, NK_Slice, gs_name(&c), &rv, 1, ty(im, fe, rd, 2));
 			if (s.node)
-				node_set_ints(im->m, s.node, "start", (int64_t[]){0, 2 * e + k}, 2);
+				node_set_ints(im->m, s.node, AN_start, (int64_t[]){0, 2 * e + k}, 2);
 			s = b_broadcast(im, b_reshape(im, s, r3, 3, gs_name(&c)), c.ft->dims, 3, gs_name(&c));
 			s = gs_bin(&c, NK_Mul, s, gs_f(&c, scale));
 			corner[e] = half ? gs_bin(&c, NK_Sub, s, gs_f(&c, 0.5)) : s;
@@ -457,7 +457,7 @@ int op_roi_align(struct importer *im, const onnx_node *n)
 	if (!sum.node)
 		return -1;
 	int64_t ax = 4;
-	node_set_ints(im->m, sum.node, "axes", &ax, 1);
+	node_set_ints(im->m, sum.node, AN_axes, &ax, 1);
 	struct value dops[2] = {sum, b_splat_const(im, dname(im, c.name, "count"), val_type(sum), (double)G)};
 	struct value y = b_node(im, NK_Div, c.name, dops, 2, val_type(sum));
 	if (!y.node)
@@ -531,7 +531,7 @@ int op_max_unpool(struct importer *im, const onnx_node *n)
 		y = b_node(im, NK_InsertTensor, name, ins, 2, ins[0].node ? val_type(ins[0]) : NULL);
 		if (y.node) {
 			int64_t zero[GLOW_MAX_RANK] = {0};
-			node_set_ints(im->m, y.node, "start", zero, r);
+			node_set_ints(im->m, y.node, AN_start, zero, r);
 		}
 	}
 	if (!y.node)

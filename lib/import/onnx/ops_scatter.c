@@ -156,7 +156,7 @@ int scatter_minmax(struct importer *im, const onnx_node *n, bool nd, bool is_max
 				       &g, 1, ty(im, elem, ts, 2))
 				 : no_value;
 	if (gr.node)
-		node_set_ints(im->m, gr.node, "axes", (int64_t[]){1}, 1);
+		node_set_ints(im->m, gr.node, AN_axes, (int64_t[]){1}, 1);
 	struct value cur = gather0(im, data2, uniq, &nt, 1, dname(im, name, "cur"));
 	struct value ops[2] = {cur, gr};
 	struct value nv = cur.node && gr.node ? b_node(im, is_max ? NK_Max : NK_Min, dname(im, name, "combined"), ops, 2,

@@ -420,7 +420,7 @@ int op_concat(struct importer *im, const onnx_node *n)
 	const struct type *t = ty(im, dt_elem(ts[0]->dtype), dims, rank);
 	struct value r = b_node(im, NK_Concat, out_name(im, 0), ops, nops, t);
 	if (r.node)
-		node_set_int(im->m, r.node, "dim", axis);
+		node_set_int(im->m, r.node, AN_dim, axis);
 	return set_out(im, 0, r);
 }
 
@@ -445,7 +445,7 @@ static struct value slice_gathers(struct importer *im, struct tensor *x, const i
 		cur = b_node(im, NK_Gather, dname(im, name, "rows"), ops, 2,
 			     type_with_dims(im->tc, val_type(cur), cd, x->rank));
 		if (cur.node)
-			node_set_int(im->m, cur.node, "axis", k);
+			node_set_int(im->m, cur.node, AN_axis, k);
 	}
 	return cur;
 }
@@ -474,7 +474,7 @@ static int slice_out(struct importer *im, unsigned i, struct tensor *x, const in
 		return set_out(im, i, xv);
 	struct value r = b_node(im, NK_Slice, name, &xv, 1, t);
 	if (r.node)
-		node_set_ints(im->m, r.node, "start", start, x->rank);
+		node_set_ints(im->m, r.node, AN_start, start, x->rank);
 	return set_out(im, i, r);
 }
 
@@ -663,7 +663,7 @@ int op_gather(struct importer *im, const onnx_node *n)
 	struct value ops[2] = {tval(im, data), tval(im, idx)};
 	struct value res = b_node(im, NK_Gather, out_name(im, 0), ops, 2, ty(im, dt_elem(data->dtype), dims, r));
 	if (res.node)
-		node_set_int(im->m, res.node, "axis", axis);
+		node_set_int(im->m, res.node, AN_axis, axis);
 	return set_out(im, 0, res);
 }
 
@@ -688,7 +688,7 @@ int op_gather_nd(struct importer *im, const onnx_node *n)
 	struct value ops[2] = {tval(im, data), tval(im, idx)};
 	struct value res = b_node(im, NK_GatherND, out_name(im, 0), ops, 2, ty(im, dt_elem(data->dtype), dims, r));
 	if (res.node)
-		node_set_int(im->m, res.node, "batch_dims", b);
+		node_set_int(im->m, res.node, AN_batch_dims, b);
 	return set_out(im, 0, res);
 }
 
@@ -757,8 +757,8 @@ int op_tile(struct importer *im, const onnx_node *n)
 			   ty(im, t->elem, dims, t->rank));
 		if (!v.node)
 			return -1;
-		node_set_int(im->m, v.node, "count", rv[k]);
-		node_set_int(im->m, v.node, "axis", k);
+		node_set_int(im->m, v.node, AN_count, rv[k]);
+		node_set_int(im->m, v.node, AN_axis, k);
 	}
 	return set_out(im, 0, v);
 }
@@ -797,7 +797,7 @@ static int pad_wrap(struct importer *im, struct tensor *x, const int64_t *pads /
 		struct value ops[2] = {cur, tval(im, it)};
 		cur = b_node(im, NK_Gather, dname(im, name, "wrapped"), ops, 2, type_with_dims(im->tc, val_type(cur), cd, x->rank));
 		if (cur.node)
-			node_set_int(im->m, cur.node, "axis", k);
+			node_set_int(im->m, cur.node, AN_axis, k);
 	}
 	return set_out(im, 0, cur);
 }
@@ -895,9 +895,9 @@ int op_pad(struct importer *im, const onnx_node *n)
 		struct value r = b_node(im, NK_Pad, pname, &xv, 1, type_with_dims(im->tc, val_type(xv), dims, x->rank));
 		if (!r.node)
 			return -1;
-		node_set_int(im->m, r.node, "mode", m);
-		node_set_ints(im->m, r.node, "pads", grow, 2 * x->rank);
-		node_set_float(im->m, r.node, "value", value);
+		node_set_int(im->m, r.node, AN_mode, m);
+		node_set_ints(im->m, r.node, AN_pads, grow, 2 * x->rank);
+		node_set_float(im->m, r.node, AN_value, value);
 		if (!crop)
 			return set_out(im, 0, r);
 		p = t_new(im, pname, x->dtype, x->rank, dims);
@@ -971,7 +971,7 @@ int op_center_crop_pad(struct importer *im, const onnx_node *n)
 		struct value r = b_node(im, NK_Pad, pname, &xv, 1, type_with_dims(im->tc, val_type(xv), dims, x->rank));
 		if (!r.node)
 			return -1;
-		node_set_ints(im->m, r.node, "pads", grow, 2 * x->rank);
+		node_set_ints(im->m, r.node, AN_pads, grow, 2 * x->rank);
 		p = t_new(im, pname, x->dtype, x->rank, dims);
 		p->v = r;
 	}

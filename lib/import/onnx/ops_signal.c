@@ -221,7 +221,7 @@ int op_stft(struct importer *im, const onnx_node *n)
 	uint64_t fd[4] = {t->dims[0], F, FL, C};
 	struct value frames = b_node(im, NK_Gather, dname(im, name, "frames"), ops, 2, ty(im, t->elem, fd, 4));
 	if (frames.node)
-		node_set_int(im->m, frames.node, "axis", 1);
+		node_set_int(im->m, frames.node, AN_axis, 1);
 	if (wt) {
 		struct value w = tval(im, wt);
 		if (w.node && val_type(w)->elem != t->elem)

@@ -193,7 +193,7 @@ static struct value tf_count(struct importer *im, const struct tfidf *t, struct 
 		struct value gops[2] = {x, tval(im, wt)};
 		g = b_node(im, NK_Gather, dname(im, wname, "items"), gops, 2, ty(im, EK_I64, gd, r));
 		if (g.node)
-			node_set_int(im->m, g.node, "axis", 1);
+			node_set_int(im->m, g.node, AN_axis, 1);
 	}
 	struct value eops[2] = {b_broadcast(im, g, ed, r, dname(im, wname, "bcast")),
 				b_broadcast(im, tval(im, pt), ed, r, dname(im, pname, "bcast"))};
@@ -206,12 +206,12 @@ static struct value tf_count(struct importer *im, const struct tfidf *t, struct 
 		snprintf(sfx, sizeof sfx, "all%lld", (long long)len);
 		hit = b_node(im, NK_BatchedReduceMin, dname(im, name, sfx), &hit, 1, ty(im, EK_FLOAT, ed, 3));
 		if (hit.node)
-			node_set_ints(im->m, hit.node, "axes", &ax, 1);
+			node_set_ints(im->m, hit.node, AN_axes, &ax, 1);
 	}
 	int64_t ax = 1;
 	struct value c = b_node(im, NK_BatchedReduceAdd, cname, &hit, 1, ty(im, EK_FLOAT, cd, 2));
 	if (c.node)
-		node_set_ints(im->m, c.node, "axes", &ax, 1);
+		node_set_ints(im->m, c.node, AN_axes, &ax, 1);
 	return c;
 }
 
@@ -262,7 +262,7 @@ int op_tfidf(struct importer *im, const onnx_node *n)
 		bool last = x->rank == 2 && ident && !weigh;
 		v = b_node(im, NK_Concat, last ? name : dname(im, name, "counts"), parts, np, ty(im, EK_FLOAT, cd, 2));
 		if (v.node)
-			node_set_int(im->m, v.node, "dim", 1);
+			node_set_int(im->m, v.node, AN_dim, 1);
 	}
 	struct value wv = no_value;
 	if (t.weights && t.mode != 0) {
@@ -295,7 +295,7 @@ int op_tfidf(struct importer *im, const onnx_node *n)
 			struct value cops[2] = {v, b_splat_const(im, dname(im, name, "none"), ty(im, EK_FLOAT, zd, 2), 0)};
 			v = b_node(im, NK_Concat, dname(im, name, "padded"), cops, 2, ty(im, EK_FLOAT, ad, 2));
 			if (v.node)
-				node_set_int(im->m, v.node, "dim", 1);
+				node_set_int(im->m, v.node, AN_dim, 1);
 			src_cols++;
 		}
 		int64_t *src = arena_alloc(&im->scratch, (size_t)t.nout * sizeof *src);
@@ -311,7 +311,7 @@ int op_tfidf(struct importer *im, const onnx_node *n)
 		v = b_node(im, NK_Gather, x->rank == 2 ? name : dname(im, name, "placed"), gops, 2,
 			   ty(im, EK_FLOAT, od, 2));
 		if (v.node)
-			node_set_int(im->m, v.node, "axis", 1);
+			node_set_int(im->m, v.node, AN_axis, 1);
 	}
 	if (x->rank == 1) {
 		uint64_t no = (uint64_t)t.nout;
@@ -374,6 +374,6 @@ int op_compress(struct importer *im, const onnx_node *n)
 	struct value y = b_node(im, NK_Gather, name, gops, 2, rt);
 	if (!y.node)
 		return -1;
-	node_set_int(im->m, y.node, "axis", axis);
+	node_set_int(im->m, y.node, AN_axis, axis);
 	return set_out(im, 0, y);
 }

@@ -358,7 +358,7 @@ int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x
 	struct value mean = b_node(im, NK_BatchedReduceMean, mname, &ops[0], 1, ct);
 	if (!mean.node)
 		return -1;
-	node_set_ints(im->m, mean.node, "axes", axes, na);
+	node_set_ints(im->m, mean.node, AN_axes, axes, na);
 	struct value mb = b_reshape(im, mean, sd, rank, dname(im, mname, "c"));
 	mb = b_broadcast(im, mb, xt->dims, rank, dname(im, mname, "bcast"));
 	struct value dev = ew(im, NK_Sub, dname(im, vname, "dev"), ops[0], mb);
@@ -366,14 +366,14 @@ int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x
 	struct value var = b_node(im, NK_BatchedReduceMean, vname, &sq, 1, ct);
 	if (!var.node)
 		return -1;
-	node_set_ints(im->m, var.node, "axes", axes, na);
+	node_set_ints(im->m, var.node, AN_axes, axes, na);
 	struct value bn[5] = {ops[0], ops[1], ops[2], mean, var};
 	struct value y = b_node(im, NK_BatchNormalization, yname, bn, 5, xt);
 	if (!y.node)
 		return -1;
-	node_set_int(im->m, y.node, "channel_idx", 1);
-	node_set_float(im->m, y.node, "epsilon", eps);
-	node_set_float(im->m, y.node, "momentum", mom);
+	node_set_int(im->m, y.node, AN_channel_idx, 1);
+	node_set_float(im->m, y.node, AN_epsilon, eps);
+	node_set_float(im->m, y.node, AN_momentum, mom);
 	if (set_out(im, 0, y))
 		return -1;
 	/* running = input * momentum + batch * (1 - momentum) */

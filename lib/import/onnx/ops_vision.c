@@ -64,7 +64,7 @@ int op_reverse_sequence(struct importer *im, const onnx_node *n)
 	struct value y = b_node(im, NK_GatherElements, name, ge, 2, xt);
 	if (!y.node)
 		return -1;
-	node_set_int(im->m, y.node, "axis", ta);
+	node_set_int(im->m, y.node, AN_axis, ta);
 	return set_out(im, 0, y);
 }
 
@@ -135,13 +135,13 @@ int op_det(struct importer *im, const onnx_node *n)
 	struct value g = b_node(im, NK_Gather, dname(im, name, "factors"), gops, 2, gt);
 	if (!g.node)
 		return -1;
-	node_set_int(im->m, g.node, "axis", br);
+	node_set_int(im->m, g.node, AN_axis, br);
 	const struct type *tt = type_with_dims(im->tc, gt, dims, br + 1);
 	struct value prod = b_node(im, NK_BatchedReduceProd, dname(im, name, "terms"), &g, 1, tt);
 	if (!prod.node)
 		return -1;
 	int64_t ax = br + 1;
-	node_set_ints(im->m, prod.node, "axes", &ax, 1);
+	node_set_ints(im->m, prod.node, AN_axes, &ax, 1);
 	struct tensor *st = t_from_floats(im, dname(im, name, "signs"), x->dtype, 1, &terms, sign);
 	struct value mops[2] = {prod, b_broadcast(im, st ? tval(im, st) : no_value, dims, br + 1,
 						  dname(im, name, "signsb"))};
@@ -151,6 +151,6 @@ int op_det(struct importer *im, const onnx_node *n)
 	if (!sum.node)
 		return -1;
 	ax = br;
-	node_set_ints(im->m, sum.node, "axes", &ax, 1);
+	node_set_ints(im->m, sum.node, AN_axes, &ax, 1);
 	return set_out(im, 0, sum);
 }
