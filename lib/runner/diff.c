@@ -364,11 +364,9 @@ int runner_glow_diff(void *opts, struct diag *d)
 	struct pass_target target = {NULL, "interpreter", NULL};
 	o->after_be = &interp_backend;
 	if (o->backend > 0) {
-		ctx.backend = target.name = runner_backend_names[o->backend];
-		if (!(target.backend = o->after_be = backend_find(ctx.backend))) {
-			diag_error(d, LOC_NONE, "backend '%s' is not linked into glow-diff", ctx.backend);
+		ctx.backend = target.name = backend_name(0, o->backend);
+		if (!(target.backend = o->after_be = backend_select(0, o->backend, "glow-diff", d)))
 			return 1;
-		}
 		ctx.target = &target;
 	}
 	struct pm pm;

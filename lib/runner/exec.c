@@ -1,11 +1,9 @@
-/* exec.c - what the tools that run programs share: the -backend= names and
- * compiling a function on a backend with its stage timing. */
+/* exec.c - what the tools that run programs share: compiling a function on
+ * a backend with its stage timing. */
 #include "runner/runner.h"
 #include "backends/c/cbackend.h"
 
 #include <string.h>
-
-const char *const runner_backend_names[3] = {"interpreter", "c", "opencl"};
 
 struct backend_compiled *runner_compile(const struct backend *be, struct ir_func *f, bool ignore_plan, int gemm,
 					int winograd, struct stages *st, struct diag *d)

@@ -417,14 +417,10 @@ int runner_glow_run(void *opts, struct diag *d)
 	int status = 1;
 	struct run r = {o, d, NULL, NULL, 0};
 	struct backend_compiled *c = NULL;
-	const struct backend *be = backend_find(runner_backend_names[o->backend]);
+	const struct backend *be = NULL;
 	struct backend_binding *binds = NULL;
-	if (!m)
+	if (!m || !(be = backend_select(0, o->backend, NULL, d)))
 		goto out;
-	if (!be) {
-		diag_error(d, LOC_NONE, "backend '%s' is not part of this build", runner_backend_names[o->backend]);
-		goto out;
-	}
 	if (o->gemm != CBACKEND_GEMM_BUILTIN && strcmp(be->name, "c") != 0) {
 		diag_error(d, LOC_NONE, "-gemm applies to the C backend only (give -backend=c)");
 		goto out;

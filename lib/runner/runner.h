@@ -9,7 +9,7 @@
 #ifndef GLOW_RUNNER_RUNNER_H
 #define GLOW_RUNNER_RUNNER_H
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "ir/ir.h"
 #include "support/cl.h"
 #include "support/diag.h"
@@ -21,13 +21,11 @@
 
 /* ---- backends (exec.c) ---- */
 
-/* -backend= values of the tools that run programs: every backend runs the
- * same program with the same input and output options, so any check written
- * for one runs on all. Index i of the CL_ENUM is runner_backend_names[i]. */
-#define RUNNER_BACKENDS "interpreter|c|opencl"
-extern const char *const runner_backend_names[3];
-
-/* Compiles f on be: with the C backend, its bundle options (gemm:
+/* The tools that run programs offer every backend (backend_names(0)): each
+ * runs the same program with the same input and output options, so any
+ * check written for one runs on all.
+ *
+ * Compiles f on be: with the C backend, its bundle options (gemm:
  * CBACKEND_GEMM_*, winograd: CBACKEND_WINO_*) and the stages "code
  * generation" and "C compile"; then marks "load" (C) or "plan". NULL after
  * reporting. */
@@ -41,7 +39,7 @@ struct run_options {
 	struct cl_list inputs, expected, positional;
 	const char *output, *output_dir, *expected_dir;
 	int format; /* 0 pb, 1 npy */
-	int backend; /* index in RUNNER_BACKENDS */
+	int backend; /* index in backend_names(0) */
 	int gemm;    /* CBACKEND_GEMM_* (-gemm=, the C backend only) */
 	int winograd; /* CBACKEND_WINO_* (-winograd=, the C backend only) */
 	bool print, print_full, print_signature, ignore_plan, time;
@@ -85,7 +83,7 @@ struct diff_options {
 	struct tensor_tol tol;
 	const char *output; /* -o: the report */
 	bool time;
-	int backend;                    /* index in RUNNER_BACKENDS */
+	int backend;                    /* index in backend_names(0) */
 	const struct backend *after_be; /* the pipeline's side runs here */
 	struct cl_list input;
 };

@@ -603,11 +603,8 @@ static int check_options(struct train *t)
 	    parse_count("seed", o->seed, 1, true, &t->seed, t->d) ||
 	    parse_count("limit", o->limit, 0, false, &t->limit, t->d))
 		return -1;
-	t->be = backend_find(runner_backend_names[o->backend]);
-	if (!t->be) {
-		diag_error(t->d, LOC_NONE, "backend '%s' is not part of this build", runner_backend_names[o->backend]);
+	if (!(t->be = backend_select(0, o->backend, NULL, t->d)))
 		return -1;
-	}
 	if ((o->gemm != CBACKEND_GEMM_BUILTIN || o->winograd != CBACKEND_WINO_AUTO) && strcmp(t->be->name, "c") != 0) {
 		diag_error(t->d, LOC_NONE, "-%s applies to the C backend only (give -backend=c)",
 			   o->gemm != CBACKEND_GEMM_BUILTIN ? "gemm" : "winograd");
