@@ -112,7 +112,11 @@ const double *t_floats(struct importer *im, struct tensor *t);
 struct value tval(struct importer *im, struct tensor *t);
 const struct type *t_type(struct importer *im, const struct tensor *t); /* NULL: unsupported elem */
 
-/* ---- node context (import.c) ---- */
+/* ---- node context (nodectx.c) ---- */
+/* The node's name in messages: its name, else its first output's. */
+const char *imp_node_label(const onnx_node *n);
+/* A new tensor bound to name in the innermost scope. */
+struct tensor *imp_bind(struct importer *im, const char *name);
 int op_err(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
 void op_warn(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
 unsigned n_in(const onnx_node *n);  /* inputs, not counting trailing empty names */
@@ -183,11 +187,14 @@ const struct op_row *op_lookup(const char *op);
  * changed the semantics and what it changed (NULL and 0 if they only add
  * element types) (versions.c). */
 int op_newer(const char *op, int until, int64_t opset, const char **change, int *change_version);
+/* ---- the op table and translation (dispatch.c) ---- */
+/* NULL, "" and "ai.onnx" name the default domain. */
+bool imp_default_domain(const char *dom);
 /* Reports every operator of g (not of its subgraphs) that the table lacks;
- * returns their number (import.c). */
+ * returns their number. */
 int check_ops(struct importer *im, const Onnx__GraphProto *g);
 /* Translates node n in the current scope; on failure its outputs are
- * poisoned (import.c). Leaves im->node at n. */
+ * poisoned. Leaves im->node at n. */
 void translate(struct importer *im, const onnx_node *n);
 /* The opset version the model imports for domain (the default domain's is
  * im->opset); -1 if the model imports none. */

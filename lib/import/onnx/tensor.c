@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "import/onnx/internal.h"
+#include "import/onnx/tensorio.h"
 #include "support/fp16.h"
 
 #include <math.h>
@@ -64,20 +65,10 @@ int dt_elem(int dtype)
 	}
 }
 
+/* ONNX's codes are the tensor files' (tensorio.h), kind for kind */
 int dt_of_elem(int elem)
 {
-	switch (elem) {
-	case EK_FLOAT: return DT_FLOAT;
-	case EK_FLOAT16: return DT_FLOAT16;
-	case EK_BFLOAT16: return DT_BFLOAT16;
-	case EK_I32: case EK_INDEX32: return DT_INT32;
-	case EK_I64: case EK_INDEX64: return DT_INT64;
-	case EK_BOOL: return DT_BOOL;
-	case EK_QI8: return DT_INT8;
-	case EK_QUI8: return DT_UINT8;
-	case EK_QI16: return DT_INT16;
-	default: return DT_INT32;
-	}
+	return tio_dtype_of((enum elem_kind)elem);
 }
 
 /* ---- tensors ---- */

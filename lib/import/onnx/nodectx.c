@@ -1,0 +1,242 @@
+/* nodectx.c - the per-node context the translators use (internal.h):
+ * the node's inputs, outputs and attributes, and diagnostics naming the
+ * node (and, inside a subgraph, the enclosing nodes: struct scope,
+ * translated by ops_control.c).
+ */
+#include "import/onnx/internal.h"
+#include "support/io.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *imp_node_label(const onnx_node *n)
+{
+	if (n->name && *n->name)
+		return n->name;
+	if (n->n_output > 0 && n->output[0] && *n->output[0])
+		return n->output[0];
+	return "?";
+}
+
+/* " in subgraph body (iteration 2) of node "loop" (Loop)" per enclosing
+ * subgraph, innermost first; "" in the main graph. */
+static void scope_where(const struct importer *im, char *buf, size_t size)
+{
+	size_t len = 0;
+	buf[0] = 0;
+	for (const struct scope *sc = im->inner; sc && len < size; sc = sc->parent) {
+		char iter[48] = "";
+		if (sc->iter >= 0)
+			snprintf(iter, sizeof iter, " (iteration %ld)", sc->iter);
+		int k = snprintf(buf + len, size - len, " in subgraph %s%s of node \"%s\" (%s)", sc->attr, iter,
+				 imp_node_label(sc->owner), sc->owner->op_type ? sc->owner->op_type : "?");
+		if (k < 0)
+			break;
+		len += (size_t)k;
+	}
+}
+
+static void vreport(struct importer *im, enum diag_level lvl, const char *fmt, va_list ap)
+{
+	char msg[1024], where[512];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	scope_where(im, where, sizeof where);
+	if (im->node)
+		diag_report(im->d, lvl, LOC_NONE, "%s: node \"%s\" (%s)%s: %s", im->filename, imp_node_label(im->node),
+			    im->node->op_type ? im->node->op_type : "?", where, msg);
+	else
+		diag_report(im->d, lvl, LOC_NONE, "%s: %s", im->filename, msg);
+}
+
+/* Reports an error about the current node (or the model); returns -1. */
+int op_err(struct importer *im, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(im, DIAG_ERROR, fmt, ap);
+	va_end(ap);
+	im->errors++;
+	return -1;
+}
+
+void op_warn(struct importer *im, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vreport(im, DIAG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+/* ---- node context ---- */
+
+unsigned n_in(const onnx_node *n)
+{
+	size_t k = n->n_input;
+	while (k > 0 && (!n->input[k - 1] || !*n->input[k - 1]))
+		k--;
+	return (unsigned)k;
+}
+
+struct tensor *in_opt(struct importer *im, unsigned i)
+{
+	const onnx_node *n = im->node;
+	if (i >= n->n_input || !n->input[i] || !*n->input[i])
+		return NULL;
+	return t_lookup(im, n->input[i]);
+}
+
+struct tensor *in_req(struct importer *im, unsigned i)
+{
+	struct tensor *t = in_opt(im, i);
+	if (!t)
+		op_err(im, "input %u is required", i);
+	return t;
+}
+
+struct value in_val(struct importer *im, unsigned i)
+{
+	struct tensor *t = in_req(im, i);
+	struct value none = {NULL, 0};
+	return t ? tval(im, t) : none;
+}
+
+const char *out_name(struct importer *im, unsigned i)
+{
+	const onnx_node *n = im->node;
+	return i < n->n_output && n->output[i] ? n->output[i] : "";
+}
+
+/* The uses map counts references by later nodes and graph outputs; an output
+ * nobody reads need not be computed. */
+bool out_used(struct importer *im, unsigned i)
+{
+	const char *s = out_name(im, i);
+	return *s && strmap_get(&im->uses, s) != NULL;
+}
+
+struct tensor *imp_bind(struct importer *im, const char *name)
+{
+	struct tensor *t = arena_new(&im->scratch, struct tensor);
+	t->name = name;
+	strmap_put(im->inner ? &im->inner->tensors : &im->tensors, name, strlen(name), t);
+	return t;
+}
+
+int set_out(struct importer *im, unsigned i, struct value v)
+{
+	if (!v.node)
+		return -1;
+	const char *name = out_name(im, i);
+	if (!*name)
+		return 0;
+	const struct type *ty_ = val_type(v);
+	struct tensor *t = imp_bind(im, name);
+	t->dtype = dt_of_elem(ty_->elem);
+	t->rank = ty_->rank;
+	memcpy(t->dims, ty_->dims, sizeof t->dims);
+	t->v = v;
+	return 0;
+}
+
+int set_out_t(struct importer *im, unsigned i, struct tensor *src)
+{
+	if (!src)
+		return -1;
+	const char *name = out_name(im, i);
+	if (!*name)
+		return 0;
+	struct tensor *t = imp_bind(im, name);
+	const char *keep = t->name;
+	*t = *src;
+	t->name = keep;
+	return 0;
+}
+
+/* ---- attributes ---- */
+
+const Onnx__AttributeProto *attr(const onnx_node *n, const char *name)
+{
+	for (size_t i = 0; i < n->n_attribute; i++)
+		if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
+			return n->attribute[i];
+	return NULL;
+}
+
+int64_t attr_i(const onnx_node *n, const char *name, int64_t def)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	return a && a->has_i ? a->i : def;
+}
+
+double f32_short(float f)
+{
+	char buf[48];
+	format_float(buf, sizeof buf, f);
+	return isfinite(f) ? strtod(buf, NULL) : (double)f;
+}
+
+double attr_f(const onnx_node *n, const char *name, float def)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	if (a && a->has_f)
+		return f32_short(a->f);
+	if (a && a->has_i) /* some exporters write integral floats as ints */
+		return (double)a->i;
+	return f32_short(def);
+}
+
+const char *attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	if (!a || !a->has_s)
+		return def;
+	return arena_strndup(&im->scratch, (const char *)a->s.data, a->s.len);
+}
+
+long attr_ints(const onnx_node *n, const char *name, const int64_t **v)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	*v = NULL;
+	if (!a)
+		return -1;
+	*v = a->ints;
+	return (long)a->n_ints;
+}
+
+long attr_floats(const onnx_node *n, const char *name, const float **v)
+{
+	const Onnx__AttributeProto *a = attr(n, name);
+	*v = NULL;
+	if (!a)
+		return -1;
+	*v = a->floats;
+	return (long)a->n_floats;
+}
+
+int norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *out)
+{
+	int64_t a = axis < 0 ? axis + (int64_t)rank : axis;
+	if (a < 0 || a >= (int64_t)rank)
+		return op_err(im, "axis %lld is out of range for rank %u", (long long)axis, rank);
+	*out = (unsigned)a;
+	return 0;
+}
+
+const int64_t *in_ints(struct importer *im, unsigned i, uint64_t *count)
+{
+	struct tensor *t = in_req(im, i);
+	if (!t)
+		return NULL;
+	const int64_t *v = t_ints(im, t);
+	if (!v || !dt_is_int(t->dtype)) {
+		op_err(im, "input %u (\"%s\") must be an integer tensor known at import time", i, t->name);
+		return NULL;
+	}
+	*count = t_numel(t);
+	return v;
+}
+
+/* ---- the model ---- */
