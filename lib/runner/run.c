@@ -406,14 +406,11 @@ int runner_glow_run(void *opts, struct diag *d)
 	struct stages st;
 	stages_init(&st, o->time);
 	const char *in = o->positional.n ? o->positional.v[0] : "-";
-	char *buf = NULL;
-	size_t len = 0;
-	if (read_input(in, &buf, &len, d))
-		return 1;
+	char *buf;
 	struct type_ctx types;
-	type_ctx_init(&types);
-	struct ir_module *m = ir_module_parse(&types, buf, len, strcmp(in, "-") == 0 ? "<stdin>" : in, d, true);
-	stages_mark(&st, "read");
+	struct ir_module *m;
+	if (runner_read_program(in, &types, &buf, &m, &st, d))
+		return 1;
 	int status = 1;
 	struct run r = {o, d, NULL, NULL, 0};
 	struct backend_compiled *c = NULL;
@@ -435,8 +432,6 @@ int runner_glow_run(void *opts, struct diag *d)
 	}
 	if (o->gemm == CBACKEND_GEMM_OPENBLAS)
 		be = &cbackend_openblas_backend;
-	if (strcmp(in, "-") != 0)
-		ir_module_set_base_dir(m, in);
 	r.f = pick_func(m, o->func, d);
 	if (!r.f)
 		goto out;

@@ -32,6 +32,14 @@
 struct backend_compiled *runner_compile(const struct backend *be, struct ir_func *f, bool ignore_plan, int gemm,
 					int winograd, struct stages *st, struct diag *d);
 
+/* Reads the program in ("-": standard input) and parses it into types
+ * (initialized here), marking the stage "read"; a module read from a file
+ * finds its relative weight files beside it. Returns -1 after reporting a
+ * file it cannot read (nothing to free); else 0, with *m the module or
+ * NULL after reporting, and the caller frees *buf and types. */
+int runner_read_program(const char *in, struct type_ctx *types, char **buf, struct ir_module **m, struct stages *st,
+			struct diag *d);
+
 /* ---- glow-run (run.c) ---- */
 
 struct run_options {

@@ -243,6 +243,16 @@ static int read_initial(struct train *t, struct tslot *s, const char *file)
 	return 0;
 }
 
+/* Allocates slot s's own buffer, zeroed; -1 after reporting. */
+static int alloc_slot(struct train *t, struct tslot *s)
+{
+	char what[300];
+	snprintf(what, sizeof what, "placeholder '%s'", s->io.w->v.name);
+	s->data = tensor_alloc(type_bytes(s->io.w->v.type), what, t->d);
+	s->owned = s->data != NULL;
+	return s->data ? 0 : -1;
+}
+
 /* Allocates every slot's buffer: data and outputs scratch, state from
  * -input or initialized. The eval function's state shares the step's
  * buffers. */
@@ -253,12 +263,8 @@ static int bind_slots(struct train *t)
 	for (size_t i = 0; i < st->n; i++) {
 		struct tslot *s = &st->slots[i];
 		s->state = s->io.is_input && s->io.is_output;
-		char what[300];
-		snprintf(what, sizeof what, "placeholder '%s'", s->io.w->v.name);
-		s->data = tensor_alloc(type_bytes(s->io.w->v.type), what, t->d);
-		if (!s->data)
+		if (alloc_slot(t, s))
 			return -1;
-		s->owned = true;
 	}
 	for (size_t i = 0; ev->f && i < ev->n; i++) {
 		struct tslot *s = &ev->slots[i], *same = find(st, s->io.w->v.name);
@@ -267,12 +273,8 @@ static int bind_slots(struct train *t)
 			s->state = true;
 			continue;
 		}
-		char what[300];
-		snprintf(what, sizeof what, "placeholder '%s'", s->io.w->v.name);
-		s->data = tensor_alloc(type_bytes(s->io.w->v.type), what, t->d);
-		if (!s->data)
+		if (alloc_slot(t, s))
 			return -1;
-		s->owned = true;
 	}
 	/* -input: initial weights, or the value of another input of both */
 	bool *given = xcalloc(st->n + ev->n + 1, 1);
@@ -714,20 +716,12 @@ int runner_glow_train(struct run_options *o, struct diag *d)
 	struct stages st;
 	stages_init(&st, o->time);
 	const char *in = o->positional.n ? o->positional.v[0] : "-";
-	char *buf = NULL;
-	size_t len = 0;
-	if (read_input(in, &buf, &len, d))
-		return 1;
+	char *buf;
 	struct type_ctx types;
-	type_ctx_init(&types);
-	struct ir_module *m = ir_module_parse(&types, buf, len, strcmp(in, "-") == 0 ? "<stdin>" : in, d, true);
-	stages_mark(&st, "read");
-	int status = 1;
-	if (m) {
-		if (strcmp(in, "-") != 0)
-			ir_module_set_base_dir(m, in);
-		status = train_module(&t, m, &st) ? 1 : 0;
-	}
+	struct ir_module *m;
+	if (runner_read_program(in, &types, &buf, &m, &st, d))
+		return 1;
+	int status = m && train_module(&t, m, &st) == 0 ? 0 : 1;
 	tfunc_free(&t.step, t.be);
 	tfunc_free(&t.eval, t.be);
 	for (size_t i = 0; i < t.ntrain; i++)

@@ -42,31 +42,23 @@ static void set_f32(uint8_t *b, float v)
 	memcpy(b, &v, 4);
 }
 
-static float get_f16(const uint8_t *b)
+/* The two-byte kinds' bits, wherever the element sits. */
+static uint16_t load16(const uint8_t *b)
 {
 	uint16_t h;
 	memcpy(&h, b, 2);
-	return half_to_float(h);
+	return h;
 }
 
-static void set_f16(uint8_t *b, float v)
+static void store16(uint8_t *b, uint16_t h)
 {
-	uint16_t h = float_to_half(v);
 	memcpy(b, &h, 2);
 }
 
-static float get_bf16(const uint8_t *b)
-{
-	uint16_t h;
-	memcpy(&h, b, 2);
-	return bf16_to_float(h);
-}
-
-static void set_bf16(uint8_t *b, float v)
-{
-	uint16_t h = float_to_bf16(v);
-	memcpy(b, &h, 2);
-}
+static float get_f16(const uint8_t *b) { return half_to_float(load16(b)); }
+static void set_f16(uint8_t *b, float v) { store16(b, float_to_half(v)); }
+static float get_bf16(const uint8_t *b) { return bf16_to_float(load16(b)); }
+static void set_bf16(uint8_t *b, float v) { store16(b, float_to_bf16(v)); }
 
 /* The float kinds' conversions, by element kind: how a float value goes
  * in and out of its storage. */

@@ -61,8 +61,10 @@ static int print_inputs(struct options *o, const char *path, struct diag *d)
 	return status;
 }
 
-static int run(struct options *o, struct diag *d)
+static int run(void *opts, struct diag *d)
 {
+	struct options *o = opts;
+	d->max_errors = 100; /* every unsupported operator of a model, at once */
 	if (o->list_ops) {
 		onnx_list_ops(stdout);
 		return 0;
@@ -155,16 +157,5 @@ int main(int argc, char **argv)
 		"glow-import", "ONNX model to graph IR", "[options] model.onnx|-", opts, GLOW_ARRAY_SIZE(opts),
 		&o.input, 1,
 	};
-	struct diag d;
-	diag_init(&d, "glow-import");
-	d.max_errors = 100;
-	int status;
-	enum cl_result r = cl_parse(&tool, argc, argv, &d);
-	if (r != CL_OK)
-		status = r == CL_EXIT ? 0 : 1;
-	else
-		status = run(&o, &d);
-	cl_free(&tool);
-	diag_free(&d);
-	return status;
+	return cl_main(&tool, argc, argv, run, &o);
 }

@@ -23,7 +23,7 @@ bool imp_default_domain(const char *dom)
 	return !dom || !*dom || strcmp(dom, "ai.onnx") == 0;
 }
 
-int64_t domain_opset(const struct importer *im, const char *domain)
+int64_t imp_domain_opset(const struct importer *im, const char *domain)
 {
 	if (imp_default_domain(domain))
 		return im->opset;
@@ -38,7 +38,7 @@ int64_t domain_opset(const struct importer *im, const char *domain)
 /* Reports every node whose operator the table lacks for the opset its
  * domain is imported at (grouped by operator, with counts and node names);
  * returns the number of such operators. */
-int check_ops(struct importer *im, const Onnx__GraphProto *g)
+int imp_check_ops(struct importer *im, const Onnx__GraphProto *g)
 {
 	VEC(struct unsupported) uns = {0};
 	VEC(const char *) warned = {0};
@@ -46,14 +46,14 @@ int check_ops(struct importer *im, const Onnx__GraphProto *g)
 		const onnx_node *n = g->node[i];
 		const char *op = n->op_type ? n->op_type : "";
 		const char *dom = imp_default_domain(n->domain) ? "" : n->domain;
-		const char *qname = *dom ? dname(im, dom, op) : op;
-		const struct op_row *row = op_lookup_domain(dom, op);
-		int64_t ver = domain_opset(im, dom);
+		const char *qname = *dom ? imp_dname(im, dom, op) : op;
+		const struct op_row *row = imp_op_lookup_domain(dom, op);
+		int64_t ver = imp_domain_opset(im, dom);
 		const char *change = NULL;
 		int newer = 0, cver = 0;
 		if (row && ver >= row->since && ver > row->until && !*dom) {
 			/* the default domain's versions are known up to ONNX_KNOWN_OPSET */
-			newer = op_newer(op, row->until, ver, &change, &cver);
+			newer = imp_op_newer(op, row->until, ver, &change, &cver);
 			if (!newer && ver <= ONNX_KNOWN_OPSET)
 				continue; /* no newer version: the same operator */
 		}
@@ -141,15 +141,15 @@ static void poison_outputs(struct importer *im, const onnx_node *n)
 
 /* Translates one node: checks its inputs exist, folds it if it can, else
  * runs its translator. */
-void translate(struct importer *im, const onnx_node *n)
+void imp_translate(struct importer *im, const onnx_node *n)
 {
 	im->node = n;
 	for (size_t i = 0; i < n->n_input; i++) {
 		if (!n->input[i] || !*n->input[i])
 			continue;
-		struct tensor *t = t_lookup(im, n->input[i]);
+		struct tensor *t = imp_t_lookup(im, n->input[i]);
 		if (!t) {
-			op_err(im, "input \"%s\" is not defined before its use", n->input[i]);
+			imp_op_err(im, "input \"%s\" is not defined before its use", n->input[i]);
 			poison_outputs(im, n);
 			return;
 		}
@@ -159,19 +159,19 @@ void translate(struct importer *im, const onnx_node *n)
 		}
 	}
 	int e0 = im->errors;
-	int r = fold_node(im, n);
+	int r = imp_fold_node(im, n);
 	if (r == 0)
-		r = op_lookup_domain(n->domain, n->op_type)->fn(im, n);
+		r = imp_op_lookup_domain(n->domain, n->op_type)->fn(im, n);
 	if (r < 0 || im->errors != e0) {
 		if (im->errors == e0)
-			op_err(im, "translation failed");
+			imp_op_err(im, "translation failed");
 		poison_outputs(im, n);
 		return;
 	}
 	for (unsigned i = 0; i < n->n_output; i++) {
-		const char *o = out_name(im, i);
-		if (*o && !t_lookup(im, o) && out_used(im, i)) {
-			op_err(im, "output %u (\"%s\") is not supported", i, o);
+		const char *o = imp_out_name(im, i);
+		if (*o && !imp_t_lookup(im, o) && imp_out_used(im, i)) {
+			imp_op_err(im, "output %u (\"%s\") is not supported", i, o);
 			poison_outputs(im, n);
 			return;
 		}
@@ -188,7 +188,7 @@ static const struct op_row op_table[] = {
 #undef ONNX_OP_DOMAIN
 };
 
-const struct op_row *op_lookup_domain(const char *domain, const char *op)
+const struct op_row *imp_op_lookup_domain(const char *domain, const char *op)
 {
 	if (!op)
 		return NULL;
@@ -199,9 +199,9 @@ const struct op_row *op_lookup_domain(const char *domain, const char *op)
 	return NULL;
 }
 
-const struct op_row *op_lookup(const char *op)
+const struct op_row *imp_op_lookup(const char *op)
 {
-	return op_lookup_domain("", op);
+	return imp_op_lookup_domain("", op);
 }
 
 void onnx_list_ops(FILE *out)

@@ -53,12 +53,12 @@ static int add_frozen(struct importer *im, const Onnx__ValueInfoProto *vi, const
 	const Onnx__TypeProto__Tensor *tt =
 		tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
 	if (!tt)
-		return op_err(im, "-freeze-input %s: the graph input is not a tensor", name);
+		return imp_op_err(im, "-freeze-input %s: the graph input is not a tensor", name);
 	if (tt->has_elem_type && tt->elem_type != fz->dtype)
-		return op_err(im, "-freeze-input %s: the value is %s but the graph input is %s", name,
-			      dt_name(fz->dtype), dt_name(tt->elem_type));
-	if (dt_size(fz->dtype) == 0)
-		return op_err(im, "-freeze-input %s: element type %s is not supported", name, dt_name(fz->dtype));
+		return imp_op_err(im, "-freeze-input %s: the value is %s but the graph input is %s", name,
+			      imp_dt_name(fz->dtype), imp_dt_name(tt->elem_type));
+	if (imp_dt_size(fz->dtype) == 0)
+		return imp_op_err(im, "-freeze-input %s: element type %s is not supported", name, imp_dt_name(fz->dtype));
 	if (tt->shape) {
 		bool ok = tt->shape->n_dim == fz->rank;
 		for (unsigned i = 0; ok && i < fz->rank; i++) {
@@ -67,13 +67,13 @@ static int add_frozen(struct importer *im, const Onnx__ValueInfoProto *vi, const
 			     (dm->dim_value >= 0 && (uint64_t)dm->dim_value == fz->dims[i]);
 		}
 		if (!ok)
-			return op_err(im, "-freeze-input %s: the value's shape does not match the graph input's", name);
+			return imp_op_err(im, "-freeze-input %s: the value's shape does not match the graph input's", name);
 	}
 	struct tensor *t = imp_bind(im, name);
 	t->dtype = fz->dtype;
 	t->rank = fz->rank;
 	memcpy(t->dims, fz->dims, sizeof t->dims);
-	size_t bytes = (size_t)t_numel(t) * dt_size(fz->dtype);
+	size_t bytes = (size_t)imp_t_numel(t) * imp_dt_size(fz->dtype);
 	uint8_t *raw = arena_alloc(&im->scratch, bytes + 1);
 	memcpy(raw, fz->data, bytes);
 	t->raw = raw;
@@ -92,10 +92,10 @@ static int add_shaped(struct importer *im, const char *name, const Onnx__TypePro
 {
 	int dtype = tt->has_elem_type ? tt->elem_type : DT_UNDEF;
 	if (us->dtype >= 0 && us->dtype != dtype)
-		return op_err(im, "%s %s: the tensor is %s but the graph input is %s", us->opt, name, dt_name(us->dtype),
-			      dt_name(dtype));
+		return imp_op_err(im, "%s %s: the tensor is %s but the graph input is %s", us->opt, name, imp_dt_name(us->dtype),
+			      imp_dt_name(dtype));
 	if (tt->shape && tt->shape->n_dim != us->rank)
-		return op_err(im, "%s %s: %u dimensions, but the graph input has rank %zu", us->opt, name, us->rank,
+		return imp_op_err(im, "%s %s: %u dimensions, but the graph input has rank %zu", us->opt, name, us->rank,
 			      tt->shape->n_dim);
 	int bad = 0;
 	for (unsigned i = 0; tt->shape && i < us->rank; i++) {
@@ -103,13 +103,13 @@ static int add_shaped(struct importer *im, const char *name, const Onnx__TypePro
 		bool ok = true;
 		if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
 			if (dm->dim_value < 0 || (uint64_t)dm->dim_value != us->dims[i])
-				bad = op_err(im, "%s %s: dimension %u is %llu, but the model declares %lld", us->opt, name, i,
+				bad = imp_op_err(im, "%s %s: dimension %u is %llu, but the model declares %lld", us->opt, name, i,
 					     (unsigned long long)us->dims[i], (long long)dm->dim_value);
 		} else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param &&
 			   *dm->dim_param) {
 			int64_t v = bound_dim(im, dm->dim_param, &ok);
 			if (ok && (uint64_t)v != us->dims[i])
-				bad = op_err(im, "%s %s: dimension %u is %llu, but -dim binds its symbol '%s' to %lld", us->opt,
+				bad = imp_op_err(im, "%s %s: dimension %u is %llu, but -dim binds its symbol '%s' to %lld", us->opt,
 					     name, i, (unsigned long long)us->dims[i], dm->dim_param, (long long)v);
 		}
 	}
@@ -124,28 +124,28 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 {
 	const char *name = vi->name ? vi->name : "";
 	if (!*name)
-		return op_err(im, "graph input without a name");
+		return imp_op_err(im, "graph input without a name");
 	const struct onnx_frozen_input *fz = frozen_input(im, name);
 	if (fz)
 		return add_frozen(im, vi, fz);
-	if (t_lookup(im, name))
+	if (imp_t_lookup(im, name))
 		return 0; /* an initializer: a constant, not a placeholder */
 	const Onnx__TypeProto *tp = vi->type;
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-		return op_err(im, "graph input \"%s\" is not a tensor", name);
+		return imp_op_err(im, "graph input \"%s\" is not a tensor", name);
 	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
 	int dtype = tt->has_elem_type ? tt->elem_type : DT_UNDEF;
-	int elem = dt_elem(dtype);
+	int elem = imp_dt_elem(dtype);
 	if (elem < 0)
-		return op_err(im, "graph input \"%s\" has element type %s, which the graph IR does not support", name,
-			      dt_name(dtype));
+		return imp_op_err(im, "graph input \"%s\" has element type %s, which the graph IR does not support", name,
+			      imp_dt_name(dtype));
 	const struct onnx_input_shape *us = input_shape(im, name);
 	if (us)
 		return add_shaped(im, name, tt, us);
 	if (!tt->shape)
-		return op_err(im, "graph input \"%s\" has no shape (use -input-shape %s=AxBx...)", name, name);
+		return imp_op_err(im, "graph input \"%s\" has no shape (use -input-shape %s=AxBx...)", name, name);
 	if (tt->shape->n_dim > GLOW_MAX_RANK)
-		return op_err(im, "graph input \"%s\" has rank %zu (at most %d)", name, tt->shape->n_dim,
+		return imp_op_err(im, "graph input \"%s\" has rank %zu (at most %d)", name, tt->shape->n_dim,
 			      GLOW_MAX_RANK);
 	uint64_t dims[GLOW_MAX_RANK];
 	unsigned rank = (unsigned)tt->shape->n_dim;
@@ -160,19 +160,19 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 			bool ok = true;
 			v = bound_dim(im, dm->dim_param, &ok);
 			if (!ok) {
-				bad = op_err(im,
+				bad = imp_op_err(im,
 					     "dimension %u of graph input \"%s\" is the symbol '%s', which is not bound "
 					     "(use -dim %s=N)",
 					     i, name, dm->dim_param, dm->dim_param);
 				continue;
 			}
 		} else {
-			bad = op_err(im, "dimension %u of graph input \"%s\" is unknown (use -input-shape %s=AxBx...)",
+			bad = imp_op_err(im, "dimension %u of graph input \"%s\" is unknown (use -input-shape %s=AxBx...)",
 				     i, name, name);
 			continue;
 		}
 		if (v < 0)
-			bad = op_err(im, "dimension %u of graph input \"%s\" is negative", i, name);
+			bad = imp_op_err(im, "dimension %u of graph input \"%s\" is negative", i, name);
 		dims[i] = (uint64_t)v;
 	}
 	if (bad)
@@ -183,12 +183,12 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 /* The placeholder of graph input name, bound as its tensor. */
 static int add_placeholder(struct importer *im, const char *name, int dtype, const uint64_t *dims, unsigned rank)
 {
-	const struct type *t = ty(im, dt_elem(dtype), dims, rank);
+	const struct type *t = imp_ty(im, imp_dt_elem(dtype), dims, rank);
 	if (!t)
 		return -1;
 	struct placeholder *p = module_add_placeholder(im->m, name, t, LOC_NONE);
 	if (!p)
-		return op_err(im, "graph input \"%s\" is declared twice", name);
+		return imp_op_err(im, "graph input \"%s\" is declared twice", name);
 	struct tensor *tn = imp_bind(im, name);
 	tn->dtype = dtype;
 	tn->rank = rank;
@@ -201,14 +201,14 @@ static int add_placeholder(struct importer *im, const char *name, int dtype, con
 static void add_output(struct importer *im, const Onnx__ValueInfoProto *vi)
 {
 	const char *name = vi->name ? vi->name : "";
-	struct tensor *t = *name ? t_lookup(im, name) : NULL;
+	struct tensor *t = *name ? imp_t_lookup(im, name) : NULL;
 	if (!t) {
-		op_err(im, "graph output \"%s\" is not computed by any node", name);
+		imp_op_err(im, "graph output \"%s\" is not computed by any node", name);
 		return;
 	}
 	if (t->poisoned)
 		return;
-	struct value v = tval(im, t);
+	struct value v = imp_tval(im, t);
 	if (!v.node)
 		return;
 	const char *pname = name;
@@ -282,10 +282,10 @@ static bool known_input(struct importer *im, const Onnx__GraphProto *g, const ch
 		suggest_offer(&sg, in, strlen(in));
 	}
 	if (sg.best)
-		op_err(im, "%s %s: the model has no graph input of that name; did you mean '%.*s'?", opt, name,
+		imp_op_err(im, "%s %s: the model has no graph input of that name; did you mean '%.*s'?", opt, name,
 		       (int)sg.best_len, sg.best);
 	else
-		op_err(im, "%s %s: the model has no graph input of that name", opt, name);
+		imp_op_err(im, "%s %s: the model has no graph input of that name", opt, name);
 	return false;
 }
 
@@ -299,7 +299,7 @@ static void check_input_names(struct importer *im, const Onnx__GraphProto *g)
 			continue;
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(o->frozen[k].name, o->frozen[i].name) == 0)
-				op_err(im, "-freeze-input %s: the input is frozen twice", o->frozen[i].name);
+				imp_op_err(im, "-freeze-input %s: the input is frozen twice", o->frozen[i].name);
 	}
 	for (size_t i = 0; i < o->nshapes; i++) {
 		const struct onnx_input_shape *us = &o->shapes[i];
@@ -307,26 +307,26 @@ static void check_input_names(struct importer *im, const Onnx__GraphProto *g)
 			continue;
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(o->shapes[k].name, us->name) == 0)
-				op_err(im, "%s %s: the input's shape is already given by %s", us->opt, us->name,
+				imp_op_err(im, "%s %s: the input's shape is already given by %s", us->opt, us->name,
 				       o->shapes[k].opt);
 		if (frozen_input(im, us->name))
-			op_err(im, "%s %s: the input is frozen (-freeze-input), its shape is the value's", us->opt,
+			imp_op_err(im, "%s %s: the input is frozen (-freeze-input), its shape is the value's", us->opt,
 			       us->name);
 	}
 }
 
 static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 {
-	if (check_ops(im, g))
+	if (imp_check_ops(im, g))
 		return;
 	count_uses(im, g);
 	for (size_t i = 0; i < g->n_initializer; i++) {
 		const Onnx__TensorProto *p = g->initializer[i];
 		if (!p->name || !*p->name) {
-			op_err(im, "initializer %zu has no name", i);
+			imp_op_err(im, "initializer %zu has no name", i);
 			continue;
 		}
-		struct tensor *t = t_from_proto(im, p, p->name);
+		struct tensor *t = imp_t_from_proto(im, p, p->name);
 		if (t)
 			strmap_put(&im->tensors, t->name, strlen(t->name), t);
 	}
@@ -336,7 +336,7 @@ static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 	if (im->errors)
 		return;
 	for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)
-		translate(im, g->node[i]);
+		imp_translate(im, g->node[i]);
 	im->node = NULL;
 	for (size_t i = 0; i < g->n_output; i++)
 		add_output(im, g->output[i]);

@@ -52,7 +52,7 @@ static void vreport(struct importer *im, enum diag_level lvl, const char *fmt, v
 }
 
 /* Reports an error about the current node (or the model); returns -1. */
-int op_err(struct importer *im, const char *fmt, ...)
+int imp_op_err(struct importer *im, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -62,7 +62,7 @@ int op_err(struct importer *im, const char *fmt, ...)
 	return -1;
 }
 
-void op_warn(struct importer *im, const char *fmt, ...)
+void imp_op_warn(struct importer *im, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -72,7 +72,7 @@ void op_warn(struct importer *im, const char *fmt, ...)
 
 /* ---- node context ---- */
 
-unsigned n_in(const onnx_node *n)
+unsigned imp_n_in(const onnx_node *n)
 {
 	size_t k = n->n_input;
 	while (k > 0 && (!n->input[k - 1] || !*n->input[k - 1]))
@@ -80,30 +80,30 @@ unsigned n_in(const onnx_node *n)
 	return (unsigned)k;
 }
 
-struct tensor *in_opt(struct importer *im, unsigned i)
+struct tensor *imp_in_opt(struct importer *im, unsigned i)
 {
 	const onnx_node *n = im->node;
 	if (i >= n->n_input || !n->input[i] || !*n->input[i])
 		return NULL;
-	return t_lookup(im, n->input[i]);
+	return imp_t_lookup(im, n->input[i]);
 }
 
-struct tensor *in_req(struct importer *im, unsigned i)
+struct tensor *imp_in_req(struct importer *im, unsigned i)
 {
-	struct tensor *t = in_opt(im, i);
+	struct tensor *t = imp_in_opt(im, i);
 	if (!t)
-		op_err(im, "input %u is required", i);
+		imp_op_err(im, "input %u is required", i);
 	return t;
 }
 
-struct value in_val(struct importer *im, unsigned i)
+struct value imp_in_val(struct importer *im, unsigned i)
 {
-	struct tensor *t = in_req(im, i);
+	struct tensor *t = imp_in_req(im, i);
 	struct value none = {NULL, 0};
-	return t ? tval(im, t) : none;
+	return t ? imp_tval(im, t) : none;
 }
 
-const char *out_name(struct importer *im, unsigned i)
+const char *imp_out_name(struct importer *im, unsigned i)
 {
 	const onnx_node *n = im->node;
 	return i < n->n_output && n->output[i] ? n->output[i] : "";
@@ -111,9 +111,9 @@ const char *out_name(struct importer *im, unsigned i)
 
 /* The uses map counts references by later nodes and graph outputs; an output
  * nobody reads need not be computed. */
-bool out_used(struct importer *im, unsigned i)
+bool imp_out_used(struct importer *im, unsigned i)
 {
-	const char *s = out_name(im, i);
+	const char *s = imp_out_name(im, i);
 	return *s && strmap_get(&im->uses, s) != NULL;
 }
 
@@ -125,27 +125,27 @@ struct tensor *imp_bind(struct importer *im, const char *name)
 	return t;
 }
 
-int set_out(struct importer *im, unsigned i, struct value v)
+int imp_set_out(struct importer *im, unsigned i, struct value v)
 {
 	if (!v.node)
 		return -1;
-	const char *name = out_name(im, i);
+	const char *name = imp_out_name(im, i);
 	if (!*name)
 		return 0;
 	const struct type *ty_ = val_type(v);
 	struct tensor *t = imp_bind(im, name);
-	t->dtype = dt_of_elem(ty_->elem);
+	t->dtype = imp_dt_of_elem(ty_->elem);
 	t->rank = ty_->rank;
 	memcpy(t->dims, ty_->dims, sizeof t->dims);
 	t->v = v;
 	return 0;
 }
 
-int set_out_t(struct importer *im, unsigned i, struct tensor *src)
+int imp_set_out_t(struct importer *im, unsigned i, struct tensor *src)
 {
 	if (!src)
 		return -1;
-	const char *name = out_name(im, i);
+	const char *name = imp_out_name(im, i);
 	if (!*name)
 		return 0;
 	struct tensor *t = imp_bind(im, name);
@@ -157,7 +157,7 @@ int set_out_t(struct importer *im, unsigned i, struct tensor *src)
 
 /* ---- attributes ---- */
 
-const Onnx__AttributeProto *attr(const onnx_node *n, const char *name)
+const Onnx__AttributeProto *imp_attr(const onnx_node *n, const char *name)
 {
 	for (size_t i = 0; i < n->n_attribute; i++)
 		if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
@@ -165,40 +165,40 @@ const Onnx__AttributeProto *attr(const onnx_node *n, const char *name)
 	return NULL;
 }
 
-int64_t attr_i(const onnx_node *n, const char *name, int64_t def)
+int64_t imp_attr_i(const onnx_node *n, const char *name, int64_t def)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = imp_attr(n, name);
 	return a && a->has_i ? a->i : def;
 }
 
-double f32_short(float f)
+double imp_f32_short(float f)
 {
 	char buf[48];
 	format_float(buf, sizeof buf, f);
 	return isfinite(f) ? strtod(buf, NULL) : (double)f;
 }
 
-double attr_f(const onnx_node *n, const char *name, float def)
+double imp_attr_f(const onnx_node *n, const char *name, float def)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = imp_attr(n, name);
 	if (a && a->has_f)
-		return f32_short(a->f);
+		return imp_f32_short(a->f);
 	if (a && a->has_i) /* some exporters write integral floats as ints */
 		return (double)a->i;
-	return f32_short(def);
+	return imp_f32_short(def);
 }
 
-const char *attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def)
+const char *imp_attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = imp_attr(n, name);
 	if (!a || !a->has_s)
 		return def;
 	return arena_strndup(&im->scratch, (const char *)a->s.data, a->s.len);
 }
 
-long attr_ints(const onnx_node *n, const char *name, const int64_t **v)
+long imp_attr_ints(const onnx_node *n, const char *name, const int64_t **v)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = imp_attr(n, name);
 	*v = NULL;
 	if (!a)
 		return -1;
@@ -206,9 +206,9 @@ long attr_ints(const onnx_node *n, const char *name, const int64_t **v)
 	return (long)a->n_ints;
 }
 
-long attr_floats(const onnx_node *n, const char *name, const float **v)
+long imp_attr_floats(const onnx_node *n, const char *name, const float **v)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = imp_attr(n, name);
 	*v = NULL;
 	if (!a)
 		return -1;
@@ -216,26 +216,26 @@ long attr_floats(const onnx_node *n, const char *name, const float **v)
 	return (long)a->n_floats;
 }
 
-int norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *out)
+int imp_norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *out)
 {
 	int64_t a = axis < 0 ? axis + (int64_t)rank : axis;
 	if (a < 0 || a >= (int64_t)rank)
-		return op_err(im, "axis %lld is out of range for rank %u", (long long)axis, rank);
+		return imp_op_err(im, "axis %lld is out of range for rank %u", (long long)axis, rank);
 	*out = (unsigned)a;
 	return 0;
 }
 
-const int64_t *in_ints(struct importer *im, unsigned i, uint64_t *count)
+const int64_t *imp_in_ints(struct importer *im, unsigned i, uint64_t *count)
 {
-	struct tensor *t = in_req(im, i);
+	struct tensor *t = imp_in_req(im, i);
 	if (!t)
 		return NULL;
-	const int64_t *v = t_ints(im, t);
-	if (!v || !dt_is_int(t->dtype)) {
-		op_err(im, "input %u (\"%s\") must be an integer tensor known at import time", i, t->name);
+	const int64_t *v = imp_t_ints(im, t);
+	if (!v || !imp_dt_is_int(t->dtype)) {
+		imp_op_err(im, "input %u (\"%s\") must be an integer tensor known at import time", i, t->name);
 		return NULL;
 	}
-	*count = t_numel(t);
+	*count = imp_t_numel(t);
 	return v;
 }
 
