@@ -177,3 +177,21 @@ struct value imp_b_to_nchw(struct importer *im, struct value x, const char *name
 	static const unsigned perm[4] = {0, 3, 1, 2};
 	return imp_b_transpose(im, x, perm, name);
 }
+
+struct value imp_b_binary(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
+{
+	if (!a.node || !b.node)
+		return no_value;
+	const struct type *t = val_type(a);
+	if (kind == NK_CmpEQ || kind == NK_CmpNEQ || kind == NK_CmpLT || kind == NK_CmpLTE)
+		t = type_with_elem(im->tc, t, EK_BOOL);
+	struct value ops[2] = {a, b};
+	return imp_b_node(im, kind, name, ops, 2, t);
+}
+
+struct value imp_b_splat_like(struct importer *im, struct value v, double f, const char *name)
+{
+	if (!v.node)
+		return v;
+	return imp_b_splat_const(im, name, val_type(v), f);
+}

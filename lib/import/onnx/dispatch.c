@@ -160,8 +160,13 @@ void imp_translate(struct importer *im, const onnx_node *n)
 	}
 	int e0 = im->errors;
 	int r = imp_fold_node(im, n);
-	if (r == 0)
-		r = imp_op_lookup_domain(n->domain, n->op_type)->fn(im, n);
+	if (r == 0) {
+		/* a subgraph's nodes translate inside their owner's translator */
+		const struct op_row *outer = im->row;
+		im->row = imp_op_lookup_domain(n->domain, n->op_type);
+		r = im->row->fn(im, n);
+		im->row = outer;
+	}
 	if (r < 0 || im->errors != e0) {
 		if (im->errors == e0)
 			imp_op_err(im, "translation failed");
@@ -181,10 +186,12 @@ void imp_translate(struct importer *im, const onnx_node *n)
 /* ---- the op table ---- */
 
 static const struct op_row op_table[] = {
-#define ONNX_OP(name, since, until, fn) {name, since, until, fn, ""},
-#define ONNX_OP_DOMAIN(domain, name, since, until, fn) {name, since, until, fn, domain},
+#define ONNX_OP(name, since, until, fn) {name, since, until, fn, "", NK_COUNT},
+#define ONNX_OP_KIND(name, since, until, fn, kind) {name, since, until, fn, "", kind},
+#define ONNX_OP_DOMAIN(domain, name, since, until, fn) {name, since, until, fn, domain, NK_COUNT},
 #include "import/onnx/ops.def"
 #undef ONNX_OP
+#undef ONNX_OP_KIND
 #undef ONNX_OP_DOMAIN
 };
 

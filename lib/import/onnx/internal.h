@@ -83,6 +83,7 @@ struct importer {
 	struct strmap outputs;  /* graph output names */
 	struct u64map nhwc;     /* node pointer -> struct tensor cache of NCHW->NHWC transposes */
 	const onnx_node *node;  /* being translated */
+	const struct op_row *row; /* its row, while its translator runs */
 	int errors;
 	struct scope *inner;    /* innermost subgraph being translated, NULL in the main graph */
 	uint64_t unrolled;      /* subgraph nodes translated so far (limited, ops_control.c) */
@@ -129,6 +130,9 @@ struct tensor *imp_in_opt(struct importer *im, unsigned i);  /* NULL if absent *
 struct tensor *imp_in_req(struct importer *im, unsigned i);  /* reports if absent */
 /* graph value of input i, NULL node after reporting */
 struct value imp_in_val(struct importer *im, unsigned i);
+/* input i of an operator defined on floating point only: its value and
+ * type; -1 if absent (reported) or not floating point (reported here) */
+int imp_in_float(struct importer *im, unsigned i, struct value *x, const struct type **t);
 bool imp_out_used(struct importer *im, unsigned i);
 const char *imp_out_name(struct importer *im, unsigned i);
 /* Binds output i to a graph value (or a tensor). */
@@ -157,6 +161,11 @@ const struct type *imp_ty(struct importer *im, int elem, const uint64_t *dims, u
 const char *imp_dname(struct importer *im, const char *base, const char *suffix);
 struct value imp_b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 		    const struct type *t);
+/* a kind b on values of one type, no broadcasting (the comparisons give
+ * bool); a NULL node if either is */
+struct value imp_b_binary(struct importer *im, unsigned kind, struct value a, struct value b, const char *name);
+/* a splat constant f shaped like v; v itself if its node is NULL */
+struct value imp_b_splat_like(struct importer *im, struct value v, double f, const char *name);
 struct value imp_b_unary(struct importer *im, unsigned kind, const char *name, struct value x);
 struct value imp_b_transpose(struct importer *im, struct value x, const unsigned *perm, const char *name);
 struct value imp_b_reshape(struct importer *im, struct value x, const uint64_t *dims, unsigned rank,
@@ -179,6 +188,7 @@ struct op_row {
 	int since, until; /* opset versions (of domain) whose semantics the translator knows */
 	op_fn fn;
 	const char *domain; /* "" for the default domain */
+	unsigned kind;      /* ONNX_OP_KIND's node kind, else NK_COUNT */
 };
 /* The row of op in domain (NULL, "" and "ai.onnx" are the default domain);
  * op_lookup: in the default domain. NULL if the table lacks it. */
@@ -257,6 +267,7 @@ int imp_scatter_minmax(struct importer *im, const onnx_node *n, bool nd, bool is
 #define ONNX_OP_DOMAIN(domain, name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #include "import/onnx/ops.def"
 #undef ONNX_OP
+#undef ONNX_OP_KIND
 #undef ONNX_OP_DOMAIN
 
 #endif

@@ -240,3 +240,14 @@ const int64_t *imp_in_ints(struct importer *im, unsigned i, uint64_t *count)
 }
 
 /* ---- the model ---- */
+
+int imp_in_float(struct importer *im, unsigned i, struct value *x, const struct type **t)
+{
+	*x = imp_in_val(im, i);
+	if (!x->node)
+		return -1;
+	*t = val_type(*x);
+	if (!elem_is_float((enum elem_kind)(*t)->elem))
+		return imp_op_err(im, "input must be floating point");
+	return 0;
+}

@@ -17,15 +17,6 @@
 
 static const struct value no_value = {NULL, 0};
 
-/* a op b on values of one shape */
-static struct value bin(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
-{
-	if (!a.node || !b.node)
-		return no_value;
-	struct value ops[2] = {a, b};
-	return imp_b_node(im, kind, name, ops, 2, val_type(a));
-}
-
 /* a op b after numpy broadcasting of both */
 static struct value bin_bc(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
 {
@@ -35,7 +26,7 @@ static struct value bin_bc(struct importer *im, unsigned kind, struct value a, s
 	unsigned r;
 	if (imp_bcast_shape(im, val_type(a), val_type(b), d, &r))
 		return no_value;
-	return bin(im, kind, imp_b_broadcast(im, a, d, r, imp_dname(im, name, "lhs")),
+	return imp_b_binary(im, kind, imp_b_broadcast(im, a, d, r, imp_dname(im, name, "lhs")),
 		   imp_b_broadcast(im, b, d, r, imp_dname(im, name, "rhs")), name);
 }
 
@@ -255,7 +246,7 @@ int imp_op_attention(struct importer *im, const onnx_node *n)
 	/* scores [B * qh, qs, ts] */
 	uint64_t q3[3] = {b * qh, qs, hd};
 	struct value qm = imp_b_reshape(im, q, q3, 3, imp_dname(im, name, "qbh"));
-	qm = bin(im, NK_Mul, qm, imp_b_splat_const(im, imp_dname(im, name, "scale"), imp_ty(im, elem, q3, 3), scale),
+	qm = imp_b_binary(im, NK_Mul, qm, imp_b_splat_const(im, imp_dname(im, name, "scale"), imp_ty(im, elem, q3, 3), scale),
 		 imp_dname(im, name, "qscaled"));
 	static const unsigned tr3[3] = {0, 2, 1};
 	struct value kx = imp_b_transpose(im, repeat_kv(im, k, qh, imp_dname(im, name, "kr")), tr3, imp_dname(im, name, "kt"));
@@ -333,8 +324,8 @@ int imp_op_attention(struct importer *im, const onnx_node *n)
 	double cap = imp_attr_f(n, "softcap", 0);
 	if (cap > 0) {
 		struct value c = imp_b_splat_const(im, imp_dname(im, name, "cap"), imp_ty(im, elem, s4, 4), cap);
-		s = bin(im, NK_Mul, imp_b_unary(im, NK_Tanh, imp_dname(im, name, "captanh"),
-					     bin(im, NK_Div, s, c, imp_dname(im, name, "capdiv"))),
+		s = imp_b_binary(im, NK_Mul, imp_b_unary(im, NK_Tanh, imp_dname(im, name, "captanh"),
+					     imp_b_binary(im, NK_Div, s, c, imp_dname(im, name, "capdiv"))),
 			c, imp_dname(im, name, "capped"));
 	}
 	struct value s2 = s;
@@ -440,10 +431,10 @@ int imp_op_rotary_embedding(struct importer *im, const onnx_node *n)
 	bool il = imp_attr_i(n, "interleaved", 0) != 0;
 	struct value x1 = last_axis(im, x, 0, half, il, imp_dname(im, name, "x1"));
 	struct value x2 = last_axis(im, x, il ? 1 : half, half, il, imp_dname(im, name, "x2"));
-	struct value r1 = bin(im, NK_Sub, bin(im, NK_Mul, x1, cc, imp_dname(im, name, "x1c")),
-			      bin(im, NK_Mul, x2, sc, imp_dname(im, name, "x2s")), imp_dname(im, name, "r1"));
-	struct value r2 = bin(im, NK_Add, bin(im, NK_Mul, x2, cc, imp_dname(im, name, "x2c")),
-			      bin(im, NK_Mul, x1, sc, imp_dname(im, name, "x1s")), imp_dname(im, name, "r2"));
+	struct value r1 = imp_b_binary(im, NK_Sub, imp_b_binary(im, NK_Mul, x1, cc, imp_dname(im, name, "x1c")),
+			      imp_b_binary(im, NK_Mul, x2, sc, imp_dname(im, name, "x2s")), imp_dname(im, name, "r1"));
+	struct value r2 = imp_b_binary(im, NK_Add, imp_b_binary(im, NK_Mul, x2, cc, imp_dname(im, name, "x2c")),
+			      imp_b_binary(im, NK_Mul, x1, sc, imp_dname(im, name, "x1s")), imp_dname(im, name, "r2"));
 	struct value rot;
 	if (il) {
 		/* pairs back in place: [.., half, 2] flattened */
@@ -470,22 +461,20 @@ int imp_op_rotary_embedding(struct importer *im, const onnx_node *n)
  * 24) x * sigmoid(alpha * x), from the activation kinds. */
 int imp_op_mish_swish(struct importer *im, const onnx_node *n)
 {
-	struct value x = imp_in_val(im, 0);
-	if (!x.node)
+	struct value x;
+	const struct type *t;
+	if (imp_in_float(im, 0, &x, &t))
 		return -1;
-	const struct type *t = val_type(x);
 	const char *name = imp_out_name(im, 0);
-	if (!elem_is_float((enum elem_kind)t->elem))
-		return imp_op_err(im, "input must be floating point");
 	struct value g;
 	if (strcmp(n->op_type, "Mish") == 0) {
 		g = imp_b_unary(im, NK_Tanh, imp_dname(im, name, "tanh"), imp_b_unary(im, NK_SoftPlus, imp_dname(im, name, "softplus"), x));
 	} else {
 		double alpha = imp_attr_f(n, "alpha", 1.0f);
 		struct value ax = alpha == 1 ? x
-					     : bin(im, NK_Mul, x, imp_b_splat_const(im, imp_dname(im, name, "alpha"), t, alpha),
+					     : imp_b_binary(im, NK_Mul, x, imp_b_splat_const(im, imp_dname(im, name, "alpha"), t, alpha),
 						   imp_dname(im, name, "ax"));
 		g = imp_b_unary(im, NK_Sigmoid, imp_dname(im, name, "sigmoid"), ax);
 	}
-	return imp_set_out(im, 0, bin(im, NK_Mul, x, g, name));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, x, g, name));
 }

@@ -17,17 +17,9 @@
 
 static const struct value no_value = {NULL, 0};
 
-static struct value bin(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
-{
-	if (!a.node || !b.node)
-		return no_value;
-	struct value ops[2] = {a, b};
-	return imp_b_node(im, kind, name, ops, 2, val_type(a));
-}
-
 static struct value shift(struct importer *im, struct value x, struct value k, bool left, const char *name)
 {
-	struct value r = bin(im, NK_BitShift, x, k, name);
+	struct value r = imp_b_binary(im, NK_BitShift, x, k, name);
 	if (r.node)
 		node_set_int(im->m, r.node, "direction", left ? 0 : 1);
 	return r;
@@ -48,7 +40,7 @@ static struct value bits(struct importer *im, struct value x, struct value ks, s
 	struct value hi = shift(im, xb, ks, false, imp_dname(im, name, "shr"));
 	struct value hi1 = shift(im, xb, ks1, false, imp_dname(im, name, "shr1"));
 	struct value one = imp_b_splat_const(im, imp_dname(im, name, "one"), kt, 1);
-	return bin(im, NK_Sub, hi, shift(im, hi1, one, true, imp_dname(im, name, "even")), imp_dname(im, name, "bits"));
+	return imp_b_binary(im, NK_Sub, hi, shift(im, hi1, one, true, imp_dname(im, name, "even")), imp_dname(im, name, "bits"));
 }
 
 /* BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot (opset 18) on int32 and
@@ -65,7 +57,7 @@ int imp_op_bitwise(struct importer *im, const onnx_node *n)
 		return imp_op_err(im, "the operands must be int32 or int64, not %s", elem_name((enum elem_kind)at->elem));
 	if (not) {
 		struct value m1 = imp_b_splat_const(im, imp_dname(im, name, "minus1"), at, -1);
-		return imp_set_out(im, 0, bin(im, NK_Sub, m1, a, name));
+		return imp_set_out(im, 0, imp_b_binary(im, NK_Sub, m1, a, name));
 	}
 	const struct type *bt = val_type(b);
 	if (bt->elem != at->elem)
@@ -96,13 +88,13 @@ int imp_op_bitwise(struct importer *im, const onnx_node *n)
 	struct value ba = bits(im, a, ks, ks1, imp_dname(im, name, "a")), bb = bits(im, b, ks, ks1, imp_dname(im, name, "b"));
 	struct value c;
 	if (strcmp(n->op_type, "BitwiseAnd") == 0) {
-		c = bin(im, NK_Mul, ba, bb, imp_dname(im, name, "and"));
+		c = imp_b_binary(im, NK_Mul, ba, bb, imp_dname(im, name, "and"));
 	} else if (strcmp(n->op_type, "BitwiseOr") == 0) {
-		c = bin(im, NK_Sub, bin(im, NK_Add, ba, bb, imp_dname(im, name, "sum")),
-			bin(im, NK_Mul, ba, bb, imp_dname(im, name, "both")), imp_dname(im, name, "or"));
+		c = imp_b_binary(im, NK_Sub, imp_b_binary(im, NK_Add, ba, bb, imp_dname(im, name, "sum")),
+			imp_b_binary(im, NK_Mul, ba, bb, imp_dname(im, name, "both")), imp_dname(im, name, "or"));
 	} else {
-		struct value df = bin(im, NK_Sub, ba, bb, imp_dname(im, name, "diff"));
-		c = bin(im, NK_Mul, df, df, imp_dname(im, name, "xor"));
+		struct value df = imp_b_binary(im, NK_Sub, ba, bb, imp_dname(im, name, "diff"));
+		c = imp_b_binary(im, NK_Mul, df, df, imp_dname(im, name, "xor"));
 	}
 	c = shift(im, c, ks, true, imp_dname(im, name, "placed"));
 	if (!c.node)
@@ -172,11 +164,11 @@ int imp_op_tensor_scatter(struct importer *im, const onnx_node *n)
 	for (uint64_t i = 0; i < seq; i++)
 		iv[i] = (int64_t)i;
 	struct tensor *io = imp_t_from_ints(im, imp_dname(im, name, "rows"), DT_INT64, ct->rank, sd, iv);
-	struct value pos = bin(im, NK_Add, imp_b_broadcast(im, start, ut->dims, ut->rank, imp_dname(im, name, "startb")),
+	struct value pos = imp_b_binary(im, NK_Add, imp_b_broadcast(im, start, ut->dims, ut->rank, imp_dname(im, name, "startb")),
 			       imp_b_broadcast(im, imp_tval(im, io), ut->dims, ut->rank, imp_dname(im, name, "rowsb")),
 			       imp_dname(im, name, "pos"));
 	if (circ)
-		pos = bin(im, NK_Mod, pos, imp_b_splat_const(im, imp_dname(im, name, "len"), imp_ty(im, EK_I64, ut->dims, ut->rank),
+		pos = imp_b_binary(im, NK_Mod, pos, imp_b_splat_const(im, imp_dname(im, name, "len"), imp_ty(im, EK_I64, ut->dims, ut->rank),
 							 (double)len),
 			  imp_dname(im, name, "wrapped"));
 	if (!pos.node)

@@ -14,26 +14,6 @@
 
 static const struct value no_value = {NULL, 0};
 
-/* a op b on values of one type (no broadcasting); cmp: bool result */
-static struct value ew2(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
-{
-	if (!a.node || !b.node)
-		return no_value;
-	const struct type *t = val_type(a);
-	if (kind == NK_CmpEQ || kind == NK_CmpNEQ || kind == NK_CmpLT || kind == NK_CmpLTE)
-		t = type_with_elem(im->tc, t, EK_BOOL);
-	struct value ops[2] = {a, b};
-	return imp_b_node(im, kind, name, ops, 2, t);
-}
-
-/* a splat constant shaped like v */
-static struct value splat_like(struct importer *im, struct value v, double f, const char *name)
-{
-	if (!v.node)
-		return v;
-	return imp_b_splat_const(im, name, val_type(v), f);
-}
-
 /* Broadcasts values to their common shape (names "<name>.bcastN"). */
 static int bcast_all(struct importer *im, struct value *vs, unsigned n, const char *name)
 {
@@ -95,19 +75,12 @@ static struct value binary(struct importer *im, unsigned kind, struct value a, s
 	struct value vs[2] = {a, b};
 	if (bcast_all(im, vs, 2, name))
 		return no_value;
-	return ew2(im, kind, vs[0], vs[1], name);
+	return imp_b_binary(im, kind, vs[0], vs[1], name);
 }
 
 int imp_op_binary(struct importer *im, const onnx_node *n)
 {
-	static const struct {
-		const char *op;
-		unsigned kind;
-	} map[] = {{"Add", NK_Add}, {"Sub", NK_Sub}, {"Mul", NK_Mul}, {"Div", NK_Div}, {"Pow", NK_Pow}};
-	unsigned kind = NK_Add;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
-		if (strcmp(map[i].op, n->op_type) == 0)
-			kind = map[i].kind;
+	unsigned kind = im->row->kind; /* ops.def */
 	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
 	b = legacy_bcast(im, n, a, b);
 	return imp_set_out(im, 0, binary(im, kind, a, b, imp_out_name(im, 0)));
@@ -148,7 +121,7 @@ int imp_op_variadic(struct importer *im, const onnx_node *n)
 		acc = binary(im, kind, acc, imp_in_val(im, i), last ? name : imp_dname(im, name, "acc"));
 	}
 	if (mean)
-		acc = ew2(im, NK_Div, acc, splat_like(im, acc, cnt, imp_dname(im, name, "count")), name);
+		acc = imp_b_binary(im, NK_Div, acc, imp_b_splat_like(im, acc, cnt, imp_dname(im, name, "count")), name);
 	return imp_set_out(im, 0, acc);
 }
 
@@ -189,19 +162,7 @@ int imp_op_where(struct importer *im, const onnx_node *n)
 
 int imp_op_unary(struct importer *im, const onnx_node *n)
 {
-	static const struct {
-		const char *op;
-		unsigned kind;
-	} map[] = {{"Not", NK_Not},         {"Neg", NK_Neg},     {"Abs", NK_Abs},       {"Exp", NK_Exp},
-		   {"Log", NK_Log},         {"Sqrt", NK_Sqrt},   {"Reciprocal", NK_Reciprocal},
-		   {"Floor", NK_Floor},     {"Ceil", NK_Ceil},   {"Round", NK_Round},   {"Sign", NK_Sign},
-		   {"Sin", NK_Sin},         {"Cos", NK_Cos},     {"Erf", NK_Erf},       {"IsNaN", NK_IsNaN},
-		   {"Relu", NK_Relu},       {"Sigmoid", NK_Sigmoid}, {"Tanh", NK_Tanh},
-		   {"Softplus", NK_SoftPlus}, {"HardSwish", NK_HardSwish}};
-	unsigned kind = NK_Relu;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
-		if (strcmp(map[i].op, n->op_type) == 0)
-			kind = map[i].kind;
+	unsigned kind = im->row->kind; /* ops.def */
 	struct value x = imp_in_val(im, 0);
 	if (!x.node)
 		return -1;
@@ -230,9 +191,9 @@ int imp_op_activation(struct importer *im, const onnx_node *n)
 		struct value e = imp_b_unary(im, NK_Elu, imp_dname(im, name, "elu"), x);
 		if (e.node)
 			node_set_float(im->m, e.node, "alpha", imp_attr_f(n, "alpha", 1.67326319217681884765625f));
-		struct value g = splat_like(im, x, imp_attr_f(n, "gamma", 1.05070102214813232421875f),
+		struct value g = imp_b_splat_like(im, x, imp_attr_f(n, "gamma", 1.05070102214813232421875f),
 					    imp_dname(im, name, "gamma"));
-		return imp_set_out(im, 0, ew2(im, NK_Mul, e, g, name));
+		return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, e, g, name));
 	}
 	if (strcmp(op, "Gelu") == 0) { /* opset 20: erf form, or the tanh approximation */
 		const char *ap = imp_attr_s(im, n, "approximate", "none");
@@ -245,15 +206,15 @@ int imp_op_activation(struct importer *im, const onnx_node *n)
 		return imp_set_out(im, 0, r);
 	}
 	if (strcmp(op, "Celu") == 0) { /* alpha * Elu(x / alpha) */
-		struct value al = splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
+		struct value al = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
 		struct value e = imp_b_unary(im, NK_Elu, imp_dname(im, name, "elu"),
-					 ew2(im, NK_Div, x, al, imp_dname(im, name, "scaled")));
-		return imp_set_out(im, 0, ew2(im, NK_Mul, e, al, name));
+					 imp_b_binary(im, NK_Div, x, al, imp_dname(im, name, "scaled")));
+		return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, e, al, name));
 	}
 	if (strcmp(op, "HardSigmoid") == 0) { /* clip(alpha * x + beta, 0, 1) */
-		struct value a = splat_like(im, x, imp_attr_f(n, "alpha", 0.2f), imp_dname(im, name, "alpha"));
-		struct value b = splat_like(im, x, imp_attr_f(n, "beta", 0.5f), imp_dname(im, name, "beta"));
-		struct value y = ew2(im, NK_Add, ew2(im, NK_Mul, x, a, imp_dname(im, name, "mul")), b,
+		struct value a = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 0.2f), imp_dname(im, name, "alpha"));
+		struct value b = imp_b_splat_like(im, x, imp_attr_f(n, "beta", 0.5f), imp_dname(im, name, "beta"));
+		struct value y = imp_b_binary(im, NK_Add, imp_b_binary(im, NK_Mul, x, a, imp_dname(im, name, "mul")), b,
 				     imp_dname(im, name, "add"));
 		struct value r = imp_b_unary(im, NK_Clip, name, y);
 		if (r.node) {
@@ -263,27 +224,27 @@ int imp_op_activation(struct importer *im, const onnx_node *n)
 		return imp_set_out(im, 0, r);
 	}
 	if (strcmp(op, "Softsign") == 0) { /* x / (1 + |x|) */
-		struct value one = splat_like(im, x, 1, imp_dname(im, name, "one"));
-		struct value d = ew2(im, NK_Add, one, imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), x),
+		struct value one = imp_b_splat_like(im, x, 1, imp_dname(im, name, "one"));
+		struct value d = imp_b_binary(im, NK_Add, one, imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), x),
 				     imp_dname(im, name, "den"));
-		return imp_set_out(im, 0, ew2(im, NK_Div, x, d, name));
+		return imp_set_out(im, 0, imp_b_binary(im, NK_Div, x, d, name));
 	}
-	struct value zero = splat_like(im, x, 0, imp_dname(im, name, "zero"));
+	struct value zero = imp_b_splat_like(im, x, 0, imp_dname(im, name, "zero"));
 	if (strcmp(op, "ThresholdedRelu") == 0) { /* x > alpha ? x : 0 */
-		struct value a = splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
-		struct value ops[3] = {ew2(im, NK_CmpLT, a, x, imp_dname(im, name, "gt")), x, zero};
+		struct value a = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
+		struct value ops[3] = {imp_b_binary(im, NK_CmpLT, a, x, imp_dname(im, name, "gt")), x, zero};
 		return imp_set_out(im, 0, imp_b_node(im, NK_Select, name, ops, 3, val_type(x)));
 	}
 	/* Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0 */
 	float l = imp_attr_f(n, "lambd", 0.5f), bias = imp_attr_f(n, "bias", 0);
-	struct value lp = splat_like(im, x, l, imp_dname(im, name, "lambd"));
-	struct value ln = splat_like(im, x, -l, imp_dname(im, name, "neglambd"));
-	struct value bv = splat_like(im, x, bias, imp_dname(im, name, "bias"));
-	struct value hi[3] = {ew2(im, NK_CmpLT, lp, x, imp_dname(im, name, "gt")),
-			      ew2(im, NK_Sub, x, bv, imp_dname(im, name, "sub")), zero};
+	struct value lp = imp_b_splat_like(im, x, l, imp_dname(im, name, "lambd"));
+	struct value ln = imp_b_splat_like(im, x, -l, imp_dname(im, name, "neglambd"));
+	struct value bv = imp_b_splat_like(im, x, bias, imp_dname(im, name, "bias"));
+	struct value hi[3] = {imp_b_binary(im, NK_CmpLT, lp, x, imp_dname(im, name, "gt")),
+			      imp_b_binary(im, NK_Sub, x, bv, imp_dname(im, name, "sub")), zero};
 	struct value inner = imp_b_node(im, NK_Select, imp_dname(im, name, "hi"), hi, 3, val_type(x));
-	struct value lo[3] = {ew2(im, NK_CmpLT, x, ln, imp_dname(im, name, "lt")),
-			      ew2(im, NK_Add, x, bv, imp_dname(im, name, "add")), inner};
+	struct value lo[3] = {imp_b_binary(im, NK_CmpLT, x, ln, imp_dname(im, name, "lt")),
+			      imp_b_binary(im, NK_Add, x, bv, imp_dname(im, name, "add")), inner};
 	return imp_set_out(im, 0, imp_b_node(im, NK_Select, name, lo, 3, val_type(x)));
 }
 
@@ -346,7 +307,7 @@ static int clip_runtime(struct importer *im, struct value x, const char *name)
 		const char *bn = imp_dname(im, name, i == 1 ? "min" : "max");
 		struct value bv = imp_b_reshape(im, imp_tval(im, b), one, t->rank, imp_dname(im, bn, "r"));
 		bv = imp_b_broadcast(im, bv, t->dims, t->rank, bn);
-		x = ew2(im, i == 1 ? NK_Max : NK_Min, x, bv, i == 1 && has_hi ? imp_dname(im, name, "lo") : name);
+		x = imp_b_binary(im, i == 1 ? NK_Max : NK_Min, x, bv, i == 1 && has_hi ? imp_dname(im, name, "lo") : name);
 	}
 	return imp_set_out(im, 0, x);
 }
@@ -378,9 +339,9 @@ int imp_op_clip(struct importer *im, const onnx_node *n)
 		return imp_set_out(im, 0, r);
 	}
 	if (has_lo)
-		x = ew2(im, NK_Max, x, splat_like(im, x, lo, imp_dname(im, name, "min")), has_hi ? imp_dname(im, name, "lo") : name);
+		x = imp_b_binary(im, NK_Max, x, imp_b_splat_like(im, x, lo, imp_dname(im, name, "min")), has_hi ? imp_dname(im, name, "lo") : name);
 	if (has_hi)
-		x = ew2(im, NK_Min, x, splat_like(im, x, hi, imp_dname(im, name, "max")), name);
+		x = imp_b_binary(im, NK_Min, x, imp_b_splat_like(im, x, hi, imp_dname(im, name, "max")), name);
 	return imp_set_out(im, 0, x);
 }
 

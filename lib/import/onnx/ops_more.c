@@ -18,31 +18,11 @@
 
 static const struct value no_value = {NULL, 0};
 
-/* a op b on values of one shape; comparisons give bool */
-static struct value ew(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
-{
-	if (!a.node || !b.node)
-		return no_value;
-	const struct type *t = val_type(a);
-	if (kind == NK_CmpEQ || kind == NK_CmpNEQ || kind == NK_CmpLT || kind == NK_CmpLTE)
-		t = type_with_elem(im->tc, t, EK_BOOL);
-	struct value ops[2] = {a, b};
-	return imp_b_node(im, kind, name, ops, 2, t);
-}
-
 /* c ? a : b */
 static struct value sel(struct importer *im, struct value c, struct value a, struct value b, const char *name)
 {
 	struct value ops[3] = {c, a, b};
 	return imp_b_node(im, NK_Select, name, ops, 3, a.node ? val_type(a) : NULL);
-}
-
-/* a splat constant shaped like v */
-static struct value splat_like(struct importer *im, struct value v, double f, const char *name)
-{
-	if (!v.node)
-		return v;
-	return imp_b_splat_const(im, name, val_type(v), f);
 }
 
 /* A reduction of x (BatchedReduceAdd, ...Mean) over every dimension: a
@@ -187,15 +167,7 @@ int imp_op_scatter_nd(struct importer *im, const onnx_node *n)
 /* Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh: one kind each */
 int imp_op_math(struct importer *im, const onnx_node *n)
 {
-	static const struct {
-		const char *op;
-		unsigned kind;
-	} map[] = {{"Tan", NK_Tan},   {"Asin", NK_Asin},   {"Acos", NK_Acos},   {"Atan", NK_Atan},  {"Sinh", NK_Sinh},
-		   {"Cosh", NK_Cosh}, {"Asinh", NK_Asinh}, {"Acosh", NK_Acosh}, {"Atanh", NK_Atanh}};
-	unsigned kind = NK_Tan;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
-		if (strcmp(map[i].op, n->op_type) == 0)
-			kind = map[i].kind;
+	unsigned kind = im->row->kind; /* ops.def */
 	struct value x = imp_in_val(im, 0);
 	if (!x.node)
 		return -1;
@@ -243,7 +215,7 @@ int imp_op_bitshift(struct importer *im, const onnx_node *n)
 		return -1;
 	if (!elem_is_integer((enum elem_kind)val_type(a)->elem) || val_type(a)->elem != val_type(b)->elem)
 		return imp_op_err(im, "operands must be integers of one type");
-	struct value r = ew(im, NK_BitShift, a, b, name);
+	struct value r = imp_b_binary(im, NK_BitShift, a, b, name);
 	if (r.node)
 		node_set_int(im->m, r.node, "direction", d);
 	return imp_set_out(im, 0, r);
@@ -281,9 +253,9 @@ static struct value nll(struct importer *im, const onnx_node *n, struct value lp
 	bool has_ii = imp_attr(n, "ignore_index") != NULL;
 	struct value ign = no_value, safe = tg;
 	if (has_ii) {
-		struct value ii = splat_like(im, tg, (double)imp_attr_i(n, "ignore_index", 0), imp_dname(im, name, "ii"));
-		ign = ew(im, NK_CmpEQ, tg, ii, imp_dname(im, name, "ignored"));
-		safe = sel(im, ign, splat_like(im, tg, 0, imp_dname(im, name, "zeroidx")), tg, imp_dname(im, name, "target"));
+		struct value ii = imp_b_splat_like(im, tg, (double)imp_attr_i(n, "ignore_index", 0), imp_dname(im, name, "ii"));
+		ign = imp_b_binary(im, NK_CmpEQ, tg, ii, imp_dname(im, name, "ignored"));
+		safe = sel(im, ign, imp_b_splat_like(im, tg, 0, imp_dname(im, name, "zeroidx")), tg, imp_dname(im, name, "target"));
 	}
 	/* lp[n, t, d]: GatherElements along 1 with target as N x 1 x d... */
 	uint64_t d3[GLOW_MAX_RANK];
@@ -301,7 +273,7 @@ static struct value nll(struct importer *im, const onnx_node *n, struct value lp
 	if (!loss.node)
 		return no_value;
 	const struct type *ft = val_type(loss);
-	struct value zero = splat_like(im, loss, 0, imp_dname(im, name, "zero"));
+	struct value zero = imp_b_splat_like(im, loss, 0, imp_dname(im, name, "zero"));
 	if (weight) {
 		struct value wv = imp_tval(im, weight);
 		if (!wv.node)
@@ -314,10 +286,10 @@ static struct value nll(struct importer *im, const onnx_node *n, struct value lp
 		w = imp_b_node(im, NK_Gather, imp_dname(im, name, "w"), (struct value[]){wv, safe}, 2, ft);
 		if (has_ii)
 			w = sel(im, ign, zero, w, imp_dname(im, name, "wmask"));
-		loss = ew(im, NK_Mul, loss, w, strcmp(red, "none") == 0 ? name : imp_dname(im, name, "loss"));
+		loss = imp_b_binary(im, NK_Mul, loss, w, strcmp(red, "none") == 0 ? name : imp_dname(im, name, "loss"));
 	} else if (has_ii) {
 		loss = sel(im, ign, zero, loss, strcmp(red, "none") == 0 ? name : imp_dname(im, name, "loss"));
-		w = sel(im, ign, zero, splat_like(im, loss, 1, imp_dname(im, name, "one")), imp_dname(im, name, "wmask"));
+		w = sel(im, ign, zero, imp_b_splat_like(im, loss, 1, imp_dname(im, name, "one")), imp_dname(im, name, "wmask"));
 	}
 	if (strcmp(red, "none") == 0)
 		return loss;
@@ -327,7 +299,7 @@ static struct value nll(struct importer *im, const onnx_node *n, struct value lp
 		return reduce_all(im, NK_BatchedReduceMean, loss, name);
 	struct value total = reduce_all(im, NK_BatchedReduceAdd, loss, imp_dname(im, name, "sum"));
 	struct value wsum = reduce_all(im, NK_BatchedReduceAdd, w, imp_dname(im, name, "wsum"));
-	return ew(im, NK_Div, total, wsum, name);
+	return imp_b_binary(im, NK_Div, total, wsum, name);
 }
 
 int imp_op_nll_loss(struct importer *im, const onnx_node *n)
@@ -397,11 +369,11 @@ int imp_op_trilu(struct importer *im, const onnx_node *n)
 		struct value kb = imp_b_reshape(im, imp_b_convert(im, imp_tval(im, kt), EK_I64, imp_dname(im, name, "k64")), one, 2,
 					    imp_dname(im, name, "kr"));
 		kb = imp_b_broadcast(im, kb, md, 2, imp_dname(im, name, "kb"));
-		mask = upper ? ew(im, NK_CmpLTE, kb, diff, imp_dname(im, name, "mask"))
-			     : ew(im, NK_CmpLTE, diff, kb, imp_dname(im, name, "mask"));
+		mask = upper ? imp_b_binary(im, NK_CmpLTE, kb, diff, imp_dname(im, name, "mask"))
+			     : imp_b_binary(im, NK_CmpLTE, diff, kb, imp_dname(im, name, "mask"));
 	}
 	mask = imp_b_broadcast(im, mask, t->dims, t->rank, imp_dname(im, name, "maskb"));
-	return imp_set_out(im, 0, sel(im, mask, x, splat_like(im, x, 0, imp_dname(im, name, "zero")), name));
+	return imp_set_out(im, 0, sel(im, mask, x, imp_b_splat_like(im, x, 0, imp_dname(im, name, "zero")), name));
 }
 
 /* 0, 1, ..., len-1 as an i64 tensor of rank `rank` laid along axis */
@@ -455,9 +427,9 @@ int imp_op_hardmax(struct importer *im, const onnx_node *n)
 	struct value pos = iota(im, vt->dims[axis], axis, vt->rank, imp_dname(im, name, "pos"));
 	am = imp_b_broadcast(im, am, vt->dims, vt->rank, imp_dname(im, name, "argmaxb"));
 	pos = imp_b_broadcast(im, pos, vt->dims, vt->rank, imp_dname(im, name, "posb"));
-	struct value eq = ew(im, NK_CmpEQ, am, pos, imp_dname(im, name, "eq"));
-	struct value one = splat_like(im, v, 1, imp_dname(im, name, "one"));
-	struct value zero = splat_like(im, v, 0, imp_dname(im, name, "zero"));
+	struct value eq = imp_b_binary(im, NK_CmpEQ, am, pos, imp_dname(im, name, "eq"));
+	struct value one = imp_b_splat_like(im, v, 1, imp_dname(im, name, "one"));
+	struct value zero = imp_b_splat_like(im, v, 0, imp_dname(im, name, "zero"));
 	struct value r = sel(im, eq, one, zero, im->opset < 13 ? imp_dname(im, name, "r") : name);
 	if (im->opset < 13)
 		r = imp_b_reshape(im, r, t->dims, t->rank, name);
@@ -497,15 +469,15 @@ int imp_op_onehot(struct importer *im, const onnx_node *n)
 	}
 	unsigned r = it->rank + 1;
 	struct value i64 = imp_b_convert(im, ix, EK_I64, imp_dname(im, name, "idx"));
-	struct value neg = ew(im, NK_CmpLT, i64, splat_like(im, i64, 0, imp_dname(im, name, "zero")),
+	struct value neg = imp_b_binary(im, NK_CmpLT, i64, imp_b_splat_like(im, i64, 0, imp_dname(im, name, "zero")),
 			      imp_dname(im, name, "neg"));
-	struct value wrapped = ew(im, NK_Add, i64, splat_like(im, i64, (double)depth, imp_dname(im, name, "depth")),
+	struct value wrapped = imp_b_binary(im, NK_Add, i64, imp_b_splat_like(im, i64, (double)depth, imp_dname(im, name, "depth")),
 				  imp_dname(im, name, "wrap"));
 	i64 = sel(im, neg, wrapped, i64, imp_dname(im, name, "fixed"));
 	i64 = imp_b_broadcast(im, imp_b_reshape(im, i64, kd, r, imp_dname(im, name, "idxr")), od, r, imp_dname(im, name, "idxb"));
 	struct value pos = imp_b_broadcast(im, iota(im, (uint64_t)depth, axis, r, imp_dname(im, name, "pos")), od, r,
 				       imp_dname(im, name, "posb"));
-	struct value eq = ew(im, NK_CmpEQ, i64, pos, imp_dname(im, name, "eq"));
+	struct value eq = imp_b_binary(im, NK_CmpEQ, i64, pos, imp_dname(im, name, "eq"));
 	uint64_t ones[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < r; i++)
 		ones[i] = 1;
@@ -525,13 +497,11 @@ int imp_op_onehot(struct importer *im, const onnx_node *n)
  * 1e-9) over axes (default [0, 2, 3]). */
 int imp_op_mvn(struct importer *im, const onnx_node *n)
 {
-	struct value x = imp_in_val(im, 0);
-	if (!x.node)
+	struct value x;
+	const struct type *t;
+	if (imp_in_float(im, 0, &x, &t))
 		return -1;
-	const struct type *t = val_type(x);
 	const char *name = imp_out_name(im, 0);
-	if (!elem_is_float((enum elem_kind)t->elem))
-		return imp_op_err(im, "input must be floating point");
 	static const int64_t def_axes[3] = {0, 2, 3};
 	const int64_t *av = def_axes;
 	long na = imp_attr_ints(n, "axes", &av);
@@ -555,13 +525,13 @@ int imp_op_mvn(struct importer *im, const onnx_node *n)
 	struct value mean = imp_b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, x, axes, (unsigned)na,
 							imp_dname(im, name, "mean")),
 					t->dims, t->rank, imp_dname(im, name, "meanb"));
-	struct value dev = ew(im, NK_Sub, x, mean, imp_dname(im, name, "dev"));
-	struct value var = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, dev, dev, imp_dname(im, name, "sq")), axes,
+	struct value dev = imp_b_binary(im, NK_Sub, x, mean, imp_dname(im, name, "dev"));
+	struct value var = reduce_keep(im, NK_BatchedReduceMean, imp_b_binary(im, NK_Mul, dev, dev, imp_dname(im, name, "sq")), axes,
 				       (unsigned)na, imp_dname(im, name, "var"));
 	struct value sd = imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "sd"), var);
-	sd = ew(im, NK_Add, sd, splat_like(im, sd, 1e-9, imp_dname(im, name, "eps")), imp_dname(im, name, "sdeps"));
+	sd = imp_b_binary(im, NK_Add, sd, imp_b_splat_like(im, sd, 1e-9, imp_dname(im, name, "eps")), imp_dname(im, name, "sdeps"));
 	sd = imp_b_broadcast(im, sd, t->dims, t->rank, imp_dname(im, name, "sdb"));
-	return imp_set_out(im, 0, ew(im, NK_Div, dev, sd, name));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Div, dev, sd, name));
 }
 
 /* GroupNormalization: x [N, C, D...] normalized over each group of C /
@@ -597,14 +567,14 @@ int imp_op_groupnorm(struct importer *im, const onnx_node *n)
 	int64_t ax = 2;
 	struct value mean = imp_b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, xg, &ax, 1, imp_dname(im, name, "mean")),
 					gd, 3, imp_dname(im, name, "meanb"));
-	struct value dev = ew(im, NK_Sub, xg, mean, imp_dname(im, name, "dev"));
-	struct value var = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, dev, dev, imp_dname(im, name, "sq")), &ax, 1,
+	struct value dev = imp_b_binary(im, NK_Sub, xg, mean, imp_dname(im, name, "dev"));
+	struct value var = reduce_keep(im, NK_BatchedReduceMean, imp_b_binary(im, NK_Mul, dev, dev, imp_dname(im, name, "sq")), &ax, 1,
 				       imp_dname(im, name, "var"));
-	var = ew(im, NK_Add, var, splat_like(im, var, imp_attr_f(n, "epsilon", 1e-5f), imp_dname(im, name, "eps")),
+	var = imp_b_binary(im, NK_Add, var, imp_b_splat_like(im, var, imp_attr_f(n, "epsilon", 1e-5f), imp_dname(im, name, "eps")),
 		 imp_dname(im, name, "vareps"));
 	struct value sd = imp_b_broadcast(im, imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "sd"), var), gd, 3,
 				      imp_dname(im, name, "sdb"));
-	struct value y = imp_b_reshape(im, ew(im, NK_Div, dev, sd, imp_dname(im, name, "norm")), t->dims, t->rank,
+	struct value y = imp_b_reshape(im, imp_b_binary(im, NK_Div, dev, sd, imp_dname(im, name, "norm")), t->dims, t->rank,
 				   imp_dname(im, name, "normr"));
 	/* per-channel scale and bias as [C, 1, ...] broadcast over x */
 	struct value cs[2] = {sc, bi};
@@ -621,7 +591,7 @@ int imp_op_groupnorm(struct importer *im, const onnx_node *n)
 		cs[i] = imp_b_broadcast(im, imp_b_reshape(im, cs[i], cd, t->rank - 1, imp_dname(im, name, i ? "biasc" : "scalec")),
 				    t->dims, t->rank, imp_dname(im, name, i ? "biasb" : "scaleb"));
 	}
-	return imp_set_out(im, 0, ew(im, NK_Add, ew(im, NK_Mul, y, cs[0], imp_dname(im, name, "scaled")), cs[1], name));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Add, imp_b_binary(im, NK_Mul, y, cs[0], imp_dname(im, name, "scaled")), cs[1], name));
 }
 
 /* RMSNormalization (opset 23): x / sqrt(mean(x^2) + epsilon) * scale, the
@@ -650,28 +620,26 @@ int imp_op_rmsnorm(struct importer *im, const onnx_node *n)
 	int64_t axes[GLOW_MAX_RANK];
 	for (unsigned k = axis; k < t->rank; k++)
 		axes[k - axis] = k;
-	struct value ms = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, x, x, imp_dname(im, name, "sq")), axes,
+	struct value ms = reduce_keep(im, NK_BatchedReduceMean, imp_b_binary(im, NK_Mul, x, x, imp_dname(im, name, "sq")), axes,
 				      t->rank - axis, imp_dname(im, name, "ms"));
-	ms = ew(im, NK_Add, ms, splat_like(im, ms, imp_attr_f(n, "epsilon", 1e-5f), imp_dname(im, name, "eps")),
+	ms = imp_b_binary(im, NK_Add, ms, imp_b_splat_like(im, ms, imp_attr_f(n, "epsilon", 1e-5f), imp_dname(im, name, "eps")),
 		imp_dname(im, name, "mseps"));
 	struct value rms = imp_b_broadcast(im, imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "rms"), ms), t->dims, t->rank,
 				       imp_dname(im, name, "rmsb"));
-	struct value y = ew(im, NK_Div, x, rms, imp_dname(im, name, "norm"));
+	struct value y = imp_b_binary(im, NK_Div, x, rms, imp_dname(im, name, "norm"));
 	struct value s = imp_b_broadcast(im, sc, t->dims, t->rank, imp_dname(im, name, "scaleb"));
-	return imp_set_out(im, 0, ew(im, NK_Mul, y, s, name));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, y, s, name));
 }
 
 /* LpNormalization: x divided by its L1 (p = 1) or L2 (p = 2) norm along
  * axis. */
 int imp_op_lpnorm(struct importer *im, const onnx_node *n)
 {
-	struct value x = imp_in_val(im, 0);
-	if (!x.node)
+	struct value x;
+	const struct type *t;
+	if (imp_in_float(im, 0, &x, &t))
 		return -1;
-	const struct type *t = val_type(x);
 	const char *name = imp_out_name(im, 0);
-	if (!elem_is_float((enum elem_kind)t->elem))
-		return imp_op_err(im, "input must be floating point");
 	unsigned axis;
 	if (imp_norm_axis(im, imp_attr_i(n, "axis", -1), t->rank, &axis))
 		return -1;
@@ -679,10 +647,10 @@ int imp_op_lpnorm(struct importer *im, const onnx_node *n)
 	if (p != 1 && p != 2)
 		return imp_op_err(im, "p is %lld; only 1 and 2 are defined", (long long)p);
 	int64_t ax = axis;
-	struct value v = p == 1 ? imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), x) : ew(im, NK_Mul, x, x, imp_dname(im, name, "sq"));
+	struct value v = p == 1 ? imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), x) : imp_b_binary(im, NK_Mul, x, x, imp_dname(im, name, "sq"));
 	struct value s = reduce_keep(im, NK_BatchedReduceAdd, v, &ax, 1, imp_dname(im, name, "sum"));
 	if (p == 2)
 		s = imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "l2"), s);
 	s = imp_b_broadcast(im, s, t->dims, t->rank, imp_dname(im, name, "normb"));
-	return imp_set_out(im, 0, ew(im, NK_Div, x, s, name));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Div, x, s, name));
 }
