@@ -417,12 +417,7 @@ struct ir_func *irgen_func(struct ir_module *im, struct func *f, struct diag *d)
 		diag_error(d, f->loc, "function @%s is generated twice", f->name);
 		return NULL;
 	}
-	struct gen G;
-	memset(&G, 0, sizeof G);
-	G.im = im;
-	G.irf = irf;
-	G.f = f;
-	G.d = d;
+	struct gen G = {.im = im, .irf = irf, .f = f, .d = d};
 	map_kinds(&G);
 	if (check_lowered(&G, f))
 		return NULL;
