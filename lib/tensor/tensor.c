@@ -30,31 +30,11 @@ int64_t tensor_stored_int(const struct type *t, const void *p, uint64_t i)
 	}
 }
 
-static float get_f32(const uint8_t *b)
-{
-	float f;
-	memcpy(&f, b, 4);
-	return f;
-}
-
-static void set_f32(uint8_t *b, float v)
-{
-	memcpy(b, &v, 4);
-}
-
-/* The two-byte kinds' bits, wherever the element sits. */
-static uint16_t load16(const uint8_t *b)
-{
-	uint16_t h;
-	memcpy(&h, b, 2);
-	return h;
-}
-
-static void store16(uint8_t *b, uint16_t h)
-{
-	memcpy(b, &h, 2);
-}
-
+/* Element bits wherever the element sits (memcpy: no alignment assumed). */
+static float get_f32(const uint8_t *b) { float f; memcpy(&f, b, 4); return f; }
+static void set_f32(uint8_t *b, float v) { memcpy(b, &v, 4); }
+static uint16_t load16(const uint8_t *b) { uint16_t h; memcpy(&h, b, 2); return h; }
+static void store16(uint8_t *b, uint16_t h) { memcpy(b, &h, 2); }
 static float get_f16(const uint8_t *b) { return half_to_float(load16(b)); }
 static void set_f16(uint8_t *b, float v) { store16(b, float_to_half(v)); }
 static float get_bf16(const uint8_t *b) { return bf16_to_float(load16(b)); }
