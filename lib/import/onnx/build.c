@@ -12,27 +12,6 @@
 
 static const struct value no_value = {NULL, 0};
 
-const struct type *imp_ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank)
-{
-	if (rank > GLOW_MAX_RANK) {
-		imp_op_err(im, "result rank %u exceeds the graph IR's %d", rank, GLOW_MAX_RANK);
-		return NULL;
-	}
-	if (!type_shape_ok((enum elem_kind)elem, dims, rank)) {
-		imp_op_err(im, "result shape is too large");
-		return NULL;
-	}
-	return type_get(im->tc, (enum elem_kind)elem, dims, rank);
-}
-
-const char *imp_dname(struct importer *im, const char *base, const char *suffix)
-{
-	size_t n = strlen(base) + strlen(suffix) + 2;
-	char *s = arena_alloc(&im->scratch, n);
-	snprintf(s, n, "%s.%s", base, suffix);
-	return s;
-}
-
 struct value imp_b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 		    const struct type *t)
 {

@@ -91,6 +91,20 @@ struct importer {
 	size_t nopsets;
 };
 
+/* ---- the base every file calls (report.c) ---- */
+/* The node's name in messages: its name, else its first output's. */
+const char *imp_node_label(const onnx_node *n);
+/* Reports an error about the current node (or the model); returns -1. */
+int imp_op_err(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
+void imp_op_warn(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
+/* the type elem<dims>; NULL after reporting a rank or size the graph IR
+ * cannot hold */
+const struct type *imp_ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank);
+/* "base.suffix" in scratch: the name of a value derived from base */
+const char *imp_dname(struct importer *im, const char *base, const char *suffix);
+/* f as the shortest double that rounds to the same float (0.02f: 0.02) */
+double imp_f32_short(float f);
+
 /* ---- element types (tensor.c) ---- */
 size_t imp_dt_size(int dtype);        /* bytes per element, 0 if unsupported for data */
 const char *imp_dt_name(int dtype);
@@ -119,12 +133,8 @@ struct value imp_tval(struct importer *im, struct tensor *t);
 const struct type *imp_t_type(struct importer *im, const struct tensor *t); /* NULL: unsupported elem */
 
 /* ---- node context (nodectx.c) ---- */
-/* The node's name in messages: its name, else its first output's. */
-const char *imp_node_label(const onnx_node *n);
 /* A new tensor bound to name in the innermost scope. */
 struct tensor *imp_bind(struct importer *im, const char *name);
-int imp_op_err(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
-void imp_op_warn(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
 unsigned imp_n_in(const onnx_node *n);  /* inputs, not counting trailing empty names */
 struct tensor *imp_in_opt(struct importer *im, unsigned i);  /* NULL if absent */
 struct tensor *imp_in_req(struct importer *im, unsigned i);  /* reports if absent */
@@ -145,7 +155,6 @@ int64_t imp_attr_i(const onnx_node *n, const char *name, int64_t def);
 /* float attributes as the shortest double that rounds to the same float, so
  * 0.02f prints as 0.02 */
 double imp_attr_f(const onnx_node *n, const char *name, float def);
-double imp_f32_short(float f);
 /* NUL-terminated copy in scratch, def if absent */
 const char *imp_attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def);
 /* number of ints, -1 if absent */
@@ -157,8 +166,6 @@ int imp_norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *ou
 const int64_t *imp_in_ints(struct importer *im, unsigned i, uint64_t *count);
 
 /* ---- building (build.c) ---- */
-const struct type *imp_ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank);
-const char *imp_dname(struct importer *im, const char *base, const char *suffix);
 struct value imp_b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 		    const struct type *t);
 /* a kind b on values of one type, no broadcasting (the comparisons give

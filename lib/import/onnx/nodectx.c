@@ -1,74 +1,13 @@
 /* nodectx.c - the per-node context the translators use (internal.h):
- * the node's inputs, outputs and attributes, and diagnostics naming the
- * node (and, inside a subgraph, the enclosing nodes: struct scope,
- * translated by ops_control.c).
- */
+ * the node's inputs, outputs and attributes, in the current scope (struct
+ * scope: a subgraph translated by ops_control.c). */
 #include "import/onnx/internal.h"
 #include "support/io.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const char *imp_node_label(const onnx_node *n)
-{
-	if (n->name && *n->name)
-		return n->name;
-	if (n->n_output > 0 && n->output[0] && *n->output[0])
-		return n->output[0];
-	return "?";
-}
-
-/* " in subgraph body (iteration 2) of node "loop" (Loop)" per enclosing
- * subgraph, innermost first; "" in the main graph. */
-static void scope_where(const struct importer *im, char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	for (const struct scope *sc = im->inner; sc && len < size; sc = sc->parent) {
-		char iter[48] = "";
-		if (sc->iter >= 0)
-			snprintf(iter, sizeof iter, " (iteration %ld)", sc->iter);
-		int k = snprintf(buf + len, size - len, " in subgraph %s%s of node \"%s\" (%s)", sc->attr, iter,
-				 imp_node_label(sc->owner), sc->owner->op_type ? sc->owner->op_type : "?");
-		if (k < 0)
-			break;
-		len += (size_t)k;
-	}
-}
-
-static void vreport(struct importer *im, enum diag_level lvl, const char *fmt, va_list ap)
-{
-	char msg[1024], where[512];
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	scope_where(im, where, sizeof where);
-	if (im->node)
-		diag_report(im->d, lvl, LOC_NONE, "%s: node \"%s\" (%s)%s: %s", im->filename, imp_node_label(im->node),
-			    im->node->op_type ? im->node->op_type : "?", where, msg);
-	else
-		diag_report(im->d, lvl, LOC_NONE, "%s: %s", im->filename, msg);
-}
-
-/* Reports an error about the current node (or the model); returns -1. */
-int imp_op_err(struct importer *im, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vreport(im, DIAG_ERROR, fmt, ap);
-	va_end(ap);
-	im->errors++;
-	return -1;
-}
-
-void imp_op_warn(struct importer *im, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vreport(im, DIAG_WARNING, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- node context ---- */
 
@@ -169,13 +108,6 @@ int64_t imp_attr_i(const onnx_node *n, const char *name, int64_t def)
 {
 	const Onnx__AttributeProto *a = imp_attr(n, name);
 	return a && a->has_i ? a->i : def;
-}
-
-double imp_f32_short(float f)
-{
-	char buf[48];
-	format_float(buf, sizeof buf, f);
-	return isfinite(f) ? strtod(buf, NULL) : (double)f;
 }
 
 double imp_attr_f(const onnx_node *n, const char *name, float def)
