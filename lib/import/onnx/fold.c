@@ -181,13 +181,7 @@ struct tensor *imp_k_gather(struct importer *im, struct tensor *data, struct ten
 			const char *name)
 {
 	uint64_t dims[GLOW_MAX_RANK];
-	unsigned r = 0;
-	for (unsigned k = 0; k < axis; k++)
-		dims[r++] = data->dims[k];
-	for (unsigned k = 0; k < idx->rank; k++)
-		dims[r++] = idx->dims[k];
-	for (unsigned k = axis + 1; k < data->rank; k++)
-		dims[r++] = data->dims[k];
+	unsigned r = imp_gather_dims(data, idx, axis, dims);
 	uint8_t *out;
 	struct tensor *res = k_result(im, data, name, r, dims, &out);
 	const int64_t *iv = imp_t_ints(im, idx);

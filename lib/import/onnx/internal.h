@@ -115,6 +115,10 @@ int imp_dt_of_elem(int elem);         /* ONNX type of a graph element kind */
 
 /* ---- tensors (tensor.c) ---- */
 uint64_t imp_t_numel(const struct tensor *t);
+/* Gather's result shape (data's dimensions with axis replaced by idx's)
+ * into dims; its rank (data->rank + idx->rank - 1 <= GLOW_MAX_RANK: the
+ * caller checks) */
+unsigned imp_gather_dims(const struct tensor *data, const struct tensor *idx, unsigned axis, uint64_t *dims);
 struct tensor *imp_t_lookup(struct importer *im, const char *name);
 struct tensor *imp_t_new(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims);
 /* Known tensors from wide values (converted to dtype). */

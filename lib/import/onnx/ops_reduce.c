@@ -231,7 +231,7 @@ int imp_op_argminmax(struct importer *im, const onnx_node *n)
 			return -1;
 		node_set_int(im->m, xv.node, "axis", axis);
 	}
-	struct value res = imp_b_node(im, strcmp(n->op_type, "ArgMax") == 0 ? NK_ArgMax : NK_ArgMin,
+	struct value res = imp_b_node(im, im->row->kind /* ops.def */,
 				  last ? imp_dname(im, name, "flipped") : name, &xv, 1, imp_ty(im, IDX_ELEM, dims, r));
 	if (!res.node)
 		return -1;

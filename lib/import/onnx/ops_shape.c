@@ -629,13 +629,7 @@ int imp_op_gather(struct importer *im, const onnx_node *n)
 	if (data->rank + idx->rank - 1 > GLOW_MAX_RANK)
 		return imp_op_err(im, "result rank exceeds the graph IR's %d", GLOW_MAX_RANK);
 	uint64_t dims[GLOW_MAX_RANK];
-	unsigned r = 0;
-	for (unsigned k = 0; k < axis; k++)
-		dims[r++] = data->dims[k];
-	for (unsigned k = 0; k < idx->rank; k++)
-		dims[r++] = idx->dims[k];
-	for (unsigned k = axis + 1; k < data->rank; k++)
-		dims[r++] = data->dims[k];
+	unsigned r = imp_gather_dims(data, idx, axis, dims);
 	if (idx->known) {
 		const int64_t *iv = imp_t_ints(im, idx);
 		if (iv) {

@@ -81,6 +81,18 @@ uint64_t imp_t_numel(const struct tensor *t)
 	return n;
 }
 
+unsigned imp_gather_dims(const struct tensor *data, const struct tensor *idx, unsigned axis, uint64_t *dims)
+{
+	unsigned r = 0;
+	for (unsigned k = 0; k < axis; k++)
+		dims[r++] = data->dims[k];
+	for (unsigned k = 0; k < idx->rank; k++)
+		dims[r++] = idx->dims[k];
+	for (unsigned k = axis + 1; k < data->rank; k++)
+		dims[r++] = data->dims[k];
+	return r;
+}
+
 /* Innermost binding first: subgraph scopes shadow their enclosing ones. */
 struct tensor *imp_t_lookup(struct importer *im, const char *name)
 {
