@@ -40,6 +40,21 @@ struct backend_compiled *runner_compile(const struct backend *be, struct ir_func
 int runner_read_program(const char *in, struct type_ctx *types, char **buf, struct ir_module **m, struct stages *st,
 			struct diag *d);
 
+/* ---- files (exec.c) ---- */
+
+/* name as a file name: every byte but letters, digits, '_', '.' and '-'
+ * becomes '_' (malloc'd) */
+char *runner_file_base(const char *name);
+/* "DIR/BASE.EXT" (malloc'd; ext with its dot, or "") */
+char *runner_path(const char *dir, const char *base, const char *ext);
+/* Creates directory dir (its last level) unless it exists; -1 after
+ * reporting. */
+int runner_make_dir(const char *dir, struct diag *d);
+/* Writes the tensor (type ty) to path as -output-format says (0: .pb
+ * named name, 1: .npy), whole or not at all; -1 after reporting. */
+int runner_write_tensor(int format, const char *path, const char *name, const struct type *ty, const void *data,
+			struct diag *d);
+
 /* ---- glow-run (run.c) ---- */
 
 struct run_options {

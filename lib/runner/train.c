@@ -560,10 +560,8 @@ static double cpu_seconds(void)
 static int write_state(struct train *t)
 {
 	const char *dir = t->o->output_dir;
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		diag_error(t->d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
+	if (runner_make_dir(dir, t->d))
 		return -1;
-	}
 	const char *ext = t->o->format ? ".npy" : ".pb";
 	int errs = 0;
 	for (size_t i = 0; i < t->step.n; i++) {
@@ -571,16 +569,10 @@ static int write_state(struct train *t)
 		if (!s->state)
 			continue;
 		const char *name = s->io.w->v.name;
-		size_t len = strlen(dir) + strlen(name) + strlen(ext) + 2;
-		char *path = xmalloc(len);
-		snprintf(path, len, "%s/%s%s", dir, name, ext);
-		for (char *p = path + strlen(dir) + 1; *p && p < path + len - strlen(ext) - 1; p++)
-			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-			      *p == '_' || *p == '.' || *p == '-'))
-				*p = '_';
-		errs += (t->o->format ? tio_write_npy(path, s->io.w->v.type, s->data, t->d)
-				      : tio_write_pb(path, name, s->io.w->v.type, s->data, t->d)) != 0;
+		char *base = runner_file_base(name), *path = runner_path(dir, base, ext);
+		errs += runner_write_tensor(t->o->format, path, name, s->io.w->v.type, s->data, t->d) != 0;
 		free(path);
+		free(base);
 	}
 	return errs ? -1 : 0;
 }
