@@ -42,6 +42,17 @@ struct value imp_in_val(struct importer *im, unsigned i)
 	return t ? imp_tval(im, t) : none;
 }
 
+int imp_in_float(struct importer *im, unsigned i, struct value *x, const struct type **t)
+{
+	*x = imp_in_val(im, i);
+	if (!x->node)
+		return -1;
+	*t = val_type(*x);
+	if (!elem_is_float((enum elem_kind)(*t)->elem))
+		return imp_op_err(im, "input must be floating point");
+	return 0;
+}
+
 const char *imp_out_name(struct importer *im, unsigned i)
 {
 	const onnx_node *n = im->node;
@@ -169,17 +180,4 @@ const int64_t *imp_in_ints(struct importer *im, unsigned i, uint64_t *count)
 	}
 	*count = imp_t_numel(t);
 	return v;
-}
-
-/* ---- the model ---- */
-
-int imp_in_float(struct importer *im, unsigned i, struct value *x, const struct type **t)
-{
-	*x = imp_in_val(im, i);
-	if (!x->node)
-		return -1;
-	*t = val_type(*x);
-	if (!elem_is_float((enum elem_kind)(*t)->elem))
-		return imp_op_err(im, "input must be floating point");
-	return 0;
 }
