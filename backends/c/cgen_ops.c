@@ -56,7 +56,8 @@ void cg_emit_pool(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
 	os_printf(g->body, "\t%s(&pl%u, %s, %s);\n", fn, id, PTR(src, "float", a), PTR(dst, "float", o));
 }
 
-/* Whether every operand of in is float; reports why not otherwise. */
+/* Whether the first nops operands of in are float; reports why not
+ * otherwise. */
 static bool all_float(struct cg *g, struct ir_instr *in, unsigned nops, const char *why)
 {
 	for (unsigned i = 0; i < nops; i++)
@@ -188,19 +189,16 @@ void cg_emit_reduce(struct cg *g, struct ir_instr *in, const struct cg_emit_row 
 			  (double)cnt);
 }
 
-/* A transposed convolution: the packed path at stride 1, else the reference kernel. */
+/* A transposed convolution: the packed path at stride 1, else the
+ * reference kernel. */
 void cg_emit_convtranspose(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
 	(void)row;
 	char a[96], b[96], c[96], o[96];
 	struct ir_value *d0 = in->ops[0].val, *s1 = in->ops[1].val;
 	unsigned n;
-	for (unsigned i = 0; i < 4; i++)
-		if (!cg_is_float(in->ops[i].val)) {
-			cg_unsupported(g, in, "only float transposed convolutions are compiled");
-			return;
-		}
-	if (cg_emit_convtranspose_packed(g, in))
+	if (!all_float(g, in, 4, "only float transposed convolutions are compiled") ||
+	    cg_emit_convtranspose_packed(g, in))
 		return;
 	const struct type *st = s1->type, *dt = d0->type;
 	const int64_t *k = ir_ints(in, "kernels", &n), *s = ir_ints(in, "strides", &n),
@@ -240,11 +238,8 @@ void cg_emit_instancenorm(struct cg *g, struct ir_instr *in, const struct cg_emi
 	(void)row;
 	char a[96], b[96], c[96], o[96];
 	struct ir_value *d0 = in->ops[0].val, *s1 = in->ops[1].val;
-	for (unsigned i = 0; i < 4; i++)
-		if (!cg_is_float(in->ops[i].val)) {
-			cg_unsupported(g, in, "only float instance normalization is compiled");
-			return;
-		}
+	if (!all_float(g, in, 4, "only float instance normalization is compiled"))
+		return;
 	char fe[40];
 	unsigned t = cg_dims_table(g, s1->type);
 	os_printf(g->body, "\tcb_instancenorm_f32(%s, %s, %s, %s, tb%u, %u, %d, %s);\n", PTR(s1, "float", a),
@@ -273,7 +268,8 @@ void cg_emit_gathernd(struct cg *g, struct ir_instr *in, const struct cg_emit_ro
 		  (int)ir_int(in, "batch_dims"), PTR(d0, "void", o), elem_size((enum elem_kind)s1->type->elem));
 }
 
-/* Resizing by scale factors: nearest, or bilinear (row parameter CG_RESIZE_BILINEAR). */
+/* Resizing by scale factors: nearest, or bilinear (row parameter
+ * CG_RESIZE_BILINEAR). */
 void cg_emit_resize(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
 	char a[96], o[96];
