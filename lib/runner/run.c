@@ -405,8 +405,6 @@ int runner_glow_run(void *opts, struct diag *d)
 		diag_error(d, LOC_NONE, "-o and -output-dir cannot be combined (-o writes one file)");
 		goto out;
 	}
-	if (o->gemm == CBACKEND_GEMM_OPENBLAS)
-		be = &cbackend_openblas_backend;
 	r.f = pick_func(m, o->func, d);
 	if (!r.f)
 		goto out;

@@ -604,8 +604,6 @@ static int check_options(struct train *t)
 			   o->gemm != CBACKEND_GEMM_BUILTIN ? "gemm" : "winograd");
 		return -1;
 	}
-	if (o->gemm == CBACKEND_GEMM_OPENBLAS)
-		t->be = &cbackend_openblas_backend;
 	return 0;
 }
 
