@@ -404,6 +404,17 @@ def compare(glow_path, mlir_path):
 
 # ---------------------------------------------------------------- main
 
+def write_manifest(out_dir, manifest, unit):
+    """OUT_DIR/manifest.tsv, what measure.py reads: a line per generated
+    file of manifest (name, format, count), with its size in bytes; each
+    also printed with its count in `unit` (nodes, instructions)."""
+    with open(os.path.join(out_dir, "manifest.tsv"), "w") as f:
+        for name, fmt, n in manifest:
+            size = os.path.getsize(os.path.join(out_dir, name))
+            f.write("%s\t%s\t%d\t%d\n" % (name, fmt, n, size))
+            print("%s: %d %s, %d bytes" % (name, n, unit, size))
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out-dir", help="directory to write the files to")
@@ -441,11 +452,7 @@ def main(argv):
         n = write_weights(args.out_dir, args.weight_mb, args.seed, header)
         manifest.append(("weights.glow", "glow", n))
         manifest.append(("weights.mlir", "mlir", n))
-    with open(os.path.join(args.out_dir, "manifest.tsv"), "w") as f:
-        for name, fmt, n in manifest:
-            size = os.path.getsize(os.path.join(args.out_dir, name))
-            f.write("%s\t%s\t%d\t%d\n" % (name, fmt, n, size))
-            print("%s: %d nodes, %d bytes" % (name, n, size))
+    write_manifest(args.out_dir, manifest, "nodes")
     return 0
 
 

@@ -52,7 +52,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_graph import weight_chunks, WEIGHT_COLS  # noqa: E402  (same weight bytes)
+from gen_graph import weight_chunks, write_manifest, WEIGHT_COLS  # noqa: E402  (same weight bytes)
 
 H = W = 8
 CHANNELS = (8, 16)
@@ -461,11 +461,7 @@ def main(argv):
         n = write_weights(args.out_dir, args.weight_mb, args.seed, header)
         manifest.append(("weights.gir", "glow", n))
         manifest.append(("weights.mlir", "mlir", n))
-    with open(os.path.join(args.out_dir, "manifest.tsv"), "w") as f:
-        for name, fmt, n in manifest:
-            size = os.path.getsize(os.path.join(args.out_dir, name))
-            f.write("%s\t%s\t%d\t%d\n" % (name, fmt, n, size))
-            print("%s: %d instructions, %d bytes" % (name, n, size))
+    write_manifest(args.out_dir, manifest, "instructions")
     return 0
 
 

@@ -69,19 +69,7 @@ prepare() {
 		"$bin/glow-opt" -passes=O2,count-flops "$out/resnet50-b$b.glow" -o /dev/null 2>&1 |
 			awk '/module:/ { print $(NF - 1) }' > "$out/flops-b$b.txt"
 		# the input: seeded uniform [0, 1) floats
-		"$py" - "$out/in-b$b.npy" "$b,3,224,224" <<'PY'
-import random, struct, sys
-dims = [int(d) for d in sys.argv[2].split(",")]
-n = 1
-for d in dims:
-    n *= d
-rng = random.Random(0)
-hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (", ".join(map(str, dims)) + ("," if len(dims) == 1 else ""))
-hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-    f.write(struct.pack("<%df" % n, *(rng.random() for _ in range(n))))
-PY
+		"$py" "$here/bench/npy_uniform.py" "$out/in-b$b.npy" "$b,3,224,224"
 	done
 	# the conformance subset: the cases test/opencl/conformance runs
 	"$py" - "$here" "$out/conformance" <<'PY'

@@ -47,19 +47,7 @@ ${CC:-cc} ${CFLAGS:--O3 -march=native} -o "$tmp/c/run" "$tmp/c"/*.c -lm
 input=$("$bin/glow-run" -print-signature "$tmp/ocl.gir" | awk '$1 == "input" { sub(":", "", $2); print $2; exit }')
 dims=$("$bin/glow-run" -print-signature "$tmp/ocl.gir" | sed -n 's/^ *input [^:]*: [a-z0-9]*<\(.*\)>$/\1/p' |
 	head -1 | sed 's/ x /,/g')
-"$py" - "$tmp/in.npy" "$dims" <<'PY'
-import random, struct, sys
-dims = [int(d) for d in sys.argv[2].split(",")]
-n = 1
-for d in dims:
-    n *= d
-rng = random.Random(0)
-hdr = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % (", ".join(map(str, dims)) + ("," if len(dims) == 1 else ""))
-hdr += " " * ((64 - (10 + len(hdr) + 1) % 64) % 64) + "\n"
-with open(sys.argv[1], "wb") as f:
-    f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(hdr)) + hdr.encode())
-    f.write(struct.pack("<%df" % n, *(rng.random() for _ in range(n))))
-PY
+"$py" "$here/bench/npy_uniform.py" "$tmp/in.npy" "$dims"
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 best_c=
 best_o=

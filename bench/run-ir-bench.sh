@@ -28,51 +28,10 @@
 #   -M  print the table as markdown
 set -eu
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
-glow_llc=$root/build/bin/glow-llc
-mlir_opt=/usr/lib/llvm-14/bin/mlir-opt
-instrs=1000000
-weight_mb=100
-runs=3
-seed=1
-dir=
-keep=0
-markdown=
-
-while getopts g:m:n:w:r:s:d:kMh opt; do
-	case $opt in
-	g) glow_llc=$OPTARG ;;
-	m) mlir_opt=$OPTARG ;;
-	n) instrs=$OPTARG ;;
-	w) weight_mb=$OPTARG ;;
-	r) runs=$OPTARG ;;
-	s) seed=$OPTARG ;;
-	d) dir=$OPTARG ;;
-	k) keep=1 ;;
-	M) markdown=--markdown ;;
-	h) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) exit 2 ;;
-	esac
-done
-
-if [ ! -x "$glow_llc" ]; then
-	echo "run-ir-bench.sh: no glow-llc at $glow_llc (build it, or pass -g)" >&2
-	exit 1
-fi
-if [ -n "$mlir_opt" ] && [ ! -x "$mlir_opt" ]; then
-	echo "run-ir-bench.sh: no mlir-opt at $mlir_opt; measuring glow-llc only" >&2
-	mlir_opt=
-fi
-
-if [ -z "$dir" ]; then
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/ir-bench.XXXXXX")
-	if [ "$keep" = 0 ]; then
-		trap 'rm -rf "$dir"' EXIT INT TERM
-	fi
-else
-	mkdir -p "$dir"
-fi
+tool=glow-llc
+tag=ir-bench
+. "$(cd "$(dirname "$0")" && pwd)/text-bench-lib.sh"
+instrs=$count
 
 stamp="--instrs $instrs --weight-mb $weight_mb --seed $seed"
 if [ -f "$dir/manifest.tsv" ] && [ "$(cat "$dir/args" 2>/dev/null)" = "$stamp" ]; then
@@ -86,7 +45,7 @@ fi
 # The round trip is exact: the output is the input without its comment line.
 for f in nodes weights; do
 	[ -f "$dir/$f.gir" ] || continue
-	"$glow_llc" "$dir/$f.gir" -o "$dir/$f.check.gir"
+	"$glow" "$dir/$f.gir" -o "$dir/$f.check.gir"
 	if ! tail -n +2 "$dir/$f.gir" | cmp -s - "$dir/$f.check.gir"; then
 		echo "run-ir-bench.sh: glow-llc did not print $f.gir back unchanged" >&2
 		exit 1
@@ -94,5 +53,5 @@ for f in nodes weights; do
 	rm -f "$dir/$f.check.gir"
 done
 
-python3 "$here/measure.py" --dir "$dir" --glow-opt "$glow_llc" --mlir-opt "$mlir_opt" \
+python3 "$here/measure.py" --dir "$dir" --glow-opt "$glow" --mlir-opt "$mlir_opt" \
 	--runs "$runs" $markdown

@@ -23,54 +23,13 @@
 #   -M  print the table as markdown
 set -eu
 
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(dirname "$here")
-glow_opt=$root/build/bin/glow-opt
-mlir_opt=/usr/lib/llvm-14/bin/mlir-opt
-nodes=1000000
-weight_mb=100
-runs=3
-seed=1
-dir=
-keep=0
-markdown=
-
-while getopts g:m:n:w:r:s:d:kMh opt; do
-	case $opt in
-	g) glow_opt=$OPTARG ;;
-	m) mlir_opt=$OPTARG ;;
-	n) nodes=$OPTARG ;;
-	w) weight_mb=$OPTARG ;;
-	r) runs=$OPTARG ;;
-	s) seed=$OPTARG ;;
-	d) dir=$OPTARG ;;
-	k) keep=1 ;;
-	M) markdown=--markdown ;;
-	h) sed -n '2,/^set -eu/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
-	*) exit 2 ;;
-	esac
-done
-
-if [ ! -x "$glow_opt" ]; then
-	echo "run-text-bench.sh: no glow-opt at $glow_opt (build it, or pass -g)" >&2
-	exit 1
-fi
-if [ -n "$mlir_opt" ] && [ ! -x "$mlir_opt" ]; then
-	echo "run-text-bench.sh: no mlir-opt at $mlir_opt; measuring glow-opt only" >&2
-	mlir_opt=
-fi
-
-if [ -z "$dir" ]; then
-	dir=$(mktemp -d "${TMPDIR:-/tmp}/text-bench.XXXXXX")
-	if [ "$keep" = 0 ]; then
-		trap 'rm -rf "$dir"' EXIT INT TERM
-	fi
-else
-	mkdir -p "$dir"
-fi
+tool=glow-opt
+tag=text-bench
+. "$(cd "$(dirname "$0")" && pwd)/text-bench-lib.sh"
+nodes=$count
 
 echo "generating $nodes nodes and $weight_mb MB of weights (seed $seed) in $dir" >&2
 python3 "$here/gen_graph.py" --out-dir "$dir" --nodes "$nodes" --weight-mb "$weight_mb" \
 	--seed "$seed" >&2
-python3 "$here/measure.py" --dir "$dir" --glow-opt "$glow_opt" --mlir-opt "$mlir_opt" \
+python3 "$here/measure.py" --dir "$dir" --glow-opt "$glow" --mlir-opt "$mlir_opt" \
 	--runs "$runs" $markdown

@@ -40,27 +40,18 @@ TYPE: float, float16, double, int8, uint8, int16, int32, int64, bool, string.
 not a protobuf message.
 """
 import argparse
+import os
 import shlex
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from protowire import varint  # noqa: E402
 
 DTYPES = {"float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7,
           "string": 8, "bool": 9, "float16": 10, "double": 11, "uint32": 12, "uint64": 13, "bfloat16": 16}
 PACK = {1: "<f", 2: "<B", 3: "<b", 4: "<H", 5: "<h", 6: "<i", 7: "<q", 9: "<B", 10: "<e", 11: "<d",
         12: "<I", 13: "<Q"}
-
-
-def varint(v):
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def key(field, wire):

@@ -15,8 +15,12 @@ stored as '<u2' (its bit patterns), the convention of glow-run.
 """
 import argparse
 import math
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from protowire import varint  # noqa: E402
 
 # ONNX TensorProto.DataType codes, .npy descr, struct format
 TYPES = {
@@ -25,19 +29,6 @@ TYPES = {
     "bool": (9, "|b1", "<B"), "float16": (10, "<f2", "<e"), "double": (11, "<f8", "<d"),
     "bfloat16": (16, "<u2", "<H"),
 }
-
-
-def varint(v):
-    v &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
 
 
 def field(num, wire, payload):

@@ -26,8 +26,10 @@
  * directory and its files are registered with support/cleanup.h (a signal
  * during the build removes them, and stops the compiler), and every error
  * path removes them; on a terminal, stderr shows the compile's progress.
- * cbackend_openblas_backend is the same backend generating with
- * -gemm=openblas (its shared objects are linked with -lopenblas).
+ * Its settings come through struct backend_options: specific points to a
+ * struct cbackend_options whose gemm and winograd choices compile takes
+ * (-gemm=openblas: the shared object is linked with -lopenblas); NULL is
+ * the defaults.
  *
  * Library code: reports through struct diag, never exits.
  */
@@ -116,6 +118,5 @@ int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir, con
 void cbackend_set_threads(int n);
 
 extern const struct backend cbackend_backend;
-extern const struct backend cbackend_openblas_backend;
 
 #endif

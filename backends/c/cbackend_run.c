@@ -13,10 +13,11 @@
  * with the same command and sources is copied from that cache instead of
  * compiled again (cbcache.c). The regions are allocated before the bundle is written,
  * so a memory plan too large for the machine costs no compile. The
- * backend cbackend_openblas_backend generates with -gemm=openblas and
- * links the object with -lopenblas. The graph-side questions (supported
- * kinds, lowering) are the interpreter's: the two backends run the same
- * instruction IR.
+ * caller's backend_options carry the generator's settings (specific: a
+ * struct cbackend_options); with -gemm=openblas the object is linked with
+ * -lopenblas. The supported node kinds are the ones the emitter table
+ * (Emitters.def) compiles; lowering is the interpreter's, which runs the
+ * same instruction IR.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/c/cbcache.h"
@@ -247,9 +248,8 @@ static int run_compiler(const char *cmd, const char *what, struct diag *d)
 static struct backend_compiled *cb_compile(const struct backend *b, struct ir_func *f,
 					   const struct backend_options *o, struct diag *d)
 {
-	struct cbackend_options co = {"prog", false, false,
-				      b == &cbackend_openblas_backend ? CBACKEND_GEMM_OPENBLAS : CBACKEND_GEMM_BUILTIN,
-				      CBACKEND_WINO_AUTO, NULL, NULL};
+	(void)b;
+	struct cbackend_options co = {"prog", false, false, CBACKEND_GEMM_BUILTIN, CBACKEND_WINO_AUTO, NULL, NULL};
 	const struct cbackend_options *s = o ? o->specific : NULL;
 	if (s) {
 		co.gemm = s->gemm;
@@ -410,26 +410,16 @@ static int cb_run(struct backend_compiled *c, const struct backend_binding *bind
 }
 
 /* With quantized operands or results a bundle compiles the conversions
- * and the kinds that copy stored integers; the integer arithmetic of
- * docs/Quantization.md is the interpreter's only (the quantize pass leaves
- * those nodes float on -backend=c). */
-static bool cb_quant_ok(unsigned kind, const enum elem_kind *elems, unsigned n)
-{
-	bool q = false;
-	for (unsigned i = 0; i < n; i++)
-		q |= elem_is_quantized(elems[i]) != 0;
-	switch (kind) {
-	case NK_Quantize: case NK_Dequantize: case NK_RescaleQuantized: case NK_Reshape: case NK_Transpose:
-	case NK_Slice: case NK_Concat: case NK_Gather: case NK_Save:
-		return true;
-	default: return !q;
-	}
-}
-
+ * and the kinds that copy stored integers (CG_STORED rows); the integer
+ * arithmetic of docs/Quantization.md is the interpreter's only (the
+ * quantize pass leaves those nodes float on -backend=c). */
 static bool cb_is_op_supported(const struct backend *b, unsigned kind, const enum elem_kind *elems, unsigned n)
 {
 	(void)b;
-	return cb_quant_ok(kind, elems, n) && interp_backend.is_op_supported(&interp_backend, kind, elems, n);
+	bool q = false;
+	for (unsigned i = 0; i < n; i++)
+		q |= elem_is_quantized(elems[i]) != 0;
+	return cg_compiles_node_kind(kind, q);
 }
 
 static bool cb_is_node_supported(const struct backend *b, const struct node *n)
@@ -452,13 +442,11 @@ static int cb_post_lowering(const struct backend *b, struct func *f, struct diag
 						      : 0;
 }
 
+/* -O0..-O3: the rows of Pipelines.def */
 const struct backend cbackend_backend = {
 	"c", cb_is_op_supported, cb_is_node_supported, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
-	{"c-O0", "c-O1", "c-O2", "c-O3"},
-};
-
-/* the same, its matrix products through cblas_sgemm (-gemm=openblas) */
-const struct backend cbackend_openblas_backend = {
-	"c", cb_is_op_supported, cb_is_node_supported, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
-	{"c-O0", "c-O1", "c-O2", "c-O3"},
+	{
+#define C_PIPELINE(level, name, contents, desc) [level] = name,
+#include "backends/c/Pipelines.def"
+	},
 };

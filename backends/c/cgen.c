@@ -208,7 +208,7 @@ bool cg_same(struct cg *g, struct ir_value *a, struct ir_value *b)
 struct ir_instr *cg_next_real(struct ir_instr *in)
 {
 	for (in = in->next; in; in = in->next)
-		if (in->kind != IK_alloc && in->kind != IK_dealloc && in->kind != IK_tensorview && in->kind != IK_touch)
+		if (!cg_emits_nothing(in->kind))
 			return in;
 	return NULL;
 }
@@ -221,7 +221,7 @@ bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v)
 	for (struct ir_instr *in = after->next; in; in = in->next) {
 		if (in->kind == IK_dealloc && ir_value_root(in->ops[0].val, NULL) == root)
 			return false;
-		if (in->kind == IK_alloc || in->kind == IK_dealloc || in->kind == IK_tensorview || in->kind == IK_touch)
+		if (cg_emits_nothing(in->kind))
 			continue;
 		for (unsigned i = 0; i < in->nops; i++) {
 			if (!cg_overlap(g, in->ops[i].val, v))
@@ -432,6 +432,7 @@ static void write_blob_array(struct ostream *c, const char *name, const uint8_t 
 int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struct cbackend_bundle *b,
 		      struct diag *d)
 {
+	cg_emit_check(); /* a kind without semantics stops here, before any code */
 	memset(b, 0, sizeof *b);
 	struct ostream body, decls;
 	ostream_mem(&body);

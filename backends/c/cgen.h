@@ -1,7 +1,8 @@
 /* cgen.h - the C backend's code generator, shared by its files:
  * cgen.c (the bundle: regions, weights, header, the run function, the
- * driver), cgen_ops.c (one emitter per instruction kind) and cgen_ew.c
- * (fused elementwise loops), bundledir.c (a bundle directory replaced
+ * driver), cgen_emit.c (the emitter table, Emitters.def, and the
+ * dispatch), cgen_ops.c, cgen_conv.c and cgen_move.c (the emitters),
+ * cgen_ew.c (fused elementwise loops), bundledir.c (a bundle directory replaced
  * atomically) and cbackend_run.c (the backend behind struct backend).
  *
  * Addresses. Every buffer operand is a byte offset into one of the three
@@ -88,12 +89,27 @@ const char *cg_flit(char *buf, double v);
 /* Reports that in cannot be compiled. */
 void cg_unsupported(struct cg *g, const struct ir_instr *in, const char *why);
 
-/* Emits one instruction (and whatever it fuses); cgen_ops.c. */
+/* Emits one instruction (and whatever it fuses) with its kind's emitter
+ * (Emitters.def); cgen_emit.c. */
 void cg_emit_instr(struct cg *g, struct ir_instr *in);
+/* Whether the code generator compiles graph node kind nk (with quantized
+ * operands or results when quantized): every instruction it becomes has an
+ * emitter, or is elementwise; cgen_emit.c. */
+bool cg_compiles_node_kind(unsigned nk, bool quantized);
+/* Checks that every instruction kind has an emitter (Emitters.def) or is
+ * elementwise (EW.def); a kind with neither, or with both an EMIT row and
+ * an EW.def expression, is an internal error naming it. Run before the
+ * first bundle is generated and the first support question answered;
+ * idempotent. */
+void cg_emit_check(void);
 /* Whether kind is handled by the elementwise emitter for in's types;
  * emits in and the elementwise instructions that fuse with it; cgen_ew.c. */
 bool cg_ew_supported(const struct ir_instr *in);
 void cg_emit_ew(struct cg *g, struct ir_instr *in);
+/* Whether instruction kind k is bookkeeping that emits no code and
+ * touches no memory (alloc, dealloc, tensorview, touch: the
+ * cg_emit_nothing rows of Emitters.def); cgen_emit.c. */
+bool cg_emits_nothing(unsigned k);
 /* The next instruction after in that emits code (not alloc, dealloc,
  * tensorview or touch). */
 struct ir_instr *cg_next_real(struct ir_instr *in);

@@ -144,8 +144,7 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 		 * plan kept them apart) */
 		struct ir_value *root = ir_value_root(big, NULL);
 		for (struct ir_instr *q = in->next; q && q != nx && ok; q = q->next) {
-			if (q->kind == IK_alloc || q->kind == IK_dealloc || q->kind == IK_tensorview ||
-			    q->kind == IK_touch || ptrmap_get(&g->fused, q))
+			if (cg_emits_nothing(q->kind) || ptrmap_get(&g->fused, q))
 				continue;
 			bool into_big = q->kind == IK_inserttensor && ir_value_root(q->ops[0].val, NULL) == root;
 			for (unsigned i = into_big ? 1 : 0; i < q->nops && ok; i++)
@@ -412,12 +411,6 @@ static void emit_wino(struct cg *g, const int64_t v[15], int m, const struct fus
 		  g->scratch_off);
 }
 
-/* Whether q is bookkeeping that touches no memory. */
-static bool cg_no_access(const struct ir_instr *q)
-{
-	return q->kind == IK_alloc || q->kind == IK_dealloc || q->kind == IK_tensorview || q->kind == IK_touch;
-}
-
 /* The matrix product that a float transpose t feeds as its weights and
  * that can read the transpose's source instead (through the source's
  * strides, cb_pack_f32), or NULL: a matmul or fully-connected layer (a 2-D
@@ -435,7 +428,7 @@ static struct ir_instr *transposed_weights_user(struct cg *g, struct ir_instr *t
 	if (!live_packed(g) || !cg_is_float(r) || !cg_is_float(x) || (rank != 2 && rank != 4) || x->type->rank != rank)
 		return NULL;
 	for (struct ir_instr *q = t->next; q; q = q->next) {
-		if (cg_no_access(q))
+		if (cg_emits_nothing(q->kind))
 			continue;
 		bool touches = false;
 		for (unsigned i = 0; i < q->nops && !touches; i++)
@@ -478,7 +471,7 @@ bool cg_emit_transpose_into_product(struct cg *g, struct ir_instr *in)
 static struct ir_value *transposed_walk(struct cg *g, struct ir_instr *in, struct ir_value *w, struct walk *wk)
 {
 	for (struct ir_instr *q = in->prev; q; q = q->prev) {
-		if (cg_no_access(q))
+		if (cg_emits_nothing(q->kind))
 			continue;
 		if (q->kind == IK_transpose && cg_same(g, q->ops[0].val, w)) {
 			if (!ptrmap_get(&g->fused, q) || transposed_weights_user(g, q) != in)
@@ -512,8 +505,10 @@ static struct ir_value *transposed_walk(struct cg *g, struct ir_instr *in, struc
 	return NULL;
 }
 
-void cg_emit_conv(struct cg *g, struct ir_instr *in)
+/* Convolution (direct, packed or Winograd; with fused add/relu/clip). */
+void cg_emit_conv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
+	(void)row;
 	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val, *fil = in->ops[2].val, *bias = in->ops[3].val;
 	if (!cg_is_float(dst) || !cg_is_float(src) || !cg_is_float(fil) || !cg_is_float(bias)) {
 		cg_unsupported(g, in, "only float convolutions are compiled");
@@ -611,10 +606,12 @@ bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in)
 }
 
 /* Dest[n x m] = Src[n x k] * Weights[k x m] (+ bias), packed when the
- * weights are constant. bias NULL: none (matmul). */
-void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, struct ir_value *lhs,
-		    struct ir_value *rhs, struct ir_value *bias)
+ * weights are constant: fullyconnected (row parameter CG_LINEAR_BIAS,
+ * operand 3 the bias) and matmul (none). */
+void cg_emit_linear(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
+	struct ir_value *dst = in->ops[0].val, *lhs = in->ops[1].val, *rhs = in->ops[2].val;
+	struct ir_value *bias = row->param == CG_LINEAR_BIAS ? in->ops[3].val : NULL;
 	if (!cg_is_float(dst) || !cg_is_float(lhs) || !cg_is_float(rhs) || (bias && !cg_is_float(bias))) {
 		cg_unsupported(g, in, "only float matrix products are compiled");
 		return;
@@ -652,8 +649,10 @@ void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, str
 		  rows, kk, m);
 }
 
-void cg_emit_gemm(struct cg *g, struct ir_instr *in)
+/* Gemm (alpha * A' * B' + beta * C) with its transposes. */
+void cg_emit_gemm(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
+	(void)row;
 	for (unsigned i = 0; i < 4; i++)
 		if (!cg_is_float(in->ops[i].val)) {
 			cg_unsupported(g, in, "only float gemm is compiled");

@@ -1,7 +1,8 @@
-/* cgen_ops.h - the operator emitters' shared helpers and the family
- * emitters the dispatch (cg_emit_instr, cgen_ops.c) calls; private to
- * backends/c. An emitter writes its kernel call into g->body and its tables
- * into g->decls, or reports through cg_unsupported. */
+/* cgen_ops.h - the operator emitters' shared helpers and the emitters
+ * the dispatch (cg_emit_instr, cgen_emit.c) calls by the rows of
+ * Emitters.def; private to backends/c. An emitter writes its kernel call
+ * into g->body and its tables into g->decls, or reports through
+ * cg_unsupported. */
 #ifndef GLOW_BACKENDS_C_CGEN_OPS_H
 #define GLOW_BACKENDS_C_CGEN_OPS_H
 
@@ -12,6 +13,55 @@
 
 /* The C expression of value v's address as a T pointer, in buf (an array). */
 #define PTR(v, t, buf) cg_ptr(g, (v), (t), (buf), sizeof(buf))
+
+/* ---- the emitter table (Emitters.def, cgen_emit.c) ---- */
+
+struct cg_emit_row;
+/* An emitter: the code of instruction in, given its kind's row. */
+typedef void cg_emit_fn(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r);
+
+/* One row of Emitters.def. */
+struct cg_emit_row {
+	cg_emit_fn *fn;  /* NULL: no row (elementwise, EW.def); NO_EMIT: cg_emit_none */
+	int param;       /* the emitter's per-kind parameter */
+	unsigned flags;  /* CG_STORED */
+	const char *why; /* NO_EMIT: why the kind is not compiled */
+};
+
+/* Row flag: the kind copies stored elements, quantized ones too. */
+#define CG_STORED 1u
+
+/* The per-kind parameters of the rows. The reduction operators are the
+ * op codes of the kernels cb_reduce_f32 and cb_reduce_i
+ * (kernels/cb_misc.c, kernels/cb_ref.c), written into the bundle. */
+enum cg_reduce_op { CG_REDUCE_ADD = 0, CG_REDUCE_MEAN = 1, CG_REDUCE_MAX = 2, CG_REDUCE_MIN = 3, CG_REDUCE_PROD = 4 };
+enum cg_pool_op { CG_POOL_MAX, CG_POOL_AVG, CG_POOL_ADAPTIVE };
+/* the data-movement kinds' copies (cgen_move.c) */
+enum cg_move_op {
+	CG_MOVE_TRANSPOSE,
+	CG_MOVE_EXTRACT,
+	CG_MOVE_INSERT,
+	CG_MOVE_TILE,
+	CG_MOVE_BROADCAST,
+	CG_MOVE_FLIP,
+	CG_MOVE_TO_DEPTH,
+	CG_MOVE_TO_SPACE,
+	CG_MOVE_PAD,
+};
+enum {
+	CG_LINEAR_BIAS = 1,      /* fullyconnected: the product has a bias operand */
+	CG_SOFTMAX_LOG = 1,      /* logsoftmax */
+	CG_ARG_MIN = 1,          /* argmin */
+	CG_SCATTER_ELEMENTS = 1, /* scatterelements (0: scatternd) */
+	CG_RESIZE_BILINEAR = 1,  /* resizebilinear (0: nearest) */
+};
+
+/* The emitters, one prototype per row (a function named twice is
+ * declared twice, which C allows). */
+#define EMIT(kind, emitter, param, flags) cg_emit_fn emitter;
+#include "backends/c/Emitters.def"
+/* the emitter of NO_EMIT rows: reports the row's reason */
+cg_emit_fn cg_emit_none;
 
 /* cgen_tables.c */
 
@@ -34,22 +84,9 @@ int cg_int_es(const struct ir_value *v);
 
 /* cgen_conv.c */
 
-/* Convolution (direct, packed or Winograd; with fused add/relu/clip). */
-void cg_emit_conv(struct cg *g, struct ir_instr *in);
 /* a stride-1 transposed convolution on the packed path; false: not taken */
 bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in);
 /* a transpose of weights read by the next matrix product: skipped, true */
 bool cg_emit_transpose_into_product(struct cg *g, struct ir_instr *in);
-/* Dest[n x m] = Src[n x k] * Weights[k x m] (+ bias), packed when the
- * weights are constant. */
-void cg_emit_linear(struct cg *g, struct ir_instr *in, struct ir_value *dst, struct ir_value *lhs,
-		    struct ir_value *rhs, struct ir_value *bias);
-/* Gemm (alpha * A' * B' + beta * C) with its transposes. */
-void cg_emit_gemm(struct cg *g, struct ir_instr *in);
-
-/* cgen_move.c */
-
-/* A data-movement kind (any element kind): strided copies. */
-void cg_emit_move(struct cg *g, struct ir_instr *in);
 
 #endif

@@ -11,6 +11,7 @@
  */
 #include "dot/dot_impl.h"
 #include "graph/graph.h"
+#include "support/suggest.h"
 #include "support/textparse.h"
 #include "support/util.h"
 
@@ -426,4 +427,80 @@ void dot_range_end_free(struct dot_range_end *e)
 {
 	free(e->name);
 	e->name = NULL;
+}
+
+/* The position an end of -range names, dflt for an open end; -1 after a
+ * diagnostic. */
+static long range_end_pos(const struct dot_range_view *v, const struct dot_range_end *e, unsigned long dflt,
+			  const char *text, struct diag *d)
+{
+	if (e->open)
+		return (long)dflt;
+	if (e->is_pos) {
+		if (e->pos >= v->n) {
+			diag_error(d, LOC_NONE, "-range: '%s': position %lu is past the last %s (%zu)", text, e->pos,
+				   v->item, v->n - 1);
+			return -1;
+		}
+		return (long)e->pos;
+	}
+	struct ostream hint, nm;
+	ostream_mem(&hint);
+	ostream_mem(&nm);
+	long pos = v->lookup(v->ctx, e->name, &hint, &nm);
+	if (pos < 0)
+		diag_error(d, LOC_NONE, "-range: no %s '%s'%s", v->item, ostream_cstr(&nm), ostream_cstr(&hint));
+	ostream_abort(&nm);
+	ostream_abort(&hint);
+	return pos;
+}
+
+int dot_range_resolve(const char *text, const struct dot_range_view *v, long *lo, long *hi, struct diag *d)
+{
+	struct dot_range_end a, b;
+	if (dot_parse_range(text, &a, &b, d) < 0)
+		return -1;
+	if (v->n == 0) {
+		dot_range_end_free(&a);
+		dot_range_end_free(&b);
+		struct ostream nm;
+		ostream_mem(&nm);
+		print_global_name(&nm, v->func);
+		diag_error(d, LOC_NONE, "-range: function %s has no %ss", ostream_cstr(&nm), v->item);
+		ostream_abort(&nm);
+		return -1;
+	}
+	*lo = range_end_pos(v, &a, 0, text, d);
+	*hi = *lo < 0 ? -1 : range_end_pos(v, &b, v->n - 1, text, d);
+	dot_range_end_free(&a);
+	dot_range_end_free(&b);
+	if (*lo < 0 || *hi < 0)
+		return -1;
+	if (*lo > *hi) {
+		diag_error(d, LOC_NONE, "-range: '%s' is empty (%ld comes after %ld)", text, *lo, *hi);
+		return -1;
+	}
+	return 0;
+}
+
+void dot_put_suggestion(struct ostream *hint, const struct suggest *sg, void (*put)(struct ostream *, const char *))
+{
+	if (!sg->best)
+		return;
+	char *best = xstrndup(sg->best, sg->best_len);
+	os_puts(hint, "; did you mean '");
+	put(hint, best);
+	os_puts(hint, "'?");
+	free(best);
+}
+
+bool dot_focus_found(const char *text, unsigned hits, bool in_selected, struct ostream *hint, struct diag *d)
+{
+	if (hits == 0)
+		diag_error(d, LOC_NONE, "-focus: no value '%s'%s%s", text, in_selected ? " in the selected function" : "",
+			   ostream_cstr(hint));
+	else if (hits > 1)
+		diag_error(d, LOC_NONE, "-focus: '%s' names a value in %u functions; choose one with -func", text, hits);
+	ostream_abort(hint);
+	return hits == 1;
 }

@@ -56,6 +56,33 @@ struct dot_range_end {
 int dot_parse_range(const char *text, struct dot_range_end *first, struct dot_range_end *last, struct diag *d);
 void dot_range_end_free(struct dot_range_end *e);
 
+/* A function as -range sees it: n items (nodes or instructions) in
+ * program order, called `item` in messages ("node"), and lookup, which
+ * returns the position of the item named name in ctx, or -1 after writing
+ * the name as the IR spells it to nm and a hint (" (did you mean ...)") to
+ * hint. */
+struct dot_range_view {
+	const char *item;
+	const char *func;
+	size_t n;
+	long (*lookup)(void *ctx, const char *name, struct ostream *hint, struct ostream *nm);
+	void *ctx;
+};
+/* Reads -range text against v into positions lo <= hi; -1 after reporting
+ * a text that is not a range, an empty function, an end that names no
+ * item or a range whose ends are out of order. */
+int dot_range_resolve(const char *text, const struct dot_range_view *v, long *lo, long *hi, struct diag *d);
+
+/* Appends "; did you mean 'BEST'?" to hint when sg found a close name,
+ * spelt by put (the IR's printer of a local or a global name). */
+struct suggest;
+void dot_put_suggestion(struct ostream *hint, const struct suggest *sg, void (*put)(struct ostream *, const char *));
+
+/* Whether the -focus value text named exactly one value (hits of them);
+ * else reports none (with hint, and " in the selected function" where
+ * in_selected) or too many. Frees hint, a memory stream, either way. */
+bool dot_focus_found(const char *text, unsigned hits, bool in_selected, struct ostream *hint, struct diag *d);
+
 /* Parses a -focus value: `%name`, `@name` (quoted names as in the IR) or a
  * bare name, for which *sigil is set to 0. Returns a malloc'd name or NULL
  * if the text is no name. */

@@ -237,16 +237,7 @@ static void suggest_name(struct gd *g, const char *name, bool locals_only, struc
 			if (sg.best != best_local && sg.best == n->name)
 				best_global = n;
 		}
-	if (!sg.best)
-		return;
-	char *best = xstrndup(sg.best, sg.best_len);
-	os_puts(hint, "; did you mean '");
-	if (best_global && sg.best == best_global->name)
-		print_global_name(hint, best);
-	else
-		print_local_name(hint, best);
-	os_puts(hint, "'?");
-	free(best);
+	dot_put_suggestion(hint, &sg, best_global && sg.best == best_global->name ? print_global_name : print_local_name);
 }
 
 /* Finds the -focus value among the drawn functions and the storage: %name
@@ -277,60 +268,36 @@ static struct gd_node *find_center(struct gd *g, struct diag *d)
 		found = module_find_global(g->m, name);
 		hits = found != NULL;
 	}
-	if (hits == 0) {
-		struct ostream hint;
-		ostream_mem(&hint);
+	struct ostream hint;
+	ostream_mem(&hint);
+	if (hits == 0)
 		suggest_name(g, name, sigil == '%', &hint);
-		diag_error(d, LOC_NONE, "-focus: no value '%s'%s%s", text,
-			   g->opt->func && sigil != '@' ? " in the selected function" : "", ostream_cstr(&hint));
-		ostream_abort(&hint);
-		free(name);
-		return NULL;
-	}
 	free(name);
-	if (hits > 1) {
-		diag_error(d, LOC_NONE, "-focus: '%s' names a value in %u functions; choose one with -func", text, hits);
-		return NULL;
-	}
-	return gd_lookup(g, found);
+	return dot_focus_found(text, hits, g->opt->func && sigil != '@', &hint, d) ? gd_lookup(g, found) : NULL;
 }
 
-/* The index in function f (nnodes nodes, function order) an end of -range
- * names; -1 after a diagnostic. */
-static long range_end_pos(struct gd *g, struct func *f, size_t nnodes, const struct dot_range_end *e,
-			  unsigned long dflt, struct diag *d)
+/* The drawing and the function -range reads (dot_range_view's ctx). */
+struct gd_range {
+	struct gd *g;
+	struct func *f;
+};
+
+/* dot_range_view's lookup: the index in function order of node name. */
+static long range_lookup(void *ctx, const char *name, struct ostream *hint, struct ostream *nm)
 {
-	const char *text = g->opt->range;
-	if (e->open)
-		return (long)dflt;
-	if (e->is_pos) {
-		if (e->pos >= nnodes) {
-			diag_error(d, LOC_NONE, "-range: '%s': position %lu is past the last node (%zu)", text, e->pos,
-				   nnodes ? nnodes - 1 : 0);
-			return -1;
-		}
-		return (long)e->pos;
-	}
-	struct node *n = func_find(f, e->name);
-	if (!n) {
-		struct ostream hint, nm;
-		ostream_mem(&hint);
-		ostream_mem(&nm);
-		suggest_name(g, e->name, true, &hint);
-		print_local_name(&nm, e->name);
-		diag_error(d, LOC_NONE, "-range: no node '%s'%s", ostream_cstr(&nm), ostream_cstr(&hint));
-		ostream_abort(&nm);
-		ostream_abort(&hint);
-		return -1;
-	}
-	return (long)gd_lookup(g, n)->ord;
+	struct gd_range *r = ctx;
+	struct node *n = func_find(r->f, name);
+	if (n)
+		return (long)gd_lookup(r->g, n)->ord;
+	suggest_name(r->g, name, true, hint);
+	print_local_name(nm, name);
+	return -1;
 }
 
 /* Keeps the nodes of -range (positions in function order) and the storage
  * they use. */
 static int select_range(struct gd *g, struct diag *d)
 {
-	const char *text = g->opt->range;
 	if (g->nsel != 1) {
 		diag_error(d, LOC_NONE, "-range: the module has %u functions; choose one with -func", g->nsel);
 		return -1;
@@ -342,29 +309,11 @@ static int select_range(struct gd *g, struct diag *d)
 	size_t nnodes = 0;
 	func_for_each(f, n)
 		nnodes++;
-	struct dot_range_end a, b;
-	if (dot_parse_range(text, &a, &b, d) < 0)
+	struct gd_range r = {g, f};
+	struct dot_range_view v = {"node", f->name, nnodes, range_lookup, &r};
+	long lo, hi;
+	if (dot_range_resolve(g->opt->range, &v, &lo, &hi, d))
 		return -1;
-	if (nnodes == 0) {
-		dot_range_end_free(&a);
-		dot_range_end_free(&b);
-		struct ostream nm;
-		ostream_mem(&nm);
-		print_global_name(&nm, f->name);
-		diag_error(d, LOC_NONE, "-range: function %s has no nodes", ostream_cstr(&nm));
-		ostream_abort(&nm);
-		return -1;
-	}
-	long lo = range_end_pos(g, f, nnodes, &a, 0, d);
-	long hi = lo < 0 ? -1 : range_end_pos(g, f, nnodes, &b, nnodes ? nnodes - 1 : 0, d);
-	dot_range_end_free(&a);
-	dot_range_end_free(&b);
-	if (lo < 0 || hi < 0)
-		return -1;
-	if (lo > hi) {
-		diag_error(d, LOC_NONE, "-range: '%s' is empty (%ld comes after %ld)", text, lo, hi);
-		return -1;
-	}
 	for (size_t i = 0; i < g->nnodes; i++) {
 		struct gd_node *e = &g->nodes[i];
 		if (e->fi != fi || (long)e->ord < lo || (long)e->ord > hi)

@@ -206,13 +206,7 @@ static void suggest_name(struct id *g, const char *name, bool instrs_only, struc
 			if (in->v.name)
 				suggest_offer(&sg, in->v.name, strlen(in->v.name));
 	}
-	if (sg.best) {
-		char *best = xstrndup(sg.best, sg.best_len);
-		os_puts(hint, "; did you mean '");
-		ir_print_local(hint, best);
-		os_puts(hint, "'?");
-		free(best);
-	}
+	dot_put_suggestion(hint, &sg, ir_print_local);
 }
 
 static struct id_node *find_center(struct id *g, struct diag *d)
@@ -240,64 +234,40 @@ static struct id_node *find_center(struct id *g, struct diag *d)
 			hits++;
 		}
 	}
-	if (hits == 0) {
-		struct ostream hint;
-		ostream_mem(&hint);
+	struct ostream hint;
+	ostream_mem(&hint);
+	if (hits == 0)
 		suggest_name(g, name, false, &hint);
-		diag_error(d, LOC_NONE, "-focus: no value '%s'%s%s", text, g->opt->func ? " in the selected function" : "",
-			   ostream_cstr(&hint));
-		ostream_abort(&hint);
-		free(name);
-		return NULL;
-	}
 	free(name);
-	if (hits > 1) {
-		diag_error(d, LOC_NONE, "-focus: '%s' names a value in %u functions; choose one with -func", text, hits);
-		return NULL;
-	}
-	return found;
+	return dot_focus_found(text, hits, g->opt->func != NULL, &hint, d) ? found : NULL;
 }
 
-/* The program position an end of -range names in function f (ninstrs
- * instructions); -1 after a diagnostic. */
-static long range_end_pos(struct id *g, struct ir_func *f, const struct dot_range_end *e, unsigned long dflt,
-			  const char *text, struct diag *d)
+/* The drawing and the function -range reads (dot_range_view's ctx). */
+struct id_range {
+	struct id *g;
+	struct ir_func *f;
+};
+
+/* dot_range_view's lookup: the program position of instruction name. */
+static long range_lookup(void *ctx, const char *name, struct ostream *hint, struct ostream *nm)
 {
-	if (e->open)
-		return (long)dflt;
-	if (e->is_pos) {
-		if (e->pos >= f->ninstrs) {
-			diag_error(d, LOC_NONE, "-range: '%s': position %lu is past the last instruction (%zu)", text,
-				   e->pos, f->ninstrs ? f->ninstrs - 1 : 0);
-			return -1;
-		}
-		return (long)e->pos;
-	}
-	struct ir_value *v = ir_func_find(f, e->name, strlen(e->name));
-	struct id_node *n = v ? ptrmap_get(&g->instrs, v) : NULL;
-	if (!n) {
-		struct ostream hint;
-		ostream_mem(&hint);
-		if (v)
-			os_puts(&hint, " (that is a weight)");
-		else
-			suggest_name(g, e->name, true, &hint);
-		struct ostream nm;
-		ostream_mem(&nm);
-		ir_print_local(&nm, e->name);
-		diag_error(d, LOC_NONE, "-range: no instruction '%s'%s", ostream_cstr(&nm), ostream_cstr(&hint));
-		ostream_abort(&nm);
-		ostream_abort(&hint);
-		return -1;
-	}
-	return (long)n->ord;
+	struct id_range *r = ctx;
+	struct ir_value *v = ir_func_find(r->f, name, strlen(name));
+	struct id_node *n = v ? ptrmap_get(&r->g->instrs, v) : NULL;
+	if (n)
+		return (long)n->ord;
+	if (v)
+		os_puts(hint, " (that is a weight)");
+	else
+		suggest_name(r->g, name, true, hint);
+	ir_print_local(nm, name);
+	return -1;
 }
 
 /* Keeps the instructions of -range, the buffers they define and the
  * weights they use. */
 static int select_range(struct id *g, struct diag *d)
 {
-	const char *text = g->opt->range;
 	if (g->nsel != 1) {
 		diag_error(d, LOC_NONE, "-range: the module has %u functions; choose one with -func", g->nsel);
 		return -1;
@@ -306,29 +276,11 @@ static int select_range(struct id *g, struct diag *d)
 	for (size_t fi = 0; fi < g->m->nfuncs; fi++)
 		if (g->func_sel[fi])
 			f = g->m->funcs[fi];
-	struct dot_range_end a, b;
-	if (dot_parse_range(text, &a, &b, d) < 0)
+	struct id_range r = {g, f};
+	struct dot_range_view v = {"instruction", f->name, f->ninstrs, range_lookup, &r};
+	long lo, hi;
+	if (dot_range_resolve(g->opt->range, &v, &lo, &hi, d))
 		return -1;
-	if (f->ninstrs == 0) {
-		dot_range_end_free(&a);
-		dot_range_end_free(&b);
-		struct ostream nm;
-		ostream_mem(&nm);
-		print_global_name(&nm, f->name);
-		diag_error(d, LOC_NONE, "-range: function %s has no instructions", ostream_cstr(&nm));
-		ostream_abort(&nm);
-		return -1;
-	}
-	long lo = range_end_pos(g, f, &a, 0, text, d);
-	long hi = lo < 0 ? -1 : range_end_pos(g, f, &b, f->ninstrs ? f->ninstrs - 1 : 0, text, d);
-	dot_range_end_free(&a);
-	dot_range_end_free(&b);
-	if (lo < 0 || hi < 0)
-		return -1;
-	if (lo > hi) {
-		diag_error(d, LOC_NONE, "-range: '%s' is empty (%ld comes after %ld)", text, lo, hi);
-		return -1;
-	}
 	for (size_t i = 0; i < g->nnodes; i++) {
 		struct id_node *e = &g->nodes[i];
 		if (e->role != ROLE_INSTR || (long)e->ord < lo || (long)e->ord > hi)

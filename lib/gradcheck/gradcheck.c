@@ -4,7 +4,6 @@
  * (the behaviour is described in tools/glow-gradcheck/glow-gradcheck.c).
  */
 #include "gradcheck/gradcheck.h"
-#include "backends/backend.h"
 #include "irgen/irgen.h"
 #include "iropt/iropt.h"
 #include "passes/lowering.h"
@@ -23,7 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const gc_backend_names[] = {"interpreter", "c"};
 enum { GC_MAX_ELEMS = 64 };
 
 /* ---- random inputs ---- */
@@ -395,13 +393,13 @@ static struct func *pick(struct module *m, const char *name, struct diag *d)
 /* Runs the graph pipeline of the check's level on m. */
 static int run_pipeline(struct check *c, struct module *m, const char *passes)
 {
-	struct pass_target target = {c->o->backend > 0 ? c->be : NULL, gc_backend_names[c->o->backend], NULL};
+	struct pass_target target = {c->o->backend > 0 ? c->be : NULL, backend_name(BACKEND_HOST, c->o->backend), NULL};
 	struct train_config tc = {1, 0, 0, 1};
 	struct pass_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);
 	ctx.diag = c->d;
 	ctx.mode = c->o->mode ? PASS_MODE_INFER : PASS_MODE_TRAIN;
-	ctx.backend = gc_backend_names[c->o->backend];
+	ctx.backend = backend_name(BACKEND_HOST, c->o->backend);
 	ctx.target = &target;
 	ctx.train = &tc;
 	struct pm pm;
@@ -554,8 +552,8 @@ int gradcheck_run(void *opts, struct diag *d)
 	if (parse_real(d, "step", o->step_s, 0.01, &c.step) || parse_real(d, "tolerance", o->tol_s, 0.01, &c.tol) ||
 	    parse_real(d, "seed", o->seed_s, 1, &seed))
 		status = 1;
-	else if (!(c.be = backend_find(gc_backend_names[o->backend])))
-		diag_error(d, LOC_NONE, "backend '%s' is not linked into glow-gradcheck", gc_backend_names[o->backend]);
+	else if (!(c.be = backend_select(BACKEND_HOST, o->backend, "glow-gradcheck", d)))
+		status = 1;
 	else if (read_input(in, &buf, &len, d) == 0) {
 		c.seed = (uint64_t)seed;
 		status = check_module(&c, buf, len, strcmp(in, "-") == 0 ? "<stdin>" : in);

@@ -4,18 +4,17 @@
 #ifndef GLOW_GRADCHECK_GRADCHECK_H
 #define GLOW_GRADCHECK_GRADCHECK_H
 
+#include "backends/registry.h"
 #include "support/cl.h"
 #include "support/diag.h"
 
-/* -backend= values; index i names gc_backend_names[i] in gradcheck.c. */
-#define GRADCHECK_BACKENDS "interpreter|c"
 /* -mode= values: differentiate's mode */
 #define GRADCHECK_MODES "train|infer"
 
 struct gc_options {
 	const char *func, *seed_s, *step_s, *tol_s;
 	int olevel; /* 0 or 2 */
-	int backend;
+	int backend; /* index in backend_names(BACKEND_HOST) */
 	int mode; /* 0 train, 1 infer (GRADCHECK_MODES) */
 	struct cl_list input;
 };

@@ -291,6 +291,34 @@ static void gen_save(struct gen *G, uint32_t k)
 		emit(G, IK_copy, NULL, d, s, n->loc);
 }
 
+/* Slice is the extracttensor instruction (the names differ). */
+static void gen_slice(struct gen *G, uint32_t k)
+{
+	gen_mapped(G, k, IK_extracttensor);
+}
+
+/* MaxPool keeps its argmax only when something reads it */
+static void gen_maxpool(struct gen *G, uint32_t k)
+{
+	gen_mapped(G, k, G->g.val_nuses[G->g.val_begin[k] + 1] ? IK_maxpoolwithargmax : IK_maxpool);
+}
+
+/* Builds node k's instructions. */
+typedef void gen_fn(struct gen *G, uint32_t k);
+
+/* The kinds built by hand, by node kind: every other kind becomes the
+ * instruction of its own name (map_kinds), so only a kind whose
+ * instructions differ from that gets a row here. */
+static gen_fn *const hand_gen[NK_COUNT] = {
+	[NK_Save] = gen_save,
+	[NK_Reshape] = gen_reshape,
+	[NK_Concat] = gen_concat,
+	[NK_InsertTensor] = gen_insert,
+	[NK_Slice] = gen_slice,
+	[NK_MaxPool] = gen_maxpool,
+};
+
+/* Generates node k: its result buffers, then its instructions. */
 static void gen_node(struct gen *G, uint32_t k)
 {
 	const struct node *n = G->g.nodes[k];
@@ -311,19 +339,12 @@ static void gen_node(struct gen *G, uint32_t k)
 		default: break; /* views are made by their node; SV_NONE has no buffer */
 		}
 	}
-	switch (n->kind) {
-	case NK_Save: gen_save(G, k); break;
-	case NK_Reshape: gen_reshape(G, k); break;
-	case NK_Concat: gen_concat(G, k); break;
-	case NK_InsertTensor: gen_insert(G, k); break;
-	case NK_Slice: gen_mapped(G, k, IK_extracttensor); break;
-	case NK_MaxPool:
-		gen_mapped(G, k, G->g.val_nuses[G->g.val_begin[k] + 1] ? IK_maxpoolwithargmax : IK_maxpool);
-		break;
-	default:
+	gen_fn *hand = hand_gen[n->kind];
+	if (hand)
+		hand(G, k);
+	else {
 		glow_assert(G->ikind[n->kind] >= 0);
 		gen_mapped(G, k, (unsigned)G->ikind[n->kind]);
-		break;
 	}
 }
 
@@ -344,6 +365,29 @@ static void map_kinds(struct gen *G)
 	}
 }
 
+/* SGD: the sgd instruction has no velocity operand (momentum lives in the
+ * <W>_velocity placeholder that lowering creates), so an SGD with momentum
+ * must be lowered first; reports it and returns 1, else 0. */
+static int check_sgd(const struct gen *G, const struct node *n)
+{
+	if (node_float(n, AN_momentum) == 0)
+		return 0;
+	diag_error(G->d, n->loc,
+		   "SGD %%%s has momentum %g, which the sgd instruction cannot keep: "
+		   "lower it first (glow-opt -O2 or -passes=lower)",
+		   n->name ? n->name : "", node_float(n, AN_momentum));
+	return 1;
+}
+
+/* Checks a node whose kind has an instruction but not for every
+ * attribute value; returns the number of errors reported. */
+typedef int lowered_check_fn(const struct gen *G, const struct node *n);
+
+/* The kinds whose instruction takes only some of their nodes, by node kind. */
+static lowered_check_fn *const lowered_check[NK_COUNT] = {
+	[NK_SGD] = check_sgd,
+};
+
 /* Reports every node of f of a kind that has no instruction and that
  * gen_node does not build by hand (the gradient and training kinds, which
  * glow-opt's lower stage turns into forward kinds); the count. */
@@ -351,32 +395,17 @@ static int check_lowered(const struct gen *G, struct func *f)
 {
 	int bad = 0;
 	func_for_each(f, n) {
-		switch (n->kind) {
-		case NK_Save:
-		case NK_Reshape:
-		case NK_Concat:
-		case NK_InsertTensor:
-		case NK_Slice:
-		case NK_MaxPool: continue;
-		case NK_SGD:
-			/* the sgd instruction has no velocity operand: momentum lives
-			 * in the <W>_velocity placeholder that lowering creates */
-			if (node_float(n, AN_momentum) != 0) {
-				diag_error(G->d, n->loc,
-					   "SGD %%%s has momentum %g, which the sgd instruction cannot keep: "
-					   "lower it first (glow-opt -O2 or -passes=lower)",
-					   n->name ? n->name : "", node_float(n, AN_momentum));
-				bad++;
-			}
+		if (hand_gen[n->kind])
 			continue;
-		default:
-			if (G->ikind[n->kind] >= 0)
-				continue;
-			diag_error(G->d, n->loc,
-				   "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
-				   node_kind_name(n->kind), n->name ? n->name : "");
-			bad++;
+		if (lowered_check[n->kind]) {
+			bad += lowered_check[n->kind](G, n);
+			continue;
 		}
+		if (G->ikind[n->kind] >= 0)
+			continue;
+		diag_error(G->d, n->loc, "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
+			   node_kind_name(n->kind), n->name ? n->name : "");
+		bad++;
 	}
 	return bad;
 }
@@ -388,12 +417,7 @@ struct ir_func *irgen_func(struct ir_module *im, struct func *f, struct diag *d)
 		diag_error(d, f->loc, "function @%s is generated twice", f->name);
 		return NULL;
 	}
-	struct gen G;
-	memset(&G, 0, sizeof G);
-	G.im = im;
-	G.irf = irf;
-	G.f = f;
-	G.d = d;
+	struct gen G = {.im = im, .irf = irf, .f = f, .d = d};
 	map_kinds(&G);
 	if (check_lowered(&G, f))
 		return NULL;

@@ -12,12 +12,9 @@
  *              born at their producer), share, clean up what sharing
  *              exposed, tighten lifetimes again, drop what is left dead
  *   c-O0..c-O3 the C backend's own pipelines (struct backend's
- *              ir_pipelines; glow-llc -backend=c runs them for -O0..-O3):
- *              the generic ones with concatenations hoisted before the
- *              last lifetimes and the plan, so that the convolutions
- *              computing a concatenation's parts write into it directly
- *              (a fusion the interpreter does not do, so O1..O3 leave
- *              the buffers' lifetimes alone)
+ *              ir_pipelines), defined with that backend in
+ *              backends/c/Pipelines.def and named here, so that every
+ *              tool knows them by name
  *
  * The registry rows are generated from IRPasses.def. Each pass gets a small
  * adapter of the engine's type (void *ir = struct ir_module *) that runs it
@@ -38,13 +35,8 @@ static const struct pm_pipeline pipelines[] = {
 	{"O1", 0, "cleanup,lifetimes,plan-memory", "Cleanup, tight lifetimes and the memory plan"},
 	{"O2", 0, "optimize,plan-memory", "Default: buffer sharing and copy elimination, then the memory plan"},
 	{"O3", 0, "optimize-fp,plan-memory", "O2's passes until nothing changes, then the memory plan"},
-	{"c-O0", 0, "", "The C backend's O0: no optimization, no memory plan"},
-	{"c-O1", 0, "cleanup,hoist-concat,lifetimes,plan-memory",
-	 "The C backend's O1: O1 with concatenation buffers hoisted for direct writes"},
-	{"c-O2", 0, "optimize,hoist-concat,lifetimes,plan-memory",
-	 "The C backend's default: O2's passes, concatenation buffers hoisted for direct writes, the plan"},
-	{"c-O3", 0, "optimize-fp,hoist-concat,lifetimes,plan-memory",
-	 "The C backend's O3: O3's passes, concatenation buffers hoisted for direct writes, the plan"},
+#define C_PIPELINE(level, name, contents, desc) {name, 0, contents, desc},
+#include "backends/c/Pipelines.def"
 	/* the OpenCL backend's (backends/opencl): placeholders through device
 	 * buffers with explicit copies, then the plan covers those buffers */
 	{"ocl-O0", 0, "device-copies", "The OpenCL backend's O0: device copies only, no memory plan"},

@@ -35,29 +35,6 @@ static uint64_t stream(uint64_t seed, uint64_t run, const char *name)
 	return s;
 }
 
-/* Stores the real value v into element i of a buffer of float type t. */
-static void store_float(const struct type *t, uint8_t *p, uint64_t i, double v)
-{
-	switch (t->elem) {
-	case EK_FLOAT: {
-		float f = (float)v;
-		memcpy(p + i * 4, &f, 4);
-		break;
-	}
-	case EK_FLOAT16: {
-		uint16_t h = float_to_half((float)v);
-		memcpy(p + i * 2, &h, 2);
-		break;
-	}
-	case EK_BFLOAT16: {
-		uint16_t h = float_to_bf16((float)v);
-		memcpy(p + i * 2, &h, 2);
-		break;
-	}
-	default: unreachable("not a float kind");
-	}
-}
-
 /* ---- -randomize-constants ---- */
 
 static void randomize_constants(struct module *m, uint64_t seed)
@@ -76,10 +53,10 @@ static void randomize_constants(struct module *m, uint64_t seed)
 			double fan_in = (double)(n / t->dims[0]);
 			double r = sqrt(3.0 / (fan_in > 0 ? fan_in : 1.0));
 			for (uint64_t i = 0; i < n; i++)
-				store_float(t, p, i, (2.0 * rng_unit(&s) - 1.0) * r);
+				tensor_set_real(t, p, i, (2.0 * rng_unit(&s) - 1.0) * r);
 		} else {
 			for (uint64_t i = 0; i < n; i++)
-				store_float(t, p, i, v != 0 ? v * (0.5 + rng_unit(&s)) : (2.0 * rng_unit(&s) - 1.0) * 0.1);
+				tensor_set_real(t, p, i, v != 0 ? v * (0.5 + rng_unit(&s)) : (2.0 * rng_unit(&s) - 1.0) * 0.1);
 		}
 		constant_set_data(m, c, p);
 		free(p);
@@ -128,7 +105,7 @@ static void fill_input(struct module *m, const struct type *t, const char *name,
 	size_t es = elem_size(k);
 	if (elem_is_float(k)) {
 		for (uint64_t i = 0; i < n; i++)
-			store_float(t, p, i, 2.0 * rng_unit(&s) - 1.0);
+			tensor_set_real(t, p, i, 2.0 * rng_unit(&s) - 1.0);
 		return;
 	}
 	uint64_t bound = k == EK_BOOL ? 2 : elem_is_quantized(k) ? 0 : index_bound(m, name);
@@ -364,11 +341,9 @@ int runner_glow_diff(void *opts, struct diag *d)
 	struct pass_target target = {NULL, "interpreter", NULL};
 	o->after_be = &interp_backend;
 	if (o->backend > 0) {
-		ctx.backend = target.name = runner_backend_names[o->backend];
-		if (!(target.backend = o->after_be = backend_find(ctx.backend))) {
-			diag_error(d, LOC_NONE, "backend '%s' is not linked into glow-diff", ctx.backend);
+		ctx.backend = target.name = backend_name(0, o->backend);
+		if (!(target.backend = o->after_be = backend_select(0, o->backend, "glow-diff", d)))
 			return 1;
-		}
 		ctx.target = &target;
 	}
 	struct pm pm;

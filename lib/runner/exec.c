@@ -1,11 +1,35 @@
-/* exec.c - what the tools that run programs share: the -backend= names and
- * compiling a function on a backend with its stage timing. */
+/* exec.c - what the tools that run programs share: reading the program,
+ * compiling a function on a backend with its stage timing, and the
+ * tensor files they write. */
 #include "runner/runner.h"
 #include "backends/c/cbackend.h"
+#include "import/onnx/tensorio.h"
+#include "support/io.h"
+#include "support/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 
 #include <string.h>
 
-const char *const runner_backend_names[3] = {"interpreter", "c", "opencl"};
+int runner_read_program(const char *in, struct type_ctx *types, char **buf, struct ir_module **m, struct stages *st,
+			struct diag *d)
+{
+	size_t len = 0;
+	*buf = NULL;
+	*m = NULL;
+	if (read_input(in, buf, &len, d))
+		return -1;
+	type_ctx_init(types);
+	*m = ir_module_parse(types, *buf, len, strcmp(in, "-") == 0 ? "<stdin>" : in, d, true);
+	stages_mark(st, "read");
+	/* relative weight files are found beside the program */
+	if (*m && strcmp(in, "-") != 0)
+		ir_module_set_base_dir(*m, in);
+	return 0;
+}
 
 struct backend_compiled *runner_compile(const struct backend *be, struct ir_func *f, bool ignore_plan, int gemm,
 					int winograd, struct stages *st, struct diag *d)
@@ -21,4 +45,42 @@ struct backend_compiled *runner_compile(const struct backend *be, struct ir_func
 	}
 	stages_mark(st, is_c ? "load" : "plan");
 	return c;
+}
+
+/* ---- files ---- */
+
+char *runner_file_base(const char *name)
+{
+	char *s = xstrdup(name);
+	for (char *p = s; *p; p++) {
+		char c = *p;
+		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+			  c == '.' || c == '-';
+		if (!ok)
+			*p = '_';
+	}
+	return s;
+}
+
+char *runner_path(const char *dir, const char *base, const char *ext)
+{
+	size_t n = strlen(dir) + strlen(base) + strlen(ext) + 2;
+	char *p = xmalloc(n);
+	snprintf(p, n, "%s/%s%s", dir, base, ext);
+	return p;
+}
+
+int runner_make_dir(const char *dir, struct diag *d)
+{
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+		diag_error(d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int runner_write_tensor(int format, const char *path, const char *name, const struct type *ty, const void *data,
+			struct diag *d)
+{
+	return format ? tio_write_npy(path, ty, data, d) : tio_write_pb(path, name, ty, data, d);
 }

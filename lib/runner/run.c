@@ -141,46 +141,23 @@ static int print_outputs(struct run *r, const char *path)
 
 /* ---- files ---- */
 
-static char *sanitize(const char *name)
-{
-	char *s = xstrdup(name);
-	for (char *p = s; *p; p++) {
-		char c = *p;
-		bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-			  c == '.' || c == '-';
-		if (!ok)
-			*p = '_';
-	}
-	return s;
-}
-
-static char *join(const char *dir, const char *base, const char *ext)
-{
-	size_t n = strlen(dir) + strlen(base) + strlen(ext) + 2;
-	char *p = xmalloc(n);
-	snprintf(p, n, "%s/%s%s", dir, base, ext);
-	return p;
-}
-
 static int write_outputs(struct run *r)
 {
 	const char *dir = r->o->output_dir;
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		diag_error(r->d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
+	if (runner_make_dir(dir, r->d))
 		return -1;
-	}
 	const char *ext = r->o->format ? ".npy" : ".pb";
 	int errs = 0;
 	for (size_t i = 0; i < r->nslots; i++) {
 		struct slot *s = &r->slots[i];
 		if (!s->io.is_output)
 			continue;
-		char *base = sanitize(s->io.w->v.name);
+		char *base = runner_file_base(s->io.w->v.name);
 		bool clash = false;
 		for (size_t j = 0; j < i && !clash; j++) {
 			if (!r->slots[j].io.is_output)
 				continue;
-			char *other = sanitize(r->slots[j].io.w->v.name);
+			char *other = runner_file_base(r->slots[j].io.w->v.name);
 			if (strcmp(other, base) == 0) {
 				diag_error(r->d, LOC_NONE, "outputs '%s' and '%s' both map to file '%s%s'",
 					   r->slots[j].io.w->v.name, s->io.w->v.name, base, ext);
@@ -189,10 +166,8 @@ static int write_outputs(struct run *r)
 			free(other);
 		}
 		if (!clash) {
-			char *path = join(dir, base, ext);
-			int rc = r->o->format ? tio_write_npy(path, s->io.w->v.type, s->data, r->d)
-					      : tio_write_pb(path, s->io.w->v.name, s->io.w->v.type, s->data, r->d);
-			errs += rc != 0;
+			char *path = runner_path(dir, base, ext);
+			errs += runner_write_tensor(r->o->format, path, s->io.w->v.name, s->io.w->v.type, s->data, r->d) != 0;
 			free(path);
 		} else {
 			errs++;
@@ -211,11 +186,11 @@ static bool file_exists(const char *p)
 /* The expected file of output `name` in dir (malloc'd), or NULL. */
 static char *find_expected(struct run *r, const char *dir, const char *name)
 {
-	char *base = sanitize(name);
-	char *p = join(dir, base, ".pb");
+	char *base = runner_file_base(name);
+	char *p = runner_path(dir, base, ".pb");
 	if (!file_exists(p)) {
 		free(p);
-		p = join(dir, base, ".npy");
+		p = runner_path(dir, base, ".npy");
 	}
 	free(base);
 	if (file_exists(p))
@@ -237,7 +212,7 @@ static char *find_expected(struct run *r, const char *dir, const char *name)
 	closedir(dd);
 	char *found = NULL;
 	for (size_t i = 0; i < n; i++) {
-		char *path = join(dir, names[i], "");
+		char *path = runner_path(dir, names[i], "");
 		struct diag quiet;
 		diag_init(&quiet, "glow-run");
 		quiet.out = NULL;
@@ -406,25 +381,18 @@ int runner_glow_run(void *opts, struct diag *d)
 	struct stages st;
 	stages_init(&st, o->time);
 	const char *in = o->positional.n ? o->positional.v[0] : "-";
-	char *buf = NULL;
-	size_t len = 0;
-	if (read_input(in, &buf, &len, d))
-		return 1;
+	char *buf;
 	struct type_ctx types;
-	type_ctx_init(&types);
-	struct ir_module *m = ir_module_parse(&types, buf, len, strcmp(in, "-") == 0 ? "<stdin>" : in, d, true);
-	stages_mark(&st, "read");
+	struct ir_module *m;
+	if (runner_read_program(in, &types, &buf, &m, &st, d))
+		return 1;
 	int status = 1;
 	struct run r = {o, d, NULL, NULL, 0};
 	struct backend_compiled *c = NULL;
-	const struct backend *be = backend_find(runner_backend_names[o->backend]);
+	const struct backend *be = NULL;
 	struct backend_binding *binds = NULL;
-	if (!m)
+	if (!m || !(be = backend_select(0, o->backend, NULL, d)))
 		goto out;
-	if (!be) {
-		diag_error(d, LOC_NONE, "backend '%s' is not part of this build", runner_backend_names[o->backend]);
-		goto out;
-	}
 	if (o->gemm != CBACKEND_GEMM_BUILTIN && strcmp(be->name, "c") != 0) {
 		diag_error(d, LOC_NONE, "-gemm applies to the C backend only (give -backend=c)");
 		goto out;
@@ -437,10 +405,6 @@ int runner_glow_run(void *opts, struct diag *d)
 		diag_error(d, LOC_NONE, "-o and -output-dir cannot be combined (-o writes one file)");
 		goto out;
 	}
-	if (o->gemm == CBACKEND_GEMM_OPENBLAS)
-		be = &cbackend_openblas_backend;
-	if (strcmp(in, "-") != 0)
-		ir_module_set_base_dir(m, in);
 	r.f = pick_func(m, o->func, d);
 	if (!r.f)
 		goto out;

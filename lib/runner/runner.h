@@ -9,7 +9,7 @@
 #ifndef GLOW_RUNNER_RUNNER_H
 #define GLOW_RUNNER_RUNNER_H
 
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "ir/ir.h"
 #include "support/cl.h"
 #include "support/diag.h"
@@ -21,18 +21,39 @@
 
 /* ---- backends (exec.c) ---- */
 
-/* -backend= values of the tools that run programs: every backend runs the
- * same program with the same input and output options, so any check written
- * for one runs on all. Index i of the CL_ENUM is runner_backend_names[i]. */
-#define RUNNER_BACKENDS "interpreter|c|opencl"
-extern const char *const runner_backend_names[3];
-
-/* Compiles f on be: with the C backend, its bundle options (gemm:
+/* The tools that run programs offer every backend (backend_names(0)): each
+ * runs the same program with the same input and output options, so any
+ * check written for one runs on all.
+ *
+ * Compiles f on be: with the C backend, its bundle options (gemm:
  * CBACKEND_GEMM_*, winograd: CBACKEND_WINO_*) and the stages "code
  * generation" and "C compile"; then marks "load" (C) or "plan". NULL after
  * reporting. */
 struct backend_compiled *runner_compile(const struct backend *be, struct ir_func *f, bool ignore_plan, int gemm,
 					int winograd, struct stages *st, struct diag *d);
+
+/* Reads the program in ("-": standard input) and parses it into types
+ * (initialized here), marking the stage "read"; a module read from a file
+ * finds its relative weight files beside it. Returns -1 after reporting a
+ * file it cannot read (nothing to free); else 0, with *m the module or
+ * NULL after reporting, and the caller frees *buf and types. */
+int runner_read_program(const char *in, struct type_ctx *types, char **buf, struct ir_module **m, struct stages *st,
+			struct diag *d);
+
+/* ---- files (exec.c) ---- */
+
+/* name as a file name: every byte but letters, digits, '_', '.' and '-'
+ * becomes '_' (malloc'd) */
+char *runner_file_base(const char *name);
+/* "DIR/BASE.EXT" (malloc'd; ext with its dot, or "") */
+char *runner_path(const char *dir, const char *base, const char *ext);
+/* Creates directory dir (its last level) unless it exists; -1 after
+ * reporting. */
+int runner_make_dir(const char *dir, struct diag *d);
+/* Writes the tensor (type ty) to path as -output-format says (0: .pb
+ * named name, 1: .npy), whole or not at all; -1 after reporting. */
+int runner_write_tensor(int format, const char *path, const char *name, const struct type *ty, const void *data,
+			struct diag *d);
 
 /* ---- glow-run (run.c) ---- */
 
@@ -41,7 +62,7 @@ struct run_options {
 	struct cl_list inputs, expected, positional;
 	const char *output, *output_dir, *expected_dir;
 	int format; /* 0 pb, 1 npy */
-	int backend; /* index in RUNNER_BACKENDS */
+	int backend; /* index in backend_names(0) */
 	int gemm;    /* CBACKEND_GEMM_* (-gemm=, the C backend only) */
 	int winograd; /* CBACKEND_WINO_* (-winograd=, the C backend only) */
 	bool print, print_full, print_signature, ignore_plan, time;
@@ -85,7 +106,7 @@ struct diff_options {
 	struct tensor_tol tol;
 	const char *output; /* -o: the report */
 	bool time;
-	int backend;                    /* index in RUNNER_BACKENDS */
+	int backend;                    /* index in backend_names(0) */
 	const struct backend *after_be; /* the pipeline's side runs here */
 	struct cl_list input;
 };

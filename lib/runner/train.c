@@ -243,6 +243,16 @@ static int read_initial(struct train *t, struct tslot *s, const char *file)
 	return 0;
 }
 
+/* Allocates slot s's own buffer, zeroed; -1 after reporting. */
+static int alloc_slot(struct train *t, struct tslot *s)
+{
+	char what[300];
+	snprintf(what, sizeof what, "placeholder '%s'", s->io.w->v.name);
+	s->data = tensor_alloc(type_bytes(s->io.w->v.type), what, t->d);
+	s->owned = s->data != NULL;
+	return s->data ? 0 : -1;
+}
+
 /* Allocates every slot's buffer: data and outputs scratch, state from
  * -input or initialized. The eval function's state shares the step's
  * buffers. */
@@ -253,12 +263,8 @@ static int bind_slots(struct train *t)
 	for (size_t i = 0; i < st->n; i++) {
 		struct tslot *s = &st->slots[i];
 		s->state = s->io.is_input && s->io.is_output;
-		char what[300];
-		snprintf(what, sizeof what, "placeholder '%s'", s->io.w->v.name);
-		s->data = tensor_alloc(type_bytes(s->io.w->v.type), what, t->d);
-		if (!s->data)
+		if (alloc_slot(t, s))
 			return -1;
-		s->owned = true;
 	}
 	for (size_t i = 0; ev->f && i < ev->n; i++) {
 		struct tslot *s = &ev->slots[i], *same = find(st, s->io.w->v.name);
@@ -267,12 +273,8 @@ static int bind_slots(struct train *t)
 			s->state = true;
 			continue;
 		}
-		char what[300];
-		snprintf(what, sizeof what, "placeholder '%s'", s->io.w->v.name);
-		s->data = tensor_alloc(type_bytes(s->io.w->v.type), what, t->d);
-		if (!s->data)
+		if (alloc_slot(t, s))
 			return -1;
-		s->owned = true;
 	}
 	/* -input: initial weights, or the value of another input of both */
 	bool *given = xcalloc(st->n + ev->n + 1, 1);
@@ -558,10 +560,8 @@ static double cpu_seconds(void)
 static int write_state(struct train *t)
 {
 	const char *dir = t->o->output_dir;
-	if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-		diag_error(t->d, LOC_NONE, "cannot create directory '%s': %s", dir, strerror(errno));
+	if (runner_make_dir(dir, t->d))
 		return -1;
-	}
 	const char *ext = t->o->format ? ".npy" : ".pb";
 	int errs = 0;
 	for (size_t i = 0; i < t->step.n; i++) {
@@ -569,16 +569,10 @@ static int write_state(struct train *t)
 		if (!s->state)
 			continue;
 		const char *name = s->io.w->v.name;
-		size_t len = strlen(dir) + strlen(name) + strlen(ext) + 2;
-		char *path = xmalloc(len);
-		snprintf(path, len, "%s/%s%s", dir, name, ext);
-		for (char *p = path + strlen(dir) + 1; *p && p < path + len - strlen(ext) - 1; p++)
-			if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-			      *p == '_' || *p == '.' || *p == '-'))
-				*p = '_';
-		errs += (t->o->format ? tio_write_npy(path, s->io.w->v.type, s->data, t->d)
-				      : tio_write_pb(path, name, s->io.w->v.type, s->data, t->d)) != 0;
+		char *base = runner_file_base(name), *path = runner_path(dir, base, ext);
+		errs += runner_write_tensor(t->o->format, path, name, s->io.w->v.type, s->data, t->d) != 0;
 		free(path);
+		free(base);
 	}
 	return errs ? -1 : 0;
 }
@@ -603,18 +597,13 @@ static int check_options(struct train *t)
 	    parse_count("seed", o->seed, 1, true, &t->seed, t->d) ||
 	    parse_count("limit", o->limit, 0, false, &t->limit, t->d))
 		return -1;
-	t->be = backend_find(runner_backend_names[o->backend]);
-	if (!t->be) {
-		diag_error(t->d, LOC_NONE, "backend '%s' is not part of this build", runner_backend_names[o->backend]);
+	if (!(t->be = backend_select(0, o->backend, NULL, t->d)))
 		return -1;
-	}
 	if ((o->gemm != CBACKEND_GEMM_BUILTIN || o->winograd != CBACKEND_WINO_AUTO) && strcmp(t->be->name, "c") != 0) {
 		diag_error(t->d, LOC_NONE, "-%s applies to the C backend only (give -backend=c)",
 			   o->gemm != CBACKEND_GEMM_BUILTIN ? "gemm" : "winograd");
 		return -1;
 	}
-	if (o->gemm == CBACKEND_GEMM_OPENBLAS)
-		t->be = &cbackend_openblas_backend;
 	return 0;
 }
 
@@ -717,20 +706,12 @@ int runner_glow_train(struct run_options *o, struct diag *d)
 	struct stages st;
 	stages_init(&st, o->time);
 	const char *in = o->positional.n ? o->positional.v[0] : "-";
-	char *buf = NULL;
-	size_t len = 0;
-	if (read_input(in, &buf, &len, d))
-		return 1;
+	char *buf;
 	struct type_ctx types;
-	type_ctx_init(&types);
-	struct ir_module *m = ir_module_parse(&types, buf, len, strcmp(in, "-") == 0 ? "<stdin>" : in, d, true);
-	stages_mark(&st, "read");
-	int status = 1;
-	if (m) {
-		if (strcmp(in, "-") != 0)
-			ir_module_set_base_dir(m, in);
-		status = train_module(&t, m, &st) ? 1 : 0;
-	}
+	struct ir_module *m;
+	if (runner_read_program(in, &types, &buf, &m, &st, d))
+		return 1;
+	int status = m && train_module(&t, m, &st) == 0 ? 0 : 1;
 	tfunc_free(&t.step, t.be);
 	tfunc_free(&t.eval, t.be);
 	for (size_t i = 0; i < t.ntrain; i++)

@@ -15,39 +15,79 @@
 
 /* Elements are read with memcpy: output buffers of a backend are aligned,
  * but a tensor may also sit at any offset of a file buffer. */
+int64_t tensor_stored_int(const struct type *t, const void *p, uint64_t i)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	glow_assert(!elem_is_float(k));
+	const uint8_t *b = (const uint8_t *)p + i * elem_size(k);
+	/* the unsigned kinds are the one-byte qui8 and bool; the others are
+	 * two's complement of their size */
+	switch (elem_size(k)) {
+	case 1: return k == EK_QUI8 || k == EK_BOOL ? (int64_t)b[0] : (int64_t)(int8_t)b[0];
+	case 2: { int16_t x; memcpy(&x, b, 2); return x; }
+	case 4: { int32_t x; memcpy(&x, b, 4); return x; }
+	default: { int64_t x; memcpy(&x, b, 8); return x; }
+	}
+}
+
+/* Element bits wherever the element sits (memcpy: no alignment assumed). */
+static float get_f32(const uint8_t *b) { float f; memcpy(&f, b, 4); return f; }
+static void set_f32(uint8_t *b, float v) { memcpy(b, &v, 4); }
+static uint16_t load16(const uint8_t *b) { uint16_t h; memcpy(&h, b, 2); return h; }
+static void store16(uint8_t *b, uint16_t h) { memcpy(b, &h, 2); }
+static float get_f16(const uint8_t *b) { return half_to_float(load16(b)); }
+static void set_f16(uint8_t *b, float v) { store16(b, float_to_half(v)); }
+static float get_bf16(const uint8_t *b) { return bf16_to_float(load16(b)); }
+static void set_bf16(uint8_t *b, float v) { store16(b, float_to_bf16(v)); }
+
+/* The float kinds' conversions, by element kind: how a float value goes
+ * in and out of its storage. */
+static const struct float_io {
+	float (*get)(const uint8_t *b);
+	void (*set)(uint8_t *b, float v);
+} float_io[EK_COUNT] = {
+	[EK_FLOAT] = {get_f32, set_f32},
+	[EK_FLOAT16] = {get_f16, set_f16},
+	[EK_BFLOAT16] = {get_bf16, set_bf16},
+};
+
+/* Every float kind has its conversions (the ELEM table of support/types.h
+ * may gain one): checked on first use, naming the kind. */
+static const struct float_io *float_io_of(enum elem_kind k)
+{
+	const struct float_io *f = &float_io[k];
+	if (!f->get)
+		glow_unreachable_at(__FILE__, __LINE__, elem_name(k));
+	return f;
+}
+
 double tensor_real(const struct type *t, const void *p, uint64_t i)
 {
-	const uint8_t *b = p;
-	switch ((enum elem_kind)t->elem) {
-	case EK_FLOAT: { float f; memcpy(&f, b + i * 4, 4); return f; }
-	case EK_FLOAT16: { uint16_t h; memcpy(&h, b + i * 2, 2); return half_to_float(h); }
-	case EK_BFLOAT16: { uint16_t h; memcpy(&h, b + i * 2, 2); return bf16_to_float(h); }
-	case EK_QI8: return (double)t->scale * ((int8_t)b[i] - (double)t->offset);
-	case EK_QUI8: return (double)t->scale * (b[i] - (double)t->offset);
-	case EK_QI16: { int16_t x; memcpy(&x, b + i * 2, 2); return (double)t->scale * (x - (double)t->offset); }
-	case EK_QI32: { int32_t x; memcpy(&x, b + i * 4, 4); return (double)t->scale * (x - (double)t->offset); }
-	default: unreachable("not a float or quantized kind");
-	}
+	enum elem_kind k = (enum elem_kind)t->elem;
+	if (elem_is_quantized(k))
+		return (double)t->scale * ((double)tensor_stored_int(t, p, i) - (double)t->offset);
+	glow_assert(elem_is_float(k));
+	return float_io_of(k)->get((const uint8_t *)p + i * elem_size(k));
+}
+
+void tensor_set_real(const struct type *t, void *p, uint64_t i, double v)
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	glow_assert(elem_is_float(k));
+	float_io_of(k)->set((uint8_t *)p + i * elem_size(k), (float)v);
 }
 
 void tensor_print_elem(struct ostream *o, const struct type *t, const void *p, uint64_t i)
 {
-	const uint8_t *b = p;
 	enum elem_kind k = (enum elem_kind)t->elem;
 	char buf[64];
-	switch (k) {
-	case EK_FLOAT: case EK_FLOAT16: case EK_BFLOAT16:
+	if (elem_is_float(k)) {
 		format_float(buf, sizeof buf, (float)tensor_real(t, p, i));
 		os_puts(o, buf);
-		break;
-	case EK_QI8: os_i64(o, (int8_t)b[i]); break;
-	case EK_QUI8: os_i64(o, b[i]); break;
-	case EK_QI16: { int16_t x; memcpy(&x, b + i * 2, 2); os_i64(o, x); break; }
-	case EK_QI32: case EK_I32: case EK_INDEX32: { int32_t x; memcpy(&x, b + i * 4, 4); os_i64(o, x); break; }
-	case EK_I64: case EK_INDEX64: { int64_t x; memcpy(&x, b + i * 8, 8); os_i64(o, x); break; }
-	case EK_BOOL: os_puts(o, b[i] ? "true" : "false"); break;
-	default: unreachable("bad element kind");
-	}
+	} else if (k == EK_BOOL)
+		os_puts(o, tensor_stored_int(t, p, i) ? "true" : "false");
+	else
+		os_i64(o, tensor_stored_int(t, p, i));
 }
 
 void tensor_elem_str(const struct type *t, const void *p, uint64_t i, char *buf, size_t size)

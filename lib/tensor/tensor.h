@@ -36,6 +36,11 @@
 
 /* The real value of element i (float kinds; quantized kinds dequantized). */
 double tensor_real(const struct type *t, const void *p, uint64_t i);
+/* Stores v, rounded to the kind, into element i of a float kind. */
+void tensor_set_real(const struct type *t, void *p, uint64_t i, double v);
+/* The stored integer of element i of a quantized, integer, index or bool
+ * kind. */
+int64_t tensor_stored_int(const struct type *t, const void *p, uint64_t i);
 /* Element i as text: floats shortest round-trip, integers, true/false. */
 void tensor_print_elem(struct ostream *o, const struct type *t, const void *p, uint64_t i);
 /* The same into buf (truncated to size). */

@@ -88,7 +88,7 @@ int main(int argc, char **argv)
 		 "Replace float splat and zero constants by seeded random data first", 0, NULL},
 		{"backend", CL_ENUM, &o.backend, NULL,
 		 "Tailor the pipeline to this backend and run its result there (the original runs on the interpreter)",
-		 0, RUNNER_BACKENDS},
+		 0, backend_names(0)},
 	};
 	const struct cl_tool tool = {
 		"glow-diff", "differential check of graph passes and backends against the interpreter", "[options] [input.glow|-]", opts,

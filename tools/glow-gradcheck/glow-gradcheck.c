@@ -59,7 +59,7 @@ int main(int argc, char **argv)
 		 NULL},
 		{"O0", CL_SET, &o.olevel, NULL, "Lower the gradient function only (the default)", 0, NULL},
 		{"O2", CL_SET, &o.olevel, NULL, "Run the O2 pipelines on it", 2, NULL},
-		{"backend", CL_ENUM, &o.backend, NULL, "Backend that runs both sides", 0, GRADCHECK_BACKENDS},
+		{"backend", CL_ENUM, &o.backend, NULL, "Backend that runs both sides", 0, backend_names(BACKEND_HOST)},
 		{"mode", CL_ENUM, &o.mode, NULL,
 		 "Mode of differentiate: train (BatchNormalization with batch statistics, the default) or infer", 0,
 		 GRADCHECK_MODES},

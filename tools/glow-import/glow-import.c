@@ -18,13 +18,11 @@
  * not at all.
  */
 #include "graph/graph.h"
-#include "import/onnx/onnx.h"
-#include "import/onnx/tensorio.h"
+#include "import/onnx/cliopts.h"
 #include "support/cl.h"
 #include "support/io.h"
 #include "support/stagetime.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,112 +39,6 @@ struct options {
 	bool time; /* -time: the seconds of each stage */
 	bool print_inputs;
 };
-
-/* Parses the -dim NAME=N bindings; reports and returns -1 on a bad one. */
-static int parse_dims(const struct cl_list *l, struct onnx_dim_binding *out, struct diag *d)
-{
-	for (size_t i = 0; i < l->n; i++) {
-		const char *s = l->v[i], *eq = strrchr(s, '=');
-		char *end;
-		errno = 0;
-		long long v = eq ? strtoll(eq + 1, &end, 10) : -1;
-		if (!eq || eq == s || !eq[1] || *end || errno || v < 0) {
-			diag_error(d, LOC_NONE, "bad -dim '%s' (expected NAME=N with N >= 0)", s);
-			return -1;
-		}
-		out[i].name = xstrndup(s, (size_t)(eq - s));
-		out[i].value = v;
-	}
-	return 0;
-}
-
-/* Reads the -freeze-input NAME=FILE tensors into out (tensors[i] owns the
- * data); reports and returns -1 on a bad option or an unreadable file. */
-static int read_frozen(const struct cl_list *l, struct onnx_frozen_input *out, struct tio_tensor *tensors,
-		       struct diag *d)
-{
-	int status = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		const char *s = l->v[i], *eq = strchr(s, '=');
-		if (!eq || eq == s || !eq[1]) {
-			diag_error(d, LOC_NONE, "bad -freeze-input '%s' (expected NAME=FILE)", s);
-			status = -1;
-			continue;
-		}
-		if (tio_read(eq + 1, &tensors[i], d)) {
-			status = -1;
-			continue;
-		}
-		out[i].name = xstrndup(s, (size_t)(eq - s));
-		out[i].dtype = tensors[i].dtype;
-		out[i].rank = tensors[i].rank;
-		memcpy(out[i].dims, tensors[i].dims, sizeof out[i].dims);
-		out[i].data = tensors[i].data;
-	}
-	return status;
-}
-
-/* Parses the -input-shape NAME=AxBx... options into out[0..l->n); reports
- * and returns -1 on a bad one. */
-static int parse_shapes(const struct cl_list *l, struct onnx_input_shape *out, struct diag *d)
-{
-	int status = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		const char *s = l->v[i], *eq = strrchr(s, '=');
-		struct onnx_input_shape *us = &out[i];
-		bool ok = eq && eq != s && eq[1];
-		for (const char *p = ok ? eq + 1 : ""; ok && *p;) {
-			char *end;
-			errno = 0;
-			long long v = *p >= '0' && *p <= '9' ? strtoll(p, &end, 10) : -1;
-			ok = v >= 0 && !errno && us->rank < GLOW_MAX_RANK && (*end == 0 || (*end == 'x' && end[1]));
-			if (ok) {
-				us->dims[us->rank++] = (uint64_t)v;
-				p = *end ? end + 1 : end;
-			}
-		}
-		if (!ok) {
-			diag_error(d, LOC_NONE,
-				   "bad -input-shape '%s' (expected NAME=AxBx... with at most %d dimensions, each N >= 0)", s,
-				   GLOW_MAX_RANK);
-			status = -1;
-			us->rank = 0;
-			continue;
-		}
-		us->name = xstrndup(s, (size_t)(eq - s));
-		us->opt = "-input-shape";
-		us->dtype = -1;
-	}
-	return status;
-}
-
-/* Reads the -example-input NAME=FILE tensors: their shapes and element types
- * into out[0..l->n) (the values are dropped); reports and returns -1 on a
- * bad option or an unreadable file. */
-static int read_examples(const struct cl_list *l, struct onnx_input_shape *out, struct diag *d)
-{
-	int status = 0;
-	for (size_t i = 0; i < l->n; i++) {
-		const char *s = l->v[i], *eq = strchr(s, '=');
-		struct tio_tensor t;
-		if (!eq || eq == s || !eq[1]) {
-			diag_error(d, LOC_NONE, "bad -example-input '%s' (expected NAME=FILE)", s);
-			status = -1;
-			continue;
-		}
-		if (tio_read(eq + 1, &t, d)) {
-			status = -1;
-			continue;
-		}
-		out[i].name = xstrndup(s, (size_t)(eq - s));
-		out[i].opt = "-example-input";
-		out[i].dtype = t.dtype;
-		out[i].rank = t.rank;
-		memcpy(out[i].dims, t.dims, sizeof out[i].dims);
-		tio_free(&t);
-	}
-	return status;
-}
 
 /* glow-import -print-inputs: the model's graph inputs, to standard output or
  * -o. */
@@ -169,8 +61,10 @@ static int print_inputs(struct options *o, const char *path, struct diag *d)
 	return status;
 }
 
-static int run(struct options *o, struct diag *d)
+static int run(void *opts, struct diag *d)
 {
+	struct options *o = opts;
+	d->max_errors = 100; /* every unsupported operator of a model, at once */
 	if (o->list_ops) {
 		onnx_list_ops(stdout);
 		return 0;
@@ -189,11 +83,6 @@ static int run(struct options *o, struct diag *d)
 	}
 	if (o->print_inputs)
 		return print_inputs(o, path, d);
-	size_t nshapes = o->shapes.n + o->examples.n;
-	struct onnx_input_shape *shapes = xcalloc(nshapes + 1, sizeof *shapes);
-	struct onnx_dim_binding *dims = xcalloc(o->dims.n + 1, sizeof *dims);
-	struct onnx_frozen_input *frozen = xcalloc(o->freeze.n + 1, sizeof *frozen);
-	struct tio_tensor *ftensors = xcalloc(o->freeze.n + 1, sizeof *ftensors);
 	int status = 1;
 	char *buf = NULL;
 	size_t len = 0;
@@ -201,19 +90,17 @@ static int run(struct options *o, struct diag *d)
 	type_ctx_init(&types);
 	struct stage_timer st;
 	stage_timer_init(&st, o->time);
-	int bad_shapes = parse_shapes(&o->shapes, shapes, d);
-	bad_shapes |= read_examples(&o->examples, shapes + o->shapes.n, d);
-	if (parse_dims(&o->dims, dims, d) == 0 && read_frozen(&o->freeze, frozen, ftensors, d) == 0 && !bad_shapes &&
-	    read_input(path, &buf, &len, d) == 0) {
+	struct onnx_cli_lists lists = {&o->dims, &o->freeze, &o->shapes, &o->examples, o->opset_check};
+	struct onnx_cli_opts io;
+	if (onnx_cli_opts_read(&io, &lists, d) == 0 && read_input(path, &buf, &len, d) == 0) {
 		stage_timer_mark(&st, "read");
-		struct onnx_import_opts io = {dims, o->dims.n, o->opset_check, frozen, o->freeze.n, shapes, nshapes};
 		const char *name = from_stdin ? "<stdin>" : path;
 		/* an empty protobuf is a valid, empty ModelProto: say what is wrong */
 		struct module *m = NULL;
 		if (len == 0)
 			diag_error(d, LOC_NONE, "%s: empty input, expected an ONNX model", name);
 		else
-			m = onnx_import(&types, (const uint8_t *)buf, len, name, &io, d);
+			m = onnx_import(&types, (const uint8_t *)buf, len, name, &io.io, d);
 		/* the protobuf's parse, the translation and the verifier of the
 		 * result are one call */
 		stage_timer_mark(&st, "import");
@@ -229,18 +116,7 @@ static int run(struct options *o, struct diag *d)
 	}
 	stage_timer_report(&st, stderr);
 	free(buf);
-	for (size_t i = 0; i < o->dims.n; i++)
-		free((char *)dims[i].name);
-	free(dims);
-	for (size_t i = 0; i < o->freeze.n; i++) {
-		free((char *)frozen[i].name);
-		tio_free(&ftensors[i]);
-	}
-	free(frozen);
-	free(ftensors);
-	for (size_t i = 0; i < nshapes; i++)
-		free((char *)shapes[i].name);
-	free(shapes);
+	onnx_cli_opts_free(&io);
 	type_ctx_free(&types);
 	return status;
 }
@@ -281,16 +157,5 @@ int main(int argc, char **argv)
 		"glow-import", "ONNX model to graph IR", "[options] model.onnx|-", opts, GLOW_ARRAY_SIZE(opts),
 		&o.input, 1,
 	};
-	struct diag d;
-	diag_init(&d, "glow-import");
-	d.max_errors = 100;
-	int status;
-	enum cl_result r = cl_parse(&tool, argc, argv, &d);
-	if (r != CL_OK)
-		status = r == CL_EXIT ? 0 : 1;
-	else
-		status = run(&o, &d);
-	cl_free(&tool);
-	diag_free(&d);
-	return status;
+	return cl_main(&tool, argc, argv, run, &o);
 }

@@ -41,8 +41,9 @@ static void print_schedule_stats(const struct irgen_state *s, FILE *out)
 }
 
 /* Reads, schedules, generates, verifies and writes; returns the exit status. */
-static int run(struct irgen_options *o, struct diag *d)
+static int run(void *opts, struct diag *d)
 {
+	struct irgen_options *o = opts;
 	const char *in = o->input.n ? o->input.v[0] : "-";
 	struct pm pm;
 	pm_init(&pm, &irgen_pass_registry, d, NULL);
@@ -133,18 +134,5 @@ int main(int argc, char **argv)
 		"glow-irgen", "glow instruction IR generator", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
 		&o.input, 1,
 	};
-	struct diag d;
-	diag_init(&d, "glow-irgen");
-	int status;
-	enum cl_result r = cl_parse(&tool, argc, argv, &d);
-	if (r != CL_OK)
-		status = r == CL_EXIT ? 0 : 1;
-	else if (o.pm.list_passes) {
-		pm_print_list(&irgen_pass_registry, stdout);
-		status = 0;
-	} else
-		status = run(&o, &d);
-	cl_free(&tool);
-	diag_free(&d);
-	return status;
+	return pm_cli_main(&tool, argc, argv, &o.pm, &irgen_pass_registry, run, &o);
 }

@@ -24,6 +24,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "backends/c/cbackend.h"
+#include "backends/registry.h"
 #include "iropt/iropt.h"
 #include "iropt/memplan.h"
 #include "support/cl.h"
@@ -44,7 +45,7 @@ struct llc_options {
 	int emit;   /* index in EMIT_KINDS; -1: none given (the backend's output) */
 	bool disable_verify, print_plan, print_signature, time;
 	struct pm_cli pm;
-	int backend;             /* index in BACKENDS */
+	int backend;             /* index in backend_names(0) */
 	bool embed_weights, emit_main;
 	int gemm;                /* CBACKEND_GEMM_* */
 	int winograd;            /* CBACKEND_WINO_* */
@@ -54,7 +55,6 @@ struct llc_options {
 
 /* -emit= values */
 #define EMIT_KINDS "ir|c"
-#define BACKENDS "interpreter|c|opencl"
 
 /* Writes a C bundle of every function into directory dir, replacing it
  * as a whole (cbackend_write_dir); returns the exit status. */
@@ -109,14 +109,13 @@ static int run(void *opts, struct diag *d)
 {
 	struct llc_options *o = opts;
 	const char *in = o->input.n ? o->input.v[0] : "-";
+	/* the backend whose -O pipelines run: -emit=c's, else -backend='s */
+	const bool is_c = o->emit == 1 || strcmp(backend_name(0, o->backend), "c") == 0;
 	/* the C bundle: -emit=c, or -backend=c unless -emit=ir */
-	const bool bundle = o->emit == 1 || (o->emit < 0 && o->backend == 1);
-	if (o->gemm != CBACKEND_GEMM_BUILTIN && o->backend != 1 && o->emit != 1) {
-		diag_error(d, LOC_NONE, "-gemm applies to the C backend only (give -backend=c)");
-		return 1;
-	}
-	if (o->winograd != CBACKEND_WINO_AUTO && o->backend != 1 && o->emit != 1) {
-		diag_error(d, LOC_NONE, "-winograd applies to the C backend only (give -backend=c)");
+	const bool bundle = o->emit == 1 || (o->emit < 0 && is_c);
+	if ((o->gemm != CBACKEND_GEMM_BUILTIN || o->winograd != CBACKEND_WINO_AUTO) && !is_c) {
+		diag_error(d, LOC_NONE, "-%s applies to the C backend only (give -backend=c)",
+			   o->gemm != CBACKEND_GEMM_BUILTIN ? "gemm" : "winograd");
 		return 1;
 	}
 	if (o->passes && o->olevel >= 0) {
@@ -130,20 +129,15 @@ static int run(void *opts, struct diag *d)
 	int bad = 0;
 	if (o->passes)
 		bad |= pm_add_text_named(&pm, o->passes, "-passes");
-	else if (o->olevel >= 0 && (o->backend == 1 || o->emit == 1) && cbackend_backend.ir_pipelines[o->olevel])
-		bad |= pm_add_text(&pm, cbackend_backend.ir_pipelines[o->olevel]);
-	else if (o->olevel >= 0 && o->backend == 2) { /* opencl: its pipelines, from the registry */
-		const struct backend *be = backend_find("opencl");
+	else if (o->olevel >= 0) { /* the backend's own pipeline, else the generic one */
+		const struct backend *be = o->emit == 1 ? &cbackend_backend : backend_select(0, o->backend, NULL, d);
 		if (!be) {
-			diag_error(d, LOC_NONE, "backend 'opencl' is not part of this build");
 			pm_free(&pm);
 			return 1;
 		}
-		bad |= pm_add_text(&pm, be->ir_pipelines[o->olevel]);
-	} else if (o->olevel >= 0) {
 		char name[16];
 		snprintf(name, sizeof name, "O%d", o->olevel);
-		bad |= pm_add_text(&pm, name);
+		bad |= pm_add_text(&pm, be->ir_pipelines[o->olevel] ? be->ir_pipelines[o->olevel] : name);
 	}
 	bad |= pm_cli_apply(&pm, &o->pm);
 	if (bad) {
@@ -224,7 +218,7 @@ int main(int argc, char **argv)
 		 "What to write: the optimized IR with its memory plan (the default; with -backend=c, after the C "
 		 "backend's pipeline), or a C bundle (the default with -backend=c)", 0, EMIT_KINDS},
 		{"backend", CL_ENUM, &o.backend, NULL, "Target: interpreter (write IR), c (its own -O pipelines; a C bundle to -o DIR unless -emit=ir) or opencl (its own -O pipelines with device copies; writes IR)", 0,
-		 BACKENDS},
+		 backend_names(0)},
 		{"embed-weights", CL_FLAG, &o.embed_weights, NULL, "C bundle: constants as a C array, no weights file", 0,
 		 NULL},
 		{"emit-main", CL_FLAG, &o.emit_main, NULL, "C bundle: also write NAME_main.c, a driver", 0, NULL},

@@ -7,7 +7,7 @@
  * the engine from lib/support/passmgr.h. The output is written whole or not
  * at all. Exit status 0 on success, 1 after a diagnostic.
  */
-#include "backends/backend.h"
+#include "backends/registry.h"
 #include "graph/forms.h"
 #include "passes/pass.h"
 #include "passes/passcli.h"
@@ -41,12 +41,6 @@ struct opt_options {
 	int print_form; /* -1: the form the module records; else enum graph_form - 1 */
 };
 
-/* -backend= values; the pass context keeps the name and the backend's
- * struct (backend_find, backends/backend.h), so the lower stage, the post-lowering hook
- * and check-supported ask it. */
-#define BACKENDS "interpreter|c|opencl"
-static const char *const backend_names[] = {"interpreter", "c", "opencl"};
-
 /* Reads, verifies, optimizes and writes the module; returns the exit status.
  * Dumps, traces and reports go to stderr. */
 static int run(void *opts, struct diag *d)
@@ -55,7 +49,7 @@ static int run(void *opts, struct diag *d)
 	const char *in = o->input.n ? o->input.v[0] : "-";
 	if (pass_cli_check_pipeline(o->passes, o->olevel, o->fp16, o->bf16, d))
 		return 1;
-	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_names[o->backend] : NULL, NULL,
+	struct pass_ctx ctx = {d, (enum pass_mode)o->mode, o->backend >= 0 ? backend_name(0, o->backend) : NULL, NULL,
 			       NULL, o->keep_float, NULL, NULL};
 	struct train_config train = train_config_default;
 	if (pass_cli_real("learning-rate", o->learning_rate, 0, 1e30, true, &train.learning_rate, d) ||
@@ -73,12 +67,12 @@ static int run(void *opts, struct diag *d)
 	ctx.quant = &o->quant.opts;
 	bool unsupported[NK_COUNT] = {false};
 	struct pass_target target = {NULL, "interpreter", NULL};
+	/* the pass context keeps the backend's name and struct: the lower
+	 * stage, the post-lowering hook and check-supported ask it */
 	if (ctx.backend) {
 		target.name = ctx.backend;
-		if (!(target.backend = backend_find(ctx.backend))) {
-			diag_error(d, LOC_NONE, "backend '%s' is not linked into glow-opt", ctx.backend);
+		if (!(target.backend = backend_select(0, o->backend, "glow-opt", d)))
 			return 1;
-		}
 	}
 	/* both lists are checked before any work (the fp16 pass checks
 	 * -keep-float again when it runs, without the suggestion) */
@@ -179,7 +173,7 @@ int main(int argc, char **argv)
 		{"mode", CL_ENUM, &o.mode, NULL, "Compile for inference or training (infer-only passes skipped)", 0,
 		 "infer|train"},
 		{"backend", CL_ENUM, &o.backend, NULL, "Target backend the passes may tailor the graph to", 0,
-		 BACKENDS},
+		 backend_names(0)},
 		{"backend-unsupported", CL_LIST, &o.unsupported, "Kind,...",
 		 "Treat these node kinds as unsupported by the backend (the lower stage lowers them, "
 		 "check-supported reports the rest)", 0, NULL},

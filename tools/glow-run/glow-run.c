@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 {
 	struct run_options o = {0};
 	const struct cl_opt opts[] = {
-		{"backend", CL_ENUM, &o.backend, NULL, "Backend to run on: the interpreter (default), compiled C, or an OpenCL device", 0, RUNNER_BACKENDS},
+		{"backend", CL_ENUM, &o.backend, NULL, "Backend to run on: the interpreter (default), compiled C, or an OpenCL device", 0, backend_names(0)},
 		{"gemm", CL_ENUM, &o.gemm, NULL, "With -backend=c: matrix products by the bundle's own kernels (builtin, the default) or OpenBLAS's cblas_sgemm (openblas, linked with -lopenblas)", 0, CBACKEND_GEMM_NAMES},
 		{"winograd", CL_ENUM, &o.winograd, NULL, "With -backend=c: 3x3 stride-1 convolutions as Winograd F(m x m, 3 x 3) where it is expected to win (auto), never (off), or wherever eligible with m = 2 (f2) or m = 4 (f4)", 0, CBACKEND_WINO_NAMES},
 		{"func", CL_STRING, &o.func, "@name", "The function to run (default: the only one)", 0, NULL},

@@ -12,28 +12,7 @@
 
 static const struct value no_value = {NULL, 0};
 
-const struct type *ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank)
-{
-	if (rank > GLOW_MAX_RANK) {
-		op_err(im, "result rank %u exceeds the graph IR's %d", rank, GLOW_MAX_RANK);
-		return NULL;
-	}
-	if (!type_shape_ok((enum elem_kind)elem, dims, rank)) {
-		op_err(im, "result shape is too large");
-		return NULL;
-	}
-	return type_get(im->tc, (enum elem_kind)elem, dims, rank);
-}
-
-const char *dname(struct importer *im, const char *base, const char *suffix)
-{
-	size_t n = strlen(base) + strlen(suffix) + 2;
-	char *s = arena_alloc(&im->scratch, n);
-	snprintf(s, n, "%s.%s", base, suffix);
-	return s;
-}
-
-struct value b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
+struct value imp_b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 		    const struct type *t)
 {
 	if (!t)
@@ -45,14 +24,14 @@ struct value b_node(struct importer *im, unsigned kind, const char *name, const 
 	return node_val(n, 0);
 }
 
-struct value b_unary(struct importer *im, unsigned kind, const char *name, struct value x)
+struct value imp_b_unary(struct importer *im, unsigned kind, const char *name, struct value x)
 {
 	if (!x.node)
 		return x;
-	return b_node(im, kind, name, &x, 1, val_type(x));
+	return imp_b_node(im, kind, name, &x, 1, val_type(x));
 }
 
-struct value b_transpose(struct importer *im, struct value x, const unsigned *perm, const char *name)
+struct value imp_b_transpose(struct importer *im, struct value x, const unsigned *perm, const char *name)
 {
 	if (!x.node)
 		return x;
@@ -67,40 +46,40 @@ struct value b_transpose(struct importer *im, struct value x, const unsigned *pe
 	}
 	if (ident)
 		return x;
-	struct value r = b_node(im, NK_Transpose, name, &x, 1, type_with_dims(im->tc, t, dims, t->rank));
+	struct value r = imp_b_node(im, NK_Transpose, name, &x, 1, type_with_dims(im->tc, t, dims, t->rank));
 	if (r.node)
 		node_set_ints(im->m, r.node, AN_shuffle, shuffle, t->rank);
 	return r;
 }
 
-struct value b_reshape(struct importer *im, struct value x, const uint64_t *dims, unsigned rank, const char *name)
+struct value imp_b_reshape(struct importer *im, struct value x, const uint64_t *dims, unsigned rank, const char *name)
 {
 	if (!x.node)
 		return x;
 	const struct type *t = val_type(x);
 	if (rank > GLOW_MAX_RANK) {
-		op_err(im, "result rank %u exceeds the graph IR's %d", rank, GLOW_MAX_RANK);
+		imp_op_err(im, "result rank %u exceeds the graph IR's %d", rank, GLOW_MAX_RANK);
 		return no_value;
 	}
 	const struct type *rt = type_with_dims(im->tc, t, dims, rank);
 	if (type_numel(rt) != type_numel(t)) {
-		op_err(im, "cannot reshape %llu elements into %llu", (unsigned long long)type_numel(t),
+		imp_op_err(im, "cannot reshape %llu elements into %llu", (unsigned long long)type_numel(t),
 		       (unsigned long long)type_numel(rt));
 		return no_value;
 	}
 	if (rt == t)
 		return x;
-	return b_node(im, NK_Reshape, name, &x, 1, rt);
+	return imp_b_node(im, NK_Reshape, name, &x, 1, rt);
 }
 
-int bcast_shape(struct importer *im, const struct type *a, const struct type *b, uint64_t *dims, unsigned *rank)
+int imp_bcast_shape(struct importer *im, const struct type *a, const struct type *b, uint64_t *dims, unsigned *rank)
 {
 	unsigned r = a->rank > b->rank ? a->rank : b->rank;
 	for (unsigned i = 0; i < r; i++) {
 		int ia = (int)i - (int)(r - a->rank), ib = (int)i - (int)(r - b->rank);
 		uint64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
 		if (da != db && da != 1 && db != 1)
-			return op_err(im, "shapes are not broadcastable (dimension %u: %llu vs %llu)", i,
+			return imp_op_err(im, "shapes are not broadcastable (dimension %u: %llu vs %llu)", i,
 				      (unsigned long long)da, (unsigned long long)db);
 		dims[i] = da == 1 ? db : da;
 	}
@@ -108,42 +87,42 @@ int bcast_shape(struct importer *im, const struct type *a, const struct type *b,
 	return 0;
 }
 
-struct value b_broadcast(struct importer *im, struct value x, const uint64_t *dims, unsigned rank, const char *name)
+struct value imp_b_broadcast(struct importer *im, struct value x, const uint64_t *dims, unsigned rank, const char *name)
 {
 	if (!x.node)
 		return x;
 	const struct type *t = val_type(x);
 	if (t->rank > rank) {
-		op_err(im, "cannot broadcast rank %u to rank %u", t->rank, rank);
+		imp_op_err(im, "cannot broadcast rank %u to rank %u", t->rank, rank);
 		return no_value;
 	}
 	unsigned axis = rank - t->rank;
 	for (unsigned i = 0; i < t->rank; i++)
 		if (t->dims[i] != dims[axis + i] && t->dims[i] != 1) {
-			op_err(im, "cannot broadcast dimension %u of size %llu to %llu", i,
+			imp_op_err(im, "cannot broadcast dimension %u of size %llu to %llu", i,
 			       (unsigned long long)t->dims[i], (unsigned long long)dims[axis + i]);
 			return no_value;
 		}
 	const struct type *rt = type_with_dims(im->tc, t, dims, rank);
 	if (rt == t)
 		return x;
-	struct value r = b_node(im, NK_Broadcast, name, &x, 1, rt);
+	struct value r = imp_b_node(im, NK_Broadcast, name, &x, 1, rt);
 	if (r.node)
 		node_set_int(im->m, r.node, AN_axis, axis);
 	return r;
 }
 
-struct value b_convert(struct importer *im, struct value x, int elem, const char *name)
+struct value imp_b_convert(struct importer *im, struct value x, int elem, const char *name)
 {
 	if (!x.node)
 		return x;
 	const struct type *t = val_type(x);
 	if (t->elem == elem)
 		return x;
-	return b_node(im, NK_ConvertTo, name, &x, 1, type_with_elem(im->tc, t, (enum elem_kind)elem));
+	return imp_b_node(im, NK_ConvertTo, name, &x, 1, type_with_elem(im->tc, t, (enum elem_kind)elem));
 }
 
-struct value b_splat_const(struct importer *im, const char *name, const struct type *t, double f)
+struct value imp_b_splat_const(struct importer *im, const char *name, const struct type *t, double f)
 {
 	if (!t)
 		return no_value;
@@ -154,7 +133,7 @@ struct value b_splat_const(struct importer *im, const char *name, const struct t
 	return node_val(&c->n, 0);
 }
 
-struct value b_to_nhwc(struct importer *im, struct value x, const char *name)
+struct value imp_b_to_nhwc(struct importer *im, struct value x, const char *name)
 {
 	if (!x.node)
 		return x;
@@ -163,7 +142,7 @@ struct value b_to_nhwc(struct importer *im, struct value x, const char *name)
 	if (cached)
 		return cached->v;
 	static const unsigned perm[4] = {0, 2, 3, 1};
-	struct value r = b_transpose(im, x, perm, name);
+	struct value r = imp_b_transpose(im, x, perm, name);
 	if (r.node) {
 		struct tensor *t = arena_new(&im->scratch, struct tensor);
 		t->v = r;
@@ -172,8 +151,26 @@ struct value b_to_nhwc(struct importer *im, struct value x, const char *name)
 	return r;
 }
 
-struct value b_to_nchw(struct importer *im, struct value x, const char *name)
+struct value imp_b_to_nchw(struct importer *im, struct value x, const char *name)
 {
 	static const unsigned perm[4] = {0, 3, 1, 2};
-	return b_transpose(im, x, perm, name);
+	return imp_b_transpose(im, x, perm, name);
+}
+
+struct value imp_b_binary(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
+{
+	if (!a.node || !b.node)
+		return no_value;
+	const struct type *t = val_type(a);
+	if (kind == NK_CmpEQ || kind == NK_CmpNEQ || kind == NK_CmpLT || kind == NK_CmpLTE)
+		t = type_with_elem(im->tc, t, EK_BOOL);
+	struct value ops[2] = {a, b};
+	return imp_b_node(im, kind, name, ops, 2, t);
+}
+
+struct value imp_b_splat_like(struct importer *im, struct value v, double f, const char *name)
+{
+	if (!v.node)
+		return v;
+	return imp_b_splat_const(im, name, val_type(v), f);
 }

@@ -2,7 +2,7 @@
  *
  * Shape subgraphs (Shape -> Gather -> Concat -> Reshape, Range, Equal/Where
  * on shape vectors, ...) have known inputs; evaluating them here lets the
- * translators see static shapes. Data movement (k_*) works on raw bytes, so
+ * translators see static shapes. Data movement (imp_k_*) works on raw bytes, so
  * it serves every element type; splats stay splats whatever their size.
  * Elementwise operators (fold_node) compute in int64 for integer and bool
  * types and in double for floating types, then store in the result type.
@@ -14,28 +14,28 @@
 #include <math.h>
 #include <string.h>
 
-bool all_known(struct importer *im)
+bool imp_all_known(struct importer *im)
 {
 	const onnx_node *n = im->node;
 	for (size_t i = 0; i < n->n_input; i++) {
 		if (!n->input[i] || !*n->input[i])
 			continue;
-		struct tensor *t = t_lookup(im, n->input[i]);
+		struct tensor *t = imp_t_lookup(im, n->input[i]);
 		if (!t || !t->known)
 			return false;
 	}
 	return true;
 }
 
-struct tensor *k_splat(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
+struct tensor *imp_k_splat(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
 		       double f, int64_t i)
 {
-	if (dt_size(dtype) == 0)
+	if (imp_dt_size(dtype) == 0)
 		return NULL;
-	struct tensor *t = t_new(im, name, dtype, rank, dims);
+	struct tensor *t = imp_t_new(im, name, dtype, rank, dims);
 	t->known = true;
 	t->splat = true;
-	if (dt_is_float(dtype)) {
+	if (imp_dt_is_float(dtype)) {
 		t->splat_f = f;
 	} else {
 		t->splat_i = dtype == DT_BOOL ? i != 0 : i;
@@ -44,9 +44,9 @@ struct tensor *k_splat(struct importer *im, const char *name, int dtype, unsigne
 	return t;
 }
 
-struct tensor *t_view(struct importer *im, struct tensor *t, const char *name, unsigned rank, const uint64_t *dims)
+struct tensor *imp_t_view(struct importer *im, struct tensor *t, const char *name, unsigned rank, const uint64_t *dims)
 {
-	struct tensor *r = t_new(im, name, t->dtype, rank, dims);
+	struct tensor *r = imp_t_new(im, name, t->dtype, rank, dims);
 	r->known = t->known;
 	r->splat = t->splat;
 	r->splat_f = t->splat_f;
@@ -63,16 +63,16 @@ static struct tensor *k_result(struct importer *im, struct tensor *t, const char
 			       const uint64_t *dims, uint8_t **out)
 {
 	*out = NULL;
-	if (!t->known || dt_size(t->dtype) == 0)
+	if (!t->known || imp_dt_size(t->dtype) == 0)
 		return NULL;
 	if (t->splat)
-		return k_splat(im, name, t->dtype, rank, dims, t->splat_f, t->splat_i);
-	struct tensor *r = t_new(im, name, t->dtype, rank, dims);
-	uint64_t n = t_numel(r);
-	if (n > ONNX_FOLD_MAX || t_numel(t) > ONNX_FOLD_MAX)
+		return imp_k_splat(im, name, t->dtype, rank, dims, t->splat_f, t->splat_i);
+	struct tensor *r = imp_t_new(im, name, t->dtype, rank, dims);
+	uint64_t n = imp_t_numel(r);
+	if (n > ONNX_FOLD_MAX || imp_t_numel(t) > ONNX_FOLD_MAX)
 		return NULL;
 	r->known = true;
-	*out = arena_alloc(&im->scratch, n * dt_size(t->dtype) + 1);
+	*out = arena_alloc(&im->scratch, n * imp_dt_size(t->dtype) + 1);
 	r->raw = *out;
 	return r;
 }
@@ -95,7 +95,7 @@ static void coords_of(uint64_t flat, const uint64_t *dims, unsigned rank, uint64
 	}
 }
 
-struct tensor *k_permute(struct importer *im, struct tensor *t, const unsigned *perm, const char *name)
+struct tensor *imp_k_permute(struct importer *im, struct tensor *t, const unsigned *perm, const char *name)
 {
 	uint64_t dims[GLOW_MAX_RANK], st[GLOW_MAX_RANK], c[GLOW_MAX_RANK];
 	for (unsigned k = 0; k < t->rank; k++)
@@ -104,9 +104,9 @@ struct tensor *k_permute(struct importer *im, struct tensor *t, const unsigned *
 	struct tensor *r = k_result(im, t, name, t->rank, dims, &out);
 	if (!out)
 		return r;
-	size_t es = dt_size(t->dtype);
+	size_t es = imp_dt_size(t->dtype);
 	strides_of(t->dims, t->rank, st);
-	for (uint64_t i = 0, n = t_numel(r); i < n; i++) {
+	for (uint64_t i = 0, n = imp_t_numel(r); i < n; i++) {
 		coords_of(i, dims, t->rank, c);
 		uint64_t src = 0;
 		for (unsigned k = 0; k < t->rank; k++)
@@ -116,18 +116,18 @@ struct tensor *k_permute(struct importer *im, struct tensor *t, const unsigned *
 	return r;
 }
 
-struct tensor *k_concat(struct importer *im, struct tensor **ts, unsigned n, unsigned axis, const char *name)
+struct tensor *imp_k_concat(struct importer *im, struct tensor **ts, unsigned n, unsigned axis, const char *name)
 {
 	uint64_t dims[GLOW_MAX_RANK];
 	memcpy(dims, ts[0]->dims, sizeof dims);
 	dims[axis] = 0;
 	for (unsigned i = 0; i < n; i++)
 		dims[axis] += ts[i]->dims[axis];
-	struct tensor *r = t_new(im, name, ts[0]->dtype, ts[0]->rank, dims);
-	size_t es = dt_size(ts[0]->dtype);
-	if (es == 0 || t_numel(r) > ONNX_FOLD_MAX)
+	struct tensor *r = imp_t_new(im, name, ts[0]->dtype, ts[0]->rank, dims);
+	size_t es = imp_dt_size(ts[0]->dtype);
+	if (es == 0 || imp_t_numel(r) > ONNX_FOLD_MAX)
 		return NULL;
-	uint8_t *out = arena_alloc(&im->scratch, t_numel(r) * es + 1);
+	uint8_t *out = arena_alloc(&im->scratch, imp_t_numel(r) * es + 1);
 	uint64_t outer = 1, inner = es;
 	for (unsigned k = 0; k < axis; k++)
 		outer *= dims[k];
@@ -138,12 +138,12 @@ struct tensor *k_concat(struct importer *im, struct tensor **ts, unsigned n, uns
 		uint64_t part = ts[i]->dims[axis] * inner;
 		struct tensor *t = ts[i];
 		if (t->splat) { /* expand it: it has no more elements than the result */
-			if (dt_is_float(t->dtype)) {
-				const double *fv = t_floats(im, t);
-				t = fv ? t_from_floats(im, t->name, t->dtype, t->rank, t->dims, fv) : NULL;
+			if (imp_dt_is_float(t->dtype)) {
+				const double *fv = imp_t_floats(im, t);
+				t = fv ? imp_t_from_floats(im, t->name, t->dtype, t->rank, t->dims, fv) : NULL;
 			} else {
-				const int64_t *iv = t_ints(im, t);
-				t = iv ? t_from_ints(im, t->name, t->dtype, t->rank, t->dims, iv) : NULL;
+				const int64_t *iv = imp_t_ints(im, t);
+				t = iv ? imp_t_from_ints(im, t->name, t->dtype, t->rank, t->dims, iv) : NULL;
 			}
 			if (!t)
 				return NULL;
@@ -157,17 +157,17 @@ struct tensor *k_concat(struct importer *im, struct tensor **ts, unsigned n, uns
 	return r;
 }
 
-struct tensor *k_slice(struct importer *im, struct tensor *t, const int64_t *start, const int64_t *step,
+struct tensor *imp_k_slice(struct importer *im, struct tensor *t, const int64_t *start, const int64_t *step,
 		       const uint64_t *odims, const char *name)
 {
 	uint8_t *out;
 	struct tensor *r = k_result(im, t, name, t->rank, odims, &out);
 	if (!out)
 		return r;
-	size_t es = dt_size(t->dtype);
+	size_t es = imp_dt_size(t->dtype);
 	uint64_t st[GLOW_MAX_RANK], c[GLOW_MAX_RANK];
 	strides_of(t->dims, t->rank, st);
-	for (uint64_t i = 0, n = t_numel(r); i < n; i++) {
+	for (uint64_t i = 0, n = imp_t_numel(r); i < n; i++) {
 		coords_of(i, odims, t->rank, c);
 		uint64_t src = 0;
 		for (unsigned k = 0; k < t->rank; k++)
@@ -177,24 +177,18 @@ struct tensor *k_slice(struct importer *im, struct tensor *t, const int64_t *sta
 	return r;
 }
 
-struct tensor *k_gather(struct importer *im, struct tensor *data, struct tensor *idx, unsigned axis,
+struct tensor *imp_k_gather(struct importer *im, struct tensor *data, struct tensor *idx, unsigned axis,
 			const char *name)
 {
 	uint64_t dims[GLOW_MAX_RANK];
-	unsigned r = 0;
-	for (unsigned k = 0; k < axis; k++)
-		dims[r++] = data->dims[k];
-	for (unsigned k = 0; k < idx->rank; k++)
-		dims[r++] = idx->dims[k];
-	for (unsigned k = axis + 1; k < data->rank; k++)
-		dims[r++] = data->dims[k];
+	unsigned r = imp_gather_dims(data, idx, axis, dims);
 	uint8_t *out;
 	struct tensor *res = k_result(im, data, name, r, dims, &out);
-	const int64_t *iv = t_ints(im, idx);
+	const int64_t *iv = imp_t_ints(im, idx);
 	if (!out || !iv)
 		return iv ? res : NULL;
-	size_t es = dt_size(data->dtype);
-	uint64_t outer = 1, inner = es, ni = t_numel(idx);
+	size_t es = imp_dt_size(data->dtype);
+	uint64_t outer = 1, inner = es, ni = imp_t_numel(idx);
 	for (unsigned k = 0; k < axis; k++)
 		outer *= data->dims[k];
 	for (unsigned k = axis + 1; k < data->rank; k++)
@@ -216,39 +210,39 @@ static uint64_t bcast_index(const struct tensor *t, const uint64_t *c, unsigned 
 	return idx;
 }
 
-struct tensor *k_broadcast(struct importer *im, struct tensor *t, const uint64_t *dims, unsigned rank,
+struct tensor *imp_k_broadcast(struct importer *im, struct tensor *t, const uint64_t *dims, unsigned rank,
 			   const char *name)
 {
 	uint8_t *out;
 	struct tensor *r = k_result(im, t, name, rank, dims, &out);
 	if (!out)
 		return r;
-	size_t es = dt_size(t->dtype);
+	size_t es = imp_dt_size(t->dtype);
 	uint64_t c[GLOW_MAX_RANK];
-	for (uint64_t i = 0, n = t_numel(r); i < n; i++) {
+	for (uint64_t i = 0, n = imp_t_numel(r); i < n; i++) {
 		coords_of(i, dims, rank, c);
 		memcpy(out + i * es, t->raw + bcast_index(t, c, rank) * es, es);
 	}
 	return r;
 }
 
-struct tensor *k_cast(struct importer *im, struct tensor *t, int dtype, const char *name)
+struct tensor *imp_k_cast(struct importer *im, struct tensor *t, int dtype, const char *name)
 {
-	if (dt_size(dtype) == 0 || !t->known)
+	if (imp_dt_size(dtype) == 0 || !t->known)
 		return NULL;
 	if (t->splat) {
 		double f = t->splat_f;
-		int64_t i = dt_is_float(t->dtype) ? (isfinite(f) && fabs(f) < 9.2e18 ? (int64_t)f : 0) : t->splat_i;
+		int64_t i = imp_dt_is_float(t->dtype) ? (isfinite(f) && fabs(f) < 9.2e18 ? (int64_t)f : 0) : t->splat_i;
 		if (dtype == DT_BOOL)
-			i = dt_is_float(t->dtype) ? f != 0 : i != 0;
-		return k_splat(im, name, dtype, t->rank, t->dims, dt_is_float(t->dtype) ? f : (double)i, i);
+			i = imp_dt_is_float(t->dtype) ? f != 0 : i != 0;
+		return imp_k_splat(im, name, dtype, t->rank, t->dims, imp_dt_is_float(t->dtype) ? f : (double)i, i);
 	}
-	if (dt_is_float(t->dtype)) {
-		const double *f = t_floats(im, t);
-		return f ? t_from_floats(im, name, dtype, t->rank, t->dims, f) : NULL;
+	if (imp_dt_is_float(t->dtype)) {
+		const double *f = imp_t_floats(im, t);
+		return f ? imp_t_from_floats(im, name, dtype, t->rank, t->dims, f) : NULL;
 	}
-	const int64_t *v = t_ints(im, t);
-	return v ? t_from_ints(im, name, dtype, t->rank, t->dims, v) : NULL;
+	const int64_t *v = imp_t_ints(im, t);
+	return v ? imp_t_from_ints(im, name, dtype, t->rank, t->dims, v) : NULL;
 }
 
 /* ---- elementwise evaluation ---- */
@@ -285,7 +279,7 @@ static int64_t eval_i(struct importer *im, enum fop f, int64_t a, int64_t b, boo
 		}
 		if (f == F_DIV)
 			return a / b;
-		if (attr_i(im->node, "fmod", 0))
+		if (imp_attr_i(im->node, "fmod", 0))
 			return a % b;
 		return ((a % b) + b) % b; /* the sign of the divisor */
 	case F_MAX: return a > b ? a : b;
@@ -315,7 +309,7 @@ static double eval_f(struct importer *im, enum fop f, double a, double b, bool *
 	case F_DIV: return a / b;
 	case F_MOD: {
 		double r = fmod(a, b);
-		if (!attr_i(im->node, "fmod", 0) && r != 0 && (r < 0) != (b < 0))
+		if (!imp_attr_i(im->node, "fmod", 0) && r != 0 && (r < 0) != (b < 0))
 			r += b;
 		return r;
 	}
@@ -336,23 +330,23 @@ static double eval_f(struct importer *im, enum fop f, double a, double b, bool *
 	}
 }
 
-int fold_node(struct importer *im, const onnx_node *n)
+int imp_fold_node(struct importer *im, const onnx_node *n)
 {
 	int k = -1;
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(fold_ops); i++)
 		if (strcmp(fold_ops[i].op, n->op_type) == 0)
 			k = (int)i;
-	if (k < 0 || n_in(n) != fold_ops[k].arity || n->n_output != 1 || !all_known(im))
+	if (k < 0 || imp_n_in(n) != fold_ops[k].arity || n->n_output != 1 || !imp_all_known(im))
 		return 0;
 	enum fop f = fold_ops[k].f;
 	struct tensor *in[3] = {NULL, NULL, NULL};
 	for (unsigned i = 0; i < fold_ops[k].arity; i++)
-		in[i] = in_req(im, i);
-	const char *name = out_name(im, 0);
+		in[i] = imp_in_req(im, i);
+	const char *name = imp_out_name(im, 0);
 	if (f == F_CAST) {
-		int to = fold_ops[k].arity == 2 ? in[1]->dtype : (int)attr_i(n, "to", DT_UNDEF);
-		struct tensor *r = k_cast(im, in[0], to, name);
-		return r ? (set_out_t(im, 0, r) ? -1 : 1) : 0;
+		int to = fold_ops[k].arity == 2 ? in[1]->dtype : (int)imp_attr_i(n, "to", DT_UNDEF);
+		struct tensor *r = imp_k_cast(im, in[0], to, name);
+		return r ? (imp_set_out_t(im, 0, r) ? -1 : 1) : 0;
 	}
 	/* the result shape (numpy broadcasting over every input) */
 	uint64_t dims[GLOW_MAX_RANK];
@@ -374,20 +368,20 @@ int fold_node(struct importer *im, const onnx_node *n)
 	int data0 = f == F_WHERE ? 1 : 0;
 	int dtype = in[data0]->dtype;
 	for (unsigned i = (unsigned)data0; i < fold_ops[k].arity; i++)
-		if (in[i]->dtype != dtype || dt_size(dtype) == 0)
+		if (in[i]->dtype != dtype || imp_dt_size(dtype) == 0)
 			return 0;
 	bool cmp = f == F_EQ || f == F_LT || f == F_GT || f == F_LE || f == F_GE;
 	int rtype = cmp ? DT_BOOL : dtype;
-	struct tensor *probe = t_new(im, name, rtype, rank, dims);
-	uint64_t numel = t_numel(probe);
+	struct tensor *probe = imp_t_new(im, name, rtype, rank, dims);
+	uint64_t numel = imp_t_numel(probe);
 	if (numel > ONNX_FOLD_MAX)
 		return 0;
-	bool isf = dt_is_float(dtype);
+	bool isf = imp_dt_is_float(dtype);
 	const int64_t *iv[3] = {NULL, NULL, NULL};
 	const double *fv[3] = {NULL, NULL, NULL};
 	for (unsigned i = 0; i < fold_ops[k].arity; i++) {
-		iv[i] = t_ints(im, in[i]);
-		fv[i] = t_floats(im, in[i]);
+		iv[i] = imp_t_ints(im, in[i]);
+		fv[i] = imp_t_floats(im, in[i]);
 		if (!iv[i] || !fv[i])
 			return 0;
 	}
@@ -414,12 +408,12 @@ int fold_node(struct importer *im, const onnx_node *n)
 		if (bad)
 			return 0; /* e.g. integer division by zero: leave it to run time */
 	}
-	struct tensor *r = (isf && !cmp) ? t_from_floats(im, name, rtype, rank, dims, rf)
-			 : (isf && cmp) ? NULL : t_from_ints(im, name, rtype, rank, dims, ri);
+	struct tensor *r = (isf && !cmp) ? imp_t_from_floats(im, name, rtype, rank, dims, rf)
+			 : (isf && cmp) ? NULL : imp_t_from_ints(im, name, rtype, rank, dims, ri);
 	if (isf && cmp) {
 		for (uint64_t e = 0; e < numel; e++)
 			ri[e] = rf[e] != 0;
-		r = t_from_ints(im, name, rtype, rank, dims, ri);
+		r = imp_t_from_ints(im, name, rtype, rank, dims, ri);
 	}
-	return set_out_t(im, 0, r) ? -1 : 1;
+	return imp_set_out_t(im, 0, r) ? -1 : 1;
 }

@@ -1,377 +1,22 @@
 /* import.c - the importer's driver: unpacks the ModelProto, checks every
- * node's operator against the op table (ops.def) and reports all unsupported
- * ones at once, creates placeholders for the graph inputs, translates the
- * nodes in order (folding those whose inputs are known), saves the graph
- * outputs into placeholders named as the ONNX outputs, and verifies.
- *
- * Also the per-node context the translators use: inputs, outputs,
- * attributes and diagnostics naming the node (and, inside a subgraph, the
- * enclosing nodes: struct scope, translated by ops_control.c).
+ * node's operator against the op table (dispatch.c) and reports all
+ * unsupported ones at once, creates placeholders for the graph inputs,
+ * translates the nodes in order (dispatch.c), saves the graph outputs into
+ * placeholders named as the ONNX outputs, and verifies. The translators'
+ * per-node context is nodectx.c.
  */
 #include "import/onnx/internal.h"
 #include "support/io.h"
 #include "support/suggest.h"
 #include "support/textparse.h"
-#include "support/vec.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Protobuf messages are limited to 2 GiB; larger inputs are not ONNX files. */
 #define ONNX_MAX_BYTES ((size_t)INT32_MAX)
-
-static const char *node_label(const onnx_node *n)
-{
-	if (n->name && *n->name)
-		return n->name;
-	if (n->n_output > 0 && n->output[0] && *n->output[0])
-		return n->output[0];
-	return "?";
-}
-
-/* " in subgraph body (iteration 2) of node "loop" (Loop)" per enclosing
- * subgraph, innermost first; "" in the main graph. */
-static void scope_where(const struct importer *im, char *buf, size_t size)
-{
-	size_t len = 0;
-	buf[0] = 0;
-	for (const struct scope *sc = im->inner; sc && len < size; sc = sc->parent) {
-		char iter[48] = "";
-		if (sc->iter >= 0)
-			snprintf(iter, sizeof iter, " (iteration %ld)", sc->iter);
-		int k = snprintf(buf + len, size - len, " in subgraph %s%s of node \"%s\" (%s)", sc->attr, iter,
-				 node_label(sc->owner), sc->owner->op_type ? sc->owner->op_type : "?");
-		if (k < 0)
-			break;
-		len += (size_t)k;
-	}
-}
-
-static void vreport(struct importer *im, enum diag_level lvl, const char *fmt, va_list ap)
-{
-	char msg[1024], where[512];
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	scope_where(im, where, sizeof where);
-	if (im->node)
-		diag_report(im->d, lvl, LOC_NONE, "%s: node \"%s\" (%s)%s: %s", im->filename, node_label(im->node),
-			    im->node->op_type ? im->node->op_type : "?", where, msg);
-	else
-		diag_report(im->d, lvl, LOC_NONE, "%s: %s", im->filename, msg);
-}
-
-/* Reports an error about the current node (or the model); returns -1. */
-int op_err(struct importer *im, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vreport(im, DIAG_ERROR, fmt, ap);
-	va_end(ap);
-	im->errors++;
-	return -1;
-}
-
-void op_warn(struct importer *im, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vreport(im, DIAG_WARNING, fmt, ap);
-	va_end(ap);
-}
-
-/* ---- node context ---- */
-
-unsigned n_in(const onnx_node *n)
-{
-	size_t k = n->n_input;
-	while (k > 0 && (!n->input[k - 1] || !*n->input[k - 1]))
-		k--;
-	return (unsigned)k;
-}
-
-struct tensor *in_opt(struct importer *im, unsigned i)
-{
-	const onnx_node *n = im->node;
-	if (i >= n->n_input || !n->input[i] || !*n->input[i])
-		return NULL;
-	return t_lookup(im, n->input[i]);
-}
-
-struct tensor *in_req(struct importer *im, unsigned i)
-{
-	struct tensor *t = in_opt(im, i);
-	if (!t)
-		op_err(im, "input %u is required", i);
-	return t;
-}
-
-struct value in_val(struct importer *im, unsigned i)
-{
-	struct tensor *t = in_req(im, i);
-	struct value none = {NULL, 0};
-	return t ? tval(im, t) : none;
-}
-
-const char *out_name(struct importer *im, unsigned i)
-{
-	const onnx_node *n = im->node;
-	return i < n->n_output && n->output[i] ? n->output[i] : "";
-}
-
-/* The uses map counts references by later nodes and graph outputs; an output
- * nobody reads need not be computed. */
-bool out_used(struct importer *im, unsigned i)
-{
-	const char *s = out_name(im, i);
-	return *s && strmap_get(&im->uses, s) != NULL;
-}
-
-static struct tensor *bind(struct importer *im, const char *name)
-{
-	struct tensor *t = arena_new(&im->scratch, struct tensor);
-	t->name = name;
-	strmap_put(im->inner ? &im->inner->tensors : &im->tensors, name, strlen(name), t);
-	return t;
-}
-
-int set_out(struct importer *im, unsigned i, struct value v)
-{
-	if (!v.node)
-		return -1;
-	const char *name = out_name(im, i);
-	if (!*name)
-		return 0;
-	const struct type *ty_ = val_type(v);
-	struct tensor *t = bind(im, name);
-	t->dtype = dt_of_elem(ty_->elem);
-	t->rank = ty_->rank;
-	memcpy(t->dims, ty_->dims, sizeof t->dims);
-	t->v = v;
-	return 0;
-}
-
-int set_out_t(struct importer *im, unsigned i, struct tensor *src)
-{
-	if (!src)
-		return -1;
-	const char *name = out_name(im, i);
-	if (!*name)
-		return 0;
-	struct tensor *t = bind(im, name);
-	const char *keep = t->name;
-	*t = *src;
-	t->name = keep;
-	return 0;
-}
-
-/* ---- attributes ---- */
-
-const Onnx__AttributeProto *attr(const onnx_node *n, const char *name)
-{
-	for (size_t i = 0; i < n->n_attribute; i++)
-		if (n->attribute[i]->name && strcmp(n->attribute[i]->name, name) == 0)
-			return n->attribute[i];
-	return NULL;
-}
-
-int64_t attr_i(const onnx_node *n, const char *name, int64_t def)
-{
-	const Onnx__AttributeProto *a = attr(n, name);
-	return a && a->has_i ? a->i : def;
-}
-
-double f32_short(float f)
-{
-	char buf[48];
-	format_float(buf, sizeof buf, f);
-	return isfinite(f) ? strtod(buf, NULL) : (double)f;
-}
-
-double attr_f(const onnx_node *n, const char *name, float def)
-{
-	const Onnx__AttributeProto *a = attr(n, name);
-	if (a && a->has_f)
-		return f32_short(a->f);
-	if (a && a->has_i) /* some exporters write integral floats as ints */
-		return (double)a->i;
-	return f32_short(def);
-}
-
-const char *attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def)
-{
-	const Onnx__AttributeProto *a = attr(n, name);
-	if (!a || !a->has_s)
-		return def;
-	return arena_strndup(&im->scratch, (const char *)a->s.data, a->s.len);
-}
-
-long attr_ints(const onnx_node *n, const char *name, const int64_t **v)
-{
-	const Onnx__AttributeProto *a = attr(n, name);
-	*v = NULL;
-	if (!a)
-		return -1;
-	*v = a->ints;
-	return (long)a->n_ints;
-}
-
-long attr_floats(const onnx_node *n, const char *name, const float **v)
-{
-	const Onnx__AttributeProto *a = attr(n, name);
-	*v = NULL;
-	if (!a)
-		return -1;
-	*v = a->floats;
-	return (long)a->n_floats;
-}
-
-int norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *out)
-{
-	int64_t a = axis < 0 ? axis + (int64_t)rank : axis;
-	if (a < 0 || a >= (int64_t)rank)
-		return op_err(im, "axis %lld is out of range for rank %u", (long long)axis, rank);
-	*out = (unsigned)a;
-	return 0;
-}
-
-const int64_t *in_ints(struct importer *im, unsigned i, uint64_t *count)
-{
-	struct tensor *t = in_req(im, i);
-	if (!t)
-		return NULL;
-	const int64_t *v = t_ints(im, t);
-	if (!v || !dt_is_int(t->dtype)) {
-		op_err(im, "input %u (\"%s\") must be an integer tensor known at import time", i, t->name);
-		return NULL;
-	}
-	*count = t_numel(t);
-	return v;
-}
-
-/* ---- the model ---- */
-
-struct unsupported {
-	const char *op, *domain;
-	int64_t version;
-	unsigned count;
-	VEC(const char *) names;
-};
-
-static bool default_domain(const char *dom)
-{
-	return !dom || !*dom || strcmp(dom, "ai.onnx") == 0;
-}
-
-int64_t domain_opset(const struct importer *im, const char *domain)
-{
-	if (default_domain(domain))
-		return im->opset;
-	for (size_t i = 0; i < im->nopsets; i++) {
-		const Onnx__OperatorSetIdProto *o = im->opsets[i];
-		if (o->domain && strcmp(o->domain, domain) == 0 && o->has_version)
-			return o->version;
-	}
-	return -1;
-}
-
-/* Reports every node whose operator the table lacks for the opset its
- * domain is imported at (grouped by operator, with counts and node names);
- * returns the number of such operators. */
-int check_ops(struct importer *im, const Onnx__GraphProto *g)
-{
-	VEC(struct unsupported) uns = {0};
-	VEC(const char *) warned = {0};
-	for (size_t i = 0; i < g->n_node; i++) {
-		const onnx_node *n = g->node[i];
-		const char *op = n->op_type ? n->op_type : "";
-		const char *dom = default_domain(n->domain) ? "" : n->domain;
-		const char *qname = *dom ? dname(im, dom, op) : op;
-		const struct op_row *row = op_lookup_domain(dom, op);
-		int64_t ver = domain_opset(im, dom);
-		const char *change = NULL;
-		int newer = 0, cver = 0;
-		if (row && ver >= row->since && ver > row->until && !*dom) {
-			/* the default domain's versions are known up to ONNX_KNOWN_OPSET */
-			newer = op_newer(op, row->until, ver, &change, &cver);
-			if (!newer && ver <= ONNX_KNOWN_OPSET)
-				continue; /* no newer version: the same operator */
-		}
-		bool seen = false;
-		for (size_t k = 0; k < warned.len; k++)
-			seen |= strcmp(warned.data[k], qname) == 0;
-		if (row && ver >= row->since && ver > row->until && change) {
-			if (!seen) {
-				vec_push(&warned, qname);
-				diag_error(im->d, LOC_NONE,
-					   "%s: operator %s: version %d (opset %lld) changed its semantics (%s); the importer "
-					   "translates versions up to opset %d",
-					   im->filename, qname, cver, (long long)ver, change, row->until);
-				im->errors++;
-			}
-			continue;
-		}
-		if (row && ver >= row->since && ver > row->until) {
-			if (!seen) {
-				vec_push(&warned, qname);
-				if (!im->opts->opset_check && newer && ver <= ONNX_KNOWN_OPSET)
-					diag_warning(im->d, LOC_NONE,
-						     "%s: operator %s: version %d (opset %lld) adds element types only; "
-						     "translating with opset %d rules",
-						     im->filename, qname, newer, (long long)ver, row->until);
-				else if (!im->opts->opset_check)
-					diag_warning(im->d, LOC_NONE,
-						     "%s: operator %s: opset %lld is newer than the importer knows "
-						     "(%d); translating with opset %d rules",
-						     im->filename, qname, (long long)ver,
-						     *dom ? row->until : ONNX_KNOWN_OPSET, row->until);
-			}
-			if (!im->opts->opset_check)
-				continue;
-		} else if (row && ver >= row->since) {
-			continue;
-		}
-		struct unsupported *u = NULL;
-		for (size_t k = 0; k < uns.len; k++)
-			if (strcmp(uns.data[k].op, qname) == 0)
-				u = &uns.data[k];
-		if (!u) {
-			struct unsupported z = {qname, dom, ver, 0, {0}};
-			vec_push(&uns, z);
-			u = &vec_last(&uns);
-		}
-		u->count++;
-		vec_push(&u->names, node_label(n));
-	}
-	for (size_t k = 0; k < uns.len; k++) {
-		struct unsupported *u = &uns.data[k];
-		char list[512];
-		size_t len = 0;
-		list[0] = 0;
-		for (size_t j = 0; j < u->names.len && j < 8; j++)
-			len += (size_t)snprintf(list + len, sizeof list - len > 0 ? sizeof list - len : 0,
-						"%s\"%s\"", j ? ", " : "", u->names.data[j]);
-		if (len >= sizeof list)
-			len = sizeof list - 1;
-		if (u->names.len > 8)
-			snprintf(list + len, sizeof list - len, ", ...");
-		if (u->version >= 0)
-			diag_error(im->d, LOC_NONE, "%s: unsupported operator %s (opset %lld): %u node%s: %s",
-				   im->filename, u->op, (long long)u->version, u->count, u->count == 1 ? "" : "s",
-				   list);
-		else
-			diag_error(im->d, LOC_NONE,
-				   "%s: unsupported operator %s: the model imports no opset of domain %s: %u node%s: %s",
-				   im->filename, u->op, u->domain, u->count, u->count == 1 ? "" : "s", list);
-		im->errors++;
-		vec_free(&u->names);
-	}
-	int r = (int)uns.len;
-	vec_free(&uns);
-	vec_free(&warned);
-	return r;
-}
 
 static int64_t bound_dim(struct importer *im, const char *param, bool *ok)
 {
@@ -408,12 +53,12 @@ static int add_frozen(struct importer *im, const Onnx__ValueInfoProto *vi, const
 	const Onnx__TypeProto__Tensor *tt =
 		tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
 	if (!tt)
-		return op_err(im, "-freeze-input %s: the graph input is not a tensor", name);
+		return imp_op_err(im, "-freeze-input %s: the graph input is not a tensor", name);
 	if (tt->has_elem_type && tt->elem_type != fz->dtype)
-		return op_err(im, "-freeze-input %s: the value is %s but the graph input is %s", name,
-			      dt_name(fz->dtype), dt_name(tt->elem_type));
-	if (dt_size(fz->dtype) == 0)
-		return op_err(im, "-freeze-input %s: element type %s is not supported", name, dt_name(fz->dtype));
+		return imp_op_err(im, "-freeze-input %s: the value is %s but the graph input is %s", name,
+			      imp_dt_name(fz->dtype), imp_dt_name(tt->elem_type));
+	if (imp_dt_size(fz->dtype) == 0)
+		return imp_op_err(im, "-freeze-input %s: element type %s is not supported", name, imp_dt_name(fz->dtype));
 	if (tt->shape) {
 		bool ok = tt->shape->n_dim == fz->rank;
 		for (unsigned i = 0; ok && i < fz->rank; i++) {
@@ -422,13 +67,13 @@ static int add_frozen(struct importer *im, const Onnx__ValueInfoProto *vi, const
 			     (dm->dim_value >= 0 && (uint64_t)dm->dim_value == fz->dims[i]);
 		}
 		if (!ok)
-			return op_err(im, "-freeze-input %s: the value's shape does not match the graph input's", name);
+			return imp_op_err(im, "-freeze-input %s: the value's shape does not match the graph input's", name);
 	}
-	struct tensor *t = bind(im, name);
+	struct tensor *t = imp_bind(im, name);
 	t->dtype = fz->dtype;
 	t->rank = fz->rank;
 	memcpy(t->dims, fz->dims, sizeof t->dims);
-	size_t bytes = (size_t)t_numel(t) * dt_size(fz->dtype);
+	size_t bytes = (size_t)imp_t_numel(t) * imp_dt_size(fz->dtype);
 	uint8_t *raw = arena_alloc(&im->scratch, bytes + 1);
 	memcpy(raw, fz->data, bytes);
 	t->raw = raw;
@@ -447,10 +92,10 @@ static int add_shaped(struct importer *im, const char *name, const Onnx__TypePro
 {
 	int dtype = tt->has_elem_type ? tt->elem_type : DT_UNDEF;
 	if (us->dtype >= 0 && us->dtype != dtype)
-		return op_err(im, "%s %s: the tensor is %s but the graph input is %s", us->opt, name, dt_name(us->dtype),
-			      dt_name(dtype));
+		return imp_op_err(im, "%s %s: the tensor is %s but the graph input is %s", us->opt, name, imp_dt_name(us->dtype),
+			      imp_dt_name(dtype));
 	if (tt->shape && tt->shape->n_dim != us->rank)
-		return op_err(im, "%s %s: %u dimensions, but the graph input has rank %zu", us->opt, name, us->rank,
+		return imp_op_err(im, "%s %s: %u dimensions, but the graph input has rank %zu", us->opt, name, us->rank,
 			      tt->shape->n_dim);
 	int bad = 0;
 	for (unsigned i = 0; tt->shape && i < us->rank; i++) {
@@ -458,13 +103,13 @@ static int add_shaped(struct importer *im, const char *name, const Onnx__TypePro
 		bool ok = true;
 		if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
 			if (dm->dim_value < 0 || (uint64_t)dm->dim_value != us->dims[i])
-				bad = op_err(im, "%s %s: dimension %u is %llu, but the model declares %lld", us->opt, name, i,
+				bad = imp_op_err(im, "%s %s: dimension %u is %llu, but the model declares %lld", us->opt, name, i,
 					     (unsigned long long)us->dims[i], (long long)dm->dim_value);
 		} else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param &&
 			   *dm->dim_param) {
 			int64_t v = bound_dim(im, dm->dim_param, &ok);
 			if (ok && (uint64_t)v != us->dims[i])
-				bad = op_err(im, "%s %s: dimension %u is %llu, but -dim binds its symbol '%s' to %lld", us->opt,
+				bad = imp_op_err(im, "%s %s: dimension %u is %llu, but -dim binds its symbol '%s' to %lld", us->opt,
 					     name, i, (unsigned long long)us->dims[i], dm->dim_param, (long long)v);
 		}
 	}
@@ -479,28 +124,28 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 {
 	const char *name = vi->name ? vi->name : "";
 	if (!*name)
-		return op_err(im, "graph input without a name");
+		return imp_op_err(im, "graph input without a name");
 	const struct onnx_frozen_input *fz = frozen_input(im, name);
 	if (fz)
 		return add_frozen(im, vi, fz);
-	if (t_lookup(im, name))
+	if (imp_t_lookup(im, name))
 		return 0; /* an initializer: a constant, not a placeholder */
 	const Onnx__TypeProto *tp = vi->type;
 	if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
-		return op_err(im, "graph input \"%s\" is not a tensor", name);
+		return imp_op_err(im, "graph input \"%s\" is not a tensor", name);
 	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
 	int dtype = tt->has_elem_type ? tt->elem_type : DT_UNDEF;
-	int elem = dt_elem(dtype);
+	int elem = imp_dt_elem(dtype);
 	if (elem < 0)
-		return op_err(im, "graph input \"%s\" has element type %s, which the graph IR does not support", name,
-			      dt_name(dtype));
+		return imp_op_err(im, "graph input \"%s\" has element type %s, which the graph IR does not support", name,
+			      imp_dt_name(dtype));
 	const struct onnx_input_shape *us = input_shape(im, name);
 	if (us)
 		return add_shaped(im, name, tt, us);
 	if (!tt->shape)
-		return op_err(im, "graph input \"%s\" has no shape (use -input-shape %s=AxBx...)", name, name);
+		return imp_op_err(im, "graph input \"%s\" has no shape (use -input-shape %s=AxBx...)", name, name);
 	if (tt->shape->n_dim > GLOW_MAX_RANK)
-		return op_err(im, "graph input \"%s\" has rank %zu (at most %d)", name, tt->shape->n_dim,
+		return imp_op_err(im, "graph input \"%s\" has rank %zu (at most %d)", name, tt->shape->n_dim,
 			      GLOW_MAX_RANK);
 	uint64_t dims[GLOW_MAX_RANK];
 	unsigned rank = (unsigned)tt->shape->n_dim;
@@ -515,19 +160,19 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 			bool ok = true;
 			v = bound_dim(im, dm->dim_param, &ok);
 			if (!ok) {
-				bad = op_err(im,
+				bad = imp_op_err(im,
 					     "dimension %u of graph input \"%s\" is the symbol '%s', which is not bound "
 					     "(use -dim %s=N)",
 					     i, name, dm->dim_param, dm->dim_param);
 				continue;
 			}
 		} else {
-			bad = op_err(im, "dimension %u of graph input \"%s\" is unknown (use -input-shape %s=AxBx...)",
+			bad = imp_op_err(im, "dimension %u of graph input \"%s\" is unknown (use -input-shape %s=AxBx...)",
 				     i, name, name);
 			continue;
 		}
 		if (v < 0)
-			bad = op_err(im, "dimension %u of graph input \"%s\" is negative", i, name);
+			bad = imp_op_err(im, "dimension %u of graph input \"%s\" is negative", i, name);
 		dims[i] = (uint64_t)v;
 	}
 	if (bad)
@@ -538,13 +183,13 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 /* The placeholder of graph input name, bound as its tensor. */
 static int add_placeholder(struct importer *im, const char *name, int dtype, const uint64_t *dims, unsigned rank)
 {
-	const struct type *t = ty(im, dt_elem(dtype), dims, rank);
+	const struct type *t = imp_ty(im, imp_dt_elem(dtype), dims, rank);
 	if (!t)
 		return -1;
 	struct placeholder *p = module_add_placeholder(im->m, name, t, LOC_NONE);
 	if (!p)
-		return op_err(im, "graph input \"%s\" is declared twice", name);
-	struct tensor *tn = bind(im, name);
+		return imp_op_err(im, "graph input \"%s\" is declared twice", name);
+	struct tensor *tn = imp_bind(im, name);
 	tn->dtype = dtype;
 	tn->rank = rank;
 	memcpy(tn->dims, dims, rank * sizeof *dims);
@@ -552,64 +197,18 @@ static int add_placeholder(struct importer *im, const char *name, int dtype, con
 	return 0;
 }
 
-static void poison_outputs(struct importer *im, const onnx_node *n)
-{
-	for (size_t i = 0; i < n->n_output; i++)
-		if (n->output[i] && *n->output[i])
-			bind(im, n->output[i])->poisoned = true;
-}
-
-/* Translates one node: checks its inputs exist, folds it if it can, else
- * runs its translator. */
-void translate(struct importer *im, const onnx_node *n)
-{
-	im->node = n;
-	for (size_t i = 0; i < n->n_input; i++) {
-		if (!n->input[i] || !*n->input[i])
-			continue;
-		struct tensor *t = t_lookup(im, n->input[i]);
-		if (!t) {
-			op_err(im, "input \"%s\" is not defined before its use", n->input[i]);
-			poison_outputs(im, n);
-			return;
-		}
-		if (t->poisoned) {
-			poison_outputs(im, n);
-			return;
-		}
-	}
-	int e0 = im->errors;
-	int r = fold_node(im, n);
-	if (r == 0)
-		r = op_lookup_domain(n->domain, n->op_type)->fn(im, n);
-	if (r < 0 || im->errors != e0) {
-		if (im->errors == e0)
-			op_err(im, "translation failed");
-		poison_outputs(im, n);
-		return;
-	}
-	for (unsigned i = 0; i < n->n_output; i++) {
-		const char *o = out_name(im, i);
-		if (*o && !t_lookup(im, o) && out_used(im, i)) {
-			op_err(im, "output %u (\"%s\") is not supported", i, o);
-			poison_outputs(im, n);
-			return;
-		}
-	}
-}
-
 /* Saves graph output vi into a placeholder named exactly as it. */
 static void add_output(struct importer *im, const Onnx__ValueInfoProto *vi)
 {
 	const char *name = vi->name ? vi->name : "";
-	struct tensor *t = *name ? t_lookup(im, name) : NULL;
+	struct tensor *t = *name ? imp_t_lookup(im, name) : NULL;
 	if (!t) {
-		op_err(im, "graph output \"%s\" is not computed by any node", name);
+		imp_op_err(im, "graph output \"%s\" is not computed by any node", name);
 		return;
 	}
 	if (t->poisoned)
 		return;
-	struct value v = tval(im, t);
+	struct value v = imp_tval(im, t);
 	if (!v.node)
 		return;
 	const char *pname = name;
@@ -683,10 +282,10 @@ static bool known_input(struct importer *im, const Onnx__GraphProto *g, const ch
 		suggest_offer(&sg, in, strlen(in));
 	}
 	if (sg.best)
-		op_err(im, "%s %s: the model has no graph input of that name; did you mean '%.*s'?", opt, name,
+		imp_op_err(im, "%s %s: the model has no graph input of that name; did you mean '%.*s'?", opt, name,
 		       (int)sg.best_len, sg.best);
 	else
-		op_err(im, "%s %s: the model has no graph input of that name", opt, name);
+		imp_op_err(im, "%s %s: the model has no graph input of that name", opt, name);
 	return false;
 }
 
@@ -700,7 +299,7 @@ static void check_input_names(struct importer *im, const Onnx__GraphProto *g)
 			continue;
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(o->frozen[k].name, o->frozen[i].name) == 0)
-				op_err(im, "-freeze-input %s: the input is frozen twice", o->frozen[i].name);
+				imp_op_err(im, "-freeze-input %s: the input is frozen twice", o->frozen[i].name);
 	}
 	for (size_t i = 0; i < o->nshapes; i++) {
 		const struct onnx_input_shape *us = &o->shapes[i];
@@ -708,26 +307,26 @@ static void check_input_names(struct importer *im, const Onnx__GraphProto *g)
 			continue;
 		for (size_t k = 0; k < i; k++)
 			if (strcmp(o->shapes[k].name, us->name) == 0)
-				op_err(im, "%s %s: the input's shape is already given by %s", us->opt, us->name,
+				imp_op_err(im, "%s %s: the input's shape is already given by %s", us->opt, us->name,
 				       o->shapes[k].opt);
 		if (frozen_input(im, us->name))
-			op_err(im, "%s %s: the input is frozen (-freeze-input), its shape is the value's", us->opt,
+			imp_op_err(im, "%s %s: the input is frozen (-freeze-input), its shape is the value's", us->opt,
 			       us->name);
 	}
 }
 
 static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 {
-	if (check_ops(im, g))
+	if (imp_check_ops(im, g))
 		return;
 	count_uses(im, g);
 	for (size_t i = 0; i < g->n_initializer; i++) {
 		const Onnx__TensorProto *p = g->initializer[i];
 		if (!p->name || !*p->name) {
-			op_err(im, "initializer %zu has no name", i);
+			imp_op_err(im, "initializer %zu has no name", i);
 			continue;
 		}
-		struct tensor *t = t_from_proto(im, p, p->name);
+		struct tensor *t = imp_t_from_proto(im, p, p->name);
 		if (t)
 			strmap_put(&im->tensors, t->name, strlen(t->name), t);
 	}
@@ -737,7 +336,7 @@ static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 	if (im->errors)
 		return;
 	for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)
-		translate(im, g->node[i]);
+		imp_translate(im, g->node[i]);
 	im->node = NULL;
 	for (size_t i = 0; i < g->n_output; i++)
 		add_output(im, g->output[i]);
@@ -770,15 +369,9 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 			onnx__model_proto__free_unpacked(mp, NULL);
 		return NULL;
 	}
-	struct importer im;
-	memset(&im, 0, sizeof im);
-	im.tc = types;
-	im.d = d;
-	im.filename = filename;
-	im.opts = opts;
-	im.opset = -1;
+	struct importer im = {.tc = types, .d = d, .filename = filename, .opts = opts, .opset = -1};
 	for (size_t i = 0; i < mp->n_opset_import; i++)
-		if (default_domain(mp->opset_import[i]->domain) && mp->opset_import[i]->has_version)
+		if (imp_default_domain(mp->opset_import[i]->domain) && mp->opset_import[i]->has_version)
 			im.opset = mp->opset_import[i]->version;
 	im.opsets = mp->opset_import;
 	im.nopsets = mp->n_opset_import;
@@ -786,7 +379,7 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 		im.opset = 1;
 		bool used = false;
 		for (size_t i = 0; i < mp->graph->n_node; i++)
-			used |= default_domain(mp->graph->node[i]->domain);
+			used |= imp_default_domain(mp->graph->node[i]->domain);
 		if (used)
 			diag_warning(d, LOC_NONE, "%s: no opset for the default domain; assuming opset 1", filename);
 	}
@@ -816,37 +409,4 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 		return NULL;
 	}
 	return im.m;
-}
-
-/* ---- the op table ---- */
-
-static const struct op_row op_table[] = {
-#define ONNX_OP(name, since, until, fn) {name, since, until, fn, ""},
-#define ONNX_OP_DOMAIN(domain, name, since, until, fn) {name, since, until, fn, domain},
-#include "import/onnx/ops.def"
-#undef ONNX_OP
-#undef ONNX_OP_DOMAIN
-};
-
-const struct op_row *op_lookup_domain(const char *domain, const char *op)
-{
-	if (!op)
-		return NULL;
-	const char *dom = default_domain(domain) ? "" : domain;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(op_table); i++)
-		if (strcmp(op_table[i].op, op) == 0 && strcmp(op_table[i].domain, dom) == 0)
-			return &op_table[i];
-	return NULL;
-}
-
-const struct op_row *op_lookup(const char *op)
-{
-	return op_lookup_domain("", op);
-}
-
-void onnx_list_ops(FILE *out)
-{
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(op_table); i++)
-		fprintf(out, "%s%s%s %d-%d\n", op_table[i].domain, *op_table[i].domain ? "." : "", op_table[i].op,
-			op_table[i].since, op_table[i].until);
 }

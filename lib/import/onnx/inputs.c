@@ -23,7 +23,7 @@ static void print_input(struct ostream *o, const Onnx__ValueInfoProto *vi)
 	default: os_puts(o, "(not a tensor)\n"); return;
 	}
 	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
-	os_puts(o, tt->has_elem_type ? dt_name(tt->elem_type) : "undefined");
+	os_puts(o, tt->has_elem_type ? imp_dt_name(tt->elem_type) : "undefined");
 	if (!tt->shape) {
 		os_puts(o, " (no shape)\n");
 		return;

@@ -6,10 +6,15 @@
  * constants only when a node needs them), and, when known at import, its
  * contents (little-endian bytes in the ONNX element packing, or a splat).
  * Translators (one per row of the op table, ops.def) read their inputs
- * through in_*()/tval(), build nodes with the b_*() helpers and bind their
- * outputs with set_out*(). A translator that fails reports through op_err()
- * and returns -1; its outputs are poisoned and nodes reading them are
- * skipped silently, so every independent problem is reported in one run.
+ * through imp_in_*()/imp_tval(), build nodes with the imp_b_*() helpers and
+ * bind their outputs with imp_set_out*(). A translator that fails reports
+ * through imp_op_err() and returns -1; its outputs are poisoned and nodes
+ * reading them are skipped silently, so every independent problem is
+ * reported in one run.
+ *
+ * Every name this header declares is the importer's own and starts with
+ * imp_ (onnx_ and tio_ are the importer's public interface), so no file
+ * of the library sees a bare helper name.
  */
 #ifndef GLOW_IMPORT_ONNX_INTERNAL_H
 #define GLOW_IMPORT_ONNX_INTERNAL_H
@@ -45,7 +50,7 @@ struct tensor {
 	bool poisoned;        /* its producer failed */
 	double splat_f;
 	int64_t splat_i;
-	const uint8_t *raw;   /* known and not splat: numel * dt_size(dtype) bytes */
+	const uint8_t *raw;   /* known and not splat: numel * imp_dt_size(dtype) bytes */
 	int64_t *ivals;       /* cached wide forms (scratch arena) */
 	double *fvals;
 };
@@ -78,90 +83,114 @@ struct importer {
 	struct strmap outputs;  /* graph output names */
 	struct u64map nhwc;     /* node pointer -> struct tensor cache of NCHW->NHWC transposes */
 	const onnx_node *node;  /* being translated */
+	const struct op_row *row; /* its row, while its translator runs */
 	int errors;
 	struct scope *inner;    /* innermost subgraph being translated, NULL in the main graph */
 	uint64_t unrolled;      /* subgraph nodes translated so far (limited, ops_control.c) */
-	Onnx__OperatorSetIdProto **opsets; /* the model's opset_import, for domain_opset() */
+	Onnx__OperatorSetIdProto **opsets; /* the model's opset_import, for imp_domain_opset() */
 	size_t nopsets;
 };
 
+/* ---- the base every file calls (report.c) ---- */
+/* The node's name in messages: its name, else its first output's. */
+const char *imp_node_label(const onnx_node *n);
+/* Reports an error about the current node (or the model); returns -1. */
+int imp_op_err(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
+void imp_op_warn(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
+/* the type elem<dims>; NULL after reporting a rank or size the graph IR
+ * cannot hold */
+const struct type *imp_ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank);
+/* "base.suffix" in scratch: the name of a value derived from base */
+const char *imp_dname(struct importer *im, const char *base, const char *suffix);
+/* f as the shortest double that rounds to the same float (0.02f: 0.02) */
+double imp_f32_short(float f);
+
 /* ---- element types (tensor.c) ---- */
-size_t dt_size(int dtype);        /* bytes per element, 0 if unsupported for data */
-const char *dt_name(int dtype);
-bool dt_is_float(int dtype);
-bool dt_is_int(int dtype);        /* integers and bool */
-int dt_elem(int dtype);           /* graph element kind, -1 if none */
-int dt_of_elem(int elem);         /* ONNX type of a graph element kind */
+size_t imp_dt_size(int dtype);        /* bytes per element, 0 if unsupported for data */
+const char *imp_dt_name(int dtype);
+bool imp_dt_is_float(int dtype);
+bool imp_dt_is_int(int dtype);        /* integers and bool */
+int imp_dt_elem(int dtype);           /* graph element kind, -1 if none */
+int imp_dt_of_elem(int elem);         /* ONNX type of a graph element kind */
 
 /* ---- tensors (tensor.c) ---- */
-uint64_t t_numel(const struct tensor *t);
-struct tensor *t_lookup(struct importer *im, const char *name);
-struct tensor *t_new(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims);
+uint64_t imp_t_numel(const struct tensor *t);
+/* Gather's result shape (data's dimensions with axis replaced by idx's)
+ * into dims; its rank (data->rank + idx->rank - 1 <= GLOW_MAX_RANK: the
+ * caller checks) */
+unsigned imp_gather_dims(const struct tensor *data, const struct tensor *idx, unsigned axis, uint64_t *dims);
+struct tensor *imp_t_lookup(struct importer *im, const char *name);
+struct tensor *imp_t_new(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims);
 /* Known tensors from wide values (converted to dtype). */
-struct tensor *t_from_ints(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
+struct tensor *imp_t_from_ints(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
 			   const int64_t *v);
-struct tensor *t_from_floats(struct importer *im, const char *name, int dtype, unsigned rank,
+struct tensor *imp_t_from_floats(struct importer *im, const char *name, int dtype, unsigned rank,
 			     const uint64_t *dims, const double *v);
 /* Reads a TensorProto (raw, typed fields or external data); NULL after reporting. */
-struct tensor *t_from_proto(struct importer *im, const Onnx__TensorProto *p, const char *name);
+struct tensor *imp_t_from_proto(struct importer *im, const Onnx__TensorProto *p, const char *name);
 /* Wide views of known contents (NULL if not known or too large to fold). */
-const int64_t *t_ints(struct importer *im, struct tensor *t);
-const double *t_floats(struct importer *im, struct tensor *t);
+const int64_t *imp_t_ints(struct importer *im, struct tensor *t);
+const double *imp_t_floats(struct importer *im, struct tensor *t);
 /* The graph value of t, creating a constant for known contents; reports
  * and returns a NULL node for unsupported element types. */
-struct value tval(struct importer *im, struct tensor *t);
-const struct type *t_type(struct importer *im, const struct tensor *t); /* NULL: unsupported elem */
+struct value imp_tval(struct importer *im, struct tensor *t);
+const struct type *imp_t_type(struct importer *im, const struct tensor *t); /* NULL: unsupported elem */
 
-/* ---- node context (import.c) ---- */
-int op_err(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
-void op_warn(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
-unsigned n_in(const onnx_node *n);  /* inputs, not counting trailing empty names */
-struct tensor *in_opt(struct importer *im, unsigned i);  /* NULL if absent */
-struct tensor *in_req(struct importer *im, unsigned i);  /* reports if absent */
+/* ---- node context (nodectx.c) ---- */
+/* A new tensor bound to name in the innermost scope. */
+struct tensor *imp_bind(struct importer *im, const char *name);
+unsigned imp_n_in(const onnx_node *n);  /* inputs, not counting trailing empty names */
+struct tensor *imp_in_opt(struct importer *im, unsigned i);  /* NULL if absent */
+struct tensor *imp_in_req(struct importer *im, unsigned i);  /* reports if absent */
 /* graph value of input i, NULL node after reporting */
-struct value in_val(struct importer *im, unsigned i);
-bool out_used(struct importer *im, unsigned i);
-const char *out_name(struct importer *im, unsigned i);
+struct value imp_in_val(struct importer *im, unsigned i);
+/* input i of an operator defined on floating point only: its value and
+ * type; -1 if absent (reported) or not floating point (reported here) */
+int imp_in_float(struct importer *im, unsigned i, struct value *x, const struct type **t);
+bool imp_out_used(struct importer *im, unsigned i);
+const char *imp_out_name(struct importer *im, unsigned i);
 /* Binds output i to a graph value (or a tensor). */
-int set_out(struct importer *im, unsigned i, struct value v);
-int set_out_t(struct importer *im, unsigned i, struct tensor *t);
+int imp_set_out(struct importer *im, unsigned i, struct value v);
+int imp_set_out_t(struct importer *im, unsigned i, struct tensor *t);
 
 /* attributes */
-const Onnx__AttributeProto *attr(const onnx_node *n, const char *name);
-int64_t attr_i(const onnx_node *n, const char *name, int64_t def);
+const Onnx__AttributeProto *imp_attr(const onnx_node *n, const char *name);
+int64_t imp_attr_i(const onnx_node *n, const char *name, int64_t def);
 /* float attributes as the shortest double that rounds to the same float, so
  * 0.02f prints as 0.02 */
-double attr_f(const onnx_node *n, const char *name, float def);
-double f32_short(float f);
+double imp_attr_f(const onnx_node *n, const char *name, float def);
 /* NUL-terminated copy in scratch, def if absent */
-const char *attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def);
+const char *imp_attr_s(struct importer *im, const onnx_node *n, const char *name, const char *def);
 /* number of ints, -1 if absent */
-long attr_ints(const onnx_node *n, const char *name, const int64_t **v);
-long attr_floats(const onnx_node *n, const char *name, const float **v);
+long imp_attr_ints(const onnx_node *n, const char *name, const int64_t **v);
+long imp_attr_floats(const onnx_node *n, const char *name, const float **v);
 /* a negative axis counts from the end; reports out-of-range axes */
-int norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *out);
+int imp_norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *out);
 /* known int64 contents of input i (NULL after reporting: "must be known") */
-const int64_t *in_ints(struct importer *im, unsigned i, uint64_t *count);
+const int64_t *imp_in_ints(struct importer *im, unsigned i, uint64_t *count);
 
 /* ---- building (build.c) ---- */
-const struct type *ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank);
-const char *dname(struct importer *im, const char *base, const char *suffix);
-struct value b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
+struct value imp_b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 		    const struct type *t);
-struct value b_unary(struct importer *im, unsigned kind, const char *name, struct value x);
-struct value b_transpose(struct importer *im, struct value x, const unsigned *perm, const char *name);
-struct value b_reshape(struct importer *im, struct value x, const uint64_t *dims, unsigned rank,
+/* a kind b on values of one type, no broadcasting (the comparisons give
+ * bool); a NULL node if either is */
+struct value imp_b_binary(struct importer *im, unsigned kind, struct value a, struct value b, const char *name);
+/* a splat constant f shaped like v; v itself if its node is NULL */
+struct value imp_b_splat_like(struct importer *im, struct value v, double f, const char *name);
+struct value imp_b_unary(struct importer *im, unsigned kind, const char *name, struct value x);
+struct value imp_b_transpose(struct importer *im, struct value x, const unsigned *perm, const char *name);
+struct value imp_b_reshape(struct importer *im, struct value x, const uint64_t *dims, unsigned rank,
 		       const char *name);
 /* numpy broadcast of x to dims (x's rank <= rank); x itself if same shape */
-struct value b_broadcast(struct importer *im, struct value x, const uint64_t *dims, unsigned rank,
+struct value imp_b_broadcast(struct importer *im, struct value x, const uint64_t *dims, unsigned rank,
 			 const char *name);
-struct value b_convert(struct importer *im, struct value x, int elem, const char *name);
-struct value b_splat_const(struct importer *im, const char *name, const struct type *t, double f);
+struct value imp_b_convert(struct importer *im, struct value x, int elem, const char *name);
+struct value imp_b_splat_const(struct importer *im, const char *name, const struct type *t, double f);
 /* NCHW <-> NHWC for rank-4 values (cached for NCHW->NHWC) */
-struct value b_to_nhwc(struct importer *im, struct value x, const char *name);
-struct value b_to_nchw(struct importer *im, struct value x, const char *name);
+struct value imp_b_to_nhwc(struct importer *im, struct value x, const char *name);
+struct value imp_b_to_nchw(struct importer *im, struct value x, const char *name);
 /* numpy broadcast shape of a and b; reports if incompatible */
-int bcast_shape(struct importer *im, const struct type *a, const struct type *b, uint64_t *dims, unsigned *rank);
+int imp_bcast_shape(struct importer *im, const struct type *a, const struct type *b, uint64_t *dims, unsigned *rank);
 
 /* ---- translators ---- */
 typedef int (*op_fn)(struct importer *im, const onnx_node *n);
@@ -170,11 +199,12 @@ struct op_row {
 	int since, until; /* opset versions (of domain) whose semantics the translator knows */
 	op_fn fn;
 	const char *domain; /* "" for the default domain */
+	unsigned kind;      /* ONNX_OP_KIND's node kind, else NK_COUNT */
 };
 /* The row of op in domain (NULL, "" and "ai.onnx" are the default domain);
  * op_lookup: in the default domain. NULL if the table lacks it. */
-const struct op_row *op_lookup_domain(const char *domain, const char *op);
-const struct op_row *op_lookup(const char *op);
+const struct op_row *imp_op_lookup_domain(const char *domain, const char *op);
+const struct op_row *imp_op_lookup(const char *op);
 /* The newest opset the importer knows the operator versions of
  * (versions.c). */
 #define ONNX_KNOWN_OPSET 24
@@ -182,49 +212,52 @@ const struct op_row *op_lookup(const char *op);
  * none; *change and *change_version: the first of those versions that
  * changed the semantics and what it changed (NULL and 0 if they only add
  * element types) (versions.c). */
-int op_newer(const char *op, int until, int64_t opset, const char **change, int *change_version);
+int imp_op_newer(const char *op, int until, int64_t opset, const char **change, int *change_version);
+/* ---- the op table and translation (dispatch.c) ---- */
+/* NULL, "" and "ai.onnx" name the default domain. */
+bool imp_default_domain(const char *dom);
 /* Reports every operator of g (not of its subgraphs) that the table lacks;
- * returns their number (import.c). */
-int check_ops(struct importer *im, const Onnx__GraphProto *g);
+ * returns their number. */
+int imp_check_ops(struct importer *im, const Onnx__GraphProto *g);
 /* Translates node n in the current scope; on failure its outputs are
- * poisoned (import.c). Leaves im->node at n. */
-void translate(struct importer *im, const onnx_node *n);
+ * poisoned. Leaves im->node at n. */
+void imp_translate(struct importer *im, const onnx_node *n);
 /* The opset version the model imports for domain (the default domain's is
  * im->opset); -1 if the model imports none. */
-int64_t domain_opset(const struct importer *im, const char *domain);
+int64_t imp_domain_opset(const struct importer *im, const char *domain);
 /* Constant folding of known inputs (fold.c): 1 folded, 0 not foldable, -1 error */
-int fold_node(struct importer *im, const onnx_node *n);
+int imp_fold_node(struct importer *im, const onnx_node *n);
 /* Known-value data movement (fold.c); NULL if t is not known or too large.
  * Splats stay splats. */
-bool all_known(struct importer *im);  /* every present input of the node is known */
-struct tensor *t_view(struct importer *im, struct tensor *t, const char *name, unsigned rank,
+bool imp_all_known(struct importer *im);  /* every present input of the node is known */
+struct tensor *imp_t_view(struct importer *im, struct tensor *t, const char *name, unsigned rank,
 		      const uint64_t *dims); /* same contents, new shape */
-struct tensor *k_permute(struct importer *im, struct tensor *t, const unsigned *perm, const char *name);
-struct tensor *k_concat(struct importer *im, struct tensor **ts, unsigned n, unsigned axis, const char *name);
+struct tensor *imp_k_permute(struct importer *im, struct tensor *t, const unsigned *perm, const char *name);
+struct tensor *imp_k_concat(struct importer *im, struct tensor **ts, unsigned n, unsigned axis, const char *name);
 /* out[i] = t[start + i * step] per dimension */
-struct tensor *k_slice(struct importer *im, struct tensor *t, const int64_t *start, const int64_t *step,
+struct tensor *imp_k_slice(struct importer *im, struct tensor *t, const int64_t *start, const int64_t *step,
 		       const uint64_t *odims, const char *name);
-struct tensor *k_gather(struct importer *im, struct tensor *data, struct tensor *idx, unsigned axis,
+struct tensor *imp_k_gather(struct importer *im, struct tensor *data, struct tensor *idx, unsigned axis,
 			const char *name);
-struct tensor *k_broadcast(struct importer *im, struct tensor *t, const uint64_t *dims, unsigned rank,
+struct tensor *imp_k_broadcast(struct importer *im, struct tensor *t, const uint64_t *dims, unsigned rank,
 			   const char *name);
-struct tensor *k_cast(struct importer *im, struct tensor *t, int dtype, const char *name);
-struct tensor *k_splat(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
+struct tensor *imp_k_cast(struct importer *im, struct tensor *t, int dtype, const char *name);
+struct tensor *imp_k_splat(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
 		       double f, int64_t i);
 
 /* Windows beyond the 2-D kinds (ops_3d.c), dispatched to by ops_conv.c:
  * 3-D Conv and ConvTranspose, 3-D or dilated pools, MaxPool's Indices
  * output (bound as output 1 from the MaxPool kind's NHWC Argmax). */
-int op_conv_3d(struct importer *im, const onnx_node *n);
-int op_conv_transpose_3d(struct importer *im, const onnx_node *n);
-int op_pool_nd(struct importer *im, const onnx_node *n, bool max);
-int maxpool_indices(struct importer *im, struct value argmax, const struct tensor *x, unsigned nsp);
+int imp_op_conv_3d(struct importer *im, const onnx_node *n);
+int imp_op_conv_transpose_3d(struct importer *im, const onnx_node *n);
+int imp_op_pool_nd(struct importer *im, const onnx_node *n, bool max);
+int imp_maxpool_indices(struct importer *im, struct value argmax, const struct tensor *x, unsigned nsp);
 
 /* Training-mode paths of BatchNormalization (opset 14 training_mode = 1:
  * batch statistics and running-statistics outputs) and Dropout (ratio known
  * to be 0: identity, all-true mask; else refused as random) (ops_train.c). */
-int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x);
-int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x);
+int imp_batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x);
+int imp_dropout_training(struct importer *im, const onnx_node *n, struct tensor *x);
 
 /* Tables the importer builds from declared shapes (sampling positions,
  * index lists) are limited to TABLE_MAX entries, as Resize's are: a model
@@ -239,12 +272,13 @@ static inline bool table_fits(uint64_t a, uint64_t b)
 
 /* ScatterND (nd) or ScatterElements with reduction max or min, indices
  * known at import (ops_scatter.c). */
-int scatter_minmax(struct importer *im, const onnx_node *n, bool nd, bool is_max);
+int imp_scatter_minmax(struct importer *im, const onnx_node *n, bool nd, bool is_max);
 
 #define ONNX_OP(name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #define ONNX_OP_DOMAIN(domain, name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #include "import/onnx/ops.def"
 #undef ONNX_OP
+#undef ONNX_OP_KIND
 #undef ONNX_OP_DOMAIN
 
 #endif

@@ -29,7 +29,7 @@
  *         its sequence_lens must be known and equal the sequence length.
  *
  * Known values stay known: a loop over constants folds at import. Slicing
- * and stacking use the folder's k_* on known tensors, Slice/Reshape/Concat
+ * and stacking use the folder's imp_k_* on known tensors, Slice/Reshape/Concat
  * nodes otherwise. The output is a flat graph, so unrolling is bounded: at
  * most CF_MAX_ITERS iterations per Loop or Scan, CF_MAX_NODES subgraph
  * nodes translated in one import, CF_MAX_DEPTH nested subgraphs.
@@ -51,7 +51,7 @@ static struct tensor *t_of_value(struct importer *im, const char *name, int dtyp
 	if (!v.node)
 		return NULL;
 	const struct type *vt = val_type(v);
-	struct tensor *t = t_new(im, name, dtype, vt->rank, vt->dims);
+	struct tensor *t = imp_t_new(im, name, dtype, vt->rank, vt->dims);
 	t->v = v;
 	return t;
 }
@@ -60,7 +60,7 @@ static struct tensor *t_of_value(struct importer *im, const char *name, int dtyp
 static const char *t_desc(struct importer *im, const struct tensor *t)
 {
 	char buf[256];
-	size_t len = (size_t)snprintf(buf, sizeof buf, "%s [", dt_name(t->dtype));
+	size_t len = (size_t)snprintf(buf, sizeof buf, "%s [", imp_dt_name(t->dtype));
 	for (unsigned k = 0; k < t->rank && len < sizeof buf; k++)
 		len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%llu", k ? ", " : "",
 					(unsigned long long)t->dims[k]);
@@ -93,18 +93,18 @@ static struct tensor *take(struct importer *im, struct tensor *x, unsigned axis,
 			rdims[r++] = x->dims[k];
 	}
 	if (x->known) {
-		struct tensor *k = k_slice(im, x, start, step, odims, name);
+		struct tensor *k = imp_k_slice(im, x, start, step, odims, name);
 		if (k)
-			return t_view(im, k, name, r, rdims);
+			return imp_t_view(im, k, name, r, rdims);
 	}
-	struct value v = tval(im, x);
+	struct value v = imp_tval(im, x);
 	if (!v.node)
 		return NULL;
 	const struct type *st = type_with_dims(im->tc, val_type(v), odims, x->rank);
-	struct value s = b_node(im, NK_Slice, dname(im, name, "slice"), &v, 1, st);
+	struct value s = imp_b_node(im, NK_Slice, imp_dname(im, name, "slice"), &v, 1, st);
 	if (s.node)
 		node_set_ints(im->m, s.node, AN_start, start, x->rank);
-	return t_of_value(im, name, x->dtype, b_reshape(im, s, rdims, r, name));
+	return t_of_value(im, name, x->dtype, imp_b_reshape(im, s, rdims, r, name));
 }
 
 /* ts[0..n) (n >= 1, of one type and shape) stacked along a new axis `axis`
@@ -114,7 +114,7 @@ static struct tensor *stack(struct importer *im, struct tensor **ts, unsigned n,
 	const struct tensor *t0 = ts[0];
 	unsigned r = t0->rank + 1;
 	if (r > GLOW_MAX_RANK) {
-		op_err(im, "stacked output \"%s\" would have rank %u (at most %d)", name, r, GLOW_MAX_RANK);
+		imp_op_err(im, "stacked output \"%s\" would have rank %u (at most %d)", name, r, GLOW_MAX_RANK);
 		return NULL;
 	}
 	uint64_t one[GLOW_MAX_RANK], all[GLOW_MAX_RANK];
@@ -129,21 +129,21 @@ static struct tensor *stack(struct importer *im, struct tensor **ts, unsigned n,
 	if (known) {
 		struct tensor **views = arena_alloc(&im->scratch, n * sizeof *views);
 		for (unsigned i = 0; i < n; i++)
-			views[i] = t_view(im, ts[i], ts[i]->name, r, one);
-		struct tensor *k = k_concat(im, views, n, axis, name);
+			views[i] = imp_t_view(im, ts[i], ts[i]->name, r, one);
+		struct tensor *k = imp_k_concat(im, views, n, axis, name);
 		if (k)
 			return k;
 	}
 	struct value *vs = arena_alloc(&im->scratch, n * sizeof *vs);
 	for (unsigned i = 0; i < n; i++) {
-		vs[i] = b_reshape(im, tval(im, ts[i]), one, r, dname(im, name, "row"));
+		vs[i] = imp_b_reshape(im, imp_tval(im, ts[i]), one, r, imp_dname(im, name, "row"));
 		if (!vs[i].node)
 			return NULL;
 	}
 	if (n == 1)
 		return t_of_value(im, name, t0->dtype, vs[0]);
-	const struct type *t = ty(im, dt_elem(t0->dtype), all, r);
-	struct value c = b_node(im, NK_Concat, name, vs, n, t);
+	const struct type *t = imp_ty(im, imp_dt_elem(t0->dtype), all, r);
+	struct value c = imp_b_node(im, NK_Concat, name, vs, n, t);
 	if (c.node)
 		node_set_int(im->m, c.node, AN_dim, axis);
 	return t_of_value(im, name, t0->dtype, c);
@@ -157,20 +157,20 @@ static struct tensor *select_out(struct importer *im, struct tensor *c, struct t
 	uint64_t ones[GLOW_MAX_RANK];
 	for (unsigned k = 0; k < a->rank; k++)
 		ones[k] = 1;
-	struct value cv = b_reshape(im, tval(im, c), ones, a->rank, dname(im, name, "cond"));
-	cv = b_broadcast(im, cv, a->dims, a->rank, dname(im, name, "cond"));
-	struct value ops[3] = {cv, tval(im, a), tval(im, b)};
+	struct value cv = imp_b_reshape(im, imp_tval(im, c), ones, a->rank, imp_dname(im, name, "cond"));
+	cv = imp_b_broadcast(im, cv, a->dims, a->rank, imp_dname(im, name, "cond"));
+	struct value ops[3] = {cv, imp_tval(im, a), imp_tval(im, b)};
 	if (!ops[1].node)
 		return NULL;
-	return t_of_value(im, name, a->dtype, b_node(im, NK_Select, name, ops, 3, val_type(ops[1])));
+	return t_of_value(im, name, a->dtype, imp_b_node(im, NK_Select, name, ops, 3, val_type(ops[1])));
 }
 
 /* The value of a known bool or integer tensor of one element. */
 static bool known_flag(struct importer *im, struct tensor *t, bool *v)
 {
-	if (!t->known || t_numel(t) != 1 || !dt_is_int(t->dtype))
+	if (!t->known || imp_t_numel(t) != 1 || !imp_dt_is_int(t->dtype))
 		return false;
-	const int64_t *iv = t_ints(im, t);
+	const int64_t *iv = imp_t_ints(im, t);
 	if (!iv)
 		return false;
 	*v = iv[0] != 0;
@@ -183,16 +183,16 @@ static bool known_flag(struct importer *im, struct tensor *t, bool *v)
  * reporting. */
 static const Onnx__GraphProto *body_attr(struct importer *im, const onnx_node *n, const char *name)
 {
-	const Onnx__AttributeProto *a = attr(n, name);
+	const Onnx__AttributeProto *a = imp_attr(n, name);
 	if (!a || !a->g) {
-		op_err(im, "attribute %s (a graph) is required", name);
+		imp_op_err(im, "attribute %s (a graph) is required", name);
 		return NULL;
 	}
 	unsigned depth = 0;
 	for (const struct scope *sc = im->inner; sc; sc = sc->parent)
 		depth++;
 	if (depth >= CF_MAX_DEPTH) {
-		op_err(im, "subgraphs are nested more than %d deep", CF_MAX_DEPTH);
+		imp_op_err(im, "subgraphs are nested more than %d deep", CF_MAX_DEPTH);
 		return NULL;
 	}
 	return a->g;
@@ -206,7 +206,7 @@ static int poison_all(struct importer *im, const onnx_node *n)
 	memset(&dead, 0, sizeof dead);
 	dead.poisoned = true;
 	for (unsigned i = 0; i < n->n_output; i++)
-		set_out_t(im, i, &dead);
+		imp_set_out_t(im, i, &dead);
 	return 0;
 }
 
@@ -221,32 +221,32 @@ static int run_body(struct importer *im, const char *aname, const Onnx__GraphPro
 {
 	const onnx_node *n = im->node;
 	if (g->n_input != nin)
-		return op_err(im, "subgraph %s has %zu inputs, expected %zu", aname, g->n_input, nin);
+		return imp_op_err(im, "subgraph %s has %zu inputs, expected %zu", aname, g->n_input, nin);
 	/* each translation costs its nodes, and one for the scope */
 	if (g->n_node + 1 > CF_MAX_NODES - im->unrolled)
-		return op_err(im, "unrolling translates more than %d subgraph nodes (the limit)", CF_MAX_NODES);
+		return imp_op_err(im, "unrolling translates more than %d subgraph nodes (the limit)", CF_MAX_NODES);
 	im->unrolled += g->n_node + 1;
 	/* operators the importer lacks, once per subgraph and translation of
 	 * its owner (the check's cost counts against the same limit) */
-	if (iter <= 0 && check_ops(im, g))
-		return op_err(im, "subgraph %s has operators the importer does not translate", aname);
+	if (iter <= 0 && imp_check_ops(im, g))
+		return imp_op_err(im, "subgraph %s has operators the importer does not translate", aname);
 	int e0 = im->errors;
 	struct scope sc = {.parent = im->inner, .owner = n, .attr = aname, .iter = iter};
 	strmap_init(&sc.tensors);
 	for (size_t i = 0; i < g->n_initializer; i++) {
 		const Onnx__TensorProto *p = g->initializer[i];
 		if (!p->name || !*p->name) {
-			op_err(im, "subgraph %s: initializer %zu has no name", aname, i);
+			imp_op_err(im, "subgraph %s: initializer %zu has no name", aname, i);
 			continue;
 		}
-		struct tensor *t = t_from_proto(im, p, p->name);
+		struct tensor *t = imp_t_from_proto(im, p, p->name);
 		if (t)
 			strmap_put(&sc.tensors, t->name, strlen(t->name), t);
 	}
 	for (size_t i = 0; i < nin; i++) {
 		const char *name = g->input[i]->name;
 		if (!name || !*name) {
-			op_err(im, "subgraph %s: input %zu has no name", aname, i);
+			imp_op_err(im, "subgraph %s: input %zu has no name", aname, i);
 			continue;
 		}
 		struct tensor *t = arena_new(&im->scratch, struct tensor);
@@ -257,10 +257,10 @@ static int run_body(struct importer *im, const char *aname, const Onnx__GraphPro
 	if (im->errors == e0) {
 		im->inner = &sc;
 		for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)
-			translate(im, g->node[i]);
+			imp_translate(im, g->node[i]);
 		for (size_t i = 0; i < g->n_output; i++) {
 			const char *name = g->output[i]->name;
-			outs[i] = name && *name ? t_lookup(im, name) : NULL;
+			outs[i] = name && *name ? imp_t_lookup(im, name) : NULL;
 		}
 		im->inner = sc.parent;
 		im->node = n;
@@ -272,7 +272,7 @@ static int run_body(struct importer *im, const char *aname, const Onnx__GraphPro
 	for (size_t i = 0; i < g->n_output; i++) {
 		const char *name = g->output[i]->name ? g->output[i]->name : "";
 		if (!outs[i])
-			r = op_err(im, "subgraph %s: output %zu (\"%s\") is not computed", aname, i, name);
+			r = imp_op_err(im, "subgraph %s: output %zu (\"%s\") is not computed", aname, i, name);
 		else if (outs[i]->poisoned && r == 0)
 			r = 1;
 	}
@@ -281,22 +281,22 @@ static int run_body(struct importer *im, const char *aname, const Onnx__GraphPro
 
 /* ---- If ---- */
 
-int op_if(struct importer *im, const onnx_node *n)
+int imp_op_if(struct importer *im, const onnx_node *n)
 {
-	struct tensor *c = in_req(im, 0);
+	struct tensor *c = imp_in_req(im, 0);
 	if (!c)
 		return -1;
-	if (t_numel(c) != 1 || c->dtype != DT_BOOL)
-		return op_err(im, "the condition must be a bool tensor of one element, not %s", t_desc(im, c));
-	const Onnx__AttributeProto *at = attr(n, "then_branch"), *ae = attr(n, "else_branch");
+	if (imp_t_numel(c) != 1 || c->dtype != DT_BOOL)
+		return imp_op_err(im, "the condition must be a bool tensor of one element, not %s", t_desc(im, c));
+	const Onnx__AttributeProto *at = imp_attr(n, "then_branch"), *ae = imp_attr(n, "else_branch");
 	if (!at || !at->g || !ae || !ae->g)
-		return op_err(im, "attributes then_branch and else_branch (graphs) are required");
+		return imp_op_err(im, "attributes then_branch and else_branch (graphs) are required");
 	if (at->g->n_output != ae->g->n_output)
-		return op_err(im, "then_branch has %zu outputs and else_branch %zu", at->g->n_output,
+		return imp_op_err(im, "then_branch has %zu outputs and else_branch %zu", at->g->n_output,
 			      ae->g->n_output);
 	size_t nout = at->g->n_output;
 	if (n->n_output > nout)
-		return op_err(im, "%zu outputs, but the branches have %zu", n->n_output, nout);
+		return imp_op_err(im, "%zu outputs, but the branches have %zu", n->n_output, nout);
 	struct tensor **t_outs = arena_alloc(&im->scratch, (nout + 1) * sizeof *t_outs);
 	struct tensor **e_outs = arena_alloc(&im->scratch, (nout + 1) * sizeof *e_outs);
 	bool cv;
@@ -309,7 +309,7 @@ int op_if(struct importer *im, const onnx_node *n)
 		if (r)
 			return r < 0 ? -1 : poison_all(im, n);
 		for (unsigned i = 0; i < n->n_output; i++)
-			set_out_t(im, i, t_outs[i]);
+			imp_set_out_t(im, i, t_outs[i]);
 		return 0;
 	}
 	const Onnx__GraphProto *gt = body_attr(im, n, "then_branch");
@@ -323,25 +323,25 @@ int op_if(struct importer *im, const onnx_node *n)
 		return r < 0 ? -1 : poison_all(im, n);
 	for (unsigned i = 0; i < n->n_output; i++) {
 		struct tensor *a = t_outs[i], *b = e_outs[i];
-		const char *name = out_name(im, i);
+		const char *name = imp_out_name(im, i);
 		if (!*name)
 			continue;
 		if (a == b) {
-			set_out_t(im, i, a);
+			imp_set_out_t(im, i, a);
 			continue;
 		}
 		if (!same_shape(a, b))
-			return op_err(im,
+			return imp_op_err(im,
 				      "output %u is %s in then_branch but %s in else_branch; with a condition "
 				      "known only at run time both branches must agree",
 				      i, t_desc(im, a), t_desc(im, b));
-		if (dt_elem(a->dtype) < 0)
-			return op_err(im, "output %u has element type %s, which the graph IR does not support", i,
-				      dt_name(a->dtype));
+		if (imp_dt_elem(a->dtype) < 0)
+			return imp_op_err(im, "output %u has element type %s, which the graph IR does not support", i,
+				      imp_dt_name(a->dtype));
 		struct tensor *s = select_out(im, c, a, b, name);
 		if (!s)
 			return -1;
-		set_out_t(im, i, s);
+		imp_set_out_t(im, i, s);
 	}
 	return 0;
 }
@@ -360,7 +360,7 @@ static struct tensor *stack_steps(struct importer *im, step_list *steps, size_t 
 	for (unsigned i = 0; i < n; i++) {
 		ts[i] = steps->data[rev ? n - 1 - i : i][base + k];
 		if (!same_shape(ts[i], steps->data[0][base + k])) {
-			op_err(im, "scan output %u is %s in iteration %u but %s in iteration 0", k,
+			imp_op_err(im, "scan output %u is %s in iteration %u but %s in iteration 0", k,
 			       t_desc(im, steps->data[rev ? n - 1 - i : i][base + k]), rev ? n - 1 - i : i,
 			       t_desc(im, steps->data[0][base + k]));
 			return NULL;
@@ -380,20 +380,20 @@ static struct tensor *empty_scan(struct importer *im, const Onnx__ValueInfoProto
 	const Onnx__TypeProto__Tensor *tt =
 		tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
 	if (!tt || !tt->has_elem_type || tt->elem_type == DT_UNDEF) {
-		op_err(im, "the loop runs no iteration and the body does not declare the element type of scan "
+		imp_op_err(im, "the loop runs no iteration and the body does not declare the element type of scan "
 		       "output %u (\"%s\")", k, name);
 		return NULL;
 	}
-	if (dt_elem(tt->elem_type) < 0) {
-		op_err(im, "scan output %u (\"%s\") has element type %s, which the graph IR does not support", k, name,
-		       dt_name(tt->elem_type));
+	if (imp_dt_elem(tt->elem_type) < 0) {
+		imp_op_err(im, "scan output %u (\"%s\") has element type %s, which the graph IR does not support", k, name,
+		       imp_dt_name(tt->elem_type));
 		return NULL;
 	}
 	uint64_t dims[GLOW_MAX_RANK] = {0};
 	unsigned rank = 1;
 	if (tt->shape) {
 		if (tt->shape->n_dim + 1 > GLOW_MAX_RANK) {
-			op_err(im, "scan output %u (\"%s\") has rank %zu (at most %d)", k, name,
+			imp_op_err(im, "scan output %u (\"%s\") has rank %zu (at most %d)", k, name,
 			       tt->shape->n_dim + 1, GLOW_MAX_RANK);
 			return NULL;
 		}
@@ -404,64 +404,64 @@ static struct tensor *empty_scan(struct importer *im, const Onnx__ValueInfoProto
 			dims[rank++] = has ? (uint64_t)dm->dim_value : 0;
 		}
 	}
-	return k_splat(im, name, tt->elem_type, rank, dims, 0, 0);
+	return imp_k_splat(im, name, tt->elem_type, rank, dims, 0, 0);
 }
 
-int op_loop(struct importer *im, const onnx_node *n)
+int imp_op_loop(struct importer *im, const onnx_node *n)
 {
 	const Onnx__GraphProto *g = body_attr(im, n, "body");
 	if (!g)
 		return -1;
-	unsigned nin = n_in(n), N = nin > 2 ? nin - 2 : 0;
+	unsigned nin = imp_n_in(n), N = nin > 2 ? nin - 2 : 0;
 	for (unsigned i = 2; i < nin; i++)
-		if (!in_req(im, i))
+		if (!imp_in_req(im, i))
 			return -1;
 	if (g->n_input != 2 + (size_t)N)
-		return op_err(im, "the body has %zu inputs, expected %u: the iteration number, the condition, "
+		return imp_op_err(im, "the body has %zu inputs, expected %u: the iteration number, the condition, "
 			      "then the loop-carried values", g->n_input, 2 + N);
 	if (g->n_output < 1 + (size_t)N)
-		return op_err(im, "the body has %zu outputs, expected at least %u: the condition, then the "
+		return imp_op_err(im, "the body has %zu outputs, expected at least %u: the condition, then the "
 			      "loop-carried values", g->n_output, 1 + N);
 	size_t K = g->n_output - 1 - N;
 	if (n->n_output > N + K)
-		return op_err(im, "%zu outputs, but the body gives %u loop-carried values and %zu scan outputs",
+		return imp_op_err(im, "%zu outputs, but the body gives %u loop-carried values and %zu scan outputs",
 			      n->n_output, N, K);
-	struct tensor *M = in_opt(im, 0), *C = in_opt(im, 1);
+	struct tensor *M = imp_in_opt(im, 0), *C = imp_in_opt(im, 1);
 	int64_t trips = -1;
 	if (M) {
-		const int64_t *mv = t_ints(im, M);
-		if (!M->known || !mv || t_numel(M) != 1 || !dt_is_int(M->dtype))
-			return op_err(im, "the trip count (input 0, \"%s\") must be an integer known at import", M->name);
+		const int64_t *mv = imp_t_ints(im, M);
+		if (!M->known || !mv || imp_t_numel(M) != 1 || !imp_dt_is_int(M->dtype))
+			return imp_op_err(im, "the trip count (input 0, \"%s\") must be an integer known at import", M->name);
 		trips = mv[0] < 0 ? 0 : mv[0];
 	}
 	bool go = true;
 	if (C) {
-		if (t_numel(C) != 1 || C->dtype != DT_BOOL)
-			return op_err(im, "the condition (input 1) must be a bool tensor of one element, not %s",
+		if (imp_t_numel(C) != 1 || C->dtype != DT_BOOL)
+			return imp_op_err(im, "the condition (input 1) must be a bool tensor of one element, not %s",
 				      t_desc(im, C));
 		if (!known_flag(im, C, &go))
-			return op_err(im, "Loop condition depends on run-time values (input 1, \"%s\")", C->name);
+			return imp_op_err(im, "Loop condition depends on run-time values (input 1, \"%s\")", C->name);
 	}
 	if (!M && !C)
-		return op_err(im, "neither a trip count nor a condition: the loop does not end");
+		return imp_op_err(im, "neither a trip count nor a condition: the loop does not end");
 	if (!C && trips > CF_MAX_ITERS)
-		return op_err(im, "trip count %lld exceeds the unrolling limit of %d iterations", (long long)trips,
+		return imp_op_err(im, "trip count %lld exceeds the unrolling limit of %d iterations", (long long)trips,
 			      CF_MAX_ITERS);
 
 	struct tensor **ins = arena_alloc(&im->scratch, (2 + N) * sizeof *ins);
 	for (unsigned i = 0; i < N; i++)
-		ins[2 + i] = in_opt(im, 2 + i);
-	ins[1] = C ? C : k_splat(im, "cond", DT_BOOL, 0, NULL, 1, 1);
+		ins[2 + i] = imp_in_opt(im, 2 + i);
+	ins[1] = C ? C : imp_k_splat(im, "cond", DT_BOOL, 0, NULL, 1, 1);
 	step_list steps = {0};
 	int r = 0;
 	for (int64_t it = 0; go && (trips < 0 || it < trips); it++) {
 		if (it >= CF_MAX_ITERS) {
-			r = op_err(im, "the loop condition still holds after %d iterations, the unrolling limit",
+			r = imp_op_err(im, "the loop condition still holds after %d iterations, the unrolling limit",
 				   CF_MAX_ITERS);
 			break;
 		}
 		const char *iname = g->input[0]->name && *g->input[0]->name ? g->input[0]->name : "iter";
-		ins[0] = t_from_ints(im, iname, DT_INT64, 0, NULL, &it);
+		ins[0] = imp_t_from_ints(im, iname, DT_INT64, 0, NULL, &it);
 		struct tensor **outs = arena_alloc(&im->scratch, g->n_output * sizeof *outs);
 		r = run_body(im, "body", g, ins, 2 + N, (long)it, outs);
 		if (r)
@@ -472,13 +472,13 @@ int op_loop(struct importer *im, const onnx_node *n)
 			ins[2 + i] = outs[1 + i];
 		if (C && (trips < 0 || it + 1 < trips)) {
 			struct tensor *co = outs[0];
-			if (t_numel(co) != 1 || co->dtype != DT_BOOL) {
-				r = op_err(im, "the body's condition (output 0) must be a bool tensor of one element, "
+			if (imp_t_numel(co) != 1 || co->dtype != DT_BOOL) {
+				r = imp_op_err(im, "the body's condition (output 0) must be a bool tensor of one element, "
 					   "not %s", t_desc(im, co));
 				break;
 			}
 			if (!known_flag(im, co, &go)) {
-				r = op_err(im, "Loop condition depends on run-time values (output 0 of the body, \"%s\", "
+				r = imp_op_err(im, "Loop condition depends on run-time values (output 0 of the body, \"%s\", "
 					   "in iteration %lld)", co->name, (long long)it);
 				break;
 			}
@@ -486,10 +486,10 @@ int op_loop(struct importer *im, const onnx_node *n)
 	}
 	if (r == 0) {
 		for (unsigned i = 0; i < N && i < n->n_output; i++)
-			set_out_t(im, i, ins[2 + i]);
+			imp_set_out_t(im, i, ins[2 + i]);
 		for (unsigned k = 0; k < K && N + k < n->n_output; k++) {
-			const char *name = out_name(im, N + k);
-			if (!*name || !out_used(im, N + k))
+			const char *name = imp_out_name(im, N + k);
+			if (!*name || !imp_out_used(im, N + k))
 				continue;
 			struct tensor *s = steps.len ? stack_steps(im, &steps, 1 + N, k, 0, false, name)
 						     : empty_scan(im, g->output[1 + N + k], k, name);
@@ -497,7 +497,7 @@ int op_loop(struct importer *im, const onnx_node *n)
 				r = -1;
 				break;
 			}
-			set_out_t(im, N + k, s);
+			imp_set_out_t(im, N + k, s);
 		}
 	}
 	vec_free(&steps);
@@ -553,12 +553,12 @@ static int scan_run(struct importer *im, const struct scan *s, struct tensor **s
 		if (!names[k])
 			continue;
 		if (steps.len == 0) {
-			r = op_err(im, "the sequence is empty, so scan output %u (\"%s\") has no known shape", k,
+			r = imp_op_err(im, "the sequence is empty, so scan output %u (\"%s\") has no known shape", k,
 				   names[k]);
 			break;
 		}
 		unsigned orank = steps.data[0][s->N + k]->rank + 1, axis = 0;
-		if (s->out_axis && norm_axis(im, s->out_axis[k], orank, &axis)) {
+		if (s->out_axis && imp_norm_axis(im, s->out_axis[k], orank, &axis)) {
 			r = -1;
 			break;
 		}
@@ -573,13 +573,13 @@ static int scan_run(struct importer *im, const struct scan *s, struct tensor **s
 /* Attribute `name`: NULL if absent, else exactly count ints. */
 static int scan_ints(struct importer *im, const onnx_node *n, const char *name, size_t count, const int64_t **v)
 {
-	long len = attr_ints(n, name, v);
+	long len = imp_attr_ints(n, name, v);
 	if (len < 0) {
 		*v = NULL;
 		return 0;
 	}
 	if ((size_t)len != count)
-		return op_err(im, "attribute %s has %ld entries, expected %zu", name, len, count);
+		return imp_op_err(im, "attribute %s has %ld entries, expected %zu", name, len, count);
 	return 0;
 }
 
@@ -587,43 +587,43 @@ static int scan_dirs(struct importer *im, const int64_t *v, size_t count, const 
 {
 	for (size_t i = 0; i < count; i++) {
 		if (v && v[i] != 0 && v[i] != 1)
-			return op_err(im, "%s[%zu] is %lld (0 forward or 1 reverse)", name, i, (long long)v[i]);
+			return imp_op_err(im, "%s[%zu] is %lld (0 forward or 1 reverse)", name, i, (long long)v[i]);
 		out[i] = v && v[i] == 1;
 	}
 	return 0;
 }
 
-int op_scan(struct importer *im, const onnx_node *n)
+int imp_op_scan(struct importer *im, const onnx_node *n)
 {
 	bool batched = im->opset < 9;
 	const Onnx__GraphProto *g = body_attr(im, n, "body");
 	if (!g)
 		return -1;
-	int64_t M = attr_i(n, "num_scan_inputs", -1);
-	unsigned first = batched ? 1 : 0, nin = n_in(n);
+	int64_t M = imp_attr_i(n, "num_scan_inputs", -1);
+	unsigned first = batched ? 1 : 0, nin = imp_n_in(n);
 	if (nin < first)
 		nin = first;
 	if (M < 1 || M > (int64_t)(nin - first))
-		return op_err(im, "num_scan_inputs must be between 1 and the %u inputs", nin - first);
+		return imp_op_err(im, "num_scan_inputs must be between 1 and the %u inputs", nin - first);
 	struct scan s;
 	memset(&s, 0, sizeof s);
 	s.g = g;
 	s.M = (unsigned)M;
 	s.N = nin - first - s.M;
 	if (g->n_input != (size_t)s.N + s.M)
-		return op_err(im, "the body has %zu inputs, expected %u: the state variables, then the scan inputs",
+		return imp_op_err(im, "the body has %zu inputs, expected %u: the state variables, then the scan inputs",
 			      g->n_input, s.N + s.M);
 	if (g->n_output < s.N)
-		return op_err(im, "the body has %zu outputs, expected at least the %u state variables", g->n_output,
+		return imp_op_err(im, "the body has %zu outputs, expected at least the %u state variables", g->n_output,
 			      s.N);
 	s.K = g->n_output - s.N;
 	if (n->n_output > s.N + s.K)
-		return op_err(im, "%zu outputs, but the body gives %u state variables and %zu scan outputs",
+		return imp_op_err(im, "%zu outputs, but the body gives %u state variables and %zu scan outputs",
 			      n->n_output, s.N, s.K);
 	struct tensor **states = arena_alloc(&im->scratch, (s.N + 1) * sizeof *states);
 	struct tensor **xs = arena_alloc(&im->scratch, (s.M + 1) * sizeof *xs);
 	for (unsigned i = 0; i < s.N + s.M; i++) {
-		struct tensor *t = in_req(im, first + i);
+		struct tensor *t = imp_in_req(im, first + i);
 		if (!t)
 			return -1;
 		if (i < s.N)
@@ -657,40 +657,40 @@ int op_scan(struct importer *im, const onnx_node *n)
 		struct tensor *x = xs[j];
 		unsigned need = batched ? 2 : 1;
 		if (x->rank < need)
-			return op_err(im, "scan input %u has rank %u (at least %u)", j, x->rank, need);
+			return imp_op_err(im, "scan input %u has rank %u (at least %u)", j, x->rank, need);
 		if (batched)
 			in_axis[j] = 0;
-		else if (norm_axis(im, axes ? axes[j] : 0, x->rank, &in_axis[j]))
+		else if (imp_norm_axis(im, axes ? axes[j] : 0, x->rank, &in_axis[j]))
 			return -1;
 		uint64_t len = x->dims[batched ? 1 : in_axis[j]];
 		if (j == 0)
 			s.L = len;
 		else if (len != s.L)
-			return op_err(im, "scan input %u has sequence length %llu, scan input 0 %llu", j,
+			return imp_op_err(im, "scan input %u has sequence length %llu, scan input 0 %llu", j,
 				      (unsigned long long)len, (unsigned long long)s.L);
 		if (batched && j == 0)
 			B = x->dims[0];
 		else if (batched && x->dims[0] != B)
-			return op_err(im, "scan input %u has batch size %llu, scan input 0 %llu", j,
+			return imp_op_err(im, "scan input %u has batch size %llu, scan input 0 %llu", j,
 				      (unsigned long long)x->dims[0], (unsigned long long)B);
 	}
 	for (unsigned i = 0; batched && i < s.N; i++)
 		if (states[i]->rank < 1 || states[i]->dims[0] != B)
-			return op_err(im, "state variable %u is %s, without the batch size %llu as dimension 0", i,
+			return imp_op_err(im, "state variable %u is %s, without the batch size %llu as dimension 0", i,
 				      t_desc(im, states[i]), (unsigned long long)B);
 	if (batched && B == 0)
-		return op_err(im, "the batch size is 0");
+		return imp_op_err(im, "the batch size is 0");
 	if (s.L > CF_MAX_ITERS / B)
-		return op_err(im, "%llu steps exceed the unrolling limit of %d iterations",
+		return imp_op_err(im, "%llu steps exceed the unrolling limit of %d iterations",
 			      (unsigned long long)(s.L * B), CF_MAX_ITERS);
-	if (batched && in_opt(im, 0)) {
+	if (batched && imp_in_opt(im, 0)) {
 		uint64_t cnt;
-		const int64_t *lens = in_ints(im, 0, &cnt);
+		const int64_t *lens = imp_in_ints(im, 0, &cnt);
 		if (!lens)
 			return -1;
 		for (uint64_t b = 0; b < cnt; b++)
 			if (lens[b] != (int64_t)s.L)
-				return op_err(im, "sequence_lens[%llu] = %lld: only sequences of the full length (%llu) "
+				return imp_op_err(im, "sequence_lens[%llu] = %lld: only sequences of the full length (%llu) "
 					      "are supported", (unsigned long long)b, (long long)lens[b],
 					      (unsigned long long)s.L);
 	}
@@ -699,34 +699,34 @@ int op_scan(struct importer *im, const onnx_node *n)
 	s.out_rev = out_rev;
 	const char **names = arena_alloc(&im->scratch, (s.K + 1) * sizeof *names);
 	for (unsigned k = 0; k < s.K; k++)
-		names[k] = s.N + k < n->n_output && *out_name(im, s.N + k) && out_used(im, s.N + k)
-				   ? out_name(im, s.N + k) : NULL;
+		names[k] = s.N + k < n->n_output && *imp_out_name(im, s.N + k) && imp_out_used(im, s.N + k)
+				   ? imp_out_name(im, s.N + k) : NULL;
 	struct tensor **ys = arena_alloc(&im->scratch, (s.K + 1) * sizeof *ys);
 	if (!batched) {
 		int r = scan_run(im, &s, states, xs, ys, names);
 		if (r)
 			return r < 0 ? -1 : poison_all(im, n);
 		for (unsigned i = 0; i < s.N && i < n->n_output; i++)
-			set_out_t(im, i, states[i]);
+			imp_set_out_t(im, i, states[i]);
 		for (unsigned k = 0; k < s.K; k++)
 			if (names[k])
-				set_out_t(im, s.N + k, ys[k]);
+				imp_set_out_t(im, s.N + k, ys[k]);
 		return 0;
 	}
 	/* opset 8: one scan per batch entry, results stacked along axis 0 */
 	step_list per_batch = {0};
 	const char **bnames = arena_alloc(&im->scratch, (s.K + 1) * sizeof *bnames);
 	for (unsigned k = 0; k < s.K; k++)
-		bnames[k] = names[k] ? dname(im, names[k], "batch") : NULL;
+		bnames[k] = names[k] ? imp_dname(im, names[k], "batch") : NULL;
 	struct tensor **bstates = arena_alloc(&im->scratch, (s.N + 1) * sizeof *bstates);
 	struct tensor **bxs = arena_alloc(&im->scratch, (s.M + 1) * sizeof *bxs);
 	int r = 0;
 	for (uint64_t b = 0; b < B && r == 0; b++) {
 		for (unsigned i = 0; i < s.N && r == 0; i++)
-			if (!(bstates[i] = take(im, states[i], 0, b, dname(im, states[i]->name, "batch"))))
+			if (!(bstates[i] = take(im, states[i], 0, b, imp_dname(im, states[i]->name, "batch"))))
 				r = -1;
 		for (unsigned j = 0; j < s.M && r == 0; j++)
-			if (!(bxs[j] = take(im, xs[j], 0, b, dname(im, xs[j]->name, "batch"))))
+			if (!(bxs[j] = take(im, xs[j], 0, b, imp_dname(im, xs[j]->name, "batch"))))
 				r = -1;
 		if (r)
 			break;
@@ -740,13 +740,13 @@ int op_scan(struct importer *im, const onnx_node *n)
 		vec_push(&per_batch, res);
 	}
 	for (unsigned i = 0; i < s.N + s.K && r == 0; i++) {
-		if (i >= n->n_output || (i >= s.N && !names[i - s.N]) || !*out_name(im, i))
+		if (i >= n->n_output || (i >= s.N && !names[i - s.N]) || !*imp_out_name(im, i))
 			continue;
-		struct tensor *st = stack_steps(im, &per_batch, 0, i, 0, false, out_name(im, i));
+		struct tensor *st = stack_steps(im, &per_batch, 0, i, 0, false, imp_out_name(im, i));
 		if (!st)
 			r = -1;
 		else
-			set_out_t(im, i, st);
+			imp_set_out_t(im, i, st);
 	}
 	vec_free(&per_batch);
 	if (r > 0)

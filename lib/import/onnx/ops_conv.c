@@ -30,15 +30,15 @@ static int read_pair(struct importer *im, const onnx_node *n, const char *name, 
 		     int64_t def)
 {
 	const int64_t *a;
-	long c = attr_ints(n, name, &a);
+	long c = imp_attr_ints(n, name, &a);
 	v[0] = v[1] = def;
 	if (c < 0)
 		return 0;
 	if ((unsigned long)c != nsp)
-		return op_err(im, "%s has %ld entries for %u spatial dimensions", name, c, nsp);
+		return imp_op_err(im, "%s has %ld entries for %u spatial dimensions", name, c, nsp);
 	for (unsigned i = 0; i < nsp; i++) {
 		if (a[i] < (def == 0 ? 0 : 1))
-			return op_err(im, "bad %s value %lld", name, (long long)a[i]);
+			return imp_op_err(im, "bad %s value %lld", name, (long long)a[i]);
 		v[i] = a[i];
 	}
 	return 0;
@@ -50,14 +50,14 @@ static int window_params(struct importer *im, const onnx_node *n, const struct t
 			 struct window *w, bool transposed)
 {
 	if (x->rank != 3 && x->rank != 4)
-		return op_err(im, "only 1-D and 2-D windows are supported (input rank %u)", x->rank);
+		return imp_op_err(im, "only 1-D and 2-D windows are supported (input rank %u)", x->rank);
 	w->nsp = x->rank - 2;
 	w->in[0] = x->dims[2];
 	w->in[1] = w->nsp == 2 ? x->dims[3] : 1;
 	const int64_t *kv;
-	long kc = attr_ints(n, "kernel_shape", &kv);
+	long kc = imp_attr_ints(n, "kernel_shape", &kv);
 	if (kc < 0 && !kdef)
-		return op_err(im, "kernel_shape is required");
+		return imp_op_err(im, "kernel_shape is required");
 	if (read_pair(im, n, "kernel_shape", w->nsp, w->k, 1) || read_pair(im, n, "strides", w->nsp, w->s, 1) ||
 	    read_pair(im, n, "dilations", w->nsp, w->d, 1))
 		return -1;
@@ -65,25 +65,25 @@ static int window_params(struct importer *im, const onnx_node *n, const struct t
 		for (unsigned i = 0; i < w->nsp; i++)
 			w->k[i] = kdef[i];
 	const int64_t *pv;
-	long pc = attr_ints(n, "pads", &pv);
+	long pc = imp_attr_ints(n, "pads", &pv);
 	memset(w->pads, 0, sizeof w->pads);
 	if (pc >= 0) {
 		if ((unsigned long)pc != 2 * w->nsp)
-			return op_err(im, "pads has %ld entries for %u spatial dimensions", pc, w->nsp);
+			return imp_op_err(im, "pads has %ld entries for %u spatial dimensions", pc, w->nsp);
 		for (unsigned i = 0; i < w->nsp; i++) {
 			if (pv[i] < 0 || pv[i + w->nsp] < 0)
-				return op_err(im, "negative pads are not supported");
+				return imp_op_err(im, "negative pads are not supported");
 			w->pads[i] = pv[i];
 			w->pads[i + 2] = pv[i + w->nsp];
 		}
 	}
-	const char *ap = attr_s(im, n, "auto_pad", "NOTSET");
+	const char *ap = imp_attr_s(im, n, "auto_pad", "NOTSET");
 	bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
 	if (!same && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
-		return op_err(im, "auto_pad '%s' is not supported", ap);
+		return imp_op_err(im, "auto_pad '%s' is not supported", ap);
 	if (strcmp(ap, "VALID") == 0)
 		memset(w->pads, 0, sizeof w->pads);
-	bool ceil_mode = attr_i(n, "ceil_mode", 0) != 0;
+	bool ceil_mode = imp_attr_i(n, "ceil_mode", 0) != 0;
 	for (unsigned i = 0; i < 2; i++) {
 		int64_t in = (int64_t)w->in[i], ek = (w->k[i] - 1) * w->d[i] + 1, s = w->s[i];
 		if (transposed) {
@@ -96,7 +96,7 @@ static int window_params(struct importer *im, const onnx_node *n, const struct t
 			}
 			int64_t o = s * (in - 1) + ek - w->pads[i] - w->pads[i + 2];
 			if (o < 1)
-				return op_err(im, "empty output");
+				return imp_op_err(im, "empty output");
 			w->out[i] = (uint64_t)o;
 			continue;
 		}
@@ -109,7 +109,7 @@ static int window_params(struct importer *im, const onnx_node *n, const struct t
 		}
 		int64_t span = in + w->pads[i] + w->pads[i + 2] - ek;
 		if (span < 0)
-			return op_err(im, "the window is larger than the padded input");
+			return imp_op_err(im, "the window is larger than the padded input");
 		int64_t o = span / s + 1;
 		if (ceil_mode && span % s) {
 			o = (span + s - 1) / s + 1;
@@ -132,22 +132,22 @@ static struct value as_4d(struct importer *im, struct value x, const char *name)
 		return x;
 	const struct type *t = val_type(x);
 	uint64_t dims[4] = {t->dims[0], t->dims[1], t->dims[2], 1};
-	return b_reshape(im, x, dims, 4, name);
+	return imp_b_reshape(im, x, dims, 4, name);
 }
 
 /* The NHWC result r of an operator becomes the NCHW output 0 (of rank 3 for
  * 1-D windows). */
 static int nchw_out(struct importer *im, struct value r, unsigned nsp)
 {
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	if (nsp == 2)
-		return set_out(im, 0, b_to_nchw(im, r, name));
-	struct value t = b_to_nchw(im, r, dname(im, name, "nchw"));
+		return imp_set_out(im, 0, imp_b_to_nchw(im, r, name));
+	struct value t = imp_b_to_nchw(im, r, imp_dname(im, name, "nchw"));
 	if (!t.node)
 		return -1;
 	const struct type *tt = val_type(t);
 	uint64_t dims[3] = {tt->dims[0], tt->dims[1], tt->dims[2]};
-	return set_out(im, 0, b_reshape(im, t, dims, 3, name));
+	return imp_set_out(im, 0, imp_b_reshape(im, t, dims, 3, name));
 }
 
 static void set_window(struct importer *im, struct node *nd, const struct window *w, bool dil)
@@ -161,8 +161,8 @@ static void set_window(struct importer *im, struct node *nd, const struct window
 
 static bool is_float_input(struct importer *im, const struct tensor *x)
 {
-	if (!dt_is_float(x->dtype) || dt_elem(x->dtype) < 0) {
-		op_err(im, "input must be floating point, not %s", dt_name(x->dtype));
+	if (!imp_dt_is_float(x->dtype) || imp_dt_elem(x->dtype) < 0) {
+		imp_op_err(im, "input must be floating point, not %s", imp_dt_name(x->dtype));
 		return false;
 	}
 	return true;
@@ -171,50 +171,50 @@ static bool is_float_input(struct importer *im, const struct tensor *x)
 /* The NHWC filter: reshaped to 4-D for 1-D convolutions, then transposed. */
 static struct value nhwc_filter(struct importer *im, struct tensor *w)
 {
-	struct value v = as_4d(im, tval(im, w), dname(im, w->name, "4d"));
-	return b_to_nhwc(im, v, dname(im, w->name, "nhwc"));
+	struct value v = as_4d(im, imp_tval(im, w), imp_dname(im, w->name, "4d"));
+	return imp_b_to_nhwc(im, v, imp_dname(im, w->name, "nhwc"));
 }
 
 static struct value bias_or_zero(struct importer *im, unsigned i, uint64_t oc, int elem)
 {
-	struct tensor *b = in_opt(im, i);
+	struct tensor *b = imp_in_opt(im, i);
 	if (b) {
 		if (b->rank != 1 || b->dims[0] != oc) {
-			op_err(im, "bias must have shape [%llu]", (unsigned long long)oc);
+			imp_op_err(im, "bias must have shape [%llu]", (unsigned long long)oc);
 			return no_value;
 		}
-		return tval(im, b);
+		return imp_tval(im, b);
 	}
-	return b_splat_const(im, dname(im, out_name(im, 0), "bias"), ty(im, elem, &oc, 1), 0);
+	return imp_b_splat_const(im, imp_dname(im, imp_out_name(im, 0), "bias"), imp_ty(im, elem, &oc, 1), 0);
 }
 
-int op_conv(struct importer *im, const onnx_node *n)
+int imp_op_conv(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0), *w = in_req(im, 1);
+	struct tensor *x = imp_in_req(im, 0), *w = imp_in_req(im, 1);
 	if (!x || !w || !is_float_input(im, x))
 		return -1;
 	if (x->rank == 5)
-		return op_conv_3d(im, n);
+		return imp_op_conv_3d(im, n);
 	if (w->rank != x->rank)
-		return op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
+		return imp_op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
 	struct window win;
 	int64_t kdef[2] = {(int64_t)w->dims[2], w->rank == 4 ? (int64_t)w->dims[3] : 1};
 	if (window_params(im, n, x, kdef, &win, false))
 		return -1;
-	int64_t g = attr_i(n, "group", 1);
+	int64_t g = imp_attr_i(n, "group", 1);
 	uint64_t oc = w->dims[0];
 	if (g < 1 || x->dims[1] % (uint64_t)g || oc % (uint64_t)g || w->dims[1] * (uint64_t)g != x->dims[1])
-		return op_err(im, "group %lld does not fit %llu input and %llu output channels", (long long)g,
+		return imp_op_err(im, "group %lld does not fit %llu input and %llu output channels", (long long)g,
 			      (unsigned long long)x->dims[1], (unsigned long long)oc);
 	if ((uint64_t)win.k[0] != w->dims[2] || (w->rank == 4 && (uint64_t)win.k[1] != w->dims[3]))
-		return op_err(im, "kernel_shape does not match the weights");
-	const char *name = out_name(im, 0);
-	int elem = dt_elem(x->dtype);
-	struct value xv = as_4d(im, tval(im, x), dname(im, x->name, "4d"));
-	struct value ops[3] = {b_to_nhwc(im, xv, dname(im, x->name, "nhwc")), nhwc_filter(im, w),
+		return imp_op_err(im, "kernel_shape does not match the weights");
+	const char *name = imp_out_name(im, 0);
+	int elem = imp_dt_elem(x->dtype);
+	struct value xv = as_4d(im, imp_tval(im, x), imp_dname(im, x->name, "4d"));
+	struct value ops[3] = {imp_b_to_nhwc(im, xv, imp_dname(im, x->name, "nhwc")), nhwc_filter(im, w),
 			       bias_or_zero(im, 2, oc, elem)};
 	uint64_t dims[4] = {x->dims[0], win.out[0], win.out[1], oc};
-	struct value r = b_node(im, NK_Convolution, dname(im, name, "nhwc"), ops, 3, ty(im, elem, dims, 4));
+	struct value r = imp_b_node(im, NK_Convolution, imp_dname(im, name, "nhwc"), ops, 3, imp_ty(im, elem, dims, 4));
 	if (!r.node)
 		return -1;
 	set_window(im, r.node, &win, true);
@@ -222,15 +222,15 @@ int op_conv(struct importer *im, const onnx_node *n)
 	return nchw_out(im, r, win.nsp);
 }
 
-int op_conv_transpose(struct importer *im, const onnx_node *n)
+int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0), *w = in_req(im, 1);
+	struct tensor *x = imp_in_req(im, 0), *w = imp_in_req(im, 1);
 	if (!x || !w || !is_float_input(im, x))
 		return -1;
 	if (x->rank == 5)
-		return op_conv_transpose_3d(im, n);
+		return imp_op_conv_transpose_3d(im, n);
 	if (w->rank != x->rank)
-		return op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
+		return imp_op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
 	struct window win;
 	int64_t kdef[2] = {(int64_t)w->dims[2], w->rank == 4 ? (int64_t)w->dims[3] : 1};
 	if (window_params(im, n, x, kdef, &win, true))
@@ -245,10 +245,10 @@ int op_conv_transpose(struct importer *im, const onnx_node *n)
 	if (read_pair(im, n, "output_padding", win.nsp, op, 0))
 		return -1;
 	const int64_t *osv;
-	long osc = attr_ints(n, "output_shape", &osv);
+	long osc = imp_attr_ints(n, "output_shape", &osv);
 	if (osc >= 0 && (unsigned long)osc != win.nsp)
-		return op_err(im, "output_shape has %ld entries for %u spatial dimensions", osc, win.nsp);
-	bool upper = strcmp(attr_s(im, n, "auto_pad", "NOTSET"), "SAME_UPPER") == 0;
+		return imp_op_err(im, "output_shape has %ld entries for %u spatial dimensions", osc, win.nsp);
+	bool upper = strcmp(imp_attr_s(im, n, "auto_pad", "NOTSET"), "SAME_UPPER") == 0;
 	for (unsigned i = 0; i < 2; i++) {
 		int64_t full = win.s[i] * ((int64_t)win.in[i] - 1) + (win.k[i] - 1) * win.d[i] + 1;
 		if (osc >= 0 && i < win.nsp) {
@@ -259,41 +259,41 @@ int op_conv_transpose(struct importer *im, const onnx_node *n)
 		}
 		win.pads[i + 2] -= op[i];
 		if (win.pads[i] < 0)
-			return op_err(im, "output_shape needs padding before the start, which is not supported");
+			return imp_op_err(im, "output_shape needs padding before the start, which is not supported");
 		if (win.pads[i + 2] < 0) {
 			ext[i] = -win.pads[i + 2];
 			win.pads[i + 2] = 0;
 		}
 		int64_t o = full - win.pads[i] - win.pads[i + 2];
 		if (o < 1)
-			return op_err(im, "empty output");
+			return imp_op_err(im, "empty output");
 		win.out[i] = (uint64_t)o;
 	}
-	int64_t g = attr_i(n, "group", 1);
+	int64_t g = imp_attr_i(n, "group", 1);
 	uint64_t ic = w->dims[0];
 	if (g < 1 || ic != x->dims[1] || ic % (uint64_t)g)
-		return op_err(im, "group %lld does not fit the weights", (long long)g);
+		return imp_op_err(im, "group %lld does not fit the weights", (long long)g);
 	uint64_t ocg = w->dims[1], icg = ic / (uint64_t)g, oc = ocg * (uint64_t)g;
 	uint64_t kh = w->dims[2], kw = w->rank == 4 ? w->dims[3] : 1;
-	const char *name = out_name(im, 0);
-	int elem = dt_elem(x->dtype);
+	const char *name = imp_out_name(im, 0);
+	int elem = imp_dt_elem(x->dtype);
 	/* (IC, OC/g, KH, KW) -> (g, IC/g, OC/g, KH, KW) -> (g, OC/g, KH, KW, IC/g) -> (OC, KH, KW, IC/g) */
 	uint64_t d5[5] = {(uint64_t)g, icg, ocg, kh, kw};
 	static const unsigned perm5[5] = {0, 2, 3, 4, 1};
 	uint64_t d4[4] = {oc, kh, kw, icg};
-	struct value fv = b_reshape(im, tval(im, w), d5, 5, dname(im, w->name, "groups"));
-	fv = b_transpose(im, fv, perm5, dname(im, w->name, "t"));
-	fv = b_reshape(im, fv, d4, 4, dname(im, w->name, "nhwc"));
-	struct value xv = as_4d(im, tval(im, x), dname(im, x->name, "4d"));
+	struct value fv = imp_b_reshape(im, imp_tval(im, w), d5, 5, imp_dname(im, w->name, "groups"));
+	fv = imp_b_transpose(im, fv, perm5, imp_dname(im, w->name, "t"));
+	fv = imp_b_reshape(im, fv, d4, 4, imp_dname(im, w->name, "nhwc"));
+	struct value xv = as_4d(im, imp_tval(im, x), imp_dname(im, x->name, "4d"));
 	bool extend = ext[0] || ext[1];
-	struct value xn = b_to_nhwc(im, xv, dname(im, x->name, "nhwc"));
+	struct value xn = imp_b_to_nhwc(im, xv, imp_dname(im, x->name, "nhwc"));
 	struct value bias = bias_or_zero(im, 2, oc, elem);
 	struct value ops[3] = {xn, fv, bias};
-	if (extend && in_opt(im, 2))
-		ops[2] = b_splat_const(im, dname(im, name, "nobias"), ty(im, elem, &oc, 1), 0);
+	if (extend && imp_in_opt(im, 2))
+		ops[2] = imp_b_splat_const(im, imp_dname(im, name, "nobias"), imp_ty(im, elem, &oc, 1), 0);
 	uint64_t dims[4] = {x->dims[0], win.out[0], win.out[1], oc};
-	struct value r = b_node(im, NK_ConvTranspose, dname(im, name, extend ? "core" : "nhwc"), ops, 3,
-				ty(im, elem, dims, 4));
+	struct value r = imp_b_node(im, NK_ConvTranspose, imp_dname(im, name, extend ? "core" : "nhwc"), ops, 3,
+				imp_ty(im, elem, dims, 4));
 	if (!r.node)
 		return -1;
 	set_window(im, r.node, &win, true);
@@ -302,15 +302,15 @@ int op_conv_transpose(struct importer *im, const onnx_node *n)
 		int64_t pads[8] = {0, 0, 0, 0, 0, ext[0], ext[1], 0};
 		dims[1] += (uint64_t)ext[0];
 		dims[2] += (uint64_t)ext[1];
-		const struct type *et = ty(im, elem, dims, 4);
-		bool biased = in_opt(im, 2) != NULL;
-		r = b_node(im, NK_Pad, dname(im, name, biased ? "ext" : "nhwc"), &r, 1, et);
+		const struct type *et = imp_ty(im, elem, dims, 4);
+		bool biased = imp_in_opt(im, 2) != NULL;
+		r = imp_b_node(im, NK_Pad, imp_dname(im, name, biased ? "ext" : "nhwc"), &r, 1, et);
 		if (r.node)
 			node_set_ints(im->m, r.node, AN_pads, pads, 8);
 		if (biased) {
-			struct value bb = b_broadcast(im, bias, dims, 4, dname(im, name, "biasb"));
+			struct value bb = imp_b_broadcast(im, bias, dims, 4, imp_dname(im, name, "biasb"));
 			struct value add[2] = {r, bb};
-			r = b_node(im, NK_Add, dname(im, name, "nhwc"), add, 2, et);
+			r = imp_b_node(im, NK_Add, imp_dname(im, name, "nhwc"), add, 2, et);
 		}
 		if (!r.node)
 			return -1;
@@ -320,13 +320,13 @@ int op_conv_transpose(struct importer *im, const onnx_node *n)
 
 static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x || !is_float_input(im, x))
 		return -1;
 	struct window win;
 	if (global) {
 		if (x->rank != 3 && x->rank != 4)
-			return op_err(im, "only 1-D and 2-D pools are supported (input rank %u)", x->rank);
+			return imp_op_err(im, "only 1-D and 2-D pools are supported (input rank %u)", x->rank);
 		memset(&win, 0, sizeof win);
 		win.nsp = x->rank - 2;
 		win.k[0] = (int64_t)x->dims[2];
@@ -335,47 +335,47 @@ static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
 		win.out[0] = win.out[1] = 1;
 	} else {
 		const int64_t *dv;
-		long dc = attr_ints(n, "dilations", &dv);
+		long dc = imp_attr_ints(n, "dilations", &dv);
 		bool dilated = false;
 		for (long i = 0; i < dc; i++)
 			dilated |= dv[i] != 1;
 		if (x->rank == 5 || dilated)
-			return op_pool_nd(im, n, max);
+			return imp_op_pool_nd(im, n, max);
 		if (window_params(im, n, x, NULL, &win, false))
 			return -1;
 	}
-	const char *name = out_name(im, 0);
-	int elem = dt_elem(x->dtype);
-	struct value xv = as_4d(im, tval(im, x), dname(im, x->name, "4d"));
-	xv = b_to_nhwc(im, xv, dname(im, x->name, "nhwc"));
+	const char *name = imp_out_name(im, 0);
+	int elem = imp_dt_elem(x->dtype);
+	struct value xv = as_4d(im, imp_tval(im, x), imp_dname(im, x->name, "4d"));
+	xv = imp_b_to_nhwc(im, xv, imp_dname(im, x->name, "nhwc"));
 	uint64_t dims[4] = {x->dims[0], win.out[0], win.out[1], x->dims[1]};
-	const struct type *rt = ty(im, elem, dims, 4);
+	const struct type *rt = imp_ty(im, elem, dims, 4);
 	if (!rt || !xv.node)
 		return -1;
 	struct node *p;
 	if (max) {
-		const struct type *types[2] = {rt, ty(im, EK_INDEX64, dims, 4)};
-		p = node_create(im->f, NK_MaxPool, dname(im, name, "nhwc"), &xv, 1, types, NULL, LOC_NONE);
+		const struct type *types[2] = {rt, imp_ty(im, EK_INDEX64, dims, 4)};
+		p = node_create(im->f, NK_MaxPool, imp_dname(im, name, "nhwc"), &xv, 1, types, NULL, LOC_NONE);
 	} else {
-		p = node_create1(im->f, NK_AvgPool, dname(im, name, "nhwc"), &xv, 1, rt, NULL, LOC_NONE);
-		bool inc = attr_i(n, "count_include_pad", 0) != 0;
+		p = node_create1(im->f, NK_AvgPool, imp_dname(im, name, "nhwc"), &xv, 1, rt, NULL, LOC_NONE);
+		bool inc = imp_attr_i(n, "count_include_pad", 0) != 0;
 		const int64_t *pv;
-		long pc = attr_ints(n, "pads", &pv);
+		long pc = imp_attr_ints(n, "pads", &pv);
 		bool grew = pc >= 0 && (unsigned long)pc == 2 * win.nsp &&
 			    (win.pads[2] != pv[win.nsp] || (win.nsp == 2 && win.pads[3] != pv[3]));
 		if (inc && grew)
-			return op_err(im, "ceil_mode with count_include_pad is not supported");
+			return imp_op_err(im, "ceil_mode with count_include_pad is not supported");
 		node_set_int(im->m, p, AN_count_include_pads, inc);
 	}
 	set_window(im, p, &win, false);
-	if (max && out_used(im, 1) && maxpool_indices(im, node_val(p, 1), x, win.nsp))
+	if (max && imp_out_used(im, 1) && imp_maxpool_indices(im, node_val(p, 1), x, win.nsp))
 		return -1;
 	return nchw_out(im, node_val(p, 0), win.nsp);
 }
 
-int op_maxpool(struct importer *im, const onnx_node *n) { return pool(im, n, true, false); }
-int op_avgpool(struct importer *im, const onnx_node *n) { return pool(im, n, false, false); }
-int op_global_pool(struct importer *im, const onnx_node *n)
+int imp_op_maxpool(struct importer *im, const onnx_node *n) { return pool(im, n, true, false); }
+int imp_op_avgpool(struct importer *im, const onnx_node *n) { return pool(im, n, false, false); }
+int imp_op_global_pool(struct importer *im, const onnx_node *n)
 {
 	return pool(im, n, strcmp(n->op_type, "GlobalMaxPool") == 0, true);
 }
@@ -383,62 +383,62 @@ int op_global_pool(struct importer *im, const onnx_node *n)
 static bool extra_outputs_used(struct importer *im, unsigned from)
 {
 	for (unsigned i = from; i < im->node->n_output; i++)
-		if (out_used(im, i))
+		if (imp_out_used(im, i))
 			return true;
 	return false;
 }
 
-int op_batchnorm(struct importer *im, const onnx_node *n)
+int imp_op_batchnorm(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x || !is_float_input(im, x))
 		return -1;
 	if (x->rank < 2)
-		return op_err(im, "input must have a channel dimension");
-	if (im->opset < 9 && attr_i(n, "spatial", 1) == 0)
-		return op_err(im, "spatial = 0 is not supported");
-	if (im->opset >= 14 && attr_i(n, "training_mode", 0))
-		return batchnorm_training(im, n, x);
-	if (attr_i(n, "training_mode", 0) || extra_outputs_used(im, 1))
-		return op_err(im, "training mode (mean and variance outputs) is not supported");
+		return imp_op_err(im, "input must have a channel dimension");
+	if (im->opset < 9 && imp_attr_i(n, "spatial", 1) == 0)
+		return imp_op_err(im, "spatial = 0 is not supported");
+	if (im->opset >= 14 && imp_attr_i(n, "training_mode", 0))
+		return imp_batchnorm_training(im, n, x);
+	if (imp_attr_i(n, "training_mode", 0) || extra_outputs_used(im, 1))
+		return imp_op_err(im, "training mode (mean and variance outputs) is not supported");
 	struct value ops[5];
 	for (unsigned i = 0; i < 5; i++) {
-		ops[i] = in_val(im, i);
+		ops[i] = imp_in_val(im, i);
 		if (!ops[i].node)
 			return -1;
 		if (i && (val_type(ops[i])->rank != 1 || val_type(ops[i])->dims[0] != x->dims[1]))
-			return op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)x->dims[1]);
+			return imp_op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)x->dims[1]);
 	}
-	struct value r = b_node(im, NK_BatchNormalization, out_name(im, 0), ops, 5, val_type(ops[0]));
+	struct value r = imp_b_node(im, NK_BatchNormalization, imp_out_name(im, 0), ops, 5, val_type(ops[0]));
 	if (!r.node)
 		return -1;
 	node_set_int(im->m, r.node, AN_channel_idx, 1);
-	node_set_float(im->m, r.node, AN_epsilon, attr_f(n, "epsilon", 1e-5f));
-	node_set_float(im->m, r.node, AN_momentum, attr_f(n, "momentum", 0.9f));
-	return set_out(im, 0, r);
+	node_set_float(im->m, r.node, AN_epsilon, imp_attr_f(n, "epsilon", 1e-5f));
+	node_set_float(im->m, r.node, AN_momentum, imp_attr_f(n, "momentum", 0.9f));
+	return imp_set_out(im, 0, r);
 }
 
-int op_instancenorm(struct importer *im, const onnx_node *n)
+int imp_op_instancenorm(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x || !is_float_input(im, x))
 		return -1;
 	if (x->rank < 3)
-		return op_err(im, "input must have spatial dimensions");
+		return imp_op_err(im, "input must have spatial dimensions");
 	struct value ops[3];
 	for (unsigned i = 0; i < 3; i++) {
-		ops[i] = in_val(im, i);
+		ops[i] = imp_in_val(im, i);
 		if (!ops[i].node)
 			return -1;
 		if (i && (val_type(ops[i])->rank != 1 || val_type(ops[i])->dims[0] != x->dims[1]))
-			return op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)x->dims[1]);
+			return imp_op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)x->dims[1]);
 	}
-	struct value r = b_node(im, NK_InstanceNormalization, out_name(im, 0), ops, 3, val_type(ops[0]));
+	struct value r = imp_b_node(im, NK_InstanceNormalization, imp_out_name(im, 0), ops, 3, val_type(ops[0]));
 	if (!r.node)
 		return -1;
 	node_set_int(im->m, r.node, AN_channel_idx, 1);
-	node_set_float(im->m, r.node, AN_epsilon, attr_f(n, "epsilon", 1e-5f));
-	return set_out(im, 0, r);
+	node_set_float(im->m, r.node, AN_epsilon, imp_attr_f(n, "epsilon", 1e-5f));
+	return imp_set_out(im, 0, r);
 }
 
 /* LayerNormalization (opset 17): normalizes over dims [axis, rank); scale
@@ -458,127 +458,127 @@ static int layernorm_stats(struct importer *im, struct value xv, unsigned axis, 
 		else
 			inner *= xt->dims[k];
 	}
-	const char *mname = out_used(im, 1) ? out_name(im, 1) : dname(im, out_name(im, 0), "mean");
+	const char *mname = imp_out_used(im, 1) ? imp_out_name(im, 1) : imp_dname(im, imp_out_name(im, 0), "mean");
 	uint64_t d2[2] = {outer, inner}, d1[1] = {outer}, dc[2] = {outer, 1};
 	static const int64_t ax1[1] = {1};
-	struct value x2 = b_reshape(im, xv, d2, 2, dname(im, mname, "rows"));
-	struct value m1 = b_node(im, NK_BatchedReduceMean, dname(im, mname, "reduce"), &x2, 1,
+	struct value x2 = imp_b_reshape(im, xv, d2, 2, imp_dname(im, mname, "rows"));
+	struct value m1 = imp_b_node(im, NK_BatchedReduceMean, imp_dname(im, mname, "reduce"), &x2, 1,
 				 type_with_dims(im->tc, xt, d1, 1));
 	if (!m1.node)
 		return -1;
 	node_set_ints(im->m, m1.node, AN_axes, ax1, 1);
-	if (out_used(im, 1) && set_out(im, 1, b_reshape(im, m1, sd, xt->rank, mname)))
+	if (imp_out_used(im, 1) && imp_set_out(im, 1, imp_b_reshape(im, m1, sd, xt->rank, mname)))
 		return -1;
-	if (!out_used(im, 2))
+	if (!imp_out_used(im, 2))
 		return 0;
-	const char *iname = out_name(im, 2);
-	struct value mc = b_reshape(im, m1, dc, 2, dname(im, iname, "mean"));
-	mc = b_broadcast(im, mc, d2, 2, dname(im, iname, "mean.bcast"));
+	const char *iname = imp_out_name(im, 2);
+	struct value mc = imp_b_reshape(im, m1, dc, 2, imp_dname(im, iname, "mean"));
+	mc = imp_b_broadcast(im, mc, d2, 2, imp_dname(im, iname, "mean.bcast"));
 	struct value ops[2] = {x2, mc};
-	struct value dv = b_node(im, NK_Sub, dname(im, iname, "dev"), ops, 2, val_type(x2));
+	struct value dv = imp_b_node(im, NK_Sub, imp_dname(im, iname, "dev"), ops, 2, val_type(x2));
 	ops[0] = dv, ops[1] = dv;
-	struct value sq = b_node(im, NK_Mul, dname(im, iname, "sq"), ops, 2, dv.node ? val_type(dv) : NULL);
-	struct value var = b_node(im, NK_BatchedReduceMean, dname(im, iname, "var"), &sq, 1,
+	struct value sq = imp_b_node(im, NK_Mul, imp_dname(im, iname, "sq"), ops, 2, dv.node ? val_type(dv) : NULL);
+	struct value var = imp_b_node(im, NK_BatchedReduceMean, imp_dname(im, iname, "var"), &sq, 1,
 				  type_with_dims(im->tc, xt, d1, 1));
 	if (!var.node)
 		return -1;
 	node_set_ints(im->m, var.node, AN_axes, ax1, 1);
 	ops[0] = var;
-	ops[1] = b_splat_const(im, dname(im, iname, "eps"), val_type(var), eps);
-	struct value ve = b_node(im, NK_Add, dname(im, iname, "vareps"), ops, 2, val_type(var));
-	struct value inv = b_unary(im, NK_Rsqrt, dname(im, iname, "rsqrt"), ve);
-	return set_out(im, 2, b_reshape(im, inv, sd, xt->rank, iname));
+	ops[1] = imp_b_splat_const(im, imp_dname(im, iname, "eps"), val_type(var), eps);
+	struct value ve = imp_b_node(im, NK_Add, imp_dname(im, iname, "vareps"), ops, 2, val_type(var));
+	struct value inv = imp_b_unary(im, NK_Rsqrt, imp_dname(im, iname, "rsqrt"), ve);
+	return imp_set_out(im, 2, imp_b_reshape(im, inv, sd, xt->rank, iname));
 }
 
-int op_layernorm(struct importer *im, const onnx_node *n)
+int imp_op_layernorm(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x || !is_float_input(im, x))
 		return -1;
-	if (attr_i(n, "stash_type", 1) != 1)
-		return op_err(im, "stash_type other than float is not supported");
+	if (imp_attr_i(n, "stash_type", 1) != 1)
+		return imp_op_err(im, "stash_type other than float is not supported");
 	unsigned axis;
-	if (norm_axis(im, attr_i(n, "axis", -1), x->rank, &axis))
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", -1), x->rank, &axis))
 		return -1;
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	const uint64_t *nd = x->dims + axis;
 	unsigned nr = x->rank - axis;
-	struct value xv = tval(im, x);
-	struct value sv = b_broadcast(im, in_val(im, 1), nd, nr, dname(im, name, "scale"));
-	struct value bv = in_opt(im, 2) ? b_broadcast(im, in_val(im, 2), nd, nr, dname(im, name, "bias"))
-					: b_splat_const(im, dname(im, name, "bias"), ty(im, dt_elem(x->dtype), nd, nr), 0);
+	struct value xv = imp_tval(im, x);
+	struct value sv = imp_b_broadcast(im, imp_in_val(im, 1), nd, nr, imp_dname(im, name, "scale"));
+	struct value bv = imp_in_opt(im, 2) ? imp_b_broadcast(im, imp_in_val(im, 2), nd, nr, imp_dname(im, name, "bias"))
+					: imp_b_splat_const(im, imp_dname(im, name, "bias"), imp_ty(im, imp_dt_elem(x->dtype), nd, nr), 0);
 	struct value ops[3] = {xv, sv, bv};
-	struct value r = b_node(im, NK_LayerNormalization, name, ops, 3, xv.node ? val_type(xv) : NULL);
+	struct value r = imp_b_node(im, NK_LayerNormalization, name, ops, 3, xv.node ? val_type(xv) : NULL);
 	if (!r.node)
 		return -1;
 	node_set_int(im->m, r.node, AN_axis, axis);
-	node_set_float(im->m, r.node, AN_epsilon, attr_f(n, "epsilon", 1e-5f));
-	if (set_out(im, 0, r))
+	node_set_float(im->m, r.node, AN_epsilon, imp_attr_f(n, "epsilon", 1e-5f));
+	if (imp_set_out(im, 0, r))
 		return -1;
-	if (!out_used(im, 1) && !out_used(im, 2))
+	if (!imp_out_used(im, 1) && !imp_out_used(im, 2))
 		return 0;
-	return layernorm_stats(im, xv, axis, attr_f(n, "epsilon", 1e-5f));
+	return layernorm_stats(im, xv, axis, imp_attr_f(n, "epsilon", 1e-5f));
 }
 
 /* LRN across channels: NHWC, half window (size - 1) / 2; alpha as in ONNX
  * (the kind divides it by the window size). */
-int op_lrn(struct importer *im, const onnx_node *n)
+int imp_op_lrn(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x || !is_float_input(im, x))
 		return -1;
 	if (x->rank != 4)
-		return op_err(im, "only 4-D inputs are supported");
-	int64_t size = attr_i(n, "size", 0);
+		return imp_op_err(im, "only 4-D inputs are supported");
+	int64_t size = imp_attr_i(n, "size", 0);
 	if (size < 1 || size % 2 == 0)
-		return op_err(im, "size %lld is not supported (odd sizes only)", (long long)size);
-	const char *name = out_name(im, 0);
-	struct value xv = b_to_nhwc(im, tval(im, x), dname(im, x->name, "nhwc"));
-	struct value r = b_unary(im, NK_LocalResponseNormalization, dname(im, name, "nhwc"), xv);
+		return imp_op_err(im, "size %lld is not supported (odd sizes only)", (long long)size);
+	const char *name = imp_out_name(im, 0);
+	struct value xv = imp_b_to_nhwc(im, imp_tval(im, x), imp_dname(im, x->name, "nhwc"));
+	struct value r = imp_b_unary(im, NK_LocalResponseNormalization, imp_dname(im, name, "nhwc"), xv);
 	if (!r.node)
 		return -1;
 	node_set_int(im->m, r.node, AN_half_window_size, (size - 1) / 2);
-	node_set_float(im->m, r.node, AN_alpha, attr_f(n, "alpha", 1e-4f));
-	node_set_float(im->m, r.node, AN_beta, attr_f(n, "beta", 0.75f));
-	node_set_float(im->m, r.node, AN_k, attr_f(n, "bias", 1.0f));
-	return set_out(im, 0, b_to_nchw(im, r, name));
+	node_set_float(im->m, r.node, AN_alpha, imp_attr_f(n, "alpha", 1e-4f));
+	node_set_float(im->m, r.node, AN_beta, imp_attr_f(n, "beta", 0.75f));
+	node_set_float(im->m, r.node, AN_k, imp_attr_f(n, "bias", 1.0f));
+	return imp_set_out(im, 0, imp_b_to_nchw(im, r, name));
 }
 
 static int space_depth(struct importer *im, const onnx_node *n, bool to_space)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x)
 		return -1;
 	if (x->rank != 4)
-		return op_err(im, "input must be 4-D");
-	int64_t b = attr_i(n, "blocksize", 0);
+		return imp_op_err(im, "input must be 4-D");
+	int64_t b = imp_attr_i(n, "blocksize", 0);
 	if (b < 1)
-		return op_err(im, "blocksize must be positive");
+		return imp_op_err(im, "blocksize must be positive");
 	uint64_t ub = (uint64_t)b, dims[4];
 	if (to_space) {
 		if (x->dims[1] % (ub * ub))
-			return op_err(im, "channels are not divisible by blocksize^2");
+			return imp_op_err(im, "channels are not divisible by blocksize^2");
 		dims[0] = x->dims[0], dims[1] = x->dims[2] * ub, dims[2] = x->dims[3] * ub, dims[3] = x->dims[1] / (ub * ub);
 	} else {
 		if (x->dims[2] % ub || x->dims[3] % ub)
-			return op_err(im, "spatial dimensions are not divisible by blocksize");
+			return imp_op_err(im, "spatial dimensions are not divisible by blocksize");
 		dims[0] = x->dims[0], dims[1] = x->dims[2] / ub, dims[2] = x->dims[3] / ub, dims[3] = x->dims[1] * ub * ub;
 	}
-	const char *name = out_name(im, 0);
-	struct value xv = b_to_nhwc(im, tval(im, x), dname(im, x->name, "nhwc"));
-	struct value r = b_node(im, to_space ? NK_DepthToSpace : NK_SpaceToDepth, dname(im, name, "nhwc"), &xv, 1,
+	const char *name = imp_out_name(im, 0);
+	struct value xv = imp_b_to_nhwc(im, imp_tval(im, x), imp_dname(im, x->name, "nhwc"));
+	struct value r = imp_b_node(im, to_space ? NK_DepthToSpace : NK_SpaceToDepth, imp_dname(im, name, "nhwc"), &xv, 1,
 				xv.node ? type_with_dims(im->tc, val_type(xv), dims, 4) : NULL);
 	if (!r.node)
 		return -1;
 	node_set_int(im->m, r.node, AN_block_size, b);
 	if (to_space) {
-		const char *mode = attr_s(im, n, "mode", "DCR");
+		const char *mode = imp_attr_s(im, n, "mode", "DCR");
 		if (strcmp(mode, "DCR") != 0 && strcmp(mode, "CRD") != 0)
-			return op_err(im, "mode '%s' is not supported", mode);
+			return imp_op_err(im, "mode '%s' is not supported", mode);
 		node_set_int(im->m, r.node, AN_mode, mode[0] == 'C');
 	}
-	return set_out(im, 0, b_to_nchw(im, r, name));
+	return imp_set_out(im, 0, imp_b_to_nchw(im, r, name));
 }
 
-int op_depth_to_space(struct importer *im, const onnx_node *n) { return space_depth(im, n, true); }
-int op_space_to_depth(struct importer *im, const onnx_node *n) { return space_depth(im, n, false); }
+int imp_op_depth_to_space(struct importer *im, const onnx_node *n) { return space_depth(im, n, true); }
+int imp_op_space_to_depth(struct importer *im, const onnx_node *n) { return space_depth(im, n, false); }

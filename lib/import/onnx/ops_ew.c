@@ -14,26 +14,6 @@
 
 static const struct value no_value = {NULL, 0};
 
-/* a op b on values of one type (no broadcasting); cmp: bool result */
-static struct value ew2(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
-{
-	if (!a.node || !b.node)
-		return no_value;
-	const struct type *t = val_type(a);
-	if (kind == NK_CmpEQ || kind == NK_CmpNEQ || kind == NK_CmpLT || kind == NK_CmpLTE)
-		t = type_with_elem(im->tc, t, EK_BOOL);
-	struct value ops[2] = {a, b};
-	return b_node(im, kind, name, ops, 2, t);
-}
-
-/* a splat constant shaped like v */
-static struct value splat_like(struct importer *im, struct value v, double f, const char *name)
-{
-	if (!v.node)
-		return v;
-	return b_splat_const(im, name, val_type(v), f);
-}
-
 /* Broadcasts values to their common shape (names "<name>.bcastN"). */
 static int bcast_all(struct importer *im, struct value *vs, unsigned n, const char *name)
 {
@@ -44,14 +24,14 @@ static int bcast_all(struct importer *im, struct value *vs, unsigned n, const ch
 			return -1;
 	const struct type *acc = val_type(vs[0]);
 	for (unsigned i = 1; i < n; i++) {
-		if (bcast_shape(im, acc, val_type(vs[i]), dims, &rank))
+		if (imp_bcast_shape(im, acc, val_type(vs[i]), dims, &rank))
 			return -1;
 		acc = type_with_dims(im->tc, acc, dims, rank);
 	}
 	for (unsigned i = 0; i < n; i++) {
 		char suf[16];
 		snprintf(suf, sizeof suf, "bcast%u", i);
-		vs[i] = b_broadcast(im, vs[i], acc->dims, acc->rank, dname(im, name, suf));
+		vs[i] = imp_b_broadcast(im, vs[i], acc->dims, acc->rank, imp_dname(im, name, suf));
 		if (!vs[i].node)
 			return -1;
 	}
@@ -62,14 +42,14 @@ static int bcast_all(struct importer *im, struct value *vs, unsigned n, const ch
  * dimensions with A's starting at axis. Returns B reshaped for numpy rules. */
 static struct value legacy_bcast(struct importer *im, const onnx_node *n, struct value a, struct value b)
 {
-	if (im->opset >= 7 || !attr_i(n, "broadcast", 0) || !a.node || !b.node)
+	if (im->opset >= 7 || !imp_attr_i(n, "broadcast", 0) || !a.node || !b.node)
 		return b;
 	const struct type *ta = val_type(a), *tb = val_type(b);
-	int64_t axis = attr_i(n, "axis", (int64_t)ta->rank - (int64_t)tb->rank);
+	int64_t axis = imp_attr_i(n, "axis", (int64_t)ta->rank - (int64_t)tb->rank);
 	if (axis < 0)
 		axis += ta->rank;
 	if (axis < 0 || axis + tb->rank > ta->rank) {
-		op_err(im, "broadcast axis %lld does not fit", (long long)axis);
+		imp_op_err(im, "broadcast axis %lld does not fit", (long long)axis);
 		return no_value;
 	}
 	uint64_t dims[GLOW_MAX_RANK];
@@ -78,7 +58,7 @@ static struct value legacy_bcast(struct importer *im, const onnx_node *n, struct
 		dims[r++] = tb->dims[k];
 	while (r < ta->rank - (unsigned)axis)
 		dims[r++] = 1;
-	return b_reshape(im, b, dims, r, dname(im, out_name(im, 0), "rhs"));
+	return imp_b_reshape(im, b, dims, r, imp_dname(im, imp_out_name(im, 0), "rhs"));
 }
 
 static struct value binary(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
@@ -87,72 +67,65 @@ static struct value binary(struct importer *im, unsigned kind, struct value a, s
 		return no_value;
 	if (val_type(a)->elem != val_type(b)->elem) {
 		if (kind != NK_Pow) {
-			op_err(im, "operands have different element types");
+			imp_op_err(im, "operands have different element types");
 			return no_value;
 		}
-		b = b_convert(im, b, val_type(a)->elem, dname(im, name, "exp"));
+		b = imp_b_convert(im, b, val_type(a)->elem, imp_dname(im, name, "exp"));
 	}
 	struct value vs[2] = {a, b};
 	if (bcast_all(im, vs, 2, name))
 		return no_value;
-	return ew2(im, kind, vs[0], vs[1], name);
+	return imp_b_binary(im, kind, vs[0], vs[1], name);
 }
 
-int op_binary(struct importer *im, const onnx_node *n)
+int imp_op_binary(struct importer *im, const onnx_node *n)
 {
-	static const struct {
-		const char *op;
-		unsigned kind;
-	} map[] = {{"Add", NK_Add}, {"Sub", NK_Sub}, {"Mul", NK_Mul}, {"Div", NK_Div}, {"Pow", NK_Pow}};
-	unsigned kind = NK_Add;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
-		if (strcmp(map[i].op, n->op_type) == 0)
-			kind = map[i].kind;
-	struct value a = in_val(im, 0), b = in_val(im, 1);
+	unsigned kind = im->row->kind; /* ops.def */
+	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
 	b = legacy_bcast(im, n, a, b);
-	return set_out(im, 0, binary(im, kind, a, b, out_name(im, 0)));
+	return imp_set_out(im, 0, binary(im, kind, a, b, imp_out_name(im, 0)));
 }
 
-int op_mod(struct importer *im, const onnx_node *n)
+int imp_op_mod(struct importer *im, const onnx_node *n)
 {
-	struct value a = in_val(im, 0), b = in_val(im, 1);
-	const char *name = out_name(im, 0);
+	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
+	const char *name = imp_out_name(im, 0);
 	if (!a.node || !b.node)
 		return -1;
 	bool fl = elem_is_float((enum elem_kind)val_type(a)->elem);
-	int64_t fm = attr_i(n, "fmod", 0);
+	int64_t fm = imp_attr_i(n, "fmod", 0);
 	if (fl && !fm)
-		return op_err(im, "fmod = 0 is not valid for floating-point inputs");
+		return imp_op_err(im, "fmod = 0 is not valid for floating-point inputs");
 	/* fmod = 1: the sign of the dividend (C fmod); fmod = 0: the sign of
 	 * the divisor (the Mod kind) */
-	return set_out(im, 0, binary(im, fm ? NK_Fmod : NK_Mod, a, b, name));
+	return imp_set_out(im, 0, binary(im, fm ? NK_Fmod : NK_Mod, a, b, name));
 }
 
 /* Max, Min, Sum, Mean over one or more inputs */
-int op_variadic(struct importer *im, const onnx_node *n)
+int imp_op_variadic(struct importer *im, const onnx_node *n)
 {
-	unsigned cnt = n_in(n), kind = NK_Add;
-	const char *name = out_name(im, 0);
+	unsigned cnt = imp_n_in(n), kind = NK_Add;
+	const char *name = imp_out_name(im, 0);
 	if (strcmp(n->op_type, "Max") == 0)
 		kind = NK_Max;
 	else if (strcmp(n->op_type, "Min") == 0)
 		kind = NK_Min;
 	if (cnt == 0)
-		return op_err(im, "no inputs");
+		return imp_op_err(im, "no inputs");
 	bool mean = strcmp(n->op_type, "Mean") == 0;
-	struct value acc = in_val(im, 0);
+	struct value acc = imp_in_val(im, 0);
 	if (cnt == 1 && !mean)
-		return set_out_t(im, 0, in_req(im, 0));
+		return imp_set_out_t(im, 0, imp_in_req(im, 0));
 	for (unsigned i = 1; i < cnt; i++) {
 		bool last = i + 1 == cnt && !mean;
-		acc = binary(im, kind, acc, in_val(im, i), last ? name : dname(im, name, "acc"));
+		acc = binary(im, kind, acc, imp_in_val(im, i), last ? name : imp_dname(im, name, "acc"));
 	}
 	if (mean)
-		acc = ew2(im, NK_Div, acc, splat_like(im, acc, cnt, dname(im, name, "count")), name);
-	return set_out(im, 0, acc);
+		acc = imp_b_binary(im, NK_Div, acc, imp_b_splat_like(im, acc, cnt, imp_dname(im, name, "count")), name);
+	return imp_set_out(im, 0, acc);
 }
 
-int op_compare(struct importer *im, const onnx_node *n)
+int imp_op_compare(struct importer *im, const onnx_node *n)
 {
 	static const struct {
 		const char *op;
@@ -165,132 +138,120 @@ int op_compare(struct importer *im, const onnx_node *n)
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
 		if (strcmp(map[i].op, n->op_type) == 0)
 			k = i;
-	struct value a = in_val(im, 0), b = in_val(im, 1);
+	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
 	b = legacy_bcast(im, n, a, b);
 	if (map[k].swap) {
 		struct value t = a;
 		a = b;
 		b = t;
 	}
-	return set_out(im, 0, binary(im, map[k].kind, a, b, out_name(im, 0)));
+	return imp_set_out(im, 0, binary(im, map[k].kind, a, b, imp_out_name(im, 0)));
 }
 
-int op_where(struct importer *im, const onnx_node *n)
+int imp_op_where(struct importer *im, const onnx_node *n)
 {
 	(void)n;
-	struct value vs[3] = {in_val(im, 0), in_val(im, 1), in_val(im, 2)};
-	const char *name = out_name(im, 0);
+	struct value vs[3] = {imp_in_val(im, 0), imp_in_val(im, 1), imp_in_val(im, 2)};
+	const char *name = imp_out_name(im, 0);
 	if (bcast_all(im, vs, 3, name))
 		return -1;
 	if (val_type(vs[1])->elem != val_type(vs[2])->elem || val_type(vs[0])->elem != EK_BOOL)
-		return op_err(im, "condition must be bool and both branches of one element type");
-	return set_out(im, 0, b_node(im, NK_Select, name, vs, 3, val_type(vs[1])));
+		return imp_op_err(im, "condition must be bool and both branches of one element type");
+	return imp_set_out(im, 0, imp_b_node(im, NK_Select, name, vs, 3, val_type(vs[1])));
 }
 
-int op_unary(struct importer *im, const onnx_node *n)
+int imp_op_unary(struct importer *im, const onnx_node *n)
 {
-	static const struct {
-		const char *op;
-		unsigned kind;
-	} map[] = {{"Not", NK_Not},         {"Neg", NK_Neg},     {"Abs", NK_Abs},       {"Exp", NK_Exp},
-		   {"Log", NK_Log},         {"Sqrt", NK_Sqrt},   {"Reciprocal", NK_Reciprocal},
-		   {"Floor", NK_Floor},     {"Ceil", NK_Ceil},   {"Round", NK_Round},   {"Sign", NK_Sign},
-		   {"Sin", NK_Sin},         {"Cos", NK_Cos},     {"Erf", NK_Erf},       {"IsNaN", NK_IsNaN},
-		   {"Relu", NK_Relu},       {"Sigmoid", NK_Sigmoid}, {"Tanh", NK_Tanh},
-		   {"Softplus", NK_SoftPlus}, {"HardSwish", NK_HardSwish}};
-	unsigned kind = NK_Relu;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
-		if (strcmp(map[i].op, n->op_type) == 0)
-			kind = map[i].kind;
-	struct value x = in_val(im, 0);
+	unsigned kind = im->row->kind; /* ops.def */
+	struct value x = imp_in_val(im, 0);
 	if (!x.node)
 		return -1;
 	const struct type *t = val_type(x);
 	if (kind == NK_IsNaN)
 		t = type_with_elem(im->tc, t, EK_BOOL);
-	return set_out(im, 0, b_node(im, kind, out_name(im, 0), &x, 1, t));
+	return imp_set_out(im, 0, imp_b_node(im, kind, imp_out_name(im, 0), &x, 1, t));
 }
 
-int op_activation(struct importer *im, const onnx_node *n)
+int imp_op_activation(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0);
-	const char *name = out_name(im, 0), *op = n->op_type;
+	struct value x = imp_in_val(im, 0);
+	const char *name = imp_out_name(im, 0), *op = n->op_type;
 	if (!x.node)
 		return -1;
 	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
-		return op_err(im, "input must be floating point");
+		return imp_op_err(im, "input must be floating point");
 	if (strcmp(op, "LeakyRelu") == 0 || strcmp(op, "Elu") == 0) {
 		bool leaky = op[0] == 'L';
-		struct value r = b_unary(im, leaky ? NK_LeakyRelu : NK_Elu, name, x);
+		struct value r = imp_b_unary(im, leaky ? NK_LeakyRelu : NK_Elu, name, x);
 		if (r.node)
-			node_set_float(im->m, r.node, AN_alpha, attr_f(n, "alpha", leaky ? 0.01f : 1.0f));
-		return set_out(im, 0, r);
+			node_set_float(im->m, r.node, AN_alpha, imp_attr_f(n, "alpha", leaky ? 0.01f : 1.0f));
+		return imp_set_out(im, 0, r);
 	}
 	if (strcmp(op, "Selu") == 0) {
-		struct value e = b_unary(im, NK_Elu, dname(im, name, "elu"), x);
+		struct value e = imp_b_unary(im, NK_Elu, imp_dname(im, name, "elu"), x);
 		if (e.node)
-			node_set_float(im->m, e.node, AN_alpha, attr_f(n, "alpha", 1.67326319217681884765625f));
-		struct value g = splat_like(im, x, attr_f(n, "gamma", 1.05070102214813232421875f),
-					    dname(im, name, "gamma"));
-		return set_out(im, 0, ew2(im, NK_Mul, e, g, name));
+			node_set_float(im->m, e.node, AN_alpha, imp_attr_f(n, "alpha", 1.67326319217681884765625f));
+		struct value g = imp_b_splat_like(im, x, imp_attr_f(n, "gamma", 1.05070102214813232421875f),
+					    imp_dname(im, name, "gamma"));
+		return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, e, g, name));
 	}
 	if (strcmp(op, "Gelu") == 0) { /* opset 20: erf form, or the tanh approximation */
-		const char *ap = attr_s(im, n, "approximate", "none");
+		const char *ap = imp_attr_s(im, n, "approximate", "none");
 		int a = strcmp(ap, "none") == 0 ? 0 : strcmp(ap, "tanh") == 0 ? 1 : -1;
 		if (a < 0)
-			return op_err(im, "unknown approximate '%s' (none or tanh)", ap);
-		struct value r = b_unary(im, NK_Gelu, name, x);
+			return imp_op_err(im, "unknown approximate '%s' (none or tanh)", ap);
+		struct value r = imp_b_unary(im, NK_Gelu, name, x);
 		if (r.node && a)
 			node_set_int(im->m, r.node, AN_approximate, a);
-		return set_out(im, 0, r);
+		return imp_set_out(im, 0, r);
 	}
 	if (strcmp(op, "Celu") == 0) { /* alpha * Elu(x / alpha) */
-		struct value al = splat_like(im, x, attr_f(n, "alpha", 1), dname(im, name, "alpha"));
-		struct value e = b_unary(im, NK_Elu, dname(im, name, "elu"),
-					 ew2(im, NK_Div, x, al, dname(im, name, "scaled")));
-		return set_out(im, 0, ew2(im, NK_Mul, e, al, name));
+		struct value al = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
+		struct value e = imp_b_unary(im, NK_Elu, imp_dname(im, name, "elu"),
+					 imp_b_binary(im, NK_Div, x, al, imp_dname(im, name, "scaled")));
+		return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, e, al, name));
 	}
 	if (strcmp(op, "HardSigmoid") == 0) { /* clip(alpha * x + beta, 0, 1) */
-		struct value a = splat_like(im, x, attr_f(n, "alpha", 0.2f), dname(im, name, "alpha"));
-		struct value b = splat_like(im, x, attr_f(n, "beta", 0.5f), dname(im, name, "beta"));
-		struct value y = ew2(im, NK_Add, ew2(im, NK_Mul, x, a, dname(im, name, "mul")), b,
-				     dname(im, name, "add"));
-		struct value r = b_unary(im, NK_Clip, name, y);
+		struct value a = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 0.2f), imp_dname(im, name, "alpha"));
+		struct value b = imp_b_splat_like(im, x, imp_attr_f(n, "beta", 0.5f), imp_dname(im, name, "beta"));
+		struct value y = imp_b_binary(im, NK_Add, imp_b_binary(im, NK_Mul, x, a, imp_dname(im, name, "mul")), b,
+				     imp_dname(im, name, "add"));
+		struct value r = imp_b_unary(im, NK_Clip, name, y);
 		if (r.node) {
 			node_set_float(im->m, r.node, AN_min, 0);
 			node_set_float(im->m, r.node, AN_max, 1);
 		}
-		return set_out(im, 0, r);
+		return imp_set_out(im, 0, r);
 	}
 	if (strcmp(op, "Softsign") == 0) { /* x / (1 + |x|) */
-		struct value one = splat_like(im, x, 1, dname(im, name, "one"));
-		struct value d = ew2(im, NK_Add, one, b_unary(im, NK_Abs, dname(im, name, "abs"), x),
-				     dname(im, name, "den"));
-		return set_out(im, 0, ew2(im, NK_Div, x, d, name));
+		struct value one = imp_b_splat_like(im, x, 1, imp_dname(im, name, "one"));
+		struct value d = imp_b_binary(im, NK_Add, one, imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), x),
+				     imp_dname(im, name, "den"));
+		return imp_set_out(im, 0, imp_b_binary(im, NK_Div, x, d, name));
 	}
-	struct value zero = splat_like(im, x, 0, dname(im, name, "zero"));
+	struct value zero = imp_b_splat_like(im, x, 0, imp_dname(im, name, "zero"));
 	if (strcmp(op, "ThresholdedRelu") == 0) { /* x > alpha ? x : 0 */
-		struct value a = splat_like(im, x, attr_f(n, "alpha", 1), dname(im, name, "alpha"));
-		struct value ops[3] = {ew2(im, NK_CmpLT, a, x, dname(im, name, "gt")), x, zero};
-		return set_out(im, 0, b_node(im, NK_Select, name, ops, 3, val_type(x)));
+		struct value a = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
+		struct value ops[3] = {imp_b_binary(im, NK_CmpLT, a, x, imp_dname(im, name, "gt")), x, zero};
+		return imp_set_out(im, 0, imp_b_node(im, NK_Select, name, ops, 3, val_type(x)));
 	}
 	/* Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0 */
-	float l = attr_f(n, "lambd", 0.5f), bias = attr_f(n, "bias", 0);
-	struct value lp = splat_like(im, x, l, dname(im, name, "lambd"));
-	struct value ln = splat_like(im, x, -l, dname(im, name, "neglambd"));
-	struct value bv = splat_like(im, x, bias, dname(im, name, "bias"));
-	struct value hi[3] = {ew2(im, NK_CmpLT, lp, x, dname(im, name, "gt")),
-			      ew2(im, NK_Sub, x, bv, dname(im, name, "sub")), zero};
-	struct value inner = b_node(im, NK_Select, dname(im, name, "hi"), hi, 3, val_type(x));
-	struct value lo[3] = {ew2(im, NK_CmpLT, x, ln, dname(im, name, "lt")),
-			      ew2(im, NK_Add, x, bv, dname(im, name, "add")), inner};
-	return set_out(im, 0, b_node(im, NK_Select, name, lo, 3, val_type(x)));
+	float l = imp_attr_f(n, "lambd", 0.5f), bias = imp_attr_f(n, "bias", 0);
+	struct value lp = imp_b_splat_like(im, x, l, imp_dname(im, name, "lambd"));
+	struct value ln = imp_b_splat_like(im, x, -l, imp_dname(im, name, "neglambd"));
+	struct value bv = imp_b_splat_like(im, x, bias, imp_dname(im, name, "bias"));
+	struct value hi[3] = {imp_b_binary(im, NK_CmpLT, lp, x, imp_dname(im, name, "gt")),
+			      imp_b_binary(im, NK_Sub, x, bv, imp_dname(im, name, "sub")), zero};
+	struct value inner = imp_b_node(im, NK_Select, imp_dname(im, name, "hi"), hi, 3, val_type(x));
+	struct value lo[3] = {imp_b_binary(im, NK_CmpLT, x, ln, imp_dname(im, name, "lt")),
+			      imp_b_binary(im, NK_Add, x, bv, imp_dname(im, name, "add")), inner};
+	return imp_set_out(im, 0, imp_b_node(im, NK_Select, name, lo, 3, val_type(x)));
 }
 
-int op_prelu(struct importer *im, const onnx_node *n)
+int imp_op_prelu(struct importer *im, const onnx_node *n)
 {
 	(void)n;
-	struct value x = in_val(im, 0), s = in_val(im, 1);
+	struct value x = imp_in_val(im, 0), s = imp_in_val(im, 1);
 	if (!x.node || !s.node)
 		return -1;
 	const struct type *t = val_type(x), *st = val_type(s);
@@ -300,22 +261,22 @@ int op_prelu(struct importer *im, const onnx_node *n)
 		uint64_t cd[GLOW_MAX_RANK];
 		for (unsigned k = 0; k + 1 < t->rank; k++)
 			cd[k] = k == 0 ? st->dims[0] : 1;
-		s = b_reshape(im, s, cd, t->rank - 1, dname(im, out_name(im, 0), "slope.chan"));
+		s = imp_b_reshape(im, s, cd, t->rank - 1, imp_dname(im, imp_out_name(im, 0), "slope.chan"));
 	}
-	s = b_broadcast(im, s, t->dims, t->rank, dname(im, out_name(im, 0), "slope"));
+	s = imp_b_broadcast(im, s, t->dims, t->rank, imp_dname(im, imp_out_name(im, 0), "slope"));
 	struct value ops[2] = {x, s};
-	return set_out(im, 0, b_node(im, NK_PRelu, out_name(im, 0), ops, 2, s.node ? t : NULL));
+	return imp_set_out(im, 0, imp_b_node(im, NK_PRelu, imp_out_name(im, 0), ops, 2, s.node ? t : NULL));
 }
 
 static int scalar_arg(struct importer *im, unsigned i, double *out, bool *present)
 {
-	struct tensor *t = in_opt(im, i);
+	struct tensor *t = imp_in_opt(im, i);
 	*present = t != NULL;
 	if (!t)
 		return 0;
-	const double *v = t_floats(im, t);
-	if (!v || t_numel(t) != 1)
-		return op_err(im, "input %u must be a scalar known at import", i);
+	const double *v = imp_t_floats(im, t);
+	if (!v || imp_t_numel(t) != 1)
+		return imp_op_err(im, "input %u must be a scalar known at import", i);
 	*out = v[0];
 	return 0;
 }
@@ -323,7 +284,7 @@ static int scalar_arg(struct importer *im, unsigned i, double *out, bool *presen
 /* Whether Clip's bound i is absent or a scalar known at import. */
 static bool clip_bound_known(struct importer *im, unsigned i)
 {
-	struct tensor *t = in_opt(im, i);
+	struct tensor *t = imp_in_opt(im, i);
 	return !t || t->known;
 }
 
@@ -333,79 +294,79 @@ static bool clip_bound_known(struct importer *im, unsigned i)
 static int clip_runtime(struct importer *im, struct value x, const char *name)
 {
 	const struct type *t = val_type(x);
-	bool has_hi = in_opt(im, 2) != NULL;
+	bool has_hi = imp_in_opt(im, 2) != NULL;
 	for (unsigned i = 1; i <= 2; i++) {
-		struct tensor *b = in_opt(im, i);
+		struct tensor *b = imp_in_opt(im, i);
 		if (!b)
 			continue;
-		if (t_numel(b) != 1)
-			return op_err(im, "input %u must be a scalar", i);
+		if (imp_t_numel(b) != 1)
+			return imp_op_err(im, "input %u must be a scalar", i);
 		uint64_t one[GLOW_MAX_RANK];
 		for (unsigned k = 0; k < t->rank; k++)
 			one[k] = 1;
-		const char *bn = dname(im, name, i == 1 ? "min" : "max");
-		struct value bv = b_reshape(im, tval(im, b), one, t->rank, dname(im, bn, "r"));
-		bv = b_broadcast(im, bv, t->dims, t->rank, bn);
-		x = ew2(im, i == 1 ? NK_Max : NK_Min, x, bv, i == 1 && has_hi ? dname(im, name, "lo") : name);
+		const char *bn = imp_dname(im, name, i == 1 ? "min" : "max");
+		struct value bv = imp_b_reshape(im, imp_tval(im, b), one, t->rank, imp_dname(im, bn, "r"));
+		bv = imp_b_broadcast(im, bv, t->dims, t->rank, bn);
+		x = imp_b_binary(im, i == 1 ? NK_Max : NK_Min, x, bv, i == 1 && has_hi ? imp_dname(im, name, "lo") : name);
 	}
-	return set_out(im, 0, x);
+	return imp_set_out(im, 0, x);
 }
 
-int op_clip(struct importer *im, const onnx_node *n)
+int imp_op_clip(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0);
-	const char *name = out_name(im, 0);
+	struct value x = imp_in_val(im, 0);
+	const char *name = imp_out_name(im, 0);
 	if (!x.node)
 		return -1;
 	double lo = -INFINITY, hi = INFINITY;
 	bool has_lo = false, has_hi = false;
 	if (im->opset < 11) {
-		has_lo = attr(n, "min") != NULL;
-		has_hi = attr(n, "max") != NULL;
-		lo = has_lo ? attr_f(n, "min", 0) : lo;
-		hi = has_hi ? attr_f(n, "max", 0) : hi;
+		has_lo = imp_attr(n, "min") != NULL;
+		has_hi = imp_attr(n, "max") != NULL;
+		lo = has_lo ? imp_attr_f(n, "min", 0) : lo;
+		hi = has_hi ? imp_attr_f(n, "max", 0) : hi;
 	} else if (!clip_bound_known(im, 1) || !clip_bound_known(im, 2)) {
 		return clip_runtime(im, x, name);
 	} else if (scalar_arg(im, 1, &lo, &has_lo) || scalar_arg(im, 2, &hi, &has_hi)) {
 		return -1;
 	}
 	if (elem_is_float((enum elem_kind)val_type(x)->elem)) {
-		struct value r = b_unary(im, NK_Clip, name, x);
+		struct value r = imp_b_unary(im, NK_Clip, name, x);
 		if (r.node) {
 			node_set_float(im->m, r.node, AN_min, lo);
 			node_set_float(im->m, r.node, AN_max, hi);
 		}
-		return set_out(im, 0, r);
+		return imp_set_out(im, 0, r);
 	}
 	if (has_lo)
-		x = ew2(im, NK_Max, x, splat_like(im, x, lo, dname(im, name, "min")), has_hi ? dname(im, name, "lo") : name);
+		x = imp_b_binary(im, NK_Max, x, imp_b_splat_like(im, x, lo, imp_dname(im, name, "min")), has_hi ? imp_dname(im, name, "lo") : name);
 	if (has_hi)
-		x = ew2(im, NK_Min, x, splat_like(im, x, hi, dname(im, name, "max")), name);
-	return set_out(im, 0, x);
+		x = imp_b_binary(im, NK_Min, x, imp_b_splat_like(im, x, hi, imp_dname(im, name, "max")), name);
+	return imp_set_out(im, 0, x);
 }
 
 /* Cast, CastLike (known inputs are folded before this runs) */
-int op_cast(struct importer *im, const onnx_node *n)
+int imp_op_cast(struct importer *im, const onnx_node *n)
 {
 	int to;
 	if (strcmp(n->op_type, "CastLike") == 0) {
-		struct tensor *like = in_req(im, 1);
+		struct tensor *like = imp_in_req(im, 1);
 		if (!like)
 			return -1;
 		to = like->dtype;
 	} else {
-		const Onnx__AttributeProto *a = attr(n, "to");
+		const Onnx__AttributeProto *a = imp_attr(n, "to");
 		if (!a)
-			return op_err(im, "the 'to' attribute is required");
+			return imp_op_err(im, "the 'to' attribute is required");
 		to = a->has_i ? (int)a->i : DT_UNDEF;
 	}
-	int elem = dt_elem(to);
+	int elem = imp_dt_elem(to);
 	if (elem < 0)
-		return op_err(im, "cast to %s is not supported by the graph IR", dt_name(to));
-	struct value x = in_val(im, 0);
+		return imp_op_err(im, "cast to %s is not supported by the graph IR", imp_dt_name(to));
+	struct value x = imp_in_val(im, 0);
 	if (!x.node)
 		return -1;
 	if (val_type(x)->elem == elem)
-		return set_out_t(im, 0, in_req(im, 0));
-	return set_out(im, 0, b_convert(im, x, elem, out_name(im, 0)));
+		return imp_set_out_t(im, 0, imp_in_req(im, 0));
+	return imp_set_out(im, 0, imp_b_convert(im, x, elem, imp_out_name(im, 0)));
 }

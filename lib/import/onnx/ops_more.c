@@ -18,31 +18,11 @@
 
 static const struct value no_value = {NULL, 0};
 
-/* a op b on values of one shape; comparisons give bool */
-static struct value ew(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
-{
-	if (!a.node || !b.node)
-		return no_value;
-	const struct type *t = val_type(a);
-	if (kind == NK_CmpEQ || kind == NK_CmpNEQ || kind == NK_CmpLT || kind == NK_CmpLTE)
-		t = type_with_elem(im->tc, t, EK_BOOL);
-	struct value ops[2] = {a, b};
-	return b_node(im, kind, name, ops, 2, t);
-}
-
 /* c ? a : b */
 static struct value sel(struct importer *im, struct value c, struct value a, struct value b, const char *name)
 {
 	struct value ops[3] = {c, a, b};
-	return b_node(im, NK_Select, name, ops, 3, a.node ? val_type(a) : NULL);
-}
-
-/* a splat constant shaped like v */
-static struct value splat_like(struct importer *im, struct value v, double f, const char *name)
-{
-	if (!v.node)
-		return v;
-	return b_splat_const(im, name, val_type(v), f);
+	return imp_b_node(im, NK_Select, name, ops, 3, a.node ? val_type(a) : NULL);
 }
 
 /* A reduction of x (BatchedReduceAdd, ...Mean) over every dimension: a
@@ -58,7 +38,7 @@ static struct value reduce_all(struct importer *im, unsigned kind, struct value 
 	for (unsigned i = 0; i < t->rank; i++)
 		axes[i] = i;
 	uint64_t none[1] = {0};
-	struct value r = b_node(im, kind, name, &x, 1, ty(im, t->elem, none, 0));
+	struct value r = imp_b_node(im, kind, name, &x, 1, imp_ty(im, t->elem, none, 0));
 	if (r.node)
 		node_set_ints(im->m, r.node, AN_axes, axes, t->rank);
 	return r;
@@ -81,49 +61,49 @@ static struct value reduce_keep(struct importer *im, unsigned kind, struct value
 		if (!drop)
 			rd[rr++] = t->dims[i];
 	}
-	struct value r = b_node(im, kind, dname(im, name, "reduce"), &x, 1, ty(im, t->elem, rd, rr));
+	struct value r = imp_b_node(im, kind, imp_dname(im, name, "reduce"), &x, 1, imp_ty(im, t->elem, rd, rr));
 	if (r.node)
 		node_set_ints(im->m, r.node, AN_axes, axes, naxes);
-	return b_reshape(im, r, kd, t->rank, name);
+	return imp_b_reshape(im, r, kd, t->rank, name);
 }
 
 /* An index tensor input (int32 or int64), or a NULL node after reporting. */
 static struct value index_input(struct importer *im, unsigned i)
 {
-	struct tensor *t = in_req(im, i);
+	struct tensor *t = imp_in_req(im, i);
 	if (!t)
 		return no_value;
 	if (t->dtype != DT_INT32 && t->dtype != DT_INT64) {
-		op_err(im, "input %u (\"%s\") must be int32 or int64 indices", i, t->name);
+		imp_op_err(im, "input %u (\"%s\") must be int32 or int64 indices", i, t->name);
 		return no_value;
 	}
-	return tval(im, t);
+	return imp_tval(im, t);
 }
 
 /* ---- indexing ---- */
 
-int op_gather_elements(struct importer *im, const onnx_node *n)
+int imp_op_gather_elements(struct importer *im, const onnx_node *n)
 {
-	struct value d = in_val(im, 0), ix = index_input(im, 1);
+	struct value d = imp_in_val(im, 0), ix = index_input(im, 1);
 	if (!d.node || !ix.node)
 		return -1;
 	const struct type *dt = val_type(d), *it = val_type(ix);
 	unsigned axis;
-	if (norm_axis(im, attr_i(n, "axis", 0), dt->rank, &axis))
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", 0), dt->rank, &axis))
 		return -1;
 	if (it->rank != dt->rank)
-		return op_err(im, "indices must have the rank of data (%u), got %u", dt->rank, it->rank);
-	struct value r = b_node(im, NK_GatherElements, out_name(im, 0), (struct value[]){d, ix}, 2,
+		return imp_op_err(im, "indices must have the rank of data (%u), got %u", dt->rank, it->rank);
+	struct value r = imp_b_node(im, NK_GatherElements, imp_out_name(im, 0), (struct value[]){d, ix}, 2,
 				type_with_dims(im->tc, dt, it->dims, it->rank));
 	if (r.node)
 		node_set_int(im->m, r.node, AN_axis, axis);
-	return set_out(im, 0, r);
+	return imp_set_out(im, 0, r);
 }
 
 /* the reduction attribute of the scatters as the enum index */
 static int reduction_attr(struct importer *im, const onnx_node *n, int64_t *out)
 {
-	const char *s = attr_s(im, n, "reduction", "none");
+	const char *s = imp_attr_s(im, n, "reduction", "none");
 	if (strcmp(s, "none") == 0)
 		*out = 0;
 	else if (strcmp(s, "add") == 0)
@@ -135,88 +115,80 @@ static int reduction_attr(struct importer *im, const onnx_node *n, int64_t *out)
 	else if (im->opset >= 18 && strcmp(s, "min") == 0)
 		*out = 4;
 	else
-		return op_err(im, "reduction \"%s\" is not defined (none, add, mul%s)", s,
+		return imp_op_err(im, "reduction \"%s\" is not defined (none, add, mul%s)", s,
 			      im->opset >= 18 ? ", max or min" : " before opset 18");
 	return 0;
 }
 
 /* ScatterElements, and Scatter (its older name, no reduction) */
-int op_scatter_elements(struct importer *im, const onnx_node *n)
+int imp_op_scatter_elements(struct importer *im, const onnx_node *n)
 {
-	struct value d = in_val(im, 0), ix = index_input(im, 1), u = in_val(im, 2);
+	struct value d = imp_in_val(im, 0), ix = index_input(im, 1), u = imp_in_val(im, 2);
 	if (!d.node || !ix.node || !u.node)
 		return -1;
 	const struct type *dt = val_type(d);
 	unsigned axis;
 	int64_t red = 0;
-	if (norm_axis(im, attr_i(n, "axis", 0), dt->rank, &axis) || reduction_attr(im, n, &red))
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", 0), dt->rank, &axis) || reduction_attr(im, n, &red))
 		return -1;
 	if (red >= 3)
-		return scatter_minmax(im, n, false, red == 3);
+		return imp_scatter_minmax(im, n, false, red == 3);
 	if (val_type(u)->elem != dt->elem)
-		return op_err(im, "updates must have the element type of data");
-	struct value r = b_node(im, NK_ScatterElements, out_name(im, 0), (struct value[]){d, ix, u}, 3, dt);
+		return imp_op_err(im, "updates must have the element type of data");
+	struct value r = imp_b_node(im, NK_ScatterElements, imp_out_name(im, 0), (struct value[]){d, ix, u}, 3, dt);
 	if (r.node) {
 		node_set_int(im->m, r.node, AN_axis, axis);
 		node_set_int(im->m, r.node, AN_reduction, red);
 	}
-	return set_out(im, 0, r);
+	return imp_set_out(im, 0, r);
 }
 
-int op_scatter_nd(struct importer *im, const onnx_node *n)
+int imp_op_scatter_nd(struct importer *im, const onnx_node *n)
 {
-	struct value d = in_val(im, 0), ix = index_input(im, 1), u = in_val(im, 2);
+	struct value d = imp_in_val(im, 0), ix = index_input(im, 1), u = imp_in_val(im, 2);
 	if (!d.node || !ix.node || !u.node)
 		return -1;
 	int64_t red = 0;
 	if (reduction_attr(im, n, &red))
 		return -1;
 	if (red >= 3)
-		return scatter_minmax(im, n, true, red == 3);
+		return imp_scatter_minmax(im, n, true, red == 3);
 	const struct type *dt = val_type(d);
 	if (val_type(u)->elem != dt->elem)
-		return op_err(im, "updates must have the element type of data");
-	struct value r = b_node(im, NK_ScatterND, out_name(im, 0), (struct value[]){d, ix, u}, 3, dt);
+		return imp_op_err(im, "updates must have the element type of data");
+	struct value r = imp_b_node(im, NK_ScatterND, imp_out_name(im, 0), (struct value[]){d, ix, u}, 3, dt);
 	if (r.node)
 		node_set_int(im->m, r.node, AN_reduction, red);
-	return set_out(im, 0, r);
+	return imp_set_out(im, 0, r);
 }
 
 /* ---- elementwise math ---- */
 
 /* Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh: one kind each */
-int op_math(struct importer *im, const onnx_node *n)
+int imp_op_math(struct importer *im, const onnx_node *n)
 {
-	static const struct {
-		const char *op;
-		unsigned kind;
-	} map[] = {{"Tan", NK_Tan},   {"Asin", NK_Asin},   {"Acos", NK_Acos},   {"Atan", NK_Atan},  {"Sinh", NK_Sinh},
-		   {"Cosh", NK_Cosh}, {"Asinh", NK_Asinh}, {"Acosh", NK_Acosh}, {"Atanh", NK_Atanh}};
-	unsigned kind = NK_Tan;
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(map); i++)
-		if (strcmp(map[i].op, n->op_type) == 0)
-			kind = map[i].kind;
-	struct value x = in_val(im, 0);
+	unsigned kind = im->row->kind; /* ops.def */
+	struct value x = imp_in_val(im, 0);
 	if (!x.node)
 		return -1;
 	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
-		return op_err(im, "input must be floating point");
-	return set_out(im, 0, b_unary(im, kind, out_name(im, 0), x));
+		return imp_op_err(im, "input must be floating point");
+	return imp_set_out(im, 0, imp_b_unary(im, kind, imp_out_name(im, 0), x));
 }
 
-int op_isinf(struct importer *im, const onnx_node *n)
+int imp_op_isinf(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0);
+	struct value x = imp_in_val(im, 0);
 	if (!x.node)
 		return -1;
 	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
-		return op_err(im, "input must be floating point");
-	struct value r = b_node(im, NK_IsInf, out_name(im, 0), &x, 1, type_with_elem(im->tc, val_type(x), EK_BOOL));
+		return imp_op_err(im, "input must be floating point");
+	struct value r = imp_b_node(im, NK_IsInf, imp_out_name(im, 0), &x, 1, type_with_elem(im->tc, val_type(x), EK_BOOL));
 	if (r.node) {
-		node_set_int(im->m, r.node, AN_detect_positive, attr_i(n, "detect_positive", 1) != 0);
-		node_set_int(im->m, r.node, AN_detect_negative, attr_i(n, "detect_negative", 1) != 0);
+		node_set_int(im->m, r.node, AN_detect_positive, imp_attr_i(n, "detect_positive", 1) != 0);
+		node_set_int(im->m, r.node, AN_detect_negative, imp_attr_i(n, "detect_negative", 1) != 0);
 	}
-	return set_out(im, 0, r);
+	return imp_set_out(im, 0, r);
 }
 
 /* broadcasts a and b to their common shape */
@@ -224,29 +196,29 @@ static int bcast2(struct importer *im, struct value *a, struct value *b, const c
 {
 	uint64_t dims[GLOW_MAX_RANK];
 	unsigned rank;
-	if (!a->node || !b->node || bcast_shape(im, val_type(*a), val_type(*b), dims, &rank))
+	if (!a->node || !b->node || imp_bcast_shape(im, val_type(*a), val_type(*b), dims, &rank))
 		return -1;
-	*a = b_broadcast(im, *a, dims, rank, dname(im, name, "bcast0"));
-	*b = b_broadcast(im, *b, dims, rank, dname(im, name, "bcast1"));
+	*a = imp_b_broadcast(im, *a, dims, rank, imp_dname(im, name, "bcast0"));
+	*b = imp_b_broadcast(im, *b, dims, rank, imp_dname(im, name, "bcast1"));
 	return a->node && b->node ? 0 : -1;
 }
 
-int op_bitshift(struct importer *im, const onnx_node *n)
+int imp_op_bitshift(struct importer *im, const onnx_node *n)
 {
-	struct value a = in_val(im, 0), b = in_val(im, 1);
-	const char *name = out_name(im, 0);
-	const char *dir = attr_s(im, n, "direction", "");
+	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
+	const char *name = imp_out_name(im, 0);
+	const char *dir = imp_attr_s(im, n, "direction", "");
 	int64_t d = strcmp(dir, "LEFT") == 0 ? 0 : strcmp(dir, "RIGHT") == 0 ? 1 : -1;
 	if (d < 0)
-		return op_err(im, "direction must be \"LEFT\" or \"RIGHT\", got \"%s\"", dir);
+		return imp_op_err(im, "direction must be \"LEFT\" or \"RIGHT\", got \"%s\"", dir);
 	if (bcast2(im, &a, &b, name))
 		return -1;
 	if (!elem_is_integer((enum elem_kind)val_type(a)->elem) || val_type(a)->elem != val_type(b)->elem)
-		return op_err(im, "operands must be integers of one type");
-	struct value r = ew(im, NK_BitShift, a, b, name);
+		return imp_op_err(im, "operands must be integers of one type");
+	struct value r = imp_b_binary(im, NK_BitShift, a, b, name);
 	if (r.node)
 		node_set_int(im->m, r.node, AN_direction, d);
-	return set_out(im, 0, r);
+	return imp_set_out(im, 0, r);
 }
 
 /* ---- losses ---- */
@@ -265,25 +237,25 @@ static struct value nll(struct importer *im, const onnx_node *n, struct value lp
 		return no_value;
 	const struct type *lt = val_type(lp), *tt = val_type(tg);
 	if (lt->rank < 2 || tt->rank != lt->rank - 1u) {
-		op_err(im, "input must be N x C x d... and target N x d...");
+		imp_op_err(im, "input must be N x C x d... and target N x d...");
 		return no_value;
 	}
 	for (unsigned i = 0; i < tt->rank; i++)
 		if (tt->dims[i] != lt->dims[i ? i + 1 : 0]) {
-			op_err(im, "target dimension %u does not match the input", i);
+			imp_op_err(im, "target dimension %u does not match the input", i);
 			return no_value;
 		}
-	const char *red = attr_s(im, n, "reduction", "mean");
+	const char *red = imp_attr_s(im, n, "reduction", "mean");
 	if (strcmp(red, "none") != 0 && strcmp(red, "sum") != 0 && strcmp(red, "mean") != 0) {
-		op_err(im, "reduction \"%s\" is not supported (none, sum or mean)", red);
+		imp_op_err(im, "reduction \"%s\" is not supported (none, sum or mean)", red);
 		return no_value;
 	}
-	bool has_ii = attr(n, "ignore_index") != NULL;
+	bool has_ii = imp_attr(n, "ignore_index") != NULL;
 	struct value ign = no_value, safe = tg;
 	if (has_ii) {
-		struct value ii = splat_like(im, tg, (double)attr_i(n, "ignore_index", 0), dname(im, name, "ii"));
-		ign = ew(im, NK_CmpEQ, tg, ii, dname(im, name, "ignored"));
-		safe = sel(im, ign, splat_like(im, tg, 0, dname(im, name, "zeroidx")), tg, dname(im, name, "target"));
+		struct value ii = imp_b_splat_like(im, tg, (double)imp_attr_i(n, "ignore_index", 0), imp_dname(im, name, "ii"));
+		ign = imp_b_binary(im, NK_CmpEQ, tg, ii, imp_dname(im, name, "ignored"));
+		safe = sel(im, ign, imp_b_splat_like(im, tg, 0, imp_dname(im, name, "zeroidx")), tg, imp_dname(im, name, "target"));
 	}
 	/* lp[n, t, d]: GatherElements along 1 with target as N x 1 x d... */
 	uint64_t d3[GLOW_MAX_RANK];
@@ -291,33 +263,33 @@ static struct value nll(struct importer *im, const onnx_node *n, struct value lp
 	d3[1] = 1;
 	for (unsigned i = 1; i < tt->rank; i++)
 		d3[i + 1] = tt->dims[i];
-	struct value t3 = b_reshape(im, safe, d3, lt->rank, dname(im, name, "target3"));
-	struct value g = b_node(im, NK_GatherElements, dname(im, name, "gather"), (struct value[]){lp, t3}, 2,
+	struct value t3 = imp_b_reshape(im, safe, d3, lt->rank, imp_dname(im, name, "target3"));
+	struct value g = imp_b_node(im, NK_GatherElements, imp_dname(im, name, "gather"), (struct value[]){lp, t3}, 2,
 				type_with_dims(im->tc, lt, d3, lt->rank));
 	if (g.node)
 		node_set_int(im->m, g.node, AN_axis, 1);
-	g = b_reshape(im, g, tt->dims, tt->rank, dname(im, name, "picked"));
-	struct value loss = b_unary(im, NK_Neg, dname(im, name, "neg"), g), w = no_value;
+	g = imp_b_reshape(im, g, tt->dims, tt->rank, imp_dname(im, name, "picked"));
+	struct value loss = imp_b_unary(im, NK_Neg, imp_dname(im, name, "neg"), g), w = no_value;
 	if (!loss.node)
 		return no_value;
 	const struct type *ft = val_type(loss);
-	struct value zero = splat_like(im, loss, 0, dname(im, name, "zero"));
+	struct value zero = imp_b_splat_like(im, loss, 0, imp_dname(im, name, "zero"));
 	if (weight) {
-		struct value wv = tval(im, weight);
+		struct value wv = imp_tval(im, weight);
 		if (!wv.node)
 			return no_value;
 		if (val_type(wv)->rank != 1 || val_type(wv)->dims[0] != lt->dims[1] || val_type(wv)->elem != ft->elem) {
-			op_err(im, "weight must be a vector of the C = %llu classes of the input's type",
+			imp_op_err(im, "weight must be a vector of the C = %llu classes of the input's type",
 			       (unsigned long long)lt->dims[1]);
 			return no_value;
 		}
-		w = b_node(im, NK_Gather, dname(im, name, "w"), (struct value[]){wv, safe}, 2, ft);
+		w = imp_b_node(im, NK_Gather, imp_dname(im, name, "w"), (struct value[]){wv, safe}, 2, ft);
 		if (has_ii)
-			w = sel(im, ign, zero, w, dname(im, name, "wmask"));
-		loss = ew(im, NK_Mul, loss, w, strcmp(red, "none") == 0 ? name : dname(im, name, "loss"));
+			w = sel(im, ign, zero, w, imp_dname(im, name, "wmask"));
+		loss = imp_b_binary(im, NK_Mul, loss, w, strcmp(red, "none") == 0 ? name : imp_dname(im, name, "loss"));
 	} else if (has_ii) {
-		loss = sel(im, ign, zero, loss, strcmp(red, "none") == 0 ? name : dname(im, name, "loss"));
-		w = sel(im, ign, zero, splat_like(im, loss, 1, dname(im, name, "one")), dname(im, name, "wmask"));
+		loss = sel(im, ign, zero, loss, strcmp(red, "none") == 0 ? name : imp_dname(im, name, "loss"));
+		w = sel(im, ign, zero, imp_b_splat_like(im, loss, 1, imp_dname(im, name, "one")), imp_dname(im, name, "wmask"));
 	}
 	if (strcmp(red, "none") == 0)
 		return loss;
@@ -325,34 +297,34 @@ static struct value nll(struct importer *im, const onnx_node *n, struct value lp
 		return reduce_all(im, NK_BatchedReduceAdd, loss, name);
 	if (!w.node)
 		return reduce_all(im, NK_BatchedReduceMean, loss, name);
-	struct value total = reduce_all(im, NK_BatchedReduceAdd, loss, dname(im, name, "sum"));
-	struct value wsum = reduce_all(im, NK_BatchedReduceAdd, w, dname(im, name, "wsum"));
-	return ew(im, NK_Div, total, wsum, name);
+	struct value total = reduce_all(im, NK_BatchedReduceAdd, loss, imp_dname(im, name, "sum"));
+	struct value wsum = reduce_all(im, NK_BatchedReduceAdd, w, imp_dname(im, name, "wsum"));
+	return imp_b_binary(im, NK_Div, total, wsum, name);
 }
 
-int op_nll_loss(struct importer *im, const onnx_node *n)
+int imp_op_nll_loss(struct importer *im, const onnx_node *n)
 {
-	struct value lp = in_val(im, 0), tg = index_input(im, 1);
-	return set_out(im, 0, nll(im, n, lp, tg, in_opt(im, 2), out_name(im, 0)));
+	struct value lp = imp_in_val(im, 0), tg = index_input(im, 1);
+	return imp_set_out(im, 0, nll(im, n, lp, tg, imp_in_opt(im, 2), imp_out_name(im, 0)));
 }
 
 /* SoftmaxCrossEntropyLoss: the loss of LogSoftMax(scores) along 1; the
  * optional second output is those log-probabilities. */
-int op_sce_loss(struct importer *im, const onnx_node *n)
+int imp_op_sce_loss(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0), tg = index_input(im, 1);
+	struct value x = imp_in_val(im, 0), tg = index_input(im, 1);
 	if (!x.node || !tg.node)
 		return -1;
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	if (val_type(x)->rank < 2 || !elem_is_float((enum elem_kind)val_type(x)->elem))
-		return op_err(im, "scores must be floating point N x C x d...");
-	bool lp_out = n->n_output > 1 && *out_name(im, 1);
-	struct value lp = b_unary(im, NK_LogSoftMax, lp_out ? out_name(im, 1) : dname(im, name, "logprob"), x);
+		return imp_op_err(im, "scores must be floating point N x C x d...");
+	bool lp_out = n->n_output > 1 && *imp_out_name(im, 1);
+	struct value lp = imp_b_unary(im, NK_LogSoftMax, lp_out ? imp_out_name(im, 1) : imp_dname(im, name, "logprob"), x);
 	if (lp.node)
 		node_set_int(im->m, lp.node, AN_axis, 1);
-	if (set_out(im, 0, nll(im, n, lp, tg, in_opt(im, 2), name)))
+	if (imp_set_out(im, 0, nll(im, n, lp, tg, imp_in_opt(im, 2), name)))
 		return -1;
-	return lp_out ? set_out(im, 1, lp) : 0;
+	return lp_out ? imp_set_out(im, 1, lp) : 0;
 }
 
 /* ---- masks and one-hot encodings ---- */
@@ -361,24 +333,24 @@ int op_sce_loss(struct importer *im, const onnx_node *n)
  * and below (lower) diagonal k, zeroes the rest: an N x M bool mask
  * broadcast over the batch, then Select. A known k gives a constant mask;
  * a run-time k is compared with the constant j - i. */
-int op_trilu(struct importer *im, const onnx_node *n)
+int imp_op_trilu(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0);
-	struct tensor *kt = in_opt(im, 1);
+	struct value x = imp_in_val(im, 0);
+	struct tensor *kt = imp_in_opt(im, 1);
 	if (!x.node)
 		return -1;
 	const struct type *t = val_type(x);
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	if (t->rank < 2)
-		return op_err(im, "input must have rank 2 or more");
-	if (kt && (t_numel(kt) != 1 || (kt->dtype != DT_INT64 && kt->dtype != DT_INT32)))
-		return op_err(im, "k must be an integer scalar");
-	bool upper = attr_i(n, "upper", 1) != 0;
+		return imp_op_err(im, "input must have rank 2 or more");
+	if (kt && (imp_t_numel(kt) != 1 || (kt->dtype != DT_INT64 && kt->dtype != DT_INT32)))
+		return imp_op_err(im, "k must be an integer scalar");
+	bool upper = imp_attr_i(n, "upper", 1) != 0;
 	uint64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
 	if (rows * cols > ONNX_FOLD_MAX)
-		return op_err(im, "the %llu x %llu mask is too large", (unsigned long long)rows,
+		return imp_op_err(im, "the %llu x %llu mask is too large", (unsigned long long)rows,
 			      (unsigned long long)cols);
-	const int64_t *kv = kt ? t_ints(im, kt) : NULL;
+	const int64_t *kv = kt ? imp_t_ints(im, kt) : NULL;
 	int64_t k = kv ? kv[0] : 0;
 	bool known = !kt || kv;
 	int64_t *m = arena_alloc(&im->scratch, (rows * cols + 1) * sizeof *m);
@@ -390,25 +362,25 @@ int op_trilu(struct importer *im, const onnx_node *n)
 	const uint64_t *md = t->dims + t->rank - 2;
 	struct value mask;
 	if (known) {
-		mask = tval(im, t_from_ints(im, dname(im, name, "mask"), DT_BOOL, 2, md, m));
+		mask = imp_tval(im, imp_t_from_ints(im, imp_dname(im, name, "mask"), DT_BOOL, 2, md, m));
 	} else {
-		struct value diff = tval(im, t_from_ints(im, dname(im, name, "diff"), DT_INT64, 2, md, m));
+		struct value diff = imp_tval(im, imp_t_from_ints(im, imp_dname(im, name, "diff"), DT_INT64, 2, md, m));
 		uint64_t one[2] = {1, 1};
-		struct value kb = b_reshape(im, b_convert(im, tval(im, kt), EK_I64, dname(im, name, "k64")), one, 2,
-					    dname(im, name, "kr"));
-		kb = b_broadcast(im, kb, md, 2, dname(im, name, "kb"));
-		mask = upper ? ew(im, NK_CmpLTE, kb, diff, dname(im, name, "mask"))
-			     : ew(im, NK_CmpLTE, diff, kb, dname(im, name, "mask"));
+		struct value kb = imp_b_reshape(im, imp_b_convert(im, imp_tval(im, kt), EK_I64, imp_dname(im, name, "k64")), one, 2,
+					    imp_dname(im, name, "kr"));
+		kb = imp_b_broadcast(im, kb, md, 2, imp_dname(im, name, "kb"));
+		mask = upper ? imp_b_binary(im, NK_CmpLTE, kb, diff, imp_dname(im, name, "mask"))
+			     : imp_b_binary(im, NK_CmpLTE, diff, kb, imp_dname(im, name, "mask"));
 	}
-	mask = b_broadcast(im, mask, t->dims, t->rank, dname(im, name, "maskb"));
-	return set_out(im, 0, sel(im, mask, x, splat_like(im, x, 0, dname(im, name, "zero")), name));
+	mask = imp_b_broadcast(im, mask, t->dims, t->rank, imp_dname(im, name, "maskb"));
+	return imp_set_out(im, 0, sel(im, mask, x, imp_b_splat_like(im, x, 0, imp_dname(im, name, "zero")), name));
 }
 
 /* 0, 1, ..., len-1 as an i64 tensor of rank `rank` laid along axis */
 static struct value iota(struct importer *im, uint64_t len, unsigned axis, unsigned rank, const char *name)
 {
 	if (len > ONNX_FOLD_MAX) {
-		op_err(im, "%llu positions are too many to enumerate", (unsigned long long)len);
+		imp_op_err(im, "%llu positions are too many to enumerate", (unsigned long long)len);
 		return no_value;
 	}
 	int64_t *v = arena_alloc(&im->scratch, (len + 1) * sizeof *v);
@@ -417,77 +389,77 @@ static struct value iota(struct importer *im, uint64_t len, unsigned axis, unsig
 	uint64_t dims[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < rank; i++)
 		dims[i] = i == axis ? len : 1;
-	return tval(im, t_from_ints(im, name, DT_INT64, rank, dims, v));
+	return imp_tval(im, imp_t_from_ints(im, name, DT_INT64, rank, dims, v));
 }
 
 /* Hardmax: 1 at the first maximum along axis, 0 elsewhere; ArgMax (kept
  * dimension) compared with the positions along axis. Before opset 13 the
  * input is seen as 2-D [prod(dims[:axis]), prod(dims[axis:])]. */
-int op_hardmax(struct importer *im, const onnx_node *n)
+int imp_op_hardmax(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0);
+	struct value x = imp_in_val(im, 0);
 	if (!x.node)
 		return -1;
 	const struct type *t = val_type(x);
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	unsigned axis;
 	if (!elem_is_float((enum elem_kind)t->elem))
-		return op_err(im, "input must be floating point");
-	if (norm_axis(im, attr_i(n, "axis", im->opset >= 13 ? -1 : 1), t->rank, &axis))
+		return imp_op_err(im, "input must be floating point");
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", im->opset >= 13 ? -1 : 1), t->rank, &axis))
 		return -1;
 	struct value v = x;
 	if (im->opset < 13) {
 		uint64_t d2[2] = {1, 1};
 		for (unsigned i = 0; i < t->rank; i++)
 			d2[i >= axis] *= t->dims[i];
-		v = b_reshape(im, x, d2, 2, dname(im, name, "2d"));
+		v = imp_b_reshape(im, x, d2, 2, imp_dname(im, name, "2d"));
 		axis = 1;
 	}
 	const struct type *vt = val_type(v);
 	uint64_t kd[GLOW_MAX_RANK];
 	memcpy(kd, vt->dims, sizeof kd);
 	kd[axis] = 1;
-	struct value am = b_node(im, NK_ArgMax, dname(im, name, "argmax"), &v, 1, ty(im, EK_I64, kd, vt->rank));
+	struct value am = imp_b_node(im, NK_ArgMax, imp_dname(im, name, "argmax"), &v, 1, imp_ty(im, EK_I64, kd, vt->rank));
 	if (am.node) {
 		node_set_int(im->m, am.node, AN_axis, axis);
 		node_set_int(im->m, am.node, AN_keep_dims, 1);
 	}
-	struct value pos = iota(im, vt->dims[axis], axis, vt->rank, dname(im, name, "pos"));
-	am = b_broadcast(im, am, vt->dims, vt->rank, dname(im, name, "argmaxb"));
-	pos = b_broadcast(im, pos, vt->dims, vt->rank, dname(im, name, "posb"));
-	struct value eq = ew(im, NK_CmpEQ, am, pos, dname(im, name, "eq"));
-	struct value one = splat_like(im, v, 1, dname(im, name, "one"));
-	struct value zero = splat_like(im, v, 0, dname(im, name, "zero"));
-	struct value r = sel(im, eq, one, zero, im->opset < 13 ? dname(im, name, "r") : name);
+	struct value pos = iota(im, vt->dims[axis], axis, vt->rank, imp_dname(im, name, "pos"));
+	am = imp_b_broadcast(im, am, vt->dims, vt->rank, imp_dname(im, name, "argmaxb"));
+	pos = imp_b_broadcast(im, pos, vt->dims, vt->rank, imp_dname(im, name, "posb"));
+	struct value eq = imp_b_binary(im, NK_CmpEQ, am, pos, imp_dname(im, name, "eq"));
+	struct value one = imp_b_splat_like(im, v, 1, imp_dname(im, name, "one"));
+	struct value zero = imp_b_splat_like(im, v, 0, imp_dname(im, name, "zero"));
+	struct value r = sel(im, eq, one, zero, im->opset < 13 ? imp_dname(im, name, "r") : name);
 	if (im->opset < 13)
-		r = b_reshape(im, r, t->dims, t->rank, name);
-	return set_out(im, 0, r);
+		r = imp_b_reshape(im, r, t->dims, t->rank, name);
+	return imp_set_out(im, 0, r);
 }
 
 /* OneHot(indices, depth known, values [off, on]) {axis}: the output has the
  * indices' shape with depth inserted at axis; on where the position along
  * axis equals the index (negative indices count from depth), off
  * elsewhere. */
-int op_onehot(struct importer *im, const onnx_node *n)
+int imp_op_onehot(struct importer *im, const onnx_node *n)
 {
-	struct value ix = in_val(im, 0), vals = in_val(im, 2);
-	struct tensor *dt = in_req(im, 1);
+	struct value ix = imp_in_val(im, 0), vals = imp_in_val(im, 2);
+	struct tensor *dt = imp_in_req(im, 1);
 	if (!ix.node || !vals.node || !dt)
 		return -1;
-	const double *dv = t_floats(im, dt);
-	if (!dv || t_numel(dt) != 1)
-		return op_err(im, "input 1 (\"%s\") must be a scalar known at import time", dt->name);
+	const double *dv = imp_t_floats(im, dt);
+	if (!dv || imp_t_numel(dt) != 1)
+		return imp_op_err(im, "input 1 (\"%s\") must be a scalar known at import time", dt->name);
 	if (!(dv[0] >= 1 && dv[0] <= (double)ONNX_FOLD_MAX))
-		return op_err(im, "depth %g is not a positive count", dv[0]);
+		return imp_op_err(im, "depth %g is not a positive count", dv[0]);
 	int64_t depth = (int64_t)dv[0];
 	const struct type *it = val_type(ix), *vt = val_type(vals);
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	if (vt->rank != 1 || vt->dims[0] != 2)
-		return op_err(im, "values must be a vector of two elements [off, on]");
+		return imp_op_err(im, "values must be a vector of two elements [off, on]");
 	if (it->rank + 1 > GLOW_MAX_RANK)
-		return op_err(im, "result rank exceeds the graph IR's %d", GLOW_MAX_RANK);
+		return imp_op_err(im, "result rank exceeds the graph IR's %d", GLOW_MAX_RANK);
 	unsigned axis;
-	if (norm_axis(im, attr_i(n, "axis", -1), it->rank + 1, &axis))
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", -1), it->rank + 1, &axis))
 		return -1;
 	uint64_t od[GLOW_MAX_RANK], kd[GLOW_MAX_RANK];
 	for (unsigned i = 0, j = 0; i <= it->rank; i++) {
@@ -496,45 +468,43 @@ int op_onehot(struct importer *im, const onnx_node *n)
 		j += i != axis;
 	}
 	unsigned r = it->rank + 1;
-	struct value i64 = b_convert(im, ix, EK_I64, dname(im, name, "idx"));
-	struct value neg = ew(im, NK_CmpLT, i64, splat_like(im, i64, 0, dname(im, name, "zero")),
-			      dname(im, name, "neg"));
-	struct value wrapped = ew(im, NK_Add, i64, splat_like(im, i64, (double)depth, dname(im, name, "depth")),
-				  dname(im, name, "wrap"));
-	i64 = sel(im, neg, wrapped, i64, dname(im, name, "fixed"));
-	i64 = b_broadcast(im, b_reshape(im, i64, kd, r, dname(im, name, "idxr")), od, r, dname(im, name, "idxb"));
-	struct value pos = b_broadcast(im, iota(im, (uint64_t)depth, axis, r, dname(im, name, "pos")), od, r,
-				       dname(im, name, "posb"));
-	struct value eq = ew(im, NK_CmpEQ, i64, pos, dname(im, name, "eq"));
+	struct value i64 = imp_b_convert(im, ix, EK_I64, imp_dname(im, name, "idx"));
+	struct value neg = imp_b_binary(im, NK_CmpLT, i64, imp_b_splat_like(im, i64, 0, imp_dname(im, name, "zero")),
+			      imp_dname(im, name, "neg"));
+	struct value wrapped = imp_b_binary(im, NK_Add, i64, imp_b_splat_like(im, i64, (double)depth, imp_dname(im, name, "depth")),
+				  imp_dname(im, name, "wrap"));
+	i64 = sel(im, neg, wrapped, i64, imp_dname(im, name, "fixed"));
+	i64 = imp_b_broadcast(im, imp_b_reshape(im, i64, kd, r, imp_dname(im, name, "idxr")), od, r, imp_dname(im, name, "idxb"));
+	struct value pos = imp_b_broadcast(im, iota(im, (uint64_t)depth, axis, r, imp_dname(im, name, "pos")), od, r,
+				       imp_dname(im, name, "posb"));
+	struct value eq = imp_b_binary(im, NK_CmpEQ, i64, pos, imp_dname(im, name, "eq"));
 	uint64_t ones[GLOW_MAX_RANK];
 	for (unsigned i = 0; i < r; i++)
 		ones[i] = 1;
 	struct value pick[2];
 	for (unsigned k = 0; k < 2; k++) {
-		const char *pn = dname(im, name, k ? "on" : "off");
-		struct value s = b_node(im, NK_Slice, dname(im, pn, "slice"), &vals, 1,
+		const char *pn = imp_dname(im, name, k ? "on" : "off");
+		struct value s = imp_b_node(im, NK_Slice, imp_dname(im, pn, "slice"), &vals, 1,
 					type_with_dims(im->tc, vt, (uint64_t[]){1}, 1));
 		if (s.node)
 			node_set_ints(im->m, s.node, AN_start, (int64_t[]){k}, 1);
-		pick[k] = b_broadcast(im, b_reshape(im, s, ones, r, dname(im, pn, "r")), od, r, pn);
+		pick[k] = imp_b_broadcast(im, imp_b_reshape(im, s, ones, r, imp_dname(im, pn, "r")), od, r, pn);
 	}
-	return set_out(im, 0, sel(im, eq, pick[1], pick[0], name));
+	return imp_set_out(im, 0, sel(im, eq, pick[1], pick[0], name));
 }
 
 /* MeanVarianceNormalization {axes}: (X - E[X]) / (sqrt(E[(X - E[X])^2]) +
  * 1e-9) over axes (default [0, 2, 3]). */
-int op_mvn(struct importer *im, const onnx_node *n)
+int imp_op_mvn(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0);
-	if (!x.node)
+	struct value x;
+	const struct type *t;
+	if (imp_in_float(im, 0, &x, &t))
 		return -1;
-	const struct type *t = val_type(x);
-	const char *name = out_name(im, 0);
-	if (!elem_is_float((enum elem_kind)t->elem))
-		return op_err(im, "input must be floating point");
+	const char *name = imp_out_name(im, 0);
 	static const int64_t def_axes[3] = {0, 2, 3};
 	const int64_t *av = def_axes;
-	long na = attr_ints(n, "axes", &av);
+	long na = imp_attr_ints(n, "axes", &av);
 	if (na < 0) {
 		av = def_axes;
 		na = 3;
@@ -542,26 +512,26 @@ int op_mvn(struct importer *im, const onnx_node *n)
 	int64_t axes[GLOW_MAX_RANK];
 	bool seen[GLOW_MAX_RANK] = {false};
 	if (na == 0 || na > (long)t->rank)
-		return op_err(im, "axes must name between 1 and %u dimensions", t->rank);
+		return imp_op_err(im, "axes must name between 1 and %u dimensions", t->rank);
 	for (long i = 0; i < na; i++) {
 		unsigned a;
-		if (norm_axis(im, av[i], t->rank, &a))
+		if (imp_norm_axis(im, av[i], t->rank, &a))
 			return -1;
 		if (seen[a])
-			return op_err(im, "axis %u appears twice", a);
+			return imp_op_err(im, "axis %u appears twice", a);
 		seen[a] = true;
 		axes[i] = a;
 	}
-	struct value mean = b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, x, axes, (unsigned)na,
-							dname(im, name, "mean")),
-					t->dims, t->rank, dname(im, name, "meanb"));
-	struct value dev = ew(im, NK_Sub, x, mean, dname(im, name, "dev"));
-	struct value var = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, dev, dev, dname(im, name, "sq")), axes,
-				       (unsigned)na, dname(im, name, "var"));
-	struct value sd = b_unary(im, NK_Sqrt, dname(im, name, "sd"), var);
-	sd = ew(im, NK_Add, sd, splat_like(im, sd, 1e-9, dname(im, name, "eps")), dname(im, name, "sdeps"));
-	sd = b_broadcast(im, sd, t->dims, t->rank, dname(im, name, "sdb"));
-	return set_out(im, 0, ew(im, NK_Div, dev, sd, name));
+	struct value mean = imp_b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, x, axes, (unsigned)na,
+							imp_dname(im, name, "mean")),
+					t->dims, t->rank, imp_dname(im, name, "meanb"));
+	struct value dev = imp_b_binary(im, NK_Sub, x, mean, imp_dname(im, name, "dev"));
+	struct value var = reduce_keep(im, NK_BatchedReduceMean, imp_b_binary(im, NK_Mul, dev, dev, imp_dname(im, name, "sq")), axes,
+				       (unsigned)na, imp_dname(im, name, "var"));
+	struct value sd = imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "sd"), var);
+	sd = imp_b_binary(im, NK_Add, sd, imp_b_splat_like(im, sd, 1e-9, imp_dname(im, name, "eps")), imp_dname(im, name, "sdeps"));
+	sd = imp_b_broadcast(im, sd, t->dims, t->rank, imp_dname(im, name, "sdb"));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Div, dev, sd, name));
 }
 
 /* GroupNormalization: x [N, C, D...] normalized over each group of C /
@@ -569,120 +539,118 @@ int op_mvn(struct importer *im, const onnx_node *n)
  * biased variance over its last axis, (x - mean) / sqrt(var + epsilon), then
  * scale * y + bias per channel. Opset 18 gives scale and bias per group
  * (each repeated over the group's channels), opset 21 per channel. */
-int op_groupnorm(struct importer *im, const onnx_node *n)
+int imp_op_groupnorm(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0), sc = in_val(im, 1), bi = in_val(im, 2);
+	struct value x = imp_in_val(im, 0), sc = imp_in_val(im, 1), bi = imp_in_val(im, 2);
 	if (!x.node || !sc.node || !bi.node)
 		return -1;
 	const struct type *t = val_type(x);
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	if (!elem_is_float((enum elem_kind)t->elem))
-		return op_err(im, "input must be floating point");
+		return imp_op_err(im, "input must be floating point");
 	if (t->rank < 2)
-		return op_err(im, "the input has rank %u, at least 2 (N, C, ...)", t->rank);
-	int64_t g = attr_i(n, "num_groups", -1);
+		return imp_op_err(im, "the input has rank %u, at least 2 (N, C, ...)", t->rank);
+	int64_t g = imp_attr_i(n, "num_groups", -1);
 	uint64_t c = t->dims[1];
 	if (g <= 0 || c % (uint64_t)g)
-		return op_err(im, "num_groups %lld does not divide the %llu channels", (long long)g, (unsigned long long)c);
+		return imp_op_err(im, "num_groups %lld does not divide the %llu channels", (long long)g, (unsigned long long)c);
 	uint64_t per = c / (uint64_t)g, rest = 1;
 	for (unsigned k = 2; k < t->rank; k++)
 		rest *= t->dims[k];
 	uint64_t want = im->opset >= 21 ? c : (uint64_t)g;
 	const struct type *st = val_type(sc), *bt = val_type(bi);
 	if (st->rank != 1 || st->dims[0] != want || bt->rank != 1 || bt->dims[0] != want)
-		return op_err(im, "scale and bias must have %llu elements (one per %s at opset %lld)",
+		return imp_op_err(im, "scale and bias must have %llu elements (one per %s at opset %lld)",
 			      (unsigned long long)want, im->opset >= 21 ? "channel" : "group", (long long)im->opset);
 	uint64_t gd[3] = {t->dims[0], (uint64_t)g, per * rest};
-	struct value xg = b_reshape(im, x, gd, 3, dname(im, name, "groups"));
+	struct value xg = imp_b_reshape(im, x, gd, 3, imp_dname(im, name, "groups"));
 	int64_t ax = 2;
-	struct value mean = b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, xg, &ax, 1, dname(im, name, "mean")),
-					gd, 3, dname(im, name, "meanb"));
-	struct value dev = ew(im, NK_Sub, xg, mean, dname(im, name, "dev"));
-	struct value var = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, dev, dev, dname(im, name, "sq")), &ax, 1,
-				       dname(im, name, "var"));
-	var = ew(im, NK_Add, var, splat_like(im, var, attr_f(n, "epsilon", 1e-5f), dname(im, name, "eps")),
-		 dname(im, name, "vareps"));
-	struct value sd = b_broadcast(im, b_unary(im, NK_Sqrt, dname(im, name, "sd"), var), gd, 3,
-				      dname(im, name, "sdb"));
-	struct value y = b_reshape(im, ew(im, NK_Div, dev, sd, dname(im, name, "norm")), t->dims, t->rank,
-				   dname(im, name, "normr"));
+	struct value mean = imp_b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, xg, &ax, 1, imp_dname(im, name, "mean")),
+					gd, 3, imp_dname(im, name, "meanb"));
+	struct value dev = imp_b_binary(im, NK_Sub, xg, mean, imp_dname(im, name, "dev"));
+	struct value var = reduce_keep(im, NK_BatchedReduceMean, imp_b_binary(im, NK_Mul, dev, dev, imp_dname(im, name, "sq")), &ax, 1,
+				       imp_dname(im, name, "var"));
+	var = imp_b_binary(im, NK_Add, var, imp_b_splat_like(im, var, imp_attr_f(n, "epsilon", 1e-5f), imp_dname(im, name, "eps")),
+		 imp_dname(im, name, "vareps"));
+	struct value sd = imp_b_broadcast(im, imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "sd"), var), gd, 3,
+				      imp_dname(im, name, "sdb"));
+	struct value y = imp_b_reshape(im, imp_b_binary(im, NK_Div, dev, sd, imp_dname(im, name, "norm")), t->dims, t->rank,
+				   imp_dname(im, name, "normr"));
 	/* per-channel scale and bias as [C, 1, ...] broadcast over x */
 	struct value cs[2] = {sc, bi};
 	for (unsigned i = 0; i < 2; i++) {
 		if (im->opset < 21) {
 			uint64_t g1[2] = {(uint64_t)g, 1}, gp[2] = {(uint64_t)g, per};
-			cs[i] = b_broadcast(im, b_reshape(im, cs[i], g1, 2, dname(im, name, i ? "biasg" : "scaleg")), gp, 2,
-					    dname(im, name, i ? "biasgb" : "scalegb"));
+			cs[i] = imp_b_broadcast(im, imp_b_reshape(im, cs[i], g1, 2, imp_dname(im, name, i ? "biasg" : "scaleg")), gp, 2,
+					    imp_dname(im, name, i ? "biasgb" : "scalegb"));
 		}
 		uint64_t cd[GLOW_MAX_RANK];
 		cd[0] = c;
 		for (unsigned k = 2; k < t->rank; k++)
 			cd[k - 1] = 1;
-		cs[i] = b_broadcast(im, b_reshape(im, cs[i], cd, t->rank - 1, dname(im, name, i ? "biasc" : "scalec")),
-				    t->dims, t->rank, dname(im, name, i ? "biasb" : "scaleb"));
+		cs[i] = imp_b_broadcast(im, imp_b_reshape(im, cs[i], cd, t->rank - 1, imp_dname(im, name, i ? "biasc" : "scalec")),
+				    t->dims, t->rank, imp_dname(im, name, i ? "biasb" : "scaleb"));
 	}
-	return set_out(im, 0, ew(im, NK_Add, ew(im, NK_Mul, y, cs[0], dname(im, name, "scaled")), cs[1], name));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Add, imp_b_binary(im, NK_Mul, y, cs[0], imp_dname(im, name, "scaled")), cs[1], name));
 }
 
 /* RMSNormalization (opset 23): x / sqrt(mean(x^2) + epsilon) * scale, the
  * mean over the dimensions from axis on; scale broadcasts to x (numpy). */
-int op_rmsnorm(struct importer *im, const onnx_node *n)
+int imp_op_rmsnorm(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0), sc = in_val(im, 1);
+	struct value x = imp_in_val(im, 0), sc = imp_in_val(im, 1);
 	if (!x.node || !sc.node)
 		return -1;
 	const struct type *t = val_type(x), *st = val_type(sc);
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	if (!elem_is_float((enum elem_kind)t->elem) || st->elem != t->elem)
-		return op_err(im, "the input and scale must be floating point of one type");
-	if (attr_i(n, "stash_type", 1) != 1)
-		return op_err(im, "stash_type other than float is not supported");
+		return imp_op_err(im, "the input and scale must be floating point of one type");
+	if (imp_attr_i(n, "stash_type", 1) != 1)
+		return imp_op_err(im, "stash_type other than float is not supported");
 	unsigned axis;
-	if (norm_axis(im, attr_i(n, "axis", -1), t->rank, &axis))
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", -1), t->rank, &axis))
 		return -1;
 	if (st->rank > t->rank)
-		return op_err(im, "scale has rank %u, more than the input's %u", st->rank, t->rank);
+		return imp_op_err(im, "scale has rank %u, more than the input's %u", st->rank, t->rank);
 	for (unsigned k = 0; k < st->rank; k++) {
 		uint64_t d = st->dims[k], xd = t->dims[t->rank - st->rank + k];
 		if (d != 1 && d != xd)
-			return op_err(im, "scale does not broadcast to the input");
+			return imp_op_err(im, "scale does not broadcast to the input");
 	}
 	int64_t axes[GLOW_MAX_RANK];
 	for (unsigned k = axis; k < t->rank; k++)
 		axes[k - axis] = k;
-	struct value ms = reduce_keep(im, NK_BatchedReduceMean, ew(im, NK_Mul, x, x, dname(im, name, "sq")), axes,
-				      t->rank - axis, dname(im, name, "ms"));
-	ms = ew(im, NK_Add, ms, splat_like(im, ms, attr_f(n, "epsilon", 1e-5f), dname(im, name, "eps")),
-		dname(im, name, "mseps"));
-	struct value rms = b_broadcast(im, b_unary(im, NK_Sqrt, dname(im, name, "rms"), ms), t->dims, t->rank,
-				       dname(im, name, "rmsb"));
-	struct value y = ew(im, NK_Div, x, rms, dname(im, name, "norm"));
-	struct value s = b_broadcast(im, sc, t->dims, t->rank, dname(im, name, "scaleb"));
-	return set_out(im, 0, ew(im, NK_Mul, y, s, name));
+	struct value ms = reduce_keep(im, NK_BatchedReduceMean, imp_b_binary(im, NK_Mul, x, x, imp_dname(im, name, "sq")), axes,
+				      t->rank - axis, imp_dname(im, name, "ms"));
+	ms = imp_b_binary(im, NK_Add, ms, imp_b_splat_like(im, ms, imp_attr_f(n, "epsilon", 1e-5f), imp_dname(im, name, "eps")),
+		imp_dname(im, name, "mseps"));
+	struct value rms = imp_b_broadcast(im, imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "rms"), ms), t->dims, t->rank,
+				       imp_dname(im, name, "rmsb"));
+	struct value y = imp_b_binary(im, NK_Div, x, rms, imp_dname(im, name, "norm"));
+	struct value s = imp_b_broadcast(im, sc, t->dims, t->rank, imp_dname(im, name, "scaleb"));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, y, s, name));
 }
 
 /* LpNormalization: x divided by its L1 (p = 1) or L2 (p = 2) norm along
  * axis. */
-int op_lpnorm(struct importer *im, const onnx_node *n)
+int imp_op_lpnorm(struct importer *im, const onnx_node *n)
 {
-	struct value x = in_val(im, 0);
-	if (!x.node)
+	struct value x;
+	const struct type *t;
+	if (imp_in_float(im, 0, &x, &t))
 		return -1;
-	const struct type *t = val_type(x);
-	const char *name = out_name(im, 0);
-	if (!elem_is_float((enum elem_kind)t->elem))
-		return op_err(im, "input must be floating point");
+	const char *name = imp_out_name(im, 0);
 	unsigned axis;
-	if (norm_axis(im, attr_i(n, "axis", -1), t->rank, &axis))
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", -1), t->rank, &axis))
 		return -1;
-	int64_t p = attr_i(n, "p", 2);
+	int64_t p = imp_attr_i(n, "p", 2);
 	if (p != 1 && p != 2)
-		return op_err(im, "p is %lld; only 1 and 2 are defined", (long long)p);
+		return imp_op_err(im, "p is %lld; only 1 and 2 are defined", (long long)p);
 	int64_t ax = axis;
-	struct value v = p == 1 ? b_unary(im, NK_Abs, dname(im, name, "abs"), x) : ew(im, NK_Mul, x, x, dname(im, name, "sq"));
-	struct value s = reduce_keep(im, NK_BatchedReduceAdd, v, &ax, 1, dname(im, name, "sum"));
+	struct value v = p == 1 ? imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), x) : imp_b_binary(im, NK_Mul, x, x, imp_dname(im, name, "sq"));
+	struct value s = reduce_keep(im, NK_BatchedReduceAdd, v, &ax, 1, imp_dname(im, name, "sum"));
 	if (p == 2)
-		s = b_unary(im, NK_Sqrt, dname(im, name, "l2"), s);
-	s = b_broadcast(im, s, t->dims, t->rank, dname(im, name, "normb"));
-	return set_out(im, 0, ew(im, NK_Div, x, s, name));
+		s = imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "l2"), s);
+	s = imp_b_broadcast(im, s, t->dims, t->rank, imp_dname(im, name, "normb"));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Div, x, s, name));
 }

@@ -18,50 +18,50 @@
 static struct value bin(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
 {
 	struct value ops[2] = {a, b};
-	return b_node(im, kind, name, ops, 2, a.node ? val_type(a) : NULL);
+	return imp_b_node(im, kind, name, ops, 2, a.node ? val_type(a) : NULL);
 }
 
-int op_gemm(struct importer *im, const onnx_node *n)
+int imp_op_gemm(struct importer *im, const onnx_node *n)
 {
-	struct value a = in_val(im, 0), b = in_val(im, 1);
+	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
 	if (!a.node || !b.node)
 		return -1;
 	const struct type *ta = val_type(a), *tb = val_type(b);
 	if (ta->rank != 2 || tb->rank != 2)
-		return op_err(im, "A and B must be 2-D");
-	bool tra = attr_i(n, "transA", 0) != 0, trb = attr_i(n, "transB", 0) != 0;
+		return imp_op_err(im, "A and B must be 2-D");
+	bool tra = imp_attr_i(n, "transA", 0) != 0, trb = imp_attr_i(n, "transB", 0) != 0;
 	uint64_t m = ta->dims[tra ? 1 : 0], k = ta->dims[tra ? 0 : 1];
 	uint64_t kb = tb->dims[trb ? 1 : 0], nn = tb->dims[trb ? 0 : 1];
 	if (k != kb)
-		return op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
-	const char *name = out_name(im, 0);
+		return imp_op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
+	const char *name = imp_out_name(im, 0);
 	uint64_t dims[2] = {m, nn};
 	const struct type *rt = type_with_dims(im->tc, ta, dims, 2);
-	struct value c = in_opt(im, 2) ? in_val(im, 2) : b_splat_const(im, dname(im, name, "c"), rt, 0);
-	c = b_broadcast(im, c, dims, 2, dname(im, name, "bcast"));
+	struct value c = imp_in_opt(im, 2) ? imp_in_val(im, 2) : imp_b_splat_const(im, imp_dname(im, name, "c"), rt, 0);
+	c = imp_b_broadcast(im, c, dims, 2, imp_dname(im, name, "bcast"));
 	struct value ops[3] = {a, b, c};
-	struct value r = b_node(im, NK_Gemm, name, ops, 3, rt);
+	struct value r = imp_b_node(im, NK_Gemm, name, ops, 3, rt);
 	if (!r.node)
 		return -1;
-	node_set_float(im->m, r.node, AN_alpha, attr_f(n, "alpha", 1));
-	node_set_float(im->m, r.node, AN_beta, attr_f(n, "beta", 1));
+	node_set_float(im->m, r.node, AN_alpha, imp_attr_f(n, "alpha", 1));
+	node_set_float(im->m, r.node, AN_beta, imp_attr_f(n, "beta", 1));
 	node_set_int(im->m, r.node, AN_trans_a, tra);
 	node_set_int(im->m, r.node, AN_trans_b, trb);
-	return set_out(im, 0, r);
+	return imp_set_out(im, 0, r);
 }
 
-int op_matmul(struct importer *im, const onnx_node *n)
+int imp_op_matmul(struct importer *im, const onnx_node *n)
 {
 	(void)n;
-	struct value a = in_val(im, 0), b = in_val(im, 1);
-	const char *name = out_name(im, 0);
+	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
+	const char *name = imp_out_name(im, 0);
 	if (!a.node || !b.node)
 		return -1;
 	const struct type *ta = val_type(a), *tb = val_type(b);
 	if (ta->rank == 0 || tb->rank == 0)
-		return op_err(im, "operands must not be scalars");
+		return imp_op_err(im, "operands must not be scalars");
 	if (ta->elem != tb->elem)
-		return op_err(im, "operands have different element types");
+		return imp_op_err(im, "operands have different element types");
 	/* vectors become matrices; the extra dimension is dropped at the end */
 	uint64_t ad[GLOW_MAX_RANK + 1], bd[GLOW_MAX_RANK + 1];
 	unsigned ar = ta->rank, br = tb->rank;
@@ -75,7 +75,7 @@ int op_matmul(struct importer *im, const onnx_node *n)
 		bd[1] = 1, br = 2;
 	uint64_t m = ad[ar - 2], k = ad[ar - 1], kb = bd[br - 2], nn = bd[br - 1];
 	if (k != kb)
-		return op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
+		return imp_op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
 	/* the result shape */
 	uint64_t od[GLOW_MAX_RANK + 1];
 	unsigned orank = (ar > br ? ar : br);
@@ -83,7 +83,7 @@ int op_matmul(struct importer *im, const onnx_node *n)
 		int ia = (int)i - (int)(orank - ar), ib = (int)i - (int)(orank - br);
 		uint64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
 		if (da != db && da != 1 && db != 1)
-			return op_err(im, "batch dimensions are not broadcastable");
+			return imp_op_err(im, "batch dimensions are not broadcastable");
 		od[i] = da == 1 ? db : da;
 	}
 	od[orank - 2] = m;
@@ -96,13 +96,13 @@ int op_matmul(struct importer *im, const onnx_node *n)
 	uint64_t batch = 1;
 	for (unsigned i = 0; i + 2 < orank; i++)
 		batch *= od[i];
-	const char *mm = dname(im, name, "mm");
+	const char *mm = imp_dname(im, name, "mm");
 	struct value r;
 	if (br == 2) { /* (batch * m, k) x (k, n) */
 		uint64_t a2[2] = {batch * m, k}, b2[2] = {k, nn}, r2[2] = {batch * m, nn};
-		struct value ops[2] = {b_reshape(im, a, a2, 2, dname(im, name, "lhs")),
-				       b_reshape(im, b, b2, 2, dname(im, name, "rhs"))};
-		r = b_node(im, NK_MatMul, fr == 2 ? name : mm, ops, 2, type_with_dims(im->tc, ta, r2, 2));
+		struct value ops[2] = {imp_b_reshape(im, a, a2, 2, imp_dname(im, name, "lhs")),
+				       imp_b_reshape(im, b, b2, 2, imp_dname(im, name, "rhs"))};
+		r = imp_b_node(im, NK_MatMul, fr == 2 ? name : mm, ops, 2, type_with_dims(im->tc, ta, r2, 2));
 	} else {
 		uint64_t abd[GLOW_MAX_RANK + 1], bbd[GLOW_MAX_RANK + 1];
 		memcpy(abd, od, sizeof od);
@@ -110,47 +110,47 @@ int op_matmul(struct importer *im, const onnx_node *n)
 		abd[orank - 2] = m, abd[orank - 1] = k;
 		bbd[orank - 2] = k, bbd[orank - 1] = nn;
 		uint64_t a3[3] = {batch, m, k}, b3[3] = {batch, k, nn}, r3[3] = {batch, m, nn};
-		struct value av = b_reshape(im, a, ad, ar, dname(im, name, "lhs"));
-		struct value bv = b_reshape(im, b, bd, br, dname(im, name, "rhs"));
-		av = b_broadcast(im, av, abd, orank, dname(im, name, "lhs.bcast"));
-		bv = b_broadcast(im, bv, bbd, orank, dname(im, name, "rhs.bcast"));
-		struct value ops[2] = {b_reshape(im, av, a3, 3, dname(im, name, "lhs3")),
-				       b_reshape(im, bv, b3, 3, dname(im, name, "rhs3"))};
-		r = b_node(im, NK_BatchMatMul, fr == 3 && orank == 3 ? name : mm, ops, 2,
+		struct value av = imp_b_reshape(im, a, ad, ar, imp_dname(im, name, "lhs"));
+		struct value bv = imp_b_reshape(im, b, bd, br, imp_dname(im, name, "rhs"));
+		av = imp_b_broadcast(im, av, abd, orank, imp_dname(im, name, "lhs.bcast"));
+		bv = imp_b_broadcast(im, bv, bbd, orank, imp_dname(im, name, "rhs.bcast"));
+		struct value ops[2] = {imp_b_reshape(im, av, a3, 3, imp_dname(im, name, "lhs3")),
+				       imp_b_reshape(im, bv, b3, 3, imp_dname(im, name, "rhs3"))};
+		r = imp_b_node(im, NK_BatchMatMul, fr == 3 && orank == 3 ? name : mm, ops, 2,
 			   type_with_dims(im->tc, ta, r3, 3));
 	}
-	return set_out(im, 0, b_reshape(im, r, fd, fr, name));
+	return imp_set_out(im, 0, imp_b_reshape(im, r, fd, fr, name));
 }
 
 /* ---- reductions ---- */
 
-int op_reduce(struct importer *im, const onnx_node *n)
+int imp_op_reduce(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x)
 		return -1;
-	const char *op = n->op_type + 6, *name = out_name(im, 0);
-	bool keep = attr_i(n, "keepdims", 1) != 0;
+	const char *op = n->op_type + 6, *name = imp_out_name(im, 0);
+	bool keep = imp_attr_i(n, "keepdims", 1) != 0;
 	const int64_t *axes = NULL;
 	uint64_t na = 0;
 	bool axes_input = strcmp(op, "Sum") == 0 ? im->opset >= 13 : im->opset >= 18;
 	if (axes_input) {
-		if (in_opt(im, 1) && !(axes = in_ints(im, 1, &na)))
+		if (imp_in_opt(im, 1) && !(axes = imp_in_ints(im, 1, &na)))
 			return -1;
 	} else {
-		long c = attr_ints(n, "axes", &axes);
+		long c = imp_attr_ints(n, "axes", &axes);
 		na = c < 0 ? 0 : (uint64_t)c;
 	}
 	bool red[GLOW_MAX_RANK] = {false};
 	if (na == 0) {
-		if (attr_i(n, "noop_with_empty_axes", 0))
-			return set_out_t(im, 0, x);
+		if (imp_attr_i(n, "noop_with_empty_axes", 0))
+			return imp_set_out_t(im, 0, x);
 		for (unsigned k = 0; k < x->rank; k++)
 			red[k] = true;
 	}
 	for (uint64_t k = 0; k < na; k++) {
 		unsigned a;
-		if (norm_axis(im, axes[k], x->rank, &a))
+		if (imp_norm_axis(im, axes[k], x->rank, &a))
 			return -1;
 		red[a] = true;
 	}
@@ -164,7 +164,7 @@ int op_reduce(struct importer *im, const onnx_node *n)
 		else
 			dd[dr++] = x->dims[k];
 	}
-	struct value v = tval(im, x);
+	struct value v = imp_tval(im, x);
 	if (!v.node)
 		return -1;
 	bool fl = elem_is_float((enum elem_kind)val_type(v)->elem);
@@ -179,187 +179,187 @@ int op_reduce(struct importer *im, const onnx_node *n)
 	else if (strcmp(op, "Prod") == 0)
 		kind = NK_BatchedReduceProd;
 	else if (strcmp(op, "L1") == 0)
-		v = b_unary(im, NK_Abs, dname(im, name, "abs"), v);
+		v = imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), v);
 	else if (strcmp(op, "L2") == 0 || strcmp(op, "SumSquare") == 0) {
-		v = bin(im, NK_Mul, v, v, dname(im, name, "sq"));
+		v = bin(im, NK_Mul, v, v, imp_dname(im, name, "sq"));
 		post = op[0] == 'L' ? POST_SQRT : POST_NONE;
 	} else if (strcmp(op, "LogSum") == 0) {
 		post = POST_LOG;
 	} else if (strcmp(op, "LogSumExp") == 0) {
-		v = b_unary(im, NK_Exp, dname(im, name, "exp"), v);
+		v = imp_b_unary(im, NK_Exp, imp_dname(im, name, "exp"), v);
 		post = POST_LOG;
 	}
 	if (post != POST_NONE && !fl)
-		return op_err(im, "input must be floating point");
+		return imp_op_err(im, "input must be floating point");
 	if (nax == 0)
-		return set_out(im, 0, v);
+		return imp_set_out(im, 0, v);
 	bool last = post == POST_NONE && !keep;
-	struct value r = b_node(im, kind, last ? name : dname(im, name, "reduce"), &v, 1,
+	struct value r = imp_b_node(im, kind, last ? name : imp_dname(im, name, "reduce"), &v, 1,
 				v.node ? type_with_dims(im->tc, val_type(v), dd, dr) : NULL);
 	if (!r.node)
 		return -1;
 	node_set_ints(im->m, r.node, AN_axes, ax, nax);
 	if (post != POST_NONE)
-		r = b_unary(im, post == POST_SQRT ? NK_Sqrt : NK_Log, keep ? dname(im, name, "post") : name, r);
+		r = imp_b_unary(im, post == POST_SQRT ? NK_Sqrt : NK_Log, keep ? imp_dname(im, name, "post") : name, r);
 	if (keep)
-		r = b_reshape(im, r, kd, x->rank, name);
-	return set_out(im, 0, r);
+		r = imp_b_reshape(im, r, kd, x->rank, name);
+	return imp_set_out(im, 0, r);
 }
 
-int op_argminmax(struct importer *im, const onnx_node *n)
+int imp_op_argminmax(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x)
 		return -1;
 	unsigned axis;
-	if (norm_axis(im, attr_i(n, "axis", 0), x->rank, &axis))
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", 0), x->rank, &axis))
 		return -1;
-	bool last = attr_i(n, "select_last_index", 0) != 0;
-	bool keep = attr_i(n, "keepdims", 1) != 0;
+	bool last = imp_attr_i(n, "select_last_index", 0) != 0;
+	bool keep = imp_attr_i(n, "keepdims", 1) != 0;
 	uint64_t dims[GLOW_MAX_RANK];
 	unsigned r = 0;
 	for (unsigned k = 0; k < x->rank; k++)
 		if (k != axis || keep)
 			dims[r++] = k == axis ? 1 : x->dims[k];
-	const char *name = out_name(im, 0);
-	struct value xv = tval(im, x);
+	const char *name = imp_out_name(im, 0);
+	struct value xv = imp_tval(im, x);
 	/* select_last_index: the first extremum of the input flipped along
 	 * axis is the last one of the input, at (size - 1) - index */
 	if (last) {
-		xv = b_node(im, NK_Flip, dname(im, name, "flip"), &xv, 1, xv.node ? val_type(xv) : NULL);
+		xv = imp_b_node(im, NK_Flip, imp_dname(im, name, "flip"), &xv, 1, xv.node ? val_type(xv) : NULL);
 		if (!xv.node)
 			return -1;
 		node_set_int(im->m, xv.node, AN_axis, axis);
 	}
-	struct value res = b_node(im, strcmp(n->op_type, "ArgMax") == 0 ? NK_ArgMax : NK_ArgMin,
-				  last ? dname(im, name, "flipped") : name, &xv, 1, ty(im, IDX_ELEM, dims, r));
+	struct value res = imp_b_node(im, im->row->kind /* ops.def */,
+				  last ? imp_dname(im, name, "flipped") : name, &xv, 1, imp_ty(im, IDX_ELEM, dims, r));
 	if (!res.node)
 		return -1;
 	node_set_int(im->m, res.node, AN_axis, axis);
 	node_set_int(im->m, res.node, AN_keep_dims, keep);
 	if (last) {
-		struct value top = b_splat_const(im, dname(im, name, "top"), val_type(res), (double)(x->dims[axis] - 1));
+		struct value top = imp_b_splat_const(im, imp_dname(im, name, "top"), val_type(res), (double)(x->dims[axis] - 1));
 		res = bin(im, NK_Sub, top, res, name);
 	}
-	return set_out(im, 0, res);
+	return imp_set_out(im, 0, res);
 }
 
 /* TopK on the last dimension; another axis is moved last and back. The k
  * smallest (largest = 0) are the k largest of -x, negated back (ties keep
  * the lower index first either way; for integers, -x overflows only for
  * the most negative value). */
-int op_topk(struct importer *im, const onnx_node *n)
+int imp_op_topk(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x)
 		return -1;
 	int64_t k;
 	if (im->opset < 10) {
-		k = attr_i(n, "k", -1);
+		k = imp_attr_i(n, "k", -1);
 	} else {
 		uint64_t c;
-		const int64_t *kv = in_ints(im, 1, &c);
+		const int64_t *kv = imp_in_ints(im, 1, &c);
 		if (!kv)
 			return -1;
 		if (c != 1)
-			return op_err(im, "k must hold one value");
+			return imp_op_err(im, "k must hold one value");
 		k = kv[0];
 	}
 	unsigned axis;
-	if (x->rank == 0 || norm_axis(im, attr_i(n, "axis", -1), x->rank, &axis))
-		return x->rank == 0 ? op_err(im, "input must not be a scalar") : -1;
+	if (x->rank == 0 || imp_norm_axis(im, imp_attr_i(n, "axis", -1), x->rank, &axis))
+		return x->rank == 0 ? imp_op_err(im, "input must not be a scalar") : -1;
 	if (k < 0 || (uint64_t)k > x->dims[axis])
-		return op_err(im, "k = %lld is out of range", (long long)k);
-	bool smallest = !attr_i(n, "largest", 1);
-	if (!attr_i(n, "sorted", 1))
-		op_warn(im, "sorted = 0: results are sorted anyway");
-	const char *vname = out_name(im, 0), *iname = out_name(im, 1);
+		return imp_op_err(im, "k = %lld is out of range", (long long)k);
+	bool smallest = !imp_attr_i(n, "largest", 1);
+	if (!imp_attr_i(n, "sorted", 1))
+		imp_op_warn(im, "sorted = 0: results are sorted anyway");
+	const char *vname = imp_out_name(im, 0), *iname = imp_out_name(im, 1);
 	unsigned perm[GLOW_MAX_RANK], last = x->rank - 1;
 	for (unsigned i = 0; i < x->rank; i++)
 		perm[i] = i;
 	perm[axis] = last;
 	perm[last] = axis;
 	bool moved = axis != last;
-	struct value xv = tval(im, x);
+	struct value xv = imp_tval(im, x);
 	if (smallest)
-		xv = b_unary(im, NK_Neg, dname(im, vname, "neg"), xv);
-	xv = b_transpose(im, xv, perm, dname(im, vname, "in"));
+		xv = imp_b_unary(im, NK_Neg, imp_dname(im, vname, "neg"), xv);
+	xv = imp_b_transpose(im, xv, perm, imp_dname(im, vname, "in"));
 	if (!xv.node)
 		return -1;
 	uint64_t dims[GLOW_MAX_RANK];
 	memcpy(dims, val_type(xv)->dims, sizeof dims);
 	dims[last] = (uint64_t)k;
-	const struct type *types[2] = {ty(im, val_type(xv)->elem, dims, x->rank), ty(im, IDX_ELEM, dims, x->rank)};
+	const struct type *types[2] = {imp_ty(im, val_type(xv)->elem, dims, x->rank), imp_ty(im, IDX_ELEM, dims, x->rank)};
 	if (!types[0] || !types[1])
 		return -1;
-	struct node *p = node_create(im->f, NK_TopK, moved || smallest ? dname(im, vname, "topk") : (*vname ? vname : iname), &xv, 1,
+	struct node *p = node_create(im->f, NK_TopK, moved || smallest ? imp_dname(im, vname, "topk") : (*vname ? vname : iname), &xv, 1,
 				     types, NULL, LOC_NONE);
 	node_set_int(im->m, p, AN_k, k);
 	struct value vals = node_val(p, 0), idx = node_val(p, 1);
 	if (moved) {
-		vals = b_transpose(im, vals, perm, smallest ? dname(im, vname, "negvals") : vname);
-		idx = b_transpose(im, idx, perm, iname);
+		vals = imp_b_transpose(im, vals, perm, smallest ? imp_dname(im, vname, "negvals") : vname);
+		idx = imp_b_transpose(im, idx, perm, iname);
 	}
 	if (smallest)
-		vals = b_unary(im, NK_Neg, vname, vals);
-	if (set_out(im, 0, vals))
+		vals = imp_b_unary(im, NK_Neg, vname, vals);
+	if (imp_set_out(im, 0, vals))
 		return -1;
-	return set_out(im, 1, idx);
+	return imp_set_out(im, 1, idx);
 }
 
 /* Softmax, LogSoftmax: before opset 13 the input is coerced to 2-D at axis. */
-int op_softmax(struct importer *im, const onnx_node *n)
+int imp_op_softmax(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
-	if (!x || !dt_is_float(x->dtype))
-		return x ? op_err(im, "input must be floating point") : -1;
+	struct tensor *x = imp_in_req(im, 0);
+	if (!x || !imp_dt_is_float(x->dtype))
+		return x ? imp_op_err(im, "input must be floating point") : -1;
 	bool old = im->opset < 13;
 	unsigned kind = strcmp(n->op_type, "Softmax") == 0 ? NK_SoftMax : NK_LogSoftMax;
-	const char *name = out_name(im, 0);
-	struct value xv = tval(im, x);
+	const char *name = imp_out_name(im, 0);
+	struct value xv = imp_tval(im, x);
 	if (!xv.node)
 		return -1;
 	if (x->rank == 0)
-		return op_err(im, "input must not be a scalar");
-	int64_t a = attr_i(n, "axis", old ? 1 : -1);
+		return imp_op_err(im, "input must not be a scalar");
+	int64_t a = imp_attr_i(n, "axis", old ? 1 : -1);
 	unsigned axis;
 	if (old && a == (int64_t)x->rank)
 		a = 0; /* a legal but degenerate coercion: one row */
-	if (norm_axis(im, a, x->rank, &axis))
+	if (imp_norm_axis(im, a, x->rank, &axis))
 		return -1;
 	if (!old || axis == x->rank - 1) {
-		struct value r = b_unary(im, kind, name, xv);
+		struct value r = imp_b_unary(im, kind, name, xv);
 		if (r.node)
 			node_set_int(im->m, r.node, AN_axis, axis);
-		return set_out(im, 0, r);
+		return imp_set_out(im, 0, r);
 	}
 	uint64_t d2[2] = {1, 1};
 	for (unsigned k = 0; k < x->rank; k++)
 		d2[k < axis ? 0 : 1] *= x->dims[k];
-	struct value f = b_reshape(im, xv, d2, 2, dname(im, name, "2d"));
-	struct value r = b_unary(im, kind, dname(im, name, "sm"), f);
+	struct value f = imp_b_reshape(im, xv, d2, 2, imp_dname(im, name, "2d"));
+	struct value r = imp_b_unary(im, kind, imp_dname(im, name, "sm"), f);
 	if (r.node)
 		node_set_int(im->m, r.node, AN_axis, 1);
-	return set_out(im, 0, b_reshape(im, r, x->dims, x->rank, name));
+	return imp_set_out(im, 0, imp_b_reshape(im, r, x->dims, x->rank, name));
 }
 
-int op_cumsum(struct importer *im, const onnx_node *n)
+int imp_op_cumsum(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	uint64_t c;
-	const int64_t *av = in_ints(im, 1, &c);
+	const int64_t *av = imp_in_ints(im, 1, &c);
 	if (!x || !av)
 		return -1;
 	unsigned axis;
-	if (c != 1 || norm_axis(im, av[0], x->rank, &axis))
-		return c != 1 ? op_err(im, "axis must hold one value") : -1;
-	struct value r = b_unary(im, NK_CumSum, out_name(im, 0), tval(im, x));
+	if (c != 1 || imp_norm_axis(im, av[0], x->rank, &axis))
+		return c != 1 ? imp_op_err(im, "axis must hold one value") : -1;
+	struct value r = imp_b_unary(im, NK_CumSum, imp_out_name(im, 0), imp_tval(im, x));
 	if (!r.node)
 		return -1;
 	node_set_int(im->m, r.node, AN_axis, axis);
-	node_set_int(im->m, r.node, AN_exclusive, attr_i(n, "exclusive", 0) != 0);
-	node_set_int(im->m, r.node, AN_reverse, attr_i(n, "reverse", 0) != 0);
-	return set_out(im, 0, r);
+	node_set_int(im->m, r.node, AN_exclusive, imp_attr_i(n, "exclusive", 0) != 0);
+	node_set_int(im->m, r.node, AN_reverse, imp_attr_i(n, "reverse", 0) != 0);
+	return imp_set_out(im, 0, r);
 }
 
 /* ---- quantization ---- */
@@ -368,26 +368,26 @@ int op_cumsum(struct importer *im, const onnx_node *n)
  * point's type selects the quantized kind (uint8 when absent). */
 static int qparams(struct importer *im, unsigned si, unsigned zi, float *scale, int32_t *offset, int *dtype)
 {
-	struct tensor *s = in_req(im, si), *z = in_opt(im, zi);
+	struct tensor *s = imp_in_req(im, si), *z = imp_in_opt(im, zi);
 	if (!s)
 		return -1;
-	const double *sv = t_floats(im, s);
-	if (!sv || t_numel(s) != 1)
-		return op_err(im, "only per-tensor quantization with a known scale is supported");
+	const double *sv = imp_t_floats(im, s);
+	if (!sv || imp_t_numel(s) != 1)
+		return imp_op_err(im, "only per-tensor quantization with a known scale is supported");
 	if (!(sv[0] > 0) || !isfinite(sv[0]))
-		return op_err(im, "scale must be positive");
+		return imp_op_err(im, "scale must be positive");
 	*scale = (float)sv[0];
 	*offset = 0;
 	*dtype = DT_UINT8;
 	if (z) {
-		const int64_t *zv = t_ints(im, z);
-		if (!zv || t_numel(z) != 1)
-			return op_err(im, "the zero point must be a known scalar");
+		const int64_t *zv = imp_t_ints(im, z);
+		if (!zv || imp_t_numel(z) != 1)
+			return imp_op_err(im, "the zero point must be a known scalar");
 		*offset = (int32_t)zv[0];
 		*dtype = z->dtype;
 	}
 	if (*dtype != DT_UINT8 && *dtype != DT_INT8 && *dtype != DT_INT32)
-		return op_err(im, "quantized element type %s is not supported", dt_name(*dtype));
+		return imp_op_err(im, "quantized element type %s is not supported", imp_dt_name(*dtype));
 	return 0;
 }
 
@@ -396,7 +396,7 @@ static int q_elem(int dtype)
 	return dtype == DT_INT8 ? EK_QI8 : dtype == DT_UINT8 ? EK_QUI8 : EK_QI32;
 }
 
-int op_quantize(struct importer *im, const onnx_node *n)
+int imp_op_quantize(struct importer *im, const onnx_node *n)
 {
 	(void)n;
 	float scale;
@@ -405,20 +405,20 @@ int op_quantize(struct importer *im, const onnx_node *n)
 	if (qparams(im, 1, 2, &scale, &off, &dtype))
 		return -1;
 	if (dtype == DT_INT32)
-		return op_err(im, "quantizing to int32 is not supported");
-	if (attr_i(n, "saturate", 1) != 1)
-		return op_err(im, "saturate = 0 is not supported");
-	struct value x = in_val(im, 0);
+		return imp_op_err(im, "quantizing to int32 is not supported");
+	if (imp_attr_i(n, "saturate", 1) != 1)
+		return imp_op_err(im, "saturate = 0 is not supported");
+	struct value x = imp_in_val(im, 0);
 	if (!x.node)
 		return -1;
 	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
-		return op_err(im, "input must be floating point");
+		return imp_op_err(im, "input must be floating point");
 	const struct type *t = val_type(x);
 	const struct type *qt = type_get_q(im->tc, (enum elem_kind)q_elem(dtype), t->dims, t->rank, scale, off);
-	return set_out(im, 0, b_node(im, NK_Quantize, out_name(im, 0), &x, 1, qt));
+	return imp_set_out(im, 0, imp_b_node(im, NK_Quantize, imp_out_name(im, 0), &x, 1, qt));
 }
 
-int op_dequantize(struct importer *im, const onnx_node *n)
+int imp_op_dequantize(struct importer *im, const onnx_node *n)
 {
 	(void)n;
 	float scale;
@@ -426,21 +426,21 @@ int op_dequantize(struct importer *im, const onnx_node *n)
 	int dtype;
 	if (qparams(im, 1, 2, &scale, &off, &dtype))
 		return -1;
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x)
 		return -1;
-	if (x->dtype != dtype && in_opt(im, 2))
-		return op_err(im, "input and zero point have different element types");
+	if (x->dtype != dtype && imp_in_opt(im, 2))
+		return imp_op_err(im, "input and zero point have different element types");
 	if (x->dtype != DT_UINT8 && x->dtype != DT_INT8 && x->dtype != DT_INT32)
-		return op_err(im, "input must be int8, uint8 or int32, not %s", dt_name(x->dtype));
+		return imp_op_err(im, "input must be int8, uint8 or int32, not %s", imp_dt_name(x->dtype));
 	const struct type *qt = type_get_q(im->tc, (enum elem_kind)q_elem(x->dtype), x->dims, x->rank, scale, off);
 	struct value xv;
 	if (x->v.node) {
 		xv = x->v;
 		if (val_type(xv) != qt)
-			return op_err(im, "input \"%s\" is quantized with other parameters", x->name);
+			return imp_op_err(im, "input \"%s\" is quantized with other parameters", x->name);
 	} else if (x->known) {
-		const char *cname = strmap_get(&im->outputs, x->name) ? dname(im, x->name, "const") : x->name;
+		const char *cname = strmap_get(&im->outputs, x->name) ? imp_dname(im, x->name, "const") : x->name;
 		if (module_find_global(im->m, cname))
 			cname = module_fresh_name(im->m, cname);
 		struct constant *c = module_add_constant(im->m, cname, qt, LOC_NONE);
@@ -453,8 +453,8 @@ int op_dequantize(struct importer *im, const onnx_node *n)
 		}
 		xv = node_val(&c->n, 0);
 	} else {
-		return op_err(im, "input \"%s\" has no value", x->name);
+		return imp_op_err(im, "input \"%s\" has no value", x->name);
 	}
 	const struct type *ft = type_get(im->tc, EK_FLOAT, x->dims, x->rank);
-	return set_out(im, 0, b_node(im, NK_Dequantize, out_name(im, 0), &xv, 1, ft));
+	return imp_set_out(im, 0, imp_b_node(im, NK_Dequantize, imp_out_name(im, 0), &xv, 1, ft));
 }

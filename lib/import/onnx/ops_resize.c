@@ -17,8 +17,8 @@ static const struct value no_value = {NULL, 0};
 
 static bool is_float_input(struct importer *im, const struct tensor *x)
 {
-	if (!dt_is_float(x->dtype) || dt_elem(x->dtype) < 0) {
-		op_err(im, "input must be floating point, not %s", dt_name(x->dtype));
+	if (!imp_dt_is_float(x->dtype) || imp_dt_elem(x->dtype) < 0) {
+		imp_op_err(im, "input must be floating point, not %s", imp_dt_name(x->dtype));
 		return false;
 	}
 	return true;
@@ -200,7 +200,7 @@ static void aa_taps(const struct resize_spec *sp, double xo, uint64_t in, double
 static int resize_dim(struct importer *im, double d, uint64_t *out)
 {
 	if (!(d >= 0) || d > (double)RESIZE_MAX_DIM)
-		return op_err(im, "output dimension %g is out of range (0 to %llu)", d,
+		return imp_op_err(im, "output dimension %g is out of range (0 to %llu)", d,
 			      (unsigned long long)RESIZE_MAX_DIM);
 	*out = (uint64_t)d;
 	return 0;
@@ -212,7 +212,7 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 				   const char *name)
 {
 	unsigned rank = x->rank;
-	struct value cur = tval(im, x);
+	struct value cur = imp_tval(im, x);
 	uint64_t cd[GLOW_MAX_RANK];
 	memcpy(cd, x->dims, rank * sizeof *cd);
 	for (unsigned k = 0; k < rank && cur.node; k++) {
@@ -221,21 +221,21 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 		 * longer than any image or signal a model resizes is refused
 		 * rather than written out as hundreds of megabytes of weights */
 		if (out > RESIZE_MAX_TABLE) {
-			op_err(im, "resampling axis %u to %llu elements needs tables larger than %llu entries", k,
+			imp_op_err(im, "resampling axis %u to %llu elements needs tables larger than %llu entries", k,
 			       (unsigned long long)out, (unsigned long long)RESIZE_MAX_TABLE);
 			return no_value;
 		}
 		bool aa = sp->antialias && sp->mode != RS_NEAREST;
 		unsigned n = aa ? aa_ntaps(sp, scales[k]) : sp->mode == RS_CUBIC ? 4 : 2;
 		if (n > RESIZE_MAX_AA_TAPS) {
-			op_err(im, "antialias downsampling of axis %u by %g needs %u taps, more than %u", k, scales[k], n,
+			imp_op_err(im, "antialias downsampling of axis %u by %g needs %u taps, more than %u", k, scales[k], n,
 			       (unsigned)RESIZE_MAX_AA_TAPS);
 			return no_value;
 		}
 		/* the wider filter must not make the tables larger than cubic's
 		 * largest (4 taps of RESIZE_MAX_TABLE positions) */
 		if (aa && (uint64_t)n * out > 4 * RESIZE_MAX_TABLE) {
-			op_err(im, "antialias resampling of axis %u to %llu elements with %u taps needs tables larger than "
+			imp_op_err(im, "antialias resampling of axis %u to %llu elements with %u taps needs tables larger than "
 				   "%llu entries",
 			       k, (unsigned long long)out, n, (unsigned long long)(4 * RESIZE_MAX_TABLE));
 			return no_value;
@@ -279,30 +279,30 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 				zero &= w[t * out + i] == 0, ones &= w[t * out + i] == 1;
 			if (zero)
 				continue;
-			struct tensor *it = t_from_ints(im, dname(im, name, "idx"), DT_INT64, 1, &out, idx + t * out);
-			struct value ops[2] = {cur, tval(im, it)};
-			struct value g = b_node(im, NK_Gather, dname(im, name, "tap"), ops, 2, gt);
+			struct tensor *it = imp_t_from_ints(im, imp_dname(im, name, "idx"), DT_INT64, 1, &out, idx + t * out);
+			struct value ops[2] = {cur, imp_tval(im, it)};
+			struct value g = imp_b_node(im, NK_Gather, imp_dname(im, name, "tap"), ops, 2, gt);
 			if (!g.node)
 				return no_value;
 			node_set_int(im->m, g.node, AN_axis, k);
 			if (!ones) {
-				struct tensor *wt = t_from_floats(im, dname(im, name, "w"), x->dtype, rank, wd, w + t * out);
-				struct value m[2] = {g, b_broadcast(im, tval(im, wt), od, rank, dname(im, name, "wb"))};
-				g = b_node(im, NK_Mul, dname(im, name, "wtap"), m, 2, gt);
+				struct tensor *wt = imp_t_from_floats(im, imp_dname(im, name, "w"), x->dtype, rank, wd, w + t * out);
+				struct value m[2] = {g, imp_b_broadcast(im, imp_tval(im, wt), od, rank, imp_dname(im, name, "wb"))};
+				g = imp_b_node(im, NK_Mul, imp_dname(im, name, "wtap"), m, 2, gt);
 			}
 			if (have) {
 				struct value a[2] = {acc, g};
-				acc = b_node(im, NK_Add, dname(im, name, "sum"), a, 2, gt);
+				acc = imp_b_node(im, NK_Add, imp_dname(im, name, "sum"), a, 2, gt);
 			} else {
 				acc = g, have = true;
 			}
 		}
 		if (!have)
-			acc = b_splat_const(im, dname(im, name, "zero"), gt, 0);
+			acc = imp_b_splat_const(im, imp_dname(im, name, "zero"), gt, 0);
 		if (any_out && acc.node) {
-			struct tensor *et = t_from_floats(im, dname(im, name, "extrap"), x->dtype, rank, wd, ext);
-			struct value a[2] = {acc, b_broadcast(im, tval(im, et), od, rank, dname(im, name, "eb"))};
-			acc = b_node(im, NK_Add, dname(im, name, "outside"), a, 2, gt);
+			struct tensor *et = imp_t_from_floats(im, imp_dname(im, name, "extrap"), x->dtype, rank, wd, ext);
+			struct value a[2] = {acc, imp_b_broadcast(im, imp_tval(im, et), od, rank, imp_dname(im, name, "eb"))};
+			acc = imp_b_node(im, NK_Add, imp_dname(im, name, "outside"), a, 2, gt);
 		}
 		cur = acc;
 		memcpy(cd, od, rank * sizeof *cd);
@@ -316,61 +316,61 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
  * round_prefer_*), linear with asymmetric coordinates. Every other mode
  * (cubic, the other coordinate transformations and nearest modes,
  * exclude_outside, tf_crop_and_resize) is resize_gathers. */
-int op_resize(struct importer *im, const onnx_node *n)
+int imp_op_resize(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x || !is_float_input(im, x))
 		return -1;
 	bool upsample = strcmp(n->op_type, "Upsample") == 0;
-	const char *mode = attr_s(im, n, "mode", "nearest");
-	const char *ctm = attr_s(im, n, "coordinate_transformation_mode",
+	const char *mode = imp_attr_s(im, n, "mode", "nearest");
+	const char *ctm = imp_attr_s(im, n, "coordinate_transformation_mode",
 				 upsample || im->opset < 11 ? "asymmetric" : "half_pixel");
-	const char *nm = attr_s(im, n, "nearest_mode", upsample || im->opset < 11 ? "floor" : "round_prefer_floor");
+	const char *nm = imp_attr_s(im, n, "nearest_mode", upsample || im->opset < 11 ? "floor" : "round_prefer_floor");
 	double scales[GLOW_MAX_RANK];
 	uint64_t dims[GLOW_MAX_RANK];
 	struct tensor *st = NULL, *sz = NULL;
 	if (upsample && im->opset < 9) {
 		const float *fv;
-		long c = attr_floats(n, "scales", &fv);
+		long c = imp_attr_floats(n, "scales", &fv);
 		if (c != (long)x->rank)
-			return op_err(im, "scales must have %u entries", x->rank);
+			return imp_op_err(im, "scales must have %u entries", x->rank);
 		for (unsigned k = 0; k < x->rank; k++)
 			scales[k] = fv[k];
 	} else {
-		st = in_opt(im, im->opset < 11 || upsample ? 1 : 2);
-		sz = im->opset < 11 || upsample ? NULL : in_opt(im, 3);
-		if (st && t_numel(st) == 0)
+		st = imp_in_opt(im, im->opset < 11 || upsample ? 1 : 2);
+		sz = im->opset < 11 || upsample ? NULL : imp_in_opt(im, 3);
+		if (st && imp_t_numel(st) == 0)
 			st = NULL;
-		if (sz && t_numel(sz) == 0)
+		if (sz && imp_t_numel(sz) == 0)
 			sz = NULL;
 		if (!st && !sz)
-			return op_err(im, "scales or sizes are required");
+			return imp_op_err(im, "scales or sizes are required");
 		struct tensor *use = sz ? sz : st;
-		const double *v = t_floats(im, use);
+		const double *v = imp_t_floats(im, use);
 		if (!v)
-			return op_err(im, "%s must be known at import", sz ? "sizes" : "scales");
+			return imp_op_err(im, "%s must be known at import", sz ? "sizes" : "scales");
 		/* opset 18: axes names the axes scales or sizes cover; the
 		 * others keep their size */
 		unsigned ax[GLOW_MAX_RANK], nax = x->rank;
 		const int64_t *av;
-		long ac = attr_ints(n, "axes", &av);
+		long ac = imp_attr_ints(n, "axes", &av);
 		if (ac >= 0) {
 			if (ac == 0 || ac > (long)x->rank)
-				return op_err(im, "axes has %ld entries for rank %u", ac, x->rank);
+				return imp_op_err(im, "axes has %ld entries for rank %u", ac, x->rank);
 			nax = (unsigned)ac;
 			for (unsigned k = 0; k < nax; k++) {
-				if (norm_axis(im, av[k], x->rank, &ax[k]))
+				if (imp_norm_axis(im, av[k], x->rank, &ax[k]))
 					return -1;
 				for (unsigned j = 0; j < k; j++)
 					if (ax[j] == ax[k])
-						return op_err(im, "axis %u is repeated in axes", ax[k]);
+						return imp_op_err(im, "axis %u is repeated in axes", ax[k]);
 			}
 		} else {
 			for (unsigned k = 0; k < nax; k++)
 				ax[k] = k;
 		}
-		if (t_numel(use) != nax)
-			return op_err(im, "%s must have %u entries", sz ? "sizes" : "scales", nax);
+		if (imp_t_numel(use) != nax)
+			return imp_op_err(im, "%s must have %u entries", sz ? "sizes" : "scales", nax);
 		for (unsigned k = 0; k < x->rank; k++) {
 			scales[k] = 1;
 			dims[k] = x->dims[k];
@@ -378,10 +378,10 @@ int op_resize(struct importer *im, const onnx_node *n)
 		/* keep_aspect_ratio_policy (opset 18) with sizes: one scale for
 		 * the covered axes, the smallest (not_larger) or the largest
 		 * (not_smaller) of sizes / input, each size rounded from it */
-		const char *kp = attr_s(im, n, "keep_aspect_ratio_policy", "stretch");
+		const char *kp = imp_attr_s(im, n, "keep_aspect_ratio_policy", "stretch");
 		bool not_larger = strcmp(kp, "not_larger") == 0, not_smaller = strcmp(kp, "not_smaller") == 0;
 		if (!not_larger && !not_smaller && strcmp(kp, "stretch") != 0)
-			return op_err(im, "unknown keep_aspect_ratio_policy '%s'", kp);
+			return imp_op_err(im, "unknown keep_aspect_ratio_policy '%s'", kp);
 		double common = 0;
 		for (unsigned k = 0; sz && (not_larger || not_smaller) && k < nax; k++) {
 			double r = v[k] / (double)x->dims[ax[k]];
@@ -404,7 +404,7 @@ int op_resize(struct importer *im, const onnx_node *n)
 	bool ints = true, down = false;
 	for (unsigned k = 0; k < x->rank; k++) {
 		if (!(scales[k] > 0) || !isfinite(scales[k]))
-			return op_err(im, "bad scale %g", scales[k]);
+			return imp_op_err(im, "bad scale %g", scales[k]);
 		down |= scales[k] < 1;
 		if (!sz && resize_dim(im, floor((double)x->dims[k] * scales[k]), &dims[k]))
 			return -1;
@@ -412,11 +412,11 @@ int op_resize(struct importer *im, const onnx_node *n)
 	}
 	/* antialias (opset 18) widens the linear and cubic filters when
 	 * downsampling; nearest ignores it */
-	bool aa = attr_i(n, "antialias", 0) != 0 && strcmp(mode, "nearest") != 0;
+	bool aa = imp_attr_i(n, "antialias", 0) != 0 && strcmp(mode, "nearest") != 0;
 	if (strcmp(ctm, "half_pixel_symmetric") == 0 && im->opset < 19)
-		return op_err(im, "coordinate_transformation_mode 'half_pixel_symmetric' is not defined before opset 19");
-	struct resize_spec sp = {RS_NEAREST, ctm, nm, attr_f(n, "cubic_coeff_a", -0.75f),
-				 attr_i(n, "exclude_outside", 0) != 0, aa};
+		return imp_op_err(im, "coordinate_transformation_mode 'half_pixel_symmetric' is not defined before opset 19");
+	struct resize_spec sp = {RS_NEAREST, ctm, nm, imp_attr_f(n, "cubic_coeff_a", -0.75f),
+				 imp_attr_i(n, "exclude_outside", 0) != 0, aa};
 	unsigned kind = NK_ResizeNearest;
 	if (strcmp(mode, "nearest") == 0) {
 		bool asym_floor = strcmp(ctm, "asymmetric") == 0 && strcmp(nm, "floor") == 0;
@@ -431,7 +431,7 @@ int op_resize(struct importer *im, const onnx_node *n)
 		sp.mode = RS_CUBIC;
 		kind = 0;
 	} else {
-		return op_err(im, "resize mode '%s' is not supported", mode);
+		return imp_op_err(im, "resize mode '%s' is not supported", mode);
 	}
 	static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
 					   "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
@@ -442,30 +442,30 @@ int op_resize(struct importer *im, const onnx_node *n)
 	for (unsigned k = 0; k < sizeof nms / sizeof *nms; k++)
 		nm_ok |= strcmp(nm, nms[k]) == 0;
 	if (!ctm_ok)
-		return op_err(im, "unknown coordinate_transformation_mode '%s'", ctm);
+		return imp_op_err(im, "unknown coordinate_transformation_mode '%s'", ctm);
 	if (!nm_ok)
-		return op_err(im, "unknown nearest_mode '%s'", nm);
+		return imp_op_err(im, "unknown nearest_mode '%s'", nm);
 	bool crop = strcmp(ctm, "tf_crop_and_resize") == 0;
 	if (sp.exclude_outside || crop || (aa && down) || strcmp(ctm, "half_pixel_symmetric") == 0)
 		kind = 0;
 	if (!kind) {
 		const double *roi = NULL;
 		if (crop) {
-			struct tensor *rt = upsample || im->opset < 11 ? NULL : in_opt(im, 1);
-			if (!rt || t_numel(rt) != 2 * (uint64_t)x->rank)
-				return op_err(im, "tf_crop_and_resize needs roi with %u entries", 2 * x->rank);
-			if (!(roi = t_floats(im, rt)))
-				return op_err(im, "roi must be known at import");
+			struct tensor *rt = upsample || im->opset < 11 ? NULL : imp_in_opt(im, 1);
+			if (!rt || imp_t_numel(rt) != 2 * (uint64_t)x->rank)
+				return imp_op_err(im, "tf_crop_and_resize needs roi with %u entries", 2 * x->rank);
+			if (!(roi = imp_t_floats(im, rt)))
+				return imp_op_err(im, "roi must be known at import");
 		}
-		return set_out(im, 0, resize_gathers(im, &sp, x, scales, dims, roi,
-						     attr_f(n, "extrapolation_value", 0.0f), out_name(im, 0)));
+		return imp_set_out(im, 0, resize_gathers(im, &sp, x, scales, dims, roi,
+						     imp_attr_f(n, "extrapolation_value", 0.0f), imp_out_name(im, 0)));
 	}
-	struct value xv = tval(im, x);
+	struct value xv = imp_tval(im, x);
 	const struct type *rt = xv.node ? type_with_dims(im->tc, val_type(xv), dims, x->rank) : NULL;
-	struct value r = b_node(im, kind, out_name(im, 0), &xv, 1, rt);
+	struct value r = imp_b_node(im, kind, imp_out_name(im, 0), &xv, 1, rt);
 	if (!r.node)
 		return -1;
 	node_set_floats(im->m, r.node, AN_scale, scales, x->rank);
-	return set_out(im, 0, r);
+	return imp_set_out(im, 0, r);
 }
 

@@ -98,12 +98,12 @@ static int rnn_parse_fns(struct rnn *c, const onnx_node *n, unsigned nfn, const 
 		     {"Elu", ACT_ELU, 1, 1, 0},
 		     {"Softsign", ACT_SOFTSIGN, 0, 0, 0},
 		     {"Softplus", ACT_SOFTPLUS, 0, 0, 0}};
-	const Onnx__AttributeProto *a = attr(n, "activations");
+	const Onnx__AttributeProto *a = imp_attr(n, "activations");
 	const float *al = NULL, *be = NULL;
-	long nal = attr_floats(n, "activation_alpha", &al), nbe = attr_floats(n, "activation_beta", &be);
+	long nal = imp_attr_floats(n, "activation_alpha", &al), nbe = imp_attr_floats(n, "activation_beta", &be);
 	long ial = 0, ibe = 0;
 	if (a && a->n_strings != (size_t)nfn * c->D)
-		return op_err(c->im, "activations must name %u functions, got %zu", nfn * c->D, a->n_strings);
+		return imp_op_err(c->im, "activations must name %u functions, got %zu", nfn * c->D, a->n_strings);
 	for (unsigned d = 0; d < c->D; d++)
 		for (unsigned k = 0; k < nfn; k++) {
 			struct rnn_fn *f = &c->fn[d][k];
@@ -116,15 +116,15 @@ static int rnn_parse_fns(struct rnn *c, const onnx_node *n, unsigned nfn, const 
 			while (j < GLOW_ARRAY_SIZE(table) && !eq_nocase((const char *)s->data, s->len, table[j].name))
 				j++;
 			if (j == GLOW_ARRAY_SIZE(table))
-				return op_err(c->im, "activation \"%.*s\" is not supported", (int)s->len,
+				return imp_op_err(c->im, "activation \"%.*s\" is not supported", (int)s->len,
 					      (const char *)s->data);
 			f->kind = table[j].kind;
 			f->alpha = table[j].alpha;
 			f->beta = table[j].beta;
 			if (table[j].nparams >= 1 && ial < nal)
-				f->alpha = f32_short(al[ial++]);
+				f->alpha = imp_f32_short(al[ial++]);
 			if (table[j].nparams >= 2 && ibe < nbe)
-				f->beta = f32_short(be[ibe++]);
+				f->beta = imp_f32_short(be[ibe++]);
 		}
 	return 0;
 }
@@ -137,7 +137,7 @@ static struct value rnn_splat(struct rnn *c, double f)
 		if (c->splat_f[i] == f)
 			return c->splat_v[i];
 	uint64_t dims[2] = {c->B, c->H};
-	struct value v = b_splat_const(c->im, dname(c->im, c->name, "k"), ty(c->im, c->elem, dims, 2), f);
+	struct value v = imp_b_splat_const(c->im, imp_dname(c->im, c->name, "k"), imp_ty(c->im, c->elem, dims, 2), f);
 	if (c->nsplat < RNN_SPLATS) {
 		c->splat_f[c->nsplat] = f;
 		c->splat_v[c->nsplat++] = v;
@@ -148,7 +148,7 @@ static struct value rnn_splat(struct rnn *c, double f)
 static struct value bin(struct rnn *c, unsigned kind, struct value a, struct value b, const char *suffix)
 {
 	struct value ops[2] = {a, b};
-	return b_node(c->im, kind, dname(c->im, c->name, suffix), ops, 2, a.node ? val_type(a) : NULL);
+	return imp_b_node(c->im, kind, imp_dname(c->im, c->name, suffix), ops, 2, a.node ? val_type(a) : NULL);
 }
 
 static struct value slice(struct rnn *c, struct value x, const int64_t *start, const uint64_t *dims,
@@ -162,8 +162,8 @@ static struct value slice(struct rnn *c, struct value x, const int64_t *start, c
 		whole = start[i] == 0 && dims[i] == xt->dims[i];
 	if (whole)
 		return x;
-	struct value r = b_node(c->im, NK_Slice, dname(c->im, c->name, suffix), &x, 1,
-				ty(c->im, val_type(x)->elem, dims, rank));
+	struct value r = imp_b_node(c->im, NK_Slice, imp_dname(c->im, c->name, suffix), &x, 1,
+				imp_ty(c->im, val_type(x)->elem, dims, rank));
 	if (r.node)
 		node_set_ints(c->im->m, r.node, AN_start, start, rank);
 	return r;
@@ -177,9 +177,9 @@ static struct value weight_t(struct rnn *c, struct value w, unsigned d, uint64_t
 	int64_t st[3] = {d, (int64_t)row0, 0};
 	uint64_t sd[3] = {1, rows, cols}, md[2] = {rows, cols};
 	struct value s = slice(c, w, st, sd, 3, suffix);
-	s = b_reshape(c->im, s, md, 2, dname(c->im, c->name, suffix));
+	s = imp_b_reshape(c->im, s, md, 2, imp_dname(c->im, c->name, suffix));
 	static const unsigned perm[2] = {1, 0};
-	return b_transpose(c->im, s, perm, dname(c->im, c->name, suffix));
+	return imp_b_transpose(c->im, s, perm, imp_dname(c->im, c->name, suffix));
 }
 
 /* H values from offset off of direction d of a [D, *] tensor: [H] */
@@ -187,7 +187,7 @@ static struct value vec(struct rnn *c, struct value v, unsigned d, uint64_t off,
 {
 	int64_t st[2] = {d, (int64_t)off};
 	uint64_t sd[2] = {1, c->H}, vd[1] = {c->H};
-	return b_reshape(c->im, slice(c, v, st, sd, 2, suffix), vd, 1, dname(c->im, c->name, suffix));
+	return imp_b_reshape(c->im, slice(c, v, st, sd, 2, suffix), vd, 1, imp_dname(c->im, c->name, suffix));
 }
 
 static struct value fully_connected(struct rnn *c, struct value x, struct value w, struct value b, const char *suffix)
@@ -196,7 +196,7 @@ static struct value fully_connected(struct rnn *c, struct value x, struct value 
 		return no_value;
 	uint64_t dims[2] = {val_type(x)->dims[0], val_type(w)->dims[1]};
 	struct value ops[3] = {x, w, b};
-	return b_node(c->im, NK_FullyConnected, dname(c->im, c->name, suffix), ops, 3, ty(c->im, c->elem, dims, 2));
+	return imp_b_node(c->im, NK_FullyConnected, imp_dname(c->im, c->name, suffix), ops, 3, imp_ty(c->im, c->elem, dims, 2));
 }
 
 static struct value matmul(struct rnn *c, struct value x, struct value w, const char *suffix)
@@ -205,26 +205,26 @@ static struct value matmul(struct rnn *c, struct value x, struct value w, const 
 		return no_value;
 	uint64_t dims[2] = {val_type(x)->dims[0], val_type(w)->dims[1]};
 	struct value ops[2] = {x, w};
-	return b_node(c->im, NK_MatMul, dname(c->im, c->name, suffix), ops, 2, ty(c->im, c->elem, dims, 2));
+	return imp_b_node(c->im, NK_MatMul, imp_dname(c->im, c->name, suffix), ops, 2, imp_ty(c->im, c->elem, dims, 2));
 }
 
 static struct value apply_fn(struct rnn *c, const struct rnn_fn *f, struct value x, const char *suffix)
 {
 	struct importer *im = c->im;
-	const char *name = dname(im, c->name, suffix);
+	const char *name = imp_dname(im, c->name, suffix);
 	struct value r;
 	switch (f->kind) {
 	case ACT_RELU:
-		return b_unary(im, NK_Relu, name, x);
+		return imp_b_unary(im, NK_Relu, name, x);
 	case ACT_TANH:
-		return b_unary(im, NK_Tanh, name, x);
+		return imp_b_unary(im, NK_Tanh, name, x);
 	case ACT_SIGMOID:
-		return b_unary(im, NK_Sigmoid, name, x);
+		return imp_b_unary(im, NK_Sigmoid, name, x);
 	case ACT_SOFTPLUS:
-		return b_unary(im, NK_SoftPlus, name, x);
+		return imp_b_unary(im, NK_SoftPlus, name, x);
 	case ACT_LEAKY:
 	case ACT_ELU:
-		r = b_unary(im, f->kind == ACT_LEAKY ? NK_LeakyRelu : NK_Elu, name, x);
+		r = imp_b_unary(im, f->kind == ACT_LEAKY ? NK_LeakyRelu : NK_Elu, name, x);
 		if (r.node)
 			node_set_float(im->m, r.node, AN_alpha, f->alpha);
 		return r;
@@ -236,14 +236,14 @@ static struct value apply_fn(struct rnn *c, const struct rnn_fn *f, struct value
 	}
 	case ACT_SCALEDTANH: {
 		struct value b = rnn_splat(c, f->beta);
-		r = b_unary(im, NK_Tanh, name, bin(c, NK_Mul, x, b, suffix));
+		r = imp_b_unary(im, NK_Tanh, name, bin(c, NK_Mul, x, b, suffix));
 		struct value a = rnn_splat(c, f->alpha);
 		return bin(c, NK_Mul, r, a, suffix);
 	}
 	case ACT_HARDSIGMOID: {
 		struct value b = rnn_splat(c, f->beta), a = rnn_splat(c, f->alpha);
 		r = bin(c, NK_Add, bin(c, NK_Mul, x, a, suffix), b, suffix);
-		r = b_unary(im, NK_Clip, name, r);
+		r = imp_b_unary(im, NK_Clip, name, r);
 		if (r.node) {
 			node_set_float(im->m, r.node, AN_min, 0);
 			node_set_float(im->m, r.node, AN_max, 1);
@@ -252,15 +252,15 @@ static struct value apply_fn(struct rnn *c, const struct rnn_fn *f, struct value
 	}
 	case ACT_SOFTSIGN: {
 		struct value one = rnn_splat(c, 1);
-		r = bin(c, NK_Add, b_unary(im, NK_Abs, name, x), one, suffix);
+		r = bin(c, NK_Add, imp_b_unary(im, NK_Abs, name, x), one, suffix);
 		return bin(c, NK_Div, x, r, suffix);
 	}
 	case ACT_THRESH: {
 		struct value ops[2] = {rnn_splat(c, f->alpha), x};
-		struct value m = b_node(im, NK_CmpLT, name, ops, 2,
+		struct value m = imp_b_node(im, NK_CmpLT, name, ops, 2,
 					x.node ? type_with_elem(im->tc, val_type(x), EK_BOOL) : NULL);
 		struct value sops[3] = {m, x, rnn_splat(c, 0)};
-		return b_node(im, NK_Select, name, sops, 3, x.node ? val_type(x) : NULL);
+		return imp_b_node(im, NK_Select, name, sops, 3, x.node ? val_type(x) : NULL);
 	}
 	}
 	unreachable("unknown recurrent activation");
@@ -270,7 +270,7 @@ static struct value apply_fn(struct rnn *c, const struct rnn_fn *f, struct value
 static struct value gate(struct rnn *c, const struct rnn_fn *f, struct value pre, const char *suffix)
 {
 	if (c->clip && pre.node) {
-		pre = b_unary(c->im, NK_Clip, dname(c->im, c->name, "clip"), pre);
+		pre = imp_b_unary(c->im, NK_Clip, imp_dname(c->im, c->name, "clip"), pre);
 		if (pre.node) {
 			node_set_float(c->im->m, pre.node, AN_min, -c->clipv);
 			node_set_float(c->im->m, pre.node, AN_max, c->clipv);
@@ -293,7 +293,7 @@ static struct value gate_inputs(struct rnn *c, unsigned d, unsigned g, bool with
 		}
 	} else {
 		uint64_t hd[1] = {c->H};
-		b = b_splat_const(c->im, dname(c->im, c->name, "bias"), ty(c->im, c->elem, hd, 1), 0);
+		b = imp_b_splat_const(c->im, imp_dname(c->im, c->name, "bias"), imp_ty(c->im, c->elem, hd, 1), 0);
 	}
 	return fully_connected(c, c->X2, wt, b, "x");
 }
@@ -323,7 +323,7 @@ static struct value init_state(struct rnn *c, struct value s, unsigned d, const 
 		return rnn_splat(c, 0);
 	int64_t st[3] = {d, 0, 0};
 	uint64_t sd[3] = {1, c->B, c->H}, md[2] = {c->B, c->H};
-	return b_reshape(c->im, slice(c, s, st, sd, 3, suffix), md, 2, dname(c->im, c->name, suffix));
+	return imp_b_reshape(c->im, slice(c, s, st, sd, 3, suffix), md, 2, imp_dname(c->im, c->name, suffix));
 }
 
 /* peephole term P[d, k * H ..] * C, or NULL node when there is no P */
@@ -333,7 +333,7 @@ static struct value peep(struct rnn *c, unsigned d, unsigned k, struct value cs)
 		return no_value;
 	uint64_t bd[2] = {c->B, c->H};
 	struct value p = vec(c, c->P, d, k * c->H, "p");
-	p = b_broadcast(c->im, p, bd, 2, dname(c->im, c->name, "pb"));
+	p = imp_b_broadcast(c->im, p, bd, 2, imp_dname(c->im, c->name, "pb"));
 	return bin(c, NK_Mul, p, cs, "peep");
 }
 
@@ -361,7 +361,7 @@ static int rnn_direction(struct rnn *c, int kind, unsigned d, bool reverse, stru
 			rbh = vec(c, c->Bias, d, 5 * c->H, "rbh");
 		else {
 			uint64_t hd[1] = {c->H};
-			rbh = b_splat_const(c->im, dname(c->im, c->name, "rbh"), ty(c->im, c->elem, hd, 1), 0);
+			rbh = imp_b_splat_const(c->im, imp_dname(c->im, c->name, "rbh"), imp_ty(c->im, c->elem, hd, 1), 0);
 		}
 	}
 	struct value h = init_state(c, h0, d, "h0"), cs = kind == 2 ? init_state(c, c0, d, "c0") : no_value;
@@ -428,7 +428,7 @@ static struct value concat(struct rnn *c, const struct value *v, unsigned n, uns
 	dims[dim] = 0;
 	for (unsigned i = 0; i < n; i++)
 		dims[dim] += val_type(v[i])->dims[dim];
-	struct node *nd = node_create1(c->im->f, NK_Concat, name, v, n, ty(c->im, c->elem, dims, t->rank), NULL,
+	struct node *nd = node_create1(c->im->f, NK_Concat, name, v, n, imp_ty(c->im, c->elem, dims, t->rank), NULL,
 				       LOC_NONE);
 	node_set_int(c->im->m, nd, AN_dim, dim);
 	return node_val(nd, 0);
@@ -441,7 +441,7 @@ static struct value stack_last(struct rnn *c, const struct value *last, bool lay
 	struct value parts[2];
 	for (unsigned d = 0; d < c->D; d++) {
 		uint64_t d0[3] = {1, c->B, c->H}, d1[3] = {c->B, 1, c->H};
-		parts[d] = b_reshape(c->im, last[d], layout1 ? d1 : d0, 3, dname(c->im, name, "dir"));
+		parts[d] = imp_b_reshape(c->im, last[d], layout1 ? d1 : d0, 3, imp_dname(c->im, name, "dir"));
 	}
 	return concat(c, parts, c->D, layout1 ? 1 : 0, name);
 }
@@ -450,16 +450,16 @@ static struct value stack_last(struct rnn *c, const struct value *last, bool lay
 static struct value from_layout1(struct rnn *c, struct value v, bool layout1, const char *suffix)
 {
 	static const unsigned perm[3] = {1, 0, 2};
-	return layout1 && v.node ? b_transpose(c->im, v, perm, dname(c->im, c->name, suffix)) : v;
+	return layout1 && v.node ? imp_b_transpose(c->im, v, perm, imp_dname(c->im, c->name, suffix)) : v;
 }
 
 /* a float input of rank `rank` with the given dims (0: any), or NULL node */
 static struct value shaped_input(struct rnn *c, unsigned i, unsigned rank, const uint64_t *dims, const char *what)
 {
-	struct tensor *t = in_opt(c->im, i);
+	struct tensor *t = imp_in_opt(c->im, i);
 	if (!t)
 		return no_value;
-	struct value v = tval(c->im, t);
+	struct value v = imp_tval(c->im, t);
 	if (!v.node)
 		return v;
 	const struct type *vt = val_type(v);
@@ -472,14 +472,14 @@ static struct value shaped_input(struct rnn *c, unsigned i, unsigned rank, const
 		for (unsigned k = 0; k < rank && len < 80; k++)
 			len += snprintf(want + len, sizeof want - (size_t)len, "%s%llu", k ? " x " : "",
 					(unsigned long long)dims[k]);
-		op_err(c->im, "%s (input %u) must be of X's element type with shape [%s]", what, i, want);
+		imp_op_err(c->im, "%s (input %u) must be of X's element type with shape [%s]", what, i, want);
 		return no_value;
 	}
 	return v;
 }
 
 /* RNN, GRU and LSTM */
-int op_rnn(struct importer *im, const onnx_node *n)
+int imp_op_rnn(struct importer *im, const onnx_node *n)
 {
 	int kind = strcmp(n->op_type, "RNN") == 0 ? 0 : strcmp(n->op_type, "GRU") == 0 ? 1 : 2;
 	static const unsigned gates[3] = {1, 3, 4}, nfns[3] = {1, 2, 3};
@@ -493,86 +493,86 @@ int op_rnn(struct importer *im, const onnx_node *n)
 	/* a base name for helpers: the first output that has one */
 	c.name = n->name && *n->name ? n->name : n->op_type;
 	for (unsigned i = n->n_output; i-- > 0;)
-		if (*out_name(im, i))
-			c.name = out_name(im, i);
-	struct value x = in_val(im, 0);
+		if (*imp_out_name(im, i))
+			c.name = imp_out_name(im, i);
+	struct value x = imp_in_val(im, 0);
 	if (!x.node)
 		return -1;
 	const struct type *xt = val_type(x);
 	c.elem = xt->elem;
 	if (!elem_is_float((enum elem_kind)c.elem))
-		return op_err(im, "X must be floating point");
+		return imp_op_err(im, "X must be floating point");
 	if (xt->rank != 3)
-		return op_err(im, "X must have rank 3, got %u", xt->rank);
-	int64_t layout = attr_i(n, "layout", 0);
+		return imp_op_err(im, "X must have rank 3, got %u", xt->rank);
+	int64_t layout = imp_attr_i(n, "layout", 0);
 	if (layout != 0 && layout != 1)
-		return op_err(im, "layout must be 0 or 1, got %lld", (long long)layout);
+		return imp_op_err(im, "layout must be 0 or 1, got %lld", (long long)layout);
 	bool l1 = layout == 1;
-	const char *dir = attr_s(im, n, "direction", "forward");
+	const char *dir = imp_attr_s(im, n, "direction", "forward");
 	if (strcmp(dir, "forward") != 0 && strcmp(dir, "reverse") != 0 && strcmp(dir, "bidirectional") != 0)
-		return op_err(im, "direction \"%s\" is not forward, reverse or bidirectional", dir);
+		return imp_op_err(im, "direction \"%s\" is not forward, reverse or bidirectional", dir);
 	c.D = strcmp(dir, "bidirectional") == 0 ? 2 : 1;
-	int64_t hs = attr_i(n, "hidden_size", 0);
+	int64_t hs = imp_attr_i(n, "hidden_size", 0);
 	c.S = xt->dims[l1 ? 1 : 0];
 	c.B = xt->dims[l1 ? 0 : 1];
 	c.I = xt->dims[2];
-	struct tensor *wt = in_req(im, 1);
+	struct tensor *wt = imp_in_req(im, 1);
 	if (!wt)
 		return -1;
 	if (hs <= 0 && wt->rank == 3 && wt->dims[1] % c.G == 0)
 		hs = (int64_t)(wt->dims[1] / c.G);
 	if (hs <= 0 || hs > 1 << 20)
-		return op_err(im, "hidden_size must be positive, got %lld", (long long)hs);
+		return imp_op_err(im, "hidden_size must be positive, got %lld", (long long)hs);
 	c.H = (uint64_t)hs;
 	if (c.S == 0 || c.B == 0)
-		return op_err(im, "empty sequences are not supported");
+		return imp_op_err(im, "empty sequences are not supported");
 	if (c.S > 4096)
-		return op_err(im, "a sequence of %llu steps is too long to unroll (4096 at most)",
+		return imp_op_err(im, "a sequence of %llu steps is too long to unroll (4096 at most)",
 			      (unsigned long long)c.S);
-	const Onnx__AttributeProto *ca = attr(n, "clip");
+	const Onnx__AttributeProto *ca = imp_attr(n, "clip");
 	if (ca && ca->has_f) {
 		c.clip = true;
-		c.clipv = f32_short(ca->f);
+		c.clipv = imp_f32_short(ca->f);
 		if (!(c.clipv >= 0))
-			return op_err(im, "clip must be non-negative");
+			return imp_op_err(im, "clip must be non-negative");
 	}
 	if (rnn_parse_fns(&c, n, nfns[kind], defs[kind]))
 		return -1;
-	bool lbr = kind == 1 && attr_i(n, "linear_before_reset", 0) != 0;
-	bool input_forget = kind == 2 && attr_i(n, "input_forget", 0) != 0;
+	bool lbr = kind == 1 && imp_attr_i(n, "linear_before_reset", 0) != 0;
+	bool input_forget = kind == 2 && imp_attr_i(n, "input_forget", 0) != 0;
 
 	uint64_t wd[3] = {c.D, c.G * c.H, c.I}, rd[3] = {c.D, c.G * c.H, c.H}, bd[2] = {c.D, 2 * c.G * c.H};
 	uint64_t sd[3] = {l1 ? c.B : c.D, l1 ? c.D : c.B, c.H}, pd[2] = {c.D, 3 * c.H};
 	c.W = shaped_input(&c, 1, 3, wd, "W");
-	c.R = in_req(im, 2) ? shaped_input(&c, 2, 3, rd, "R") : no_value;
+	c.R = imp_in_req(im, 2) ? shaped_input(&c, 2, 3, rd, "R") : no_value;
 	c.Bias = shaped_input(&c, 3, 2, bd, "B");
 	struct value h0 = shaped_input(&c, 5, 3, sd, "initial_h");
 	struct value c0 = kind == 2 ? shaped_input(&c, 6, 3, sd, "initial_c") : no_value;
 	c.P = kind == 2 ? shaped_input(&c, 7, 2, pd, "P") : no_value;
-	if (!c.W.node || !c.R.node || (in_opt(im, 3) && !c.Bias.node) || (in_opt(im, 5) && !h0.node) ||
-	    (kind == 2 && ((in_opt(im, 6) && !c0.node) || (in_opt(im, 7) && !c.P.node))))
+	if (!c.W.node || !c.R.node || (imp_in_opt(im, 3) && !c.Bias.node) || (imp_in_opt(im, 5) && !h0.node) ||
+	    (kind == 2 && ((imp_in_opt(im, 6) && !c0.node) || (imp_in_opt(im, 7) && !c.P.node))))
 		return -1;
-	if (in_opt(im, 4)) {
-		struct tensor *sl = in_opt(im, 4);
-		const int64_t *v = t_ints(im, sl);
-		if (!v || !dt_is_int(sl->dtype))
-			return op_err(im, "sequence_lens must be known at import (only lengths equal to the sequence "
+	if (imp_in_opt(im, 4)) {
+		struct tensor *sl = imp_in_opt(im, 4);
+		const int64_t *v = imp_t_ints(im, sl);
+		if (!v || !imp_dt_is_int(sl->dtype))
+			return imp_op_err(im, "sequence_lens must be known at import (only lengths equal to the sequence "
 					  "length are supported)");
-		if (t_numel(sl) != c.B)
-			return op_err(im, "sequence_lens must hold %llu lengths, got %llu", (unsigned long long)c.B,
-				      (unsigned long long)t_numel(sl));
+		if (imp_t_numel(sl) != c.B)
+			return imp_op_err(im, "sequence_lens must hold %llu lengths, got %llu", (unsigned long long)c.B,
+				      (unsigned long long)imp_t_numel(sl));
 		for (uint64_t b = 0; b < c.B; b++)
 			if (v[b] != (int64_t)c.S)
-				return op_err(im, "sequence_lens[%llu] = %lld: sequences shorter than the sequence "
+				return imp_op_err(im, "sequence_lens[%llu] = %lld: sequences shorter than the sequence "
 						  "length (%llu) are not supported",
 					      (unsigned long long)b, (long long)v[b], (unsigned long long)c.S);
 	}
 	h0 = from_layout1(&c, h0, l1, "h0t");
 	c0 = from_layout1(&c, c0, l1, "c0t");
 	static const unsigned perm[3] = {1, 0, 2};
-	struct value xs = l1 ? b_transpose(im, x, perm, dname(im, c.name, "xt")) : x;
+	struct value xs = l1 ? imp_b_transpose(im, x, perm, imp_dname(im, c.name, "xt")) : x;
 	uint64_t x2d[2] = {c.S * c.B, c.I};
-	c.X2 = b_reshape(im, xs, x2d, 2, dname(im, c.name, "x2"));
+	c.X2 = imp_b_reshape(im, xs, x2d, 2, imp_dname(im, c.name, "x2"));
 
 	struct value *hstates = arena_alloc(&im->scratch, 2 * c.S * sizeof *hstates);
 	struct value hlast[2], clast[2];
@@ -582,25 +582,25 @@ int op_rnn(struct importer *im, const onnx_node *n)
 			return -1;
 	}
 	int rc = 0;
-	if (out_used(im, 0)) {
+	if (imp_out_used(im, 0)) {
 		/* Y: [S, D, B, H] (layout 0) or [B, S, D, H] (layout 1) */
-		const char *yname = out_name(im, 0);
+		const char *yname = imp_out_name(im, 0);
 		struct value *steps = arena_alloc(&im->scratch, c.S * sizeof *steps);
 		for (uint64_t t = 0; t < c.S; t++) {
 			struct value dirs[2];
 			for (unsigned d = 0; d < c.D; d++) {
 				uint64_t d0[4] = {1, 1, c.B, c.H}, d1[4] = {c.B, 1, 1, c.H};
-				dirs[d] = b_reshape(im, hstates[d * c.S + t], l1 ? d1 : d0, 4, dname(im, yname, "step"));
+				dirs[d] = imp_b_reshape(im, hstates[d * c.S + t], l1 ? d1 : d0, 4, imp_dname(im, yname, "step"));
 			}
-			steps[t] = concat(&c, dirs, c.D, l1 ? 2 : 1, dname(im, yname, "dirs"));
+			steps[t] = concat(&c, dirs, c.D, l1 ? 2 : 1, imp_dname(im, yname, "dirs"));
 		}
 		if (c.S > 0xffffffffu)
-			return op_err(im, "too many steps");
-		rc |= set_out(im, 0, concat(&c, steps, (unsigned)c.S, l1 ? 1 : 0, yname));
+			return imp_op_err(im, "too many steps");
+		rc |= imp_set_out(im, 0, concat(&c, steps, (unsigned)c.S, l1 ? 1 : 0, yname));
 	}
-	if (out_used(im, 1))
-		rc |= set_out(im, 1, stack_last(&c, hlast, l1, out_name(im, 1)));
-	if (kind == 2 && out_used(im, 2))
-		rc |= set_out(im, 2, stack_last(&c, clast, l1, out_name(im, 2)));
+	if (imp_out_used(im, 1))
+		rc |= imp_set_out(im, 1, stack_last(&c, hlast, l1, imp_out_name(im, 1)));
+	if (kind == 2 && imp_out_used(im, 2))
+		rc |= imp_set_out(im, 2, stack_last(&c, clast, l1, imp_out_name(im, 2)));
 	return rc ? -1 : 0;
 }

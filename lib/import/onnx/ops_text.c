@@ -67,63 +67,63 @@ static void tf_segment(const struct tfidf *t, long i, int64_t *begin, int64_t *e
 static int tf_attrs(struct importer *im, const onnx_node *n, struct tfidf *t)
 {
 	memset(t, 0, sizeof *t);
-	const char *mode = attr_s(im, n, "mode", NULL);
+	const char *mode = imp_attr_s(im, n, "mode", NULL);
 	if (!mode)
-		return op_err(im, "attribute mode is required (TF, IDF or TFIDF)");
+		return imp_op_err(im, "attribute mode is required (TF, IDF or TFIDF)");
 	t->mode = !strcmp(mode, "TF") ? 0 : !strcmp(mode, "IDF") ? 1 : !strcmp(mode, "TFIDF") ? 2 : -1;
 	if (t->mode < 0)
-		return op_err(im, "unknown mode '%s' (TF, IDF or TFIDF)", mode);
-	t->min_n = attr_i(n, "min_gram_length", -1);
-	t->max_n = attr_i(n, "max_gram_length", -1);
-	t->max_skip = attr_i(n, "max_skip_count", 0);
+		return imp_op_err(im, "unknown mode '%s' (TF, IDF or TFIDF)", mode);
+	t->min_n = imp_attr_i(n, "min_gram_length", -1);
+	t->max_n = imp_attr_i(n, "max_gram_length", -1);
+	t->max_skip = imp_attr_i(n, "max_skip_count", 0);
 	if (t->min_n < 1 || t->max_n < t->min_n)
-		return op_err(im, "min_gram_length (%lld) and max_gram_length (%lld) must satisfy "
+		return imp_op_err(im, "min_gram_length (%lld) and max_gram_length (%lld) must satisfy "
 			      "1 <= min_gram_length <= max_gram_length",
 			      (long long)t->min_n, (long long)t->max_n);
 	if (t->max_skip < 0)
-		return op_err(im, "max_skip_count %lld is negative", (long long)t->max_skip);
-	long npool = t->npool = attr_ints(n, "pool_int64s", &t->pool);
+		return imp_op_err(im, "max_skip_count %lld is negative", (long long)t->max_skip);
+	long npool = t->npool = imp_attr_ints(n, "pool_int64s", &t->pool);
 	if (npool < 0)
-		return op_err(im, "attribute pool_int64s is required");
-	t->nstarts = attr_ints(n, "ngram_counts", &t->starts);
+		return imp_op_err(im, "attribute pool_int64s is required");
+	t->nstarts = imp_attr_ints(n, "ngram_counts", &t->starts);
 	if (t->nstarts < 1)
-		return op_err(im, "attribute ngram_counts is required (where each n-gram length starts in the pool)");
+		return imp_op_err(im, "attribute ngram_counts is required (where each n-gram length starts in the pool)");
 	if (t->starts[0] != 0)
-		return op_err(im, "ngram_counts must start at 0, not %lld", (long long)t->starts[0]);
+		return imp_op_err(im, "ngram_counts must start at 0, not %lld", (long long)t->starts[0]);
 	for (long i = 0; i < t->nstarts; i++) {
 		int64_t b, e;
 		tf_segment(t, i, &b, &e);
 		if (b < 0 || e < b || e > npool)
-			return op_err(im, "ngram_counts must be non-decreasing offsets into the pool of %ld items "
+			return imp_op_err(im, "ngram_counts must be non-decreasing offsets into the pool of %ld items "
 				      "(ngram_counts[%ld] = %lld)", npool, i, (long long)t->starts[i]);
 		if ((e - b) % (i + 1) != 0)
-			return op_err(im, "the pool's %ld-grams (items %lld to %lld) are not a whole number of "
+			return imp_op_err(im, "the pool's %ld-grams (items %lld to %lld) are not a whole number of "
 				      "%ld-grams", i + 1, (long long)b, (long long)e, i + 1);
 		t->npooled += (uint64_t)((e - b) / (i + 1));
 	}
-	long nslots = attr_ints(n, "ngram_indexes", &t->slots);
+	long nslots = imp_attr_ints(n, "ngram_indexes", &t->slots);
 	if (nslots < 0 || (uint64_t)nslots != t->npooled)
-		return op_err(im, "ngram_indexes has %ld values but the pool holds %llu n-grams (per ngram_counts)",
+		return imp_op_err(im, "ngram_indexes has %ld values but the pool holds %llu n-grams (per ngram_counts)",
 			      nslots < 0 ? 0 : nslots, (unsigned long long)t->npooled);
 	for (long k = 0; k < nslots; k++) {
 		if (t->slots[k] < 0 || t->slots[k] >= TFIDF_MAX_OUT)
-			return op_err(im, "ngram index %lld (ngram_indexes[%ld]) is out of range [0, %lld)",
+			return imp_op_err(im, "ngram index %lld (ngram_indexes[%ld]) is out of range [0, %lld)",
 				      (long long)t->slots[k], k, (long long)TFIDF_MAX_OUT);
 		if (t->slots[k] + 1 > t->nout)
 			t->nout = t->slots[k] + 1;
 	}
 	if (t->nout == 0)
-		return op_err(im, "the pool is empty: the output would have no columns");
+		return imp_op_err(im, "the pool is empty: the output would have no columns");
 	uint8_t *seen = arena_alloc(&im->scratch, (size_t)t->nout);
 	memset(seen, 0, (size_t)t->nout);
 	for (long k = 0; k < nslots; k++) {
 		if (seen[t->slots[k]])
-			return op_err(im, "ngram index %lld appears twice in ngram_indexes", (long long)t->slots[k]);
+			return imp_op_err(im, "ngram index %lld appears twice in ngram_indexes", (long long)t->slots[k]);
 		seen[t->slots[k]] = 1;
 	}
-	long nw = attr_floats(n, "weights", &t->weights);
+	long nw = imp_attr_floats(n, "weights", &t->weights);
 	if (nw >= 0 && (uint64_t)nw != t->npooled)
-		return op_err(im, "weights has %ld values but the pool holds %llu n-grams", nw,
+		return imp_op_err(im, "weights has %ld values but the pool holds %llu n-grams", nw,
 			      (unsigned long long)t->npooled);
 	if (nw < 0)
 		t->weights = NULL;
@@ -140,7 +140,7 @@ static struct value tf_count(struct importer *im, const struct tfidf *t, struct 
 	uint64_t cd[2] = {N, K};
 	char sfx[32];
 	snprintf(sfx, sizeof sfx, "count%lld", (long long)len);
-	const char *cname = dname(im, name, sfx);
+	const char *cname = imp_dname(im, name, sfx);
 	/* windows of every skip: skip s spans (n - 1)(s + 1) + 1 items; the
 	 * spans grow with s, so the loop ends by s = C (or past the limit) */
 	uint64_t nwin = 0;
@@ -154,11 +154,11 @@ static struct value tf_count(struct importer *im, const struct tfidf *t, struct 
 		more = nwin > TFIDF_MAX_ELEMS;
 	}
 	if (len < t->min_n || len > t->max_n || nwin == 0)
-		return b_splat_const(im, cname, ty(im, EK_FLOAT, cd, 2), 0);
+		return imp_b_splat_const(im, cname, imp_ty(im, EK_FLOAT, cd, 2), 0);
 	uint64_t total = N > 0 ? N : 1; /* the window positions are a constant even without rows */
 	if (more || !mul_overflow_u64(total, nwin, &total) || !mul_overflow_u64(total, K, &total) ||
 	    !mul_overflow_u64(total, nn, &total) || total > TFIDF_MAX_ELEMS) {
-		op_err(im, "counting the %lld-grams compares N x windows x pooled n-grams x n = %llu x %s%llu x %llu "
+		imp_op_err(im, "counting the %lld-grams compares N x windows x pooled n-grams x n = %llu x %s%llu x %llu "
 		       "x %lld items; at most 2^24 are supported",
 		       (long long)len, (unsigned long long)N, more ? "at least " : "", (unsigned long long)nwin,
 		       (unsigned long long)K, (long long)len);
@@ -175,66 +175,66 @@ static struct value tf_count(struct importer *im, const struct tfidf *t, struct 
 				pos[w * nn + j] = (int64_t)(i + j * dist);
 	}
 	snprintf(sfx, sizeof sfx, "win%lld", (long long)len);
-	const char *wname = dname(im, name, sfx);
+	const char *wname = imp_dname(im, name, sfx);
 	snprintf(sfx, sizeof sfx, "pool%lld", (long long)len);
-	const char *pname = dname(im, name, sfx);
+	const char *pname = imp_dname(im, name, sfx);
 	/* unigrams compare [N, windows, K]; longer n-grams [N, windows, K, n] */
 	unsigned r = len == 1 ? 3 : 4;
 	uint64_t wd[3] = {nwin, 1, nn}, pd[2] = {K, nn}, ed[4] = {N, nwin, K, nn};
-	struct tensor *wt = len == 1 ? NULL : t_from_ints(im, wname, DT_INT64, r - 1, wd, pos);
-	struct tensor *pt = t_from_ints(im, pname, DT_INT64, r - 2, pd, first);
+	struct tensor *wt = len == 1 ? NULL : imp_t_from_ints(im, wname, DT_INT64, r - 1, wd, pos);
+	struct tensor *pt = imp_t_from_ints(im, pname, DT_INT64, r - 2, pd, first);
 	if ((len > 1 && !wt) || !pt)
 		return no_value;
 	uint64_t gd[4] = {N, nwin, 1, nn};
 	struct value g;
 	if (len == 1) { /* the unigram windows are the items themselves */
-		g = b_reshape(im, x, gd, 3, dname(im, wname, "items"));
+		g = imp_b_reshape(im, x, gd, 3, imp_dname(im, wname, "items"));
 	} else {
-		struct value gops[2] = {x, tval(im, wt)};
-		g = b_node(im, NK_Gather, dname(im, wname, "items"), gops, 2, ty(im, EK_I64, gd, r));
+		struct value gops[2] = {x, imp_tval(im, wt)};
+		g = imp_b_node(im, NK_Gather, imp_dname(im, wname, "items"), gops, 2, imp_ty(im, EK_I64, gd, r));
 		if (g.node)
 			node_set_int(im->m, g.node, AN_axis, 1);
 	}
-	struct value eops[2] = {b_broadcast(im, g, ed, r, dname(im, wname, "bcast")),
-				b_broadcast(im, tval(im, pt), ed, r, dname(im, pname, "bcast"))};
+	struct value eops[2] = {imp_b_broadcast(im, g, ed, r, imp_dname(im, wname, "bcast")),
+				imp_b_broadcast(im, imp_tval(im, pt), ed, r, imp_dname(im, pname, "bcast"))};
 	snprintf(sfx, sizeof sfx, "eq%lld", (long long)len);
-	struct value eq = b_node(im, NK_CmpEQ, dname(im, name, sfx), eops, 2, ty(im, EK_BOOL, ed, r));
+	struct value eq = imp_b_node(im, NK_CmpEQ, imp_dname(im, name, sfx), eops, 2, imp_ty(im, EK_BOOL, ed, r));
 	snprintf(sfx, sizeof sfx, "hit%lld", (long long)len);
-	struct value hit = b_convert(im, eq, EK_FLOAT, dname(im, name, sfx));
+	struct value hit = imp_b_convert(im, eq, EK_FLOAT, imp_dname(im, name, sfx));
 	if (len > 1) {
 		int64_t ax = 3;
 		snprintf(sfx, sizeof sfx, "all%lld", (long long)len);
-		hit = b_node(im, NK_BatchedReduceMin, dname(im, name, sfx), &hit, 1, ty(im, EK_FLOAT, ed, 3));
+		hit = imp_b_node(im, NK_BatchedReduceMin, imp_dname(im, name, sfx), &hit, 1, imp_ty(im, EK_FLOAT, ed, 3));
 		if (hit.node)
 			node_set_ints(im->m, hit.node, AN_axes, &ax, 1);
 	}
 	int64_t ax = 1;
-	struct value c = b_node(im, NK_BatchedReduceAdd, cname, &hit, 1, ty(im, EK_FLOAT, cd, 2));
+	struct value c = imp_b_node(im, NK_BatchedReduceAdd, cname, &hit, 1, imp_ty(im, EK_FLOAT, cd, 2));
 	if (c.node)
 		node_set_ints(im->m, c.node, AN_axes, &ax, 1);
 	return c;
 }
 
-int op_tfidf(struct importer *im, const onnx_node *n)
+int imp_op_tfidf(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x)
 		return -1;
-	if (x->dtype == DT_STRING || attr(n, "pool_strings"))
-		return op_err(im, "string n-grams (pool_strings, string input) are not supported: the graph IR has no "
+	if (x->dtype == DT_STRING || imp_attr(n, "pool_strings"))
+		return imp_op_err(im, "string n-grams (pool_strings, string input) are not supported: the graph IR has no "
 			      "string tensors");
 	if (x->dtype != DT_INT32 && x->dtype != DT_INT64)
-		return op_err(im, "input must be int32 or int64, not %s", dt_name(x->dtype));
+		return imp_op_err(im, "input must be int32 or int64, not %s", imp_dt_name(x->dtype));
 	if (x->rank != 1 && x->rank != 2)
-		return op_err(im, "input must have rank 1 [C] or 2 [N, C], not %u", x->rank);
+		return imp_op_err(im, "input must have rank 1 [C] or 2 [N, C], not %u", x->rank);
 	struct tfidf t;
 	if (tf_attrs(im, n, &t))
 		return -1;
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	uint64_t N = x->rank == 2 ? x->dims[0] : 1, C = x->dims[x->rank - 1];
 	uint64_t xd[2] = {N, C};
-	struct value xv = b_reshape(im, tval(im, x), xd, 2, dname(im, name, "rows"));
-	xv = b_convert(im, xv, EK_I64, dname(im, name, "wide"));
+	struct value xv = imp_b_reshape(im, imp_tval(im, x), xd, 2, imp_dname(im, name, "rows"));
+	xv = imp_b_convert(im, xv, EK_I64, imp_dname(im, name, "wide"));
 	if (!xv.node)
 		return -1;
 	/* counts of every pooled n-gram, in pool order */
@@ -260,7 +260,7 @@ int op_tfidf(struct importer *im, const onnx_node *n)
 	struct value v = parts[0];
 	if (np > 1) {
 		bool last = x->rank == 2 && ident && !weigh;
-		v = b_node(im, NK_Concat, last ? name : dname(im, name, "counts"), parts, np, ty(im, EK_FLOAT, cd, 2));
+		v = imp_b_node(im, NK_Concat, last ? name : imp_dname(im, name, "counts"), parts, np, imp_ty(im, EK_FLOAT, cd, 2));
 		if (v.node)
 			node_set_int(im->m, v.node, AN_dim, 1);
 	}
@@ -268,23 +268,23 @@ int op_tfidf(struct importer *im, const onnx_node *n)
 	if (t.weights && t.mode != 0) {
 		double *wd = arena_alloc(&im->scratch, t.npooled * sizeof *wd);
 		for (uint64_t k = 0; k < t.npooled; k++)
-			wd[k] = f32_short(t.weights[k]);
-		struct tensor *wt = t_from_floats(im, dname(im, name, "weights"), DT_FLOAT, 1, &t.npooled, wd);
+			wd[k] = imp_f32_short(t.weights[k]);
+		struct tensor *wt = imp_t_from_floats(im, imp_dname(im, name, "weights"), DT_FLOAT, 1, &t.npooled, wd);
 		if (!wt)
 			return -1;
-		wv = b_broadcast(im, tval(im, wt), cd, 2, dname(im, name, "weightsb"));
+		wv = imp_b_broadcast(im, imp_tval(im, wt), cd, 2, imp_dname(im, name, "weightsb"));
 	}
 	if (t.mode == 1) {
-		struct value z = b_splat_const(im, dname(im, name, "zero"), ty(im, EK_FLOAT, cd, 2), 0);
+		struct value z = imp_b_splat_const(im, imp_dname(im, name, "zero"), imp_ty(im, EK_FLOAT, cd, 2), 0);
 		struct value cops[2] = {z, v};
-		struct value seen = b_node(im, NK_CmpLT, dname(im, name, "seen"), cops, 2, ty(im, EK_BOOL, cd, 2));
+		struct value seen = imp_b_node(im, NK_CmpLT, imp_dname(im, name, "seen"), cops, 2, imp_ty(im, EK_BOOL, cd, 2));
 		if (!wv.node)
-			wv = b_splat_const(im, dname(im, name, "one"), ty(im, EK_FLOAT, cd, 2), 1);
+			wv = imp_b_splat_const(im, imp_dname(im, name, "one"), imp_ty(im, EK_FLOAT, cd, 2), 1);
 		struct value sops[3] = {seen, wv, z};
-		v = b_node(im, NK_Select, x->rank == 2 && ident ? name : dname(im, name, "idf"), sops, 3, ty(im, EK_FLOAT, cd, 2));
+		v = imp_b_node(im, NK_Select, x->rank == 2 && ident ? name : imp_dname(im, name, "idf"), sops, 3, imp_ty(im, EK_FLOAT, cd, 2));
 	} else if (t.mode == 2 && wv.node) {
 		struct value mops[2] = {v, wv};
-		v = b_node(im, NK_Mul, x->rank == 2 && ident ? name : dname(im, name, "tfidf"), mops, 2, ty(im, EK_FLOAT, cd, 2));
+		v = imp_b_node(im, NK_Mul, x->rank == 2 && ident ? name : imp_dname(im, name, "tfidf"), mops, 2, imp_ty(im, EK_FLOAT, cd, 2));
 	}
 	/* placement: column o reads the pooled n-gram k with ngram_indexes[k] = o */
 	if (!ident) {
@@ -292,8 +292,8 @@ int op_tfidf(struct importer *im, const onnx_node *n)
 		if ((uint64_t)t.nout > t.npooled) {
 			/* some columns have no n-gram: they read an appended zero column */
 			uint64_t zd[2] = {N, 1}, ad[2] = {N, t.npooled + 1};
-			struct value cops[2] = {v, b_splat_const(im, dname(im, name, "none"), ty(im, EK_FLOAT, zd, 2), 0)};
-			v = b_node(im, NK_Concat, dname(im, name, "padded"), cops, 2, ty(im, EK_FLOAT, ad, 2));
+			struct value cops[2] = {v, imp_b_splat_const(im, imp_dname(im, name, "none"), imp_ty(im, EK_FLOAT, zd, 2), 0)};
+			v = imp_b_node(im, NK_Concat, imp_dname(im, name, "padded"), cops, 2, imp_ty(im, EK_FLOAT, ad, 2));
 			if (v.node)
 				node_set_int(im->m, v.node, AN_dim, 1);
 			src_cols++;
@@ -304,76 +304,76 @@ int op_tfidf(struct importer *im, const onnx_node *n)
 		for (uint64_t k = 0; k < t.npooled; k++)
 			src[t.slots[k]] = (int64_t)k;
 		uint64_t no = (uint64_t)t.nout, od[2] = {N, no};
-		struct tensor *st = t_from_ints(im, dname(im, name, "slots"), DT_INT64, 1, &no, src);
+		struct tensor *st = imp_t_from_ints(im, imp_dname(im, name, "slots"), DT_INT64, 1, &no, src);
 		if (!st)
 			return -1;
-		struct value gops[2] = {v, tval(im, st)};
-		v = b_node(im, NK_Gather, x->rank == 2 ? name : dname(im, name, "placed"), gops, 2,
-			   ty(im, EK_FLOAT, od, 2));
+		struct value gops[2] = {v, imp_tval(im, st)};
+		v = imp_b_node(im, NK_Gather, x->rank == 2 ? name : imp_dname(im, name, "placed"), gops, 2,
+			   imp_ty(im, EK_FLOAT, od, 2));
 		if (v.node)
 			node_set_int(im->m, v.node, AN_axis, 1);
 	}
 	if (x->rank == 1) {
 		uint64_t no = (uint64_t)t.nout;
-		v = b_reshape(im, v, &no, 1, name);
+		v = imp_b_reshape(im, v, &no, 1, name);
 	}
 	if (!v.node)
 		return -1;
-	return set_out(im, 0, v);
+	return imp_set_out(im, 0, v);
 }
 
-int op_compress(struct importer *im, const onnx_node *n)
+int imp_op_compress(struct importer *im, const onnx_node *n)
 {
-	struct tensor *data = in_req(im, 0), *cond = in_req(im, 1);
+	struct tensor *data = imp_in_req(im, 0), *cond = imp_in_req(im, 1);
 	if (!data || !cond)
 		return -1;
-	if (!t_type(im, data))
+	if (!imp_t_type(im, data))
 		return -1;
 	if (cond->dtype != DT_BOOL || cond->rank != 1)
-		return op_err(im, "condition must be a 1-D bool tensor");
+		return imp_op_err(im, "condition must be a 1-D bool tensor");
 	if (!cond->known)
-		return op_err(im, "Compress condition must be known at import: the output shape depends on it");
-	const int64_t *cv = t_ints(im, cond);
+		return imp_op_err(im, "Compress condition must be known at import: the output shape depends on it");
+	const int64_t *cv = imp_t_ints(im, cond);
 	if (!cv)
-		return op_err(im, "condition has %llu values; at most %u are supported",
-			      (unsigned long long)t_numel(cond), ONNX_FOLD_MAX);
-	const Onnx__AttributeProto *ax = attr(n, "axis");
+		return imp_op_err(im, "condition has %llu values; at most %u are supported",
+			      (unsigned long long)imp_t_numel(cond), ONNX_FOLD_MAX);
+	const Onnx__AttributeProto *ax = imp_attr(n, "axis");
 	bool flat = !ax || !ax->has_i;
 	unsigned axis = 0;
-	if (!flat && norm_axis(im, ax->i, data->rank, &axis))
+	if (!flat && imp_norm_axis(im, ax->i, data->rank, &axis))
 		return -1;
-	uint64_t len = flat ? t_numel(data) : data->dims[axis], cnt = t_numel(cond);
+	uint64_t len = flat ? imp_t_numel(data) : data->dims[axis], cnt = imp_t_numel(cond);
 	if (cnt > len)
-		return op_err(im, "condition has %llu values but the %s has only %llu", (unsigned long long)cnt,
+		return imp_op_err(im, "condition has %llu values but the %s has only %llu", (unsigned long long)cnt,
 			      flat ? "flattened input" : "axis", (unsigned long long)len);
 	int64_t *idx = arena_alloc(&im->scratch, (cnt + 1) * sizeof *idx);
 	uint64_t m = 0;
 	for (uint64_t k = 0; k < cnt; k++)
 		if (cv[k])
 			idx[m++] = (int64_t)k;
-	const char *name = out_name(im, 0);
-	struct tensor *src = flat ? t_view(im, data, dname(im, name, "flat"), 1, &len) : data;
-	struct tensor *it = t_from_ints(im, dname(im, name, "selected"), DT_INT64, 1, &m, idx);
+	const char *name = imp_out_name(im, 0);
+	struct tensor *src = flat ? imp_t_view(im, data, imp_dname(im, name, "flat"), 1, &len) : data;
+	struct tensor *it = imp_t_from_ints(im, imp_dname(im, name, "selected"), DT_INT64, 1, &m, idx);
 	if (!it)
 		return -1;
 	if (src->known) {
-		struct tensor *k = k_gather(im, src, it, axis, name);
+		struct tensor *k = imp_k_gather(im, src, it, axis, name);
 		if (k)
-			return set_out_t(im, 0, k);
+			return imp_set_out_t(im, 0, k);
 	}
 	uint64_t od[GLOW_MAX_RANK];
 	memcpy(od, src->dims, sizeof od);
 	od[axis] = m;
-	const struct type *rt = ty(im, dt_elem(src->dtype), od, src->rank);
+	const struct type *rt = imp_ty(im, imp_dt_elem(src->dtype), od, src->rank);
 	if (!rt)
 		return -1;
 	if (m == 0) /* nothing selected: an empty value */
-		return set_out(im, 0, b_splat_const(im, dname(im, name, "empty"), rt, 0));
-	struct value sv = flat && !data->known ? b_reshape(im, tval(im, data), &len, 1, src->name) : tval(im, src);
-	struct value gops[2] = {sv, tval(im, it)};
-	struct value y = b_node(im, NK_Gather, name, gops, 2, rt);
+		return imp_set_out(im, 0, imp_b_splat_const(im, imp_dname(im, name, "empty"), rt, 0));
+	struct value sv = flat && !data->known ? imp_b_reshape(im, imp_tval(im, data), &len, 1, src->name) : imp_tval(im, src);
+	struct value gops[2] = {sv, imp_tval(im, it)};
+	struct value y = imp_b_node(im, NK_Gather, name, gops, 2, rt);
 	if (!y.node)
 		return -1;
 	node_set_int(im->m, y.node, AN_axis, axis);
-	return set_out(im, 0, y);
+	return imp_set_out(im, 0, y);
 }

@@ -56,13 +56,13 @@ static struct value ew(struct importer *im, unsigned kind, const char *name, str
 	if (!a.node || !b.node)
 		return no_value;
 	struct value ops[2] = {a, b};
-	return b_node(im, kind, name, ops, 2, val_type(a));
+	return imp_b_node(im, kind, name, ops, 2, val_type(a));
 }
 
 /* A splat constant shaped like v (NULL node if v's is NULL). */
 static struct value splat_like(struct importer *im, struct value v, const char *name, double f)
 {
-	return v.node ? b_splat_const(im, name, val_type(v), f) : no_value;
+	return v.node ? imp_b_splat_const(im, name, val_type(v), f) : no_value;
 }
 
 /* ---- optimizers ---- */
@@ -79,22 +79,22 @@ struct opt {
  * no name (it is not needed, but its value may be an operand of others). */
 static const char *res_name(struct importer *im, unsigned out, unsigned in, const char *suffix)
 {
-	const char *s = out_name(im, out);
-	return *s ? s : dname(im, im->node->input[in], suffix);
+	const char *s = imp_out_name(im, out);
+	return *s ? s : imp_dname(im, im->node->input[in], suffix);
 }
 
 /* A scalar tensor (one element) as a rank-0 value. */
 static struct value scalar_in(struct importer *im, unsigned i, const char *what, bool is_float)
 {
-	struct tensor *t = in_req(im, i);
+	struct tensor *t = imp_in_req(im, i);
 	if (!t)
 		return no_value;
-	if (t_numel(t) != 1 || (is_float ? !dt_is_float(t->dtype) : t->dtype != DT_INT64)) {
-		op_err(im, "input %u (%s, \"%s\") must be a%s scalar", i, what, t->name, is_float ? " float" : "n int64");
+	if (imp_t_numel(t) != 1 || (is_float ? !imp_dt_is_float(t->dtype) : t->dtype != DT_INT64)) {
+		imp_op_err(im, "input %u (%s, \"%s\") must be a%s scalar", i, what, t->name, is_float ? " float" : "n int64");
 		return no_value;
 	}
 	uint64_t none[1] = {1};
-	return b_reshape(im, tval(im, t), none, 0, dname(im, t->name, "scalar"));
+	return imp_b_reshape(im, imp_tval(im, t), none, 0, imp_dname(im, t->name, "scalar"));
 }
 
 /* Checks the inputs R, T, X1..Xn, G1..Gn and nstate groups of n state
@@ -103,46 +103,46 @@ static struct value scalar_in(struct importer *im, unsigned i, const char *what,
 static int opt_begin(struct importer *im, const onnx_node *n, unsigned nstate, const char *state, struct opt *o)
 {
 	memset(o, 0, sizeof *o);
-	unsigned ni = n_in(n), group = 2 + nstate;
+	unsigned ni = imp_n_in(n), group = 2 + nstate;
 	if (ni < 2 + group || (ni - 2) % group != 0)
-		return op_err(im,
+		return imp_op_err(im,
 			      "inputs must be R, T and N tensors each of X, G, %s (2 + %u * N inputs), not %u "
 			      "inputs",
 			      state, group, ni);
 	o->n = (ni - 2) / group;
 	o->nstate = nstate;
 	if (n->n_output != (size_t)o->n * (1 + nstate))
-		return op_err(im, "outputs must be the N new tensors each of X, %s (%u for N = %u), not %zu outputs",
+		return imp_op_err(im, "outputs must be the N new tensors each of X, %s (%u for N = %u), not %zu outputs",
 			      state, o->n * (1 + nstate), o->n, n->n_output);
-	struct tensor *x0 = in_req(im, 2);
+	struct tensor *x0 = imp_in_req(im, 2);
 	if (!x0)
 		return -1;
-	int elem = dt_elem(x0->dtype);
+	int elem = imp_dt_elem(x0->dtype);
 	for (unsigned i = 0; i < o->n; i++) {
-		struct tensor *x = in_req(im, 2 + i);
+		struct tensor *x = imp_in_req(im, 2 + i);
 		if (!x)
 			return -1;
-		if (!dt_is_float(x->dtype) || dt_elem(x->dtype) < 0)
-			return op_err(im, "input %u (\"%s\") must be a floating-point tensor, not %s", 2 + i, x->name,
-				      dt_name(x->dtype));
+		if (!imp_dt_is_float(x->dtype) || imp_dt_elem(x->dtype) < 0)
+			return imp_op_err(im, "input %u (\"%s\") must be a floating-point tensor, not %s", 2 + i, x->name,
+				      imp_dt_name(x->dtype));
 		if (x->dtype != x0->dtype)
-			return op_err(im, "input %u (\"%s\") must have the element type of input 2 (%s)", 2 + i,
-				      x->name, dt_name(x0->dtype));
+			return imp_op_err(im, "input %u (\"%s\") must have the element type of input 2 (%s)", 2 + i,
+				      x->name, imp_dt_name(x0->dtype));
 		for (unsigned k = 1; k < group; k++) {
 			unsigned j = 2 + k * o->n + i;
-			struct tensor *s = in_req(im, j);
+			struct tensor *s = imp_in_req(im, j);
 			if (!s)
 				return -1;
 			if (s->dtype != x->dtype || s->rank != x->rank ||
 			    memcmp(s->dims, x->dims, x->rank * sizeof x->dims[0]) != 0)
-				return op_err(im, "input %u (\"%s\") must have the type and shape of input %u (\"%s\")",
+				return imp_op_err(im, "input %u (\"%s\") must have the type and shape of input %u (\"%s\")",
 					      j, s->name, 2 + i, x->name);
 		}
 	}
 	o->base = res_name(im, 0, 2, "new");
 	uint64_t none[1] = {1};
-	o->stype = ty(im, elem, none, 0);
-	o->r = b_convert(im, scalar_in(im, 0, "R", true), elem, dname(im, o->base, "R"));
+	o->stype = imp_ty(im, elem, none, 0);
+	o->r = imp_b_convert(im, scalar_in(im, 0, "R", true), elem, imp_dname(im, o->base, "R"));
 	o->t = scalar_in(im, 1, "T", false);
 	return o->r.node && o->t.node && o->stype ? 0 : -1;
 }
@@ -150,27 +150,27 @@ static int opt_begin(struct importer *im, const onnx_node *n, unsigned nstate, c
 /* T in X's element kind. */
 static struct value t_float(struct importer *im, const struct opt *o)
 {
-	return b_convert(im, o->t, o->stype->elem, dname(im, o->base, "T"));
+	return imp_b_convert(im, o->t, o->stype->elem, imp_dname(im, o->base, "T"));
 }
 
 /* T > 0 (a bool scalar): an update has been done before. */
 static struct value t_pos(struct importer *im, const struct opt *o)
 {
-	struct value cmp[2] = {splat_like(im, o->t, dname(im, o->base, "zero"), 0), o->t};
-	return b_node(im, NK_CmpLT, dname(im, o->base, "tpos"), cmp, 2,
+	struct value cmp[2] = {splat_like(im, o->t, imp_dname(im, o->base, "zero"), 0), o->t};
+	return imp_b_node(im, NK_CmpLT, imp_dname(im, o->base, "tpos"), cmp, 2,
 		      type_with_elem(im->tc, val_type(o->t), EK_BOOL));
 }
 
 /* 1 - c rounded to float, as the element type would store it. */
 static double one_minus(double c)
 {
-	return f32_short((float)(1 - c));
+	return imp_f32_short((float)(1 - c));
 }
 
 /* A rank-0 constant of X's element kind. */
 static struct value sconst(struct importer *im, const struct opt *o, const char *suffix, double f)
 {
-	return b_splat_const(im, dname(im, o->base, suffix), o->stype, f);
+	return imp_b_splat_const(im, imp_dname(im, o->base, suffix), o->stype, f);
 }
 
 /* Scalar s broadcast to the shape of x. */
@@ -179,7 +179,7 @@ static struct value bscal(struct importer *im, struct value s, struct value x, c
 	if (!s.node || !x.node)
 		return no_value;
 	const struct type *xt = val_type(x);
-	return b_broadcast(im, s, xt->dims, xt->rank, name);
+	return imp_b_broadcast(im, s, xt->dims, xt->rank, name);
 }
 
 /* c * v for a constant c (v itself when c is 1). */
@@ -187,7 +187,7 @@ static struct value scale(struct importer *im, struct value v, double c, const c
 {
 	if (c == 1)
 		return v;
-	return ew(im, NK_Mul, name, splat_like(im, v, dname(im, name, "c"), c), v);
+	return ew(im, NK_Mul, name, splat_like(im, v, imp_dname(im, name, "c"), c), v);
 }
 
 /* G' = norm_coefficient * X + G (G when the coefficient is 0). */
@@ -195,39 +195,39 @@ static struct value regularized(struct importer *im, struct value x, struct valu
 {
 	if (norm == 0)
 		return g;
-	return ew(im, NK_Add, dname(im, name, "greg"), scale(im, x, norm, dname(im, name, "xnorm")), g);
+	return ew(im, NK_Add, imp_dname(im, name, "greg"), scale(im, x, norm, imp_dname(im, name, "xnorm")), g);
 }
 
 /* Binds output i; NULL values were reported. */
 static int bind_out(struct importer *im, unsigned i, struct value v)
 {
-	return v.node ? set_out(im, i, v) : -1;
+	return v.node ? imp_set_out(im, i, v) : -1;
 }
 
 /* Adagrad: inputs R, T, X..., G..., H...; outputs X'..., H'...
  * (decay_factor, epsilon, norm_coefficient default to 0, 1e-6, 0). */
-int op_adagrad(struct importer *im, const onnx_node *n)
+int imp_op_adagrad(struct importer *im, const onnx_node *n)
 {
 	struct opt o;
 	if (opt_begin(im, n, 1, "H", &o))
 		return -1;
-	double decay = attr_f(n, "decay_factor", 0.0f), eps = attr_f(n, "epsilon", 1e-6f),
-	       norm = attr_f(n, "norm_coefficient", 0.0f);
+	double decay = imp_attr_f(n, "decay_factor", 0.0f), eps = imp_attr_f(n, "epsilon", 1e-6f),
+	       norm = imp_attr_f(n, "norm_coefficient", 0.0f);
 	/* r = R / (1 + T * decay_factor) */
 	struct value tf = t_float(im, &o);
-	struct value td = ew(im, NK_Mul, dname(im, o.base, "tdecay"), tf, sconst(im, &o, "decay", decay));
-	struct value den = ew(im, NK_Add, dname(im, o.base, "rden"), td, sconst(im, &o, "one", 1));
-	struct value r = ew(im, NK_Div, dname(im, o.base, "lr"), o.r, den);
+	struct value td = ew(im, NK_Mul, imp_dname(im, o.base, "tdecay"), tf, sconst(im, &o, "decay", decay));
+	struct value den = ew(im, NK_Add, imp_dname(im, o.base, "rden"), td, sconst(im, &o, "one", 1));
+	struct value r = ew(im, NK_Div, imp_dname(im, o.base, "lr"), o.r, den);
 	int rc = 0;
 	for (unsigned i = 0; i < o.n; i++) {
 		const char *xn = res_name(im, i, 2 + i, "new"), *hn = res_name(im, o.n + i, 2 + 2 * o.n + i, "new");
-		struct value x = in_val(im, 2 + i), g = in_val(im, 2 + o.n + i), h = in_val(im, 2 + 2 * o.n + i);
+		struct value x = imp_in_val(im, 2 + i), g = imp_in_val(im, 2 + o.n + i), h = imp_in_val(im, 2 + 2 * o.n + i);
 		struct value gr = regularized(im, x, g, norm, xn);
-		struct value hnew = ew(im, NK_Add, hn, h, ew(im, NK_Mul, dname(im, hn, "g2"), gr, gr));
-		struct value hs = b_unary(im, NK_Sqrt, dname(im, xn, "hsqrt"), hnew);
-		struct value ha = ew(im, NK_Add, dname(im, xn, "hadapt"), hs, splat_like(im, hs, dname(im, xn, "eps"), eps));
-		struct value rg = ew(im, NK_Mul, dname(im, xn, "rg"), bscal(im, r, x, dname(im, xn, "lrb")), gr);
-		struct value step = ew(im, NK_Div, dname(im, xn, "step"), rg, ha);
+		struct value hnew = ew(im, NK_Add, hn, h, ew(im, NK_Mul, imp_dname(im, hn, "g2"), gr, gr));
+		struct value hs = imp_b_unary(im, NK_Sqrt, imp_dname(im, xn, "hsqrt"), hnew);
+		struct value ha = ew(im, NK_Add, imp_dname(im, xn, "hadapt"), hs, splat_like(im, hs, imp_dname(im, xn, "eps"), eps));
+		struct value rg = ew(im, NK_Mul, imp_dname(im, xn, "rg"), bscal(im, r, x, imp_dname(im, xn, "lrb")), gr);
+		struct value step = ew(im, NK_Div, imp_dname(im, xn, "step"), rg, ha);
 		rc |= bind_out(im, i, ew(im, NK_Sub, xn, x, step));
 		rc |= bind_out(im, o.n + i, hnew);
 	}
@@ -236,38 +236,38 @@ int op_adagrad(struct importer *im, const onnx_node *n)
 
 /* Momentum: inputs R, T, X..., G..., V...; outputs X'..., V'... (alpha,
  * beta, mode and norm_coefficient are required). */
-int op_momentum(struct importer *im, const onnx_node *n)
+int imp_op_momentum(struct importer *im, const onnx_node *n)
 {
 	static const char *const req[] = {"alpha", "beta", "mode", "norm_coefficient"};
 	for (unsigned k = 0; k < GLOW_ARRAY_SIZE(req); k++)
-		if (!attr(n, req[k]))
-			return op_err(im, "attribute %s is required", req[k]);
-	const char *mode = attr_s(im, n, "mode", "");
+		if (!imp_attr(n, req[k]))
+			return imp_op_err(im, "attribute %s is required", req[k]);
+	const char *mode = imp_attr_s(im, n, "mode", "");
 	bool nesterov = strcmp(mode, "nesterov") == 0;
 	if (!nesterov && strcmp(mode, "standard") != 0)
-		return op_err(im, "mode \"%s\" is neither \"standard\" nor \"nesterov\"", mode);
+		return imp_op_err(im, "mode \"%s\" is neither \"standard\" nor \"nesterov\"", mode);
 	struct opt o;
 	if (opt_begin(im, n, 1, "V", &o))
 		return -1;
-	double alpha = attr_f(n, "alpha", 0.0f), beta = attr_f(n, "beta", 0.0f),
-	       norm = attr_f(n, "norm_coefficient", 0.0f);
+	double alpha = imp_attr_f(n, "alpha", 0.0f), beta = imp_attr_f(n, "beta", 0.0f),
+	       norm = imp_attr_f(n, "norm_coefficient", 0.0f);
 	/* the gradient's coefficient: beta after the first update, else 1 */
 	struct value pos = t_pos(im, &o);
 	struct value cbeta = sconst(im, &o, "beta", beta);
 	struct value one = sconst(im, &o, "one", 1);
 	struct value sel[3] = {pos, cbeta, one};
-	struct value b = b_node(im, NK_Select, dname(im, o.base, "badj"), sel, 3, o.stype);
+	struct value b = imp_b_node(im, NK_Select, imp_dname(im, o.base, "badj"), sel, 3, o.stype);
 	int rc = 0;
 	for (unsigned i = 0; i < o.n; i++) {
 		const char *xn = res_name(im, i, 2 + i, "new"), *vn = res_name(im, o.n + i, 2 + 2 * o.n + i, "new");
-		struct value x = in_val(im, 2 + i), g = in_val(im, 2 + o.n + i), v = in_val(im, 2 + 2 * o.n + i);
+		struct value x = imp_in_val(im, 2 + i), g = imp_in_val(im, 2 + o.n + i), v = imp_in_val(im, 2 + 2 * o.n + i);
 		struct value gr = regularized(im, x, g, norm, xn);
-		struct value bg = ew(im, NK_Mul, dname(im, vn, "bg"), bscal(im, b, x, dname(im, vn, "b")), gr);
-		struct value vnew = ew(im, NK_Add, vn, scale(im, v, alpha, dname(im, vn, "av")), bg);
+		struct value bg = ew(im, NK_Mul, imp_dname(im, vn, "bg"), bscal(im, b, x, imp_dname(im, vn, "b")), gr);
+		struct value vnew = ew(im, NK_Add, vn, scale(im, v, alpha, imp_dname(im, vn, "av")), bg);
 		struct value dir = vnew;
 		if (nesterov)
-			dir = ew(im, NK_Add, dname(im, xn, "dir"), gr, scale(im, vnew, alpha, dname(im, xn, "av")));
-		struct value step = ew(im, NK_Mul, dname(im, xn, "step"), bscal(im, o.r, x, dname(im, xn, "lrb")), dir);
+			dir = ew(im, NK_Add, imp_dname(im, xn, "dir"), gr, scale(im, vnew, alpha, imp_dname(im, xn, "av")));
+		struct value step = ew(im, NK_Mul, imp_dname(im, xn, "step"), bscal(im, o.r, x, imp_dname(im, xn, "lrb")), dir);
 		rc |= bind_out(im, i, ew(im, NK_Sub, xn, x, step));
 		rc |= bind_out(im, o.n + i, vnew);
 	}
@@ -277,46 +277,46 @@ int op_momentum(struct importer *im, const onnx_node *n)
 /* Adam: inputs R, T, X..., G..., V..., H...; outputs X'..., V'..., H'...
  * (alpha 0.9, beta 0.999, epsilon 1e-6, both norm coefficients 0 by
  * default). */
-int op_adam(struct importer *im, const onnx_node *n)
+int imp_op_adam(struct importer *im, const onnx_node *n)
 {
 	struct opt o;
 	if (opt_begin(im, n, 2, "V, H", &o))
 		return -1;
-	double alpha = attr_f(n, "alpha", 0.9f), beta = attr_f(n, "beta", 0.999f), eps = attr_f(n, "epsilon", 1e-6f),
-	       norm = attr_f(n, "norm_coefficient", 0.0f), post = attr_f(n, "norm_coefficient_post", 0.0f);
+	double alpha = imp_attr_f(n, "alpha", 0.9f), beta = imp_attr_f(n, "beta", 0.999f), eps = imp_attr_f(n, "epsilon", 1e-6f),
+	       norm = imp_attr_f(n, "norm_coefficient", 0.0f), post = imp_attr_f(n, "norm_coefficient_post", 0.0f);
 	/* bias correction of the learning rate after the first update */
 	struct value one = sconst(im, &o, "one", 1), tf = t_float(im, &o);
-	struct value bt = ew(im, NK_Pow, dname(im, o.base, "betat"), sconst(im, &o, "beta", beta), tf);
-	struct value at = ew(im, NK_Pow, dname(im, o.base, "alphat"), sconst(im, &o, "alpha", alpha), tf);
-	struct value bc = ew(im, NK_Sub, dname(im, o.base, "betac"), one, bt);
-	struct value num = b_unary(im, NK_Sqrt, dname(im, o.base, "rnum"), bc);
-	struct value den = ew(im, NK_Sub, dname(im, o.base, "rden"), one, at);
-	struct value rnum = ew(im, NK_Mul, dname(im, o.base, "rnumr"), o.r, num);
-	struct value rcorr = ew(im, NK_Div, dname(im, o.base, "rcorr"), rnum, den);
+	struct value bt = ew(im, NK_Pow, imp_dname(im, o.base, "betat"), sconst(im, &o, "beta", beta), tf);
+	struct value at = ew(im, NK_Pow, imp_dname(im, o.base, "alphat"), sconst(im, &o, "alpha", alpha), tf);
+	struct value bc = ew(im, NK_Sub, imp_dname(im, o.base, "betac"), one, bt);
+	struct value num = imp_b_unary(im, NK_Sqrt, imp_dname(im, o.base, "rnum"), bc);
+	struct value den = ew(im, NK_Sub, imp_dname(im, o.base, "rden"), one, at);
+	struct value rnum = ew(im, NK_Mul, imp_dname(im, o.base, "rnumr"), o.r, num);
+	struct value rcorr = ew(im, NK_Div, imp_dname(im, o.base, "rcorr"), rnum, den);
 	struct value pos = t_pos(im, &o);
 	struct value sel[3] = {pos, rcorr, o.r};
-	struct value r = b_node(im, NK_Select, dname(im, o.base, "radj"), sel, 3, o.stype);
+	struct value r = imp_b_node(im, NK_Select, imp_dname(im, o.base, "radj"), sel, 3, o.stype);
 	int rc = 0;
 	for (unsigned i = 0; i < o.n; i++) {
 		const char *xn = res_name(im, i, 2 + i, "new"), *vn = res_name(im, o.n + i, 2 + 2 * o.n + i, "new"),
 			   *hn = res_name(im, 2 * o.n + i, 2 + 3 * o.n + i, "new");
-		struct value x = in_val(im, 2 + i), g = in_val(im, 2 + o.n + i), v = in_val(im, 2 + 2 * o.n + i),
-			     h = in_val(im, 2 + 3 * o.n + i);
+		struct value x = imp_in_val(im, 2 + i), g = imp_in_val(im, 2 + o.n + i), v = imp_in_val(im, 2 + 2 * o.n + i),
+			     h = imp_in_val(im, 2 + 3 * o.n + i);
 		struct value gr = regularized(im, x, g, norm, xn);
-		struct value av = scale(im, v, alpha, dname(im, vn, "av"));
-		struct value ag = scale(im, gr, one_minus(alpha), dname(im, vn, "ag"));
+		struct value av = scale(im, v, alpha, imp_dname(im, vn, "av"));
+		struct value ag = scale(im, gr, one_minus(alpha), imp_dname(im, vn, "ag"));
 		struct value vnew = ew(im, NK_Add, vn, av, ag);
-		struct value g2 = ew(im, NK_Mul, dname(im, hn, "g2"), gr, gr);
-		struct value bh = scale(im, h, beta, dname(im, hn, "bh"));
-		struct value bg = scale(im, g2, one_minus(beta), dname(im, hn, "bg"));
+		struct value g2 = ew(im, NK_Mul, imp_dname(im, hn, "g2"), gr, gr);
+		struct value bh = scale(im, h, beta, imp_dname(im, hn, "bh"));
+		struct value bg = scale(im, g2, one_minus(beta), imp_dname(im, hn, "bg"));
 		struct value hnew = ew(im, NK_Add, hn, bh, bg);
-		struct value hs = b_unary(im, NK_Sqrt, dname(im, xn, "hsqrt"), hnew);
-		struct value he = ew(im, NK_Add, dname(im, xn, "hadapt"), hs, splat_like(im, hs, dname(im, xn, "eps"), eps));
-		struct value q = ew(im, NK_Div, dname(im, xn, "vh"), vnew, he);
-		struct value step = ew(im, NK_Mul, dname(im, xn, "step"), bscal(im, r, x, dname(im, xn, "lrb")), q);
-		struct value xnew = ew(im, NK_Sub, post == 0 ? xn : dname(im, xn, "pre"), x, step);
+		struct value hs = imp_b_unary(im, NK_Sqrt, imp_dname(im, xn, "hsqrt"), hnew);
+		struct value he = ew(im, NK_Add, imp_dname(im, xn, "hadapt"), hs, splat_like(im, hs, imp_dname(im, xn, "eps"), eps));
+		struct value q = ew(im, NK_Div, imp_dname(im, xn, "vh"), vnew, he);
+		struct value step = ew(im, NK_Mul, imp_dname(im, xn, "step"), bscal(im, r, x, imp_dname(im, xn, "lrb")), q);
+		struct value xnew = ew(im, NK_Sub, post == 0 ? xn : imp_dname(im, xn, "pre"), x, step);
 		if (post != 0)
-			xnew = ew(im, NK_Mul, xn, splat_like(im, xnew, dname(im, xn, "post"), one_minus(post)), xnew);
+			xnew = ew(im, NK_Mul, xn, splat_like(im, xnew, imp_dname(im, xn, "post"), one_minus(post)), xnew);
 		rc |= bind_out(im, i, xnew);
 		rc |= bind_out(im, o.n + i, vnew);
 		rc |= bind_out(im, 2 * o.n + i, hnew);
@@ -329,21 +329,21 @@ int op_adam(struct importer *im, const onnx_node *n)
 /* BatchNormalization with training_mode = 1 (x is a float tensor of rank
  * >= 2, checked by the caller): outputs y and, when used, the running mean
  * and variance. */
-int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x)
+int imp_batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x)
 {
 	uint64_t C = x->dims[1];
 	struct value ops[5];
 	for (unsigned i = 0; i < 5; i++) {
-		ops[i] = in_val(im, i);
+		ops[i] = imp_in_val(im, i);
 		if (!ops[i].node)
 			return -1;
 		if (i && (val_type(ops[i])->rank != 1 || val_type(ops[i])->dims[0] != C))
-			return op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)C);
+			return imp_op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)C);
 	}
 	const struct type *xt = val_type(ops[0]);
 	unsigned rank = xt->rank;
-	const char *yname = out_name(im, 0);
-	double eps = attr_f(n, "epsilon", 1e-5f), mom = attr_f(n, "momentum", 0.9f);
+	const char *yname = imp_out_name(im, 0);
+	double eps = imp_attr_f(n, "epsilon", 1e-5f), mom = imp_attr_f(n, "momentum", 0.9f);
 	/* the batch statistics over every axis but the channel axis */
 	int64_t axes[GLOW_MAX_RANK];
 	unsigned na = 0;
@@ -354,36 +354,36 @@ int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x
 			axes[na++] = k;
 	}
 	const struct type *ct = val_type(ops[3]);
-	const char *mname = dname(im, yname, "mean"), *vname = dname(im, yname, "var");
-	struct value mean = b_node(im, NK_BatchedReduceMean, mname, &ops[0], 1, ct);
+	const char *mname = imp_dname(im, yname, "mean"), *vname = imp_dname(im, yname, "var");
+	struct value mean = imp_b_node(im, NK_BatchedReduceMean, mname, &ops[0], 1, ct);
 	if (!mean.node)
 		return -1;
 	node_set_ints(im->m, mean.node, AN_axes, axes, na);
-	struct value mb = b_reshape(im, mean, sd, rank, dname(im, mname, "c"));
-	mb = b_broadcast(im, mb, xt->dims, rank, dname(im, mname, "bcast"));
-	struct value dev = ew(im, NK_Sub, dname(im, vname, "dev"), ops[0], mb);
-	struct value sq = ew(im, NK_Mul, dname(im, vname, "sq"), dev, dev);
-	struct value var = b_node(im, NK_BatchedReduceMean, vname, &sq, 1, ct);
+	struct value mb = imp_b_reshape(im, mean, sd, rank, imp_dname(im, mname, "c"));
+	mb = imp_b_broadcast(im, mb, xt->dims, rank, imp_dname(im, mname, "bcast"));
+	struct value dev = ew(im, NK_Sub, imp_dname(im, vname, "dev"), ops[0], mb);
+	struct value sq = ew(im, NK_Mul, imp_dname(im, vname, "sq"), dev, dev);
+	struct value var = imp_b_node(im, NK_BatchedReduceMean, vname, &sq, 1, ct);
 	if (!var.node)
 		return -1;
 	node_set_ints(im->m, var.node, AN_axes, axes, na);
 	struct value bn[5] = {ops[0], ops[1], ops[2], mean, var};
-	struct value y = b_node(im, NK_BatchNormalization, yname, bn, 5, xt);
+	struct value y = imp_b_node(im, NK_BatchNormalization, yname, bn, 5, xt);
 	if (!y.node)
 		return -1;
 	node_set_int(im->m, y.node, AN_channel_idx, 1);
 	node_set_float(im->m, y.node, AN_epsilon, eps);
 	node_set_float(im->m, y.node, AN_momentum, mom);
-	if (set_out(im, 0, y))
+	if (imp_set_out(im, 0, y))
 		return -1;
 	/* running = input * momentum + batch * (1 - momentum) */
 	struct value batch[2] = {mean, var};
 	for (unsigned k = 0; k < 2; k++) {
-		if (!out_used(im, 1 + k))
+		if (!imp_out_used(im, 1 + k))
 			continue;
-		const char *rn = out_name(im, 1 + k);
-		struct value old = scale(im, ops[3 + k], mom, dname(im, rn, "old"));
-		struct value cur = scale(im, batch[k], one_minus(mom), dname(im, rn, "cur"));
+		const char *rn = imp_out_name(im, 1 + k);
+		struct value old = scale(im, ops[3 + k], mom, imp_dname(im, rn, "old"));
+		struct value cur = scale(im, batch[k], one_minus(mom), imp_dname(im, rn, "cur"));
 		if (bind_out(im, 1 + k, ew(im, NK_Add, rn, old, cur)))
 			return -1;
 	}
@@ -392,29 +392,29 @@ int batchnorm_training(struct importer *im, const onnx_node *n, struct tensor *x
 
 /* Dropout in training mode: the ratio (input 1 from opset 12, else the
  * attribute; 0.5 when absent) must be known and 0. */
-int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x)
+int imp_dropout_training(struct importer *im, const onnx_node *n, struct tensor *x)
 {
 	double ratio = 0.5;
 	if (im->opset >= 12) {
-		struct tensor *rt = in_opt(im, 1);
+		struct tensor *rt = imp_in_opt(im, 1);
 		if (rt) {
-			const double *rv = dt_is_float(rt->dtype) && t_numel(rt) == 1 ? t_floats(im, rt) : NULL;
+			const double *rv = imp_dt_is_float(rt->dtype) && imp_t_numel(rt) == 1 ? imp_t_floats(im, rt) : NULL;
 			if (!rv)
-				return op_err(im, "training-mode Dropout needs its ratio (input 1) as a float scalar "
+				return imp_op_err(im, "training-mode Dropout needs its ratio (input 1) as a float scalar "
 						  "known at import");
 			ratio = rv[0];
 		}
 	} else {
-		ratio = attr_f(n, "ratio", 0.5f);
+		ratio = imp_attr_f(n, "ratio", 0.5f);
 	}
 	if (!(ratio >= 0 && ratio < 1))
-		return op_err(im, "ratio %g is outside [0, 1)", ratio);
+		return imp_op_err(im, "ratio %g is outside [0, 1)", ratio);
 	if (ratio > 0)
-		return op_err(im, "training-mode Dropout with ratio > 0 is random (ratio %g)", ratio);
+		return imp_op_err(im, "training-mode Dropout with ratio > 0 is random (ratio %g)", ratio);
 	/* nothing is dropped and the scale 1 / (1 - ratio) is 1 */
-	if (out_used(im, 1) && set_out_t(im, 1, k_splat(im, out_name(im, 1), DT_BOOL, x->rank, x->dims, 1, 1)))
+	if (imp_out_used(im, 1) && imp_set_out_t(im, 1, imp_k_splat(im, imp_out_name(im, 1), DT_BOOL, x->rank, x->dims, 1, 1)))
 		return -1;
-	return set_out_t(im, 0, x);
+	return imp_set_out_t(im, 0, x);
 }
 
 /* Gradient (ai.onnx.preview.training, opset 1): attributes xs (names of
@@ -427,58 +427,58 @@ int dropout_training(struct importer *im, const onnx_node *n, struct tensor *x)
  * the caller's. An x known at import (an initializer) is refused: the
  * importer folds computations on known tensors into new constants, so the
  * graph would not show how y depends on it. */
-int op_gradient(struct importer *im, const onnx_node *n)
+int imp_op_gradient(struct importer *im, const onnx_node *n)
 {
-	const Onnx__AttributeProto *xa = attr(n, "xs"), *za = attr(n, "zs");
-	const char *yname = attr_s(im, n, "y", NULL);
+	const Onnx__AttributeProto *xa = imp_attr(n, "xs"), *za = imp_attr(n, "zs");
+	const char *yname = imp_attr_s(im, n, "y", NULL);
 	if (!xa || !xa->n_strings || !yname)
-		return op_err(im, "attributes xs (one or more names) and y are required");
+		return imp_op_err(im, "attributes xs (one or more names) and y are required");
 	if (im->inner)
-		return op_err(im, "Gradient inside a subgraph is not supported");
+		return imp_op_err(im, "Gradient inside a subgraph is not supported");
 	size_t nx = xa->n_strings, nz = za ? za->n_strings : 0;
-	if (n_in(n) != nx + nz)
-		return op_err(im, "inputs must be the %zu tensors of xs and the %zu of zs, not %u inputs", nx, nz,
-			      n_in(n));
+	if (imp_n_in(n) != nx + nz)
+		return imp_op_err(im, "inputs must be the %zu tensors of xs and the %zu of zs, not %u inputs", nx, nz,
+			      imp_n_in(n));
 	if (n->n_output != nx)
-		return op_err(im, "outputs must be one gradient per name of xs (%zu), not %zu", nx, n->n_output);
+		return imp_op_err(im, "outputs must be one gradient per name of xs (%zu), not %zu", nx, n->n_output);
 	for (size_t i = 0; i < nx; i++) {
 		const char *want = (const char *)xa->strings[i].data;
 		size_t wl = xa->strings[i].len;
 		if (strlen(n->input[i]) != wl || memcmp(n->input[i], want, wl) != 0)
-			return op_err(im, "input %zu (\"%s\") must be the tensor xs[%zu] names (\"%.*s\")", i,
+			return imp_op_err(im, "input %zu (\"%s\") must be the tensor xs[%zu] names (\"%.*s\")", i,
 				      n->input[i], i, (int)wl, want);
 	}
-	struct tensor *yt = t_lookup(im, yname);
+	struct tensor *yt = imp_t_lookup(im, yname);
 	if (!yt)
-		return op_err(im, "y names \"%s\", which no node before the Gradient computes", yname);
-	struct value y = tval(im, yt);
+		return imp_op_err(im, "y names \"%s\", which no node before the Gradient computes", yname);
+	struct value y = imp_tval(im, yt);
 	if (!y.node)
 		return -1;
 	if (!elem_is_float((enum elem_kind)val_type(y)->elem))
-		return op_err(im, "y (\"%s\") must be a floating-point tensor", yname);
+		return imp_op_err(im, "y (\"%s\") must be a floating-point tensor", yname);
 	struct value *xs = arena_alloc(&im->scratch, 2 * nx * sizeof *xs), *g = xs + nx;
 	for (size_t i = 0; i < nx; i++) {
 		/* the importer folds what is computed from known tensors alone
 		 * into new constants, cutting the path from such an x to y */
-		struct tensor *xt = in_req(im, (unsigned)i);
+		struct tensor *xt = imp_in_req(im, (unsigned)i);
 		if (xt && xt->known)
-			return op_err(im,
+			return imp_op_err(im,
 				      "xs[%zu] (\"%s\") is known at import (an initializer or constant): "
 				      "computations on it are folded, so its gradient is not supported",
 				      i, xt->name);
-		xs[i] = in_val(im, (unsigned)i);
+		xs[i] = imp_in_val(im, (unsigned)i);
 		if (!xs[i].node)
 			return -1;
 	}
-	struct value seed = b_splat_const(im, dname(im, yname, "seed"), val_type(y), 1);
+	struct value seed = imp_b_splat_const(im, imp_dname(im, yname, "seed"), val_type(y), 1);
 	if (!seed.node)
 		return -1;
 	const struct node *bad = differentiate_values(im->f, y, seed, xs, (unsigned)nx, g);
 	if (bad)
-		return op_err(im, "%s %%%s on the way from xs to y has no gradient rule", node_kind_name(bad->kind),
+		return imp_op_err(im, "%s %%%s on the way from xs to y has no gradient rule", node_kind_name(bad->kind),
 			      bad->name);
 	for (size_t i = 0; i < nx; i++)
-		if (set_out(im, (unsigned)i, g[i]))
+		if (imp_set_out(im, (unsigned)i, g[i]))
 			return -1;
 	return 0;
 }

@@ -19,21 +19,21 @@ static const struct value no_value = {NULL, 0};
 /* Largest matrix Det expands (5! = 120 terms of 5 factors). */
 #define DET_MAX 5
 
-int op_reverse_sequence(struct importer *im, const onnx_node *n)
+int imp_op_reverse_sequence(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = in_req(im, 0), *lt = in_req(im, 1);
+	struct tensor *x = imp_in_req(im, 0), *lt = imp_in_req(im, 1);
 	if (!x || !lt)
 		return -1;
 	if (x->rank < 2)
-		return op_err(im, "input must have rank 2 or more");
-	int64_t ba = attr_i(n, "batch_axis", 1), ta = attr_i(n, "time_axis", 0);
+		return imp_op_err(im, "input must have rank 2 or more");
+	int64_t ba = imp_attr_i(n, "batch_axis", 1), ta = imp_attr_i(n, "time_axis", 0);
 	if ((ba != 0 && ba != 1) || (ta != 0 && ta != 1) || ba == ta)
-		return op_err(im, "batch_axis and time_axis must be 0 and 1 in some order");
+		return imp_op_err(im, "batch_axis and time_axis must be 0 and 1 in some order");
 	uint64_t B = x->dims[ba], T = x->dims[ta];
 	if (lt->rank != 1 || lt->dims[0] != B || (lt->dtype != DT_INT64 && lt->dtype != DT_INT32))
-		return op_err(im, "sequence_lens must be an int64 vector of %llu elements", (unsigned long long)B);
-	const char *name = out_name(im, 0);
-	const struct type *xt = t_type(im, x);
+		return imp_op_err(im, "sequence_lens must be an int64 vector of %llu elements", (unsigned long long)B);
+	const char *name = imp_out_name(im, 0);
+	const struct type *xt = imp_t_type(im, x);
 	if (!xt)
 		return -1;
 	unsigned r = x->rank;
@@ -45,27 +45,27 @@ int op_reverse_sequence(struct importer *im, const onnx_node *n)
 	int64_t *iota = arena_alloc(&im->scratch, T * sizeof *iota);
 	for (uint64_t t = 0; t < T; t++)
 		iota[t] = (int64_t)t;
-	const struct type *it = ty(im, EK_I64, x->dims, r);
-	struct value len = b_convert(im, tval(im, lt), EK_I64, dname(im, name, "len64"));
-	len = b_reshape(im, len, ld, r, dname(im, name, "lenr"));
-	len = b_broadcast(im, len, x->dims, r, dname(im, name, "lenb"));
-	struct tensor *iot = t_from_ints(im, dname(im, name, "iota"), DT_INT64, r, td, iota);
-	struct value pos = b_broadcast(im, iot ? tval(im, iot) : no_value, x->dims, r, dname(im, name, "iotab"));
+	const struct type *it = imp_ty(im, EK_I64, x->dims, r);
+	struct value len = imp_b_convert(im, imp_tval(im, lt), EK_I64, imp_dname(im, name, "len64"));
+	len = imp_b_reshape(im, len, ld, r, imp_dname(im, name, "lenr"));
+	len = imp_b_broadcast(im, len, x->dims, r, imp_dname(im, name, "lenb"));
+	struct tensor *iot = imp_t_from_ints(im, imp_dname(im, name, "iota"), DT_INT64, r, td, iota);
+	struct value pos = imp_b_broadcast(im, iot ? imp_tval(im, iot) : no_value, x->dims, r, imp_dname(im, name, "iotab"));
 	struct value cmp[2] = {pos, len};
-	struct value inside = b_node(im, NK_CmpLT, dname(im, name, "inside"), cmp, 2,
+	struct value inside = imp_b_node(im, NK_CmpLT, imp_dname(im, name, "inside"), cmp, 2,
 				     it ? type_with_elem(im->tc, it, EK_BOOL) : NULL);
-	struct value sub[2] = {len, b_splat_const(im, dname(im, name, "one"), it, 1)};
-	struct value last = b_node(im, NK_Sub, dname(im, name, "last"), sub, 2, it);
+	struct value sub[2] = {len, imp_b_splat_const(im, imp_dname(im, name, "one"), it, 1)};
+	struct value last = imp_b_node(im, NK_Sub, imp_dname(im, name, "last"), sub, 2, it);
 	struct value rsub[2] = {last, pos};
-	struct value rev = b_node(im, NK_Sub, dname(im, name, "rev"), rsub, 2, it);
+	struct value rev = imp_b_node(im, NK_Sub, imp_dname(im, name, "rev"), rsub, 2, it);
 	struct value sel[3] = {inside, rev, pos};
-	struct value idx = b_node(im, NK_Select, dname(im, name, "idx"), sel, 3, it);
-	struct value ge[2] = {tval(im, x), idx};
-	struct value y = b_node(im, NK_GatherElements, name, ge, 2, xt);
+	struct value idx = imp_b_node(im, NK_Select, imp_dname(im, name, "idx"), sel, 3, it);
+	struct value ge[2] = {imp_tval(im, x), idx};
+	struct value y = imp_b_node(im, NK_GatherElements, name, ge, 2, xt);
 	if (!y.node)
 		return -1;
 	node_set_int(im->m, y.node, AN_axis, ta);
-	return set_out(im, 0, y);
+	return imp_set_out(im, 0, y);
 }
 
 /* Permutations of 0..n-1 in p (n! rows of n), their signs in sign. */
@@ -100,26 +100,26 @@ static void det_perms(unsigned n, int64_t *p, double *sign)
 	}
 }
 
-int op_det(struct importer *im, const onnx_node *n)
+int imp_op_det(struct importer *im, const onnx_node *n)
 {
 	(void)n;
-	struct tensor *x = in_req(im, 0);
+	struct tensor *x = imp_in_req(im, 0);
 	if (!x)
 		return -1;
-	if (!dt_is_float(x->dtype) || dt_elem(x->dtype) < 0)
-		return op_err(im, "input must be floating point, not %s", dt_name(x->dtype));
+	if (!imp_dt_is_float(x->dtype) || imp_dt_elem(x->dtype) < 0)
+		return imp_op_err(im, "input must be floating point, not %s", imp_dt_name(x->dtype));
 	if (x->rank < 2 || x->dims[x->rank - 1] != x->dims[x->rank - 2])
-		return op_err(im, "input must be a (batch of) square matrices");
+		return imp_op_err(im, "input must be a (batch of) square matrices");
 	uint64_t m = x->dims[x->rank - 1];
 	if (m < 1 || m > DET_MAX)
-		return op_err(im, "Det of %llu x %llu matrices is not supported (at most %d x %d)",
+		return imp_op_err(im, "Det of %llu x %llu matrices is not supported (at most %d x %d)",
 			      (unsigned long long)m, (unsigned long long)m, DET_MAX, DET_MAX);
-	const char *name = out_name(im, 0);
+	const char *name = imp_out_name(im, 0);
 	unsigned br = x->rank - 2;
 	uint64_t dims[GLOW_MAX_RANK];
 	memcpy(dims, x->dims, br * sizeof *dims);
 	dims[br] = m * m;
-	struct value v = b_reshape(im, tval(im, x), dims, br + 1, dname(im, name, "flat"));
+	struct value v = imp_b_reshape(im, imp_tval(im, x), dims, br + 1, imp_dname(im, name, "flat"));
 	uint64_t terms = 1;
 	for (uint64_t i = 2; i <= m; i++)
 		terms *= i;
@@ -127,30 +127,30 @@ int op_det(struct importer *im, const onnx_node *n)
 	double *sign = arena_alloc(&im->scratch, terms * sizeof *sign);
 	det_perms((unsigned)m, p, sign);
 	uint64_t pd[2] = {terms, m};
-	struct tensor *pt = t_from_ints(im, dname(im, name, "perms"), DT_INT64, 2, pd, p);
-	struct value gops[2] = {v, pt ? tval(im, pt) : no_value};
+	struct tensor *pt = imp_t_from_ints(im, imp_dname(im, name, "perms"), DT_INT64, 2, pd, p);
+	struct value gops[2] = {v, pt ? imp_tval(im, pt) : no_value};
 	dims[br] = terms;
 	dims[br + 1] = m;
 	const struct type *gt = v.node ? type_with_dims(im->tc, val_type(v), dims, br + 2) : NULL;
-	struct value g = b_node(im, NK_Gather, dname(im, name, "factors"), gops, 2, gt);
+	struct value g = imp_b_node(im, NK_Gather, imp_dname(im, name, "factors"), gops, 2, gt);
 	if (!g.node)
 		return -1;
 	node_set_int(im->m, g.node, AN_axis, br);
 	const struct type *tt = type_with_dims(im->tc, gt, dims, br + 1);
-	struct value prod = b_node(im, NK_BatchedReduceProd, dname(im, name, "terms"), &g, 1, tt);
+	struct value prod = imp_b_node(im, NK_BatchedReduceProd, imp_dname(im, name, "terms"), &g, 1, tt);
 	if (!prod.node)
 		return -1;
 	int64_t ax = br + 1;
 	node_set_ints(im->m, prod.node, AN_axes, &ax, 1);
-	struct tensor *st = t_from_floats(im, dname(im, name, "signs"), x->dtype, 1, &terms, sign);
-	struct value mops[2] = {prod, b_broadcast(im, st ? tval(im, st) : no_value, dims, br + 1,
-						  dname(im, name, "signsb"))};
-	struct value signed_terms = b_node(im, NK_Mul, dname(im, name, "signed"), mops, 2, tt);
-	struct value sum = b_node(im, NK_BatchedReduceAdd, name, &signed_terms, 1,
+	struct tensor *st = imp_t_from_floats(im, imp_dname(im, name, "signs"), x->dtype, 1, &terms, sign);
+	struct value mops[2] = {prod, imp_b_broadcast(im, st ? imp_tval(im, st) : no_value, dims, br + 1,
+						  imp_dname(im, name, "signsb"))};
+	struct value signed_terms = imp_b_node(im, NK_Mul, imp_dname(im, name, "signed"), mops, 2, tt);
+	struct value sum = imp_b_node(im, NK_BatchedReduceAdd, name, &signed_terms, 1,
 				  type_with_dims(im->tc, gt, dims, br));
 	if (!sum.node)
 		return -1;
 	ax = br;
 	node_set_ints(im->m, sum.node, AN_axes, &ax, 1);
-	return set_out(im, 0, sum);
+	return imp_set_out(im, 0, sum);
 }

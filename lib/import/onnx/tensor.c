@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "import/onnx/internal.h"
+#include "import/onnx/tensorio.h"
 #include "support/fp16.h"
 
 #include <math.h>
@@ -18,7 +19,7 @@
 
 /* ---- element types ---- */
 
-size_t dt_size(int dtype)
+size_t imp_dt_size(int dtype)
 {
 	switch (dtype) {
 	case DT_UINT8: case DT_INT8: case DT_BOOL: return 1;
@@ -29,7 +30,7 @@ size_t dt_size(int dtype)
 	}
 }
 
-const char *dt_name(int dtype)
+const char *imp_dt_name(int dtype)
 {
 	static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
 					    "int32", "int64", "string", "bool", "float16", "double",
@@ -37,12 +38,12 @@ const char *dt_name(int dtype)
 	return dtype >= 0 && dtype < (int)GLOW_ARRAY_SIZE(names) ? names[dtype] : "unknown";
 }
 
-bool dt_is_float(int dtype)
+bool imp_dt_is_float(int dtype)
 {
 	return dtype == DT_FLOAT || dtype == DT_FLOAT16 || dtype == DT_BFLOAT16 || dtype == DT_DOUBLE;
 }
 
-bool dt_is_int(int dtype)
+bool imp_dt_is_int(int dtype)
 {
 	switch (dtype) {
 	case DT_UINT8: case DT_INT8: case DT_UINT16: case DT_INT16: case DT_INT32: case DT_INT64:
@@ -51,7 +52,7 @@ bool dt_is_int(int dtype)
 	}
 }
 
-int dt_elem(int dtype)
+int imp_dt_elem(int dtype)
 {
 	switch (dtype) {
 	case DT_FLOAT: return EK_FLOAT;
@@ -64,25 +65,15 @@ int dt_elem(int dtype)
 	}
 }
 
-int dt_of_elem(int elem)
+/* ONNX's codes are the tensor files' (tensorio.h), kind for kind */
+int imp_dt_of_elem(int elem)
 {
-	switch (elem) {
-	case EK_FLOAT: return DT_FLOAT;
-	case EK_FLOAT16: return DT_FLOAT16;
-	case EK_BFLOAT16: return DT_BFLOAT16;
-	case EK_I32: case EK_INDEX32: return DT_INT32;
-	case EK_I64: case EK_INDEX64: return DT_INT64;
-	case EK_BOOL: return DT_BOOL;
-	case EK_QI8: return DT_INT8;
-	case EK_QUI8: return DT_UINT8;
-	case EK_QI16: return DT_INT16;
-	default: return DT_INT32;
-	}
+	return tio_dtype_of((enum elem_kind)elem);
 }
 
 /* ---- tensors ---- */
 
-uint64_t t_numel(const struct tensor *t)
+uint64_t imp_t_numel(const struct tensor *t)
 {
 	uint64_t n = 1;
 	for (unsigned i = 0; i < t->rank; i++)
@@ -90,8 +81,20 @@ uint64_t t_numel(const struct tensor *t)
 	return n;
 }
 
+unsigned imp_gather_dims(const struct tensor *data, const struct tensor *idx, unsigned axis, uint64_t *dims)
+{
+	unsigned r = 0;
+	for (unsigned k = 0; k < axis; k++)
+		dims[r++] = data->dims[k];
+	for (unsigned k = 0; k < idx->rank; k++)
+		dims[r++] = idx->dims[k];
+	for (unsigned k = axis + 1; k < data->rank; k++)
+		dims[r++] = data->dims[k];
+	return r;
+}
+
 /* Innermost binding first: subgraph scopes shadow their enclosing ones. */
-struct tensor *t_lookup(struct importer *im, const char *name)
+struct tensor *imp_t_lookup(struct importer *im, const char *name)
 {
 	for (const struct scope *sc = im->inner; sc; sc = sc->parent) {
 		struct tensor *t = strmap_get(&sc->tensors, name);
@@ -101,7 +104,7 @@ struct tensor *t_lookup(struct importer *im, const char *name)
 	return strmap_get(&im->tensors, name);
 }
 
-struct tensor *t_new(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims)
+struct tensor *imp_t_new(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims)
 {
 	struct tensor *t = arena_new(&im->scratch, struct tensor);
 	t->name = name;
@@ -114,7 +117,7 @@ struct tensor *t_new(struct importer *im, const char *name, int dtype, unsigned 
 
 static void store(int dtype, uint8_t *p, int64_t i, double f, bool from_float)
 {
-	if (from_float && dt_is_int(dtype)) {
+	if (from_float && imp_dt_is_int(dtype)) {
 		/* float -> integer truncates toward zero; out of range is 0 */
 		i = isfinite(f) && f > -9.2e18 && f < 9.2e18 ? (int64_t)f : 0;
 		if (dtype == DT_BOOL)
@@ -164,10 +167,10 @@ static double load_f(int dtype, const uint8_t *p)
 static struct tensor *t_known(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
 			      const int64_t *iv, const double *fv)
 {
-	struct tensor *t = t_new(im, name, dtype, rank, dims);
-	size_t es = dt_size(dtype);
+	struct tensor *t = imp_t_new(im, name, dtype, rank, dims);
+	size_t es = imp_dt_size(dtype);
 	glow_assert(es != 0);
-	uint64_t n = t_numel(t);
+	uint64_t n = imp_t_numel(t);
 	uint8_t *raw = arena_alloc(&im->scratch, n * es + 1);
 	for (uint64_t k = 0; k < n; k++)
 		store(dtype, raw + k * es, iv ? iv[k] : 0, fv ? fv[k] : 0, fv != NULL);
@@ -176,33 +179,33 @@ static struct tensor *t_known(struct importer *im, const char *name, int dtype, 
 	return t;
 }
 
-struct tensor *t_from_ints(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
+struct tensor *imp_t_from_ints(struct importer *im, const char *name, int dtype, unsigned rank, const uint64_t *dims,
 			   const int64_t *v)
 {
 	return t_known(im, name, dtype, rank, dims, v, NULL);
 }
 
-struct tensor *t_from_floats(struct importer *im, const char *name, int dtype, unsigned rank,
+struct tensor *imp_t_from_floats(struct importer *im, const char *name, int dtype, unsigned rank,
 			     const uint64_t *dims, const double *v)
 {
 	return t_known(im, name, dtype, rank, dims, NULL, v);
 }
 
-const int64_t *t_ints(struct importer *im, struct tensor *t)
+const int64_t *imp_t_ints(struct importer *im, struct tensor *t)
 {
-	if (!t->known || dt_size(t->dtype) == 0)
+	if (!t->known || imp_dt_size(t->dtype) == 0)
 		return NULL;
 	if (t->ivals)
 		return t->ivals;
-	uint64_t n = t_numel(t);
+	uint64_t n = imp_t_numel(t);
 	if (n > ONNX_FOLD_MAX)
 		return NULL;
 	int64_t *v = arena_alloc(&im->scratch, (n + 1) * sizeof *v);
-	size_t es = dt_size(t->dtype);
+	size_t es = imp_dt_size(t->dtype);
 	for (uint64_t k = 0; k < n; k++) {
 		if (t->splat)
-			v[k] = dt_is_float(t->dtype) ? (int64_t)t->splat_f : t->splat_i;
-		else if (dt_is_float(t->dtype)) {
+			v[k] = imp_dt_is_float(t->dtype) ? (int64_t)t->splat_f : t->splat_i;
+		else if (imp_dt_is_float(t->dtype)) {
 			double f = load_f(t->dtype, t->raw + k * es);
 			v[k] = isfinite(f) && fabs(f) < 9.2e18 ? (int64_t)f : 0;
 		} else
@@ -212,20 +215,20 @@ const int64_t *t_ints(struct importer *im, struct tensor *t)
 	return v;
 }
 
-const double *t_floats(struct importer *im, struct tensor *t)
+const double *imp_t_floats(struct importer *im, struct tensor *t)
 {
-	if (!t->known || dt_size(t->dtype) == 0)
+	if (!t->known || imp_dt_size(t->dtype) == 0)
 		return NULL;
 	if (t->fvals)
 		return t->fvals;
-	uint64_t n = t_numel(t);
+	uint64_t n = imp_t_numel(t);
 	if (n > ONNX_FOLD_MAX)
 		return NULL;
 	double *v = arena_alloc(&im->scratch, (n + 1) * sizeof *v);
-	size_t es = dt_size(t->dtype);
+	size_t es = imp_dt_size(t->dtype);
 	for (uint64_t k = 0; k < n; k++) {
 		if (t->splat)
-			v[k] = dt_is_float(t->dtype) ? t->splat_f : (double)t->splat_i;
+			v[k] = imp_dt_is_float(t->dtype) ? t->splat_f : (double)t->splat_i;
 		else
 			v[k] = load_f(t->dtype, t->raw + k * es);
 	}
@@ -263,22 +266,22 @@ static const uint8_t *read_external(struct importer *im, const Onnx__TensorProto
 {
 	const char *loc = ext_entry(p, "location");
 	if (!loc || !*loc) {
-		op_err(im, "tensor \"%s\" has external data without a location", name);
+		imp_op_err(im, "tensor \"%s\" has external data without a location", name);
 		return NULL;
 	}
 	uint64_t off = 0, len = bytes;
 	const char *s = ext_entry(p, "offset");
 	if (s && parse_u64(s, &off)) {
-		op_err(im, "tensor \"%s\": bad external data offset '%s'", name, s);
+		imp_op_err(im, "tensor \"%s\": bad external data offset '%s'", name, s);
 		return NULL;
 	}
 	s = ext_entry(p, "length");
 	if (s && parse_u64(s, &len)) {
-		op_err(im, "tensor \"%s\": bad external data length '%s'", name, s);
+		imp_op_err(im, "tensor \"%s\": bad external data length '%s'", name, s);
 		return NULL;
 	}
 	if (len != bytes) {
-		op_err(im, "tensor \"%s\": external data length %llu does not match its %llu bytes", name,
+		imp_op_err(im, "tensor \"%s\": external data length %llu does not match its %llu bytes", name,
 		       (unsigned long long)len, (unsigned long long)bytes);
 		return NULL;
 	}
@@ -290,7 +293,7 @@ static const uint8_t *read_external(struct importer *im, const Onnx__TensorProto
 		snprintf(path, plen, "%s", loc);
 	FILE *f = fopen(path, "rb");
 	if (!f) {
-		op_err(im, "tensor \"%s\": cannot open external data file '%s'", name, path);
+		imp_op_err(im, "tensor \"%s\": cannot open external data file '%s'", name, path);
 		return NULL;
 	}
 	uint8_t *buf = arena_alloc(&im->scratch, bytes + 1);
@@ -298,35 +301,35 @@ static const uint8_t *read_external(struct importer *im, const Onnx__TensorProto
 		 fread(buf, 1, bytes, f) == bytes;
 	fclose(f);
 	if (!ok) {
-		op_err(im, "tensor \"%s\": external data file '%s' is shorter than offset %llu + %llu bytes", name,
+		imp_op_err(im, "tensor \"%s\": external data file '%s' is shorter than offset %llu + %llu bytes", name,
 		       path, (unsigned long long)off, (unsigned long long)bytes);
 		return NULL;
 	}
 	return buf;
 }
 
-struct tensor *t_from_proto(struct importer *im, const Onnx__TensorProto *p, const char *name)
+struct tensor *imp_t_from_proto(struct importer *im, const Onnx__TensorProto *p, const char *name)
 {
 	if (p->n_dims > GLOW_MAX_RANK) {
-		op_err(im, "tensor \"%s\" has rank %zu (at most %d)", name, p->n_dims, GLOW_MAX_RANK);
+		imp_op_err(im, "tensor \"%s\" has rank %zu (at most %d)", name, p->n_dims, GLOW_MAX_RANK);
 		return NULL;
 	}
 	uint64_t dims[GLOW_MAX_RANK];
 	uint64_t n = 1;
 	for (size_t i = 0; i < p->n_dims; i++) {
 		if (p->dims[i] < 0) {
-			op_err(im, "tensor \"%s\" has a negative dimension", name);
+			imp_op_err(im, "tensor \"%s\" has a negative dimension", name);
 			return NULL;
 		}
 		dims[i] = (uint64_t)p->dims[i];
 		if (!mul_overflow_u64(n, dims[i], &n) || n > ((uint64_t)1 << 40)) {
-			op_err(im, "tensor \"%s\" is too large", name);
+			imp_op_err(im, "tensor \"%s\" is too large", name);
 			return NULL;
 		}
 	}
 	int dtype = p->has_data_type ? p->data_type : DT_UNDEF;
-	struct tensor *t = t_new(im, arena_strdup(&im->scratch, name), dtype, (unsigned)p->n_dims, dims);
-	size_t es = dt_size(dtype);
+	struct tensor *t = imp_t_new(im, arena_strdup(&im->scratch, name), dtype, (unsigned)p->n_dims, dims);
+	size_t es = imp_dt_size(dtype);
 	if (es == 0)
 		return t; /* unsupported element type: reported if a node uses it */
 	uint64_t bytes = n * es;
@@ -337,7 +340,7 @@ struct tensor *t_from_proto(struct importer *im, const Onnx__TensorProto *p, con
 	}
 	if (p->has_raw_data) {
 		if (p->raw_data.len != bytes) {
-			op_err(im, "tensor \"%s\": raw data has %zu bytes, expected %llu", name, p->raw_data.len,
+			imp_op_err(im, "tensor \"%s\": raw data has %zu bytes, expected %llu", name, p->raw_data.len,
 			       (unsigned long long)bytes);
 			return NULL;
 		}
@@ -355,7 +358,7 @@ struct tensor *t_from_proto(struct importer *im, const Onnx__TensorProto *p, con
 	default: have = p->n_int32_data; break;
 	}
 	if (have != n) {
-		op_err(im, "tensor \"%s\": %zu values, expected %llu", name, have, (unsigned long long)n);
+		imp_op_err(im, "tensor \"%s\": %zu values, expected %llu", name, have, (unsigned long long)n);
 		return NULL;
 	}
 	for (uint64_t k = 0; k < n; k++) {
@@ -375,38 +378,38 @@ struct tensor *t_from_proto(struct importer *im, const Onnx__TensorProto *p, con
 
 /* ---- graph values ---- */
 
-const struct type *t_type(struct importer *im, const struct tensor *t)
+const struct type *imp_t_type(struct importer *im, const struct tensor *t)
 {
-	int elem = dt_elem(t->dtype);
+	int elem = imp_dt_elem(t->dtype);
 	if (elem < 0)
 		return NULL;
-	return ty(im, elem, t->dims, t->rank);
+	return imp_ty(im, elem, t->dims, t->rank);
 }
 
-struct value tval(struct importer *im, struct tensor *t)
+struct value imp_tval(struct importer *im, struct tensor *t)
 {
 	struct value none = {NULL, 0};
 	if (t->v.node || t->poisoned)
 		return t->v;
-	if (dt_elem(t->dtype) < 0) {
-		op_err(im, "tensor \"%s\" has element type %s, which the graph IR does not support here", t->name,
-		       dt_name(t->dtype));
+	if (imp_dt_elem(t->dtype) < 0) {
+		imp_op_err(im, "tensor \"%s\" has element type %s, which the graph IR does not support here", t->name,
+		       imp_dt_name(t->dtype));
 		return none;
 	}
-	const struct type *type = t_type(im, t);
+	const struct type *type = imp_t_type(im, t);
 	if (!type)
 		return none;
 	if (!t->known)
 		unreachable("tval: a tensor with neither a value nor contents");
 	const char *name = t->name;
 	if (strmap_get(&im->outputs, name)) /* the output placeholder takes the name */
-		name = dname(im, name, "const");
+		name = imp_dname(im, name, "const");
 	if (module_find_global(im->m, name))
 		name = module_fresh_name(im->m, name);
 	struct constant *c = module_add_constant(im->m, name, type, LOC_NONE);
 	if (t->splat) {
 		c->init = INIT_SPLAT;
-		c->splat_f = t->dtype == DT_DOUBLE ? t->splat_f : f32_short((float)t->splat_f);
+		c->splat_f = t->dtype == DT_DOUBLE ? t->splat_f : imp_f32_short((float)t->splat_f);
 		c->splat_i = t->splat_i;
 		if (!elem_is_float((enum elem_kind)type->elem))
 			c->splat_f = (double)t->splat_i;

@@ -51,20 +51,19 @@ size_t tio_dtype_size(int dtype)
 	}
 }
 
+/* The data type of each element kind (tensorio.h): the integers of a
+ * quantized kind are stored as such. */
+static const signed char dtype_of[EK_COUNT] = {
+	[EK_FLOAT] = TIO_FLOAT, [EK_FLOAT16] = TIO_FLOAT16, [EK_BFLOAT16] = TIO_BFLOAT16,
+	[EK_QI8] = TIO_INT8,    [EK_QUI8] = TIO_UINT8,      [EK_QI16] = TIO_INT16,
+	[EK_QI32] = TIO_INT32,  [EK_I32] = TIO_INT32,       [EK_INDEX32] = TIO_INT32,
+	[EK_I64] = TIO_INT64,   [EK_INDEX64] = TIO_INT64,   [EK_BOOL] = TIO_BOOL,
+};
+
 int tio_dtype_of(enum elem_kind k)
 {
-	switch (k) {
-	case EK_FLOAT: return TIO_FLOAT;
-	case EK_FLOAT16: return TIO_FLOAT16;
-	case EK_BFLOAT16: return TIO_BFLOAT16;
-	case EK_QI8: return TIO_INT8;
-	case EK_QUI8: return TIO_UINT8;
-	case EK_QI16: return TIO_INT16;
-	case EK_QI32: case EK_I32: case EK_INDEX32: return TIO_INT32;
-	case EK_I64: case EK_INDEX64: return TIO_INT64;
-	case EK_BOOL: return TIO_BOOL;
-	default: unreachable("bad element kind");
-	}
+	glow_assert((unsigned)k < EK_COUNT && dtype_of[k]);
+	return dtype_of[k];
 }
 
 void tio_free(struct tio_tensor *t)

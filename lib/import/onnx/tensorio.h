@@ -65,12 +65,12 @@ void tio_free(struct tio_tensor *t);
  * names it in messages. Returns 0, or -1 after reporting. */
 int tio_parse_npy(const char *path, const uint8_t *buf, size_t len, struct tio_tensor *t, struct diag *d);
 
-/* Writes a tensor of type ty (data: type_bytes(ty) bytes) whole or not at
+/* Writes a tensor of type imp_ty (data: type_bytes(ty) bytes) whole or not at
  * all. The .pb form carries `name`. Return 0, or -1 after reporting. */
 int tio_write_npy(const char *path, const struct type *ty, const void *data, struct diag *d);
 int tio_write_pb(const char *path, const char *name, const struct type *ty, const void *data, struct diag *d);
 
-/* Checks that t can be bound to a buffer of type ty (same shape; dtype
+/* Checks that t can be bound to a buffer of type imp_ty (same shape; dtype
  * tio_dtype_of(ty->elem)). Returns NULL if it can, else a message describing
  * the mismatch in buf. */
 const char *tio_mismatch(const struct tio_tensor *t, const struct type *ty, char *buf, size_t size);

@@ -2,7 +2,7 @@
  * 17, as far as the importer knows them (ONNX_KNOWN_OPSET), and whether each
  * changed what the operator computes or only the element types it accepts.
  *
- * check_ops (import.c) reads a model's operator at the newest version that
+ * imp_check_ops (import.c) reads a model's operator at the newest version that
  * its opset selects. A row of the op table (ops.def) translates versions
  * up to `until`; a newer version that changed the semantics is refused with
  * what changed, one that only adds element types is translated with a
@@ -169,7 +169,7 @@ static const struct op_change changes[] = {
 	{"Unsqueeze", 24, NULL},
 };
 
-int op_newer(const char *op, int until, int64_t opset, const char **change, int *change_version)
+int imp_op_newer(const char *op, int until, int64_t opset, const char **change, int *change_version)
 {
 	int newest = 0;
 	*change = NULL;

@@ -10,16 +10,14 @@ import random
 import struct
 import sys
 
+from seedargs import seed_args
+
 
 def main(argv):
-    seed = 1
-    args = argv[1:]
-    if len(args) >= 2 and args[0] == "-seed":
-        seed = int(args[1])
-        args = args[2:]
-    if len(args) != 2:
-        sys.stderr.write("usage: npyrand.py [-seed N] D0xD1x... OUT.npy\n")
+    parsed = seed_args(argv, "usage: npyrand.py [-seed N] D0xD1x... OUT.npy\n")
+    if parsed is None:
         return 1
+    seed, args = parsed
     dims = [int(d) for d in args[0].split("x")]
     n = 1
     for d in dims:

@@ -17,6 +17,8 @@ every tool that reads the module sees the same weights.
 """
 import re
 import sys
+
+from seedargs import seed_args
 import zlib
 
 CONST = re.compile(r'^(constant\s+(@(?:"(?:[^"\\]|\\.)*"|[\w.$-]+))\s*:\s*'
@@ -24,14 +26,10 @@ CONST = re.compile(r'^(constant\s+(@(?:"(?:[^"\\]|\\.)*"|[\w.$-]+))\s*:\s*'
 
 
 def main(argv):
-    seed = 1
-    args = argv[1:]
-    if len(args) >= 2 and args[0] == "-seed":
-        seed = int(args[1])
-        args = args[2:]
-    if len(args) != 2:
-        sys.stderr.write("usage: xavier.py [-seed N] IN.glow OUT.glow\n")
+    parsed = seed_args(argv, "usage: xavier.py [-seed N] IN.glow OUT.glow\n")
+    if parsed is None:
         return 1
+    seed, args = parsed
     with open(args[0], encoding="utf-8") as f:
         lines = f.read().split("\n")
     changed = 0

@@ -1,0 +1,119 @@
+/* cgen_emit.c - the C backend's table of emitters (Emitters.def) and what
+ * is derived from it: the dispatch cg_emit_instr (an index into the
+ * table), the start-up check that every instruction kind has semantics
+ * here or in lib/ir/EW.def, and which graph node kinds the backend
+ * compiles (cg_compiles_node_kind, behind its is_op_supported).
+ */
+#include "backends/c/cgen.h"
+#include "backends/c/cgen_ops.h"
+#include "ir/ew.h"
+#include "support/util.h"
+
+#include <stdio.h>
+
+/* indexed by instruction kind; a row given twice is an initializer
+ * overridden, which -Werror (-Woverride-init of -Wextra) does not let
+ * compile */
+static const struct cg_emit_row rows[IK_COUNT] = {
+#define EMIT(kind, emitter, param, flags) [IK_##kind] = {emitter, param, flags, NULL},
+#define NO_EMIT(kind, why) [IK_##kind] = {cg_emit_none, 0, 0, why},
+#include "backends/c/Emitters.def"
+};
+
+bool cg_emits_nothing(unsigned k)
+{
+	return rows[k].fn == cg_emit_nothing;
+}
+
+/* The emitter of NO_EMIT rows: the row's reason. */
+void cg_emit_none(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	cg_unsupported(g, in, row->why);
+}
+
+/* The emitter of the kinds without a row: the elementwise ones (EW.def),
+ * as a loop fused with the elementwise instructions after it. */
+static void emit_elementwise(struct cg *g, struct ir_instr *in)
+{
+	if (cg_ew_supported(in)) {
+		cg_emit_ew(g, in);
+		return;
+	}
+	cg_unsupported(g, in, "kind or element kinds not supported");
+}
+
+void cg_emit_instr(struct cg *g, struct ir_instr *in)
+{
+	const struct cg_emit_row *r = &rows[in->kind];
+	if (r->fn)
+		r->fn(g, in, r);
+	else
+		emit_elementwise(g, in);
+}
+
+void cg_emit_check(void)
+{
+	static bool checked;
+	if (checked)
+		return;
+	instr_desc_init(); /* ew_row reads the kinds' flags */
+	for (unsigned k = 0; k < IK_COUNT; k++) {
+		const struct ew_row *ew = ew_row(k);
+		const char *bug = NULL;
+		if (!rows[k].fn && !ew)
+			bug = "has no C emitter: give it a row in backends/c/Emitters.def";
+		else if (rows[k].fn && ew && ew->family == EW_FAMILY_TABLE)
+			bug = "has both an Emitters.def row and an EW.def expression";
+		if (bug) {
+			static char msg[160];
+			snprintf(msg, sizeof msg, "instruction kind %s %s", instr_kind_name(k), bug);
+			unreachable(msg);
+		}
+	}
+	checked = true;
+}
+
+/* ---- which graph node kinds are compiled ---- */
+
+/* The node kinds IRGen builds by hand (Instrs.def's head comment) and the
+ * instruction each becomes, where no instruction names the kind in its
+ * Graph column: a Save is a copy, a Reshape a view, a Concat inserts. */
+static const struct {
+	unsigned node, instr;
+} by_hand[] = {
+	{NK_Save, IK_copy},
+	{NK_Reshape, IK_tensorview},
+	{NK_Concat, IK_inserttensor},
+};
+
+/* Whether instruction kind k compiles, with quantized elements when q. */
+static bool instr_compiled(unsigned k, bool q)
+{
+	const struct ew_row *ew = ew_row(k);
+	if (rows[k].fn)
+		return rows[k].fn != cg_emit_none && (!q || (rows[k].flags & CG_STORED));
+	/* elementwise: the conversions take quantized elements */
+	return ew && (!q || ew->family == EW_FAMILY_convert);
+}
+
+bool cg_compiles_node_kind(unsigned nk, bool quantized)
+{
+	cg_emit_check();
+	if (nk >= NK_COUNT)
+		return false;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(by_hand); i++)
+		if (by_hand[i].node == nk)
+			return instr_compiled(by_hand[i].instr, quantized);
+	/* every instruction that stands for the kind (MaxPool: maxpool and
+	 * maxpoolwithargmax) compiles; a kind none stands for does not reach
+	 * code generation (the storage kinds, the ones lowered before IRGen) */
+	bool any = false;
+	for (unsigned k = 0; k < IK_COUNT; k++) {
+		if (instr_desc(k)->graph_kind != (int)nk)
+			continue;
+		if (!instr_compiled(k, quantized))
+			return false;
+		any = true;
+	}
+	return any;
+}
