@@ -229,23 +229,21 @@ int imp_op_activation(struct importer *im, const onnx_node *n)
 				     imp_dname(im, name, "den"));
 		return imp_set_out(im, 0, imp_b_binary(im, NK_Div, x, d, name));
 	}
+	if (strcmp(op, "Shrink") == 0) { /* a kind of its own (Nodes.def) */
+		struct value r = imp_b_unary(im, NK_Shrink, name, x);
+		if (r.node) {
+			node_set_float(im->m, r.node, AN_lambd, imp_attr_f(n, "lambd", 0.5f));
+			node_set_float(im->m, r.node, AN_bias, imp_attr_f(n, "bias", 0));
+		}
+		return imp_set_out(im, 0, r);
+	}
 	struct value zero = imp_b_splat_like(im, x, 0, imp_dname(im, name, "zero"));
 	if (strcmp(op, "ThresholdedRelu") == 0) { /* x > alpha ? x : 0 */
 		struct value a = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
 		struct value ops[3] = {imp_b_binary(im, NK_CmpLT, a, x, imp_dname(im, name, "gt")), x, zero};
 		return imp_set_out(im, 0, imp_b_node(im, NK_Select, name, ops, 3, val_type(x)));
 	}
-	/* Shrink: x < -lambd ? x + bias : x > lambd ? x - bias : 0 */
-	float l = imp_attr_f(n, "lambd", 0.5f), bias = imp_attr_f(n, "bias", 0);
-	struct value lp = imp_b_splat_like(im, x, l, imp_dname(im, name, "lambd"));
-	struct value ln = imp_b_splat_like(im, x, -l, imp_dname(im, name, "neglambd"));
-	struct value bv = imp_b_splat_like(im, x, bias, imp_dname(im, name, "bias"));
-	struct value hi[3] = {imp_b_binary(im, NK_CmpLT, lp, x, imp_dname(im, name, "gt")),
-			      imp_b_binary(im, NK_Sub, x, bv, imp_dname(im, name, "sub")), zero};
-	struct value inner = imp_b_node(im, NK_Select, imp_dname(im, name, "hi"), hi, 3, val_type(x));
-	struct value lo[3] = {imp_b_binary(im, NK_CmpLT, x, ln, imp_dname(im, name, "lt")),
-			      imp_b_binary(im, NK_Add, x, bv, imp_dname(im, name, "add")), inner};
-	return imp_set_out(im, 0, imp_b_node(im, NK_Select, name, lo, 3, val_type(x)));
+	return imp_op_err(im, "no translation for %s", op);
 }
 
 int imp_op_prelu(struct importer *im, const onnx_node *n)
