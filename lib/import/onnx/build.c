@@ -24,6 +24,28 @@ struct value imp_b_node(struct importer *im, unsigned kind, const char *name, co
 	return node_val(n, 0);
 }
 
+/* The shape check is imp_ty's, so a too large result is reported rather
+ * than typed. */
+struct value imp_b_concat(struct importer *im, const struct value *vs, unsigned n, unsigned axis, const char *name)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (!vs[i].node)
+			return no_value;
+	const struct type *t = val_type(vs[0]);
+	uint64_t d[GLOW_MAX_RANK];
+	memcpy(d, t->dims, t->rank * sizeof *d);
+	for (unsigned i = 1; i < n; i++)
+		d[axis] += val_type(vs[i])->dims[axis];
+	if (!type_shape_ok((enum elem_kind)t->elem, d, t->rank)) {
+		imp_op_err(im, "result shape is too large");
+		return no_value;
+	}
+	struct value r = imp_b_node(im, NK_Concat, name, vs, n, type_with_dims(im->tc, t, d, t->rank));
+	if (r.node)
+		node_set_int(im->m, r.node, AN_dim, axis);
+	return r;
+}
+
 struct value imp_b_unary(struct importer *im, unsigned kind, const char *name, struct value x)
 {
 	if (!x.node)

@@ -147,6 +147,9 @@ struct value imp_in_val(struct importer *im, unsigned i);
 /* input i of an operator defined on floating point only: its value and
  * type; -1 if absent (reported) or not floating point (reported here) */
 int imp_in_float(struct importer *im, unsigned i, struct value *x, const struct type **t);
+/* x is floating point of an element kind the graph IR has; reports
+ * otherwise (the tensor-input form of imp_in_float). */
+bool imp_float_input(struct importer *im, const struct tensor *x);
 bool imp_out_used(struct importer *im, unsigned i);
 const char *imp_out_name(struct importer *im, unsigned i);
 /* Binds output i to a graph value (or a tensor). */
@@ -166,8 +169,20 @@ long imp_attr_ints(const onnx_node *n, const char *name, const int64_t **v);
 long imp_attr_floats(const onnx_node *n, const char *name, const float **v);
 /* a negative axis counts from the end; reports out-of-range axes */
 int imp_norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *out);
+/* The "axes" attribute as distinct normalized axes in ax[0..*nax) (every
+ * axis of the rank, in order, if absent); reports more entries than the
+ * rank, an empty list unless allow_empty, and a repeated axis. 0 or -1. */
+int imp_attr_axes(struct importer *im, const onnx_node *n, unsigned rank, bool allow_empty, unsigned *ax,
+		  unsigned *nax);
+/* Input 0 and its "axis" attribute (default def) normalized to its rank;
+ * NULL after reporting an absent input or an axis out of range. */
+struct tensor *imp_in_axis(struct importer *im, const onnx_node *n, int64_t def, unsigned *axis);
 /* known int64 contents of input i (NULL after reporting: "must be known") */
 const int64_t *imp_in_ints(struct importer *im, unsigned i, uint64_t *count);
+/* Input 0 in *x and the known int64 contents of input 1 (Expand's shape,
+ * Tile's repeats, ...): NULL after reporting either missing (both are
+ * looked at, so both are reported). */
+const int64_t *imp_in_x_ints(struct importer *im, struct tensor **x, uint64_t *count);
 
 /* ---- building (build.c) ---- */
 struct value imp_b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
@@ -185,6 +200,9 @@ struct value imp_b_reshape(struct importer *im, struct value x, const uint64_t *
 struct value imp_b_broadcast(struct importer *im, struct value x, const uint64_t *dims, unsigned rank,
 			 const char *name);
 struct value imp_b_convert(struct importer *im, struct value x, int elem, const char *name);
+/* Concat of the n values vs (of one type but for axis) along axis; a NULL
+ * node if one is, or after reporting a too large result. */
+struct value imp_b_concat(struct importer *im, const struct value *vs, unsigned n, unsigned axis, const char *name);
 struct value imp_b_splat_const(struct importer *im, const char *name, const struct type *t, double f);
 /* NCHW <-> NHWC for rank-4 values (cached for NCHW->NHWC) */
 struct value imp_b_to_nhwc(struct importer *im, struct value x, const char *name);
@@ -193,6 +211,19 @@ struct value imp_b_to_nchw(struct importer *im, struct value x, const char *name
 int imp_bcast_shape(struct importer *im, const struct type *a, const struct type *b, uint64_t *dims, unsigned *rank);
 
 /* ---- translators ---- */
+/* Pooling and convolution windows (ops_conv.c), 2-D and 3-D alike, per
+ * spatial axis of in elements, window extent ek (dilated) and stride s.
+ * imp_window_same: the total padding SAME_UPPER (upper) or SAME_LOWER puts
+ * around, split into *pb before and *pe after. imp_window_out: the output
+ * size with *pb and *pe padding, floor division unless ceil_mode, which
+ * grows *pe so that floor division gives the same size; -1 after reporting
+ * a window larger than the padded input. */
+void imp_window_same(int64_t in, int64_t ek, int64_t s, bool upper, int64_t *pb, int64_t *pe);
+int64_t imp_window_out(struct importer *im, int64_t in, int64_t ek, int64_t s, bool ceil_mode, int64_t pb,
+		       int64_t *pe);
+/* Conv and ConvTranspose, 2-D and 3-D: the input *x (floating point) and
+ * the weights *w of its rank; -1 after reporting. */
+int imp_conv_inputs(struct importer *im, struct tensor **x, struct tensor **w);
 typedef int (*op_fn)(struct importer *im, const onnx_node *n);
 struct op_row {
 	const char *op;

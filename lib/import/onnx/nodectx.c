@@ -59,6 +59,15 @@ const char *imp_out_name(struct importer *im, unsigned i)
 	return i < n->n_output && n->output[i] ? n->output[i] : "";
 }
 
+bool imp_float_input(struct importer *im, const struct tensor *x)
+{
+	if (!imp_dt_is_float(x->dtype) || imp_dt_elem(x->dtype) < 0) {
+		imp_op_err(im, "input must be floating point, not %s", imp_dt_name(x->dtype));
+		return false;
+	}
+	return true;
+}
+
 /* The uses map counts references by later nodes and graph outputs; an output
  * nobody reads need not be computed. */
 bool imp_out_used(struct importer *im, unsigned i)
@@ -168,6 +177,40 @@ int imp_norm_axis(struct importer *im, int64_t axis, unsigned rank, unsigned *ou
 	return 0;
 }
 
+/* Resize and CenterCropPad share the axes attribute's checks;
+ * only whether an empty list is allowed differs. */
+int imp_attr_axes(struct importer *im, const onnx_node *n, unsigned rank, bool allow_empty, unsigned *ax,
+		  unsigned *nax)
+{
+	const int64_t *av;
+	long ac = imp_attr_ints(n, "axes", &av);
+	if (ac < 0) {
+		*nax = rank;
+		for (unsigned k = 0; k < rank; k++)
+			ax[k] = k;
+		return 0;
+	}
+	if ((ac == 0 && !allow_empty) || ac > (long)rank)
+		return imp_op_err(im, "axes has %ld entries for rank %u", ac, rank);
+	*nax = (unsigned)ac;
+	for (unsigned k = 0; k < *nax; k++) {
+		if (imp_norm_axis(im, av[k], rank, &ax[k]))
+			return -1;
+		for (unsigned j = 0; j < k; j++)
+			if (ax[j] == ax[k])
+				return imp_op_err(im, "axis %u is repeated in axes", ax[k]);
+	}
+	return 0;
+}
+
+struct tensor *imp_in_axis(struct importer *im, const onnx_node *n, int64_t def, unsigned *axis)
+{
+	struct tensor *x = imp_in_req(im, 0);
+	if (!x || imp_norm_axis(im, imp_attr_i(n, "axis", def), x->rank, axis))
+		return NULL;
+	return x;
+}
+
 const int64_t *imp_in_ints(struct importer *im, unsigned i, uint64_t *count)
 {
 	struct tensor *t = imp_in_req(im, i);
@@ -180,4 +223,11 @@ const int64_t *imp_in_ints(struct importer *im, unsigned i, uint64_t *count)
 	}
 	*count = imp_t_numel(t);
 	return v;
+}
+
+const int64_t *imp_in_x_ints(struct importer *im, struct tensor **x, uint64_t *count)
+{
+	*x = imp_in_req(im, 0);
+	const int64_t *v = imp_in_ints(im, 1, count);
+	return *x ? v : NULL;
 }

@@ -102,37 +102,15 @@ static int nw_params(struct importer *im, const onnx_node *n, const struct tenso
 		w->in[i] = in;
 		if (valid)
 			w->pb[i] = w->pe[i] = 0;
-		if (same) {
-			int64_t o = (in + s - 1) / s, total = (o - 1) * s + ek - in;
-			total = total < 0 ? 0 : total;
-			w->pb[i] = ap[5] == 'U' ? total / 2 : total - total / 2;
-			w->pe[i] = total - w->pb[i];
-		}
+		if (same)
+			imp_window_same(in, ek, s, ap[5] == 'U', &w->pb[i], &w->pe[i]);
 		w->pe0[i] = w->pe[i];
-		int64_t span = in + w->pb[i] + w->pe[i] - ek;
-		if (span < 0)
-			return imp_op_err(im, "the window is larger than the padded input");
-		int64_t o = span / s + 1;
-		if (ceil_mode && span % s) {
-			o = (span + s - 1) / s + 1;
-			if ((o - 1) * s >= in + w->pb[i]) /* the last window must start inside */
-				o--;
-			int64_t need = (o - 1) * s + ek - in - w->pb[i];
-			if (need > w->pe[i])
-				w->pe[i] = need;
-		}
+		int64_t o = imp_window_out(im, in, ek, s, ceil_mode, w->pb[i], &w->pe[i]);
+		if (o < 0)
+			return -1;
 		w->out[i] = o;
 	}
 	return 0;
-}
-
-static bool float_input(struct importer *im, const struct tensor *x)
-{
-	if (!imp_dt_is_float(x->dtype) || imp_dt_elem(x->dtype) < 0) {
-		imp_op_err(im, "input must be floating point, not %s", imp_dt_name(x->dtype));
-		return false;
-	}
-	return true;
 }
 
 /* v with a zero slice appended along axis */
@@ -241,7 +219,7 @@ static struct value win_reduce(struct importer *im, struct value v, unsigned axi
 int imp_op_pool_nd(struct importer *im, const onnx_node *n, bool max)
 {
 	struct tensor *x = imp_in_req(im, 0);
-	if (!x || !float_input(im, x))
+	if (!x || !imp_float_input(im, x))
 		return -1;
 	struct nwin w;
 	if (nw_params(im, n, x, NULL, &w))
@@ -312,11 +290,9 @@ static int ncdhw_out(struct importer *im, struct value r)
 /* Conv with 3 spatial axes (see the file's note). */
 int imp_op_conv_3d(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0), *w = imp_in_req(im, 1);
-	if (!x || !w || !float_input(im, x))
+	struct tensor *x, *w;
+	if (imp_conv_inputs(im, &x, &w))
 		return -1;
-	if (w->rank != 5)
-		return imp_op_err(im, "weights have rank %u for a rank-5 input", w->rank);
 	int64_t kdef[3] = {(int64_t)w->dims[2], (int64_t)w->dims[3], (int64_t)w->dims[4]};
 	struct nwin win;
 	if (nw_params(im, n, x, kdef, &win))
@@ -380,11 +356,9 @@ int imp_op_conv_3d(struct importer *im, const onnx_node *n)
  * width output_padding must fit in the end padding. */
 int imp_op_conv_transpose_3d(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0), *w = imp_in_req(im, 1);
-	if (!x || !w || !float_input(im, x))
+	struct tensor *x, *w;
+	if (imp_conv_inputs(im, &x, &w))
 		return -1;
-	if (w->rank != 5)
-		return imp_op_err(im, "weights have rank %u for a rank-5 input", w->rank);
 	const char *ap = imp_attr_s(im, n, "auto_pad", "NOTSET");
 	if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
 		return imp_op_err(im, "auto_pad '%s' is not supported for 3-D ConvTranspose", ap);
@@ -554,7 +528,7 @@ int imp_maxpool_indices(struct importer *im, struct value argmax, const struct t
 int imp_op_lppool(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = imp_in_req(im, 0);
-	if (!x || !float_input(im, x))
+	if (!x || !imp_float_input(im, x))
 		return -1;
 	bool global = strcmp(n->op_type, "GlobalLpPool") == 0;
 	struct nwin w;

@@ -69,22 +69,6 @@ static struct value last_axis(struct importer *im, struct value x, uint64_t off,
 	return r;
 }
 
-static struct value concat(struct importer *im, const struct value *vs, unsigned n, unsigned axis, const char *name)
-{
-	for (unsigned i = 0; i < n; i++)
-		if (!vs[i].node)
-			return no_value;
-	const struct type *t = val_type(vs[0]);
-	uint64_t d[GLOW_MAX_RANK];
-	memcpy(d, t->dims, t->rank * sizeof *d);
-	for (unsigned i = 1; i < n; i++)
-		d[axis] += val_type(vs[i])->dims[axis];
-	struct value r = imp_b_node(im, NK_Concat, name, vs, n, type_with_dims(im->tc, t, d, t->rank));
-	if (r.node)
-		node_set_int(im->m, r.node, AN_dim, axis);
-	return r;
-}
-
 static struct value reshape4(struct importer *im, struct value x, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
 			     unsigned rank, const char *name)
 {
@@ -231,8 +215,8 @@ int imp_op_attention(struct importer *im, const onnx_node *n)
 				      (unsigned long long)b, (unsigned long long)kvh, (unsigned long long)vd);
 		ps = a->dims[2];
 		struct value kk[2] = {pkv, k}, vv[2] = {pvv, v};
-		k = concat(im, kk, 2, 2, imp_out_used(im, 1) ? imp_out_name(im, 1) : imp_dname(im, name, "present_k"));
-		v = concat(im, vv, 2, 2, imp_out_used(im, 2) ? imp_out_name(im, 2) : imp_dname(im, name, "present_v"));
+		k = imp_b_concat(im, kk, 2, 2, imp_out_used(im, 1) ? imp_out_name(im, 1) : imp_dname(im, name, "present_k"));
+		v = imp_b_concat(im, vv, 2, 2, imp_out_used(im, 2) ? imp_out_name(im, 2) : imp_dname(im, name, "present_v"));
 	}
 	uint64_t ts = ps + ks;
 	if (!table_fits(qs, 1) || !table_fits(ts, 1))
@@ -441,15 +425,15 @@ int imp_op_rotary_embedding(struct importer *im, const onnx_node *n)
 		uint64_t d5[5] = {b, s, nh, half, 1};
 		struct value p[2] = {imp_b_reshape(im, r1, d5, 5, imp_dname(im, name, "r1e")),
 				     imp_b_reshape(im, r2, d5, 5, imp_dname(im, name, "r2e"))};
-		rot = reshape4(im, concat(im, p, 2, 4, imp_dname(im, name, "pairs")), b, s, nh, (uint64_t)rd, 4,
+		rot = reshape4(im, imp_b_concat(im, p, 2, 4, imp_dname(im, name, "pairs")), b, s, nh, (uint64_t)rd, 4,
 			       imp_dname(im, name, "rot"));
 	} else {
 		struct value p[2] = {r1, r2};
-		rot = concat(im, p, 2, 3, imp_dname(im, name, "rot"));
+		rot = imp_b_concat(im, p, 2, 3, imp_dname(im, name, "rot"));
 	}
 	if ((uint64_t)rd < hs) {
 		struct value p[2] = {rot, last_axis(im, x, (uint64_t)rd, hs - (uint64_t)rd, false, imp_dname(im, name, "pass"))};
-		rot = concat(im, p, 2, 3, imp_dname(im, name, "full"));
+		rot = imp_b_concat(im, p, 2, 3, imp_dname(im, name, "full"));
 	}
 	if (xt->rank == 4)
 		return imp_set_out(im, 0, imp_b_transpose(im, rot, swap12, name));

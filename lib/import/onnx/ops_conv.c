@@ -100,29 +100,41 @@ static int window_params(struct importer *im, const onnx_node *n, const struct t
 			w->out[i] = (uint64_t)o;
 			continue;
 		}
-		if (same) {
-			int64_t o = (in + s - 1) / s, total = (o - 1) * s + ek - in;
-			total = total < 0 ? 0 : total;
-			bool upper = ap[5] == 'U';
-			w->pads[i] = upper ? total / 2 : total - total / 2;
-			w->pads[i + 2] = total - w->pads[i];
-		}
-		int64_t span = in + w->pads[i] + w->pads[i + 2] - ek;
-		if (span < 0)
-			return imp_op_err(im, "the window is larger than the padded input");
-		int64_t o = span / s + 1;
-		if (ceil_mode && span % s) {
-			o = (span + s - 1) / s + 1;
-			if ((o - 1) * s >= in + w->pads[i]) /* the last window must start inside */
-				o--;
-			/* grow the end padding so that floor division gives o */
-			int64_t need = (o - 1) * s + ek - in - w->pads[i];
-			if (need > w->pads[i + 2])
-				w->pads[i + 2] = need;
-		}
+		if (same)
+			imp_window_same(in, ek, s, ap[5] == 'U', &w->pads[i], &w->pads[i + 2]);
+		int64_t o = imp_window_out(im, in, ek, s, ceil_mode, w->pads[i], &w->pads[i + 2]);
+		if (o < 0)
+			return -1;
 		w->out[i] = (uint64_t)o;
 	}
 	return 0;
+}
+
+void imp_window_same(int64_t in, int64_t ek, int64_t s, bool upper, int64_t *pb, int64_t *pe)
+{
+	int64_t o = (in + s - 1) / s, total = (o - 1) * s + ek - in;
+	total = total < 0 ? 0 : total;
+	*pb = upper ? total / 2 : total - total / 2;
+	*pe = total - *pb;
+}
+
+int64_t imp_window_out(struct importer *im, int64_t in, int64_t ek, int64_t s, bool ceil_mode, int64_t pb,
+		       int64_t *pe)
+{
+	int64_t span = in + pb + *pe - ek;
+	if (span < 0)
+		return imp_op_err(im, "the window is larger than the padded input");
+	int64_t o = span / s + 1;
+	if (ceil_mode && span % s) {
+		o = (span + s - 1) / s + 1;
+		if ((o - 1) * s >= in + pb) /* the last window must start inside */
+			o--;
+		/* grow the end padding so that floor division gives o */
+		int64_t need = (o - 1) * s + ek - in - pb;
+		if (need > *pe)
+			*pe = need;
+	}
+	return o;
 }
 
 /* x (N, C, L) -> (N, C, L, 1) for 1-D windows */
@@ -159,15 +171,6 @@ static void set_window(struct importer *im, struct node *nd, const struct window
 		node_set_ints(im->m, nd, AN_dilation, w->d, 2);
 }
 
-static bool is_float_input(struct importer *im, const struct tensor *x)
-{
-	if (!imp_dt_is_float(x->dtype) || imp_dt_elem(x->dtype) < 0) {
-		imp_op_err(im, "input must be floating point, not %s", imp_dt_name(x->dtype));
-		return false;
-	}
-	return true;
-}
-
 /* The NHWC filter: reshaped to 4-D for 1-D convolutions, then transposed. */
 static struct value nhwc_filter(struct importer *im, struct tensor *w)
 {
@@ -188,19 +191,44 @@ static struct value bias_or_zero(struct importer *im, unsigned i, uint64_t oc, i
 	return imp_b_splat_const(im, imp_dname(im, imp_out_name(im, 0), "bias"), imp_ty(im, elem, &oc, 1), 0);
 }
 
+/* The 3-D translators call it again on the same inputs: it reports only
+ * once, as the checks pass the second time. */
+int imp_conv_inputs(struct importer *im, struct tensor **x, struct tensor **w)
+{
+	*x = imp_in_req(im, 0);
+	*w = imp_in_req(im, 1);
+	if (!*x || !*w || !imp_float_input(im, *x))
+		return -1;
+	if ((*w)->rank != (*x)->rank)
+		return imp_op_err(im, "weights have rank %u for a rank-%u input", (*w)->rank, (*x)->rank);
+	return 0;
+}
+
+/* Conv and ConvTranspose's start: the inputs (imp_conv_inputs) and the
+ * 2-D window, whose kernel shape defaults to the weights'. 0: the caller
+ * goes on; else the caller returns *rc, -1 after reporting or the result
+ * of the 3-D translator that a rank-5 input goes to. */
+static int conv_start(struct importer *im, const onnx_node *n, bool transposed, struct tensor **x, struct tensor **w,
+		      struct window *win, int *rc)
+{
+	*rc = -1;
+	if (imp_conv_inputs(im, x, w))
+		return 1;
+	if ((*x)->rank == 5) {
+		*rc = transposed ? imp_op_conv_transpose_3d(im, n) : imp_op_conv_3d(im, n);
+		return 1;
+	}
+	int64_t kdef[2] = {(int64_t)(*w)->dims[2], (*w)->rank == 4 ? (int64_t)(*w)->dims[3] : 1};
+	return window_params(im, n, *x, kdef, win, transposed) ? 1 : 0;
+}
+
 int imp_op_conv(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0), *w = imp_in_req(im, 1);
-	if (!x || !w || !is_float_input(im, x))
-		return -1;
-	if (x->rank == 5)
-		return imp_op_conv_3d(im, n);
-	if (w->rank != x->rank)
-		return imp_op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
+	struct tensor *x, *w;
 	struct window win;
-	int64_t kdef[2] = {(int64_t)w->dims[2], w->rank == 4 ? (int64_t)w->dims[3] : 1};
-	if (window_params(im, n, x, kdef, &win, false))
-		return -1;
+	int rc;
+	if (conv_start(im, n, false, &x, &w, &win, &rc))
+		return rc;
 	int64_t g = imp_attr_i(n, "group", 1);
 	uint64_t oc = w->dims[0];
 	if (g < 1 || x->dims[1] % (uint64_t)g || oc % (uint64_t)g || w->dims[1] * (uint64_t)g != x->dims[1])
@@ -224,17 +252,11 @@ int imp_op_conv(struct importer *im, const onnx_node *n)
 
 int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0), *w = imp_in_req(im, 1);
-	if (!x || !w || !is_float_input(im, x))
-		return -1;
-	if (x->rank == 5)
-		return imp_op_conv_transpose_3d(im, n);
-	if (w->rank != x->rank)
-		return imp_op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
+	struct tensor *x, *w;
 	struct window win;
-	int64_t kdef[2] = {(int64_t)w->dims[2], w->rank == 4 ? (int64_t)w->dims[3] : 1};
-	if (window_params(im, n, x, kdef, &win, true))
-		return -1;
+	int rc;
+	if (conv_start(im, n, true, &x, &w, &win, &rc))
+		return rc;
 	/* output_padding adds rows at the end: less end padding, and where
 	 * there is none left, rows that only the bias reaches (ext, added by a
 	 * Pad of the result before the bias). output_shape sets the total
@@ -321,7 +343,7 @@ int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
 static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
 {
 	struct tensor *x = imp_in_req(im, 0);
-	if (!x || !is_float_input(im, x))
+	if (!x || !imp_float_input(im, x))
 		return -1;
 	struct window win;
 	if (global) {
@@ -388,10 +410,35 @@ static bool extra_outputs_used(struct importer *im, unsigned from)
 	return false;
 }
 
+/* BatchNormalization and InstanceNormalization on channel axis 1 of x:
+ * the node of kind with inputs 0 .. nops - 1 (x, then per-channel vectors
+ * of shape [C], checked here) and the epsilon attribute; a NULL node after
+ * reporting. */
+static struct value channel_norm(struct importer *im, const onnx_node *n, const struct tensor *x, unsigned kind,
+				 unsigned nops)
+{
+	struct value ops[5];
+	for (unsigned i = 0; i < nops; i++) {
+		ops[i] = imp_in_val(im, i);
+		if (!ops[i].node)
+			return no_value;
+		if (i && (val_type(ops[i])->rank != 1 || val_type(ops[i])->dims[0] != x->dims[1])) {
+			imp_op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)x->dims[1]);
+			return no_value;
+		}
+	}
+	struct value r = imp_b_node(im, kind, imp_out_name(im, 0), ops, nops, val_type(ops[0]));
+	if (!r.node)
+		return r;
+	node_set_int(im->m, r.node, AN_channel_idx, 1);
+	node_set_float(im->m, r.node, AN_epsilon, imp_attr_f(n, "epsilon", 1e-5f));
+	return r;
+}
+
 int imp_op_batchnorm(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = imp_in_req(im, 0);
-	if (!x || !is_float_input(im, x))
+	if (!x || !imp_float_input(im, x))
 		return -1;
 	if (x->rank < 2)
 		return imp_op_err(im, "input must have a channel dimension");
@@ -401,19 +448,9 @@ int imp_op_batchnorm(struct importer *im, const onnx_node *n)
 		return imp_batchnorm_training(im, n, x);
 	if (imp_attr_i(n, "training_mode", 0) || extra_outputs_used(im, 1))
 		return imp_op_err(im, "training mode (mean and variance outputs) is not supported");
-	struct value ops[5];
-	for (unsigned i = 0; i < 5; i++) {
-		ops[i] = imp_in_val(im, i);
-		if (!ops[i].node)
-			return -1;
-		if (i && (val_type(ops[i])->rank != 1 || val_type(ops[i])->dims[0] != x->dims[1]))
-			return imp_op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)x->dims[1]);
-	}
-	struct value r = imp_b_node(im, NK_BatchNormalization, imp_out_name(im, 0), ops, 5, val_type(ops[0]));
+	struct value r = channel_norm(im, n, x, NK_BatchNormalization, 5);
 	if (!r.node)
 		return -1;
-	node_set_int(im->m, r.node, AN_channel_idx, 1);
-	node_set_float(im->m, r.node, AN_epsilon, imp_attr_f(n, "epsilon", 1e-5f));
 	node_set_float(im->m, r.node, AN_momentum, imp_attr_f(n, "momentum", 0.9f));
 	return imp_set_out(im, 0, r);
 }
@@ -421,24 +458,11 @@ int imp_op_batchnorm(struct importer *im, const onnx_node *n)
 int imp_op_instancenorm(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = imp_in_req(im, 0);
-	if (!x || !is_float_input(im, x))
+	if (!x || !imp_float_input(im, x))
 		return -1;
 	if (x->rank < 3)
 		return imp_op_err(im, "input must have spatial dimensions");
-	struct value ops[3];
-	for (unsigned i = 0; i < 3; i++) {
-		ops[i] = imp_in_val(im, i);
-		if (!ops[i].node)
-			return -1;
-		if (i && (val_type(ops[i])->rank != 1 || val_type(ops[i])->dims[0] != x->dims[1]))
-			return imp_op_err(im, "input %u must have shape [%llu]", i, (unsigned long long)x->dims[1]);
-	}
-	struct value r = imp_b_node(im, NK_InstanceNormalization, imp_out_name(im, 0), ops, 3, val_type(ops[0]));
-	if (!r.node)
-		return -1;
-	node_set_int(im->m, r.node, AN_channel_idx, 1);
-	node_set_float(im->m, r.node, AN_epsilon, imp_attr_f(n, "epsilon", 1e-5f));
-	return imp_set_out(im, 0, r);
+	return imp_set_out(im, 0, channel_norm(im, n, x, NK_InstanceNormalization, 3));
 }
 
 /* LayerNormalization (opset 17): normalizes over dims [axis, rank); scale
@@ -493,7 +517,7 @@ static int layernorm_stats(struct importer *im, struct value xv, unsigned axis, 
 int imp_op_layernorm(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = imp_in_req(im, 0);
-	if (!x || !is_float_input(im, x))
+	if (!x || !imp_float_input(im, x))
 		return -1;
 	if (imp_attr_i(n, "stash_type", 1) != 1)
 		return imp_op_err(im, "stash_type other than float is not supported");
@@ -525,7 +549,7 @@ int imp_op_layernorm(struct importer *im, const onnx_node *n)
 int imp_op_lrn(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = imp_in_req(im, 0);
-	if (!x || !is_float_input(im, x))
+	if (!x || !imp_float_input(im, x))
 		return -1;
 	if (x->rank != 4)
 		return imp_op_err(im, "only 4-D inputs are supported");

@@ -208,11 +208,9 @@ int imp_op_reduce(struct importer *im, const onnx_node *n)
 
 int imp_op_argminmax(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0);
-	if (!x)
-		return -1;
 	unsigned axis;
-	if (imp_norm_axis(im, imp_attr_i(n, "axis", 0), x->rank, &axis))
+	struct tensor *x = imp_in_axis(im, n, 0, &axis);
+	if (!x)
 		return -1;
 	bool last = imp_attr_i(n, "select_last_index", 0) != 0;
 	bool keep = imp_attr_i(n, "keepdims", 1) != 0;
@@ -345,10 +343,10 @@ int imp_op_softmax(struct importer *im, const onnx_node *n)
 
 int imp_op_cumsum(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0);
+	struct tensor *x;
 	uint64_t c;
-	const int64_t *av = imp_in_ints(im, 1, &c);
-	if (!x || !av)
+	const int64_t *av = imp_in_x_ints(im, &x, &c);
+	if (!av)
 		return -1;
 	unsigned axis;
 	if (c != 1 || imp_norm_axis(im, av[0], x->rank, &axis))
@@ -364,11 +362,18 @@ int imp_op_cumsum(struct importer *im, const onnx_node *n)
 
 /* ---- quantization ---- */
 
-/* scale (input si) and zero point (input zi) as known scalars; the zero
+/* The parameters QuantizeLinear and DequantizeLinear share: the scale
+ * (input 1) and the zero point (input 2) as known scalars; the zero
  * point's type selects the quantized kind (uint8 when absent). */
-static int qparams(struct importer *im, unsigned si, unsigned zi, float *scale, int32_t *offset, int *dtype)
+struct qparams {
+	float scale;
+	int32_t off;
+	int dtype;
+};
+
+static int read_qparams(struct importer *im, struct qparams *q)
 {
-	struct tensor *s = imp_in_req(im, si), *z = imp_in_opt(im, zi);
+	struct tensor *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
 	if (!s)
 		return -1;
 	const double *sv = imp_t_floats(im, s);
@@ -376,35 +381,36 @@ static int qparams(struct importer *im, unsigned si, unsigned zi, float *scale, 
 		return imp_op_err(im, "only per-tensor quantization with a known scale is supported");
 	if (!(sv[0] > 0) || !isfinite(sv[0]))
 		return imp_op_err(im, "scale must be positive");
-	*scale = (float)sv[0];
-	*offset = 0;
-	*dtype = DT_UINT8;
+	q->scale = (float)sv[0];
+	q->off = 0;
+	q->dtype = DT_UINT8;
 	if (z) {
 		const int64_t *zv = imp_t_ints(im, z);
 		if (!zv || imp_t_numel(z) != 1)
 			return imp_op_err(im, "the zero point must be a known scalar");
-		*offset = (int32_t)zv[0];
-		*dtype = z->dtype;
+		q->off = (int32_t)zv[0];
+		q->dtype = z->dtype;
 	}
-	if (*dtype != DT_UINT8 && *dtype != DT_INT8 && *dtype != DT_INT32)
-		return imp_op_err(im, "quantized element type %s is not supported", imp_dt_name(*dtype));
+	if (q->dtype != DT_UINT8 && q->dtype != DT_INT8 && q->dtype != DT_INT32)
+		return imp_op_err(im, "quantized element type %s is not supported", imp_dt_name(q->dtype));
 	return 0;
 }
 
-static int q_elem(int dtype)
+/* dims quantized with q's scale and offset as the kind of ONNX type
+ * dtype (int8, uint8 or int32) */
+static const struct type *q_type(struct importer *im, const struct qparams *q, int dtype, const uint64_t *dims,
+				 unsigned rank)
 {
-	return dtype == DT_INT8 ? EK_QI8 : dtype == DT_UINT8 ? EK_QUI8 : EK_QI32;
+	enum elem_kind k = dtype == DT_INT8 ? EK_QI8 : dtype == DT_UINT8 ? EK_QUI8 : EK_QI32;
+	return type_get_q(im->tc, k, dims, rank, q->scale, q->off);
 }
 
 int imp_op_quantize(struct importer *im, const onnx_node *n)
 {
-	(void)n;
-	float scale;
-	int32_t off;
-	int dtype;
-	if (qparams(im, 1, 2, &scale, &off, &dtype))
+	struct qparams q;
+	if (read_qparams(im, &q))
 		return -1;
-	if (dtype == DT_INT32)
+	if (q.dtype == DT_INT32)
 		return imp_op_err(im, "quantizing to int32 is not supported");
 	if (imp_attr_i(n, "saturate", 1) != 1)
 		return imp_op_err(im, "saturate = 0 is not supported");
@@ -414,26 +420,23 @@ int imp_op_quantize(struct importer *im, const onnx_node *n)
 	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
 		return imp_op_err(im, "input must be floating point");
 	const struct type *t = val_type(x);
-	const struct type *qt = type_get_q(im->tc, (enum elem_kind)q_elem(dtype), t->dims, t->rank, scale, off);
+	const struct type *qt = q_type(im, &q, q.dtype, t->dims, t->rank);
 	return imp_set_out(im, 0, imp_b_node(im, NK_Quantize, imp_out_name(im, 0), &x, 1, qt));
 }
 
 int imp_op_dequantize(struct importer *im, const onnx_node *n)
 {
-	(void)n;
-	float scale;
-	int32_t off;
-	int dtype;
-	if (qparams(im, 1, 2, &scale, &off, &dtype))
+	struct qparams q;
+	if (read_qparams(im, &q))
 		return -1;
 	struct tensor *x = imp_in_req(im, 0);
 	if (!x)
 		return -1;
-	if (x->dtype != dtype && imp_in_opt(im, 2))
+	if (x->dtype != q.dtype && imp_in_opt(im, 2))
 		return imp_op_err(im, "input and zero point have different element types");
 	if (x->dtype != DT_UINT8 && x->dtype != DT_INT8 && x->dtype != DT_INT32)
 		return imp_op_err(im, "input must be int8, uint8 or int32, not %s", imp_dt_name(x->dtype));
-	const struct type *qt = type_get_q(im->tc, (enum elem_kind)q_elem(x->dtype), x->dims, x->rank, scale, off);
+	const struct type *qt = q_type(im, &q, x->dtype, x->dims, x->rank);
 	struct value xv;
 	if (x->v.node) {
 		xv = x->v;

@@ -15,15 +15,6 @@ static const struct value no_value = {NULL, 0};
 #define RESIZE_MAX_TAPS 4
 #define RESIZE_MAX_AA_TAPS 33
 
-static bool is_float_input(struct importer *im, const struct tensor *x)
-{
-	if (!imp_dt_is_float(x->dtype) || imp_dt_elem(x->dtype) < 0) {
-		imp_op_err(im, "input must be floating point, not %s", imp_dt_name(x->dtype));
-		return false;
-	}
-	return true;
-}
-
 /* ---- Resize as gathers along each axis ----
  *
  * Every ONNX resampling is separable: along one axis, output position i
@@ -319,7 +310,7 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 int imp_op_resize(struct importer *im, const onnx_node *n)
 {
 	struct tensor *x = imp_in_req(im, 0);
-	if (!x || !is_float_input(im, x))
+	if (!x || !imp_float_input(im, x))
 		return -1;
 	bool upsample = strcmp(n->op_type, "Upsample") == 0;
 	const char *mode = imp_attr_s(im, n, "mode", "nearest");
@@ -351,24 +342,9 @@ int imp_op_resize(struct importer *im, const onnx_node *n)
 			return imp_op_err(im, "%s must be known at import", sz ? "sizes" : "scales");
 		/* opset 18: axes names the axes scales or sizes cover; the
 		 * others keep their size */
-		unsigned ax[GLOW_MAX_RANK], nax = x->rank;
-		const int64_t *av;
-		long ac = imp_attr_ints(n, "axes", &av);
-		if (ac >= 0) {
-			if (ac == 0 || ac > (long)x->rank)
-				return imp_op_err(im, "axes has %ld entries for rank %u", ac, x->rank);
-			nax = (unsigned)ac;
-			for (unsigned k = 0; k < nax; k++) {
-				if (imp_norm_axis(im, av[k], x->rank, &ax[k]))
-					return -1;
-				for (unsigned j = 0; j < k; j++)
-					if (ax[j] == ax[k])
-						return imp_op_err(im, "axis %u is repeated in axes", ax[k]);
-			}
-		} else {
-			for (unsigned k = 0; k < nax; k++)
-				ax[k] = k;
-		}
+		unsigned ax[GLOW_MAX_RANK], nax;
+		if (imp_attr_axes(im, n, x->rank, false, ax, &nax))
+			return -1;
 		if (imp_t_numel(use) != nax)
 			return imp_op_err(im, "%s must have %u entries", sz ? "sizes" : "scales", nax);
 		for (unsigned k = 0; k < x->rank; k++) {

@@ -417,21 +417,7 @@ static int rnn_direction(struct rnn *c, int kind, unsigned d, bool reverse, stru
 /* Concat of n values along dim */
 static struct value concat(struct rnn *c, const struct value *v, unsigned n, unsigned dim, const char *name)
 {
-	if (n == 1)
-		return v[0];
-	for (unsigned i = 0; i < n; i++)
-		if (!v[i].node)
-			return no_value;
-	const struct type *t = val_type(v[0]);
-	uint64_t dims[GLOW_MAX_RANK];
-	memcpy(dims, t->dims, t->rank * sizeof *dims);
-	dims[dim] = 0;
-	for (unsigned i = 0; i < n; i++)
-		dims[dim] += val_type(v[i])->dims[dim];
-	struct node *nd = node_create1(c->im->f, NK_Concat, name, v, n, imp_ty(c->im, c->elem, dims, t->rank), NULL,
-				       LOC_NONE);
-	node_set_int(c->im->m, nd, AN_dim, dim);
-	return node_val(nd, 0);
+	return n == 1 ? v[0] : imp_b_concat(c->im, v, n, dim, name);
 }
 
 /* the final states [B, H] of every direction as Y_h / Y_c:

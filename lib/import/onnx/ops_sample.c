@@ -54,6 +54,18 @@ struct gs {
 	unsigned k;             /* helper-name counter */
 };
 
+/* Sets c's types for n samplings of p points each from ch channels, of
+ * float kind fe: ft and it [n, 1, p], vt [n, ch, p]; NULL where imp_ty
+ * reported. */
+static void gs_types(struct gs *c, int fe, uint64_t n, uint64_t ch, uint64_t p)
+{
+	uint64_t d3[3] = {n, 1, p};
+	c->ft = imp_ty(c->im, fe, d3, 3);
+	c->it = imp_ty(c->im, EK_I64, d3, 3);
+	d3[1] = ch;
+	c->vt = imp_ty(c->im, fe, d3, 3);
+}
+
 static const char *gs_name(struct gs *c)
 {
 	char sfx[24];
@@ -289,12 +301,8 @@ int imp_op_grid_sample(struct importer *im, const onnx_node *n)
 	struct gs c = {.im = im, .name = imp_out_name(im, 0), .D = three ? x->dims[2] : 1, .H = x->dims[x->rank - 2],
 		       .W = x->dims[x->rank - 1], .pad = pad, .align = imp_attr_i(n, "align_corners", 0) != 0};
 	int fe = imp_dt_elem(g->dtype);
-	uint64_t d3[3] = {N, 1, P};
-	c.ft = imp_ty(im, fe, d3, 3);
-	c.it = imp_ty(im, EK_I64, d3, 3);
-	d3[1] = C;
-	c.vt = imp_ty(im, fe, d3, 3);
-	d3[2] = pix;
+	gs_types(&c, fe, N, C, P);
+	uint64_t d3[3] = {N, C, pix};
 	c.flat = imp_b_reshape(im, imp_tval(im, x), d3, 3, imp_dname(im, c.name, "flat"));
 	uint64_t gd[3] = {N, P, ns}, sd[3] = {N, P, 1};
 	struct value gv = imp_b_reshape(im, imp_tval(im, g), gd, 3, imp_dname(im, c.name, "grid"));
@@ -388,11 +396,7 @@ int imp_op_roi_align(struct importer *im, const onnx_node *n)
 		return imp_op_err(im, "output_height * output_width * sampling_ratio^2 must be at most 2^20");
 	struct gs c = {.im = im, .name = imp_out_name(im, 0), .H = x->dims[2], .W = x->dims[3], .pad = 0};
 	int fe = imp_dt_elem(x->dtype);
-	uint64_t d3[3] = {R, 1, S};
-	c.ft = imp_ty(im, fe, d3, 3);
-	c.it = imp_ty(im, EK_I64, d3, 3);
-	d3[1] = C;
-	c.vt = imp_ty(im, fe, d3, 3);
+	gs_types(&c, fe, R, C, S);
 	if (!c.ft || !c.it || !c.vt)
 		return -1;
 	uint64_t fd[3] = {x->dims[0], C, c.H * c.W};

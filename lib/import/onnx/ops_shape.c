@@ -480,11 +480,9 @@ static int slice_out(struct importer *im, unsigned i, struct tensor *x, const in
 
 int imp_op_split(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0);
-	if (!x)
-		return -1;
 	unsigned axis;
-	if (imp_norm_axis(im, imp_attr_i(n, "axis", 0), x->rank, &axis))
+	struct tensor *x = imp_in_axis(im, n, 0, &axis);
+	if (!x)
 		return -1;
 	unsigned nout = (unsigned)n->n_output;
 	const int64_t *sv = NULL;
@@ -689,10 +687,10 @@ int imp_op_gather_nd(struct importer *im, const onnx_node *n)
 int imp_op_expand(struct importer *im, const onnx_node *n)
 {
 	(void)n;
-	struct tensor *x = imp_in_req(im, 0);
+	struct tensor *x;
 	uint64_t cnt;
-	const int64_t *sv = imp_in_ints(im, 1, &cnt);
-	if (!x || !sv)
+	const int64_t *sv = imp_in_x_ints(im, &x, &cnt);
+	if (!sv)
 		return -1;
 	uint64_t sd[GLOW_MAX_RANK], dims[GLOW_MAX_RANK];
 	if (shape_from_ints(im, sv, cnt, sd))
@@ -721,10 +719,10 @@ int imp_op_expand(struct importer *im, const onnx_node *n)
 int imp_op_tile(struct importer *im, const onnx_node *n)
 {
 	(void)n;
-	struct tensor *x = imp_in_req(im, 0);
+	struct tensor *x;
 	uint64_t cnt;
-	const int64_t *rv = imp_in_ints(im, 1, &cnt);
-	if (!x || !rv)
+	const int64_t *rv = imp_in_x_ints(im, &x, &cnt);
+	if (!rv)
 		return -1;
 	if (cnt != x->rank)
 		return imp_op_err(im, "repeats has %llu entries for a rank-%u input", (unsigned long long)cnt, x->rank);
@@ -914,24 +912,9 @@ int imp_op_center_crop_pad(struct importer *im, const onnx_node *n)
 	const int64_t *sv = x ? imp_in_ints(im, 1, &ns) : NULL;
 	if (!sv)
 		return -1;
-	unsigned ax[GLOW_MAX_RANK], nax = x->rank;
-	const int64_t *av;
-	long ac = imp_attr_ints(n, "axes", &av);
-	if (ac >= 0) {
-		if (ac > (long)x->rank)
-			return imp_op_err(im, "axes has %ld entries for rank %u", ac, x->rank);
-		nax = (unsigned)ac;
-		for (unsigned k = 0; k < nax; k++) {
-			if (imp_norm_axis(im, av[k], x->rank, &ax[k]))
-				return -1;
-			for (unsigned j = 0; j < k; j++)
-				if (ax[j] == ax[k])
-					return imp_op_err(im, "axis %u is repeated in axes", ax[k]);
-		}
-	} else {
-		for (unsigned k = 0; k < nax; k++)
-			ax[k] = k;
-	}
+	unsigned ax[GLOW_MAX_RANK], nax;
+	if (imp_attr_axes(im, n, x->rank, true, ax, &nax))
+		return -1;
 	if (ns != nax)
 		return imp_op_err(im, "shape has %llu entries for %u axes", (unsigned long long)ns, nax);
 	int64_t grow[2 * GLOW_MAX_RANK] = {0}, start[GLOW_MAX_RANK] = {0}, step[GLOW_MAX_RANK];

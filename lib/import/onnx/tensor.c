@@ -191,49 +191,47 @@ struct tensor *imp_t_from_floats(struct importer *im, const char *name, int dtyp
 	return t_known(im, name, dtype, rank, dims, NULL, v);
 }
 
-const int64_t *imp_t_ints(struct importer *im, struct tensor *t)
+/* imp_t_ints (ints) and imp_t_floats: the values of t converted once and
+ * cached in it, the one way each to check, count and walk them; a float
+ * element as an integer is truncated, 0 where it has none. NULL where t is
+ * not known, of an unsized type, or larger than ONNX_FOLD_MAX. */
+static const void *t_values(struct importer *im, struct tensor *t, bool ints)
 {
 	if (!t->known || imp_dt_size(t->dtype) == 0)
 		return NULL;
-	if (t->ivals)
-		return t->ivals;
+	if (ints ? t->ivals != NULL : t->fvals != NULL)
+		return ints ? (const void *)t->ivals : (const void *)t->fvals;
 	uint64_t n = imp_t_numel(t);
 	if (n > ONNX_FOLD_MAX)
 		return NULL;
-	int64_t *v = arena_alloc(&im->scratch, (n + 1) * sizeof *v);
+	int64_t *iv = ints ? arena_alloc(&im->scratch, (n + 1) * sizeof *iv) : NULL;
+	double *fv = ints ? NULL : arena_alloc(&im->scratch, (n + 1) * sizeof *fv);
 	size_t es = imp_dt_size(t->dtype);
+	bool fl = imp_dt_is_float(t->dtype);
 	for (uint64_t k = 0; k < n; k++) {
-		if (t->splat)
-			v[k] = imp_dt_is_float(t->dtype) ? (int64_t)t->splat_f : t->splat_i;
-		else if (imp_dt_is_float(t->dtype)) {
+		if (!ints)
+			fv[k] = t->splat ? (fl ? t->splat_f : (double)t->splat_i) : load_f(t->dtype, t->raw + k * es);
+		else if (t->splat)
+			iv[k] = fl ? (int64_t)t->splat_f : t->splat_i;
+		else if (fl) {
 			double f = load_f(t->dtype, t->raw + k * es);
-			v[k] = isfinite(f) && fabs(f) < 9.2e18 ? (int64_t)f : 0;
+			iv[k] = isfinite(f) && fabs(f) < 9.2e18 ? (int64_t)f : 0;
 		} else
-			v[k] = load_i(t->dtype, t->raw + k * es);
+			iv[k] = load_i(t->dtype, t->raw + k * es);
 	}
-	t->ivals = v;
-	return v;
+	if (ints)
+		return t->ivals = iv;
+	return t->fvals = fv;
+}
+
+const int64_t *imp_t_ints(struct importer *im, struct tensor *t)
+{
+	return t_values(im, t, true);
 }
 
 const double *imp_t_floats(struct importer *im, struct tensor *t)
 {
-	if (!t->known || imp_dt_size(t->dtype) == 0)
-		return NULL;
-	if (t->fvals)
-		return t->fvals;
-	uint64_t n = imp_t_numel(t);
-	if (n > ONNX_FOLD_MAX)
-		return NULL;
-	double *v = arena_alloc(&im->scratch, (n + 1) * sizeof *v);
-	size_t es = imp_dt_size(t->dtype);
-	for (uint64_t k = 0; k < n; k++) {
-		if (t->splat)
-			v[k] = imp_dt_is_float(t->dtype) ? t->splat_f : (double)t->splat_i;
-		else
-			v[k] = load_f(t->dtype, t->raw + k * es);
-	}
-	t->fvals = v;
-	return v;
+	return t_values(im, t, false);
 }
 
 /* ---- TensorProto ---- */
