@@ -252,21 +252,6 @@ out:
 
 /* ---- conversion ---- */
 
-double dataset_value(const struct dataset *ds, uint64_t i, uint64_t j)
-{
-	uint64_t k = i * ds->example_elems + j;
-	const uint8_t *p = ds->data + k * ds_elem_bytes[ds->elem];
-	switch (ds->elem) {
-	case DS_U8: return p[0];
-	case DS_I8: return (int8_t)p[0];
-	case DS_I16: { int16_t x; memcpy(&x, p, 2); return x; }
-	case DS_I32: { int32_t x; memcpy(&x, p, 4); return x; }
-	case DS_I64: { int64_t x; memcpy(&x, p, 8); return (double)x; }
-	case DS_F32: { float x; memcpy(&x, p, 4); return x; }
-	default: { double x; memcpy(&x, p, 8); return x; }
-	}
-}
-
 /* the exact integer value of an integer element */
 static int64_t int_value(const struct dataset *ds, uint64_t k)
 {
@@ -277,6 +262,17 @@ static int64_t int_value(const struct dataset *ds, uint64_t k)
 	case DS_I16: { int16_t x; memcpy(&x, p, 2); return x; }
 	case DS_I32: { int32_t x; memcpy(&x, p, 4); return x; }
 	default: { int64_t x; memcpy(&x, p, 8); return x; }
+	}
+}
+
+double dataset_value(const struct dataset *ds, uint64_t i, uint64_t j)
+{
+	uint64_t k = i * ds->example_elems + j;
+	const uint8_t *p = ds->data + k * ds_elem_bytes[ds->elem];
+	switch (ds->elem) {
+	case DS_F32: { float x; memcpy(&x, p, 4); return x; }
+	case DS_F64: { double x; memcpy(&x, p, 8); return x; }
+	default: return (double)int_value(ds, k);
 	}
 }
 

@@ -31,6 +31,28 @@ int runner_read_program(const char *in, struct type_ctx *types, char **buf, stru
 	return 0;
 }
 
+int runner_program_open(struct runner_program *p, const struct run_options *o, struct diag *d)
+{
+	stages_init(&p->st, o->time);
+	const char *in = o->positional.n ? o->positional.v[0] : "-";
+	return runner_read_program(in, &p->types, &p->buf, &p->m, &p->st, d);
+}
+
+void runner_program_close(struct runner_program *p)
+{
+	stages_report(&p->st, "glow-run");
+	ir_module_destroy(p->m);
+	type_ctx_free(&p->types);
+	free(p->buf);
+}
+
+const char *runner_output_dir(const struct run_options *o, struct diag *d)
+{
+	if (runner_make_dir(o->output_dir, d))
+		return NULL;
+	return o->format ? ".npy" : ".pb";
+}
+
 struct backend_compiled *runner_compile(const struct backend *be, struct ir_func *f, bool ignore_plan, int gemm,
 					int winograd, struct stages *st, struct diag *d)
 {

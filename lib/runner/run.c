@@ -143,10 +143,9 @@ static int print_outputs(struct run *r, const char *path)
 
 static int write_outputs(struct run *r)
 {
-	const char *dir = r->o->output_dir;
-	if (runner_make_dir(dir, r->d))
+	const char *dir = r->o->output_dir, *ext = runner_output_dir(r->o, r->d);
+	if (!ext)
 		return -1;
-	const char *ext = r->o->format ? ".npy" : ".pb";
 	int errs = 0;
 	for (size_t i = 0; i < r->nslots; i++) {
 		struct slot *s = &r->slots[i];
@@ -378,14 +377,10 @@ int runner_glow_run(void *opts, struct diag *d)
 		return 1;
 	if (runner_train_requested(o))
 		return runner_glow_train(o, d);
-	struct stages st;
-	stages_init(&st, o->time);
-	const char *in = o->positional.n ? o->positional.v[0] : "-";
-	char *buf;
-	struct type_ctx types;
-	struct ir_module *m;
-	if (runner_read_program(in, &types, &buf, &m, &st, d))
+	struct runner_program p;
+	if (runner_program_open(&p, o, d))
 		return 1;
+	struct ir_module *m = p.m;
 	int status = 1;
 	struct run r = {o, d, NULL, NULL, 0};
 	struct backend_compiled *c = NULL;
@@ -418,7 +413,7 @@ int runner_glow_run(void *opts, struct diag *d)
 		goto out;
 	}
 	if (o->profile) { /* a profiling run: profile.c */
-		status = runner_profile(o, be, r.f, &st, d);
+		status = runner_profile(o, be, r.f, &p.st, d);
 		goto out;
 	}
 	size_t nio;
@@ -430,8 +425,8 @@ int runner_glow_run(void *opts, struct diag *d)
 	free(io);
 	if (bind_inputs(&r))
 		goto out;
-	stages_mark(&st, "read inputs");
-	c = runner_compile(be, r.f, o->ignore_plan, o->gemm, o->winograd, &st, d);
+	stages_mark(&p.st, "read inputs");
+	c = runner_compile(be, r.f, o->ignore_plan, o->gemm, o->winograd, &p.st, d);
 	if (!c)
 		goto out;
 	binds = xcalloc(r.nslots + 1, sizeof *binds);
@@ -453,7 +448,7 @@ int runner_glow_run(void *opts, struct diag *d)
 		nb++;
 	}
 	int rrc = be->run(c, binds, nb, d);
-	stages_mark(&st, "run");
+	stages_mark(&p.st, "run");
 	if (rrc)
 		goto out;
 	bool any = o->print || o->output || o->output_dir || o->expected.n || o->expected_dir;
@@ -467,23 +462,20 @@ int runner_glow_run(void *opts, struct diag *d)
 		status = 1;
 	if (o->output_dir && write_outputs(&r))
 		status = 1;
-	stages_mark(&st, "write");
+	stages_mark(&p.st, "write");
 	if (o->expected.n || o->expected_dir) {
 		if (check_expected(&r))
 			status = 1;
-		stages_mark(&st, "compare");
+		stages_mark(&p.st, "compare");
 	}
 	fflush(stdout);
 out:
 	if (c)
 		be->destroy(c);
-	stages_report(&st, "glow-run");
 	free(binds);
 	for (size_t i = 0; i < r.nslots; i++)
 		free(r.slots[i].data);
 	free(r.slots);
-	ir_module_destroy(m);
-	type_ctx_free(&types);
-	free(buf);
+	runner_program_close(&p);
 	return status;
 }

@@ -75,6 +75,26 @@ struct run_options {
 	const char *threads; /* -threads=N, NULL: the default (threads.c) */
 };
 
+/* What glow-run's inference and training runs hold of their program:
+ * the stage timer, the parsed module (NULL after reporting) and what it
+ * lives in. */
+struct runner_program {
+	struct stages st;
+	struct type_ctx types;
+	char *buf;
+	struct ir_module *m;
+};
+/* Starts the stage timer (-time) and reads o's program (its positional
+ * argument, else standard input) as runner_read_program; -1 after
+ * reporting an unreadable file (nothing to close), else 0: close p. */
+int runner_program_open(struct runner_program *p, const struct run_options *o, struct diag *d);
+/* Reports the stages (-time) and frees the module and what it lives in. */
+void runner_program_close(struct runner_program *p);
+/* -output-dir: creates o's directory and returns the extension of the
+ * files written into it (-output-format: ".pb" or ".npy"); NULL after
+ * reporting. */
+const char *runner_output_dir(const struct run_options *o, struct diag *d);
+
 /* glow-run -profile: runs f on be over the -input sets of o and writes or
  * accumulates the quantization profile o->profile (profile.c describes
  * it); returns the exit status. */

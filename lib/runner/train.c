@@ -559,10 +559,9 @@ static double cpu_seconds(void)
 /* -output-dir: every state placeholder as DIR/NAME.npy (or .pb). */
 static int write_state(struct train *t)
 {
-	const char *dir = t->o->output_dir;
-	if (runner_make_dir(dir, t->d))
+	const char *dir = t->o->output_dir, *ext = runner_output_dir(t->o, t->d);
+	if (!ext)
 		return -1;
-	const char *ext = t->o->format ? ".npy" : ".pb";
 	int errs = 0;
 	for (size_t i = 0; i < t->step.n; i++) {
 		const struct tslot *s = &t->step.slots[i];
@@ -703,15 +702,11 @@ int runner_glow_train(struct run_options *o, struct diag *d)
 	t.d = d;
 	if (check_options(&t))
 		return 1;
-	struct stages st;
-	stages_init(&st, o->time);
-	const char *in = o->positional.n ? o->positional.v[0] : "-";
-	char *buf;
-	struct type_ctx types;
-	struct ir_module *m;
-	if (runner_read_program(in, &types, &buf, &m, &st, d))
+	struct runner_program p;
+	if (runner_program_open(&p, o, d))
 		return 1;
-	int status = m && train_module(&t, m, &st) == 0 ? 0 : 1;
+	struct ir_module *m = p.m;
+	int status = m && train_module(&t, m, &p.st) == 0 ? 0 : 1;
 	tfunc_free(&t.step, t.be);
 	tfunc_free(&t.eval, t.be);
 	for (size_t i = 0; i < t.ntrain; i++)
@@ -720,9 +715,6 @@ int runner_glow_train(struct run_options *o, struct diag *d)
 		dataset_free(&t.test_ds[i]);
 	free(t.train_ds);
 	free(t.test_ds);
-	stages_report(&st, "glow-run");
-	ir_module_destroy(m);
-	type_ctx_free(&types);
-	free(buf);
+	runner_program_close(&p);
 	return status;
 }
