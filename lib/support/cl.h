@@ -59,6 +59,11 @@ struct cl_opt {
 #define CL_VALUE_PASSES "pass,..."
 #define CL_VALUE_KINDS "Kind,..."
 
+/* The -o row of the tools that write one file, standard output by default
+ * (the tool sets *dest to "-" before parsing). */
+#define CL_OUTPUT_OPT(dest) \
+	{"o", CL_STRING, (dest), "filename", "Output file ('-' for standard output, the default)", 0, NULL}
+
 struct cl_tool {
 	const char *name;        /* program name for messages and help */
 	const char *overview;    /* one line */
@@ -68,6 +73,12 @@ struct cl_tool {
 	struct cl_list *positional;
 	size_t max_positional;   /* 0: any number */
 };
+
+/* The cl_tool of a tool whose command line names one input at the most
+ * (into the CL_LIST *input): every glow tool. opts is the option array
+ * itself, counted here (GLOW_ARRAY_SIZE, support/util.h). */
+#define CL_TOOL1(name, overview, usage, opts, input) \
+	{(name), (overview), (usage), (opts), GLOW_ARRAY_SIZE(opts), (input), 1}
 
 enum cl_result { CL_OK, CL_EXIT, CL_ERROR };
 

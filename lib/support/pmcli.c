@@ -17,6 +17,16 @@ int pm_cli_apply(struct pm *pm, const struct pm_cli *c)
 	return bad;
 }
 
+/* c is applied even after a bad pipeline, so that its own unknown pass
+ * names are reported in the same run. */
+int pm_cli_setup(struct pm *pm, const struct pm_cli *c, int bad)
+{
+	bad |= pm_cli_apply(pm, c);
+	if (bad)
+		pm_free(pm);
+	return bad;
+}
+
 void pm_cli_report(const struct pm *pm, const struct pm_cli *c)
 {
 	if (c->time_passes)

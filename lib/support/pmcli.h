@@ -3,7 +3,7 @@
  * -print-before-all, -print-after-all, -time-passes, -stats, -list-passes,
  * -debug-pass-manager. A tool embeds a struct pm_cli in its options, puts
  * PM_CLI_VERIFY_OPT and PM_CLI_OPTS rows into its cl_opt table (separately,
- * so a tool may list its own options between them), calls pm_cli_apply
+ * so a tool may list its own options between them), calls pm_cli_setup
  * after pm_init and pm_cli_report after the run; pm_cli_main is the rest of
  * its main. */
 #ifndef GLOW_SUPPORT_PMCLI_H
@@ -22,6 +22,12 @@ struct pm_cli {
 
 #define PM_CLI_VERIFY_OPT(c) \
 	{"verify-each", CL_FLAG, &(c)->verify_each, NULL, "Run the verifier after every pass", 0, NULL}
+
+/* The -time row of glow-opt and glow-irgen, whose runs time the same
+ * stages. */
+#define PM_CLI_TIME_OPT(dest)                                                                                  \
+	{"time", CL_FLAG, (dest), NULL, "Report the wall time of each stage (read, parse, verify, passes, write) on stderr", \
+	 0, NULL}
 
 /* what: how help texts name the IR ("module", "IR") */
 #define PM_CLI_OPTS(c, what)                                                                                  \
@@ -42,6 +48,10 @@ struct pm_cli {
  * -print-before/-print-after lists; returns nonzero after reporting an
  * unknown pass name. */
 int pm_cli_apply(struct pm *pm, const struct pm_cli *c);
+/* A tool's pass manager made ready: applies c (pm_cli_apply) after the
+ * pipeline was added, bad telling whether that reported an error; after
+ * either error frees pm and returns nonzero (the tool exits 1). */
+int pm_cli_setup(struct pm *pm, const struct pm_cli *c, int bad);
 /* -time-passes and -stats: the tables, on stderr. */
 void pm_cli_report(const struct pm *pm, const struct pm_cli *c);
 

@@ -90,9 +90,8 @@ int main(int argc, char **argv)
 		 "Tailor the pipeline to this backend and run its result there (the original runs on the interpreter)",
 		 0, backend_names(0)},
 	};
-	const struct cl_tool tool = {
-		"glow-diff", "differential check of graph passes and backends against the interpreter", "[options] [input.glow|-]", opts,
-		GLOW_ARRAY_SIZE(opts), &o.input, 1,
-	};
+	const struct cl_tool tool =
+		CL_TOOL1("glow-diff", "differential check of graph passes and backends against the interpreter",
+			 "[options] [input.glow|-]", opts, &o.input);
 	return cl_main(&tool, argc, argv, runner_glow_diff, &o);
 }

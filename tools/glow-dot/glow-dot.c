@@ -21,7 +21,7 @@ int main(int argc, char **argv)
 	o.format = "dot";
 	o.depth = DOT_DEPTH_UNSET;
 	const struct cl_opt opts[] = {
-		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
+		CL_OUTPUT_OPT(&o.output),
 		{"T", CL_STRING, &o.format, "dot|svg|png|pdf", "Output format (default dot: the dot text itself)", 0,
 		 NULL},
 		{"func", CL_STRING, &o.func, "@name", "Draw only this function", 0, NULL},
@@ -42,9 +42,8 @@ int main(int argc, char **argv)
 		{"time", CL_FLAG, &o.time, NULL,
 		 "Report the seconds of each stage (read, build graph, layout, render, write) on stderr", 0, NULL},
 	};
-	const struct cl_tool tool = {
-		"glow-dot", "Graphviz views of the graph IR and the instruction IR",
-		"[options] [input.glow|input.gir|-]", opts, GLOW_ARRAY_SIZE(opts), &o.input, 1,
-	};
+	const struct cl_tool tool =
+		CL_TOOL1("glow-dot", "Graphviz views of the graph IR and the instruction IR",
+			 "[options] [input.glow|input.gir|-]", opts, &o.input);
 	return cl_main(&tool, argc, argv, dot_tool_run, &o);
 }

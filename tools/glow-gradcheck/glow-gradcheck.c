@@ -67,9 +67,7 @@ int main(int argc, char **argv)
 		{"step", CL_STRING, &o.step_s, "h", "Finite-difference step (default 0.01)", 0, NULL},
 		{"tolerance", CL_STRING, &o.tol_s, "t", "Largest relative error that passes (default 0.01)", 0, NULL},
 	};
-	const struct cl_tool tool = {
-		"glow-gradcheck", "glow gradient checker", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
-		&o.input, 1,
-	};
+	const struct cl_tool tool =
+		CL_TOOL1("glow-gradcheck", "glow gradient checker", "[options] [input.glow|-]", opts, &o.input);
 	return cl_main(&tool, argc, argv, gradcheck_run, &o);
 }

@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	struct options o = {0};
 	o.output = "-";
 	const struct cl_opt opts[] = {
-		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
+		CL_OUTPUT_OPT(&o.output),
 		{"dim", CL_LIST, &o.dims, "NAME=N", "Bind the symbolic dimension NAME of the graph inputs to N", 0,
 		 NULL},
 		{"freeze-input", CL_LIST, &o.freeze, "NAME=FILE",
@@ -153,9 +153,7 @@ int main(int argc, char **argv)
 		{"time", CL_FLAG, &o.time, NULL,
 		 "Report the wall time of each stage (read, import, write) on stderr", 0, NULL},
 	};
-	const struct cl_tool tool = {
-		"glow-import", "ONNX model to graph IR", "[options] model.onnx|-", opts, GLOW_ARRAY_SIZE(opts),
-		&o.input, 1,
-	};
+	const struct cl_tool tool =
+		CL_TOOL1("glow-import", "ONNX model to graph IR", "[options] model.onnx|-", opts, &o.input);
 	return cl_main(&tool, argc, argv, run, &o);
 }

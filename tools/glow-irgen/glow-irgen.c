@@ -48,11 +48,8 @@ static int run(void *opts, struct diag *d)
 	struct pm pm;
 	pm_init(&pm, &irgen_pass_registry, d, NULL);
 	int bad = pm_add_text(&pm, "default");
-	bad |= pm_cli_apply(&pm, &o->pm);
-	if (bad) {
-		pm_free(&pm);
+	if (pm_cli_setup(&pm, &o->pm, bad))
 		return 1;
-	}
 	struct stage_timer st;
 	stage_timer_init(&st, o->time);
 	char *buf = NULL;
@@ -116,7 +113,7 @@ int main(int argc, char **argv)
 	struct irgen_options o = {0};
 	o.output = "-";
 	const struct cl_opt opts[] = {
-		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
+		CL_OUTPUT_OPT(&o.output),
 		{"schedule", CL_ENUM, &o.schedule, NULL,
 		 "Node order: low peak memory (default) or the topological order of the input", 0, "memory|topo"},
 		{"reorder-anf", CL_FLAG, &o.reorder_anf, NULL,
@@ -127,12 +124,9 @@ int main(int argc, char **argv)
 		 "Report the peak live activation bytes of the topological and the chosen order", 0, NULL},
 		PM_CLI_VERIFY_OPT(&o.pm),
 		PM_CLI_OPTS(&o.pm, "IR"),
-		{"time", CL_FLAG, &o.time, NULL,
-		 "Report the wall time of each stage (read, parse, verify, passes, write) on stderr", 0, NULL},
+		PM_CLI_TIME_OPT(&o.time),
 	};
-	const struct cl_tool tool = {
-		"glow-irgen", "glow instruction IR generator", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
-		&o.input, 1,
-	};
+	const struct cl_tool tool =
+		CL_TOOL1("glow-irgen", "glow instruction IR generator", "[options] [input.glow|-]", opts, &o.input);
 	return pm_cli_main(&tool, argc, argv, &o.pm, &irgen_pass_registry, run, &o);
 }

@@ -139,11 +139,8 @@ static int run(void *opts, struct diag *d)
 		snprintf(name, sizeof name, "O%d", o->olevel);
 		bad |= pm_add_text(&pm, be->ir_pipelines[o->olevel] ? be->ir_pipelines[o->olevel] : name);
 	}
-	bad |= pm_cli_apply(&pm, &o->pm);
-	if (bad) {
-		pm_free(&pm);
+	if (pm_cli_setup(&pm, &o->pm, bad))
 		return 1;
-	}
 
 	/* a mapped input whose pages the reader lets go of behind it */
 	struct input input;
@@ -207,7 +204,7 @@ int main(int argc, char **argv)
 	o.olevel = -1;
 	o.emit = -1;
 	const struct cl_opt opts[] = {
-		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
+		CL_OUTPUT_OPT(&o.output),
 		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
 		{"O0", CL_SET, &o.olevel, NULL, "Run the O0 pipeline (no optimization, no memory plan)", 0, NULL},
 		{"O1", CL_SET, &o.olevel, NULL, "Run the O1 pipeline (cleanup, lifetimes, memory plan)", 1, NULL},
@@ -240,9 +237,7 @@ int main(int argc, char **argv)
 		 NULL},
 		PM_CLI_OPTS(&o.pm, "module"),
 	};
-	const struct cl_tool tool = {
-		"glow-llc", "glow instruction IR compiler", "[options] [input.gir|-]", opts, GLOW_ARRAY_SIZE(opts),
-		&o.input, 1,
-	};
+	const struct cl_tool tool =
+		CL_TOOL1("glow-llc", "glow instruction IR compiler", "[options] [input.gir|-]", opts, &o.input);
 	return pm_cli_main(&tool, argc, argv, &o.pm, &ir_pass_registry, run, &o);
 }

@@ -90,11 +90,8 @@ static int run(void *opts, struct diag *d)
 		pm.skip_flags |= PASS_INFER_ONLY;
 	int bad = pass_cli_pipeline_precision(&pm, o->passes, o->olevel, o->fp16, o->bf16,
 					      quant_cli_pipeline(&o->quant));
-	bad |= pm_cli_apply(&pm, &o->pm);
-	if (bad) {
-		pm_free(&pm);
+	if (pm_cli_setup(&pm, &o->pm, bad))
 		return 1;
-	}
 
 	struct stage_timer st;
 	stage_timer_init(&st, o->time);
@@ -164,7 +161,7 @@ int main(int argc, char **argv)
 	quant_cli_init(&o.quant);
 	o.print_form = -1;
 	const struct cl_opt opts[] = {
-		{"o", CL_STRING, &o.output, "filename", "Output file ('-' for standard output, the default)", 0, NULL},
+		CL_OUTPUT_OPT(&o.output),
 		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
 		{"O0", CL_SET, &o.olevel, NULL, "Run the O0 pipeline (no optimization)", 0, NULL},
 		{"O1", CL_SET, &o.olevel, NULL, "Run the O1 pipeline", 1, NULL},
@@ -199,12 +196,9 @@ int main(int argc, char **argv)
 		{"disable-verify", CL_FLAG, &o.disable_verify, NULL, "Do not verify the input and the output", 0,
 		 NULL},
 		PM_CLI_OPTS(&o.pm, "module"),
-		{"time", CL_FLAG, &o.time, NULL,
-		 "Report the wall time of each stage (read, parse, verify, passes, write) on stderr", 0, NULL},
+		PM_CLI_TIME_OPT(&o.time),
 	};
-	const struct cl_tool tool = {
-		"glow-opt", "glow graph optimizer", "[options] [input.glow|-]", opts, GLOW_ARRAY_SIZE(opts),
-		&o.input, 1,
-	};
+	const struct cl_tool tool =
+		CL_TOOL1("glow-opt", "glow graph optimizer", "[options] [input.glow|-]", opts, &o.input);
 	return pm_cli_main(&tool, argc, argv, &o.pm, &graph_pass_registry, run, &o);
 }

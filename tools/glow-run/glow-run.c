@@ -85,9 +85,8 @@ int main(int argc, char **argv)
 		{"scores", CL_STRING, &o.scores, "NAME", "Train: @F's output whose argmax is the prediction (default: its one float [batch, classes] output)", 0, NULL},
 		{"threads", CL_STRING, &o.threads, "N", "Threads that split each large operator (interpreter and -backend=c; 1 to 256, default: every core available); results are bitwise the same for any count", 0, NULL},
 	};
-	const struct cl_tool tool = {
-		"glow-run", "run glow instruction IR on the interpreter or compiled C", "[options] PROG.gir", opts, GLOW_ARRAY_SIZE(opts),
-		&o.positional, 1,
-	};
+	const struct cl_tool tool =
+		CL_TOOL1("glow-run", "run glow instruction IR on the interpreter or compiled C",
+			 "[options] PROG.gir", opts, &o.positional);
 	return cl_main(&tool, argc, argv, runner_glow_run, &o);
 }
