@@ -6,6 +6,7 @@
  * are only compared, never rewritten through pu_store.
  */
 #include "passes/passutil.h"
+#include "passes/pass.h"
 #include "passes/kindfacts.h"
 #include "support/fp16.h"
 #include "support/util.h"
@@ -257,6 +258,25 @@ void pu_replace(struct func *f, struct node *n, struct value v)
 	value_replace_all_uses(node_val(n, 0), v);
 	if (!node_has_uses(n))
 		node_erase(f, n);
+}
+
+struct node *pu_replace_new(struct func *f, struct node *n, unsigned kind, const struct value *ops, unsigned nops)
+{
+	struct node *r = node_create1(f, kind, n->name, ops, nops, node_type(n), n, n->loc);
+	pu_replace(f, n, node_val(r, 0));
+	return r;
+}
+
+bool pu_fold_each(struct func *f, struct pass_ctx *ctx, unsigned k1, unsigned k2,
+		  bool (*fold)(struct func *, struct node *), const char *stat)
+{
+	uint64_t folded = 0;
+	func_for_each_safe(f, n, next) {
+		if ((n->kind == k1 || n->kind == k2) && fold(f, n))
+			folded++;
+	}
+	pass_stat(ctx, stat, folded);
+	return folded != 0;
 }
 
 void pu_transpose_data(const struct type *t, const uint8_t *data, const int64_t *s, uint8_t *out)

@@ -82,6 +82,22 @@ const uint8_t *pu_constant_data(struct module *m, struct constant *c, struct dia
  * for n, named after it, ends up with n's name). */
 void pu_replace(struct func *f, struct node *n, struct value v);
 
+/* Replaces n by a new node of kind `kind` on ops: n's type, name and
+ * location, placed before n (pu_replace's naming rule). Returns the new
+ * node, so the caller can still set its attributes (they live in fixed
+ * slots, so setting them after the replacement changes nothing). The shared
+ * last step of the fold-* passes, which raise a pattern rooted at n into
+ * one node. */
+struct node *pu_replace_new(struct func *f, struct node *n, unsigned kind, const struct value *ops, unsigned nops);
+
+struct pass_ctx;
+/* The driver of a fold-* pass: calls fold(f, n) on every node of f of kind
+ * k1 or k2 (give one kind twice when there is one), in list order, the next
+ * node taken before the call so fold may erase n; adds the number of true
+ * answers to the counter stat and returns whether there was any. */
+bool pu_fold_each(struct func *f, struct pass_ctx *ctx, unsigned k1, unsigned k2,
+		  bool (*fold)(struct func *, struct node *), const char *stat);
+
 /* Copies data of type t into out permuted by shuffle s (out has type
  * pu_transposed_type(t, s)). */
 void pu_transpose_data(const struct type *t, const uint8_t *data, const int64_t *s, uint8_t *out);
