@@ -49,16 +49,28 @@ const struct type *pu_transposed_type(struct type_ctx *tc, const struct type *t,
 /* ------------------------------------------------------------------ */
 /* Elements                                                            */
 
+/* One element of C type T at p, read without alignment (memcpy) as a
+ * double, or v stored there as a T: the step every case of pu_load and
+ * pu_store shares, so the byte copy is written once. */
+#define PU_LOAD_AS(T)                          \
+	do {                                   \
+		T x_;                          \
+		memcpy(&x_, p, sizeof x_);     \
+		return (double)x_;             \
+	} while (0)
+#define PU_STORE_AS(T, v)                      \
+	do {                                   \
+		T x_ = (T)(v);                 \
+		memcpy(p, &x_, sizeof x_);     \
+		return;                        \
+	} while (0)
+
 double pu_load(const struct type *t, const uint8_t *data, uint64_t i)
 {
 	enum elem_kind k = (enum elem_kind)t->elem;
 	const uint8_t *p = data + i * elem_size(k);
 	switch (k) {
-	case EK_FLOAT: {
-		float f;
-		memcpy(&f, p, 4);
-		return f;
-	}
+	case EK_FLOAT: PU_LOAD_AS(float);
 	case EK_FLOAT16:
 	case EK_BFLOAT16: {
 		uint16_t h;
@@ -68,24 +80,12 @@ double pu_load(const struct type *t, const uint8_t *data, uint64_t i)
 	case EK_QI8: return (int8_t)p[0];
 	case EK_QUI8:
 	case EK_BOOL: return p[0];
-	case EK_QI16: {
-		int16_t v;
-		memcpy(&v, p, 2);
-		return v;
-	}
+	case EK_QI16: PU_LOAD_AS(int16_t);
 	case EK_QI32:
 	case EK_I32:
-	case EK_INDEX32: {
-		int32_t v;
-		memcpy(&v, p, 4);
-		return v;
-	}
+	case EK_INDEX32: PU_LOAD_AS(int32_t);
 	case EK_I64:
-	case EK_INDEX64: {
-		int64_t v;
-		memcpy(&v, p, 8);
-		return (double)v;
-	}
+	case EK_INDEX64: PU_LOAD_AS(int64_t);
 	case EK_COUNT: break;
 	}
 	unreachable("bad element kind");
@@ -96,42 +96,26 @@ void pu_store(const struct type *t, uint8_t *data, uint64_t i, double v)
 	enum elem_kind k = (enum elem_kind)t->elem;
 	uint8_t *p = data + i * elem_size(k);
 	switch (k) {
-	case EK_FLOAT: {
-		float f = (float)v;
-		memcpy(p, &f, 4);
-		return;
-	}
+	case EK_FLOAT: PU_STORE_AS(float, v);
 	case EK_FLOAT16:
-	case EK_BFLOAT16: {
-		uint16_t h = k == EK_FLOAT16 ? float_to_half((float)v) : float_to_bf16((float)v);
-		memcpy(p, &h, 2);
-		return;
-	}
+	case EK_BFLOAT16:
+		PU_STORE_AS(uint16_t, k == EK_FLOAT16 ? float_to_half((float)v) : float_to_bf16((float)v));
 	case EK_QI8: p[0] = (uint8_t)(int8_t)v; return;
 	case EK_QUI8:
 	case EK_BOOL: p[0] = (uint8_t)v; return;
-	case EK_QI16: {
-		int16_t x = (int16_t)v;
-		memcpy(p, &x, 2);
-		return;
-	}
+	case EK_QI16: PU_STORE_AS(int16_t, v);
 	case EK_QI32:
 	case EK_I32:
-	case EK_INDEX32: {
-		int32_t x = (int32_t)v;
-		memcpy(p, &x, 4);
-		return;
-	}
+	case EK_INDEX32: PU_STORE_AS(int32_t, v);
 	case EK_I64:
-	case EK_INDEX64: {
-		int64_t x = (int64_t)v;
-		memcpy(p, &x, 8);
-		return;
-	}
+	case EK_INDEX64: PU_STORE_AS(int64_t, v);
 	case EK_COUNT: break;
 	}
 	unreachable("bad element kind");
 }
+
+#undef PU_LOAD_AS
+#undef PU_STORE_AS
 
 bool pu_representable(enum elem_kind k, double v)
 {
