@@ -263,6 +263,26 @@ bool pu_fold_each(struct func *f, struct pass_ctx *ctx, unsigned k1, unsigned k2
 	return folded != 0;
 }
 
+bool pu_rewrite_funcs(struct module *m, struct u64map *per_func,
+		      bool (*rewrite)(void *arg, struct func *f, struct node *n), void *arg)
+{
+	for (size_t fi = 0; fi < m->nfuncs; fi++) {
+		struct func *f = m->funcs[fi];
+		bool ok = true;
+		u64map_init(per_func);
+		func_for_each_safe(f, n, next) {
+			if (!rewrite(arg, f, n)) {
+				ok = false;
+				break;
+			}
+		}
+		u64map_free(per_func);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 void pu_transpose_data(const struct type *t, const uint8_t *data, const int64_t *s, uint8_t *out)
 {
 	unsigned r = t->rank;

@@ -98,6 +98,15 @@ struct pass_ctx;
 bool pu_fold_each(struct func *f, struct pass_ctx *ctx, unsigned k1, unsigned k2,
 		  bool (*fold)(struct func *, struct node *), const char *stat);
 
+/* The walk of a precision pass (convert-to-fp16/bf16, quantize): for each
+ * function f of m in order, with *per_func (the pass's map of f's converted
+ * values) initialised for f and freed after it, calls rewrite(arg, f, n)
+ * on every node n of f in list order (n may be erased). Stops at the first
+ * false answer (an error the pass reported) and returns false; true when
+ * every node was visited. */
+bool pu_rewrite_funcs(struct module *m, struct u64map *per_func,
+		      bool (*rewrite)(void *arg, struct func *f, struct node *n), void *arg);
+
 /* Copies data of type t into out permuted by shuffle s (out has type
  * pu_transposed_type(t, s)). */
 void pu_transpose_data(const struct type *t, const uint8_t *data, const int64_t *s, uint8_t *out);
