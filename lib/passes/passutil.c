@@ -117,6 +117,16 @@ void pu_store(const struct type *t, uint8_t *data, uint64_t i, double v)
 #undef PU_LOAD_AS
 #undef PU_STORE_AS
 
+void pu_quant_limits(enum elem_kind k, double *qmin, double *qmax)
+{
+	switch (k) {
+	case EK_QUI8: *qmin = 0, *qmax = 255; break;
+	case EK_QI16: *qmin = -32768, *qmax = 32767; break;
+	case EK_QI32: *qmin = -2147483648.0, *qmax = 2147483647.0; break;
+	default: *qmin = -128, *qmax = 127; break;
+	}
+}
+
 bool pu_representable(enum elem_kind k, double v)
 {
 	switch (elem_class(k)) {

@@ -51,6 +51,10 @@ bool pu_splat_of(struct module *m, struct value v, double *x);
 /* v is a splat of exactly x (bitwise equal as doubles: 0.0 is not -0.0). */
 bool pu_is_splat(struct module *m, struct value v, double x);
 
+/* The stored integers quantized element kind k holds: [*qmin, *qmax]
+ * (QUI8, QI16, QI32; any other kind: QI8's). */
+void pu_quant_limits(enum elem_kind k, double *qmin, double *qmax);
+
 /* The first n doubles of v are all equal (true when n < 2). */
 bool pu_all_equal(const double *v, uint64_t n);
 

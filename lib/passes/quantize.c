@@ -147,12 +147,7 @@ static struct node *qz_const(struct qz_state *s, struct constant *c, const struc
 	uint64_t n = type_numel(t);
 	uint8_t *out = xmalloc((size_t)type_bytes(qt) + 1);
 	double qmin, qmax;
-	switch (qt->elem) {
-	case EK_QUI8: qmin = 0, qmax = 255; break;
-	case EK_QI16: qmin = -32768, qmax = 32767; break;
-	case EK_QI32: qmin = -2147483648.0, qmax = 2147483647.0; break;
-	default: qmin = -128, qmax = 127; break;
-	}
+	pu_quant_limits((enum elem_kind)qt->elem, &qmin, &qmax);
 	for (uint64_t i = 0; i < n; i++) {
 		double r = nearbyint((double)v[i] / qt->scale);
 		if (r != r)
