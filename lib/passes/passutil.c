@@ -375,6 +375,26 @@ bool pu_all_equal(const double *v, uint64_t n)
 	return true;
 }
 
+void pu_each_batchnorm(struct func *f, bool (*want)(const struct node *n),
+		       bool (*use)(struct func *f, struct node *n, const double *co, uint64_t ch, void *arg), void *arg,
+		       struct diag *d)
+{
+	func_for_each_safe(f, n, next) {
+		if (n->kind != NK_BatchNormalization || node_has_pred(n) || !want(n))
+			continue;
+		double *co = pu_batchnorm_coeffs(f->mod, n, d);
+		if (!co) {
+			if (d->nerrors)
+				break;
+			continue;
+		}
+		bool go_on = use(f, n, co, op_type(n, 1)->dims[0], arg);
+		free(co);
+		if (!go_on)
+			break;
+	}
+}
+
 void pu_rename_const_twins(struct module *m, const struct u64map *twins)
 {
 	for (size_t i = 0; i < twins->cap; i++) {

@@ -123,6 +123,18 @@ void pu_transpose_data(const struct type *t, const uint8_t *data, const int64_t 
  * unreadable weight file is reported to d). */
 double *pu_batchnorm_coeffs(struct module *m, struct node *n, struct diag *d);
 
+/* The driver of the BatchNormalization passes (fold-batchnorm,
+ * lower-batchnorm): for every BatchNormalization n of f, in list order,
+ * with no predicate, that want(n) accepts and whose coefficients
+ * pu_batchnorm_coeffs reads, calls use(f, n, co, ch, arg) with those
+ * coefficients (C = ch multipliers then ch addends; freed after the call).
+ * n may be erased (the next node is taken first). Stops when reading
+ * coefficients reported an error to d or when use returns false; an
+ * operand that is not a float constant only skips n. */
+void pu_each_batchnorm(struct func *f, bool (*want)(const struct node *n),
+		       bool (*use)(struct func *f, struct node *n, const double *co, uint64_t ch, void *arg), void *arg,
+		       struct diag *d);
+
 /* The constant behind v (a Constant node), or NULL. */
 static inline struct constant *pu_constant(struct value v) { return as_constant(v.node); }
 
