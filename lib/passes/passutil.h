@@ -127,7 +127,7 @@ double *pu_batchnorm_coeffs(struct module *m, struct node *n, struct diag *d);
  * lower-batchnorm): for every BatchNormalization n of f, in list order,
  * with no predicate, that want(n) accepts and whose coefficients
  * pu_batchnorm_coeffs reads, calls use(f, n, co, ch, arg) with those
- * coefficients (C = ch multipliers then ch addends; freed after the call).
+ * coefficients (ch multipliers then ch addends; freed after the call).
  * n may be erased (the next node is taken first). Stops when reading
  * coefficients reported an error to d or when use returns false; an
  * operand that is not a float constant only skips n. */
