@@ -16,6 +16,14 @@ struct ir_instr *iropt_alloc_root(struct ir_value *v)
 	return r && r->vkind == IV_ALLOC ? ir_as_instr(r) : NULL;
 }
 
+bool iropt_names(const struct ir_instr *in, const struct ir_value *b)
+{
+	for (unsigned i = 0; i < in->nops; i++)
+		if (ir_value_root(in->ops[i].val, NULL) == b)
+			return true;
+	return false;
+}
+
 void iropt_uses_build(struct iropt_uses *u, struct ir_func *f)
 {
 	size_t n = 0;

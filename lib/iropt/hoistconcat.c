@@ -56,15 +56,6 @@ static bool touches(const struct ir_instr *q, const struct ir_value *b, bool rea
 	return false;
 }
 
-/* Whether q names buffer b in any operand (views included). */
-static bool names(const struct ir_instr *q, const struct ir_value *b)
-{
-	for (unsigned i = 0; i < q->nops; i++)
-		if (root_of(q->ops[i].val) == b)
-			return true;
-	return false;
-}
-
 /* The box an inserttensor of count 1 writes: [lo, lo + ext) per dimension,
  * in the coordinates of its destination operand. */
 static bool insert_box(const struct ir_instr *in, const int64_t **lo, const uint64_t **ext, unsigned *rank)
@@ -102,7 +93,7 @@ static unsigned real_uses(struct ir_func *f, const struct ir_instr *a)
 {
 	unsigned n = 0;
 	ir_for_each_instr(f, q)
-		if (q->kind != IK_dealloc && q->kind != IK_tensorview && q != a && names(q, &a->v))
+		if (q->kind != IK_dealloc && q->kind != IK_tensorview && q != a && iropt_names(q, &a->v))
 			n++;
 	return n;
 }
@@ -122,7 +113,7 @@ static struct ir_instr *chain_start(struct ir_func *f, struct ir_instr *p)
 			if (real_uses(f, a) != 2)
 				continue;
 			struct ir_instr *j = cur->prev;
-			while (j && !names(j, &a->v))
+			while (j && !iropt_names(j, &a->v))
 				j = j->prev;
 			if (!j || j->kind == IK_tensorview || touches(j, &a->v, true) || !touches(j, &a->v, false))
 				continue;
@@ -158,7 +149,7 @@ static int hoist_insert(struct ir_func *f, struct ir_instr *in, struct ir_value 
 		if (p->kind == IK_alloc)
 			continue;
 		if (p->kind == IK_dealloc) {
-			if (names(p, part) || names(p, cat))
+			if (iropt_names(p, part) || iropt_names(p, cat))
 				break;
 			continue;
 		}
@@ -177,10 +168,10 @@ static int hoist_insert(struct ir_func *f, struct ir_instr *in, struct ir_value 
 			touch = p;
 			continue;
 		}
-		if (p->kind == IK_inserttensor && root_of(p->ops[0].val) == cat && !touch && !names(p, part) &&
+		if (p->kind == IK_inserttensor && root_of(p->ops[0].val) == cat && !touch && !iropt_names(p, part) &&
 		    root_of(p->ops[1].val) != cat && disjoint_inserts(p, in))
 			continue;
-		if (names(p, cat))
+		if (iropt_names(p, cat))
 			break;
 	}
 	/* the views move after found: their own operands must be defined
@@ -206,7 +197,7 @@ static int hoist_insert(struct ir_func *f, struct ir_instr *in, struct ir_value 
 	 * right before the insert */
 	bool named = false;
 	for (struct ir_instr *q = start; q && q != found->next && !named; q = q->next)
-		named = q->kind != IK_tensorview && q != cat_alloc && names(q, cat);
+		named = q->kind != IK_tensorview && q != cat_alloc && iropt_names(q, cat);
 	bool move_alloc = start && (alloc_seen || (!named && iropt_pos(cat_alloc) > iropt_pos(start)));
 	/* the stretch that may be reordered, to tell a real change */
 	struct ir_instr *lo = start && !named && iropt_pos(start) < iropt_pos(found) ? start : found;

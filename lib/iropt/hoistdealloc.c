@@ -9,16 +9,6 @@
 #include "iropt/iropt.h"
 #include "support/vec.h"
 
-static bool uses_alloc(const struct ir_instr *in, const struct ir_instr *a)
-{
-	if (in->kind == IK_dealloc)
-		return false;
-	for (unsigned i = 0; i < in->nops; i++)
-		if (iropt_alloc_root(in->ops[i].val) == a)
-			return true;
-	return false;
-}
-
 bool iropt_hoist_dealloc(struct ir_func *f, struct iropt_ctx *ctx)
 {
 	VEC(struct ir_instr *) deallocs = {0};
@@ -32,7 +22,7 @@ bool iropt_hoist_dealloc(struct ir_func *f, struct iropt_ctx *ctx)
 		if (!a || a->kind != IK_alloc)
 			continue;
 		struct ir_instr *u = d->prev;
-		while (u && u != a && !uses_alloc(u, a))
+		while (u && u != a && (u->kind == IK_dealloc || !iropt_names(u, &a->v)))
 			u = u->prev;
 		if (!u)
 			continue; /* the alloc is not before its dealloc: leave it to the verifier */

@@ -64,6 +64,11 @@ static inline unsigned iropt_op_qual(const struct ir_instr *in, unsigned i) { re
 /* The alloc an operand lives in, NULL if it lives in a weight. */
 struct ir_instr *iropt_alloc_root(struct ir_value *v);
 
+/* Whether some operand of `in` lives in buffer b (an alloc's or a weight's
+ * value): its root (ir_value_root, views followed) is b. For an alloc a,
+ * iropt_names(in, &a->v) is "some operand's iropt_alloc_root is a". */
+bool iropt_names(const struct ir_instr *in, const struct ir_value *b);
+
 /* Per function: instruction positions and, for every alloc, its first and
  * last use and its dealloc. Positions are 1-based program order; 0 means
  * none. Built by iropt_uses_build, which numbers the instructions in their

@@ -20,22 +20,20 @@ static bool names_value(const struct ir_instr *in, const struct ir_value *v)
 	return false;
 }
 
-static bool uses_alloc(const struct ir_instr *in, const struct ir_instr *a)
+/* Moves `in` (a tensorview or an alloc) right before its first user, the
+ * first later instruction that names it (a view: its value itself; an
+ * alloc: its buffer, through views too), unless only allocs (and views,
+ * when `in` is a view) lie between them; returns true if it moved. */
+static bool sink_to_first_use(struct ir_func *f, struct ir_instr *in)
 {
-	for (unsigned i = 0; i < in->nops; i++)
-		if (iropt_alloc_root(in->ops[i].val) == a)
-			return true;
-	return false;
-}
-
-/* Moves `in` before its first user `u` unless only allocs (and views, if
- * views_too) lie between them; returns true if it moved. */
-static bool sink_to(struct ir_func *f, struct ir_instr *in, struct ir_instr *u, bool views_too)
-{
+	bool view = in->kind == IK_tensorview;
+	struct ir_instr *u = in->next;
+	while (u && !(view ? names_value(u, &in->v) : iropt_names(u, &in->v)))
+		u = u->next;
 	if (!u)
 		return false;
 	struct ir_instr *p = in->next;
-	while (p != u && (p->kind == IK_alloc || (views_too && p->kind == IK_tensorview)))
+	while (p != u && (p->kind == IK_alloc || (view && p->kind == IK_tensorview)))
 		p = p->next;
 	if (p == u)
 		return false;
@@ -50,24 +48,13 @@ bool iropt_sink_alloc(struct ir_func *f, struct iropt_ctx *ctx)
 		if (in->kind == IK_tensorview || in->kind == IK_alloc)
 			vec_push(&items, in);
 	unsigned views = 0, allocs = 0;
-	for (size_t k = items.len; k-- > 0;) {
-		struct ir_instr *v = items.data[k];
-		if (v->kind != IK_tensorview)
-			continue;
-		struct ir_instr *u = v->next;
-		while (u && !names_value(u, &v->v))
-			u = u->next;
-		views += sink_to(f, v, u, true);
-	}
-	for (size_t k = 0; k < items.len; k++) {
-		struct ir_instr *a = items.data[k];
-		if (a->kind != IK_alloc)
-			continue;
-		struct ir_instr *u = a->next;
-		while (u && !uses_alloc(u, a))
-			u = u->next;
-		allocs += sink_to(f, a, u, false);
-	}
+	/* views from the last, allocs from the first (the order this pass keeps) */
+	for (size_t k = items.len; k-- > 0;)
+		if (items.data[k]->kind == IK_tensorview)
+			views += sink_to_first_use(f, items.data[k]);
+	for (size_t k = 0; k < items.len; k++)
+		if (items.data[k]->kind == IK_alloc)
+			allocs += sink_to_first_use(f, items.data[k]);
 	vec_free(&items);
 	iropt_stat(ctx, "Number of tensorviews sunk", views);
 	iropt_stat(ctx, "Number of allocs sunk", allocs);

@@ -57,6 +57,21 @@ struct cf_buf {
 	bool owned; /* p was allocated here */
 };
 
+/* Where operand i of instruction id comes from under the Graph column of
+ * Instrs.def: *r the node result it writes, *j the node operand it reads
+ * (-1 each when neither; the last match wins, as a slot is named once).
+ * The one mapping both evaluators below (one element, full buffers) use. */
+static void cf_slot(const struct instr_desc *id, unsigned i, int *r, int *j)
+{
+	*r = *j = -1;
+	for (unsigned x = 0; x < id->graph_nres; x++)
+		if (id->graph_res[x] == (int)i)
+			*r = (int)x;
+	for (unsigned x = 0; x < id->graph_nops; x++)
+		if (id->graph_ops[x] == (int)i)
+			*j = (int)x;
+}
+
 /* Node kind -> instruction kind of the same name in lower case (-1: none),
  * filled once per pass run. */
 struct cf_kinds {
@@ -228,13 +243,8 @@ static int cf_fold_uniform(struct module *m, struct node *n, const struct cf_kin
 	struct interp_arg args[IR_MAX_OPS];
 	uint64_t one = 1;
 	for (unsigned i = 0; i < id->nops; i++) {
-		int r = -1, j = -1;
-		for (unsigned x = 0; x < id->graph_nres; x++)
-			if (id->graph_res[x] == (int)i)
-				r = (int)x;
-		for (unsigned x = 0; x < id->graph_nops; x++)
-			if (id->graph_ops[x] == (int)i)
-				j = (int)x;
+		int r, j;
+		cf_slot(id, i, &r, &j);
 		if (r >= 0) {
 			args[i].t = type_with_dims(m->types, n->types[r], &one, 1);
 			args[i].p = &res[r];
@@ -294,13 +304,8 @@ static int cf_eval(struct module *m, struct node *n, const struct cf_kinds *ks, 
 	struct interp_arg args[IR_MAX_OPS];
 	uint8_t *scratch = NULL;
 	for (unsigned i = 0; i < id->nops; i++) {
-		int r = -1, j = -1;
-		for (unsigned x = 0; x < id->graph_nres; x++)
-			if (id->graph_res[x] == (int)i)
-				r = (int)x;
-		for (unsigned x = 0; x < id->graph_nops; x++)
-			if (id->graph_ops[x] == (int)i)
-				j = (int)x;
+		int r, j;
+		cf_slot(id, i, &r, &j);
 		if (r >= 0) {
 			args[i].t = res[r].t;
 			args[i].p = res[r].p;

@@ -6,6 +6,7 @@
  * negative pads are in diff-rules.c.
  */
 #include "passes/differentiate.h"
+#include "passes/passutil.h"
 
 #include <string.h>
 
@@ -19,15 +20,22 @@ bool dr_reshape(struct dctx *c, struct node *n, struct value gy)
 /* Transpose (Gradients.def): G transposed by the inverse shuffle. */
 bool dr_transpose(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0);
 	unsigned len;
 	const int64_t *s = node_ints(n, AN_shuffle, &len);
 	int64_t inv[GLOW_MAX_RANK];
-	for (unsigned i = 0; i < len; i++)
-		inv[s[i]] = (int64_t)i;
-	struct value gx = dg_mk1(c, NK_Transpose, &gy, 1, val_type(a), n);
-	node_set_ints(c->m, gx.node, AN_shuffle, inv, len);
-	return dg_to_input(c, n, gx);
+	pu_perm_inverse(s, len, inv);
+	return dg_to_input(c, n, dg_mk_transpose(c, gy, inv, n));
+}
+
+/* The adjoint placed at an offset: kind(ops) {start} of the input's type
+ * (an InsertTensor into zeros for Slice, a Slice for constant Pad), given
+ * to n's input. */
+static bool to_input_at(struct dctx *c, struct node *n, unsigned kind, const struct value *ops, unsigned nops,
+			const int64_t *start, unsigned len)
+{
+	struct value g = dg_mk1(c, kind, ops, nops, val_type(op_val(n, 0)), n);
+	node_set_ints(c->m, g.node, AN_start, start, len);
+	return dg_to_input(c, n, g);
 }
 
 /* Slice (Gradients.def): G inserted into zeros at the start. */
@@ -38,15 +46,12 @@ bool dr_slice(struct dctx *c, struct node *n, struct value gy)
 	unsigned len;
 	const int64_t *start = node_ints(n, AN_start, &len);
 	struct value ops[2] = {dg_mk_splat(c, val_type(a), 0, n), gy};
-	struct value g = dg_mk1(c, NK_InsertTensor, ops, 2, val_type(a), n);
-	node_set_ints(c->m, g.node, AN_start, start, len);
-	return dg_to_input(c, n, g);
+	return to_input_at(c, n, NK_InsertTensor, ops, 2, start, len);
 }
 
 /* Pad (Gradients.def): constant padding here, the rest by dr_pad_any. */
 bool dr_pad(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0);
 	/* constant padding: the slice of gy the input was copied to;
 	 * other modes and negative pads in diff-rules.c */
 	unsigned len;
@@ -59,9 +64,7 @@ bool dr_pad(struct dctx *c, struct node *n, struct value gy)
 	}
 	if (strcmp(node_enum(n, AN_mode), "constant") != 0)
 		return dr_pad_any(c, n, gy);
-	struct value g = dg_mk1(c, NK_Slice, &gy, 1, val_type(a), n);
-	node_set_ints(c->m, g.node, AN_start, start, len / 2);
-	return dg_to_input(c, n, g);
+	return to_input_at(c, n, NK_Slice, &gy, 1, start, len / 2);
 }
 
 /* Concat (Gradients.def): each input's slice of G. */

@@ -47,20 +47,13 @@ static bool fold(struct func *f, struct node *n)
 	double lo = n->kind == NK_Min ? inner_c : outer_c, hi = n->kind == NK_Min ? outer_c : inner_c;
 	if (!(lo <= hi))
 		return false;
-	struct node *clip = node_create1(f, NK_Clip, n->name, &x, 1, t, n, n->loc);
+	struct node *clip = pu_replace_new(f, n, NK_Clip, &x, 1);
 	node_set_float(m, clip, AN_min, lo);
 	node_set_float(m, clip, AN_max, hi);
-	pu_replace(f, n, node_val(clip, 0));
 	return true;
 }
 
 bool fold_clip_run(struct func *f, struct pass_ctx *ctx)
 {
-	uint64_t folded = 0;
-	func_for_each_safe(f, n, next) {
-		if ((n->kind == NK_Min || n->kind == NK_Max) && fold(f, n))
-			folded++;
-	}
-	pass_stat(ctx, "Number of Min/Max pairs folded into Clip", folded);
-	return folded != 0;
+	return pu_fold_each(f, ctx, NK_Min, NK_Max, fold, "Number of Min/Max pairs folded into Clip");
 }

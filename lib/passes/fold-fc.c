@@ -62,8 +62,7 @@ static bool fold(struct func *f, struct node *n)
 		if (!b.node)
 			continue;
 		struct value ops[3] = {op_val(mm, 0), op_val(mm, 1), b};
-		struct node *fc = node_create1(f, NK_FullyConnected, n->name, ops, 3, t, n, n->loc);
-		pu_replace(f, n, node_val(fc, 0)); /* the MatMul is left to dce */
+		pu_replace_new(f, n, NK_FullyConnected, ops, 3); /* the MatMul is left to dce */
 		return true;
 	}
 	return false;
@@ -71,11 +70,5 @@ static bool fold(struct func *f, struct node *n)
 
 bool fold_fc_run(struct func *f, struct pass_ctx *ctx)
 {
-	uint64_t folded = 0;
-	func_for_each_safe(f, n, next) {
-		if ((n->kind == NK_Add || n->kind == NK_BatchedAdd) && fold(f, n))
-			folded++;
-	}
-	pass_stat(ctx, "Number of MatMul + bias folded into FullyConnected", folded);
-	return folded != 0;
+	return pu_fold_each(f, ctx, NK_Add, NK_BatchedAdd, fold, "Number of MatMul + bias folded into FullyConnected");
 }

@@ -301,10 +301,9 @@ static bool fold(struct func *f, struct node *n)
 				continue;
 			struct value ops[3] = {x, per_row(f, &lm, sp, sa, n, "scale"),
 					       per_row(f, &lm, bp, ba, n, "bias")};
-			struct node *ln = node_create1(f, NK_LayerNormalization, n->name, ops, 3, t, n, n->loc);
+			struct node *ln = pu_replace_new(f, n, NK_LayerNormalization, ops, 3);
 			node_set_int(f->mod, ln, AN_axis, lm.a);
 			node_set_float(f->mod, ln, AN_epsilon, eps);
-			pu_replace(f, n, node_val(ln, 0));
 			return true;
 		}
 	}
@@ -313,11 +312,5 @@ static bool fold(struct func *f, struct node *n)
 
 bool fold_layernorm_run(struct func *f, struct pass_ctx *ctx)
 {
-	uint64_t folded = 0;
-	func_for_each_safe(f, n, next) {
-		if (n->kind == NK_Add && fold(f, n))
-			folded++;
-	}
-	pass_stat(ctx, "Number of layer-normalization patterns folded into LayerNormalization", folded);
-	return folded != 0;
+	return pu_fold_each(f, ctx, NK_Add, NK_Add, fold, "Number of layer-normalization patterns folded into LayerNormalization");
 }

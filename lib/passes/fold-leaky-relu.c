@@ -48,19 +48,11 @@ static bool fold(struct func *f, struct node *n)
 	}
 	if (val_type(x) != t)
 		return false;
-	struct node *lr = node_create1(f, NK_LeakyRelu, n->name, &x, 1, t, n, n->loc);
-	node_set_float(f->mod, lr, AN_alpha, a);
-	pu_replace(f, n, node_val(lr, 0));
+	node_set_float(f->mod, pu_replace_new(f, n, NK_LeakyRelu, &x, 1), AN_alpha, a);
 	return true;
 }
 
 bool fold_leaky_relu_run(struct func *f, struct pass_ctx *ctx)
 {
-	uint64_t folded = 0;
-	func_for_each_safe(f, n, next) {
-		if ((n->kind == NK_Max || n->kind == NK_PRelu) && fold(f, n))
-			folded++;
-	}
-	pass_stat(ctx, "Number of LeakyRelu patterns folded", folded);
-	return folded != 0;
+	return pu_fold_each(f, ctx, NK_Max, NK_PRelu, fold, "Number of LeakyRelu patterns folded");
 }

@@ -28,12 +28,7 @@ static bool fq_quantized(const struct type *t) { return elem_is_quantized((enum 
 static void fq_range(const struct type *t, double *lo, double *hi)
 {
 	double qmin, qmax;
-	switch (t->elem) {
-	case EK_QUI8: qmin = 0, qmax = 255; break;
-	case EK_QI16: qmin = -32768, qmax = 32767; break;
-	case EK_QI32: qmin = -2147483648.0, qmax = 2147483647.0; break;
-	default: qmin = -128, qmax = 127; break;
-	}
+	pu_quant_limits((enum elem_kind)t->elem, &qmin, &qmax);
 	*lo = (double)t->scale * (qmin - t->offset);
 	*hi = (double)t->scale * (qmax - t->offset);
 }

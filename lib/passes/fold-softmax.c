@@ -77,9 +77,7 @@ static bool fold(struct func *f, struct node *n)
 		}
 		if (val_type(x) != t)
 			return false;
-		struct node *sm = node_create1(f, NK_SoftMax, n->name, &x, 1, t, n, n->loc);
-		node_set_int(f->mod, sm, AN_axis, a);
-		pu_replace(f, n, node_val(sm, 0));
+		node_set_int(f->mod, pu_replace_new(f, n, NK_SoftMax, &x, 1), AN_axis, a);
 		return true;
 	}
 	return false;
@@ -87,11 +85,5 @@ static bool fold(struct func *f, struct node *n)
 
 bool fold_softmax_run(struct func *f, struct pass_ctx *ctx)
 {
-	uint64_t folded = 0;
-	func_for_each_safe(f, n, next) {
-		if (n->kind == NK_Div && fold(f, n))
-			folded++;
-	}
-	pass_stat(ctx, "Number of Exp/ReduceAdd/Div patterns folded into SoftMax", folded);
-	return folded != 0;
+	return pu_fold_each(f, ctx, NK_Div, NK_Div, fold, "Number of Exp/ReduceAdd/Div patterns folded into SoftMax");
 }

@@ -32,8 +32,7 @@ static bool fold(struct func *f, struct node *n)
 		const struct type *rt = type_with_dims(f->mod->types, st, st->dims + 1, st->rank - 1u);
 		struct node *r = pu_new_reshape(f, op_val(tile, 0), rt, n, buf);
 		struct value ops[2] = {x, node_val(r, 0)};
-		struct node *ba = node_create1(f, NK_BatchedAdd, n->name, ops, 2, t, n, n->loc);
-		pu_replace(f, n, node_val(ba, 0));
+		pu_replace_new(f, n, NK_BatchedAdd, ops, 2);
 		return true;
 	}
 	return false;
@@ -41,11 +40,5 @@ static bool fold(struct func *f, struct node *n)
 
 bool fold_tile_add_run(struct func *f, struct pass_ctx *ctx)
 {
-	uint64_t folded = 0;
-	func_for_each_safe(f, n, next) {
-		if (n->kind == NK_Add && fold(f, n))
-			folded++;
-	}
-	pass_stat(ctx, "Number of Add of a Tile folded into BatchedAdd", folded);
-	return folded != 0;
+	return pu_fold_each(f, ctx, NK_Add, NK_Add, fold, "Number of Add of a Tile folded into BatchedAdd");
 }

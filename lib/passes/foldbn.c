@@ -124,42 +124,43 @@ static bool fold_into(struct module *m, struct node *conv, const double *co, str
 	return true;
 }
 
+/* The BatchNormalizations fold-batchnorm looks at: those of a float input. */
+static bool float_input(const struct node *n) { return elem_is_float((enum elem_kind)op_type(n, 0)->elem); }
+
+/* fold-batchnorm's counters, and the diag fold_into reports to. */
+struct fb_count {
+	uint64_t folded, removed;
+	struct diag *d;
+};
+
+/* pu_each_batchnorm's step: removes an identity BatchNormalization, or
+ * folds it into the Convolution before it; false (stop) when fold_into
+ * reported an error. */
+static bool fold_one(struct func *f, struct node *n, const double *co, uint64_t ch, void *arg)
+{
+	struct fb_count *cnt = arg;
+	struct node *conv;
+	if (identity_coeffs(co, ch)) {
+		pu_replace(f, n, op_val(n, 0));
+		cnt->removed++;
+	} else if ((conv = foldable_conv(n)) != NULL) {
+		if (!fold_into(f->mod, conv, co, cnt->d))
+			return false;
+		/* the BN's successor may be the walk's next node; erasing n keeps it valid */
+		const char *name = n->bits & NODE_NAME_MADE ? NULL : n->name;
+		pu_replace(f, n, node_val(conv, 0));
+		if (name)
+			node_rename(f, conv, name);
+		cnt->folded++;
+	}
+	return true;
+}
+
 bool fold_batchnorm_run(struct func *f, struct pass_ctx *ctx)
 {
-	struct module *m = f->mod;
-	uint64_t folded = 0, removed = 0;
-	func_for_each_safe(f, n, next) {
-		if (n->kind != NK_BatchNormalization || node_has_pred(n))
-			continue;
-		const struct type *in = op_type(n, 0);
-		if (!elem_is_float((enum elem_kind)in->elem))
-			continue;
-		double *co = pu_batchnorm_coeffs(m, n, ctx->diag);
-		if (!co) {
-			if (ctx->diag->nerrors)
-				break;
-			continue;
-		}
-		uint64_t ch = op_type(n, 1)->dims[0];
-		struct node *conv;
-		if (identity_coeffs(co, ch)) {
-			pu_replace(f, n, op_val(n, 0));
-			removed++;
-		} else if ((conv = foldable_conv(n)) != NULL) {
-			if (!fold_into(m, conv, co, ctx->diag)) {
-				free(co);
-				break;
-			}
-			/* the BN's successor may be `next`; erasing n keeps it valid */
-			const char *name = n->bits & NODE_NAME_MADE ? NULL : n->name;
-			pu_replace(f, n, node_val(conv, 0));
-			if (name)
-				node_rename(f, conv, name);
-			folded++;
-		}
-		free(co);
-	}
-	pass_stat(ctx, "Number of BatchNormalizations folded into a Convolution", folded);
-	pass_stat(ctx, "Number of identity BatchNormalizations removed", removed);
-	return folded || removed;
+	struct fb_count cnt = {0, 0, ctx->diag};
+	pu_each_batchnorm(f, float_input, fold_one, &cnt, ctx->diag);
+	pass_stat(ctx, "Number of BatchNormalizations folded into a Convolution", cnt.folded);
+	pass_stat(ctx, "Number of identity BatchNormalizations removed", cnt.removed);
+	return cnt.folded || cnt.removed;
 }

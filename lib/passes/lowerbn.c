@@ -44,38 +44,40 @@ static struct node *channel_broadcast(struct func *f, const struct type *like, c
 	return b;
 }
 
+/* The BatchNormalizations lower-batchnorm lowers: a float result of its
+ * input's element kind (Mul and Add need one kind). */
+static bool float_in_out(const struct node *n)
+{
+	const struct type *t = node_type(n);
+	return elem_is_float((enum elem_kind)t->elem) && type_same_elem(t, op_type(n, 0));
+}
+
+/* pu_each_batchnorm's step: n becomes Add(Mul(x, mul), add), the
+ * per-channel coefficients broadcast along the channel axis; counts it in
+ * *(uint64_t *)arg. */
+static bool lower_one(struct func *f, struct node *n, const double *co, uint64_t ch, void *arg)
+{
+	const struct type *t = node_type(n);
+	int64_t axis = node_int(n, AN_channel_idx);
+	char base[64];
+	snprintf(base, sizeof base, "%.40s.mul", n->name);
+	struct node *bm = channel_broadcast(f, t, co, ch, t, axis, n, base);
+	snprintf(base, sizeof base, "%.40s.add", n->name);
+	struct node *ba = channel_broadcast(f, t, co + ch, ch, t, axis, n, base);
+	snprintf(base, sizeof base, "%.40s.scaled", n->name);
+	struct value mops[2] = {op_val(n, 0), node_val(bm, 0)};
+	struct node *mul = node_create1(f, NK_Mul, base, mops, 2, t, n, n->loc);
+	struct value aops[2] = {node_val(mul, 0), node_val(ba, 0)};
+	struct node *add = node_create1(f, NK_Add, n->name, aops, 2, t, n, n->loc);
+	pu_replace(f, n, node_val(add, 0));
+	(*(uint64_t *)arg)++;
+	return true;
+}
+
 bool lower_batchnorm_run(struct func *f, struct pass_ctx *ctx)
 {
-	struct module *m = f->mod;
 	uint64_t lowered = 0;
-	func_for_each_safe(f, n, next) {
-		if (n->kind != NK_BatchNormalization || node_has_pred(n))
-			continue;
-		const struct type *t = node_type(n);
-		if (!elem_is_float((enum elem_kind)t->elem) || !type_same_elem(t, op_type(n, 0)))
-			continue;
-		double *co = pu_batchnorm_coeffs(m, n, ctx->diag);
-		if (!co) {
-			if (ctx->diag->nerrors)
-				break;
-			continue;
-		}
-		uint64_t ch = op_type(n, 1)->dims[0];
-		int64_t axis = node_int(n, AN_channel_idx);
-		char base[64];
-		snprintf(base, sizeof base, "%.40s.mul", n->name);
-		struct node *bm = channel_broadcast(f, t, co, ch, t, axis, n, base);
-		snprintf(base, sizeof base, "%.40s.add", n->name);
-		struct node *ba = channel_broadcast(f, t, co + ch, ch, t, axis, n, base);
-		free(co);
-		snprintf(base, sizeof base, "%.40s.scaled", n->name);
-		struct value mops[2] = {op_val(n, 0), node_val(bm, 0)};
-		struct node *mul = node_create1(f, NK_Mul, base, mops, 2, t, n, n->loc);
-		struct value aops[2] = {node_val(mul, 0), node_val(ba, 0)};
-		struct node *add = node_create1(f, NK_Add, n->name, aops, 2, t, n, n->loc);
-		pu_replace(f, n, node_val(add, 0));
-		lowered++;
-	}
+	pu_each_batchnorm(f, float_in_out, lower_one, &lowered, ctx->diag);
 	pass_stat(ctx, "Number of BatchNormalizations lowered to Mul and Add", lowered);
 	return lowered != 0;
 }

@@ -6,6 +6,7 @@
  * are only compared, never rewritten through pu_store.
  */
 #include "passes/passutil.h"
+#include "passes/pass.h"
 #include "passes/kindfacts.h"
 #include "support/fp16.h"
 #include "support/util.h"
@@ -48,16 +49,28 @@ const struct type *pu_transposed_type(struct type_ctx *tc, const struct type *t,
 /* ------------------------------------------------------------------ */
 /* Elements                                                            */
 
+/* One element of C type T at p, read without alignment (memcpy) as a
+ * double, or v stored there as a T: the step every case of pu_load and
+ * pu_store shares, so the byte copy is written once. */
+#define PU_LOAD_AS(T)                          \
+	do {                                   \
+		T x_;                          \
+		memcpy(&x_, p, sizeof x_);     \
+		return (double)x_;             \
+	} while (0)
+#define PU_STORE_AS(T, v)                      \
+	do {                                   \
+		T x_ = (T)(v);                 \
+		memcpy(p, &x_, sizeof x_);     \
+		return;                        \
+	} while (0)
+
 double pu_load(const struct type *t, const uint8_t *data, uint64_t i)
 {
 	enum elem_kind k = (enum elem_kind)t->elem;
 	const uint8_t *p = data + i * elem_size(k);
 	switch (k) {
-	case EK_FLOAT: {
-		float f;
-		memcpy(&f, p, 4);
-		return f;
-	}
+	case EK_FLOAT: PU_LOAD_AS(float);
 	case EK_FLOAT16:
 	case EK_BFLOAT16: {
 		uint16_t h;
@@ -67,24 +80,12 @@ double pu_load(const struct type *t, const uint8_t *data, uint64_t i)
 	case EK_QI8: return (int8_t)p[0];
 	case EK_QUI8:
 	case EK_BOOL: return p[0];
-	case EK_QI16: {
-		int16_t v;
-		memcpy(&v, p, 2);
-		return v;
-	}
+	case EK_QI16: PU_LOAD_AS(int16_t);
 	case EK_QI32:
 	case EK_I32:
-	case EK_INDEX32: {
-		int32_t v;
-		memcpy(&v, p, 4);
-		return v;
-	}
+	case EK_INDEX32: PU_LOAD_AS(int32_t);
 	case EK_I64:
-	case EK_INDEX64: {
-		int64_t v;
-		memcpy(&v, p, 8);
-		return (double)v;
-	}
+	case EK_INDEX64: PU_LOAD_AS(int64_t);
 	case EK_COUNT: break;
 	}
 	unreachable("bad element kind");
@@ -95,41 +96,35 @@ void pu_store(const struct type *t, uint8_t *data, uint64_t i, double v)
 	enum elem_kind k = (enum elem_kind)t->elem;
 	uint8_t *p = data + i * elem_size(k);
 	switch (k) {
-	case EK_FLOAT: {
-		float f = (float)v;
-		memcpy(p, &f, 4);
-		return;
-	}
+	case EK_FLOAT: PU_STORE_AS(float, v);
 	case EK_FLOAT16:
-	case EK_BFLOAT16: {
-		uint16_t h = k == EK_FLOAT16 ? float_to_half((float)v) : float_to_bf16((float)v);
-		memcpy(p, &h, 2);
-		return;
-	}
+	case EK_BFLOAT16:
+		PU_STORE_AS(uint16_t, k == EK_FLOAT16 ? float_to_half((float)v) : float_to_bf16((float)v));
 	case EK_QI8: p[0] = (uint8_t)(int8_t)v; return;
 	case EK_QUI8:
 	case EK_BOOL: p[0] = (uint8_t)v; return;
-	case EK_QI16: {
-		int16_t x = (int16_t)v;
-		memcpy(p, &x, 2);
-		return;
-	}
+	case EK_QI16: PU_STORE_AS(int16_t, v);
 	case EK_QI32:
 	case EK_I32:
-	case EK_INDEX32: {
-		int32_t x = (int32_t)v;
-		memcpy(p, &x, 4);
-		return;
-	}
+	case EK_INDEX32: PU_STORE_AS(int32_t, v);
 	case EK_I64:
-	case EK_INDEX64: {
-		int64_t x = (int64_t)v;
-		memcpy(p, &x, 8);
-		return;
-	}
+	case EK_INDEX64: PU_STORE_AS(int64_t, v);
 	case EK_COUNT: break;
 	}
 	unreachable("bad element kind");
+}
+
+#undef PU_LOAD_AS
+#undef PU_STORE_AS
+
+void pu_quant_limits(enum elem_kind k, double *qmin, double *qmax)
+{
+	switch (k) {
+	case EK_QUI8: *qmin = 0, *qmax = 255; break;
+	case EK_QI16: *qmin = -32768, *qmax = 32767; break;
+	case EK_QI32: *qmin = -2147483648.0, *qmax = 2147483647.0; break;
+	default: *qmin = -128, *qmax = 127; break;
+	}
 }
 
 bool pu_representable(enum elem_kind k, double v)
@@ -259,6 +254,45 @@ void pu_replace(struct func *f, struct node *n, struct value v)
 		node_erase(f, n);
 }
 
+struct node *pu_replace_new(struct func *f, struct node *n, unsigned kind, const struct value *ops, unsigned nops)
+{
+	struct node *r = node_create1(f, kind, n->name, ops, nops, node_type(n), n, n->loc);
+	pu_replace(f, n, node_val(r, 0));
+	return r;
+}
+
+bool pu_fold_each(struct func *f, struct pass_ctx *ctx, unsigned k1, unsigned k2,
+		  bool (*fold)(struct func *, struct node *), const char *stat)
+{
+	uint64_t folded = 0;
+	func_for_each_safe(f, n, next) {
+		if ((n->kind == k1 || n->kind == k2) && fold(f, n))
+			folded++;
+	}
+	pass_stat(ctx, stat, folded);
+	return folded != 0;
+}
+
+bool pu_rewrite_funcs(struct module *m, struct u64map *per_func,
+		      bool (*rewrite)(void *arg, struct func *f, struct node *n), void *arg)
+{
+	for (size_t fi = 0; fi < m->nfuncs; fi++) {
+		struct func *f = m->funcs[fi];
+		bool ok = true;
+		u64map_init(per_func);
+		func_for_each_safe(f, n, next) {
+			if (!rewrite(arg, f, n)) {
+				ok = false;
+				break;
+			}
+		}
+		u64map_free(per_func);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
 void pu_transpose_data(const struct type *t, const uint8_t *data, const int64_t *s, uint8_t *out)
 {
 	unsigned r = t->rank;
@@ -339,6 +373,26 @@ bool pu_all_equal(const double *v, uint64_t n)
 		if (v[i] != v[0])
 			return false;
 	return true;
+}
+
+void pu_each_batchnorm(struct func *f, bool (*want)(const struct node *n),
+		       bool (*use)(struct func *f, struct node *n, const double *co, uint64_t ch, void *arg), void *arg,
+		       struct diag *d)
+{
+	func_for_each_safe(f, n, next) {
+		if (n->kind != NK_BatchNormalization || node_has_pred(n) || !want(n))
+			continue;
+		double *co = pu_batchnorm_coeffs(f->mod, n, d);
+		if (!co) {
+			if (d->nerrors)
+				break;
+			continue;
+		}
+		bool go_on = use(f, n, co, op_type(n, 1)->dims[0], arg);
+		free(co);
+		if (!go_on)
+			break;
+	}
 }
 
 void pu_rename_const_twins(struct module *m, const struct u64map *twins)

@@ -51,6 +51,10 @@ bool pu_splat_of(struct module *m, struct value v, double *x);
 /* v is a splat of exactly x (bitwise equal as doubles: 0.0 is not -0.0). */
 bool pu_is_splat(struct module *m, struct value v, double x);
 
+/* The stored integers quantized element kind k holds: [*qmin, *qmax]
+ * (QUI8, QI16, QI32; any other kind: QI8's). */
+void pu_quant_limits(enum elem_kind k, double *qmin, double *qmax);
+
 /* The first n doubles of v are all equal (true when n < 2). */
 bool pu_all_equal(const double *v, uint64_t n);
 
@@ -82,6 +86,31 @@ const uint8_t *pu_constant_data(struct module *m, struct constant *c, struct dia
  * for n, named after it, ends up with n's name). */
 void pu_replace(struct func *f, struct node *n, struct value v);
 
+/* Replaces n by a new node of kind `kind` on ops: n's type, name and
+ * location, placed before n (pu_replace's naming rule). Returns the new
+ * node, so the caller can still set its attributes (they live in fixed
+ * slots, so setting them after the replacement changes nothing). The shared
+ * last step of the fold-* passes, which raise a pattern rooted at n into
+ * one node. */
+struct node *pu_replace_new(struct func *f, struct node *n, unsigned kind, const struct value *ops, unsigned nops);
+
+struct pass_ctx;
+/* The driver of a fold-* pass: calls fold(f, n) on every node of f of kind
+ * k1 or k2 (give one kind twice when there is one), in list order, the next
+ * node taken before the call so fold may erase n; adds the number of true
+ * answers to the counter stat and returns whether there was any. */
+bool pu_fold_each(struct func *f, struct pass_ctx *ctx, unsigned k1, unsigned k2,
+		  bool (*fold)(struct func *, struct node *), const char *stat);
+
+/* The walk of a precision pass (convert-to-fp16/bf16, quantize): for each
+ * function f of m in order, with *per_func (the pass's map of f's converted
+ * values) initialised for f and freed after it, calls rewrite(arg, f, n)
+ * on every node n of f in list order (n may be erased). Stops at the first
+ * false answer (an error the pass reported) and returns false; true when
+ * every node was visited. */
+bool pu_rewrite_funcs(struct module *m, struct u64map *per_func,
+		      bool (*rewrite)(void *arg, struct func *f, struct node *n), void *arg);
+
 /* Copies data of type t into out permuted by shuffle s (out has type
  * pu_transposed_type(t, s)). */
 void pu_transpose_data(const struct type *t, const uint8_t *data, const int64_t *s, uint8_t *out);
@@ -93,6 +122,18 @@ void pu_transpose_data(const struct type *t, const uint8_t *data, const int64_t 
  * then add), or NULL when an operand is not a readable float constant (an
  * unreadable weight file is reported to d). */
 double *pu_batchnorm_coeffs(struct module *m, struct node *n, struct diag *d);
+
+/* The driver of the BatchNormalization passes (fold-batchnorm,
+ * lower-batchnorm): for every BatchNormalization n of f, in list order,
+ * with no predicate, that want(n) accepts and whose coefficients
+ * pu_batchnorm_coeffs reads, calls use(f, n, co, ch, arg) with those
+ * coefficients (ch multipliers then ch addends; freed after the call).
+ * n may be erased (the next node is taken first). Stops when reading
+ * coefficients reported an error to d or when use returns false; an
+ * operand that is not a float constant only skips n. */
+void pu_each_batchnorm(struct func *f, bool (*want)(const struct node *n),
+		       bool (*use)(struct func *f, struct node *n, const double *co, uint64_t ch, void *arg), void *arg,
+		       struct diag *d);
 
 /* The constant behind v (a Constant node), or NULL. */
 static inline struct constant *pu_constant(struct value v) { return as_constant(v.node); }

@@ -195,6 +195,14 @@ static bool pr_convert_node(struct pr_state *s, struct func *f, struct node *n)
 	return true;
 }
 
+/* pu_rewrite_funcs's step: converts n when it is convertible; false on an
+ * error (reported). */
+static bool pr_visit(void *arg, struct func *f, struct node *n)
+{
+	struct pr_state *s = arg;
+	return !pr_convertible(s, n) || pr_convert_node(s, f, n);
+}
+
 static bool pr_run(struct module *m, struct pass_ctx *ctx, enum elem_kind half)
 {
 	struct pr_state s;
@@ -205,20 +213,7 @@ static bool pr_run(struct module *m, struct pass_ctx *ctx, enum elem_kind half)
 	if (!pr_parse_keep(&s, ctx->keep_float))
 		return false;
 	u64map_init(&s.consts);
-	for (size_t fi = 0; fi < m->nfuncs && !s.failed; fi++) {
-		struct func *f = m->funcs[fi];
-		u64map_init(&s.cvts);
-		func_for_each_safe(f, n, next) {
-			(void)next;
-			if (!pr_convertible(&s, n))
-				continue;
-			if (!pr_convert_node(&s, f, n)) {
-				s.failed = true;
-				break;
-			}
-		}
-		u64map_free(&s.cvts);
-	}
+	s.failed = !pu_rewrite_funcs(m, &s.cvts, pr_visit, &s);
 	pu_rename_const_twins(s.m, &s.consts);
 	u64map_free(&s.consts);
 	pass_stat(ctx, "Number of nodes converted", s.nodes);

@@ -147,12 +147,7 @@ static struct node *qz_const(struct qz_state *s, struct constant *c, const struc
 	uint64_t n = type_numel(t);
 	uint8_t *out = xmalloc((size_t)type_bytes(qt) + 1);
 	double qmin, qmax;
-	switch (qt->elem) {
-	case EK_QUI8: qmin = 0, qmax = 255; break;
-	case EK_QI16: qmin = -32768, qmax = 32767; break;
-	case EK_QI32: qmin = -2147483648.0, qmax = 2147483647.0; break;
-	default: qmin = -128, qmax = 127; break;
-	}
+	pu_quant_limits((enum elem_kind)qt->elem, &qmin, &qmax);
 	for (uint64_t i = 0; i < n; i++) {
 		double r = nearbyint((double)v[i] / qt->scale);
 		if (r != r)
@@ -475,6 +470,14 @@ static bool qz_check_names(struct qz_state *s)
 	return true;
 }
 
+/* pu_rewrite_funcs's step: quantizes n unless it is a Quantize or
+ * Dequantize already or a storage node; false on an error (reported). */
+static bool qz_visit(void *arg, struct func *f, struct node *n)
+{
+	struct qz_state *s = arg;
+	return n->kind == NK_Quantize || n->kind == NK_Dequantize || node_is_storage(n) || qz_node(s, f, n);
+}
+
 bool quantize_run(struct module *m, struct pass_ctx *ctx)
 {
 	const struct quant_options *o = ctx->quant;
@@ -497,20 +500,7 @@ bool quantize_run(struct module *m, struct pass_ctx *ctx)
 		qprofile_free(&s.prof);
 		return false;
 	}
-	for (size_t fi = 0; fi < m->nfuncs && !s.failed; fi++) {
-		struct func *f = m->funcs[fi];
-		u64map_init(&s.quants);
-		func_for_each_safe(f, n, next) {
-			(void)next;
-			if (n->kind == NK_Quantize || n->kind == NK_Dequantize || node_is_storage(n))
-				continue;
-			if (!qz_node(&s, f, n)) {
-				s.failed = true;
-				break;
-			}
-		}
-		u64map_free(&s.quants);
-	}
+	s.failed = !pu_rewrite_funcs(m, &s.quants, qz_visit, &s);
 	pu_rename_const_twins(s.m, &s.consts);
 	u64map_free(&s.consts);
 	free(s.twins);

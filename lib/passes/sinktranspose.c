@@ -166,6 +166,46 @@ static struct node *clone_with(struct sink *sk, struct node *n, const struct nod
 	return c;
 }
 
+/* The Transpose a rule moves below a node: t, the rank r of its input x,
+ * its shuffle s and the inverse inv. */
+struct moving {
+	struct node *t;
+	unsigned r;
+	const int64_t *s;
+	int64_t inv[GLOW_MAX_RANK];
+};
+
+/* Fills *mv from operand i of n when that is a movable Transpose (the
+ * first question of every rule: sink_node asks it for the table's rules,
+ * sink_elementwise for each operand); false, with *mv unset, otherwise. */
+static bool moving_at(struct sink *sk, struct node *n, unsigned i, struct moving *mv)
+{
+	if (!movable_transpose(sk->m, op_val(n, i)))
+		return false;
+	mv->t = n->ops[i].def;
+	mv->r = op_type(mv->t, 0)->rank;
+	mv->s = shuffle_of(mv->t);
+	pu_perm_inverse(mv->s, mv->r, mv->inv);
+	return true;
+}
+
+/* clone_with on the one operand x, the Transpose's input: the copy of a
+ * one-input node (Pad, Slice, a reduction) in x's layout. */
+static struct node *clone_on_input(struct sink *sk, struct node *n, const struct node *t, const struct type *ty)
+{
+	struct value x = op_val(t, 0);
+	return clone_with(sk, n, t, &x, 1, ty);
+}
+
+/* finish for a node with one axis attribute an (BatchNormalization's
+ * channel, Concat's dim): n's axis i is axis s[i] of x, so its copy c
+ * gets that, then c replaces n. */
+static void finish_axis(struct sink *sk, struct node *n, struct node *c, const struct moving *mv, enum attr_name an)
+{
+	node_set_int(sk->m, c, an, mv->s[node_int(n, an)]);
+	finish(sk, n, c, mv->s);
+}
+
 /* Transpose(Transpose(x)) */
 static bool merge_pair(struct sink *sk, struct node *n)
 {
@@ -191,83 +231,56 @@ static bool merge_pair(struct sink *sk, struct node *n)
 
 static bool sink_elementwise(struct sink *sk, struct node *n)
 {
-	int lead = -1;
-	for (unsigned i = 0; i < n->nops; i++)
-		if (movable_transpose(sk->m, op_val(n, i))) {
-			lead = (int)i;
-			break;
-		}
-	if (lead < 0)
+	struct moving mv;
+	unsigned lead = 0;
+	while (lead < n->nops && !moving_at(sk, n, lead, &mv))
+		lead++;
+	if (lead == n->nops)
 		return false;
-	struct node *t = n->ops[lead].def;
-	unsigned r = op_type(t, 0)->rank;
-	const int64_t *s = shuffle_of(t);
 	for (unsigned i = 0; i < n->nops; i++)
-		if ((int)i != lead && !can_retarget(sk->m, op_val(n, i), s, r))
+		if (i != lead && !can_retarget(sk->m, op_val(n, i), mv.s, mv.r))
 			return false;
-	int64_t inv[GLOW_MAX_RANK];
-	pu_perm_inverse(s, r, inv);
 	struct value ops[8];
 	if (n->nops > GLOW_ARRAY_SIZE(ops))
 		return false;
 	for (unsigned i = 0; i < n->nops; i++)
-		ops[i] = (int)i == lead ? op_val(t, 0) : retarget(sk, op_val(n, i), s, inv, r, n);
-	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), inv);
-	finish(sk, n, clone_with(sk, n, t, ops, n->nops, ty), s);
+		ops[i] = i == lead ? op_val(mv.t, 0) : retarget(sk, op_val(n, i), mv.s, mv.inv, mv.r, n);
+	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), mv.inv);
+	finish(sk, n, clone_with(sk, n, mv.t, ops, n->nops, ty), mv.s);
 	return true;
 }
 
-static bool sink_batchnorm(struct sink *sk, struct node *n)
+static bool sink_batchnorm(struct sink *sk, struct node *n, const struct moving *mv)
 {
-	if (!movable_transpose(sk->m, op_val(n, 0)))
-		return false;
-	struct node *t = n->ops[0].def;
-	unsigned r = op_type(t, 0)->rank;
-	const int64_t *s = shuffle_of(t);
-	int64_t inv[GLOW_MAX_RANK];
-	pu_perm_inverse(s, r, inv);
 	struct value ops[5];
 	for (unsigned i = 0; i < 5; i++)
-		ops[i] = i == 0 ? op_val(t, 0) : op_val(n, i);
-	struct node *c = clone_with(sk, n, t, ops, 5, op_type(t, 0));
-	node_set_int(sk->m, c, AN_channel_idx, s[node_int(n, AN_channel_idx)]);
-	finish(sk, n, c, s);
+		ops[i] = i == 0 ? op_val(mv->t, 0) : op_val(n, i);
+	struct node *c = clone_with(sk, n, mv->t, ops, 5, op_type(mv->t, 0));
+	finish_axis(sk, n, c, mv, AN_channel_idx);
 	return true;
 }
 
-static bool sink_concat(struct sink *sk, struct node *n)
+static bool sink_concat(struct sink *sk, struct node *n, const struct moving *mv)
 {
-	if (!movable_transpose(sk->m, op_val(n, 0)))
-		return false;
-	struct node *t0 = n->ops[0].def;
-	unsigned r = op_type(t0, 0)->rank;
-	const int64_t *s = shuffle_of(t0);
 	for (unsigned i = 1; i < n->nops; i++)
-		if (!same_shuffle(n->ops[i].def, s, r) || node_has_pred(n->ops[i].def))
+		if (!same_shuffle(n->ops[i].def, mv->s, mv->r) || node_has_pred(n->ops[i].def))
 			return false;
-	int64_t inv[GLOW_MAX_RANK];
-	pu_perm_inverse(s, r, inv);
 	VEC(struct value) ops = {0};
 	for (unsigned i = 0; i < n->nops; i++)
 		vec_push(&ops, op_val(n->ops[i].def, 0));
-	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), inv);
-	struct node *c = clone_with(sk, n, t0, ops.data, n->nops, ty);
+	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), mv->inv);
+	struct node *c = clone_with(sk, n, mv->t, ops.data, n->nops, ty);
 	vec_free(&ops);
-	node_set_int(sk->m, c, AN_dim, s[node_int(n, AN_dim)]);
-	finish(sk, n, c, s);
+	finish_axis(sk, n, c, mv, AN_dim);
 	return true;
 }
 
 /* Pad and Slice: a per-dimension attribute list permuted into x's order. */
-static bool sink_pad_slice(struct sink *sk, struct node *n)
+static bool sink_pad_slice(struct sink *sk, struct node *n, const struct moving *mv)
 {
-	if (!movable_transpose(sk->m, op_val(n, 0)))
-		return false;
-	struct node *t = n->ops[0].def;
-	unsigned r = op_type(t, 0)->rank;
-	const int64_t *s = shuffle_of(t);
-	int64_t inv[GLOW_MAX_RANK], a[2 * GLOW_MAX_RANK];
-	pu_perm_inverse(s, r, inv);
+	unsigned r = mv->r;
+	const int64_t *s = mv->s;
+	int64_t a[2 * GLOW_MAX_RANK];
 	enum attr_name attr = n->kind == NK_Pad ? AN_pads : AN_start;
 	unsigned cnt, per = n->kind == NK_Pad ? 2 : 1;
 	const int64_t *old = node_ints(n, attr, &cnt);
@@ -276,21 +289,18 @@ static bool sink_pad_slice(struct sink *sk, struct node *n)
 	for (unsigned k = 0; k < per; k++)
 		for (unsigned i = 0; i < r; i++)
 			a[k * r + (unsigned)s[i]] = old[k * r + i];
-	struct value x = op_val(t, 0);
-	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), inv);
-	struct node *c = clone_with(sk, n, t, &x, 1, ty);
+	const struct type *ty = pu_transposed_type(sk->m->types, node_type(n), mv->inv);
+	struct node *c = clone_on_input(sk, n, mv->t, ty);
 	node_set_ints(sk->m, c, attr, a, per * r);
 	finish(sk, n, c, s);
 	return true;
 }
 
-static bool sink_reduce(struct sink *sk, struct node *n)
+static bool sink_reduce(struct sink *sk, struct node *n, const struct moving *mv)
 {
-	if (!movable_transpose(sk->m, op_val(n, 0)))
-		return false;
-	struct node *t = n->ops[0].def;
-	unsigned r = op_type(t, 0)->rank;
-	const int64_t *s = shuffle_of(t);
+	struct node *t = mv->t;
+	unsigned r = mv->r;
+	const int64_t *s = mv->s;
 	unsigned cnt;
 	const int64_t *axes = node_ints(n, AN_axes, &cnt);
 	bool drop[GLOW_MAX_RANK] = {false};
@@ -315,9 +325,8 @@ static bool sink_reduce(struct sink *sk, struct node *n)
 	for (unsigned i = 0; i < r; i++)
 		if (!drop[s[i]])
 			s2[k2++] = pos[s[i]];
-	struct value x = op_val(t, 0);
 	const struct type *ty = type_with_dims(sk->m->types, node_type(n), dims, k);
-	struct node *c = clone_with(sk, n, t, &x, 1, ty);
+	struct node *c = clone_on_input(sk, n, t, ty);
 	node_set_ints(sk->m, c, AN_axes, na, cnt);
 	if (pu_perm_is_identity(s2, k)) {
 		pu_replace(sk->f, n, node_val(c, 0));
@@ -330,10 +339,11 @@ static bool sink_reduce(struct sink *sk, struct node *n)
 	return true;
 }
 
-/* The kinds a Transpose sinks below (or merges with), each with its rule;
- * elementwise kinds (NF_EW) share sink_elementwise. */
-static bool (*const sinkers[NK_COUNT])(struct sink *sk, struct node *n) = {
-	[NK_Transpose] = merge_pair,
+/* The kinds a Transpose sinks below, each with its rule, which is called
+ * with the movable Transpose of operand 0 (sink_node asks moving_at);
+ * Transpose merges with its operand (merge_pair) and elementwise kinds
+ * (NF_EW), whose Transpose may be any operand, share sink_elementwise. */
+static bool (*const sinkers[NK_COUNT])(struct sink *sk, struct node *n, const struct moving *mv) = {
 	[NK_BatchNormalization] = sink_batchnorm,
 	[NK_Concat] = sink_concat,
 	[NK_Pad] = sink_pad_slice,
@@ -351,8 +361,11 @@ static bool sink_node(struct sink *sk, struct node *n)
 {
 	if (node_has_pred(n) || n->nres != 1 || n->nops == 0)
 		return false;
+	if (n->kind == NK_Transpose)
+		return merge_pair(sk, n);
+	struct moving mv;
 	if (sinkers[n->kind])
-		return sinkers[n->kind](sk, n);
+		return moving_at(sk, n, 0, &mv) && sinkers[n->kind](sk, n, &mv);
 	if (node_desc(n->kind)->flags & NF_EW)
 		return sink_elementwise(sk, n);
 	return false;
