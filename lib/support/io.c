@@ -458,27 +458,23 @@ void os_hex(struct ostream *o, const void *p, size_t n)
 	}
 }
 
-void os_i64_list(struct ostream *o, const int64_t *v, size_t n)
-{
-	os_putc(o, '[');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			os_write(o, ", ", 2);
-		os_i64(o, v[i]);
-	}
-	os_putc(o, ']');
-}
+/* The body of a list writer: "[a, b, c]" with PUT(o, element) writing one
+ * element. A macro, not a function taking PUT, so that each writer calls its
+ * element writer directly (lists of weights are long). */
+#define OS_LIST(o, v, n, PUT)                              \
+	do {                                               \
+		os_putc(o, '[');                           \
+		for (size_t i_ = 0; i_ < (n); i_++) {      \
+			if (i_)                            \
+				os_write(o, ", ", 2);      \
+			PUT(o, (v)[i_]);                   \
+		}                                          \
+		os_putc(o, ']');                           \
+	} while (0)
 
-void os_double_list(struct ostream *o, const double *v, size_t n)
-{
-	os_putc(o, '[');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			os_write(o, ", ", 2);
-		os_double(o, v[i]);
-	}
-	os_putc(o, ']');
-}
+void os_i64_list(struct ostream *o, const int64_t *v, size_t n) { OS_LIST(o, v, n, os_i64); }
+
+void os_double_list(struct ostream *o, const double *v, size_t n) { OS_LIST(o, v, n, os_double); }
 
 /* Runs of plain bytes are written at once. */
 void os_quoted(struct ostream *o, const char *s, size_t len)

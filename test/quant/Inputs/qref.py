@@ -117,13 +117,23 @@ def rnd(rng, t):
     return [rng.randint(lo, hi) for _ in range(t.numel())]
 
 
+def channel_qparams(wt, n, wsc, woff):
+    """The weight scales and offsets of n output channels: wsc and woff when
+    given (per-channel quantization), else wt's own for every channel."""
+    return wsc or [wt.scale] * n, woff or [wt.offset] * n
+
+
+def store_acc(ot, acc, acc_scale):
+    """An accumulator acc in units of acc_scale, requantized into ot."""
+    return store(ot, requant(acc, acc_scale / ot.scale))
+
+
 def conv_ref(x, xt, w, wt, bias, bt, ot, strides_, pads, group, dil, wsc=None, woff=None):
     N, H, W, C = xt.dims
     _, OH, OW, OC = ot.dims
     _, KH, KW, ICG = wt.dims
     ocg = OC // group
-    wsc = wsc or [wt.scale] * OC
-    woff = woff or [wt.offset] * OC
+    wsc, woff = channel_qparams(wt, OC, wsc, woff)
     out = []
     for n in range(N):
         for oy in range(OH):
@@ -145,7 +155,7 @@ def conv_ref(x, xt, w, wt, bias, bt, ot, strides_, pads, group, dil, wsc=None, w
                                 wv = w[((oc * KH + ky) * KW + kx) * ICG + c] - woff[oc]
                                 acc += xv * wv
                     acc += bias_units(bias[oc], bt, acc_scale)
-                    out.append(store(ot, requant(acc, acc_scale / ot.scale)))
+                    out.append(store_acc(ot, acc, acc_scale))
     return out
 
 
@@ -159,8 +169,7 @@ def bias_units(b, bt, acc_scale):
 
 
 def gemm_ref(a, at, b, bt, ot, nb, M, K, N, shared, bias=None, biast=None, wsc=None, woff=None):
-    wsc = wsc or [bt.scale] * N
-    woff = woff or [bt.offset] * N
+    wsc, woff = channel_qparams(bt, N, wsc, woff)
     out = []
     for bi in range(nb):
         for i in range(M):
@@ -171,7 +180,7 @@ def gemm_ref(a, at, b, bt, ot, nb, M, K, N, shared, bias=None, biast=None, wsc=N
                     av = a[(bi * M + i) * K + k] - at.offset
                     bv = b[(0 if shared else bi) * K * N + k * N + j] - woff[j]
                     acc += av * bv
-                out.append(store(ot, requant(acc, acc_scale / ot.scale)))
+                out.append(store_acc(ot, acc, acc_scale))
     return out
 
 
