@@ -37,14 +37,10 @@ void attr_missing(const char *owner, const char *kind_name, enum attr_name an)
 	unreachable(msg);
 }
 
-/* The slot of attribute an of n's kind; a kind without it is a bug of the
- * caller (the tables say which kinds have which attributes). */
+/* The slot of attribute an of a node kind (attr_slot_checked). */
 static unsigned attr_lookup(unsigned kind, enum attr_name an)
 {
-	int i = node_attr_slot(kind, an);
-	if (i < 0)
-		attr_missing("node", node_kind_name(kind), an);
-	return (unsigned)i;
+	return attr_slot_checked(node_desc(kind)->attrs, an, "node", node_kind_name, kind);
 }
 
 ATTR_ACCESSORS(node, struct node, struct module, attr_lookup)

@@ -204,14 +204,10 @@ void ir_weight_set_data(struct ir_module *m, struct ir_weight *w, const void *da
 
 int instr_attr_slot(unsigned kind, enum attr_name an) { return attr_desc_slot(instr_desc(kind)->attrs, an); }
 
-/* The slot of attribute an of an instruction kind; a kind without it is a
- * bug of the caller. */
+/* The slot of attribute an of an instruction kind (attr_slot_checked). */
 static unsigned attr_lookup(unsigned kind, enum attr_name an)
 {
-	int i = instr_attr_slot(kind, an);
-	if (i < 0)
-		attr_missing("instruction", instr_kind_name(kind), an);
-	return (unsigned)i;
+	return attr_slot_checked(instr_desc(kind)->attrs, an, "instruction", instr_kind_name, kind);
 }
 
 ATTR_ACCESSORS(ir, struct ir_instr, struct ir_module, attr_lookup)

@@ -13,6 +13,7 @@ files; this script only regenerates them. ONNX 1.12's checker does not
 know opsets past 17, so the models are not checked here: onnxruntime
 loading them is the check.
 """
+import functools
 import json
 import os
 import subprocess
@@ -358,44 +359,10 @@ def scatter_el(reduction):
                    [vi("y", F, [2, 4])], 18, [i64("idx", [[1, 1, -1], [0, 2, 0]])], axis=1, reduction=reduction)
 
 
-@case
-def scatternd18_add():
-    return scatter_nd("add")
-
-
-@case
-def scatternd18_mul():
-    return scatter_nd("mul")
-
-
-@case
-def scatternd18_max():
-    return scatter_nd("max")
-
-
-@case
-def scatternd18_min():
-    return scatter_nd("min")
-
-
-@case
-def scatterelements18_add():
-    return scatter_el("add")
-
-
-@case
-def scatterelements18_mul():
-    return scatter_el("mul")
-
-
-@case
-def scatterelements18_max():
-    return scatter_el("max")
-
-
-@case
-def scatterelements18_min():
-    return scatter_el("min")
+# one case per reduction of each: scatternd18_add, scatterelements18_min, ...
+for _reduction in ("add", "mul", "max", "min"):
+    CASES["scatternd18_" + _reduction] = functools.partial(scatter_nd, _reduction)
+    CASES["scatterelements18_" + _reduction] = functools.partial(scatter_el, _reduction)
 
 
 @case
