@@ -735,8 +735,10 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 
 /* ---- entry point ---- */
 
+/* The module read from buf (NULL when the reader could not start), with
+ * the number of errors reported in *errors (TP_READER_ENTRY_POINTS). */
 static struct module *parse(struct type_ctx *types, const char *buf, size_t len, const struct input *in,
-			    const char *filename, struct diag *d, bool verify)
+			    const char *filename, struct diag *d, int *errors)
 {
 	node_desc_init();
 	struct glow_parser p;
@@ -750,7 +752,7 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	p.cur_attr = -1;
 	strmap_init(&p.gpoison);
 	strmap_init(&p.lpoison);
-	int errors = tp_reader_end(&p.r, glow_yyparse(&p));
+	*errors = tp_reader_end(&p.r, glow_yyparse(&p));
 	glow_p_forms_free(&p);
 	strmap_free(&p.gpoison);
 	strmap_free(&p.lpoison);
@@ -762,15 +764,7 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	vec_free(&p.ints);
 	vec_free(&p.floats);
 	vec_free(&p.nums);
-	if (errors > 0) {
-		module_destroy(p.m);
-		return NULL;
-	}
-	if (verify && module_verify(p.m, d) != 0) {
-		module_destroy(p.m);
-		return NULL;
-	}
 	return p.m;
 }
 
-TP_READER_ENTRY_POINTS(struct module, module_parse, module_parse_input, parse)
+TP_READER_ENTRY_POINTS(struct module, module_parse, module_parse_input, parse, module_verify, module_destroy)

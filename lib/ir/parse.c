@@ -558,8 +558,10 @@ void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kl
 
 /* ---- entry point ---- */
 
+/* The module read from buf (NULL when the reader could not start), with
+ * the number of errors reported in *errors (TP_READER_ENTRY_POINTS). */
 static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t len, const struct input *in,
-				const char *filename, struct diag *d, bool verify)
+				const char *filename, struct diag *d, int *errors)
 {
 	gir_legacy_check();
 	_Static_assert((int)IR_INIT_NONE == (int)TP_INIT_NONE, "a weight without initializer");
@@ -571,7 +573,7 @@ static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t l
 	p.m = ir_module_create(types);
 	ir_module_set_base_dir(p.m, filename);
 	strmap_init(&p.poison);
-	int errors = tp_reader_end(&p.r, gir_yyparse(&p));
+	*errors = tp_reader_end(&p.r, gir_yyparse(&p));
 	gir_scope_free(&p.scope);
 	strmap_free(&p.poison);
 	vec_free(&p.pos);
@@ -580,11 +582,8 @@ static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t l
 	vec_free(&p.nums);
 	vec_free(&p.ti);
 	vec_free(&p.tf);
-	if (errors || (verify && ir_module_verify(p.m, d) != 0)) {
-		ir_module_destroy(p.m);
-		return NULL;
-	}
 	return p.m;
 }
 
-TP_READER_ENTRY_POINTS(struct ir_module, ir_module_parse, ir_module_parse_input, parse)
+TP_READER_ENTRY_POINTS(struct ir_module, ir_module_parse, ir_module_parse_input, parse, ir_module_verify,
+		       ir_module_destroy)

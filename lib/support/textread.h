@@ -108,20 +108,34 @@ bool tp_reader_begin(struct tp_reader *r, const char *buf, size_t len, const str
 int tp_reader_end(struct tp_reader *r, int rc);
 
 /* Defines a reader's two entry points over its
- * parse(types, buf, len, in, filename, d, verify): NAME, of a text in
- * memory, and NAME_INPUT, of an input from input_open (support/io.h), both
- * returning MOD * with the contract of module_parse (graph/graph.h). A macro
+ * parse(types, buf, len, in, filename, d, &errors), which returns the module
+ * read (NULL when the reader could not start) and the number of errors it
+ * reported: NAME, of a text in memory, and NAME_INPUT, of an input from
+ * input_open (support/io.h), both returning MOD * with the contract of
+ * module_parse (graph/graph.h): NULL after errors, or when verify is set and
+ * VERIFY(m, d) finds some (the module is freed with DESTROY). A macro
  * because the module types differ; both readers define theirs with it. */
-#define TP_READER_ENTRY_POINTS(MOD, NAME, NAME_INPUT, PARSE)                                                     \
+#define TP_READER_ENTRY_POINTS(MOD, NAME, NAME_INPUT, PARSE, VERIFY, DESTROY)                                    \
+	static MOD *NAME##_checked(struct type_ctx *types, const char *buf, size_t len, const struct input *in,  \
+				   const char *filename, struct diag *d, bool verify)                              \
+	{                                                                                                          \
+		int errors = 0;                                                                                    \
+		MOD *m = PARSE(types, buf, len, in, filename, d, &errors);                                         \
+		if (m && (errors || (verify && VERIFY(m, d) != 0))) {                                              \
+			DESTROY(m);                                                                                \
+			return NULL;                                                                               \
+		}                                                                                                  \
+		return m;                                                                                          \
+	}                                                                                                          \
 	MOD *NAME(struct type_ctx *types, const char *buf, size_t len, const char *filename, struct diag *d,      \
 		  bool verify)                                                                                     \
 	{                                                                                                          \
-		return PARSE(types, buf, len, NULL, filename, d, verify);                                          \
+		return NAME##_checked(types, buf, len, NULL, filename, d, verify);                                 \
 	}                                                                                                          \
 	MOD *NAME_INPUT(struct type_ctx *types, const struct input *in, const char *filename, struct diag *d,    \
 			bool verify)                                                                               \
 	{                                                                                                          \
-		return PARSE(types, in->buf, in->len, in, filename, d, verify);                                    \
+		return NAME##_checked(types, in->buf, in->len, in, filename, d, verify);                           \
 	}
 
 /* path taken relative to base_dir (NULL: the working directory) unless it
