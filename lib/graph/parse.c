@@ -72,8 +72,7 @@ static const char *describe_lookahead(const struct glow_parser *p, char *buf, si
 	if (p->r.last_tok == GT_TYPE)
 		for (e = p->r.last_start; e < p->r.last_end && *e != '<';)
 			e++;
-	return tp_describe_lookahead(&p->r, glow_tok_classes, sizeof glow_tok_classes / sizeof *glow_tok_classes, e, buf,
-				     size);
+	return tp_describe_lookahead(&p->r, glow_tok_classes, GLOW_ARRAY_SIZE(glow_tok_classes), e, buf, size);
 }
 
 static const char *describe_previous(const struct glow_parser *p, char *buf, size_t size)

@@ -72,8 +72,7 @@ static const struct tp_tok_class_row gir_tok_classes[] = {
 
 static const char *describe_lookahead(const struct gir_parser *p, char *buf, size_t size)
 {
-	return tp_describe_lookahead(&p->r, gir_tok_classes, sizeof gir_tok_classes / sizeof *gir_tok_classes,
-				     p->r.last_end, buf, size);
+	return tp_describe_lookahead(&p->r, gir_tok_classes, GLOW_ARRAY_SIZE(gir_tok_classes), p->r.last_end, buf, size);
 }
 
 void gir_p_syntax_error(struct gir_parser *p, struct loc loc, const char *const *expected, int nexp)
