@@ -415,6 +415,30 @@ def write_manifest(out_dir, manifest, unit):
             print("%s: %d %s, %d bytes" % (name, n, unit, size))
 
 
+def print_mix(kinds, extra=""):
+    """Prints how many of each kind a generated file has ("mix: Add=3 ..."),
+    then extra."""
+    mix = collections.Counter(kinds)
+    print("mix: " + " ".join("%s=%d" % kv for kv in sorted(mix.items())) + extra)
+
+
+def manifest_pair(manifest, stem, ext, n):
+    """Adds the two files of one generated program to manifest: STEM.EXT in
+    this generator's format and STEM.mlir, n nodes or instructions each."""
+    manifest.append(("%s.%s" % (stem, ext), "glow", n))
+    manifest.append((stem + ".mlir", "mlir", n))
+
+
+def finish(args, manifest, header, write_weights, ext, unit):
+    """The end of both generators' main (gen_ir.py too): the weight files of
+    --weight-mb, written by the generator's own write_weights, then the
+    manifest. Returns main's exit status."""
+    if args.weight_mb:
+        manifest_pair(manifest, "weights", ext, write_weights(args.out_dir, args.weight_mb, args.seed, header))
+    write_manifest(args.out_dir, manifest, unit)
+    return 0
+
+
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out-dir", help="directory to write the files to")
@@ -444,16 +468,9 @@ def main(argv):
             write_glow_nodes(f, ops, glow_names(ops), header)
         with open(mpath, "w") as f:
             write_mlir_nodes(f, ops, header)
-        mix = collections.Counter(op.kind for op in ops)
-        print("mix: " + " ".join("%s=%d" % kv for kv in sorted(mix.items())) + " Save=1")
-        manifest.append(("nodes.glow", "glow", len(ops) + 1))
-        manifest.append(("nodes.mlir", "mlir", len(ops) + 1))
-    if args.weight_mb:
-        n = write_weights(args.out_dir, args.weight_mb, args.seed, header)
-        manifest.append(("weights.glow", "glow", n))
-        manifest.append(("weights.mlir", "mlir", n))
-    write_manifest(args.out_dir, manifest, "nodes")
-    return 0
+        print_mix((op.kind for op in ops), " Save=1")
+        manifest_pair(manifest, "nodes", "glow", len(ops) + 1)
+    return finish(args, manifest, header, write_weights, "glow", "nodes")
 
 
 if __name__ == "__main__":

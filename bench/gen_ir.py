@@ -46,13 +46,13 @@ summary. Needs Python 3.9 or later; the output depends only on the arguments.
 """
 
 import argparse
-import collections
 import os
 import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gen_graph import weight_chunks, write_manifest, WEIGHT_COLS  # noqa: E402  (same weight bytes)
+# the same weight bytes and the same manifest as gen_graph.py
+from gen_graph import finish, manifest_pair, print_mix, weight_chunks, WEIGHT_COLS  # noqa: E402
 
 H = W = 8
 CHANNELS = (8, 16)
@@ -452,17 +452,10 @@ def main(argv):
             write_gir(f, prog, header)
         with open(os.path.join(args.out_dir, "nodes.mlir"), "w") as f:
             mops = write_mlir(f, prog, header)
-        mix = collections.Counter(i.kind for i in prog.instrs)
-        print("mix: " + " ".join("%s=%d" % kv for kv in sorted(mix.items())))
+        print_mix(i.kind for i in prog.instrs)
         print("weights: %d; mlir operations: %d" % (len(prog.weights) + 2, mops))
-        manifest.append(("nodes.gir", "glow", len(prog.instrs)))
-        manifest.append(("nodes.mlir", "mlir", len(prog.instrs)))
-    if args.weight_mb:
-        n = write_weights(args.out_dir, args.weight_mb, args.seed, header)
-        manifest.append(("weights.gir", "glow", n))
-        manifest.append(("weights.mlir", "mlir", n))
-    write_manifest(args.out_dir, manifest, "instructions")
-    return 0
+        manifest_pair(manifest, "nodes", "gir", len(prog.instrs))
+    return finish(args, manifest, header, write_weights, "gir", "instructions")
 
 
 if __name__ == "__main__":

@@ -1,15 +1,33 @@
-# models-lib.sh - gen_models, shared by the benchmark scripts that measure
-# the model-zoo networks (c-models.sh, memplan.sh, opt-models.sh). Sourced
-# with `here` set to the source tree.
+# models-lib.sh - gen_models, find_python and bench_args, shared by the
+# benchmark scripts that measure the model-zoo networks (c-models.sh,
+# memplan.sh, opt-models.sh, quant.sh) and by train.sh. Sourced with `here`
+# set to the source tree.
 #
+# bench_args DEFAULT_LIST [BUILD [NAME...]]: the arguments of quant.sh and
+# train.sh: sets build (BUILD, default $here/build), bin (its bin/) and
+# list (the NAMEs, default DEFAULT_LIST).
+bench_args() {
+	dflt=$1
+	shift
+	build=${1:-$here/build}
+	[ $# -ge 1 ] && shift
+	list=${*:-$dflt}
+	bin=$build/bin
+}
+
+# find_python: sets py to a Python that has the onnx module (the system one
+# first: a python3 on PATH may lack it).
+find_python() {
+	py=/usr/bin/python3
+	[ -x "$py" ] || py=python3
+}
+
 # gen_models DIR [NAME...]: the model-zoo networks, written into DIR by
 # utils/gen-models.py (weights: ConstantOfShape fills unless WEIGHTS=random,
-# seeded random initializers, SEED=0 by default) with a Python that has the
-# onnx module (the system one first: a python3 on PATH may lack it)
+# seeded random initializers, SEED=0 by default) with find_python's Python
 gen_models() {
 	gdir=$1
 	shift
-	py=/usr/bin/python3
-	[ -x "$py" ] || py=python3
+	find_python
 	"$py" "$here/utils/gen-models.py" -o "$gdir" --weights "${WEIGHTS:-fill}" --seed "${SEED:-0}" "$@"
 }

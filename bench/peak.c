@@ -10,6 +10,8 @@
 
 typedef float vf __attribute__((vector_size(64)));
 
+enum { CHAINS = 12 }; /* independent multiply-add chains */
+
 static double now(void)
 {
 	struct timespec t;
@@ -23,28 +25,25 @@ int main(void)
 	const vf zero = {0}, b = zero + 1.0000001f, c = zero + 1e-7f;
 	double best = 0, sink = 0;
 	for (int run = 0; run < 5; run++) {
-		vf a0 = zero, a1 = a0 + 1, a2 = a0 + 2, a3 = a0 + 3, a4 = a0 + 4, a5 = a0 + 5;
-		vf a6 = a0 + 6, a7 = a0 + 7, a8 = a0 + 8, a9 = a0 + 9, a10 = a0 + 10, a11 = a0 + 11;
+		/* the chains live in registers: the loops over them are unrolled */
+		vf a[CHAINS];
+#pragma GCC unroll 12
+		for (int j = 0; j < CHAINS; j++)
+			a[j] = zero + (float)j;
 		long n = iters;
 		double t0 = now();
 		for (long k = 0; k < n; k++) {
-			a0 = a0 * b + c;
-			a1 = a1 * b + c;
-			a2 = a2 * b + c;
-			a3 = a3 * b + c;
-			a4 = a4 * b + c;
-			a5 = a5 * b + c;
-			a6 = a6 * b + c;
-			a7 = a7 * b + c;
-			a8 = a8 * b + c;
-			a9 = a9 * b + c;
-			a10 = a10 * b + c;
-			a11 = a11 * b + c;
+#pragma GCC unroll 12
+			for (int j = 0; j < CHAINS; j++)
+				a[j] = a[j] * b + c;
 		}
 		double s = now() - t0;
-		vf r = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+		vf r = a[0];
+#pragma GCC unroll 12
+		for (int j = 1; j < CHAINS; j++)
+			r += a[j];
 		sink += r[0];
-		double g = (double)n * 12 * 16 * 2 / s / 1e9;
+		double g = (double)n * CHAINS * 16 * 2 / s / 1e9;
 		if (g > best)
 			best = g;
 	}

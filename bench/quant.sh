@@ -22,17 +22,14 @@
 # on a shared machine. Figures only: nothing is asserted, no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$here/build}
-[ $# -ge 1 ] && shift
-list=${*:-"squeezenet resnet50"}
-bin=$build/bin
+. "$here/bench/models-lib.sh" # bench_args, find_python
+bench_args "squeezenet resnet50" "$@"
 calib=${CALIB:-4}
 eval_n=${EVAL:-2}
 prec=${PRECISION:-int8}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-py=/usr/bin/python3
-[ -x "$py" ] || py=python3
+find_python
 "$py" "$here/utils/gen-models.py" -o "$tmp" --weights random --seed "${SEED:-0}" $list >/dev/null
 cal=""
 [ "${CALIBRATION:-none}" = kl ] && cal=-quant-calibration=kl

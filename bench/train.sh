@@ -27,10 +27,8 @@
 # Figures only: nothing is asserted, no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-build=${1:-$here/build}
-[ $# -ge 1 ] && shift
-list=${*:-"mlp cnn"}
-bin=$build/bin
+. "$here/bench/models-lib.sh" # bench_args, find_python
+bench_args "mlp cnn" "$@"
 data=${DATA:-/usr/share/datasets/fashion-mnist}
 seed=${SEED:-1}
 tmp=$(mktemp -d)

@@ -432,6 +432,16 @@ def densenet121():
     return net
 
 
+def caffe2_classifier(net, x):
+    """The classifier both Caffe2-zoo networks (resnet50, shufflenet) end
+    with: a 7x7 average pool, Flatten, a 1000-way Gemm (pred_w_0) and
+    Softmax as gpu_0/softmax_1. Returns net, finished."""
+    x = net.pool("AveragePool", x, 7, 1, pads_attr=False)
+    x = net.flatten(x)
+    net.finish(net.softmax(net.gemm(x, "pred_w_0", 1000)), "gpu_0/softmax_1")
+    return net
+
+
 def resnet50():
     net = Net("resnet50", "gpu_0/data_0", "gpu_0/")
     x = net.conv(net.input, "conv1_w_0", 64, 7, 2, 3, bias=False)
@@ -453,10 +463,7 @@ def resnet50():
             else:
                 x = net.sum(y, x)
             x = net.relu(x)
-    x = net.pool("AveragePool", x, 7, 1, pads_attr=False)
-    x = net.flatten(x)
-    net.finish(net.softmax(net.gemm(x, "pred_w_0", 1000)), "gpu_0/softmax_1")
-    return net
+    return caffe2_classifier(net, x)
 
 
 def shufflenet():
@@ -492,10 +499,7 @@ def shufflenet():
             else:
                 x = net.sum(y, x)
             x = net.relu(x)
-    x = net.pool("AveragePool", x, 7, 1, pads_attr=False)
-    x = net.flatten(x)
-    net.finish(net.softmax(net.gemm(x, "pred_w_0", 1000)), "gpu_0/softmax_1")
-    return net
+    return caffe2_classifier(net, x)
 
 
 MODELS = {

@@ -116,6 +116,31 @@ int init_materialize(const struct init_spec *s, const struct type *t, const char
 	}
 }
 
+unsigned init_verify(const struct init_spec *s, const struct type *t, char msgs[INIT_PROBLEMS_MAX][INIT_PROBLEM_LEN])
+{
+	enum elem_kind k = (enum elem_kind)t->elem;
+	unsigned n = 0;
+	switch (s->kind) {
+	case INIT_DENSE:
+		if (!s->data && type_bytes(t) != 0)
+			snprintf(msgs[n++], INIT_PROBLEM_LEN, "dense initializer has no data");
+		break;
+	case INIT_XAVIER:
+		if (!elem_is_float(k))
+			snprintf(msgs[n++], INIT_PROBLEM_LEN,
+				 "xavier initializer needs a floating-point element kind, not %s", elem_name(k));
+		if (!(s->fan_in > 0))
+			snprintf(msgs[n++], INIT_PROBLEM_LEN, "xavier fan-in must be positive");
+		break;
+	case INIT_SPLAT:
+		if (k == EK_BOOL && s->splat_i != 0 && s->splat_i != 1)
+			snprintf(msgs[n++], INIT_PROBLEM_LEN, "bool splat must be 0 or 1");
+		break;
+	default: break;
+	}
+	return n;
+}
+
 struct init_spec constant_init_spec(const struct constant *c) { return INIT_SPEC_OF(c, (int)c->init); }
 
 const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *d)

@@ -8,6 +8,7 @@
  * hash to the builder (node_create_named, func_find_hashed). */
 #define _POSIX_C_SOURCE 200809L
 #include "graph/graph.h"
+#include "graph/attr_access.h"
 #include "support/dlist.h"
 #include "support/io.h"
 #include "support/util.h"
@@ -29,38 +30,20 @@ const char *attr_name_str(enum attr_name an) { return (unsigned)an < AN_COUNT ? 
 
 int node_attr_slot(unsigned kind, enum attr_name an) { return attr_desc_slot(node_desc(kind)->attrs, an); }
 
-/* The slot of attribute an of n's kind; a kind without it is a bug of the
- * caller (the tables say which kinds have which attributes). */
+void attr_missing(const char *owner, const char *kind_name, enum attr_name an)
+{
+	char msg[160];
+	snprintf(msg, sizeof msg, "%s kind %s has no attribute '%s'", owner, kind_name, attr_name_str(an));
+	unreachable(msg);
+}
+
+/* The slot of attribute an of a node kind (attr_slot_checked). */
 static unsigned attr_lookup(unsigned kind, enum attr_name an)
 {
-	int i = node_attr_slot(kind, an);
-	if (i < 0) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "node kind %s has no attribute '%s'", node_kind_name(kind), attr_name_str(an));
-		unreachable(msg);
-	}
-	return (unsigned)i;
+	return attr_slot_checked(node_desc(kind)->attrs, an, "node", node_kind_name, kind);
 }
 
-int64_t node_int(const struct node *n, enum attr_name an) { return n->attrs[attr_lookup(n->kind, an)].i; }
-
-double node_float(const struct node *n, enum attr_name an) { return n->attrs[attr_lookup(n->kind, an)].f; }
-
-const int64_t *node_ints(const struct node *n, enum attr_name an, unsigned *len)
-{
-	unsigned i = attr_lookup(n->kind, an);
-	*len = n->attrs[i].ints.n;
-	return n->attrs[i].ints.v;
-}
-
-const double *node_floats(const struct node *n, enum attr_name an, unsigned *len)
-{
-	unsigned i = attr_lookup(n->kind, an);
-	*len = n->attrs[i].floats.n;
-	return n->attrs[i].floats.v;
-}
-
-const char *node_str(const struct node *n, enum attr_name an) { return n->attrs[attr_lookup(n->kind, an)].s; }
+ATTR_ACCESSORS(node, struct node, struct module, attr_lookup)
 
 const char *node_enum(const struct node *n, enum attr_name an)
 {
@@ -77,37 +60,6 @@ const char *node_enum(const struct node *n, enum attr_name an)
 	size_t len = strcspn(s, "|");
 	snprintf(buf, sizeof buf, "%.*s", (int)len, s);
 	return buf;
-}
-
-void node_set_int(struct module *m, struct node *n, enum attr_name an, int64_t v)
-{
-	(void)m;
-	n->attrs[attr_lookup(n->kind, an)].i = v;
-}
-
-void node_set_float(struct module *m, struct node *n, enum attr_name an, double v)
-{
-	(void)m;
-	n->attrs[attr_lookup(n->kind, an)].f = v;
-}
-
-void node_set_ints(struct module *m, struct node *n, enum attr_name an, const int64_t *v, unsigned len)
-{
-	unsigned i = attr_lookup(n->kind, an);
-	n->attrs[i].ints.v = arena_memdup(&m->arena, v, len * sizeof(*v));
-	n->attrs[i].ints.n = len;
-}
-
-void node_set_floats(struct module *m, struct node *n, enum attr_name an, const double *v, unsigned len)
-{
-	unsigned i = attr_lookup(n->kind, an);
-	n->attrs[i].floats.v = arena_memdup(&m->arena, v, len * sizeof(*v));
-	n->attrs[i].floats.n = len;
-}
-
-void node_set_str(struct module *m, struct node *n, enum attr_name an, const char *s)
-{
-	n->attrs[attr_lookup(n->kind, an)].s = arena_strdup(&m->arena, s);
 }
 
 void node_copy_attrs(struct module *m, struct node *dst, const struct node *src)

@@ -44,6 +44,14 @@ struct init_spec {
 int init_materialize(const struct init_spec *s, const struct type *t, const char *base_dir, struct loc loc,
 		     void *out, struct diag *d);
 
+/* The verifiers' checks of an initializer of a value of type t, both
+ * levels: a dense one needs data (unless t has no bytes), a xavier one a
+ * floating-point element kind and a positive fan-in, a bool splat 0 or 1.
+ * Writes a message per problem into msgs and returns how many; other
+ * kinds have none. */
+enum { INIT_PROBLEMS_MAX = 2, INIT_PROBLEM_LEN = 128 };
+unsigned init_verify(const struct init_spec *s, const struct type *t, char msgs[INIT_PROBLEMS_MAX][INIT_PROBLEM_LEN]);
+
 /* The text of the initializer of a weight of type t, as both formats write
  * it: dense "0x..." (zeros when data is NULL), splat v, zero, xavier f
  * [seed n], file "path" [offset n] (graph/print.c). */

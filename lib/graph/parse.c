@@ -39,16 +39,8 @@
 
 /* ---- helpers ---- */
 
-/* The reader shell's name steps (support/textread.h) on this parser: the
- * text and lookup key of a span, and the poison sets (gpoison for globals,
- * lpoison for the function's values). */
-static const char *span_cstr(struct glow_parser *p, const struct tp_span *s) { return tp_span_cstr(&p->r, s); }
-
-static const char *span_key(struct glow_parser *p, const struct tp_span *s, size_t *len)
-{
-	return tp_span_key(&p->r, s, len);
-}
-
+/* The reader shell's poison steps (support/textread.h) on this parser's
+ * sets (gpoison for globals, lpoison for the function's values). */
 static void poison(struct glow_parser *p, struct strmap *set, const struct tp_span *name)
 {
 	tp_poison(&p->r, set, &p->m->arena, name);
@@ -66,25 +58,21 @@ static void note_previous(struct glow_parser *p, struct loc loc)
 
 /* ---- syntax errors ---- */
 
+/* What each token is in a syntax error (the others: TP_TC_OTHER). */
+static const struct tp_tok_class_row glow_tok_classes[] = {
+	{GT_END, TP_TC_END},      {GT_IDENT, TP_TC_IDENT}, {GT_TYPE, TP_TC_IDENT}, {GT_LOCAL, TP_TC_NAME},
+	{GT_GLOBAL, TP_TC_NAME},  {GT_INT, TP_TC_NUMBER},  {GT_DIMX, TP_TC_NUMBER}, {GT_FLOAT, TP_TC_NUMBER},
+	{GT_STRING, TP_TC_STRING},
+};
+
 static const char *describe_lookahead(const struct glow_parser *p, char *buf, size_t size)
 {
-	const char *s = p->r.last_start, *e = p->r.last_end;
-	switch (p->r.last_tok) {
-	case GT_END: return tp_tok_describe(TP_TC_END, s, e, buf, size);
-	case GT_IDENT: return tp_tok_describe(TP_TC_IDENT, s, e, buf, size);
-	case GT_TYPE:
-		/* one token for "float<16 x 16>": named as its first, an identifier */
-		for (e = s; e < p->r.last_end && *e != '<';)
+	const char *e = p->r.last_end;
+	/* one token for "float<16 x 16>": named as its first, an identifier */
+	if (p->r.last_tok == GT_TYPE)
+		for (e = p->r.last_start; e < p->r.last_end && *e != '<';)
 			e++;
-		return tp_tok_describe(TP_TC_IDENT, s, e, buf, size);
-	case GT_LOCAL:
-	case GT_GLOBAL: return tp_tok_describe(TP_TC_NAME, s, e, buf, size);
-	case GT_INT:
-	case GT_DIMX:
-	case GT_FLOAT: return tp_tok_describe(TP_TC_NUMBER, s, e, buf, size);
-	case GT_STRING: return tp_tok_describe(TP_TC_STRING, s, e, buf, size);
-	default: return tp_tok_describe(TP_TC_OTHER, s, e, buf, size);
-	}
+	return tp_describe_lookahead(&p->r, glow_tok_classes, GLOW_ARRAY_SIZE(glow_tok_classes), e, buf, size);
 }
 
 static const char *describe_previous(const struct glow_parser *p, char *buf, size_t size)
@@ -208,14 +196,14 @@ const struct type *glow_p_type(struct glow_parser *p, const struct tp_span *elem
 void glow_p_module(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	(void)loc;
-	p->m->name = arena_strdup(&p->m->arena, span_cstr(p, name));
+	p->m->name = arena_strdup(&p->m->arena, tp_span_cstr(&p->r, name));
 }
 
 /* The global name is free; reports a redefinition otherwise. */
 static bool global_free(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	size_t len;
-	const char *k = span_key(p, name, &len);
+	const char *k = tp_span_key(&p->r, name, &len);
 	struct node *prev = strmap_getn(&p->m->gnames, k, len);
 	if (!prev)
 		return true;
@@ -233,7 +221,7 @@ void glow_p_placeholder(struct glow_parser *p, const struct tp_span *name, struc
 		poison(p, &p->gpoison, name);
 		return;
 	}
-	struct placeholder *ph = module_add_placeholder(p->m, span_cstr(p, name), t, loc);
+	struct placeholder *ph = module_add_placeholder(p->m, tp_span_cstr(&p->r, name), t, loc);
 	ph->trainable = (p->ph_flags & 1) != 0;
 	ph->is_static = (p->ph_flags & 2) != 0;
 }
@@ -251,7 +239,7 @@ void glow_p_constant(struct glow_parser *p, const struct tp_span *name, struct l
 		return;
 	}
 	tp_reader_drop(&p->r);
-	struct constant *c = module_add_constant(p->m, span_cstr(p, name), t, loc);
+	struct constant *c = module_add_constant(p->m, tp_span_cstr(&p->r, name), t, loc);
 	c->init = (enum init_kind)p->init.kind;
 	switch (p->init.kind) {
 	case INIT_DENSE: c->data = data; break;
@@ -303,7 +291,7 @@ void glow_p_func_begin(struct glow_parser *p, const struct tp_span *name, struct
 	p->in_func = true;
 	strmap_free(&p->lpoison);
 	strmap_init(&p->lpoison);
-	const char *s = span_cstr(p, name);
+	const char *s = tp_span_cstr(&p->r, name);
 	struct func *prev = module_find_func(p->m, s);
 	if (prev) {
 		char b[80];
@@ -344,7 +332,7 @@ void glow_p_stmt_begin(struct glow_parser *p, const struct tp_span *name, struct
 	p->name = *name;
 	p->name_loc = loc;
 	size_t len;
-	const char *k = span_key(p, name, &len);
+	const char *k = tp_span_key(&p->r, name, &len);
 	p->name_hash = hash_bytes(k, len);
 	/* The builder will look the new name up in the function's table at the
 	 * end of the statement (with this hash): a miss on a table of a million
@@ -409,7 +397,7 @@ struct glow_val glow_p_local(struct glow_parser *p, const struct tp_span *name, 
 	if (!p->f)
 		return v;
 	size_t len;
-	const char *k = span_key(p, name, &len);
+	const char *k = tp_span_key(&p->r, name, &len);
 	struct node *n = recent_find(p, k, len);
 	char b[80];
 	if (!n) {
@@ -431,7 +419,7 @@ struct glow_val glow_p_global(struct glow_parser *p, const struct tp_span *name,
 {
 	struct glow_val v = {NULL, 0, loc};
 	size_t len;
-	const char *k = span_key(p, name, &len);
+	const char *k = tp_span_key(&p->r, name, &len);
 	v.node = strmap_getn(&p->m->gnames, k, len);
 	if (!v.node && !poisoned(p, &p->gpoison, name)) {
 		char b[80];
@@ -497,7 +485,7 @@ void glow_p_attr_name(struct glow_parser *p, const struct tp_span *name, struct 
 	if (p->kind < 0)
 		return;
 	const struct node_desc *d = node_desc((unsigned)p->kind);
-	const char *s = span_cstr(p, name);
+	const char *s = tp_span_cstr(&p->r, name);
 	int idx = node_attr_index((unsigned)p->kind, s);
 	if (idx < 0) {
 		struct suggest sg;
@@ -698,7 +686,7 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 		pred.res = p->pred.res;
 	}
 	size_t len = 0;
-	const char *name = p->has_name ? span_key(p, &p->name, &len) : NULL;
+	const char *name = p->has_name ? tp_span_key(&p->r, &p->name, &len) : NULL;
 	tp_reader_drop(&p->r);
 	struct node *n = node_create_named(p->f, (unsigned)p->kind, name, len, p->name_hash, p->ops.data,
 					   (unsigned)p->ops.len, pred, p->tys.data,
@@ -739,15 +727,17 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 						    pa->u.list.n * sizeof(double));
 			av->floats.n = pa->u.list.n;
 			break;
-		case AK_STRING: av->s = arena_strdup(&p->m->arena, span_cstr(p, &pa->u.s)); break;
+		case AK_STRING: av->s = arena_strdup(&p->m->arena, tp_span_cstr(&p->r, &pa->u.s)); break;
 		}
 	}
 }
 
 /* ---- entry point ---- */
 
+/* The module read from buf (NULL when the reader could not start), with
+ * the number of errors reported in *errors (TP_READER_ENTRY_POINTS). */
 static struct module *parse(struct type_ctx *types, const char *buf, size_t len, const struct input *in,
-			    const char *filename, struct diag *d, bool verify)
+			    const char *filename, struct diag *d, int *errors)
 {
 	node_desc_init();
 	struct glow_parser p;
@@ -761,7 +751,7 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	p.cur_attr = -1;
 	strmap_init(&p.gpoison);
 	strmap_init(&p.lpoison);
-	int errors = tp_reader_end(&p.r, glow_yyparse(&p));
+	*errors = tp_reader_end(&p.r, glow_yyparse(&p));
 	glow_p_forms_free(&p);
 	strmap_free(&p.gpoison);
 	strmap_free(&p.lpoison);
@@ -773,25 +763,7 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	vec_free(&p.ints);
 	vec_free(&p.floats);
 	vec_free(&p.nums);
-	if (errors > 0) {
-		module_destroy(p.m);
-		return NULL;
-	}
-	if (verify && module_verify(p.m, d) != 0) {
-		module_destroy(p.m);
-		return NULL;
-	}
 	return p.m;
 }
 
-struct module *module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
-			    struct diag *d, bool verify)
-{
-	return parse(types, buf, len, NULL, filename, d, verify);
-}
-
-struct module *module_parse_input(struct type_ctx *types, const struct input *in, const char *filename,
-				  struct diag *d, bool verify)
-{
-	return parse(types, in->buf, in->len, in, filename, d, verify);
-}
+TP_READER_ENTRY_POINTS(struct module, module_parse, module_parse_input, parse, module_verify, module_destroy)

@@ -13,6 +13,10 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A check of a type rule: true when cond holds, else false after reporting
+ * the message (fmt and its arguments, evaluated only then) on op. */
+#define TRC_CHECK(op, cond, ...) ((cond) || (top_err((op), __VA_ARGS__), false))
+
 /* "ComputationInfo" -> "computation info"; all-capital names ("LHS", "CE")
  * stay as they are. */
 const char *trc_pretty_name(const char *name, char *buf)
@@ -171,10 +175,8 @@ const char *trc_class_desc(unsigned set)
 bool trc_want_class(struct typed_op *op, struct what what, const struct type *t,
 		    unsigned set)
 {
-	if (set & (1u << elem_class((enum elem_kind)t->elem)))
-		return true;
-	top_err(op, "%s must be %s, got %s", WHS(what), trc_class_desc(set), TYS(t));
-	return false;
+	return TRC_CHECK(op, set & (1u << elem_class((enum elem_kind)t->elem)),
+			 "%s must be %s, got %s", WHS(what), trc_class_desc(set), TYS(t));
 }
 
 /* operand i has an element kind of one of the classes in set */
@@ -193,41 +195,33 @@ bool trc_res_class(struct typed_op *op, unsigned r, unsigned set)
 bool trc_want_elem(struct typed_op *op, struct what what, const struct type *t,
 		   struct what refname, const struct type *ref)
 {
-	if (type_same_elem(t, ref))
-		return true;
-	top_err(op, "%s element type %s differs from %s element type %s", WHS(what), ELS(t), WHS(refname), ELS(ref));
-	return false;
+	return TRC_CHECK(op, type_same_elem(t, ref),
+			 "%s element type %s differs from %s element type %s", WHS(what), ELS(t), WHS(refname),
+			 ELS(ref));
 }
 
 /* t has ref's element kind (quantization parameters may differ) */
 bool trc_want_kind(struct typed_op *op, struct what what, const struct type *t,
 		   struct what refname, const struct type *ref)
 {
-	if (t->elem == ref->elem)
-		return true;
-	top_err(op, "%s element kind %s differs from %s element kind %s", WHS(what), elem_name((enum elem_kind)t->elem),
-		WHS(refname), elem_name((enum elem_kind)ref->elem));
-	return false;
+	return TRC_CHECK(op, t->elem == ref->elem,
+			 "%s element kind %s differs from %s element kind %s", WHS(what),
+			 elem_name((enum elem_kind)t->elem), WHS(refname), elem_name((enum elem_kind)ref->elem));
 }
 
 /* t has ref's shape */
 bool trc_want_same_shape(struct typed_op *op, struct what what, const struct type *t,
 			 struct what refname, const struct type *ref)
 {
-	if (type_same_shape(t, ref))
-		return true;
-	top_err(op, "%s %s does not have the shape of %s %s", WHS(what), TYS(t), WHS(refname), TYS(ref));
-	return false;
+	return TRC_CHECK(op, type_same_shape(t, ref),
+			 "%s %s does not have the shape of %s %s", WHS(what), TYS(t), WHS(refname), TYS(ref));
 }
 
 /* t (called what) has the expected shape s */
 bool trc_want_shape(struct typed_op *op, struct what what, const struct type *t,
 		    const struct shape *s)
 {
-	if (trc_shape_matches(t, s))
-		return true;
-	top_err(op, "%s is %s but its shape should be %s", WHS(what), TYS(t), SHS(s));
-	return false;
+	return TRC_CHECK(op, trc_shape_matches(t, s), "%s is %s but its shape should be %s", WHS(what), TYS(t), SHS(s));
 }
 
 /* result r has the expected shape s */
@@ -240,10 +234,8 @@ bool trc_res_shape(struct typed_op *op, unsigned r, const struct shape *s)
 bool trc_res_same_type(struct typed_op *op, unsigned r, unsigned i)
 {
 	const struct type *t = op->res[r], *ref = top_optype(op, i);
-	if (type_same_shape(t, ref) && type_same_elem(t, ref))
-		return true;
-	top_err(op, "%s is %s but must have the type of %s, %s", RESN(op, r), TYS(t), OPN(op, i), TYS(ref));
-	return false;
+	return TRC_CHECK(op, type_same_shape(t, ref) && type_same_elem(t, ref),
+			 "%s is %s but must have the type of %s, %s", RESN(op, r), TYS(t), OPN(op, i), TYS(ref));
 }
 
 /* result r has operand i's shape and element kind */
@@ -257,10 +249,7 @@ bool trc_res_same_shape_kind(struct typed_op *op, unsigned r, unsigned i)
 bool trc_want_rank(struct typed_op *op, struct what what, const struct type *t,
 		   unsigned rank, const char *form)
 {
-	if (t->rank == rank)
-		return true;
-	top_err(op, "%s must be %u-D (%s), got %s", WHS(what), rank, form, TYS(t));
-	return false;
+	return TRC_CHECK(op, t->rank == rank, "%s must be %u-D (%s), got %s", WHS(what), rank, form, TYS(t));
 }
 
 /* operand i has rank `rank` (form as for trc_want_rank) */
@@ -298,19 +287,13 @@ const int64_t *trc_ints_attr(struct typed_op *op, const char *name, const union 
 /* INT attribute `name`, of value x, >= lo */
 bool trc_int_attr_min(struct typed_op *op, const char *name, int64_t x, int64_t lo)
 {
-	if (x >= lo)
-		return true;
-	top_err(op, "%s must be %s, got %" PRId64, name, trc_lower_bound_desc(lo), x);
-	return false;
+	return TRC_CHECK(op, x >= lo, "%s must be %s, got %" PRId64, name, trc_lower_bound_desc(lo), x);
 }
 
 /* FLOAT attribute `name`, of value x, >= 0 (and not NaN) */
 bool trc_float_attr_nonneg(struct typed_op *op, const char *name, double x)
 {
-	if (x >= 0)
-		return true;
-	top_err(op, "%s must be non-negative, got %g", name, x);
-	return false;
+	return TRC_CHECK(op, x >= 0, "%s must be non-negative, got %g", name, x);
 }
 
 /* axis value `a` (attribute `name`) indexes a dimension of t (called what) */

@@ -17,6 +17,7 @@
  * bits are cleared without a second walk down the list (a chain of cache
  * misses); all of them are clear again on return. */
 #include "graph/graph.h"
+#include "graph/initializer.h"
 #include "graph/typerules.h"
 #include "support/io.h"
 #include "support/util.h"
@@ -74,25 +75,10 @@ static void verify_storage(struct verifier *v, struct node *n)
 	struct constant *c = as_constant(n);
 	if (!c)
 		return;
-	enum elem_kind k = (enum elem_kind)t->elem;
-	switch (c->init) {
-	case INIT_DENSE:
-		if (!c->data && type_bytes(t) != 0)
-			verr(v, n, "dense initializer has no data");
-		break;
-	case INIT_XAVIER:
-		if (!elem_is_float(k))
-			verr(v, n, "xavier initializer needs a floating-point element kind, not %s", elem_name(k));
-		if (!(c->fan_in > 0))
-			verr(v, n, "xavier fan-in must be positive");
-		break;
-	case INIT_SPLAT:
-		if (k == EK_BOOL && c->splat_i != 0 && c->splat_i != 1)
-			verr(v, n, "bool splat must be 0 or 1");
-		break;
-	case INIT_ZERO:
-	case INIT_FILE: break;
-	}
+	struct init_spec spec = constant_init_spec(c);
+	char msgs[INIT_PROBLEMS_MAX][INIT_PROBLEM_LEN];
+	for (unsigned i = 0, np = init_verify(&spec, t, msgs); i < np; i++)
+		verr(v, n, "%s", msgs[i]);
 }
 
 /* Structural checks of one node; returns 0 if the type rule may run. Sets

@@ -7,6 +7,7 @@
  * operands, its attributes and, when the reader names it, its name.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "graph/attr_access.h"
 #include "ir/ir.h"
 #include "support/dlist.h"
 #include "support/io.h"
@@ -203,69 +204,13 @@ void ir_weight_set_data(struct ir_module *m, struct ir_weight *w, const void *da
 
 int instr_attr_slot(unsigned kind, enum attr_name an) { return attr_desc_slot(instr_desc(kind)->attrs, an); }
 
-/* The slot of attribute an of an instruction kind; a kind without it is a
- * bug of the caller. */
+/* The slot of attribute an of an instruction kind (attr_slot_checked). */
 static unsigned attr_lookup(unsigned kind, enum attr_name an)
 {
-	int i = instr_attr_slot(kind, an);
-	if (i < 0) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "instruction kind %s has no attribute '%s'", instr_kind_name(kind),
-			 attr_name_str(an));
-		unreachable(msg);
-	}
-	return (unsigned)i;
+	return attr_slot_checked(instr_desc(kind)->attrs, an, "instruction", instr_kind_name, kind);
 }
 
-int64_t ir_int(const struct ir_instr *in, enum attr_name an) { return in->attrs[attr_lookup(in->kind, an)].i; }
-double ir_float(const struct ir_instr *in, enum attr_name an) { return in->attrs[attr_lookup(in->kind, an)].f; }
-
-const int64_t *ir_ints(const struct ir_instr *in, enum attr_name an, unsigned *len)
-{
-	unsigned i = attr_lookup(in->kind, an);
-	*len = in->attrs[i].ints.n;
-	return in->attrs[i].ints.v;
-}
-
-const double *ir_floats(const struct ir_instr *in, enum attr_name an, unsigned *len)
-{
-	unsigned i = attr_lookup(in->kind, an);
-	*len = in->attrs[i].floats.n;
-	return in->attrs[i].floats.v;
-}
-
-const char *ir_str(const struct ir_instr *in, enum attr_name an) { return in->attrs[attr_lookup(in->kind, an)].s; }
-
-void ir_set_int(struct ir_module *m, struct ir_instr *in, enum attr_name an, int64_t v)
-{
-	(void)m;
-	in->attrs[attr_lookup(in->kind, an)].i = v;
-}
-
-void ir_set_float(struct ir_module *m, struct ir_instr *in, enum attr_name an, double v)
-{
-	(void)m;
-	in->attrs[attr_lookup(in->kind, an)].f = v;
-}
-
-void ir_set_ints(struct ir_module *m, struct ir_instr *in, enum attr_name an, const int64_t *v, unsigned len)
-{
-	unsigned i = attr_lookup(in->kind, an);
-	in->attrs[i].ints.v = len ? arena_memdup(&m->arena, v, len * sizeof(*v)) : NULL;
-	in->attrs[i].ints.n = len;
-}
-
-void ir_set_floats(struct ir_module *m, struct ir_instr *in, enum attr_name an, const double *v, unsigned len)
-{
-	unsigned i = attr_lookup(in->kind, an);
-	in->attrs[i].floats.v = len ? arena_memdup(&m->arena, v, len * sizeof(*v)) : NULL;
-	in->attrs[i].floats.n = len;
-}
-
-void ir_set_str(struct ir_module *m, struct ir_instr *in, enum attr_name an, const char *s)
-{
-	in->attrs[attr_lookup(in->kind, an)].s = arena_strdup(&m->arena, s);
-}
+ATTR_ACCESSORS(ir, struct ir_instr, struct ir_module, attr_lookup)
 
 /* ---- instructions ---- */
 

@@ -32,15 +32,8 @@
 
 struct loc gir_p_loc_at(const struct gir_parser *p, const char *c) { return tp_loc_at(&p->r, c); }
 
-/* The reader shell's name steps (support/textread.h) on this parser: the
- * text and lookup key of a span, and the function's poison set. */
-static const char *span_cstr(struct gir_parser *p, const struct tp_span *s) { return tp_span_cstr(&p->r, s); }
-
-static const char *span_key(struct gir_parser *p, const struct tp_span *s, size_t *len)
-{
-	return tp_span_key(&p->r, s, len);
-}
-
+/* The reader shell's poison steps (support/textread.h) on the function's
+ * poison set. */
 static void poison(struct gir_parser *p, const struct tp_span *name)
 {
 	tp_poison(&p->r, &p->poison, &p->m->arena, name);
@@ -71,20 +64,15 @@ static void recent_clear(struct gir_parser *p) { memset(p->recent, 0, sizeof p->
 
 /* ---- syntax errors ---- */
 
+/* What each token is in a syntax error (the others: TP_TC_OTHER). */
+static const struct tp_tok_class_row gir_tok_classes[] = {
+	{GIR_END, TP_TC_END},     {GIR_IDENT, TP_TC_IDENT}, {GIR_LOCAL, TP_TC_NAME},   {GIR_GLOBAL, TP_TC_NAME},
+	{GIR_INT, TP_TC_NUMBER},  {GIR_FLOAT, TP_TC_NUMBER}, {GIR_TYPE, TP_TC_TYPE},   {GIR_STRING, TP_TC_STRING},
+};
+
 static const char *describe_lookahead(const struct gir_parser *p, char *buf, size_t size)
 {
-	const char *s = p->r.last_start, *e = p->r.last_end;
-	switch (p->r.last_tok) {
-	case GIR_END: return tp_tok_describe(TP_TC_END, s, e, buf, size);
-	case GIR_IDENT: return tp_tok_describe(TP_TC_IDENT, s, e, buf, size);
-	case GIR_LOCAL:
-	case GIR_GLOBAL: return tp_tok_describe(TP_TC_NAME, s, e, buf, size);
-	case GIR_INT:
-	case GIR_FLOAT: return tp_tok_describe(TP_TC_NUMBER, s, e, buf, size);
-	case GIR_TYPE: return tp_tok_describe(TP_TC_TYPE, s, e, buf, size);
-	case GIR_STRING: return tp_tok_describe(TP_TC_STRING, s, e, buf, size);
-	default: return tp_tok_describe(TP_TC_OTHER, s, e, buf, size);
-	}
+	return tp_describe_lookahead(&p->r, gir_tok_classes, GLOW_ARRAY_SIZE(gir_tok_classes), p->r.last_end, buf, size);
 }
 
 void gir_p_syntax_error(struct gir_parser *p, struct loc loc, const char *const *expected, int nexp)
@@ -112,7 +100,7 @@ void gir_p_func_begin(struct gir_parser *p, const struct tp_span *name, struct l
 	strmap_init(&p->poison);
 	gir_scope_free(&p->scope);
 	recent_clear(p);
-	const char *s = name ? span_cstr(p, name) : "main";
+	const char *s = name ? tp_span_cstr(&p->r, name) : "main";
 	if (ir_module_find_func(p->m, s)) {
 		char b[80];
 		if (name)
@@ -229,7 +217,7 @@ void gir_p_stmt_begin(struct gir_parser *p, const struct tp_span *name, struct l
 static bool name_free(struct gir_parser *p)
 {
 	size_t len;
-	const char *k = span_key(p, &p->name, &len);
+	const char *k = tp_span_key(&p->r, &p->name, &len);
 	uint64_t h = p->name_hashed ? p->name_hash : hash_bytes(k, len);
 	p->name_hash = h;
 	p->name_hashed = true;
@@ -294,7 +282,7 @@ void gir_p_weight(struct gir_parser *p, const struct tp_span *tspan, struct loc 
 	}
 	bool is_const = p->mut == 2 || (p->mut == 0 && p->init.kind != IR_INIT_NONE);
 	size_t len;
-	const char *k = span_key(p, &p->name, &len);
+	const char *k = tp_span_key(&p->r, &p->name, &len);
 	struct ir_weight *w = ir_weight_create_named(p->f, k, len, t, is_const, p->name_loc);
 	define(p, &w->v);
 	w->offset = off;
@@ -324,7 +312,7 @@ void gir_p_operand(struct gir_parser *p, int qual, const struct tp_span *name, s
 	struct gir_op op = {NULL, (unsigned)qual, qloc};
 	if (p->f) {
 		size_t len;
-		const char *k = span_key(p, name, &len);
+		const char *k = tp_span_key(&p->r, name, &len);
 		struct ir_value *v = recent_find(p, k, len, hash_bytes(k, len));
 		char b[80];
 		if (!v) {
@@ -431,7 +419,7 @@ static bool apply_attr(struct gir_parser *p, struct ir_instr *in, unsigned idx, 
 		break;
 	case AK_STRING:
 		if ((ok = a->vk == GA_STR))
-			av->s = arena_strdup(&p->m->arena, span_cstr(p, &a->str));
+			av->s = arena_strdup(&p->m->arena, tp_span_cstr(&p->r, &a->str));
 		break;
 	}
 	if (!ok)
@@ -512,7 +500,7 @@ void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kl
 	struct ir_instr *in;
 	if (p->has_name) {
 		size_t len;
-		const char *key = span_key(p, &p->name, &len);
+		const char *key = tp_span_key(&p->r, &p->name, &len);
 		in = ir_instr_create_named(p->f, (unsigned)k, key, len, t, ops, d->nops, p->name_loc);
 		define(p, &in->v);
 	} else {
@@ -569,8 +557,10 @@ void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kl
 
 /* ---- entry point ---- */
 
+/* The module read from buf (NULL when the reader could not start), with
+ * the number of errors reported in *errors (TP_READER_ENTRY_POINTS). */
 static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t len, const struct input *in,
-				const char *filename, struct diag *d, bool verify)
+				const char *filename, struct diag *d, int *errors)
 {
 	gir_legacy_check();
 	_Static_assert((int)IR_INIT_NONE == (int)TP_INIT_NONE, "a weight without initializer");
@@ -582,7 +572,7 @@ static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t l
 	p.m = ir_module_create(types);
 	ir_module_set_base_dir(p.m, filename);
 	strmap_init(&p.poison);
-	int errors = tp_reader_end(&p.r, gir_yyparse(&p));
+	*errors = tp_reader_end(&p.r, gir_yyparse(&p));
 	gir_scope_free(&p.scope);
 	strmap_free(&p.poison);
 	vec_free(&p.pos);
@@ -591,21 +581,8 @@ static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t l
 	vec_free(&p.nums);
 	vec_free(&p.ti);
 	vec_free(&p.tf);
-	if (errors || (verify && ir_module_verify(p.m, d) != 0)) {
-		ir_module_destroy(p.m);
-		return NULL;
-	}
 	return p.m;
 }
 
-struct ir_module *ir_module_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,
-				  struct diag *d, bool verify)
-{
-	return parse(types, buf, len, NULL, filename, d, verify);
-}
-
-struct ir_module *ir_module_parse_input(struct type_ctx *types, const struct input *in, const char *filename,
-					struct diag *d, bool verify)
-{
-	return parse(types, in->buf, in->len, in, filename, d, verify);
-}
+TP_READER_ENTRY_POINTS(struct ir_module, ir_module_parse, ir_module_parse_input, parse, ir_module_verify,
+		       ir_module_destroy)

@@ -86,29 +86,15 @@ static const char *vname(const struct ir_value *val, char *buf, size_t size)
 
 static void verify_weight(struct ir_verifier *v, const struct ir_weight *w)
 {
-	const struct type *t = w->v.type;
-	enum elem_kind k = (enum elem_kind)t->elem;
-	switch (w->init) {
-	case IR_INIT_NONE:
+	if (w->init == IR_INIT_NONE) {
 		if (w->is_const)
 			werr(v, w, "a constant weight needs an initializer");
-		break;
-	case INIT_DENSE:
-		if (!w->data && type_bytes(t) != 0)
-			werr(v, w, "dense initializer has no data");
-		break;
-	case INIT_XAVIER:
-		if (!elem_is_float(k))
-			werr(v, w, "xavier initializer needs a floating-point element kind, not %s", elem_name(k));
-		if (!(w->fan_in > 0))
-			werr(v, w, "xavier fan-in must be positive");
-		break;
-	case INIT_SPLAT:
-		if (k == EK_BOOL && w->splat_i != 0 && w->splat_i != 1)
-			werr(v, w, "bool splat must be 0 or 1");
-		break;
-	default: break;
+		return;
 	}
+	struct init_spec spec = INIT_SPEC_OF(w, w->init);
+	char msgs[INIT_PROBLEMS_MAX][INIT_PROBLEM_LEN];
+	for (unsigned i = 0, np = init_verify(&spec, w->v.type, msgs); i < np; i++)
+		werr(v, w, "%s", msgs[i]);
 }
 
 /* Structure of one instruction; returns 0 if its operands may be examined. */

@@ -375,23 +375,32 @@ static int ensure_point(char *buf, size_t size, int n)
 	return n;
 }
 
-int format_float(char *buf, size_t size, float v)
+/* Whether the text in buf reads back as v (as a float when single). */
+static bool reads_back(const char *buf, double v, bool single)
+{
+	return single ? strtof(buf, NULL) == (float)v : strtod(buf, NULL) == v;
+}
+
+/* format_float (single) and format_double: the fewest significant digits
+ * that read back as v, in plain form where plain_form allows it and the
+ * plain form reads back too (for a double plain_form checks that itself,
+ * for a float the float must be checked). */
+static int format_shortest(char *buf, size_t size, double v, bool single)
 {
 	int n = special(buf, size, v);
 	if (n >= 0)
 		return n;
-	int prec;
-	for (prec = 1; prec <= 9; prec++) {
-		n = snprintf(buf, size, "%.*g", prec, (double)v);
-		if (strtof(buf, NULL) == v)
+	int prec, max_prec = single ? 9 : 17;
+	for (prec = 1; prec <= max_prec; prec++) {
+		n = snprintf(buf, size, "%.*g", prec, v);
+		if (reads_back(buf, v, single))
 			break;
 	}
 	if (strchr(buf, 'e')) {
-		/* the plain form must read back as the same float */
 		char keep[48];
 		memcpy(keep, buf, (size_t)n + 1);
 		int m = plain_form(buf, size, n, prec);
-		if (strtof(buf, NULL) != v) {
+		if (!reads_back(buf, v, single)) {
 			memcpy(buf, keep, (size_t)n + 1);
 			m = n;
 		}
@@ -400,20 +409,9 @@ int format_float(char *buf, size_t size, float v)
 	return ensure_point(buf, size, n);
 }
 
-int format_double(char *buf, size_t size, double v)
-{
-	int n = special(buf, size, v);
-	if (n >= 0)
-		return n;
-	int prec;
-	for (prec = 1; prec <= 17; prec++) {
-		n = snprintf(buf, size, "%.*g", prec, v);
-		if (strtod(buf, NULL) == v)
-			break;
-	}
-	n = plain_form(buf, size, n, prec);
-	return ensure_point(buf, size, n);
-}
+int format_float(char *buf, size_t size, float v) { return format_shortest(buf, size, v, true); }
+
+int format_double(char *buf, size_t size, double v) { return format_shortest(buf, size, v, false); }
 
 void os_float(struct ostream *o, float v)
 {
@@ -458,27 +456,23 @@ void os_hex(struct ostream *o, const void *p, size_t n)
 	}
 }
 
-void os_i64_list(struct ostream *o, const int64_t *v, size_t n)
-{
-	os_putc(o, '[');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			os_write(o, ", ", 2);
-		os_i64(o, v[i]);
-	}
-	os_putc(o, ']');
-}
+/* The body of a list writer: "[a, b, c]" with PUT(o, element) writing one
+ * element. A macro, not a function taking PUT, so that each writer calls its
+ * element writer directly (lists of weights are long). */
+#define OS_LIST(o, v, n, PUT)                              \
+	do {                                               \
+		os_putc(o, '[');                           \
+		for (size_t i_ = 0; i_ < (n); i_++) {      \
+			if (i_)                            \
+				os_write(o, ", ", 2);      \
+			PUT(o, (v)[i_]);                   \
+		}                                          \
+		os_putc(o, ']');                           \
+	} while (0)
 
-void os_double_list(struct ostream *o, const double *v, size_t n)
-{
-	os_putc(o, '[');
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			os_write(o, ", ", 2);
-		os_double(o, v[i]);
-	}
-	os_putc(o, ']');
-}
+void os_i64_list(struct ostream *o, const int64_t *v, size_t n) { OS_LIST(o, v, n, os_i64); }
+
+void os_double_list(struct ostream *o, const double *v, size_t n) { OS_LIST(o, v, n, os_double); }
 
 /* Runs of plain bytes are written at once. */
 void os_quoted(struct ostream *o, const char *s, size_t len)

@@ -134,6 +134,16 @@ const char *tp_tok_describe(enum tp_tok_class c, const char *s, const char *e, c
 	}
 }
 
+const char *tp_describe_lookahead(const struct tp_reader *r, const struct tp_tok_class_row *rows, size_t n,
+				  const char *e, char *buf, size_t size)
+{
+	enum tp_tok_class c = TP_TC_OTHER;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].tok == r->last_tok)
+			c = rows[i].c;
+	return tp_tok_describe(c, r->last_start, e, buf, size);
+}
+
 void tp_syntax_error(struct tp_reader *r, struct loc loc, const char *const *expected, int nexp, const char *la,
 		     const char *after)
 {

@@ -107,6 +107,37 @@ bool tp_reader_begin(struct tp_reader *r, const char *buf, size_t len, const str
  * Returns the number of errors. */
 int tp_reader_end(struct tp_reader *r, int rc);
 
+/* Defines a reader's two entry points over its
+ * parse(types, buf, len, in, filename, d, &errors), which returns the module
+ * read (NULL when the reader could not start) and the number of errors it
+ * reported: NAME, of a text in memory, and NAME_INPUT, of an input from
+ * input_open (support/io.h), both returning MOD * with the contract of
+ * module_parse (graph/graph.h): NULL after errors, or when verify is set and
+ * VERIFY(m, d) finds some (the module is freed with DESTROY). A macro
+ * because the module types differ; both readers define theirs with it. */
+#define TP_READER_ENTRY_POINTS(MOD, NAME, NAME_INPUT, PARSE, VERIFY, DESTROY)                                    \
+	static MOD *NAME##_checked(struct type_ctx *types, const char *buf, size_t len, const struct input *in,  \
+				   const char *filename, struct diag *d, bool verify)                              \
+	{                                                                                                          \
+		int errors = 0;                                                                                    \
+		MOD *m = PARSE(types, buf, len, in, filename, d, &errors);                                         \
+		if (m && (errors || (verify && VERIFY(m, d) != 0))) {                                              \
+			DESTROY(m);                                                                                \
+			return NULL;                                                                               \
+		}                                                                                                  \
+		return m;                                                                                          \
+	}                                                                                                          \
+	MOD *NAME(struct type_ctx *types, const char *buf, size_t len, const char *filename, struct diag *d,      \
+		  bool verify)                                                                                     \
+	{                                                                                                          \
+		return NAME##_checked(types, buf, len, NULL, filename, d, verify);                                 \
+	}                                                                                                          \
+	MOD *NAME_INPUT(struct type_ctx *types, const struct input *in, const char *filename, struct diag *d,    \
+			bool verify)                                                                               \
+	{                                                                                                          \
+		return NAME##_checked(types, in->buf, in->len, in, filename, d, verify);                           \
+	}
+
 /* path taken relative to base_dir (NULL: the working directory) unless it
  * is absolute; malloc'd. */
 char *tp_path_join(const char *base_dir, const char *path);
@@ -191,6 +222,18 @@ enum tp_tok_class { TP_TC_END, TP_TC_IDENT, TP_TC_NAME, TP_TC_NUMBER, TP_TC_TYPE
  * "end of file" or the token itself, for the text [s, e). Returns buf or a
  * constant. */
 const char *tp_tok_describe(enum tp_tok_class c, const char *s, const char *e, char *buf, size_t size);
+
+/* A row of a reader's token classes: bison's token number tok is a c. */
+struct tp_tok_class_row {
+	int tok;
+	enum tp_tok_class c;
+};
+
+/* The lookahead of r (its text up to e, which a reader may cut short),
+ * described as tp_tok_describe says by its class among the n rows
+ * (TP_TC_OTHER when it has none): a syntax error's "unexpected ...". */
+const char *tp_describe_lookahead(const struct tp_reader *r, const struct tp_tok_class_row *rows, size_t n,
+				  const char *e, char *buf, size_t size);
 
 /* A syntax error at loc with bison's expected tokens: "unexpected LA,
  * expected A or B" (la: the lookahead as tp_tok_describe says it); when

@@ -92,11 +92,7 @@ def _type_info(buf):
     """TypeProto -> (kind, element type name or None)."""
     for num, _, v in fields(buf):
         if num == 1:  # tensor_type
-            elem = 0
-            for n2, _, v2 in fields(v):
-                if n2 == 1:
-                    elem = v2
-            return "tensor", DTYPES.get(elem, "unknown")
+            return "tensor", DTYPES.get(_by_number(v).last(1, 0), "unknown")
         if num == 4:
             return "sequence", None
         if num == 5:
@@ -108,54 +104,60 @@ def _type_info(buf):
     return "unknown", None
 
 
-def _value_info(buf):
-    name, kind, elem = "", "unknown", None
+class _Fields(dict):
+    """The field values of one message by field number, each list in field
+    order; a number the message lacks gives an empty list."""
+
+    def __missing__(self, num):
+        return []
+
+    def last(self, num, default):
+        """The value of a singular field (the last one wins, as in protobuf)."""
+        return self[num][-1] if self[num] else default
+
+    def last_str(self, num):
+        return _str(self.last(num, b""))
+
+
+def _by_number(buf):
+    f = _Fields()
     for num, _, v in fields(buf):
-        if num == 1:
-            name = _str(v)
-        elif num == 2:
-            kind, elem = _type_info(v)
-    return {"name": name, "kind": kind, "dtype": elem}
+        f.setdefault(num, []).append(v)
+    return f
+
+
+def _sub(buf, nums):
+    """The values of the fields of buf whose numbers are in nums, in order."""
+    return [v for n, _, v in fields(buf) if n in nums]
+
+
+def _value_info(buf):
+    f = _by_number(buf)
+    kind, elem = _type_info(f[2][-1]) if f[2] else ("unknown", None)
+    return {"name": f.last_str(1), "kind": kind, "dtype": elem}
 
 
 def _node_ops(buf, ops, nodes=None):
-    op, domain, subgraphs = "", "", []
-    ins, outs = [], []
-    for num, _, v in fields(buf):
-        if num == 1:
-            ins.append(_str(v))
-        elif num == 2:
-            outs.append(_str(v))
-        elif num == 4:
-            op = _str(v)
-        elif num == 7:
-            domain = _str(v)
-        elif num == 5:  # AttributeProto: g = 6, graphs = 11
-            for n2, _, v2 in fields(v):
-                if n2 in (6, 11):
-                    subgraphs.append(v2)
+    f = _by_number(buf)
+    op, domain = f.last_str(4), f.last_str(7)
+    # AttributeProto (5): g = 6, graphs = 11
+    subgraphs = [g for a in f[5] for g in _sub(a, (6, 11))]
     name = op if domain in ("", "ai.onnx") else domain + "." + op
     ops.append(name)
     if nodes is not None:
-        nodes.append({"op": name, "inputs": ins, "outputs": outs})
+        nodes.append({"op": name, "inputs": [_str(v) for v in f[1]], "outputs": [_str(v) for v in f[2]]})
     for g in subgraphs:
         _graph(g, ops)
 
 
 def _graph(buf, ops, nodes=None):
-    inputs, outputs, inits = [], [], set()
-    for num, _, v in fields(buf):
-        if num == 1:
-            _node_ops(v, ops, nodes)
-        elif num == 5:  # initializer TensorProto: name = 8
-            for n2, _, v2 in fields(v):
-                if n2 == 8:
-                    inits.add(_str(v2))
-        elif num == 11:
-            inputs.append(_value_info(v))
-        elif num == 12:
-            outputs.append(_value_info(v))
-    return [i for i in inputs if i["name"] not in inits], outputs
+    f = _by_number(buf)
+    for v in f[1]:
+        _node_ops(v, ops, nodes)
+    # initializer TensorProto (5): name = 8
+    inits = {_str(n) for t in f[5] for n in _sub(t, (8,))}
+    inputs = [_value_info(v) for v in f[11]]
+    return [i for i in inputs if i["name"] not in inits], [_value_info(v) for v in f[12]]
 
 
 def read_model(path):
@@ -169,14 +171,9 @@ def read_model(path):
         if num == 7:
             inputs, outputs = _graph(v, ops, nodes)
         elif num == 8:  # opset_import: domain 1, version 2
-            dom, ver = "", 0
-            for n2, _, v2 in fields(v):
-                if n2 == 1:
-                    dom = _str(v2)
-                elif n2 == 2:
-                    ver = v2
-            if dom in ("", "ai.onnx"):
-                opset = ver
+            imp = _by_number(v)
+            if imp.last_str(1) in ("", "ai.onnx"):
+                opset = imp.last(2, 0)
     return {"inputs": inputs, "outputs": outputs, "ops": ops, "nodes": nodes, "opset": opset}
 
 

@@ -7,18 +7,4 @@
 #include "fuzz_roundtrip.h"
 #include "graph/graph.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void *parse(struct type_ctx *types, const char *buf, size_t len, const char *filename, struct diag *d)
-{
-	return module_parse(types, buf, len, filename, d, true);
-}
-
-static void print(struct ostream *o, void *m) { module_print(o, m); }
-static void destroy(void *m) { module_destroy(m); }
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-	static const struct fuzz_ir ir = {"fuzz.glow", parse, print, destroy};
-	return fuzz_roundtrip(&ir, data, size);
-}
+FUZZ_ROUNDTRIP_TARGET("fuzz.glow", module_parse, module_print, module_destroy)

@@ -6,6 +6,7 @@
  * Build: cmake -DGLOW_FUZZ=ON -DCMAKE_C_COMPILER=clang ...; make fuzz-profile
  * Run:   utils/fuzz/make-corpus.sh corpus '*.prof'; build/bin/fuzz-profile corpus
  */
+#include "fuzz_roundtrip.h"
 #include "quant/quant.h"
 #include "support/io.h"
 
@@ -46,14 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct qprofile p1, p2;
 	struct ostream o1, o2;
 	if (parse_print((const char *)data, size, sink, &p1, &o1)) {
-		if (!parse_print(o1.buf, o1.len, stderr, &p2, &o2)) {
-			fprintf(stderr, "printed profile does not parse again:\n%s\n", o1.buf);
-			abort();
-		}
-		if (o1.len != o2.len || memcmp(o1.buf, o2.buf, o1.len) != 0) {
-			fprintf(stderr, "print(parse(print(parse(t)))) differs:\n%s\n----\n%s\n", o1.buf, o2.buf);
-			abort();
-		}
+		fuzz_expect_fixed_point(parse_print(o1.buf, o1.len, stderr, &p2, &o2), "profile", &o1, &o2);
 		ostream_abort(&o2);
 		qprofile_free(&p2);
 		ostream_abort(&o1);

@@ -13,6 +13,7 @@
 #include "support/io.h"
 #include "support/types.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +50,23 @@ static inline void *fuzz_parse_print(const struct fuzz_ir *ir, struct type_ctx *
 	return m;
 }
 
+/* The round trip's verdict, shared with the targets of other readers
+ * (fuzz_profile.c): aborts (a finding) unless the printed text o1 parsed
+ * again (reparsed) and printed as o2, the same bytes. what names the text
+ * in the message ("text", "profile"). */
+static inline void fuzz_expect_fixed_point(bool reparsed, const char *what, const struct ostream *o1,
+					   const struct ostream *o2)
+{
+	if (!reparsed) {
+		fprintf(stderr, "printed %s does not parse again:\n%s\n", what, o1->buf);
+		abort();
+	}
+	if (o1->len != o2->len || memcmp(o1->buf, o2->buf, o1->len) != 0) {
+		fprintf(stderr, "print(parse(print(parse(t)))) differs:\n%s\n----\n%s\n", o1->buf, o2->buf);
+		abort();
+	}
+}
+
 static inline int fuzz_roundtrip(const struct fuzz_ir *ir, const uint8_t *data, size_t size)
 {
 	FILE *sink = fopen("/dev/null", "w");
@@ -60,14 +78,7 @@ static inline int fuzz_roundtrip(const struct fuzz_ir *ir, const uint8_t *data, 
 	void *m = fuzz_parse_print(ir, &types, (const char *)data, size, sink, &o1);
 	if (m) {
 		void *m2 = fuzz_parse_print(ir, &types, o1.buf, o1.len, stderr, &o2);
-		if (!m2) {
-			fprintf(stderr, "printed text does not parse again:\n%s\n", o1.buf);
-			abort();
-		}
-		if (o1.len != o2.len || memcmp(o1.buf, o2.buf, o1.len) != 0) {
-			fprintf(stderr, "print(parse(print(parse(t)))) differs:\n%s\n----\n%s\n", o1.buf, o2.buf);
-			abort();
-		}
+		fuzz_expect_fixed_point(m2 != NULL, "text", &o1, &o2);
 		ostream_abort(&o2);
 		ir->destroy(m2);
 		ostream_abort(&o1);
@@ -77,5 +88,25 @@ static inline int fuzz_roundtrip(const struct fuzz_ir *ir, const uint8_t *data, 
 	fclose(sink);
 	return 0;
 }
+
+/* Defines a whole target (LLVMFuzzerTestOneInput) for a text IR whose
+ * reader is PARSE(types, buf, len, filename, diag, true) and whose printer
+ * and destructor are PRINT(ostream, module) and DESTROY(module); FILENAME
+ * names the input in diagnostics. A macro because the three are different
+ * functions of different module types in each target. */
+#define FUZZ_ROUNDTRIP_TARGET(FILENAME, PARSE, PRINT, DESTROY)                                                    \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);                                              \
+	static void *fuzz_ir_parse(struct type_ctx *types, const char *buf, size_t len, const char *filename,     \
+				   struct diag *d)                                                                 \
+	{                                                                                                          \
+		return PARSE(types, buf, len, filename, d, true);                                                  \
+	}                                                                                                          \
+	static void fuzz_ir_print(struct ostream *o, void *m) { PRINT(o, m); }                                     \
+	static void fuzz_ir_destroy(void *m) { DESTROY(m); }                                                       \
+	int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)                                               \
+	{                                                                                                          \
+		static const struct fuzz_ir ir = {FILENAME, fuzz_ir_parse, fuzz_ir_print, fuzz_ir_destroy};      \
+		return fuzz_roundtrip(&ir, data, size);                                                            \
+	}
 
 #endif

@@ -13,6 +13,7 @@ files; this script only regenerates them. ONNX 1.12's checker does not
 know opsets past 17, so the models are not checked here: onnxruntime
 loading them is the check.
 """
+import functools
 import json
 import os
 import subprocess
@@ -48,6 +49,13 @@ def model(nodes, inputs, outputs, opset, inits=()):
     return m
 
 
+def op_case(op, ins, outs, inputs, outputs, opset, inits=(), /, **attrs):
+    """The model of most cases: one node op with attributes attrs, reading
+    ins and writing outs (names; "" for an absent optional one), in a graph
+    with the value infos inputs and outputs and the initializers inits."""
+    return model([helper.make_node(op, ins, outs, **attrs)], inputs, outputs, opset, inits)
+
+
 CASES = {}
 
 
@@ -58,59 +66,55 @@ def case(fn):
 
 @case
 def split18_num_outputs_uneven():
-    n = helper.make_node("Split", ["x"], ["a", "b", "c"], axis=0, num_outputs=3)
-    return model([n], [vi("x", F, [7, 2])], [vi("a", F, [3, 2]), vi("b", F, [3, 2]), vi("c", F, [1, 2])], 18)
+    return op_case("Split", ["x"], ["a", "b", "c"], [vi("x", F, [7, 2])],
+                   [vi("a", F, [3, 2]), vi("b", F, [3, 2]), vi("c", F, [1, 2])], 18, axis=0, num_outputs=3)
 
 
 @case
 def pad18_axes():
-    n = helper.make_node("Pad", ["x", "pads", "cv", "axes"], ["y"], mode="constant")
-    return model([n], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 3, 7])], 18,
-                 [i64("pads", [1, 2]), f32("cv", 0.5), i64("axes", [-1])])
+    return op_case("Pad", ["x", "pads", "cv", "axes"], ["y"], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 3, 7])], 18,
+                   [i64("pads", [1, 2]), f32("cv", 0.5), i64("axes", [-1])], mode="constant")
 
 
 @case
 def pad18_negative_crop():
-    n = helper.make_node("Pad", ["x", "pads"], ["y"], mode="edge")
-    return model([n], [vi("x", F, [3, 5])], [vi("y", F, [3, 4])], 18, [i64("pads", [-1, 1, 1, -2])])
+    return op_case("Pad", ["x", "pads"], ["y"], [vi("x", F, [3, 5])], [vi("y", F, [3, 4])], 18,
+                   [i64("pads", [-1, 1, 1, -2])], mode="edge")
 
 
 @case
 def resize18_axes_linear():
-    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear", axes=[2, 3])
-    return model([n], [vi("x", F, [1, 2, 3, 4])], [vi("y", F, [1, 2, 6, 8])], 18, [f32("scales", [2, 2])])
+    return op_case("Resize", ["x", "", "scales"], ["y"], [vi("x", F, [1, 2, 3, 4])], [vi("y", F, [1, 2, 6, 8])], 18,
+                   [f32("scales", [2, 2])], mode="linear", axes=[2, 3])
 
 
 @case
 def resize18_not_larger():
-    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="nearest", axes=[2, 3],
-                         keep_aspect_ratio_policy="not_larger")
-    return model([n], [vi("x", F, [1, 1, 4, 8])], [vi("y", F, [1, 1, 2, 4])], 18, [i64("sizes", [3, 4])])
+    return op_case("Resize", ["x", "", "", "sizes"], ["y"], [vi("x", F, [1, 1, 4, 8])], [vi("y", F, [1, 1, 2, 4])], 18,
+                   [i64("sizes", [3, 4])], mode="nearest", axes=[2, 3], keep_aspect_ratio_policy="not_larger")
 
 
 @case
 def resize18_not_smaller():
-    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear", axes=[2, 3],
-                         keep_aspect_ratio_policy="not_smaller")
-    return model([n], [vi("x", F, [1, 1, 4, 8])], [vi("y", F, [1, 1, 6, 12])], 18, [i64("sizes", [3, 12])])
+    return op_case("Resize", ["x", "", "", "sizes"], ["y"], [vi("x", F, [1, 1, 4, 8])], [vi("y", F, [1, 1, 6, 12])], 18,
+                   [i64("sizes", [3, 12])], mode="linear", axes=[2, 3], keep_aspect_ratio_policy="not_smaller")
 
 
 @case
 def reduce_mean18_axes_input():
-    n = helper.make_node("ReduceMean", ["x", "axes"], ["y"], keepdims=0)
-    return model([n], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 4])], 18, [i64("axes", [1])])
+    return op_case("ReduceMean", ["x", "axes"], ["y"], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 4])], 18,
+                   [i64("axes", [1])], keepdims=0)
 
 
 @case
 def reduce_max18_noop_empty_axes():
-    n = helper.make_node("ReduceMax", ["x"], ["y"], noop_with_empty_axes=1)
-    return model([n], [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], 18)
+    return op_case("ReduceMax", ["x"], ["y"], [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], 18, noop_with_empty_axes=1)
 
 
 @case
 def averagepool19_dilations():
-    n = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2])
-    return model([n], [vi("x", F, [1, 1, 5, 5])], [vi("y", F, [1, 1, 3, 3])], 19)
+    return op_case("AveragePool", ["x"], ["y"], [vi("x", F, [1, 1, 5, 5])], [vi("y", F, [1, 1, 3, 3])], 19,
+                   kernel_shape=[2, 2], dilations=[2, 2])
 
 
 @case
@@ -126,63 +130,59 @@ def loop_zero_trips():
 
 @case
 def shape_input_unused():
-    n = helper.make_node("Shape", ["x"], ["s"], start=1)
-    return model([n], [vi("x", F, [2, 3, 4])], [vi("s", I64, [2])], 15)
+    return op_case("Shape", ["x"], ["s"], [vi("x", F, [2, 3, 4])], [vi("s", I64, [2])], 15, start=1)
 
 
 @case
 def gelu20():
-    n = helper.make_node("Gelu", ["x"], ["y"])
-    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 20)
+    return op_case("Gelu", ["x"], ["y"], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 20)
 
 
 @case
 def gelu20_tanh():
-    n = helper.make_node("Gelu", ["x"], ["y"], approximate="tanh")
-    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 20)
+    return op_case("Gelu", ["x"], ["y"], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 20, approximate="tanh")
 
 
 @case
 def groupnorm18():
-    n = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=2, epsilon=1e-3)
-    return model([n], [vi("x", F, [2, 4, 3, 2]), vi("scale", F, [2]), vi("bias", F, [2])],
-                 [vi("y", F, [2, 4, 3, 2])], 18)
+    return op_case("GroupNormalization", ["x", "scale", "bias"], ["y"],
+                   [vi("x", F, [2, 4, 3, 2]), vi("scale", F, [2]), vi("bias", F, [2])], [vi("y", F, [2, 4, 3, 2])], 18,
+                   num_groups=2, epsilon=1e-3)
 
 
 @case
 def groupnorm21():
-    n = helper.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=2)
-    return model([n], [vi("x", F, [2, 4, 3]), vi("scale", F, [4]), vi("bias", F, [4])], [vi("y", F, [2, 4, 3])], 21)
+    return op_case("GroupNormalization", ["x", "scale", "bias"], ["y"],
+                   [vi("x", F, [2, 4, 3]), vi("scale", F, [4]), vi("bias", F, [4])], [vi("y", F, [2, 4, 3])], 21,
+                   num_groups=2)
 
 
 @case
 def rmsnorm23():
-    n = helper.make_node("RMSNormalization", ["x", "scale"], ["y"], axis=-2, epsilon=1e-3)
-    return model([n], [vi("x", F, [2, 3, 4]), vi("scale", F, [3, 4])], [vi("y", F, [2, 3, 4])], 23)
+    return op_case("RMSNormalization", ["x", "scale"], ["y"], [vi("x", F, [2, 3, 4]), vi("scale", F, [3, 4])],
+                   [vi("y", F, [2, 3, 4])], 23, axis=-2, epsilon=1e-3)
 
 
 @case
 def lpnorm_l1():
-    n = helper.make_node("LpNormalization", ["x"], ["y"], axis=1, p=1)
-    return model([n], [vi("x", F, [3, 4, 2])], [vi("y", F, [3, 4, 2])], 17)
+    return op_case("LpNormalization", ["x"], ["y"], [vi("x", F, [3, 4, 2])], [vi("y", F, [3, 4, 2])], 17, axis=1, p=1)
 
 
 @case
 def lpnorm_l2():
-    n = helper.make_node("LpNormalization", ["x"], ["y"])
-    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 22)
+    return op_case("LpNormalization", ["x"], ["y"], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 22)
 
 
 @case
 def center_crop_pad18():
-    n = helper.make_node("CenterCropPad", ["x", "shape"], ["y"])
-    return model([n], [vi("x", F, [5, 3, 2])], [vi("y", F, [2, 6, 2])], 18, [i64("shape", [2, 6, 2])])
+    return op_case("CenterCropPad", ["x", "shape"], ["y"], [vi("x", F, [5, 3, 2])], [vi("y", F, [2, 6, 2])], 18,
+                   [i64("shape", [2, 6, 2])])
 
 
 @case
 def center_crop_pad18_axes():
-    n = helper.make_node("CenterCropPad", ["x", "shape"], ["y"], axes=[-1, 0])
-    return model([n], [vi("x", F, [4, 3, 5])], [vi("y", F, [1, 3, 8])], 18, [i64("shape", [8, 1])])
+    return op_case("CenterCropPad", ["x", "shape"], ["y"], [vi("x", F, [4, 3, 5])], [vi("y", F, [1, 3, 8])], 18,
+                   [i64("shape", [8, 1])], axes=[-1, 0])
 
 
 B = TensorProto.BOOL
@@ -190,8 +190,7 @@ B = TensorProto.BOOL
 
 def attn(opset, inputs, outputs, inits=(), names=None, **attrs):
     names = names or [i.name for i in inputs] + [i.name for i in inits]
-    n = helper.make_node("Attention", names, [o.name for o in outputs], **attrs)
-    return model([n], inputs, outputs, opset, inits)
+    return op_case("Attention", names, [o.name for o in outputs], inputs, outputs, opset, inits, **attrs)
 
 
 @case
@@ -221,34 +220,35 @@ def attention23_mask_float_qk1():
 
 @case
 def attention23_causal():
-    n = helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], is_causal=1)
-    return model([n], [vi("q", F, [1, 2, 4, 4]), vi("k", F, [1, 2, 4, 4]), vi("v", F, [1, 2, 4, 4])],
-                 [vi("y", F, [1, 2, 4, 4]), vi("qk", F, [1, 2, 4, 4])], 23)
+    return op_case("Attention", ["q", "k", "v"], ["y", "", "", "qk"],
+                   [vi("q", F, [1, 2, 4, 4]), vi("k", F, [1, 2, 4, 4]), vi("v", F, [1, 2, 4, 4])],
+                   [vi("y", F, [1, 2, 4, 4]), vi("qk", F, [1, 2, 4, 4])], 23, is_causal=1)
 
 
 @case
 def attention23_past_present_causal():
-    n = helper.make_node("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "present_k", "present_v"], is_causal=1)
-    return model([n], [vi("q", F, [1, 2, 2, 4]), vi("k", F, [1, 2, 2, 4]), vi("v", F, [1, 2, 2, 4]),
-                       vi("pk", F, [1, 2, 3, 4]), vi("pv", F, [1, 2, 3, 4])],
-                 [vi("y", F, [1, 2, 2, 4]), vi("present_k", F, [1, 2, 5, 4]), vi("present_v", F, [1, 2, 5, 4])], 23)
+    return op_case("Attention", ["q", "k", "v", "", "pk", "pv"], ["y", "present_k", "present_v"],
+                   [vi("q", F, [1, 2, 2, 4]), vi("k", F, [1, 2, 2, 4]), vi("v", F, [1, 2, 2, 4]),
+                    vi("pk", F, [1, 2, 3, 4]), vi("pv", F, [1, 2, 3, 4])],
+                   [vi("y", F, [1, 2, 2, 4]), vi("present_k", F, [1, 2, 5, 4]), vi("present_v", F, [1, 2, 5, 4])], 23,
+                   is_causal=1)
 
 
 @case
 def attention23_past_mask_3d():
-    n = helper.make_node("Attention", ["q", "k", "v", "mask", "pk", "pv"], ["y", "present_k", "present_v"],
-                         q_num_heads=2, kv_num_heads=2)
-    return model([n], [vi("q", F, [2, 3, 8]), vi("k", F, [2, 3, 8]), vi("v", F, [2, 3, 6]), vi("mask", F, [3, 5]),
-                       vi("pk", F, [2, 2, 2, 4]), vi("pv", F, [2, 2, 2, 3])],
-                 [vi("y", F, [2, 3, 6]), vi("present_k", F, [2, 2, 5, 4]), vi("present_v", F, [2, 2, 5, 3])], 23)
+    return op_case("Attention", ["q", "k", "v", "mask", "pk", "pv"], ["y", "present_k", "present_v"],
+                   [vi("q", F, [2, 3, 8]), vi("k", F, [2, 3, 8]), vi("v", F, [2, 3, 6]), vi("mask", F, [3, 5]),
+                    vi("pk", F, [2, 2, 2, 4]), vi("pv", F, [2, 2, 2, 3])],
+                   [vi("y", F, [2, 3, 6]), vi("present_k", F, [2, 2, 5, 4]), vi("present_v", F, [2, 2, 5, 3])], 23,
+                   q_num_heads=2, kv_num_heads=2)
 
 
 @case
 def attention23_mqa_softcap_scale_qk2():
-    n = helper.make_node("Attention", ["q", "k", "v"], ["y", "", "", "qk"], q_num_heads=4, kv_num_heads=1,
-                         softcap=0.5, scale=0.7, qk_matmul_output_mode=2)
-    return model([n], [vi("q", F, [2, 3, 12]), vi("k", F, [2, 4, 3]), vi("v", F, [2, 4, 2])],
-                 [vi("y", F, [2, 3, 8]), vi("qk", F, [2, 4, 3, 4])], 23)
+    return op_case("Attention", ["q", "k", "v"], ["y", "", "", "qk"],
+                   [vi("q", F, [2, 3, 12]), vi("k", F, [2, 4, 3]), vi("v", F, [2, 4, 2])],
+                   [vi("y", F, [2, 3, 8]), vi("qk", F, [2, 4, 3, 4])], 23, q_num_heads=4, kv_num_heads=1, softcap=0.5,
+                   scale=0.7, qk_matmul_output_mode=2)
 
 
 @case
@@ -262,37 +262,38 @@ def attention23_qk0_qk3():
 
 @case
 def attention24_gqa_causal_bool():
-    n = helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"], is_causal=1)
-    return model([n], [vi("q", F, [1, 4, 3, 4]), vi("k", F, [1, 2, 3, 4]), vi("v", F, [1, 2, 3, 4]),
-                       vi("mask", B, [1, 1, 3, 3])], [vi("y", F, [1, 4, 3, 4])], 24)
+    return op_case("Attention", ["q", "k", "v", "mask"], ["y"],
+                   [vi("q", F, [1, 4, 3, 4]), vi("k", F, [1, 2, 3, 4]), vi("v", F, [1, 2, 3, 4]),
+                    vi("mask", B, [1, 1, 3, 3])],
+                   [vi("y", F, [1, 4, 3, 4])], 24, is_causal=1)
 
 
 @case
 def attention24_nonpad_kv_seqlen():
-    n = helper.make_node("Attention", ["q", "k", "v", "", "", "", "nonpad"], ["y"])
-    return model([n], [vi("q", F, [2, 2, 3, 4]), vi("k", F, [2, 2, 5, 4]), vi("v", F, [2, 2, 5, 4])],
-                 [vi("y", F, [2, 2, 3, 4])], 24, [i64("nonpad", [3, 5])])
+    return op_case("Attention", ["q", "k", "v", "", "", "", "nonpad"], ["y"],
+                   [vi("q", F, [2, 2, 3, 4]), vi("k", F, [2, 2, 5, 4]), vi("v", F, [2, 2, 5, 4])],
+                   [vi("y", F, [2, 2, 3, 4])], 24, [i64("nonpad", [3, 5])])
 
 
 @case
 def rope23_4d():
-    n = helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"])
-    return model([n], [vi("x", F, [1, 2, 3, 8]), vi("cos", F, [1, 3, 4]), vi("sin", F, [1, 3, 4])],
-                 [vi("y", F, [1, 2, 3, 8])], 23)
+    return op_case("RotaryEmbedding", ["x", "cos", "sin"], ["y"],
+                   [vi("x", F, [1, 2, 3, 8]), vi("cos", F, [1, 3, 4]), vi("sin", F, [1, 3, 4])],
+                   [vi("y", F, [1, 2, 3, 8])], 23)
 
 
 @case
 def rope23_3d_interleaved_position_ids():
-    n = helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], interleaved=1, num_heads=2)
-    return model([n], [vi("x", F, [2, 3, 12]), vi("cos", F, [5, 3]), vi("sin", F, [5, 3])],
-                 [vi("y", F, [2, 3, 12])], 23, [i64("pos", [[0, 1, 2], [4, 3, 1]])])
+    return op_case("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"],
+                   [vi("x", F, [2, 3, 12]), vi("cos", F, [5, 3]), vi("sin", F, [5, 3])], [vi("y", F, [2, 3, 12])], 23,
+                   [i64("pos", [[0, 1, 2], [4, 3, 1]])], interleaved=1, num_heads=2)
 
 
 @case
 def rope23_rotary_dim():
-    n = helper.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["y"], rotary_embedding_dim=4)
-    return model([n], [vi("x", F, [2, 2, 2, 8]), vi("cos", F, [2, 2, 2]), vi("sin", F, [2, 2, 2])],
-                 [vi("y", F, [2, 2, 2, 8])], 23)
+    return op_case("RotaryEmbedding", ["x", "cos", "sin"], ["y"],
+                   [vi("x", F, [2, 2, 2, 8]), vi("cos", F, [2, 2, 2]), vi("sin", F, [2, 2, 2])],
+                   [vi("y", F, [2, 2, 2, 8])], 23, rotary_embedding_dim=4)
 
 
 I32 = TensorProto.INT32
@@ -349,93 +350,57 @@ def onehot_depth_known24():
 
 
 def scatter_nd(reduction):
-    n = helper.make_node("ScatterND", ["x", "idx", "u"], ["y"], reduction=reduction)
-    return model([n], [vi("x", F, [4, 3]), vi("u", F, [5, 3])], [vi("y", F, [4, 3])], 18,
-                 [i64("idx", [[1], [3], [1], [0], [3]])])
+    return op_case("ScatterND", ["x", "idx", "u"], ["y"], [vi("x", F, [4, 3]), vi("u", F, [5, 3])],
+                   [vi("y", F, [4, 3])], 18, [i64("idx", [[1], [3], [1], [0], [3]])], reduction=reduction)
 
 
 def scatter_el(reduction):
-    n = helper.make_node("ScatterElements", ["x", "idx", "u"], ["y"], axis=1, reduction=reduction)
-    return model([n], [vi("x", F, [2, 4]), vi("u", F, [2, 3])], [vi("y", F, [2, 4])], 18,
-                 [i64("idx", [[1, 1, -1], [0, 2, 0]])])
+    return op_case("ScatterElements", ["x", "idx", "u"], ["y"], [vi("x", F, [2, 4]), vi("u", F, [2, 3])],
+                   [vi("y", F, [2, 4])], 18, [i64("idx", [[1, 1, -1], [0, 2, 0]])], axis=1, reduction=reduction)
 
 
-@case
-def scatternd18_add():
-    return scatter_nd("add")
-
-
-@case
-def scatternd18_mul():
-    return scatter_nd("mul")
-
-
-@case
-def scatternd18_max():
-    return scatter_nd("max")
-
-
-@case
-def scatternd18_min():
-    return scatter_nd("min")
-
-
-@case
-def scatterelements18_add():
-    return scatter_el("add")
-
-
-@case
-def scatterelements18_mul():
-    return scatter_el("mul")
-
-
-@case
-def scatterelements18_max():
-    return scatter_el("max")
-
-
-@case
-def scatterelements18_min():
-    return scatter_el("min")
+# one case per reduction of each: scatternd18_add, scatterelements18_min, ...
+for _reduction in ("add", "mul", "max", "min"):
+    CASES["scatternd18_" + _reduction] = functools.partial(scatter_nd, _reduction)
+    CASES["scatterelements18_" + _reduction] = functools.partial(scatter_el, _reduction)
 
 
 @case
 def layernorm_mean_invstddev():
-    n = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"], axis=-2, epsilon=1e-3)
-    return model([n], [vi("x", F, [2, 3, 4]), vi("s", F, [3, 4]), vi("b", F, [4])],
-                 [vi("y", F, [2, 3, 4]), vi("mean", F, [2, 1, 1]), vi("inv", F, [2, 1, 1])], 23)
+    return op_case("LayerNormalization", ["x", "s", "b"], ["y", "mean", "inv"],
+                   [vi("x", F, [2, 3, 4]), vi("s", F, [3, 4]), vi("b", F, [4])],
+                   [vi("y", F, [2, 3, 4]), vi("mean", F, [2, 1, 1]), vi("inv", F, [2, 1, 1])], 23, axis=-2,
+                   epsilon=1e-3)
 
 
 @case
 def lppool18_ceil_dilations():
-    n = helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[2, 2], p=3, strides=[2, 2], ceil_mode=1,
-                         dilations=[1, 2])
-    return model([n], [vi("x", F, [1, 2, 5, 6])], [vi("y", F, [1, 2, 3, 2])], 18)
+    return op_case("LpPool", ["x"], ["y"], [vi("x", F, [1, 2, 5, 6])], [vi("y", F, [1, 2, 3, 2])], 18,
+                   kernel_shape=[2, 2], p=3, strides=[2, 2], ceil_mode=1, dilations=[1, 2])
 
 
 @case
 def lppool18_pads_p2():
-    n = helper.make_node("LpPool", ["x"], ["y"], kernel_shape=[3], pads=[1, 1])
-    return model([n], [vi("x", F, [2, 3, 5])], [vi("y", F, [2, 3, 5])], 18)
+    return op_case("LpPool", ["x"], ["y"], [vi("x", F, [2, 3, 5])], [vi("y", F, [2, 3, 5])], 18, kernel_shape=[3],
+                   pads=[1, 1])
 
 
 @case
 def pad19_wrap():
-    n = helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")
-    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [6, 7])], 19, [i64("pads", [1, 2, 2, 1])])
+    return op_case("Pad", ["x", "pads"], ["y"], [vi("x", F, [3, 4])], [vi("y", F, [6, 7])], 19,
+                   [i64("pads", [1, 2, 2, 1])], mode="wrap")
 
 
 @case
 def pad21_wrap_negative():
-    n = helper.make_node("Pad", ["x", "pads"], ["y"], mode="wrap")
-    return model([n], [vi("x", F, [3, 5])], [vi("y", F, [4, 4])], 21, [i64("pads", [2, -1, -1, 0])])
+    return op_case("Pad", ["x", "pads"], ["y"], [vi("x", F, [3, 5])], [vi("y", F, [4, 4])], 21,
+                   [i64("pads", [2, -1, -1, 0])], mode="wrap")
 
 
 @case
 def pad24_reflect_axes():
-    n = helper.make_node("Pad", ["x", "pads", "", "axes"], ["y"], mode="reflect")
-    return model([n], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 5, 4])], 24, [i64("pads", [1, 1]), i64("axes", [1])])
+    return op_case("Pad", ["x", "pads", "", "axes"], ["y"], [vi("x", F, [2, 3, 4])], [vi("y", F, [2, 5, 4])], 24,
+                   [i64("pads", [1, 1]), i64("axes", [1])], mode="reflect")
 
 
 
@@ -461,41 +426,39 @@ def tensorscatter24_circular_axis1():
 
 @case
 def tensorscatter24_no_indices():
-    n = helper.make_node("TensorScatter", ["cache", "upd"], ["y"])
-    return model([n], [vi("cache", F, [1, 4, 2]), vi("upd", F, [1, 2, 2])], [vi("y", F, [1, 4, 2])], 24)
+    return op_case("TensorScatter", ["cache", "upd"], ["y"], [vi("cache", F, [1, 4, 2]), vi("upd", F, [1, 2, 2])],
+                   [vi("y", F, [1, 4, 2])], 24)
 
 
 
 @case
 def resize18_antialias_linear_down():
-    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="linear", antialias=1)
-    return model([n], [vi("x", F, [1, 2, 8, 9])], [vi("y", F, [1, 2, 4, 5])], 18, [f32("scales", [1, 1, 0.5, 0.6])])
+    return op_case("Resize", ["x", "", "scales"], ["y"], [vi("x", F, [1, 2, 8, 9])], [vi("y", F, [1, 2, 4, 5])], 18,
+                   [f32("scales", [1, 1, 0.5, 0.6])], mode="linear", antialias=1)
 
 
 @case
 def resize18_antialias_cubic_down_sizes():
-    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="cubic", antialias=1, axes=[2, 3])
-    return model([n], [vi("x", F, [1, 1, 9, 7])], [vi("y", F, [1, 1, 3, 5])], 18, [i64("sizes", [3, 5])])
+    return op_case("Resize", ["x", "", "", "sizes"], ["y"], [vi("x", F, [1, 1, 9, 7])], [vi("y", F, [1, 1, 3, 5])], 18,
+                   [i64("sizes", [3, 5])], mode="cubic", antialias=1, axes=[2, 3])
 
 
 @case
 def resize18_antialias_cubic_exclude_outside():
-    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", antialias=1, exclude_outside=1,
-                         cubic_coeff_a=-0.5)
-    return model([n], [vi("x", F, [2, 10])], [vi("y", F, [2, 4])], 18, [f32("scales", [1, 0.4])])
+    return op_case("Resize", ["x", "", "scales"], ["y"], [vi("x", F, [2, 10])], [vi("y", F, [2, 4])], 18,
+                   [f32("scales", [1, 0.4])], mode="cubic", antialias=1, exclude_outside=1, cubic_coeff_a=-0.5)
 
 
 @case
 def resize19_cubic_coeff_exclude_up():
-    n = helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)
-    return model([n], [vi("x", F, [1, 1, 3, 4])], [vi("y", F, [1, 1, 6, 6])], 19, [f32("scales", [1, 1, 2, 1.5])])
+    return op_case("Resize", ["x", "", "scales"], ["y"], [vi("x", F, [1, 1, 3, 4])], [vi("y", F, [1, 1, 6, 6])], 19,
+                   [f32("scales", [1, 1, 2, 1.5])], mode="cubic", cubic_coeff_a=-0.5, exclude_outside=1)
 
 
 @case
 def resize19_half_pixel_symmetric():
-    n = helper.make_node("Resize", ["x", "", "", "sizes"], ["y"], mode="linear",
-                         coordinate_transformation_mode="half_pixel_symmetric")
-    return model([n], [vi("x", F, [1, 1, 4, 5])], [vi("y", F, [1, 1, 7, 3])], 19, [i64("sizes", [1, 1, 7, 3])])
+    return op_case("Resize", ["x", "", "", "sizes"], ["y"], [vi("x", F, [1, 1, 4, 5])], [vi("y", F, [1, 1, 7, 3])], 19,
+                   [i64("sizes", [1, 1, 7, 3])], mode="linear", coordinate_transformation_mode="half_pixel_symmetric")
 
 
 
@@ -547,15 +510,14 @@ def gridsample20_3d_linear_reflection_align():
 
 @case
 def affinegrid20_2d():
-    n = helper.make_node("AffineGrid", ["theta", "size"], ["grid"])
-    return model([n], [vi("theta", F, [2, 2, 3])], [vi("grid", F, [2, 3, 4, 2])], 20, [i64("size", [2, 5, 3, 4])])
+    return op_case("AffineGrid", ["theta", "size"], ["grid"], [vi("theta", F, [2, 2, 3])],
+                   [vi("grid", F, [2, 3, 4, 2])], 20, [i64("size", [2, 5, 3, 4])])
 
 
 @case
 def affinegrid20_3d_align_corners():
-    n = helper.make_node("AffineGrid", ["theta", "size"], ["grid"], align_corners=1)
-    return model([n], [vi("theta", F, [1, 3, 4])], [vi("grid", F, [1, 2, 3, 4, 3])], 20,
-                 [i64("size", [1, 1, 2, 3, 4])])
+    return op_case("AffineGrid", ["theta", "size"], ["grid"], [vi("theta", F, [1, 3, 4])],
+                   [vi("grid", F, [1, 2, 3, 4, 3])], 20, [i64("size", [1, 1, 2, 3, 4])], align_corners=1)
 
 
 @case
@@ -568,35 +530,35 @@ def affinegrid20_gridsample20():
 
 @case
 def col2im18():
-    n = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"])
-    return model([n], [vi("x", F, [1, 6, 4])], [vi("y", F, [1, 1, 3, 4])], 18, [i64("img", [3, 4]), i64("blk", [2, 3])])
+    return op_case("Col2Im", ["x", "img", "blk"], ["y"], [vi("x", F, [1, 6, 4])], [vi("y", F, [1, 1, 3, 4])], 18,
+                   [i64("img", [3, 4]), i64("blk", [2, 3])])
 
 
 @case
 def col2im18_strides_pads_dilations():
-    n = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=[2, 1], pads=[1, 0, 1, 2], dilations=[1, 2])
-    return model([n], [vi("x", F, [2, 8, 9])], [vi("y", F, [2, 2, 4, 3])], 18, [i64("img", [4, 3]), i64("blk", [2, 2])])
+    return op_case("Col2Im", ["x", "img", "blk"], ["y"], [vi("x", F, [2, 8, 9])], [vi("y", F, [2, 2, 4, 3])], 18,
+                   [i64("img", [4, 3]), i64("blk", [2, 2])], strides=[2, 1], pads=[1, 0, 1, 2], dilations=[1, 2])
 
 
 @case
 def col2im18_1d():
-    n = helper.make_node("Col2Im", ["x", "img", "blk"], ["y"], strides=[2])
-    return model([n], [vi("x", F, [1, 6, 3])], [vi("y", F, [1, 2, 7])], 18, [i64("img", [7]), i64("blk", [3])])
+    return op_case("Col2Im", ["x", "img", "blk"], ["y"], [vi("x", F, [1, 6, 3])], [vi("y", F, [1, 2, 7])], 18,
+                   [i64("img", [7]), i64("blk", [3])], strides=[2])
 
 
 
 @case
 def dropout22_ratio_inference_mask():
-    n = helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"])
-    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4]), vi("mask", B, [3, 4])], 22,
-                 [f32("ratio", 0.3), numpy_helper.from_array(np.array(False), "training")])
+    return op_case("Dropout", ["x", "ratio", "training"], ["y", "mask"], [vi("x", F, [3, 4])],
+                   [vi("y", F, [3, 4]), vi("mask", B, [3, 4])], 22,
+                   [f32("ratio", 0.3), numpy_helper.from_array(np.array(False), "training")])
 
 
 @case
 def dropout13_training_ratio_zero():
-    n = helper.make_node("Dropout", ["x", "ratio", "training"], ["y", "mask"], seed=3)
-    return model([n], [vi("x", F, [2, 5])], [vi("y", F, [2, 5]), vi("mask", B, [2, 5])], 13,
-                 [f32("ratio", 0.0), numpy_helper.from_array(np.array(True), "training")])
+    return op_case("Dropout", ["x", "ratio", "training"], ["y", "mask"], [vi("x", F, [2, 5])],
+                   [vi("y", F, [2, 5]), vi("mask", B, [2, 5])], 13,
+                   [f32("ratio", 0.0), numpy_helper.from_array(np.array(True), "training")], seed=3)
 
 
 
@@ -636,8 +598,7 @@ def deformconv19_groups_offset_groups_dilations():
 
 @case
 def mish18():
-    n = helper.make_node("Mish", ["x"], ["y"])
-    return model([n], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 18)
+    return op_case("Mish", ["x"], ["y"], [vi("x", F, [3, 4])], [vi("y", F, [3, 4])], 18)
 
 
 @case

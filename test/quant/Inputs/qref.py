@@ -117,35 +117,50 @@ def rnd(rng, t):
     return [rng.randint(lo, hi) for _ in range(t.numel())]
 
 
+def out_positions(ot):
+    """The (image, row, column) of every output pixel of an NHWC tensor ot,
+    in storage order: the outer loops of the reference kernels."""
+    N, OH, OW, _ = ot.dims
+    return ((n, oy, ox) for n in range(N) for oy in range(OH) for ox in range(OW))
+
+
+def channel_qparams(wt, n, wsc, woff):
+    """The weight scales and offsets of n output channels: wsc and woff when
+    given (per-channel quantization), else wt's own for every channel."""
+    return wsc or [wt.scale] * n, woff or [wt.offset] * n
+
+
+def store_acc(ot, acc, acc_scale):
+    """An accumulator acc in units of acc_scale, requantized into ot."""
+    return store(ot, requant(acc, acc_scale / ot.scale))
+
+
 def conv_ref(x, xt, w, wt, bias, bt, ot, strides_, pads, group, dil, wsc=None, woff=None):
     N, H, W, C = xt.dims
-    _, OH, OW, OC = ot.dims
+    OC = ot.dims[3]
     _, KH, KW, ICG = wt.dims
     ocg = OC // group
-    wsc = wsc or [wt.scale] * OC
-    woff = woff or [wt.offset] * OC
+    wsc, woff = channel_qparams(wt, OC, wsc, woff)
     out = []
-    for n in range(N):
-        for oy in range(OH):
-            for ox in range(OW):
-                for oc in range(OC):
-                    g = oc // ocg
-                    acc_scale = xt.scale * wsc[oc]
-                    acc = 0
-                    for ky in range(KH):
-                        iy = oy * strides_[0] + ky * dil[0] - pads[0]
-                        if iy < 0 or iy >= H:
-                            continue
-                        for kx in range(KW):
-                            ix = ox * strides_[1] + kx * dil[1] - pads[1]
-                            if ix < 0 or ix >= W:
-                                continue
-                            for c in range(ICG):
-                                xv = x[((n * H + iy) * W + ix) * C + g * ICG + c] - xt.offset
-                                wv = w[((oc * KH + ky) * KW + kx) * ICG + c] - woff[oc]
-                                acc += xv * wv
-                    acc += bias_units(bias[oc], bt, acc_scale)
-                    out.append(store(ot, requant(acc, acc_scale / ot.scale)))
+    for n, oy, ox in out_positions(ot):
+        for oc in range(OC):
+            g = oc // ocg
+            acc_scale = xt.scale * wsc[oc]
+            acc = 0
+            for ky in range(KH):
+                iy = oy * strides_[0] + ky * dil[0] - pads[0]
+                if iy < 0 or iy >= H:
+                    continue
+                for kx in range(KW):
+                    ix = ox * strides_[1] + kx * dil[1] - pads[1]
+                    if ix < 0 or ix >= W:
+                        continue
+                    for c in range(ICG):
+                        xv = x[((n * H + iy) * W + ix) * C + g * ICG + c] - xt.offset
+                        wv = w[((oc * KH + ky) * KW + kx) * ICG + c] - woff[oc]
+                        acc += xv * wv
+            acc += bias_units(bias[oc], bt, acc_scale)
+            out.append(store_acc(ot, acc, acc_scale))
     return out
 
 
@@ -159,8 +174,7 @@ def bias_units(b, bt, acc_scale):
 
 
 def gemm_ref(a, at, b, bt, ot, nb, M, K, N, shared, bias=None, biast=None, wsc=None, woff=None):
-    wsc = wsc or [bt.scale] * N
-    woff = woff or [bt.offset] * N
+    wsc, woff = channel_qparams(bt, N, wsc, woff)
     out = []
     for bi in range(nb):
         for i in range(M):
@@ -171,7 +185,7 @@ def gemm_ref(a, at, b, bt, ot, nb, M, K, N, shared, bias=None, biast=None, wsc=N
                     av = a[(bi * M + i) * K + k] - at.offset
                     bv = b[(0 if shared else bi) * K * N + k * N + j] - woff[j]
                     acc += av * bv
-                out.append(store(ot, requant(acc, acc_scale / ot.scale)))
+                out.append(store_acc(ot, acc, acc_scale))
     return out
 
 
@@ -217,37 +231,32 @@ def pool_ref(a, at, ot, k, s, p, incl, adaptive=False):
     N, H, W, C = at.dims
     _, OH, OW, _ = ot.dims
     out = []
-    for n in range(N):
-        for oy in range(OH):
-            for ox in range(OW):
-                if adaptive:
-                    y0, y1 = oy * H // OH, ((oy + 1) * H + OH - 1) // OH
-                    x0, x1 = ox * W // OW, ((ox + 1) * W + OW - 1) // OW
-                else:
-                    y0, x0 = oy * s[0] - p[0], ox * s[1] - p[1]
-                    y1, x1 = y0 + k[0], x0 + k[1]
-                for c in range(C):
-                    tot, cnt = 0, 0
-                    for iy in range(y0, y1):
-                        for ix in range(x0, x1):
-                            if 0 <= iy < H and 0 <= ix < W:
-                                tot += a[((n * H + iy) * W + ix) * C + c] - at.offset
-                                cnt += 1
-                    div = k[0] * k[1] if incl else cnt
-                    out.append(store(ot, requant(tot, at.scale / ot.scale / div) if div else 0))
+    for n, oy, ox in out_positions(ot):
+        if adaptive:
+            y0, y1 = oy * H // OH, ((oy + 1) * H + OH - 1) // OH
+            x0, x1 = ox * W // OW, ((ox + 1) * W + OW - 1) // OW
+        else:
+            y0, x0 = oy * s[0] - p[0], ox * s[1] - p[1]
+            y1, x1 = y0 + k[0], x0 + k[1]
+        for c in range(C):
+            tot, cnt = 0, 0
+            for iy in range(y0, y1):
+                for ix in range(x0, x1):
+                    if 0 <= iy < H and 0 <= ix < W:
+                        tot += a[((n * H + iy) * W + ix) * C + c] - at.offset
+                        cnt += 1
+            div = k[0] * k[1] if incl else cnt
+            out.append(store(ot, requant(tot, at.scale / ot.scale / div) if div else 0))
     return out
 
 
 def maxpool_ref(a, at, ot, k, s):
     N, H, W, C = at.dims
-    _, OH, OW, _ = ot.dims
     out = []
-    for n in range(N):
-        for oy in range(OH):
-            for ox in range(OW):
-                for c in range(C):
-                    out.append(max(a[((n * H + oy * s[0] + ky) * W + ox * s[1] + kx) * C + c]
-                                   for ky in range(k[0]) for kx in range(k[1])))
+    for n, oy, ox in out_positions(ot):
+        for c in range(C):
+            out.append(max(a[((n * H + oy * s[0] + ky) * W + ox * s[1] + kx) * C + c]
+                           for ky in range(k[0]) for kx in range(k[1])))
     return out
 
 
