@@ -305,15 +305,16 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 	if (s && s->gen_seconds)
 		*s->gen_seconds += t1 - t0;
 	const char *cc = getenv("GLOW_CC"), *cflags = getenv("GLOW_CFLAGS");
-	size_t cn = strlen(c->dir) * 2 + 256 + (cc ? strlen(cc) : 0) + (cflags ? strlen(cflags) : 0);
+	cc = cc ? cc : "cc";
+	cflags = cflags ? cflags : "-O3 -march=native";
+	const char *blas = co.gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "";
+	size_t cn = strlen(c->dir) * 2 + 256 + strlen(cc) + strlen(cflags);
 	char *cmd = xmalloc(cn);
-	/* the cache key's command is the real one without the directory */
-	snprintf(cmd, cn, "%s %s -std=c11 -pthread -shared -fPIC%s -lm", cc ? cc : "cc",
-		 cflags ? cflags : "-O3 -march=native", co.gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "");
+	/* the cache key: the command without the bundle's directory */
+	snprintf(cmd, cn, "%s %s -std=c11 -pthread -shared -fPIC%s -lm", cc, cflags, blas);
 	char *entry = cbcache_path(cmd, bundle.c_src, bundle.h_src);
-	snprintf(cmd, cn, "%s %s -std=c11 -pthread -shared -fPIC -o '%s/prog.so' '%s/prog.c'%s -lm", cc ? cc : "cc",
-		 cflags ? cflags : "-O3 -march=native", c->dir, c->dir,
-		 co.gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "");
+	snprintf(cmd, cn, "%s %s -std=c11 -pthread -shared -fPIC -o '%s/prog.so' '%s/prog.c'%s -lm", cc, cflags, c->dir,
+		 c->dir, blas);
 	char what[256];
 	snprintf(what, sizeof what, "the C bundle of @%s", f->name);
 	int rc = 0;
