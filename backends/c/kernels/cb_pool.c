@@ -10,34 +10,14 @@ struct cb_pool_args {
 	int include_pads; /* average: divide by kh*kw rather than the taps inside */
 };
 
-/* The output rows [rb, re) of a pooling, rows counted over (n, oh). */
-typedef void (*cb_pool_rows_fn)(const struct cb_pool_args *s, const float *in, float *out, size_t rb, size_t re);
-
-/* A pooling split by output rows (n, oh) among the threads (cb_par). */
-struct cb_pool_job {
-	cb_pool_rows_fn rows;
+/* One pooling's operands: the context of its rows function, which
+ * computes output rows [rb, re) (rows counted over (n, oh)) and runs split
+ * among the threads (cb_par_ranges). */
+struct cb_pool_call {
 	const struct cb_pool_args *s;
 	const float *in;
 	float *out;
-	int nparts;
 };
-
-static void cb_pool_part(const void *ctx, int i, float *scratch)
-{
-	const struct cb_pool_job *j = ctx;
-	const size_t rows = (size_t)j->s->n * j->s->oh;
-	(void)scratch;
-	j->rows(j->s, j->in, j->out, cb_par_first(i, j->nparts, rows), cb_par_first(i + 1, j->nparts, rows));
-}
-
-/* Runs fn over every output row, split among the threads when the work
- * (about `work` operations) is worth it. */
-static void cb_pool_run(cb_pool_rows_fn fn, const struct cb_pool_args *s, const float *in, float *out, double work)
-{
-	const size_t rows = (size_t)s->n * s->oh;
-	struct cb_pool_job j = {fn, s, in, out, cb_par_parts(work, rows)};
-	cb_par(cb_pool_part, &j, j.nparts, NULL);
-}
 
 /* The window rows [*k0, *k1) of output row o that lie inside the input:
  * taps k with 0 <= o * stride - pad + k < size. */
@@ -56,8 +36,12 @@ CB_INLINE void cb_pool_taps(int o, int stride, int pad, int k, int size, int *k0
  * taps inside the input are known per output pixel; channels go four
  * vectors at a time in registers, each tap one comparison and blend for
  * the maximum and one comparison for NaN. */
-static void cb_maxpool_rows(const struct cb_pool_args *s, const float *in, float *out, size_t rb, size_t re)
+static void cb_maxpool_rows(const void *ctx, size_t rb, size_t re)
 {
+	const struct cb_pool_call *p = ctx;
+	const struct cb_pool_args *s = p->s;
+	const float *in = p->in;
+	float *out = p->out;
 	const int ch = s->c;
 	for (size_t row = rb; row < re; row++) {
 		const int n = (int)(row / (size_t)s->oh), oh = (int)(row % (size_t)s->oh);
@@ -117,14 +101,20 @@ static void cb_maxpool_rows(const struct cb_pool_args *s, const float *in, float
 
 CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, float *out)
 {
-	cb_pool_run(cb_maxpool_rows, s, in, out, (double)s->n * s->oh * s->ow * s->c * s->kh * s->kw);
+	const struct cb_pool_call p = {s, in, out};
+	cb_par_ranges(cb_maxpool_rows, &p, (size_t)s->n * s->oh,
+		      (double)s->n * s->oh * s->ow * s->c * s->kh * s->kw);
 }
 
 /* Average over each window. The taps inside the input are known per output
  * pixel, so the window loops carry no test; channels go four vectors at a
  * time with the sums in registers, then one vector, then one by one. */
-static void cb_avgpool_rows(const struct cb_pool_args *s, const float *in, float *out, size_t rb, size_t re)
+static void cb_avgpool_rows(const void *ctx, size_t rb, size_t re)
 {
+	const struct cb_pool_call *p = ctx;
+	const struct cb_pool_args *s = p->s;
+	const float *in = p->in;
+	float *out = p->out;
 	const int ch = s->c;
 	for (size_t row = rb; row < re; row++) {
 		const int n = (int)(row / (size_t)s->oh), oh = (int)(row % (size_t)s->oh);
@@ -184,13 +174,19 @@ static void cb_avgpool_rows(const struct cb_pool_args *s, const float *in, float
 
 CB_KERNEL void cb_avgpool_f32(const struct cb_pool_args *s, const float *in, float *out)
 {
-	cb_pool_run(cb_avgpool_rows, s, in, out, (double)s->n * s->oh * s->ow * s->c * s->kh * s->kw);
+	const struct cb_pool_call p = {s, in, out};
+	cb_par_ranges(cb_avgpool_rows, &p, (size_t)s->n * s->oh,
+		      (double)s->n * s->oh * s->ow * s->c * s->kh * s->kw);
 }
 
 /* Adaptive average: output cell (i, j) averages input rows
  * [floor(i*H/OH), ceil((i+1)*H/OH)) and the same for columns. */
-static void cb_adaptiveavgpool_rows(const struct cb_pool_args *s, const float *in, float *out, size_t rb, size_t re)
+static void cb_adaptiveavgpool_rows(const void *ctx, size_t rb, size_t re)
 {
+	const struct cb_pool_call *p = ctx;
+	const struct cb_pool_args *s = p->s;
+	const float *in = p->in;
+	float *out = p->out;
 	const int ch = s->c;
 	for (size_t row = rb; row < re; row++) {
 		const int n = (int)(row / (size_t)s->oh), oh = (int)(row % (size_t)s->oh);
@@ -215,5 +211,7 @@ static void cb_adaptiveavgpool_rows(const struct cb_pool_args *s, const float *i
 
 CB_KERNEL void cb_adaptiveavgpool_f32(const struct cb_pool_args *s, const float *in, float *out)
 {
-	cb_pool_run(cb_adaptiveavgpool_rows, s, in, out, (double)s->n * s->h * s->w * s->c);
+	const struct cb_pool_call p = {s, in, out};
+	cb_par_ranges(cb_adaptiveavgpool_rows, &p, (size_t)s->n * s->oh,
+		      (double)s->n * s->h * s->w * s->c);
 }

@@ -284,4 +284,30 @@ CB_INLINE size_t cb_par_first(int i, int nparts, size_t units)
 	return units * (size_t)i / (size_t)nparts;
 }
 
+/* A loop over `units` independent pieces (output rows, say) split among the
+ * threads: part i runs fn(ctx, first, end) on its contiguous range
+ * [cb_par_first(i), cb_par_first(i + 1)). */
+typedef void (*cb_range_fn)(const void *ctx, size_t first, size_t end);
+struct cb_range_job {
+	cb_range_fn fn;
+	const void *ctx;
+	size_t units;
+	int nparts;
+};
+
+CB_KERNEL void cb_range_part(const void *job, int i, float *scratch)
+{
+	const struct cb_range_job *j = job;
+	(void)scratch;
+	j->fn(j->ctx, cb_par_first(i, j->nparts, j->units), cb_par_first(i + 1, j->nparts, j->units));
+}
+
+/* Runs fn over [0, units), in parts when the loop's `work` is worth it
+ * (cb_par_parts). */
+CB_INLINE void cb_par_ranges(cb_range_fn fn, const void *ctx, size_t units, double work)
+{
+	struct cb_range_job j = {fn, ctx, units, cb_par_parts(work, units)};
+	cb_par(cb_range_part, &j, j.nparts, NULL);
+}
+
 #endif
