@@ -135,8 +135,7 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 		return imp_op_err(im, "graph input \"%s\" is not a tensor", name);
 	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
 	int dtype = tt->has_elem_type ? tt->elem_type : DT_UNDEF;
-	int elem = imp_dt_elem(dtype);
-	if (elem < 0)
+	if (imp_dt_elem(dtype) < 0 && dtype != DT_UINT8 && dtype != DT_INT8)
 		return imp_op_err(im, "graph input \"%s\" has element type %s, which the graph IR does not support", name,
 			      imp_dt_name(dtype));
 	const struct onnx_input_shape *us = input_shape(im, name);
@@ -183,7 +182,7 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 /* The placeholder of graph input name, bound as its tensor. */
 static int add_placeholder(struct importer *im, const char *name, int dtype, const uint64_t *dims, unsigned rank)
 {
-	const struct type *t = imp_ty(im, imp_dt_elem(dtype), dims, rank);
+	const struct type *t = imp_input_type(im, dtype, dims, rank);
 	if (!t)
 		return -1;
 	struct placeholder *p = module_add_placeholder(im->m, name, t, LOC_NONE);
