@@ -6,6 +6,7 @@
  * per-node context is nodectx.c.
  */
 #include "import/onnx/internal.h"
+#include "passes/fold-qdq.h"
 #include "support/io.h"
 #include "support/suggest.h"
 #include "support/textparse.h"
@@ -394,6 +395,10 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 	im.f = func_create(im.m, "main", LOC_NONE);
 
 	import_graph(&im, mp->graph);
+	if (!im.errors && !opts->keep_qdq) {
+		struct fold_qdq_stats st = {0, 0, 0};
+		fold_qdq_func(im.f, NULL, &st);
+	}
 	if (!im.errors && module_verify(im.m, d))
 		im.errors++;
 
