@@ -22,6 +22,27 @@ static struct value bin(struct importer *im, unsigned kind, struct value a, stru
 	return imp_b_node(im, kind, name, ops, 2, a.node ? val_type(a) : NULL);
 }
 
+/* A Gemm of a QDQ model (A read through DequantizeLinear) that is a fully
+ * connected layer (alpha = beta = 1, A not transposed, C absent or of N
+ * elements) as FullyConnected, which fold-qdq can quantize: B transposed
+ * to K x N when transB, C reshaped to N. */
+static int gemm_fc(struct importer *im, struct value a, struct value b, bool trb, uint64_t nn, const char *name)
+{
+	const struct type *ta = val_type(a);
+	struct value c;
+	if (trb) {
+		static const unsigned perm[2] = {1, 0};
+		b = imp_b_transpose(im, b, perm, imp_dname(im, name, "weights"));
+	}
+	if (imp_in_opt(im, 2))
+		c = imp_b_reshape(im, imp_in_val(im, 2), &nn, 1, imp_dname(im, name, "bias"));
+	else
+		c = imp_b_splat_const(im, imp_dname(im, name, "bias"), type_with_dims(im->tc, ta, &nn, 1), 0);
+	struct value ops[3] = {a, b, c};
+	uint64_t dims[2] = {ta->dims[0], nn};
+	return imp_set_out(im, 0, imp_b_node(im, NK_FullyConnected, name, ops, 3, type_with_dims(im->tc, ta, dims, 2)));
+}
+
 int imp_op_gemm(struct importer *im, const onnx_node *n)
 {
 	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
@@ -36,6 +57,10 @@ int imp_op_gemm(struct importer *im, const onnx_node *n)
 	if (k != kb)
 		return imp_op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
 	const char *name = imp_out_name(im, 0);
+	struct tensor *ct = imp_in_opt(im, 2);
+	if (a.node->kind == NK_Dequantize && !tra && imp_attr_f(n, "alpha", 1) == 1 && imp_attr_f(n, "beta", 1) == 1 &&
+	    ta->elem == tb->elem && (!ct || (imp_t_numel(ct) == nn && ct->dtype == imp_dt_of_elem(ta->elem))))
+		return gemm_fc(im, a, b, trb, nn, name);
 	uint64_t dims[2] = {m, nn};
 	const struct type *rt = type_with_dims(im->tc, ta, dims, 2);
 	struct value c = imp_in_opt(im, 2) ? imp_in_val(im, 2) : imp_b_splat_const(im, imp_dname(im, name, "c"), rt, 0);
