@@ -14,6 +14,8 @@ PROFILE      `glow-run -profile=FILE` of the model's -O2 profiling program
 --schema     asymmetric (default), symmetric, symmetric-uint8, symmetric-pow2
 --per-channel  convolution and Gemm/MatMul weights get one scale per output
              channel (symmetric int8, as onnxruntime's per-channel QDQ)
+--keep-float OP,...  ONNX operators left in float (as glow-opt -keep-float;
+             e.g. Gemm, which the interpreter's pipeline does not quantize)
 
 What it writes: opset 13 (the model's own if newer), BatchNormalization
 after a Conv folded into the Conv's weights (as glow-opt -O2 folds it),
@@ -25,7 +27,10 @@ quantizable operator reads or writes (Conv, Gemm, MatMul, Add, Sum, Mul,
 Relu, MaxPool, AveragePool, GlobalAveragePool, Concat, Reshape, Flatten,
 Transpose) followed by a QuantizeLinear/DequantizeLinear pair with the
 profile's range; data movement (MaxPool, Reshape, Flatten, Transpose)
-keeps its input's parameters. Softmax, LRN and the rest stay float.
+keeps its input's parameters; a Conv, Gemm, MatMul or Add read only by a
+Relu gets no pair of its own (the Relu's range is its result's, as
+fold-quantization folds a quantized Relu into its producer). Softmax,
+LRN and the rest stay float.
 
 Needs Debian's python3-onnx (and numpy). Exit 1 with a message on bad
 input.
@@ -124,7 +129,9 @@ def quantize(w, scale, off, kind):
 # ---- the model ----
 
 class Builder:
-    def __init__(self, model, ranges, schema, per_channel):
+    def __init__(self, model, ranges, schema, per_channel, keep_float):
+        self.quantized_ops = QUANTIZED_OPS - set(keep_float)
+        self.relu_fed = relu_fed(model.graph)
         self.m = model
         self.g = model.graph
         self.ranges = ranges
@@ -220,23 +227,26 @@ class Builder:
         for n in self.g.node:
             op = n.op_type
             done = False
-            if op == "Conv":
+            if op not in self.quantized_ops:
+                pass
+            elif op == "Conv":
                 done = self.linear(n, 0)
             elif op == "Gemm" and not any(a.name == "transA" and a.i for a in n.attribute):
                 done = self.linear(n, 0 if any(a.name == "transB" and a.i for a in n.attribute) else 1)
             elif op == "MatMul":
                 done = self.linear(n, 1)
-            if not done and op in QUANTIZED_OPS:
-                ins = [self.qdq(i) if i and i not in self.inits else i for i in n.input]
+            if not done and op in self.quantized_ops:
+                ins = [self.qdq(i) if i and i not in self.inits and i not in self.relu_fed else i for i in n.input]
                 if op in MOVING_OPS and n.input[0] in self.params and n.output[0] not in self.params:
                     self.params[n.output[0]] = self.params[n.input[0]]
                 self.nodes.append(helper.make_node(op, ins, list(n.output), name=n.name, **attrs_of(n)))
                 done = True
             if not done:
                 self.nodes.append(n)
-            if op in QUANTIZED_OPS:
+            if op in self.quantized_ops:
                 for o in n.output:
-                    self.qdq_after(o)
+                    if o not in self.relu_fed:
+                        self.qdq_after(o)
 
     def qdq_after(self, name):
         """Activation name gets its QDQ pair now (after its producer); every
@@ -250,6 +260,18 @@ class Builder:
             if n.op_type != "QuantizeLinear":
                 n.input[:] = [self.readers.get(i, i) for i in n.input]
         return self.nodes
+
+
+def relu_fed(g):
+    """The outputs of Conv, Gemm, MatMul and Add nodes that only a Relu
+    reads (and that are no graph output)."""
+    readers = {}
+    for n in g.node:
+        for i in n.input:
+            readers.setdefault(i, []).append(n.op_type)
+    outs = set(o.name for o in g.output)
+    return set(o for n in g.node if n.op_type in ("Conv", "Gemm", "MatMul", "Add") for o in n.output
+               if readers.get(o) == ["Relu"] and o not in outs)
 
 
 def attrs_of(n):
@@ -330,14 +352,19 @@ def main():
     ap.add_argument("--schema", default="asymmetric",
                     choices=["asymmetric", "symmetric", "symmetric-uint8", "symmetric-pow2"])
     ap.add_argument("--per-channel", action="store_true")
+    ap.add_argument("--keep-float", default="", metavar="OP,...")
     a = ap.parse_args()
+    keep = [k for k in a.keep_float.split(",") if k]
+    for k in keep:
+        if k not in QUANTIZED_OPS:
+            fail("--keep-float: '%s' is not an operator this script quantizes (%s)" % (k, ", ".join(sorted(QUANTIZED_OPS))))
     try:
         model = load(a.model)
     except Exception as e:  # onnx raises DecodeError and others
         fail("%s: %s" % (a.model, e))
     ranges = read_profile(a.profile)
     preprocess(model)
-    b = Builder(model, ranges, a.schema, a.per_channel)
+    b = Builder(model, ranges, a.schema, a.per_channel, keep)
     for i in model.graph.input:
         if i.name not in b.inits and i.type.tensor_type.elem_type == TensorProto.FLOAT:
             b.qdq_after(i.name)

@@ -18,6 +18,12 @@
  *     whose uses are all Quantizes to one type T becomes the quantized
  *     kind with result T, when the target supports it; the element kinds
  *     must agree as the quantized kernels need (the linear kinds take any);
+ *     such a node under a Relu or Clip whose clipping T's range makes
+ *     redundant becomes the quantized node with result T (the saturation
+ *     clips, as fold-quantization folds the quantized pair);
+ *   - a Relu or Clip of a Transpose or Reshape, read by Quantizes only,
+ *     becomes the movement of the Relu or Clip (exact), so the Quantize
+ *     reaches the node under them;
  *   - Quantize(Dequantize(x)) : T becomes x when x has type T, else
  *     RescaleQuantized(x) : T (as fold-quantization does).
  *
@@ -184,41 +190,100 @@ static const struct type *qdq_use_type(const struct node *n)
 	return t;
 }
 
-/* A requantizing kind n between Dequantizes and Quantizes -> its quantized
- * form. */
-static bool qdq_fuse(struct func *f, struct node *n, const struct pass_ctx *ctx)
+/* The quantized operands of requantizing node n (Dequantizes: their
+ * inputs; a linear kind's bias may stay a float constant) into ops, for a
+ * result of type t; false if n cannot be quantized so. */
+static bool qdq_operands(const struct node *n, const struct type *t, struct value *ops)
 {
 	if (!pk_has(n->kind, PK_REQUANTIZES) || n->nres != 1 || node_has_pred(n) || n->nops > QDQ_MAXOPS ||
 	    !elem_is_float((enum elem_kind)n->types[0]->elem))
 		return false;
-	const struct type *t = qdq_use_type(n);
-	if (!t)
-		return false;
 	bool linear = qdq_linear(n->kind);
-	struct value ops[QDQ_MAXOPS];
 	for (unsigned i = 0; i < n->nops; i++) {
 		ops[i] = op_val(n, i);
-		bool bias = linear && i == 2;
 		if (qdq_is_deq(ops[i])) {
 			ops[i] = op_val(ops[i].node, 0);
 			if (!linear && val_type(ops[i])->elem != t->elem)
 				return false;
-		} else if (!(bias && ops[i].node->kind == NK_Constant)) {
+		} else if (!(linear && i == 2 && ops[i].node->kind == NK_Constant)) {
 			return false;
 		}
 	}
-	struct node *q = qdq_clone(f, n, ops, t, n, NULL);
+	return true;
+}
+
+/* Relu or Clip n of a requantizing node used only by n, whose result
+ * type t represents no real value that n would clip: that node, as
+ * fold-quantization folds the quantized pair (the saturation of the
+ * requantization clips). NULL otherwise. */
+static struct node *qdq_clipped(const struct node *n, const struct type *t)
+{
+	if ((n->kind != NK_Relu && n->kind != NK_Clip) || node_has_pred(n))
+		return NULL;
+	struct value x = op_val(n, 0);
+	if (x.res || node_is_storage(x.node) || !pk_has(x.node->kind, PK_REQUANTIZES) ||
+	    node_num_uses(x.node, -1) != 1)
+		return NULL;
+	double qmin, qmax, lo_ok = 0, hi_ok = INFINITY;
+	if (n->kind == NK_Clip) {
+		lo_ok = node_float(n, AN_min);
+		hi_ok = node_float(n, AN_max);
+	}
+	pu_quant_limits((enum elem_kind)t->elem, &qmin, &qmax);
+	double lo = (double)t->scale * (qmin - t->offset), hi = (double)t->scale * (qmax - t->offset);
+	return lo >= lo_ok && hi <= hi_ok ? x.node : NULL;
+}
+
+/* A requantizing kind n between Dequantizes and Quantizes to one type T
+ * (or such a node under a Relu or Clip that T's range makes redundant) ->
+ * its quantized form with result T. */
+static bool qdq_fuse(struct func *f, struct node *n, const struct pass_ctx *ctx)
+{
+	const struct type *t = n->nres == 1 ? qdq_use_type(n) : NULL;
+	if (!t)
+		return false;
+	struct node *core = qdq_clipped(n, t);
+	struct value ops[QDQ_MAXOPS];
+	if (core && !qdq_operands(core, t, ops))
+		core = NULL;
+	if (!core) {
+		core = n;
+		if (!qdq_operands(n, t, ops))
+			return false;
+	}
+	struct node *q = qdq_clone(f, core, ops, t, n, NULL);
 	if (ctx && !target_supports(ctx, q)) {
 		node_erase(f, q);
 		return false;
 	}
-	for (struct use *u = n->uses; u; u = n->uses) {
-		struct node *user = use_user(u);
-		pu_replace(f, user, node_val(q, 0));
-	}
+	for (struct use *u = n->uses; u; u = n->uses)
+		pu_replace(f, use_user(u), node_val(q, 0));
 	const char *name = n->name;
 	qdq_erase_dead(f, n);
 	node_rename(f, q, name);
+	return true;
+}
+
+/* Relu or Clip n of a Transpose or Reshape used only by n, n's uses all
+ * Quantizes -> the Transpose or Reshape of the Relu or Clip (exact: an
+ * elementwise kind commutes with moving elements), so that the Quantize
+ * reaches the node under it (an ONNX Relu after a Conv reads the
+ * Convolution through the Transpose back to NCHW). */
+static bool qdq_swap(struct func *f, struct node *n)
+{
+	if ((n->kind != NK_Relu && n->kind != NK_Clip) || node_has_pred(n) || !qdq_use_type(n))
+		return false;
+	struct value mv = op_val(n, 0);
+	struct node *m = mv.node;
+	if ((m->kind != NK_Transpose && m->kind != NK_Reshape) || node_num_uses(m, -1) != 1)
+		return false;
+	struct value x = op_val(m, 0);
+	const struct type *xt = val_type(x);
+	struct node *e = qdq_clone(f, n, &x, xt, n, NULL);
+	struct value ev = node_val(e, 0);
+	struct node *m2 = qdq_clone(f, m, &ev, n->types[0], n, m);
+	pu_replace(f, n, node_val(m2, 0));
+	qdq_erase_dead(f, m);
 	return true;
 }
 
@@ -258,6 +323,8 @@ bool fold_qdq_func(struct func *f, const struct pass_ctx *ctx, struct fold_qdq_s
 				st->moved++;
 			} else if ((done = qdq_fuse(f, n, ctx))) {
 				st->fused++;
+			} else if ((done = qdq_swap(f, n))) {
+				st->moved++;
 			}
 			if (done) {
 				changed = any = true;
