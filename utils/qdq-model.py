@@ -28,8 +28,9 @@ Relu, MaxPool, AveragePool, GlobalAveragePool, Concat, Reshape, Flatten,
 Transpose) followed by a QuantizeLinear/DequantizeLinear pair with the
 profile's range; data movement (MaxPool, Reshape, Flatten, Transpose)
 keeps its input's parameters; a Conv, Gemm, MatMul or Add read only by a
-Relu gets no pair of its own (the Relu's range is its result's, as
-fold-quantization folds a quantized Relu into its producer). Softmax,
+Relu whose parameters represent no negative value gets no pair of its own
+(the Relu's range is its result's, as fold-quantization folds such a
+quantized Relu into its producer). Softmax,
 LRN and the rest stay float.
 
 Needs Debian's python3-onnx (and numpy). Exit 1 with a message on bad
@@ -77,7 +78,7 @@ def read_profile(path):
                 raise ValueError
         except (ValueError, IndexError):
             fail("%s: malformed entry near token %d ('%s')" % (path, i, toks[i] if i < len(toks) else "end"))
-        ranges[(name, res)] = (lo, hi)
+        ranges[(name, res)] = (f32(lo), f32(hi))  # the profile's numbers are floats
         i += 10 + bins
     return ranges
 
@@ -131,7 +132,6 @@ def quantize(w, scale, off, kind):
 class Builder:
     def __init__(self, model, ranges, schema, per_channel, keep_float):
         self.quantized_ops = QUANTIZED_OPS - set(keep_float)
-        self.relu_fed = relu_fed(model.graph)
         self.m = model
         self.g = model.graph
         self.ranges = ranges
@@ -144,6 +144,13 @@ class Builder:
         self.new_inits = []
         self.skipped = []
         self.readers = {}    # activation name -> the name its readers read
+        self.relu_fed = set(o for o, r in relu_fed(model.graph).items() if self.clips_nothing(r))
+
+    def clips_nothing(self, relu_out):
+        """Relu output relu_out's parameters represent no negative value, so
+        the node under the Relu can take them (its saturation clips)."""
+        p = self.act_params(relu_out)
+        return p is not None and p[0] * (LIMITS[p[2]][0] - p[1]) >= 0
 
     def const(self, name, array):
         self.new_inits.append(numpy_helper.from_array(array, name))
@@ -263,15 +270,15 @@ class Builder:
 
 
 def relu_fed(g):
-    """The outputs of Conv, Gemm, MatMul and Add nodes that only a Relu
-    reads (and that are no graph output)."""
+    """{output: the Relu's output} of the Conv, Gemm, MatMul and Add nodes
+    whose output only a Relu reads (and that are no graph output)."""
     readers = {}
     for n in g.node:
         for i in n.input:
-            readers.setdefault(i, []).append(n.op_type)
+            readers.setdefault(i, []).append(n)
     outs = set(o.name for o in g.output)
-    return set(o for n in g.node if n.op_type in ("Conv", "Gemm", "MatMul", "Add") for o in n.output
-               if readers.get(o) == ["Relu"] and o not in outs)
+    return {o: readers[o][0].output[0] for n in g.node if n.op_type in ("Conv", "Gemm", "MatMul", "Add")
+            for o in n.output if len(readers.get(o, [])) == 1 and readers[o][0].op_type == "Relu" and o not in outs}
 
 
 def attrs_of(n):
