@@ -8,8 +8,8 @@
  *     the movement of q, and Concat of Dequantizes of one type likewise
  *     (exact: the movement copies stored integers; Pad's value must be
  *     representable);
- *   - a Quantize of such a movement of x becomes the movement of
- *     Quantize(x) (exact: quantizing commutes with copying and, being
+ *   - Quantizes (to one type) of such a movement of x become the movement
+ *     of Quantize(x) (exact: quantizing commutes with copying and, being
  *     monotonic, with MaxPool);
  *   - a requantizing kind (PK_REQUANTIZES: Convolution, FullyConnected,
  *     MatMul, BatchMatMul, AvgPool, AdaptiveAvgPool, Add, Sub, Mul, Max,
@@ -106,6 +106,20 @@ static bool qdq_only_res0_used(const struct node *n)
 	return n->nres == 1 || node_num_uses(n, -1) == node_num_uses(n, 0);
 }
 
+/* The type every use of n's result 0 quantizes it to; NULL unless every
+ * use is a Quantize to one type. */
+static const struct type *qdq_use_type(const struct node *n)
+{
+	const struct type *t = NULL;
+	for (const struct use *u = n->uses; u; u = u->next) {
+		const struct node *q = use_user(u);
+		if (q->kind != NK_Quantize || u->idx != 0 || (t && q->types[0] != t))
+			return NULL;
+		t = q->types[0];
+	}
+	return t;
+}
+
 /* Movement n of Dequantize(q) (Concat: of Dequantizes of one type) ->
  * Dequantize(movement of q). */
 static bool qdq_sink(struct func *f, struct node *n)
@@ -146,18 +160,17 @@ static bool qdq_sink(struct func *f, struct node *n)
 	return true;
 }
 
-/* Quantize(movement n of x) : T, n used only there -> movement of
- * Quantize(x) (Concat: of each input quantized to T). */
+/* Quantizes of movement n of x, all to type T -> the movement of
+ * Quantize(x) (Concat: of each input quantized to T, once per value). */
 static bool qdq_hoist(struct func *f, struct node *qn)
 {
 	struct value mv = op_val(qn, 0);
 	struct node *n = mv.node;
 	bool concat = n->kind == NK_Concat;
-	if (mv.res || (!concat && !pk_has(n->kind, PK_QUANT_SAME_PARAMS)) || node_is_storage(n) || node_has_pred(n) ||
-	    n->nops > QDQ_MAXOPS || node_num_uses(n, -1) != 1 || qdq_is_deq(op_val(n, 0)))
-		return false;
 	const struct type *t = qn->types[0];
-	if (!qdq_pad_ok(n, t))
+	if (mv.res || (!concat && !pk_has(n->kind, PK_QUANT_SAME_PARAMS)) || node_is_storage(n) || node_has_pred(n) ||
+	    n->nops > QDQ_MAXOPS || qdq_is_deq(op_val(n, 0)) || qdq_use_type(n) != t ||
+	    !qdq_pad_ok(n, t))
 		return false;
 	struct value ops[QDQ_MAXOPS];
 	for (unsigned i = 0; i < n->nops; i++) {
@@ -167,27 +180,27 @@ static bool qdq_hoist(struct func *f, struct node *qn)
 		const struct type *xt = val_type(ops[i]);
 		if (!elem_is_float((enum elem_kind)xt->elem))
 			return false;
-		const struct type *it = type_with_dims(f->mod->types, t, xt->dims, xt->rank);
-		ops[i] = node_val(node_create1(f, NK_Quantize, NULL, &ops[i], 1, it, n, n->loc), 0);
 	}
-	struct node *m = qdq_clone(f, n, ops, t, qn, qn);
-	pu_replace(f, qn, node_val(m, 0));
+	struct node *first = n->uses ? use_user(n->uses) : qn;
+	for (unsigned i = 0; i < (concat ? n->nops : 1u); i++) {
+		unsigned k = 0;
+		while (k < i && !(op_val(n, k).node == op_val(n, i).node && op_val(n, k).res == op_val(n, i).res))
+			k++;
+		if (k < i) {
+			ops[i] = ops[k];
+			continue;
+		}
+		const struct type *xt = val_type(ops[i]);
+		const struct type *it = type_with_dims(f->mod->types, t, xt->dims, xt->rank);
+		char name[256];
+		snprintf(name, sizeof name, "%s.q", ops[i].node->name ? ops[i].node->name : "q");
+		ops[i] = node_val(node_create1(f, NK_Quantize, name, &ops[i], 1, it, n, n->loc), 0);
+	}
+	struct node *m = qdq_clone(f, n, ops, t, n, first);
+	for (struct use *u = n->uses; u; u = n->uses)
+		pu_replace(f, use_user(u), node_val(m, 0));
 	qdq_erase_dead(f, n);
 	return true;
-}
-
-/* The type every use of n's result 0 quantizes it to; NULL unless every
- * use is a Quantize to one type. */
-static const struct type *qdq_use_type(const struct node *n)
-{
-	const struct type *t = NULL;
-	for (const struct use *u = n->uses; u; u = u->next) {
-		const struct node *q = use_user(u);
-		if (q->kind != NK_Quantize || u->idx != 0 || (t && q->types[0] != t))
-			return NULL;
-		t = q->types[0];
-	}
-	return t;
 }
 
 /* The quantized operands of requantizing node n (Dequantizes: their
