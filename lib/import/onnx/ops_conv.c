@@ -273,8 +273,11 @@ int imp_op_conv(struct importer *im, const onnx_node *n)
 	if (conv_start(im, n, false, &x, &w, &win, &rc))
 		return rc;
 	const struct type *rt = imp_t_type(im, x);
-	struct value r = conv_node(im, n, x, w, &win, imp_tval(im, x), imp_tval(im, w),
-				   bias_or_zero(im, 2, w->dims[0], imp_dt_elem(x->dtype)), NK_Convolution, rt);
+	/* one statement each: the constants are made in operand order */
+	struct value xv = imp_tval(im, x);
+	struct value wv = imp_tval(im, w);
+	struct value bv = bias_or_zero(im, 2, w->dims[0], imp_dt_elem(x->dtype));
+	struct value r = conv_node(im, n, x, w, &win, xv, wv, bv, NK_Convolution, rt);
 	return r.node ? nchw_out(im, r, win.nsp) : -1;
 }
 

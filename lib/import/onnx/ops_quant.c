@@ -542,16 +542,19 @@ static struct value qconv(struct importer *im, const onnx_node *n, unsigned xi, 
 		rt = qtype(im, qy, 0, x->dims, 1);
 	else
 		rt = type_get_q(im->tc, EK_QI32, x->dims, 1, 1.0f, 0);
+	/* one statement each: the constants are made in operand order */
+	bool per_tensor = qw->n == 1;
+	struct value xv = qinput(im, xi, xt);
+	struct value wv = qinput(im, wi, per_tensor ? qtype(im, qw, 0, w->dims, w->rank)
+					      : imp_input_type(im, w->dtype, w->dims, w->rank));
+	struct value bv = per_tensor ? pt_bias(im, bi, w->dims[0], (float)qx->scale[0] * (float)qw->scale[0],
+					       imp_dname(im, name, "bias"))
+				     : cw_bias(im, bi, w, qx->scale[0], qw->scale, imp_dname(im, name, "bias"));
 	struct node *core;
-	if (qw->n == 1) {
-		float acc = (float)qx->scale[0] * (float)qw->scale[0];
-		struct value bv = pt_bias(im, bi, w->dims[0], acc, imp_dname(im, name, "bias"));
-		return imp_conv_q(im, n, x, w, qinput(im, xi, xt), qinput(im, wi, qtype(im, qw, 0, w->dims, w->rank)), bv,
-				  NK_Convolution, rt, name, &core);
-	}
-	struct value bv = cw_bias(im, bi, w, qx->scale[0], qw->scale, imp_dname(im, name, "bias"));
-	struct value r = imp_conv_q(im, n, x, w, qinput(im, xi, xt), qinput(im, wi, imp_input_type(im, w->dtype, w->dims, w->rank)),
-				    bv, NK_ChannelwiseQuantizedConvolution, rt, name, &core);
+	struct value r = imp_conv_q(im, n, x, w, xv, wv, bv,
+				    per_tensor ? NK_Convolution : NK_ChannelwiseQuantizedConvolution, rt, name, &core);
+	if (per_tensor)
+		return r;
 	if (core) {
 		int64_t *offs = arena_alloc(&im->scratch, qw->n * sizeof *offs);
 		for (uint64_t c = 0; c < qw->n; c++)
