@@ -298,8 +298,12 @@ static struct value qinput(struct importer *im, unsigned i, const struct type *q
 			   imp_dt_name(imp_dt_of_elem(qt->elem)));
 		return no_value;
 	}
-	if (!x->v.node && x->known)
-		return imp_t_const(im, x, qt);
+	if (!x->v.node && x->known) {
+		struct value c = imp_t_const(im, x, qt);
+		if (x->dtype != DT_INT32) /* 8-bit data has no other graph value: later readers share it */
+			x->v = c;
+		return c;
+	}
 	struct value v = imp_tval(im, x);
 	if (!v.node || val_type(v) == qt)
 		return v;
@@ -559,7 +563,10 @@ static struct value qconv(struct importer *im, const onnx_node *n, unsigned xi, 
 		int64_t *offs = arena_alloc(&im->scratch, qw->n * sizeof *offs);
 		for (uint64_t c = 0; c < qw->n; c++)
 			offs[c] = qw->zp ? qw->zp[c] : 0;
-		node_set_floats(im->m, core, AN_filter_scales, qw->scale, (unsigned)qw->n);
+		double *scales = arena_alloc(&im->scratch, qw->n * sizeof *scales);
+		for (uint64_t c = 0; c < qw->n; c++)
+			scales[c] = imp_f32_short((float)qw->scale[c]);
+		node_set_floats(im->m, core, AN_filter_scales, scales, (unsigned)qw->n);
 		node_set_ints(im->m, core, AN_filter_offsets, offs, (unsigned)qw->n);
 	}
 	return r;
