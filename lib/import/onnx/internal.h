@@ -308,6 +308,9 @@ struct value imp_conv_q(struct importer *im, const onnx_node *n, const struct te
 			const char *name, struct node **core);
 struct value imp_matmul(struct importer *im, struct value a, struct value b, const struct type *rproto,
 			const char *name);
+/* A reduction of x (BatchedReduceAdd, ...Min, ...) over every dimension:
+ * a rank-0 value; a rank-0 x is returned as is (ops_more.c). */
+struct value imp_reduce_all(struct importer *im, unsigned kind, struct value x, const char *name);
 /* The stored integers of quantized value v as float (exact), named name. */
 struct value imp_q_integers(struct importer *im, struct value v, const char *name);
 /* ONNX's integer arithmetic kind (Add, Sub, Mul, Div, Mod) on uint8 or

@@ -429,22 +429,6 @@ int imp_op_dequantize(struct importer *im, const onnx_node *n)
 
 /* ---- DynamicQuantizeLinear ---- */
 
-/* x reduced over all its axes by kind (BatchedReduceMin or Max), a
- * float<>; x itself when it is a scalar. */
-static struct value reduce_all(struct importer *im, unsigned kind, struct value x, const char *name)
-{
-	const struct type *t = val_type(x);
-	if (t->rank == 0)
-		return x;
-	int64_t axes[GLOW_MAX_RANK];
-	for (unsigned i = 0; i < t->rank; i++)
-		axes[i] = i;
-	struct value r = imp_b_node(im, kind, name, &x, 1, imp_ty(im, EK_FLOAT, NULL, 0));
-	if (r.node)
-		node_set_ints(im->m, r.node, AN_axes, axes, t->rank);
-	return r;
-}
-
 /* ONNX's formula, in float32 like its reference: the range [min(x, 0),
  * max(x, 0)], scale = range / 255, zero point = round(clip(0 - min / scale,
  * 0, 255)), y = saturate(round(x / scale) + zero point), all uint8. */
@@ -460,8 +444,8 @@ int imp_op_dynamic_quantize(struct importer *im, const onnx_node *n)
 	const char *y = imp_out_name(im, 0), *sn = imp_out_name(im, 1), *zn = imp_out_name(im, 2);
 	const char *base = *y ? y : *sn ? sn : zn;
 	struct value zero = fconst(im, imp_dname(im, base, "zero"), 0);
-	struct value lo = reduce_all(im, NK_BatchedReduceMin, x, imp_dname(im, base, "min"));
-	struct value hi = reduce_all(im, NK_BatchedReduceMax, x, imp_dname(im, base, "max"));
+	struct value lo = imp_reduce_all(im, NK_BatchedReduceMin, x, imp_dname(im, base, "min"));
+	struct value hi = imp_reduce_all(im, NK_BatchedReduceMax, x, imp_dname(im, base, "max"));
 	lo = imp_b_binary(im, NK_Min, lo, zero, imp_dname(im, base, "lo"));
 	hi = imp_b_binary(im, NK_Max, hi, zero, imp_dname(im, base, "hi"));
 	struct value range = imp_b_binary(im, NK_Sub, hi, lo, imp_dname(im, base, "range"));
