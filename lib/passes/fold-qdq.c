@@ -225,6 +225,18 @@ static bool qdq_operands(const struct node *n, const struct type *t, struct valu
 	return true;
 }
 
+/* Relu or Clip n clips no real value of quantized type t. */
+static bool qdq_clip_redundant(const struct node *n, const struct type *t)
+{
+	double qmin, qmax, lo_ok = 0, hi_ok = INFINITY;
+	if (n->kind == NK_Clip) {
+		lo_ok = node_float(n, AN_min);
+		hi_ok = node_float(n, AN_max);
+	}
+	pu_quant_limits((enum elem_kind)t->elem, &qmin, &qmax);
+	return (double)t->scale * (qmin - t->offset) >= lo_ok && (double)t->scale * (qmax - t->offset) <= hi_ok;
+}
+
 /* Relu or Clip n of a requantizing node used only by n, whose result
  * type t represents no real value that n would clip: that node, as
  * fold-quantization folds the quantized pair (the saturation of the
@@ -237,14 +249,7 @@ static struct node *qdq_clipped(const struct node *n, const struct type *t)
 	if (x.res || node_is_storage(x.node) || !pk_has(x.node->kind, PK_REQUANTIZES) ||
 	    node_num_uses(x.node, -1) != 1)
 		return NULL;
-	double qmin, qmax, lo_ok = 0, hi_ok = INFINITY;
-	if (n->kind == NK_Clip) {
-		lo_ok = node_float(n, AN_min);
-		hi_ok = node_float(n, AN_max);
-	}
-	pu_quant_limits((enum elem_kind)t->elem, &qmin, &qmax);
-	double lo = (double)t->scale * (qmin - t->offset), hi = (double)t->scale * (qmax - t->offset);
-	return lo >= lo_ok && hi <= hi_ok ? x.node : NULL;
+	return qdq_clip_redundant(n, t) ? x.node : NULL;
 }
 
 /* A requantizing kind n between Dequantizes and Quantizes to one type T
@@ -300,6 +305,19 @@ static bool qdq_swap(struct func *f, struct node *n)
 	return true;
 }
 
+/* A quantized Relu or Clip n of a value of its own type T, where T holds
+ * no real value n would clip -> that value. */
+static bool qdq_noop_clip(struct func *f, struct node *n)
+{
+	if ((n->kind != NK_Relu && n->kind != NK_Clip) || node_has_pred(n) || op_type(n, 0) != n->types[0] ||
+	    !elem_is_quantized((enum elem_kind)n->types[0]->elem))
+		return false;
+	if (!qdq_clip_redundant(n, n->types[0]))
+		return false;
+	pu_replace(f, n, op_val(n, 0));
+	return true;
+}
+
 /* Quantize(Dequantize(x)) : T -> x, or RescaleQuantized(x) : T. */
 static bool qdq_pair(struct func *f, struct node *n)
 {
@@ -338,11 +356,21 @@ bool fold_qdq_func(struct func *f, const struct pass_ctx *ctx, struct fold_qdq_s
 				st->fused++;
 			} else if ((done = qdq_swap(f, n))) {
 				st->moved++;
+			} else if ((done = qdq_noop_clip(f, n))) {
+				st->pairs++;
 			}
 			if (done) {
 				changed = any = true;
 				break; /* the list changed around n: start again */
 			}
+		}
+	}
+	/* the Dequantizes that the rewrites (or the importer) left unread */
+	func_for_each_safe(f, n, next) {
+		(void)next;
+		if ((n->kind == NK_Dequantize || n->kind == NK_Quantize) && !node_has_uses(n)) {
+			node_erase(f, n);
+			any = true;
 		}
 	}
 	return any;

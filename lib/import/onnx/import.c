@@ -319,6 +319,7 @@ static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 {
 	if (imp_check_ops(im, g))
 		return;
+	im->graph = g;
 	count_uses(im, g);
 	for (size_t i = 0; i < g->n_initializer; i++) {
 		const Onnx__TensorProto *p = g->initializer[i];

@@ -39,6 +39,16 @@ enum {
 /* Folding limit: known values with more elements stay graph constants. */
 #define ONNX_FOLD_MAX 65536u
 
+/* A per-axis quantized tensor known at import: integers q (uint8 or int8),
+ * n scales and zero points (zp NULL: zeros) along axis. */
+struct imp_qaxis {
+	struct tensor *q;
+	const double *scale;
+	const int64_t *zp;
+	uint64_t n;
+	unsigned axis;
+};
+
 struct tensor {
 	const char *name;
 	int dtype;
@@ -48,6 +58,9 @@ struct tensor {
 	bool known;           /* contents known at import */
 	bool splat;           /* known: every element is splat_f / splat_i */
 	bool poisoned;        /* its producer failed */
+	/* known float values that a per-axis DequantizeLinear made of known
+	 * integers (ops_quant.c): those integers and parameters, NULL else */
+	const struct imp_qaxis *qaxis;
 	double splat_f;
 	int64_t splat_i;
 	const uint8_t *raw;   /* known and not splat: numel * imp_dt_size(dtype) bytes */
@@ -88,6 +101,7 @@ struct importer {
 	struct scope *inner;    /* innermost subgraph being translated, NULL in the main graph */
 	uint64_t unrolled;      /* subgraph nodes translated so far (limited, ops_control.c) */
 	Onnx__OperatorSetIdProto **opsets; /* the model's opset_import, for imp_domain_opset() */
+	const Onnx__GraphProto *graph; /* the main graph, for looking at a value's readers */
 	size_t nopsets;
 };
 
@@ -317,6 +331,14 @@ struct value imp_q_integers(struct importer *im, struct value v, const char *nam
  * int8 values a and b of one type, wrapping as ONNX does; NULL node after
  * reporting. */
 struct value imp_int8_binary(struct importer *im, unsigned kind, struct value a, struct value b, const char *name);
+/* A Conv of a QDQ model whose weights w are a per-axis DequantizeLinear of
+ * known integers (w->qaxis, axis 0), whose input x is a Dequantize and whose
+ * only reader is a per-tensor QuantizeLinear with known parameters (or a
+ * Relu read only by one whose type holds no negative value): output 0 as
+ * the Dequantize of a ChannelwiseQuantizedConvolution with that
+ * QuantizeLinear's type (which fold-qdq then joins). Returns 1 when it
+ * translated n (*rc its result), 0 when the pattern does not apply. */
+int imp_qdq_channelwise_conv(struct importer *im, const onnx_node *n, struct tensor *x, struct tensor *w, int *rc);
 /* Cast (and CastLike) to dtype `to` where it or the input is uint8 or
  * int8 (imp_op_cast calls it). */
 int imp_cast_int8(struct importer *im, int to);

@@ -272,6 +272,8 @@ int imp_op_conv(struct importer *im, const onnx_node *n)
 	int rc;
 	if (conv_start(im, n, false, &x, &w, &win, &rc))
 		return rc;
+	if (w->qaxis && imp_qdq_channelwise_conv(im, n, x, w, &rc))
+		return rc;
 	const struct type *rt = imp_t_type(im, x);
 	/* one statement each: the constants are made in operand order */
 	struct value xv = imp_tval(im, x);

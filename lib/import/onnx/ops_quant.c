@@ -286,10 +286,18 @@ struct value imp_int8_binary(struct importer *im, unsigned kind, struct value a,
  * shape): a constant of its known contents, the value itself when it has
  * type qt, a raw placeholder not read yet retyped to qt, else
  * reinterpreted. */
+static struct value qinput_of(struct importer *im, struct tensor *x, const struct type *qt);
+
 static struct value qinput(struct importer *im, unsigned i, const struct type *qt)
 {
 	struct tensor *x = imp_in_req(im, i);
-	if (!x || !qt)
+	return x ? qinput_of(im, x, qt) : no_value;
+}
+
+/* qinput's work on tensor x. */
+static struct value qinput_of(struct importer *im, struct tensor *x, const struct type *qt)
+{
+	if (!qt)
 		return no_value;
 	if (x->poisoned)
 		return no_value;
@@ -417,7 +425,12 @@ int imp_op_dequantize(struct importer *im, const onnx_node *n)
 	}
 	if (x->known && imp_t_numel(x) <= ONNX_FOLD_MAX) {
 		struct tensor *t = dequantize_known(im, x, &q, name);
-		return t ? imp_set_out_t(im, 0, t) : -1;
+		if (!t)
+			return -1;
+		struct imp_qaxis *qa = arena_new(&im->scratch, struct imp_qaxis);
+		*qa = (struct imp_qaxis){x, q.scale, q.zp, q.n, q.axis};
+		t->qaxis = qa;
+		return imp_set_out_t(im, 0, t);
 	}
 	/* per axis at run time: (float(q) - z) * s */
 	struct value xv = qinput(im, 0, imp_input_type(im, x->dtype, x->dims, x->rank));
@@ -512,6 +525,20 @@ static struct value pt_bias(struct importer *im, unsigned bi, uint64_t oc, float
 	return qinput(im, bi, bt);
 }
 
+/* The per-channel attributes of ChannelwiseQuantizedConvolution core: n
+ * scales (as the floats they are) and zero points (NULL: zeros). */
+static void cw_attrs(struct importer *im, struct node *core, const double *scale, const int64_t *zp, uint64_t n)
+{
+	int64_t *offs = arena_alloc(&im->scratch, n * sizeof *offs);
+	double *scales = arena_alloc(&im->scratch, n * sizeof *scales);
+	for (uint64_t c = 0; c < n; c++) {
+		offs[c] = zp ? zp[c] : 0;
+		scales[c] = imp_f32_short((float)scale[c]);
+	}
+	node_set_floats(im->m, core, AN_filter_scales, scales, (unsigned)n);
+	node_set_ints(im->m, core, AN_filter_offsets, offs, (unsigned)n);
+}
+
 /* A quantized convolution: x with parameters qx (input xi), w with qw
  * (input wi; per channel: the channelwise kind), bias input bi (0: none),
  * result of parameters qy (NULL: qi32[1:0], ConvInteger's) named name. */
@@ -543,17 +570,75 @@ static struct value qconv(struct importer *im, const onnx_node *n, unsigned xi, 
 				    per_tensor ? NK_Convolution : NK_ChannelwiseQuantizedConvolution, rt, name, &core);
 	if (per_tensor)
 		return r;
-	if (core) {
-		int64_t *offs = arena_alloc(&im->scratch, qw->n * sizeof *offs);
-		for (uint64_t c = 0; c < qw->n; c++)
-			offs[c] = qw->zp ? qw->zp[c] : 0;
-		double *scales = arena_alloc(&im->scratch, qw->n * sizeof *scales);
-		for (uint64_t c = 0; c < qw->n; c++)
-			scales[c] = imp_f32_short((float)qw->scale[c]);
-		node_set_floats(im->m, core, AN_filter_scales, scales, (unsigned)qw->n);
-		node_set_ints(im->m, core, AN_filter_offsets, offs, (unsigned)qw->n);
+	if (core)
+		cw_attrs(im, core, qw->scale, qw->zp, qw->n);
+	return r;
+}
+
+/* The single reader of value name in the main graph, NULL if it has
+ * another number of readers or is a graph output. */
+static const onnx_node *sole_reader(struct importer *im, const char *name)
+{
+	const onnx_node *r = NULL;
+	if (!im->graph || im->inner || strmap_get(&im->outputs, name))
+		return NULL;
+	for (size_t i = 0; i < im->graph->n_node; i++) {
+		const onnx_node *g = im->graph->node[i];
+		for (size_t k = 0; k < g->n_input; k++) {
+			if (!g->input[k] || strcmp(g->input[k], name) != 0)
+				continue;
+			if (r)
+				return NULL;
+			r = g;
+		}
 	}
 	return r;
+}
+
+/* The quantized type a per-tensor QuantizeLinear q gives dims, from its
+ * known scale and zero point; NULL if they are not known or per axis. */
+static const struct type *reader_qtype(struct importer *im, const onnx_node *q, const uint64_t *dims, unsigned rank)
+{
+	if (!q || strcmp(q->op_type, "QuantizeLinear") != 0 || !imp_default_domain(q->domain) || q->n_input < 2)
+		return NULL;
+	struct tensor *s = imp_t_lookup(im, q->input[1]);
+	struct tensor *z = q->n_input > 2 && *q->input[2] ? imp_t_lookup(im, q->input[2]) : NULL;
+	const double *sv = s && s->known ? imp_t_floats(im, s) : NULL;
+	const int64_t *zv = z && z->known ? imp_t_ints(im, z) : NULL;
+	if (!sv || imp_t_numel(s) != 1 || !(sv[0] > 0) || !isfinite(sv[0]) || (z && (!zv || imp_t_numel(z) != 1)) ||
+	    (z && z->dtype != DT_UINT8 && z->dtype != DT_INT8))
+		return NULL;
+	struct qparams qp = {1, 0, sv, zv, z ? z->dtype : DT_UINT8};
+	return qtype(im, &qp, 0, dims, rank);
+}
+
+int imp_qdq_channelwise_conv(struct importer *im, const onnx_node *n, struct tensor *x, struct tensor *w, int *rc)
+{
+	const struct imp_qaxis *qa = w->qaxis;
+	struct tensor *b = imp_in_opt(im, 2);
+	if (qa->axis != 0 || qa->n != w->dims[0] || !x->v.node || x->v.node->kind != NK_Dequantize ||
+	    (b && (!b->known || b->dtype != DT_FLOAT)))
+		return 0;
+	const char *name = imp_out_name(im, 0);
+	const onnx_node *q = sole_reader(im, name);
+	bool relu = q && strcmp(q->op_type, "Relu") == 0 && imp_default_domain(q->domain) && q->n_output == 1;
+	if (relu) /* the Relu's type, when it holds no negative value (the saturation clips) */
+		q = sole_reader(im, q->output[0]);
+	const struct type *rt = reader_qtype(im, q, x->dims, 1);
+	if (!rt || (relu && rt->offset != (rt->elem == EK_QUI8 ? 0 : -128)))
+		return 0;
+	struct value xv = op_val(x->v.node, 0);
+	struct value wv = qinput_of(im, qa->q, imp_input_type(im, qa->q->dtype, w->dims, w->rank));
+	struct value bv = b ? imp_tval(im, b)
+			    : imp_b_splat_const(im, imp_dname(im, name, "bias"), imp_ty(im, EK_FLOAT, w->dims, 1), 0);
+	struct node *core;
+	struct value r = imp_conv_q(im, n, x, w, xv, wv, bv, NK_ChannelwiseQuantizedConvolution, rt,
+				    imp_dname(im, name, "q"), &core);
+	if (core)
+		cw_attrs(im, core, qa->scale, qa->zp, qa->n);
+	const struct type *ft = r.node ? type_with_elem(im->tc, val_type(r), EK_FLOAT) : NULL;
+	*rc = imp_set_out(im, 0, imp_b_node(im, NK_Dequantize, name, &r, 1, ft));
+	return 1;
 }
 
 int imp_op_qlinear_conv(struct importer *im, const onnx_node *n)
