@@ -329,7 +329,9 @@ static struct value qinput_of(struct importer *im, struct tensor *x, const struc
  * node after reporting. */
 static struct value runtime_param(struct importer *im, struct tensor *t, const struct tensor *x, const char *name)
 {
-	struct value v = imp_tval(im, t);
+	struct value v = t->known && (t->dtype == DT_UINT8 || t->dtype == DT_INT8)
+				 ? qinput_of(im, t, imp_input_type(im, t->dtype, t->dims, t->rank))
+				 : imp_tval(im, t);
 	if (!v.node)
 		return v;
 	if (elem_is_quantized((enum elem_kind)val_type(v)->elem))
