@@ -339,6 +339,10 @@ struct value imp_int8_binary(struct importer *im, unsigned kind, struct value a,
  * QuantizeLinear's type (which fold-qdq then joins). Returns 1 when it
  * translated n (*rc its result), 0 when the pattern does not apply. */
 int imp_qdq_channelwise_conv(struct importer *im, const onnx_node *n, struct tensor *x, struct tensor *w, int *rc);
+/* The same for a Gemm built as FullyConnected of a (a Dequantize) and
+ * weights w (per-axis on its output axis: 0 when trb, else 1): a
+ * ChannelwiseQuantizedFullyConnected. */
+int imp_qdq_channelwise_fc(struct importer *im, struct value a, struct tensor *w, bool trb, int *rc);
 /* Cast (and CastLike) to dtype `to` where it or the input is uint8 or
  * int8 (imp_op_cast calls it). */
 int imp_cast_int8(struct importer *im, int to);

@@ -527,9 +527,11 @@ static struct value pt_bias(struct importer *im, unsigned bi, uint64_t oc, float
 	return qinput(im, bi, bt);
 }
 
-/* The per-channel attributes of ChannelwiseQuantizedConvolution core: n
- * scales (as the floats they are) and zero points (NULL: zeros). */
-static void cw_attrs(struct importer *im, struct node *core, const double *scale, const int64_t *zp, uint64_t n)
+/* The per-channel attributes of a channelwise kind's node core (scales
+ * san, offsets oan): n scales (as the floats they are) and zero points
+ * (NULL: zeros). */
+static void cw_attrs(struct importer *im, struct node *core, enum attr_name san, enum attr_name oan,
+		     const double *scale, const int64_t *zp, uint64_t n)
 {
 	int64_t *offs = arena_alloc(&im->scratch, n * sizeof *offs);
 	double *scales = arena_alloc(&im->scratch, n * sizeof *scales);
@@ -537,8 +539,8 @@ static void cw_attrs(struct importer *im, struct node *core, const double *scale
 		offs[c] = zp ? zp[c] : 0;
 		scales[c] = imp_f32_short((float)scale[c]);
 	}
-	node_set_floats(im->m, core, AN_filter_scales, scales, (unsigned)n);
-	node_set_ints(im->m, core, AN_filter_offsets, offs, (unsigned)n);
+	node_set_floats(im->m, core, san, scales, (unsigned)n);
+	node_set_ints(im->m, core, oan, offs, (unsigned)n);
 }
 
 /* A quantized convolution: x with parameters qx (input xi), w with qw
@@ -573,7 +575,7 @@ static struct value qconv(struct importer *im, const onnx_node *n, unsigned xi, 
 	if (per_tensor)
 		return r;
 	if (core)
-		cw_attrs(im, core, qw->scale, qw->zp, qw->n);
+		cw_attrs(im, core, AN_filter_scales, AN_filter_offsets, qw->scale, qw->zp, qw->n);
 	return r;
 }
 
@@ -614,32 +616,92 @@ static const struct type *reader_qtype(struct importer *im, const onnx_node *q, 
 	return qtype(im, &qp, 0, dims, rank);
 }
 
+/* The quantized type, of rproto's shape, that the only reader of output 0
+ * quantizes it to: a per-tensor QuantizeLinear with known parameters, or
+ * a Relu read only by one whose type holds no negative value (the
+ * saturation clips). NULL otherwise. */
+static const struct type *qdq_out_type(struct importer *im, const uint64_t *dims, unsigned rank)
+{
+	const onnx_node *q = sole_reader(im, imp_out_name(im, 0));
+	bool relu = q && strcmp(q->op_type, "Relu") == 0 && imp_default_domain(q->domain) && q->n_output == 1;
+	if (relu)
+		q = sole_reader(im, q->output[0]);
+	const struct type *rt = reader_qtype(im, q, dims, rank);
+	if (!rt || (relu && rt->offset != (rt->elem == EK_QUI8 ? 0 : -128)))
+		return NULL;
+	return rt;
+}
+
+/* Output 0 as the Dequantize of quantized result r (the reader's
+ * QuantizeLinear meets it: fold-qdq joins the pair). */
+static int qdq_out(struct importer *im, struct value r)
+{
+	const struct type *ft = r.node ? type_with_elem(im->tc, val_type(r), EK_FLOAT) : NULL;
+	return imp_set_out(im, 0, imp_b_node(im, NK_Dequantize, imp_out_name(im, 0), &r, 1, ft));
+}
+
+/* Bias input bi of N channels for a channelwise kind: absent (zeros) or
+ * known float values; *ok false for anything else. */
+static struct value qdq_float_bias(struct importer *im, unsigned bi, uint64_t nch, bool *ok)
+{
+	struct tensor *b = imp_in_opt(im, bi);
+	*ok = !b || (b->known && b->dtype == DT_FLOAT && imp_t_numel(b) == nch);
+	if (!*ok)
+		return no_value;
+	if (!b)
+		return imp_b_splat_const(im, imp_dname(im, imp_out_name(im, 0), "bias"), imp_ty(im, EK_FLOAT, &nch, 1), 0);
+	return imp_b_reshape(im, imp_tval(im, b), &nch, 1, imp_dname(im, b->name, "1d"));
+}
+
 int imp_qdq_channelwise_conv(struct importer *im, const onnx_node *n, struct tensor *x, struct tensor *w, int *rc)
 {
 	const struct imp_qaxis *qa = w->qaxis;
 	struct tensor *b = imp_in_opt(im, 2);
 	if (qa->axis != 0 || qa->n != w->dims[0] || !x->v.node || x->v.node->kind != NK_Dequantize ||
-	    (b && (!b->known || b->dtype != DT_FLOAT)))
+	    (b && (!b->known || b->dtype != DT_FLOAT || imp_t_numel(b) != qa->n)))
 		return 0;
-	const char *name = imp_out_name(im, 0);
-	const onnx_node *q = sole_reader(im, name);
-	bool relu = q && strcmp(q->op_type, "Relu") == 0 && imp_default_domain(q->domain) && q->n_output == 1;
-	if (relu) /* the Relu's type, when it holds no negative value (the saturation clips) */
-		q = sole_reader(im, q->output[0]);
-	const struct type *rt = reader_qtype(im, q, x->dims, 1);
-	if (!rt || (relu && rt->offset != (rt->elem == EK_QUI8 ? 0 : -128)))
+	const struct type *rt = qdq_out_type(im, x->dims, 1);
+	if (!rt)
 		return 0;
+	bool ok;
 	struct value xv = op_val(x->v.node, 0);
 	struct value wv = qinput_of(im, qa->q, imp_input_type(im, qa->q->dtype, w->dims, w->rank));
-	struct value bv = b ? imp_tval(im, b)
-			    : imp_b_splat_const(im, imp_dname(im, name, "bias"), imp_ty(im, EK_FLOAT, w->dims, 1), 0);
+	struct value bv = qdq_float_bias(im, 2, qa->n, &ok);
 	struct node *core;
 	struct value r = imp_conv_q(im, n, x, w, xv, wv, bv, NK_ChannelwiseQuantizedConvolution, rt,
-				    imp_dname(im, name, "q"), &core);
+				    imp_dname(im, imp_out_name(im, 0), "q"), &core);
 	if (core)
-		cw_attrs(im, core, qa->scale, qa->zp, qa->n);
-	const struct type *ft = r.node ? type_with_elem(im->tc, val_type(r), EK_FLOAT) : NULL;
-	*rc = imp_set_out(im, 0, imp_b_node(im, NK_Dequantize, name, &r, 1, ft));
+		cw_attrs(im, core, AN_filter_scales, AN_filter_offsets, qa->scale, qa->zp, qa->n);
+	*rc = qdq_out(im, r);
+	return 1;
+}
+
+int imp_qdq_channelwise_fc(struct importer *im, struct value a, struct tensor *w, bool trb, int *rc)
+{
+	const struct imp_qaxis *qa = w->qaxis;
+	const struct type *ta = val_type(a);
+	uint64_t nn = w->dims[trb ? 0 : 1], dims[2] = {ta->dims[0], nn};
+	if (!qa || w->rank != 2 || qa->axis != (trb ? 0u : 1u) || qa->n != nn || a.node->kind != NK_Dequantize)
+		return 0;
+	struct tensor *b = imp_in_opt(im, 2);
+	if (b && (!b->known || b->dtype != DT_FLOAT || imp_t_numel(b) != nn))
+		return 0;
+	const struct type *rt = qdq_out_type(im, dims, 2);
+	if (!rt)
+		return 0;
+	bool ok;
+	const char *name = imp_dname(im, imp_out_name(im, 0), "q");
+	struct value ops[3] = {op_val(a.node, 0), qinput_of(im, qa->q, imp_input_type(im, qa->q->dtype, w->dims, 2)),
+			       no_value};
+	if (trb) {
+		static const unsigned perm[2] = {1, 0};
+		ops[1] = imp_b_transpose(im, ops[1], perm, imp_dname(im, w->name, "kn"));
+	}
+	ops[2] = qdq_float_bias(im, 2, nn, &ok);
+	struct value r = imp_b_node(im, NK_ChannelwiseQuantizedFullyConnected, name, ops, 3, rt);
+	if (r.node)
+		cw_attrs(im, r.node, AN_weight_scales, AN_weight_offsets, qa->scale, qa->zp, qa->n);
+	*rc = qdq_out(im, r);
 	return 1;
 }
 

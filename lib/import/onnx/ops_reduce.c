@@ -43,9 +43,29 @@ static int gemm_fc(struct importer *im, struct value a, struct value b, bool trb
 	return imp_set_out(im, 0, imp_b_node(im, NK_FullyConnected, name, ops, 3, type_with_dims(im->tc, ta, dims, 2)));
 }
 
+/* Whether Gemm n is a fully connected layer of a QDQ model (gemm_fc's
+ * conditions) on A (value a) and B (tensor bt). */
+static bool gemm_is_fc(struct importer *im, const onnx_node *n, struct value a, const struct tensor *bt)
+{
+	struct tensor *ct = imp_in_opt(im, 2);
+	const struct type *ta = val_type(a);
+	bool trb = imp_attr_i(n, "transB", 0) != 0;
+	uint64_t nn = bt->rank == 2 ? bt->dims[trb ? 0 : 1] : 0;
+	return a.node->kind == NK_Dequantize && ta->rank == 2 && bt->rank == 2 && !imp_attr_i(n, "transA", 0) &&
+	       imp_attr_f(n, "alpha", 1) == 1 && imp_attr_f(n, "beta", 1) == 1 && bt->dtype == imp_dt_of_elem(ta->elem) &&
+	       ta->dims[1] == bt->dims[trb ? 1 : 0] && (!ct || (imp_t_numel(ct) == nn && ct->dtype == bt->dtype));
+}
+
 int imp_op_gemm(struct importer *im, const onnx_node *n)
 {
-	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
+	struct value a = imp_in_val(im, 0);
+	struct tensor *bt = imp_in_req(im, 1);
+	int rc;
+	/* per-channel weights first: their float form is then never made */
+	if (a.node && bt && bt->qaxis && gemm_is_fc(im, n, a, bt) &&
+	    imp_qdq_channelwise_fc(im, a, bt, imp_attr_i(n, "transB", 0) != 0, &rc))
+		return rc;
+	struct value b = imp_in_val(im, 1);
 	if (!a.node || !b.node)
 		return -1;
 	const struct type *ta = val_type(a), *tb = val_type(b);
@@ -57,9 +77,7 @@ int imp_op_gemm(struct importer *im, const onnx_node *n)
 	if (k != kb)
 		return imp_op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
 	const char *name = imp_out_name(im, 0);
-	struct tensor *ct = imp_in_opt(im, 2);
-	if (a.node->kind == NK_Dequantize && !tra && imp_attr_f(n, "alpha", 1) == 1 && imp_attr_f(n, "beta", 1) == 1 &&
-	    ta->elem == tb->elem && (!ct || (imp_t_numel(ct) == nn && ct->dtype == imp_dt_of_elem(ta->elem))))
+	if (gemm_is_fc(im, n, a, bt))
 		return gemm_fc(im, a, b, trb, nn, name);
 	uint64_t dims[2] = {m, nn};
 	const struct type *rt = type_with_dims(im->tc, ta, dims, 2);
