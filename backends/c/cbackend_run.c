@@ -423,13 +423,6 @@ static bool cb_is_op_supported(const struct backend *b, unsigned kind, const enu
 	return cg_compiles_node_kind(kind, q);
 }
 
-static bool cb_is_node_supported(const struct backend *b, const struct node *n)
-{
-	enum elem_kind e[2 * IR_MAX_OPS + 8];
-	unsigned ne = backend_node_elems(n, e, GLOW_ARRAY_SIZE(e));
-	return cb_is_op_supported(b, n->kind, e, ne);
-}
-
 static bool cb_should_lower(const struct backend *b, const struct node *n)
 {
 	(void)b;
@@ -445,7 +438,7 @@ static int cb_post_lowering(const struct backend *b, struct func *f, struct diag
 
 /* -O0..-O3: the rows of Pipelines.def */
 const struct backend cbackend_backend = {
-	"c", cb_is_op_supported, cb_is_node_supported, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
+	"c", cb_is_op_supported, backend_node_supported_by_kind, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
 	{
 #define C_PIPELINE(level, name, contents, desc) [level] = name,
 #include "backends/c/Pipelines.def"

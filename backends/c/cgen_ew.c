@@ -61,8 +61,8 @@ static void real_of(const struct type *t, const char *a, char *buf, size_t n)
 {
 	char f1[40], f2[40];
 	switch ((enum elem_kind)t->elem) {
-	case EK_FLOAT16: snprintf(buf, n, "(double)cb_h2f(%s)", a); break;
-	case EK_BFLOAT16: snprintf(buf, n, "(double)cb_bf2f(%s)", a); break;
+	case EK_FLOAT16: snprintf(buf, n, "(double)sc_h2f(%s)", a); break;
+	case EK_BFLOAT16: snprintf(buf, n, "(double)sc_bf2f(%s)", a); break;
 	case EK_BOOL: snprintf(buf, n, "(double)(%s != 0)", a); break;
 	case EK_QI8: case EK_QUI8: case EK_QI16: case EK_QI32:
 		snprintf(buf, n, "(%s * ((double)%s - %s))", cg_flit(f1, t->scale), a, cg_flit(f2, t->offset));
@@ -80,11 +80,11 @@ static void store_of(const struct type *t, const char *v, char *buf, size_t n)
 	char f1[40], f2[40];
 	switch ((enum elem_kind)t->elem) {
 	case EK_FLOAT: snprintf(buf, n, "(float)%s", v); break;
-	case EK_FLOAT16: snprintf(buf, n, "cb_f2h((float)%s)", v); break;
-	case EK_BFLOAT16: snprintf(buf, n, "cb_f2bf((float)%s)", v); break;
+	case EK_FLOAT16: snprintf(buf, n, "sc_f2h((float)%s)", v); break;
+	case EK_BFLOAT16: snprintf(buf, n, "sc_f2bf((float)%s)", v); break;
 	case EK_BOOL: snprintf(buf, n, "(uint8_t)(%s != 0)", v); break;
 	case EK_I32: case EK_INDEX32: snprintf(buf, n, "cb_f2i32(%s)", v); break;
-	case EK_I64: case EK_INDEX64: snprintf(buf, n, "cb_f2i64(%s)", v); break;
+	case EK_I64: case EK_INDEX64: snprintf(buf, n, "sc_f2i64(%s)", v); break;
 	case EK_QI8: case EK_QUI8: case EK_QI16: case EK_QI32: {
 		static const char *const lim[] = {"-128.0, 127.0", "0.0, 255.0", "-32768.0, 32767.0",
 						  "-2147483648.0, 2147483647.0"};

@@ -271,13 +271,6 @@ static bool interp_is_op_supported(const struct backend *b, unsigned kind, const
 	return kind < NK_COUNT && kind != NK_Placeholder && kind != NK_Constant;
 }
 
-static bool interp_is_node_supported(const struct backend *b, const struct node *n)
-{
-	enum elem_kind e[2 * IR_MAX_OPS + 8];
-	unsigned ne = backend_node_elems(n, e, GLOW_ARRAY_SIZE(e));
-	return interp_is_op_supported(b, n->kind, e, ne);
-}
-
 /* The interpreter executes every node kind directly: nothing is lowered. */
 static bool interp_should_lower(const struct backend *b, const struct node *n)
 {
@@ -295,7 +288,7 @@ static int interp_post_lowering(const struct backend *b, struct func *f, struct 
 }
 
 const struct backend interp_backend = {
-	"interpreter",	      interp_is_op_supported, interp_is_node_supported, interp_should_lower,
+	"interpreter",	      interp_is_op_supported, backend_node_supported_by_kind, interp_should_lower,
 	interp_post_lowering, interp_compile,	      interp_run,		interp_destroy,
 	{NULL, NULL, NULL, NULL},
 };

@@ -11,8 +11,10 @@
  */
 #include "backends/interpreter/kern.h"
 #include "ir/ew.h"
+#include "support/scalar.h" /* the sc_ functions EW.def names, shared with the C bundles */
 
-/* ---- the functions EW.def's expressions call (EW_FN) that libm has not ---- */
+/* ---- the functions EW.def's expressions call (EW_FN) that neither libm
+ * nor support/scalar.h has ---- */
 
 static double sigmoid(double x)
 {
@@ -27,33 +29,6 @@ static double fmod_floor(double a, double b)
 	double r = fmod(a, b);
 	return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
-
-static int64_t ipow(int64_t a, int64_t b)
-{
-	if (b < 0)
-		return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
-	uint64_t r = 1, x = (uint64_t)a;
-	for (uint64_t e = (uint64_t)b; e; e >>= 1, x *= x)
-		if (e & 1)
-			r *= x;
-	return (int64_t)r;
-}
-
-static int64_t imod(int64_t a, int64_t b)
-{
-	int64_t r = b == 0 || b == -1 ? 0 : a % b;
-	return r != 0 && (r < 0) != (b < 0) ? (int64_t)((uint64_t)r + (uint64_t)b) : r;
-}
-
-/* the low `width` bits of x shifted logically; out-of-range shifts give 0 */
-static uint64_t shift(uint64_t x, int64_t sh, unsigned width, int left)
-{
-	uint64_t mask = width == 64 ? UINT64_MAX : ((uint64_t)1 << width) - 1;
-	x &= mask;
-	return sh < 0 || sh >= (int64_t)width ? 0 : left ? (x << sh) & mask : x >> sh;
-}
-
-static int64_t sat_i64(double v) { return sat_to_i64(v, -9223372036854775808.0, 9223372036854774784.0); }
 
 /* ---- one kernel per row ---- */
 

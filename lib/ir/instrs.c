@@ -179,6 +179,18 @@ int instr_kind_lookup(const char *s, size_t len)
 	return d ? (int)(d - descs) : -1;
 }
 
+int instr_kind_named_like(unsigned nk)
+{
+	const char *s = node_kind_name(nk);
+	char low[64];
+	size_t l = strlen(s);
+	if (l >= sizeof low)
+		return -1;
+	for (size_t i = 0; i <= l; i++)
+		low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i] == '.' ? '_' : s[i]);
+	return instr_kind_lookup(low, l);
+}
+
 int instr_attr_index(unsigned kind, const char *name, size_t len)
 {
 	const struct instr_desc *d = instr_desc(kind);

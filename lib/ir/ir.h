@@ -87,6 +87,9 @@ static inline const struct instr_desc *instr_desc(unsigned kind) { return &instr
 const char *instr_kind_name(unsigned kind);
 /* kind by name, -1 if unknown */
 int instr_kind_lookup(const char *s, size_t len);
+/* The instruction kind named like node kind nk: its name in lower case, a
+ * backend-specific BACKEND.Kind as backend_kind; -1 if there is none. */
+int instr_kind_named_like(unsigned nk);
 /* attribute index of a kind by name, -1 if none */
 int instr_attr_index(unsigned kind, const char *name, size_t len);
 /* attribute index of a kind by enumerator (AttrNames.def), -1 if none */

@@ -352,17 +352,8 @@ static void gen_node(struct gen *G, uint32_t k)
  * backend-specific BACKEND.Kind: backend_kind) */
 static void map_kinds(struct gen *G)
 {
-	for (unsigned k = 0; k < NK_COUNT; k++) {
-		const char *s = node_kind_name(k);
-		char low[64];
-		size_t l = strlen(s);
-		G->ikind[k] = -1;
-		if (l >= sizeof low)
-			continue;
-		for (size_t i = 0; i <= l; i++)
-			low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i] == '.' ? '_' : s[i]);
-		G->ikind[k] = instr_kind_lookup(low, l);
-	}
+	for (unsigned k = 0; k < NK_COUNT; k++)
+		G->ikind[k] = instr_kind_named_like(k);
 }
 
 /* SGD: the sgd instruction has no velocity operand (momentum lives in the

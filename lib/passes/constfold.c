@@ -82,17 +82,9 @@ struct cf_kinds {
 static void cf_map_kinds(struct cf_kinds *k)
 {
 	for (unsigned i = 0; i < NK_COUNT; i++) {
-		const char *s = node_kind_name(i);
-		char low[64];
-		size_t l = strlen(s);
-		k->ik[i] = -1;
-		if (l >= sizeof low)
-			continue;
-		for (size_t j = 0; j <= l; j++)
-			low[j] = (char)(s[j] >= 'A' && s[j] <= 'Z' ? s[j] - 'A' + 'a' : s[j]);
-		int ik = instr_kind_lookup(low, l);
-		if (ik >= 0 && instr_desc((unsigned)ik)->graph_kind == (int)i)
-			k->ik[i] = ik;
+		/* a backend-specific kind (BACKEND.Kind) runs on its backend only */
+		int ik = strchr(node_kind_name(i), '.') ? -1 : instr_kind_named_like(i);
+		k->ik[i] = ik >= 0 && instr_desc((unsigned)ik)->graph_kind == (int)i ? ik : -1;
 	}
 	k->ik[NK_MaxPool] = IK_maxpoolwithargmax;
 	k->ik[NK_Slice] = IK_extracttensor;

@@ -23,6 +23,17 @@ struct pm_cli {
 #define PM_CLI_VERIFY_OPT(c) \
 	{"verify-each", CL_FLAG, &(c)->verify_each, NULL, "Run the verifier after every pass", 0, NULL}
 
+/* The -passes= and -O0 to -O3 rows of the tools whose pipeline the user
+ * picks (glow-opt, glow-llc): passes is a const char *, olevel the int
+ * each -On sets to n; hN, "" or " (...)", follows "Run the On pipeline" in
+ * its help to say what the level does in that tool. */
+#define PM_CLI_PIPELINE_OPTS(passes, olevel, h0, h1, h2, h3)                                                 \
+	{"passes", CL_STRING, (passes), "pass,...", "Passes and pipelines to run, in order", 0, NULL},         \
+	{"O0", CL_SET, (olevel), NULL, "Run the O0 pipeline" h0, 0, NULL},                                      \
+	{"O1", CL_SET, (olevel), NULL, "Run the O1 pipeline" h1, 1, NULL},                                      \
+	{"O2", CL_SET, (olevel), NULL, "Run the O2 pipeline" h2, 2, NULL},                                      \
+	{"O3", CL_SET, (olevel), NULL, "Run the O3 pipeline" h3, 3, NULL}
+
 /* The -time row of glow-opt and glow-irgen, whose runs time the same
  * stages. */
 #define PM_CLI_TIME_OPT(dest)                                                                                  \

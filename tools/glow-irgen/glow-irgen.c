@@ -8,11 +8,11 @@
  * in glow-opt. The output is verified and written whole or not at all.
  * Exit status 0 on success, 1 after a diagnostic.
  */
+#include "graph/toolrun.h"
 #include "irgen/irgen.h"
 #include "support/cl.h"
 #include "support/pmcli.h"
 #include "support/io.h"
-#include "support/stagetime.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -40,6 +40,14 @@ static void print_schedule_stats(const struct irgen_state *s, FILE *out)
 	}
 }
 
+/* graph_tool_write's printer: the generated IR module arg. */
+static int print_ir(struct ostream *out, void *arg, struct diag *d)
+{
+	(void)d;
+	ir_module_print(out, arg);
+	return 0;
+}
+
 /* Reads, schedules, generates, verifies and writes; returns the exit status. */
 static int run(void *opts, struct diag *d)
 {
@@ -50,25 +58,12 @@ static int run(void *opts, struct diag *d)
 	int bad = pm_add_text(&pm, "default");
 	if (pm_cli_setup(&pm, &o->pm, bad))
 		return 1;
-	struct stage_timer st;
-	stage_timer_init(&st, o->time);
-	char *buf = NULL;
-	size_t len = 0;
-	if (read_input(in, &buf, &len, d)) {
+	struct graph_tool_run r;
+	if (graph_tool_read(&r, in, o->time, true, d)) {
 		pm_free(&pm);
 		return 1;
 	}
-	stage_timer_mark(&st, "read");
-	struct type_ctx types;
-	type_ctx_init(&types);
-	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
-	struct module *m = module_parse(&types, buf, len, name, d, false);
-	stage_timer_mark(&st, "parse");
-	if (m && module_verify(m, d)) {
-		module_destroy(m);
-		m = NULL;
-	}
-	stage_timer_mark(&st, "verify");
+	struct module *m = r.m;
 	int status = 1;
 	struct irgen_state s;
 	irgen_state_init(&s, m, d);
@@ -78,34 +73,18 @@ static int run(void *opts, struct diag *d)
 	if (o->func)
 		s.only_func = o->func[0] == '@' ? o->func + 1 : o->func;
 	if (m && irgen_check_selection(&s) == 0) {
-		module_set_base_dir(m, in);
 		int prc = pm_run(&pm, &s);
-		stage_timer_mark(&st, "passes");
+		stage_timer_mark(&r.st, "passes");
 		if (prc == 0 && s.im) {
 			bool invalid = ir_module_verify(s.im, d) != 0;
-			stage_timer_mark(&st, "verify");
-			if (invalid)
-				diag_error(d, LOC_NONE, "verifier failed after IRGen");
-			else {
-				struct ostream out;
-				if (ostream_open(&out, o->output, d) == 0) {
-					ir_module_print(&out, s.im);
-					status = ostream_commit(&out, d) ? 1 : 0;
-				}
-				stage_timer_mark(&st, "write");
-			}
+			status = graph_tool_write(&r, invalid, "IRGen", o->output, print_ir, s.im, d);
 		}
 	}
 	if (o->schedule_stats)
 		print_schedule_stats(&s, stderr);
-	pm_cli_report(&pm, &o->pm);
-	stage_timer_report(&st, stderr);
+	/* the IR module goes before the graph module it was generated from */
 	irgen_state_free(&s);
-	module_destroy(m);
-	type_ctx_free(&types);
-	free(buf);
-	pm_free(&pm);
-	return status;
+	return graph_tool_finish(&r, &pm, &o->pm, status);
 }
 
 int main(int argc, char **argv)

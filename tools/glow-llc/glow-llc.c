@@ -205,12 +205,9 @@ int main(int argc, char **argv)
 	o.emit = -1;
 	const struct cl_opt opts[] = {
 		CL_OUTPUT_OPT(&o.output),
-		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
-		{"O0", CL_SET, &o.olevel, NULL, "Run the O0 pipeline (no optimization, no memory plan)", 0, NULL},
-		{"O1", CL_SET, &o.olevel, NULL, "Run the O1 pipeline (cleanup, lifetimes, memory plan)", 1, NULL},
-		{"O2", CL_SET, &o.olevel, NULL, "Run the O2 pipeline (buffer sharing, memory plan)", 2, NULL},
-		{"O3", CL_SET, &o.olevel, NULL, "Run the O3 pipeline (O2's passes to a fixed point, memory plan)", 3,
-		 NULL},
+		PM_CLI_PIPELINE_OPTS(&o.passes, &o.olevel, " (no optimization, no memory plan)",
+				     " (cleanup, lifetimes, memory plan)", " (buffer sharing, memory plan)",
+				     " (O2's passes to a fixed point, memory plan)"),
 		{"emit", CL_ENUM, &o.emit, NULL,
 		 "What to write: the optimized IR with its memory plan (the default; with -backend=c, after the C "
 		 "backend's pipeline), or a C bundle (the default with -backend=c)", 0, EMIT_KINDS},

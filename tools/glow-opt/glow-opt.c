@@ -9,6 +9,7 @@
  */
 #include "backends/registry.h"
 #include "graph/forms.h"
+#include "graph/toolrun.h"
 #include "passes/pass.h"
 #include "passes/passcli.h"
 #include "passes/quantcli.h"
@@ -16,7 +17,6 @@
 #include "support/cl.h"
 #include "support/pmcli.h"
 #include "support/io.h"
-#include "support/stagetime.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +40,27 @@ struct opt_options {
 	struct quant_cli quant; /* -precision=, -profile=, -quant-* */
 	int print_form; /* -1: the form the module records; else enum graph_form - 1 */
 };
+
+/* What print_module writes: the module into output, in print_form (-1: the
+ * form it records). */
+struct print_args {
+	struct module *m;
+	const char *output;
+	int print_form;
+};
+
+/* graph_tool_write's printer: the module, its relative weight files as
+ * seen from the output; nonzero after reporting one that cannot be found. */
+static int print_module(struct ostream *out, void *arg, struct diag *d)
+{
+	struct print_args *a = arg;
+	if (module_rebase_files(a->m, a->output, d))
+		return 1;
+	if (a->print_form >= 0)
+		module_convert_form(a->m, (enum graph_form)(a->print_form + 1));
+	module_print(out, a->m);
+	return 0;
+}
 
 /* Reads, verifies, optimizes and writes the module; returns the exit status.
  * Dumps, traces and reports go to stderr. */
@@ -93,62 +114,27 @@ static int run(void *opts, struct diag *d)
 	if (pm_cli_setup(&pm, &o->pm, bad))
 		return 1;
 
-	struct stage_timer st;
-	stage_timer_init(&st, o->time);
-	/* a mapped input whose pages the reader lets go of behind it */
-	struct input input;
-	if (input_open(&input, in, d)) {
+	struct graph_tool_run r;
+	if (graph_tool_read(&r, in, o->time, !o->disable_verify, d)) {
 		pm_free(&pm);
 		return 1;
 	}
-	stage_timer_mark(&st, "read");
-	struct type_ctx types;
-	type_ctx_init(&types);
-	const char *name = strcmp(in, "-") == 0 ? "<stdin>" : in;
-	struct module *m = module_parse_input(&types, &input, name, d, false);
-	stage_timer_mark(&st, "parse");
-	if (m && !o->disable_verify && module_verify(m, d)) {
-		module_destroy(m);
-		m = NULL;
-	}
-	stage_timer_mark(&st, "verify");
+	struct module *m = r.m;
+	struct print_args pr = {m, o->output, o->print_form};
 	int status = 1;
 	if (m) {
-		module_set_base_dir(m, in);
 		int prc = pm_run(&pm, m);
-		stage_timer_mark(&st, "passes");
+		stage_timer_mark(&r.st, "passes");
 		if (prc == 0) {
 			/* the input was verified as it was read: again only if a pass ran */
 			bool ran = false;
 			for (size_t i = 0; i < pm.reg->npasses; i++)
 				ran |= pm.runs[i] != 0;
 			bool invalid = !o->disable_verify && ran && module_verify(m, d);
-			stage_timer_mark(&st, "verify");
-			if (invalid)
-				diag_error(d, LOC_NONE, "verifier failed after optimization");
-			else {
-				struct ostream out;
-				/* relative weight files as seen from the output */
-				if (ostream_open(&out, o->output, d) == 0) {
-					if (module_rebase_files(m, o->output, d) == 0) {
-						if (o->print_form >= 0)
-							module_convert_form(m, (enum graph_form)(o->print_form + 1));
-						module_print(&out, m);
-						status = ostream_commit(&out, d) ? 1 : 0;
-					} else
-						ostream_abort(&out);
-				}
-				stage_timer_mark(&st, "write");
-			}
+			status = graph_tool_write(&r, invalid, "optimization", o->output, print_module, &pr, d);
 		}
 	}
-	pm_cli_report(&pm, &o->pm);
-	stage_timer_report(&st, stderr);
-	module_destroy(m);
-	type_ctx_free(&types);
-	input_close(&input);
-	pm_free(&pm);
-	return status;
+	return graph_tool_finish(&r, &pm, &o->pm, status);
 }
 
 int main(int argc, char **argv)
@@ -162,11 +148,7 @@ int main(int argc, char **argv)
 	o.print_form = -1;
 	const struct cl_opt opts[] = {
 		CL_OUTPUT_OPT(&o.output),
-		{"passes", CL_STRING, &o.passes, "pass,...", "Passes and pipelines to run, in order", 0, NULL},
-		{"O0", CL_SET, &o.olevel, NULL, "Run the O0 pipeline (no optimization)", 0, NULL},
-		{"O1", CL_SET, &o.olevel, NULL, "Run the O1 pipeline", 1, NULL},
-		{"O2", CL_SET, &o.olevel, NULL, "Run the O2 pipeline", 2, NULL},
-		{"O3", CL_SET, &o.olevel, NULL, "Run the O3 pipeline", 3, NULL},
+		PM_CLI_PIPELINE_OPTS(&o.passes, &o.olevel, " (no optimization)", "", "", ""),
 		{"mode", CL_ENUM, &o.mode, NULL, "Compile for inference or training (infer-only passes skipped)", 0,
 		 "infer|train"},
 		{"backend", CL_ENUM, &o.backend, NULL, "Target backend the passes may tailor the graph to", 0,

@@ -25,6 +25,11 @@
 #include <stdint.h>
 #include <string.h>
 
+/* sc_* (lib/support/scalar.h): the bit conversions (half, bfloat16) and
+ * integer helpers the interpreter uses too; a bundle has that file's text
+ * before this one */
+#include "support/scalar.h"
+
 /* A kernel or helper: a static function a bundle may leave unused. */
 #if defined(__GNUC__)
 #define CB_KERNEL static __attribute__((unused))
@@ -125,18 +130,8 @@ CB_INLINE float cb_act(float v, int act, float lo, float hi)
 	return v;
 }
 
-/* float to integer as the interpreter converts: truncation toward zero,
- * saturated, NaN to 0 */
-CB_INLINE int64_t cb_f2i64(double v)
-{
-	if (v != v)
-		return 0;
-	if (v <= -9223372036854775808.0)
-		return INT64_MIN;
-	if (v >= 9223372036854774784.0)
-		return INT64_MAX;
-	return (int64_t)v;
-}
+/* float to int32 as the interpreter converts: truncation toward zero,
+ * saturated, NaN to 0 (int64: sc_f2i64) */
 CB_INLINE int32_t cb_f2i32(double v)
 {
 	if (v != v)
@@ -162,92 +157,12 @@ CB_INLINE int64_t cb_quant(double v, double offset, double lo, double hi)
 	return r <= lo ? (int64_t)lo : r >= hi ? (int64_t)hi : (int64_t)r;
 }
 
-/* integer power, wrapping; negative exponents give 1/a^-b truncated */
-CB_INLINE int64_t cb_ipow(int64_t a, int64_t b)
-{
-	if (b < 0)
-		return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
-	uint64_t r = 1, x = (uint64_t)a;
-	for (uint64_t e = (uint64_t)b; e; e >>= 1, x *= x)
-		if (e & 1)
-			r *= x;
-	return (int64_t)r;
-}
-
 /* remainder with the sign of the divisor (ONNX Mod, fmod = 0) */
 CB_INLINE float cb_fmodf_floor(float a, float b)
 {
 	double r = fmod((double)a, (double)b);
 	return (float)(r != 0 && (r < 0) != (b < 0) ? r + b : r);
 }
-CB_INLINE int64_t cb_imod(int64_t a, int64_t b)
-{
-	int64_t r = b == 0 || b == -1 ? 0 : a % b;
-	return r != 0 && (r < 0) != (b < 0) ? (int64_t)((uint64_t)r + (uint64_t)b) : r;
-}
-/* logical shift of the low `width` bits of x; out-of-range shifts give 0 */
-CB_INLINE uint64_t cb_shift(uint64_t x, int64_t sh, int width, int left)
-{
-	uint64_t mask = width == 64 ? UINT64_MAX : ((uint64_t)1 << width) - 1;
-	x &= mask;
-	return sh < 0 || sh >= width ? 0 : left ? (x << sh) & mask : x >> sh;
-}
-
-CB_INLINE uint32_t cb_fbits(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, 4);
-	return u;
-}
-CB_INLINE float cb_bitsf(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-/* IEEE half and bfloat16, round to nearest even (NaN stays a quiet NaN) */
-CB_INLINE float cb_h2f(uint16_t h)
-{
-	uint32_t s = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
-	if (e == 0x1f)
-		return cb_bitsf(s | 0x7f800000u | (m << 13));
-	if (e == 0)
-		return m ? (s ? -1.0f : 1.0f) * (float)m * 5.9604644775390625e-8f : cb_bitsf(s);
-	return cb_bitsf(s | ((e + 112) << 23) | (m << 13));
-}
-CB_INLINE uint16_t cb_f2h(float f)
-{
-	uint32_t x = cb_fbits(f), s = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu, m = x & 0x7fffffu;
-	if (e == 0xff)
-		return (uint16_t)(s | 0x7c00u | (m ? 0x200u | (m >> 13) : 0));
-	int ex = (int)e - 112;
-	if (ex >= 0x1f)
-		return (uint16_t)(s | 0x7c00u);
-	if (ex <= 0) {
-		if (ex < -10)
-			return (uint16_t)s;
-		m |= 0x800000u;
-		unsigned sh = (unsigned)(14 - ex);
-		uint32_t h = m >> sh, rem = m & ((1u << sh) - 1), mid = 1u << (sh - 1);
-		if (rem > mid || (rem == mid && (h & 1)))
-			h++;
-		return (uint16_t)(s | h);
-	}
-	uint32_t h = s | ((uint32_t)ex << 10) | (m >> 13), rem = m & 0x1fffu;
-	if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
-		h++;
-	return (uint16_t)h;
-}
-CB_INLINE float cb_bf2f(uint16_t b) { return cb_bitsf((uint32_t)b << 16); }
-CB_INLINE uint16_t cb_f2bf(float f)
-{
-	uint32_t x = cb_fbits(f);
-	if ((x & 0x7fffffffu) > 0x7f800000u)
-		return (uint16_t)((x >> 16) | 0x40u);
-	return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
-}
-
 CB_INLINE size_t cb_min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 #endif

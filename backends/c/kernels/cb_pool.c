@@ -10,13 +10,34 @@ struct cb_pool_args {
 	int include_pads; /* average: divide by kh*kw rather than the taps inside */
 };
 
+/* The output rows [rb, re) of a pooling, rows counted over (n, oh). */
+typedef void (*cb_pool_rows_fn)(const struct cb_pool_args *s, const float *in, float *out, size_t rb, size_t re);
+
 /* A pooling split by output rows (n, oh) among the threads (cb_par). */
 struct cb_pool_job {
+	cb_pool_rows_fn rows;
 	const struct cb_pool_args *s;
 	const float *in;
 	float *out;
 	int nparts;
 };
+
+static void cb_pool_part(const void *ctx, int i, float *scratch)
+{
+	const struct cb_pool_job *j = ctx;
+	const size_t rows = (size_t)j->s->n * j->s->oh;
+	(void)scratch;
+	j->rows(j->s, j->in, j->out, cb_par_first(i, j->nparts, rows), cb_par_first(i + 1, j->nparts, rows));
+}
+
+/* Runs fn over every output row, split among the threads when the work
+ * (about `work` operations) is worth it. */
+static void cb_pool_run(cb_pool_rows_fn fn, const struct cb_pool_args *s, const float *in, float *out, double work)
+{
+	const size_t rows = (size_t)s->n * s->oh;
+	struct cb_pool_job j = {fn, s, in, out, cb_par_parts(work, rows)};
+	cb_par(cb_pool_part, &j, j.nparts, NULL);
+}
 
 /* The window rows [*k0, *k1) of output row o that lie inside the input:
  * taps k with 0 <= o * stride - pad + k < size. */
@@ -94,19 +115,9 @@ static void cb_maxpool_rows(const struct cb_pool_args *s, const float *in, float
 	}
 }
 
-static void cb_maxpool_part(const void *ctx, int i, float *scratch)
-{
-	const struct cb_pool_job *j = ctx;
-	const size_t rows = (size_t)j->s->n * j->s->oh;
-	(void)scratch;
-	cb_maxpool_rows(j->s, j->in, j->out, cb_par_first(i, j->nparts, rows), cb_par_first(i + 1, j->nparts, rows));
-}
-
 CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, float *out)
 {
-	const size_t rows = (size_t)s->n * s->oh;
-	struct cb_pool_job j = {s, in, out, cb_par_parts((double)rows * s->ow * s->c * s->kh * s->kw, rows)};
-	cb_par(cb_maxpool_part, &j, j.nparts, NULL);
+	cb_pool_run(cb_maxpool_rows, s, in, out, (double)s->n * s->oh * s->ow * s->c * s->kh * s->kw);
 }
 
 /* Average over each window. The taps inside the input are known per output
@@ -171,19 +182,9 @@ static void cb_avgpool_rows(const struct cb_pool_args *s, const float *in, float
 	}
 }
 
-static void cb_avgpool_part(const void *ctx, int i, float *scratch)
-{
-	const struct cb_pool_job *j = ctx;
-	const size_t rows = (size_t)j->s->n * j->s->oh;
-	(void)scratch;
-	cb_avgpool_rows(j->s, j->in, j->out, cb_par_first(i, j->nparts, rows), cb_par_first(i + 1, j->nparts, rows));
-}
-
 CB_KERNEL void cb_avgpool_f32(const struct cb_pool_args *s, const float *in, float *out)
 {
-	const size_t rows = (size_t)s->n * s->oh;
-	struct cb_pool_job j = {s, in, out, cb_par_parts((double)rows * s->ow * s->c * s->kh * s->kw, rows)};
-	cb_par(cb_avgpool_part, &j, j.nparts, NULL);
+	cb_pool_run(cb_avgpool_rows, s, in, out, (double)s->n * s->oh * s->ow * s->c * s->kh * s->kw);
 }
 
 /* Adaptive average: output cell (i, j) averages input rows
@@ -212,18 +213,7 @@ static void cb_adaptiveavgpool_rows(const struct cb_pool_args *s, const float *i
 	}
 }
 
-static void cb_adaptiveavgpool_part(const void *ctx, int i, float *scratch)
-{
-	const struct cb_pool_job *j = ctx;
-	const size_t rows = (size_t)j->s->n * j->s->oh;
-	(void)scratch;
-	cb_adaptiveavgpool_rows(j->s, j->in, j->out, cb_par_first(i, j->nparts, rows),
-				cb_par_first(i + 1, j->nparts, rows));
-}
-
 CB_KERNEL void cb_adaptiveavgpool_f32(const struct cb_pool_args *s, const float *in, float *out)
 {
-	const size_t rows = (size_t)s->n * s->oh;
-	struct cb_pool_job j = {s, in, out, cb_par_parts((double)s->n * s->h * s->w * s->c, rows)};
-	cb_par(cb_adaptiveavgpool_part, &j, j.nparts, NULL);
+	cb_pool_run(cb_adaptiveavgpool_rows, s, in, out, (double)s->n * s->h * s->w * s->c);
 }

@@ -172,6 +172,16 @@ struct value imp_in_val(struct importer *im, unsigned i);
 /* input i of an operator defined on floating point only: its value and
  * type; -1 if absent (reported) or not floating point (reported here) */
 int imp_in_float(struct importer *im, unsigned i, struct value *x, const struct type **t);
+/* The start of an operator defined on floating point only whose input 0 is
+ * the tensor it works on: that input's value and type (imp_in_float) and
+ * the name of output 0. */
+struct imp_float_op {
+	struct value x;
+	const struct type *t;
+	const char *name;
+};
+/* Fills f; -1 after a diagnostic (as imp_in_float). */
+int imp_float_op_start(struct importer *im, struct imp_float_op *f);
 /* x is floating point of an element kind the graph IR has; reports
  * otherwise (the tensor-input form of imp_in_float). */
 bool imp_float_input(struct importer *im, const struct tensor *x);

@@ -53,6 +53,12 @@ int imp_in_float(struct importer *im, unsigned i, struct value *x, const struct 
 	return 0;
 }
 
+int imp_float_op_start(struct importer *im, struct imp_float_op *f)
+{
+	f->name = imp_out_name(im, 0);
+	return imp_in_float(im, 0, &f->x, &f->t);
+}
+
 const char *imp_out_name(struct importer *im, unsigned i)
 {
 	const onnx_node *n = im->node;

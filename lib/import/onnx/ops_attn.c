@@ -445,20 +445,18 @@ int imp_op_rotary_embedding(struct importer *im, const onnx_node *n)
  * 24) x * sigmoid(alpha * x), from the activation kinds. */
 int imp_op_mish_swish(struct importer *im, const onnx_node *n)
 {
-	struct value x;
-	const struct type *t;
-	if (imp_in_float(im, 0, &x, &t))
+	struct imp_float_op f;
+	if (imp_float_op_start(im, &f))
 		return -1;
-	const char *name = imp_out_name(im, 0);
 	struct value g;
 	if (strcmp(n->op_type, "Mish") == 0) {
-		g = imp_b_unary(im, NK_Tanh, imp_dname(im, name, "tanh"), imp_b_unary(im, NK_SoftPlus, imp_dname(im, name, "softplus"), x));
+		g = imp_b_unary(im, NK_Tanh, imp_dname(im, f.name, "tanh"), imp_b_unary(im, NK_SoftPlus, imp_dname(im, f.name, "softplus"), f.x));
 	} else {
 		double alpha = imp_attr_f(n, "alpha", 1.0f);
-		struct value ax = alpha == 1 ? x
-					     : imp_b_binary(im, NK_Mul, x, imp_b_splat_const(im, imp_dname(im, name, "alpha"), t, alpha),
-						   imp_dname(im, name, "ax"));
-		g = imp_b_unary(im, NK_Sigmoid, imp_dname(im, name, "sigmoid"), ax);
+		struct value ax = alpha == 1 ? f.x
+					     : imp_b_binary(im, NK_Mul, f.x, imp_b_splat_const(im, imp_dname(im, f.name, "alpha"), f.t, alpha),
+						   imp_dname(im, f.name, "ax"));
+		g = imp_b_unary(im, NK_Sigmoid, imp_dname(im, f.name, "sigmoid"), ax);
 	}
-	return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, x, g, name));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, f.x, g, f.name));
 }

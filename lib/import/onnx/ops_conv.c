@@ -210,22 +210,28 @@ int imp_conv_inputs(struct importer *im, struct tensor **x, struct tensor **w)
 	return 0;
 }
 
-/* Conv and ConvTranspose's start: the inputs (imp_conv_inputs) and the
- * 2-D window, whose kernel shape defaults to the weights'. 0: the caller
- * goes on; else the caller returns *rc, -1 after reporting or the result
- * of the 3-D translator that a rank-5 input goes to. */
-static int conv_start(struct importer *im, const onnx_node *n, bool transposed, struct tensor **x, struct tensor **w,
-		      struct window *win, int *rc)
+/* What Conv and ConvTranspose start from: the inputs (imp_conv_inputs) and
+ * the 2-D window, whose kernel shape defaults to the weights'. */
+struct conv_args {
+	struct tensor *x, *w;
+	struct window win;
+	int rc; /* when conv_start returns nonzero: what the translator returns */
+};
+
+/* Fills c. 0: the caller goes on; else the caller returns c->rc, -1 after
+ * reporting or the result of the 3-D translator that a rank-5 input goes
+ * to. */
+static int conv_start(struct importer *im, const onnx_node *n, bool transposed, struct conv_args *c)
 {
-	*rc = -1;
-	if (imp_conv_inputs(im, x, w))
+	c->rc = -1;
+	if (imp_conv_inputs(im, &c->x, &c->w))
 		return 1;
-	if ((*x)->rank == 5) {
-		*rc = transposed ? imp_op_conv_transpose_3d(im, n) : imp_op_conv_3d(im, n);
+	if (c->x->rank == 5) {
+		c->rc = transposed ? imp_op_conv_transpose_3d(im, n) : imp_op_conv_3d(im, n);
 		return 1;
 	}
-	int64_t kdef[2] = {(int64_t)(*w)->dims[2], (*w)->rank == 4 ? (int64_t)(*w)->dims[3] : 1};
-	return window_params(im, n, *x, kdef, win, transposed) ? 1 : 0;
+	int64_t kdef[2] = {(int64_t)c->w->dims[2], c->w->rank == 4 ? (int64_t)c->w->dims[3] : 1};
+	return window_params(im, n, c->x, kdef, &c->win, transposed) ? 1 : 0;
 }
 
 /* Conv's group against x's input and w's output channels and its
@@ -267,20 +273,19 @@ static struct value conv_node(struct importer *im, const onnx_node *n, const str
 
 int imp_op_conv(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x, *w;
-	struct window win;
+	struct conv_args c;
 	int rc;
-	if (conv_start(im, n, false, &x, &w, &win, &rc))
+	if (conv_start(im, n, false, &c))
+		return c.rc;
+	if (c.w->qaxis && imp_qdq_channelwise_conv(im, n, c.x, c.w, &rc))
 		return rc;
-	if (w->qaxis && imp_qdq_channelwise_conv(im, n, x, w, &rc))
-		return rc;
-	const struct type *rt = imp_t_type(im, x);
+	const struct type *rt = imp_t_type(im, c.x);
 	/* one statement each: the constants are made in operand order */
-	struct value xv = imp_tval(im, x);
-	struct value wv = imp_tval(im, w);
-	struct value bv = bias_or_zero(im, 2, w->dims[0], imp_dt_elem(x->dtype));
-	struct value r = conv_node(im, n, x, w, &win, xv, wv, bv, NK_Convolution, rt);
-	return r.node ? nchw_out(im, r, win.nsp) : -1;
+	struct value xv = imp_tval(im, c.x);
+	struct value wv = imp_tval(im, c.w);
+	struct value bv = bias_or_zero(im, 2, c.w->dims[0], imp_dt_elem(c.x->dtype));
+	struct value r = conv_node(im, n, c.x, c.w, &c.win, xv, wv, bv, NK_Convolution, rt);
+	return r.node ? nchw_out(im, r, c.win.nsp) : -1;
 }
 
 struct value imp_conv_q(struct importer *im, const onnx_node *n, const struct tensor *x, const struct tensor *w,
@@ -309,11 +314,9 @@ struct value imp_conv_q(struct importer *im, const onnx_node *n, const struct te
 
 int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x, *w;
-	struct window win;
-	int rc;
-	if (conv_start(im, n, true, &x, &w, &win, &rc))
-		return rc;
+	struct conv_args c;
+	if (conv_start(im, n, true, &c))
+		return c.rc;
 	/* output_padding adds rows at the end: less end padding, and where
 	 * there is none left, rows that only the bias reaches (ext, added by a
 	 * Pad of the result before the bias). output_shape sets the total
@@ -321,61 +324,61 @@ int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
 	 * split as ONNX does (floor halves; SAME_UPPER puts the larger half at
 	 * the end); a negative end pad extends the output the same way. */
 	int64_t op[2] = {0, 0}, ext[2] = {0, 0};
-	if (read_pair(im, n, "output_padding", win.nsp, op, 0))
+	if (read_pair(im, n, "output_padding", c.win.nsp, op, 0))
 		return -1;
 	const int64_t *osv;
 	long osc = imp_attr_ints(n, "output_shape", &osv);
-	if (osc >= 0 && (unsigned long)osc != win.nsp)
-		return imp_op_err(im, "output_shape has %ld entries for %u spatial dimensions", osc, win.nsp);
+	if (osc >= 0 && (unsigned long)osc != c.win.nsp)
+		return imp_op_err(im, "output_shape has %ld entries for %u spatial dimensions", osc, c.win.nsp);
 	bool upper = strcmp(imp_attr_s(im, n, "auto_pad", "NOTSET"), "SAME_UPPER") == 0;
 	for (unsigned i = 0; i < 2; i++) {
-		int64_t full = win.s[i] * ((int64_t)win.in[i] - 1) + (win.k[i] - 1) * win.d[i] + 1;
-		if (osc >= 0 && i < win.nsp) {
+		int64_t full = c.win.s[i] * ((int64_t)c.win.in[i] - 1) + (c.win.k[i] - 1) * c.win.d[i] + 1;
+		if (osc >= 0 && i < c.win.nsp) {
 			int64_t total = full + op[i] - osv[i];
 			int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2);
-			win.pads[i] = upper ? half : total - half;
-			win.pads[i + 2] = total - win.pads[i];
+			c.win.pads[i] = upper ? half : total - half;
+			c.win.pads[i + 2] = total - c.win.pads[i];
 		}
-		win.pads[i + 2] -= op[i];
-		if (win.pads[i] < 0)
+		c.win.pads[i + 2] -= op[i];
+		if (c.win.pads[i] < 0)
 			return imp_op_err(im, "output_shape needs padding before the start, which is not supported");
-		if (win.pads[i + 2] < 0) {
-			ext[i] = -win.pads[i + 2];
-			win.pads[i + 2] = 0;
+		if (c.win.pads[i + 2] < 0) {
+			ext[i] = -c.win.pads[i + 2];
+			c.win.pads[i + 2] = 0;
 		}
-		int64_t o = full - win.pads[i] - win.pads[i + 2];
+		int64_t o = full - c.win.pads[i] - c.win.pads[i + 2];
 		if (o < 1)
 			return imp_op_err(im, "empty output");
-		win.out[i] = (uint64_t)o;
+		c.win.out[i] = (uint64_t)o;
 	}
 	int64_t g = imp_attr_i(n, "group", 1);
-	uint64_t ic = w->dims[0];
-	if (g < 1 || ic != x->dims[1] || ic % (uint64_t)g)
+	uint64_t ic = c.w->dims[0];
+	if (g < 1 || ic != c.x->dims[1] || ic % (uint64_t)g)
 		return imp_op_err(im, "group %lld does not fit the weights", (long long)g);
-	uint64_t ocg = w->dims[1], icg = ic / (uint64_t)g, oc = ocg * (uint64_t)g;
-	uint64_t kh = w->dims[2], kw = w->rank == 4 ? w->dims[3] : 1;
+	uint64_t ocg = c.w->dims[1], icg = ic / (uint64_t)g, oc = ocg * (uint64_t)g;
+	uint64_t kh = c.w->dims[2], kw = c.w->rank == 4 ? c.w->dims[3] : 1;
 	const char *name = imp_out_name(im, 0);
-	int elem = imp_dt_elem(x->dtype);
+	int elem = imp_dt_elem(c.x->dtype);
 	/* (IC, OC/g, KH, KW) -> (g, IC/g, OC/g, KH, KW) -> (g, OC/g, KH, KW, IC/g) -> (OC, KH, KW, IC/g) */
 	uint64_t d5[5] = {(uint64_t)g, icg, ocg, kh, kw};
 	static const unsigned perm5[5] = {0, 2, 3, 4, 1};
 	uint64_t d4[4] = {oc, kh, kw, icg};
-	struct value fv = imp_b_reshape(im, imp_tval(im, w), d5, 5, imp_dname(im, w->name, "groups"));
-	fv = imp_b_transpose(im, fv, perm5, imp_dname(im, w->name, "t"));
-	fv = imp_b_reshape(im, fv, d4, 4, imp_dname(im, w->name, "nhwc"));
-	struct value xv = as_4d(im, imp_tval(im, x), imp_dname(im, x->name, "4d"));
+	struct value fv = imp_b_reshape(im, imp_tval(im, c.w), d5, 5, imp_dname(im, c.w->name, "groups"));
+	fv = imp_b_transpose(im, fv, perm5, imp_dname(im, c.w->name, "t"));
+	fv = imp_b_reshape(im, fv, d4, 4, imp_dname(im, c.w->name, "nhwc"));
+	struct value xv = as_4d(im, imp_tval(im, c.x), imp_dname(im, c.x->name, "4d"));
 	bool extend = ext[0] || ext[1];
-	struct value xn = imp_b_to_nhwc(im, xv, imp_dname(im, x->name, "nhwc"));
+	struct value xn = imp_b_to_nhwc(im, xv, imp_dname(im, c.x->name, "nhwc"));
 	struct value bias = bias_or_zero(im, 2, oc, elem);
 	struct value ops[3] = {xn, fv, bias};
 	if (extend && imp_in_opt(im, 2))
 		ops[2] = imp_b_splat_const(im, imp_dname(im, name, "nobias"), imp_ty(im, elem, &oc, 1), 0);
-	uint64_t dims[4] = {x->dims[0], win.out[0], win.out[1], oc};
+	uint64_t dims[4] = {c.x->dims[0], c.win.out[0], c.win.out[1], oc};
 	struct value r = imp_b_node(im, NK_ConvTranspose, imp_dname(im, name, extend ? "core" : "nhwc"), ops, 3,
 				imp_ty(im, elem, dims, 4));
 	if (!r.node)
 		return -1;
-	set_window(im, r.node, &win, true);
+	set_window(im, r.node, &c.win, true);
 	node_set_int(im->m, r.node, AN_group, g);
 	if (extend) {
 		int64_t pads[8] = {0, 0, 0, 0, 0, ext[0], ext[1], 0};
@@ -394,7 +397,7 @@ int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
 		if (!r.node)
 			return -1;
 	}
-	return nchw_out(im, r, win.nsp);
+	return nchw_out(im, r, c.win.nsp);
 }
 
 static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
@@ -492,13 +495,26 @@ static struct value channel_norm(struct importer *im, const onnx_node *n, const 
 	return r;
 }
 
-int imp_op_batchnorm(struct importer *im, const onnx_node *n)
+/* Input 0 of BatchNormalization and InstanceNormalization: floating point
+ * and of rank min_rank at least, else "input must have MISSING" (what the
+ * lower ranks lack). NULL after a diagnostic. */
+static struct tensor *norm_input(struct importer *im, unsigned min_rank, const char *missing)
 {
 	struct tensor *x = imp_in_req(im, 0);
 	if (!x || !imp_float_input(im, x))
+		return NULL;
+	if (x->rank < min_rank) {
+		imp_op_err(im, "input must have %s", missing);
+		return NULL;
+	}
+	return x;
+}
+
+int imp_op_batchnorm(struct importer *im, const onnx_node *n)
+{
+	struct tensor *x = norm_input(im, 2, "a channel dimension");
+	if (!x)
 		return -1;
-	if (x->rank < 2)
-		return imp_op_err(im, "input must have a channel dimension");
 	if (im->opset < 9 && imp_attr_i(n, "spatial", 1) == 0)
 		return imp_op_err(im, "spatial = 0 is not supported");
 	if (im->opset >= 14 && imp_attr_i(n, "training_mode", 0))
@@ -514,11 +530,9 @@ int imp_op_batchnorm(struct importer *im, const onnx_node *n)
 
 int imp_op_instancenorm(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0);
-	if (!x || !imp_float_input(im, x))
+	struct tensor *x = norm_input(im, 3, "spatial dimensions");
+	if (!x)
 		return -1;
-	if (x->rank < 3)
-		return imp_op_err(im, "input must have spatial dimensions");
 	return imp_set_out(im, 0, channel_norm(im, n, x, NK_InstanceNormalization, 3));
 }
 

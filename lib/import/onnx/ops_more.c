@@ -396,42 +396,38 @@ static struct value iota(struct importer *im, uint64_t len, unsigned axis, unsig
  * input is seen as 2-D [prod(dims[:axis]), prod(dims[axis:])]. */
 int imp_op_hardmax(struct importer *im, const onnx_node *n)
 {
-	struct value x = imp_in_val(im, 0);
-	if (!x.node)
+	struct imp_float_op f;
+	if (imp_float_op_start(im, &f))
 		return -1;
-	const struct type *t = val_type(x);
-	const char *name = imp_out_name(im, 0);
 	unsigned axis;
-	if (!elem_is_float((enum elem_kind)t->elem))
-		return imp_op_err(im, "input must be floating point");
-	if (imp_norm_axis(im, imp_attr_i(n, "axis", im->opset >= 13 ? -1 : 1), t->rank, &axis))
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", im->opset >= 13 ? -1 : 1), f.t->rank, &axis))
 		return -1;
-	struct value v = x;
+	struct value v = f.x;
 	if (im->opset < 13) {
 		uint64_t d2[2] = {1, 1};
-		for (unsigned i = 0; i < t->rank; i++)
-			d2[i >= axis] *= t->dims[i];
-		v = imp_b_reshape(im, x, d2, 2, imp_dname(im, name, "2d"));
+		for (unsigned i = 0; i < f.t->rank; i++)
+			d2[i >= axis] *= f.t->dims[i];
+		v = imp_b_reshape(im, f.x, d2, 2, imp_dname(im, f.name, "2d"));
 		axis = 1;
 	}
 	const struct type *vt = val_type(v);
 	uint64_t kd[GLOW_MAX_RANK];
 	memcpy(kd, vt->dims, sizeof kd);
 	kd[axis] = 1;
-	struct value am = imp_b_node(im, NK_ArgMax, imp_dname(im, name, "argmax"), &v, 1, imp_ty(im, EK_I64, kd, vt->rank));
+	struct value am = imp_b_node(im, NK_ArgMax, imp_dname(im, f.name, "argmax"), &v, 1, imp_ty(im, EK_I64, kd, vt->rank));
 	if (am.node) {
 		node_set_int(im->m, am.node, AN_axis, axis);
 		node_set_int(im->m, am.node, AN_keep_dims, 1);
 	}
-	struct value pos = iota(im, vt->dims[axis], axis, vt->rank, imp_dname(im, name, "pos"));
-	am = imp_b_broadcast(im, am, vt->dims, vt->rank, imp_dname(im, name, "argmaxb"));
-	pos = imp_b_broadcast(im, pos, vt->dims, vt->rank, imp_dname(im, name, "posb"));
-	struct value eq = imp_b_binary(im, NK_CmpEQ, am, pos, imp_dname(im, name, "eq"));
-	struct value one = imp_b_splat_like(im, v, 1, imp_dname(im, name, "one"));
-	struct value zero = imp_b_splat_like(im, v, 0, imp_dname(im, name, "zero"));
-	struct value r = sel(im, eq, one, zero, im->opset < 13 ? imp_dname(im, name, "r") : name);
+	struct value pos = iota(im, vt->dims[axis], axis, vt->rank, imp_dname(im, f.name, "pos"));
+	am = imp_b_broadcast(im, am, vt->dims, vt->rank, imp_dname(im, f.name, "argmaxb"));
+	pos = imp_b_broadcast(im, pos, vt->dims, vt->rank, imp_dname(im, f.name, "posb"));
+	struct value eq = imp_b_binary(im, NK_CmpEQ, am, pos, imp_dname(im, f.name, "eq"));
+	struct value one = imp_b_splat_like(im, v, 1, imp_dname(im, f.name, "one"));
+	struct value zero = imp_b_splat_like(im, v, 0, imp_dname(im, f.name, "zero"));
+	struct value r = sel(im, eq, one, zero, im->opset < 13 ? imp_dname(im, f.name, "r") : f.name);
 	if (im->opset < 13)
-		r = imp_b_reshape(im, r, t->dims, t->rank, name);
+		r = imp_b_reshape(im, r, f.t->dims, f.t->rank, f.name);
 	return imp_set_out(im, 0, r);
 }
 
@@ -496,11 +492,9 @@ int imp_op_onehot(struct importer *im, const onnx_node *n)
  * 1e-9) over axes (default [0, 2, 3]). */
 int imp_op_mvn(struct importer *im, const onnx_node *n)
 {
-	struct value x;
-	const struct type *t;
-	if (imp_in_float(im, 0, &x, &t))
+	struct imp_float_op f;
+	if (imp_float_op_start(im, &f))
 		return -1;
-	const char *name = imp_out_name(im, 0);
 	static const int64_t def_axes[3] = {0, 2, 3};
 	const int64_t *av = def_axes;
 	long na = imp_attr_ints(n, "axes", &av);
@@ -510,27 +504,27 @@ int imp_op_mvn(struct importer *im, const onnx_node *n)
 	}
 	int64_t axes[GLOW_MAX_RANK];
 	bool seen[GLOW_MAX_RANK] = {false};
-	if (na == 0 || na > (long)t->rank)
-		return imp_op_err(im, "axes must name between 1 and %u dimensions", t->rank);
+	if (na == 0 || na > (long)f.t->rank)
+		return imp_op_err(im, "axes must name between 1 and %u dimensions", f.t->rank);
 	for (long i = 0; i < na; i++) {
 		unsigned a;
-		if (imp_norm_axis(im, av[i], t->rank, &a))
+		if (imp_norm_axis(im, av[i], f.t->rank, &a))
 			return -1;
 		if (seen[a])
 			return imp_op_err(im, "axis %u appears twice", a);
 		seen[a] = true;
 		axes[i] = a;
 	}
-	struct value mean = imp_b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, x, axes, (unsigned)na,
-							imp_dname(im, name, "mean")),
-					t->dims, t->rank, imp_dname(im, name, "meanb"));
-	struct value dev = imp_b_binary(im, NK_Sub, x, mean, imp_dname(im, name, "dev"));
-	struct value var = reduce_keep(im, NK_BatchedReduceMean, imp_b_binary(im, NK_Mul, dev, dev, imp_dname(im, name, "sq")), axes,
-				       (unsigned)na, imp_dname(im, name, "var"));
-	struct value sd = imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "sd"), var);
-	sd = imp_b_binary(im, NK_Add, sd, imp_b_splat_like(im, sd, 1e-9, imp_dname(im, name, "eps")), imp_dname(im, name, "sdeps"));
-	sd = imp_b_broadcast(im, sd, t->dims, t->rank, imp_dname(im, name, "sdb"));
-	return imp_set_out(im, 0, imp_b_binary(im, NK_Div, dev, sd, name));
+	struct value mean = imp_b_broadcast(im, reduce_keep(im, NK_BatchedReduceMean, f.x, axes, (unsigned)na,
+							imp_dname(im, f.name, "mean")),
+					f.t->dims, f.t->rank, imp_dname(im, f.name, "meanb"));
+	struct value dev = imp_b_binary(im, NK_Sub, f.x, mean, imp_dname(im, f.name, "dev"));
+	struct value var = reduce_keep(im, NK_BatchedReduceMean, imp_b_binary(im, NK_Mul, dev, dev, imp_dname(im, f.name, "sq")), axes,
+				       (unsigned)na, imp_dname(im, f.name, "var"));
+	struct value sd = imp_b_unary(im, NK_Sqrt, imp_dname(im, f.name, "sd"), var);
+	sd = imp_b_binary(im, NK_Add, sd, imp_b_splat_like(im, sd, 1e-9, imp_dname(im, f.name, "eps")), imp_dname(im, f.name, "sdeps"));
+	sd = imp_b_broadcast(im, sd, f.t->dims, f.t->rank, imp_dname(im, f.name, "sdb"));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Div, dev, sd, f.name));
 }
 
 /* GroupNormalization: x [N, C, D...] normalized over each group of C /
@@ -634,22 +628,20 @@ int imp_op_rmsnorm(struct importer *im, const onnx_node *n)
  * axis. */
 int imp_op_lpnorm(struct importer *im, const onnx_node *n)
 {
-	struct value x;
-	const struct type *t;
-	if (imp_in_float(im, 0, &x, &t))
+	struct imp_float_op f;
+	if (imp_float_op_start(im, &f))
 		return -1;
-	const char *name = imp_out_name(im, 0);
 	unsigned axis;
-	if (imp_norm_axis(im, imp_attr_i(n, "axis", -1), t->rank, &axis))
+	if (imp_norm_axis(im, imp_attr_i(n, "axis", -1), f.t->rank, &axis))
 		return -1;
 	int64_t p = imp_attr_i(n, "p", 2);
 	if (p != 1 && p != 2)
 		return imp_op_err(im, "p is %lld; only 1 and 2 are defined", (long long)p);
 	int64_t ax = axis;
-	struct value v = p == 1 ? imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), x) : imp_b_binary(im, NK_Mul, x, x, imp_dname(im, name, "sq"));
-	struct value s = reduce_keep(im, NK_BatchedReduceAdd, v, &ax, 1, imp_dname(im, name, "sum"));
+	struct value v = p == 1 ? imp_b_unary(im, NK_Abs, imp_dname(im, f.name, "abs"), f.x) : imp_b_binary(im, NK_Mul, f.x, f.x, imp_dname(im, f.name, "sq"));
+	struct value s = reduce_keep(im, NK_BatchedReduceAdd, v, &ax, 1, imp_dname(im, f.name, "sum"));
 	if (p == 2)
-		s = imp_b_unary(im, NK_Sqrt, imp_dname(im, name, "l2"), s);
-	s = imp_b_broadcast(im, s, t->dims, t->rank, imp_dname(im, name, "normb"));
-	return imp_set_out(im, 0, imp_b_binary(im, NK_Div, x, s, name));
+		s = imp_b_unary(im, NK_Sqrt, imp_dname(im, f.name, "l2"), s);
+	s = imp_b_broadcast(im, s, f.t->dims, f.t->rank, imp_dname(im, f.name, "normb"));
+	return imp_set_out(im, 0, imp_b_binary(im, NK_Div, f.x, s, f.name));
 }

@@ -463,10 +463,8 @@ int imp_op_roi_align(struct importer *im, const onnx_node *n)
 	int64_t ax = 4;
 	node_set_ints(im->m, sum.node, AN_axes, &ax, 1);
 	struct value dops[2] = {sum, imp_b_splat_const(im, imp_dname(im, c.name, "count"), val_type(sum), (double)G)};
-	struct value y = imp_b_node(im, NK_Div, c.name, dops, 2, val_type(sum));
-	if (!y.node)
-		return -1;
-	return imp_set_out(im, 0, y);
+	/* imp_set_out fails on a node that was not built */
+	return imp_set_out(im, 0, imp_b_node(im, NK_Div, c.name, dops, 2, val_type(sum)));
 }
 
 int imp_op_max_unpool(struct importer *im, const onnx_node *n)

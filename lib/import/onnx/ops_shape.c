@@ -268,46 +268,55 @@ int imp_op_flatten(struct importer *im, const onnx_node *n)
 	return reshape_to(im, 0, x, 2, dims);
 }
 
-/* axes from the attribute (before opset 13) or input 1; count -1: absent */
-static const int64_t *axes_arg(struct importer *im, const onnx_node *n, int64_t new_opset, long *count)
+/* The arguments of Squeeze and Unsqueeze: input 0 and the axes, from the
+ * attribute before opset 13, else from input 1 (count -1: absent). */
+struct squeeze_args {
+	struct tensor *x;
+	const int64_t *axes;
+	long count;
+};
+
+/* Fills a; -1 after a diagnostic (input 0 absent, axes not constant). */
+static int get_squeeze_args(struct importer *im, const onnx_node *n, struct squeeze_args *a)
 {
-	if (im->opset < new_opset) {
-		const int64_t *v;
-		*count = imp_attr_ints(n, "axes", &v);
-		return v;
+	a->x = imp_in_req(im, 0);
+	if (!a->x)
+		return -1;
+	a->axes = NULL;
+	if (im->opset < 13) {
+		a->count = imp_attr_ints(n, "axes", &a->axes);
+		return 0;
 	}
-	if (!imp_in_opt(im, 1)) {
-		*count = -1;
-		return NULL;
-	}
+	a->count = -1;
+	if (!imp_in_opt(im, 1))
+		return 0;
 	uint64_t c;
-	const int64_t *v = imp_in_ints(im, 1, &c);
-	*count = v ? (long)c : -2;
-	return v;
+	a->axes = imp_in_ints(im, 1, &c);
+	if (!a->axes)
+		return -1;
+	a->count = (long)c;
+	return 0;
 }
 
 int imp_op_squeeze(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0);
-	if (!x)
+	struct squeeze_args a;
+	if (get_squeeze_args(im, n, &a))
 		return -1;
-	long c;
-	const int64_t *axes = axes_arg(im, n, 13, &c);
-	if (c == -2)
-		return -1;
+	struct tensor *x = a.x;
 	bool drop[GLOW_MAX_RANK] = {false};
-	if (c < 0) {
+	if (a.count < 0) {
 		for (unsigned k = 0; k < x->rank; k++)
 			drop[k] = x->dims[k] == 1;
 	}
-	for (long k = 0; k < c; k++) {
-		unsigned a;
-		if (imp_norm_axis(im, axes[k], x->rank, &a))
+	for (long k = 0; k < a.count; k++) {
+		unsigned ax;
+		if (imp_norm_axis(im, a.axes[k], x->rank, &ax))
 			return -1;
-		if (x->dims[a] != 1)
-			return imp_op_err(im, "cannot squeeze dimension %u of size %llu", a,
-				      (unsigned long long)x->dims[a]);
-		drop[a] = true;
+		if (x->dims[ax] != 1)
+			return imp_op_err(im, "cannot squeeze dimension %u of size %llu", ax,
+				      (unsigned long long)x->dims[ax]);
+		drop[ax] = true;
 	}
 	uint64_t dims[GLOW_MAX_RANK];
 	unsigned r = 0;
@@ -319,26 +328,23 @@ int imp_op_squeeze(struct importer *im, const onnx_node *n)
 
 int imp_op_unsqueeze(struct importer *im, const onnx_node *n)
 {
-	struct tensor *x = imp_in_req(im, 0);
-	if (!x)
+	struct squeeze_args a;
+	if (get_squeeze_args(im, n, &a))
 		return -1;
-	long c;
-	const int64_t *axes = axes_arg(im, n, 13, &c);
-	if (c == -2)
-		return -1;
-	if (c < 0)
+	if (a.count < 0)
 		return imp_op_err(im, "axes are required");
-	unsigned r = x->rank + (unsigned)c;
+	struct tensor *x = a.x;
+	unsigned r = x->rank + (unsigned)a.count;
 	if (r > GLOW_MAX_RANK)
 		return imp_op_err(im, "result rank %u exceeds the graph IR's %d", r, GLOW_MAX_RANK);
 	bool ins[GLOW_MAX_RANK] = {false};
-	for (long k = 0; k < c; k++) {
-		unsigned a;
-		if (imp_norm_axis(im, axes[k], r, &a))
+	for (long k = 0; k < a.count; k++) {
+		unsigned ax;
+		if (imp_norm_axis(im, a.axes[k], r, &ax))
 			return -1;
-		if (ins[a])
-			return imp_op_err(im, "axis %lld repeats", (long long)axes[k]);
-		ins[a] = true;
+		if (ins[ax])
+			return imp_op_err(im, "axis %lld repeats", (long long)a.axes[k]);
+		ins[ax] = true;
 	}
 	uint64_t dims[GLOW_MAX_RANK];
 	for (unsigned k = 0, j = 0; k < r; k++)
@@ -684,14 +690,20 @@ int imp_op_gather_nd(struct importer *im, const onnx_node *n)
 	return imp_set_out(im, 0, res);
 }
 
-int imp_op_expand(struct importer *im, const onnx_node *n)
+/* Expand and Tile: input 0 and the integer list of input 1 (the shape, the
+ * repeats) handed to build, which translates the operator. */
+static int x_and_ints(struct importer *im,
+		      int (*build)(struct importer *im, struct tensor *x, const int64_t *v, uint64_t cnt))
 {
-	(void)n;
 	struct tensor *x;
 	uint64_t cnt;
-	const int64_t *sv = imp_in_x_ints(im, &x, &cnt);
-	if (!sv)
-		return -1;
+	const int64_t *v = imp_in_x_ints(im, &x, &cnt);
+	return v ? build(im, x, v, cnt) : -1;
+}
+
+/* Expand: x broadcast to the shape sv (of cnt dimensions). */
+static int expand(struct importer *im, struct tensor *x, const int64_t *sv, uint64_t cnt)
+{
 	uint64_t sd[GLOW_MAX_RANK], dims[GLOW_MAX_RANK];
 	if (shape_from_ints(im, sv, cnt, sd))
 		return -1;
@@ -716,14 +728,15 @@ int imp_op_expand(struct importer *im, const onnx_node *n)
 	return imp_set_out(im, 0, res);
 }
 
-int imp_op_tile(struct importer *im, const onnx_node *n)
+int imp_op_expand(struct importer *im, const onnx_node *n)
 {
 	(void)n;
-	struct tensor *x;
-	uint64_t cnt;
-	const int64_t *rv = imp_in_x_ints(im, &x, &cnt);
-	if (!rv)
-		return -1;
+	return x_and_ints(im, expand);
+}
+
+/* Tile: x repeated rv[k] times along each axis k (cnt repeats). */
+static int tile(struct importer *im, struct tensor *x, const int64_t *rv, uint64_t cnt)
+{
 	if (cnt != x->rank)
 		return imp_op_err(im, "repeats has %llu entries for a rank-%u input", (unsigned long long)cnt, x->rank);
 	struct value v = imp_tval(im, x);
@@ -753,6 +766,12 @@ int imp_op_tile(struct importer *im, const onnx_node *n)
 		node_set_int(im->m, v.node, AN_axis, k);
 	}
 	return imp_set_out(im, 0, v);
+}
+
+int imp_op_tile(struct importer *im, const onnx_node *n)
+{
+	(void)n;
+	return x_and_ints(im, tile);
 }
 
 /* Pad: constant, reflect and edge modes; from opset 18 the axes input

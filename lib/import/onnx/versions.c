@@ -67,25 +67,9 @@ static const struct op_change changes[] = {
 	{"ReduceMax", 20, NULL},
 	{"ReduceMin", 20, NULL},
 	/* 21 */
-	{"Cast", 21, NULL},
 	{"GroupNormalization", 21, "scale and bias per channel, not per group"},
-	{"CastLike", 21, NULL},
-	{"Constant", 21, NULL},
-	{"ConstantOfShape", 21, NULL},
 	{"DequantizeLinear", 21, "blocked quantization (block_size)"},
-	{"Flatten", 21, NULL},
-	{"Identity", 21, NULL},
-	{"If", 21, NULL},
-	{"Loop", 21, NULL},
-	{"Pad", 21, NULL},
 	{"QuantizeLinear", 21, "blocked quantization (block_size) and output_dtype"},
-	{"Reshape", 21, NULL},
-	{"Scan", 21, NULL},
-	{"Shape", 21, NULL},
-	{"Size", 21, NULL},
-	{"Squeeze", 21, NULL},
-	{"Transpose", 21, NULL},
-	{"Unsqueeze", 21, NULL},
 	/* 22: bfloat16 for the float operators */
 	{"Acos", 22, NULL},
 	{"Acosh", 22, NULL},
@@ -128,46 +112,20 @@ static const struct op_change changes[] = {
 	{"Softsign", 22, NULL},
 	{"Tan", 22, NULL},
 	{"ThresholdedRelu", 22, NULL},
-	/* 23: float4e2m1 */
-	{"Cast", 23, NULL},
-	{"CastLike", 23, NULL},
-	{"Constant", 23, NULL},
-	{"ConstantOfShape", 23, NULL},
-	{"DequantizeLinear", 23, NULL},
-	{"Flatten", 23, NULL},
-	{"Identity", 23, NULL},
-	{"If", 23, NULL},
-	{"Loop", 23, NULL},
-	{"Pad", 23, NULL},
-	{"QuantizeLinear", 23, NULL},
-	{"Reshape", 23, NULL},
-	{"Scan", 23, NULL},
-	{"Shape", 23, NULL},
-	{"Size", 23, NULL},
-	{"Squeeze", 23, NULL},
-	{"Transpose", 23, NULL},
-	{"Unsqueeze", 23, NULL},
 	/* 24: float8e8m0 */
-	{"Cast", 24, NULL},
-	{"CastLike", 24, NULL},
-	{"Constant", 24, NULL},
-	{"ConstantOfShape", 24, NULL},
-	{"DequantizeLinear", 24, NULL},
-	{"Flatten", 24, NULL},
-	{"Identity", 24, NULL},
-	{"If", 24, NULL},
-	{"Loop", 24, NULL},
-	{"Pad", 24, NULL},
-	{"QuantizeLinear", 24, NULL},
-	{"Reshape", 24, NULL},
-	{"Scan", 24, NULL},
-	{"Shape", 24, NULL},
-	{"Size", 24, NULL},
-	{"Squeeze", 24, NULL},
 	{"TopK", 24, NULL},
-	{"Transpose", 24, NULL},
-	{"Unsqueeze", 24, NULL},
 };
+
+/* The operators that each new element type of opsets 21, 23 (float4e2m1)
+ * and 24 (float8e8m0) reaches: each has a version at each of these opsets,
+ * one that only adds element types (besides the changes above of
+ * DequantizeLinear and QuantizeLinear 21). */
+static const char *const new_type_ops[] = {
+	"Cast", "CastLike", "Constant", "ConstantOfShape", "DequantizeLinear", "Flatten",
+	"Identity", "If", "Loop", "Pad", "QuantizeLinear", "Reshape",
+	"Scan", "Shape", "Size", "Squeeze", "Transpose", "Unsqueeze",
+};
+static const int new_type_opsets[] = {21, 23, 24};
 
 int imp_op_newer(const char *op, int until, int64_t opset, const char **change, int *change_version)
 {
@@ -182,6 +140,15 @@ int imp_op_newer(const char *op, int until, int64_t opset, const char **change, 
 		if (c->change && !*change) {
 			*change = c->change;
 			*change_version = c->version;
+		}
+	}
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(new_type_ops); i++) {
+		if (strcmp(new_type_ops[i], op) != 0)
+			continue;
+		for (size_t j = 0; j < GLOW_ARRAY_SIZE(new_type_opsets); j++) {
+			int v = new_type_opsets[j];
+			if (v > until && v <= opset && v > newest)
+				newest = v;
 		}
 	}
 	return newest;
