@@ -25,7 +25,9 @@
  *     becomes the movement of the Relu or Clip (exact), so the Quantize
  *     reaches the node under them;
  *   - Quantize(Dequantize(x)) : T becomes x when x has type T, else
- *     RescaleQuantized(x) : T (as fold-quantization does).
+ *     RescaleQuantized(x) : T (as fold-quantization does), and a quantized
+ *     Relu or Clip of a value of its own type that clips nothing goes;
+ *   - Quantizes and Dequantizes that nothing reads are erased.
  *
  * The fused node rounds once where the float node and the Quantize round
  * twice, so results may differ from the float graph by one quantization

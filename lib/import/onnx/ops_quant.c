@@ -13,12 +13,12 @@
  *                               ChannelwiseQuantizedConvolution (per channel)
  *   QLinearMatMul               MatMul / BatchMatMul of quantized operands
  *   ConvInteger, MatMulInteger  the same with scale 1 and the zero points as
- *                               offsets into a qi32[1:0] accumulator, then
+ *                               offsets into a qi32[1.0:0] accumulator, then
  *                               ConvertTo i32 (ONNX's int32 result)
  *
  * ONNX uint8 and int8 tensors with no parameters of their own (graph
  * inputs, Cast results, DynamicQuantizeLinear's outputs) are "raw":
- * qui8[1:0] and qi8[1:0], real value = stored integer. A raw graph input
+ * qui8[1.0:0] and qi8[1.0:0], real value = stored integer. A raw graph input
  * read by a quantized operator takes that operator's type (a placeholder
  * with no uses yet is retyped: its stored integers are the ONNX values
  * either way); a value whose type differs is reinterpreted through float
@@ -26,7 +26,16 @@
  * around raw integers (exact as ONNX's float32 formula), except where
  * they are a convolution's weights (the channelwise kind). A scale known
  * only at run time (DynamicQuantizeLinear's) is float arithmetic ending
- * in a raw Quantize: round(x / s) + z, saturated.
+ * in a raw Quantize: round(x / s) + z, saturated. Cast to and from 8-bit
+ * types and ONNX's wrapping integer arithmetic on them are here too.
+ *
+ * QDQ models: the importer runs fold-qdq (lib/passes/fold-qdq.c) after
+ * translating, which makes the float operators between Dequantize and
+ * Quantize nodes quantized; what the pass cannot see, per-channel weights
+ * (a per-axis DequantizeLinear of known integers, a float constant here),
+ * Conv and Gemm look at when they translate (imp_qdq_channelwise_conv,
+ * imp_qdq_channelwise_fc): with a Dequantize input and a QuantizeLinear
+ * reader they become the channelwise kinds.
  */
 #include "import/onnx/internal.h"
 
@@ -45,6 +54,7 @@ struct qparams {
 	int dtype;         /* of the integers: uint8, int8 or int32 */
 };
 
+/* The ONNX types quantized data may have. */
 static bool int_dtype_ok(int dtype) { return dtype == DT_UINT8 || dtype == DT_INT8 || dtype == DT_INT32; }
 
 int imp_dt_qelem(int dtype)
@@ -61,6 +71,7 @@ const struct type *imp_input_type(struct importer *im, int dtype, const uint64_t
 	return type_get_q(im->tc, (enum elem_kind)imp_dt_qelem(dtype), dims, rank, 1.0f, 0);
 }
 
+/* t holds raw integers: scale 1, offset 0. */
 static bool is_raw(const struct type *t) { return t->scale == 1.0f && t->offset == 0; }
 
 /* Reads the scale (input si) and the zero point (input zi, optional) of
@@ -282,19 +293,18 @@ struct value imp_int8_binary(struct importer *im, unsigned kind, struct value a,
 	return wrap8(im, imp_b_convert(im, r, EK_FLOAT, imp_dname(im, name, "wide")), dtype, name);
 }
 
-/* Input i (integers of x's dtype) as a value of quantized type qt (its
- * shape): a constant of its known contents, the value itself when it has
- * type qt, a raw placeholder not read yet retyped to qt, else
- * reinterpreted. */
+/* Tensor x (integers) as a value of quantized type qt (its shape): a
+ * constant of its known contents, the value itself when it has type qt, a
+ * raw placeholder not read yet retyped to qt, else reinterpreted. */
 static struct value qinput_of(struct importer *im, struct tensor *x, const struct type *qt);
 
+/* qinput_of on input i of the node. */
 static struct value qinput(struct importer *im, unsigned i, const struct type *qt)
 {
 	struct tensor *x = imp_in_req(im, i);
 	return x ? qinput_of(im, x, qt) : no_value;
 }
 
-/* qinput's work on tensor x. */
 static struct value qinput_of(struct importer *im, struct tensor *x, const struct type *qt)
 {
 	if (!qt)
