@@ -95,6 +95,10 @@ static int read_qparams(struct importer *im, unsigned si, unsigned zi, const str
 	q->axis = 0;
 	q->zp = NULL;
 	q->dtype = z ? z->dtype : dtype;
+	if (q->n == 0)
+		return imp_op_err(im, "scale \"%s\" is empty", sn);
+	if (q->n != 1 && x->rank == 0)
+		return imp_op_err(im, "scale \"%s\" has %llu elements for scalar data", sn, (unsigned long long)q->n);
 	if (s->rank > 1 || (q->n != 1 && per_axis < 0))
 		return imp_op_err(im, "scale \"%s\" must be a scalar (per-tensor quantization), not of %llu elements", sn,
 				  (unsigned long long)q->n);
