@@ -211,6 +211,11 @@ IMPORT_OPERANDS = {
     "RNN": (4,), "GRU": (4,), "LSTM": (4,),
     "Compress": (1,), "MaxUnpool": (2,),
     "Loop": (0, 1),
+    # quantization parameters are part of the graph IR's quantized types
+    # (QuantizeLinear's may be computed at run time: it makes raw integers)
+    "DequantizeLinear": (1, 2),
+    "QLinearConv": (1, 2, 4, 5, 6, 7, 8), "QLinearMatMul": (1, 2, 4, 5, 6, 7),
+    "ConvInteger": (2, 3), "MatMulInteger": (2, 3),
 }
 # ops whose outputs depend on the shapes of their inputs only
 SHAPE_ONLY = frozenset(["Shape", "Size"])

@@ -35,6 +35,7 @@ struct options {
 	struct cl_list examples;
 	struct cl_list input;
 	bool opset_check;
+	bool keep_qdq;
 	bool list_ops;
 	bool time; /* -time: the seconds of each stage */
 	bool print_inputs;
@@ -90,7 +91,7 @@ static int run(void *opts, struct diag *d)
 	type_ctx_init(&types);
 	struct stage_timer st;
 	stage_timer_init(&st, o->time);
-	struct onnx_cli_lists lists = {&o->dims, &o->freeze, &o->shapes, &o->examples, o->opset_check};
+	struct onnx_cli_lists lists = {&o->dims, &o->freeze, &o->shapes, &o->examples, o->opset_check, o->keep_qdq};
 	struct onnx_cli_opts io;
 	if (onnx_cli_opts_read(&io, &lists, d) == 0 && read_input(path, &buf, &len, d) == 0) {
 		stage_timer_mark(&st, "read");
@@ -149,6 +150,10 @@ int main(int argc, char **argv)
 		 0, NULL},
 		{"opset-check", CL_FLAG, &o.opset_check, NULL,
 		 "Refuse operators whose opset is newer than the importer knows (default: warn)", 0, NULL},
+		{"keep-qdq", CL_FLAG, &o.keep_qdq, NULL,
+		 "Keep a QDQ model's float operators between DequantizeLinear and QuantizeLinear (default: quantized "
+		 "nodes, as the fold-qdq pass makes them)",
+		 0, NULL},
 		{"list-ops", CL_FLAG, &o.list_ops, NULL, "List the supported operators and opset ranges", 0, NULL},
 		{"time", CL_FLAG, &o.time, NULL,
 		 "Report the wall time of each stage (read, import, write) on stderr", 0, NULL},

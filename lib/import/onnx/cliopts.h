@@ -17,6 +17,7 @@
 struct onnx_cli_lists {
 	const struct cl_list *dims, *freeze, *shapes, *examples;
 	bool opset_check;
+	bool keep_qdq;
 };
 
 /* The options read: io, and the arrays it points into (owned). */

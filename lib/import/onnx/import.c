@@ -6,6 +6,7 @@
  * per-node context is nodectx.c.
  */
 #include "import/onnx/internal.h"
+#include "passes/fold-qdq.h"
 #include "support/io.h"
 #include "support/suggest.h"
 #include "support/textparse.h"
@@ -135,8 +136,7 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 		return imp_op_err(im, "graph input \"%s\" is not a tensor", name);
 	const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
 	int dtype = tt->has_elem_type ? tt->elem_type : DT_UNDEF;
-	int elem = imp_dt_elem(dtype);
-	if (elem < 0)
+	if (imp_dt_elem(dtype) < 0 && dtype != DT_UINT8 && dtype != DT_INT8)
 		return imp_op_err(im, "graph input \"%s\" has element type %s, which the graph IR does not support", name,
 			      imp_dt_name(dtype));
 	const struct onnx_input_shape *us = input_shape(im, name);
@@ -183,7 +183,7 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 /* The placeholder of graph input name, bound as its tensor. */
 static int add_placeholder(struct importer *im, const char *name, int dtype, const uint64_t *dims, unsigned rank)
 {
-	const struct type *t = imp_ty(im, imp_dt_elem(dtype), dims, rank);
+	const struct type *t = imp_input_type(im, dtype, dims, rank);
 	if (!t)
 		return -1;
 	struct placeholder *p = module_add_placeholder(im->m, name, t, LOC_NONE);
@@ -319,6 +319,7 @@ static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 {
 	if (imp_check_ops(im, g))
 		return;
+	im->graph = g;
 	count_uses(im, g);
 	for (size_t i = 0; i < g->n_initializer; i++) {
 		const Onnx__TensorProto *p = g->initializer[i];
@@ -395,6 +396,10 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 	im.f = func_create(im.m, "main", LOC_NONE);
 
 	import_graph(&im, mp->graph);
+	if (!im.errors && !opts->keep_qdq) {
+		struct fold_qdq_stats st = {0, 0, 0};
+		fold_qdq_func(im.f, NULL, &st);
+	}
 	if (!im.errors && module_verify(im.m, d))
 		im.errors++;
 

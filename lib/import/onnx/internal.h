@@ -39,6 +39,16 @@ enum {
 /* Folding limit: known values with more elements stay graph constants. */
 #define ONNX_FOLD_MAX 65536u
 
+/* A per-axis quantized tensor known at import: integers q (uint8 or int8),
+ * n scales and zero points (zp NULL: zeros) along axis. */
+struct imp_qaxis {
+	struct tensor *q;
+	const double *scale;
+	const int64_t *zp;
+	uint64_t n;
+	unsigned axis;
+};
+
 struct tensor {
 	const char *name;
 	int dtype;
@@ -48,6 +58,9 @@ struct tensor {
 	bool known;           /* contents known at import */
 	bool splat;           /* known: every element is splat_f / splat_i */
 	bool poisoned;        /* its producer failed */
+	/* known float values that a per-axis DequantizeLinear made of known
+	 * integers (ops_quant.c): those integers and parameters, NULL else */
+	const struct imp_qaxis *qaxis;
 	double splat_f;
 	int64_t splat_i;
 	const uint8_t *raw;   /* known and not splat: numel * imp_dt_size(dtype) bytes */
@@ -88,6 +101,7 @@ struct importer {
 	struct scope *inner;    /* innermost subgraph being translated, NULL in the main graph */
 	uint64_t unrolled;      /* subgraph nodes translated so far (limited, ops_control.c) */
 	Onnx__OperatorSetIdProto **opsets; /* the model's opset_import, for imp_domain_opset() */
+	const Onnx__GraphProto *graph; /* the main graph, for looking at a value's readers */
 	size_t nopsets;
 };
 
@@ -112,6 +126,14 @@ bool imp_dt_is_float(int dtype);
 bool imp_dt_is_int(int dtype);        /* integers and bool */
 int imp_dt_elem(int dtype);           /* graph element kind, -1 if none */
 int imp_dt_of_elem(int elem);         /* ONNX type of a graph element kind */
+/* The quantized kind that holds ONNX integers of dtype where the graph IR
+ * has no plain kind: uint8 qui8, int8 qi8, int32 qi32 (a "raw" integer is
+ * that kind with scale 1 and offset 0); -1 for other types (ops_quant.c). */
+int imp_dt_qelem(int dtype);
+/* The type of a graph input of dtype: imp_ty's, or for uint8 and int8
+ * the raw quantized kind (ops_quant.c retypes it at its first use by a
+ * quantized operator); NULL after reporting. */
+const struct type *imp_input_type(struct importer *im, int dtype, const uint64_t *dims, unsigned rank);
 
 /* ---- tensors (tensor.c) ---- */
 uint64_t imp_t_numel(const struct tensor *t);
@@ -134,6 +156,9 @@ const double *imp_t_floats(struct importer *im, struct tensor *t);
 /* The graph value of t, creating a constant for known contents; reports
  * and returns a NULL node for unsupported element types. */
 struct value imp_tval(struct importer *im, struct tensor *t);
+/* A new constant of type `type` (of t's shape and byte size) holding t's
+ * known contents, named as t (or after it when the name is taken). */
+struct value imp_t_const(struct importer *im, const struct tensor *t, const struct type *type);
 const struct type *imp_t_type(struct importer *im, const struct tensor *t); /* NULL: unsupported elem */
 
 /* ---- node context (nodectx.c) ---- */
@@ -293,6 +318,44 @@ int imp_op_conv_3d(struct importer *im, const onnx_node *n);
 int imp_op_conv_transpose_3d(struct importer *im, const onnx_node *n);
 int imp_op_pool_nd(struct importer *im, const onnx_node *n, bool max);
 int imp_maxpool_indices(struct importer *im, struct value argmax, const struct tensor *x, unsigned nsp);
+
+/* The translations the quantized operators share with their float
+ * forms (ops_quant.c). imp_conv_q: Conv's 1-D or 2-D window (attributes of
+ * n, shapes of x and w) on the values xv (NCHW) and wv (OIHW) of any
+ * element types, bias bv of OC elements, as a node of kind whose result
+ * has rproto's element type; returns the NCHW result named name and the
+ * NHWC node in *core (for the caller's attributes), a NULL node after
+ * reporting. imp_matmul: ONNX MatMul of a and b (numpy broadcasting), the
+ * result of rproto's element type, named name (ops_reduce.c). */
+struct value imp_conv_q(struct importer *im, const onnx_node *n, const struct tensor *x, const struct tensor *w,
+			struct value xv, struct value wv, struct value bv, unsigned kind, const struct type *rproto,
+			const char *name, struct node **core);
+struct value imp_matmul(struct importer *im, struct value a, struct value b, const struct type *rproto,
+			const char *name);
+/* A reduction of x (BatchedReduceAdd, ...Min, ...) over every dimension:
+ * a rank-0 value; a rank-0 x is returned as is (ops_more.c). */
+struct value imp_reduce_all(struct importer *im, unsigned kind, struct value x, const char *name);
+/* The stored integers of quantized value v as float (exact), named name. */
+struct value imp_q_integers(struct importer *im, struct value v, const char *name);
+/* ONNX's integer arithmetic kind (Add, Sub, Mul, Div, Mod) on uint8 or
+ * int8 values a and b of one type, wrapping as ONNX does; NULL node after
+ * reporting. */
+struct value imp_int8_binary(struct importer *im, unsigned kind, struct value a, struct value b, const char *name);
+/* A Conv of a QDQ model whose weights w are a per-axis DequantizeLinear of
+ * known integers (w->qaxis, axis 0), whose input x is a Dequantize and whose
+ * only reader is a per-tensor QuantizeLinear with known parameters (or a
+ * Relu read only by one whose type holds no negative value): output 0 as
+ * the Dequantize of a ChannelwiseQuantizedConvolution with that
+ * QuantizeLinear's type (which fold-qdq then joins). Returns 1 when it
+ * translated n (*rc its result), 0 when the pattern does not apply. */
+int imp_qdq_channelwise_conv(struct importer *im, const onnx_node *n, struct tensor *x, struct tensor *w, int *rc);
+/* The same for a Gemm built as FullyConnected of a (a Dequantize) and
+ * weights w (per-axis on its output axis: 0 when trb, else 1): a
+ * ChannelwiseQuantizedFullyConnected. */
+int imp_qdq_channelwise_fc(struct importer *im, struct value a, struct tensor *w, bool trb, int *rc);
+/* Cast (and CastLike) to dtype `to` where it or the input is uint8 or
+ * int8 (imp_op_cast calls it). */
+int imp_cast_int8(struct importer *im, int to);
 
 /* Training-mode paths of BatchNormalization (opset 14 training_mode = 1:
  * batch statistics and running-statistics outputs) and Dropout (ratio known

@@ -67,6 +67,9 @@ struct onnx_import_opts {
 	 * given twice (here or also frozen), is an error. */
 	const struct onnx_input_shape *shapes;
 	size_t nshapes;
+	/* Keep a QDQ model's float operators between their Dequantize and
+	 * Quantize nodes (default: fold them into quantized nodes, fold-qdq). */
+	bool keep_qdq;
 };
 
 /* Imports the model in buf[0..len). filename names the model in diagnostics

@@ -147,19 +147,24 @@ static struct value as_4d(struct importer *im, struct value x, const char *name)
 	return imp_b_reshape(im, x, dims, 4, name);
 }
 
-/* The NHWC result r of an operator becomes the NCHW output 0 (of rank 3 for
+/* The NHWC result r of an operator as the NCHW value name (of rank 3 for
  * 1-D windows). */
-static int nchw_out(struct importer *im, struct value r, unsigned nsp)
+static struct value nchw_val(struct importer *im, struct value r, unsigned nsp, const char *name)
 {
-	const char *name = imp_out_name(im, 0);
 	if (nsp == 2)
-		return imp_set_out(im, 0, imp_b_to_nchw(im, r, name));
+		return imp_b_to_nchw(im, r, name);
 	struct value t = imp_b_to_nchw(im, r, imp_dname(im, name, "nchw"));
 	if (!t.node)
-		return -1;
+		return t;
 	const struct type *tt = val_type(t);
 	uint64_t dims[3] = {tt->dims[0], tt->dims[1], tt->dims[2]};
-	return imp_set_out(im, 0, imp_b_reshape(im, t, dims, 3, name));
+	return imp_b_reshape(im, t, dims, 3, name);
+}
+
+/* The NHWC result r of an operator becomes the NCHW output 0. */
+static int nchw_out(struct importer *im, struct value r, unsigned nsp)
+{
+	return imp_set_out(im, 0, nchw_val(im, r, nsp, imp_out_name(im, 0)));
 }
 
 static void set_window(struct importer *im, struct node *nd, const struct window *w, bool dil)
@@ -171,10 +176,11 @@ static void set_window(struct importer *im, struct node *nd, const struct window
 		node_set_ints(im->m, nd, AN_dilation, w->d, 2);
 }
 
-/* The NHWC filter: reshaped to 4-D for 1-D convolutions, then transposed. */
-static struct value nhwc_filter(struct importer *im, struct tensor *w)
+/* The NHWC filter of weights w (value wv): reshaped to 4-D for 1-D
+ * convolutions, then transposed. */
+static struct value nhwc_filter(struct importer *im, const struct tensor *w, struct value wv)
 {
-	struct value v = as_4d(im, imp_tval(im, w), imp_dname(im, w->name, "4d"));
+	struct value v = as_4d(im, wv, imp_dname(im, w->name, "4d"));
 	return imp_b_to_nhwc(im, v, imp_dname(im, w->name, "nhwc"));
 }
 
@@ -228,30 +234,82 @@ static int conv_start(struct importer *im, const onnx_node *n, bool transposed, 
 	return window_params(im, n, c->x, kdef, &c->win, transposed) ? 1 : 0;
 }
 
+/* Conv's group against x's input and w's output channels and its
+ * kernel_shape against w's; -1 after reporting. */
+static int conv_check(struct importer *im, const onnx_node *n, const struct tensor *x, const struct tensor *w,
+		      const struct window *win, int64_t *g)
+{
+	*g = imp_attr_i(n, "group", 1);
+	uint64_t oc = w->dims[0];
+	if (*g < 1 || x->dims[1] % (uint64_t)*g || oc % (uint64_t)*g || w->dims[1] * (uint64_t)*g != x->dims[1])
+		return imp_op_err(im, "group %lld does not fit %llu input and %llu output channels", (long long)*g,
+			      (unsigned long long)x->dims[1], (unsigned long long)oc);
+	if ((uint64_t)win->k[0] != w->dims[2] || (w->rank == 4 && (uint64_t)win->k[1] != w->dims[3]))
+		return imp_op_err(im, "kernel_shape does not match the weights");
+	return 0;
+}
+
+/* The NHWC convolution node of kind on values xv (NCHW), wv (OIHW) and bv
+ * (OC), whose result has rproto's element type; a NULL node after
+ * reporting. */
+static struct value conv_node(struct importer *im, const onnx_node *n, const struct tensor *x, const struct tensor *w,
+			      const struct window *win, struct value xv, struct value wv, struct value bv, unsigned kind,
+			      const struct type *rproto)
+{
+	int64_t g;
+	if (conv_check(im, n, x, w, win, &g))
+		return no_value;
+	xv = as_4d(im, xv, imp_dname(im, x->name, "4d"));
+	struct value ops[3] = {imp_b_to_nhwc(im, xv, imp_dname(im, x->name, "nhwc")), nhwc_filter(im, w, wv), bv};
+	uint64_t dims[4] = {x->dims[0], win->out[0], win->out[1], w->dims[0]};
+	const char *name = imp_dname(im, imp_out_name(im, 0), "nhwc");
+	struct value r = imp_b_node(im, kind, name, ops, 3, type_with_dims(im->tc, rproto, dims, 4));
+	if (!r.node)
+		return r;
+	set_window(im, r.node, win, true);
+	node_set_int(im->m, r.node, AN_group, g);
+	return r;
+}
+
 int imp_op_conv(struct importer *im, const onnx_node *n)
 {
 	struct conv_args c;
+	int rc;
 	if (conv_start(im, n, false, &c))
 		return c.rc;
-	int64_t g = imp_attr_i(n, "group", 1);
-	uint64_t oc = c.w->dims[0];
-	if (g < 1 || c.x->dims[1] % (uint64_t)g || oc % (uint64_t)g || c.w->dims[1] * (uint64_t)g != c.x->dims[1])
-		return imp_op_err(im, "group %lld does not fit %llu input and %llu output channels", (long long)g,
-			      (unsigned long long)c.x->dims[1], (unsigned long long)oc);
-	if ((uint64_t)c.win.k[0] != c.w->dims[2] || (c.w->rank == 4 && (uint64_t)c.win.k[1] != c.w->dims[3]))
-		return imp_op_err(im, "kernel_shape does not match the weights");
-	const char *name = imp_out_name(im, 0);
-	int elem = imp_dt_elem(c.x->dtype);
-	struct value xv = as_4d(im, imp_tval(im, c.x), imp_dname(im, c.x->name, "4d"));
-	struct value ops[3] = {imp_b_to_nhwc(im, xv, imp_dname(im, c.x->name, "nhwc")), nhwc_filter(im, c.w),
-			       bias_or_zero(im, 2, oc, elem)};
-	uint64_t dims[4] = {c.x->dims[0], c.win.out[0], c.win.out[1], oc};
-	struct value r = imp_b_node(im, NK_Convolution, imp_dname(im, name, "nhwc"), ops, 3, imp_ty(im, elem, dims, 4));
+	if (c.w->qaxis && imp_qdq_channelwise_conv(im, n, c.x, c.w, &rc))
+		return rc;
+	const struct type *rt = imp_t_type(im, c.x);
+	/* one statement each: the constants are made in operand order */
+	struct value xv = imp_tval(im, c.x);
+	struct value wv = imp_tval(im, c.w);
+	struct value bv = bias_or_zero(im, 2, c.w->dims[0], imp_dt_elem(c.x->dtype));
+	struct value r = conv_node(im, n, c.x, c.w, &c.win, xv, wv, bv, NK_Convolution, rt);
+	return r.node ? nchw_out(im, r, c.win.nsp) : -1;
+}
+
+struct value imp_conv_q(struct importer *im, const onnx_node *n, const struct tensor *x, const struct tensor *w,
+			struct value xv, struct value wv, struct value bv, unsigned kind, const struct type *rproto,
+			const char *name, struct node **core)
+{
+	*core = NULL;
+	if (x->rank != 3 && x->rank != 4) {
+		imp_op_err(im, "only 1-D and 2-D convolutions are supported (input rank %u)", x->rank);
+		return no_value;
+	}
+	if (w->rank != x->rank) {
+		imp_op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
+		return no_value;
+	}
+	struct window win;
+	int64_t kdef[2] = {(int64_t)w->dims[2], w->rank == 4 ? (int64_t)w->dims[3] : 1};
+	if (window_params(im, n, x, kdef, &win, false))
+		return no_value;
+	struct value r = conv_node(im, n, x, w, &win, xv, wv, bv, kind, rproto);
 	if (!r.node)
-		return -1;
-	set_window(im, r.node, &c.win, true);
-	node_set_int(im->m, r.node, AN_group, g);
-	return nchw_out(im, r, c.win.nsp);
+		return r;
+	*core = r.node;
+	return nchw_val(im, r, win.nsp, name);
 }
 
 int imp_op_conv_transpose(struct importer *im, const onnx_node *n)

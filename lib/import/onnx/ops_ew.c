@@ -83,6 +83,8 @@ int imp_op_binary(struct importer *im, const onnx_node *n)
 	unsigned kind = im->row->kind; /* ops.def */
 	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
 	b = legacy_bcast(im, n, a, b);
+	if (a.node && elem_is_quantized((enum elem_kind)val_type(a)->elem))
+		return imp_set_out(im, 0, imp_int8_binary(im, kind, a, b, imp_out_name(im, 0)));
 	return imp_set_out(im, 0, binary(im, kind, a, b, imp_out_name(im, 0)));
 }
 
@@ -94,6 +96,8 @@ int imp_op_mod(struct importer *im, const onnx_node *n)
 		return -1;
 	bool fl = elem_is_float((enum elem_kind)val_type(a)->elem);
 	int64_t fm = imp_attr_i(n, "fmod", 0);
+	if (elem_is_quantized((enum elem_kind)val_type(a)->elem) && !fm)
+		return imp_set_out(im, 0, imp_int8_binary(im, NK_Mod, a, b, name));
 	if (fl && !fm)
 		return imp_op_err(im, "fmod = 0 is not valid for floating-point inputs");
 	/* fmod = 1: the sign of the dividend (C fmod); fmod = 0: the sign of
@@ -358,6 +362,9 @@ int imp_op_cast(struct importer *im, const onnx_node *n)
 			return imp_op_err(im, "the 'to' attribute is required");
 		to = a->has_i ? (int)a->i : DT_UNDEF;
 	}
+	struct tensor *in = imp_in_req(im, 0);
+	if (in && (to == DT_UINT8 || to == DT_INT8 || in->dtype == DT_UINT8 || in->dtype == DT_INT8))
+		return imp_cast_int8(im, to);
 	int elem = imp_dt_elem(to);
 	if (elem < 0)
 		return imp_op_err(im, "cast to %s is not supported by the graph IR", imp_dt_name(to));

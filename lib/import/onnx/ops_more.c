@@ -25,9 +25,8 @@ static struct value sel(struct importer *im, struct value c, struct value a, str
 	return imp_b_node(im, NK_Select, name, ops, 3, a.node ? val_type(a) : NULL);
 }
 
-/* A reduction of x (BatchedReduceAdd, ...Mean) over every dimension: a
- * rank-0 value. A rank-0 x is returned as is. */
-static struct value reduce_all(struct importer *im, unsigned kind, struct value x, const char *name)
+/* A reduction over every dimension (internal.h). */
+struct value imp_reduce_all(struct importer *im, unsigned kind, struct value x, const char *name)
 {
 	if (!x.node)
 		return x;
@@ -294,11 +293,11 @@ static struct value nll(struct importer *im, const onnx_node *n, struct value lp
 	if (strcmp(red, "none") == 0)
 		return loss;
 	if (strcmp(red, "sum") == 0)
-		return reduce_all(im, NK_BatchedReduceAdd, loss, name);
+		return imp_reduce_all(im, NK_BatchedReduceAdd, loss, name);
 	if (!w.node)
-		return reduce_all(im, NK_BatchedReduceMean, loss, name);
-	struct value total = reduce_all(im, NK_BatchedReduceAdd, loss, imp_dname(im, name, "sum"));
-	struct value wsum = reduce_all(im, NK_BatchedReduceAdd, w, imp_dname(im, name, "wsum"));
+		return imp_reduce_all(im, NK_BatchedReduceMean, loss, name);
+	struct value total = imp_reduce_all(im, NK_BatchedReduceAdd, loss, imp_dname(im, name, "sum"));
+	struct value wsum = imp_reduce_all(im, NK_BatchedReduceAdd, w, imp_dname(im, name, "wsum"));
 	return imp_b_binary(im, NK_Div, total, wsum, name);
 }
 

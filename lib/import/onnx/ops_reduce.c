@@ -1,5 +1,6 @@
 /* ops_reduce.c - translators of matrix products, reductions, selection
- * (ArgMax/ArgMin/TopK), softmax, CumSum and (de)quantization.
+ * (ArgMax/ArgMin/TopK), softmax and CumSum (the quantization operators are
+ * ops_quant.c's).
  *
  * MatMul follows numpy: a 2-D right operand multiplies the flattened rows
  * of the left one (MatMul), batched operands broadcast their batch
@@ -21,9 +22,50 @@ static struct value bin(struct importer *im, unsigned kind, struct value a, stru
 	return imp_b_node(im, kind, name, ops, 2, a.node ? val_type(a) : NULL);
 }
 
+/* A Gemm of a QDQ model (A read through DequantizeLinear) that is a fully
+ * connected layer (alpha = beta = 1, A not transposed, C absent or of N
+ * elements) as FullyConnected, which fold-qdq can quantize: B transposed
+ * to K x N when transB, C reshaped to N. */
+static int gemm_fc(struct importer *im, struct value a, struct value b, bool trb, uint64_t nn, const char *name)
+{
+	const struct type *ta = val_type(a);
+	struct value c;
+	if (trb) {
+		static const unsigned perm[2] = {1, 0};
+		b = imp_b_transpose(im, b, perm, imp_dname(im, name, "weights"));
+	}
+	if (imp_in_opt(im, 2))
+		c = imp_b_reshape(im, imp_in_val(im, 2), &nn, 1, imp_dname(im, name, "bias"));
+	else
+		c = imp_b_splat_const(im, imp_dname(im, name, "bias"), type_with_dims(im->tc, ta, &nn, 1), 0);
+	struct value ops[3] = {a, b, c};
+	uint64_t dims[2] = {ta->dims[0], nn};
+	return imp_set_out(im, 0, imp_b_node(im, NK_FullyConnected, name, ops, 3, type_with_dims(im->tc, ta, dims, 2)));
+}
+
+/* Whether Gemm n is a fully connected layer of a QDQ model (gemm_fc's
+ * conditions) on A (value a) and B (tensor bt). */
+static bool gemm_is_fc(struct importer *im, const onnx_node *n, struct value a, const struct tensor *bt)
+{
+	struct tensor *ct = imp_in_opt(im, 2);
+	const struct type *ta = val_type(a);
+	bool trb = imp_attr_i(n, "transB", 0) != 0;
+	uint64_t nn = bt->rank == 2 ? bt->dims[trb ? 0 : 1] : 0;
+	return a.node->kind == NK_Dequantize && ta->rank == 2 && bt->rank == 2 && !imp_attr_i(n, "transA", 0) &&
+	       imp_attr_f(n, "alpha", 1) == 1 && imp_attr_f(n, "beta", 1) == 1 && bt->dtype == imp_dt_of_elem(ta->elem) &&
+	       ta->dims[1] == bt->dims[trb ? 1 : 0] && (!ct || (imp_t_numel(ct) == nn && ct->dtype == bt->dtype));
+}
+
 int imp_op_gemm(struct importer *im, const onnx_node *n)
 {
-	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
+	struct value a = imp_in_val(im, 0);
+	struct tensor *bt = imp_in_req(im, 1);
+	int rc;
+	/* per-channel weights first: their float form is then never made */
+	if (a.node && bt && bt->qaxis && gemm_is_fc(im, n, a, bt) &&
+	    imp_qdq_channelwise_fc(im, a, bt, imp_attr_i(n, "transB", 0) != 0, &rc))
+		return rc;
+	struct value b = imp_in_val(im, 1);
 	if (!a.node || !b.node)
 		return -1;
 	const struct type *ta = val_type(a), *tb = val_type(b);
@@ -35,6 +77,8 @@ int imp_op_gemm(struct importer *im, const onnx_node *n)
 	if (k != kb)
 		return imp_op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
 	const char *name = imp_out_name(im, 0);
+	if (gemm_is_fc(im, n, a, bt))
+		return gemm_fc(im, a, b, trb, nn, name);
 	uint64_t dims[2] = {m, nn};
 	const struct type *rt = type_with_dims(im->tc, ta, dims, 2);
 	struct value c = imp_in_opt(im, 2) ? imp_in_val(im, 2) : imp_b_splat_const(im, imp_dname(im, name, "c"), rt, 0);
@@ -54,14 +98,22 @@ int imp_op_matmul(struct importer *im, const onnx_node *n)
 {
 	(void)n;
 	struct value a = imp_in_val(im, 0), b = imp_in_val(im, 1);
-	const char *name = imp_out_name(im, 0);
 	if (!a.node || !b.node)
 		return -1;
-	const struct type *ta = val_type(a), *tb = val_type(b);
-	if (ta->rank == 0 || tb->rank == 0)
-		return imp_op_err(im, "operands must not be scalars");
-	if (ta->elem != tb->elem)
+	if (val_type(a)->elem != val_type(b)->elem)
 		return imp_op_err(im, "operands have different element types");
+	return imp_set_out(im, 0, imp_matmul(im, a, b, val_type(a), imp_out_name(im, 0)));
+}
+
+struct value imp_matmul(struct importer *im, struct value a, struct value b, const struct type *rproto,
+			const char *name)
+{
+	const struct value none = {NULL, 0};
+	const struct type *ta = val_type(a), *tb = val_type(b);
+	if (ta->rank == 0 || tb->rank == 0) {
+		imp_op_err(im, "operands must not be scalars");
+		return none;
+	}
 	/* vectors become matrices; the extra dimension is dropped at the end */
 	uint64_t ad[GLOW_MAX_RANK + 1], bd[GLOW_MAX_RANK + 1];
 	unsigned ar = ta->rank, br = tb->rank;
@@ -74,16 +126,20 @@ int imp_op_matmul(struct importer *im, const onnx_node *n)
 	if (bvec)
 		bd[1] = 1, br = 2;
 	uint64_t m = ad[ar - 2], k = ad[ar - 1], kb = bd[br - 2], nn = bd[br - 1];
-	if (k != kb)
-		return imp_op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
+	if (k != kb) {
+		imp_op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
+		return none;
+	}
 	/* the result shape */
 	uint64_t od[GLOW_MAX_RANK + 1];
 	unsigned orank = (ar > br ? ar : br);
 	for (unsigned i = 0; i + 2 < orank; i++) {
 		int ia = (int)i - (int)(orank - ar), ib = (int)i - (int)(orank - br);
 		uint64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
-		if (da != db && da != 1 && db != 1)
-			return imp_op_err(im, "batch dimensions are not broadcastable");
+		if (da != db && da != 1 && db != 1) {
+			imp_op_err(im, "batch dimensions are not broadcastable");
+			return none;
+		}
 		od[i] = da == 1 ? db : da;
 	}
 	od[orank - 2] = m;
@@ -102,7 +158,7 @@ int imp_op_matmul(struct importer *im, const onnx_node *n)
 		uint64_t a2[2] = {batch * m, k}, b2[2] = {k, nn}, r2[2] = {batch * m, nn};
 		struct value ops[2] = {imp_b_reshape(im, a, a2, 2, imp_dname(im, name, "lhs")),
 				       imp_b_reshape(im, b, b2, 2, imp_dname(im, name, "rhs"))};
-		r = imp_b_node(im, NK_MatMul, fr == 2 ? name : mm, ops, 2, type_with_dims(im->tc, ta, r2, 2));
+		r = imp_b_node(im, NK_MatMul, fr == 2 ? name : mm, ops, 2, type_with_dims(im->tc, rproto, r2, 2));
 	} else {
 		uint64_t abd[GLOW_MAX_RANK + 1], bbd[GLOW_MAX_RANK + 1];
 		memcpy(abd, od, sizeof od);
@@ -117,9 +173,9 @@ int imp_op_matmul(struct importer *im, const onnx_node *n)
 		struct value ops[2] = {imp_b_reshape(im, av, a3, 3, imp_dname(im, name, "lhs3")),
 				       imp_b_reshape(im, bv, b3, 3, imp_dname(im, name, "rhs3"))};
 		r = imp_b_node(im, NK_BatchMatMul, fr == 3 && orank == 3 ? name : mm, ops, 2,
-			   type_with_dims(im->tc, ta, r3, 3));
+			   type_with_dims(im->tc, rproto, r3, 3));
 	}
-	return imp_set_out(im, 0, imp_b_reshape(im, r, fd, fr, name));
+	return imp_b_reshape(im, r, fd, fr, name);
 }
 
 /* ---- reductions ---- */
@@ -358,106 +414,4 @@ int imp_op_cumsum(struct importer *im, const onnx_node *n)
 	node_set_int(im->m, r.node, AN_exclusive, imp_attr_i(n, "exclusive", 0) != 0);
 	node_set_int(im->m, r.node, AN_reverse, imp_attr_i(n, "reverse", 0) != 0);
 	return imp_set_out(im, 0, r);
-}
-
-/* ---- quantization ---- */
-
-/* The parameters QuantizeLinear and DequantizeLinear share: the scale
- * (input 1) and the zero point (input 2) as known scalars; the zero
- * point's type selects the quantized kind (uint8 when absent). */
-struct qparams {
-	float scale;
-	int32_t off;
-	int dtype;
-};
-
-static int read_qparams(struct importer *im, struct qparams *q)
-{
-	struct tensor *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
-	if (!s)
-		return -1;
-	const double *sv = imp_t_floats(im, s);
-	if (!sv || imp_t_numel(s) != 1)
-		return imp_op_err(im, "only per-tensor quantization with a known scale is supported");
-	if (!(sv[0] > 0) || !isfinite(sv[0]))
-		return imp_op_err(im, "scale must be positive");
-	q->scale = (float)sv[0];
-	q->off = 0;
-	q->dtype = DT_UINT8;
-	if (z) {
-		const int64_t *zv = imp_t_ints(im, z);
-		if (!zv || imp_t_numel(z) != 1)
-			return imp_op_err(im, "the zero point must be a known scalar");
-		q->off = (int32_t)zv[0];
-		q->dtype = z->dtype;
-	}
-	if (q->dtype != DT_UINT8 && q->dtype != DT_INT8 && q->dtype != DT_INT32)
-		return imp_op_err(im, "quantized element type %s is not supported", imp_dt_name(q->dtype));
-	return 0;
-}
-
-/* dims quantized with q's scale and offset as the kind of ONNX type
- * dtype (int8, uint8 or int32) */
-static const struct type *q_type(struct importer *im, const struct qparams *q, int dtype, const uint64_t *dims,
-				 unsigned rank)
-{
-	enum elem_kind k = dtype == DT_INT8 ? EK_QI8 : dtype == DT_UINT8 ? EK_QUI8 : EK_QI32;
-	return type_get_q(im->tc, k, dims, rank, q->scale, q->off);
-}
-
-int imp_op_quantize(struct importer *im, const onnx_node *n)
-{
-	struct qparams q;
-	if (read_qparams(im, &q))
-		return -1;
-	if (q.dtype == DT_INT32)
-		return imp_op_err(im, "quantizing to int32 is not supported");
-	if (imp_attr_i(n, "saturate", 1) != 1)
-		return imp_op_err(im, "saturate = 0 is not supported");
-	struct value x = imp_in_val(im, 0);
-	if (!x.node)
-		return -1;
-	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
-		return imp_op_err(im, "input must be floating point");
-	const struct type *t = val_type(x);
-	const struct type *qt = q_type(im, &q, q.dtype, t->dims, t->rank);
-	return imp_set_out(im, 0, imp_b_node(im, NK_Quantize, imp_out_name(im, 0), &x, 1, qt));
-}
-
-int imp_op_dequantize(struct importer *im, const onnx_node *n)
-{
-	struct qparams q;
-	if (read_qparams(im, &q))
-		return -1;
-	struct tensor *x = imp_in_req(im, 0);
-	if (!x)
-		return -1;
-	if (x->dtype != q.dtype && imp_in_opt(im, 2))
-		return imp_op_err(im, "input and zero point have different element types");
-	if (x->dtype != DT_UINT8 && x->dtype != DT_INT8 && x->dtype != DT_INT32)
-		return imp_op_err(im, "input must be int8, uint8 or int32, not %s", imp_dt_name(x->dtype));
-	const struct type *qt = q_type(im, &q, x->dtype, x->dims, x->rank);
-	struct value xv;
-	if (x->v.node) {
-		xv = x->v;
-		if (val_type(xv) != qt)
-			return imp_op_err(im, "input \"%s\" is quantized with other parameters", x->name);
-	} else if (x->known) {
-		const char *cname = strmap_get(&im->outputs, x->name) ? imp_dname(im, x->name, "const") : x->name;
-		if (module_find_global(im->m, cname))
-			cname = module_fresh_name(im->m, cname);
-		struct constant *c = module_add_constant(im->m, cname, qt, LOC_NONE);
-		if (x->splat) {
-			c->init = INIT_SPLAT;
-			c->splat_i = x->splat_i;
-			c->splat_f = (double)x->splat_i;
-		} else {
-			constant_set_data(im->m, c, x->raw);
-		}
-		xv = node_val(&c->n, 0);
-	} else {
-		return imp_op_err(im, "input \"%s\" has no value", x->name);
-	}
-	const struct type *ft = type_get(im->tc, EK_FLOAT, x->dims, x->rank);
-	return imp_set_out(im, 0, imp_b_node(im, NK_Dequantize, imp_out_name(im, 0), &xv, 1, ft));
 }

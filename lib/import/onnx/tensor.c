@@ -384,21 +384,8 @@ const struct type *imp_t_type(struct importer *im, const struct tensor *t)
 	return imp_ty(im, elem, t->dims, t->rank);
 }
 
-struct value imp_tval(struct importer *im, struct tensor *t)
+struct value imp_t_const(struct importer *im, const struct tensor *t, const struct type *type)
 {
-	struct value none = {NULL, 0};
-	if (t->v.node || t->poisoned)
-		return t->v;
-	if (imp_dt_elem(t->dtype) < 0) {
-		imp_op_err(im, "tensor \"%s\" has element type %s, which the graph IR does not support here", t->name,
-		       imp_dt_name(t->dtype));
-		return none;
-	}
-	const struct type *type = imp_t_type(im, t);
-	if (!type)
-		return none;
-	if (!t->known)
-		unreachable("tval: a tensor with neither a value nor contents");
 	const char *name = t->name;
 	if (strmap_get(&im->outputs, name)) /* the output placeholder takes the name */
 		name = imp_dname(im, name, "const");
@@ -414,6 +401,24 @@ struct value imp_tval(struct importer *im, struct tensor *t)
 	} else {
 		constant_set_data(im->m, c, t->raw);
 	}
-	t->v = node_val(&c->n, 0);
+	return node_val(&c->n, 0);
+}
+
+struct value imp_tval(struct importer *im, struct tensor *t)
+{
+	struct value none = {NULL, 0};
+	if (t->v.node || t->poisoned)
+		return t->v;
+	if (imp_dt_elem(t->dtype) < 0) {
+		imp_op_err(im, "tensor \"%s\" has element type %s, which the graph IR does not support here", t->name,
+		       imp_dt_name(t->dtype));
+		return none;
+	}
+	const struct type *type = imp_t_type(im, t);
+	if (!type)
+		return none;
+	if (!t->known)
+		unreachable("tval: a tensor with neither a value nor contents");
+	t->v = imp_t_const(im, t, type);
 	return t->v;
 }

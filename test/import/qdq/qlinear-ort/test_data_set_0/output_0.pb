@@ -1,0 +1,1 @@
+By1J$vUfYbkhoeSx]UY`oGwt6bE’R\acch`uzoO8Y

@@ -1,0 +1,1 @@
+By2Jñit\T`TÄ[JHetÑ{irhn]hQ]Wpf4oQÄmu&Tê\]àd¶ÑzPG`iU|eJEÇëq`ucGunUHh<jRyRY`f@iÉdz>xÆb?£öuNª2ZJΩ:ú<†wD(Gfcgb[hc[ac`\beeV^^gXf^ed`gdåÑjêÖ/G6lhu/∞å3~/eã\5
