@@ -148,6 +148,13 @@ void cg_write_thread_decl(struct ostream *h, const char *name);
 void cg_write_entry(struct cg *g, struct ostream *c, const char *entry);
 /* The constants region as the C array NAME_constants. */
 void cg_write_blob_array(struct ostream *c, const char *name, const uint8_t *p, size_t n);
+/* In NAME.h: the region sizes, the offset and size of each placeholder
+ * of io, the placeholder struct and table, the region sizes as objects. */
+void cg_write_placeholder_decls(struct cg *g, struct ostream *h, const char *name, const struct backend_io *io,
+				size_t nio);
+/* In NAME.c: the placeholder table of io and NAME_init_mutable (zeros,
+ * then the initial values of io's initialized weights, from the blob). */
+void cg_write_tables(struct cg *g, struct ostream *c, const char *name, const struct backend_io *io, size_t nio);
 /* NAME_main.c: a comment, `defines`, the bundle's prefix, then the
  * driver's text tables (a NULL-terminated list) in order; malloc'd. */
 char *cg_main_src(const char *name, int gemm, bool embedded, const char *const *const *driver, const char *defines);
