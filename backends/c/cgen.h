@@ -28,6 +28,8 @@ extern const char *const cb_kernel_text[];
 extern const char *const cb_blas_text[];
 /* the driver source (kernels/cb_driver.c), likewise */
 extern const char *const cb_driver_text[];
+/* the training bundle's driver (kernels/cb_train_driver.c), after cb_driver.c */
+extern const char *const cb_train_driver_text[];
 
 /* blob alignment of every constant */
 #define CG_ALIGN 64

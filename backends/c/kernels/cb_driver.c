@@ -12,7 +12,8 @@
  * wall time and the median processor time (clock) in milliseconds. The
  * generated file defines CB_NAME(x) (the bundle's prefix), CB_EMBEDDED and
  * includes the bundle header first. Standard C11 only (timespec_get for
- * timing).
+ * timing). A training bundle's driver is this file's helpers (with
+ * CB_TRAIN_DRIVER defined: no main) followed by cb_train_driver.c.
  */
 #ifdef CB_DRIVER_CHECK
 /* a stand-in bundle so that the driver compiles on its own */
@@ -270,6 +271,7 @@ static int drv_write_npy(const char *dir, const struct CB_NAME(placeholder) *ph,
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+#ifndef CB_TRAIN_DRIVER /* a training bundle's driver (cb_train_driver.c) has its own main */
 static void drv_print(const struct CB_NAME(placeholder) *ph, const unsigned char *data)
 {
 	size_t es = drv_elem_size(ph->elem), n = ph->size / es;
@@ -294,6 +296,8 @@ static void drv_print(const struct CB_NAME(placeholder) *ph, const unsigned char
 	printf("\n");
 }
 
+#endif
+
 static double drv_now_ms(void)
 {
 	struct timespec ts;
@@ -301,11 +305,13 @@ static double drv_now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+#ifndef CB_TRAIN_DRIVER
 static int drv_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
 }
+#endif
 
 #if !CB_EMBEDDED
 /* Reads the file at path, which must hold exactly n bytes, straight into
@@ -335,6 +341,7 @@ static unsigned char *drv_region(size_t n, void **base)
 	return (unsigned char *)a;
 }
 
+#ifndef CB_TRAIN_DRIVER
 int main(int argc, char **argv)
 {
 	const char *weights = NULL, *outdir = NULL;
@@ -458,3 +465,4 @@ int main(int argc, char **argv)
 	free(abase);
 	return 0;
 }
+#endif
