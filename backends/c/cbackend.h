@@ -136,6 +136,18 @@ uint64_t cbackend_init_fan_in(const struct type *t, const char *name);
 int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir, const struct cbackend_options *o,
 		       struct diag *d);
 
+/* A training bundle of fs compiled and loaded in process (glow-run's
+ * training run on the C backend): its mutable region initialized
+ * (NAME_init_mutable), the functions run on the regions as they are.
+ * Destroy it with cbackend_backend.destroy. NULL after reporting. */
+struct backend_compiled *cbackend_compile_training(struct ir_func *const *fs, size_t n, size_t step, size_t eval,
+						    const struct cbackend_options *o, struct diag *d);
+/* The bytes of placeholder `name` in c's mutable region, NULL if it has none. */
+uint8_t *cbackend_placeholder(struct backend_compiled *c, const char *name);
+/* Runs function k of training bundle c (0: the step, 1: its model) on its
+ * regions: nothing reset, nothing copied. 0, or -1 after reporting. */
+int cbackend_run_function(struct backend_compiled *c, size_t k, struct diag *d);
+
 /* The thread count of the bundles that cbackend_backend compiles from now
  * on (NAME_set_threads; 0, the default: every core of the process). */
 void cbackend_set_threads(int n);
