@@ -548,13 +548,17 @@ int main(int argc, char **argv)
 	for (int a = 1; a < argc; a++) {
 		const char *o = argv[a], *v = NULL, *eq = strchr(o, '=');
 		size_t ol = eq ? (size_t)(eq - o) : strlen(o);
-		static const char *const flags[] = {"-no-shuffle"};
-		if (o[0] != '-')
-			return tr_usage(argv[0]);
-		if (ol == strlen(flags[0]) && !strncmp(o, flags[0], ol)) {
+		static const char *const valued[] = {"-epochs", "-seed", "-limit", "-batch", "-threads", "-train-data",
+						     "-test-data", "-input", "-loss", "-scores", "-output-dir", "-weights"};
+		size_t known = 0;
+		for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++)
+			known |= ol == strlen(valued[k]) && !strncmp(o, valued[k], ol);
+		if (!eq && !strcmp(o, "-no-shuffle")) {
 			shuffle = 0;
 			continue;
 		}
+		if (!known)
+			return tr_usage(argv[0]);
 		v = eq ? eq + 1 : a + 1 < argc ? argv[++a] : NULL;
 		if (!v) {
 			fprintf(stderr, "error: %s takes a value\n", o);
