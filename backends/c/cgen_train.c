@@ -69,6 +69,7 @@ int cbackend_find_training(struct ir_func *const *fs, size_t n, size_t *step, si
  * of them. */
 struct tb_layout {
 	struct backend_io *ph; /* representative weight (the first declaration), union of the flags */
+	size_t *first;         /* the function of that declaration */
 	size_t n;
 	char **use;            /* per function (bundle order): one of "iou-" per placeholder, NUL-terminated */
 	struct u64map off;     /* every function's mutable weight -> offset + 1 */
@@ -91,7 +92,7 @@ static int layout(struct tb_layout *l, struct ir_func *const *fs, size_t nf, str
 	u64map_init(&l->off);
 	l->use = xcalloc(nf + 1, sizeof *l->use);
 	struct backend_io **io = xcalloc(nf + 1, sizeof *io);
-	size_t *nio = xcalloc(nf + 1, sizeof *nio), cap = 0;
+	size_t *nio = xcalloc(nf + 1, sizeof *nio), cap = 0, fcap = 0;
 	int rc = 0;
 	for (size_t k = 0; k < nf; k++) {
 		io[k] = backend_func_io(fs[k], &nio[k]);
@@ -100,6 +101,8 @@ static int layout(struct tb_layout *l, struct ir_func *const *fs, size_t nf, str
 			size_t j = find_ph(l, w->v.name);
 			if (j == l->n) {
 				l->ph = xgrow(l->ph, &cap, l->n + 1, sizeof *l->ph);
+				l->first = xgrow(l->first, &fcap, l->n + 1, sizeof *l->first);
+				l->first[l->n] = k;
 				l->ph[l->n++] = (struct backend_io){w, false, false};
 				l->size = (l->size + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
 				ptrmap_put(&l->off, w, (void *)(uintptr_t)(l->size + 1));
@@ -108,7 +111,7 @@ static int layout(struct tb_layout *l, struct ir_func *const *fs, size_t nf, str
 				char a[160], b[160];
 				diag_error(d, w->v.loc, "placeholder %%%s is %s in @%s but %s in @%s; the functions of a training "
 							"bundle share it", w->v.name, type_str(w->v.type, a, sizeof a), fs[k]->name,
-					   type_str(l->ph[j].w->v.type, b, sizeof b), fs[0]->name);
+					   type_str(l->ph[j].w->v.type, b, sizeof b), fs[l->first[j]]->name);
 				rc = -1;
 			}
 			ptrmap_put(&l->off, w, ptrmap_get(&l->off, l->ph[j].w));
@@ -139,6 +142,7 @@ static void layout_free(struct tb_layout *l, size_t nf)
 		free(l->use[k]);
 	free(l->use);
 	free(l->ph);
+	free(l->first);
 	u64map_free(&l->off);
 }
 
