@@ -439,6 +439,14 @@ void cg_write_blob_array(struct ostream *c, const char *name, const uint8_t *p, 
 	os_puts(c, "0\n};\n\n");
 }
 
+/* Applies fn (init or free) to each of g's maps. */
+static void cg_maps(struct cg *g, void (*fn)(struct u64map *))
+{
+	struct u64map *maps[] = {&g->raw, &g->plan, &g->fused, &g->periodic};
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(maps); i++)
+		fn(maps[i]);
+}
+
 void cg_begin(struct cg *g, struct ir_func *f, const struct cbackend_options *o, struct diag *d)
 {
 	memset(g, 0, sizeof *g);
@@ -450,10 +458,7 @@ void cg_begin(struct cg *g, struct ir_func *f, const struct cbackend_options *o,
 	g->decls = xcalloc(1, sizeof *g->decls);
 	ostream_mem(g->body);
 	ostream_mem(g->decls);
-	u64map_init(&g->raw);
-	u64map_init(&g->plan);
-	u64map_init(&g->fused);
-	u64map_init(&g->periodic);
+	cg_maps(g, u64map_init);
 	if (f->plan.present) {
 		g->mutable_size = f->plan.mutable_size;
 		g->activations_size = f->plan.activations_size;
@@ -509,10 +514,7 @@ void cg_end(struct cg *g)
 	free(g->body);
 	free(g->decls);
 	free(g->blob);
-	u64map_free(&g->raw);
-	u64map_free(&g->plan);
-	u64map_free(&g->fused);
-	u64map_free(&g->periodic);
+	cg_maps(g, u64map_free);
 	memset(g, 0, sizeof *g);
 }
 

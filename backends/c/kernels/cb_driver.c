@@ -330,6 +330,24 @@ static int drv_read_exact(const char *path, unsigned char *dst, size_t n)
 }
 #endif
 
+/* The constants region: the embedded array, or the weights file (-weights,
+ * else the bundle's NAME.weights.bin), which must hold exactly its bytes;
+ * 0, or -1 after reporting. */
+static int drv_constants(unsigned char *consts, const char *weights)
+{
+#if CB_EMBEDDED
+	(void)weights;
+	memcpy(consts, CB_NAME(constants), CB_NAME(CONSTANT_SIZE));
+#else
+	if (drv_read_exact(weights ? weights : CB_NAME(WEIGHTS_FILE), consts, CB_NAME(CONSTANT_SIZE))) {
+		fprintf(stderr, "error: cannot read %zu bytes of weights from '%s'\n", (size_t)CB_NAME(CONSTANT_SIZE),
+			weights ? weights : CB_NAME(WEIGHTS_FILE));
+		return -1;
+	}
+#endif
+	return 0;
+}
+
 /* a region aligned to 64 bytes from malloc (C11 aligned_alloc is not
  * everywhere) */
 static unsigned char *drv_region(size_t n, void **base)
@@ -404,16 +422,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "error: out of memory\n");
 		return 1;
 	}
-#if CB_EMBEDDED
-	(void)weights;
-	memcpy(consts, CB_NAME(constants), CB_NAME(CONSTANT_SIZE));
-#else
-	if (drv_read_exact(weights ? weights : CB_NAME(WEIGHTS_FILE), consts, CB_NAME(CONSTANT_SIZE))) {
-		fprintf(stderr, "error: cannot read %zu bytes of weights from '%s'\n", (size_t)CB_NAME(CONSTANT_SIZE),
-			weights ? weights : CB_NAME(WEIGHTS_FILE));
+	if (drv_constants(consts, weights))
 		return 1;
-	}
-#endif
 	if (threads)
 		CB_NAME(set_threads)(threads);
 	CB_NAME(init_mutable)(consts, mut);

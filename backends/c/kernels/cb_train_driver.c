@@ -674,16 +674,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "error: out of memory\n");
 		return 1;
 	}
-#if CB_EMBEDDED
-	(void)weights;
-	memcpy(t.consts, CB_NAME(constants), CB_NAME(CONSTANT_SIZE));
-#else
-	if (drv_read_exact(weights ? weights : CB_NAME(WEIGHTS_FILE), t.consts, CB_NAME(CONSTANT_SIZE))) {
-		fprintf(stderr, "error: cannot read %zu bytes of weights from '%s'\n", (size_t)CB_NAME(CONSTANT_SIZE),
-			weights ? weights : CB_NAME(WEIGHTS_FILE));
+	if (drv_constants(t.consts, weights))
 		return 1;
-	}
-#endif
 	if (threads)
 		CB_NAME(set_threads)(threads);
 	CB_NAME(init_mutable)(t.consts, t.mut);
