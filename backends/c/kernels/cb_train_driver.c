@@ -595,6 +595,10 @@ int main(int argc, char **argv)
 				fprintf(stderr, "error: -input %s: no such placeholder\n", v);
 				return 1;
 			}
+			if (bind[p]) {
+				fprintf(stderr, "error: input '%s' is given twice\n", CB_PH[p].name);
+				return 1;
+			}
 			bind[p] = e + 1;
 		} else if (TR_OPT("-loss"))
 			loss = v;
@@ -630,11 +634,19 @@ int main(int argc, char **argv)
 			(unsigned long long)t.train_count, t.train_count == 1 ? "" : "s", (unsigned long long)t.batch);
 		return 1;
 	}
-	for (size_t p = 0; p < nph && p < CB_MAXPH; p++)
+	for (size_t p = 0; p < nph && p < CB_MAXPH; p++) {
+		int fed = 0;
+		for (size_t s = 0; s < t.ntrain + t.ntest; s++)
+			fed |= (s < t.ntrain ? t.train[s].ph : t.test[s - t.ntrain].ph) == p;
+		if (bind[p] && fed) {
+			fprintf(stderr, "error: '%s' is fed from a data set; -input cannot also bind it\n", CB_PH[p].name);
+			return 1;
+		}
 		if (bind[p] && CB_FN[0].use[p] != 'u' && CB_FN[0].use[p] != 'i' && (!t.has_eval || CB_FN[1].use[p] != 'i')) {
 			fprintf(stderr, "error: '%s' is not an input\n", CB_PH[p].name);
 			return 1;
 		}
+	}
 	if (tr_unbound(0, bind, t.train, t.ntrain, "-train-data") ||
 	    (t.has_eval && tr_unbound(1, bind, t.test, t.ntest, "-test-data")))
 		return 1;
