@@ -11,6 +11,11 @@
  *   NAME_main.c       optionally, a driver reading .npy/.pb inputs and
  *                     writing .npy outputs
  *
+ * A module with a training step @F_grad becomes one training bundle of all
+ * its functions instead (cgen_train.c): NAME_train_step, NAME_run (@F),
+ * NAME_<G>, NAME_functions and NAME_init_weights over one mutable region,
+ * and a driver that trains (kernels/cb_train_driver.c).
+ *
  * The mutable-weights and activations regions are the function's memory
  * plan (a function without one gets a plan without reuse); the constants
  * region is the backend's own: constant weights as the kernels want them

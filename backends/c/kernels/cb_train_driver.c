@@ -652,7 +652,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (tr_output(0, loss, "loss", 0, t.batch, &t.loss))
 		return 1;
-	size_t step_scores;
+	size_t step_scores = 0;
 	int one_scores = 0;
 	for (size_t p = 0; p < nph; p++)
 		if (CB_FN[0].use[p] == 'o' && tr_fits(p, 1, t.batch))
