@@ -16,6 +16,7 @@
  * printed lines are glow-run's, so a run gives bitwise the weights of
  * glow-run -backend=c with the same module, data, options and seed. The
  * step updates the weights in the bundle's mutable region in place.
+ * On a terminal (Unix), stderr shows a progress line during each epoch.
  * Errors: "error: ..." or "FILE: error: ..." on stderr, exit status 1,
  * nothing written.
  */
@@ -38,6 +39,13 @@ void chk_init_weights(uint8_t *mutable_weights, uint64_t seed)
 #endif
 
 #include <math.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+/* whether stderr is a terminal: then a progress line is shown per epoch */
+static int tr_tty(void) { return isatty(2); }
+#else
+static int tr_tty(void) { return 0; }
+#endif
 
 #define CB_FN CB_NAME(functions)
 
@@ -304,7 +312,7 @@ struct tr {
 	unsigned char *consts, *mut, *act;
 	struct td_set train[TR_MAXSETS], test[TR_MAXSETS];
 	size_t ntrain, ntest;
-	uint64_t train_count, test_count, batch, classes;
+	uint64_t train_count, test_count, batch, classes, epochs;
 	size_t loss, scores, labels; /* placeholder indices; labels: index into test[] */
 	int has_eval;
 };
@@ -492,6 +500,8 @@ static int tr_epoch(struct tr *t, uint64_t epoch, uint64_t *perm, uint64_t *rs, 
 		}
 	const float *l = (const float *)(t->mut + CB_PH[t->loss].offset);
 	double sum = 0;
+	int tty = tr_tty();
+	uint64_t every = nb / 100 ? nb / 100 : 1;
 	for (uint64_t k = 0; k < nb; k++) {
 		for (size_t s = 0; s < t->ntrain; s++)
 			td_gather(&t->train[s], &CB_PH[t->train[s].ph], perm + k * b, (size_t)b, t->mut + CB_PH[t->train[s].ph].offset);
@@ -505,7 +515,15 @@ static int tr_epoch(struct tr *t, uint64_t epoch, uint64_t *perm, uint64_t *rs, 
 			return -1;
 		}
 		sum += *l;
+		if (tty && (k + 1) % every == 0) {
+			fprintf(stderr, "\repoch %llu/%llu: %3llu%% (%llu/%llu batches), loss %.4f", (unsigned long long)epoch,
+				(unsigned long long)t->epochs, (unsigned long long)((k + 1) * 100 / nb), (unsigned long long)(k + 1), (unsigned long long)nb,
+				sum / ((double)(k + 1) * (double)b));
+			fflush(stderr);
+		}
 	}
+	if (tty)
+		fprintf(stderr, "\r%60s\r", "");
 	*loss = sum / ((double)nb * (double)b);
 	return 0;
 }
@@ -698,6 +716,7 @@ int main(int argc, char **argv)
 	for (uint64_t i = 0; i < t.train_count; i++)
 		perm[i] = i;
 	uint64_t rs = seed ^ 0x2545f4914f6cdd1dULL;
+	t.epochs = epochs;
 	for (uint64_t e = 1; e <= epochs; e++) {
 		double w0 = drv_now_ms(), lv;
 		clock_t c0 = clock();
