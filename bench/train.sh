@@ -10,20 +10,28 @@
 # /usr/share/datasets/fashion-mnist), MLP_EPOCHS (default 10), CNN_EPOCHS
 # (default 15), SEED (default 1), LIMIT (train and test on the first LIMIT
 # images only: a quicker, partial figure, not the benchmark), OUT (where the
-# trained weights go; default a temporary directory, removed), CC for
-# bench/peak.c (GLOW_CC and GLOW_CFLAGS reach the C backend's compile).
+# trained weights go; default a temporary directory, removed), THREADS (the
+# bundle's threads, default 1: one core's figure), RUNNER (glow-run, the
+# default, or bundle: the training bundle's own driver, below), CC for
+# bench/peak.c and the bundle (GLOW_CC and GLOW_CFLAGS reach glow-run's
+# compile).
 #
 # Per model: glow-opt -passes=differentiate,O2 -mode=train with the
-# hyper-parameters below, glow-irgen | glow-llc -O2, then one glow-run
-# -backend=c training run (the step compiled once, called per batch). Each
-# epoch line is glow-run's (mean loss, test accuracy, wall and processor
-# seconds, images per processor second: one core's speed, also on a shared
-# machine), followed by the step's GFLOP/s: images per second times the
-# flops of one training step per image (glow-opt -passes=count-flops on
-# @train_grad after -O2: forward, backward and update) and its fraction of
-# this core's single-precision peak (bench/peak.c). The seconds are those of
-# the training steps; the evaluation is not in them. One thread: the C
-# backend's bundles run single-threaded.
+# hyper-parameters below, glow-irgen | glow-llc -O2, then one training run:
+# glow-run -backend=c (the step and the model compiled once as a training
+# bundle, called per batch), or with RUNNER=bundle the training bundle
+# written by glow-llc -backend=c, compiled with $CC -O3 -march=native and
+# run by its driver NAME_main (docs/CBackend.md; it reads uncompressed
+# IDX files, so the data are gunzipped into the temporary directory first).
+# Both print the same epoch lines (mean loss, test accuracy, wall and
+# processor seconds, images per processor second: one core's speed, also
+# on a shared machine), followed here by the step's GFLOP/s: images per
+# processor second times the flops of one training step per image (glow-opt
+# -passes=count-flops on @train_grad after -O2: forward, backward and
+# update) and its fraction of this core's single-precision peak per
+# processor second (bench/peak.c's peak_gflops_cpu, measured in the same
+# run). The seconds are those of the training steps; the evaluation is not
+# in them. The load average is printed at the start and the end.
 # Figures only: nothing is asserted, no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,11 +52,24 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
 done
 file() { if [ -f "$data/$1.gz" ]; then echo "$data/$1.gz"; else echo "$data/$1"; fi; }
 
+threads=${THREADS:-1}
+runner=${RUNNER:-glow-run}
+case $runner in glow-run|bundle) ;; *) echo "train.sh: RUNNER is glow-run or bundle, not '$runner'" >&2; exit 1 ;; esac
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 peak=0
 if ${CC:-cc} -std=gnu11 -O2 -march=native -ffp-contract=fast -o "$tmp/peak" "$here/bench/peak.c"; then
-	peak=$("$tmp/peak" | sed -n 's/^peak_gflops //p')
+	peak=$("$tmp/peak" | sed -n 's/^peak_gflops_cpu //p')
 fi
-echo "single-core fp32 peak: ${peak:-0} GFLOP/s (bench/peak.c)"
+echo "single-core fp32 peak: ${peak:-0} GFLOP/s per processor second (bench/peak.c)"
+# the bundle's driver reads uncompressed IDX files
+plain() {
+	if [ -f "$data/$1" ]; then
+		echo "$data/$1"
+	else
+		[ -f "$tmp/$1" ] || gzip -dc "$data/$1.gz" > "$tmp/$1"
+		echo "$tmp/$1"
+	fi
+}
 
 for m in $list; do
 	# the batch is the models' (examples/fashion/*.glow); SGD with momentum
@@ -64,10 +85,25 @@ for m in $list; do
 	"$bin/glow-irgen" "$tmp/$m.glow" | "$bin/glow-llc" -O2 -o "$tmp/$m.gir"
 	echo "$m: batch $batch, learning rate $lr, momentum $mom, weight decay $wd, seed $seed;" \
 		"$(awk -v f="${flops:-0}" -v b=$batch 'BEGIN { printf "%.1f MFLOP per image and step", f / b / 1e6 }')"
-	"$bin/glow-run" "$tmp/$m.gir" -backend=c -epochs=$epochs -seed=$seed ${LIMIT:+-limit=$LIMIT} \
-		-train-data image="$(file train-images-idx3-ubyte)" -train-data label="$(file train-labels-idx1-ubyte)" \
-		-test-data image="$(file t10k-images-idx3-ubyte)" -test-data label="$(file t10k-labels-idx1-ubyte)" \
-		-output-dir "$out/$m" -output-format=npy |
+	mkdir -p "$out/$m"
+	if [ "$runner" = bundle ]; then
+		"$bin/glow-llc" -backend=c -emit-main -bundle-name=$m -o "$tmp/$m-bundle" "$tmp/$m.gir"
+		${CC:-cc} -std=c11 -O3 -march=native -pthread -o "$tmp/$m-bundle/${m}_main" \
+			"$tmp/$m-bundle/$m.c" "$tmp/$m-bundle/${m}_main.c" -lm
+		set -- "$tmp/$m-bundle/${m}_main" -weights "$tmp/$m-bundle/$m.weights.bin" -threads $threads \
+			-epochs $epochs -seed $seed ${LIMIT:+-limit $LIMIT} \
+			-train-data image="$(plain train-images-idx3-ubyte)" -train-data label="$(plain train-labels-idx1-ubyte)" \
+			-test-data image="$(plain t10k-images-idx3-ubyte)" -test-data label="$(plain t10k-labels-idx1-ubyte)" \
+			-output-dir "$out/$m"
+	else
+		set -- "$bin/glow-run" "$tmp/$m.gir" -backend=c -threads=$threads -epochs=$epochs -seed=$seed \
+			${LIMIT:+-limit=$LIMIT} \
+			-train-data image="$(file train-images-idx3-ubyte)" -train-data label="$(file train-labels-idx1-ubyte)" \
+			-test-data image="$(file t10k-images-idx3-ubyte)" -test-data label="$(file t10k-labels-idx1-ubyte)" \
+			-output-dir "$out/$m" -output-format=npy
+	fi
+	echo "runner: $runner, $threads thread(s)"
+	"$@" |
 		# one awk per line: mawk reads a pipe in blocks, which would hold
 		# the epoch lines back until the run ends
 		while IFS= read -r line; do
@@ -79,3 +115,4 @@ for m in $list; do
 			}'
 		done
 done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"

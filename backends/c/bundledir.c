@@ -218,8 +218,16 @@ int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir_arg,
 	/* everything generated before anything is written */
 	double t0 = now_seconds();
 	struct cbackend_bundle *bs = xcalloc(n + 1, sizeof *bs);
-	int rc = 0;
-	for (size_t i = 0; i < n && rc == 0; i++)
+	/* a module with a training step is one bundle of all its functions */
+	size_t step = 0, eval = 0;
+	int training = cbackend_find_training(fs, n, &step, &eval, d);
+	const size_t nfs = n;
+	int rc = training < 0 ? -1 : 0;
+	if (training == 1) {
+		n = 1;
+		rc = cbackend_generate_training(fs, nfs, step, eval, o, &bs[0], d);
+	}
+	for (size_t i = 0; i < n && rc == 0 && training == 0; i++)
 		rc = cbackend_generate(fs[i], o, &bs[i], d);
 	if (o && o->gen_seconds)
 		*o->gen_seconds += now_seconds() - t0;

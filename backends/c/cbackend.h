@@ -11,6 +11,11 @@
  *   NAME_main.c       optionally, a driver reading .npy/.pb inputs and
  *                     writing .npy outputs
  *
+ * A module with a training step @F_grad becomes one training bundle of all
+ * its functions instead (cgen_train.c): NAME_train_step, NAME_run (@F),
+ * NAME_<G>, NAME_functions and NAME_init_weights over one mutable region,
+ * and a driver that trains (kernels/cb_train_driver.c).
+ *
  * The mutable-weights and activations regions are the function's memory
  * plan (a function without one gets a plan without reuse); the constants
  * region is the backend's own: constant weights as the kernels want them
@@ -99,12 +104,35 @@ int cbackend_emit_bundle(struct ir_func *f, const char *dir, const struct cbacke
 int cbackend_write_bundle(const struct cbackend_bundle *b, const char *dir, bool embed_weights, char ***files,
 			  int **handles, size_t *nfiles, struct diag *d);
 
+/* Training bundles (docs/CBackend.md): a module that holds a training
+ * step @F_grad and @F becomes one bundle of all its functions over one
+ * mutable-weights region, with the entry points NAME_train_step (@F_grad),
+ * NAME_run (@F) and NAME_<G> (any other @G), NAME_functions and
+ * NAME_init_weights; NAME is o->name or F.
+ *
+ * cbackend_find_training: the indices of the step and of @F in fs; 1 when
+ * found, 0 when fs holds no training step, -1 after reporting several. */
+int cbackend_find_training(struct ir_func *const *fs, size_t n, size_t *step, size_t *eval, struct diag *d);
+/* Generates the training bundle of the n functions fs (fs[step] the step,
+ * fs[eval] its model). Returns 0, or -1 after reporting. */
+int cbackend_generate_training(struct ir_func *const *fs, size_t n, size_t step, size_t eval,
+			       const struct cbackend_options *o, struct cbackend_bundle *b, struct diag *d);
+/* glow-run's initial value of a placeholder the training step updates
+ * (docs/Training.md): 0 when it starts at zero (a velocity <W>_velocity, a
+ * tensor of rank 0 or 1, not float), else the fan-in of its He-style
+ * uniform values in +-sqrt(6 / fan_in): dims[0] of a matrix, the product
+ * of dims[1..] of a filter. Placeholder i of the step (backend_func_io
+ * order) draws from splitmix64 seeded with CBACKEND_INIT_SEED(seed, i). */
+uint64_t cbackend_init_fan_in(const struct type *t, const char *name);
+#define CBACKEND_INIT_SEED(seed, i) ((seed) ^ (0xd1b54a32d192ed03ULL * (uint64_t)((i) + 1)))
+
 /* Writes the bundles of the n functions fs into directory dir as one
  * change: every bundle is generated first, written into a temporary
  * directory beside dir, and swapped into place (the exchange is atomic
  * where the system has renameat2's RENAME_EXCHANGE; elsewhere the old
  * directory is renamed aside, the new one renamed in, the old one
- * removed). Other regular files already in dir are kept (hard-linked into
+ * removed). A module with a training step (cbackend_find_training) is
+ * written as one training bundle. Other regular files already in dir are kept (hard-linked into
  * the new directory); a subdirectory or other non-regular entry there is
  * an error. On any failure, dir is left as it was and the temporary
  * directory is removed, also when a signal stops the process
@@ -112,6 +140,18 @@ int cbackend_write_bundle(const struct cbackend_bundle *b, const char *dir, bool
  * spent generating. Returns 0, or -1 after reporting. */
 int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir, const struct cbackend_options *o,
 		       struct diag *d);
+
+/* A training bundle of fs compiled and loaded in process (glow-run's
+ * training run on the C backend): its mutable region initialized
+ * (NAME_init_mutable), the functions run on the regions as they are.
+ * Destroy it with cbackend_backend.destroy. NULL after reporting. */
+struct backend_compiled *cbackend_compile_training(struct ir_func *const *fs, size_t n, size_t step, size_t eval,
+						    const struct cbackend_options *o, struct diag *d);
+/* The bytes of placeholder `name` in c's mutable region, NULL if it has none. */
+uint8_t *cbackend_placeholder(struct backend_compiled *c, const char *name);
+/* Runs function k of training bundle c (0: the step, 1: its model) on its
+ * regions: nothing reset, nothing copied. 0, or -1 after reporting. */
+int cbackend_run_function(struct backend_compiled *c, size_t k, struct diag *d);
 
 /* The thread count of the bundles that cbackend_backend compiles from now
  * on (NAME_set_threads; 0, the default: every core of the process). */

@@ -47,6 +47,13 @@ struct cb_placeholder {
 };
 
 typedef int (*cb_run_fn)(const uint8_t *, uint8_t *, uint8_t *);
+
+/* the function table of a training bundle (NAME.h) */
+struct cb_function {
+	const char *name;
+	cb_run_fn entry;
+	const char *use;
+};
 typedef void (*cb_init_fn)(const uint8_t *, uint8_t *);
 typedef int (*cb_threads_fn)(int);
 
@@ -69,6 +76,7 @@ struct backend_compiled {
 	cb_run_fn run;
 	cb_init_fn init;
 	cb_threads_fn set_threads; /* stops the workers (1) before dlclose */
+	const struct cb_function *functions; /* a training bundle's entry points, else NULL */
 	const struct cb_placeholder *ph;
 	uint8_t *region[3]; /* constants, mutable, activations (64-byte aligned) */
 	size_t size[3];
@@ -245,6 +253,9 @@ static int run_compiler(const char *cmd, const char *what, struct diag *d)
 	return status;
 }
 
+static struct backend_compiled *cb_build(struct cbackend_bundle *bundle, const struct cbackend_options *s, int gemm,
+					 struct ir_func *f, double t0, struct diag *d);
+
 static struct backend_compiled *cb_compile(const struct backend *b, struct ir_func *f,
 					   const struct backend_options *o, struct diag *d)
 {
@@ -259,6 +270,16 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 	struct cbackend_bundle bundle;
 	if (cbackend_generate(f, &co, &bundle, d) != 0)
 		return NULL;
+	return cb_build(&bundle, s, co.gemm, f, t0, d);
+}
+
+/* Builds and loads bundle (generated from f, or with f's training step)
+ * since t0: the regions, the directory and its files, the compile (or the
+ * cache), the entry points; frees the bundle. NULL after reporting. */
+static struct backend_compiled *cb_build(struct cbackend_bundle *bundle_p, const struct cbackend_options *s, int gemm,
+					 struct ir_func *f, double t0, struct diag *d)
+{
+	struct cbackend_bundle bundle = *bundle_p;
 	struct backend_compiled *c = xcalloc(1, sizeof *c);
 	/* the regions first: a plan too large for this machine is reported
 	 * before anything is written or compiled */
@@ -307,7 +328,7 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 	const char *cc = getenv("GLOW_CC"), *cflags = getenv("GLOW_CFLAGS");
 	cc = cc ? cc : "cc";
 	cflags = cflags ? cflags : "-O3 -march=native";
-	const char *blas = co.gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "";
+	const char *blas = gemm == CBACKEND_GEMM_OPENBLAS ? " -lopenblas" : "";
 	size_t cn = strlen(c->dir) * 2 + 256 + strlen(cc) + strlen(cflags);
 	char *cmd = xmalloc(cn);
 	/* the cache key: the command without the bundle's directory */
@@ -354,6 +375,7 @@ static struct backend_compiled *cb_compile(const struct backend *b, struct ir_fu
 		diag_error(d, LOC_NONE, "the compiled bundle lacks its entry points");
 		goto fail;
 	}
+	c->functions = dlsym(c->so, "prog_functions"); /* a training bundle's */
 	memcpy(&c->run, &r, sizeof r);
 	memcpy(&c->init, &i, sizeof i);
 	memcpy(&c->set_threads, &th, sizeof th);
@@ -406,6 +428,46 @@ static int cb_run(struct backend_compiled *c, const struct backend_binding *bind
 		for (const struct cb_placeholder *p = c->ph; p->name; p++)
 			if (strcmp(binds[j].w->v.name, p->name) == 0)
 				memcpy(binds[j].data, c->region[1] + p->offset, p->size);
+	}
+	return 0;
+}
+
+struct backend_compiled *cbackend_compile_training(struct ir_func *const *fs, size_t n, size_t step, size_t eval,
+						    const struct cbackend_options *o, struct diag *d)
+{
+	struct cbackend_options co = {"prog", false, false, CBACKEND_GEMM_BUILTIN, CBACKEND_WINO_AUTO, NULL, NULL};
+	if (o) {
+		co.gemm = o->gemm;
+		co.winograd = o->winograd;
+	}
+	double t0 = now_seconds();
+	struct cbackend_bundle bundle;
+	if (cbackend_generate_training(fs, n, step, eval, &co, &bundle, d) != 0)
+		return NULL;
+	struct backend_compiled *c = cb_build(&bundle, o, co.gemm, fs[step], t0, d);
+	if (c && !c->functions) {
+		diag_error(d, LOC_NONE, "the compiled training bundle lacks its function table");
+		cb_destroy(c);
+		return NULL;
+	}
+	if (c)
+		c->init(c->region[0], c->region[1]);
+	return c;
+}
+
+uint8_t *cbackend_placeholder(struct backend_compiled *c, const char *name)
+{
+	for (const struct cb_placeholder *p = c->ph; p->name; p++)
+		if (strcmp(p->name, name) == 0)
+			return c->region[1] + p->offset;
+	return NULL;
+}
+
+int cbackend_run_function(struct backend_compiled *c, size_t k, struct diag *d)
+{
+	if (c->functions[k].entry(c->region[0], c->region[1], c->region[2]) != 0) {
+		diag_error(d, LOC_NONE, "the compiled program @%s failed: an index out of range", c->functions[k].name);
+		return -1;
 	}
 	return 0;
 }

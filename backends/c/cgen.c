@@ -100,9 +100,15 @@ static uint64_t raw_offset(struct cg *g, struct ir_weight *w)
 	return off;
 }
 
-/* The planned (or fallback) offset of a mutable weight or an alloc. */
-static uint64_t plan_offset(struct cg *g, struct ir_value *root)
+uint64_t cg_plan_offset(struct cg *g, struct ir_value *root)
 {
+	struct ir_weight *sw = g->shared_mut ? ir_as_weight(root) : NULL;
+	if (sw) { /* a training bundle's mutable region: one layout for every function */
+		void *s = ptrmap_get(g->shared_mut, sw);
+		if (!s)
+			unreachable("a mutable weight outside the training bundle's layout");
+		return (uint64_t)(uintptr_t)s - 1;
+	}
 	if (g->f->plan.present) {
 		struct ir_weight *w = ir_as_weight(root);
 		return (uint64_t)(w ? w->offset : ir_as_instr(root)->offset);
@@ -145,7 +151,7 @@ int cg_place(struct cg *g, struct ir_value *v, struct cg_place *p)
 		p->off = raw_offset(g, w) + off;
 	} else {
 		p->region = w ? 'W' : 'A';
-		p->off = plan_offset(g, root) + off;
+		p->off = cg_plan_offset(g, root) + off;
 	}
 	return 0;
 }
@@ -165,7 +171,7 @@ static void span(struct cg *g, struct ir_value *v, struct ir_value **root, uint6
 	uint64_t off = 0;
 	*root = ir_value_root(v, &off);
 	struct ir_weight *w = *root ? ir_as_weight(*root) : NULL;
-	uint64_t base = (w && w->is_const) || !*root ? 0 : plan_offset(g, *root);
+	uint64_t base = (w && w->is_const) || !*root ? 0 : cg_plan_offset(g, *root);
 	*lo = base + off;
 	*hi = *lo + type_bytes(v->type);
 }
@@ -237,7 +243,7 @@ bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v)
 /* The bundle                                                          */
 
 /* An identifier from s: [A-Za-z0-9_], not starting with a digit. */
-static char *ident(const char *s)
+char *cg_ident(const char *s)
 {
 	size_t n = strlen(s);
 	char *p = xmalloc(n + 2), *q = p;
@@ -253,7 +259,7 @@ static char *ident(const char *s)
 }
 
 /* A C string literal of s. */
-static void put_cstr(struct ostream *o, const char *s)
+void cg_put_cstr(struct ostream *o, const char *s)
 {
 	os_putc(o, '"');
 	for (; *s; s++) {
@@ -269,7 +275,7 @@ static void put_cstr(struct ostream *o, const char *s)
 }
 
 /* s inside a comment: no comment end, no line break */
-static void put_comment(struct ostream *o, const char *s)
+void cg_put_comment(struct ostream *o, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char ch = (unsigned char)*s;
@@ -286,17 +292,17 @@ static void put_comment(struct ostream *o, const char *s)
  * CB_SINGLE_THREAD for the kernels; else POSIX threads and sched_getaffinity,
  * which -std=c11 hides without _GNU_SOURCE) and the scratch each worker thread
  * gets (kernels/cb_thread.h). */
-static void write_thread_prologue(const struct cg *g, struct ostream *c, const char *name)
+void cg_write_thread_prologue(const struct cg *g, struct ostream *c, const char *name)
 {
 	os_printf(c, "#if defined(%s_SINGLE_THREAD) && !defined(CB_SINGLE_THREAD)\n#define CB_SINGLE_THREAD 1\n#endif\n",
 		  name);
 	os_puts(c, "#if !defined(CB_SINGLE_THREAD) && !defined(_GNU_SOURCE)\n#define _GNU_SOURCE 1\n#endif\n");
 	os_printf(c, "#define CB_SCRATCH_BYTES %" PRIu64 "u\n", g->scratch_bytes);
-	os_printf(c, "#define CB_PACK_OFF %" PRIu64 "u\n", g->scratch_off + (g->scratch_bytes + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN);
+	os_printf(c, "#define CB_PACK_OFF %" PRIu64 "u\n", cg_pack_off(g));
 }
 
 /* The thread API in the header (docs/CBackend.md, "Threads"). */
-static void write_thread_decl(struct ostream *h, const char *name)
+void cg_write_thread_decl(struct ostream *h, const char *name)
 {
 	os_printf(h, "/* Threads. %s_run splits large operators among a pool of persistent\n"
 		     " * threads (the caller and n - 1 workers; results are bitwise the same for\n"
@@ -310,6 +316,42 @@ static void write_thread_decl(struct ostream *h, const char *name)
 		     " * busy runs on its own thread alone. */\n",
 		  name, name);
 	os_printf(h, "int %s_set_threads(int n);\n", name);
+}
+
+void cg_write_placeholder_decls(struct cg *g, struct ostream *h, const char *name, const struct backend_io *io,
+				size_t nio)
+{
+	os_printf(h, "#define %s_CONSTANT_SIZE %zuu\n", name, g->blob_len);
+	os_printf(h, "#define %s_MUTABLE_SIZE %" PRIu64 "u\n", name, g->mutable_size);
+	os_printf(h, "#define %s_ACTIVATIONS_SIZE %" PRIu64 "u\n", name, g->activations_size);
+	os_printf(h, "#define %s_ALIGNMENT %du\n", name, CG_ALIGN);
+	os_printf(h, "#define %s_WEIGHTS_FILE \"%s.weights.bin\"\n\n", name, name);
+	os_puts(h, "/* Placeholders: offset in the mutable region, element type, shape. */\n");
+	for (size_t i = 0; i < nio; i++) {
+		const struct type *t = io[i].w->v.type;
+		char *id = cg_ident(io[i].w->v.name);
+		char tb[256];
+		type_str(t, tb, sizeof tb);
+		os_puts(h, "/* %");
+		cg_put_comment(h, io[i].w->v.name);
+		os_printf(h, ": %s%s%s */\n", tb, io[i].is_input ? ", input" : "", io[i].is_output ? ", output" : "");
+		os_printf(h, "#define %s_%s_OFFSET %" PRIu64 "u\n", name, id, cg_plan_offset(g, &io[i].w->v));
+		os_printf(h, "#define %s_%s_SIZE %" PRIu64 "u\n", name, id, type_bytes(t));
+		free(id);
+	}
+	os_printf(h, "\nstruct %s_placeholder {\n"
+		     "\tconst char *name;\n"
+		     "\tconst char *elem;    /* \"float\", \"i64\", ... */\n"
+		     "\tsize_t offset, size; /* bytes, in the mutable region */\n"
+		     "\tint is_input, is_output;\n"
+		     "\tunsigned rank;\n"
+		     "\tconst uint64_t *dims;\n"
+		     "};\n",
+		  name);
+	os_printf(h, "#define %s_NUM_PLACEHOLDERS %zuu\n", name, nio);
+	os_printf(h, "extern const struct %s_placeholder %s_placeholders[%s_NUM_PLACEHOLDERS + 1];\n\n", name, name, name);
+	os_printf(h, "/* the region sizes as objects (for loaders) */\n");
+	os_printf(h, "extern const size_t %s_mutable_size, %s_activations_size;\n", name, name);
 }
 
 /* The header. */
@@ -336,40 +378,10 @@ static void write_header(struct cg *g, struct ostream *h, const char *name, cons
 			   " * (OPENBLAS_NUM_THREADS sets the library's threads).\n");
 	os_puts(h, " */\n");
 	os_printf(h, "#ifndef %s_BUNDLE_H\n#define %s_BUNDLE_H\n\n#include <stddef.h>\n#include <stdint.h>\n\n", up, up);
-	os_printf(h, "#define %s_CONSTANT_SIZE %zuu\n", name, g->blob_len);
-	os_printf(h, "#define %s_MUTABLE_SIZE %" PRIu64 "u\n", name, g->mutable_size);
-	os_printf(h, "#define %s_ACTIVATIONS_SIZE %" PRIu64 "u\n", name, g->activations_size);
-	os_printf(h, "#define %s_ALIGNMENT %du\n", name, CG_ALIGN);
-	os_printf(h, "#define %s_WEIGHTS_FILE \"%s.weights.bin\"\n\n", name, name);
-	os_puts(h, "/* Placeholders: offset in the mutable region, element type, shape. */\n");
-	for (size_t i = 0; i < nio; i++) {
-		const struct type *t = io[i].w->v.type;
-		char *id = ident(io[i].w->v.name);
-		char tb[256];
-		type_str(t, tb, sizeof tb);
-		os_puts(h, "/* %");
-		put_comment(h, io[i].w->v.name);
-		os_printf(h, ": %s%s%s */\n", tb, io[i].is_input ? ", input" : "", io[i].is_output ? ", output" : "");
-		os_printf(h, "#define %s_%s_OFFSET %" PRIu64 "u\n", name, id, plan_offset(g, &io[i].w->v));
-		os_printf(h, "#define %s_%s_SIZE %" PRIu64 "u\n", name, id, type_bytes(t));
-		free(id);
-	}
-	os_printf(h, "\nstruct %s_placeholder {\n"
-		     "\tconst char *name;\n"
-		     "\tconst char *elem;    /* \"float\", \"i64\", ... */\n"
-		     "\tsize_t offset, size; /* bytes, in the mutable region */\n"
-		     "\tint is_input, is_output;\n"
-		     "\tunsigned rank;\n"
-		     "\tconst uint64_t *dims;\n"
-		     "};\n",
-		  name);
-	os_printf(h, "#define %s_NUM_PLACEHOLDERS %zuu\n", name, nio);
-	os_printf(h, "extern const struct %s_placeholder %s_placeholders[%s_NUM_PLACEHOLDERS + 1];\n\n", name, name, name);
-	os_printf(h, "/* the region sizes as objects (for loaders) */\n");
-	os_printf(h, "extern const size_t %s_mutable_size, %s_activations_size;\n", name, name);
+	cg_write_placeholder_decls(g, h, name, io, nio);
 	os_printf(h, "/* Runs the program; returns 0, or -1 on a run-time error (an index out of range). */\n");
 	os_printf(h, "int %s_run(const uint8_t *constants, uint8_t *mutable_weights, uint8_t *activations);\n", name);
-	write_thread_decl(h, name);
+	cg_write_thread_decl(h, name);
 	os_printf(h, "/* Zeroes the mutable region and copies initial values from the constants. */\n");
 	os_printf(h, "void %s_init_mutable(const uint8_t *constants, uint8_t *mutable_weights);\n", name);
 	if (embedded)
@@ -378,8 +390,7 @@ static void write_header(struct cg *g, struct ostream *h, const char *name, cons
 	os_puts(h, "\n#endif\n");
 }
 
-/* The placeholder table and the init function. */
-static void write_tables(struct cg *g, struct ostream *c, const char *name, const struct backend_io *io, size_t nio)
+void cg_write_tables(struct cg *g, struct ostream *c, const char *name, const struct backend_io *io, size_t nio)
 {
 	for (size_t i = 0; i < nio; i++) {
 		const struct type *t = io[i].w->v.type;
@@ -392,18 +403,17 @@ static void write_tables(struct cg *g, struct ostream *c, const char *name, cons
 	for (size_t i = 0; i < nio; i++) {
 		const struct type *t = io[i].w->v.type;
 		os_puts(c, "\t{");
-		put_cstr(c, io[i].w->v.name);
+		cg_put_cstr(c, io[i].w->v.name);
 		os_printf(c, ", \"%s\", %" PRIu64 "u, %" PRIu64 "u, %d, %d, %u, %s_dims%zu},\n",
-			  elem_name((enum elem_kind)t->elem), plan_offset(g, &io[i].w->v), type_bytes(t),
+			  elem_name((enum elem_kind)t->elem), cg_plan_offset(g, &io[i].w->v), type_bytes(t),
 			  io[i].is_input, io[i].is_output, t->rank, name, i);
 	}
 	os_puts(c, "\t{0, 0, 0, 0, 0, 0, 0, 0},\n};\n\n");
 	os_printf(c, "void %s_init_mutable(const uint8_t *constants, uint8_t *mutable_weights)\n{\n", name);
 	os_printf(c, "\tmemset(mutable_weights, 0, %" PRIu64 "u);\n", g->mutable_size);
 	os_puts(c, "\t(void)constants;\n");
-	ir_for_each_weight(g->f, w) {
-		if (w->is_const)
-			continue;
+	for (size_t i = 0; i < nio; i++) {
+		struct ir_weight *w = io[i].w;
 		bool q = elem_is_quantized((enum elem_kind)w->v.type->elem);
 		if (w->init == IR_INIT_NONE && !q)
 			continue;
@@ -414,12 +424,12 @@ static void write_tables(struct cg *g, struct ostream *c, const char *name, cons
 		size_t off = cg_blob_add(g, p, n);
 		free(p);
 		os_printf(c, "\tmemcpy(mutable_weights + %" PRIu64 ", constants + %zu, %zu);\n",
-			  plan_offset(g, &w->v), off, n);
+			  cg_plan_offset(g, &w->v), off, n);
 	}
 	os_puts(c, "}\n\n");
 }
 
-static void write_blob_array(struct ostream *c, const char *name, const uint8_t *p, size_t n)
+void cg_write_blob_array(struct ostream *c, const char *name, const uint8_t *p, size_t n)
 {
 	os_printf(c, "/* the constants region */\n");
 	os_printf(c, "#if defined(__GNUC__)\n__attribute__((aligned(64)))\n#endif\n");
@@ -429,153 +439,209 @@ static void write_blob_array(struct ostream *c, const char *name, const uint8_t 
 	os_puts(c, "0\n};\n\n");
 }
 
-int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struct cbackend_bundle *b,
-		      struct diag *d)
+/* Applies fn (init or free) to each of g's maps. */
+static void cg_maps(struct cg *g, void (*fn)(struct u64map *))
 {
-	cg_emit_check(); /* a kind without semantics stops here, before any code */
-	memset(b, 0, sizeof *b);
-	struct ostream body, decls;
-	ostream_mem(&body);
-	ostream_mem(&decls);
-	struct cg g = {0};
-	g.f = f;
-	g.d = d;
-	g.gemm = o ? o->gemm : CBACKEND_GEMM_BUILTIN;
-	g.winograd = o ? o->winograd : CBACKEND_WINO_AUTO;
-	g.body = &body;
-	g.decls = &decls;
-	u64map_init(&g.raw);
-	u64map_init(&g.plan);
-	u64map_init(&g.fused);
-	u64map_init(&g.periodic);
+	struct u64map *maps[] = {&g->raw, &g->plan, &g->fused, &g->periodic};
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(maps); i++)
+		fn(maps[i]);
+}
+
+void cg_begin(struct cg *g, struct ir_func *f, const struct cbackend_options *o, struct diag *d)
+{
+	memset(g, 0, sizeof *g);
+	g->f = f;
+	g->d = d;
+	g->gemm = o ? o->gemm : CBACKEND_GEMM_BUILTIN;
+	g->winograd = o ? o->winograd : CBACKEND_WINO_AUTO;
+	g->body = xcalloc(1, sizeof *g->body);
+	g->decls = xcalloc(1, sizeof *g->decls);
+	ostream_mem(g->body);
+	ostream_mem(g->decls);
+	cg_maps(g, u64map_init);
 	if (f->plan.present) {
-		g.mutable_size = f->plan.mutable_size;
-		g.activations_size = f->plan.activations_size;
+		g->mutable_size = f->plan.mutable_size;
+		g->activations_size = f->plan.activations_size;
 		if (f->plan.alignment % 4 != 0)
 			diag_warning(d, f->plan.loc, "the memory plan's alignment %" PRIu64
 				     " is not a multiple of 4; the C backend assumes aligned elements",
 				     f->plan.alignment);
 	} else {
-		fallback_plan(&g);
+		fallback_plan(g);
 	}
-	g.scratch_off = (g.activations_size + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
-	ir_for_each_instr(f, in) {
-		if (ptrmap_get(&g.fused, in))
+	g->scratch_off = (g->activations_size + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+}
+
+void cg_emit_body(struct cg *g)
+{
+	struct ostream *body = g->body;
+	ir_for_each_instr(g->f, in) {
+		if (ptrmap_get(&g->fused, in))
 			continue;
-		size_t before = body.len;
-		cg_emit_instr(&g, in);
-		if (body.len != before) {
+		size_t before = body->len;
+		cg_emit_instr(g, in);
+		if (body->len != before) {
 			/* wrap what was emitted in the profiling macros */
-			char *stmt = xmalloc(body.len - before + 1);
-			memcpy(stmt, body.buf + before, body.len - before);
-			stmt[body.len - before] = 0;
-			body.len = before;
-			os_printf(&body, "\tCB_PROF_BEGIN(%u);\n%s\tCB_PROF_END(%u, ", g.nprof, stmt, g.nprof);
+			char *stmt = xmalloc(body->len - before + 1);
+			memcpy(stmt, body->buf + before, body->len - before);
+			stmt[body->len - before] = 0;
+			body->len = before;
+			os_printf(body, "\tCB_PROF_BEGIN(%u);\n%s\tCB_PROF_END(%u, ", g->nprof, stmt, g->nprof);
 			char label[256];
-			snprintf(label, sizeof label, "%s %s", instr_kind_name(in->kind), in->v.name ? in->v.name : "");
-			put_cstr(&body, label);
-			os_puts(&body, ");\n");
-			g.nprof++;
+			snprintf(label, sizeof label, "%s%s%s %s", g->prof_prefix ? g->prof_prefix : "",
+				 g->prof_prefix ? ": " : "", instr_kind_name(in->kind), in->v.name ? in->v.name : "");
+			cg_put_cstr(body, label);
+			os_puts(body, ");\n");
+			g->nprof++;
 			free(stmt);
 		}
-		if (d->stopped)
+		if (g->d->stopped)
 			break;
 	}
+}
+
+uint64_t cg_pack_off(const struct cg *g)
+{
+	return g->scratch_off + (g->scratch_bytes + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN;
+}
+
+void cg_end(struct cg *g)
+{
+	if (g->body)
+		ostream_abort(g->body);
+	if (g->decls)
+		ostream_abort(g->decls);
+	free(g->body);
+	free(g->decls);
+	free(g->blob);
+	cg_maps(g, u64map_free);
+	memset(g, 0, sizeof *g);
+}
+
+void cg_write_top(const struct cg *g, struct ostream *c, const char *name, const char *what)
+{
+	if (g->gemm == CBACKEND_GEMM_OPENBLAS)
+		os_printf(c, "/* %s.c - generated by the glow C backend from %s. Plain C11;\n"
+			      " * matrix products call cblas_sgemm: link with -lopenblas (and -lm). */\n",
+			  name, what);
+	else
+		os_printf(c, "/* %s.c - generated by the glow C backend from %s. Plain C11\n"
+			      " * (libm only); vector paths are chosen by the preprocessor. */\n",
+			  name, what);
+	cg_write_thread_prologue(g, c, name);
+	os_printf(c, "#include \"%s.h\"\n\n", name);
+	for (size_t i = 0; cb_kernel_text[i]; i++) {
+		os_puts(c, cb_kernel_text[i]);
+		os_putc(c, '\n');
+	}
+	for (size_t i = 0; g->gemm == CBACKEND_GEMM_OPENBLAS && cb_blas_text[i]; i++) {
+		os_puts(c, cb_blas_text[i]);
+		os_putc(c, '\n');
+	}
+	os_puts(c, "\n/* ---- the program ---- */\n\n");
+	os_printf(c, "#ifdef CB_PROFILE\n"
+		      "/* -DCB_PROFILE: processor time per instruction (not reentrant),\n"
+		      " * printed by %s_profile_print */\n"
+		      "#include <stdio.h>\n#include <time.h>\n"
+		      "static double cb_prof_ms[%u];\nstatic const char *cb_prof_name[%u];\n"
+		      "static double cb_prof_now(void) { return (double)clock() * 1e3 / CLOCKS_PER_SEC; }\n"
+		      "#define CB_PROF_BEGIN(i) double cb_t##i = cb_prof_now()\n"
+		      "#define CB_PROF_END(i, s) (cb_prof_ms[i] += cb_prof_now() - cb_t##i, cb_prof_name[i] = (s))\n"
+		      "void %s_profile_print(int runs);\n"
+		      "void %s_profile_print(int runs)\n{\n\tfor (unsigned i = 0; i < %uu; i++)\n"
+		      "\t\tif (cb_prof_name[i])\n\t\t\tprintf(\"%%9.3f ms  %%s\\n\", cb_prof_ms[i] / runs, cb_prof_name[i]);\n}\n"
+		      "#else\n#define CB_PROF_BEGIN(i) ((void)0)\n#define CB_PROF_END(i, s) ((void)0)\n#endif\n\n",
+		  name, g->nprof + 1, g->nprof + 1, name, name, g->nprof);
+}
+
+void cg_write_entry(struct cg *g, struct ostream *c, const char *entry)
+{
+	os_printf(c, "int %s(const uint8_t *constants, uint8_t *mutable_weights, uint8_t *activations)\n{\n", entry);
+	os_puts(c, "\tconst uint8_t *C = constants;\n\tuint8_t *W = mutable_weights;\n"
+		    "\tuint8_t *A = activations;\n\t(void)C;\n\t(void)W;\n\t(void)A;\n");
+	os_puts(c, ostream_cstr(g->body));
+	os_puts(c, "\treturn 0;\n}\n");
+}
+
+char *cg_main_src(const char *name, int gemm, bool embedded, const char *const *const *driver, const char *defines)
+{
+	struct ostream mn;
+	ostream_mem(&mn);
+	os_printf(&mn, "/* %s_main.c - generated by the glow C backend: a driver for bundle %s.\n"
+		       " * Build: cc -std=c11 -O3 -pthread %s_main.c %s.c %s\n"
+		       " * (-D%s_SINGLE_THREAD: no threads, no -pthread) */\n"
+		       "%s#define CB_NAME(x) %s_##x\n#define CB_EMBEDDED %d\n#include \"%s.h\"\n",
+		  name, name, name, name, gemm == CBACKEND_GEMM_OPENBLAS ? "-lopenblas -lm" : "-lm", name, defines, name,
+		  embedded ? 1 : 0, name);
+	for (size_t k = 0; driver[k]; k++)
+		for (size_t i = 0; driver[k][i]; i++) {
+			os_puts(&mn, driver[k][i]);
+			os_putc(&mn, '\n');
+		}
+	char *src = xstrdup(ostream_cstr(&mn));
+	ostream_abort(&mn);
+	return src;
+}
+
+void cg_take_bundle(struct cg *g, struct cbackend_bundle *b, char **name, struct ostream *c, struct ostream *h)
+{
+	b->c_src = xstrdup(ostream_cstr(c));
+	b->h_src = xstrdup(ostream_cstr(h));
+	b->weights = g->blob ? g->blob : xmalloc(1);
+	b->weights_size = g->blob_len;
+	b->mutable_size = g->mutable_size;
+	b->activations_size = g->activations_size;
+	g->blob = NULL;
+	b->name = *name;
+	*name = NULL;
+}
+
+int cbackend_generate(struct ir_func *f, const struct cbackend_options *o, struct cbackend_bundle *b,
+		      struct diag *d)
+{
+	cg_emit_check(); /* a kind without semantics stops here, before any code */
+	memset(b, 0, sizeof *b);
+	struct cg g;
+	cg_begin(&g, f, o, d);
+	cg_emit_body(&g);
 	if (g.scratch_bytes)
 		g.activations_size = g.scratch_off + g.scratch_bytes;
 	if (g.pack_bytes) /* cgen_conv.c's run-time packed filters follow the scratch */
-		g.activations_size = g.scratch_off + (g.scratch_bytes + CG_ALIGN - 1) / CG_ALIGN * CG_ALIGN + g.pack_bytes;
-	char *name = ident(o && o->name ? o->name : f->name);
+		g.activations_size = cg_pack_off(&g) + g.pack_bytes;
+	char *name = cg_ident(o && o->name ? o->name : f->name);
 	size_t nio = 0;
 	struct backend_io *io = backend_func_io(f, &nio);
 	struct ostream c, h;
 	ostream_mem(&c);
 	ostream_mem(&h);
 	if (!g.errors) {
-		if (g.gemm == CBACKEND_GEMM_OPENBLAS)
-			os_printf(&c, "/* %s.c - generated by the glow C backend from function @%s. Plain C11;\n"
-				      " * matrix products call cblas_sgemm: link with -lopenblas (and -lm). */\n",
-				  name, f->name);
-		else
-			os_printf(&c, "/* %s.c - generated by the glow C backend from function @%s. Plain C11\n"
-				      " * (libm only); vector paths are chosen by the preprocessor. */\n",
-				  name, f->name);
-		write_thread_prologue(&g, &c, name);
-		os_printf(&c, "#include \"%s.h\"\n\n", name);
-		for (size_t i = 0; cb_kernel_text[i]; i++) {
-			os_puts(&c, cb_kernel_text[i]);
-			os_putc(&c, '\n');
-		}
-		for (size_t i = 0; g.gemm == CBACKEND_GEMM_OPENBLAS && cb_blas_text[i]; i++) {
-			os_puts(&c, cb_blas_text[i]);
-			os_putc(&c, '\n');
-		}
-		os_puts(&c, "\n/* ---- the program ---- */\n\n");
-		os_printf(&c, "#ifdef CB_PROFILE\n"
-			      "/* -DCB_PROFILE: processor time per instruction (not reentrant),\n"
-			      " * printed by %s_profile_print */\n"
-			      "#include <stdio.h>\n#include <time.h>\n"
-			      "static double cb_prof_ms[%u];\nstatic const char *cb_prof_name[%u];\n"
-			      "static double cb_prof_now(void) { return (double)clock() * 1e3 / CLOCKS_PER_SEC; }\n"
-			      "#define CB_PROF_BEGIN(i) double cb_t##i = cb_prof_now()\n"
-			      "#define CB_PROF_END(i, s) (cb_prof_ms[i] += cb_prof_now() - cb_t##i, cb_prof_name[i] = (s))\n"
-			      "void %s_profile_print(int runs);\n"
-			      "void %s_profile_print(int runs)\n{\n\tfor (unsigned i = 0; i < %uu; i++)\n"
-			      "\t\tif (cb_prof_name[i])\n\t\t\tprintf(\"%%9.3f ms  %%s\\n\", cb_prof_ms[i] / runs, cb_prof_name[i]);\n}\n"
-			      "#else\n#define CB_PROF_BEGIN(i) ((void)0)\n#define CB_PROF_END(i, s) ((void)0)\n#endif\n\n",
-			  name, g.nprof + 1, g.nprof + 1, name, name, g.nprof);
-		write_tables(&g, &c, name, io, nio);
+		char what[300];
+		snprintf(what, sizeof what, "function @%s", f->name);
+		cg_write_top(&g, &c, name, what);
+		cg_write_tables(&g, &c, name, io, nio);
 		os_printf(&c, "const size_t %s_mutable_size = %" PRIu64 "u, %s_activations_size = %" PRIu64 "u;\n\n",
 			  name, g.mutable_size, name, g.activations_size);
-		os_puts(&c, ostream_cstr(&decls));
+		os_puts(&c, ostream_cstr(g.decls));
 		os_printf(&c, "int %s_set_threads(int n)\n{\n\treturn cb_pool_set(n);\n}\n\n", name);
-		os_printf(&c, "int %s_run(const uint8_t *constants, uint8_t *mutable_weights, uint8_t *activations)\n{\n",
-			  name);
-		os_puts(&c, "\tconst uint8_t *C = constants;\n\tuint8_t *W = mutable_weights;\n"
-			    "\tuint8_t *A = activations;\n\t(void)C;\n\t(void)W;\n\t(void)A;\n");
-		os_puts(&c, ostream_cstr(&body));
-		os_puts(&c, "\treturn 0;\n}\n");
+		char entry[300];
+		snprintf(entry, sizeof entry, "%s_run", name);
+		cg_write_entry(&g, &c, entry);
 		if (o && o->embed_weights)
-			write_blob_array(&c, name, g.blob, g.blob_len);
+			cg_write_blob_array(&c, name, g.blob, g.blob_len);
 		write_header(&g, &h, name, io, nio, o && o->embed_weights);
-		b->c_src = xstrdup(ostream_cstr(&c));
-		b->h_src = xstrdup(ostream_cstr(&h));
 		if (o && o->emit_main) {
-			struct ostream mn;
-			ostream_mem(&mn);
-			os_printf(&mn, "/* %s_main.c - generated by the glow C backend: a driver for bundle %s.\n"
-				       " * Build: cc -std=c11 -O3 -pthread %s_main.c %s.c %s\n"
-				       " * (-D%s_SINGLE_THREAD: no threads, no -pthread) */\n"
-				       "#define CB_NAME(x) %s_##x\n#define CB_EMBEDDED %d\n#include \"%s.h\"\n",
-				  name, name, name, name, g.gemm == CBACKEND_GEMM_OPENBLAS ? "-lopenblas -lm" : "-lm",
-				  name, name, o->embed_weights ? 1 : 0, name);
-			for (size_t i = 0; cb_driver_text[i]; i++) {
-				os_puts(&mn, cb_driver_text[i]);
-				os_putc(&mn, '\n');
-			}
-			b->main_src = xstrdup(ostream_cstr(&mn));
-			ostream_abort(&mn);
+			const char *const *const drv[] = {cb_driver_text, NULL};
+			b->main_src = cg_main_src(name, g.gemm, o->embed_weights, drv, "");
 		}
-		b->weights = g.blob ? g.blob : xmalloc(1);
-		b->weights_size = g.blob_len;
-		b->mutable_size = g.mutable_size;
-		b->activations_size = g.activations_size;
-		g.blob = NULL;
-		b->name = name;
-		name = NULL;
+		cg_take_bundle(&g, b, &name, &c, &h);
 	}
 	ostream_abort(&c);
 	ostream_abort(&h);
-	ostream_abort(&body);
-	ostream_abort(&decls);
 	free(io);
 	free(name);
-	free(g.blob);
-	u64map_free(&g.raw);
-	u64map_free(&g.plan);
-	u64map_free(&g.fused);
-	u64map_free(&g.periodic);
-	return g.errors ? -1 : 0;
+	int errors = g.errors;
+	cg_end(&g);
+	return errors ? -1 : 0;
 }
 
 void cbackend_bundle_free(struct cbackend_bundle *b)

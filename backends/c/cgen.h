@@ -28,6 +28,8 @@ extern const char *const cb_kernel_text[];
 extern const char *const cb_blas_text[];
 /* the driver source (kernels/cb_driver.c), likewise */
 extern const char *const cb_driver_text[];
+/* the training bundle's driver (kernels/cb_train_driver.c), after cb_driver.c */
+extern const char *const cb_train_driver_text[];
 
 /* blob alignment of every constant */
 #define CG_ALIGN 64
@@ -55,6 +57,11 @@ struct cg {
 	unsigned uniq;         /* counter for generated names */
 	unsigned nprof;        /* instructions emitted (profiling slots) */
 	int errors;
+	/* a training bundle (cgen_train.c): every function's mutable weights
+	 * at one offset each (weight -> offset + 1), and the function's name
+	 * before each profiling label; NULL in a bundle of one function */
+	struct u64map *shared_mut;
+	const char *prof_prefix;
 };
 
 /* A buffer's place: its root and byte range. */
@@ -116,6 +123,50 @@ struct ir_instr *cg_next_real(struct ir_instr *in);
 /* Whether the bytes of v are read by any instruction after `after` (until
  * they are deallocated); weights always count as read. */
 bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v);
+
+/* ---- the bundle's parts (cgen.c), shared by the training bundle (cgen_train.c) ---- */
+
+/* Sets up g for function f: the streams, the maps, the regions of its
+ * memory plan (or a plan without reuse) and the scratch after them. */
+void cg_begin(struct cg *g, struct ir_func *f, const struct cbackend_options *o, struct diag *d);
+/* Emits every instruction of g->f into g->body, each wrapped in the
+ * profiling macros (slots numbered from g->nprof on). */
+void cg_emit_body(struct cg *g);
+/* The offset of the filters packed at run time: after the scratch. */
+uint64_t cg_pack_off(const struct cg *g);
+/* Frees what cg_begin and the emitters allocated (the blob included). */
+void cg_end(struct cg *g);
+/* The planned offset of a mutable weight or an alloc (a training bundle's
+ * shared layout for weights, else f's plan or the fallback one). */
+uint64_t cg_plan_offset(struct cg *g, struct ir_value *root);
+/* NAME.c up to the program: the comment naming `what`, the thread
+ * prologue, the kernels and the profiling macros (g->nprof slots). */
+void cg_write_top(const struct cg *g, struct ostream *c, const char *name, const char *what);
+/* The top of NAME.c, before any header: threads, scratch and pack offsets. */
+void cg_write_thread_prologue(const struct cg *g, struct ostream *c, const char *name);
+/* The thread API's declaration and its comment, in NAME.h. */
+void cg_write_thread_decl(struct ostream *h, const char *name);
+/* The function `entry` running g->body over the three regions. */
+void cg_write_entry(struct cg *g, struct ostream *c, const char *entry);
+/* The constants region as the C array NAME_constants. */
+void cg_write_blob_array(struct ostream *c, const char *name, const uint8_t *p, size_t n);
+/* In NAME.h: the region sizes, the offset and size of each placeholder
+ * of io, the placeholder struct and table, the region sizes as objects. */
+void cg_write_placeholder_decls(struct cg *g, struct ostream *h, const char *name, const struct backend_io *io,
+				size_t nio);
+/* In NAME.c: the placeholder table of io and NAME_init_mutable (zeros,
+ * then the initial values of io's initialized weights, from the blob). */
+void cg_write_tables(struct cg *g, struct ostream *c, const char *name, const struct backend_io *io, size_t nio);
+/* NAME_main.c: a comment, `defines`, the bundle's prefix, then the
+ * driver's text tables (a NULL-terminated list) in order; malloc'd. */
+char *cg_main_src(const char *name, int gemm, bool embedded, const char *const *const *driver, const char *defines);
+/* Moves the sources, g's blob, its region sizes and *name into b. */
+void cg_take_bundle(struct cg *g, struct cbackend_bundle *b, char **name, struct ostream *c, struct ostream *h);
+/* An identifier from s (malloc'd): [A-Za-z0-9_], not starting with a digit. */
+char *cg_ident(const char *s);
+/* s as a C string literal; s inside a comment (no comment end, no line break). */
+void cg_put_cstr(struct ostream *o, const char *s);
+void cg_put_comment(struct ostream *o, const char *s);
 
 /* Removes directory dir and the files in it (one level: the bundle
  * directories hold no subdirectories); bundledir.c. */

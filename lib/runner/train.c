@@ -2,7 +2,8 @@
  * the options and the flow).
  *
  * Both functions are compiled once on the chosen backend and called per
- * batch: the step @F_grad with the batch's examples gathered from the
+ * batch (on the C backend as one training bundle, backends/c/cgen_train.c,
+ * whose mutable region holds the slots): the step @F_grad with the batch's examples gathered from the
  * training set, @F with the held-out set's. The placeholders the step reads
  * and writes (the trainable weights and their velocities: "state") live in
  * one buffer each, bound to both functions, so a step's updates are the
@@ -59,6 +60,9 @@ struct train {
 	uint64_t epochs, batch, seed, limit;
 	uint64_t train_count, test_count;
 	struct tslot *loss, *scores, *labels;
+	/* on the C backend: the training bundle of the step and its model,
+	 * whose mutable region holds every slot's data (NULL elsewhere) */
+	struct backend_compiled *tb;
 };
 
 bool runner_train_requested(const struct run_options *o)
@@ -200,26 +204,20 @@ static int load_sets(struct train *t, const struct cl_list *list, const char *wh
 	return 0;
 }
 
-/* He-style uniform initial values: +-sqrt(6 / fan_in), where fan_in is
- * dims[0] for a matrix (FullyConnected's K x M weights) and the product of
- * dims[1..] for a filter (O x kH x kW x I). Rank 0 and 1 (biases) and the
- * velocities start at zero. Each placeholder has its own stream. */
+/* He-style uniform initial values (cbackend_init_fan_in: the rule a
+ * training bundle's NAME_init_weights follows too): +-sqrt(6 / fan_in),
+ * where fan_in is dims[0] for a matrix (FullyConnected's K x M weights)
+ * and the product of dims[1..] for a filter (O x kH x kW x I). Rank 0 and
+ * 1 (biases) and the velocities start at zero. Each placeholder has its
+ * own stream. */
 static void init_state(struct train *t, struct tslot *s, size_t index)
 {
 	const struct type *ty = s->io.w->v.type;
-	const char *name = s->io.w->v.name;
-	size_t nl = strlen(name);
-	bool velocity = nl > 9 && strcmp(name + nl - 9, "_velocity") == 0;
-	if (velocity || ty->rank < 2 || ty->elem != EK_FLOAT)
+	uint64_t fan_in = cbackend_init_fan_in(ty, s->io.w->v.name);
+	if (!fan_in)
 		return; /* tensor_alloc zeroed it */
-	uint64_t fan_in = ty->dims[0];
-	if (ty->rank > 2) {
-		fan_in = 1;
-		for (unsigned i = 1; i < ty->rank; i++)
-			fan_in *= ty->dims[i];
-	}
-	double limit = sqrt(6.0 / (double)(fan_in ? fan_in : 1));
-	uint64_t rs = t->seed ^ (0xd1b54a32d192ed03ULL * (uint64_t)(index + 1));
+	double limit = sqrt(6.0 / (double)fan_in);
+	uint64_t rs = CBACKEND_INIT_SEED(t->seed, index);
 	float *p = s->data;
 	for (uint64_t i = 0, n = type_numel(ty); i < n; i++)
 		p[i] = (float)((2.0 * rng_unit(&rs) - 1.0) * limit);
@@ -470,6 +468,51 @@ static int compile(struct train *t, struct tfunc *tf, struct stages *st)
 	return 0;
 }
 
+/* On the C backend, with the step's model @F in the module: one training
+ * bundle of both (cbackend_compile_training, the code a user's bundle
+ * runs), every slot moved into its mutable region, so that a step updates
+ * the weights in place and nothing is copied per batch. 1 when built, 0
+ * when the functions are compiled one by one (another backend, no @F), -1
+ * after reporting. */
+static int compile_bundle(struct train *t, struct ir_module *m, struct stages *st)
+{
+	size_t l = strlen(t->step.f->name);
+	char *base = l > 5 && strcmp(t->step.f->name + l - 5, "_grad") == 0 ? xstrndup(t->step.f->name, l - 5) : NULL;
+	struct ir_func *model = base ? ir_module_find_func(m, base) : NULL;
+	free(base);
+	if (strcmp(t->be->name, "c") != 0 || !model)
+		return 0;
+	double gen = 0, cc = 0;
+	struct cbackend_options co = {"prog", false, false, t->o->gemm, t->o->winograd, &gen, &cc};
+	struct ir_func *fs[2] = {t->step.f, model};
+	t->tb = cbackend_compile_training(fs, 2, 0, 1, &co, t->d);
+	stages_add(st, "code generation", gen);
+	stages_add(st, "C compile", cc);
+	stages_mark(st, "load");
+	if (!t->tb)
+		return -1;
+	struct tfunc *tfs[2] = {&t->step, &t->eval};
+	for (size_t k = 0; k < 2; k++)
+		for (size_t i = 0; i < tfs[k]->n; i++) {
+			struct tslot *s = &tfs[k]->slots[i];
+			uint8_t *p = cbackend_placeholder(t->tb, s->io.w->v.name);
+			if (!p)
+				unreachable("a placeholder outside its training bundle");
+			if (s->owned) /* the eval's state shares the step's, moved already */
+				memcpy(p, s->data, (size_t)type_bytes(s->io.w->v.type)), free(s->data);
+			s->data = p;
+			s->owned = false;
+		}
+	return 1;
+}
+
+/* Runs the step (k = 0) or the evaluation (k = 1) on their bound slots. */
+static int run_func(struct train *t, size_t k)
+{
+	struct tfunc *tf = k ? &t->eval : &t->step;
+	return t->tb ? cbackend_run_function(t->tb, k, t->d) : t->be->run(tf->c, tf->binds, tf->n, t->d);
+}
+
 /* Gathers examples idx[0..n) of every data set of tf into its buffers. */
 static void gather(struct tfunc *tf, const uint64_t *idx, size_t n)
 {
@@ -493,7 +536,7 @@ static int evaluate(struct train *t, uint64_t *correct)
 		for (size_t i = 0; i < n; i++)
 			idx[i] = start + i;
 		gather(&t->eval, idx, n);
-		rc = t->be->run(t->eval.c, t->eval.binds, t->eval.n, t->d);
+		rc = run_func(t, 1);
 		for (size_t i = 0; i < n && rc == 0; i++) {
 			const float *row = sc + i * classes;
 			uint64_t best = 0;
@@ -521,7 +564,7 @@ static int run_epoch(struct train *t, uint64_t epoch, uint64_t *perm, uint64_t *
 	double sum = 0;
 	for (uint64_t k = 0; k < nb; k++) {
 		gather(&t->step, perm + k * b, (size_t)b);
-		if (t->be->run(t->step.c, t->step.binds, t->step.n, t->d))
+		if (run_func(t, 0))
 			return -1;
 		float l = *(const float *)t->loss->data;
 		if (!isfinite(l)) {
@@ -664,7 +707,8 @@ static int train_module(struct train *t, struct ir_module *m, struct stages *st)
 		if (!t->scores || check_labels(t))
 			return -1;
 	}
-	if (compile(t, &t->step, st) || (t->eval.f && compile(t, &t->eval, st)))
+	int bundled = compile_bundle(t, m, st);
+	if (bundled < 0 || (!bundled && (compile(t, &t->step, st) || (t->eval.f && compile(t, &t->eval, st)))))
 		return -1;
 	uint64_t *perm = xmalloc(t->train_count * sizeof *perm);
 	for (uint64_t i = 0; i < t->train_count; i++)
@@ -707,6 +751,8 @@ int runner_glow_train(struct run_options *o, struct diag *d)
 		return 1;
 	struct ir_module *m = p.m;
 	int status = m && train_module(&t, m, &p.st) == 0 ? 0 : 1;
+	if (t.tb)
+		t.be->destroy(t.tb);
 	tfunc_free(&t.step, t.be);
 	tfunc_free(&t.eval, t.be);
 	for (size_t i = 0; i < t.ntrain; i++)

@@ -12,7 +12,8 @@
  * diagnostic.
  *
  * -backend=c (or -emit=c) writes a C bundle per function into the directory
- * -o names instead (backends/c, docs/CBackend.md); -gemm=openblas makes its
+ * -o names instead (a module with a training step @F_grad: one training
+ * bundle of all its functions) (backends/c, docs/CBackend.md); -gemm=openblas makes its
  * matrix products call OpenBLAS's cblas_sgemm. With -backend=c, -O0..-O3
  * run the C backend's own pipelines (c-O0..c-O3, struct backend's
  * ir_pipelines), and -emit=ir prints the program after them instead of
@@ -65,8 +66,13 @@ static int emit_c(struct llc_options *o, struct ir_module *m, struct stages *st,
 		diag_error(d, LOC_NONE, "the C backend writes a directory: give -o DIR");
 		return 1;
 	}
-	if (o->bundle_name && m->nfuncs != 1) {
-		diag_error(d, LOC_NONE, "-bundle-name needs a module of one function, got %zu", m->nfuncs);
+	size_t step, eval;
+	int training = cbackend_find_training(m->funcs, m->nfuncs, &step, &eval, d);
+	if (training < 0)
+		return 1;
+	if (o->bundle_name && m->nfuncs != 1 && !training) {
+		diag_error(d, LOC_NONE, "-bundle-name needs a module of one function or with a training step, got %zu "
+					"functions", m->nfuncs);
 		return 1;
 	}
 	double gen = 0;

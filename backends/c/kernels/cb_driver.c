@@ -12,7 +12,8 @@
  * wall time and the median processor time (clock) in milliseconds. The
  * generated file defines CB_NAME(x) (the bundle's prefix), CB_EMBEDDED and
  * includes the bundle header first. Standard C11 only (timespec_get for
- * timing).
+ * timing). A training bundle's driver is this file's helpers (with
+ * CB_TRAIN_DRIVER defined: no main) followed by cb_train_driver.c.
  */
 #ifdef CB_DRIVER_CHECK
 /* a stand-in bundle so that the driver compiles on its own */
@@ -270,6 +271,7 @@ static int drv_write_npy(const char *dir, const struct CB_NAME(placeholder) *ph,
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+#ifndef CB_TRAIN_DRIVER /* a training bundle's driver (cb_train_driver.c) has its own main */
 static void drv_print(const struct CB_NAME(placeholder) *ph, const unsigned char *data)
 {
 	size_t es = drv_elem_size(ph->elem), n = ph->size / es;
@@ -294,6 +296,8 @@ static void drv_print(const struct CB_NAME(placeholder) *ph, const unsigned char
 	printf("\n");
 }
 
+#endif
+
 static double drv_now_ms(void)
 {
 	struct timespec ts;
@@ -301,11 +305,13 @@ static double drv_now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+#ifndef CB_TRAIN_DRIVER
 static int drv_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
 }
+#endif
 
 #if !CB_EMBEDDED
 /* Reads the file at path, which must hold exactly n bytes, straight into
@@ -324,6 +330,24 @@ static int drv_read_exact(const char *path, unsigned char *dst, size_t n)
 }
 #endif
 
+/* The constants region: the embedded array, or the weights file (-weights,
+ * else the bundle's NAME.weights.bin), which must hold exactly its bytes;
+ * 0, or -1 after reporting. */
+static int drv_constants(unsigned char *consts, const char *weights)
+{
+#if CB_EMBEDDED
+	(void)weights;
+	memcpy(consts, CB_NAME(constants), CB_NAME(CONSTANT_SIZE));
+#else
+	if (drv_read_exact(weights ? weights : CB_NAME(WEIGHTS_FILE), consts, CB_NAME(CONSTANT_SIZE))) {
+		fprintf(stderr, "error: cannot read %zu bytes of weights from '%s'\n", (size_t)CB_NAME(CONSTANT_SIZE),
+			weights ? weights : CB_NAME(WEIGHTS_FILE));
+		return -1;
+	}
+#endif
+	return 0;
+}
+
 /* a region aligned to 64 bytes from malloc (C11 aligned_alloc is not
  * everywhere) */
 static unsigned char *drv_region(size_t n, void **base)
@@ -335,6 +359,7 @@ static unsigned char *drv_region(size_t n, void **base)
 	return (unsigned char *)a;
 }
 
+#ifndef CB_TRAIN_DRIVER
 int main(int argc, char **argv)
 {
 	const char *weights = NULL, *outdir = NULL;
@@ -397,16 +422,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "error: out of memory\n");
 		return 1;
 	}
-#if CB_EMBEDDED
-	(void)weights;
-	memcpy(consts, CB_NAME(constants), CB_NAME(CONSTANT_SIZE));
-#else
-	if (drv_read_exact(weights ? weights : CB_NAME(WEIGHTS_FILE), consts, CB_NAME(CONSTANT_SIZE))) {
-		fprintf(stderr, "error: cannot read %zu bytes of weights from '%s'\n", (size_t)CB_NAME(CONSTANT_SIZE),
-			weights ? weights : CB_NAME(WEIGHTS_FILE));
+	if (drv_constants(consts, weights))
 		return 1;
-	}
-#endif
 	if (threads)
 		CB_NAME(set_threads)(threads);
 	CB_NAME(init_mutable)(consts, mut);
@@ -458,3 +475,4 @@ int main(int argc, char **argv)
 	free(abase);
 	return 0;
 }
+#endif
