@@ -25,13 +25,13 @@ for t in "${targets[@]}"; do
     *gir*) pattern='*.gir' ;;
     *onnx*|*import*) pattern='*.onnx' ;;
     *profile*) pattern='*.prof' ;;
-    *dataset*) pattern='*.idx' ;;
+    *dataset*|*train-driver*) pattern='*.idx' ;;
     *) pattern='*' ;;
   esac
   find test examples -name "$pattern" -type f 2>/dev/null | while read -r f; do
     cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"
   done
-  if [[ "$t" == *dataset* ]]; then
+  if [[ "$t" == *dataset* || "$t" == *train-driver* ]]; then
     # the IDX and .npy seeds of test/dataset/Inputs/corpus (the *.idx above and the .npy batches)
     for f in test/dataset/Inputs/corpus/*.npy; do
       [ -f "$f" ] && cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"
