@@ -39,6 +39,14 @@ static bool float_around_axis(struct cg *g, struct ir_instr *in, unsigned op, en
 	return true;
 }
 
+/* The address of result r of in as a float pointer in buf, or "0" when
+ * nothing reads it later (the kernel then skips computing it). */
+static const char *live_result(struct cg *g, struct ir_instr *in, unsigned r, char *buf, size_t size)
+{
+	struct ir_value *v = in->ops[r].val;
+	return cg_read_later(g, in, v) ? cg_ptr(g, v, "float", buf, size) : "0";
+}
+
 /* Makes the kernels' scratch hold at least n floats. */
 static void need_scratch(struct cg *g, uint64_t n)
 {
@@ -48,7 +56,8 @@ static void need_scratch(struct cg *g, uint64_t n)
 
 /* fullyconnectedgrad(dX, dW, dB, X, W, G), matmulgrad and
  * batchmatmulgrad(dA, dB, A, B, G): one call of cb_linear_grad_f32, the
- * bias gradient only where the row says so (CG_LINEAR_BIAS). */
+ * bias gradient only where the row says so (CG_LINEAR_BIAS), the others
+ * only where something reads them. */
 void cg_emit_linear_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
 	if (!grad_operands_ok(g, in, 0))
@@ -61,8 +70,8 @@ void cg_emit_linear_grad(struct cg *g, struct ir_instr *in, const struct cg_emit
 	os_printf(g->body,
 		  "\tcb_linear_grad_f32(%s, %s, %s, %s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ");\n",
 		  PTR(in->ops[o].val, "float", b[0]), PTR(in->ops[o + 1].val, "float", b[1]),
-		  PTR(in->ops[o + 2].val, "float", b[2]), PTR(in->ops[0].val, "float", b[3]),
-		  PTR(in->ops[1].val, "float", b[4]), bias ? PTR(in->ops[2].val, "float", b[5]) : "0",
+		  PTR(in->ops[o + 2].val, "float", b[2]), live_result(g, in, 0, b[3], sizeof b[3]),
+		  live_result(g, in, 1, b[4], sizeof b[4]), bias ? PTR(in->ops[2].val, "float", b[5]) : "0",
 		  r ? xt->dims[0] : (uint64_t)1, xt->dims[r], xt->dims[r + 1], wt->dims[r + 1]);
 }
 
@@ -100,7 +109,7 @@ void cg_emit_conv_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_r
 		  "\tcb_conv_grad_f32(ti%u, %" PRIu64 ", %" PRIu64 ", %s, %s, %s, %s, %s, %s, (float *)(A + %" PRIu64
 		  "));\n",
 		  id, ft->dims[0], ft->dims[3], PTR(in->ops[3].val, "float", b[0]), PTR(in->ops[4].val, "float", b[1]),
-		  PTR(in->ops[5].val, "float", b[2]), PTR(in->ops[0].val, "float", b[3]),
+		  PTR(in->ops[5].val, "float", b[2]), live_result(g, in, 0, b[3], sizeof b[3]),
 		  PTR(in->ops[1].val, "float", b[4]), PTR(in->ops[2].val, "float", b[5]), g->scratch_off);
 }
 

@@ -98,7 +98,8 @@ CB_INLINE int64_t cb_grad_label(const void *labels, int es, size_t i, size_t c)
 /* fullyconnectedgrad, matmulgrad and batchmatmulgrad: per batch q <
  * batch, x [n x in], w [in x out], g [n x out] (consecutive per batch):
  * dx = g w^T, dw = x^T g, and db = the column sums of g where db is not
- * NULL (fullyconnectedgrad, batch 1). */
+ * NULL (fullyconnectedgrad, batch 1); a NULL dx or dw (a result nothing
+ * reads) is not computed. */
 CB_KERNEL void cb_linear_grad_f32(const float *x, const float *w, const float *g, float *dx, float *dw, float *db,
 				  size_t batch, size_t n, size_t in, size_t out)
 {
@@ -106,14 +107,16 @@ CB_KERNEL void cb_linear_grad_f32(const float *x, const float *w, const float *g
 		db[o] = 0.0f;
 	for (size_t q = 0; q < batch; q++) {
 		const float *xq = x + q * n * in, *wq = w + q * in * out, *gq = g + q * n * out;
-		float *dxq = dx + q * n * in, *dwq = dw + q * in * out;
-		for (size_t i = 0; i < in * out; i++)
-			dwq[i] = 0.0f;
-		cb_grad_gemm(in, out, n, xq, 1, in, gq, out, dwq, out);
+		if (dw) {
+			float *dwq = dw + q * in * out;
+			for (size_t i = 0; i < in * out; i++)
+				dwq[i] = 0.0f;
+			cb_grad_gemm(in, out, n, xq, 1, in, gq, out, dwq, out);
+		}
 		for (size_t r = 0; r < n; r++) {
 			const float *gr = gq + r * out;
-			for (size_t i = 0; i < in; i++)
-				dxq[r * in + i] = cb_dot(gr, wq + i * out, out);
+			for (size_t i = 0; dx && i < in; i++)
+				dx[(q * n + r) * in + i] = cb_dot(gr, wq + i * out, out);
 			if (db)
 				cb_axpy(db, 1.0f, gr, out);
 		}
@@ -127,8 +130,9 @@ CB_KERNEL void cb_linear_grad_f32(const float *x, const float *w, const float *g
  * patches unrolled into col [P x T] (P = OH*OW output pixels, T =
  * KH*KW*ICg taps, zeros in the padding): the filter gradient dF^T [T x
  * OC] += col^T G and dcol [P x T] = G F, added back into dx patch by patch;
- * both products on cb_grad_gemm. scratch holds 2 * P * T + T * OC floats
- * (col, dcol, dF^T). */
+ * both products on cb_grad_gemm; dx NULL (nothing reads the input
+ * gradient: a first layer's) skips the second. scratch holds 2 * P * T +
+ * T * OC floats (col, dcol, dF^T). */
 CB_KERNEL void cb_conv_grad_f32(const int *a, size_t noc, size_t nicg, const float *x, const float *f, const float *g,
 				float *dx, float *df, float *db, float *scratch)
 {
@@ -139,7 +143,7 @@ CB_KERNEL void cb_conv_grad_f32(const int *a, size_t noc, size_t nicg, const flo
 	float *col = scratch, *dcol = scratch + P * T, *dft = scratch + 2 * P * T;
 	for (size_t i = 0; i < T * OC; i++)
 		dft[i] = 0.0f;
-	for (size_t i = 0; i < N * H * W * C; i++)
+	for (size_t i = 0; dx && i < N * H * W * C; i++)
 		dx[i] = 0.0f;
 	for (size_t oc = 0; oc < OC; oc++)
 		db[oc] = 0.0f;
@@ -162,6 +166,8 @@ CB_KERNEL void cb_conv_grad_f32(const int *a, size_t noc, size_t nicg, const flo
 							cp[c] = in ? xp[c] : 0.0f;
 					}
 			cb_grad_gemm(T, OCG, P, col, 1, T, gn + o0, OC, dft + o0, OC);
+			if (!dx)
+				continue;
 			for (size_t i = 0; i < P * T; i++)
 				dcol[i] = 0.0f;
 			cb_grad_gemm(P, T, OCG, gn + o0, OC, 1, f + o0 * T, T, dcol, T);
