@@ -17,12 +17,8 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/models-lib.sh" # bench_args, find_python
 bench_args "mlp cnn" "$@"
-data=${DATA:-/usr/share/datasets/fashion-mnist}
+fashion_env # data, seed, tmp, file
 limit=${LIMIT:-6000}
-seed=${SEED:-1}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-file() { if [ -f "$data/$1.gz" ]; then echo "$data/$1.gz"; else echo "$data/$1"; fi; }
 grads=FullyConnectedGrad,ConvolutionGrad,MaxPoolGrad,ReluGrad,SoftMaxGrad,CrossEntropyLossGrad,SGD,DropoutMask
 
 for m in $list; do
