@@ -1,6 +1,7 @@
 # models-lib.sh - gen_models, find_python and bench_args, shared by the
 # benchmark scripts that measure the model-zoo networks (c-models.sh,
-# memplan.sh, opt-models.sh, quant.sh) and by train.sh. Sourced with `here`
+# memplan.sh, opt-models.sh, quant.sh) and by train.sh and grad-forms.sh
+# (fashion_env). Sourced with `here`
 # set to the source tree.
 #
 # bench_args DEFAULT_LIST [BUILD [NAME...]]: the arguments of quant.sh and
@@ -31,3 +32,15 @@ gen_models() {
 	find_python
 	"$py" "$here/utils/gen-models.py" -o "$gdir" --weights "${WEIGHTS:-fill}" --seed "${SEED:-0}" "$@"
 }
+
+# fashion_env: for the Fashion-MNIST scripts (train.sh, grad-forms.sh) sets
+# data (DATA, default Debian's dataset-fashion-mnist), seed (SEED, default
+# 1) and tmp (a temporary directory, removed at exit), and defines
+# `file NAME`: the path of the IDX file NAME under data, gzip or not.
+fashion_env() {
+	data=${DATA:-/usr/share/datasets/fashion-mnist}
+	seed=${SEED:-1}
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+}
+file() { if [ -f "$data/$1.gz" ]; then echo "$data/$1.gz"; else echo "$data/$1"; fi; }

@@ -37,10 +37,7 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/models-lib.sh" # bench_args, find_python
 bench_args "mlp cnn" "$@"
-data=${DATA:-/usr/share/datasets/fashion-mnist}
-seed=${SEED:-1}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+fashion_env # data, seed, tmp, file
 out=${OUT:-$tmp/trained}
 mkdir -p "$out"
 
@@ -50,7 +47,6 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
 		exit 1
 	fi
 done
-file() { if [ -f "$data/$1.gz" ]; then echo "$data/$1.gz"; else echo "$data/$1"; fi; }
 
 threads=${THREADS:-1}
 runner=${RUNNER:-glow-run}

@@ -54,6 +54,7 @@ enum {
 	CG_ARG_MIN = 1,          /* argmin */
 	CG_SCATTER_ELEMENTS = 1, /* scatterelements (0: scatternd) */
 	CG_RESIZE_BILINEAR = 1,  /* resizebilinear (0: nearest) */
+	CG_GRAD_CE = 1,          /* crossentropylossgrad (0: softmaxgrad; cgen_grad.c) */
 };
 
 /* The emitters, one prototype per row (a function named twice is

@@ -390,8 +390,9 @@ static struct func *pick(struct module *m, const char *name, struct diag *d)
 	return found;
 }
 
-/* Runs the graph pipeline of the check's level on m. */
-static int run_pipeline(struct check *c, struct module *m, const char *passes)
+/* Runs the graph pipeline passes on m, after lowering every gradient and
+ * training kind into forward kinds when lower_all_grads is set. */
+static int run_pipeline(struct check *c, struct module *m, const char *passes, bool lower_all_grads)
 {
 	struct pass_target target = {c->o->backend > 0 ? c->be : NULL, backend_name(BACKEND_HOST, c->o->backend), NULL};
 	struct train_config tc = {1, 0, 0, 1};
@@ -405,6 +406,8 @@ static int run_pipeline(struct check *c, struct module *m, const char *passes)
 	struct pm pm;
 	pm_init(&pm, &graph_pass_registry, c->d, &ctx);
 	pm.skip_flags |= PASS_INFER_ONLY;
+	for (size_t i = 0; lower_all_grads && i < m->nfuncs; i++)
+		lower_grads(m->funcs[i], &ctx);
 	int rc = pm_add_text(&pm, passes) || pm_run(&pm, m) || module_verify(m, c->d) ? -1 : 0;
 	pm_free(&pm);
 	return rc;
@@ -426,7 +429,7 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 	struct func *gf0 = module_find_func(gm, lf->name);
 	size_t nfwd = gf0->nnodes;
 	func_for_each(gf0, n) nfwd += n->kind == NK_Dropout && node_float(n, AN_ratio) != 0; /* + its mask */
-	if (run_pipeline(c, gm, "differentiate"))
+	if (run_pipeline(c, gm, "differentiate", false))
 		goto out;
 	char gname[256];
 	snprintf(gname, sizeof gname, "%s_grad", lf->name);
@@ -449,7 +452,7 @@ static int check_module(struct check *c, const char *buf, size_t len, const char
 			grad_kinds(gf, nfwd, dw, kinds[wi]);
 		wi++;
 	}
-	if (run_pipeline(c, gm, c->o->olevel == 2 ? "O2" : "lower")) {
+	if (run_pipeline(c, gm, c->o->olevel == 2 ? "O2" : "lower", c->o->lower_grads)) {
 		free(kinds);
 		goto out;
 	}

@@ -8,6 +8,8 @@
 #include "support/cl.h"
 #include "support/diag.h"
 
+#include <stdbool.h>
+
 /* -mode= values: differentiate's mode */
 #define GRADCHECK_MODES "train|infer"
 
@@ -16,6 +18,7 @@ struct gc_options {
 	int olevel; /* 0 or 2 */
 	int backend; /* index in backend_names(BACKEND_HOST) */
 	int mode; /* 0 train, 1 infer (GRADCHECK_MODES) */
+	bool lower_grads; /* -lower-grads: every gradient and training kind into forward kinds */
 	struct cl_list input;
 };
 

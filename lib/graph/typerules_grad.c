@@ -355,3 +355,52 @@ void tr_lrn_grad(struct typed_op *op)
 		return;
 	want_res_type(op, 0, top_optype(op, 0), "the input");
 }
+
+/* MatMulGrad(LHS N x K, RHS K x M, OutputGrad N x M) -> LHSGrad (LHS's
+ * type), RHSGrad (RHS's type); BatchMatMulGrad the same with a leading
+ * batch dimension B on all three. */
+void tr_matmul_grad(struct typed_op *op)
+{
+	bool batched = op->kind == NK_BatchMatMulGrad;
+	unsigned r = batched ? 3 : 2, b = batched ? 1 : 0;
+	static const char *const plain[3] = {"N x K", "K x M", "N x M"};
+	static const char *const batch[3] = {"B x N x K", "B x K x M", "B x N x M"};
+	if (!want_layer_operands(op, r, batched ? batch : plain))
+		return;
+	const struct type *a = top_optype(op, 0), *w = top_optype(op, 1), *og = top_optype(op, 2);
+	if ((batched && (a->dims[0] != w->dims[0] || og->dims[0] != a->dims[0])) || a->dims[b + 1] != w->dims[b] ||
+	    og->dims[b] != a->dims[b] || og->dims[b + 1] != w->dims[b + 1]) {
+		top_err(op, "LHS %s, RHS %s and output grad %s are not %s, %s and %s", TYS(a), TYS(w), TYS(og),
+			(batched ? batch : plain)[0], (batched ? batch : plain)[1], (batched ? batch : plain)[2]);
+		return;
+	}
+	want_res_type(op, 0, a, "LHS");
+	want_res_type(op, 1, w, "RHS");
+}
+
+/* AdaptiveAvgPoolGrad(OutputGrad N x OH x OW x C floating point) ->
+ * InputGrad N x H x W x C of OutputGrad's kind, the forward input's type,
+ * with H >= OH and W >= OW (the forward pool's windows cover the input). */
+void tr_adaptive_avgpool_grad(struct typed_op *op)
+{
+	const struct type *og = top_optype(op, 0), *r = op->res[0];
+	if (!want_float_op(op, 0) || !want_rank(op, 0, 4, "N x OH x OW x C"))
+		return;
+	if (r->rank != 4 || r->elem != og->elem || r->dims[0] != og->dims[0] || r->dims[3] != og->dims[3] ||
+	    r->dims[1] < og->dims[1] || r->dims[2] < og->dims[2] || og->dims[1] == 0 || og->dims[2] == 0)
+		top_err(op, "input grad %s must be N x H x W x C of output grad %s's N, C and kind, H >= OH, W >= OW",
+			TYS(r), TYS(og));
+}
+
+/* LogSoftMaxGrad(Result, OutputGrad of Result's floating-point type)
+ * {axis < rank} -> InputGrad (Result's type): OutputGrad - exp(Result) *
+ * (the sum of OutputGrad over axis). */
+void tr_logsoftmax_grad(struct typed_op *op)
+{
+	if (!want_float_op(op, 0) || !want_op_like(op, 1, 0))
+		return;
+	int64_t axis = top_int(op, AN_axis);
+	if (axis < 0 || axis >= (int64_t)top_optype(op, 0)->rank)
+		top_err(op, "axis %" PRId64 " is not a dimension of result %s", axis, TYS(top_optype(op, 0)));
+	want_res_type(op, 0, top_optype(op, 0), "the result");
+}

@@ -121,15 +121,22 @@ void ir_rule_tensorview(struct ir_verifier *v, const struct ir_instr *in)
 			type_str(t, a, sizeof a), start, type_str(src, b, sizeof b), total);
 }
 
-/* copy(Dest T, Src T) */
-void ir_rule_copy(struct ir_verifier *v, const struct ir_instr *in)
+/* Reports unless operands i (called what_i) and j (what_j) have one type. */
+static void same_type(struct ir_verifier *v, const struct ir_instr *in, unsigned i, const char *what_i, unsigned j,
+		      const char *what_j)
 {
-	const struct type *d = ir_op_type(in, 0), *s = ir_op_type(in, 1);
+	const struct type *x = ir_op_type(in, i), *y = ir_op_type(in, j);
 	char a[160], b[160];
-	if (d != s)
-		ir_verr(v, in, "destination %s does not have the type of source %s", type_str(d, a, sizeof a),
-			type_str(s, b, sizeof b));
+	if (x != y)
+		ir_verr(v, in, "%s %s does not have the type of %s %s", what_i, type_str(x, a, sizeof a), what_j,
+			type_str(y, b, sizeof b));
 }
+
+/* copy(Dest T, Src T) */
+void ir_rule_copy(struct ir_verifier *v, const struct ir_instr *in) { same_type(v, in, 0, "destination", 1, "source"); }
+
+/* sgdmomentum: Velocity has the type of Weight (issue 13, part A). */
+void ir_rule_velocity(struct ir_verifier *v, const struct ir_instr *in) { same_type(v, in, 3, "velocity", 2, "weight"); }
 
 /* topk: the scratch buffer holds one row of Src and an index64 per element
  * of that row: D * (element size + 8) bytes, D = the last dimension. */

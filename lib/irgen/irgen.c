@@ -23,7 +23,9 @@
  *   - the node's instruction, named NAME: the kind of the same name in
  *     lower case, operands mapped by the Graph column of Instrs.def,
  *     attributes copied; Slice -> extracttensor; MaxPool -> maxpool, or
- *     maxpoolwithargmax when the Argmax result is used;
+ *     maxpoolwithargmax when the Argmax result is used; SGD -> sgd, or
+ *     sgdmomentum with momentum, whose velocity is the weight
+ *     "<W>_velocity" (declared here when the function lacks it);
  *   - Reshape -> tensorview NAME of its input (zero offsets, no copy),
  *     unless the input is a placeholder the function writes: then the
  *     input is viewed (NAME.view) and copied into NAME.res (copy NAME), so
@@ -303,6 +305,45 @@ static void gen_maxpool(struct gen *G, uint32_t k)
 	gen_mapped(G, k, G->g.val_nuses[G->g.val_begin[k] + 1] ? IK_maxpoolwithargmax : IK_maxpool);
 }
 
+/* Whether v can be SGD's velocity of type t: a mutable weight of type t. */
+static bool velocity_ok(struct ir_value *v, const struct type *t)
+{
+	return v->vkind == IV_WEIGHT && !ir_as_weight(v)->is_const && v->type == t;
+}
+
+/* SGD without momentum is the sgd instruction; with momentum it is
+ * sgdmomentum, whose Velocity operand is the mutable weight
+ * "<W>_velocity" (W the updated placeholder; else "<SGD's name>_velocity"),
+ * the name the lowering rule gives its velocity placeholder
+ * (lib/passes/lower-train.c), so a run carries the same state whole or
+ * lowered. The weight is declared here unless the function already has it;
+ * where the name is taken by something else (another type), the first
+ * free "<name>.N" is declared, as the lowering rule's fresh name. */
+static void gen_sgd(struct gen *G, uint32_t k)
+{
+	const struct node *n = G->g.nodes[k];
+	if (node_float(n, AN_momentum) == 0) {
+		gen_mapped(G, k, IK_sgd);
+		return;
+	}
+	const struct node *w = op_val(n, 1).node;
+	const struct type *t = node_type(n);
+	char base[300], name[320];
+	snprintf(base, sizeof base, "%.280s_velocity",
+		 w->kind == NK_Placeholder ? w->name : n->name ? n->name : "sgd");
+	snprintf(name, sizeof name, "%s", base);
+	struct ir_value *vel = strmap_get(&G->irf->names, name);
+	for (unsigned i = 1; vel && !velocity_ok(vel, t); i++) {
+		snprintf(name, sizeof name, "%s.%u", base, i);
+		vel = strmap_get(&G->irf->names, name);
+	}
+	if (!vel)
+		vel = &ir_weight_create(G->irf, name, t, false, n->loc)->v;
+	struct ir_value *ops[4] = {resbuf(G, k, 0), opbuf(G, k, 0), opbuf(G, k, 1), vel};
+	struct ir_instr *in = ir_instr_create(G->irf, IK_sgdmomentum, n->name, NULL, ops, 4, NULL, n->loc);
+	copy_attrs(G, in, n);
+}
+
 /* Builds node k's instructions. */
 typedef void gen_fn(struct gen *G, uint32_t k);
 
@@ -316,6 +357,7 @@ static gen_fn *const hand_gen[NK_COUNT] = {
 	[NK_InsertTensor] = gen_insert,
 	[NK_Slice] = gen_slice,
 	[NK_MaxPool] = gen_maxpool,
+	[NK_SGD] = gen_sgd,
 };
 
 /* Generates node k: its result buffers, then its instructions. */
@@ -356,43 +398,15 @@ static void map_kinds(struct gen *G)
 		G->ikind[k] = instr_kind_named_like(k);
 }
 
-/* SGD: the sgd instruction has no velocity operand (momentum lives in the
- * <W>_velocity placeholder that lowering creates), so an SGD with momentum
- * must be lowered first; reports it and returns 1, else 0. */
-static int check_sgd(const struct gen *G, const struct node *n)
-{
-	if (node_float(n, AN_momentum) == 0)
-		return 0;
-	diag_error(G->d, n->loc,
-		   "SGD %%%s has momentum %g, which the sgd instruction cannot keep: "
-		   "lower it first (glow-opt -O2 or -passes=lower)",
-		   n->name ? n->name : "", node_float(n, AN_momentum));
-	return 1;
-}
-
-/* Checks a node whose kind has an instruction but not for every
- * attribute value; returns the number of errors reported. */
-typedef int lowered_check_fn(const struct gen *G, const struct node *n);
-
-/* The kinds whose instruction takes only some of their nodes, by node kind. */
-static lowered_check_fn *const lowered_check[NK_COUNT] = {
-	[NK_SGD] = check_sgd,
-};
-
 /* Reports every node of f of a kind that has no instruction and that
- * gen_node does not build by hand (the gradient and training kinds, which
- * glow-opt's lower stage turns into forward kinds); the count. */
+ * gen_node does not build by hand (the training kinds without an
+ * instruction, Dropout say, which glow-opt's lower stage turns into
+ * forward kinds); the count. */
 static int check_lowered(const struct gen *G, struct func *f)
 {
 	int bad = 0;
 	func_for_each(f, n) {
-		if (hand_gen[n->kind])
-			continue;
-		if (lowered_check[n->kind]) {
-			bad += lowered_check[n->kind](G, n);
-			continue;
-		}
-		if (G->ikind[n->kind] >= 0)
+		if (hand_gen[n->kind] || G->ikind[n->kind] >= 0)
 			continue;
 		diag_error(G->d, n->loc, "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
 			   node_kind_name(n->kind), n->name ? n->name : "");

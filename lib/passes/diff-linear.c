@@ -1,19 +1,19 @@
 /* diff-linear.c - gradient rules of the differentiate pass (Gradients.def)
  * for the linear and windowed kinds and SoftMax. Convolution,
- * FullyConnected and the pools make gradient kinds (ConvolutionGrad, ...,
- * lowered by lower-grad.c) that carry the forward window; the matrix
- * products are products with the transposed other operand:
- *   MatMul: dA = G B^T, dB = A^T G (BatchMatMul per batch);
+ * FullyConnected, the matrix products, the pools and LogSoftMax make
+ * gradient kinds (ConvolutionGrad, MatMulGrad, ..., whose lowering rules in
+ * lower-grad.c give the forward kinds, where the backend wants them
+ * lowered) that carry the forward window or axis:
+ *   MatMul: dA = G B^T, dB = A^T G (BatchMatMul per batch), one
+ *     MatMulGrad (BatchMatMulGrad) for both;
+ *   AdaptiveAvgPool: AdaptiveAvgPoolGrad, G spread by the window weights;
+ *   LogSoftMax: LogSoftMaxGrad, G - exp(y) * sum(G) over the axis;
  *   BatchedAdd: dBatch = G, dSlice = BatchedReduceAdd(G) over axis 0;
- *   SoftMax: y * (G - sum(G * y)), LogSoftMax: G - exp(y) * sum(G), the
- *     sums over the axis, broadcast back;
- *   AdaptiveAvgPool: G spread by a constant matrix of window weights.
+ *   SoftMax: y * (G - sum(G * y)), the sum over the axis, broadcast back.
  */
 #include "passes/differentiate.h"
 #include "passes/passutil.h"
 
-#include <stdio.h>
-#include <stdlib.h>
 
 /* Copies the window attributes of a Convolution or pool n to its gradient gn. */
 static void copy_window(struct dctx *c, struct node *gn, const struct node *n)
@@ -65,62 +65,28 @@ bool dr_avgpool(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, gx);
 }
 
-/* AdaptiveAvgPool (Gradients.def): G spread by the window weights. */
+/* AdaptiveAvgPool (Gradients.def): AdaptiveAvgPoolGrad of G, float only
+ * (its lowering spreads G by a constant matrix of window weights). */
 bool dr_adaptive_avgpool(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0);
-	/* dX = G spread by the constant matrix A [OH*OW, H*W] of window
-	 * weights (1/count where output o's window covers pixel p):
-	 * [N, OH, OW, C] -> [N, C, OH*OW] (Transpose, Reshape to 2-D)
-	 * -> MatMul A -> [N, C, H, W] -> NHWC */
-	const struct type *xt = val_type(a), *gt = val_type(gy);
-	if (!elem_is_float((enum elem_kind)xt->elem))
+	if (!elem_is_float((enum elem_kind)val_type(a)->elem))
 		return false;
-	uint64_t nb = xt->dims[0], h = xt->dims[1], w = xt->dims[2], ch = xt->dims[3];
-	uint64_t oh = gt->dims[1], ow = gt->dims[2];
-	float *mat = calloc(oh * ow * h * w, sizeof *mat);
-	if (!mat)
-		abort();
-	for (uint64_t oy = 0; oy < oh; oy++)
-		for (uint64_t ox = 0; ox < ow; ox++) {
-			uint64_t y0 = oy * h / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
-			uint64_t x0 = ox * w / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
-			float inv = 1.0f / (float)((y1 - y0) * (x1 - x0));
-			for (uint64_t y = y0; y < y1; y++)
-				for (uint64_t x = x0; x < x1; x++)
-					mat[(oy * ow + ox) * h * w + y * w + x] = inv;
-		}
-	uint64_t md[2] = {oh * ow, h * w};
-	char name[96];
-	snprintf(name, sizeof name, "%.80s.spread", n->name);
-	struct constant *k = pu_new_constant(c->m, type_with_dims(c->m->types, xt, md, 2), mat, name);
-	free(mat);
-	static const int64_t to_nc[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
-	uint64_t g2[2] = {nb * ch, oh * ow}, x4[4] = {nb, ch, h, w};
-	struct value g = dg_mk_transpose(c, gy, to_nc, n);
-	g = dg_mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, gt, g2, 2), n);
-	struct value ops[2] = {g, node_val(&k->n, 0)};
-	md[0] = nb * ch;
-	g = dg_mk1(c, NK_MatMul, ops, 2, type_with_dims(c->m->types, xt, md, 2), n);
-	g = dg_mk1(c, NK_Reshape, &g, 1, type_with_dims(c->m->types, xt, x4, 4), n);
-	return dg_to_input(c, n, dg_mk_transpose(c, g, to_nhwc, n));
+	return dg_to_input(c, n, dg_mk1(c, NK_AdaptiveAvgPoolGrad, &gy, 1, val_type(a), n));
 }
 
-/* MatMul and BatchMatMul (Gradients.def): dA = G B^T, dB = A^T G, with
- * the last two axes transposed. */
+/* MatMul and BatchMatMul (Gradients.def): MatMulGrad or BatchMatMulGrad
+ * of both operands and G, when either wants a gradient. */
 bool dr_matmul(struct dctx *c, struct node *n, struct value gy)
 {
-	static const int64_t swap2[2] = {1, 0}, swap3[3] = {0, 2, 1};
 	struct value a = op_val(n, 0), b = op_val(n, 1);
-	const int64_t *swap = n->kind == NK_MatMul ? swap2 : swap3;
-	if (dg_wants_grad(c, a)) {
-		struct value ops[2] = {gy, dg_mk_transpose(c, b, swap, n)};
-		dg_add_adj(c, a, dg_mk1(c, n->kind, ops, 2, val_type(a), n));
-	}
-	if (dg_wants_grad(c, b)) {
-		struct value ops[2] = {dg_mk_transpose(c, a, swap, n), gy};
-		dg_add_adj(c, b, dg_mk1(c, n->kind, ops, 2, val_type(b), n));
-	}
+	if (!dg_wants_grad(c, a) && !dg_wants_grad(c, b))
+		return true;
+	struct value ops[3] = {a, b, gy};
+	const struct type *t[2] = {val_type(a), val_type(b)};
+	struct node *gn = dg_mk(c, n->kind == NK_MatMul ? NK_MatMulGrad : NK_BatchMatMulGrad, ops, 3, t, n);
+	dg_add_adj(c, a, node_val(gn, 0));
+	dg_add_adj(c, b, node_val(gn, 1));
 	return true;
 }
 
@@ -152,9 +118,10 @@ bool dr_softmax(struct dctx *c, struct node *n, struct value gy)
 		struct value s = dg_sum_axis(c, dg_mk_bin(c, NK_Mul, gy, y, n), axis, n);
 		dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, y, dg_mk_bin(c, NK_Sub, gy, s, n), n));
 	} else {
-		struct value p = dg_mk1(c, NK_Exp, &y, 1, val_type(y), n);
-		struct value ps = dg_mk_bin(c, NK_Mul, p, dg_sum_axis(c, gy, axis, n), n);
-		dg_add_adj(c, a, dg_mk_bin(c, NK_Sub, gy, ps, n));
+		struct value ops[2] = {y, gy};
+		struct value g = dg_mk1(c, NK_LogSoftMaxGrad, ops, 2, val_type(y), n);
+		node_set_int(c->m, g.node, AN_axis, (int64_t)axis);
+		dg_add_adj(c, a, g);
 	}
 	return true;
 }

@@ -322,3 +322,74 @@ bool lower_xent_grad(struct func *f, struct node *n)
 	lw_replace(f, n, lw_un(f, NK_Neg, q, n, "dx"));
 	return true;
 }
+
+/* MatMulGrad and BatchMatMulGrad (Lowering.def): the products
+ * differentiate wrote before these kinds existed, dA = G B^T and
+ * dB = A^T G, the last two axes transposed. */
+bool lower_matmul_grad(struct func *f, struct node *n)
+{
+	static const int64_t swap2[2] = {1, 0}, swap3[3] = {0, 2, 1};
+	bool batched = n->kind == NK_BatchMatMulGrad;
+	const int64_t *swap = batched ? swap3 : swap2;
+	unsigned k = batched ? NK_BatchMatMul : NK_MatMul;
+	struct value a = op_val(n, 0), b = op_val(n, 1), g = op_val(n, 2);
+	struct value da[2] = {g, transpose(f, b, swap, n, "rhst")}, db[2] = {transpose(f, a, swap, n, "lhst"), g};
+	struct value r[2];
+	r[0] = node_val(lw_node(f, k, da, 2, n->types[0], n, "dlhs"), 0);
+	r[1] = node_val(lw_node(f, k, db, 2, n->types[1], n, "drhs"), 0);
+	replace_all(f, n, r);
+	return true;
+}
+
+/* AdaptiveAvgPoolGrad (Lowering.def): G spread by the constant matrix A
+ * [OH*OW, H*W] of window weights (1/count where output o's window covers
+ * pixel p): [N, OH, OW, C] -> [N, C, OH*OW] (Transpose, Reshape to 2-D)
+ * -> MatMul A -> [N, C, H, W] -> NHWC. */
+bool lower_adaptive_avgpool_grad(struct func *f, struct node *n)
+{
+	struct value gy = op_val(n, 0);
+	const struct type *xt = node_type(n), *gt = val_type(gy);
+	uint64_t nb = xt->dims[0], h = xt->dims[1], w = xt->dims[2], ch = xt->dims[3];
+	uint64_t oh = gt->dims[1], ow = gt->dims[2];
+	float *mat = calloc(oh * ow * h * w + 1, sizeof *mat);
+	if (!mat)
+		abort();
+	for (uint64_t oy = 0; oy < oh; oy++)
+		for (uint64_t ox = 0; ox < ow; ox++) {
+			uint64_t y0 = oy * h / oh, y1 = ((oy + 1) * h + oh - 1) / oh;
+			uint64_t x0 = ox * w / ow, x1 = ((ox + 1) * w + ow - 1) / ow;
+			float inv = 1.0f / (float)((y1 - y0) * (x1 - x0));
+			for (uint64_t y = y0; y < y1; y++)
+				for (uint64_t x = x0; x < x1; x++)
+					mat[(oy * ow + ox) * h * w + y * w + x] = inv;
+		}
+	uint64_t md[2] = {oh * ow, h * w};
+	char buf[64];
+	const struct type *mt = type_with_elem(f->mod->types, tdims(f, xt, md, 2), EK_FLOAT);
+	struct value spread = node_val(&pu_new_constant(f->mod, mt, mat, lw_name(buf, n, "spread"))->n, 0);
+	free(mat);
+	if (xt->elem != EK_FLOAT)
+		spread = node_val(lw_node(f, NK_ConvertTo, &spread, 1, tdims(f, xt, md, 2), n, "spreadk"), 0);
+	static const int64_t to_nc[4] = {0, 3, 1, 2}, to_nhwc[4] = {0, 2, 3, 1};
+	uint64_t g2[2] = {nb * ch, oh * ow}, x2[2] = {nb * ch, h * w}, x4[4] = {nb, ch, h, w};
+	struct value g = reshape(f, transpose(f, gy, to_nc, n, "gnc"), tdims(f, gt, g2, 2), n, "g2");
+	struct value ops[2] = {g, spread};
+	g = node_val(lw_node(f, NK_MatMul, ops, 2, tdims(f, xt, x2, 2), n, "spreadg"), 0);
+	g = reshape(f, g, tdims(f, xt, x4, 4), n, "dxnc");
+	lw_replace(f, n, transpose(f, g, to_nhwc, n, "dx"));
+	return true;
+}
+
+/* LogSoftMaxGrad (Lowering.def): G - exp(Y) * (G summed over the axis,
+ * broadcast back). */
+bool lower_logsoftmax_grad(struct func *f, struct node *n)
+{
+	struct value y = op_val(n, 0), g = op_val(n, 1);
+	const struct type *t = val_type(y);
+	bool drop[GLOW_MAX_RANK] = {false};
+	drop[node_int(n, AN_axis)] = true;
+	struct value s = lw_expand(f, lw_reduce(f, NK_BatchedReduceAdd, g, drop, n, "gsum"), t, drop, n, "gsumb");
+	struct value p = lw_un(f, NK_Exp, y, n, "p");
+	lw_replace(f, n, lw_bin(f, NK_Sub, g, lw_bin(f, NK_Mul, p, s, n, "ps"), n, "dx"));
+	return true;
+}

@@ -3,8 +3,10 @@
  * kinds, so every backend runs a training step with the kernels it has.
  * lower-grad.c holds the gradient kinds of the first training release;
  * the ones added with these (BatchNormalizationGrad,
- * LocalResponseNormalizationGrad) are at the end. All are lowered whatever
- * the backend's should_lower says (lower_is_grad).
+ * LocalResponseNormalizationGrad) are at the end. Each is lowered where
+ * the backend's should_lower asks for it, or where the kind has no
+ * instruction (lower_grad_needed); backends/interpreter/k_grad.c and
+ * backends/c/cgen_grad.c run the same arithmetic whole.
  *
  *   SGD(G, W) {learning_rate lr, momentum mu, l1_decay l1, l2_decay l2,
  *   batch_size b}, exactly the arithmetic differentiate used to write out:
@@ -42,6 +44,7 @@
  *   dX = G d - 2 alpha beta / size * X * (window sum of G X d / s); the
  *   window sums are MatMuls of [N*H*W, C] by a C x C band of ones.
  */
+#include "passes/dropoutmask.h"
 #include "passes/lowering.h"
 #include "passes/passutil.h"
 
@@ -50,7 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MASK_PRIME 2147483647u
+#define MASK_PRIME DROPOUT_MASK_PRIME
 
 /* The velocity placeholder of SGD node n (see the top). */
 static struct value velocity(struct func *f, struct node *n, const struct type *t)
@@ -95,18 +98,6 @@ bool lower_sgd(struct func *f, struct node *n)
 	return true;
 }
 
-/* A 64-bit mix of x (the finalizer of a well-known splittable generator:
- * xor-shifts and two odd multipliers), so neighbouring indices and seeds
- * give unrelated keys. */
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9u;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebu;
-	return x ^ (x >> 31);
-}
-
 /* DropoutMask (Lowering.def). */
 bool lower_dropout_mask(struct func *f, struct node *n)
 {
@@ -121,7 +112,7 @@ bool lower_dropout_mask(struct func *f, struct node *n)
 	if (!keys)
 		abort();
 	for (uint64_t i = 0; i < cnt; i++)
-		keys[i] = (int64_t)(mix64(mix64(seed + 0x9e3779b97f4a7c15u) + i) % MASK_PRIME);
+		keys[i] = dropout_key(seed, i);
 	char buf[64];
 	struct constant *kc = pu_new_constant(m, kt, keys, lw_name(buf, n, "keys"));
 	free(keys);
@@ -141,7 +132,7 @@ bool lower_dropout_mask(struct func *f, struct node *n)
 	for (unsigned i = 0; i < 2; i++)
 		h = lw_bin(f, NK_Mod, lw_bin(f, NK_Add, lw_bin(f, NK_Mul, h, h, n, sq[i]), k, n, ad[i]), prime, n,
 			   md[i]);
-	double thr = floor((1 - r) * (double)MASK_PRIME + 0.5);
+	double thr = (double)dropout_threshold(r);
 	struct value keep = lw_bin(f, NK_CmpLT, h, lw_splat(f, kt, thr, n, "threshold"), n, "keep");
 	struct value ops[3] = {keep, lw_splat(f, mt, 1.0 / (1.0 - r), n, "scale"), lw_splat(f, mt, 0, n, "zero")};
 	lw_replace(f, n, node_val(lw_node(f, NK_Select, ops, 3, mt, n, "mask"), 0));

@@ -10,6 +10,7 @@
  * argument.
  */
 #include "passes/lowering.h"
+#include "ir/ir.h"
 #include "passes/passutil.h"
 
 #include <stdio.h>
@@ -35,6 +36,25 @@ static const struct lower_row lower_rows[NK_COUNT] = {
 bool lower_is_grad(const struct node *n)
 {
 	return lower_rows[n->kind].rule && lower_rows[n->kind].when == LW_GRAD;
+}
+
+/* Whether IRGen has an instruction for node kind k: the instruction kind
+ * of k's name in lower case (lib/irgen/irgen.c, map_kinds). */
+static bool kind_has_instr(unsigned k)
+{
+	const char *s = node_kind_name(k);
+	char low[64];
+	size_t l = strlen(s);
+	if (l >= sizeof low)
+		return false;
+	for (size_t i = 0; i <= l; i++)
+		low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+	return instr_kind_lookup(low, l) >= 0;
+}
+
+bool lower_grad_needed(const struct node *n)
+{
+	return lower_is_grad(n) && !kind_has_instr(n->kind);
 }
 
 bool lower_has_rule(const struct node *n)
@@ -72,7 +92,7 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 	for (unsigned sweep = 0; sweep < LOWER_MAX_SWEEPS; sweep++) {
 		bool changed = false;
 		func_for_each_safe(f, n, next) {
-			if (!lower_has_rule(n) || !(lower_is_grad(n) || want(ctx, n)))
+			if (!lower_has_rule(n) || !(lower_grad_needed(n) || want(ctx, n)))
 				continue;
 			unsigned k = n->kind;
 			const struct lower_row *r = &lower_rows[k];
@@ -86,9 +106,20 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 		any = true;
 	}
 	for (unsigned k = 0; k < NK_COUNT; k++)
-		if (counts[k])
+		if (counts[k] && ctx->pm) /* outside a pass (lower_grads): no counters */
 			pass_stat(ctx, lower_rows[k].stat, counts[k]);
 	return any;
+}
+
+static bool is_grad_kind(const struct pass_ctx *ctx, const struct node *n)
+{
+	(void)ctx;
+	return lower_is_grad(n);
+}
+
+bool lower_grads(struct func *f, struct pass_ctx *ctx)
+{
+	return lower_function(f, ctx, is_grad_kind);
 }
 
 /* ------------------------------------------------------------------ */

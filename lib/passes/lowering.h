@@ -32,10 +32,19 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 /* Whether a rule exists for n's kind and could apply to n as it stands. */
 bool lower_has_rule(const struct node *n);
 
-/* n is of a gradient or training kind (LW_GRAD in Lowering.def): no
- * backend has an instruction for one, so the lower stage lowers it
- * whatever the backend's should_lower says */
+/* n is of a gradient or training kind (LW_GRAD in Lowering.def). */
 bool lower_is_grad(const struct node *n);
+
+/* n is of a gradient or training kind that no instruction runs (Instrs.def
+ * has no kind of its name, so IRGen could not build it): the lower stage
+ * lowers it whatever the backend's should_lower says. One with an
+ * instruction is lowered like any other kind, when the backend asks. */
+bool lower_grad_needed(const struct node *n);
+
+/* Lowers every node of f of a gradient or training kind (LW_GRAD rows)
+ * into forward kinds, whatever the backend says (glow-gradcheck
+ * -lower-grads); returns whether it changed f. */
+bool lower_grads(struct func *f, struct pass_ctx *ctx);
 
 /* ---- the rules (Lowering.def), in lower-*.c by family ---- */
 

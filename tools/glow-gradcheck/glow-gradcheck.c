@@ -4,8 +4,9 @@
  * inputs, and reports the worst relative error per placeholder and per
  * gradient kind.
  *
- *   glow-gradcheck M.glow [-func=@F] [-O0|-O2] [-backend=interpreter|c]
- *                  [-mode=train|infer] [-seed=N] [-step=H] [-tolerance=T]
+ *   glow-gradcheck M.glow [-func=@F] [-O0|-O2] [-lower-grads]
+ *                  [-backend=interpreter|c] [-mode=train|infer] [-seed=N]
+ *                  [-step=H] [-tolerance=T]
  *
  * The loss is the sum of @F's loss nodes: CrossEntropyLoss's value and, for
  * Regression(Input, Expected), sum (Input - Expected)^2 / 2, the loss whose
@@ -16,8 +17,13 @@
  * or batch scaling, so one run of @F_grad turns every trainable W into
  * W - dW, and dW is read back as the difference (|W| <= 1, so the float
  * subtraction loses at most about 1e-7 absolutely). -O0 then runs only the
- * lower pass (the gradient kinds always lower), -O2 the O2 pipeline for the
- * backend; the backend's instruction IR pipeline of that level follows.
+ * lower pass, -O2 the O2 pipeline for the backend; the backend's
+ * instruction IR pipeline of that level follows. The gradient and training
+ * kinds stay whole where the backend keeps them (the interpreter and the
+ * C backend keep every kind that has an instruction) and run on the
+ * backend's own kernels; -lower-grads first lowers all of them into
+ * forward kinds (lib/passes/lower-grad.c, lower-train.c), so the same
+ * check covers both forms.
  *
  * Numeric side: (L(W + h e_i) - L(W - h e_i)) / 2h for each element i (at
  * most 64 elements per placeholder, evenly spaced), with h = -step
@@ -59,6 +65,10 @@ int main(int argc, char **argv)
 		 NULL},
 		{"O0", CL_SET, &o.olevel, NULL, "Lower the gradient function only (the default)", 0, NULL},
 		{"O2", CL_SET, &o.olevel, NULL, "Run the O2 pipelines on it", 2, NULL},
+		{"lower-grads", CL_FLAG, &o.lower_grads, NULL,
+		 "Lower every gradient and training kind into forward kinds (default: whole where the backend keeps "
+		 "them)",
+		 0, NULL},
 		{"backend", CL_ENUM, &o.backend, NULL, "Backend that runs both sides", 0, backend_names(BACKEND_HOST)},
 		{"mode", CL_ENUM, &o.mode, NULL,
 		 "Mode of differentiate: train (BatchNormalization with batch statistics, the default) or infer", 0,

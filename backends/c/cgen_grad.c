@@ -1,0 +1,252 @@
+/* cgen_grad.c - the C backend's emitters of the gradient and training
+ * kinds that are not elementwise (Emitters.def's gradient block): each
+ * writes one call of its kernel in kernels/cb_grad.c, which runs the kind
+ * whole. Only float operands are compiled (labels and argmax positions:
+ * int32 or int64); the kernels return -1 for a label or position out of
+ * range, which the bundle reports as a failed run.
+ */
+#include "backends/c/cgen_ops.h"
+#include "passes/dropoutmask.h"
+#include "support/util.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+/* Whether every operand of in but those in the bit set ints (integer
+ * operands, checked for 4 or 8 byte elements) holds float; false after
+ * reporting. */
+static bool grad_operands_ok(struct cg *g, struct ir_instr *in, unsigned ints)
+{
+	for (unsigned i = 0; i < in->nops; i++) {
+		struct ir_value *v = in->ops[i].val;
+		if ((ints >> i) & 1u ? !cg_int_es(v) : !cg_is_float(v)) {
+			cg_unsupported(g, in, "only float gradients (with int32 or int64 labels) are compiled");
+			return false;
+		}
+	}
+	return true;
+}
+
+/* For an instruction of float operands only: operand op's shape as outer
+ * x len x inner around the axis in attribute axis; false after reporting
+ * other operands. */
+static bool float_around_axis(struct cg *g, struct ir_instr *in, unsigned op, enum attr_name axis, uint64_t *outer,
+			      uint64_t *len, uint64_t *inner)
+{
+	if (!grad_operands_ok(g, in, 0))
+		return false;
+	cg_split_axis(in->ops[op].val->type, (unsigned)ir_int(in, axis), outer, len, inner);
+	return true;
+}
+
+/* The address of result r of in as a float pointer in buf, or "0" when
+ * nothing reads it later (the kernel then skips computing it). */
+static const char *live_result(struct cg *g, struct ir_instr *in, unsigned r, char *buf, size_t size)
+{
+	struct ir_value *v = in->ops[r].val;
+	return cg_read_later(g, in, v) ? cg_ptr(g, v, "float", buf, size) : "0";
+}
+
+/* Makes the kernels' scratch hold at least n floats. */
+static void need_scratch(struct cg *g, uint64_t n)
+{
+	if (n * sizeof(float) > g->scratch_bytes)
+		g->scratch_bytes = n * sizeof(float);
+}
+
+/* fullyconnectedgrad(dX, dW, dB, X, W, G), matmulgrad and
+ * batchmatmulgrad(dA, dB, A, B, G): one call of cb_linear_grad_f32, the
+ * bias gradient only where the row says so (CG_LINEAR_BIAS), the others
+ * only where something reads them. */
+void cg_emit_linear_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	if (!grad_operands_ok(g, in, 0))
+		return;
+	bool bias = row->param == CG_LINEAR_BIAS;
+	unsigned o = bias ? 3 : 2; /* the first operand */
+	const struct type *xt = in->ops[o].val->type, *wt = in->ops[o + 1].val->type;
+	unsigned r = xt->rank == 3 ? 1 : 0;
+	char b[6][96];
+	os_printf(g->body,
+		  "\tcb_linear_grad_f32(%s, %s, %s, %s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ");\n",
+		  PTR(in->ops[o].val, "float", b[0]), PTR(in->ops[o + 1].val, "float", b[1]),
+		  PTR(in->ops[o + 2].val, "float", b[2]), live_result(g, in, 0, b[3], sizeof b[3]),
+		  live_result(g, in, 1, b[4], sizeof b[4]), bias ? PTR(in->ops[2].val, "float", b[5]) : "0",
+		  r ? xt->dims[0] : (uint64_t)1, xt->dims[r], xt->dims[r + 1], wt->dims[r + 1]);
+}
+
+/* The window table of a convolutiongrad or avgpoolgrad in (its input x,
+ * output gradient gt), in the layout cb_grad.c's window kernels read:
+ * N H W C OH OW, kernels, strides, pads top left, dilation, group,
+ * count_include_pads (1 and 0 where the kind has no such attribute);
+ * returns the table's number (tiN). */
+static unsigned window_table(struct cg *g, struct ir_instr *in, const struct type *xt, const struct type *gt)
+{
+	unsigned n;
+	const int64_t *k = ir_ints(in, AN_kernels, &n), *s = ir_ints(in, AN_strides, &n);
+	const int64_t *p = ir_ints(in, AN_pads, &n);
+	bool conv = instr_attr_slot(in->kind, AN_dilation) >= 0;
+	const int64_t one[2] = {1, 1}, *dl = conv ? ir_ints(in, AN_dilation, &n) : one;
+	int64_t v[17] = {(int64_t)xt->dims[0], (int64_t)xt->dims[1], (int64_t)xt->dims[2], (int64_t)xt->dims[3],
+			 (int64_t)gt->dims[1], (int64_t)gt->dims[2], k[0], k[1], s[0], s[1], p[0], p[1], dl[0], dl[1],
+			 conv ? ir_int(in, AN_group) : 1, conv ? 0 : ir_int(in, AN_count_include_pads), 0};
+	return cg_int_table(g, v, 17);
+}
+
+/* convolutiongrad(dX, dF, dB, X, F, G) {kernels, strides, pads, group,
+ * dilation} */
+void cg_emit_conv_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	if (!grad_operands_ok(g, in, 0))
+		return;
+	const struct type *ft = in->ops[4].val->type, *gt = in->ops[5].val->type;
+	unsigned id = window_table(g, in, in->ops[3].val->type, gt);
+	uint64_t pix = gt->dims[1] * gt->dims[2], taps = type_numel(ft) / ft->dims[0];
+	need_scratch(g, 2 * pix * taps + taps * ft->dims[0]);
+	char b[6][96];
+	os_printf(g->body,
+		  "\tcb_conv_grad_f32(ti%u, %" PRIu64 ", %" PRIu64 ", %s, %s, %s, %s, %s, %s, (float *)(A + %" PRIu64
+		  "));\n",
+		  id, ft->dims[0], ft->dims[3], PTR(in->ops[3].val, "float", b[0]), PTR(in->ops[4].val, "float", b[1]),
+		  PTR(in->ops[5].val, "float", b[2]), live_result(g, in, 0, b[3], sizeof b[3]),
+		  PTR(in->ops[1].val, "float", b[4]), PTR(in->ops[2].val, "float", b[5]), g->scratch_off);
+}
+
+/* maxpoolgrad(dX, Argmax, G) */
+void cg_emit_maxpool_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	if (!grad_operands_ok(g, in, 1u << 1))
+		return;
+	char b[3][96];
+	os_printf(g->body, "\tif (cb_maxpool_grad_f32(%s, %d, %s, %s, %" PRIu64 ", %" PRIu64 "))\n\t\treturn -1;\n",
+		  PTR(in->ops[1].val, "void", b[0]), cg_int_es(in->ops[1].val), PTR(in->ops[2].val, "float", b[1]),
+		  PTR(in->ops[0].val, "float", b[2]), type_numel(in->ops[0].val->type),
+		  type_numel(in->ops[2].val->type));
+}
+
+/* avgpoolgrad(dX, G) {kernels, strides, pads, count_include_pads} */
+void cg_emit_avgpool_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	if (!grad_operands_ok(g, in, 0))
+		return;
+	unsigned id = window_table(g, in, in->ops[0].val->type, in->ops[1].val->type);
+	char b[2][96];
+	os_printf(g->body, "\tcb_avgpool_grad_f32(ti%u, %s, %s);\n", id, PTR(in->ops[1].val, "float", b[0]),
+		  PTR(in->ops[0].val, "float", b[1]));
+}
+
+/* softmaxgrad(dX, Y, Labels) and, row param CG_GRAD_CE,
+ * crossentropylossgrad(dP, P, Labels, CEGrad): a kernel that returns -1
+ * for a label out of range. */
+void cg_emit_label_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	if (!grad_operands_ok(g, in, 1u << 2))
+		return;
+	bool ce = row->param == CG_GRAD_CE;
+	const struct type *pt = in->ops[1].val->type;
+	char b[4][96], cg[100];
+	snprintf(cg, sizeof cg, "%s, ", ce ? PTR(in->ops[3].val, "float", b[3]) : "");
+	os_printf(g->body,
+		  "\tif (%s(%s, %s, %d, %s%s, %" PRIu64 ", %" PRIu64 "))\n\t\treturn -1;\n",
+		  ce ? "cb_xent_grad_f32" : "cb_softmax_grad_f32", PTR(in->ops[1].val, "float", b[0]),
+		  PTR(in->ops[2].val, "void", b[1]), cg_int_es(in->ops[2].val), ce ? cg : "",
+		  PTR(in->ops[0].val, "float", b[2]), pt->dims[0], pt->dims[1]);
+}
+
+/* batchnormalizationgrad(dX, dScale, dBias, X, Scale, Mean, Var, G)
+ * {channel_idx, epsilon} */
+void cg_emit_bn_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	uint64_t outer, c, inner;
+	if (!float_around_axis(g, in, 3, AN_channel_idx, &outer, &c, &inner))
+		return;
+	char b[8][96], e[40];
+	os_printf(g->body,
+		  "\tcb_bn_grad_f32(%s, %s, %s, %s, %s, %s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %s);\n",
+		  PTR(in->ops[3].val, "float", b[0]), PTR(in->ops[4].val, "float", b[1]),
+		  PTR(in->ops[5].val, "float", b[2]), PTR(in->ops[6].val, "float", b[3]),
+		  PTR(in->ops[7].val, "float", b[4]), PTR(in->ops[0].val, "float", b[5]),
+		  PTR(in->ops[1].val, "float", b[6]), PTR(in->ops[2].val, "float", b[7]), outer, c, inner,
+		  cg_flit(e, ir_float(in, AN_epsilon)));
+}
+
+/* localresponsenormalizationgrad(dX, X, G) {half_window_size, alpha, beta,
+ * k} */
+void cg_emit_lrn_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	if (!grad_operands_ok(g, in, 0))
+		return;
+	const struct type *t = in->ops[1].val->type;
+	char b[3][96], f1[40], f2[40], f3[40];
+	os_printf(g->body, "\tcb_lrn_grad_f32(%s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRId64 ", %s, %s, %s);\n",
+		  PTR(in->ops[1].val, "float", b[0]), PTR(in->ops[2].val, "float", b[1]),
+		  PTR(in->ops[0].val, "float", b[2]), t->dims[0] * t->dims[1] * t->dims[2], t->dims[3],
+		  ir_int(in, AN_half_window_size), cg_flit(f1, ir_float(in, AN_alpha)),
+		  cg_flit(f2, ir_float(in, AN_beta)), cg_flit(f3, ir_float(in, AN_k)));
+}
+
+/* dropoutmask(Mask, Step) {ratio, seed}: the threshold and the kept value
+ * are computed here as the lowering rule computes them. */
+void cg_emit_dropout_mask(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	struct ir_value *m = in->ops[0].val, *s = in->ops[1].val;
+	if (!cg_is_float(m) || cg_int_es(s) != 8) {
+		cg_unsupported(g, in, "only float masks with an int64 step are compiled");
+		return;
+	}
+	double r = ir_float(in, AN_ratio);
+	char b[2][96], keep[40];
+	os_printf(g->body, "\tcb_dropout_mask_f32(%s, %" PRIu64 ", %s, %" PRIu64 "u, %" PRId64 ", %s);\n",
+		  PTR(m, "float", b[0]), type_numel(m->type), PTR(s, "int64_t", b[1]), (uint64_t)ir_int(in, AN_seed),
+		  dropout_threshold(r), cg_flit(keep, 1.0 / (1.0 - r)));
+}
+
+/* sgdmomentum(Dest, Gradient, Weight, Velocity) {l1_decay, l2_decay,
+ * learning_rate, momentum, batch_size} */
+void cg_emit_sgd_momentum(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	if (!grad_operands_ok(g, in, 0))
+		return;
+	char b[4][96], f[5][40];
+	os_printf(g->body, "\tcb_sgd_momentum_f32(%s, %s, %s, %s, %" PRIu64 ", %s, %s, %s, %s, %s);\n",
+		  PTR(in->ops[0].val, "float", b[0]), PTR(in->ops[1].val, "float", b[1]),
+		  PTR(in->ops[2].val, "float", b[2]), PTR(in->ops[3].val, "float", b[3]),
+		  type_numel(in->ops[0].val->type), cg_flit(f[0], 1.0 / (double)ir_int(in, AN_batch_size)),
+		  cg_flit(f[1], ir_float(in, AN_l1_decay)), cg_flit(f[2], ir_float(in, AN_l2_decay)),
+		  cg_flit(f[3], ir_float(in, AN_momentum)), cg_flit(f[4], ir_float(in, AN_learning_rate)));
+}
+
+/* adaptiveavgpoolgrad(dX, G) */
+void cg_emit_adaptive_avgpool_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	if (!grad_operands_ok(g, in, 0))
+		return;
+	const uint64_t *xd = in->ops[0].val->type->dims, *gd = in->ops[1].val->type->dims;
+	char b[2][96];
+	os_printf(g->body,
+		  "\tcb_adaptive_avgpool_grad_f32(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
+		  ", %" PRIu64 ");\n",
+		  PTR(in->ops[1].val, "float", b[0]), PTR(in->ops[0].val, "float", b[1]), xd[0], xd[1], xd[2], xd[3],
+		  gd[1], gd[2]);
+}
+
+/* logsoftmaxgrad(dX, Y, G) {axis} */
+void cg_emit_logsoftmax_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	uint64_t outer, len, inner;
+	if (!float_around_axis(g, in, 1, AN_axis, &outer, &len, &inner))
+		return;
+	char b[3][96];
+	os_printf(g->body, "\tcb_logsoftmax_grad_f32(%s, %s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ");\n",
+		  PTR(in->ops[1].val, "float", b[0]), PTR(in->ops[2].val, "float", b[1]),
+		  PTR(in->ops[0].val, "float", b[2]), outer, len, inner);
+}
