@@ -23,7 +23,7 @@ trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
 load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown; }
 echo "start $(date -u), load average $(load)"
-"$bin/glow-opt" -passes=differentiate,O2 -mode=train -learning-rate=0.01 -momentum=0.9 -weight-decay=0.0005 \
+"$bin/glow-opt" -passes=differentiate,O2 -mode=train -backend=c -learning-rate=0.01 -momentum=0.9 -weight-decay=0.0005 \
 	-batch-size=64 "$here/examples/fashion/cnn.glow" -o cnn.glow
 "$bin/glow-opt" -passes=count-flops cnn.glow -o /dev/null 2>&1 | grep '@train_grad'
 "$bin/glow-irgen" cnn.glow | "$bin/glow-llc" -O2 -o cnn.gir
