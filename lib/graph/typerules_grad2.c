@@ -51,7 +51,9 @@ void tr_binary_grad(struct typed_op *op)
 		if (trc_want_same_shape(op, OPW(op, i), top_optype(op, i), OPW(op, g), gt))
 			trc_want_elem(op, OPW(op, i), top_optype(op, i), OPW(op, g), gt);
 	for (unsigned r = 0; r < op->nres; r++)
-		trc_res_same_type(op, r, g);
+		if (op->res[r] != gt)
+			top_err(op, "%s %s must have the type %s of OutputGrad", node_desc(op->kind)->res_names[r],
+				TYS(op->res[r]), TYS(gt));
 }
 
 /* ReshapeGrad(OutputGrad) -> InputGrad: as many elements. */
