@@ -82,6 +82,14 @@ unsigned cg_dims_table(struct cg *g, const struct type *t);
 /* The byte size of v's integer or index elements (4 or 8), 0 otherwise. */
 int cg_int_es(const struct ir_value *v);
 
+/* cgen_move.c */
+
+/* cb_copy_nd of the elements dims (rank) from src + soff (element strides
+ * ss) to dst + doff (strides ds), dimensions of 1 dropped and contiguous
+ * neighbours merged. */
+void cg_emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const int64_t *ds, struct ir_value *src,
+		     int64_t soff, const int64_t *ss, const int64_t *dims, unsigned rank);
+
 /* cgen_conv.c */
 
 /* a stride-1 transposed convolution on the packed path; false: not taken */

@@ -34,6 +34,7 @@
  * Only results with users are built: differentiate leaves the adjoint of
  * an operand that wants none unused.
  */
+#include "graph/pad_index.h"
 #include "passes/lowering.h"
 #include "passes/passutil.h"
 
@@ -252,25 +253,6 @@ bool lower_concat_grad(struct func *f, struct node *n)
 	return true;
 }
 
-/* The input index Pad reads along one axis for output index o (padding b
- * in front, input length len, mode 0 constant, 1 reflect, 2 edge); -1 for
- * a constant padding element. */
-static int64_t pad_source(int64_t o, int64_t b, int64_t len, int64_t mode)
-{
-	int64_t x = o - b;
-	if (x >= 0 && x < len)
-		return x;
-	if (mode == 0)
-		return -1;
-	if (mode == 2)
-		return x < 0 ? 0 : len - 1;
-	if (len == 1)
-		return 0;
-	int64_t period = 2 * (len - 1);
-	x = ((x % period) + period) % period;
-	return x >= len ? period - x : x;
-}
-
 /* PadGrad in general: the scatter of G through the table of sources. */
 static struct value pad_scatter(struct func *f, struct node *n, const int64_t *pads, int64_t mode)
 {
@@ -285,7 +267,7 @@ static struct value pad_scatter(struct func *f, struct node *n, const int64_t *p
 	for (uint64_t o = 0; o < nout; o++) {
 		int64_t src = 0;
 		for (unsigned i = 0; i < r && src >= 0; i++) {
-			int64_t s = pad_source((int64_t)idx[i], pads[i], (int64_t)xt->dims[i], mode);
+			int64_t s = pad_source_index((int64_t)idx[i], pads[i], (int64_t)xt->dims[i], mode);
 			src = s < 0 ? -1 : src + s * (int64_t)str[i];
 		}
 		tab[o] = src < 0 ? (int64_t)nin : src;
