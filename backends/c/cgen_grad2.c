@@ -8,6 +8,7 @@
  */
 #include "backends/c/cgen.h"
 #include "backends/c/cgen_ops.h"
+#include "graph/reduce_axes.h"
 
 #include <inttypes.h>
 
@@ -65,76 +66,44 @@ void cg_emit_ew_grad2(struct cg *g, struct ir_instr *in, const struct cg_emit_ro
 
 /* ---- data movement back ---- */
 
-/* Dest and OutputGrad of a movement gradient with their row-major
- * element strides. */
-struct mv {
-	struct ir_value *d, *s;
-	int64_t ds[GLOW_MAX_RANK], ss[GLOW_MAX_RANK], sdims[GLOW_MAX_RANK];
-};
-
-static void mv_init(struct mv *m, struct ir_instr *in)
+/* reshapegrad, transposegrad, concatgrad, slicegrad (row parameter enum
+ * cg_grad_move_op): one strided copy. It walks OutputGrad into Dest at the
+ * same axes, except that a reshape walks both as flat arrays, a transpose
+ * steps along Dest's axis shuffle[i] for OutputGrad's axis i, a concat
+ * walks Dest from offset along dim of OutputGrad, and a slice writes
+ * zeros first and starts at start. */
+void cg_emit_move_grad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
-	m->d = in->ops[0].val;
-	m->s = in->ops[in->nops - 1].val;
-	cg_strides_of(m->d->type, m->ds);
-	cg_strides_of(m->s->type, m->ss);
-	for (unsigned i = 0; i < m->s->type->rank; i++)
-		m->sdims[i] = (int64_t)m->s->type->dims[i];
-}
-
-/* reshapegrad: the same elements. */
-void cg_emit_reshapegrad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
-{
-	(void)row;
-	struct mv m;
-	mv_init(&m, in);
-	static const int64_t one[1] = {1};
-	int64_t n = (int64_t)type_numel(m.d->type);
-	cg_emit_copy_nd(g, m.d, 0, one, m.s, 0, one, &n, 1);
-}
-
-/* transposegrad: OutputGrad's axis i is Dest's axis shuffle[i]. */
-void cg_emit_transposegrad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
-{
-	(void)row;
-	struct mv m;
-	mv_init(&m, in);
-	unsigned len;
-	const int64_t *s = ir_ints(in, AN_shuffle, &len);
-	int64_t step[GLOW_MAX_RANK];
-	for (unsigned i = 0; i < len; i++)
-		step[i] = m.ds[s[i]];
-	cg_emit_copy_nd(g, m.d, 0, step, m.s, 0, m.ss, m.sdims, len);
-}
-
-/* concatgrad: Dest is OutputGrad's slab at offset along dim. */
-void cg_emit_concatgrad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
-{
-	(void)row;
-	struct mv m;
-	mv_init(&m, in);
-	const struct type *dt = m.d->type;
-	int64_t dims[GLOW_MAX_RANK];
-	for (unsigned i = 0; i < dt->rank; i++)
-		dims[i] = (int64_t)dt->dims[i];
-	int64_t soff = ir_int(in, AN_offset) * m.ss[ir_int(in, AN_dim)];
-	cg_emit_copy_nd(g, m.d, 0, m.ds, m.s, soff, m.ss, dims, dt->rank);
-}
-
-/* slicegrad: zeros, OutputGrad at start. */
-void cg_emit_slicegrad(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
-{
-	(void)row;
-	struct mv m;
-	mv_init(&m, in);
-	unsigned len;
-	const int64_t *start = ir_ints(in, AN_start, &len);
-	int64_t doff = 0;
-	for (unsigned i = 0; i < len; i++)
-		doff += start[i] * m.ds[i];
-	char o[96];
-	os_printf(g->body, "\tmemset(%s, 0, %" PRIu64 ");\n", PTR(m.d, "void", o), type_bytes(m.d->type));
-	cg_emit_copy_nd(g, m.d, doff, m.ds, m.s, 0, m.ss, m.sdims, len);
+	struct ir_value *d = in->ops[0].val, *s = in->ops[1].val;
+	const struct type *dt = d->type, *st = s->type;
+	int64_t ds[GLOW_MAX_RANK], ss[GLOW_MAX_RANK], step[GLOW_MAX_RANK], dims[GLOW_MAX_RANK], doff = 0, soff = 0;
+	cg_strides_of(dt, ds);
+	cg_strides_of(st, ss);
+	unsigned rank = st->rank, len;
+	for (unsigned i = 0; i < rank; i++) {
+		dims[i] = (int64_t)st->dims[i];
+		step[i] = ds[i];
+	}
+	if (row->param == CG_GRAD_RESHAPE) {
+		rank = 1;
+		dims[0] = (int64_t)type_numel(st);
+		step[0] = ss[0] = 1;
+	} else if (row->param == CG_GRAD_TRANSPOSE) {
+		const int64_t *shuffle = ir_ints(in, AN_shuffle, &len);
+		for (unsigned i = 0; i < rank; i++)
+			step[i] = ds[shuffle[i]];
+	} else if (row->param == CG_GRAD_CONCAT) {
+		for (unsigned i = 0; i < rank; i++)
+			dims[i] = (int64_t)dt->dims[i];
+		soff = ir_int(in, AN_offset) * ss[ir_int(in, AN_dim)];
+	} else {
+		const int64_t *start = ir_ints(in, AN_start, &len);
+		for (unsigned i = 0; i < rank; i++)
+			doff += start[i] * ds[i];
+		char o[96];
+		os_printf(g->body, "\tmemset(%s, 0, %" PRIu64 ");\n", PTR(d, "void", o), type_bytes(dt));
+	}
+	cg_emit_copy_nd(g, d, doff, step, s, soff, ss, dims, rank);
 }
 
 /* ---- the kinds that sum (kernels/cb_grad2.c) ---- */
@@ -165,14 +134,13 @@ void cg_emit_padgrad(struct cg *g, struct ir_instr *in, const struct cg_emit_row
 	(void)row;
 	if (!all_float_ops(g, in))
 		return;
-	struct mv m;
-	mv_init(&m, in);
+	struct ir_value *d = in->ops[0].val, *s = in->ops[1].val;
 	unsigned len;
 	const int64_t *pads = ir_ints(in, AN_pads, &len);
-	unsigned tg = cg_dims_table(g, m.s->type), td = cg_dims_table(g, m.d->type), tp = cg_i64_table(g, pads, len);
+	unsigned tg = cg_dims_table(g, s->type), td = cg_dims_table(g, d->type), tp = cg_i64_table(g, pads, len);
 	char a[96], o[96];
-	os_printf(g->body, "\tcb_padgrad_f32(%s, tb%u, %s, tb%u, tb%u, %u, %d);\n", PTR(m.s, "float", a), tg,
-		  PTR(m.d, "float", o), td, tp, m.d->type->rank, (int)ir_int(in, AN_mode));
+	os_printf(g->body, "\tcb_padgrad_f32(%s, tb%u, %s, tb%u, tb%u, %u, %d);\n", PTR(s, "float", a), tg,
+		  PTR(d, "float", o), td, tp, d->type->rank, (int)ir_int(in, AN_mode));
 }
 
 /* batchedaddgrad: BatchGrad a copy, SliceGrad the sum over the batch. */
@@ -193,26 +161,16 @@ void cg_emit_reducegrad(struct cg *g, struct ir_instr *in, const struct cg_emit_
 {
 	if (!all_float_ops(g, in))
 		return;
-	struct mv m;
-	mv_init(&m, in);
-	const struct type *t = m.d->type;
+	struct ir_value *d = in->ops[0].val, *s = in->ops[1].val;
+	const struct type *t = d->type;
 	unsigned n;
 	const int64_t *axes = ir_ints(in, AN_axes, &n);
 	bool red[GLOW_MAX_RANK] = {false};
-	double cnt = 1;
-	for (unsigned i = 0; i < n; i++) {
-		red[axes[i]] = true;
-		cnt *= (double)t->dims[axes[i]];
-	}
-	int64_t gs[GLOW_MAX_RANK], s = 1, dims[GLOW_MAX_RANK];
-	for (unsigned i = t->rank; i-- > 0;) {
-		dims[i] = (int64_t)t->dims[i];
-		gs[i] = red[i] ? 0 : s;
-		if (!red[i])
-			s *= dims[i];
-	}
-	unsigned t1 = cg_i64_table(g, dims, t->rank), t2 = cg_i64_table(g, gs, t->rank);
+	double cnt = (double)reduce_axes_mark(t, axes, n, red);
+	int64_t gs[GLOW_MAX_RANK];
+	reduce_axes_strides(t, red, gs);
+	unsigned t1 = cg_dims_table(g, t), t2 = cg_i64_table(g, gs, t->rank);
 	char a[96], o[96], k[40];
-	os_printf(g->body, "\tcb_reducegrad_f32(%s, %s, %" PRIu64 ", tb%u, tb%u, %u, %s);\n", PTR(m.s, "float", a),
-		  PTR(m.d, "float", o), type_numel(t), t1, t2, t->rank, cg_flit(k, row->param ? 1 / cnt : 1));
+	os_printf(g->body, "\tcb_reducegrad_f32(%s, %s, %" PRIu64 ", tb%u, tb%u, %u, %s);\n", PTR(s, "float", a),
+		  PTR(d, "float", o), type_numel(t), t1, t2, t->rank, cg_flit(k, row->param ? 1 / cnt : 1));
 }

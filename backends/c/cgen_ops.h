@@ -48,6 +48,8 @@ enum cg_move_op {
 	CG_MOVE_TO_SPACE,
 	CG_MOVE_PAD,
 };
+/* the movement gradients' copies (cgen_grad2.c) */
+enum cg_grad_move_op { CG_GRAD_RESHAPE, CG_GRAD_TRANSPOSE, CG_GRAD_CONCAT, CG_GRAD_SLICE };
 enum {
 	CG_LINEAR_BIAS = 1,      /* fullyconnected: the product has a bias operand */
 	CG_SOFTMAX_LOG = 1,      /* logsoftmax */

@@ -7,6 +7,7 @@
  */
 #include "backends/interpreter/kern.h"
 #include "graph/pad_index.h"
+#include "graph/reduce_axes.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -115,12 +116,9 @@ int kern_concatgrad(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *g = &k->op[1];
 	unsigned dim = (unsigned)KI(k, AN_dim);
-	size_t outer = 1, inner = 1, es = esize(d->t);
-	for (unsigned i = 0; i < dim; i++)
-		outer *= (size_t)d->t->dims[i];
-	for (unsigned i = dim + 1; i < d->t->rank; i++)
-		inner *= (size_t)d->t->dims[i];
-	size_t drow = (size_t)d->t->dims[dim] * inner, grow = (size_t)g->t->dims[dim] * inner;
+	size_t outer, len, inner, es = esize(d->t);
+	ksplit_axis(d->t, dim, &outer, &len, &inner);
+	size_t drow = len * inner, grow = (size_t)g->t->dims[dim] * inner;
 	size_t off = (size_t)KI(k, AN_offset) * inner;
 	for (size_t o = 0; o < outer; o++)
 		memcpy((char *)d->p + o * drow * es, (const char *)g->p + (o * grow + off) * es, drow * es);
@@ -144,8 +142,8 @@ int kern_slicegrad(const struct kargs *k)
 
 /* Sums src[i] into acc[map[i]] for every i with map[i] >= 0, then stores
  * acc (n elements) into dst: the accumulation of the adjoint of a value
- * read several times. */
-static void sum_into(const struct interp_arg *dst, const struct interp_arg *src, const int64_t *map)
+ * read several times. Frees map; returns 0. */
+static int sum_into(const struct interp_arg *dst, const struct interp_arg *src, int64_t *map)
 {
 	size_t n = numel(dst->t), m = numel(src->t);
 	double *acc = calloc(n ? n : 1, sizeof *acc);
@@ -157,6 +155,8 @@ static void sum_into(const struct interp_arg *dst, const struct interp_arg *src,
 	for (size_t i = 0; i < n; i++)
 		st_f(dst->t, dst->p, i, acc[i]);
 	free(acc);
+	free(map);
+	return 0;
 }
 
 /* A map of numel(t) entries (malloc'd). */
@@ -176,11 +176,8 @@ int kern_gathergrad(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *ix = &k->op[1], *g = &k->op[2];
 	unsigned axis = (unsigned)KI(k, AN_axis);
-	size_t outer = 1, inner = 1, len = (size_t)d->t->dims[axis], ni = numel(ix->t);
-	for (unsigned i = 0; i < axis; i++)
-		outer *= (size_t)d->t->dims[i];
-	for (unsigned i = axis + 1; i < d->t->rank; i++)
-		inner *= (size_t)d->t->dims[i];
+	size_t outer, len, inner, ni = numel(ix->t);
+	ksplit_axis(d->t, axis, &outer, &len, &inner);
 	int64_t *map = new_map(g->t);
 	for (size_t j = 0; j < ni; j++) {
 		int64_t v = ld_i(ix->t, ix->p, j), x = kfix_index(v, len);
@@ -192,9 +189,7 @@ int kern_gathergrad(const struct kargs *k)
 			for (size_t i = 0; i < inner; i++)
 				map[(o * ni + j) * inner + i] = (int64_t)(((o * len) + (size_t)x) * inner + i);
 	}
-	sum_into(d, g, map);
-	free(map);
-	return 0;
+	return sum_into(d, g, map);
 }
 
 /* padgrad(Dest, OutputGrad) {mode, pads}: every element of OutputGrad
@@ -218,9 +213,7 @@ int kern_padgrad(const struct kargs *k)
 		map[o] = src;
 		next_index(idx, g->t->dims, g->t->rank);
 	}
-	sum_into(d, g, map);
-	free(map);
-	return 0;
+	return sum_into(d, g, map);
 }
 
 /* batchedaddgrad(BatchGrad, SliceGrad, OutputGrad): BatchGrad is
@@ -233,9 +226,7 @@ int kern_batchedaddgrad(const struct kargs *k)
 	int64_t *map = new_map(g->t);
 	for (size_t i = 0; i < n; i++)
 		map[i] = (int64_t)(i % (m ? m : 1));
-	sum_into(ds, g, map);
-	free(map);
-	return 0;
+	return sum_into(ds, g, map);
 }
 
 /* batchedreduceaddgrad, batchedreducemeangrad(Dest, OutputGrad) {axes}:
@@ -247,23 +238,15 @@ int kern_reducegrad(const struct kargs *k)
 	const int64_t *axes = KINTS(k, AN_axes);
 	unsigned na = KNINTS(k, AN_axes), r = d->t->rank;
 	bool drop[GLOW_MAX_RANK] = {false};
-	double cnt = 1;
-	for (unsigned i = 0; i < na; i++) {
-		drop[axes[i]] = true;
-		cnt *= (double)d->t->dims[axes[i]];
-	}
+	double cnt = (double)reduce_axes_mark(d->t, axes, na, drop);
 	double scale = k->kind == IK_batchedreducemeangrad ? 1 / cnt : 1;
-	/* the stride in OutputGrad of each of Dest's axes, 0 where reduced */
-	size_t gs[GLOW_MAX_RANK], s = 1, idx[GLOW_MAX_RANK] = {0}, n = numel(d->t);
-	for (unsigned i = r; i-- > 0;) {
-		gs[i] = drop[i] ? 0 : s;
-		if (!drop[i])
-			s *= (size_t)d->t->dims[i];
-	}
+	int64_t gs[GLOW_MAX_RANK];
+	reduce_axes_strides(d->t, drop, gs);
+	size_t idx[GLOW_MAX_RANK] = {0}, n = numel(d->t);
 	for (size_t o = 0; o < n; o++) {
 		size_t gi = 0;
 		for (unsigned i = 0; i < r; i++)
-			gi += idx[i] * gs[i];
+			gi += idx[i] * (size_t)gs[i];
 		st_f(d->t, d->p, o, ld_f(g->t, g->p, gi) * scale);
 		next_index(idx, d->t->dims, r);
 	}

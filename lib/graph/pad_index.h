@@ -1,6 +1,8 @@
 /* pad_index.h - which input element an element of Pad's result copies,
- * shared by the kinds that walk Pad backwards (PadGrad's lowering in
- * lib/passes/lower-grad2.c and its interpreter kernel). */
+ * shared by the kinds that walk Pad backwards: PadGrad's lowering
+ * (lib/passes/lower-grad2.c), its interpreter kernel and its C-bundle
+ * kernel (the C backend embeds this header in every bundle, so it stays
+ * self-contained C). */
 #ifndef GLOW_GRAPH_PAD_INDEX_H
 #define GLOW_GRAPH_PAD_INDEX_H
 

@@ -201,22 +201,9 @@ void tr_reduce_grad(struct typed_op *op)
 	if (!grad_elems(op, 0))
 		return;
 	const struct type *in = op->res[0];
-	unsigned cnt;
-	const int64_t *axes = top_ints(op, AN_axes, &cnt);
-	if (cnt == 0) {
-		top_err(op, "axes must name at least one axis");
-		return;
-	}
 	bool drop[GLOW_MAX_RANK] = {false};
-	for (unsigned i = 0; i < cnt; i++) {
-		if (!trc_axis_ok(op, "axis", axes[i], RESW(op, 0), in))
-			return;
-		if (drop[axes[i]]) {
-			top_err(op, "axis %" PRId64 " appears twice in axes", axes[i]);
-			return;
-		}
-		drop[axes[i]] = true;
-	}
+	if (!trc_axes_attr(op, RESW(op, 0), in, drop))
+		return;
 	struct shape want = {0, {0}};
 	for (unsigned i = 0; i < in->rank; i++)
 		if (!drop[i])

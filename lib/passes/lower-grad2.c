@@ -35,6 +35,7 @@
  * an operand that wants none unused.
  */
 #include "graph/pad_index.h"
+#include "graph/reduce_axes.h"
 #include "passes/lowering.h"
 #include "passes/passutil.h"
 
@@ -90,28 +91,18 @@ bool lower_add_sub_grad(struct func *f, struct node *n)
 	return true;
 }
 
-/* MulGrad (Lowering.def). */
-bool lower_mul_grad(struct func *f, struct node *n)
+/* MulGrad, DivGrad (Lowering.def): MulGrad(A, B, G) = (G B, G A),
+ * DivGrad(B, Y, G) = (G / B, -(G Y / B)). */
+bool lower_mul_div_grad(struct func *f, struct node *n)
 {
-	struct value a = op_val(n, 0), b = op_val(n, 1), g = op_val(n, 2), v[2] = {g, g};
+	struct value x = op_val(n, 0), y = op_val(n, 1), g = op_val(n, 2), v[2] = {g, g};
+	bool div = n->kind == NK_DivGrad;
 	if (res_used(n, 0))
-		v[0] = lw_bin(f, NK_Mul, g, b, n, "grad");
-	if (res_used(n, 1))
-		v[1] = lw_bin(f, NK_Mul, g, a, n, "grad");
-	replace_used(f, n, v);
-	return true;
-}
-
-/* DivGrad (Lowering.def). */
-bool lower_div_grad(struct func *f, struct node *n)
-{
-	struct value b = op_val(n, 0), y = op_val(n, 1), g = op_val(n, 2), v[2] = {g, g};
-	if (res_used(n, 0))
-		v[0] = lw_bin(f, NK_Div, g, b, n, "grad");
-	if (res_used(n, 1)) {
-		struct value q = lw_bin(f, NK_Div, lw_bin(f, NK_Mul, g, y, n, "grad"), b, n, "grad");
-		v[1] = lw_un(f, NK_Neg, q, n, "grad");
-	}
+		v[0] = lw_bin(f, div ? NK_Div : NK_Mul, g, div ? x : y, n, "grad");
+	if (res_used(n, 1) && div)
+		v[1] = lw_un(f, NK_Neg, lw_bin(f, NK_Div, lw_bin(f, NK_Mul, g, y, n, "grad"), x, n, "grad"), n, "grad");
+	else if (res_used(n, 1))
+		v[1] = lw_bin(f, NK_Mul, g, x, n, "grad");
 	replace_used(f, n, v);
 	return true;
 }
@@ -343,11 +334,7 @@ bool lower_reduce_grad(struct func *f, struct node *n)
 	unsigned len;
 	const int64_t *axes = node_ints(n, AN_axes, &len);
 	bool drop[GLOW_MAX_RANK] = {false};
-	uint64_t cnt = 1;
-	for (unsigned i = 0; i < len; i++) {
-		drop[axes[i]] = true;
-		cnt *= t->dims[axes[i]];
-	}
+	uint64_t cnt = reduce_axes_mark(t, axes, len, drop);
 	struct value g = lw_expand(f, op_val(n, 0), t, drop, n, "grad");
 	if (n->kind == NK_BatchedReduceMeanGrad)
 		g = mulk(f, g, 1.0 / (double)cnt, n);

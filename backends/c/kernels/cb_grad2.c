@@ -3,27 +3,10 @@
  * reduction read several times, added up. Float only; the semantics are
  * the interpreter's (backends/interpreter/k_grad2.c), summed in float. The
  * elementwise gradients are loops the generator writes (cgen_grad2.c), the
- * pure data movement back goes through cb_copy_nd. */
+ * pure data movement back goes through cb_copy_nd. Pad's source index is
+ * lib/graph/pad_index.h, embedded in the bundle before this file. */
 #include "cb_base.h"
-
-/* The input index Pad reads along one axis for result index o (padding b
- * in front, input length len, mode 0 constant, 1 reflect, 2 edge), -1 for
- * a constant padding element: lib/graph/pad_index.h in bundle form. */
-CB_INLINE int64_t cb_pad_source(int64_t o, int64_t b, int64_t len, int mode)
-{
-	int64_t x = o - b;
-	if (x >= 0 && x < len)
-		return x;
-	if (mode == 0)
-		return -1;
-	if (mode == 2)
-		return x < 0 ? 0 : len - 1;
-	if (len == 1)
-		return 0;
-	int64_t period = 2 * (len - 1);
-	x = ((x % period) + period) % period;
-	return x >= len ? period - x : x;
-}
+#include "../../../lib/graph/pad_index.h"
 
 /* padgrad: y (dims yd) = zeros, then every element of g (dims gd) added to
  * the element of y Pad copied it from; p the pads, [front..., back...]. */
@@ -41,7 +24,7 @@ CB_KERNEL void cb_padgrad_f32(const float *g, const int64_t *gd, float *y, const
 	for (int64_t o = 0; o < n; o++) {
 		int64_t src = 0;
 		for (int i = 0; i < rank && src >= 0; i++) {
-			int64_t x = cb_pad_source(idx[i], p[i], yd[i], mode);
+			int64_t x = pad_source_index(idx[i], p[i], yd[i], mode);
 			src = x < 0 ? -1 : src + x * ys[i];
 		}
 		if (src >= 0)
@@ -63,10 +46,8 @@ CB_KERNEL int cb_gathergrad_f32(const void *ind, int idx64, const float *g, floa
 {
 	memset(y, 0, outer * d * inner * sizeof *y);
 	for (size_t j = 0; j < ni; j++) {
-		int64_t k = idx64 ? ((const int64_t *)ind)[j] : ((const int32_t *)ind)[j];
+		int64_t k = cb_axis_index(ind, j, idx64, d);
 		if (k < 0)
-			k += (int64_t)d;
-		if (k < 0 || (uint64_t)k >= d)
 			return -1;
 		for (size_t o = 0; o < outer; o++) {
 			const float *gp = g + (o * ni + j) * inner;
