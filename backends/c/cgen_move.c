@@ -263,3 +263,11 @@ void cg_emit_transpose(struct cg *g, struct ir_instr *in, const struct cg_emit_r
 	if (!cg_emit_transpose_into_product(g, in))
 		cg_emit_move(g, in, row);
 }
+
+/* the strided copy of emit_copy_nd for the other emitter files
+ * (cgen_ops.h) */
+void cg_emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const int64_t *ds, struct ir_value *src,
+		     int64_t soff, const int64_t *ss, const int64_t *dims, unsigned rank)
+{
+	emit_copy_nd(g, dst, doff, ds, src, soff, ss, dims, rank);
+}

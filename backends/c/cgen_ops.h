@@ -48,6 +48,8 @@ enum cg_move_op {
 	CG_MOVE_TO_SPACE,
 	CG_MOVE_PAD,
 };
+/* the movement gradients' copies (cgen_grad2.c) */
+enum cg_grad_move_op { CG_GRAD_RESHAPE, CG_GRAD_TRANSPOSE, CG_GRAD_CONCAT, CG_GRAD_SLICE };
 enum {
 	CG_LINEAR_BIAS = 1,      /* fullyconnected: the product has a bias operand */
 	CG_SOFTMAX_LOG = 1,      /* logsoftmax */
@@ -82,6 +84,14 @@ unsigned cg_int_table(struct cg *g, const int64_t *v, unsigned n);
 unsigned cg_dims_table(struct cg *g, const struct type *t);
 /* The byte size of v's integer or index elements (4 or 8), 0 otherwise. */
 int cg_int_es(const struct ir_value *v);
+
+/* cgen_move.c */
+
+/* cb_copy_nd of the elements dims (rank) from src + soff (element strides
+ * ss) to dst + doff (strides ds), dimensions of 1 dropped and contiguous
+ * neighbours merged. */
+void cg_emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const int64_t *ds, struct ir_value *src,
+		     int64_t soff, const int64_t *ss, const int64_t *dims, unsigned rank);
 
 /* cgen_conv.c */
 

@@ -122,23 +122,12 @@ int kern_batchedreduceprod(const struct kargs *k) { return reduce(k, &red_prod);
 int kern_batchedreducemax(const struct kargs *k) { return reduce(k, &red_max); }
 int kern_batchedreducemin(const struct kargs *k) { return reduce(k, &red_min); }
 
-/* Splits t at axis into outer x len x inner. */
-static void split_axis(const struct type *t, unsigned axis, size_t *outer, size_t *len, size_t *inner)
-{
-	*outer = *inner = 1;
-	for (unsigned i = 0; i < axis; i++)
-		*outer *= (size_t)t->dims[i];
-	*len = (size_t)t->dims[axis];
-	for (unsigned i = axis + 1; i < t->rank; i++)
-		*inner *= (size_t)t->dims[i];
-}
-
 /* softmax or (log_) logsoftmax along attribute axis */
 static int softmax(const struct kargs *k, bool log_)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t outer, len, inner;
-	split_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
+	ksplit_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
 	for (size_t o = 0; o < outer; o++)
 		for (size_t in = 0; in < inner; in++) {
 			size_t base = o * len * inner + in;
@@ -172,7 +161,7 @@ int kern_batchnormalization(const struct kargs *k)
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3], *me = &k->op[4],
 				*va = &k->op[5];
 	size_t outer, c, inner;
-	split_axis(s->t, (unsigned)KI(k, AN_channel_idx), &outer, &c, &inner);
+	ksplit_axis(s->t, (unsigned)KI(k, AN_channel_idx), &outer, &c, &inner);
 	double eps = KF(k, AN_epsilon);
 	for (size_t ch = 0; ch < c; ch++) {
 		double mul = ld_f(sc->t, sc->p, ch) / sqrt(ld_f(va->t, va->p, ch) + eps);
@@ -328,7 +317,7 @@ static int arg_reduce(const struct kargs *k, bool max)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t outer, len, inner;
-	split_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
+	ksplit_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
 	for (size_t o = 0; o < outer; o++)
 		for (size_t in = 0; in < inner; in++) {
 			size_t base = o * len * inner + in, best = 0;
@@ -380,7 +369,7 @@ int kern_cumsum(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t outer, len, inner;
-	split_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
+	ksplit_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
 	bool excl = KI(k, AN_exclusive), rev = KI(k, AN_reverse), ints = is_int_kind(s->t);
 	for (size_t o = 0; o < outer; o++)
 		for (size_t in = 0; in < inner; in++) {

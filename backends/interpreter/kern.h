@@ -177,6 +177,17 @@ static inline void strides_of(const struct type *t, size_t *st)
 	}
 }
 
+/* Splits t at axis into outer x len x inner. */
+static inline void ksplit_axis(const struct type *t, unsigned axis, size_t *outer, size_t *len, size_t *inner)
+{
+	*outer = *inner = 1;
+	for (unsigned i = 0; i < axis; i++)
+		*outer *= (size_t)t->dims[i];
+	*len = (size_t)t->dims[axis];
+	for (unsigned i = axis + 1; i < t->rank; i++)
+		*inner *= (size_t)t->dims[i];
+}
+
 /* Operands widened to float (the data itself for float): free with
  * kfree_wide. */
 float *kwiden(const struct interp_arg *a);

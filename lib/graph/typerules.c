@@ -152,25 +152,8 @@ void tr_reduce(struct typed_op *op)
 	const struct type *in = top_optype(op, 0);
 	if (trc_op_class(op, 0, op->kind == NK_BatchedReduceMean ? C_FQ : C_NUM))
 		trc_want_kind(op, LITW("result"), top_type(op), LITW("batch"), in);
-	unsigned cnt;
-	const int64_t *axes = top_ints(op, AN_axes, &cnt);
-	if (cnt == 0) {
-		top_err(op, "axes must name at least one axis");
-		return;
-	}
 	bool drop[GLOW_MAX_RANK] = {false};
-	bool ok = true;
-	for (unsigned i = 0; i < cnt; i++) {
-		if (!trc_axis_ok(op, "axis", axes[i], LITW("batch"), in)) {
-			ok = false;
-		} else if (drop[axes[i]]) {
-			top_err(op, "axis %" PRId64 " appears twice in axes", axes[i]);
-			ok = false;
-		} else {
-			drop[axes[i]] = true;
-		}
-	}
-	if (!ok)
+	if (!trc_axes_attr(op, LITW("batch"), in, drop))
 		return;
 	struct shape s = {0, {0}};
 	for (unsigned i = 0; i < in->rank; i++)

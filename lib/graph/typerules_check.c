@@ -315,6 +315,31 @@ bool trc_axis_attr(struct typed_op *op, const char *name, int64_t a, unsigned i)
 	return trc_axis_ok(op, name, a, OPW(op, i), top_optype(op, i));
 }
 
+/* The axes attribute of a reduction and its gradient (AN_axes): at least
+ * one axis, each an axis of t (called what), none twice; marks them in
+ * drop (t's rank, false on entry). Reports every problem. */
+bool trc_axes_attr(struct typed_op *op, struct what what, const struct type *t, bool *drop)
+{
+	unsigned cnt;
+	const int64_t *axes = top_ints(op, AN_axes, &cnt);
+	if (cnt == 0) {
+		top_err(op, "axes must name at least one axis");
+		return false;
+	}
+	bool ok = true;
+	for (unsigned i = 0; i < cnt; i++) {
+		if (!trc_axis_ok(op, "axis", axes[i], what, t)) {
+			ok = false;
+		} else if (drop[axes[i]]) {
+			top_err(op, "axis %" PRId64 " appears twice in axes", axes[i]);
+			ok = false;
+		} else {
+			drop[axes[i]] = true;
+		}
+	}
+	return ok;
+}
+
 /* Elementwise kinds: every operand and result has operand 0's shape. */
 bool trc_ew_shapes(struct typed_op *op)
 {

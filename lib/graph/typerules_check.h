@@ -206,6 +206,11 @@ bool trc_axis_ok(struct typed_op *op, const char *name, int64_t a, struct what w
 /* INT attribute `name`, of value a, is an axis of operand i */
 bool trc_axis_attr(struct typed_op *op, const char *name, int64_t a, unsigned i);
 
+/* The axes attribute (AN_axes) of a reduction or its gradient: non-empty,
+ * unique axes of t (called what), marked in drop (t's rank, all false on
+ * entry); false after reporting every problem. */
+bool trc_axes_attr(struct typed_op *op, struct what what, const struct type *t, bool *drop);
+
 /* Elementwise kinds: every operand and result has operand 0's shape. */
 bool trc_ew_shapes(struct typed_op *op);
 

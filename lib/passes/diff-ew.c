@@ -1,55 +1,62 @@
 /* diff-ew.c - gradient rules of the differentiate pass (Gradients.def)
- * for the elementwise kinds and activations: the chain rule with the
- * derivative written as forward kinds, except Relu, Sigmoid and Tanh, which
- * make their gradient kinds (ReluGrad, ..., lowered by lower-grad.c). The
- * tanh form of Gelu is in diff-rules.c.
+ * for the elementwise kinds and activations: each makes its gradient kind
+ * (AddGrad, ..., GeluGrad, DropoutGrad; ReluGrad, SigmoidGrad, TanhGrad),
+ * which a backend runs whole or lower-grad2.c (lower-grad.c) lowers into
+ * the forward kinds of the chain rule. Neg's adjoint is a Neg.
  */
 #include "passes/differentiate.h"
 
-#include <string.h>
 
-/* Add (Gradients.def): dA = dB = G. */
-bool dr_add(struct dctx *c, struct node *n, struct value gy)
+/* kind(ops) -> (LHSGrad, RHSGrad), added to the adjoints of n's LHS and
+ * RHS; a result whose operand wants no adjoint is left unused (the
+ * lowering builds only used results). */
+static bool to_both(struct dctx *c, struct node *n, unsigned kind, const struct value *ops, unsigned nops)
 {
 	struct value a = op_val(n, 0), b = op_val(n, 1);
-	dg_add_adj(c, a, gy);
-	dg_add_adj(c, b, gy);
+	const struct type *t[2] = {val_type(a), val_type(b)};
+	struct node *g = dg_mk(c, kind, ops, nops, t, n);
+	dg_add_adj(c, a, node_val(g, 0));
+	dg_add_adj(c, b, node_val(g, 1));
 	return true;
 }
 
-/* Sub (Gradients.def): dA = G, dB = -G. */
-bool dr_sub(struct dctx *c, struct node *n, struct value gy)
+/* kind(first, G) -> InputGrad of n's input type, added to its adjoint:
+ * the single-input activations (attributes set by the caller on the
+ * returned node). */
+static struct node *to_input_grad(struct dctx *c, struct node *n, unsigned kind, struct value first,
+				  struct value gy)
 {
-	struct value a = op_val(n, 0), b = op_val(n, 1);
-	dg_add_adj(c, a, gy);
-	if (dg_wants_grad(c, b))
-		dg_add_adj(c, b, dg_mk1(c, NK_Neg, &gy, 1, val_type(gy), n));
-	return true;
+	struct value ops[2] = {first, gy};
+	struct value g = dg_mk1(c, kind, ops, 2, op_type(n, 0), n);
+	dg_to_input(c, n, g);
+	return g.node;
 }
 
-/* Mul (Gradients.def): dA = G B, dB = G A. */
+/* Add (Gradients.def): AddGrad(G): dA = dB = G. */
+bool dr_add(struct dctx *c, struct node *n, struct value gy) { return to_both(c, n, NK_AddGrad, &gy, 1); }
+
+/* Sub (Gradients.def): SubGrad(G): dA = G, dB = -G. */
+bool dr_sub(struct dctx *c, struct node *n, struct value gy) { return to_both(c, n, NK_SubGrad, &gy, 1); }
+
+/* Mul (Gradients.def): MulGrad(A, B, G): dA = G B, dB = G A; the Mul by a
+ * DropoutMask that stands for a Dropout in a training step
+ * (differentiate.c) gets DropoutGrad(Mask, G). */
 bool dr_mul(struct dctx *c, struct node *n, struct value gy)
 {
 	struct value a = op_val(n, 0), b = op_val(n, 1);
-	if (dg_wants_grad(c, a))
-		dg_add_adj(c, a, dg_mk_bin(c, NK_Mul, gy, b, n));
-	if (dg_wants_grad(c, b))
-		dg_add_adj(c, b, dg_mk_bin(c, NK_Mul, gy, a, n));
-	return true;
+	if (b.node->kind == NK_DropoutMask && !dg_wants_grad(c, b)) {
+		to_input_grad(c, n, NK_DropoutGrad, b, gy);
+		return true;
+	}
+	struct value ops[3] = {a, b, gy};
+	return to_both(c, n, NK_MulGrad, ops, 3);
 }
 
-/* Div (Gradients.def): dA = G / B, dB = -(G A / B) / B. */
+/* Div (Gradients.def): DivGrad(B, Y, G): dA = G / B, dB = -(G Y) / B. */
 bool dr_div(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0), b = op_val(n, 1);
-	/* d(a/b)/da = 1/b, d(a/b)/db = -(a/b)/b */
-	if (dg_wants_grad(c, a))
-		dg_add_adj(c, a, dg_mk_bin(c, NK_Div, gy, b, n));
-	if (dg_wants_grad(c, b)) {
-		struct value q = dg_mk_bin(c, NK_Div, dg_mk_bin(c, NK_Mul, gy, node_val(n, 0), n), b, n);
-		dg_add_adj(c, b, dg_mk1(c, NK_Neg, &q, 1, val_type(q), n));
-	}
-	return true;
+	struct value ops[3] = {op_val(n, 1), node_val(n, 0), gy};
+	return to_both(c, n, NK_DivGrad, ops, 3);
 }
 
 /* Neg (Gradients.def): dX = -G. */
@@ -58,37 +65,33 @@ bool dr_neg(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, dg_mk1(c, NK_Neg, &gy, 1, val_type(gy), n));
 }
 
-/* Exp (Gradients.def): dX = G exp(X), the result. */
+/* Exp (Gradients.def): ExpGrad(Y, G) = G Y. */
 bool dr_exp(struct dctx *c, struct node *n, struct value gy)
 {
-	return dg_to_input(c, n, dg_mk_bin(c, NK_Mul, gy, node_val(n, 0), n));
+	to_input_grad(c, n, NK_ExpGrad, node_val(n, 0), gy);
+	return true;
 }
 
-/* Log (Gradients.def): dX = G / X. */
+/* Log (Gradients.def): LogGrad(X, G) = G / X. */
 bool dr_log(struct dctx *c, struct node *n, struct value gy)
 {
-	return dg_to_input(c, n, dg_mk_bin(c, NK_Div, gy, op_val(n, 0), n));
+	to_input_grad(c, n, NK_LogGrad, op_val(n, 0), gy);
+	return true;
 }
 
-/* Sqrt (Gradients.def): dX = G / (2 sqrt(X)), from the result. */
+/* Sqrt (Gradients.def): SqrtGrad(Y, G) = G / (2 Y). */
 bool dr_sqrt(struct dctx *c, struct node *n, struct value gy)
 {
-	/* 1 / (2 sqrt(x)) */
-	struct value twice = dg_mk_bin(c, NK_Add, node_val(n, 0), node_val(n, 0), n);
-	return dg_to_input(c, n, dg_mk_bin(c, NK_Div, gy, twice, n));
+	to_input_grad(c, n, NK_SqrtGrad, node_val(n, 0), gy);
+	return true;
 }
 
-/* Max and Min (Gradients.def): G to the operand that was chosen. */
+/* Max and Min (Gradients.def): MaxGrad or MinGrad(A, B, G): G to the
+ * operand that was chosen, a tie to the LHS. */
 bool dr_max_min(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0), b = op_val(n, 1);
-	/* the operand that was chosen; a tie goes to the LHS */
-	struct value zero = dg_mk_splat(c, val_type(gy), 0, n);
-	struct value lhs_lost =
-		n->kind == NK_Max ? dg_mk_cmp(c, NK_CmpLT, a, b, n) : dg_mk_cmp(c, NK_CmpLT, b, a, n);
-	dg_add_adj(c, a, dg_mk_select(c, lhs_lost, zero, gy, n));
-	dg_add_adj(c, b, dg_mk_select(c, lhs_lost, gy, zero, n));
-	return true;
+	struct value ops[3] = {op_val(n, 0), op_val(n, 1), gy};
+	return to_both(c, n, n->kind == NK_Max ? NK_MaxGrad : NK_MinGrad, ops, 3);
 }
 
 /* Relu (Gradients.def): ReluGrad(X, G). */
@@ -99,26 +102,23 @@ bool dr_relu(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, dg_mk1(c, NK_ReluGrad, ops, 2, val_type(a), n));
 }
 
-/* LeakyRelu (Gradients.def): G where 0 < X, else G alpha. */
+/* LeakyRelu (Gradients.def): LeakyReluGrad(X, G) {alpha}: G where 0 < X,
+ * else G alpha. */
 bool dr_leaky_relu(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0);
-	struct value zero = dg_mk_splat(c, val_type(a), 0, n);
-	struct value alpha = dg_mk_splat(c, val_type(a), node_float(n, AN_alpha), n);
-	struct value slope = dg_mk_bin(c, NK_Mul, gy, alpha, n);
-	return dg_to_input(c, n, dg_mk_select(c, dg_mk_cmp(c, NK_CmpLT, zero, a, n), gy, slope, n));
+	struct node *g = to_input_grad(c, n, NK_LeakyReluGrad, op_val(n, 0), gy);
+	node_set_float(c->m, g, AN_alpha, node_float(n, AN_alpha));
+	return true;
 }
 
-/* Clip (Gradients.def): G where min <= X <= max, else 0. */
+/* Clip (Gradients.def): ClipGrad(X, G) {min, max}: G where min <= X <=
+ * max, else 0. */
 bool dr_clip(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0);
-	/* passes where min <= x <= max */
-	struct value zero = dg_mk_splat(c, val_type(a), 0, n);
-	struct value lo = dg_mk_cmp(c, NK_CmpLTE, dg_mk_splat(c, val_type(a), node_float(n, AN_min), n), a, n);
-	struct value hi = dg_mk_cmp(c, NK_CmpLTE, a, dg_mk_splat(c, val_type(a), node_float(n, AN_max), n), n);
-	struct value in = dg_mk_select(c, lo, gy, zero, n);
-	return dg_to_input(c, n, dg_mk_select(c, hi, in, zero, n));
+	struct node *g = to_input_grad(c, n, NK_ClipGrad, op_val(n, 0), gy);
+	node_set_float(c->m, g, AN_min, node_float(n, AN_min));
+	node_set_float(c->m, g, AN_max, node_float(n, AN_max));
+	return true;
 }
 
 /* Sigmoid and Tanh (Gradients.def): SigmoidGrad or TanhGrad of the
@@ -131,25 +131,12 @@ bool dr_sigmoid_tanh(struct dctx *c, struct node *n, struct value gy)
 	return dg_to_input(c, n, dg_mk1(c, k, ops, 2, val_type(a), n));
 }
 
-/* Gelu (Gradients.def): the erf form here, the tanh form by dr_gelu_tanh. */
+/* Gelu (Gradients.def): GeluGrad(X, G) {approximate}, either form. */
 bool dr_gelu(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0);
-	/* x Phi(x): Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2,
-	 * phi(x) = exp(-x^2 / 2) / sqrt(2 pi); the tanh form in
-	 * diff-rules.c */
-	if (strcmp(node_enum(n, AN_approximate), "none") != 0)
-		return dr_gelu_tanh(c, n, gy);
-	const struct type *t = val_type(a);
-	struct value xs = dg_mk_bin(c, NK_Mul, a, dg_mk_splat(c, t, 0.70710678118654752, n), n);
-	struct value e = dg_mk1(c, NK_Erf, &xs, 1, t, n);
-	struct value cdf = dg_mk_bin(c, NK_Add, e, dg_mk_splat(c, t, 1, n), n);
-	cdf = dg_mk_bin(c, NK_Mul, cdf, dg_mk_splat(c, t, 0.5, n), n);
-	struct value x2 = dg_mk_bin(c, NK_Mul, dg_mk_bin(c, NK_Mul, a, a, n), dg_mk_splat(c, t, -0.5, n), n);
-	struct value pdf = dg_mk1(c, NK_Exp, &x2, 1, t, n);
-	pdf = dg_mk_bin(c, NK_Mul, pdf, dg_mk_splat(c, t, 0.39894228040143268, n), n);
-	struct value d = dg_mk_bin(c, NK_Add, cdf, dg_mk_bin(c, NK_Mul, a, pdf, n), n);
-	return dg_to_input(c, n, dg_mk_bin(c, NK_Mul, gy, d, n));
+	struct node *g = to_input_grad(c, n, NK_GeluGrad, op_val(n, 0), gy);
+	node_set_int(c->m, g, AN_approximate, node_int(n, AN_approximate));
+	return true;
 }
 
 /* Dropout (Gradients.def): the identity (a ratio-0 Dropout; training

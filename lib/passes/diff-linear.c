@@ -93,14 +93,12 @@ bool dr_matmul(struct dctx *c, struct node *n, struct value gy)
 /* BatchedAdd (Gradients.def): dBatch = G, dSlice = G summed over axis 0. */
 bool dr_batched_add(struct dctx *c, struct node *n, struct value gy)
 {
+	/* BatchedAddGrad(G): dBatch = G, dSlice = G summed over the batch */
 	struct value a = op_val(n, 0), b = op_val(n, 1);
-	dg_add_adj(c, a, gy);
-	if (dg_wants_grad(c, b)) {
-		static const int64_t axis0[1] = {0};
-		struct value r = dg_mk1(c, NK_BatchedReduceAdd, &gy, 1, val_type(b), n);
-		node_set_ints(c->m, r.node, AN_axes, axis0, 1);
-		dg_add_adj(c, b, r);
-	}
+	const struct type *t[2] = {val_type(a), val_type(b)};
+	struct node *g = dg_mk(c, NK_BatchedAddGrad, &gy, 1, t, n);
+	dg_add_adj(c, a, node_val(g, 0));
+	dg_add_adj(c, b, node_val(g, 1));
 	return true;
 }
 

@@ -1,16 +1,6 @@
 /* diff-rules.c - gradient rules of the differentiate pass kept apart from
- * the other rule files (Gradients.def names them; dr_gelu and dr_pad of
- * diff-ew.c, diff-shape.c hand over the forms they do not cover):
+ * the other rule files (Gradients.def names them):
  *
- *   Gelu, tanh form: y = x (1 + tanh u) / 2 with u = c (x + a x^3),
- *     c = sqrt(2 / pi), a = 0.044715:
- *     dy/dx = (1 + t) / 2 + x (1 - t^2) c (1 + 3 a x^2) / 2, t = tanh u.
- *   Pad with reflect or edge mode, or negative pads: every output element
- *     copies one input element (or, constant padding, none): a table of
- *     those flat input indices, computed here as the kernel chooses them
- *     (the padding element counts as index numel(x)), and a ScatterElements
- *     {add} of the flattened gy into numel(x) + 1 zeros; the first numel(x)
- *     are dx.
  *   LocalResponseNormalization: LocalResponseNormalizationGrad(X, G).
  *   BatchNormalization with -mode=train: BatchNormalizationGrad(X, Scale,
  *     batch Mean, batch Var, G) -> dX, dScale, dBias. Without -mode=train
@@ -62,92 +52,6 @@ static struct value reduce_c(struct dctx *c, unsigned k, struct value v, unsigne
 	struct value r = dg_mk1_s(c, k, &v, 1, type_with_dims(c->m->types, t, &cdim, 1), base, sfx);
 	node_set_ints(c->m, r.node, AN_axes, axes, na);
 	return r;
-}
-
-bool dr_gelu_tanh(struct dctx *c, struct node *n, struct value gy)
-{
-	struct value x = op_val(n, 0);
-	const struct type *t = val_type(x);
-	const double k = 0.79788456080286536, a = 0.044715;
-	struct value x2 = dg_mk_bin(c, NK_Mul, x, x, n);
-	struct value ax2 = dg_mk_bin(c, NK_Mul, x2, dg_mk_splat(c, t, a, n), n);
-	struct value inner = dg_mk_bin(c, NK_Add, dg_mk_splat(c, t, 1, n), ax2, n);
-	struct value u = dg_mk_bin(c, NK_Mul, dg_mk_bin(c, NK_Mul, x, inner, n), dg_mk_splat(c, t, k, n), n);
-	struct value th = dg_mk1(c, NK_Tanh, &u, 1, t, n);
-	struct value half = dg_mk_splat(c, t, 0.5, n);
-	struct value d1 = dg_mk_bin(c, NK_Mul, dg_mk_bin(c, NK_Add, th, dg_mk_splat(c, t, 1, n), n), half, n);
-	struct value sech2 = dg_mk_bin(c, NK_Sub, dg_mk_splat(c, t, 1, n), dg_mk_bin(c, NK_Mul, th, th, n), n);
-	struct value a3x2 = dg_mk_bin(c, NK_Mul, x2, dg_mk_splat(c, t, 3 * a, n), n);
-	struct value du = dg_mk_bin(c, NK_Add, dg_mk_splat(c, t, 1, n), a3x2, n);
-	du = dg_mk_bin(c, NK_Mul, du, dg_mk_splat(c, t, 0.5 * k, n), n);
-	struct value d2 = dg_mk_bin(c, NK_Mul, dg_mk_bin(c, NK_Mul, x, sech2, n), du, n);
-	dg_add_adj(c, x, dg_mk_bin(c, NK_Mul, gy, dg_mk_bin(c, NK_Add, d1, d2, n), n));
-	return true;
-}
-
-/* The input index pad's kernel reads along one axis for output index o
- * (padding b in front, input length len, mode 0 constant, 1 reflect, 2
- * edge); -1 for a constant padding element. */
-static int64_t pad_source(int64_t o, int64_t b, int64_t len, int mode)
-{
-	int64_t x = o - b;
-	if (x >= 0 && x < len)
-		return x;
-	if (mode == 0)
-		return -1;
-	if (mode == 2)
-		return x < 0 ? 0 : len - 1;
-	if (len == 1)
-		return 0;
-	int64_t period = 2 * (len - 1);
-	x = ((x % period) + period) % period;
-	return x >= len ? period - x : x;
-}
-
-bool dr_pad_any(struct dctx *c, struct node *n, struct value gy)
-{
-	struct value x = op_val(n, 0);
-	if (!dg_wants_grad(c, x))
-		return true;
-	const struct type *xt = val_type(x), *yt = val_type(gy);
-	unsigned len, r = xt->rank;
-	const int64_t *pads = node_ints(n, AN_pads, &len);
-	const char *ms = node_enum(n, AN_mode);
-	int mode = strcmp(ms, "reflect") == 0 ? 1 : strcmp(ms, "edge") == 0 ? 2 : 0;
-	uint64_t nin = type_numel(xt), nout = type_numel(yt), idx[GLOW_MAX_RANK] = {0}, str[GLOW_MAX_RANK];
-	for (unsigned i = r; i-- > 0;)
-		str[i] = i + 1 < r ? str[i + 1] * xt->dims[i + 1] : 1;
-	int64_t *tab = malloc((nout ? nout : 1) * sizeof *tab);
-	if (!tab)
-		abort();
-	for (uint64_t o = 0; o < nout; o++) {
-		int64_t src = 0;
-		for (unsigned i = 0; i < r && src >= 0; i++) {
-			int64_t s = pad_source((int64_t)idx[i], pads[i], (int64_t)xt->dims[i], mode);
-			src = s < 0 ? -1 : src + s * (int64_t)str[i];
-		}
-		tab[o] = src < 0 ? (int64_t)nin : src;
-		for (unsigned i = r; i-- > 0;) {
-			if (++idx[i] < yt->dims[i])
-				break;
-			idx[i] = 0;
-		}
-	}
-	char name[96];
-	snprintf(name, sizeof name, "%.80s.sources", n->name);
-	const struct type *it = type_get(c->m->types, EK_INDEX64, &nout, 1);
-	struct constant *k = pu_new_constant(c->m, it, tab, name);
-	free(tab);
-	uint64_t n1 = nin + 1;
-	struct value flat = dg_mk1(c, NK_Reshape, &gy, 1, type_with_dims(c->m->types, yt, &nout, 1), n);
-	struct value ops[3] = {dg_mk_splat(c, type_with_dims(c->m->types, xt, &n1, 1), 0, n), node_val(&k->n, 0), flat};
-	struct value s = dg_mk1(c, NK_ScatterElements, ops, 3, val_type(ops[0]), n);
-	node_set_int(c->m, s.node, AN_reduction, 1); /* add */
-	s = dg_mk1(c, NK_Slice, &s, 1, type_with_dims(c->m->types, xt, &nin, 1), n);
-	static const int64_t zero[1] = {0};
-	node_set_ints(c->m, s.node, AN_start, zero, 1);
-	dg_add_adj(c, x, dg_mk1(c, NK_Reshape, &s, 1, xt, n));
-	return true;
 }
 
 /* LocalResponseNormalization (Gradients.def): LocalResponseNormalizationGrad(X, G). */

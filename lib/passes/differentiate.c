@@ -14,8 +14,8 @@
  *      values that depend on a trainable placeholder get an adjoint;
  *      constants, labels and indices get none. Gradients.def names each
  *      kind's rule (diff-linear.c, diff-ew.c, diff-shape.c, diff-rules.c):
- *      the windowed and linear kinds and the activations with a cheap
- *      derivative make gradient kinds (Nodes.def), the rest forward kinds;
+ *      most kinds make their gradient kinds (Nodes.def: FullyConnectedGrad,
+ *      AddGrad, ...), the rest forward kinds;
  *   3. update: one SGD node per trainable placeholder W with adjoint dW,
  *      carrying the training configuration, and the Save of its result to
  *      W (lower-train.c lowers SGD into the arithmetic and the velocity

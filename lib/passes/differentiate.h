@@ -87,10 +87,6 @@ typedef bool (*dg_rule)(struct dctx *c, struct node *n, struct value gy);
 #include "passes/Gradients.def"
 #undef GRAD
 
-/* diff-rules.c: the tanh form of Gelu (dr_gelu's other half), and Pad with
- * reflect or edge mode or negative pads (dr_pad's other half). */
-bool dr_gelu_tanh(struct dctx *c, struct node *n, struct value gy);
-bool dr_pad_any(struct dctx *c, struct node *n, struct value gy);
 /* The copy in @F_grad of a BatchNormalization n with -mode=train (operands
  * o, already mapped): normalized with the batch's statistics; the running
  * statistics' updates are queued for section 3. */

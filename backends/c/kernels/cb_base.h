@@ -39,6 +39,17 @@
 #define CB_INLINE static inline
 #endif
 
+/* Element j of an index tensor (int64 with idx64, else int32) as an index
+ * into an axis of length d, negative counting from the end; -1 when out of
+ * range (gather and its gradient). */
+CB_INLINE int64_t cb_axis_index(const void *ind, size_t j, int idx64, size_t d)
+{
+	int64_t k = idx64 ? ((const int64_t *)ind)[j] : ((const int32_t *)ind)[j];
+	if (k < 0)
+		k += (int64_t)d;
+	return k >= 0 && (uint64_t)k < d ? k : -1;
+}
+
 /* width of a packed weight panel, in floats (the code generator agrees) */
 #define CB_NR 32
 

@@ -401,10 +401,8 @@ CB_KERNEL int cb_gather(const void *data, const void *ind, void *y, size_t outer
 	unsigned char *dst = (unsigned char *)y;
 	for (size_t o = 0; o < outer; o++)
 		for (size_t j = 0; j < ni; j++) {
-			int64_t k = idx64 ? ((const int64_t *)ind)[j] : ((const int32_t *)ind)[j];
+			int64_t k = cb_axis_index(ind, j, idx64, d);
 			if (k < 0)
-				k += (int64_t)d;
-			if (k < 0 || (uint64_t)k >= d)
 				return -1;
 			memcpy(dst + (o * ni + j) * inner * (size_t)es, src + (o * d + (size_t)k) * inner * (size_t)es,
 			       inner * (size_t)es);
