@@ -55,21 +55,34 @@ static const char *stype(unsigned elem)
 	}
 }
 
+/* How a stored element of each kind and its real value as a double convert
+ * into each other, as C text PRE x POST around the expression x; the
+ * quantized kinds, whose scale and offset are the type's, are written out
+ * in real_of and store_of. */
+static const struct {
+	const char *real[2];  /* double from the stored x */
+	const char *store[2]; /* stored from the double x */
+} elem_conv[EK_COUNT] = {
+	[EK_FLOAT] = {{"(double)", ""}, {"(float)", ""}},
+	[EK_FLOAT16] = {{"(double)sc_h2f(", ")"}, {"sc_f2h((float)", ")"}},
+	[EK_BFLOAT16] = {{"(double)sc_bf2f(", ")"}, {"sc_f2bf((float)", ")"}},
+	[EK_BOOL] = {{"(double)(", " != 0)"}, {"(uint8_t)(", " != 0)"}},
+	[EK_I32] = {{"(double)", ""}, {"cb_f2i32(", ")"}},
+	[EK_INDEX32] = {{"(double)", ""}, {"cb_f2i32(", ")"}},
+	[EK_I64] = {{"(double)", ""}, {"sc_f2i64(", ")"}},
+	[EK_INDEX64] = {{"(double)", ""}, {"sc_f2i64(", ")"}},
+};
+
 /* The real value of expression a of element type t, as a double
  * expression. */
 static void real_of(const struct type *t, const char *a, char *buf, size_t n)
 {
 	char f1[40], f2[40];
-	switch ((enum elem_kind)t->elem) {
-	case EK_FLOAT16: snprintf(buf, n, "(double)sc_h2f(%s)", a); break;
-	case EK_BFLOAT16: snprintf(buf, n, "(double)sc_bf2f(%s)", a); break;
-	case EK_BOOL: snprintf(buf, n, "(double)(%s != 0)", a); break;
-	case EK_QI8: case EK_QUI8: case EK_QI16: case EK_QI32:
+	/* quantized: doubles from float literals (scale and offset are floats) */
+	if (elem_is_quantized((enum elem_kind)t->elem))
 		snprintf(buf, n, "(%s * ((double)%s - %s))", cg_flit(f1, t->scale), a, cg_flit(f2, t->offset));
-		/* doubles from float literals: scale and offset are floats */
-		break;
-	default: snprintf(buf, n, "(double)%s", a); break;
-	}
+	else
+		snprintf(buf, n, "%s%s%s", elem_conv[t->elem].real[0], a, elem_conv[t->elem].real[1]);
 }
 
 /* The stored element of type t for the real double expression v (float16
@@ -78,23 +91,17 @@ static void real_of(const struct type *t, const char *a, char *buf, size_t n)
 static void store_of(const struct type *t, const char *v, char *buf, size_t n)
 {
 	char f1[40], f2[40];
-	switch ((enum elem_kind)t->elem) {
-	case EK_FLOAT: snprintf(buf, n, "(float)%s", v); break;
-	case EK_FLOAT16: snprintf(buf, n, "sc_f2h((float)%s)", v); break;
-	case EK_BFLOAT16: snprintf(buf, n, "sc_f2bf((float)%s)", v); break;
-	case EK_BOOL: snprintf(buf, n, "(uint8_t)(%s != 0)", v); break;
-	case EK_I32: case EK_INDEX32: snprintf(buf, n, "cb_f2i32(%s)", v); break;
-	case EK_I64: case EK_INDEX64: snprintf(buf, n, "sc_f2i64(%s)", v); break;
-	case EK_QI8: case EK_QUI8: case EK_QI16: case EK_QI32: {
+	if (elem_is_quantized((enum elem_kind)t->elem)) {
 		static const char *const lim[] = {"-128.0, 127.0", "0.0, 255.0", "-32768.0, 32767.0",
 						  "-2147483648.0, 2147483647.0"};
 		int li = t->elem == EK_QI8 ? 0 : t->elem == EK_QUI8 ? 1 : t->elem == EK_QI16 ? 2 : 3;
 		snprintf(buf, n, "(%s)cb_quant(%s / %s, %s, %s)", stype(t->elem), v, cg_flit(f1, t->scale),
 			 cg_flit(f2, t->offset), lim[li]);
-		break;
+		return;
 	}
-	default: unreachable("no storage for this element kind");
-	}
+	if (!elem_conv[t->elem].store[0])
+		unreachable("no storage for this element kind");
+	snprintf(buf, n, "%s%s%s", elem_conv[t->elem].store[0], v, elem_conv[t->elem].store[1]);
 }
 
 /* ---- EW.def's expressions as bundle text ---- */

@@ -193,47 +193,92 @@ static bool elem_isnan(const struct type *t, const void *p, size_t i)
 	return elem_is_float(ekind(t)) && isnan(ld_f(t, p, i));
 }
 
-/* Pooling split by output rows (n, oy) among the threads. */
+/* The input pixels of one output pixel's pooling window that are not
+ * padding: rows [y0, y1) and columns [x0, x1) of image n of an NHWC input
+ * of h x w pixels of c channels (empty ranges: the window covers padding
+ * only). */
+struct pool_win {
+	size_t n, h, w, c;
+	size_t y0, y1, x0, x1;
+};
+
+/* The flattened NHWC index of channel ch of pixel (y, x) of pw's image. */
+static size_t pool_at(const struct pool_win *pw, size_t y, size_t x, size_t ch)
+{
+	return ((pw->n * pw->h + y) * pw->w + x) * pw->c + ch;
+}
+
+/* The input positions [*lo, *hi) that output position o's k window taps
+ * (o * stride + tap - pad, tap 0 .. k-1) reach inside 0 .. extent-1, in the
+ * taps' order; the taps outside are padding. */
+static void win_clip(size_t o, size_t stride, int64_t pad, size_t k, size_t extent, size_t *lo, size_t *hi)
+{
+	int64_t a = (int64_t)(o * stride) - pad, b = a + (int64_t)k;
+	a = a < 0 ? 0 : a;
+	b = b > (int64_t)extent ? (int64_t)extent : b;
+	*lo = (size_t)a;
+	*hi = b > a ? (size_t)b : (size_t)a;
+}
+
+/* The index of the first maximum of channel ch in pw's window (a NaN beats
+ * a number); SIZE_MAX when the window covers padding only. */
+static size_t pool_argmax(const struct interp_arg *s, const struct pool_win *pw, size_t ch)
+{
+	size_t best = SIZE_MAX;
+	for (size_t y = pw->y0; y < pw->y1; y++)
+		for (size_t x = pw->x0; x < pw->x1; x++) {
+			size_t ii = pool_at(pw, y, x, ch);
+			if (best == SIZE_MAX || elem_gt(s->t, s->p, ii, s->p, best) ||
+			    (elem_isnan(s->t, s->p, ii) && !elem_isnan(s->t, s->p, best)))
+				best = ii;
+		}
+	return best;
+}
+
+/* The sum of channel ch over pw's window (in double, row by row) divided by
+ * div; 0 when div is 0. */
+static double pool_mean(const struct interp_arg *s, const struct pool_win *pw, size_t ch, size_t div)
+{
+	double sum = 0;
+	for (size_t y = pw->y0; y < pw->y1; y++)
+		for (size_t x = pw->x0; x < pw->x1; x++)
+			sum += ld_f(s->t, s->p, pool_at(pw, y, x, ch));
+	return div ? sum / (double)div : 0;
+}
+
+/* Max (max: argmax too when it is not NULL) or average pooling, split by
+ * output rows (n, oy) among the threads. */
 struct pool_job {
 	const struct kargs *k;
 	const struct interp_arg *argmax;
+	bool max;
 	struct win w;
 	int nparts;
 };
 
-static void pool_rows(const struct pool_job *j, int part, size_t *r0, size_t *r1)
-{
-	*r0 = kpar_first(part, j->nparts, j->w.n * j->w.oh);
-	*r1 = kpar_first(part + 1, j->nparts, j->w.n * j->w.oh);
-}
-
-static void maxpool_part(const void *ctx, int part)
+static void pool_part(const void *ctx, int part)
 {
 	const struct pool_job *j = ctx;
 	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1], *argmax = j->argmax;
 	const struct win w = j->w;
-	size_t es = esize(s->t), r0, r1;
-	pool_rows(j, part, &r0, &r1);
+	/* only average pooling has the attribute */
+	bool incl = !j->max && KI(j->k, AN_count_include_pads);
+	size_t es = esize(s->t), r0 = kpar_first(part, j->nparts, w.n * w.oh),
+	       r1 = kpar_first(part + 1, j->nparts, w.n * w.oh);
+	struct pool_win pw = {.h = w.h, .w = w.w, .c = w.c};
 	for (size_t row = r0; row < r1; row++) {
-		const size_t n = row / w.oh, oy = row % w.oh;
+		pw.n = row / w.oh;
+		win_clip(row % w.oh, w.sh, w.pt, w.kh, w.h, &pw.y0, &pw.y1);
 		size_t oi = row * w.ow * w.oc;
-		for (size_t ox = 0; ox < w.ow; ox++)
+		for (size_t ox = 0; ox < w.ow; ox++) {
+			win_clip(ox, w.sw, w.pl, w.kw, w.w, &pw.x0, &pw.x1);
 			for (size_t c = 0; c < w.oc; c++, oi++) {
-				size_t best = SIZE_MAX;
-				for (size_t ky = 0; ky < w.kh; ky++) {
-					int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
-					if (iy < 0 || iy >= (int64_t)w.h)
-						continue;
-					for (size_t kx = 0; kx < w.kw; kx++) {
-						int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
-						if (ix < 0 || ix >= (int64_t)w.w)
-							continue;
-						size_t ii = ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c;
-						if (best == SIZE_MAX || elem_gt(s->t, s->p, ii, s->p, best) ||
-						    (elem_isnan(s->t, s->p, ii) && !elem_isnan(s->t, s->p, best)))
-							best = ii;
-					}
+				if (!j->max) {
+					size_t div = incl ? w.kh * w.kw : (pw.y1 - pw.y0) * (pw.x1 - pw.x0);
+					st_f(d->t, d->p, oi, pool_mean(s, &pw, c, div));
+					continue;
 				}
+				size_t best = pool_argmax(s, &pw, c);
 				if (best == SIZE_MAX) { /* the window covers padding only */
 					st_f(d->t, d->p, oi, 0);
 					if (argmax)
@@ -244,89 +289,45 @@ static void maxpool_part(const void *ctx, int part)
 				if (argmax)
 					st_i(argmax->t, argmax->p, oi, (int64_t)best);
 			}
+		}
 	}
 }
 
-/* max pooling of k, writing argmax too when it is not NULL */
-static int maxpool(const struct kargs *k, const struct interp_arg *argmax)
+/* pooling of k (max: max pooling, writing argmax too when it is not NULL) */
+static int pool(const struct kargs *k, bool max, const struct interp_arg *argmax)
 {
-	struct pool_job j = {k, argmax, {0}, 0};
+	struct pool_job j = {k, argmax, max, {0}, 0};
 	win_get(k, k->op[1].t, k->op[0].t, false, &j.w);
 	j.nparts = kpar_parts((double)numel(k->op[0].t) * j.w.kh * j.w.kw, j.w.n * j.w.oh);
-	kpar(maxpool_part, &j, j.nparts);
+	kpar(pool_part, &j, j.nparts);
 	return 0;
 }
 
 /* maxpool(Dest, Src) {kernels, strides, pads} */
-int kern_maxpool(const struct kargs *k) { return maxpool(k, NULL); }
+int kern_maxpool(const struct kargs *k) { return pool(k, true, NULL); }
 
 /* maxpoolwithargmax(Dest, Src, Argmax) {kernels, strides, pads} */
-int kern_maxpoolwithargmax(const struct kargs *k) { return maxpool(k, &k->op[2]); }
-
-static void avgpool_part(const void *ctx, int part)
-{
-	const struct pool_job *j = ctx;
-	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
-	const struct win w = j->w;
-	bool incl = KI(j->k, AN_count_include_pads);
-	size_t r0, r1;
-	pool_rows(j, part, &r0, &r1);
-	for (size_t row = r0; row < r1; row++) {
-		const size_t n = row / w.oh, oy = row % w.oh;
-		size_t oi = row * w.ow * w.oc;
-		for (size_t ox = 0; ox < w.ow; ox++)
-			for (size_t c = 0; c < w.oc; c++, oi++) {
-				double sum = 0;
-				size_t cnt = 0;
-				for (size_t ky = 0; ky < w.kh; ky++) {
-					int64_t iy = (int64_t)(oy * w.sh + ky) - w.pt;
-					if (iy < 0 || iy >= (int64_t)w.h)
-						continue;
-					for (size_t kx = 0; kx < w.kw; kx++) {
-						int64_t ix = (int64_t)(ox * w.sw + kx) - w.pl;
-						if (ix < 0 || ix >= (int64_t)w.w)
-							continue;
-						sum += ld_f(s->t, s->p,
-							    ((n * w.h + (size_t)iy) * w.w + (size_t)ix) * w.c + c);
-						cnt++;
-					}
-				}
-				size_t div = incl ? w.kh * w.kw : cnt;
-				st_f(d->t, d->p, oi, div ? sum / (double)div : 0);
-			}
-	}
-}
+int kern_maxpoolwithargmax(const struct kargs *k) { return pool(k, true, &k->op[2]); }
 
 /* avgpool(Dest, Src) {kernels, strides, pads, count_include_pads} */
-int kern_avgpool(const struct kargs *k)
-{
-	struct pool_job j = {k, NULL, {0}, 0};
-	win_get(k, k->op[1].t, k->op[0].t, false, &j.w);
-	j.nparts = kpar_parts((double)numel(k->op[0].t) * j.w.kh * j.w.kw, j.w.n * j.w.oh);
-	kpar(avgpool_part, &j, j.nparts);
-	return 0;
-}
+int kern_avgpool(const struct kargs *k) { return pool(k, false, NULL); }
 
 /* adaptiveavgpool(Dest, Src) */
 int kern_adaptiveavgpool(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	size_t N = (size_t)s->t->dims[0], H = (size_t)s->t->dims[1], W = (size_t)s->t->dims[2],
-	       C = (size_t)s->t->dims[3];
+	struct pool_win pw = {.h = (size_t)s->t->dims[1], .w = (size_t)s->t->dims[2], .c = (size_t)s->t->dims[3]};
+	size_t N = (size_t)s->t->dims[0], H = pw.h, W = pw.w, C = pw.c;
 	size_t OH = (size_t)d->t->dims[1], OW = (size_t)d->t->dims[2], oi = 0;
-	for (size_t n = 0; n < N; n++)
+	for (pw.n = 0; pw.n < N; pw.n++)
 		for (size_t oy = 0; oy < OH; oy++) {
-			size_t y0 = oy * H / OH, y1 = ((oy + 1) * H + OH - 1) / OH;
+			pw.y0 = oy * H / OH;
+			pw.y1 = ((oy + 1) * H + OH - 1) / OH;
 			for (size_t ox = 0; ox < OW; ox++) {
-				size_t x0 = ox * W / OW, x1 = ((ox + 1) * W + OW - 1) / OW;
-				for (size_t c = 0; c < C; c++, oi++) {
-					double sum = 0;
-					for (size_t y = y0; y < y1; y++)
-						for (size_t x = x0; x < x1; x++)
-							sum += ld_f(s->t, s->p, ((n * H + y) * W + x) * C + c);
-					size_t cnt = (y1 - y0) * (x1 - x0);
-					st_f(d->t, d->p, oi, cnt ? sum / (double)cnt : 0);
-				}
+				pw.x0 = ox * W / OW;
+				pw.x1 = ((ox + 1) * W + OW - 1) / OW;
+				for (size_t c = 0; c < C; c++, oi++)
+					st_f(d->t, d->p, oi, pool_mean(s, &pw, c, (pw.y1 - pw.y0) * (pw.x1 - pw.x0)));
 			}
 		}
 	return 0;

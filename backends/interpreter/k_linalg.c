@@ -37,25 +37,21 @@ static void micro(size_t kc, const float *ap, const float *bp, float *c, size_t 
 	v4f c30 = {0}, c31 = {0}, c40 = {0}, c41 = {0}, c50 = {0}, c51 = {0};
 	for (size_t k = 0; k < kc; k++, ap += MR, bp += NR) {
 		v4f b0 = vld(bp), b1 = vld(bp + 4);
-		v4f a;
-		a = (v4f){0} + ap[0];
-		c00 += a * b0;
-		c01 += a * b1;
-		a = (v4f){0} + ap[1];
-		c10 += a * b0;
-		c11 += a * b1;
-		a = (v4f){0} + ap[2];
-		c20 += a * b0;
-		c21 += a * b1;
-		a = (v4f){0} + ap[3];
-		c30 += a * b0;
-		c31 += a * b1;
-		a = (v4f){0} + ap[4];
-		c40 += a * b0;
-		c41 += a * b1;
-		a = (v4f){0} + ap[5];
-		c50 += a * b0;
-		c51 += a * b1;
+		/* row i of the tile += ap[i] * the row of B; a macro, so that the
+		 * twelve accumulators are named variables (registers) */
+#define MICRO_ROW(i)                                                                                         \
+	do {                                                                                                 \
+		v4f a = (v4f){0} + ap[i];                                                                    \
+		c##i##0 += a * b0;                                                                           \
+		c##i##1 += a * b1;                                                                           \
+	} while (0)
+		MICRO_ROW(0);
+		MICRO_ROW(1);
+		MICRO_ROW(2);
+		MICRO_ROW(3);
+		MICRO_ROW(4);
+		MICRO_ROW(5);
+#undef MICRO_ROW
 	}
 	v4f r[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
 	for (unsigned i = 0; i < MR; i++) {

@@ -42,6 +42,28 @@ int kern_splat(const struct kargs *k)
 	return 0;
 }
 
+/* Copies between the small tensor (dims, rank r, contiguous) and the
+ * window of the same dims at position at of the big one (element strides
+ * bstr): into the window when into_big, out of it otherwise; es bytes an
+ * element. */
+static void copy_window(void *big, const size_t *bstr, const size_t *at, void *small, const uint64_t *dims,
+			unsigned r, size_t es, bool into_big)
+{
+	size_t n = 1, idx[GLOW_MAX_RANK] = {0};
+	for (unsigned j = 0; j < r; j++)
+		n *= (size_t)dims[j];
+	for (size_t i = 0; i < n; i++) {
+		size_t o = 0;
+		for (unsigned j = 0; j < r; j++)
+			o += (at[j] + idx[j]) * bstr[j];
+		if (into_big)
+			cp_elem(big, o, small, i, es);
+		else
+			cp_elem(small, i, big, o, es);
+		next_index(idx, dims, r);
+	}
+}
+
 /* inserttensor(Dest @inout, Src) {start, count, axis}: Src is written count
  * times along axis, starting at start */
 int kern_inserttensor(const struct kargs *k)
@@ -50,21 +72,12 @@ int kern_inserttensor(const struct kargs *k)
 	const int64_t *start = KINTS(k, AN_start);
 	int64_t count = KI(k, AN_count);
 	unsigned axis = (unsigned)KI(k, AN_axis), r = s->t->rank;
-	size_t dstr[GLOW_MAX_RANK], es = esize(s->t), n = numel(s->t);
+	size_t dstr[GLOW_MAX_RANK], at[GLOW_MAX_RANK];
 	strides_of(d->t, dstr);
 	for (int64_t c = 0; c < count; c++) {
-		size_t idx[GLOW_MAX_RANK] = {0};
-		for (size_t i = 0; i < n; i++) {
-			size_t o = 0;
-			for (unsigned j = 0; j < r; j++) {
-				size_t x = (size_t)start[j] + idx[j];
-				if (j == axis)
-					x += (size_t)c * (size_t)s->t->dims[j];
-				o += x * dstr[j];
-			}
-			cp_elem(d->p, o, s->p, i, es);
-			next_index(idx, s->t->dims, r);
-		}
+		for (unsigned j = 0; j < r; j++)
+			at[j] = (size_t)start[j] + (j == axis ? (size_t)c * (size_t)s->t->dims[j] : 0);
+		copy_window(d->p, dstr, at, s->p, s->t->dims, r, esize(s->t), true);
 	}
 	return 0;
 }
@@ -74,16 +87,11 @@ int kern_extracttensor(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const int64_t *start = KINTS(k, AN_start);
-	unsigned r = s->t->rank;
-	size_t sstr[GLOW_MAX_RANK], es = esize(s->t), n = numel(d->t), idx[GLOW_MAX_RANK] = {0};
+	size_t sstr[GLOW_MAX_RANK], at[GLOW_MAX_RANK];
 	strides_of(s->t, sstr);
-	for (size_t i = 0; i < n; i++) {
-		size_t o = 0;
-		for (unsigned j = 0; j < r; j++)
-			o += ((size_t)start[j] + idx[j]) * sstr[j];
-		cp_elem(d->p, i, s->p, o, es);
-		next_index(idx, d->t->dims, r);
-	}
+	for (unsigned j = 0; j < s->t->rank; j++)
+		at[j] = (size_t)start[j];
+	copy_window(s->p, sstr, at, d->p, d->t->dims, s->t->rank, esize(s->t), false);
 	return 0;
 }
 

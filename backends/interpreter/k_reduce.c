@@ -122,30 +122,46 @@ int kern_batchedreduceprod(const struct kargs *k) { return reduce(k, &red_prod);
 int kern_batchedreducemax(const struct kargs *k) { return reduce(k, &red_max); }
 int kern_batchedreducemin(const struct kargs *k) { return reduce(k, &red_min); }
 
+/* A tensor split at one axis into outer x len x inner: the outer * inner
+ * lanes along the axis, lane l holding the len elements
+ * lane_base(l) + j * inner. */
+struct lanes {
+	size_t outer, len, inner;
+};
+
+static struct lanes lanes_along(const struct type *t, unsigned axis)
+{
+	struct lanes a;
+	ksplit_axis(t, axis, &a.outer, &a.len, &a.inner);
+	return a;
+}
+
+/* The first element of lane l of a (lanes in outer-major order). */
+static size_t lane_base(const struct lanes *a, size_t l) { return l / a->inner * a->len * a->inner + l % a->inner; }
+
 /* softmax or (log_) logsoftmax along attribute axis */
 static int softmax(const struct kargs *k, bool log_)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	size_t outer, len, inner;
-	ksplit_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
-	for (size_t o = 0; o < outer; o++)
-		for (size_t in = 0; in < inner; in++) {
-			size_t base = o * len * inner + in;
-			double mx = -INFINITY;
-			for (size_t j = 0; j < len; j++) {
-				double v = ld_f(s->t, s->p, base + j * inner);
-				if (v > mx || v != v)
-					mx = v;
-			}
-			double sum = 0;
-			for (size_t j = 0; j < len; j++)
-				sum += exp(ld_f(s->t, s->p, base + j * inner) - mx);
-			double ls = log(sum);
-			for (size_t j = 0; j < len; j++) {
-				double x = ld_f(s->t, s->p, base + j * inner) - mx;
-				st_f(d->t, d->p, base + j * inner, log_ ? x - ls : exp(x) / sum);
-			}
+	struct lanes a = lanes_along(s->t, (unsigned)KI(k, AN_axis));
+	size_t len = a.len, inner = a.inner;
+	for (size_t l = 0; l < a.outer * inner; l++) {
+		size_t base = lane_base(&a, l);
+		double mx = -INFINITY;
+		for (size_t j = 0; j < len; j++) {
+			double v = ld_f(s->t, s->p, base + j * inner);
+			if (v > mx || v != v)
+				mx = v;
 		}
+		double sum = 0;
+		for (size_t j = 0; j < len; j++)
+			sum += exp(ld_f(s->t, s->p, base + j * inner) - mx);
+		double ls = log(sum);
+		for (size_t j = 0; j < len; j++) {
+			double x = ld_f(s->t, s->p, base + j * inner) - mx;
+			st_f(d->t, d->p, base + j * inner, log_ ? x - ls : exp(x) / sum);
+		}
+	}
 	return 0;
 }
 
@@ -160,8 +176,8 @@ int kern_batchnormalization(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1], *sc = &k->op[2], *bi = &k->op[3], *me = &k->op[4],
 				*va = &k->op[5];
-	size_t outer, c, inner;
-	ksplit_axis(s->t, (unsigned)KI(k, AN_channel_idx), &outer, &c, &inner);
+	struct lanes a = lanes_along(s->t, (unsigned)KI(k, AN_channel_idx));
+	size_t outer = a.outer, c = a.len, inner = a.inner;
 	double eps = KF(k, AN_epsilon);
 	for (size_t ch = 0; ch < c; ch++) {
 		double mul = ld_f(sc->t, sc->p, ch) / sqrt(ld_f(va->t, va->p, ch) + eps);
@@ -316,16 +332,14 @@ static bool beats(const struct type *t, const void *p, size_t a, size_t b, bool 
 static int arg_reduce(const struct kargs *k, bool max)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	size_t outer, len, inner;
-	ksplit_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
-	for (size_t o = 0; o < outer; o++)
-		for (size_t in = 0; in < inner; in++) {
-			size_t base = o * len * inner + in, best = 0;
-			for (size_t j = 1; j < len; j++)
-				if (beats(s->t, s->p, base + j * inner, base + best * inner, max))
-					best = j;
-			st_i(d->t, d->p, o * inner + in, (int64_t)best);
-		}
+	struct lanes a = lanes_along(s->t, (unsigned)KI(k, AN_axis));
+	for (size_t l = 0; l < a.outer * a.inner; l++) {
+		size_t base = lane_base(&a, l), best = 0;
+		for (size_t j = 1; j < a.len; j++)
+			if (beats(s->t, s->p, base + j * a.inner, base + best * a.inner, max))
+				best = j;
+		st_i(d->t, d->p, l, (int64_t)best);
+	}
 	return 0;
 }
 
@@ -368,30 +382,29 @@ int kern_topk(const struct kargs *k)
 int kern_cumsum(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	size_t outer, len, inner;
-	ksplit_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &len, &inner);
+	struct lanes a = lanes_along(s->t, (unsigned)KI(k, AN_axis));
 	bool excl = KI(k, AN_exclusive), rev = KI(k, AN_reverse), ints = is_int_kind(s->t);
-	for (size_t o = 0; o < outer; o++)
-		for (size_t in = 0; in < inner; in++) {
-			double af = 0;
-			uint64_t ai = 0;
-			for (size_t jj = 0; jj < len; jj++) {
-				size_t j = rev ? len - 1 - jj : jj, i = (o * len + j) * inner + in;
-				double xf = ints ? 0 : ld_f(s->t, s->p, i);
-				uint64_t xi = ints ? (uint64_t)ld_i(s->t, s->p, i) : 0;
-				if (!excl) {
-					af += xf;
-					ai += xi;
-				}
-				if (ints)
-					st_i(d->t, d->p, i, (int64_t)ai);
-				else
-					st_f(d->t, d->p, i, af);
-				if (excl) {
-					af += xf;
-					ai += xi;
-				}
+	for (size_t l = 0; l < a.outer * a.inner; l++) {
+		size_t base = lane_base(&a, l);
+		double af = 0;
+		uint64_t ai = 0;
+		for (size_t jj = 0; jj < a.len; jj++) {
+			size_t j = rev ? a.len - 1 - jj : jj, i = base + j * a.inner;
+			double xf = ints ? 0 : ld_f(s->t, s->p, i);
+			uint64_t xi = ints ? (uint64_t)ld_i(s->t, s->p, i) : 0;
+			if (!excl) {
+				af += xf;
+				ai += xi;
+			}
+			if (ints)
+				st_i(d->t, d->p, i, (int64_t)ai);
+			else
+				st_f(d->t, d->p, i, af);
+			if (excl) {
+				af += xf;
+				ai += xi;
 			}
 		}
+	}
 	return 0;
 }

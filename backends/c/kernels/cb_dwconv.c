@@ -5,6 +5,20 @@
 #include "cb_base.h"
 #include "cb_thread.h"
 
+/* The taps *k0 .. *k1-1 of a window of k taps, dilation d, whose first tap
+ * is at input position i0, that fall inside the image's 0 .. size-1 (the
+ * others read padding). */
+CB_INLINE void cb_tap_range(int i0, int k, int d, int size, int *k0, int *k1)
+{
+	int a = 0, b = k;
+	while (a < b && i0 + a * d < 0)
+		a++;
+	while (b > a && i0 + (b - 1) * d >= size)
+		b--;
+	*k0 = a;
+	*k1 = b;
+}
+
 /* Depthwise convolution (groups == channels, one filter per channel): each
  * output pixel is a sum over taps of channel vectors. wp is the filter
  * transposed to KH x KW x C; bias has C values. Channels innermost, so the
@@ -20,18 +34,12 @@ static void cb_dwconv_rows(const struct cb_conv_args *s, const float *in, const 
 			 * ranges rather than a test per tap; gcc 12 at -O3 with AVX-512
 			 * miscompiled the channel loop below a skipped tap) */
 			const int ih0 = oh * s->sh - s->pt;
-			int kh0 = 0, kh1 = s->kh;
-			while (kh0 < kh1 && ih0 + kh0 * s->dh < 0)
-				kh0++;
-			while (kh1 > kh0 && ih0 + (kh1 - 1) * s->dh >= s->h)
-				kh1--;
+			int kh0, kh1;
+			cb_tap_range(ih0, s->kh, s->dh, s->h, &kh0, &kh1);
 			for (int ow = 0; ow < s->ow; ow++) {
 				const int iw0 = ow * s->sw - s->pl;
-				int kw0 = 0, kw1 = s->kw;
-				while (kw0 < kw1 && iw0 + kw0 * s->dw < 0)
-					kw0++;
-				while (kw1 > kw0 && iw0 + (kw1 - 1) * s->dw >= s->w)
-					kw1--;
+				int kw0, kw1;
+				cb_tap_range(iw0, s->kw, s->dw, s->w, &kw0, &kw1);
 				size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow, off = pix * ch;
 				float *CB_RESTRICT o = out + pix * (s->ostride ? (size_t)s->ostride : (size_t)ch);
 				int cdone = 0;

@@ -42,54 +42,46 @@ CB_INLINE void cb_copy_run(unsigned char *d, int64_t dstep, const unsigned char 
  * ([.., g, C/g] -> [.., C/g, g]) or an NCHW <-> NHWC move of a few
  * channels. The group loop is unrolled for the usual g, so the compiler
  * turns g contiguous streams into vector loads and interleaving
- * permutations instead of one short strided run per element. */
-#define CB_IL4_CASE(G)                                                                                  \
-	case G:                                                                                          \
-		for (int64_t j = 0; j < n; j++)                                                          \
-			for (int i = 0; i < G; i++)                                                      \
-				memcpy(d + (j * G + i) * 4, s + (i * si + j) * 4, 4);                    \
-		break;
-#define CB_DL4_CASE(G)                                                                                  \
-	case G:                                                                                          \
-		for (int64_t j = 0; j < n; j++)                                                          \
-			for (int i = 0; i < G; i++)                                                      \
-				memcpy(d + (i * di + j) * 4, s + (j * G + i) * 4, 4);                    \
-		break;
+ * permutations instead of one short strided run per element.
+ * CB_SHUFFLE4(DOFF, SOFF) moves element SOFF of s to element DOFF of d for
+ * j < n and i < g, both offsets expressions of j, i and G (the constant g
+ * of a case, or g itself in the default one). */
+#define CB_SHUFFLE4_LOOP(GV, DOFF, SOFF)                                                                     \
+	{                                                                                                    \
+		const int G = (GV);                                                                          \
+		for (int64_t j = 0; j < n; j++)                                                              \
+			for (int i = 0; i < G; i++)                                                          \
+				memcpy(d + (DOFF) * 4, s + (SOFF) * 4, 4);                                   \
+	}                                                                                                    \
+	break;
+#define CB_SHUFFLE4(DOFF, SOFF)                                                                              \
+	switch (g) {                                                                                         \
+	case 2:                                                                                              \
+		CB_SHUFFLE4_LOOP(2, DOFF, SOFF)                                                              \
+	case 3:                                                                                              \
+		CB_SHUFFLE4_LOOP(3, DOFF, SOFF)                                                              \
+	case 4:                                                                                              \
+		CB_SHUFFLE4_LOOP(4, DOFF, SOFF)                                                              \
+	case 8:                                                                                              \
+		CB_SHUFFLE4_LOOP(8, DOFF, SOFF)                                                              \
+	case 16:                                                                                             \
+		CB_SHUFFLE4_LOOP(16, DOFF, SOFF)                                                             \
+	default:                                                                                             \
+		CB_SHUFFLE4_LOOP(g, DOFF, SOFF)                                                              \
+	}
 
 /* d[j*g + i] = s[i*si + j] for j < n, i < g (element offsets). */
 CB_INLINE void cb_interleave4(unsigned char *CB_RESTRICT d, const unsigned char *CB_RESTRICT s, int64_t si,
 			      int64_t n, int g)
 {
-	switch (g) {
-	CB_IL4_CASE(2)
-	CB_IL4_CASE(3)
-	CB_IL4_CASE(4)
-	CB_IL4_CASE(8)
-	CB_IL4_CASE(16)
-	default:
-		for (int64_t j = 0; j < n; j++)
-			for (int i = 0; i < g; i++)
-				memcpy(d + (j * g + i) * 4, s + (i * si + j) * 4, 4);
-		break;
-	}
+	CB_SHUFFLE4(j * G + i, i * si + j)
 }
 
 /* d[i*di + j] = s[j*g + i] for j < n, i < g (element offsets). */
 CB_INLINE void cb_deinterleave4(unsigned char *CB_RESTRICT d, int64_t di, const unsigned char *CB_RESTRICT s,
 				int64_t n, int g)
 {
-	switch (g) {
-	CB_DL4_CASE(2)
-	CB_DL4_CASE(3)
-	CB_DL4_CASE(4)
-	CB_DL4_CASE(8)
-	CB_DL4_CASE(16)
-	default:
-		for (int64_t j = 0; j < n; j++)
-			for (int i = 0; i < g; i++)
-				memcpy(d + (i * di + j) * 4, s + (j * g + i) * 4, 4);
-		break;
-	}
+	CB_SHUFFLE4(i * di + j, j * G + i)
 }
 
 /* dst[sum i_k * ds_k] = src[sum i_k * ss_k] over the index space dims[0..rank)

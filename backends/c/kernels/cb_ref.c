@@ -22,6 +22,27 @@ CB_INLINE void cb_st_i(void *p, size_t i, int es, int64_t v)
 		((int32_t *)p)[i] = (int32_t)v;
 }
 
+/* Element i of the index tensor ind (ies bytes: 4 or 8) as a position along
+ * a dimension of len elements, a negative one counted from the end; -1
+ * when it is out of range. */
+CB_INLINE int64_t cb_index_at(const void *ind, size_t i, int ies, int64_t len)
+{
+	int64_t v = cb_ld_i(ind, i, ies);
+	if (v < 0)
+		v += len;
+	return v < 0 || v >= len ? -1 : v;
+}
+
+/* the row-major strides st of a tensor of dims (rank r) */
+static void cb_strides(const int64_t *dims, int r, int64_t *st)
+{
+	int64_t s = 1;
+	for (int i = r - 1; i >= 0; i--) {
+		st[i] = s;
+		s *= dims[i];
+	}
+}
+
 /* Transposed convolution (NHWC, filter OC x KH x KW x C/group): every input
  * pixel scatters into the output window it reaches. */
 CB_KERNEL void cb_convtranspose_f32(const int *a, const float *in, const float *f, const float *bias, float *out)
@@ -143,11 +164,8 @@ CB_KERNEL void cb_instancenorm_f32(const float *x, float *y, const float *scale,
 CB_KERNEL int cb_gathernd(const void *data, const int64_t *dims, int rank, const void *ind, int ies, size_t tuples,
 			  int m, int b, void *out, int es)
 {
-	int64_t str[8], s = 1;
-	for (int i = rank - 1; i >= 0; i--) {
-		str[i] = s;
-		s *= dims[i];
-	}
+	int64_t str[8];
+	cb_strides(dims, rank, str);
 	size_t batch = 1, chunk = 1, o = 0;
 	for (int i = 0; i < b; i++)
 		batch *= (size_t)dims[i];
@@ -157,10 +175,8 @@ CB_KERNEL int cb_gathernd(const void *data, const int64_t *dims, int rank, const
 	for (size_t t = 0; t < tuples; t++) {
 		int64_t off = b ? (int64_t)(per ? t / per : 0) * str[b - 1] : 0;
 		for (int j = 0; j < m; j++) {
-			int64_t v = cb_ld_i(ind, t * (size_t)m + (size_t)j, ies);
+			int64_t v = cb_index_at(ind, t * (size_t)m + (size_t)j, ies, dims[b + j]);
 			if (v < 0)
-				v += dims[b + j];
-			if (v < 0 || v >= dims[b + j])
 				return -1;
 			off += v * str[b + j];
 		}
@@ -425,13 +441,15 @@ static size_t cb_along_axis(const int64_t *id, int r, size_t i, const int64_t *s
 	return off;
 }
 
-static void cb_strides(const int64_t *dims, int r, int64_t *st)
+/* gatherelements' and scatterelements' walk over the indices (dims id):
+ * their number, and the strides st of the data (dims dd; rank r) */
+CB_INLINE int64_t cb_elements_walk(const int64_t *dd, const int64_t *id, int r, int64_t *st)
 {
-	int64_t s = 1;
-	for (int i = r - 1; i >= 0; i--) {
-		st[i] = s;
-		s *= dims[i];
-	}
+	int64_t n = 1;
+	cb_strides(dd, r, st);
+	for (int i = 0; i < r; i++)
+		n *= id[i];
+	return n;
 }
 
 /* gatherelements: Dest[i] = Data at Indices' coordinates with the axis
@@ -439,15 +457,10 @@ static void cb_strides(const int64_t *dims, int r, int64_t *st)
 CB_KERNEL int cb_gather_elements(const void *data, const int64_t *dd, const void *ind, int ies, const int64_t *id,
 				 int rank, int axis, void *out, int es)
 {
-	int64_t st[8], n = 1;
-	cb_strides(dd, rank, st);
-	for (int i = 0; i < rank; i++)
-		n *= id[i];
+	int64_t st[8], n = cb_elements_walk(dd, id, rank, st);
 	for (int64_t i = 0; i < n; i++) {
-		int64_t v = cb_ld_i(ind, (size_t)i, ies);
+		int64_t v = cb_index_at(ind, (size_t)i, ies, dd[axis]);
 		if (v < 0)
-			v += dd[axis];
-		if (v < 0 || v >= dd[axis])
 			return -1;
 		memcpy((unsigned char *)out + (size_t)i * (size_t)es,
 		       (const unsigned char *)data + cb_along_axis(id, rank, (size_t)i, st, axis, v) * (size_t)es,
@@ -477,19 +490,12 @@ static void cb_combine(void *dest, size_t di, const void *upd, size_t ui, int re
 CB_KERNEL int cb_scatter_elements(void *dest, const int64_t *dd, const void *ind, int ies, const int64_t *id, int rank,
 				  int axis, const void *upd, int red, int cls, int es)
 {
-	int64_t st[8], n = 1;
-	cb_strides(dd, rank, st);
-	for (int i = 0; i < rank; i++)
-		n *= id[i];
-	for (int64_t i = 0; i < n; i++) {
-		int64_t v = cb_ld_i(ind, (size_t)i, ies);
-		if (v < -dd[axis] || v >= dd[axis])
+	int64_t st[8], n = cb_elements_walk(dd, id, rank, st);
+	for (int64_t i = 0; i < n; i++)
+		if (cb_index_at(ind, (size_t)i, ies, dd[axis]) < 0)
 			return -1;
-	}
 	for (int64_t i = 0; i < n; i++) {
-		int64_t v = cb_ld_i(ind, (size_t)i, ies);
-		if (v < 0)
-			v += dd[axis];
+		int64_t v = cb_index_at(ind, (size_t)i, ies, dd[axis]);
 		cb_combine(dest, cb_along_axis(id, rank, (size_t)i, st, axis, v), upd, (size_t)i, red, cls, es);
 	}
 	return 0;
@@ -506,17 +512,13 @@ CB_KERNEL int cb_scatter_nd(void *dest, const int64_t *dd, int rank, const void 
 	for (int i = m; i < rank; i++)
 		chunk *= (size_t)dd[i];
 	for (size_t r = 0; r < rows; r++)
-		for (int j = 0; j < m; j++) {
-			int64_t v = cb_ld_i(ind, r * (size_t)m + (size_t)j, ies);
-			if (v < -dd[j] || v >= dd[j])
+		for (int j = 0; j < m; j++)
+			if (cb_index_at(ind, r * (size_t)m + (size_t)j, ies, dd[j]) < 0)
 				return -1;
-		}
 	for (size_t r = 0; r < rows; r++) {
 		size_t off = 0;
-		for (int j = 0; j < m; j++) {
-			int64_t v = cb_ld_i(ind, r * (size_t)m + (size_t)j, ies);
-			off += (size_t)(v < 0 ? v + dd[j] : v) * (size_t)st[j];
-		}
+		for (int j = 0; j < m; j++)
+			off += (size_t)cb_index_at(ind, r * (size_t)m + (size_t)j, ies, dd[j]) * (size_t)st[j];
 		for (size_t c = 0; c < chunk; c++)
 			cb_combine(dest, off + c, upd, r * chunk + c, red, cls, es);
 	}

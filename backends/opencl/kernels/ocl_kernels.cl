@@ -42,6 +42,46 @@ float ocl_fmod_floor(float a, float b)
 	return r;
 }
 
+/* The pool and poolv sections' output pixel PIX (of the N OH OW) at
+ * channel CH on: T (float, or a vector of channels) folds its KH x KW
+ * window through LOAD(0, p) and STORE(x, 0, p) (vloadN and vstoreN, or
+ * LOAD1 and STORE1). Max pooling (IS_MAX 1) ignores padded positions (a
+ * window of padding only gives 0) and lets NaN win over a number; average
+ * pooling divides by KH * KW (INCL 1) or by the number of real pixels in the
+ * window. A macro because OpenCL C has no functions generic in T; IS_MAX is
+ * a constant, so the compiler keeps one branch of each test. */
+#define POOL_PIXEL(T, PIX, CH, LOAD, STORE)                                                                  \
+	do {                                                                                                 \
+		const int ox = (int)((PIX) % OW);                                                            \
+		const size_t t = (PIX) / OW;                                                                 \
+		const int oy = (int)(t % OH), n = (int)(t / OH);                                             \
+		T acc = (T)(0.0f);                                                                           \
+		int cnt = 0;                                                                                 \
+		for (int ky = 0; ky < KH; ky++) {                                                            \
+			const int iy = oy * SH + ky - PT;                                                    \
+			if (iy < 0 || iy >= H)                                                               \
+				continue;                                                                    \
+			for (int kx = 0; kx < KW; kx++) {                                                    \
+				const int ix = ox * SW + kx - PL;                                            \
+				if (ix < 0 || ix >= W)                                                       \
+					continue;                                                            \
+				const T v = LOAD(0, PS + ((size_t)(n * H + iy) * W + ix) * C + (CH));        \
+				/* v wins where it is greater, or NaN over a number */                       \
+				if (IS_MAX)                                                                  \
+					acc = cnt == 0 ? v : select(acc, v, (v > acc) || (isnan(v) && !isnan(acc))); \
+				else                                                                         \
+					acc += v;                                                            \
+				cnt++;                                                                       \
+			}                                                                                    \
+		}                                                                                            \
+		const int div = INCL ? KH * KW : cnt;                                                        \
+		STORE(ACT(IS_MAX ? acc : div ? acc / (float)div : (T)(0.0f)), 0, PD + (PIX) * C + (CH));     \
+	} while (0)
+
+/* vload and vstore of one float, for macros written for either */
+#define LOAD1(o, p) ((p)[o])
+#define STORE1(x, o, p) ((p)[o] = (x))
+
 //@ ew
 /* Elementwise: PD[i] = EXPR on A = PA[i] (and B = PB[i]); N elements.
  * EXPR is the kind's Real row of lib/ir/EW.def; STORE converts its value to
@@ -193,46 +233,13 @@ __kernel void KNAME(ARGS)
 }
 
 //@ pool
-/* Max (IS_MAX 1) or average pooling, NHWC, one work-item per output
- * element. Max pooling ignores padded positions (a window of padding only
- * gives 0); average pooling divides by KH * KW (INCL 1) or by the number of
- * real pixels in the window. */
+/* Max or average pooling (POOL_PIXEL), NHWC, one work-item per output
+ * element. */
 __kernel void KNAME(ARGS)
 {
 	const size_t i = get_global_id(0);
-	if (i >= TOTAL)
-		return;
-	const int c = (int)(i % C);
-	size_t t = i / C;
-	const int ox = (int)(t % OW);
-	t /= OW;
-	const int oy = (int)(t % OH), n = (int)(t / OH);
-	float acc = 0.0f;
-	int cnt = 0;
-	for (int ky = 0; ky < KH; ky++) {
-		const int iy = oy * SH + ky - PT;
-		if (iy < 0 || iy >= H)
-			continue;
-		for (int kx = 0; kx < KW; kx++) {
-			const int ix = ox * SW + kx - PL;
-			if (ix < 0 || ix >= W)
-				continue;
-			const float v = PS[((size_t)(n * H + iy) * W + ix) * C + c];
-#if IS_MAX
-			if (cnt == 0 || v > acc || (isnan(v) && !isnan(acc)))
-				acc = v;
-#else
-			acc += v;
-#endif
-			cnt++;
-		}
-	}
-#if IS_MAX
-	PD[i] = ACT(acc);
-#else
-	const int div = INCL ? KH * KW : cnt;
-	PD[i] = ACT(div ? acc / (float)div : 0.0f);
-#endif
+	if (i < TOTAL)
+		POOL_PIXEL(float, i / C, i % C, LOAD1, STORE1);
 }
 
 //@ poolv
@@ -243,37 +250,8 @@ __kernel void KNAME(ARGS)
 {
 	const int b = (int)get_global_id(0);
 	const size_t pix = get_global_id(1);
-	if (b >= C / VW || pix >= NPIX)
-		return;
-	const int ox = (int)(pix % OW);
-	const size_t t = pix / OW;
-	const int oy = (int)(t % OH), n = (int)(t / OH);
-	VT acc = (VT)(0.0f);
-	int cnt = 0;
-	for (int ky = 0; ky < KH; ky++) {
-		const int iy = oy * SH + ky - PT;
-		if (iy < 0 || iy >= H)
-			continue;
-		for (int kx = 0; kx < KW; kx++) {
-			const int ix = ox * SW + kx - PL;
-			if (ix < 0 || ix >= W)
-				continue;
-			const VT v = VLOAD(0, PS + ((size_t)(n * H + iy) * W + ix) * C + b * VW);
-#if IS_MAX
-			/* v wins where it is greater, or NaN over a number */
-			acc = cnt == 0 ? v : select(acc, v, (v > acc) || (isnan(v) && !isnan(acc)));
-#else
-			acc += v;
-#endif
-			cnt++;
-		}
-	}
-#if IS_MAX
-	VSTORE(ACT(acc), 0, PD + pix * C + b * VW);
-#else
-	const int div = INCL ? KH * KW : cnt;
-	VSTORE(ACT(div ? acc / (float)div : (VT)(0.0f)), 0, PD + pix * C + b * VW);
-#endif
+	if (b < C / VW && pix < NPIX)
+		POOL_PIXEL(VT, pix, (size_t)b * VW, VLOAD, VSTORE);
 }
 
 //@ gemm
