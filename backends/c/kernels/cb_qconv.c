@@ -1,0 +1,341 @@
+/* cb_qconv.c - the 8-bit matrix products of a C bundle: quantized
+ * convolutions (grouped too, per-tensor or per-channel filter parameters),
+ * fully-connected layers and matmuls with constant weights, bit for bit
+ * the interpreter's (backends/interpreter/k_quant.c, docs/Quantization.md).
+ *
+ * Arithmetic. An input element q of zero point ox and a weight w of zero
+ * point zw stand for (q - ox) and (w - zw). Inputs are read as unsigned
+ * bytes u (a signed input flipped by u = q ^ 0x80 = q + 128, its zero point
+ * zx = ox + 128), so that the inner loop is a pure u8 x s8 dot product:
+ *   sum (u - zx)(w - zw) = sum u w - zw sum u - zx sum w + K zx zw.
+ * The generator folds -zx sum w + K zx zw + bias' into a per-channel
+ * correction (CB_QCORR); the row sum of u is computed while packing,
+ * only when some channel has zw != 0. Padded window positions are packed
+ * as zx, so they add nothing, as in the interpreter. The dot products are
+ * exact in int32 (the generator takes this path only for K <= 32768:
+ * |u w| <= 255 * 128); the accumulator plus corrections is formed in
+ * int64 and requantized per channel: (acc * mult) >> shift rounding half
+ * away from zero, plus the output offset, saturated.
+ *
+ * Paths, chosen by the preprocessor (never at run time):
+ *   __AVX512VNNI__ (with AVX-512BW): vpdpbusd on zmm, tiles of 12 rows x
+ *     2 vectors of 16 channels;
+ *   __AVXVNNI__ or AVX-512 VNNI with VL: vpdpbusd on ymm, 3 rows x 4 vectors;
+ *   __AVX2__: vpmaddubsw + vpmaddwd. vpmaddubsw sums two u8 x s8
+ *     products into an int16 and saturates (2 * 255 * 128 > 32767), so
+ *     the byte u is split into u >> 1 and u & 1: each half's pair sums
+ *     stay inside int16 (2 * 127 * 128, 2 * 128), vpmaddwd widens them to
+ *     int32 with weights 2 and 1. Exact; 2 rows x 4 vectors;
+ *   otherwise (CB_NO_VECTOR, other targets): plain loops, 4 rows.
+ * Every path computes the same integers.
+ *
+ * Layouts. Weights (packed by the generator, backends/c/cgen_quant.c):
+ * per group, panels of CB_QNR (32) output channels, per panel the K
+ * dimension in quads of 4: byte ((g * np + p) * kq + q) * 128 + j * 4 + t
+ * is channel p * 32 + j, k = 4q + t (zeros past the channels and K). An
+ * input block is packed per tile of MR rows as [q][r][4] bytes (one
+ * stream for the micro-kernel's broadcasts), zeros past K.
+ */
+#include "cb_base.h"
+#include "cb_thread.h"
+
+#if defined(__GNUC__) && !defined(CB_NO_VECTOR) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+#define CB_Q_VNNI512 1
+#define CB_QMR 12
+#elif defined(__GNUC__) && !defined(CB_NO_VECTOR) &&                                                 \
+	(defined(__AVXVNNI__) || (defined(__AVX512VNNI__) && defined(__AVX512VL__)))
+#include <immintrin.h>
+#define CB_Q_VNNI256 1
+#define CB_QMR 3
+#elif defined(__GNUC__) && !defined(CB_NO_VECTOR) && defined(__AVX2__)
+#include <immintrin.h>
+#define CB_Q_AVX2 1
+#define CB_QMR 2
+#else
+#define CB_QMR 4
+#endif
+
+/* output channels per weight panel (the generator agrees: CG_QNR) */
+#define CB_QNR 32
+
+/* One 8-bit matrix product (literal in the bundle). */
+struct cb_qconv_args {
+	int n, h, w, c;     /* input image; c = channels per group */
+	int oh, ow, oc;     /* output; oc = channels per group */
+	int kh, kw, sh, sw; /* window and strides */
+	int pt, pl, dh, dw; /* top/left pads, dilations */
+	int groups;
+	int istride;        /* bytes between input pixels */
+	int ostride;        /* bytes between output pixels */
+	int kq;             /* quads of K = kh * kw * c */
+	int np;             /* panels per group */
+	int mc;             /* rows per packed block (a multiple of 12) */
+	int xflip;          /* 0x80: the input is signed (read as q ^ 0x80) */
+	int zx;             /* the input's zero point as an unsigned byte */
+	int rowsum;         /* some channel has a weight zero point */
+	int fast;           /* every accumulator fits int32 (the generator's bound) */
+	int lo, hi, ooff;   /* output range and zero point */
+};
+
+/* The channel constants of a panel (generator), CB_QNR int64 each:
+ * corr = bias' - zx sum w + K zx zw; zw; mult and shift of the
+ * requantization; half = 2^(shift - 1) (0 for shift 0). A panel's block
+ * is CB_QCH int64 (arrays apart, so the epilogue's loop vectorizes). */
+enum { CB_QCORR = 0, CB_QZW = CB_QNR, CB_QMULT = 2 * CB_QNR, CB_QSHIFT = 3 * CB_QNR, CB_QHALF = 4 * CB_QNR,
+       CB_QCH = 5 * CB_QNR };
+
+/* x / 2^s rounded half away from zero, s >= 1 */
+CB_INLINE int64_t cb_q_rshift(int64_t x, int s)
+{
+	int64_t h = (int64_t)1 << (s - 1);
+	return x < 0 ? -((h - x) >> s) : (x + h) >> s;
+}
+
+/* The requantization of docs/Quantization.md for any 64-bit x: an x
+ * outside int32 is first brought inside by the least 2^k (rounded half
+ * away), the shift lowered by k, or the product scaled up (saturating to
+ * +-2^62) when the shift is below k. */
+CB_INLINE int64_t cb_q_requant(int64_t x, int64_t mult, int shift)
+{
+	int k = 0;
+	if (mult == 0)
+		return 0;
+	while (k < 40 && (x >> k < INT32_MIN || x >> k > INT32_MAX))
+		k++;
+	if (k > 0) {
+		x = cb_q_rshift(x, k);
+		x = x > INT32_MAX ? INT32_MAX : x;
+		if (shift < k) {
+			double v = (double)x * (double)mult * (double)((int64_t)1 << (k - shift));
+			if (v >= 4.6e18)
+				return (int64_t)1 << 62;
+			return v <= -4.6e18 ? -((int64_t)1 << 62) : (int64_t)v;
+		}
+		shift -= k;
+	}
+	return shift > 0 ? cb_q_rshift(x * mult, shift) : x * mult;
+}
+
+/* offset + v saturated to [lo, hi], as the stored byte */
+CB_INLINE uint8_t cb_q_store(int64_t v, int ooff, int lo, int hi)
+{
+	v += ooff;
+	v = v < lo ? lo : v > hi ? hi : v;
+	return (uint8_t)(int8_t)v;
+}
+
+/* Packs rows m0 .. m0 + nr - 1 (of the n x oh x ow output pixels) of group
+ * g into tiles of CB_QMR rows at dst ([q][r][4] bytes per tile, rows past
+ * nr zero), with their sums of u into rs when the product needs them.
+ * row: a scratch row of kq * 4 bytes. */
+static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int g, size_t m0, int nr,
+			  uint8_t *dst, int32_t *rs, uint8_t *row)
+{
+	size_t kb = (size_t)s->kq * 4, tile = kb * CB_QMR;
+	int ntiles = (nr + CB_QMR - 1) / CB_QMR;
+	memset(dst, 0, tile * (size_t)ntiles);
+	const uint8_t flip = (uint8_t)s->xflip, zx = (uint8_t)s->zx;
+	for (int r = 0; r < nr; r++) {
+		size_t m = m0 + (size_t)r;
+		int ox = (int)(m % (size_t)s->ow), oy = (int)(m / (size_t)s->ow % (size_t)s->oh);
+		size_t n = m / ((size_t)s->ow * (size_t)s->oh);
+		uint8_t *p = row;
+		for (int ky = 0; ky < s->kh; ky++) {
+			int iy = oy * s->sh + ky * s->dh - s->pt;
+			for (int kx = 0; kx < s->kw; kx++, p += s->c) {
+				int ix = ox * s->sw + kx * s->dw - s->pl;
+				if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) {
+					memset(p, zx, (size_t)s->c);
+					continue;
+				}
+				const uint8_t *x = in + ((n * (size_t)s->h + (size_t)iy) * (size_t)s->w + (size_t)ix) *
+							       (size_t)s->istride +
+						   (size_t)g * (size_t)s->c;
+				for (int c = 0; c < s->c; c++)
+					p[c] = x[c] ^ flip;
+			}
+		}
+		size_t kk = (size_t)(p - row);
+		memset(p, 0, kb - kk);
+		if (s->rowsum) {
+			int32_t sum = 0;
+			for (size_t k = 0; k < kk; k++)
+				sum += row[k];
+			rs[r] = sum;
+		}
+		uint8_t *t = dst + (size_t)(r / CB_QMR) * tile + (size_t)(r % CB_QMR) * 4;
+		for (int q = 0; q < s->kq; q++)
+			memcpy(t + (size_t)q * CB_QMR * 4, row + (size_t)q * 4, 4);
+	}
+}
+
+/* acc[r][j] = the dot products of tile a (CB_QMR rows) with panel b over
+ * kq quads */
+static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, const int8_t *CB_RESTRICT b, int kq,
+			  int32_t acc[CB_QMR][CB_QNR])
+{
+#if defined(CB_Q_VNNI512)
+	__m512i c[CB_QMR][2];
+	for (int r = 0; r < CB_QMR; r++)
+		c[r][0] = c[r][1] = _mm512_setzero_si512();
+	for (int q = 0; q < kq; q++, a += CB_QMR * 4, b += CB_QNR * 4) {
+		__m512i b0 = _mm512_loadu_si512((const void *)b), b1 = _mm512_loadu_si512((const void *)(b + 64));
+		for (int r = 0; r < CB_QMR; r++) {
+			int32_t w;
+			memcpy(&w, a + r * 4, 4);
+			__m512i x = _mm512_set1_epi32(w);
+			c[r][0] = _mm512_dpbusd_epi32(c[r][0], x, b0);
+			c[r][1] = _mm512_dpbusd_epi32(c[r][1], x, b1);
+		}
+	}
+	for (int r = 0; r < CB_QMR; r++) {
+		_mm512_storeu_si512((void *)acc[r], c[r][0]);
+		_mm512_storeu_si512((void *)(acc[r] + 16), c[r][1]);
+	}
+#elif defined(CB_Q_VNNI256) || defined(CB_Q_AVX2)
+	__m256i c[CB_QMR][4];
+	for (int r = 0; r < CB_QMR; r++)
+		for (int v = 0; v < 4; v++)
+			c[r][v] = _mm256_setzero_si256();
+#if defined(CB_Q_AVX2)
+	const __m256i lo7 = _mm256_set1_epi8(0x7f), one8 = _mm256_set1_epi8(1);
+	const __m256i two16 = _mm256_set1_epi16(2), one16 = _mm256_set1_epi16(1);
+#endif
+	for (int q = 0; q < kq; q++, a += CB_QMR * 4, b += CB_QNR * 4) {
+		__m256i bv[4];
+		for (int v = 0; v < 4; v++)
+			bv[v] = _mm256_loadu_si256((const void *)(b + v * 32));
+		for (int r = 0; r < CB_QMR; r++) {
+			int32_t w;
+			memcpy(&w, a + r * 4, 4);
+			__m256i x = _mm256_set1_epi32(w);
+#if defined(CB_Q_VNNI256)
+			for (int v = 0; v < 4; v++)
+#if defined(__AVXVNNI__)
+				c[r][v] = _mm256_dpbusd_avx_epi32(c[r][v], x, bv[v]);
+#else
+				c[r][v] = _mm256_dpbusd_epi32(c[r][v], x, bv[v]);
+#endif
+#else
+			/* u = 2 (u >> 1) + (u & 1): each half's pair sums fit int16 */
+			__m256i xh = _mm256_and_si256(_mm256_srli_epi16(x, 1), lo7), xl = _mm256_and_si256(x, one8);
+			for (int v = 0; v < 4; v++) {
+				__m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(xh, bv[v]), two16);
+				__m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(xl, bv[v]), one16);
+				c[r][v] = _mm256_add_epi32(c[r][v], _mm256_add_epi32(ph, pl));
+			}
+#endif
+		}
+	}
+	for (int r = 0; r < CB_QMR; r++)
+		for (int v = 0; v < 4; v++)
+			_mm256_storeu_si256((void *)(acc[r] + v * 8), c[r][v]);
+#else
+	for (int r = 0; r < CB_QMR; r++)
+		for (int j = 0; j < CB_QNR; j++)
+			acc[r][j] = 0;
+	for (int q = 0; q < kq; q++, a += CB_QMR * 4, b += CB_QNR * 4)
+		for (int r = 0; r < CB_QMR; r++)
+			for (int j = 0; j < CB_QNR; j++) {
+				int32_t sum = 0;
+				for (int t = 0; t < 4; t++)
+					sum += (int32_t)a[r * 4 + t] * (int32_t)b[j * 4 + t];
+				acc[r][j] += sum;
+			}
+#endif
+}
+
+/* Stores nr rows x nj channels of acc (tile rows from pixel m, channels
+ * from oc0 of the group's panel p) after the corrections and the
+ * requantization. */
+static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR][CB_QNR], const int64_t *ch,
+			      const int32_t *rs, size_t m, int nr, int nj, uint8_t *out)
+{
+	for (int r = 0; r < nr; r++) {
+		uint8_t *o = out + (m + (size_t)r) * (size_t)s->ostride;
+		int64_t sum = s->rowsum ? rs[r] : 0;
+		if (s->fast) {
+			/* the accumulator fits int32, so x * mult fits 63 bits:
+			 * one branch-free rounding shift (vectorizable) */
+			int64_t v[CB_QNR];
+			for (int j = 0; j < CB_QNR; j++) {
+				int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - ch[CB_QZW + j] * sum;
+				int64_t p = x * ch[CB_QMULT + j], sg = p >> 63;
+				int64_t ab = (p ^ sg) - sg;
+				ab = (ab + ch[CB_QHALF + j]) >> ch[CB_QSHIFT + j];
+				v[j] = (ab ^ sg) - sg;
+			}
+			for (int j = 0; j < nj; j++)
+				o[j] = cb_q_store(v[j], s->ooff, s->lo, s->hi);
+		} else
+			for (int j = 0; j < nj; j++) {
+				int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - ch[CB_QZW + j] * sum;
+				o[j] = cb_q_store(cb_q_requant(x, ch[CB_QMULT + j], (int)ch[CB_QSHIFT + j]), s->ooff, s->lo,
+						  s->hi);
+			}
+	}
+}
+
+/* The job of cb_qconv_s8: tiles of rows split among parts. */
+struct cb_qconv_job {
+	const struct cb_qconv_args *s;
+	const uint8_t *in;
+	const int8_t *wp;
+	const int64_t *ch;
+	uint8_t *out;
+	size_t tiles;
+	int nparts;
+};
+
+/* Output rows [mb, me) of every group: blocks of mc rows packed into
+ * scratch, then every panel over every tile of the block. */
+static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, const int8_t *wp,
+			  const int64_t *ch, uint8_t *out, uint8_t *scratch, size_t mb, size_t me)
+{
+	size_t kb = (size_t)s->kq * 4, tile = kb * CB_QMR;
+	int32_t(*acc)[CB_QNR] = (int32_t(*)[CB_QNR])scratch;
+	int32_t *rs = (int32_t *)(scratch + sizeof(int32_t) * CB_QMR * CB_QNR);
+	uint8_t *row = (uint8_t *)(rs + s->mc);
+	uint8_t *blk = row + kb;
+	for (int g = 0; g < s->groups; g++)
+		for (size_t m0 = mb; m0 < me; m0 += (size_t)s->mc) {
+			int nr = (int)cb_min_sz((size_t)s->mc, me - m0);
+			cb_qconv_pack(s, in, g, m0, nr, blk, rs, row);
+			for (int p = 0; p < s->np; p++) {
+				int oc0 = p * CB_QNR, nj = s->oc - oc0 < CB_QNR ? s->oc - oc0 : CB_QNR;
+				const int8_t *b = wp + ((size_t)g * (size_t)s->np + (size_t)p) * kb * CB_QNR;
+				const int64_t *c = ch + ((size_t)g * (size_t)s->np + (size_t)p) * CB_QCH;
+				uint8_t *o = out + (size_t)g * (size_t)s->oc + (size_t)oc0;
+				for (int t = 0; t * CB_QMR < nr; t++) {
+					int tr = nr - t * CB_QMR < CB_QMR ? nr - t * CB_QMR : CB_QMR;
+					cb_qconv_tile(blk + (size_t)t * tile, b, s->kq, acc);
+					cb_qconv_epilogue(s, acc, c, rs + t * CB_QMR, m0 + (size_t)t * CB_QMR, tr, nj, o);
+				}
+			}
+		}
+}
+
+static void cb_qconv_part(const void *ctx, int i, float *scratch)
+{
+	const struct cb_qconv_job *j = (const struct cb_qconv_job *)ctx;
+	const struct cb_qconv_args *s = j->s;
+	size_t mtot = (size_t)s->n * (size_t)s->oh * (size_t)s->ow;
+	/* parts take whole blocks of 12 rows (a multiple of every CB_QMR) */
+	size_t mb = cb_par_first(i, j->nparts, j->tiles) * 12, me = cb_par_first(i + 1, j->nparts, j->tiles) * 12;
+	cb_qconv_rows(s, j->in, j->wp, j->ch, j->out, (uint8_t *)scratch, mb, cb_min_sz(me, mtot));
+}
+
+/* An 8-bit convolution, fully-connected layer or matmul: input in (bytes,
+ * n x h x w pixels istride apart), packed weights wp, channel constants ch,
+ * output out (n x oh x ow pixels ostride apart). scratch: 12 * 32 * 4 +
+ * mc * 4 + (mc + 12) * kq * 4 bytes (cgen_quant.c reserves it). */
+CB_KERNEL void cb_qconv_s8(const struct cb_qconv_args *s, const uint8_t *in, const int8_t *wp,
+			   const int64_t *ch, uint8_t *out, uint8_t *scratch)
+{
+	size_t mtot = (size_t)s->n * (size_t)s->oh * (size_t)s->ow;
+	struct cb_qconv_job j = {s, in, wp, ch, out, (mtot + 11) / 12, 1};
+	double work = (double)mtot * s->kq * 4.0 * s->oc * s->groups / 4.0; /* ~4 MACs per float FMA */
+	j.nparts = cb_par_parts(work, j.tiles);
+	cb_par(cb_qconv_part, &j, j.nparts, (float *)(void *)scratch);
+}
