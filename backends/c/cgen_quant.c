@@ -185,12 +185,17 @@ static bool cq_packed_ok(const struct cq_shape *sh, struct ir_value *x, struct i
 	       !depthwise && zx >= 0 && zx <= 255;
 }
 
-/* Emits the packed 8-bit product: the filter (raw bytes fd of groups x
- * oc rows, row o's k-th weight at o * so + k * sk) packed into int8
- * panels, the channel constants into blocks per panel, then the call. */
-static void cq_emit_packed(struct cg *g, const struct cq_shape *sh, struct ir_value *x, const int8_t *fd,
-			   size_t so, size_t sk, struct ir_value *d, const struct cq_chan *c)
+/* Emits the packed 8-bit product of in: the filter (raw bytes fd of
+ * groups x oc rows, row o's k-th weight at o * so + k * sk) packed into
+ * int8 panels, the channel constants into blocks per panel, then the call
+ * (with the elementwise kinds that follow fused, cq_fuse_post). */
+static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_shape *sh, struct ir_value *x,
+			   const int8_t *fd, size_t so, size_t sk, struct ir_value *d, const struct cq_chan *c)
 {
+	/* elementwise kinds after the product run in its epilogue */
+	struct ir_value *out = d;
+	char pbuf[320];
+	const char *post = cq_fuse_post(g, in, &out, pbuf, sizeof pbuf);
 	const int64_t *v = sh->v;
 	size_t groups = (size_t)v[15], oc = (size_t)v[6], k = (size_t)(v[7] * v[8] * v[3]);
 	size_t kq = (k + 3) / 4, np = (oc + CG_QNR - 1) / CG_QNR;
@@ -201,6 +206,7 @@ static void cq_emit_packed(struct cg *g, const struct cq_shape *sh, struct ir_va
 	int64_t *ch = xcalloc(chn + 1, sizeof *ch);
 	bool rowsum = false;
 	int64_t amax = 0; /* the largest |accumulator| the interpreter can form */
+	int64_t minshift = 62;
 	int64_t xr = zx > 255 - zx ? zx : 255 - zx; /* max |u - zx| */
 	for (size_t gi = 0; gi < groups; gi++)
 		for (size_t o = 0; o < oc; o++) {
@@ -225,6 +231,7 @@ static void cq_emit_packed(struct cg *g, const struct cq_shape *sh, struct ir_va
 			wr = wr < 0 ? -wr : wr;
 			int64_t m = (int64_t)k * xr * wr + b;
 			amax = m > amax ? m : amax;
+			minshift = c->shift[row] < minshift ? c->shift[row] : minshift;
 		}
 	size_t woff = cg_blob_add(g, wp, wbytes), coff = cg_blob_add(g, ch, chn * sizeof *ch);
 	free(wp);
@@ -247,13 +254,13 @@ static void cq_emit_packed(struct cg *g, const struct cq_shape *sh, struct ir_va
 		os_printf(g->decls, "%" PRId64 ", ", v[i]);
 	os_printf(g->decls, "%" PRId64 ", %" PRId64 ", %zu, %zu, %zu, %d, %" PRId64 ", %d, %d, %" PRId64 ", %" PRId64
 			    ", %" PRId64 "};\n",
-		  v[15] * v[3], v[15] * v[6], kq, np, mc, xk == 0 ? 0x80 : 0, zx, rowsum, amax <= INT32_MAX, lo, hi,
+		  v[15] * v[3], v[15] * v[6], kq, np, mc, xk == 0 ? 0x80 : 0, zx, rowsum, amax <= INT32_MAX && minshift >= 1, lo, hi,
 		  (int64_t)d->type->offset);
 	char a[96], o[96];
 	os_printf(g->body,
-		  "\tcb_qconv_s8(&qc%u, %s, (const int8_t *)(C + %zu), (const int64_t *)(C + %zu), %s, "
+		  "\tcb_qconv_s8(&qc%u, %s, (const int8_t *)(C + %zu), (const int64_t *)(C + %zu), %s, %s, "
 		  "(uint8_t *)(A + %" PRIu64 "));\n",
-		  id, PTR(x, "uint8_t", a), woff, coff, PTR(d, "uint8_t", o), g->scratch_off);
+		  id, PTR(x, "uint8_t", a), woff, coff, post, PTR(out, "uint8_t", o), g->scratch_off);
 }
 
 /* convolution and channelwisequantizedconvolution (param CQ_CHANNELWISE) */
@@ -290,7 +297,7 @@ void cg_emit_qconv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *
 	if (cq_packed_ok(&sh, src, fw, dst)) {
 		int8_t *fd = (int8_t *)cg_weight_data(g, fw);
 		if (fd)
-			cq_emit_packed(g, &sh, src, fd, (size_t)kdim, 1, dst, &c);
+			cq_emit_packed(g, in, &sh, src, fd, (size_t)kdim, 1, dst, &c);
 		free(fd);
 	} else
 		cq_emit_ref(g, &sh, src, fil, dst, kdim, 1, 0, 0, &c);
@@ -331,7 +338,7 @@ void cg_emit_qlinear(struct cg *g, struct ir_instr *in, const struct cg_emit_row
 	if (!batch && cq_packed_ok(&sh, lhs, ww, dst)) {
 		int8_t *wd = (int8_t *)cg_weight_data(g, ww);
 		if (wd)
-			cq_emit_packed(g, &sh, lhs, wd, 1, (size_t)m, dst, &c);
+			cq_emit_packed(g, in, &sh, lhs, wd, 1, (size_t)m, dst, &c);
 		free(wd);
 	} else
 		cq_emit_ref(g, &sh, lhs, rhs, dst, 1, m, batch ? kk * m : 0, batch ? rows : 0, &c);

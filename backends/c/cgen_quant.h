@@ -27,7 +27,7 @@ enum { CQ_ADD, CQ_SUB, CQ_MAX, CQ_MIN, CQ_MUL };
 /* cg_emit_qpool's max pooling with an argmax (beside enum cg_pool_op) */
 enum { CQ_POOL_ARGMAX = 3 };
 /* cg_emit_qunary: relu, clip, sigmoid, tanh */
-enum { CQ_RELU, CQ_CLIP, CQ_SIGMOID, CQ_TANH };
+enum { CQ_RELU, CQ_CLIP, CQ_SIGMOID, CQ_TANH, CQ_RESCALE };
 
 /* The kernels' element kind code of a quantized type (0 qi8, 1 qui8,
  * 2 qi16, 3 qi32), -1 for any other. */
@@ -39,5 +39,16 @@ bool cq_all_quantized(struct cg *g, struct ir_instr *in, unsigned nops);
 /* The requantization multiplier and shift of a positive ratio
  * (quant_multiplier), as int64. */
 void cq_mult(double ratio, int64_t *mult, int64_t *shift);
+
+/* What runs in the epilogue of product in: when the instruction after it
+ * is add, sub, max or min of 8-bit operands, one of them exactly in's
+ * result, and/or then unary kinds computed by a byte table (relu, clip,
+ * sigmoid, tanh, rescalequantized between 8-bit types) each reading the
+ * previous result, none of whose results the product's operands overlap
+ * and whose inputs nothing reads later: marks them fused, sets *dst to
+ * the last result and returns the kernel's post argument (a struct
+ * cb_qpost compound literal, in buf, n bytes); else *dst = in's result and
+ * "0" (cgen_quant_ew.c). */
+const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, char *buf, size_t n);
 
 #endif

@@ -9,6 +9,7 @@
 #include "backends/c/cgen.h"
 #include "backends/c/cgen_ops.h"
 #include "backends/c/cgen_quant.h"
+#include "quant/quant.h"
 #include "support/util.h"
 
 #include <inttypes.h>
@@ -43,6 +44,189 @@ static const char *cq_res(const struct type *t, char *buf, size_t n)
 	return buf;
 }
 
+static double cq_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* The bounds of clip (relu: [0, INT64_MAX]) in units of 2^-CQ_FRAC of the
+ * result's scale, rounded half to even as the interpreter rounds them. */
+static void cq_clamp_bounds(const struct ir_instr *in, const struct type *dt, int64_t *cl, int64_t *ch)
+{
+	*cl = 0, *ch = INT64_MAX;
+	if (in->kind != IK_clip)
+		return;
+	double one = (double)(1 << CQ_FRAC) / dt->scale;
+	double l = nearbyint(ir_float(in, AN_min) * one), h = nearbyint(ir_float(in, AN_max) * one);
+	*cl = l < -9.0e18 ? INT64_MIN : (int64_t)l;
+	*ch = h > 9.0e18 ? INT64_MAX : (int64_t)h;
+}
+
+/* The stored result of unary kind in (relu, clip, sigmoid, tanh,
+ * rescalequantized) for the stored input q, by the interpreter's formula. */
+static int64_t cq_unary_value(const struct ir_instr *in, int64_t q)
+{
+	const struct type *dt = in->ops[0].val->type, *at = in->ops[1].val->type;
+	int64_t lo, hi;
+	cq_limits(dt, &lo, &hi);
+	double v;
+	if (in->kind == IK_relu || in->kind == IK_clip) {
+		int64_t m, s, cl, ch;
+		cq_mult((double)at->scale / dt->scale * (double)(1 << CQ_FRAC), &m, &s);
+		cq_clamp_bounds(in, dt, &cl, &ch);
+		int64_t a = quant_requant(q - at->offset, (int32_t)m, (int)s);
+		a = a < cl ? cl : a > ch ? ch : a;
+		int64_t r = quant_rshift(a, CQ_FRAC) + dt->offset;
+		return r < lo ? lo : r > hi ? hi : r;
+	}
+	double x = (double)at->scale * ((double)q - at->offset);
+	if (in->kind == IK_rescalequantized)
+		v = nearbyint(x / dt->scale);
+	else
+		v = nearbyint((in->kind == IK_tanh ? tanh(x) : cq_sigmoid(x)) / dt->scale);
+	if (v != v)
+		v = 0;
+	v += dt->offset;
+	return v <= (double)lo ? lo : v >= (double)hi ? hi : (int64_t)v;
+}
+
+/* Whether in is a unary kind a byte table computes: 8-bit quantized
+ * input and result (relu, clip, sigmoid, tanh, rescalequantized). */
+static bool cq_byte_unary(const struct ir_instr *in)
+{
+	if (in->kind != IK_relu && in->kind != IK_clip && in->kind != IK_sigmoid && in->kind != IK_tanh &&
+	    in->kind != IK_rescalequantized)
+		return false;
+	int dk = cq_kind(in->ops[0].val->type), ak = cq_kind(in->ops[1].val->type);
+	return (dk == 0 || dk == 1) && (ak == 0 || ak == 1);
+}
+
+/* The stored value of byte b of an 8-bit type t. */
+static int64_t cq_byte_value(const struct type *t, int b) { return t->elem == EK_QI8 && b > 127 ? b - 256 : b; }
+
+/* Writes the byte table t (uint8_t[256]) to the declarations; returns its
+ * number ("tqN"). */
+static unsigned cq_emit_bytes(struct cg *g, const uint8_t *t)
+{
+	unsigned id = g->uniq++;
+	os_printf(g->decls, "static const uint8_t tq%u[256] = {", id);
+	for (int b = 0; b < 256; b++)
+		os_printf(g->decls, "%s%u", b ? ", " : "", (unsigned)t[b]);
+	os_printf(g->decls, "};\n");
+	return id;
+}
+
+/* t[b] = the stored byte unary kind in (cq_byte_unary) makes of the
+ * stored byte t[b] (starting from the identity, a chain composes). */
+static void cq_apply_unary(const struct ir_instr *in, uint8_t *t)
+{
+	const struct type *at = in->ops[1].val->type;
+	for (int b = 0; b < 256; b++)
+		t[b] = (uint8_t)(int8_t)cq_unary_value(in, cq_byte_value(at, t[b]));
+}
+
+/* Emits the table of the fine units (2^-16 of the result's scale) of an
+ * 8-bit operand of type t of add, sub, max or min with result type dt, by
+ * stored byte; returns its number ("tbN"). */
+static unsigned cq_fine_table(struct cg *g, const struct type *t, const struct type *dt)
+{
+	int64_t m, s, v[256];
+	cq_mult((double)t->scale / dt->scale * (double)(1 << CQ_FRAC), &m, &s);
+	for (int b = 0; b < 256; b++)
+		v[b] = quant_requant(cq_byte_value(t, b) - t->offset, (int32_t)m, (int)s);
+	return cg_i64_table(g, v, 256);
+}
+
+/* Whether in is add, sub, max or min of 8-bit quantized operands. */
+static bool cq_byte_binary(const struct ir_instr *in)
+{
+	if (in->kind != IK_add && in->kind != IK_sub && in->kind != IK_max && in->kind != IK_min)
+		return false;
+	for (unsigned i = 0; i < 3; i++) {
+		int k = cq_kind(in->ops[i].val->type);
+		if (k != 0 && k != 1)
+			return false;
+	}
+	return true;
+}
+
+/* the operator code of a cq_byte_binary kind (CB_QADD ...) */
+static int cq_binary_op(const struct ir_instr *in)
+{
+	return in->kind == IK_add ? CQ_ADD : in->kind == IK_sub ? CQ_SUB : in->kind == IK_max ? CQ_MAX : CQ_MIN;
+}
+
+/* Fuses the byte-table unary kinds from nx on, each reading the previous
+ * result (*fin, updated), into one table (tq: "tqN", 32 bytes), provided
+ * no result overlaps an operand of in (the instruction they fuse into;
+ * when in is elementwise, ew, exactly the same bytes are fine), nor res
+ * unless it is res; and nothing reads the previous result later. Whether
+ * any was fused. */
+static bool cq_fuse_tables(struct cg *g, struct ir_instr *in, bool ew, struct ir_instr *nx, struct ir_value **fin,
+			   struct ir_value *res, char *tq)
+{
+	uint8_t tab[256];
+	bool have = false;
+	for (int b = 0; b < 256; b++)
+		tab[b] = (uint8_t)b;
+	while (nx && cq_byte_unary(nx) && cg_same(g, nx->ops[1].val, *fin)) {
+		struct ir_value *nd = nx->ops[0].val;
+		bool clash = false;
+		for (unsigned i = 1; i < in->nops; i++)
+			clash |= !(ew && cg_same(g, nd, in->ops[i].val)) && cg_overlap(g, nd, in->ops[i].val);
+		if (clash || (!cg_same(g, nd, *fin) && cg_read_later(g, nx, *fin)) ||
+		    (res && !cg_same(g, nd, res) && cg_overlap(g, nd, res)))
+			break;
+		cq_apply_unary(nx, tab);
+		have = true;
+		u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
+		*fin = nd;
+		nx = cg_next_real(nx);
+	}
+	if (have)
+		snprintf(tq, 32, "tq%u", cq_emit_bytes(g, tab));
+	return have;
+}
+
+const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, char *buf, size_t n)
+{
+	struct ir_value *d = in->ops[0].val, *fin = d, *res = NULL;
+	struct ir_instr *nx = cg_next_real(in);
+	int op = -1, left = 0;
+	unsigned tl = 0, tr = 0;
+	int64_t lo = 0, hi = 0, off = 0;
+	/* no result may overlap an operand the product reads as it writes */
+	if (nx && cq_byte_binary(nx) && cq_kind(d->type) <= 1) {
+		bool l = cg_same(g, nx->ops[1].val, d), r = cg_same(g, nx->ops[2].val, d);
+		struct ir_value *other = l ? nx->ops[2].val : nx->ops[1].val, *nd = nx->ops[0].val;
+		bool clash = false;
+		for (unsigned i = 1; i < in->nops; i++)
+			clash |= cg_overlap(g, nd, in->ops[i].val);
+		if (l != r && !clash && !cg_overlap(g, other, d) && (cg_same(g, nd, d) || !cg_read_later(g, nx, d)) &&
+		    (cg_same(g, nd, other) || !cg_overlap(g, nd, other))) {
+			op = cq_binary_op(nx);
+			left = l;
+			res = other;
+			tl = cq_fine_table(g, nx->ops[1].val->type, nd->type);
+			tr = cq_fine_table(g, nx->ops[2].val->type, nd->type);
+			cq_limits(nd->type, &lo, &hi);
+			off = nd->type->offset;
+			u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
+			fin = nd;
+			nx = cg_next_real(nx);
+		}
+	}
+	char rp[96], tq[32] = "0", l1[16] = "0", r1[16] = "0";
+	bool have_tab = cq_fuse_tables(g, in, false, nx, &fin, res, tq);
+	*dst = fin;
+	if (op < 0 && !have_tab)
+		return "0";
+	if (op >= 0) {
+		snprintf(l1, sizeof l1, "tb%u", tl);
+		snprintf(r1, sizeof r1, "tb%u", tr);
+	}
+	snprintf(buf, n, "&(struct cb_qpost){%d, %d, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %s}", op, left,
+		 res ? PTR(res, "uint8_t", rp) : "0", l1, r1, off, lo, hi, tq);
+	return buf;
+}
+
 /* add, sub, max, min (each operand brought to the result's scale with
  * CQ_FRAC fraction bits) and mul (the exact product requantized by
  * sa sb / sd); the row's param is the operator. */
@@ -52,33 +236,31 @@ void cg_emit_qbinary(struct cg *g, struct ir_instr *in, const struct cg_emit_row
 	if (!cq_all_quantized(g, in, 3))
 		return;
 	const struct type *dt = d->type, *at = a->type, *bt = b->type;
+	char pa[96], pb[96], pd[96], qa[128], qb[128], qd[128];
+	if (cq_byte_binary(in)) {
+		unsigned ta = cq_fine_table(g, at, dt), tb = cq_fine_table(g, bt, dt);
+		int64_t lo, hi;
+		cq_limits(dt, &lo, &hi);
+		/* the byte-table kinds after it run on each chunk of its result */
+		struct ir_value *fin = d;
+		char tq[32] = "0";
+		cq_fuse_tables(g, in, true, cg_next_real(in), &fin, NULL, tq);
+		os_printf(g->body,
+			  "\tcb_qbin8(%d, %" PRIu64 "u, %s, tb%u, %s, tb%u, %s, %" PRId64 ", %" PRId64 ", %" PRId64
+			  ", %s);\n",
+			  row->param, type_numel(dt), PTR(a, "uint8_t", pa), ta, PTR(b, "uint8_t", pb), tb,
+			  PTR(fin, "uint8_t", pd), (int64_t)dt->offset, lo, hi, tq);
+		return;
+	}
 	double ra, rb;
 	if (row->param == CQ_MUL)
 		ra = (double)at->scale * bt->scale / dt->scale, rb = 0;
 	else
 		ra = (double)at->scale / dt->scale * (double)(1 << CQ_FRAC),
 		rb = (double)bt->scale / dt->scale * (double)(1 << CQ_FRAC);
-	char pa[96], pb[96], pd[96], qa[128], qb[128], qd[128];
 	os_printf(g->body, "\tcb_qbinary(%d, %" PRIu64 "u, %s, %s, %s, %s, %s, %s);\n", row->param, type_numel(dt),
 		  PTR(a, "void", pa), cq_opnd(at, ra, qa, sizeof qa), PTR(b, "void", pb), cq_opnd(bt, rb, qb, sizeof qb),
 		  PTR(d, "void", pd), cq_res(dt, qd, sizeof qd));
-}
-
-static double cq_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
-
-/* sigmoid or tanh of an 8-bit input: the 256 stored results, as the
- * interpreter's table (round half to even of f(real) / sd, plus the
- * offset, saturated) */
-static unsigned cq_lut_table(struct cg *g, const struct type *xt, const struct type *dt, int fn)
-{
-	int64_t t[256], lo, hi, base = xt->elem == EK_QUI8 ? 0 : -128;
-	cq_limits(dt, &lo, &hi);
-	for (int64_t q = 0; q < 256; q++) {
-		double x = (double)xt->scale * (double)(base + q - xt->offset);
-		double v = nearbyint((fn == CQ_TANH ? tanh(x) : cq_sigmoid(x)) / dt->scale) + dt->offset;
-		t[q] = v < (double)lo ? lo : v > (double)hi ? hi : (int64_t)v;
-	}
-	return cg_int_table(g, t, 256);
 }
 
 /* v as a C literal of type int64_t (buf: 32 bytes) */
@@ -92,8 +274,11 @@ static const char *cq_i64(char *buf, int64_t v)
 }
 
 /* relu, clip (the operand at the result's scale with CQ_FRAC fraction
- * bits, clamped there: clip's bounds rounded half to even into those
- * units), sigmoid and tanh (a table for 8-bit inputs, else per element). */
+ * bits, clamped there), sigmoid, tanh and rescalequantized: a byte table
+ * for 8-bit operands; relu and clip otherwise per element, sigmoid and
+ * tanh through a table of the 256 results for 8-bit inputs, else per
+ * element in double; rescalequantized of wider kinds by real value (the
+ * elementwise path, cgen_ew.c). */
 void cg_emit_qunary(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
 	struct ir_value *d = in->ops[0].val, *a = in->ops[1].val;
@@ -102,28 +287,63 @@ void cg_emit_qunary(struct cg *g, struct ir_instr *in, const struct cg_emit_row 
 	const struct type *dt = d->type, *at = a->type;
 	char pa[96], pd[96], qa[128], qd[128];
 	uint64_t n = type_numel(dt);
+	if (cq_byte_unary(in)) {
+		uint8_t t[256];
+		for (int b = 0; b < 256; b++)
+			t[b] = (uint8_t)b;
+		cq_apply_unary(in, t);
+		unsigned id = cq_emit_bytes(g, t);
+		os_printf(g->body, "\tcb_qlut_b(%" PRIu64 "u, %s, tq%u, %s);\n", n, PTR(a, "uint8_t", pa), id,
+			  PTR(d, "uint8_t", pd));
+		return;
+	}
 	if (row->param == CQ_SIGMOID || row->param == CQ_TANH) {
 		if (at->elem == EK_QI8 || at->elem == EK_QUI8) {
-			unsigned id = cq_lut_table(g, at, dt, row->param);
+			int64_t t[256], base = at->elem == EK_QUI8 ? 0 : -128;
+			for (int64_t q = 0; q < 256; q++)
+				t[q] = cq_unary_value(in, base + q);
+			unsigned id = cg_int_table(g, t, 256);
 			os_printf(g->body, "\tcb_qlut8(%" PRIu64 "u, %s, %d, %d, ti%u, %s, %d);\n", n, PTR(a, "void", pa),
-				  cq_kind(at), at->elem == EK_QUI8 ? 0 : -128, id, PTR(d, "void", pd), cq_kind(dt));
+				  cq_kind(at), (int)base, id, PTR(d, "void", pd), cq_kind(dt));
 		} else
 			os_printf(g->body, "\tcb_qlut_wide(%" PRIu64 "u, %s, %s, %a, %d, %a, %s, %s);\n", n,
 				  PTR(a, "void", pa), cq_opnd(at, 0, qa, sizeof qa), (double)at->scale,
 				  row->param == CQ_TANH, (double)dt->scale, PTR(d, "void", pd), cq_res(dt, qd, sizeof qd));
 		return;
 	}
-	int64_t cl = 0, ch = INT64_MAX;
-	if (row->param == CQ_CLIP) {
-		double one = (double)(1 << CQ_FRAC) / dt->scale;
-		double l = nearbyint(ir_float(in, AN_min) * one), h = nearbyint(ir_float(in, AN_max) * one);
-		cl = l < -9.0e18 ? INT64_MIN : (int64_t)l;
-		ch = h > 9.0e18 ? INT64_MAX : (int64_t)h;
+	if (row->param == CQ_RESCALE) {
+		cg_emit_ew(g, in); /* wider kinds: by real value, as before */
+		return;
 	}
+	int64_t cl, ch;
+	cq_clamp_bounds(in, dt, &cl, &ch);
 	char lb[32], hb[32];
 	os_printf(g->body, "\tcb_qclamp(%" PRIu64 "u, %s, %s, %s, %s, %s, %s);\n", n, PTR(a, "void", pa),
 		  cq_opnd(at, (double)at->scale / dt->scale * (double)(1 << CQ_FRAC), qa, sizeof qa), cq_i64(lb, cl),
 		  cq_i64(hb, ch), PTR(d, "void", pd), cq_res(dt, qd, sizeof qd));
+}
+
+/* dequantize of an 8-bit operand: a table of the 256 real values, as the
+ * interpreter computes them (scale * (q - offset) in double, to float) */
+void cg_emit_qdequantize(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	struct ir_value *d = in->ops[0].val, *a = in->ops[1].val;
+	const struct type *at = a->type;
+	if ((at->elem != EK_QI8 && at->elem != EK_QUI8) || !cg_is_float(d)) {
+		cg_emit_ew(g, in); /* wider kinds: by real value, as before */
+		return;
+	}
+	unsigned id = g->uniq++;
+	os_printf(g->decls, "static const float tf%u[256] = {", id);
+	for (int b = 0; b < 256; b++) {
+		int64_t q = at->elem == EK_QI8 && b > 127 ? b - 256 : b;
+		os_printf(g->decls, "%s%af", b ? ", " : "", (double)(float)((double)at->scale * ((double)q - at->offset)));
+	}
+	os_printf(g->decls, "};\n");
+	char pa[96], pd[96];
+	os_printf(g->body, "\tcb_qdeq8(%" PRIu64 "u, %s, tf%u, %s);\n", type_numel(d->type), PTR(a, "uint8_t", pa), id,
+		  PTR(d, "float", pd));
 }
 
 /* The largest window (in pixels) of an adaptive pooling from h x w to
@@ -178,6 +398,10 @@ void cg_emit_qpool(struct cg *g, struct ir_instr *in, const struct cg_emit_row *
 		  sv[1], p[0], p[1], incl, cq_kind(st), cq_kind(dt), (int64_t)st->offset, (int64_t)dt->offset, lo, hi,
 		  zero);
 	char a[96], o[96];
+	if (row->param == CG_POOL_MAX && (st->elem == EK_QI8 || st->elem == EK_QUI8) && dt->elem == st->elem) {
+		os_printf(g->body, "\tcb_qmaxpool8(&qp%u, %s, %s);\n", id, PTR(s, "uint8_t", a), PTR(d, "uint8_t", o));
+		return;
+	}
 	if (row->param == CG_POOL_MAX || row->param == CQ_POOL_ARGMAX) {
 		char m[96];
 		os_printf(g->body, "\tcb_qmaxpool(&qp%u, %s, %s, %s);\n", id, PTR(s, "void", a), PTR(d, "void", o),

@@ -27,6 +27,8 @@
  *     stay inside int16 (2 * 127 * 128, 2 * 128), vpmaddwd widens them to
  *     int32 with weights 2 and 1. Exact; 2 rows x 4 vectors;
  *   otherwise (CB_NO_VECTOR, other targets): plain loops, 4 rows.
+ * The requantization of the AVX-512 path is vectorized by hand (64-bit
+ * lanes), the others' by the compiler from the same formula.
  * Every path computes the same integers.
  *
  * Layouts. Weights (packed by the generator, backends/c/cgen_quant.c):
@@ -125,35 +127,63 @@ CB_INLINE uint8_t cb_q_store(int64_t v, int ooff, int lo, int hi)
 	return (uint8_t)(int8_t)v;
 }
 
+/* n bytes from x to p, each xor'ed with flip (0 or 0x80): 8 at a time */
+CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, size_t n, uint8_t flip)
+{
+	if (!flip) {
+		memcpy(p, x, n);
+		return;
+	}
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t v;
+		memcpy(&v, x + i, 8);
+		v ^= 0x8080808080808080ull;
+		memcpy(p + i, &v, 8);
+	}
+	for (; i < n; i++)
+		p[i] = x[i] ^ flip;
+}
+
 /* Packs rows m0 .. m0 + nr - 1 (of the n x oh x ow output pixels) of group
  * g into tiles of CB_QMR rows at dst ([q][r][4] bytes per tile, rows past
  * nr zero), with their sums of u into rs when the product needs them.
- * row: a scratch row of kq * 4 bytes. */
+ * row: a scratch row of kq * 4 bytes. A window row inside the image whose
+ * pixels are contiguous (one group, unit dilation) is one copy. */
 static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int g, size_t m0, int nr,
 			  uint8_t *dst, int32_t *rs, uint8_t *row)
 {
-	size_t kb = (size_t)s->kq * 4, tile = kb * CB_QMR;
+	const int kh = s->kh, kw = s->kw, c = s->c, h = s->h, w = s->w, ow = s->ow, oh = s->oh, kq = s->kq;
+	const size_t kb = (size_t)kq * 4, tile = kb * CB_QMR, is = (size_t)s->istride;
+	const bool whole = s->dw == 1 && is == (size_t)c;
 	int ntiles = (nr + CB_QMR - 1) / CB_QMR;
 	memset(dst, 0, tile * (size_t)ntiles);
 	const uint8_t flip = (uint8_t)s->xflip, zx = (uint8_t)s->zx;
 	for (int r = 0; r < nr; r++) {
 		size_t m = m0 + (size_t)r;
-		int ox = (int)(m % (size_t)s->ow), oy = (int)(m / (size_t)s->ow % (size_t)s->oh);
-		size_t n = m / ((size_t)s->ow * (size_t)s->oh);
+		int ox = (int)(m % (size_t)ow), oy = (int)(m / (size_t)ow % (size_t)oh);
+		size_t n = m / ((size_t)ow * (size_t)oh);
 		uint8_t *p = row;
-		for (int ky = 0; ky < s->kh; ky++) {
+		int ix0 = ox * s->sw - s->pl;
+		for (int ky = 0; ky < kh; ky++) {
 			int iy = oy * s->sh + ky * s->dh - s->pt;
-			for (int kx = 0; kx < s->kw; kx++, p += s->c) {
-				int ix = ox * s->sw + kx * s->dw - s->pl;
-				if (iy < 0 || iy >= s->h || ix < 0 || ix >= s->w) {
-					memset(p, zx, (size_t)s->c);
-					continue;
-				}
-				const uint8_t *x = in + ((n * (size_t)s->h + (size_t)iy) * (size_t)s->w + (size_t)ix) *
-							       (size_t)s->istride +
-						   (size_t)g * (size_t)s->c;
-				for (int c = 0; c < s->c; c++)
-					p[c] = x[c] ^ flip;
+			const uint8_t *xr = in + (n * (size_t)h + (size_t)iy) * (size_t)w * is + (size_t)g * (size_t)c;
+			if (iy < 0 || iy >= h) {
+				memset(p, zx, (size_t)kw * (size_t)c);
+				p += (size_t)kw * (size_t)c;
+				continue;
+			}
+			if (whole && ix0 >= 0 && ix0 + kw <= w) {
+				cb_q_copyflip(p, xr + (size_t)ix0 * is, (size_t)kw * (size_t)c, flip);
+				p += (size_t)kw * (size_t)c;
+				continue;
+			}
+			for (int kx = 0; kx < kw; kx++, p += c) {
+				int ix = ix0 + kx * s->dw;
+				if (ix < 0 || ix >= w)
+					memset(p, zx, (size_t)c);
+				else
+					cb_q_copyflip(p, xr + (size_t)ix * is, (size_t)c, flip);
 			}
 		}
 		size_t kk = (size_t)(p - row);
@@ -165,7 +195,7 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 			rs[r] = sum;
 		}
 		uint8_t *t = dst + (size_t)(r / CB_QMR) * tile + (size_t)(r % CB_QMR) * 4;
-		for (int q = 0; q < s->kq; q++)
+		for (int q = 0; q < kq; q++)
 			memcpy(t + (size_t)q * CB_QMR * 4, row + (size_t)q * 4, 4);
 	}
 }
@@ -246,34 +276,92 @@ static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, const int8_t *CB_RESTRIC
 #endif
 }
 
-/* Stores nr rows x nj channels of acc (tile rows from pixel m, channels
- * from oc0 of the group's panel p) after the corrections and the
- * requantization. */
+/* Stores nr rows x nj channels of acc (rows ostride bytes apart at out)
+ * after the corrections and the requantization. The fast form (the generator's bound: every accumulator
+ * fits int32, every shift >= 1) rounds half away from zero as
+ * (p + half - (p < 0)) >> shift, p = x * mult in 64 bits: the same
+ * integer as cb_q_requant, branch-free. */
 static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR][CB_QNR], const int64_t *ch,
-			      const int32_t *rs, size_t m, int nr, int nj, uint8_t *out)
+			      const int32_t *rs, int nr, int nj, uint8_t *out, size_t ostride)
 {
+	const int ooff = s->ooff, lo = s->lo, hi = s->hi;
 	for (int r = 0; r < nr; r++) {
-		uint8_t *o = out + (m + (size_t)r) * (size_t)s->ostride;
+		uint8_t *o = out + (size_t)r * ostride;
 		int64_t sum = s->rowsum ? rs[r] : 0;
-		if (s->fast) {
-			/* the accumulator fits int32, so x * mult fits 63 bits:
-			 * one branch-free rounding shift (vectorizable) */
-			int64_t v[CB_QNR];
-			for (int j = 0; j < CB_QNR; j++) {
-				int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - ch[CB_QZW + j] * sum;
-				int64_t p = x * ch[CB_QMULT + j], sg = p >> 63;
-				int64_t ab = (p ^ sg) - sg;
-				ab = (ab + ch[CB_QHALF + j]) >> ch[CB_QSHIFT + j];
-				v[j] = (ab ^ sg) - sg;
-			}
-			for (int j = 0; j < nj; j++)
-				o[j] = cb_q_store(v[j], s->ooff, s->lo, s->hi);
-		} else
+		if (!s->fast) {
 			for (int j = 0; j < nj; j++) {
 				int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - ch[CB_QZW + j] * sum;
-				o[j] = cb_q_store(cb_q_requant(x, ch[CB_QMULT + j], (int)ch[CB_QSHIFT + j]), s->ooff, s->lo,
-						  s->hi);
+				o[j] = cb_q_store(cb_q_requant(x, ch[CB_QMULT + j], (int)ch[CB_QSHIFT + j]), ooff, lo, hi);
 			}
+			continue;
+		}
+#if defined(CB_Q_VNNI512)
+		const __m512i vs = _mm512_set1_epi64(sum), vo = _mm512_set1_epi64(ooff);
+		const __m512i vlo = _mm512_set1_epi64(lo), vhi = _mm512_set1_epi64(hi), one = _mm512_set1_epi64(1);
+		for (int j = 0; j < nj; j += 8) {
+			__m512i x = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const void *)(acc[r] + j)));
+			x = _mm512_add_epi64(x, _mm512_loadu_si512((const void *)(ch + CB_QCORR + j)));
+			x = _mm512_sub_epi64(x, _mm512_mul_epi32(_mm512_loadu_si512((const void *)(ch + CB_QZW + j)), vs));
+			__m512i p = _mm512_mul_epi32(x, _mm512_loadu_si512((const void *)(ch + CB_QMULT + j)));
+			p = _mm512_add_epi64(p, _mm512_loadu_si512((const void *)(ch + CB_QHALF + j)));
+			p = _mm512_sub_epi64(p, _mm512_and_si512(_mm512_srai_epi64(p, 63), one));
+			p = _mm512_srav_epi64(p, _mm512_loadu_si512((const void *)(ch + CB_QSHIFT + j)));
+			p = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(p, vo), vlo), vhi);
+			__mmask8 k = (__mmask8)(nj - j >= 8 ? 0xff : (1u << (nj - j)) - 1);
+			_mm512_mask_cvtepi64_storeu_epi8((void *)(o + j), k, p);
+		}
+#else
+		int64_t v[CB_QNR];
+		for (int j = 0; j < CB_QNR; j++) {
+			int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - ch[CB_QZW + j] * sum;
+			int64_t p = x * ch[CB_QMULT + j];
+			p = (p + ch[CB_QHALF + j] - (int64_t)(p < 0)) >> ch[CB_QSHIFT + j];
+			p += ooff;
+			v[j] = p < lo ? lo : p > hi ? hi : p;
+		}
+		for (int j = 0; j < nj; j++)
+			o[j] = (uint8_t)(int8_t)v[j];
+#endif
+	}
+}
+
+/* What runs on a product's stored bytes before they reach the output: an
+ * elementwise kind fused by the generator (op, CB_QADD ... of
+ * cb_qmisc.c, or -1: none) with the other operand res (laid out as the
+ * output), both operands' values in units of 2^-16 of the result's scale
+ * by their stored byte (tl: the left operand's table, tr the right's;
+ * prod_left: the product is the left operand), the result's zero point
+ * and range; then a byte table tab (NULL: none). */
+struct cb_qpost {
+	int op, prod_left;
+	const uint8_t *res;
+	const int64_t *tl, *tr;
+	int64_t off, lo, hi;
+	const uint8_t *tab;
+};
+
+/* add, sub, max, min of two operands in the result's fine units, then
+ * the result's store (bytes). Branch-free: x / 2^16 rounded half away
+ * from zero is (x + 2^15 - (x < 0)) >> 16. */
+CB_INLINE uint8_t cb_q_join8(int op, int64_t x, int64_t y, int64_t off, int64_t lo, int64_t hi)
+{
+	int64_t v = op == 0 ? x + y : op == 1 ? x - y : op == 2 ? (x > y ? x : y) : (x < y ? x : y);
+	v = ((v + 32768 - (int64_t)(v < 0)) >> 16) + off;
+	v = v < lo ? lo : v;
+	return (uint8_t)(int8_t)(v > hi ? hi : v);
+}
+
+/* n bytes of a product's result (t) through the post operations into o;
+ * res: the fused operand's bytes at the same positions (o may be res) */
+static void cb_qconv_post(const struct cb_qpost *p, const uint8_t *t, const uint8_t *res, uint8_t *o, int n)
+{
+	for (int j = 0; j < n; j++) {
+		uint8_t y = t[j];
+		if (p->op >= 0) {
+			uint8_t l = p->prod_left ? y : res[j], r = p->prod_left ? res[j] : y;
+			y = cb_q_join8(p->op, p->tl[l], p->tr[r], p->off, p->lo, p->hi);
+		}
+		o[j] = p->tab ? p->tab[y] : y;
 	}
 }
 
@@ -283,6 +371,7 @@ struct cb_qconv_job {
 	const uint8_t *in;
 	const int8_t *wp;
 	const int64_t *ch;
+	const struct cb_qpost *post;
 	uint8_t *out;
 	size_t tiles;
 	int nparts;
@@ -290,11 +379,12 @@ struct cb_qconv_job {
 
 /* Output rows [mb, me) of every group: blocks of mc rows packed into
  * scratch, then every panel over every tile of the block. */
-static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, const int8_t *wp,
-			  const int64_t *ch, uint8_t *out, uint8_t *scratch, size_t mb, size_t me)
+static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, const int8_t *wp, const int64_t *ch,
+			  const struct cb_qpost *post, uint8_t *out, uint8_t *scratch, size_t mb, size_t me)
 {
-	size_t kb = (size_t)s->kq * 4, tile = kb * CB_QMR;
+	size_t kb = (size_t)s->kq * 4, tile = kb * CB_QMR, os = (size_t)s->ostride;
 	int32_t(*acc)[CB_QNR] = (int32_t(*)[CB_QNR])scratch;
+	uint8_t *tmp = (uint8_t *)acc; /* the post operations' input: over acc, once it is read */
 	int32_t *rs = (int32_t *)(scratch + sizeof(int32_t) * CB_QMR * CB_QNR);
 	uint8_t *row = (uint8_t *)(rs + s->mc);
 	uint8_t *blk = row + kb;
@@ -310,7 +400,20 @@ static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, cons
 				for (int t = 0; t * CB_QMR < nr; t++) {
 					int tr = nr - t * CB_QMR < CB_QMR ? nr - t * CB_QMR : CB_QMR;
 					cb_qconv_tile(blk + (size_t)t * tile, b, s->kq, acc);
-					cb_qconv_epilogue(s, acc, c, rs + t * CB_QMR, m0 + (size_t)t * CB_QMR, tr, nj, o);
+					size_t mt = m0 + (size_t)t * CB_QMR;
+					if (!post) {
+						cb_qconv_epilogue(s, acc, c, rs + t * CB_QMR, tr, nj, o + mt * os, os);
+						continue;
+					}
+					/* acc is read row by row before its bytes are written:
+					 * row r's bytes (32 at r * 32) never reach a later row's
+					 * int32 values (at r * 128 and beyond) */
+					cb_qconv_epilogue(s, acc, c, rs + t * CB_QMR, tr, nj, tmp, CB_QNR);
+					for (int r = 0; r < tr; r++) {
+						size_t at = (mt + (size_t)r) * os + (size_t)g * (size_t)s->oc + (size_t)oc0;
+						cb_qconv_post(post, tmp + r * CB_QNR, post->res ? post->res + at : NULL, out + at,
+							      nj);
+					}
 				}
 			}
 		}
@@ -323,18 +426,19 @@ static void cb_qconv_part(const void *ctx, int i, float *scratch)
 	size_t mtot = (size_t)s->n * (size_t)s->oh * (size_t)s->ow;
 	/* parts take whole blocks of 12 rows (a multiple of every CB_QMR) */
 	size_t mb = cb_par_first(i, j->nparts, j->tiles) * 12, me = cb_par_first(i + 1, j->nparts, j->tiles) * 12;
-	cb_qconv_rows(s, j->in, j->wp, j->ch, j->out, (uint8_t *)scratch, mb, cb_min_sz(me, mtot));
+	cb_qconv_rows(s, j->in, j->wp, j->ch, j->post, j->out, (uint8_t *)scratch, mb, cb_min_sz(me, mtot));
 }
 
 /* An 8-bit convolution, fully-connected layer or matmul: input in (bytes,
  * n x h x w pixels istride apart), packed weights wp, channel constants ch,
- * output out (n x oh x ow pixels ostride apart). scratch: 12 * 32 * 4 +
- * mc * 4 + (mc + 12) * kq * 4 bytes (cgen_quant.c reserves it). */
-CB_KERNEL void cb_qconv_s8(const struct cb_qconv_args *s, const uint8_t *in, const int8_t *wp,
-			   const int64_t *ch, uint8_t *out, uint8_t *scratch)
+ * output out (n x oh x ow pixels ostride apart), through the fused post
+ * operations when post is not NULL. scratch: 12 * 32 * 4 + mc * 4 +
+ * (mc + 12) * kq * 4 bytes (cgen_quant.c reserves it). */
+CB_KERNEL void cb_qconv_s8(const struct cb_qconv_args *s, const uint8_t *in, const int8_t *wp, const int64_t *ch,
+			   const struct cb_qpost *post, uint8_t *out, uint8_t *scratch)
 {
 	size_t mtot = (size_t)s->n * (size_t)s->oh * (size_t)s->ow;
-	struct cb_qconv_job j = {s, in, wp, ch, out, (mtot + 11) / 12, 1};
+	struct cb_qconv_job j = {s, in, wp, ch, post, out, (mtot + 11) / 12, 1};
 	double work = (double)mtot * s->kq * 4.0 * s->oc * s->groups / 4.0; /* ~4 MACs per float FMA */
 	j.nparts = cb_par_parts(work, j.tiles);
 	cb_par(cb_qconv_part, &j, j.nparts, (float *)(void *)scratch);
