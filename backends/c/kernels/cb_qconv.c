@@ -325,6 +325,11 @@ static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR]
 	}
 }
 
+/* the operators of the elementwise kernels (cb_qbinary, cb_qbin8, a
+ * product's post operations): add, sub, max, min in units of 2^-16 of the
+ * result's scale; mul requantizes the exact product */
+enum { CB_QADD, CB_QSUB, CB_QMAX, CB_QMIN, CB_QMUL };
+
 /* What runs on a product's stored bytes before they reach the output: an
  * elementwise kind fused by the generator (op, CB_QADD ... of
  * cb_qmisc.c, or -1: none) with the other operand res (laid out as the
@@ -351,18 +356,74 @@ CB_INLINE uint8_t cb_q_join8(int op, int64_t x, int64_t y, int64_t off, int64_t 
 	return (uint8_t)(int8_t)(v > hi ? hi : v);
 }
 
+/* add, sub, max, min (op) of 8-bit operands: each operand's value in the
+ * result's fine units by its stored byte (the generator's tables ta, tb),
+ * joined and stored as the result's bytes */
+CB_INLINE void cb_qbin8_run(int op, size_t n, const uint8_t *a, const int64_t *ta, const uint8_t *b,
+			 const int64_t *tb, uint8_t *d, int64_t off, int64_t lo, int64_t hi)
+{
+	size_t i0 = 0;
+#if defined(CB_Q_VNNI512)
+	/* 8 elements a step: the tables gathered into 64-bit lanes */
+	const __m512i vo = _mm512_set1_epi64(off), vlo = _mm512_set1_epi64(lo), vhi = _mm512_set1_epi64(hi);
+	const __m512i half = _mm512_set1_epi64(32768), one = _mm512_set1_epi64(1);
+	for (; i0 + 8 <= n; i0 += 8) {
+		__m256i ia = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)(a + i0)));
+		__m256i ib = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const void *)(b + i0)));
+		__m512i x = _mm512_i32gather_epi64(ia, (const void *)ta, 8), y = _mm512_i32gather_epi64(ib, (const void *)tb, 8);
+		__m512i v = op == CB_QADD ? _mm512_add_epi64(x, y)
+			    : op == CB_QSUB ? _mm512_sub_epi64(x, y)
+			    : op == CB_QMAX ? _mm512_max_epi64(x, y)
+					    : _mm512_min_epi64(x, y);
+		v = _mm512_sub_epi64(_mm512_add_epi64(v, half), _mm512_and_si512(_mm512_srai_epi64(v, 63), one));
+		v = _mm512_add_epi64(_mm512_srai_epi64(v, 16), vo);
+		v = _mm512_min_epi64(_mm512_max_epi64(v, vlo), vhi);
+		_mm512_mask_cvtepi64_storeu_epi8((void *)(d + i0), 0xff, v);
+	}
+#endif
+	a += i0, b += i0, d += i0, n -= i0;
+	/* one loop per operator: the operator is not tested per element */
+	switch (op) {
+	case CB_QADD: for (size_t i = 0; i < n; i++) d[i] = cb_q_join8(CB_QADD, ta[a[i]], tb[b[i]], off, lo, hi); break;
+	case CB_QSUB: for (size_t i = 0; i < n; i++) d[i] = cb_q_join8(CB_QSUB, ta[a[i]], tb[b[i]], off, lo, hi); break;
+	case CB_QMAX: for (size_t i = 0; i < n; i++) d[i] = cb_q_join8(CB_QMAX, ta[a[i]], tb[b[i]], off, lo, hi); break;
+	default: for (size_t i = 0; i < n; i++) d[i] = cb_q_join8(CB_QMIN, ta[a[i]], tb[b[i]], off, lo, hi); break;
+	}
+}
+
+/* d[i] = tab[a[i]]: a unary kind of 8-bit operands as a table of the 256
+ * stored bytes (the generator's) */
+CB_KERNEL void cb_qlut_b(size_t n, const uint8_t *a, const uint8_t *CB_RESTRICT tab, uint8_t *d)
+{
+	size_t i = 0;
+#if defined(CB_Q_VNNI512) && defined(__AVX512VBMI__)
+	/* 64 bytes a step: two 128-entry permutes (vpermi2b), chosen by bit 7 */
+	const __m512i t0 = _mm512_loadu_si512((const void *)tab), t1 = _mm512_loadu_si512((const void *)(tab + 64));
+	const __m512i t2 = _mm512_loadu_si512((const void *)(tab + 128)), t3 = _mm512_loadu_si512((const void *)(tab + 192));
+	for (; i + 64 <= n; i += 64) {
+		__m512i x = _mm512_loadu_si512((const void *)(a + i));
+		__m512i lo = _mm512_permutex2var_epi8(t0, x, t1), hi = _mm512_permutex2var_epi8(t2, x, t3);
+		_mm512_storeu_si512((void *)(d + i), _mm512_mask_blend_epi8(_mm512_movepi8_mask(x), lo, hi));
+	}
+#endif
+	for (; i < n; i++)
+		d[i] = tab[a[i]];
+}
+
 /* n bytes of a product's result (t) through the post operations into o;
  * res: the fused operand's bytes at the same positions (o may be res) */
 static void cb_qconv_post(const struct cb_qpost *p, const uint8_t *t, const uint8_t *res, uint8_t *o, int n)
 {
-	for (int j = 0; j < n; j++) {
-		uint8_t y = t[j];
-		if (p->op >= 0) {
-			uint8_t l = p->prod_left ? y : res[j], r = p->prod_left ? res[j] : y;
-			y = cb_q_join8(p->op, p->tl[l], p->tr[r], p->off, p->lo, p->hi);
-		}
-		o[j] = p->tab ? p->tab[y] : y;
+	const uint8_t *tab = p->tab;
+	if (p->op >= 0) {
+		cb_qbin8_run(p->op, (size_t)n, p->prod_left ? t : res, p->tl, p->prod_left ? res : t, p->tr, o, p->off,
+			     p->lo, p->hi);
+		t = o;
 	}
+	if (tab)
+		cb_qlut_b((size_t)n, t, tab, o);
+	else if (t != o)
+		memcpy(o, t, (size_t)n);
 }
 
 /* The job of cb_qconv_s8: tiles of rows split among parts. */
