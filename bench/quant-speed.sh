@@ -28,12 +28,8 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 . "$here/bench/models-lib.sh" # bench_args, find_python
 bench_args "squeezenet resnet50" "$@"
-runs=${RUNS:-10}
-rounds=${ROUNDS:-3}
-threads=${THREADS:-1}
-schemas=${SCHEMAS:-"symmetric asymmetric"}
-cc=${CC:-cc}
-cflags=${CFLAGS:--O3 -march=native}
+runs=${RUNS:-10} rounds=${ROUNDS:-3} threads=${THREADS:-1}
+schemas=${SCHEMAS:-"symmetric asymmetric"} cc=${CC:-cc} cflags=${CFLAGS:--O3 -march=native}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 find_python

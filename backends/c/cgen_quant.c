@@ -68,21 +68,16 @@ void cq_mult(double ratio, int64_t *mult, int64_t *shift)
 /* ---- products ---- */
 
 /* A product's per-output-channel parameters (all groups' channels):
- * weight scale and zero point, bias in accumulator units, requantization. */
+ * weight scale and zero point, bias in accumulator units, requantization;
+ * one allocation (mem). */
 struct cq_chan {
 	size_t n;
 	double *wscale;
 	int64_t *woff, *bias, *mult, *shift;
+	void *mem;
 };
 
-static void cq_chan_free(struct cq_chan *c)
-{
-	free(c->wscale);
-	free(c->woff);
-	free(c->bias);
-	free(c->mult);
-	free(c->shift);
-}
+static void cq_chan_free(struct cq_chan *c) { free(c->mem); }
 
 /* Element i of raw bytes p of type t: stored integer (quantized) or real. */
 static double cq_elem(const struct type *t, const uint8_t *p, size_t i, int64_t *q)
@@ -108,11 +103,12 @@ static bool cq_chan_get(struct cg *g, struct ir_instr *in, size_t n, const struc
 			struct cq_chan *c)
 {
 	c->n = n;
-	c->wscale = xmalloc(n * sizeof *c->wscale + 1);
-	c->woff = xmalloc(n * sizeof *c->woff + 1);
-	c->bias = xmalloc(n * sizeof *c->bias + 1);
-	c->mult = xmalloc(n * sizeof *c->mult + 1);
-	c->shift = xmalloc(n * sizeof *c->shift + 1);
+	c->mem = xmalloc(5 * 8 * n + 1);
+	c->wscale = c->mem;
+	c->woff = (int64_t *)c->mem + n;
+	c->bias = c->woff + n;
+	c->mult = c->bias + n;
+	c->shift = c->mult + n;
 	uint8_t *bd = bw ? cg_weight_data(g, bw) : NULL;
 	if (bw && !bd)
 		return false;
@@ -249,13 +245,14 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 	int64_t lo, hi;
 	cq_limits(d->type, &lo, &hi);
 	unsigned id = g->uniq++;
-	os_printf(g->decls, "static const struct cb_qconv_args qc%u = {", id);
+	os_printf(g->decls, "static const struct cb_qconv_args qc%u = {{", id);
 	for (int i = 0; i < 16; i++)
 		os_printf(g->decls, "%" PRId64 ", ", v[i]);
-	os_printf(g->decls, "%" PRId64 ", %" PRId64 ", %zu, %zu, %zu, %d, %" PRId64 ", %d, %d, %" PRId64 ", %" PRId64
-			    ", %" PRId64 "};\n",
-		  v[15] * v[3], v[15] * v[6], kq, np, mc, xk == 0 ? 0x80 : 0, zx, rowsum, amax <= INT32_MAX && minshift >= 1, lo, hi,
-		  (int64_t)d->type->offset);
+	os_printf(g->decls,
+		  "0, 0.0f, 0.0f, %zu, %" PRId64 ", 0}, %" PRId64 ", %zu, %zu, %d, %" PRId64 ", %d, %d, %" PRId64
+		  ", %" PRId64 ", %" PRId64 "};\n",
+		  mc, v[15] * v[6], v[15] * v[3], kq, np, xk == 0 ? 0x80 : 0, zx, rowsum,
+		  amax <= INT32_MAX && minshift >= 1, lo, hi, (int64_t)d->type->offset);
 	char a[96], o[96];
 	os_printf(g->body,
 		  "\tcb_qconv_s8(&qc%u, %s, (const int8_t *)(C + %zu), (const int64_t *)(C + %zu), %s, %s, "

@@ -61,23 +61,20 @@
 /* output channels per weight panel (the generator agrees: CG_QNR) */
 #define CB_QNR 32
 
-/* One 8-bit matrix product (literal in the bundle). */
+/* One 8-bit matrix product (literal in the bundle): the shape as every
+ * matrix-product kernel takes it (its n ... groups, mc: rows per packed
+ * block, a multiple of 12, and ostride: bytes between output pixels; act,
+ * lo, hi and wino unused), then the 8-bit product's own fields. */
 struct cb_qconv_args {
-	int n, h, w, c;     /* input image; c = channels per group */
-	int oh, ow, oc;     /* output; oc = channels per group */
-	int kh, kw, sh, sw; /* window and strides */
-	int pt, pl, dh, dw; /* top/left pads, dilations */
-	int groups;
-	int istride;        /* bytes between input pixels */
-	int ostride;        /* bytes between output pixels */
-	int kq;             /* quads of K = kh * kw * c */
-	int np;             /* panels per group */
-	int mc;             /* rows per packed block (a multiple of 12) */
-	int xflip;          /* 0x80: the input is signed (read as q ^ 0x80) */
-	int zx;             /* the input's zero point as an unsigned byte */
-	int rowsum;         /* some channel has a weight zero point */
-	int fast;           /* every accumulator fits int32 (the generator's bound) */
-	int lo, hi, ooff;   /* output range and zero point */
+	struct cb_conv_args g;
+	int istride;      /* bytes between input pixels */
+	int kq;           /* quads of K = kh * kw * c */
+	int np;           /* panels per group */
+	int xflip;        /* 0x80: the input is signed (read as q ^ 0x80) */
+	int zx;           /* the input's zero point as an unsigned byte */
+	int rowsum;       /* some channel has a weight zero point */
+	int fast;         /* every accumulator fits int32 (the generator's bound) */
+	int lo, hi, ooff; /* output range and zero point */
 };
 
 /* The channel constants of a panel (generator), CB_QNR int64 each:
@@ -153,9 +150,9 @@ CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT 
 static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int g, size_t m0, int nr,
 			  uint8_t *dst, int32_t *rs, uint8_t *row)
 {
-	const int kh = s->kh, kw = s->kw, c = s->c, h = s->h, w = s->w, ow = s->ow, oh = s->oh, kq = s->kq;
+	const int kh = s->g.kh, kw = s->g.kw, c = s->g.c, h = s->g.h, w = s->g.w, ow = s->g.ow, oh = s->g.oh, kq = s->kq;
 	const size_t kb = (size_t)kq * 4, tile = kb * CB_QMR, is = (size_t)s->istride;
-	const bool whole = s->dw == 1 && is == (size_t)c;
+	const bool whole = s->g.dw == 1 && is == (size_t)c;
 	int ntiles = (nr + CB_QMR - 1) / CB_QMR;
 	memset(dst, 0, tile * (size_t)ntiles);
 	const uint8_t flip = (uint8_t)s->xflip, zx = (uint8_t)s->zx;
@@ -164,9 +161,9 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 		int ox = (int)(m % (size_t)ow), oy = (int)(m / (size_t)ow % (size_t)oh);
 		size_t n = m / ((size_t)ow * (size_t)oh);
 		uint8_t *p = row;
-		int ix0 = ox * s->sw - s->pl;
+		int ix0 = ox * s->g.sw - s->g.pl;
 		for (int ky = 0; ky < kh; ky++) {
-			int iy = oy * s->sh + ky * s->dh - s->pt;
+			int iy = oy * s->g.sh + ky * s->g.dh - s->g.pt;
 			const uint8_t *xr = in + (n * (size_t)h + (size_t)iy) * (size_t)w * is + (size_t)g * (size_t)c;
 			if (iy < 0 || iy >= h) {
 				memset(p, zx, (size_t)kw * (size_t)c);
@@ -179,7 +176,7 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 				continue;
 			}
 			for (int kx = 0; kx < kw; kx++, p += c) {
-				int ix = ix0 + kx * s->dw;
+				int ix = ix0 + kx * s->g.dw;
 				if (ix < 0 || ix >= w)
 					memset(p, zx, (size_t)c);
 				else
@@ -443,21 +440,21 @@ struct cb_qconv_job {
 static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, const int8_t *wp, const int64_t *ch,
 			  const struct cb_qpost *post, uint8_t *out, uint8_t *scratch, size_t mb, size_t me)
 {
-	size_t kb = (size_t)s->kq * 4, tile = kb * CB_QMR, os = (size_t)s->ostride;
+	size_t kb = (size_t)s->kq * 4, tile = kb * CB_QMR, os = (size_t)s->g.ostride;
 	int32_t(*acc)[CB_QNR] = (int32_t(*)[CB_QNR])scratch;
 	uint8_t *tmp = (uint8_t *)acc; /* the post operations' input: over acc, once it is read */
 	int32_t *rs = (int32_t *)(scratch + sizeof(int32_t) * CB_QMR * CB_QNR);
-	uint8_t *row = (uint8_t *)(rs + s->mc);
+	uint8_t *row = (uint8_t *)(rs + s->g.mc);
 	uint8_t *blk = row + kb;
-	for (int g = 0; g < s->groups; g++)
-		for (size_t m0 = mb; m0 < me; m0 += (size_t)s->mc) {
-			int nr = (int)cb_min_sz((size_t)s->mc, me - m0);
+	for (int g = 0; g < s->g.groups; g++)
+		for (size_t m0 = mb; m0 < me; m0 += (size_t)s->g.mc) {
+			int nr = (int)cb_min_sz((size_t)s->g.mc, me - m0);
 			cb_qconv_pack(s, in, g, m0, nr, blk, rs, row);
 			for (int p = 0; p < s->np; p++) {
-				int oc0 = p * CB_QNR, nj = s->oc - oc0 < CB_QNR ? s->oc - oc0 : CB_QNR;
+				int oc0 = p * CB_QNR, nj = s->g.oc - oc0 < CB_QNR ? s->g.oc - oc0 : CB_QNR;
 				const int8_t *b = wp + ((size_t)g * (size_t)s->np + (size_t)p) * kb * CB_QNR;
 				const int64_t *c = ch + ((size_t)g * (size_t)s->np + (size_t)p) * CB_QCH;
-				uint8_t *o = out + (size_t)g * (size_t)s->oc + (size_t)oc0;
+				uint8_t *o = out + (size_t)g * (size_t)s->g.oc + (size_t)oc0;
 				for (int t = 0; t * CB_QMR < nr; t++) {
 					int tr = nr - t * CB_QMR < CB_QMR ? nr - t * CB_QMR : CB_QMR;
 					cb_qconv_tile(blk + (size_t)t * tile, b, s->kq, acc);
@@ -471,7 +468,7 @@ static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, cons
 					 * int32 values (at r * 128 and beyond) */
 					cb_qconv_epilogue(s, acc, c, rs + t * CB_QMR, tr, nj, tmp, CB_QNR);
 					for (int r = 0; r < tr; r++) {
-						size_t at = (mt + (size_t)r) * os + (size_t)g * (size_t)s->oc + (size_t)oc0;
+						size_t at = (mt + (size_t)r) * os + (size_t)g * (size_t)s->g.oc + (size_t)oc0;
 						cb_qconv_post(post, tmp + r * CB_QNR, post->res ? post->res + at : NULL, out + at,
 							      nj);
 					}
@@ -484,7 +481,7 @@ static void cb_qconv_part(const void *ctx, int i, float *scratch)
 {
 	const struct cb_qconv_job *j = (const struct cb_qconv_job *)ctx;
 	const struct cb_qconv_args *s = j->s;
-	size_t mtot = (size_t)s->n * (size_t)s->oh * (size_t)s->ow;
+	size_t mtot = (size_t)s->g.n * (size_t)s->g.oh * (size_t)s->g.ow;
 	/* parts take whole blocks of 12 rows (a multiple of every CB_QMR) */
 	size_t mb = cb_par_first(i, j->nparts, j->tiles) * 12, me = cb_par_first(i + 1, j->nparts, j->tiles) * 12;
 	cb_qconv_rows(s, j->in, j->wp, j->ch, j->post, j->out, (uint8_t *)scratch, mb, cb_min_sz(me, mtot));
@@ -498,9 +495,9 @@ static void cb_qconv_part(const void *ctx, int i, float *scratch)
 CB_KERNEL void cb_qconv_s8(const struct cb_qconv_args *s, const uint8_t *in, const int8_t *wp, const int64_t *ch,
 			   const struct cb_qpost *post, uint8_t *out, uint8_t *scratch)
 {
-	size_t mtot = (size_t)s->n * (size_t)s->oh * (size_t)s->ow;
+	size_t mtot = (size_t)s->g.n * (size_t)s->g.oh * (size_t)s->g.ow;
 	struct cb_qconv_job j = {s, in, wp, ch, post, out, (mtot + 11) / 12, 1};
-	double work = (double)mtot * s->kq * 4.0 * s->oc * s->groups / 4.0; /* ~4 MACs per float FMA */
+	double work = (double)mtot * s->kq * 4.0 * s->g.oc * s->g.groups / 4.0; /* ~4 MACs per float FMA */
 	j.nparts = cb_par_parts(work, j.tiles);
 	cb_par(cb_qconv_part, &j, j.nparts, (float *)(void *)scratch);
 }
