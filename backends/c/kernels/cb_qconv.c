@@ -35,8 +35,8 @@
  * per group, panels of CB_QNR (32) output channels, per panel the K
  * dimension in quads of 4: byte ((g * np + p) * kq + q) * 128 + j * 4 + t
  * is channel p * 32 + j, k = 4q + t (zeros past the channels and K). An
- * input block is packed per tile of MR rows as [q][r][4] bytes (one
- * stream for the micro-kernel's broadcasts), zeros past K.
+ * input block is packed as rows of kq * 4 bytes (im2col), zeros past K;
+ * the micro-kernel broadcasts 4 bytes of each of its MR rows per quad.
  */
 #include "cb_base.h"
 #include "cb_thread.h"
@@ -143,24 +143,24 @@ CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT 
 }
 
 /* Packs rows m0 .. m0 + nr - 1 (of the n x oh x ow output pixels) of group
- * g into tiles of CB_QMR rows at dst ([q][r][4] bytes per tile, rows past
- * nr zero), with their sums of u into rs when the product needs them.
- * row: a scratch row of kq * 4 bytes. A window row inside the image whose
- * pixels are contiguous (one group, unit dilation) is one copy. */
+ * g as rows of kq * 4 bytes at dst (up to a whole tile of CB_QMR rows,
+ * the rows past nr zero), with their sums of u into rs when the product
+ * needs them. A window row inside the image whose pixels are contiguous
+ * (one group, unit dilation) is one copy. */
 static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int g, size_t m0, int nr,
-			  uint8_t *dst, int32_t *rs, uint8_t *row)
+			  uint8_t *dst, int32_t *rs)
 {
 	const int kh = s->g.kh, kw = s->g.kw, c = s->g.c, h = s->g.h, w = s->g.w, ow = s->g.ow, oh = s->g.oh, kq = s->kq;
-	const size_t kb = (size_t)kq * 4, tile = kb * CB_QMR, is = (size_t)s->istride;
+	const size_t kb = (size_t)kq * 4, is = (size_t)s->istride;
 	const bool whole = s->g.dw == 1 && is == (size_t)c;
 	int ntiles = (nr + CB_QMR - 1) / CB_QMR;
-	memset(dst, 0, tile * (size_t)ntiles);
+	memset(dst + (size_t)nr * kb, 0, (size_t)(ntiles * CB_QMR - nr) * kb);
 	const uint8_t flip = (uint8_t)s->xflip, zx = (uint8_t)s->zx;
 	for (int r = 0; r < nr; r++) {
 		size_t m = m0 + (size_t)r;
 		int ox = (int)(m % (size_t)ow), oy = (int)(m / (size_t)ow % (size_t)oh);
 		size_t n = m / ((size_t)ow * (size_t)oh);
-		uint8_t *p = row;
+		uint8_t *row = dst + (size_t)r * kb, *p = row;
 		int ix0 = ox * s->g.sw - s->g.pl;
 		for (int ky = 0; ky < kh; ky++) {
 			int iy = oy * s->g.sh + ky * s->g.dh - s->g.pt;
@@ -191,26 +191,23 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 				sum += row[k];
 			rs[r] = sum;
 		}
-		uint8_t *t = dst + (size_t)(r / CB_QMR) * tile + (size_t)(r % CB_QMR) * 4;
-		for (int q = 0; q < kq; q++)
-			memcpy(t + (size_t)q * CB_QMR * 4, row + (size_t)q * 4, 4);
 	}
 }
 
-/* acc[r][j] = the dot products of tile a (CB_QMR rows) with panel b over
- * kq quads */
-static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, const int8_t *CB_RESTRICT b, int kq,
+/* acc[r][j] = the dot products of CB_QMR rows (lda bytes apart from a)
+ * with panel b over kq quads */
+static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, size_t lda, const int8_t *CB_RESTRICT b, int kq,
 			  int32_t acc[CB_QMR][CB_QNR])
 {
 #if defined(CB_Q_VNNI512)
 	__m512i c[CB_QMR][2];
 	for (int r = 0; r < CB_QMR; r++)
 		c[r][0] = c[r][1] = _mm512_setzero_si512();
-	for (int q = 0; q < kq; q++, a += CB_QMR * 4, b += CB_QNR * 4) {
+	for (int q = 0; q < kq; q++, a += 4, b += CB_QNR * 4) {
 		__m512i b0 = _mm512_loadu_si512((const void *)b), b1 = _mm512_loadu_si512((const void *)(b + 64));
 		for (int r = 0; r < CB_QMR; r++) {
 			int32_t w;
-			memcpy(&w, a + r * 4, 4);
+			memcpy(&w, a + (size_t)r * lda, 4);
 			__m512i x = _mm512_set1_epi32(w);
 			c[r][0] = _mm512_dpbusd_epi32(c[r][0], x, b0);
 			c[r][1] = _mm512_dpbusd_epi32(c[r][1], x, b1);
@@ -229,13 +226,13 @@ static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, const int8_t *CB_RESTRIC
 	const __m256i lo7 = _mm256_set1_epi8(0x7f), one8 = _mm256_set1_epi8(1);
 	const __m256i two16 = _mm256_set1_epi16(2), one16 = _mm256_set1_epi16(1);
 #endif
-	for (int q = 0; q < kq; q++, a += CB_QMR * 4, b += CB_QNR * 4) {
+	for (int q = 0; q < kq; q++, a += 4, b += CB_QNR * 4) {
 		__m256i bv[4];
 		for (int v = 0; v < 4; v++)
 			bv[v] = _mm256_loadu_si256((const void *)(b + v * 32));
 		for (int r = 0; r < CB_QMR; r++) {
 			int32_t w;
-			memcpy(&w, a + r * 4, 4);
+			memcpy(&w, a + (size_t)r * lda, 4);
 			__m256i x = _mm256_set1_epi32(w);
 #if defined(CB_Q_VNNI256)
 			for (int v = 0; v < 4; v++)
@@ -262,12 +259,12 @@ static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, const int8_t *CB_RESTRIC
 	for (int r = 0; r < CB_QMR; r++)
 		for (int j = 0; j < CB_QNR; j++)
 			acc[r][j] = 0;
-	for (int q = 0; q < kq; q++, a += CB_QMR * 4, b += CB_QNR * 4)
+	for (int q = 0; q < kq; q++, a += 4, b += CB_QNR * 4)
 		for (int r = 0; r < CB_QMR; r++)
 			for (int j = 0; j < CB_QNR; j++) {
 				int32_t sum = 0;
 				for (int t = 0; t < 4; t++)
-					sum += (int32_t)a[r * 4 + t] * (int32_t)b[j * 4 + t];
+					sum += (int32_t)a[(size_t)r * lda + (size_t)t] * (int32_t)b[j * 4 + t];
 				acc[r][j] += sum;
 			}
 #endif
@@ -295,18 +292,26 @@ static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR]
 #if defined(CB_Q_VNNI512)
 		const __m512i vs = _mm512_set1_epi64(sum), vo = _mm512_set1_epi64(ooff);
 		const __m512i vlo = _mm512_set1_epi64(lo), vhi = _mm512_set1_epi64(hi), one = _mm512_set1_epi64(1);
-		for (int j = 0; j < nj; j += 8) {
+		__m256i part[4]; /* the results as int32, 8 channels each */
+		for (int j = 0; j < CB_QNR; j += 8) {
 			__m512i x = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const void *)(acc[r] + j)));
 			x = _mm512_add_epi64(x, _mm512_loadu_si512((const void *)(ch + CB_QCORR + j)));
-			x = _mm512_sub_epi64(x, _mm512_mul_epi32(_mm512_loadu_si512((const void *)(ch + CB_QZW + j)), vs));
+			if (s->rowsum)
+				x = _mm512_sub_epi64(x, _mm512_mul_epi32(_mm512_loadu_si512((const void *)(ch + CB_QZW + j)), vs));
 			__m512i p = _mm512_mul_epi32(x, _mm512_loadu_si512((const void *)(ch + CB_QMULT + j)));
 			p = _mm512_add_epi64(p, _mm512_loadu_si512((const void *)(ch + CB_QHALF + j)));
 			p = _mm512_sub_epi64(p, _mm512_and_si512(_mm512_srai_epi64(p, 63), one));
 			p = _mm512_srav_epi64(p, _mm512_loadu_si512((const void *)(ch + CB_QSHIFT + j)));
 			p = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(p, vo), vlo), vhi);
-			__mmask8 k = (__mmask8)(nj - j >= 8 ? 0xff : (1u << (nj - j)) - 1);
-			_mm512_mask_cvtepi64_storeu_epi8((void *)(o + j), k, p);
+			part[j / 8] = _mm512_cvtepi64_epi32(p);
 		}
+		/* one store of the row's bytes (a masked store of 8 bytes per
+		 * vector costs more than the narrowing) */
+		__m512i w0 = _mm512_inserti64x4(_mm512_castsi256_si512(part[0]), part[1], 1);
+		__m512i w1 = _mm512_inserti64x4(_mm512_castsi256_si512(part[2]), part[3], 1);
+		__m256i bytes = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(w0)),
+							_mm512_cvtepi32_epi8(w1), 1);
+		_mm256_mask_storeu_epi8((void *)o, (__mmask32)(nj >= 32 ? 0xffffffffu : (1u << nj) - 1), bytes);
 #else
 		int64_t v[CB_QNR];
 		for (int j = 0; j < CB_QNR; j++) {
@@ -444,12 +449,11 @@ static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, cons
 	int32_t(*acc)[CB_QNR] = (int32_t(*)[CB_QNR])scratch;
 	uint8_t *tmp = (uint8_t *)acc; /* the post operations' input: over acc, once it is read */
 	int32_t *rs = (int32_t *)(scratch + sizeof(int32_t) * CB_QMR * CB_QNR);
-	uint8_t *row = (uint8_t *)(rs + s->g.mc);
-	uint8_t *blk = row + kb;
+	uint8_t *blk = (uint8_t *)(rs + s->g.mc);
 	for (int g = 0; g < s->g.groups; g++)
 		for (size_t m0 = mb; m0 < me; m0 += (size_t)s->g.mc) {
 			int nr = (int)cb_min_sz((size_t)s->g.mc, me - m0);
-			cb_qconv_pack(s, in, g, m0, nr, blk, rs, row);
+			cb_qconv_pack(s, in, g, m0, nr, blk, rs);
 			for (int p = 0; p < s->np; p++) {
 				int oc0 = p * CB_QNR, nj = s->g.oc - oc0 < CB_QNR ? s->g.oc - oc0 : CB_QNR;
 				const int8_t *b = wp + ((size_t)g * (size_t)s->np + (size_t)p) * kb * CB_QNR;
@@ -457,7 +461,7 @@ static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, cons
 				uint8_t *o = out + (size_t)g * (size_t)s->g.oc + (size_t)oc0;
 				for (int t = 0; t * CB_QMR < nr; t++) {
 					int tr = nr - t * CB_QMR < CB_QMR ? nr - t * CB_QMR : CB_QMR;
-					cb_qconv_tile(blk + (size_t)t * tile, b, s->kq, acc);
+					cb_qconv_tile(blk + (size_t)t * tile, kb, b, s->kq, acc);
 					size_t mt = m0 + (size_t)t * CB_QMR;
 					if (!post) {
 						cb_qconv_epilogue(s, acc, c, rs + t * CB_QMR, tr, nj, o + mt * os, os);
@@ -491,7 +495,7 @@ static void cb_qconv_part(const void *ctx, int i, float *scratch)
  * n x h x w pixels istride apart), packed weights wp, channel constants ch,
  * output out (n x oh x ow pixels ostride apart), through the fused post
  * operations when post is not NULL. scratch: 12 * 32 * 4 + mc * 4 +
- * (mc + 12) * kq * 4 bytes (cgen_quant.c reserves it). */
+ * mc * kq * 4 bytes at least (cgen_quant.c reserves it). */
 CB_KERNEL void cb_qconv_s8(const struct cb_qconv_args *s, const uint8_t *in, const int8_t *wp, const int64_t *ch,
 			   const struct cb_qpost *post, uint8_t *out, uint8_t *scratch)
 {
