@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* cgen_quant.h */
 int cq_kind(const struct type *t)
 {
 	switch ((enum elem_kind)t->elem) {
@@ -38,6 +39,7 @@ int cq_kind(const struct type *t)
 	}
 }
 
+/* cgen_quant.h */
 void cq_limits(const struct type *t, int64_t *lo, int64_t *hi)
 {
 	static const int64_t l[] = {-128, 0, -32768, INT32_MIN}, h[] = {127, 255, 32767, INT32_MAX};
@@ -46,6 +48,7 @@ void cq_limits(const struct type *t, int64_t *lo, int64_t *hi)
 	*hi = h[k < 0 ? 0 : k];
 }
 
+/* cgen_quant.h */
 bool cq_all_quantized(struct cg *g, struct ir_instr *in, unsigned nops)
 {
 	for (unsigned i = 0; i < nops; i++)
@@ -56,6 +59,7 @@ bool cq_all_quantized(struct cg *g, struct ir_instr *in, unsigned nops)
 	return true;
 }
 
+/* cgen_quant.h: quant_multiplier's mult and shift, as int64 */
 void cq_mult(double ratio, int64_t *mult, int64_t *shift)
 {
 	int32_t m;
@@ -98,7 +102,7 @@ static double cq_elem(const struct type *t, const uint8_t *p, size_t i, int64_t 
  * rule is the interpreter's: a quantized bias of scale sx sw (rounded to
  * float) adds its centred value, another one is requantized into sx sw, a
  * float one rounded half to even. */
-static bool cq_chan_get(struct cg *g, struct ir_instr *in, size_t n, const struct type *xt, const struct type *wt,
+static bool cq_chan_get(struct cg *g, size_t n, const struct type *xt, const struct type *wt,
 			const double *scales, const int64_t *offsets, const struct type *dt, struct ir_weight *bw,
 			struct cq_chan *c)
 {
@@ -133,7 +137,6 @@ static bool cq_chan_get(struct cg *g, struct ir_instr *in, size_t n, const struc
 		cq_mult(acc / dt->scale, &c->mult[o], &c->shift[o]);
 	}
 	free(bd);
-	(void)in;
 	return true;
 }
 
@@ -286,7 +289,7 @@ void cg_emit_qconv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *
 		offsets = ir_ints(in, AN_filter_offsets, &n);
 	}
 	struct cq_chan c;
-	if (!cq_chan_get(g, in, (size_t)oct, st, fil->type, scales, offsets, dt, bw, &c)) {
+	if (!cq_chan_get(g, (size_t)oct, st, fil->type, scales, offsets, dt, bw, &c)) {
 		cq_chan_free(&c);
 		return;
 	}
@@ -328,7 +331,7 @@ void cg_emit_qlinear(struct cg *g, struct ir_instr *in, const struct cg_emit_row
 		offsets = ir_ints(in, AN_weight_offsets, &n);
 	}
 	struct cq_chan c;
-	if (!cq_chan_get(g, in, (size_t)m, lt, rt, scales, offsets, dst->type, bw, &c)) {
+	if (!cq_chan_get(g, (size_t)m, lt, rt, scales, offsets, dst->type, bw, &c)) {
 		cq_chan_free(&c);
 		return;
 	}

@@ -185,6 +185,7 @@ static bool cq_fuse_tables(struct cg *g, struct ir_instr *in, bool ew, struct ir
 	return have;
 }
 
+/* cgen_quant.h */
 const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, char *buf, size_t n)
 {
 	struct ir_value *d = in->ops[0].val, *fin = d, *res = NULL;
