@@ -347,7 +347,7 @@ struct cb_qpost {
 	const uint8_t *tab;
 };
 
-/* add, sub, max, min of two operands in the result's fine units, then
+/* Joins two operands of add, sub, max or min in the result's fine units, then
  * the result's store (bytes). Branch-free: x / 2^16 rounded half away
  * from zero is (x + 2^15 - (x < 0)) >> 16. */
 CB_INLINE uint8_t cb_q_join8(int op, int64_t x, int64_t y, int64_t off, int64_t lo, int64_t hi)
@@ -358,7 +358,7 @@ CB_INLINE uint8_t cb_q_join8(int op, int64_t x, int64_t y, int64_t off, int64_t 
 	return (uint8_t)(int8_t)(v > hi ? hi : v);
 }
 
-/* add, sub, max, min (op) of 8-bit operands: each operand's value in the
+/* The 8-bit add, sub, max or min (op): each operand's value in the
  * result's fine units by its stored byte (the generator's tables ta, tb),
  * joined and stored as the result's bytes */
 CB_INLINE void cb_qbin8_run(int op, size_t n, const uint8_t *a, const int64_t *ta, const uint8_t *b,

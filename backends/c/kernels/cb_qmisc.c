@@ -243,7 +243,7 @@ CB_KERNEL void cb_qbinary(int op, size_t n, const void *a, struct cb_qopnd qa, c
 	}
 }
 
-/* relu and clip: a in units of 2^-16 of the result's scale clamped to
+/* The quantized relu and clip: a in units of 2^-16 of the result's scale clamped to
  * [cl, ch] there. */
 CB_KERNEL void cb_qclamp(size_t n, const void *a, struct cb_qopnd qa, int64_t cl, int64_t ch, void *d, struct cb_qres r)
 {
@@ -254,7 +254,7 @@ CB_KERNEL void cb_qclamp(size_t n, const void *a, struct cb_qopnd qa, int64_t cl
 	}
 }
 
-/* sigmoid and tanh of 8-bit inputs: the generator's table of the 256
+/* The quantized sigmoid and tanh of 8-bit inputs: the generator's table of the 256
  * stored results, indexed by the stored input minus base (-128 or 0) */
 CB_KERNEL void cb_qlut8(size_t n, const void *a, int ak, int base, const int32_t *tab, void *d, int dk)
 {
@@ -262,7 +262,7 @@ CB_KERNEL void cb_qlut8(size_t n, const void *a, int ak, int base, const int32_t
 		cb_qst(dk, d, i, tab[cb_qld(ak, a, i) - base]);
 }
 
-/* sigmoid (fn 0) or tanh (fn 1) of 16- or 32-bit inputs, per element in
+/* The quantized sigmoid (fn 0) or tanh (fn 1) of 16- or 32-bit inputs, per element in
  * double: round(f(sx (q - ox)) / sd) half to even, plus the offset,
  * saturated */
 CB_KERNEL void cb_qlut_wide(size_t n, const void *a, struct cb_qopnd qa, double sx, int fn, double sd, void *d,
@@ -276,7 +276,7 @@ CB_KERNEL void cb_qlut_wide(size_t n, const void *a, struct cb_qopnd qa, double 
 	}
 }
 
-/* dequantize of an 8-bit operand: the table of the 256 real values */
+/* The dequantization of an 8-bit operand: the table of the 256 real values */
 CB_KERNEL void cb_qdeq8(size_t n, const uint8_t *CB_RESTRICT a, const float *CB_RESTRICT tab, float *CB_RESTRICT d)
 {
 	for (size_t i = 0; i < n; i++)
