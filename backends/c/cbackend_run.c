@@ -472,10 +472,11 @@ int cbackend_run_function(struct backend_compiled *c, size_t k, struct diag *d)
 	return 0;
 }
 
-/* With quantized operands or results a bundle compiles the conversions
- * and the kinds that copy stored integers (CG_STORED rows); the integer
- * arithmetic of docs/Quantization.md is the interpreter's only (the
- * quantize pass leaves those nodes float on -backend=c). */
+/* With quantized operands or results a bundle compiles the kinds with
+ * integer kernels (QEMIT rows: the arithmetic of docs/Quantization.md, bit
+ * for bit the interpreter's), the conversions and the kinds that copy
+ * stored integers (CG_STORED rows); the quantize pass leaves the others
+ * float on -backend=c. */
 static bool cb_is_op_supported(const struct backend *b, unsigned kind, const enum elem_kind *elems, unsigned n)
 {
 	(void)b;

@@ -6,6 +6,7 @@
  */
 #include "backends/c/cgen.h"
 #include "backends/c/cgen_ops.h"
+#include "backends/c/cgen_quant.h"
 #include "ir/ew.h"
 #include "support/util.h"
 
@@ -19,6 +20,21 @@ static const struct cg_emit_row rows[IK_COUNT] = {
 #define NO_EMIT(kind, why) [IK_##kind] = {cg_emit_none, 0, 0, why},
 #include "backends/c/Emitters.def"
 };
+
+/* the quantized forms (QEMIT rows), indexed likewise */
+static const struct cg_emit_row qrows[IK_COUNT] = {
+#define QEMIT(kind, emitter, param) [IK_##kind] = {emitter, param, 0, NULL},
+#include "backends/c/Emitters.def"
+};
+
+/* Whether an operand of in is quantized: its QEMIT row applies. */
+static bool quantized_instr(const struct ir_instr *in)
+{
+	for (unsigned i = 0; i < in->nops; i++)
+		if (elem_is_quantized((enum elem_kind)in->ops[i].val->type->elem))
+			return true;
+	return false;
+}
 
 bool cg_emits_nothing(unsigned k)
 {
@@ -45,6 +61,8 @@ static void emit_elementwise(struct cg *g, struct ir_instr *in)
 void cg_emit_instr(struct cg *g, struct ir_instr *in)
 {
 	const struct cg_emit_row *r = &rows[in->kind];
+	if (qrows[in->kind].fn && quantized_instr(in))
+		r = &qrows[in->kind];
 	if (r->fn)
 		r->fn(g, in, r);
 	else
@@ -90,6 +108,8 @@ static const struct {
 static bool instr_compiled(unsigned k, bool q)
 {
 	const struct ew_row *ew = ew_row(k);
+	if (q && qrows[k].fn)
+		return true;
 	if (rows[k].fn)
 		return rows[k].fn != cg_emit_none && (!q || (rows[k].flags & CG_STORED));
 	/* elementwise: the conversions take quantized elements */

@@ -62,6 +62,7 @@ enum {
 /* The emitters, one prototype per row (a function named twice is
  * declared twice, which C allows). */
 #define EMIT(kind, emitter, param, flags) cg_emit_fn emitter;
+#define QEMIT(kind, emitter, param) cg_emit_fn emitter;
 #include "backends/c/Emitters.def"
 /* the emitter of NO_EMIT rows: reports the row's reason */
 cg_emit_fn cg_emit_none;
