@@ -8,6 +8,7 @@
 #include "passes/quantize.h"
 #include "support/cl.h"
 #include "support/diag.h"
+#include "support/passmgr.h"
 
 struct quant_cli {
 	int precision;   /* 0 none, 1 profile, 2 quantize */
@@ -29,18 +30,22 @@ void quant_cli_init(struct quant_cli *q);
 	{"profile", CL_STRING, &(q)->profile, "FILE", "-precision=quantize: the profile glow-run wrote", 0,   \
 	 NULL},                                                                                                \
 	{"quant-precision", CL_ENUM, &(q)->qprec, NULL, "-precision=quantize: integer width (default int8)", \
-	 0, "int8|int16"},                                                                                     \
+	 0, QUANT_PRECISION_NAMES},                                                                                     \
 	{"quant-schema", CL_ENUM, &(q)->schema, NULL,                                                          \
 	 "-precision=quantize: how scale and offset follow a range (default asymmetric)", 0,                   \
-	 "asymmetric|symmetric|symmetric-uint8|symmetric-pow2"},                                               \
+	 QUANT_SCHEMA_NAMES},                                               \
 	{"quant-calibration", CL_ENUM, &(q)->calibration, NULL,                                                \
 	 "-precision=quantize: range choice, none (min/max) or kl (KL divergence over the histogram)", 0,      \
-	 "none|kl"},                                                                                           \
+	 QUANT_CALIBRATION_NAMES},                                                                                           \
 	{"quant-per-channel", CL_FLAG, &(q)->per_channel, NULL,                                                \
 	 "-precision=quantize: a scale per output channel for Convolution/FullyConnected weights", 0, NULL}
 
-/* Checks the combination and fills q->opts; returns 1 after reporting. */
+/* Checks the combination and fills q->opts (the defaults of the quantize
+ * pass's options, quantize-opts.c); returns 1 after reporting. */
 int quant_cli_check(struct quant_cli *q, struct diag *d);
+/* Reports a -profile or -quant-* flag given to a pipeline without a
+ * quantize pass (it would do nothing); returns 1 after reporting. */
+int quant_cli_check_pipeline(const struct quant_cli *q, const struct pm *pm, struct diag *d);
 /* The pipeline the precision step adds (NULL: none). */
 const char *quant_cli_pipeline(const struct quant_cli *q);
 

@@ -33,7 +33,10 @@
  * A value the profile does not have leaves its node in float; a profile
  * entry the module has no value for is an error at the entry.
  *
- * Requires: a verified module; ctx->quant with the profile's path.
+ * The configuration is the tool's (ctx->quant, ctx->keep_float) with the
+ * pass's options (quantize{profile=... schema=...}, quantize-opts.c).
+ *
+ * Requires: a verified module and a profile (-profile or profile=).
  * Preserves: validity and the module's interface (placeholders keep their
  * float types).
  */
@@ -431,22 +434,6 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 	return true;
 }
 
-/* Marks the kinds listed in keep_float; false after reporting. */
-static bool qz_parse_keep(struct qz_state *s, const char *list)
-{
-	while (list && *list) {
-		size_t len = strcspn(list, ",");
-		int k = len ? node_kind_lookup(list, len) : -1;
-		if (k < 0 || k == NK_Placeholder || k == NK_Constant) {
-			diag_error(s->ctx->diag, LOC_NONE, "-keep-float: unknown node kind '%.*s'", (int)len, list);
-			return false;
-		}
-		s->keep[k] = true;
-		list += len + (list[len] == ',');
-	}
-	return true;
-}
-
 /* Every value the profile names must be one of the module's: a profile of
  * another model (or another pipeline) is reported at its first stray
  * entry. */
@@ -480,21 +467,17 @@ static bool qz_visit(void *arg, struct func *f, struct node *n)
 
 bool quantize_run(struct module *m, struct pass_ctx *ctx)
 {
-	const struct quant_options *o = ctx->quant;
-	if (!o || !o->profile) {
-		diag_error(ctx->diag, LOC_NONE, "the quantize pass needs a profile (-profile=FILE)");
-		return false;
-	}
 	struct qz_state s;
 	memset(&s, 0, sizeof s);
+	struct quant_options o;
+	if (!quant_pass_options(ctx, &o, s.keep))
+		return false;
 	s.m = m;
 	s.ctx = ctx;
-	s.o = o;
-	u64map_init(&s.consts);
-	if (!qz_parse_keep(&s, ctx->keep_float) || qprofile_read(&s.prof, o->profile, ctx->diag)) {
-		u64map_free(&s.consts);
+	s.o = &o;
+	if (qprofile_read(&s.prof, o.profile, ctx->diag))
 		return false;
-	}
+	u64map_init(&s.consts);
 	if (!qz_check_names(&s)) {
 		u64map_free(&s.consts);
 		qprofile_free(&s.prof);

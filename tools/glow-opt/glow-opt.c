@@ -92,6 +92,10 @@ static int run(void *opts, struct diag *d)
 					      quant_cli_pipeline(&o->quant));
 	if (pm_cli_setup(&pm, &o->pm, bad))
 		return 1;
+	if (quant_cli_check_pipeline(&o->quant, &pm, d)) {
+		pm_free(&pm);
+		return 1;
+	}
 
 	struct stage_timer st;
 	stage_timer_init(&st, o->time);
