@@ -42,6 +42,7 @@
  */
 #include "passes/quantize.h"
 #include "backends/backend.h"
+#include "graph/lowered.h"
 #include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
@@ -87,11 +88,17 @@ static struct qparams qz_choose(const struct qz_state *s, float lo, float hi, en
 	return quant_choose_kind(lo, hi, s->o->schema, s->o->precision, kind);
 }
 
-/* The range of the profiled value (name, res), calibrated; false if not
- * profiled. */
-static bool qz_profiled(struct qz_state *s, const char *name, unsigned res, float *lo, float *hi)
+/* The profiled range of value v, calibrated; false if not profiled. The
+ * profile names the output of the user's graph v stands for (the
+ * lowered-info map, graph/lowered.h), or v itself. */
+static bool qz_profiled(struct qz_state *s, struct value v, float *lo, float *hi)
 {
+	const char *name;
+	unsigned res;
+	lowered_origin(s->m, v, &name, &res);
 	struct qp_entry *e = name ? qprofile_find(&s->prof, name, res) : NULL;
+	if (!e && v.node->name)
+		e = qprofile_find(&s->prof, v.node->name, v.res);
 	if (!e)
 		return false;
 	e->used = true;
@@ -330,7 +337,7 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 		} else if (c) {
 			if (!qz_const_range(s, c, &lo[i], &hi[i]))
 				return false;
-		} else if (!qz_profiled(s, v.node->name, v.res, &lo[i], &hi[i])) {
+		} else if (!qz_profiled(s, v, &lo[i], &hi[i])) {
 			s->unprofiled++;
 			return true;
 		}
@@ -369,7 +376,7 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 			continue;
 		}
 		float rlo, rhi;
-		if (!qz_profiled(s, n->name, r, &rlo, &rhi)) {
+		if (!qz_profiled(s, node_val(n, r), &rlo, &rhi)) {
 			s->unprofiled++;
 			return true;
 		}
@@ -434,16 +441,29 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 	return true;
 }
 
-/* Every value the profile names must be one of the module's: a profile of
- * another model (or another pipeline) is reported at its first stray
- * entry. */
+/* lowered_for_each's step: marks the profile's entry of map entry e. */
+static int qz_mark_origin(void *arg, const struct lowered_entry *e)
+{
+	struct qp_entry *pe = qprofile_find(arg, e->name, e->res);
+	if (pe)
+		pe->used = true;
+	return 0;
+}
+
+/* Every value the profile names must be one of the module's, by its own
+ * name or as the lowered-info map's origin of one: a profile of another
+ * model (or another pipeline) is reported at its first stray entry. */
 static bool qz_check_names(struct qz_state *s)
 {
+	for (size_t i = 0; i < s->prof.n; i++)
+		s->prof.v[i].used = false;
+	lowered_for_each(s->m, qz_mark_origin, &s->prof);
 	for (size_t i = 0; i < s->prof.n; i++) {
 		struct qp_entry *e = &s->prof.v[i];
-		bool found = false;
-		struct node *g = module_find_global(s->m, e->name);
-		found = g && g->kind == NK_Placeholder && e->output == 0;
+		bool found = e->used;
+		e->used = false;
+		struct node *g = found ? NULL : module_find_global(s->m, e->name);
+		found |= g && g->kind == NK_Placeholder && e->output == 0;
 		for (size_t fi = 0; fi < s->m->nfuncs && !found; fi++) {
 			struct node *n = func_find(s->m->funcs[fi], e->name);
 			found = n && e->output < n->nres;
