@@ -9,9 +9,11 @@
  * same spellings glow-opt's flags take (quantize.h), with a suggestion for
  * a near miss.
  */
+#include "passes/quantize.h"
+#include "backends/backend.h"
 #include "passes/pass.h"
 #include "passes/passcli.h"
-#include "passes/quantize.h"
+#include "passes/target.h"
 #include "support/suggest.h"
 
 #include <string.h>
@@ -89,4 +91,14 @@ bool quant_pass_options(const struct pass_ctx *ctx, struct quant_options *o, boo
 		return !bad;
 	}
 	return !ctx->keep_float || !pass_cli_kind_list("keep-float", ctx->keep_float, keep, ctx->diag);
+}
+
+bool quant_supported(const struct pass_ctx *ctx, unsigned kind, const enum elem_kind *elems, unsigned n)
+{
+	const struct pass_target *t = ctx->target;
+	if (!t)
+		return true;
+	if (t->unsupported && t->unsupported[kind])
+		return false;
+	return !t->backend || t->backend->is_op_supported(t->backend, kind, elems, n);
 }

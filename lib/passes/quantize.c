@@ -198,12 +198,7 @@ static struct value qz_operand(struct qz_state *s, struct func *f, struct value 
 /* Whether the target runs kind with these element kinds. */
 static bool qz_supported(const struct qz_state *s, unsigned kind, const enum elem_kind *elems, unsigned n)
 {
-	const struct pass_target *t = s->ctx->target;
-	if (!t)
-		return true;
-	if (t->unsupported && t->unsupported[kind])
-		return false;
-	return !t->backend || t->backend->is_op_supported(t->backend, kind, elems, n);
+	return quant_supported(s->ctx, kind, elems, n);
 }
 
 #define QZ_MAXOPS 64
