@@ -1,4 +1,4 @@
-# models-lib.sh - gen_models, find_python and bench_args, shared by the
+# models-lib.sh - gen_models, find_python, bench_args and bench_tmpdir, shared by the
 # benchmark scripts that measure the model-zoo networks (c-models.sh,
 # memplan.sh, opt-models.sh, quant.sh) and by train.sh. Sourced with `here`
 # set to the source tree.
@@ -30,4 +30,11 @@ gen_models() {
 	shift
 	find_python
 	"$py" "$here/utils/gen-models.py" -o "$gdir" --weights "${WEIGHTS:-fill}" --seed "${SEED:-0}" "$@"
+}
+
+# bench_tmpdir: sets tmp to a new temporary directory, removed when the
+# script exits (however it exits).
+bench_tmpdir() {
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
 }

@@ -30,14 +30,13 @@
 # test runs this. Run with nice on a shared machine.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/bench/models-lib.sh" # bench_args, find_python
+. "$here/bench/models-lib.sh" # bench_args, bench_tmpdir, find_python
 bench_args "mlp cnn" "$@"
 data=${DATA:-/usr/share/datasets/fashion-mnist}
 batch=${BATCH:-1000}
 calib=${CALIB:-1000}
 qbackend=${QBACKEND:-interpreter}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+bench_tmpdir
 find_python
 file() { if [ -f "$data/$1.gz" ]; then echo "$data/$1.gz"; else echo "$data/$1"; fi; }
 helper="$here/bench/quant_fashion.py"

@@ -25,13 +25,12 @@
 # on a shared machine. Figures only: nothing is asserted, no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/bench/models-lib.sh" # bench_args, find_python
+. "$here/bench/models-lib.sh" # bench_args, bench_tmpdir, find_python
 bench_args "squeezenet resnet50" "$@"
 calib=${CALIB:-4}
 eval_n=${EVAL:-2}
 prec=${PRECISION:-int8}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+bench_tmpdir
 find_python
 "$py" "$here/utils/gen-models.py" -o "$tmp" --weights random --seed "${SEED:-0}" ${INIT:-} $list >/dev/null
 cal=""

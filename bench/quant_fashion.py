@@ -14,6 +14,7 @@ library only.
       written by the `bin` command from glow-run's trained NAME.npy)
   quant_fashion.py bin WEIGHTS-DIR
       NAME.bin (the raw data) beside every float32 NAME.npy of WEIGHTS-DIR
+      (other element types are skipped)
   quant_fashion.py accuracy LABELS.idx[.gz] LOGITS.npy...
       the fraction (%) of the labels the logits' argmax gets right; the
       logits files cover the first labels in order (batches of the test set)
@@ -41,12 +42,15 @@ def npy_header(dims):
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode()
 
 
-def npy_body(path):
-    """(dims, float32 payload bytes) of a float32 .npy file."""
+def npy_body(path, need_float=True):
+    """(dims, float32 payload bytes) of a float32 .npy file; None for
+    another element type unless need_float."""
     data = open(path, "rb").read()
     hl = struct.unpack("<H", data[8:10])[0]
     head = data[10:10 + hl].decode()
     if "'<f4'" not in head:
+        if not need_float:
+            return None
         sys.exit(path + ": not float32")
     dims = [int(d) for d in re.search(r"\(([^)]*)\)", head).group(1).replace(",", " ").split()]
     return dims, data[10 + hl:]
@@ -104,9 +108,9 @@ def cmd_infer(model, wdir, batch, out):
 def cmd_bin(wdir):
     import os
     for name in sorted(os.listdir(wdir)):
-        if name.endswith(".npy"):
-            _, body = npy_body(os.path.join(wdir, name))
-            open(os.path.join(wdir, name[:-4] + ".bin"), "wb").write(body)
+        got = npy_body(os.path.join(wdir, name), False) if name.endswith(".npy") else None
+        if got:  # the float weights (not a dropout step counter)
+            open(os.path.join(wdir, name[:-4] + ".bin"), "wb").write(got[1])
 
 
 def cmd_accuracy(labels, files):

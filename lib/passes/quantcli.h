@@ -23,22 +23,27 @@ struct quant_cli {
 /* Sets the defaults (nothing given). */
 void quant_cli_init(struct quant_cli *q);
 
-#define QUANT_CLI_OPTS(q)                                                                                      \
-	{"precision", CL_ENUM, &(q)->precision, NULL,                                                          \
-	 "Precision step after the pipeline: profile (instrument for glow-run -profile) or quantize (from "    \
-	 "-profile)", 0, "none|profile|quantize"},                                                             \
-	{"profile", CL_STRING, &(q)->profile, "FILE", "-precision=quantize: the profile glow-run wrote", 0,   \
-	 NULL},                                                                                                \
-	{"quant-precision", CL_ENUM, &(q)->qprec, NULL, "-precision=quantize: integer width (default int8)", \
-	 0, QUANT_PRECISION_NAMES},                                                                                     \
-	{"quant-schema", CL_ENUM, &(q)->schema, NULL,                                                          \
-	 "-precision=quantize: how scale and offset follow a range (default asymmetric)", 0,                   \
-	 QUANT_SCHEMA_NAMES},                                               \
-	{"quant-calibration", CL_ENUM, &(q)->calibration, NULL,                                                \
-	 "-precision=quantize: range choice, none (min/max) or kl (KL divergence over the histogram)", 0,      \
-	 QUANT_CALIBRATION_NAMES},                                                                                           \
-	{"quant-per-channel", CL_FLAG, &(q)->per_channel, NULL,                                                \
-	 "-precision=quantize: a scale per output channel for Convolution/FullyConnected weights", 0, NULL}
+/* The rows of glow-opt's option table; -profile and -quant-* are the
+ * defaults of the quantize pass's options (quantize-opts.c). */
+#define QUANT_CLI_OPTS(q)                                                                                  \
+	{"precision", CL_ENUM, &(q)->precision, NULL,                                                      \
+	 "Precision step after the pipeline: profile (instrument for glow-run -profile) or quantize (from " \
+	 "-profile)", 0, "none|profile|quantize"},                                                         \
+	{"profile", CL_STRING, &(q)->profile, "FILE",                                                      \
+	 "The quantize pass's profile (glow-run -profile wrote it); default of quantize{profile=}", 0,      \
+	 NULL},                                                                                            \
+	{"quant-precision", CL_ENUM, &(q)->qprec, NULL,                                                    \
+	 "Quantize: integer width (default int8); default of quantize{precision=}", 0,                     \
+	 QUANT_PRECISION_NAMES},                                                                           \
+	{"quant-schema", CL_ENUM, &(q)->schema, NULL,                                                      \
+	 "Quantize: how scale and offset follow a range (default asymmetric); default of quantize{schema=}", \
+	 0, QUANT_SCHEMA_NAMES},                                                                           \
+	{"quant-calibration", CL_ENUM, &(q)->calibration, NULL,                                            \
+	 "Quantize: range choice, none (min/max) or kl (KL divergence over the histogram); default of "     \
+	 "quantize{calibration=}", 0, QUANT_CALIBRATION_NAMES},                                            \
+	{"quant-per-channel", CL_FLAG, &(q)->per_channel, NULL,                                            \
+	 "Quantize: a scale per output channel for Convolution/FullyConnected weights; default of "         \
+	 "quantize{per-channel=}", 0, NULL}
 
 /* Checks the combination and fills q->opts (the defaults of the quantize
  * pass's options, quantize-opts.c); returns 1 after reporting. */

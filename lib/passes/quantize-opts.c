@@ -14,23 +14,10 @@
 #include "passes/pass.h"
 #include "passes/passcli.h"
 #include "passes/target.h"
+#include "support/cl.h"
 #include "support/suggest.h"
 
 #include <string.h>
-
-int quant_enum_value(const char *names, const char *s)
-{
-	int idx = 0;
-	size_t len = strlen(s);
-	for (const char *c = names;; idx++) {
-		size_t n = strcspn(c, "|");
-		if (n == len && memcmp(c, s, n) == 0)
-			return idx;
-		if (!c[n])
-			return -1;
-		c += n + 1;
-	}
-}
 
 /* Option id's value as an index of names; *out unchanged when the text
  * does not give it. False after reporting a value not in names. */
@@ -39,7 +26,7 @@ static bool qo_enum(const struct pass_ctx *ctx, enum pass_option id, const char 
 	if (!pass_opt_given(ctx, id))
 		return true;
 	const char *v = pass_opt_string(ctx, id);
-	int k = quant_enum_value(names, v);
+	int k = cl_enum_index(names, v);
 	if (k >= 0) {
 		*out = k;
 		return true;

@@ -27,9 +27,6 @@ extern const struct quant_options quant_options_default;
 #define QUANT_SCHEMA_NAMES "asymmetric|symmetric|symmetric-uint8|symmetric-pow2"
 #define QUANT_CALIBRATION_NAMES "none|kl"
 
-/* The index of s in the '|'-separated names, or -1. */
-int quant_enum_value(const char *names, const char *s);
-
 struct pass_ctx;
 /* The quantize pass's configuration (quantize-opts.c): ctx->quant (else
  * quant_options_default) with the values the pipeline text gives

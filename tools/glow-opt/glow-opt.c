@@ -183,7 +183,8 @@ int main(int argc, char **argv)
 		{"convert-to-bf16", CL_FLAG, &o.bf16, NULL,
 		 "After the pipeline, convert float computations to bfloat16 (the bf16 pipeline)", 0, NULL},
 		{"keep-float", CL_STRING, &o.keep_float, "Kind,...",
-		 "Node kinds -convert-to-fp16/-convert-to-bf16 leave in float", 0, NULL},
+		 "Node kinds -convert-to-fp16/-convert-to-bf16 and quantize leave in float (default of "
+		 "quantize{keep-float=})", 0, NULL},
 		{"learning-rate", CL_STRING, &o.learning_rate, "x",
 		 "differentiate: the SGD learning rate (default 0.01)", 0, NULL},
 		{"momentum", CL_STRING, &o.momentum, "x",
