@@ -24,7 +24,8 @@
 #      symmetric-pow2), per tensor and with -quant-per-channel: glow-opt -O2
 #      -precision=quantize -quant-precision=int8, run on the interpreter
 #      (QBACKEND=c runs the quantized programs on the C backend where its
-#      is_op_supported admits the integer kinds) over the same test images.
+#      is_op_supported admits the integer kinds) over the same test images;
+#      JOBS=N runs N configurations at a time.
 # Prints one line per network and configuration: accuracy in %, and the
 # difference to float in points. Figures only: nothing is asserted, no
 # test runs this. Run with nice on a shared machine.
@@ -70,13 +71,13 @@ for m in $list; do
 		k=$((k + 1))
 	done
 	"$py" "$helper" idx "$(file train-images-idx3-ubyte)" "$tmp/calib.npy" 0 "$calib" "$shape"
-	# run PROG BACKEND: the accuracy over the test batches
+	# run PROG BACKEND: the accuracy over the test batches (outputs beside PROG)
 	run() {
 		outs=""
 		k=0
 		while [ $k -lt $nb ]; do
-			"$bin/glow-run" "$1" -backend="$2" -input image="$tmp/test$shape.$k.npy" -o "$tmp/out$k.npy"
-			outs="$outs $tmp/out$k.npy"
+			"$bin/glow-run" "$1" -backend="$2" -input image="$tmp/test$shape.$k.npy" -o "$1.out$k.npy"
+			outs="$outs $1.out$k.npy"
 			k=$((k + 1))
 		done
 		"$py" "$helper" accuracy "$(file t10k-labels-idx1-ubyte)" $outs
@@ -91,16 +92,33 @@ for m in $list; do
 	"$bin/glow-run" "$tmp/$m.p.gir" -input image="$tmp/calib.npy" -profile="$tmp/$m.prof"
 	# the profile names values of the calibration module, which the
 	# evaluation module at another batch shares (same nodes, same names)
+	# one configuration: SCHEMA, per-tensor or per-channel; its line goes
+	# to $tmp/$m.SCHEMA.HOW.txt
+	quant_eval() {
+		qb="" pc=""
+		[ "$qbackend" = c ] && qb=-backend=c
+		[ "$2" = per-channel ] && pc=-quant-per-channel
+		g=$tmp/$m.$1.$2.gir
+		"$bin/glow-opt" -O2 $qb -precision=quantize -profile="$tmp/$m.prof" -quant-precision=int8 \
+			-quant-schema="$1" $pc "$tmp/$m.glow" | "$bin/glow-irgen" | "$bin/glow-llc" -O2 -o "$g"
+		qacc=$(run "$g" "$qbackend")
+		printf '%-4s %-16s %-12s %7s%% %+6.2f\n' "$m" "$1" "$2" "$qacc" \
+			"$(awk -v a="$qacc" -v b="$facc" 'BEGIN { print a - b }')" > "$tmp/$m.$1.$2.txt"
+	}
+	# JOBS configurations at a time (default 1; each runs alone, so more
+	# only helps on a machine with cores to spare)
+	n=0
 	for schema in asymmetric symmetric symmetric-uint8 symmetric-pow2; do
-		for pc in "" -quant-per-channel; do
-			qb="" how=per-tensor
-			[ "$qbackend" = c ] && qb=-backend=c
-			[ -n "$pc" ] && how=per-channel
-			"$bin/glow-opt" -O2 $qb -precision=quantize -profile="$tmp/$m.prof" -quant-precision=int8 \
-				-quant-schema=$schema $pc "$tmp/$m.glow" | "$bin/glow-irgen" | "$bin/glow-llc" -O2 -o "$tmp/$m.q.gir"
-			qacc=$(run "$tmp/$m.q.gir" "$qbackend")
-			printf '%-4s %-16s %-12s %7s%% %+6.2f\n' "$m" "$schema" "$how" "$qacc" \
-				"$(awk -v a="$qacc" -v b="$facc" 'BEGIN { print a - b }')"
+		for how in per-tensor per-channel; do
+			quant_eval $schema $how &
+			n=$((n + 1))
+			[ $((n % ${JOBS:-1})) -eq 0 ] && wait
+		done
+	done
+	wait
+	for schema in asymmetric symmetric symmetric-uint8 symmetric-pow2; do
+		for how in per-tensor per-channel; do
+			cat "$tmp/$m.$schema.$how.txt"
 		done
 	done
 done

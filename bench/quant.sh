@@ -20,7 +20,10 @@
 # -quant-calibration=kl. INIT="--bn-images N --residual-scale S" passes
 # utils/gen-models.py's data-dependent initialization options (the
 # default: none, the weights as before); SCHEMAS (default all four) and
-# PER (default "tensor channel") pick the configurations. The quantized
+# PER (default "tensor channel") pick the configurations. AT=logits
+# compares the logits (the network without its last SoftMax) instead of
+# the probabilities: the SQNR of a softmax's output grows as its logits
+# shrink, the logits' does not. The quantized
 # kernels are the interpreter's reference loops: ResNet-50 takes minutes per configuration; run with nice
 # on a shared machine. Figures only: nothing is asserted, no test runs this.
 set -eu
@@ -41,6 +44,10 @@ echo
 for m in $list; do
 	onnx=$tmp/light_$m.onnx
 	"$bin/glow-import" "$onnx" -o "$tmp/$m.glow"
+	if [ "${AT:-probabilities}" = logits ]; then
+		"$py" "$here/bench/sqnr.py" logits "$tmp/$m.glow" "$tmp/$m.l.glow"
+		mv "$tmp/$m.l.glow" "$tmp/$m.glow"
+	fi
 	"$bin/glow-opt" -O2 "$tmp/$m.glow" | "$bin/glow-irgen" | "$bin/glow-llc" -O2 -o "$tmp/$m.f.gir"
 	sig=$("$bin/glow-run" "$tmp/$m.f.gir" -print-signature)
 	in=$(echo "$sig" | sed -n 's/^  input \([^:]*\): float<\(.*\)>$/\1/p' | head -n 1)
