@@ -1,7 +1,7 @@
-# models-lib.sh - gen_models, find_python, bench_args and bench_tmpdir, shared by the
-# benchmark scripts that measure the model-zoo networks (c-models.sh,
-# memplan.sh, opt-models.sh, quant.sh) and by train.sh. Sourced with `here`
-# set to the source tree.
+# models-lib.sh - gen_models, find_python, bench_args and bench_tmpdir,
+# shared by the benchmark scripts that measure the model-zoo networks
+# (c-models.sh, memplan.sh, opt-models.sh, quant.sh) and by train.sh and
+# quant-fashion.sh. Sourced with `here` set to the source tree.
 #
 # bench_args DEFAULT_LIST [BUILD [NAME...]]: the arguments of quant.sh and
 # train.sh: sets build (BUILD, default $here/build), bin (its bin/) and
