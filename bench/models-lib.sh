@@ -1,7 +1,7 @@
-# models-lib.sh - gen_models, find_python and bench_args, shared by the
-# benchmark scripts that measure the model-zoo networks (c-models.sh,
-# memplan.sh, opt-models.sh, quant.sh) and by train.sh and grad-forms.sh
-# (fashion_env). Sourced with `here`
+# models-lib.sh - gen_models, find_python, bench_args and bench_tmpdir,
+# shared by the benchmark scripts that measure the model-zoo networks
+# (c-models.sh, memplan.sh, opt-models.sh, quant.sh) and by train.sh,
+# grad-forms.sh (fashion_env) and quant-fashion.sh. Sourced with `here`
 # set to the source tree.
 #
 # bench_args DEFAULT_LIST [BUILD [NAME...]]: the arguments of quant.sh and
@@ -33,6 +33,13 @@ gen_models() {
 	"$py" "$here/utils/gen-models.py" -o "$gdir" --weights "${WEIGHTS:-fill}" --seed "${SEED:-0}" "$@"
 }
 
+# bench_tmpdir: sets tmp to a new temporary directory, removed when the
+# script exits (however it exits).
+bench_tmpdir() {
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+}
+
 # fashion_env: for the Fashion-MNIST scripts (train.sh, grad-forms.sh) sets
 # data (DATA, default Debian's dataset-fashion-mnist), seed (SEED, default
 # 1) and tmp (a temporary directory, removed at exit), and defines
@@ -40,7 +47,6 @@ gen_models() {
 fashion_env() {
 	data=${DATA:-/usr/share/datasets/fashion-mnist}
 	seed=${SEED:-1}
-	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
+	bench_tmpdir
 }
 file() { if [ -f "$data/$1.gz" ]; then echo "$data/$1.gz"; else echo "$data/$1"; fi; }

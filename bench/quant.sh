@@ -17,26 +17,37 @@
 # images (seed 2) and compared with the float program's outputs on the same
 # images: SQNR = 10 log10(sum float^2 / sum (float - quantized)^2) over all
 # outputs of all evaluation images (bench/sqnr.py). CALIBRATION=kl adds
-# -quant-calibration=kl. The quantized kernels are the interpreter's
-# reference loops: ResNet-50 takes minutes per configuration; run with nice
+# -quant-calibration=kl. INIT="--bn-images N --residual-scale S" passes
+# utils/gen-models.py's data-dependent initialization options (the
+# default: none, the weights as before); SCHEMAS (default all four) and
+# PER (default "tensor channel") pick the configurations. AT=logits
+# compares the logits (the network without its last SoftMax) instead of
+# the probabilities: the SQNR of a softmax's output grows as its logits
+# shrink, the logits' does not. The quantized
+# kernels are the interpreter's reference loops: ResNet-50 takes minutes per configuration; run with nice
 # on a shared machine. Figures only: nothing is asserted, no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
-. "$here/bench/models-lib.sh" # bench_args, find_python
+. "$here/bench/models-lib.sh" # bench_args, bench_tmpdir, find_python
 bench_args "squeezenet resnet50" "$@"
 calib=${CALIB:-4}
 eval_n=${EVAL:-2}
 prec=${PRECISION:-int8}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+bench_tmpdir
 find_python
-"$py" "$here/utils/gen-models.py" -o "$tmp" --weights random --seed "${SEED:-0}" $list >/dev/null
+"$py" "$here/utils/gen-models.py" -o "$tmp" --weights random --seed "${SEED:-0}" ${INIT:-} $list >/dev/null
 cal=""
 [ "${CALIBRATION:-none}" = kl ] && cal=-quant-calibration=kl
-printf '%-12s %-16s %10s %12s\n' network schema per-tensor per-channel
+printf '%-12s %-16s' network schema
+for per in ${PER:-tensor channel}; do printf ' %12s' "per-$per"; done
+echo
 for m in $list; do
 	onnx=$tmp/light_$m.onnx
 	"$bin/glow-import" "$onnx" -o "$tmp/$m.glow"
+	if [ "${AT:-probabilities}" = logits ]; then
+		"$py" "$here/bench/sqnr.py" logits "$tmp/$m.glow" "$tmp/$m.l.glow"
+		mv "$tmp/$m.l.glow" "$tmp/$m.glow"
+	fi
 	"$bin/glow-opt" -O2 "$tmp/$m.glow" | "$bin/glow-irgen" | "$bin/glow-llc" -O2 -o "$tmp/$m.f.gir"
 	sig=$("$bin/glow-run" "$tmp/$m.f.gir" -print-signature)
 	in=$(echo "$sig" | sed -n 's/^  input \([^:]*\): float<\(.*\)>$/\1/p' | head -n 1)
@@ -51,9 +62,11 @@ for m in $list; do
 		"$bin/glow-run" "$tmp/$m.f.gir" -input "$in=$tmp/e$k.npy" -o "$tmp/f$k.npy"
 		k=$((k + 1))
 	done
-	for schema in asymmetric symmetric symmetric-uint8 symmetric-pow2; do
+	for schema in ${SCHEMAS:-asymmetric symmetric symmetric-uint8 symmetric-pow2}; do
 		row=""
-		for pc in "" -quant-per-channel; do
+		for per in ${PER:-tensor channel}; do
+			pc=""
+			[ "$per" = channel ] && pc=-quant-per-channel
 			"$bin/glow-opt" -O2 -precision=quantize -profile="$tmp/$m.prof" -quant-precision="$prec" \
 				-quant-schema=$schema $pc $cal "$tmp/$m.glow" | "$bin/glow-irgen" | "$bin/glow-llc" -O2 -o "$tmp/$m.q.gir"
 			pairs=""
@@ -65,7 +78,8 @@ for m in $list; do
 			done
 			row="$row $("$py" "$here/bench/sqnr.py" sqnr $pairs)"
 		done
-		set -- $row
-		printf '%-12s %-16s %10s %12s\n' "$m" "$schema" "$1" "$2"
+		printf '%-12s %-16s' "$m" "$schema"
+		for v in $row; do printf ' %12s' "$v"; done
+		echo
 	done
 done

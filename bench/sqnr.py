@@ -8,9 +8,14 @@
   sqnr.py sqnr REF.npy GOT.npy [...]        SQNR in dB of GOT against REF
                                             (pairs; summed over all pairs):
                                             10 log10(sum ref^2 / sum (ref - got)^2)
+  sqnr.py logits IN.glow OUT.glow           the module without its last
+                                            SoftMax: the Save of the
+                                            SoftMax's result saves its input
+                                            (the logits) instead
 """
 import math
 import random
+import re
 import struct
 import sys
 
@@ -40,6 +45,21 @@ def images(n, dims, seed):
     return [[rng.random() for _ in range(count)] for _ in range(n)]
 
 
+def logits(src, dst):
+    lines = open(src).read().split("\n")
+    soft = [k for k, ln in enumerate(lines) if re.match(r"\s*%(\S+) = SoftMax\((%[^,)]+)\)", ln)]
+    if not soft:
+        sys.exit(src + ": no SoftMax")
+    m = re.match(r"\s*%(\S+) = SoftMax\((%[^,)]+)\)", lines[soft[-1]])
+    res, arg = "%" + m.group(1), m.group(2)
+    out = []
+    for k, ln in enumerate(lines):
+        if k == soft[-1]:
+            continue
+        out.append(ln.replace("Save(%s," % res, "Save(%s," % arg))
+    open(dst, "w").write("\n".join(out))
+
+
 def main():
     cmd = sys.argv[1]
     if cmd == "images":
@@ -56,6 +76,8 @@ def main():
             sig += sum(x * x for x in r)
             noise += sum((x - y) ** 2 for x, y in zip(r, g))
         print("inf" if noise == 0 else "%.1f" % (10 * math.log10(sig / noise)))
+    elif cmd == "logits":
+        logits(sys.argv[2], sys.argv[3])
     else:
         sys.exit(__doc__)
 

@@ -100,6 +100,11 @@ struct glow_parser {
 	struct loc name_loc, kind_loc, pred_loc, types_loc;
 	struct glow_val pred;
 	bool has_pred, has_types;
+	/* lowered_from "name"#res (the lowered-info map, graph/lowered.h) */
+	bool has_lowered;
+	struct tp_span lowered_name;
+	int64_t lowered_res;
+	struct loc lowered_loc;
 	int cur_attr; /* -1: unknown attribute (already reported) */
 	struct loc cur_attr_loc;
 	bool stmt_open;
@@ -138,6 +143,7 @@ struct glow_val glow_p_local(struct glow_parser *p, const struct tp_span *name, 
 struct glow_val glow_p_global(struct glow_parser *p, const struct tp_span *name, struct loc loc);
 void glow_p_operand(struct glow_parser *p, const struct glow_val *v);
 void glow_p_pred(struct glow_parser *p, const struct glow_val *v, struct loc loc);
+void glow_p_lowered(struct glow_parser *p, const struct tp_span *name, struct loc loc, int64_t res, struct loc resloc);
 void glow_p_attr_name(struct glow_parser *p, const struct tp_span *name, struct loc loc);
 void glow_p_attr_num(struct glow_parser *p, const struct tp_num *v);
 void glow_p_attr_bool(struct glow_parser *p, int v, struct loc loc);
@@ -209,6 +215,7 @@ static void glow_yyerror(struct loc *loc, struct glow_parser *p, const char *msg
 %token <span> KW_X "'x'"
 %token <span> KW_LET "'let'"
 %token <span> KW_ATTRIBUTES "'attributes'"
+%token <span> KW_LOWERED_FROM "'lowered_from'"
 %token <span> TYPE "type"
 %token SYNC "end of line"
 
@@ -337,9 +344,10 @@ stmts
 	| stmts stmt
 	;
 
-/* stmt ::= (LOCAL '=')? KIND '(' operands? ')' attrs? ('predicate' value)? (':' type (',' type)*)? */
+/* stmt ::= (LOCAL '=')? KIND '(' operands? ')' attrs? ('predicate' value)? (':' type (',' type)*)?
+ *          ('lowered_from' STRING ('#' INT)?)? */
 stmt
-	: stmt_name kind operands_opt ')' attrs_opt pred_opt types_opt { glow_p_node(p, @4); }
+	: stmt_name kind operands_opt ')' attrs_opt pred_opt types_opt lowered_opt { glow_p_node(p, @4); }
 	| error SYNC { yyerrok; glow_p_forms_reset(p); glow_p_recovered(p); }
 	;
 
@@ -431,12 +439,19 @@ anyident
 	| KW_SEED | KW_FILE
 	| KW_OFFSET | KW_PREDICATE
 	| KW_X | KW_LET
-	| KW_ATTRIBUTES
+	| KW_ATTRIBUTES | KW_LOWERED_FROM
 	;
 
 pred_opt
 	: %empty { p->has_pred = false; }
 	| KW_PREDICATE value { glow_p_pred(p, &$2, @2); }
+	;
+
+/* the lowered-info map's entry of the statement's node (docs/GraphIR.md) */
+lowered_opt
+	: %empty { p->has_lowered = false; }
+	| KW_LOWERED_FROM STRING { glow_p_lowered(p, &$2, @2, 0, @2); }
+	| KW_LOWERED_FROM STRING '#' INT { glow_p_lowered(p, &$2, @2, $4, @4); }
 	;
 
 types_opt

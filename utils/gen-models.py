@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Generates the model-zoo architectures that the tests and benchmarks use.
 
-    gen-models.py [-o DIR] [--weights fill|random] [--seed N] [--fill V] [NAME...]
+    gen-models.py [-o DIR] [--weights fill|random] [--seed N] [--fill V]
+                  [--bn-images N] [--residual-scale S] [NAME...]
     gen-models.py --list
 
 Writes DIR/light_<name>.onnx (DIR defaults to the current directory) for
@@ -41,6 +42,19 @@ Weights, two modes:
       logits stay within about +-10. The files are as large as the real
       networks' (ResNet-50 102 MB, VGG-19 574 MB): for benchmarks and for
       users who want realistic numerics.
+
+  --bn-images N, --residual-scale S (random weights only)
+      a data-dependent initialization closer to a trained network's: the
+      BatchNormalization statistics are taken over N seeded images instead
+      of the batch (one image: late layers of 7 x 7 pixels give each
+      channel 49 samples, so the statistics fit that one image), and the
+      scale of the BatchNormalization that ends each residual branch (the
+      first input of a Sum: ResNet-50's res*_branch2c_bn) is multiplied by
+      S before the statistics are taken, as the zero-gamma initialization
+      of residual networks does with S = 0 (Goyal et al., 2017) and as
+      trained ResNets end up with small scales there. Without them the
+      output is byte for byte the same as before the options existed.
+      bench/README.md (Quantization) measures what they change.
 
 Each file is written to a temporary file beside it and renamed into
 place, so an interrupted run never leaves a truncated model behind.
@@ -589,11 +603,12 @@ def np_lrn(x, a):
     return (x / (a["bias"] + a["alpha"] / size * window) ** a["beta"]).astype(np.float32)
 
 
-def calibrate_batchnorm(net, weights, rng):
+def calibrate_batchnorm(net, weights, rng, images=None):
     """Runs `net` on a uniform [0, 1) input from `rng` with `weights`
     (name -> array) and sets every BatchNormalization's mean and variance
-    weights to the statistics of its input."""
-    vals = {net.input: rng.random((BATCH, 3, 224, 224), dtype=np.float32)}
+    weights to the statistics of its input. `images`: the number of input
+    images (default: the batch)."""
+    vals = {net.input: rng.random((images or BATCH, 3, 224, 224), dtype=np.float32)}
     for w, arr in weights.items():
         vals[w] = arr
     for c, v in net.int_consts:
@@ -631,7 +646,8 @@ def calibrate_batchnorm(net, weights, rng):
         elif op == "Concat":
             y = np.concatenate(x, axis=a["axis"])
         elif op == "Reshape":
-            y = x[0].reshape(x[1])
+            # a target that names the batch follows the calibration's count
+            y = x[0].reshape([x[0].shape[0]] + list(x[1][1:]) if x[1][0] == BATCH else x[1])
         elif op == "Transpose":
             y = x[0].transpose(a["perm"])
         elif op == "Gemm":
@@ -646,8 +662,23 @@ def calibrate_batchnorm(net, weights, rng):
         vals[nd.output[0]] = y.astype(np.float32)
 
 
-def build_model(name, mode, seed, fill):
-    """The ModelProto of network `name` with weights in `mode`."""
+def scale_residual_branches(net, data, factor):
+    """Multiplies the scale of every BatchNormalization that ends a residual
+    branch (the first input of a Sum: ResNet-50's res*_branch2c_bn,
+    ShuffleNet's last grouped convolution's) by `factor`."""
+    producer = {nd.output[0]: nd for nd in net.nodes}
+    for nd in net.nodes:
+        if nd.op_type in ("Sum", "Add"):
+            bn = producer.get(nd.input[0])
+            if bn is not None and bn.op_type == "BatchNormalization":
+                data[bn.input[1]] *= np.float32(factor)
+
+
+def build_model(name, mode, seed, fill, bn_images=None, residual_scale=1.0):
+    """The ModelProto of network `name` with weights in `mode`; in the
+    random mode, BatchNormalization statistics over `bn_images` seeded
+    images (default: the batch) and residual branches' last scales times
+    `residual_scale` (see --bn-images and --residual-scale)."""
     net = MODELS[name]()
     inits = []
     prelude = []
@@ -667,8 +698,11 @@ def build_model(name, mode, seed, fill):
         for wname in sorted(net.weights):
             shape, kind, fan_in = net.weights[wname]
             data[wname] = random_values(rng, shape, kind, fan_in)
+        if residual_scale != 1.0:
+            scale_residual_branches(net, data, residual_scale)
         if any(nd.op_type == "BatchNormalization" for nd in net.nodes):
-            calibrate_batchnorm(net, data, np.random.Generator(np.random.PCG64([seed, zlib.crc32(name.encode()), 1])))
+            calibrate_batchnorm(net, data, np.random.Generator(np.random.PCG64([seed, zlib.crc32(name.encode()), 1])),
+                                bn_images)
         for wname in sorted(net.weights):
             shape = net.weights[wname][0]
             t = TensorProto()
@@ -721,6 +755,11 @@ def main():
     ap.add_argument("--batch", type=int, default=1,
                     help="the input's batch size (default 1; for benchmarks: resnet50 and the networks whose "
                          "Reshape targets follow the batch)")
+    ap.add_argument("--bn-images", type=int, default=None, metavar="N",
+                    help="random weights: BatchNormalization statistics over N seeded images (default: the batch)")
+    ap.add_argument("--residual-scale", type=float, default=1.0, metavar="S",
+                    help="random weights: the last BatchNormalization scale of every residual branch times S "
+                         "(default 1)")
     args = ap.parse_args()
     global BATCH
     BATCH = args.batch
@@ -730,6 +769,12 @@ def main():
         return 0
     if args.seed < 0:
         die(f"--seed must be non-negative, got {args.seed}")
+    if args.bn_images is not None and args.bn_images < 1:
+        die(f"--bn-images must be at least 1, got {args.bn_images}")
+    if not args.residual_scale > 0 or args.residual_scale == float("inf"):
+        die(f"--residual-scale must be a positive number, got {args.residual_scale}")
+    if args.weights != "random" and (args.bn_images is not None or args.residual_scale != 1.0):
+        die("--bn-images and --residual-scale apply to --weights random only")
     for n in args.names:
         if n not in MODELS:
             close = difflib.get_close_matches(n, list(MODELS), 1)
@@ -740,7 +785,7 @@ def main():
     except OSError as e:
         die(f"cannot create '{args.output_dir}': {e.strerror}")
     for n in args.names or list(MODELS):
-        model = build_model(n, args.weights, args.seed, args.fill)
+        model = build_model(n, args.weights, args.seed, args.fill, args.bn_images, args.residual_scale)
         checker.check_model(model)
         path = os.path.join(args.output_dir, f"light_{n}.onnx")
         try:

@@ -96,6 +96,9 @@ void forms_print_body(struct ostream *o, struct func *f, enum graph_form form);
 struct use;
 struct node_printer;
 struct node_printer *node_printer_new(struct ostream *o);
+/* The nodes np prints are m's, named by position: their lowered-info map
+ * entries (graph/lowered.h) print, all of them. */
+void node_printer_set_module(struct node_printer *np, const struct module *m);
 void node_printer_expr(struct node_printer *np, const struct node *n,
 		       void (*use_fn)(void *, struct ostream *, const struct use *), void *arg);
 void node_printer_free(struct node_printer *np);

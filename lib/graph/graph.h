@@ -300,6 +300,7 @@ struct module {
 	char *base_dir; /* for relative external weight files; NULL: cwd */
 	struct mattr *attrs; /* module attributes, sorted by key (graph/forms.h); in the arena */
 	size_t nattrs, capattrs;
+	struct lowered_map *lowered; /* the lowered-info map (graph/lowered.h); NULL: empty; in the arena */
 };
 
 struct module *module_create(struct type_ctx *types, const char *name);

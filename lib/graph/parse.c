@@ -27,6 +27,7 @@
 #include "glow.tab.h"
 
 #include "graph/graph.h"
+#include "graph/lowered.h"
 #include "support/io.h"
 #include "support/suggest.h"
 #include "support/textparse.h"
@@ -437,6 +438,23 @@ void glow_p_operand(struct glow_parser *p, const struct glow_val *v)
 		p->bad = true;
 }
 
+void glow_p_lowered(struct glow_parser *p, const struct tp_span *name, struct loc loc, int64_t res, struct loc resloc)
+{
+	p->has_lowered = false;
+	if (name->len == 0) {
+		glow_p_error(p, loc, "lowered_from needs the name of a node");
+		p->bad = true;
+	} else if (res < 0 || res > 255) {
+		glow_p_error(p, resloc, "lowered_from: result index %lld is out of range [0, 255]", (long long)res);
+		p->bad = true;
+	} else {
+		p->has_lowered = true;
+		p->lowered_name = *name;
+		p->lowered_res = res;
+		p->lowered_loc = loc;
+	}
+}
+
 void glow_p_pred(struct glow_parser *p, const struct glow_val *v, struct loc loc)
 {
 	p->has_pred = true;
@@ -704,6 +722,12 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 	}
 	if (name)
 		tp_recent_put(p->recent, GLOW_RECENT, p->name_hash, (const char *const *)&n->name, n);
+	if (p->has_lowered) {
+		if (n->nres)
+			lowered_set(p->m, n, tp_span_cstr(&p->r, &p->lowered_name), (unsigned)p->lowered_res);
+		else
+			glow_p_error(p, p->lowered_loc, "lowered_from: %s has no result", d->name);
+	}
 	/* attribute values by index (the statement was checked against the
 	 * kind's table), with the copying node_set_* does */
 	for (size_t i = 0; i < p->attrs.len; i++) {

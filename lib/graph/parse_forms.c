@@ -264,7 +264,7 @@ int glow_p_nest_begin(struct glow_parser *p, const struct tp_span *kind, struct 
 	p->name.s = "";      /* named at the end (glow_p_nest_end); empty until then */
 	p->name.len = 0;
 	p->name.esc = 0;
-	p->has_pred = p->has_types = false;
+	p->has_pred = p->has_types = p->has_lowered = false;
 	p->cur_attr = -1;
 	glow_p_kind(p, kind, loc);
 	if (p->kind >= 0 && node_desc((unsigned)p->kind)->nres != 1) {

@@ -30,6 +30,7 @@
  * pointer, so printing `float<8 x 28 x 28 x 16>` is one copy.
  */
 #include "graph/forms.h"
+#include "graph/lowered.h"
 #include "graph/graph.h"
 #include "graph/initializer.h"
 #include "support/io.h"
@@ -106,6 +107,8 @@ struct printer {
 	struct tcache_ent *cache; /* TCACHE_SIZE entries, or NULL: no caching */
 	struct ostream scratch;   /* memory stream that fills the cache */
 	bool scratch_open;
+	const struct module *m;   /* whose lowered-info map to print; NULL: none */
+	bool positional;          /* a text form: nodes print as positions, not by name */
 };
 
 static void printer_init(struct printer *p, struct ostream *o, struct tcache_ent *cache)
@@ -113,6 +116,8 @@ static void printer_init(struct printer *p, struct ostream *o, struct tcache_ent
 	p->o = o;
 	p->cache = cache;
 	p->scratch_open = false;
+	p->m = NULL;
+	p->positional = false;
 	if (cache)
 		for (unsigned i = 0; i < TCACHE_SIZE; i++)
 			cache[i].t = NULL;
@@ -327,6 +332,21 @@ static void print_attr_value(struct ostream *o, const struct attr_desc *a, const
 /* [%name = ]Kind(ops)[ {attrs}][ predicate %p][ : t0, t1]; operands by
  * use_fn when it is not NULL (the forms: forms.h), which also drops the
  * name. */
+/* n's entry of the lowered-info map, ` lowered_from "name"#res`, unless
+ * it says no more than n's own name, printed beside it (docs/GraphIR.md). */
+static void print_lowered(struct printer *p, const struct node *n)
+{
+	const struct lowered_entry *e = p->m && n->nres ? lowered_get(p->m, n) : NULL;
+	if (!e || (!p->positional && e->res == 0 && n->name && strcmp(e->name, n->name) == 0))
+		return;
+	os_write(p->o, " lowered_from ", 14);
+	os_quoted(p->o, e->name, strlen(e->name));
+	if (e->res) {
+		os_putc(p->o, '#');
+		os_u64(p->o, e->res);
+	}
+}
+
 static void print_node_ex(struct printer *p, const struct node *n,
 			  void (*use_fn)(void *, struct ostream *, const struct use *), void *arg)
 {
@@ -371,6 +391,7 @@ static void print_node_ex(struct printer *p, const struct node *n,
 		os_write(o, r ? ", " : " : ", r ? 2 : 3);
 		print_type(p, n->types[r]);
 	}
+	print_lowered(p, n);
 }
 
 static void print_node(struct printer *p, const struct node *n) { print_node_ex(p, n, NULL, NULL); }
@@ -387,6 +408,12 @@ struct node_printer *node_printer_new(struct ostream *o)
 	struct node_printer *np = xmalloc(sizeof(*np));
 	printer_init(&np->p, o, np->cache);
 	return np;
+}
+
+void node_printer_set_module(struct node_printer *np, const struct module *m)
+{
+	np->p.m = m;
+	np->p.positional = true;
 }
 
 void node_printer_expr(struct node_printer *np, const struct node *n,
@@ -497,6 +524,7 @@ static void print_body(struct printer *p, struct func *f)
 
 static void print_func(struct printer *p, struct func *f)
 {
+	p->m = f->mod;
 	os_write(p->o, "func ", 5);
 	print_global_name(p->o, f->name);
 	os_write(p->o, " {\n", 3);

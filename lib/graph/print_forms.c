@@ -34,6 +34,7 @@
  * them printed.
  */
 #include "graph/forms.h"
+#include "graph/lowered.h"
 #include "support/hashmap.h"
 #include "support/io.h"
 #include "support/util.h"
@@ -142,7 +143,9 @@ static void plan_build(struct func *f, struct plan *pl)
 				h = height[p] + 1u;
 		}
 		height[i] = (unsigned char)h;
-		pl->nested[i] = h < FORMS_MAX_NEST && nestable(pl, i, &tpos, &written);
+		/* a node with a lowered-info entry is bound: the entry follows
+		 * its statement (docs/GraphIR.md) */
+		pl->nested[i] = h < FORMS_MAX_NEST && !lowered_get(f->mod, pl->t[i]) && nestable(pl, i, &tpos, &written);
 	}
 	pl->corder = xmalloc(cap * sizeof(*pl->corder));
 	size_t len = 0;
@@ -275,6 +278,7 @@ void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
 	if (form == FORM_ANF)
 		none = xcalloc(cap, sizeof(bool));
 	struct fprinter fp = {&pl, name, form == FORM_ANF ? none : pl.nested, 0, node_printer_new(o)};
+	node_printer_set_module(fp.np, f->mod);
 	for (size_t i = 0; i < pl.n; i++) {
 		size_t t = order[i];
 		if (fp.nested[t])

@@ -11,16 +11,32 @@
  *     used only here and the Relu's / Clip's result type represents no real
  *     value outside [0, inf) / [min, max]  ->  y with that result type: the
  *     saturation of the requantization does the clipping;
- *   - RescaleQuantized(x) : T with x of type T  ->  x.
+ *   - RescaleQuantized(x) : T with x of type T  ->  x;
+ *   - RescaleQuantized(Quantize(x)) : T, the Quantize used only there  ->
+ *     Quantize(x) : T (one rounding from the real value where the pair
+ *     rounded twice: the result is the closer one, and can differ from the
+ *     pair's by one step);
+ *   - M(Dequantize(q)) where M only moves elements (Reshape, Transpose,
+ *     Slice: one operand, the same parameters in and out) and the
+ *     Dequantize is used only there  ->  Dequantize(M(q)), M on the stored
+ *     integers (a quarter of the bytes at 8 bits), when the backend runs M
+ *     quantized and the tool's -keep-float does not keep M's kind in float;
+ *     exact: dequantizing commutes with moving. A Quantize reading the
+ *     moved value then meets the Dequantize and folds as above, so a float
+ *     data-movement island between quantized nodes (a QDQ model's) goes.
  *
  * Requires: a verified function. Preserves: validity and every quantized
- * value's bits.
+ * value's bits, except the RescaleQuantized folds into a producer (above
+ * and the Relu/Clip rule: one rounding instead of two).
  */
 #include "passes/kindfacts.h"
 #include "passes/pass.h"
+#include "passes/passcli.h"
 #include "passes/passutil.h"
+#include "passes/quantize.h"
 
 #include <math.h>
+#include <stdio.h>
 
 static bool fq_quantized(const struct type *t) { return elem_is_quantized((enum elem_kind)t->elem); }
 
@@ -41,9 +57,41 @@ static bool fq_foldable_producer(struct value x)
 	       fq_quantized(p->types[0]) && node_num_uses(p, -1) == 1;
 }
 
+/* M(Dequantize(q)) -> Dequantize(M(q)) for a kind M that only moves
+ * elements (see the file comment); false when n is not one or it does not
+ * apply. */
+static bool fq_sink_dequantize(struct func *f, struct pass_ctx *ctx, struct node *n, const bool *keep)
+{
+	if (!pk_has(n->kind, PK_QUANT_SAME_PARAMS) || !pk_has(n->kind, PK_UNIFORM_MOVES) || n->nops != 1 ||
+	    n->nres != 1 || keep[n->kind] || node_type(n)->elem != EK_FLOAT)
+		return false;
+	struct node *dq = op_val(n, 0).node;
+	if (dq->kind != NK_Dequantize || node_has_pred(dq) || node_num_uses(dq, -1) != 1)
+		return false;
+	struct value q = op_val(dq, 0);
+	const struct type *qt = val_type(q), *t = node_type(n);
+	enum elem_kind elems[2] = {(enum elem_kind)qt->elem, (enum elem_kind)qt->elem};
+	if (!quant_supported(ctx, n->kind, elems, 2))
+		return false;
+	/* n itself moves the stored integers (its attributes say how); the
+	 * Dequantize follows it and takes over its uses */
+	node_set_operand(n, 0, q);
+	n->types[0] = type_with_dims(f->mod->types, qt, t->dims, t->rank);
+	char name[256];
+	snprintf(name, sizeof name, "%s.dequant", n->name ? n->name : "q");
+	struct node *back = node_create1(f, NK_Dequantize, name, (struct value[]){node_val(n, 0)}, 1, t, n->next, n->loc);
+	value_replace_all_uses(node_val(n, 0), node_val(back, 0));
+	node_set_operand(back, 0, node_val(n, 0));
+	node_erase(f, dq);
+	return true;
+}
+
 bool fold_quantization_run(struct func *f, struct pass_ctx *ctx)
 {
-	uint64_t pairs = 0, rescales = 0, clips = 0;
+	uint64_t pairs = 0, rescales = 0, clips = 0, sunk = 0;
+	bool keep[NK_COUNT] = {false};
+	if (ctx->keep_float && pass_kind_list("-keep-float", ctx->keep_float, keep, ctx->diag))
+		return false;
 	func_for_each_safe(f, n, next) {
 		(void)next;
 		if (node_has_pred(n))
@@ -65,11 +113,17 @@ bool fold_quantization_run(struct func *f, struct pass_ctx *ctx)
 			if (val_type(x) == t) {
 				pu_replace(f, n, x);
 				rescales++;
-			} else if (fq_foldable_producer(x) && x.node->types[0]->elem == t->elem) {
+			} else if ((fq_foldable_producer(x) ||
+				    (x.node->kind == NK_Quantize && !node_has_pred(x.node) && node_num_uses(x.node, -1) == 1)) &&
+				   x.node->types[0]->elem == t->elem) {
 				x.node->types[0] = t;
 				pu_replace(f, n, x);
 				rescales++;
 			}
+			continue;
+		}
+		if (fq_sink_dequantize(f, ctx, n, keep)) {
+			sunk++;
 			continue;
 		}
 		if ((n->kind == NK_Relu || n->kind == NK_Clip) && fq_quantized(t) && fq_foldable_producer(op_val(n, 0)) &&
@@ -91,5 +145,6 @@ bool fold_quantization_run(struct func *f, struct pass_ctx *ctx)
 	pass_stat(ctx, "Number of Quantize/Dequantize pairs folded", pairs);
 	pass_stat(ctx, "Number of RescaleQuantized folded", rescales);
 	pass_stat(ctx, "Number of quantized Relu/Clip folded into the producer's range", clips);
-	return pairs || rescales || clips;
+	pass_stat(ctx, "Number of Dequantize sunk below data movement", sunk);
+	return pairs || rescales || clips || sunk;
 }

@@ -11,6 +11,7 @@
  */
 #include "passes/lowering.h"
 #include "ir/ir.h"
+#include "passes/lowerinfo.h"
 #include "passes/passutil.h"
 
 #include <stdio.h>
@@ -96,7 +97,13 @@ bool lower_function(struct func *f, struct pass_ctx *ctx, bool (*want)(const str
 				continue;
 			unsigned k = n->kind;
 			const struct lower_row *r = &lower_rows[k];
-			if (lower_guard_ok(r, n) && r->rule(f, n)) {
+			if (!lower_guard_ok(r, n))
+				continue;
+			/* the lowered-info map: what stands for n's results after */
+			struct lower_info li;
+			lower_info_before(&li, f, n, next);
+			if (r->rule(f, n)) {
+				lower_info_after(&li, f, n);
 				counts[k]++;
 				changed = true;
 			}

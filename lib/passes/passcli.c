@@ -13,13 +13,22 @@
  * closest kind when one is close. */
 int pass_cli_kind_list(const char *opt, const char *s, bool *flags, struct diag *d)
 {
+	char what[128];
+	snprintf(what, sizeof what, "-%s", opt);
+	return pass_kind_list(what, s, flags, d);
+}
+
+/* pass_cli_kind_list whose messages start with `what` as it is
+ * ("quantize{keep-float=...}"). */
+int pass_kind_list(const char *what, const char *s, bool *flags, struct diag *d)
+{
 	int bad = 0;
 	while (*s) {
 		size_t len = strcspn(s, ",");
 		int k = node_kind_lookup(s, len);
 		if (k < 0 || k == NK_Placeholder || k == NK_Constant) {
 			const char *near = node_kind_suggest(s, len);
-			diag_error(d, LOC_NONE, "-%s: unknown node kind '%.*s'%s%s%s", opt, (int)len, s,
+			diag_error(d, LOC_NONE, "%s: unknown node kind '%.*s'%s%s%s", what, (int)len, s,
 				   near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 			bad = 1;
 		} else if (flags)

@@ -15,6 +15,9 @@
  * NULL: only checked); returns 1 after reporting an unknown kind, with the
  * closest kind when one is close. */
 int pass_cli_kind_list(const char *opt, const char *s, bool *flags, struct diag *d);
+/* pass_cli_kind_list whose messages start with `what` as it is
+ * ("quantize{keep-float=...}"), not "-opt". */
+int pass_kind_list(const char *what, const char *s, bool *flags, struct diag *d);
 
 /* pass_cli_kind_list of every value of a list option. */
 int pass_cli_kinds(const char *opt, const struct cl_list *l, bool *flags, struct diag *d);

@@ -7,10 +7,13 @@
  * placeholder the function reads and each float result of a computing node
  * gets one QuantizationProfile node reading it, right after the value is
  * made (placeholders: at the function's start), with two new placeholders
- * of its own: @prof.<name>.<res>.hist (float<QP_DEFAULT_BINS>, the
- * histogram) and @prof.<name>.<res>.info (float<2>, the running min and
- * max). profiled_node_name is the value's node name and profiled_output its
- * result index: the key of the value in the profile file that glow-run
+ * of its own: @prof.<name>.<res>.hist (float<bins>, the histogram; the
+ * option quantization-profile{bins=N}, default QP_DEFAULT_BINS) and
+ * @prof.<name>.<res>.info (float<2>, the running min and max).
+ * profiled_node_name and profiled_output name the output of the graph the
+ * user wrote that the value stands for: the lowered-info map's entry of a
+ * value lowering made (graph/lowered.h), else the value's own node name and
+ * result index. That is the key of the value in the profile file glow-run
  * -profile=FILE writes. Save and the quantization kinds themselves are not
  * profiled (their float side is a contract, not a computation).
  *
@@ -21,6 +24,7 @@
  * Requires: a verified module. Preserves: validity; the computation (the
  * profile nodes only read).
  */
+#include "graph/lowered.h"
 #include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "quant/quant.h"
@@ -37,12 +41,13 @@ static bool prof_wanted(const struct node *n, unsigned r)
 	return !pk_has(n->kind, PK_NOT_PROFILED) && n->name != NULL;
 }
 
-/* Adds the QuantizationProfile of value v before `before` (NULL: at the end). */
-static void prof_insert(struct module *m, struct func *f, struct value v, struct node *before)
+/* Adds the QuantizationProfile of value v, with a histogram of `bins`
+ * bins, before `before` (NULL: at the end). */
+static void prof_insert(struct module *m, struct func *f, struct value v, struct node *before, uint64_t bins)
 {
 	char base[512];
 	snprintf(base, sizeof base, "prof.%s.%u.hist", v.node->name, v.res);
-	const uint64_t bins = QP_DEFAULT_BINS, two = 2;
+	const uint64_t two = 2;
 	struct placeholder *h =
 		module_add_placeholder(m, module_fresh_name(m, base), type_get(m->types, EK_FLOAT, &bins, 1), LOC_NONE);
 	snprintf(base, sizeof base, "prof.%s.%u.info", v.node->name, v.res);
@@ -51,13 +56,24 @@ static void prof_insert(struct module *m, struct func *f, struct value v, struct
 	glow_assert(h && i);
 	struct value ops[3] = {v, node_val(&h->n, 0), node_val(&i->n, 0)};
 	struct node *p = node_create(f, NK_QuantizationProfile, NULL, ops, 3, NULL, before, v.node->loc);
-	node_set_str(m, p, AN_profiled_node_name, v.node->name);
-	node_set_int(m, p, AN_profiled_output, v.res);
+	/* the profile names the output of the user's graph the value stands
+	 * for (the lowered-info map), unless another value of f has that
+	 * name: then its own */
+	const char *name;
+	unsigned res;
+	lowered_origin(m, v, &name, &res);
+	struct node *clash = name != v.node->name ? func_find(f, name) : NULL;
+	if (clash && clash != v.node) {
+		name = v.node->name;
+		res = v.res;
+	}
+	node_set_str(m, p, AN_profiled_node_name, name);
+	node_set_int(m, p, AN_profiled_output, res);
 }
 
 bool quantization_profile_run(struct module *m, struct pass_ctx *ctx)
 {
-	uint64_t added = 0;
+	uint64_t added = 0, bins = (uint64_t)pass_opt_int(ctx, POPT_QP_BINS);
 	for (size_t fi = 0; fi < m->nfuncs; fi++) {
 		struct func *f = m->funcs[fi];
 		/* a function profiled already (its profile nodes are there) is
@@ -78,7 +94,7 @@ bool quantization_profile_run(struct module *m, struct pass_ctx *ctx)
 				read = (user->bits & NODE_MARK) && !(user->bits & NODE_ERASED) && user->kind != NK_Save;
 			}
 			if (read) {
-				prof_insert(m, f, node_val(g, 0), first);
+				prof_insert(m, f, node_val(g, 0), first, bins);
 				added++;
 			}
 		}
@@ -88,7 +104,7 @@ bool quantization_profile_run(struct module *m, struct pass_ctx *ctx)
 				continue;
 			for (unsigned r = 0; r < n->nres; r++)
 				if (prof_wanted(n, r)) {
-					prof_insert(m, f, node_val(n, r), next);
+					prof_insert(m, f, node_val(n, r), next, bins);
 					added++;
 				}
 		}

@@ -33,12 +33,16 @@
  * A value the profile does not have leaves its node in float; a profile
  * entry the module has no value for is an error at the entry.
  *
- * Requires: a verified module; ctx->quant with the profile's path.
+ * The configuration is the tool's (ctx->quant, ctx->keep_float) with the
+ * pass's options (quantize{profile=... schema=...}, quantize-opts.c).
+ *
+ * Requires: a verified module and a profile (-profile or profile=).
  * Preserves: validity and the module's interface (placeholders keep their
  * float types).
  */
 #include "passes/quantize.h"
 #include "backends/backend.h"
+#include "graph/lowered.h"
 #include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
@@ -84,11 +88,17 @@ static struct qparams qz_choose(const struct qz_state *s, float lo, float hi, en
 	return quant_choose_kind(lo, hi, s->o->schema, s->o->precision, kind);
 }
 
-/* The range of the profiled value (name, res), calibrated; false if not
- * profiled. */
-static bool qz_profiled(struct qz_state *s, const char *name, unsigned res, float *lo, float *hi)
+/* The profiled range of value v, calibrated; false if not profiled. The
+ * profile names the output of the user's graph v stands for (the
+ * lowered-info map, graph/lowered.h), or v itself. */
+static bool qz_profiled(struct qz_state *s, struct value v, float *lo, float *hi)
 {
+	const char *name;
+	unsigned res;
+	lowered_origin(s->m, v, &name, &res);
 	struct qp_entry *e = name ? qprofile_find(&s->prof, name, res) : NULL;
+	if (!e && v.node->name)
+		e = qprofile_find(&s->prof, v.node->name, v.res);
 	if (!e)
 		return false;
 	e->used = true;
@@ -188,12 +198,7 @@ static struct value qz_operand(struct qz_state *s, struct func *f, struct value 
 /* Whether the target runs kind with these element kinds. */
 static bool qz_supported(const struct qz_state *s, unsigned kind, const enum elem_kind *elems, unsigned n)
 {
-	const struct pass_target *t = s->ctx->target;
-	if (!t)
-		return true;
-	if (t->unsupported && t->unsupported[kind])
-		return false;
-	return !t->backend || t->backend->is_op_supported(t->backend, kind, elems, n);
+	return quant_supported(s->ctx, kind, elems, n);
 }
 
 #define QZ_MAXOPS 64
@@ -327,7 +332,7 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 		} else if (c) {
 			if (!qz_const_range(s, c, &lo[i], &hi[i]))
 				return false;
-		} else if (!qz_profiled(s, v.node->name, v.res, &lo[i], &hi[i])) {
+		} else if (!qz_profiled(s, v, &lo[i], &hi[i])) {
 			s->unprofiled++;
 			return true;
 		}
@@ -366,7 +371,7 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 			continue;
 		}
 		float rlo, rhi;
-		if (!qz_profiled(s, n->name, r, &rlo, &rhi)) {
+		if (!qz_profiled(s, node_val(n, r), &rlo, &rhi)) {
 			s->unprofiled++;
 			return true;
 		}
@@ -431,32 +436,29 @@ static bool qz_node(struct qz_state *s, struct func *f, struct node *n)
 	return true;
 }
 
-/* Marks the kinds listed in keep_float; false after reporting. */
-static bool qz_parse_keep(struct qz_state *s, const char *list)
+/* lowered_for_each's step: marks the profile's entry of map entry e. */
+static int qz_mark_origin(void *arg, const struct lowered_entry *e)
 {
-	while (list && *list) {
-		size_t len = strcspn(list, ",");
-		int k = len ? node_kind_lookup(list, len) : -1;
-		if (k < 0 || k == NK_Placeholder || k == NK_Constant) {
-			diag_error(s->ctx->diag, LOC_NONE, "-keep-float: unknown node kind '%.*s'", (int)len, list);
-			return false;
-		}
-		s->keep[k] = true;
-		list += len + (list[len] == ',');
-	}
-	return true;
+	struct qp_entry *pe = qprofile_find(arg, e->name, e->res);
+	if (pe)
+		pe->used = true;
+	return 0;
 }
 
-/* Every value the profile names must be one of the module's: a profile of
- * another model (or another pipeline) is reported at its first stray
- * entry. */
+/* Every value the profile names must be one of the module's, by its own
+ * name or as the lowered-info map's origin of one: a profile of another
+ * model (or another pipeline) is reported at its first stray entry. */
 static bool qz_check_names(struct qz_state *s)
 {
+	for (size_t i = 0; i < s->prof.n; i++)
+		s->prof.v[i].used = false;
+	lowered_for_each(s->m, qz_mark_origin, &s->prof);
 	for (size_t i = 0; i < s->prof.n; i++) {
 		struct qp_entry *e = &s->prof.v[i];
-		bool found = false;
-		struct node *g = module_find_global(s->m, e->name);
-		found = g && g->kind == NK_Placeholder && e->output == 0;
+		bool found = e->used;
+		e->used = false;
+		struct node *g = found ? NULL : module_find_global(s->m, e->name);
+		found |= g && g->kind == NK_Placeholder && e->output == 0;
 		for (size_t fi = 0; fi < s->m->nfuncs && !found; fi++) {
 			struct node *n = func_find(s->m->funcs[fi], e->name);
 			found = n && e->output < n->nres;
@@ -480,21 +482,17 @@ static bool qz_visit(void *arg, struct func *f, struct node *n)
 
 bool quantize_run(struct module *m, struct pass_ctx *ctx)
 {
-	const struct quant_options *o = ctx->quant;
-	if (!o || !o->profile) {
-		diag_error(ctx->diag, LOC_NONE, "the quantize pass needs a profile (-profile=FILE)");
-		return false;
-	}
 	struct qz_state s;
 	memset(&s, 0, sizeof s);
+	struct quant_options o;
+	if (!quant_pass_options(ctx, &o, s.keep))
+		return false;
 	s.m = m;
 	s.ctx = ctx;
-	s.o = o;
-	u64map_init(&s.consts);
-	if (!qz_parse_keep(&s, ctx->keep_float) || qprofile_read(&s.prof, o->profile, ctx->diag)) {
-		u64map_free(&s.consts);
+	s.o = &o;
+	if (qprofile_read(&s.prof, o.profile, ctx->diag))
 		return false;
-	}
+	u64map_init(&s.consts);
 	if (!qz_check_names(&s)) {
 		u64map_free(&s.consts);
 		qprofile_free(&s.prof);

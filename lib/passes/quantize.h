@@ -20,4 +20,24 @@ struct quant_options {
 /* int8, asymmetric, no calibration, per tensor */
 extern const struct quant_options quant_options_default;
 
+/* The spellings of the enumerated options, in enum order (int8, int16;
+ * enum quant_schema's first four; enum quant_calib): glow-opt's -quant-*
+ * flags and the quantize pass's options take the same words. */
+#define QUANT_PRECISION_NAMES "int8|int16"
+#define QUANT_SCHEMA_NAMES "asymmetric|symmetric|symmetric-uint8|symmetric-pow2"
+#define QUANT_CALIBRATION_NAMES "none|kl"
+
+struct pass_ctx;
+/* The quantize pass's configuration (quantize-opts.c): ctx->quant (else
+ * quant_options_default) with the values the pipeline text gives
+ * (quantize{profile=... precision=... schema=... calibration=...
+ * per-channel=... keep-float=...}); keep[NK_COUNT] marks the kinds left in
+ * float (the text's keep-float, else ctx->keep_float). False after
+ * reporting a bad value or a missing profile. */
+bool quant_pass_options(const struct pass_ctx *ctx, struct quant_options *o, bool *keep);
+/* Whether the pass's target (ctx->target; none: the interpreter, which
+ * runs every quantized kernel) runs kind with these element kinds, results
+ * first (is_op_supported, and glow-opt -backend-unsupported). */
+bool quant_supported(const struct pass_ctx *ctx, unsigned kind, const enum elem_kind *elems, unsigned n);
+
 #endif

@@ -33,8 +33,7 @@ static void list_push(struct cl_list *l, const char *s)
 	l->v[l->n++] = s;
 }
 
-/* Index of s in "a|b|c", -1 if absent. */
-static int enum_index(const char *values, const char *s)
+int cl_enum_index(const char *values, const char *s)
 {
 	size_t len = strlen(s);
 	int i = 0;
@@ -72,7 +71,7 @@ static enum cl_result apply(const struct cl_opt *o, const char *value, struct di
 	case CL_STRING: *(const char **)o->dest = value; return CL_OK;
 	case CL_LIST: list_push(o->dest, value); return CL_OK;
 	case CL_ENUM: {
-		int i = enum_index(o->values, value);
+		int i = cl_enum_index(o->values, value);
 		if (i < 0) {
 			diag_error(d, LOC_NONE, "option '-%s' takes one of %s, not '%s'", o->name, o->values, value);
 			return CL_ERROR;

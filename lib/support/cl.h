@@ -95,6 +95,9 @@ void cl_print_man(const struct cl_tool *t, FILE *out);
 void cl_print_completion(const struct cl_tool *t, FILE *out);
 /* Frees the arrays of every CL_LIST option and of the positional list. */
 void cl_free(const struct cl_tool *t);
+/* The index of s in the '|'-separated list values ("a|b|c": a CL_ENUM
+ * option's values), or -1. */
+int cl_enum_index(const char *values, const char *s);
 /* A tool's main once its option table is built: parses argv against t
  * (diagnostics named after the tool), calls run(opts, d) when that
  * succeeds, frees the lists; returns the exit status (0 after --help or

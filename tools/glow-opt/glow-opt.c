@@ -113,6 +113,10 @@ static int run(void *opts, struct diag *d)
 					      quant_cli_pipeline(&o->quant));
 	if (pm_cli_setup(&pm, &o->pm, bad))
 		return 1;
+	if (quant_cli_check_pipeline(&o->quant, &pm, d)) {
+		pm_free(&pm);
+		return 1;
+	}
 
 	struct graph_tool_run r;
 	if (graph_tool_read(&r, in, o->time, !o->disable_verify, d)) {
@@ -161,7 +165,8 @@ int main(int argc, char **argv)
 		{"convert-to-bf16", CL_FLAG, &o.bf16, NULL,
 		 "After the pipeline, convert float computations to bfloat16 (the bf16 pipeline)", 0, NULL},
 		{"keep-float", CL_STRING, &o.keep_float, "Kind,...",
-		 "Node kinds -convert-to-fp16/-convert-to-bf16 leave in float", 0, NULL},
+		 "Node kinds -convert-to-fp16/-convert-to-bf16 and quantize leave in float (default of "
+		 "quantize{keep-float=})", 0, NULL},
 		{"learning-rate", CL_STRING, &o.learning_rate, "x",
 		 "differentiate: the SGD learning rate (default 0.01)", 0, NULL},
 		{"momentum", CL_STRING, &o.momentum, "x",
