@@ -19,7 +19,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bench_args "mlp cnn" "$@"
 fashion_env # data, seed, tmp, file
 limit=${LIMIT:-6000}
-grads=FullyConnectedGrad,ConvolutionGrad,MaxPoolGrad,ReluGrad,SoftMaxGrad,CrossEntropyLossGrad,SGD,DropoutMask
+grads=FullyConnectedGrad,ConvolutionGrad,MaxPoolGrad,ReluGrad,SoftMaxGrad,CrossEntropyLossGrad,SGD,DropoutMask,ReshapeGrad,DropoutGrad
 
 for m in $list; do
 	case $m in

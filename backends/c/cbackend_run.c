@@ -480,10 +480,12 @@ int cbackend_run_function(struct backend_compiled *c, size_t k, struct diag *d)
 static bool cb_is_op_supported(const struct backend *b, unsigned kind, const enum elem_kind *elems, unsigned n)
 {
 	(void)b;
-	bool q = false;
-	for (unsigned i = 0; i < n; i++)
+	bool q = false, h = false;
+	for (unsigned i = 0; i < n; i++) {
 		q |= elem_is_quantized(elems[i]) != 0;
-	return cg_compiles_node_kind(kind, q);
+		h |= elems[i] == EK_FLOAT16 || elems[i] == EK_BFLOAT16;
+	}
+	return cg_compiles_node_kind(kind, q, h);
 }
 
 /* The kinds the C backend lowers by choice although it runs them whole:

@@ -100,9 +100,11 @@ void cg_unsupported(struct cg *g, const struct ir_instr *in, const char *why);
  * (Emitters.def); cgen_emit.c. */
 void cg_emit_instr(struct cg *g, struct ir_instr *in);
 /* Whether the code generator compiles graph node kind nk (with quantized
- * operands or results when quantized): every instruction it becomes has an
- * emitter, or is elementwise; cgen_emit.c. */
-bool cg_compiles_node_kind(unsigned nk, bool quantized);
+ * operands or results when quantized, with float16 or bfloat16 ones when
+ * half): every instruction it becomes has an emitter that takes those
+ * element kinds (Emitters.def's flags, QEMIT rows), or is elementwise;
+ * cgen_emit.c. */
+bool cg_compiles_node_kind(unsigned nk, bool quantized, bool half);
 /* Checks that every instruction kind has an emitter (Emitters.def) or is
  * elementwise (EW.def); a kind with neither, or with both an EMIT row and
  * an EW.def expression, is an internal error naming it. Run before the

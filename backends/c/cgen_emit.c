@@ -104,26 +104,28 @@ static const struct {
 	{NK_Concat, IK_inserttensor},
 };
 
-/* Whether instruction kind k compiles, with quantized elements when q. */
-static bool instr_compiled(unsigned k, bool q)
+/* Whether instruction kind k compiles, with quantized elements when q,
+ * with float16 or bfloat16 ones when h. */
+static bool instr_compiled(unsigned k, bool q, bool h)
 {
 	const struct ew_row *ew = ew_row(k);
-	if (q && qrows[k].fn)
+	if (q && qrows[k].fn && !h)
 		return true;
 	if (rows[k].fn)
-		return rows[k].fn != cg_emit_none && (!q || (rows[k].flags & CG_STORED));
-	/* elementwise: the conversions take quantized elements */
+		return rows[k].fn != cg_emit_none && (!q || (rows[k].flags & CG_STORED)) &&
+		       (!h || (rows[k].flags & (CG_STORED | CG_HALF)));
+	/* elementwise: any float kind; the conversions take quantized elements */
 	return ew && (!q || ew->family == EW_FAMILY_convert);
 }
 
-bool cg_compiles_node_kind(unsigned nk, bool quantized)
+bool cg_compiles_node_kind(unsigned nk, bool quantized, bool half)
 {
 	cg_emit_check();
 	if (nk >= NK_COUNT)
 		return false;
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(by_hand); i++)
 		if (by_hand[i].node == nk)
-			return instr_compiled(by_hand[i].instr, quantized);
+			return instr_compiled(by_hand[i].instr, quantized, half);
 	/* every instruction that stands for the kind (MaxPool: maxpool and
 	 * maxpoolwithargmax) compiles; a kind none stands for does not reach
 	 * code generation (the storage kinds, the ones lowered before IRGen) */
@@ -131,7 +133,7 @@ bool cg_compiles_node_kind(unsigned nk, bool quantized)
 	for (unsigned k = 0; k < IK_COUNT; k++) {
 		if (instr_desc(k)->graph_kind != (int)nk)
 			continue;
-		if (!instr_compiled(k, quantized))
+		if (!instr_compiled(k, quantized, half))
 			return false;
 		any = true;
 	}

@@ -24,12 +24,15 @@ typedef void cg_emit_fn(struct cg *g, struct ir_instr *in, const struct cg_emit_
 struct cg_emit_row {
 	cg_emit_fn *fn;  /* NULL: no row (elementwise, EW.def); NO_EMIT: cg_emit_none */
 	int param;       /* the emitter's per-kind parameter */
-	unsigned flags;  /* CG_STORED */
+	unsigned flags;  /* CG_STORED, CG_HALF */
 	const char *why; /* NO_EMIT: why the kind is not compiled */
 };
 
-/* Row flag: the kind copies stored elements, quantized ones too. */
+/* Row flag: the kind copies stored elements, quantized ones too (and
+ * float16 and bfloat16 ones). */
 #define CG_STORED 1u
+/* Row flag: the emitter compiles float16 and bfloat16 elements too. */
+#define CG_HALF 2u
 
 /* The per-kind parameters of the rows. The reduction operators are the
  * op codes of the kernels cb_reduce_f32 and cb_reduce_i

@@ -34,6 +34,7 @@
 #include "passes/passcli.h"
 #include "passes/passutil.h"
 #include "passes/quantize.h"
+#include "passes/target.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -71,7 +72,7 @@ static bool fq_sink_dequantize(struct func *f, struct pass_ctx *ctx, struct node
 	struct value q = op_val(dq, 0);
 	const struct type *qt = val_type(q), *t = node_type(n);
 	enum elem_kind elems[2] = {(enum elem_kind)qt->elem, (enum elem_kind)qt->elem};
-	if (!quant_supported(ctx, n->kind, elems, 2))
+	if (!target_supports_elems(ctx, n->kind, elems, 2))
 		return false;
 	/* n itself moves the stored integers (its attributes say how); the
 	 * Dequantize follows it and takes over its uses */

@@ -21,7 +21,9 @@
  * ConvertTo itself, the quantization kinds (Quantize, Dequantize,
  * RescaleQuantized, QuantizationProfile, whose float side is part of their
  * contract) and nodes with a predicate. Kinds listed in the pass context's
- * keep_float (glow-opt -keep-float=Kind,...) stay in float too.
+ * keep_float (glow-opt -keep-float=Kind,...) stay in float too, and so do
+ * the nodes whose half form the target does not run (is_op_supported with
+ * the half element kinds: on -backend=c a Convolution stays float).
  *
  * optimize-conversions (function pass) removes conversions that cancel
  * exactly:
@@ -50,6 +52,7 @@
 #include "passes/kindfacts.h"
 #include "passes/pass.h"
 #include "passes/passutil.h"
+#include "passes/target.h"
 #include "support/hashmap.h"
 
 #include <stdio.h>
@@ -58,6 +61,7 @@
 
 /* State of one conversion run. */
 struct pr_state {
+	const struct pass_ctx *ctx;
 	struct module *m;
 	enum elem_kind half;
 	bool keep[NK_COUNT];
@@ -90,18 +94,33 @@ static bool pr_parse_keep(struct pr_state *s, const char *list)
 
 static bool is_f32(const struct type *t) { return t->elem == EK_FLOAT; }
 
-/* Whether n computes on float values and may be converted. */
+#define PR_MAXELEMS 136
+
+/* Whether the target runs n in the half kind: n's element kinds, results
+ * then operands (is_op_supported's order), every float one made half. */
+static bool pr_half_supported(const struct pr_state *s, const struct node *n)
+{
+	enum elem_kind e[PR_MAXELEMS];
+	unsigned c = 0;
+	for (unsigned r = 0; r < n->nres && c < PR_MAXELEMS; r++)
+		e[c++] = is_f32(n->types[r]) ? s->half : (enum elem_kind)n->types[r]->elem;
+	for (unsigned i = 0; i < n->nops && c < PR_MAXELEMS; i++)
+		e[c++] = is_f32(op_type(n, i)) ? s->half : (enum elem_kind)op_type(n, i)->elem;
+	return target_supports_elems(s->ctx, n->kind, e, c);
+}
+
+/* Whether n computes on float values and may be converted: the target
+ * runs its half form. */
 static bool pr_convertible(const struct pr_state *s, const struct node *n)
 {
 	if (node_is_storage(n) || pk_has(n->kind, PK_KEEP_PRECISION) || s->keep[n->kind] || node_has_pred(n))
 		return false;
+	bool any = false;
 	for (unsigned i = 0; i < n->nops; i++)
-		if (is_f32(op_type(n, i)))
-			return true;
+		any |= is_f32(op_type(n, i));
 	for (unsigned r = 0; r < n->nres; r++)
-		if (is_f32(n->types[r]))
-			return true;
-	return false;
+		any |= is_f32(n->types[r]);
+	return any && pr_half_supported(s, n);
 }
 
 /* The half twin of float constant c; NULL after an unreadable weight was
@@ -207,6 +226,7 @@ static bool pr_run(struct module *m, struct pass_ctx *ctx, enum elem_kind half)
 {
 	struct pr_state s;
 	memset(&s, 0, sizeof s);
+	s.ctx = ctx;
 	s.m = m;
 	s.half = half;
 	s.d = ctx->diag;

@@ -79,13 +79,3 @@ bool quant_pass_options(const struct pass_ctx *ctx, struct quant_options *o, boo
 	}
 	return !ctx->keep_float || !pass_cli_kind_list("keep-float", ctx->keep_float, keep, ctx->diag);
 }
-
-bool quant_supported(const struct pass_ctx *ctx, unsigned kind, const enum elem_kind *elems, unsigned n)
-{
-	const struct pass_target *t = ctx->target;
-	if (!t)
-		return true;
-	if (t->unsupported && t->unsupported[kind])
-		return false;
-	return !t->backend || t->backend->is_op_supported(t->backend, kind, elems, n);
-}

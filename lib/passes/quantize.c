@@ -198,7 +198,7 @@ static struct value qz_operand(struct qz_state *s, struct func *f, struct value 
 /* Whether the target runs kind with these element kinds. */
 static bool qz_supported(const struct qz_state *s, unsigned kind, const enum elem_kind *elems, unsigned n)
 {
-	return quant_supported(s->ctx, kind, elems, n);
+	return target_supports_elems(s->ctx, kind, elems, n);
 }
 
 #define QZ_MAXOPS 64

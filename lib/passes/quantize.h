@@ -35,9 +35,5 @@ struct pass_ctx;
  * float (the text's keep-float, else ctx->keep_float). False after
  * reporting a bad value or a missing profile. */
 bool quant_pass_options(const struct pass_ctx *ctx, struct quant_options *o, bool *keep);
-/* Whether the pass's target (ctx->target; none: the interpreter, which
- * runs every quantized kernel) runs kind with these element kinds, results
- * first (is_op_supported, and glow-opt -backend-unsupported). */
-bool quant_supported(const struct pass_ctx *ctx, unsigned kind, const enum elem_kind *elems, unsigned n);
 
 #endif

@@ -23,6 +23,16 @@ bool target_supports(const struct pass_ctx *ctx, const struct node *n)
 	return !t->backend || t->backend->is_node_supported(t->backend, n);
 }
 
+bool target_supports_elems(const struct pass_ctx *ctx, unsigned kind, const enum elem_kind *elems, unsigned n)
+{
+	const struct pass_target *t = ctx->target;
+	if (!t)
+		return true;
+	if (t->unsupported && t->unsupported[kind])
+		return false;
+	return !t->backend || t->backend->is_op_supported(t->backend, kind, elems, n);
+}
+
 bool target_wants_lowered(const struct pass_ctx *ctx, const struct node *n)
 {
 	const struct pass_target *t = ctx->target;

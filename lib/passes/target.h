@@ -37,6 +37,11 @@ struct pass_target {
 const char *target_name(const struct pass_ctx *ctx);
 /* Whether the target executes n as it stands. */
 bool target_supports(const struct pass_ctx *ctx, const struct node *n);
+/* Whether the target executes a node of kind with these element kinds,
+ * results first, then operands (is_op_supported's order; glow-opt
+ * -backend-unsupported too): what a pass asks before it changes a node's
+ * types (quantize, convert-to-fp16). No target: the interpreter, yes. */
+bool target_supports_elems(const struct pass_ctx *ctx, unsigned kind, const enum elem_kind *elems, unsigned n);
 /* Whether the lower stage should lower n: the backend asks for it, or it
  * does not execute n. */
 bool target_wants_lowered(const struct pass_ctx *ctx, const struct node *n);

@@ -18,11 +18,6 @@ struct unsupported {
 	VEC(const char *) names;
 };
 
-bool imp_default_domain(const char *dom)
-{
-	return !dom || !*dom || strcmp(dom, "ai.onnx") == 0;
-}
-
 int64_t imp_domain_opset(const struct importer *im, const char *domain)
 {
 	if (imp_default_domain(domain))

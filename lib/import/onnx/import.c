@@ -370,7 +370,13 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 			onnx__model_proto__free_unpacked(mp, NULL);
 		return NULL;
 	}
-	struct importer im = {.tc = types, .d = d, .filename = filename, .opts = opts, .opset = -1};
+	struct importer im = {.tc = types,
+			      .d = d,
+			      .filename = filename,
+			      .opts = opts,
+			      .opset = -1,
+			      .check_ops = imp_check_ops,
+			      .translate = imp_translate};
 	for (size_t i = 0; i < mp->n_opset_import; i++)
 		if (imp_default_domain(mp->opset_import[i]->domain) && mp->opset_import[i]->has_version)
 			im.opset = mp->opset_import[i]->version;

@@ -103,6 +103,12 @@ struct importer {
 	Onnx__OperatorSetIdProto **opsets; /* the model's opset_import, for imp_domain_opset() */
 	const Onnx__GraphProto *graph; /* the main graph, for looking at a value's readers */
 	size_t nopsets;
+	/* imp_check_ops and imp_translate (dispatch.c), set by import.c: the
+	 * translators of subgraph operators (ops_control.c) call back the
+	 * dispatch through these, so the dispatch table's file and theirs do
+	 * not depend on each other */
+	int (*check_ops)(struct importer *im, const Onnx__GraphProto *g);
+	void (*translate)(struct importer *im, const onnx_node *n);
 };
 
 /* ---- the base every file calls (report.c) ---- */
@@ -118,6 +124,8 @@ const struct type *imp_ty(struct importer *im, int elem, const uint64_t *dims, u
 const char *imp_dname(struct importer *im, const char *base, const char *suffix);
 /* f as the shortest double that rounds to the same float (0.02f: 0.02) */
 double imp_f32_short(float f);
+/* NULL, "" and "ai.onnx" name the default domain. */
+bool imp_default_domain(const char *dom);
 
 /* ---- element types (tensor.c) ---- */
 size_t imp_dt_size(int dtype);        /* bytes per element, 0 if unsupported for data */
@@ -280,8 +288,6 @@ const struct op_row *imp_op_lookup(const char *op);
  * element types) (versions.c). */
 int imp_op_newer(const char *op, int until, int64_t opset, const char **change, int *change_version);
 /* ---- the op table and translation (dispatch.c) ---- */
-/* NULL, "" and "ai.onnx" name the default domain. */
-bool imp_default_domain(const char *dom);
 /* Reports every operator of g (not of its subgraphs) that the table lacks;
  * returns their number. */
 int imp_check_ops(struct importer *im, const Onnx__GraphProto *g);

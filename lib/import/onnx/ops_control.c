@@ -228,7 +228,7 @@ static int run_body(struct importer *im, const char *aname, const Onnx__GraphPro
 	im->unrolled += g->n_node + 1;
 	/* operators the importer lacks, once per subgraph and translation of
 	 * its owner (the check's cost counts against the same limit) */
-	if (iter <= 0 && imp_check_ops(im, g))
+	if (iter <= 0 && im->check_ops(im, g))
 		return imp_op_err(im, "subgraph %s has operators the importer does not translate", aname);
 	int e0 = im->errors;
 	struct scope sc = {.parent = im->inner, .owner = n, .attr = aname, .iter = iter};
@@ -257,7 +257,7 @@ static int run_body(struct importer *im, const char *aname, const Onnx__GraphPro
 	if (im->errors == e0) {
 		im->inner = &sc;
 		for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)
-			imp_translate(im, g->node[i]);
+			im->translate(im, g->node[i]);
 		for (size_t i = 0; i < g->n_output; i++) {
 			const char *name = g->output[i]->name;
 			outs[i] = name && *name ? imp_t_lookup(im, name) : NULL;

@@ -98,3 +98,8 @@ double imp_f32_short(float f)
 	format_float(buf, sizeof buf, f);
 	return isfinite(f) ? strtod(buf, NULL) : (double)f;
 }
+
+bool imp_default_domain(const char *dom)
+{
+	return !dom || !*dom || strcmp(dom, "ai.onnx") == 0;
+}
