@@ -48,13 +48,15 @@ CB_INLINE void cb_pool_taps(int o, int stride, int pad, int k, int size, int *k0
 		*k1 = *k0;
 }
 
-/* Max over each window; taps in the padding are skipped (a window entirely
- * in the padding gives 0); a NaN wins, as in the interpreter (the vector
- * path gives the default NaN, the scalar path the first NaN it meets). The
- * taps inside the input are known per output pixel; channels go four
- * vectors at a time in registers, each tap one comparison and blend for
- * the maximum and one comparison for NaN. */
-static void cb_maxpool_row(const struct cb_pool_args *s, const float *in, float *out, int n, int oh)
+/* The pixel kernel of a pooling: output pixel o (its channels) from the
+ * window's taps inside the input, nh rows of nw, the first at x0. */
+typedef void (*cb_pool_pixel_fn)(const struct cb_pool_args *s, const float *x0, float *CB_RESTRICT o, int nh, int nw);
+
+/* Output row (n, oh): each pixel's window inside the input, given to px
+ * (a window entirely in the padding gives 0). Inlined with a constant px,
+ * so px is inlined too. */
+CB_INLINE void cb_pool_pixels(const struct cb_pool_args *s, const float *in, float *out, int n, int oh,
+			      cb_pool_pixel_fn px)
 {
 	const int ch = s->c;
 	int kh0, kh1;
@@ -62,52 +64,68 @@ static void cb_maxpool_row(const struct cb_pool_args *s, const float *in, float 
 	for (int ow = 0; ow < s->ow; ow++) {
 		int kw0, kw1;
 		cb_pool_taps(ow, s->sw, s->pl, s->kw, s->w, &kw0, &kw1);
-		float *CB_RESTRICT o = out + (((size_t)n * s->oh + oh) * s->ow + ow) * ch;
+		float *o = out + (((size_t)n * s->oh + oh) * s->ow + ow) * ch;
 		const int nh = kh1 - kh0, nw = kw1 - kw0;
-		if (nh * nw == 0) { /* the window lies in the padding */
+		if (nh * nw == 0) {
 			for (int c = 0; c < ch; c++)
 				o[c] = 0.0f;
 			continue;
 		}
 		/* the first tap inside the input */
-		const float *x0 = in + (((size_t)n * s->h + (size_t)(oh * s->sh - s->pt + kh0)) * s->w +
-					(size_t)(ow * s->sw - s->pl + kw0)) * ch;
-		int c0 = 0;
+		px(s, in + (((size_t)n * s->h + (size_t)(oh * s->sh - s->pt + kh0)) * s->w + (size_t)(ow * s->sw - s->pl + kw0)) * ch,
+		   o, nh, nw);
+	}
+}
+
+/* Max over each window; taps in the padding are skipped (a window entirely
+ * in the padding gives 0); a NaN wins, as in the interpreter (the vector
+ * path gives the default NaN, the scalar path the first NaN it meets). The
+ * taps inside the input are known per output pixel; channels go four
+ * vectors at a time in registers, each tap one comparison and blend for
+ * the maximum and one comparison for NaN. */
+static void cb_maxpool_pixel(const struct cb_pool_args *s, const float *x0, float *CB_RESTRICT o, int nh, int nw)
+{
+	const int ch = s->c;
+	int c0 = 0;
 #if CB_HAVE_VEC
-		for (; c0 + 4 * CB_VL <= ch; c0 += 4 * CB_VL) {
-			cb_vf m[4];
-			cb_vi nan[4];
-			for (int v = 0; v < 4; v++) {
-				m[v] = *(const cb_vf *)(x0 + c0 + v * CB_VL);
-				nan[v] = m[v] != m[v];
-			}
-			for (int kh = 0; kh < nh; kh++)
-				for (int kw = 0; kw < nw; kw++) {
-					const float *x = x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0;
-					for (int v = 0; v < 4; v++) {
-						cb_vf xv = *(const cb_vf *)(x + v * CB_VL);
-						cb_vi take = xv > m[v];
-						m[v] = (cb_vf)(((cb_vi)xv & take) | ((cb_vi)m[v] & ~take));
-						nan[v] |= xv != xv;
-					}
-				}
-			const cb_vi qnan = (cb_vi)CB_SPLAT(NAN);
-			for (int v = 0; v < 4; v++)
-				*(cb_vf *)(o + c0 + v * CB_VL) =
-					(cb_vf)((qnan & nan[v]) | ((cb_vi)m[v] & ~nan[v]));
+	for (; c0 + 4 * CB_VL <= ch; c0 += 4 * CB_VL) {
+		cb_vf m[4];
+		cb_vi nan[4];
+		for (int v = 0; v < 4; v++) {
+			m[v] = *(const cb_vf *)(x0 + c0 + v * CB_VL);
+			nan[v] = m[v] != m[v];
 		}
-#endif
-		if (c0 == ch)
-			continue;
-		for (int c = c0; c < ch; c++)
-			o[c] = -INFINITY;
 		for (int kh = 0; kh < nh; kh++)
 			for (int kw = 0; kw < nw; kw++) {
-				const float *CB_RESTRICT x = x0 + ((ptrdiff_t)kh * s->w + kw) * ch;
-				for (int c = c0; c < ch; c++)
-					o[c] = x[c] > o[c] || (x[c] != x[c] && o[c] == o[c]) ? x[c] : o[c];
+				const float *x = x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0;
+				for (int v = 0; v < 4; v++) {
+					cb_vf xv = *(const cb_vf *)(x + v * CB_VL);
+					cb_vi take = xv > m[v];
+					m[v] = (cb_vf)(((cb_vi)xv & take) | ((cb_vi)m[v] & ~take));
+					nan[v] |= xv != xv;
+				}
 			}
+		const cb_vi qnan = (cb_vi)CB_SPLAT(NAN);
+		for (int v = 0; v < 4; v++)
+			*(cb_vf *)(o + c0 + v * CB_VL) =
+				(cb_vf)((qnan & nan[v]) | ((cb_vi)m[v] & ~nan[v]));
 	}
+#endif
+	if (c0 == ch)
+		return;
+	for (int c = c0; c < ch; c++)
+		o[c] = -INFINITY;
+	for (int kh = 0; kh < nh; kh++)
+		for (int kw = 0; kw < nw; kw++) {
+			const float *CB_RESTRICT x = x0 + ((ptrdiff_t)kh * s->w + kw) * ch;
+			for (int c = c0; c < ch; c++)
+				o[c] = x[c] > o[c] || (x[c] != x[c] && o[c] == o[c]) ? x[c] : o[c];
+		}
+}
+
+static void cb_maxpool_row(const struct cb_pool_args *s, const float *in, float *out, int n, int oh)
+{
+	cb_pool_pixels(s, in, out, n, oh, cb_maxpool_pixel);
 }
 
 CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, float *out)
@@ -118,60 +136,50 @@ CB_KERNEL void cb_maxpool_f32(const struct cb_pool_args *s, const float *in, flo
 /* Average over each window. The taps inside the input are known per output
  * pixel, so the window loops carry no test; channels go four vectors at a
  * time with the sums in registers, then one vector, then one by one. */
-static void cb_avgpool_row(const struct cb_pool_args *s, const float *in, float *out, int n, int oh)
+static void cb_avgpool_pixel(const struct cb_pool_args *s, const float *x0, float *CB_RESTRICT o, int nh, int nw)
 {
 	const int ch = s->c;
-	int kh0, kh1;
-	cb_pool_taps(oh, s->sh, s->pt, s->kh, s->h, &kh0, &kh1);
-	for (int ow = 0; ow < s->ow; ow++) {
-		int kw0, kw1;
-		cb_pool_taps(ow, s->sw, s->pl, s->kw, s->w, &kw0, &kw1);
-		float *CB_RESTRICT o = out + (((size_t)n * s->oh + oh) * s->ow + ow) * ch;
-		const int nh = kh1 - kh0, nw = kw1 - kw0, cnt = nh * nw;
-		if (cnt == 0) { /* the window lies in the padding */
-			for (int c = 0; c < ch; c++)
-				o[c] = 0.0f;
-			continue;
-		}
-		/* the first tap inside the input */
-		const float *x0 = in + (((size_t)n * s->h + (size_t)(oh * s->sh - s->pt + kh0)) * s->w +
-					(size_t)(ow * s->sw - s->pl + kw0)) * ch;
-		float div = s->include_pads ? (float)(s->kh * s->kw) : (float)cnt;
-		float inv = 1.0f / div;
-		int c0 = 0;
+	const int cnt = nh * nw;
+	float div = s->include_pads ? (float)(s->kh * s->kw) : (float)cnt;
+	float inv = 1.0f / div;
+	int c0 = 0;
 #if CB_HAVE_VEC
-		const cb_vf vinv = CB_SPLAT(inv);
-		for (; c0 + 4 * CB_VL <= ch; c0 += 4 * CB_VL) {
-			cb_vf a0 = CB_SPLAT(0.0f), a1 = a0, a2 = a0, a3 = a0;
-			for (int kh = 0; kh < nh; kh++)
-				for (int kw = 0; kw < nw; kw++) {
-					const float *x = x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0;
-					a0 += *(const cb_vf *)x;
-					a1 += *(const cb_vf *)(x + CB_VL);
-					a2 += *(const cb_vf *)(x + 2 * CB_VL);
-					a3 += *(const cb_vf *)(x + 3 * CB_VL);
-				}
-			*(cb_vf *)(o + c0) = a0 * vinv;
-			*(cb_vf *)(o + c0 + CB_VL) = a1 * vinv;
-			*(cb_vf *)(o + c0 + 2 * CB_VL) = a2 * vinv;
-			*(cb_vf *)(o + c0 + 3 * CB_VL) = a3 * vinv;
-		}
-		for (; c0 + CB_VL <= ch; c0 += CB_VL) {
-			cb_vf a = CB_SPLAT(0.0f);
-			for (int kh = 0; kh < nh; kh++)
-				for (int kw = 0; kw < nw; kw++)
-					a += *(const cb_vf *)(x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0);
-			*(cb_vf *)(o + c0) = a * vinv;
-		}
-#endif
-		for (int c = c0; c < ch; c++) {
-			float a = 0.0f;
-			for (int kh = 0; kh < nh; kh++)
-				for (int kw = 0; kw < nw; kw++)
-					a += x0[((ptrdiff_t)kh * s->w + kw) * ch + c];
-			o[c] = a * inv;
-		}
+	const cb_vf vinv = CB_SPLAT(inv);
+	for (; c0 + 4 * CB_VL <= ch; c0 += 4 * CB_VL) {
+		cb_vf a0 = CB_SPLAT(0.0f), a1 = a0, a2 = a0, a3 = a0;
+		for (int kh = 0; kh < nh; kh++)
+			for (int kw = 0; kw < nw; kw++) {
+				const float *x = x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0;
+				a0 += *(const cb_vf *)x;
+				a1 += *(const cb_vf *)(x + CB_VL);
+				a2 += *(const cb_vf *)(x + 2 * CB_VL);
+				a3 += *(const cb_vf *)(x + 3 * CB_VL);
+			}
+		*(cb_vf *)(o + c0) = a0 * vinv;
+		*(cb_vf *)(o + c0 + CB_VL) = a1 * vinv;
+		*(cb_vf *)(o + c0 + 2 * CB_VL) = a2 * vinv;
+		*(cb_vf *)(o + c0 + 3 * CB_VL) = a3 * vinv;
 	}
+	for (; c0 + CB_VL <= ch; c0 += CB_VL) {
+		cb_vf a = CB_SPLAT(0.0f);
+		for (int kh = 0; kh < nh; kh++)
+			for (int kw = 0; kw < nw; kw++)
+				a += *(const cb_vf *)(x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0);
+		*(cb_vf *)(o + c0) = a * vinv;
+	}
+#endif
+	for (int c = c0; c < ch; c++) {
+		float a = 0.0f;
+		for (int kh = 0; kh < nh; kh++)
+			for (int kw = 0; kw < nw; kw++)
+				a += x0[((ptrdiff_t)kh * s->w + kw) * ch + c];
+		o[c] = a * inv;
+	}
+}
+
+static void cb_avgpool_row(const struct cb_pool_args *s, const float *in, float *out, int n, int oh)
+{
+	cb_pool_pixels(s, in, out, n, oh, cb_avgpool_pixel);
 }
 
 CB_KERNEL void cb_avgpool_f32(const struct cb_pool_args *s, const float *in, float *out)
