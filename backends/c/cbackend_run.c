@@ -488,20 +488,29 @@ static bool cb_is_op_supported(const struct backend *b, unsigned kind, const enu
 	return cg_compiles_node_kind(kind, q, h);
 }
 
-/* The kinds the C backend lowers by choice although it runs them whole:
- * ConvolutionGrad's lowered form (its filter gradient a Convolution over
- * the activations, its input gradient a transposed one) runs on the packed
- * convolution kernels, which the whole kernel (cb_grad.c, unrolled patches)
- * does not reach yet: 0.74x the lowered form's speed on the Fashion-MNIST
- * CNN's step (bench/README.md, "Gradient kinds whole or lowered"). */
-static const bool cb_lower_by_choice[NK_COUNT] = {
-	[NK_ConvolutionGrad] = true,
-};
+/* The largest FullyConnectedGrad weight (elements) the C backend runs
+ * whole: above it the lowered form's products on the packed GEMM kernels
+ * are faster (the Fashion-MNIST CNN's 3136 x 1024 layer: its step 1.23x
+ * faster lowered), below it the whole kernel is (the MLP's 784 x 100: 1.77x
+ * faster whole, fewer passes over small operands). */
+#define CB_FC_GRAD_WHOLE_MAX (1u << 20)
+
+/* Whether the C backend lowers gradient node n by choice although it runs
+ * its kind whole: ConvolutionGrad always (its lowered form runs on the
+ * packed convolution kernels, which the whole kernel, unrolled patches in
+ * cb_grad.c, does not reach yet: 0.74x the lowered form's speed on the
+ * CNN's step), FullyConnectedGrad with a large weight (above). */
+static bool cb_lower_by_choice(const struct node *n)
+{
+	if (n->kind == NK_ConvolutionGrad)
+		return true;
+	return n->kind == NK_FullyConnectedGrad && type_numel(op_type(n, 1)) > CB_FC_GRAD_WHOLE_MAX;
+}
 
 static bool cb_should_lower(const struct backend *b, const struct node *n)
 {
 	(void)b;
-	return cb_lower_by_choice[n->kind] || interp_backend.should_lower(&interp_backend, n);
+	return cb_lower_by_choice(n) || interp_backend.should_lower(&interp_backend, n);
 }
 
 static int cb_post_lowering(const struct backend *b, struct func *f, struct diag *d)
