@@ -39,23 +39,10 @@ bool lower_is_grad(const struct node *n)
 	return lower_rows[n->kind].rule && lower_rows[n->kind].when == LW_GRAD;
 }
 
-/* Whether IRGen has an instruction for node kind k: the instruction kind
- * of k's name in lower case (lib/irgen/irgen.c, map_kinds). */
-static bool kind_has_instr(unsigned k)
-{
-	const char *s = node_kind_name(k);
-	char low[64];
-	size_t l = strlen(s);
-	if (l >= sizeof low)
-		return false;
-	for (size_t i = 0; i <= l; i++)
-		low[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
-	return instr_kind_lookup(low, l) >= 0;
-}
-
 bool lower_grad_needed(const struct node *n)
 {
-	return lower_is_grad(n) && !kind_has_instr(n->kind);
+	/* IRGen's instruction for the kind: the one named like it (ir.h) */
+	return lower_is_grad(n) && instr_kind_named_like(n->kind) < 0;
 }
 
 bool lower_has_rule(const struct node *n)
