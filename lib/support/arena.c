@@ -94,7 +94,8 @@ void *arena_zalloc(struct arena *a, size_t n)
 char *arena_strndup(struct arena *a, const char *s, size_t n)
 {
 	char *d = arena_alloc(a, n + 1);
-	memcpy(d, s, n);
+	if (n) /* s may be NULL when n is 0 (an empty token) */
+		memcpy(d, s, n);
 	d[n] = 0;
 	return d;
 }

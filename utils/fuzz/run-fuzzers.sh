@@ -42,14 +42,50 @@ for t in "${targets[@]}"; do
       [ -f "$f" ] && cp "$f" "$corpus/$(sha1sum "$f" | cut -c1-40)"
     done
   fi
-  echo "fuzz: $t for ${SECS}s on $(ls "$corpus" | wc -l) seeds"
-  mkdir -p "$BUILD/artifacts/$t"
-  "$BUILD/bin/$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-    -artifact_prefix="$BUILD/artifacts/$t/" -print_final_stats=1 "$corpus" 2>&1 | tail -n 15
-  rc=${PIPESTATUS[0]}
-  if [ "$rc" -ne 0 ]; then
-    echo "fuzz: $t FAILED (artifacts in $BUILD/artifacts/$t)" >&2
-    exit 1
-  fi
 done
+
+# run the targets side by side, as many at once as there are processors
+# (each is one process; SECONDS each, so the whole run takes about
+# SECONDS x targets / processors); each target's output is printed whole
+# when it finishes, and the first failure found stops the run
+JOBS=$(nproc 2>/dev/null || echo 2)
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+fuzz_one() {
+  local t=$1 corpus="$BUILD/corpus/$1"
+  mkdir -p "$BUILD/artifacts/$t"
+  {
+    echo "fuzz: $t for ${SECS}s on $(ls "$corpus" | wc -l) seeds"
+    local rc=0
+    "$BUILD/bin/$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+      -artifact_prefix="$BUILD/artifacts/$t/" -print_final_stats=1 "$corpus" > "$logs/$t.full" 2>&1 || rc=$?
+    echo "$rc" > "$logs/$t.rc"
+    tail -n 15 "$logs/$t.full"
+  } > "$logs/$t.log"
+}
+pids=()
+names=()
+failed=""
+reap() { # waits for the oldest running target and reports it
+  wait "${pids[0]}" || true
+  local t=${names[0]}
+  cat "$logs/$t.log"
+  if [ "$(cat "$logs/$t.rc" 2>/dev/null || echo 1)" -ne 0 ]; then
+    echo "fuzz: $t FAILED (artifacts in $BUILD/artifacts/$t)" >&2
+    failed=$t
+  fi
+  pids=("${pids[@]:1}")
+  names=("${names[@]:1}")
+}
+for t in "${targets[@]}"; do
+  while [ "${#pids[@]}" -ge "$JOBS" ]; do reap; done
+  [ -n "$failed" ] && break
+  fuzz_one "$t" &
+  pids+=($!)
+  names+=("$t")
+done
+while [ "${#pids[@]}" -gt 0 ]; do reap; done
+if [ -n "$failed" ]; then
+  exit 1
+fi
 echo "fuzz: ${#targets[@]} targets ran clean"

@@ -148,11 +148,13 @@ static double aa_filter(const struct resize_spec *sp, double x)
 	return 0;
 }
 
-/* The number of taps of antialias along an axis at scale s. */
-static unsigned aa_ntaps(const struct resize_spec *sp, double s)
+/* The number of taps of antialias along an axis at scale s, as a double:
+ * a tiny scale asks for more taps than any integer type holds, and the
+ * caller refuses more than RESIZE_MAX_AA_TAPS before converting. */
+static double aa_ntaps(const struct resize_spec *sp, double s)
 {
 	double support = (sp->mode == RS_CUBIC ? 2.0 : 1.0) * (s < 1 ? 1 / s : 1);
-	return (unsigned)ceil(support) * 2 + 1;
+	return ceil(support) * 2 + 1;
 }
 
 /* The taps of antialias (onnxruntime's resampler): the filter centred on
@@ -217,12 +219,13 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 			return no_value;
 		}
 		bool aa = sp->antialias && sp->mode != RS_NEAREST;
-		unsigned n = aa ? aa_ntaps(sp, scales[k]) : sp->mode == RS_CUBIC ? 4 : 2;
-		if (n > RESIZE_MAX_AA_TAPS) {
-			imp_op_err(im, "antialias downsampling of axis %u by %g needs %u taps, more than %u", k, scales[k], n,
-			       (unsigned)RESIZE_MAX_AA_TAPS);
+		double taps = aa ? aa_ntaps(sp, scales[k]) : sp->mode == RS_CUBIC ? 4 : 2;
+		if (taps > RESIZE_MAX_AA_TAPS) {
+			imp_op_err(im, "antialias downsampling of axis %u by %g needs %.0f taps, more than %u", k, scales[k],
+			       taps, (unsigned)RESIZE_MAX_AA_TAPS);
 			return no_value;
 		}
+		unsigned n = (unsigned)taps;
 		/* the wider filter must not make the tables larger than cubic's
 		 * largest (4 taps of RESIZE_MAX_TABLE positions) */
 		if (aa && (uint64_t)n * out > 4 * RESIZE_MAX_TABLE) {
