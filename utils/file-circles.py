@@ -118,11 +118,11 @@ def scan_file(path):
 					return j + 1
 		return n
 
-	def use_range(lo, hi):
+	def use_range(lo, hi, own=frozenset()):
+		"""Adds the names used in tokens[lo:hi] but those in OWN."""
 		for j in range(lo, hi):
 			t = tokens[j]
-			if (t[0].isalpha() or t[0] == "_") and t not in KEYWORDS and \
-					(j == 0 or tokens[j - 1] not in (".", "->")):
+			if is_name(t) and t not in own and (j == 0 or tokens[j - 1] not in (".", "->")):
 				used.add(t)
 
 	while i < n:
@@ -144,7 +144,7 @@ def scan_file(path):
 			if name is not None:
 				if "static" not in decl:
 					defined.add(name)
-				use_range(i + 1, end - 1)
+				use_range(i + 1, end - 1, params(decl) | locals_of(tokens, i + 1, end - 1))
 				decl = []
 			else:
 				decl.append("{}")  # struct, union or enum body: skipped
@@ -153,9 +153,70 @@ def scan_file(path):
 			decl.append(t)
 			i += 1
 	for t in TOKEN.findall(macros):
-		if (t[0].isalpha() or t[0] == "_") and t not in KEYWORDS:
+		if is_name(t):
 			used.add(t)
 	return defined, used
+
+
+def is_name(t):
+	"""Whether token T is an identifier that is not a keyword."""
+	return (t[0].isalpha() or t[0] == "_") and t not in KEYWORDS
+
+
+def params(decl):
+	"""The parameter names of a function definition's declaration DECL:
+	in each parameter of the list after the name, the name inside
+	`( * name )` or else its last identifier (a function's parameter
+	that shares a name with a function of the folder shadows it)."""
+	start = decl.index("(", decl.index(function_name(decl)))
+	names, chunk, depth = set(), [], 0
+	for t in decl[start + 1:]:
+		if t == "(":
+			depth += 1
+		elif t == ")":
+			if depth == 0:
+				break
+			depth -= 1
+		if t == "," and depth == 0:
+			names |= param_name(chunk)
+			chunk = []
+		else:
+			chunk.append(t)
+	return names | param_name(chunk)
+
+
+def param_name(chunk):
+	"""The name one parameter's tokens CHUNK declare, as a set (empty for
+	`void` or an unnamed parameter)."""
+	for k in range(len(chunk) - 1):
+		if chunk[k] == "*" and k > 0 and chunk[k - 1] == "(" and is_name(chunk[k + 1]):
+			return {chunk[k + 1]}
+	last = max((k for k, t in enumerate(chunk) if is_name(t)), default=0)
+	return {chunk[last]} if last > 0 else set()  # the first token is a type
+
+
+NOT_A_TYPE = frozenset(("return", "case", "goto", "sizeof", "else", "do"))
+
+
+def locals_of(tokens, lo, hi):
+	"""The names a function body tokens[lo:hi] declares as variables: an
+	identifier after a type (an identifier, a keyword or a `*` after one)
+	and before `=`, `;`, `,` or `[`. Scopes are not told apart: a local
+	shadows a function of the folder in the whole body."""
+	names = set()
+	for j in range(lo + 1, hi - 1):
+		t = tokens[j]
+		if not is_name(t) or tokens[j + 1] not in ("=", ";", ",", "["):
+			continue
+		prev = tokens[j - 1]
+		if prev == "*":
+			k = j - 1
+			while k > lo and tokens[k] == "*":
+				k -= 1
+			prev = tokens[k]
+		if (prev[0].isalpha() or prev[0] == "_") and prev not in NOT_A_TYPE:
+			names.add(t)
+	return names
 
 
 def function_name(decl):
