@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """file-circles.py - finds circles of files inside a folder of C sources.
 
-    utils/file-circles.py [--root DIR] [--skip FOLDER]... [-v] [TOP...]
+    utils/file-circles.py [--root DIR] [--skip PATH]... [-v] [TOP...]
 
 For every folder under each TOP (default: lib backends tools, relative to
 --root, the source tree this script belongs to), each folder on its own
@@ -9,8 +9,9 @@ For every folder under each TOP (default: lib backends tools, relative to
 builds the graph "A.c uses a non-static function defined in B.c": A's text
 calls it or takes its address, in a function body, an initializer or a
 #define body of A. Prototypes, comments, string and character literals,
-member names (`x.fn`, `p->fn`) and the other preprocessor lines do not
-count, and a name that reaches A only through a table file it includes
+member names (`x.fn`, `p->fn`), parameters and local variables that
+shadow a function, and the other preprocessor lines do not count, and a
+name that reaches A only through a table file it includes
 (an X-macro row of a .def file) does not either: A depends on what its
 own text names. Each strongly connected component of two or more files
 is a circle, printed as a closed walk through all of its files,
@@ -28,8 +29,9 @@ circle, every edge inside it with all the functions it uses.
                 is noticed. A skip that names neither is an error.
 
 Exit status: 0 without circles, 1 with circles (printed on stdout),
-2 on a usage error (an unknown option, a TOP or --skip that is not a
-folder). Only the Python standard library.
+2 on a usage error (an unknown option, a TOP that is not a folder, a
+--skip that is neither a folder nor a .c file). Only the Python standard
+library.
 """
 import argparse
 import os
