@@ -1,9 +1,15 @@
 /* cgen.h - the C backend's code generator, shared by its files:
  * cgen.c (the bundle: regions, weights, header, the run function, the
- * driver), cgen_emit.c (the emitter table, Emitters.def, and the
- * dispatch), cgen_ops.c, cgen_conv.c and cgen_move.c (the emitters),
- * cgen_ew.c (fused elementwise loops), bundledir.c (a bundle directory replaced
- * atomically) and cbackend_run.c (the backend behind struct backend).
+ * driver), cgen_emit.c (the dispatch over the emitter table, Emitters.def,
+ * and what else is derived from it), cgen_ops.c, cgen_conv.c and
+ * cgen_move.c (the emitters), cgen_ew.c (fused elementwise loops),
+ * cgen_util.c (the places of buffers, the blob, literals: what every
+ * emitter shares), cgen_rows.c (the table's rows as data, at the bottom),
+ * bundledir.c (a bundle directory replaced atomically) and cbackend_run.c
+ * (the backend behind struct backend). Calls go one way: the bundle and
+ * the backend to the dispatch, the dispatch to the emitters, the emitters
+ * to the helpers, and everything to the rows; never back
+ * (utils/file-circles.py checks it).
  *
  * Addresses. Every buffer operand is a byte offset into one of the three
  * regions, which the run function names C (constants), W (mutable weights)
@@ -71,6 +77,8 @@ struct cg_place {
 	int region; /* 'C', 'W' or 'A' */
 };
 
+/* ---- cgen_util.c ---- */
+
 /* Where value v lives; for constants raw (copied into the blob on first use). */
 int cg_place(struct cg *g, struct ir_value *v, struct cg_place *p);
 /* Writes "((const T *)(C + off))" (or "(T *)(W + off)") for v into buf. */
@@ -93,7 +101,7 @@ const char *cg_ctype(unsigned elem);
  * least 40 bytes); returns buf. */
 const char *cg_flit(char *buf, double v);
 
-/* Reports that in cannot be compiled. */
+/* Reports that in cannot be compiled; cgen_rows.c. */
 void cg_unsupported(struct cg *g, const struct ir_instr *in, const char *why);
 
 /* Emits one instruction (and whatever it fuses) with its kind's emitter
@@ -117,10 +125,10 @@ bool cg_ew_supported(const struct ir_instr *in);
 void cg_emit_ew(struct cg *g, struct ir_instr *in);
 /* Whether instruction kind k is bookkeeping that emits no code and
  * touches no memory (alloc, dealloc, tensorview, touch: the
- * cg_emit_nothing rows of Emitters.def); cgen_emit.c. */
+ * cg_emit_nothing rows of Emitters.def); cgen_rows.c. */
 bool cg_emits_nothing(unsigned k);
 /* The next instruction after in that emits code (not alloc, dealloc,
- * tensorview or touch). */
+ * tensorview or touch); cgen_util.c. */
 struct ir_instr *cg_next_real(struct ir_instr *in);
 /* Whether the bytes of v are read by any instruction after `after` (until
  * they are deallocated); weights always count as read. */
@@ -139,7 +147,8 @@ uint64_t cg_pack_off(const struct cg *g);
 /* Frees what cg_begin and the emitters allocated (the blob included). */
 void cg_end(struct cg *g);
 /* The planned offset of a mutable weight or an alloc (a training bundle's
- * shared layout for weights, else f's plan or the fallback one). */
+ * shared layout for weights, else f's plan or the fallback one);
+ * cgen_util.c. */
 uint64_t cg_plan_offset(struct cg *g, struct ir_value *root);
 /* NAME.c up to the program: the comment naming `what`, the thread
  * prologue, the kernels and the profiling macros (g->nprof slots). */

@@ -1,31 +1,15 @@
-/* cgen_emit.c - the C backend's table of emitters (Emitters.def) and what
- * is derived from it: the dispatch cg_emit_instr (an index into the
- * table), the start-up check that every instruction kind has semantics
+/* cgen_emit.c - what is derived from the C backend's table of emitters
+ * (Emitters.def, whose rows are data in cgen_rows.c): the dispatch
+ * cg_emit_instr (an index into the table), the start-up check that every instruction kind has semantics
  * here or in lib/ir/EW.def, and which graph node kinds the backend
  * compiles (cg_compiles_node_kind, behind its is_op_supported).
  */
 #include "backends/c/cgen.h"
 #include "backends/c/cgen_ops.h"
-#include "backends/c/cgen_quant.h"
 #include "ir/ew.h"
 #include "support/util.h"
 
 #include <stdio.h>
-
-/* indexed by instruction kind; a row given twice is an initializer
- * overridden, which -Werror (-Woverride-init of -Wextra) does not let
- * compile */
-static const struct cg_emit_row rows[IK_COUNT] = {
-#define EMIT(kind, emitter, param, flags) [IK_##kind] = {emitter, param, flags, NULL},
-#define NO_EMIT(kind, why) [IK_##kind] = {cg_emit_none, 0, 0, why},
-#include "backends/c/Emitters.def"
-};
-
-/* the quantized forms (QEMIT rows), indexed likewise */
-static const struct cg_emit_row qrows[IK_COUNT] = {
-#define QEMIT(kind, emitter, param) [IK_##kind] = {emitter, param, 0, NULL},
-#include "backends/c/Emitters.def"
-};
 
 /* Whether an operand of in is quantized: its QEMIT row applies. */
 static bool quantized_instr(const struct ir_instr *in)
@@ -34,17 +18,6 @@ static bool quantized_instr(const struct ir_instr *in)
 		if (elem_is_quantized((enum elem_kind)in->ops[i].val->type->elem))
 			return true;
 	return false;
-}
-
-bool cg_emits_nothing(unsigned k)
-{
-	return rows[k].fn == cg_emit_nothing;
-}
-
-/* The emitter of NO_EMIT rows: the row's reason. */
-void cg_emit_none(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
-{
-	cg_unsupported(g, in, row->why);
 }
 
 /* The emitter of the kinds without a row: the elementwise ones (EW.def),
@@ -60,6 +33,7 @@ static void emit_elementwise(struct cg *g, struct ir_instr *in)
 
 void cg_emit_instr(struct cg *g, struct ir_instr *in)
 {
+	const struct cg_emit_row *rows = cg_emit_rows(false), *qrows = cg_emit_rows(true);
 	const struct cg_emit_row *r = &rows[in->kind];
 	if (qrows[in->kind].fn && quantized_instr(in))
 		r = &qrows[in->kind];
@@ -75,6 +49,7 @@ void cg_emit_check(void)
 	if (checked)
 		return;
 	instr_desc_init(); /* ew_row reads the kinds' flags */
+	const struct cg_emit_row *rows = cg_emit_rows(false);
 	for (unsigned k = 0; k < IK_COUNT; k++) {
 		const struct ew_row *ew = ew_row(k);
 		const char *bug = NULL;
@@ -108,6 +83,7 @@ static const struct {
  * with float16 or bfloat16 ones when h. */
 static bool instr_compiled(unsigned k, bool q, bool h)
 {
+	const struct cg_emit_row *rows = cg_emit_rows(false), *qrows = cg_emit_rows(true);
 	const struct ew_row *ew = ew_row(k);
 	if (q && qrows[k].fn && !h)
 		return true;

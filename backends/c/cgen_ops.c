@@ -3,7 +3,8 @@
  * into the constants blob on the way. The families with more code live
  * beside it: matrix products in cgen_conv.c, data movement in cgen_move.c,
  * the shared helpers in cgen_tables.c, fused elementwise loops in
- * cgen_ew.c; the table and the dispatch in cgen_emit.c.
+ * cgen_ew.c; the table in cgen_rows.c and the dispatch in cgen_emit.c;
+ * the kinds that emit nothing (cg_emit_nothing) in cgen_rows.c.
  *
  * Pooling, reductions and the rarer kinds call kernels/cb_ref.c. Batch
  * normalizations with constant statistics become a per-channel multiply-add
@@ -409,14 +410,6 @@ void cg_emit_scatter(struct cg *g, struct ir_instr *in, const struct cg_emit_row
 			  PTR(d0, "void", o), t1, d0->type->rank, PTR(ix, "void", b), ies, m ? type_numel(it) / m : 0, m,
 			  PTR(up, "void", c), red, cls, es);
 	}
-}
-
-/* The kinds that run nothing: buffers and views are the plan's. */
-void cg_emit_nothing(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
-{
-	(void)g;
-	(void)in;
-	(void)row;
 }
 
 /* A copy: a memmove, none onto itself. */

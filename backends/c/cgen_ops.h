@@ -34,6 +34,11 @@ struct cg_emit_row {
 /* Row flag: the emitter compiles float16 and bfloat16 elements too. */
 #define CG_HALF 2u
 
+/* The rows of Emitters.def indexed by instruction kind: the EMIT and
+ * NO_EMIT rows, or with quantized the QEMIT rows (a kind without one has
+ * fn NULL); cgen_rows.c. */
+const struct cg_emit_row *cg_emit_rows(bool quantized);
+
 /* The per-kind parameters of the rows. The reduction operators are the
  * op codes of the kernels cb_reduce_f32 and cb_reduce_i
  * (kernels/cb_misc.c, kernels/cb_ref.c), written into the bundle. */

@@ -11,7 +11,8 @@
  *
  * Weights. Constant weights are filled at compile time. Mutable weights are
  * reset at the start of every run: an input to its binding, any other to
- * its initializer or to zeros (quantized kinds: their offset). Bindings of
+ * its initializer or to zeros (quantized kinds: their offset), by the
+ * placeholders of backends/backend.c, as on OpenCL devices. Bindings of
  * outputs receive their values after the run.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -36,10 +37,7 @@ struct backend_compiled {
 	struct u64map base;      /* weight or alloc -> its address + 1 (non-NULL) */
 	struct step *steps;
 	size_t nsteps;
-	struct ir_weight **mut;  /* mutable weights, with their initial contents */
-	uint8_t **mut_init;      /* NULL: no initializer */
-	bool *mut_input;         /* an input: taken from its binding */
-	size_t nmut;
+	struct backend_placeholders ph; /* what each run starts the mutable weights from */
 };
 
 static uint8_t *addr_of(struct backend_compiled *c, const struct ir_value *root)
@@ -64,11 +62,7 @@ static void interp_destroy(struct backend_compiled *c)
 	free(c->blocks);
 	u64map_free(&c->base);
 	free(c->steps);
-	for (size_t i = 0; i < c->nmut; i++)
-		free(c->mut_init[i]);
-	free(c->mut);
-	free(c->mut_init);
-	free(c->mut_input);
+	backend_placeholders_free(&c->ph);
 	free(c);
 }
 
@@ -146,43 +140,16 @@ static int place(struct backend_compiled *c, const struct backend_options *o, st
 	return 0;
 }
 
-/* fills constant weights, snapshots mutable initializers */
+/* Fills the constant weights, then snapshots the placeholders' initializers
+ * (backend.c, as every backend does): a constant that cannot be filled is
+ * reported before a placeholder, in declaration order within each. */
 static int init_weights(struct backend_compiled *c, struct diag *d)
 {
 	struct ir_func *f = c->f;
-	c->mut = xcalloc(f->nweights + 1, sizeof *c->mut);
-	c->mut_init = xcalloc(f->nweights + 1, sizeof *c->mut_init);
-	c->mut_input = xcalloc(f->nweights + 1, sizeof *c->mut_input);
-	size_t nio;
-	struct backend_io *io = backend_func_io(f, &nio);
-	ir_for_each_weight(f, w) {
-		uint8_t *a = addr_of(c, &w->v);
-		if (w->is_const) {
-			if (interp_weight_init(f->mod, w, a, d)) {
-				free(io);
-				return -1;
-			}
-			continue;
-		}
-		size_t i = c->nmut++;
-		c->mut[i] = w;
-		for (size_t j = 0; j < nio; j++)
-			if (io[j].w == w)
-				c->mut_input[i] = io[j].is_input;
-		if (w->init != IR_INIT_NONE) {
-			uint64_t n = type_bytes(w->v.type);
-			c->mut_init[i] = n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
-			if (!c->mut_init[i])
-				diag_error(d, w->v.loc, "cannot allocate the initial value of %%%s: %" PRIu64 " bytes",
-					   w->v.name, n);
-			if (!c->mut_init[i] || interp_weight_init(f->mod, w, c->mut_init[i], d)) {
-				free(io);
-				return -1;
-			}
-		}
-	}
-	free(io);
-	return 0;
+	ir_for_each_weight(f, w)
+		if (w->is_const && interp_weight_init(f->mod, w, addr_of(c, &w->v), d))
+			return -1;
+	return backend_placeholders_init(&c->ph, f, d);
 }
 
 static struct backend_compiled *interp_compile(const struct backend *b, struct ir_func *f,
@@ -228,21 +195,9 @@ static struct backend_compiled *interp_compile(const struct backend *b, struct i
 static int interp_run(struct backend_compiled *c, const struct backend_binding *binds, size_t nbinds,
 		      struct diag *d)
 {
-	for (size_t i = 0; i < c->nmut; i++) {
-		struct ir_weight *w = c->mut[i];
-		uint8_t *a = addr_of(c, &w->v);
-		size_t bytes = (size_t)type_bytes(w->v.type);
-		const void *bound = NULL;
-		for (size_t j = 0; j < nbinds && c->mut_input[i]; j++)
-			if (binds[j].w == w)
-				bound = binds[j].data;
-		if (bound)
-			memcpy(a, bound, bytes);
-		else if (c->mut_init[i])
-			memcpy(a, c->mut_init[i], bytes);
-		else if (interp_weight_init(c->f->mod, w, a, d))
+	for (size_t i = 0; i < c->ph.n; i++)
+		if (backend_placeholder_fill(&c->ph, i, c->f, binds, nbinds, addr_of(c, &c->ph.w[i]->v), d))
 			return -1;
-	}
 	char err[256];
 	for (size_t i = 0; i < c->nsteps; i++) {
 		const struct step *s = &c->steps[i];

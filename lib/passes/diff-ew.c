@@ -97,9 +97,8 @@ bool dr_max_min(struct dctx *c, struct node *n, struct value gy)
 /* Relu (Gradients.def): ReluGrad(X, G). */
 bool dr_relu(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0);
-	struct value ops[2] = {a, gy};
-	return dg_to_input(c, n, dg_mk1(c, NK_ReluGrad, ops, 2, val_type(a), n));
+	to_input_grad(c, n, NK_ReluGrad, op_val(n, 0), gy);
+	return true;
 }
 
 /* LeakyRelu (Gradients.def): LeakyReluGrad(X, G) {alpha}: G where 0 < X,
@@ -125,10 +124,8 @@ bool dr_clip(struct dctx *c, struct node *n, struct value gy)
  * result and G. */
 bool dr_sigmoid_tanh(struct dctx *c, struct node *n, struct value gy)
 {
-	struct value a = op_val(n, 0);
-	struct value ops[2] = {node_val(n, 0), gy};
-	unsigned k = n->kind == NK_Sigmoid ? NK_SigmoidGrad : NK_TanhGrad;
-	return dg_to_input(c, n, dg_mk1(c, k, ops, 2, val_type(a), n));
+	to_input_grad(c, n, n->kind == NK_Sigmoid ? NK_SigmoidGrad : NK_TanhGrad, node_val(n, 0), gy);
+	return true;
 }
 
 /* Gelu (Gradients.def): GeluGrad(X, G) {approximate}, either form. */

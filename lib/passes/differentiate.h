@@ -1,5 +1,6 @@
 /* differentiate.h - the automatic differentiation engine of the
- * differentiate pass (differentiate.c), shared by its rule files
+ * differentiate pass (differentiate.c, with the helpers of diff-build.c),
+ * shared by its rule files
  * (Gradients.def) and by the ONNX importer's Gradient operator
  * (lib/import/onnx/ops_train.c) through differentiate_values().
  */
@@ -43,6 +44,12 @@ struct dctx {
 	unsigned nbn_save, bn_cap;
 };
 
+/* ---- diff-build.c ---- */
+
+/* Whether n is a trainable placeholder; whether it is a source: one of
+ * differentiate_values's explicit ones, else a trainable placeholder. */
+bool dg_is_trainable(const struct node *n);
+bool dg_is_source(const struct dctx *c, const struct node *n);
 /* Whether v carries an adjoint: a float value that is or depends on a
  * source. */
 bool dg_wants_grad(struct dctx *c, struct value v);

@@ -2,7 +2,6 @@
 #define _DEFAULT_SOURCE /* madvise, MAP_ANONYMOUS */
 #include "io.h"
 #include "cleanup.h"
-#include "textparse.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -502,63 +501,6 @@ void os_quoted(struct ostream *o, const char *s, size_t len)
 	}
 	os_write(o, s + run, len - run);
 	os_putc(o, '"');
-}
-
-long hex_decode(const char *hex, size_t n, uint8_t *out)
-{
-	static int8_t val[256];
-	static int init;
-	if (!init) {
-		memset(val, -1, sizeof val);
-		for (int i = 0; i < 10; i++)
-			val['0' + i] = (int8_t)i;
-		for (int i = 0; i < 6; i++) {
-			val['a' + i] = (int8_t)(10 + i);
-			val['A' + i] = (int8_t)(10 + i);
-		}
-		init = 1;
-	}
-	const unsigned char *h = (const unsigned char *)hex;
-	for (size_t i = 0; i < n; i++) {
-		int a = val[h[2 * i]], b = val[h[2 * i + 1]];
-		if ((a | b) < 0)
-			return (long)(a < 0 ? 2 * i : 2 * i + 1);
-		out[i] = (uint8_t)(a << 4 | b);
-	}
-	return -1;
-}
-
-/* One lookup per output byte: a table of every pair of characters (128 KB,
- * built on first use), -1 where either is not a hex digit. Measured faster
- * than two lookups of single digits and than eight-digit SWAR arithmetic. */
-long hex_decode_fast(const char *hex, size_t n, uint8_t *out)
-{
-	static int16_t pair[1 << 16];
-	static int init;
-	if (!init) {
-		uint8_t one[2];
-		for (int a = 0; a < 256; a++)
-			for (int b = 0; b < 256; b++) {
-				one[0] = (uint8_t)a;
-				one[1] = (uint8_t)b;
-				int hi = tp_hexval((char)a), lo = tp_hexval((char)b);
-				uint16_t k;
-				memcpy(&k, one, 2);
-				pair[k] = (int16_t)(hi < 0 || lo < 0 ? -1 : hi << 4 | lo);
-			}
-		init = 1;
-	}
-	for (size_t i = 0; i < n; i++) {
-		uint16_t k;
-		memcpy(&k, hex + 2 * i, 2);
-		int v = pair[k];
-		if (v < 0) {
-			long bad = hex_decode(hex + 2 * i, n - i, out + i);
-			return bad + (long)(2 * i);
-		}
-		out[i] = (uint8_t)v;
-	}
-	return -1;
 }
 
 const char *ostream_cstr(struct ostream *o)

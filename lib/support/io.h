@@ -108,10 +108,4 @@ char *path_rebase(const char *file, const char *from_dir, const char *to_dir);
 int format_float(char *buf, size_t size, float v);   /* shortest round-trip */
 int format_double(char *buf, size_t size, double v); /* shortest round-trip */
 
-/* Decodes 2*n hex digits into out; returns -1 on success, otherwise the index
- * of the first bad digit. */
-long hex_decode(const char *hex, size_t n, uint8_t *out);
-/* The same contract, faster on long strings (weights). */
-long hex_decode_fast(const char *hex, size_t n, uint8_t *out);
-
 #endif

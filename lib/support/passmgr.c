@@ -36,6 +36,10 @@ void pm_init(struct pm *pm, const struct pm_registry *reg, struct diag *d, void 
 	pm->print_after = xcalloc(n, sizeof(bool));
 	pm->seconds = xcalloc(n, sizeof(double));
 	pm->runs = xcalloc(n, sizeof(unsigned));
+	/* every option belongs to a pass of the registry: a table bug otherwise */
+	for (size_t i = 0; i < reg->noptions; i++)
+		if (!pm_find_pass(reg, reg->options[i].pass, strlen(reg->options[i].pass)))
+			unreachable("option of an unknown pass in registry");
 	pm_opts_init_defaults(pm);
 	/* names must be unique across passes and pipelines: a table bug otherwise */
 	for (size_t i = 0; i < reg->npasses; i++)

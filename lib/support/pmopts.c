@@ -162,8 +162,6 @@ void pm_opts_init_defaults(struct pm *pm)
 	pm->opt_default_mem = xcalloc(reg->noptions, sizeof(char *));
 	for (size_t i = 0; i < reg->noptions; i++) {
 		const struct pm_option *o = &reg->options[i];
-		if (!pm_find_pass(reg, o->pass, strlen(o->pass)))
-			unreachable("option of an unknown pass in registry");
 		size_t len = strlen(o->def), used = 0;
 		pm->opt_default_mem[i] = xmalloc(value_room(len));
 		if (parse_value(o, o->def, len, &pm->opt_defaults[i], pm->opt_default_mem[i], &used))

@@ -1,8 +1,9 @@
 /* textparse.c - the pieces the .glow and .gir readers share (textparse.h).
  *
  * Everything here is called per token or per message, never per byte of a
- * large payload, except tp_unescape on quoted names; tp_i64, the one call
- * per number token, is inline in the header.
+ * large payload, except tp_unescape on quoted names and the hex decoders
+ * of weights' dense initializers (hex_decode, hex_decode_fast); tp_i64,
+ * the one call per number token, is inline in the header.
  */
 #include "support/textparse.h"
 
@@ -320,4 +321,61 @@ void tp_drop_behind(const struct input *in, size_t *dropped, size_t at)
 		return;
 	input_drop(in, *dropped, at - TP_DROP_KEEP);
 	*dropped = at - TP_DROP_KEEP;
+}
+
+long hex_decode(const char *hex, size_t n, uint8_t *out)
+{
+	static int8_t val[256];
+	static int init;
+	if (!init) {
+		memset(val, -1, sizeof val);
+		for (int i = 0; i < 10; i++)
+			val['0' + i] = (int8_t)i;
+		for (int i = 0; i < 6; i++) {
+			val['a' + i] = (int8_t)(10 + i);
+			val['A' + i] = (int8_t)(10 + i);
+		}
+		init = 1;
+	}
+	const unsigned char *h = (const unsigned char *)hex;
+	for (size_t i = 0; i < n; i++) {
+		int a = val[h[2 * i]], b = val[h[2 * i + 1]];
+		if ((a | b) < 0)
+			return (long)(a < 0 ? 2 * i : 2 * i + 1);
+		out[i] = (uint8_t)(a << 4 | b);
+	}
+	return -1;
+}
+
+/* One lookup per output byte: a table of every pair of characters (128 KB,
+ * built on first use), -1 where either is not a hex digit. Measured faster
+ * than two lookups of single digits and than eight-digit SWAR arithmetic. */
+long hex_decode_fast(const char *hex, size_t n, uint8_t *out)
+{
+	static int16_t pair[1 << 16];
+	static int init;
+	if (!init) {
+		uint8_t one[2];
+		for (int a = 0; a < 256; a++)
+			for (int b = 0; b < 256; b++) {
+				one[0] = (uint8_t)a;
+				one[1] = (uint8_t)b;
+				int hi = tp_hexval((char)a), lo = tp_hexval((char)b);
+				uint16_t k;
+				memcpy(&k, one, 2);
+				pair[k] = (int16_t)(hi < 0 || lo < 0 ? -1 : hi << 4 | lo);
+			}
+		init = 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint16_t k;
+		memcpy(&k, hex + 2 * i, 2);
+		int v = pair[k];
+		if (v < 0) {
+			long bad = hex_decode(hex + 2 * i, n - i, out + i);
+			return bad + (long)(2 * i);
+		}
+		out[i] = (uint8_t)v;
+	}
+	return -1;
 }

@@ -67,6 +67,11 @@ const char *tp_char_name(unsigned char c, char *buf, size_t size);
 
 /* The value of a hex digit, -1 if c is not one. */
 int tp_hexval(char c);
+/* Decodes 2*n hex digits into out (a weight's dense initializer); returns
+ * -1 on success, otherwise the index of the first bad digit. */
+long hex_decode(const char *hex, size_t n, uint8_t *out);
+/* The same contract, faster on long strings (weights). */
+long hex_decode_fast(const char *hex, size_t n, uint8_t *out);
 
 /* The text of a span [s, s + len), escapes decoded when esc (the lexer has
  * validated them), NUL terminated, in the caller's scratch buffer *sb of

@@ -196,3 +196,80 @@ struct value imp_b_splat_like(struct importer *im, struct value v, double f, con
 		return v;
 	return imp_b_splat_const(im, name, val_type(v), f);
 }
+
+/* ONNX MatMul (numpy semantics): a 2-D right operand multiplies the
+ * flattened rows of the left one (MatMul), batched operands broadcast their
+ * batch dimensions into one BatchMatMul over a flattened batch; vectors
+ * become matrices and lose the extra dimension at the end. */
+struct value imp_matmul(struct importer *im, struct value a, struct value b, const struct type *rproto,
+			const char *name)
+{
+	const struct value none = {NULL, 0};
+	const struct type *ta = val_type(a), *tb = val_type(b);
+	if (ta->rank == 0 || tb->rank == 0) {
+		imp_op_err(im, "operands must not be scalars");
+		return none;
+	}
+	/* vectors become matrices; the extra dimension is dropped at the end */
+	uint64_t ad[GLOW_MAX_RANK + 1], bd[GLOW_MAX_RANK + 1];
+	unsigned ar = ta->rank, br = tb->rank;
+	memcpy(ad, ta->dims, ar * sizeof *ad);
+	memcpy(bd, tb->dims, br * sizeof *bd);
+	bool avec = ar == 1, bvec = br == 1;
+	if (avec) {
+		ad[1] = ad[0], ad[0] = 1, ar = 2;
+	}
+	if (bvec)
+		bd[1] = 1, br = 2;
+	uint64_t m = ad[ar - 2], k = ad[ar - 1], kb = bd[br - 2], nn = bd[br - 1];
+	if (k != kb) {
+		imp_op_err(im, "inner dimensions differ (%llu vs %llu)", (unsigned long long)k, (unsigned long long)kb);
+		return none;
+	}
+	/* the result shape */
+	uint64_t od[GLOW_MAX_RANK + 1];
+	unsigned orank = (ar > br ? ar : br);
+	for (unsigned i = 0; i + 2 < orank; i++) {
+		int ia = (int)i - (int)(orank - ar), ib = (int)i - (int)(orank - br);
+		uint64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+		if (da != db && da != 1 && db != 1) {
+			imp_op_err(im, "batch dimensions are not broadcastable");
+			return none;
+		}
+		od[i] = da == 1 ? db : da;
+	}
+	od[orank - 2] = m;
+	od[orank - 1] = nn;
+	uint64_t fd[GLOW_MAX_RANK];
+	unsigned fr = 0;
+	for (unsigned i = 0; i < orank; i++)
+		if (!((avec && i == orank - 2) || (bvec && i == orank - 1)))
+			fd[fr++] = od[i];
+	uint64_t batch = 1;
+	for (unsigned i = 0; i + 2 < orank; i++)
+		batch *= od[i];
+	const char *mm = imp_dname(im, name, "mm");
+	struct value r;
+	if (br == 2) { /* (batch * m, k) x (k, n) */
+		uint64_t a2[2] = {batch * m, k}, b2[2] = {k, nn}, r2[2] = {batch * m, nn};
+		struct value ops[2] = {imp_b_reshape(im, a, a2, 2, imp_dname(im, name, "lhs")),
+				       imp_b_reshape(im, b, b2, 2, imp_dname(im, name, "rhs"))};
+		r = imp_b_node(im, NK_MatMul, fr == 2 ? name : mm, ops, 2, type_with_dims(im->tc, rproto, r2, 2));
+	} else {
+		uint64_t abd[GLOW_MAX_RANK + 1], bbd[GLOW_MAX_RANK + 1];
+		memcpy(abd, od, sizeof od);
+		memcpy(bbd, od, sizeof od);
+		abd[orank - 2] = m, abd[orank - 1] = k;
+		bbd[orank - 2] = k, bbd[orank - 1] = nn;
+		uint64_t a3[3] = {batch, m, k}, b3[3] = {batch, k, nn}, r3[3] = {batch, m, nn};
+		struct value av = imp_b_reshape(im, a, ad, ar, imp_dname(im, name, "lhs"));
+		struct value bv = imp_b_reshape(im, b, bd, br, imp_dname(im, name, "rhs"));
+		av = imp_b_broadcast(im, av, abd, orank, imp_dname(im, name, "lhs.bcast"));
+		bv = imp_b_broadcast(im, bv, bbd, orank, imp_dname(im, name, "rhs.bcast"));
+		struct value ops[2] = {imp_b_reshape(im, av, a3, 3, imp_dname(im, name, "lhs3")),
+				       imp_b_reshape(im, bv, b3, 3, imp_dname(im, name, "rhs3"))};
+		r = imp_b_node(im, NK_BatchMatMul, fr == 3 && orank == 3 ? name : mm, ops, 2,
+			   type_with_dims(im->tc, rproto, r3, 3));
+	}
+	return imp_b_reshape(im, r, fd, fr, name);
+}

@@ -254,7 +254,7 @@ struct value imp_b_to_nchw(struct importer *im, struct value x, const char *name
 int imp_bcast_shape(struct importer *im, const struct type *a, const struct type *b, uint64_t *dims, unsigned *rank);
 
 /* ---- translators ---- */
-/* Pooling and convolution windows (ops_conv.c), 2-D and 3-D alike, per
+/* Pooling and convolution windows (window.c), 2-D and 3-D alike, per
  * spatial axis of in elements, window extent ek (dilated) and stride s.
  * imp_window_same: the total padding SAME_UPPER (upper) or SAME_LOWER puts
  * around, split into *pb before and *pe after. imp_window_out: the output
@@ -267,6 +267,37 @@ int64_t imp_window_out(struct importer *im, int64_t in, int64_t ek, int64_t s, b
 /* Conv and ConvTranspose, 2-D and 3-D: the input *x (floating point) and
  * the weights *w of its rank; -1 after reporting. */
 int imp_conv_inputs(struct importer *im, struct tensor **x, struct tensor **w);
+/* Spatial parameters of a 1-D or 2-D window, always as 2-D (a 1-D window has
+ * width 1); window.c, for ops_conv.c and the quantized convolutions. */
+struct imp_window {
+	unsigned nsp;          /* spatial dims in the ONNX input: 1 or 2 */
+	int64_t k[2], s[2], d[2];
+	int64_t pads[4];       /* top, left, bottom, right */
+	uint64_t in[2], out[2];
+};
+/* The attribute name (ints) of n as a pair in v (nsp entries, each at
+ * least 1, or 0 where def is 0), def where absent; -1 after reporting. */
+int imp_win_read_pair(struct importer *im, const onnx_node *n, const char *name, unsigned nsp, int64_t *v,
+		      int64_t def);
+/* Reads kernel, strides, dilations and pads (with auto_pad) of n on the
+ * rank-3 or rank-4 input x and computes the output size into *w; kdef:
+ * the kernel shape where n has none (NULL: required); transposed: the
+ * ConvTranspose formulas, else ceil_mode is read; -1 after reporting. */
+int imp_win_params(struct importer *im, const onnx_node *n, const struct tensor *x, const int64_t *kdef,
+		   struct imp_window *w, bool transposed);
+/* x (N, C, L) -> (N, C, L, 1) for 1-D windows; a rank-4 x as it is. */
+struct value imp_win_as_4d(struct importer *im, struct value x, const char *name);
+/* The NHWC result r of an operator as the NCHW value name (of rank 3 for
+ * 1-D windows, nsp 1). */
+struct value imp_win_nchw_val(struct importer *im, struct value r, unsigned nsp, const char *name);
+/* The window's kernels, strides and pads on node nd (dilation too when dil). */
+void imp_win_set_attrs(struct importer *im, struct node *nd, const struct imp_window *w, bool dil);
+/* The NHWC convolution node of kind on values xv (NCHW), wv (OIHW) and bv
+ * (OC), with n's group checked against x and w, whose result has
+ * rproto's element type; a NULL node after reporting. */
+struct value imp_win_conv_node(struct importer *im, const onnx_node *n, const struct tensor *x,
+			       const struct tensor *w, const struct imp_window *win, struct value xv, struct value wv,
+			       struct value bv, unsigned kind, const struct type *rproto);
 typedef int (*op_fn)(struct importer *im, const onnx_node *n);
 struct op_row {
 	const char *op;
@@ -326,13 +357,14 @@ int imp_op_pool_nd(struct importer *im, const onnx_node *n, bool max);
 int imp_maxpool_indices(struct importer *im, struct value argmax, const struct tensor *x, unsigned nsp);
 
 /* The translations the quantized operators share with their float
- * forms (ops_quant.c). imp_conv_q: Conv's 1-D or 2-D window (attributes of
+ * forms (for ops_quant.c). imp_conv_q: Conv's 1-D or 2-D window (attributes of
  * n, shapes of x and w) on the values xv (NCHW) and wv (OIHW) of any
  * element types, bias bv of OC elements, as a node of kind whose result
  * has rproto's element type; returns the NCHW result named name and the
  * NHWC node in *core (for the caller's attributes), a NULL node after
- * reporting. imp_matmul: ONNX MatMul of a and b (numpy broadcasting), the
- * result of rproto's element type, named name (ops_reduce.c). */
+ * reporting (window.c). imp_matmul: ONNX MatMul of a and b (numpy
+ * broadcasting), the result of rproto's element type, named name
+ * (build.c). */
 struct value imp_conv_q(struct importer *im, const onnx_node *n, const struct tensor *x, const struct tensor *w,
 			struct value xv, struct value wv, struct value bv, unsigned kind, const struct type *rproto,
 			const char *name, struct node **core);

@@ -62,7 +62,7 @@ static int nw_read(struct importer *im, const onnx_node *n, const char *name, un
 
 /* Kernel (kdef when kernel_shape is absent), strides, dilations, pads with
  * auto_pad and ceil_mode of a forward window over x's spatial axes, and the
- * output extents (the formulas of ops_conv.c, per axis). */
+ * output extents (the formulas of window.c, per axis). */
 static int nw_params(struct importer *im, const onnx_node *n, const struct tensor *x, const int64_t *kdef,
 		     struct nwin *w)
 {

@@ -7,8 +7,10 @@
  * back to NCHW carries the ONNX output name; the optimizer cancels the pairs
  * between consecutive layers. 1-D convolutions and pools are 2-D ones with a
  * width of 1; 3-D windows, dilated pools and MaxPool's Indices output are
- * built in ops_3d.c. Normalizations take the channel index as an attribute and
- * work on NCHW directly.
+ * built in ops_3d.c. The window geometry and the convolution node are
+ * window.c's (shared with the quantized convolutions of ops_quant.c).
+ * Normalizations take the channel index as an attribute and work on NCHW
+ * directly.
  */
 #include "import/onnx/internal.h"
 
@@ -17,171 +19,10 @@
 
 static const struct value no_value = {NULL, 0};
 
-/* Spatial parameters of a 1-D or 2-D window, always as 2-D (a 1-D window has
- * width 1). */
-struct window {
-	unsigned nsp;          /* spatial dims in the ONNX input: 1 or 2 */
-	int64_t k[2], s[2], d[2];
-	int64_t pads[4];       /* top, left, bottom, right */
-	uint64_t in[2], out[2];
-};
-
-static int read_pair(struct importer *im, const onnx_node *n, const char *name, unsigned nsp, int64_t *v,
-		     int64_t def)
-{
-	const int64_t *a;
-	long c = imp_attr_ints(n, name, &a);
-	v[0] = v[1] = def;
-	if (c < 0)
-		return 0;
-	if ((unsigned long)c != nsp)
-		return imp_op_err(im, "%s has %ld entries for %u spatial dimensions", name, c, nsp);
-	for (unsigned i = 0; i < nsp; i++) {
-		if (a[i] < (def == 0 ? 0 : 1))
-			return imp_op_err(im, "bad %s value %lld", name, (long long)a[i]);
-		v[i] = a[i];
-	}
-	return 0;
-}
-
-/* Reads kernel, strides, dilations and pads (with auto_pad) and computes
- * the output size; transposed: the ConvTranspose formulas. ceil: ceil_mode. */
-static int window_params(struct importer *im, const onnx_node *n, const struct tensor *x, const int64_t *kdef,
-			 struct window *w, bool transposed)
-{
-	if (x->rank != 3 && x->rank != 4)
-		return imp_op_err(im, "only 1-D and 2-D windows are supported (input rank %u)", x->rank);
-	w->nsp = x->rank - 2;
-	w->in[0] = x->dims[2];
-	w->in[1] = w->nsp == 2 ? x->dims[3] : 1;
-	const int64_t *kv;
-	long kc = imp_attr_ints(n, "kernel_shape", &kv);
-	if (kc < 0 && !kdef)
-		return imp_op_err(im, "kernel_shape is required");
-	if (read_pair(im, n, "kernel_shape", w->nsp, w->k, 1) || read_pair(im, n, "strides", w->nsp, w->s, 1) ||
-	    read_pair(im, n, "dilations", w->nsp, w->d, 1))
-		return -1;
-	if (kc < 0)
-		for (unsigned i = 0; i < w->nsp; i++)
-			w->k[i] = kdef[i];
-	const int64_t *pv;
-	long pc = imp_attr_ints(n, "pads", &pv);
-	memset(w->pads, 0, sizeof w->pads);
-	if (pc >= 0) {
-		if ((unsigned long)pc != 2 * w->nsp)
-			return imp_op_err(im, "pads has %ld entries for %u spatial dimensions", pc, w->nsp);
-		for (unsigned i = 0; i < w->nsp; i++) {
-			if (pv[i] < 0 || pv[i + w->nsp] < 0)
-				return imp_op_err(im, "negative pads are not supported");
-			w->pads[i] = pv[i];
-			w->pads[i + 2] = pv[i + w->nsp];
-		}
-	}
-	const char *ap = imp_attr_s(im, n, "auto_pad", "NOTSET");
-	bool same = strcmp(ap, "SAME_UPPER") == 0 || strcmp(ap, "SAME_LOWER") == 0;
-	if (!same && strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0)
-		return imp_op_err(im, "auto_pad '%s' is not supported", ap);
-	if (strcmp(ap, "VALID") == 0)
-		memset(w->pads, 0, sizeof w->pads);
-	bool ceil_mode = imp_attr_i(n, "ceil_mode", 0) != 0;
-	for (unsigned i = 0; i < 2; i++) {
-		int64_t in = (int64_t)w->in[i], ek = (w->k[i] - 1) * w->d[i] + 1, s = w->s[i];
-		if (transposed) {
-			if (same) {
-				int64_t total = s * (in - 1) + ek - in * s;
-				total = total < 0 ? 0 : total;
-				bool upper = ap[5] == 'U';
-				w->pads[i] = upper ? total / 2 : total - total / 2;
-				w->pads[i + 2] = total - w->pads[i];
-			}
-			int64_t o = s * (in - 1) + ek - w->pads[i] - w->pads[i + 2];
-			if (o < 1)
-				return imp_op_err(im, "empty output");
-			w->out[i] = (uint64_t)o;
-			continue;
-		}
-		if (same)
-			imp_window_same(in, ek, s, ap[5] == 'U', &w->pads[i], &w->pads[i + 2]);
-		int64_t o = imp_window_out(im, in, ek, s, ceil_mode, w->pads[i], &w->pads[i + 2]);
-		if (o < 0)
-			return -1;
-		w->out[i] = (uint64_t)o;
-	}
-	return 0;
-}
-
-void imp_window_same(int64_t in, int64_t ek, int64_t s, bool upper, int64_t *pb, int64_t *pe)
-{
-	int64_t o = (in + s - 1) / s, total = (o - 1) * s + ek - in;
-	total = total < 0 ? 0 : total;
-	*pb = upper ? total / 2 : total - total / 2;
-	*pe = total - *pb;
-}
-
-int64_t imp_window_out(struct importer *im, int64_t in, int64_t ek, int64_t s, bool ceil_mode, int64_t pb,
-		       int64_t *pe)
-{
-	int64_t span = in + pb + *pe - ek;
-	if (span < 0)
-		return imp_op_err(im, "the window is larger than the padded input");
-	int64_t o = span / s + 1;
-	if (ceil_mode && span % s) {
-		o = (span + s - 1) / s + 1;
-		if ((o - 1) * s >= in + pb) /* the last window must start inside */
-			o--;
-		/* grow the end padding so that floor division gives o */
-		int64_t need = (o - 1) * s + ek - in - pb;
-		if (need > *pe)
-			*pe = need;
-	}
-	return o;
-}
-
-/* x (N, C, L) -> (N, C, L, 1) for 1-D windows */
-static struct value as_4d(struct importer *im, struct value x, const char *name)
-{
-	if (!x.node || val_type(x)->rank == 4)
-		return x;
-	const struct type *t = val_type(x);
-	uint64_t dims[4] = {t->dims[0], t->dims[1], t->dims[2], 1};
-	return imp_b_reshape(im, x, dims, 4, name);
-}
-
-/* The NHWC result r of an operator as the NCHW value name (of rank 3 for
- * 1-D windows). */
-static struct value nchw_val(struct importer *im, struct value r, unsigned nsp, const char *name)
-{
-	if (nsp == 2)
-		return imp_b_to_nchw(im, r, name);
-	struct value t = imp_b_to_nchw(im, r, imp_dname(im, name, "nchw"));
-	if (!t.node)
-		return t;
-	const struct type *tt = val_type(t);
-	uint64_t dims[3] = {tt->dims[0], tt->dims[1], tt->dims[2]};
-	return imp_b_reshape(im, t, dims, 3, name);
-}
-
 /* The NHWC result r of an operator becomes the NCHW output 0. */
 static int nchw_out(struct importer *im, struct value r, unsigned nsp)
 {
-	return imp_set_out(im, 0, nchw_val(im, r, nsp, imp_out_name(im, 0)));
-}
-
-static void set_window(struct importer *im, struct node *nd, const struct window *w, bool dil)
-{
-	node_set_ints(im->m, nd, AN_kernels, w->k, 2);
-	node_set_ints(im->m, nd, AN_strides, w->s, 2);
-	node_set_ints(im->m, nd, AN_pads, w->pads, 4);
-	if (dil)
-		node_set_ints(im->m, nd, AN_dilation, w->d, 2);
-}
-
-/* The NHWC filter of weights w (value wv): reshaped to 4-D for 1-D
- * convolutions, then transposed. */
-static struct value nhwc_filter(struct importer *im, const struct tensor *w, struct value wv)
-{
-	struct value v = as_4d(im, wv, imp_dname(im, w->name, "4d"));
-	return imp_b_to_nhwc(im, v, imp_dname(im, w->name, "nhwc"));
+	return imp_set_out(im, 0, imp_win_nchw_val(im, r, nsp, imp_out_name(im, 0)));
 }
 
 static struct value bias_or_zero(struct importer *im, unsigned i, uint64_t oc, int elem)
@@ -197,24 +38,11 @@ static struct value bias_or_zero(struct importer *im, unsigned i, uint64_t oc, i
 	return imp_b_splat_const(im, imp_dname(im, imp_out_name(im, 0), "bias"), imp_ty(im, elem, &oc, 1), 0);
 }
 
-/* The 3-D translators call it again on the same inputs: it reports only
- * once, as the checks pass the second time. */
-int imp_conv_inputs(struct importer *im, struct tensor **x, struct tensor **w)
-{
-	*x = imp_in_req(im, 0);
-	*w = imp_in_req(im, 1);
-	if (!*x || !*w || !imp_float_input(im, *x))
-		return -1;
-	if ((*w)->rank != (*x)->rank)
-		return imp_op_err(im, "weights have rank %u for a rank-%u input", (*w)->rank, (*x)->rank);
-	return 0;
-}
-
 /* What Conv and ConvTranspose start from: the inputs (imp_conv_inputs) and
  * the 2-D window, whose kernel shape defaults to the weights'. */
 struct conv_args {
 	struct tensor *x, *w;
-	struct window win;
+	struct imp_window win;
 	int rc; /* when conv_start returns nonzero: what the translator returns */
 };
 
@@ -231,44 +59,7 @@ static int conv_start(struct importer *im, const onnx_node *n, bool transposed, 
 		return 1;
 	}
 	int64_t kdef[2] = {(int64_t)c->w->dims[2], c->w->rank == 4 ? (int64_t)c->w->dims[3] : 1};
-	return window_params(im, n, c->x, kdef, &c->win, transposed) ? 1 : 0;
-}
-
-/* Conv's group against x's input and w's output channels and its
- * kernel_shape against w's; -1 after reporting. */
-static int conv_check(struct importer *im, const onnx_node *n, const struct tensor *x, const struct tensor *w,
-		      const struct window *win, int64_t *g)
-{
-	*g = imp_attr_i(n, "group", 1);
-	uint64_t oc = w->dims[0];
-	if (*g < 1 || x->dims[1] % (uint64_t)*g || oc % (uint64_t)*g || w->dims[1] * (uint64_t)*g != x->dims[1])
-		return imp_op_err(im, "group %lld does not fit %llu input and %llu output channels", (long long)*g,
-			      (unsigned long long)x->dims[1], (unsigned long long)oc);
-	if ((uint64_t)win->k[0] != w->dims[2] || (w->rank == 4 && (uint64_t)win->k[1] != w->dims[3]))
-		return imp_op_err(im, "kernel_shape does not match the weights");
-	return 0;
-}
-
-/* The NHWC convolution node of kind on values xv (NCHW), wv (OIHW) and bv
- * (OC), whose result has rproto's element type; a NULL node after
- * reporting. */
-static struct value conv_node(struct importer *im, const onnx_node *n, const struct tensor *x, const struct tensor *w,
-			      const struct window *win, struct value xv, struct value wv, struct value bv, unsigned kind,
-			      const struct type *rproto)
-{
-	int64_t g;
-	if (conv_check(im, n, x, w, win, &g))
-		return no_value;
-	xv = as_4d(im, xv, imp_dname(im, x->name, "4d"));
-	struct value ops[3] = {imp_b_to_nhwc(im, xv, imp_dname(im, x->name, "nhwc")), nhwc_filter(im, w, wv), bv};
-	uint64_t dims[4] = {x->dims[0], win->out[0], win->out[1], w->dims[0]};
-	const char *name = imp_dname(im, imp_out_name(im, 0), "nhwc");
-	struct value r = imp_b_node(im, kind, name, ops, 3, type_with_dims(im->tc, rproto, dims, 4));
-	if (!r.node)
-		return r;
-	set_window(im, r.node, win, true);
-	node_set_int(im->m, r.node, AN_group, g);
-	return r;
+	return imp_win_params(im, n, c->x, kdef, &c->win, transposed) ? 1 : 0;
 }
 
 int imp_op_conv(struct importer *im, const onnx_node *n)
@@ -284,32 +75,8 @@ int imp_op_conv(struct importer *im, const onnx_node *n)
 	struct value xv = imp_tval(im, c.x);
 	struct value wv = imp_tval(im, c.w);
 	struct value bv = bias_or_zero(im, 2, c.w->dims[0], imp_dt_elem(c.x->dtype));
-	struct value r = conv_node(im, n, c.x, c.w, &c.win, xv, wv, bv, NK_Convolution, rt);
+	struct value r = imp_win_conv_node(im, n, c.x, c.w, &c.win, xv, wv, bv, NK_Convolution, rt);
 	return r.node ? nchw_out(im, r, c.win.nsp) : -1;
-}
-
-struct value imp_conv_q(struct importer *im, const onnx_node *n, const struct tensor *x, const struct tensor *w,
-			struct value xv, struct value wv, struct value bv, unsigned kind, const struct type *rproto,
-			const char *name, struct node **core)
-{
-	*core = NULL;
-	if (x->rank != 3 && x->rank != 4) {
-		imp_op_err(im, "only 1-D and 2-D convolutions are supported (input rank %u)", x->rank);
-		return no_value;
-	}
-	if (w->rank != x->rank) {
-		imp_op_err(im, "weights have rank %u for a rank-%u input", w->rank, x->rank);
-		return no_value;
-	}
-	struct window win;
-	int64_t kdef[2] = {(int64_t)w->dims[2], w->rank == 4 ? (int64_t)w->dims[3] : 1};
-	if (window_params(im, n, x, kdef, &win, false))
-		return no_value;
-	struct value r = conv_node(im, n, x, w, &win, xv, wv, bv, kind, rproto);
-	if (!r.node)
-		return r;
-	*core = r.node;
-	return nchw_val(im, r, win.nsp, name);
 }
 
 int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
@@ -324,7 +91,7 @@ int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
 	 * split as ONNX does (floor halves; SAME_UPPER puts the larger half at
 	 * the end); a negative end pad extends the output the same way. */
 	int64_t op[2] = {0, 0}, ext[2] = {0, 0};
-	if (read_pair(im, n, "output_padding", c.win.nsp, op, 0))
+	if (imp_win_read_pair(im, n, "output_padding", c.win.nsp, op, 0))
 		return -1;
 	const int64_t *osv;
 	long osc = imp_attr_ints(n, "output_shape", &osv);
@@ -366,7 +133,7 @@ int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
 	struct value fv = imp_b_reshape(im, imp_tval(im, c.w), d5, 5, imp_dname(im, c.w->name, "groups"));
 	fv = imp_b_transpose(im, fv, perm5, imp_dname(im, c.w->name, "t"));
 	fv = imp_b_reshape(im, fv, d4, 4, imp_dname(im, c.w->name, "nhwc"));
-	struct value xv = as_4d(im, imp_tval(im, c.x), imp_dname(im, c.x->name, "4d"));
+	struct value xv = imp_win_as_4d(im, imp_tval(im, c.x), imp_dname(im, c.x->name, "4d"));
 	bool extend = ext[0] || ext[1];
 	struct value xn = imp_b_to_nhwc(im, xv, imp_dname(im, c.x->name, "nhwc"));
 	struct value bias = bias_or_zero(im, 2, oc, elem);
@@ -378,7 +145,7 @@ int imp_op_conv_transpose(struct importer *im, const onnx_node *n)
 				imp_ty(im, elem, dims, 4));
 	if (!r.node)
 		return -1;
-	set_window(im, r.node, &c.win, true);
+	imp_win_set_attrs(im, r.node, &c.win, true);
 	node_set_int(im->m, r.node, AN_group, g);
 	if (extend) {
 		int64_t pads[8] = {0, 0, 0, 0, 0, ext[0], ext[1], 0};
@@ -405,7 +172,7 @@ static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
 	struct tensor *x = imp_in_req(im, 0);
 	if (!x || !imp_float_input(im, x))
 		return -1;
-	struct window win;
+	struct imp_window win;
 	if (global) {
 		if (x->rank != 3 && x->rank != 4)
 			return imp_op_err(im, "only 1-D and 2-D pools are supported (input rank %u)", x->rank);
@@ -423,12 +190,12 @@ static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
 			dilated |= dv[i] != 1;
 		if (x->rank == 5 || dilated)
 			return imp_op_pool_nd(im, n, max);
-		if (window_params(im, n, x, NULL, &win, false))
+		if (imp_win_params(im, n, x, NULL, &win, false))
 			return -1;
 	}
 	const char *name = imp_out_name(im, 0);
 	int elem = imp_dt_elem(x->dtype);
-	struct value xv = as_4d(im, imp_tval(im, x), imp_dname(im, x->name, "4d"));
+	struct value xv = imp_win_as_4d(im, imp_tval(im, x), imp_dname(im, x->name, "4d"));
 	xv = imp_b_to_nhwc(im, xv, imp_dname(im, x->name, "nhwc"));
 	uint64_t dims[4] = {x->dims[0], win.out[0], win.out[1], x->dims[1]};
 	const struct type *rt = imp_ty(im, elem, dims, 4);
@@ -449,7 +216,7 @@ static int pool(struct importer *im, const onnx_node *n, bool max, bool global)
 			return imp_op_err(im, "ceil_mode with count_include_pad is not supported");
 		node_set_int(im->m, p, AN_count_include_pads, inc);
 	}
-	set_window(im, p, &win, false);
+	imp_win_set_attrs(im, p, &win, false);
 	if (max && imp_out_used(im, 1) && imp_maxpool_indices(im, node_val(p, 1), x, win.nsp))
 		return -1;
 	return nchw_out(im, node_val(p, 0), win.nsp);

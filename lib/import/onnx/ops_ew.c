@@ -176,79 +176,130 @@ int imp_op_unary(struct importer *im, const onnx_node *n)
 	return imp_set_out(im, 0, imp_b_node(im, kind, imp_out_name(im, 0), &x, 1, t));
 }
 
-int imp_op_activation(struct importer *im, const onnx_node *n)
+/* ---- activations: a builder each, named by its ops.def row ---- */
+
+/* An activation's builder: its result on x, named name, from n's
+ * attributes; a NULL node after reporting. */
+typedef struct value (*act_builder)(struct importer *im, const onnx_node *n, struct value x, const char *name);
+
+/* Input 0 (which must be floating point) through build to output 0. */
+static int activation(struct importer *im, const onnx_node *n, act_builder build)
 {
 	struct value x = imp_in_val(im, 0);
-	const char *name = imp_out_name(im, 0), *op = n->op_type;
 	if (!x.node)
 		return -1;
 	if (!elem_is_float((enum elem_kind)val_type(x)->elem))
 		return imp_op_err(im, "input must be floating point");
-	if (strcmp(op, "LeakyRelu") == 0 || strcmp(op, "Elu") == 0) {
-		bool leaky = op[0] == 'L';
-		struct value r = imp_b_unary(im, leaky ? NK_LeakyRelu : NK_Elu, name, x);
-		if (r.node)
-			node_set_float(im->m, r.node, AN_alpha, imp_attr_f(n, "alpha", leaky ? 0.01f : 1.0f));
-		return imp_set_out(im, 0, r);
-	}
-	if (strcmp(op, "Selu") == 0) {
-		struct value e = imp_b_unary(im, NK_Elu, imp_dname(im, name, "elu"), x);
-		if (e.node)
-			node_set_float(im->m, e.node, AN_alpha, imp_attr_f(n, "alpha", 1.67326319217681884765625f));
-		struct value g = imp_b_splat_like(im, x, imp_attr_f(n, "gamma", 1.05070102214813232421875f),
-					    imp_dname(im, name, "gamma"));
-		return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, e, g, name));
-	}
-	if (strcmp(op, "Gelu") == 0) { /* opset 20: erf form, or the tanh approximation */
-		const char *ap = imp_attr_s(im, n, "approximate", "none");
-		int a = strcmp(ap, "none") == 0 ? 0 : strcmp(ap, "tanh") == 0 ? 1 : -1;
-		if (a < 0)
-			return imp_op_err(im, "unknown approximate '%s' (none or tanh)", ap);
-		struct value r = imp_b_unary(im, NK_Gelu, name, x);
-		if (r.node && a)
-			node_set_int(im->m, r.node, AN_approximate, a);
-		return imp_set_out(im, 0, r);
-	}
-	if (strcmp(op, "Celu") == 0) { /* alpha * Elu(x / alpha) */
-		struct value al = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
-		struct value e = imp_b_unary(im, NK_Elu, imp_dname(im, name, "elu"),
-					 imp_b_binary(im, NK_Div, x, al, imp_dname(im, name, "scaled")));
-		return imp_set_out(im, 0, imp_b_binary(im, NK_Mul, e, al, name));
-	}
-	if (strcmp(op, "HardSigmoid") == 0) { /* clip(alpha * x + beta, 0, 1) */
-		struct value a = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 0.2f), imp_dname(im, name, "alpha"));
-		struct value b = imp_b_splat_like(im, x, imp_attr_f(n, "beta", 0.5f), imp_dname(im, name, "beta"));
-		struct value y = imp_b_binary(im, NK_Add, imp_b_binary(im, NK_Mul, x, a, imp_dname(im, name, "mul")), b,
-				     imp_dname(im, name, "add"));
-		struct value r = imp_b_unary(im, NK_Clip, name, y);
-		if (r.node) {
-			node_set_float(im->m, r.node, AN_min, 0);
-			node_set_float(im->m, r.node, AN_max, 1);
-		}
-		return imp_set_out(im, 0, r);
-	}
-	if (strcmp(op, "Softsign") == 0) { /* x / (1 + |x|) */
-		struct value one = imp_b_splat_like(im, x, 1, imp_dname(im, name, "one"));
-		struct value d = imp_b_binary(im, NK_Add, one, imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), x),
-				     imp_dname(im, name, "den"));
-		return imp_set_out(im, 0, imp_b_binary(im, NK_Div, x, d, name));
-	}
-	if (strcmp(op, "Shrink") == 0) { /* a kind of its own (Nodes.def) */
-		struct value r = imp_b_unary(im, NK_Shrink, name, x);
-		if (r.node) {
-			node_set_float(im->m, r.node, AN_lambd, imp_attr_f(n, "lambd", 0.5f));
-			node_set_float(im->m, r.node, AN_bias, imp_attr_f(n, "bias", 0));
-		}
-		return imp_set_out(im, 0, r);
-	}
-	struct value zero = imp_b_splat_like(im, x, 0, imp_dname(im, name, "zero"));
-	if (strcmp(op, "ThresholdedRelu") == 0) { /* x > alpha ? x : 0 */
-		struct value a = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
-		struct value ops[3] = {imp_b_binary(im, NK_CmpLT, a, x, imp_dname(im, name, "gt")), x, zero};
-		return imp_set_out(im, 0, imp_b_node(im, NK_Select, name, ops, 3, val_type(x)));
-	}
-	return imp_op_err(im, "no translation for %s", op);
+	return imp_set_out(im, 0, build(im, n, x, imp_out_name(im, 0)));
 }
+
+/* The kind's unary node on x with float attribute an (ONNX's attr, def
+ * where absent). */
+static struct value unary_f(struct importer *im, const onnx_node *n, unsigned kind, struct value x, const char *name,
+			    enum attr_name an, const char *attr, float def)
+{
+	struct value r = imp_b_unary(im, kind, name, x);
+	if (r.node)
+		node_set_float(im->m, r.node, an, imp_attr_f(n, attr, def));
+	return r;
+}
+
+static struct value leaky_relu(struct importer *im, const onnx_node *n, struct value x, const char *name)
+{
+	return unary_f(im, n, NK_LeakyRelu, x, name, AN_alpha, "alpha", 0.01f);
+}
+
+static struct value elu(struct importer *im, const onnx_node *n, struct value x, const char *name)
+{
+	return unary_f(im, n, NK_Elu, x, name, AN_alpha, "alpha", 1.0f);
+}
+
+/* gamma * Elu(x) with Elu's alpha */
+static struct value selu(struct importer *im, const onnx_node *n, struct value x, const char *name)
+{
+	struct value e = unary_f(im, n, NK_Elu, x, imp_dname(im, name, "elu"), AN_alpha, "alpha",
+				 1.67326319217681884765625f);
+	struct value g = imp_b_splat_like(im, x, imp_attr_f(n, "gamma", 1.05070102214813232421875f),
+				    imp_dname(im, name, "gamma"));
+	return imp_b_binary(im, NK_Mul, e, g, name);
+}
+
+/* opset 20: the erf form, or the tanh approximation */
+static struct value gelu(struct importer *im, const onnx_node *n, struct value x, const char *name)
+{
+	const char *ap = imp_attr_s(im, n, "approximate", "none");
+	int a = strcmp(ap, "none") == 0 ? 0 : strcmp(ap, "tanh") == 0 ? 1 : -1;
+	if (a < 0) {
+		imp_op_err(im, "unknown approximate '%s' (none or tanh)", ap);
+		return no_value;
+	}
+	struct value r = imp_b_unary(im, NK_Gelu, name, x);
+	if (r.node && a)
+		node_set_int(im->m, r.node, AN_approximate, a);
+	return r;
+}
+
+/* alpha * Elu(x / alpha) */
+static struct value celu(struct importer *im, const onnx_node *n, struct value x, const char *name)
+{
+	struct value al = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
+	struct value e = imp_b_unary(im, NK_Elu, imp_dname(im, name, "elu"),
+				 imp_b_binary(im, NK_Div, x, al, imp_dname(im, name, "scaled")));
+	return imp_b_binary(im, NK_Mul, e, al, name);
+}
+
+/* clip(alpha * x + beta, 0, 1) */
+static struct value hard_sigmoid(struct importer *im, const onnx_node *n, struct value x, const char *name)
+{
+	struct value a = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 0.2f), imp_dname(im, name, "alpha"));
+	struct value b = imp_b_splat_like(im, x, imp_attr_f(n, "beta", 0.5f), imp_dname(im, name, "beta"));
+	struct value y = imp_b_binary(im, NK_Add, imp_b_binary(im, NK_Mul, x, a, imp_dname(im, name, "mul")), b,
+			     imp_dname(im, name, "add"));
+	struct value r = imp_b_unary(im, NK_Clip, name, y);
+	if (r.node) {
+		node_set_float(im->m, r.node, AN_min, 0);
+		node_set_float(im->m, r.node, AN_max, 1);
+	}
+	return r;
+}
+
+/* x / (1 + |x|) */
+static struct value softsign(struct importer *im, const onnx_node *n, struct value x, const char *name)
+{
+	(void)n;
+	struct value one = imp_b_splat_like(im, x, 1, imp_dname(im, name, "one"));
+	struct value d = imp_b_binary(im, NK_Add, one, imp_b_unary(im, NK_Abs, imp_dname(im, name, "abs"), x),
+			     imp_dname(im, name, "den"));
+	return imp_b_binary(im, NK_Div, x, d, name);
+}
+
+/* a kind of its own (Nodes.def) with lambd and bias */
+static struct value shrink(struct importer *im, const onnx_node *n, struct value x, const char *name)
+{
+	struct value r = unary_f(im, n, NK_Shrink, x, name, AN_lambd, "lambd", 0.5f);
+	if (r.node)
+		node_set_float(im->m, r.node, AN_bias, imp_attr_f(n, "bias", 0));
+	return r;
+}
+
+/* x > alpha ? x : 0 */
+static struct value thresholded_relu(struct importer *im, const onnx_node *n, struct value x, const char *name)
+{
+	struct value zero = imp_b_splat_like(im, x, 0, imp_dname(im, name, "zero"));
+	struct value a = imp_b_splat_like(im, x, imp_attr_f(n, "alpha", 1), imp_dname(im, name, "alpha"));
+	struct value ops[3] = {imp_b_binary(im, NK_CmpLT, a, x, imp_dname(im, name, "gt")), x, zero};
+	return imp_b_node(im, NK_Select, name, ops, 3, val_type(x));
+}
+
+int imp_op_leaky_relu(struct importer *im, const onnx_node *n) { return activation(im, n, leaky_relu); }
+int imp_op_elu(struct importer *im, const onnx_node *n) { return activation(im, n, elu); }
+int imp_op_selu(struct importer *im, const onnx_node *n) { return activation(im, n, selu); }
+int imp_op_gelu(struct importer *im, const onnx_node *n) { return activation(im, n, gelu); }
+int imp_op_celu(struct importer *im, const onnx_node *n) { return activation(im, n, celu); }
+int imp_op_hard_sigmoid(struct importer *im, const onnx_node *n) { return activation(im, n, hard_sigmoid); }
+int imp_op_softsign(struct importer *im, const onnx_node *n) { return activation(im, n, softsign); }
+int imp_op_shrink(struct importer *im, const onnx_node *n) { return activation(im, n, shrink); }
+int imp_op_thresholded_relu(struct importer *im, const onnx_node *n) { return activation(im, n, thresholded_relu); }
 
 int imp_op_prelu(struct importer *im, const onnx_node *n)
 {
