@@ -229,6 +229,8 @@ bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v)
 			return false;
 		if (cg_emits_nothing(in->kind))
 			continue;
+		if (instr_is_block(in->kind))
+			return true; /* a loop may read it again, an if's other block may */
 		for (unsigned i = 0; i < in->nops; i++) {
 			if (!cg_overlap(g, in->ops[i].val, v))
 				continue;
@@ -478,6 +480,10 @@ void cg_emit_body(struct cg *g)
 	ir_for_each_instr(g->f, in) {
 		if (ptrmap_get(&g->fused, in))
 			continue;
+		if (instr_is_block(in->kind)) { /* braces, not a statement to time (cgen_flow.c) */
+			cg_emit_instr(g, in);
+			continue;
+		}
 		size_t before = body->len;
 		cg_emit_instr(g, in);
 		if (body->len != before) {

@@ -15,6 +15,7 @@
  * outputs receive their values after the run.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "backends/interpreter/flow.h"
 #include "backends/interpreter/kern.h"
 #include "support/hashmap.h"
 
@@ -36,6 +37,7 @@ struct backend_compiled {
 	struct u64map base;      /* weight or alloc -> its address + 1 (non-NULL) */
 	struct step *steps;
 	size_t nsteps;
+	struct interp_flow flow; /* the steps' blocks (flow.h) */
 	struct ir_weight **mut;  /* mutable weights, with their initial contents */
 	uint8_t **mut_init;      /* NULL: no initializer */
 	bool *mut_input;         /* an input: taken from its binding */
@@ -64,6 +66,7 @@ static void interp_destroy(struct backend_compiled *c)
 	free(c->blocks);
 	u64map_free(&c->base);
 	free(c->steps);
+	interp_flow_free(&c->flow);
 	for (size_t i = 0; i < c->nmut; i++)
 		free(c->mut_init[i]);
 	free(c->mut);
@@ -207,6 +210,7 @@ static struct backend_compiled *interp_compile(const struct backend *b, struct i
 		return NULL;
 	}
 	c->steps = xcalloc(f->ninstrs + 1, sizeof *c->steps);
+	interp_flow_init(&c->flow, f->ninstrs);
 	ir_for_each_instr(f, in) {
 		if (in->kind == IK_alloc || in->kind == IK_dealloc || in->kind == IK_tensorview)
 			continue;
@@ -221,6 +225,7 @@ static struct backend_compiled *interp_compile(const struct backend *b, struct i
 			s->ops[i].t = in->ops[i].val->type;
 			s->ops[i].p = base + off;
 		}
+		interp_flow_add(&c->flow, c->nsteps - 1, in);
 	}
 	return c;
 }
@@ -246,6 +251,14 @@ static int interp_run(struct backend_compiled *c, const struct backend_binding *
 	char err[256];
 	for (size_t i = 0; i < c->nsteps; i++) {
 		const struct step *s = &c->steps[i];
+		while (instr_is_block(s->in->kind)) { /* blocks: flow.h */
+			i = interp_flow_next(&c->flow, i, s->in, s->ops);
+			if (i >= c->nsteps)
+				break;
+			s = &c->steps[i];
+		}
+		if (i >= c->nsteps)
+			break;
 		err[0] = 0;
 		/* compile has checked that every kind has a kernel */
 		if (interp_exec(s->in->kind, s->ops, s->in->attrs, err, sizeof err)) {

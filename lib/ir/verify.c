@@ -10,6 +10,8 @@
  *   - aliasing: a written operand may share memory with another operand only
  *     if the pair is in-place in the table, and then exactly;
  *   - the type rule (the graph kind's, then the instruction's own).
+ *   - blocks: nesting, scope, alloc and dealloc in one block
+ *     (verify_blocks.c);
  * Then the weights' initializers and, when one is recorded, the memory plan:
  * offsets aligned, buffers inside their region, weights of one region
  * disjoint, simultaneously live activations disjoint.
@@ -42,8 +44,9 @@ static inline void prefetch_ahead(const struct ir_instr *in)
 #endif
 }
 
-/* mark of an instruction: ST_MEMBER | lifetime state; of a weight: ST_MEMBER */
-enum { ST_UNSEEN = 0, ST_LIVE = 1, ST_DEAD = 2, ST_STATE = 3, ST_MEMBER = 4 };
+/* mark of an instruction: ST_MEMBER | lifetime state (| an alloc's or
+ * view's block number, verify_blocks.c); of a weight: ST_MEMBER */
+enum { ST_UNSEEN = 0, ST_LIVE = 1, ST_DEAD = 2, ST_STATE = IR_VERIFY_STATE, ST_MEMBER = IR_VERIFY_MEMBER };
 
 /* val is a buffer of the function being verified. Weights are marked
  * before the walk, instructions as the walk reaches them, so in a valid
@@ -342,6 +345,8 @@ int ir_func_verify(struct ir_func *f, struct diag *d)
 		w->mark = ST_MEMBER;
 	}
 	bool structural = false;
+	struct ir_block_check bc;
+	ir_verify_blocks_init(&bc);
 	ir_for_each_instr(f, in) {
 		in->mark = ST_MEMBER | ST_UNSEEN;
 		if (verify_structure(&v, in)) {
@@ -349,10 +354,12 @@ int ir_func_verify(struct ir_func *f, struct diag *d)
 			continue;
 		}
 		verify_uses(&v, in);
+		ir_verify_blocks_step(&v, &bc, in, ST_LIVE);
 		verify_aliasing(&v, in);
 		ir_rule_graph(&v, in);
 		instr_desc(in->kind)->rule(&v, in);
 	}
+	ir_verify_blocks_finish(&v, &bc);
 	bool planned = false; /* an alloc has an offset */
 	ir_for_each_instr(f, in) {
 		prefetch_ahead(in);
