@@ -161,7 +161,7 @@ static void scalar_of(struct ir_verifier *v, const struct ir_instr *in, unsigned
 	const struct type *t = ir_op_type(in, i);
 	char a[160];
 	if (t->rank != 0 || t->elem != ek)
-		ir_verr(v, in, "%s %s must be a %s<> scalar", instr_desc(in->kind)->op_names[i], type_str(t, a, sizeof a),
+		ir_verr(v, in, "%s %s must be a scalar %s<>", instr_desc(in->kind)->op_names[i], type_str(t, a, sizeof a),
 			elem_name(ek));
 }
 
