@@ -9,20 +9,26 @@
 
 #include "backends/interpreter/interp.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Per step of the program: where each block instruction goes, and the
- * state of each loop while it runs. */
+/* What a block instruction's step knows. */
+struct interp_flow_step {
+	size_t jump;   /* if: its else + 1 or end + 1 (condition false); else: its end + 1;
+			* loop: its end + 1 (done); end: its loop, SIZE_MAX for an if's */
+	bool is_loop;
+	/* a loop while it runs: the iteration, the trip count read on entry,
+	 * the condition and iteration number buffers */
+	int64_t count, trip;
+	const uint8_t *cond;
+	int64_t *iter;
+};
+
+/* Per step of the program, and the open blocks while it is built. */
 struct interp_flow {
-	size_t *jump;        /* if: its else + 1 or end + 1 (condition false); else: its end + 1;
-			      * loop: its end + 1 (done); end: its loop, SIZE_MAX for an if's */
-	uint8_t *is_loop;    /* the step is a loop */
-	int64_t *count;      /* loop: the iteration running */
-	int64_t *trip;       /* loop: its trip count, read on entry */
-	uint8_t **cond;      /* loop: its condition buffer */
-	int64_t **iter;      /* loop: its iteration number buffer */
-	size_t *open;        /* while building: the steps of the open blocks */
+	struct interp_flow_step *at;
+	size_t *open;
 	size_t nopen, nsteps;
 };
 

@@ -17,15 +17,9 @@
 
 void interp_flow_init(struct interp_flow *fl, size_t nsteps)
 {
-	memset(fl, 0, sizeof *fl);
-	size_t n = nsteps + 1;
-	fl->jump = xcalloc(n, sizeof *fl->jump);
-	fl->count = xcalloc(n, sizeof *fl->count);
-	fl->trip = xcalloc(n, sizeof *fl->trip);
-	fl->cond = xcalloc(n, sizeof *fl->cond);
-	fl->iter = xcalloc(n, sizeof *fl->iter);
-	fl->open = xcalloc(n, sizeof *fl->open);
-	fl->is_loop = xcalloc(n, sizeof *fl->is_loop);
+	fl->at = xcalloc(nsteps + 1, sizeof *fl->at);
+	fl->open = xcalloc(nsteps + 1, sizeof *fl->open);
+	fl->nopen = 0;
 	fl->nsteps = nsteps;
 }
 
@@ -33,63 +27,60 @@ void interp_flow_add(struct interp_flow *fl, size_t step, const struct ir_instr 
 {
 	unsigned flags = instr_desc(in->kind)->flags;
 	if (flags & IF_BLOCK_OPEN) {
-		fl->jump[step] = SIZE_MAX; /* until its end is seen */
-		fl->is_loop[step] = in->kind == IK_loop;
+		fl->at[step].jump = SIZE_MAX; /* until its end is seen */
+		fl->at[step].is_loop = in->kind == IK_loop;
 		fl->open[fl->nopen++] = step;
 	} else if ((flags & (IF_BLOCK_ELSE | IF_BLOCK_END)) && fl->nopen) {
 		/* the verifier has checked the nesting */
 		size_t o = fl->open[fl->nopen - 1];
-		fl->jump[o] = step + 1; /* an if whose condition is false, a loop that is done */
+		fl->at[o].jump = step + 1; /* an if whose condition is false, a loop that is done */
 		if (flags & IF_BLOCK_ELSE) {
 			fl->open[fl->nopen - 1] = step;
 		} else {
 			fl->nopen--;
-			fl->jump[step] = fl->is_loop[o] ? o : SIZE_MAX;
+			fl->at[step].jump = fl->at[o].is_loop ? o : SIZE_MAX;
 		}
 	}
 }
 
-/* Whether loop step l runs another iteration; if so writes its number. */
-static bool loop_again(struct interp_flow *fl, size_t l)
+/* Whether loop l runs another iteration; if so writes its number. */
+static bool loop_again(struct interp_flow_step *l)
 {
-	if (fl->count[l] >= fl->trip[l] || !*fl->cond[l])
+	if (l->count >= l->trip || !*l->cond)
 		return false;
-	*fl->iter[l] = fl->count[l];
+	*l->iter = l->count;
 	return true;
 }
 
 size_t interp_flow_next(struct interp_flow *fl, size_t step, const struct ir_instr *in,
 			const struct interp_arg *ops)
 {
+	struct interp_flow_step *s = &fl->at[step];
 	switch (in->kind) {
-	case IK_if: return *(const uint8_t *)ops[0].p ? step + 1 : fl->jump[step];
-	case IK_else: return fl->jump[step]; /* the first block ran: past the end */
+	case IK_if: return *(const uint8_t *)ops[0].p ? step + 1 : s->jump;
+	case IK_else: return s->jump; /* the first block ran: past the end */
 	case IK_loop:
-		fl->trip[step] = *(const int64_t *)ops[0].p;
-		fl->cond[step] = ops[1].p;
-		fl->iter[step] = ops[2].p;
-		fl->count[step] = 0;
-		return loop_again(fl, step) ? step + 1 : fl->jump[step];
+		s->trip = *(const int64_t *)ops[0].p;
+		s->cond = ops[1].p;
+		s->iter = ops[2].p;
+		s->count = 0;
+		return loop_again(s) ? step + 1 : s->jump;
 	default: { /* end: of a loop, the next iteration or out; of an if, on */
-		size_t l = fl->jump[step];
-		if (l == SIZE_MAX)
+		if (s->jump == SIZE_MAX)
 			return step + 1;
-		fl->count[l]++;
-		return loop_again(fl, l) ? l + 1 : step + 1;
+		struct interp_flow_step *l = &fl->at[s->jump];
+		l->count++;
+		return loop_again(l) ? s->jump + 1 : step + 1;
 	}
 	}
 }
 
 void interp_flow_free(struct interp_flow *fl)
 {
-	free(fl->jump);
-	free(fl->count);
-	free(fl->trip);
-	free(fl->cond);
-	free(fl->iter);
+	free(fl->at);
 	free(fl->open);
-	free(fl->is_loop);
-	memset(fl, 0, sizeof *fl);
+	fl->at = NULL;
+	fl->open = NULL;
 }
 
 /* The block instructions are the run loop's (interp_flow_next): reached as

@@ -7,37 +7,25 @@
  */
 #include "ir/ir.h"
 
-struct ir_instr *ir_block_end(const struct ir_instr *open)
+/* The bracket matching `from`, walking forward to an end (or backward to
+ * an opening instruction): brackets of the other direction on the way
+ * open nested blocks. */
+static struct ir_instr *match(const struct ir_instr *from, bool forward)
 {
-	unsigned depth = 0;
-	for (struct ir_instr *in = open->next; in; in = in->next) {
+	unsigned depth = 0, want = forward ? IF_BLOCK_END : IF_BLOCK_OPEN, nest = forward ? IF_BLOCK_OPEN : IF_BLOCK_END;
+	for (struct ir_instr *in = forward ? from->next : from->prev; in; in = forward ? in->next : in->prev) {
 		unsigned fl = instr_desc(in->kind)->flags;
-		if (fl & IF_BLOCK_OPEN) {
+		if (fl & nest)
 			depth++;
-		} else if (fl & IF_BLOCK_END) {
-			if (depth == 0)
-				return in;
-			depth--;
-		}
+		else if ((fl & want) && depth-- == 0)
+			return in;
 	}
 	return NULL;
 }
 
-struct ir_instr *ir_block_opener(const struct ir_instr *mark)
-{
-	unsigned depth = 0;
-	for (struct ir_instr *in = mark->prev; in; in = in->prev) {
-		unsigned fl = instr_desc(in->kind)->flags;
-		if (fl & IF_BLOCK_END) {
-			depth++;
-		} else if (fl & IF_BLOCK_OPEN) {
-			if (depth == 0)
-				return in;
-			depth--;
-		}
-	}
-	return NULL;
-}
+struct ir_instr *ir_block_end(const struct ir_instr *open) { return match(open, true); }
+
+struct ir_instr *ir_block_opener(const struct ir_instr *mark) { return match(mark, false); }
 
 bool ir_func_has_blocks(const struct ir_func *f)
 {

@@ -21,6 +21,9 @@ void ir_vreport(struct ir_verifier *v, struct loc loc, const char *subject, cons
 /* Reports an error at the instruction, prefixed with its kind and name. */
 void ir_verr(struct ir_verifier *v, const struct ir_instr *in, const char *fmt, ...) GLOW_PRINTF(3, 4);
 
+/* "%name" of a value (quoted as the printer does) into buf, for messages. */
+const char *ir_vname(const struct ir_value *val, char *buf, size_t size);
+
 /* ---- blocks (verify_blocks.c) ---- */
 
 /* verify.c's mark bits the block checks read: an instruction of the

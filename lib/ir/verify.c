@@ -76,8 +76,7 @@ static void werr(struct ir_verifier *v, const struct ir_weight *w, const char *f
 	va_end(ap);
 }
 
-/* "%name" of a value, for messages */
-static const char *vname(const struct ir_value *val, char *buf, size_t size)
+const char *ir_vname(const struct ir_value *val, char *buf, size_t size)
 {
 	struct ostream o;
 	ostream_mem(&o);
@@ -128,7 +127,7 @@ static int verify_structure(struct ir_verifier *v, const struct ir_instr *in)
 		if (in->ops[i].qual != want) {
 			char b[128];
 			ir_verr(v, in, "operand %u (%s) %s must be @%s, not @%s", i, d->op_names[i],
-				vname(val, b, sizeof b), ir_qual_name(want), ir_qual_name(in->ops[i].qual));
+				ir_vname(val, b, sizeof b), ir_qual_name(want), ir_qual_name(in->ops[i].qual));
 		}
 	}
 	return bad;
@@ -145,7 +144,7 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 		struct ir_value *val = in->ops[i].val;
 		struct ir_instr *vi = ir_as_instr(val);
 		if (vi && vi->kind == IK_tensorview && (vi->mark & ST_STATE) != ST_LIVE) {
-			ir_verr(v, in, "uses view %s before its definition", vname(val, b, sizeof b));
+			ir_verr(v, in, "uses view %s before its definition", ir_vname(val, b, sizeof b));
 			continue;
 		}
 		struct ir_value *root = ir_value_root(val, NULL);
@@ -156,15 +155,15 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 			if (in->kind == IK_dealloc)
 				continue; /* checked below */
 			if ((ra->mark & ST_STATE) == ST_UNSEEN)
-				ir_verr(v, in, "uses %s before its alloc", vname(root, b, sizeof b));
+				ir_verr(v, in, "uses %s before its alloc", ir_vname(root, b, sizeof b));
 			else if ((ra->mark & ST_STATE) == ST_DEAD)
-				ir_verr(v, in, "uses %s after its dealloc", vname(root, b, sizeof b));
+				ir_verr(v, in, "uses %s after its dealloc", ir_vname(root, b, sizeof b));
 		} else if (ir_as_weight(root)->is_const && writes(d->op_quals[i])) {
 			if (root == val)
-				ir_verr(v, in, "writes to constant weight %s", vname(root, b, sizeof b));
+				ir_verr(v, in, "writes to constant weight %s", ir_vname(root, b, sizeof b));
 			else
-				ir_verr(v, in, "writes to constant weight %s through view %s", vname(root, b, sizeof b),
-					vname(val, c, sizeof c));
+				ir_verr(v, in, "writes to constant weight %s through view %s", ir_vname(root, b, sizeof b),
+					ir_vname(val, c, sizeof c));
 		}
 	}
 	if (in->kind == IK_alloc || in->kind == IK_tensorview) {
@@ -173,13 +172,13 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 		struct ir_value *val = in->ops[0].val;
 		struct ir_instr *a = ir_as_instr(val);
 		if (!a || a->kind != IK_alloc) {
-			ir_verr(v, in, "%s is not an alloc", vname(val, b, sizeof b));
+			ir_verr(v, in, "%s is not an alloc", ir_vname(val, b, sizeof b));
 			return;
 		}
 		if ((a->mark & ST_STATE) == ST_UNSEEN)
-			ir_verr(v, in, "deallocates %s before its alloc", vname(val, b, sizeof b));
+			ir_verr(v, in, "deallocates %s before its alloc", ir_vname(val, b, sizeof b));
 		else if ((a->mark & ST_STATE) == ST_DEAD)
-			ir_verr(v, in, "deallocates %s a second time", vname(val, b, sizeof b));
+			ir_verr(v, in, "deallocates %s a second time", ir_vname(val, b, sizeof b));
 		a->mark = (a->mark & ~(uint32_t)ST_STATE) | ST_DEAD;
 	}
 }
@@ -206,10 +205,10 @@ static void verify_aliasing(struct ir_verifier *v, const struct ir_instr *in)
 			char b[128];
 			if (!instr_inplace_ok(in->kind, i, j))
 				ir_verr(v, in, "operands %s and %s share memory of %s, but %s cannot work in place",
-					d->op_names[i], d->op_names[j], vname(ri, b, sizeof b), d->name);
+					d->op_names[i], d->op_names[j], ir_vname(ri, b, sizeof b), d->name);
 			else if (oi != oj || li != lj)
 				ir_verr(v, in, "in-place operands %s and %s overlap only partly in %s", d->op_names[i],
-					d->op_names[j], vname(ri, b, sizeof b));
+					d->op_names[j], ir_vname(ri, b, sizeof b));
 		}
 	}
 }
@@ -288,7 +287,7 @@ static void verify_plan(struct ir_verifier *v, struct ir_func *f, bool planned)
 				continue;
 			if (prev && (uint64_t)prev->offset + type_bytes(prev->v.type) > (uint64_t)w->offset) {
 				char b[128];
-				werr(v, w, "overlaps weight %s in the %s region", vname(&prev->v, b, sizeof b),
+				werr(v, w, "overlaps weight %s in the %s region", ir_vname(&prev->v, b, sizeof b),
 				     cls ? "constant" : "mutable");
 			}
 			if (!prev || (uint64_t)w->offset + type_bytes(w->v.type) >
@@ -320,7 +319,7 @@ static void verify_plan(struct ir_verifier *v, struct ir_func *f, bool planned)
 				    (uint64_t)o->offset < (uint64_t)in->offset + bytes) {
 					char b[128];
 					ir_verr(v, in, "overlaps %s, which is live, in the activations region",
-						vname(&o->v, b, sizeof b));
+						ir_vname(&o->v, b, sizeof b));
 				}
 			}
 			if (bytes)

@@ -12,7 +12,6 @@
  * or view records its block's number in the high bits of its mark field,
  * above verify.c's state bits (ir_verify_blocks_shift). */
 #include "ir/rules.h"
-#include "support/io.h"
 #include "support/util.h"
 
 #include <stdio.h>
@@ -25,17 +24,6 @@ void ir_verify_blocks_init(struct ir_block_check *bc)
 	vec_push(&bc->ids, 0);
 	vec_push(&bc->openers, NULL);
 	vec_push(&bc->has_else, 0);
-}
-
-/* "%name" of a value into buf, for messages */
-static const char *bname(const struct ir_value *val, char *buf, size_t size)
-{
-	struct ostream o;
-	ostream_mem(&o);
-	ir_print_local(&o, val->name ? val->name : "?");
-	snprintf(buf, size, "%s", ostream_cstr(&o));
-	ostream_abort(&o);
-	return buf;
 }
 
 /* The block number an alloc or view was defined in (its mark's high bits). */
@@ -58,13 +46,13 @@ void ir_verify_blocks_step(struct ir_verifier *v, struct ir_block_check *bc, str
 		if (!def || (def->mark & IR_VERIFY_STATE) != live || !(def->mark & IR_VERIFY_MEMBER))
 			continue;
 		if (!bc->open.data[def_block(def)])
-			ir_verr(v, in, "uses %s outside the block that defines it", bname(&def->v, b, sizeof b));
+			ir_verr(v, in, "uses %s outside the block that defines it", ir_vname(&def->v, b, sizeof b));
 	}
 	if (in->kind == IK_dealloc && in->nops == 1) {
 		struct ir_instr *a = ir_as_instr(in->ops[0].val);
 		if (a && a->kind == IK_alloc && (a->mark & IR_VERIFY_MEMBER) && (a->mark & IR_VERIFY_STATE) &&
 		    def_block(a) != cur)
-			ir_verr(v, in, "deallocates %s in another block than its alloc", bname(&a->v, b, sizeof b));
+			ir_verr(v, in, "deallocates %s in another block than its alloc", ir_vname(&a->v, b, sizeof b));
 	}
 	if (in->kind == IK_alloc || in->kind == IK_tensorview) {
 		in->mark |= cur << IR_VERIFY_BLOCK_SHIFT;
