@@ -125,7 +125,8 @@ unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigne
 
 /* is_node_supported for a backend whose answer depends only on the node's
  * kind and element kinds: b->is_op_supported of n's kind and
- * backend_node_elems. */
+ * backend_node_elems; false for a kind with regions (If, Loop), whose
+ * execution a backend must answer for itself. */
 bool backend_node_supported_by_kind(const struct backend *b, const struct node *n);
 
 /* should_lower for a backend that lowers nothing by choice: false (the

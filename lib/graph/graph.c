@@ -482,6 +482,7 @@ static struct node *node_new(struct func *f, unsigned kind, const char *name, si
 	attr_rows_defaults(node_desc(kind)->attrs, node_desc(kind)->nattrs, n->attrs, &m->arena);
 	for (unsigned r = 0; r < nres; r++)
 		n->types[r] = types[r];
+	m->nowners += d->nregions ? 1u : 0u;
 	for (unsigned i = 0; i < d->nregions; i++) {
 		struct func *r = arena_new(&m->arena, struct func);
 		r->mod = m;

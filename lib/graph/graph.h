@@ -325,6 +325,7 @@ struct module {
 	struct mattr *attrs; /* module attributes, sorted by key (graph/forms.h); in the arena */
 	size_t nattrs, capattrs;
 	struct lowered_map *lowered; /* the lowered-info map (graph/lowered.h); NULL: empty; in the arena */
+	size_t nowners; /* nodes with regions ever created (graph/region.h): 0, no module function has regions */
 };
 
 struct module *module_create(struct type_ctx *types, const char *name);

@@ -397,6 +397,17 @@ static void print_node_ex(struct printer *p, const struct node *n,
 
 static void print_node(struct printer *p, const struct node *n) { print_node_ex(p, n, NULL, NULL); }
 
+/* The indentation of a line at region depth `depth` (0: a function's body). */
+static void print_indent(struct ostream *o, unsigned depth)
+{
+	for (unsigned i = 0; i <= depth; i++)
+		os_write(o, "  ", 2);
+}
+
+static void print_regions_ex(struct printer *p, const struct node *n, unsigned depth,
+			     void (*body_fn)(void *arg, struct func *r, unsigned depth),
+			     void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg);
+
 /* A printer with its type cache for a whole function body in a form
  * (print_forms.c): most nodes repeat a recent type. */
 struct node_printer {
@@ -422,6 +433,15 @@ void node_printer_expr(struct node_printer *np, const struct node *n,
 {
 	print_node_ex(&np->p, n, use_fn, arg);
 }
+
+void node_printer_regions(struct node_printer *np, const struct node *n, unsigned depth,
+			  void (*body_fn)(void *arg, struct func *r, unsigned depth),
+			  void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg)
+{
+	print_regions_ex(&np->p, n, depth, body_fn, name_fn, arg);
+}
+
+void node_printer_indent(struct node_printer *np, unsigned depth) { print_indent(np->p.o, depth); }
 
 void node_printer_free(struct node_printer *np)
 {
@@ -518,18 +538,14 @@ size_t print_order(struct func *f, struct node ***order)
 	return nout;
 }
 
-static void print_indent(struct ostream *o, unsigned depth)
-{
-	for (unsigned i = 0; i <= depth; i++)
-		os_write(o, "  ", 2);
-}
-
-static void print_body(struct printer *p, struct func *f, unsigned depth);
-
 /* After n's line: its regions, "then {" ... "} else {" ... "}", each
- * region's parameters in parentheses after its name, its nodes one level
- * deeper (docs/GraphIR.md, "Control flow"). */
-static void print_regions(struct printer *p, const struct node *n, unsigned depth)
+ * region's parameters in parentheses after its name (named by name_fn),
+ * its nodes one level deeper (printed by body_fn); docs/GraphIR.md,
+ * "Control flow". The default form and the text forms differ only in the
+ * two callbacks. */
+static void print_regions_ex(struct printer *p, const struct node *n, unsigned depth,
+			     void (*body_fn)(void *arg, struct func *r, unsigned depth),
+			     void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg)
 {
 	struct ostream *o = p->o;
 	for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++) {
@@ -548,19 +564,34 @@ static void print_regions(struct printer *p, const struct node *n, unsigned dept
 				struct node *a = region_param(r, k);
 				if (k)
 					os_write(o, ", ", 2);
-				print_local_name(o, a->name);
+				name_fn(arg, o, a);
 				os_write(o, " : ", 3);
 				print_type(p, node_type(a));
 			}
 			os_putc(o, ')');
 		}
 		os_write(o, " {\n", 3);
-		print_body(p, r, depth + 1);
+		body_fn(arg, r, depth + 1);
 	}
 	if (node_num_regions(n)) {
 		print_indent(o, depth);
 		os_putc(o, '}');
 	}
+}
+
+static void print_body(struct printer *p, struct func *f, unsigned depth);
+
+static void body_default(void *arg, struct func *r, unsigned depth) { print_body(arg, r, depth); }
+
+static void name_default(void *arg, struct ostream *o, const struct node *param)
+{
+	(void)arg;
+	print_local_name(o, param->name);
+}
+
+static void print_regions(struct printer *p, const struct node *n, unsigned depth)
+{
+	print_regions_ex(p, n, depth, body_default, name_default, p);
 }
 
 /* f's nodes in print order, each on its own line at the indentation of

@@ -57,6 +57,10 @@ struct node *region_set_yield(struct func *r, const struct value *vals, unsigned
  * outputs (results after the carried ones). */
 static inline unsigned loop_num_carried(const struct node *loop) { return loop->nops - 2; }
 static inline unsigned loop_num_scans(const struct node *loop) { return loop->nres - (loop->nops - 2); }
+/* The value of a one-element bool or integer (i32, i64) Constant with
+ * its payload in memory, or of a Splat of such a type: false when def is
+ * none of these. */
+bool node_const_scalar(const struct node *def, int64_t *v);
 /* The Loop's trip count when its Trip operand is a constant, else -1;
  * INT64_MAX means no bound (docs/GraphIR.md). */
 int64_t loop_const_trip(const struct node *loop);
@@ -67,5 +71,12 @@ int64_t loop_const_trip(const struct node *loop);
  * region's nodes before their owner), or outer first (pre order). */
 void func_walk_post(struct func *f, void (*fn)(struct func *scope, struct node *n, void *arg), void *arg);
 void func_walk_pre(struct func *f, void (*fn)(struct func *scope, struct node *n, void *arg), void *arg);
+
+/* Restores the order the verifier wants after a pass that appended nodes:
+ * f's list and its regions' become a stable topological order (list order
+ * wherever valid) in which a node with regions comes after the outer values
+ * its regions use, a region's parameters first and its Yield last. Does
+ * nothing to a function without regions. */
+void func_fix_order(struct func *f);
 
 #endif
