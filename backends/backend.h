@@ -128,6 +128,10 @@ unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigne
  * backend_node_elems; false for a kind with regions (If, Loop), whose
  * execution a backend must answer for itself. */
 bool backend_node_supported_by_kind(const struct backend *b, const struct node *n);
+/* The same for a backend that executes If and Loop as blocks
+ * (docs/InstrIR.md, "Blocks": the interpreter, the C backend): its
+ * is_op_supported answers for those kinds too (issue 18, part cfi). */
+bool backend_node_supported_with_blocks(const struct backend *b, const struct node *n);
 
 /* should_lower for a backend that lowers nothing by choice: false (the
  * lower stage still lowers what the backend does not support). */

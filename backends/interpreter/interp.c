@@ -301,7 +301,7 @@ static int interp_post_lowering(const struct backend *b, struct func *f, struct 
 }
 
 const struct backend interp_backend = {
-	"interpreter",	      interp_is_op_supported, backend_node_supported_by_kind, interp_should_lower,
+	"interpreter",	      interp_is_op_supported, backend_node_supported_with_blocks, interp_should_lower,
 	interp_post_lowering, interp_compile,	      interp_run,		interp_destroy,
 	{NULL, NULL, NULL, NULL},
 };
