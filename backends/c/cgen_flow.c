@@ -19,6 +19,8 @@
 
 #include <inttypes.h>
 
+/* The brackets of blocks (Emitters.def: if, else, loop, end): C braces;
+ * a loop's end closes its for and the scope of its trip count. */
 void cg_emit_block(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
 	(void)row;
@@ -50,6 +52,8 @@ void cg_emit_block(struct cg *g, struct ir_instr *in, const struct cg_emit_row *
 	}
 }
 
+/* insertslice and extractslice: the index read, checked against the
+ * leading axis (else the run function returns 1), one memmove. */
 void cg_emit_slice_at(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
 	(void)row;

@@ -571,6 +571,8 @@ void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kl
 
 /* ---- blocks ---- */
 
+/* if/loop operands '{': the opening instruction, built now so that the
+ * block's instructions follow it. */
 void gir_p_block_open(struct gir_parser *p, unsigned kind, struct loc kloc)
 {
 	bool ok = p->f && build_instr(p, (int)kind, kloc, NULL, kloc) != NULL;
@@ -585,8 +587,10 @@ static void block_mark(struct gir_parser *p, unsigned kind, struct loc loc)
 		ir_instr_create(p->f, kind, NULL, NULL, NULL, 0, NULL, loc);
 }
 
+/* '} else {' of an if */
 void gir_p_block_else(struct gir_parser *p, struct loc loc) { block_mark(p, IK_else, loc); }
 
+/* the '}' that closes the innermost block */
 void gir_p_block_end(struct gir_parser *p, struct loc loc)
 {
 	block_mark(p, IK_end, loc);

@@ -479,6 +479,8 @@ static struct ir_value *outer_buf(struct gen *P, const struct node *def, unsigne
 	return P->buf[P->g.val_begin[sg_index(&P->g, def)] + res];
 }
 
+/* (gen.h) A generator of its own for the region, its externals resolved
+ * in P's scope. */
 void irgen_region(struct gen *P, struct func *r, struct ir_value *const *params, irgen_yield_fn *yield, void *arg)
 {
 	struct gen G = {.im = P->im, .irf = P->irf, .f = r, .d = P->d, .parent = P, .params = params,

@@ -49,6 +49,8 @@ static void if_yield(struct gen *R, uint32_t y, void *arg)
 		copy_value(R, irgen_resbuf(o->G, o->k, r), irgen_opbuf(R, y, r), yn->loc);
 }
 
+/* If node k: its condition's block, each region generated inside its
+ * half, its Yields copying into the If's results (allocated already). */
 void irgen_gen_if(struct gen *G, uint32_t k)
 {
 	const struct node *n = G->g.nodes[k];
@@ -102,6 +104,9 @@ static void loop_yield(struct gen *R, uint32_t y, void *arg)
 	free(dst);
 }
 
+/* Loop node k: condition and iteration buffers, the carried values
+ * initialized in the Loop's results, the scan outputs zeroed, then the
+ * loop block with the body generated inside (see the head comment). */
 void irgen_gen_loop(struct gen *G, uint32_t k)
 {
 	const struct node *n = G->g.nodes[k];

@@ -134,12 +134,15 @@ struct capture_ctx {
 	VEC(uint8_t) res;
 };
 
+/* func_walk_pre callback: n is inside the regions being walked. */
 static void mark_inside(struct func *scope, struct node *n, void *arg)
 {
 	(void)scope;
 	ptrmap_put(&((struct capture_ctx *)arg)->inside, n, (void *)1);
 }
 
+/* func_walk_pre callback: n's operands produced outside the regions
+ * (storage, or values of enclosing scopes), each (producer, result) once. */
 static void add_captures(struct func *scope, struct node *n, void *arg)
 {
 	(void)scope;
