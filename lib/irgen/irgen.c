@@ -62,6 +62,7 @@
 
 /* ---- names ---- */
 
+/* (gen.h) */
 const char *irgen_compose(struct gen *G, const char *base, const char *suffix)
 {
 	size_t bl = strlen(base), sl = strlen(suffix);
