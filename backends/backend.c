@@ -133,6 +133,16 @@ unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigne
 
 bool backend_node_supported_by_kind(const struct backend *b, const struct node *n)
 {
+	/* control flow (If, Loop: issue 18): no backend executes regions yet, so
+	 * the pipeline unrolls or selects them (if-to-select, loop-unroll); a
+	 * backend that executes them answers for itself */
+	if (node_desc(n->kind)->nregions)
+		return false;
+	return backend_node_supported_with_blocks(b, n);
+}
+
+bool backend_node_supported_with_blocks(const struct backend *b, const struct node *n)
+{
 	enum elem_kind e[2 * IR_MAX_OPS + 8];
 	unsigned ne = backend_node_elems(n, e, GLOW_ARRAY_SIZE(e));
 	return b->is_op_supported(b, n->kind, e, ne);

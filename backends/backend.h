@@ -125,8 +125,13 @@ unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigne
 
 /* is_node_supported for a backend whose answer depends only on the node's
  * kind and element kinds: b->is_op_supported of n's kind and
- * backend_node_elems. */
+ * backend_node_elems; false for a kind with regions (If, Loop), whose
+ * execution a backend must answer for itself. */
 bool backend_node_supported_by_kind(const struct backend *b, const struct node *n);
+/* The same for a backend that executes If and Loop as blocks
+ * (docs/InstrIR.md, "Blocks": the interpreter, the C backend): its
+ * is_op_supported answers for those kinds too (issue 18, part cfi). */
+bool backend_node_supported_with_blocks(const struct backend *b, const struct node *n);
 
 /* should_lower for a backend that lowers nothing by choice: false (the
  * lower stage still lowers what the backend does not support). */

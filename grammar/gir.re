@@ -197,6 +197,9 @@ int gir_yylex(GIR_YYSTYPE *lval, struct loc *lloc, struct gir_parser *p)
 		"seed" { return lex_span(p, lval, lloc, GIR_KW_SEED, tok, cur, 0, 0, false, bol); }
 		"file" { return lex_span(p, lval, lloc, GIR_KW_FILE, tok, cur, 0, 0, false, bol); }
 		"offset" { return lex_span(p, lval, lloc, GIR_KW_OFFSET, tok, cur, 0, 0, false, bol); }
+		"if" { return lex_span(p, lval, lloc, GIR_KW_IF, tok, cur, 0, 0, false, bol); }
+		"else" { return lex_span(p, lval, lloc, GIR_KW_ELSE, tok, cur, 0, 0, false, bol); }
+		"loop" { return lex_span(p, lval, lloc, GIR_KW_LOOP, tok, cur, 0, 0, false, bol); }
 		"true" { return lex_span(p, lval, lloc, GIR_KW_TRUE, tok, cur, 0, 0, false, bol); }
 		"false" { return lex_span(p, lval, lloc, GIR_KW_FALSE, tok, cur, 0, 0, false, bol); }
 		ident { return lex_span(p, lval, lloc, GIR_IDENT, tok, cur, 0, 0, false, bol); }

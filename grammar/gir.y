@@ -103,6 +103,12 @@ struct gir_parser {
 	VEC(struct gir_attr) attrs;
 	VEC(struct tp_num) nums;
 	VEC(int64_t) ti; /* scratch for list attributes */
+	/* the open blocks, innermost last: whether each one's opening
+	 * instruction was built (after an error in it, its else and end are
+	 * not: the module is dropped anyway) */
+	VEC(bool) blocks;
+	bool has_else;        /* the if just read had an else block ... */
+	struct loc else_close; /* ... closed here */
 	VEC(double) tf;
 };
 }
@@ -122,6 +128,9 @@ void gir_p_stmt_begin(struct gir_parser *p, const struct tp_span *name, struct l
 void gir_p_weight(struct gir_parser *p, const struct tp_span *type, struct loc tloc);
 void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kloc, const struct tp_span *type,
 		 struct loc tloc);
+void gir_p_block_open(struct gir_parser *p, unsigned kind, struct loc kloc);
+void gir_p_block_else(struct gir_parser *p, struct loc loc);
+void gir_p_block_end(struct gir_parser *p, struct loc loc);
 void gir_p_operand(struct gir_parser *p, int qual, const struct tp_span *name, struct loc qloc, struct loc loc);
 void gir_p_attr(struct gir_parser *p, const struct tp_span *name, struct loc loc);
 void gir_p_attr_list(struct gir_parser *p, uint32_t start, struct loc loc);
@@ -173,6 +182,9 @@ static void gir_yyerror(struct loc *loc, struct gir_parser *p, const char *msg)
 %token <span> KW_SEED "'seed'"
 %token <span> KW_FILE "'file'"
 %token <span> KW_OFFSET "'offset'"
+%token <span> KW_IF "'if'"
+%token <span> KW_ELSE "'else'"
+%token <span> KW_LOOP "'loop'"
 %token <span> KW_TRUE "'true'"
 %token <span> KW_FALSE "'false'"
 %token SYNC "end of line"
@@ -273,10 +285,23 @@ instrs
 	| instrs error SYNC { yyerrok; gir_p_recovered(p); }
 	;
 
-/* instr ::= (LOCAL '=')? kind tail */
+/* instr ::= (LOCAL '=')? kind tail
+ *         | (LOCAL '=')? 'if' operands block ('else' block)?
+ *         | (LOCAL '=')? 'loop' operands block
+ * block ::= '{' instr* '}'
+ * The opening instruction is built at its '{', so the block's instructions
+ * follow it in the list; 'else' and the closing '}' are instructions too
+ * (Instrs.def: else, end). */
 instr
 	: instr_name kind tail_typed { gir_p_instr(p, &$2, @2, &p->type, p->type_loc); }
 	| instr_name kind tail { gir_p_instr(p, &$2, @2, NULL, @2); }
+	| instr_name KW_IF operands '{' { gir_p_block_open(p, IK_if, @2); } instrs '}' else_opt { gir_p_block_end(p, p->has_else ? p->else_close : @7); }
+	| instr_name KW_LOOP operands '{' { gir_p_block_open(p, IK_loop, @2); } instrs '}' { gir_p_block_end(p, @7); }
+	;
+
+else_opt
+	: %empty { p->has_else = false; }
+	| KW_ELSE '{' { gir_p_block_else(p, @1); } instrs '}' { p->has_else = true; p->else_close = @5; }
 	;
 
 instr_name
@@ -381,7 +406,7 @@ number
 anyident
 	: IDENT | KW_FUNCTION | KW_MEMORY | KW_DECLARE | KW_PROGRAM | KW_WEIGHT
 	| KW_MUTABLE | KW_CONSTANT | KW_DENSE | KW_SPLAT | KW_BROADCAST | KW_ZERO
-	| KW_XAVIER | KW_SEED | KW_FILE | KW_OFFSET
+	| KW_XAVIER | KW_SEED | KW_FILE | KW_OFFSET | KW_IF | KW_ELSE | KW_LOOP
 	;
 
 %%
@@ -389,7 +414,7 @@ anyident
 /* Reports a syntax error with the expected tokens by name. */
 static int yyreport_syntax_error(const yypcontext_t *ctx, struct gir_parser *p)
 {
-	enum { MAXEXP = 8 };
+	enum { MAXEXP = 10 };
 	yysymbol_kind_t exp[MAXEXP];
 	int n = yypcontext_expected_tokens(ctx, exp, MAXEXP);
 	int total = yypcontext_expected_tokens(ctx, NULL, 0);

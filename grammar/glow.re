@@ -260,6 +260,9 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		"let" { return lex_word(p, lval, lloc, GT_KW_LET, tok, cur, bol); }
 		"attributes" { return lex_word(p, lval, lloc, GT_KW_ATTRIBUTES, tok, cur, bol); }
 		"lowered_from" { return lex_word(p, lval, lloc, GT_KW_LOWERED_FROM, tok, cur, bol); }
+		"then" { return lex_word(p, lval, lloc, GT_KW_THEN, tok, cur, bol); }
+		"else" { return lex_word(p, lval, lloc, GT_KW_ELSE, tok, cur, bol); }
+		"body" { return lex_word(p, lval, lloc, GT_KW_BODY, tok, cur, bol); }
 		ident "." ident { return lex_word(p, lval, lloc, GT_IDENT, tok, cur, bol); } /* OpenCL.ConvBiasRelu */
 		ident {
 			if (*cur == '<' && lex_type_due(p)) {

@@ -2,7 +2,10 @@
  *
  * Design: the grammar is generic. A statement is
  *   (('let')? %name '=')? Kind '(' operands ')' {attrs}? (predicate value)? (':' types)?
- * for every node kind, and an operand may itself be a nested expression
+ * for every node kind, followed by its regions when the kind has any
+ * (If: 'then' '{' stmt* '}' 'else' '{' stmt* '}'; Loop: 'body' '(' params
+ * ')' '{' stmt* '}'; actions in parse_region.c), and an operand may itself
+ * be a nested expression
  * Kind '(' operands ')' {attrs}? ':' type, which covers the three text forms
  * (ANF, GNF, BBNF: docs/GraphIR.md; actions in parse_forms.c) as well as the
  * default one; `attributes {key = value, ...}` at top level holds module
@@ -62,6 +65,15 @@ struct glow_pattr {
 
 enum { GLOW_RECENT = 1024, GLOW_TCACHE = 64 }; /* powers of two */
 
+/* A statement whose regions are being read (parse_region.c). */
+struct glow_region_frame {
+	struct node *owner;  /* NULL: the statement failed or has no regions */
+	int kind;            /* the statement's kind, -1 if unknown */
+	struct func *outer;  /* the scope the statement is in */
+	unsigned next;       /* the index of the next region expected */
+	struct loc kind_loc; /* the statement's kind, for messages */
+};
+
 /* The parser state: the reader shell, module under construction, scratch
  * vectors. Everything the lexer and the actions share lives here. */
 struct glow_parser {
@@ -118,6 +130,14 @@ struct glow_parser {
 	VEC(struct tp_num) nums; /* the list being parsed */
 	/* module attributes and nested expressions (parse_forms.c); NULL until used */
 	struct glow_forms *fx;
+	/* control-flow regions (parse_region.c): the open statements that own
+	 * regions, innermost last; the names of the nodes of regions already
+	 * closed (out of scope for everything after them) */
+	struct node *stmt_node;  /* the node the last statement built, NULL if none */
+	bool frame_pushed;       /* the innermost frame is the current statement's */
+	VEC(struct glow_region_frame) frames;
+	struct strmap closed;
+	bool any_closed;
 };
 }
 
@@ -167,6 +187,13 @@ struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const 
 void glow_p_forms_reset(struct glow_parser *p);
 struct node *glow_p_forms_retry(struct glow_parser *p, const char *name, size_t len, struct value pred);
 void glow_p_forms_free(struct glow_parser *p);
+/* parse_region.c: regions of If and Loop */
+void glow_p_region_begin(struct glow_parser *p, const struct tp_span *kw, struct loc loc);
+void glow_p_region_param(struct glow_parser *p, const struct tp_span *name, struct loc loc, const struct type *t);
+void glow_p_region_end(struct glow_parser *p);
+void glow_p_regions_end(struct glow_parser *p, bool any);
+bool glow_p_scope_check(struct glow_parser *p, struct node *n, const struct tp_span *name, struct loc loc);
+void glow_p_regions_free(struct glow_parser *p);
 }
 
 %code {
@@ -216,13 +243,16 @@ static void glow_yyerror(struct loc *loc, struct glow_parser *p, const char *msg
 %token <span> KW_LET "'let'"
 %token <span> KW_ATTRIBUTES "'attributes'"
 %token <span> KW_LOWERED_FROM "'lowered_from'"
+%token <span> KW_THEN "'then'"
+%token <span> KW_ELSE "'else'"
+%token <span> KW_BODY "'body'"
 %token <span> TYPE "type"
 %token SYNC "end of line"
 
 %type <num> number
 %type <val> value
 %type <ty> type
-%type <span> anyident
+%type <span> anyident region_kw
 
 %%
 
@@ -347,8 +377,48 @@ stmts
 /* stmt ::= (LOCAL '=')? KIND '(' operands? ')' attrs? ('predicate' value)? (':' type (',' type)*)?
  *          ('lowered_from' STRING ('#' INT)?)? */
 stmt
-	: stmt_name kind operands_opt ')' attrs_opt pred_opt types_opt lowered_opt { glow_p_node(p, @4); }
+	: stmt_head regions_opt
 	| error SYNC { yyerrok; glow_p_forms_reset(p); glow_p_recovered(p); }
+	;
+
+stmt_head
+	: stmt_name kind operands_opt ')' attrs_opt pred_opt types_opt lowered_opt { glow_p_node(p, @4); }
+	;
+
+/* regions ::= region+ ; region ::= ('then' | 'else' | 'body') ('(' params? ')')? '{' stmt* '}'
+ * param ::= LOCAL ':' type. Which regions a kind has, in which order, is
+ * the region table's (lib/graph/region.c); parse_region.c checks it. */
+regions_opt
+	: %empty { if (p->frame_pushed) glow_p_regions_end(p, false); }
+	| regions { glow_p_regions_end(p, true); }
+	;
+
+regions
+	: region
+	| regions region
+	;
+
+region
+	: region_kw { glow_p_region_begin(p, &$1, @1); } rparams_opt '{' stmts '}' { glow_p_region_end(p); }
+	;
+
+region_kw
+	: KW_THEN | KW_ELSE | KW_BODY
+	;
+
+rparams_opt
+	: %empty
+	| '(' ')'
+	| '(' rparams ')'
+	;
+
+rparams
+	: rparam
+	| rparams ',' rparam
+	;
+
+rparam
+	: LOCAL ':' type { glow_p_region_param(p, &$1, @1, $3); }
 	;
 
 stmt_name
@@ -440,6 +510,7 @@ anyident
 	| KW_OFFSET | KW_PREDICATE
 	| KW_X | KW_LET
 	| KW_ATTRIBUTES | KW_LOWERED_FROM
+	| KW_THEN | KW_ELSE | KW_BODY
 	;
 
 pred_opt
@@ -510,9 +581,14 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, struct glow_parser *p)
 	const char *names[MAXEXP];
 	int total = yypcontext_expected_tokens(ctx, exp, YYNTOKENS), n = 0;
 	/* TYPE is expected exactly where "identifier" starts a type: the
-	 * messages name only the latter */
+	 * messages name only the latter. The region keywords may follow any
+	 * statement: they are named only where nothing else may come. */
+	bool regions_only = true;
 	for (int i = 0; i < total; i++)
-		if (exp[i] != YYSYMBOL_TYPE) {
+		regions_only &= exp[i] == YYSYMBOL_KW_THEN || exp[i] == YYSYMBOL_KW_ELSE || exp[i] == YYSYMBOL_KW_BODY;
+	for (int i = 0; i < total; i++)
+		if (exp[i] != YYSYMBOL_TYPE && (regions_only || (exp[i] != YYSYMBOL_KW_THEN && exp[i] != YYSYMBOL_KW_ELSE &&
+								  exp[i] != YYSYMBOL_KW_BODY))) {
 			if (n == MAXEXP) {
 				n = -1;
 				break;

@@ -522,7 +522,7 @@ static int cb_post_lowering(const struct backend *b, struct func *f, struct diag
 
 /* -O0..-O3: the rows of Pipelines.def */
 const struct backend cbackend_backend = {
-	"c", cb_is_op_supported, backend_node_supported_by_kind, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
+	"c", cb_is_op_supported, backend_node_supported_with_blocks, cb_should_lower, cb_post_lowering, cb_compile, cb_run, cb_destroy,
 	{
 #define C_PIPELINE(level, name, contents, desc) [level] = name,
 #include "backends/c/Pipelines.def"

@@ -285,6 +285,10 @@ void cg_emit_body(struct cg *g)
 	ir_for_each_instr(g->f, in) {
 		if (ptrmap_get(&g->fused, in))
 			continue;
+		if (instr_is_block(in->kind)) { /* braces, not a statement to time (cgen_flow.c) */
+			cg_emit_instr(g, in);
+			continue;
+		}
 		size_t before = body->len;
 		cg_emit_instr(g, in);
 		if (body->len != before) {

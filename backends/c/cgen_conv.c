@@ -430,6 +430,8 @@ static struct ir_instr *transposed_weights_user(struct cg *g, struct ir_instr *t
 	for (struct ir_instr *q = t->next; q; q = q->next) {
 		if (cg_emits_nothing(q->kind))
 			continue;
+		if (instr_is_block(q->kind))
+			return NULL; /* a loop could run the user again after its source changed */
 		bool touches = false;
 		for (unsigned i = 0; i < q->nops && !touches; i++)
 			touches = cg_overlap(g, q->ops[i].val, r);

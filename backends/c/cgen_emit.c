@@ -77,6 +77,12 @@ static const struct {
 	{NK_Save, IK_copy},
 	{NK_Reshape, IK_tensorview},
 	{NK_Concat, IK_inserttensor},
+	/* control flow (issue 18): blocks, a region's parameter is the
+	 * owner's buffer, its Yield copies (lib/irgen/irgen_flow.c) */
+	{NK_If, IK_if},
+	{NK_Loop, IK_loop},
+	{NK_RegionArg, IK_alloc},
+	{NK_Yield, IK_copy},
 };
 
 /* Whether instruction kind k compiles, with quantized elements when q,

@@ -190,6 +190,8 @@ bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v)
 			return false;
 		if (cg_emits_nothing(in->kind))
 			continue;
+		if (instr_is_block(in->kind))
+			return true; /* a loop may read it again, an if's other block may */
 		for (unsigned i = 0; i < in->nops; i++) {
 			if (!cg_overlap(g, in->ops[i].val, v))
 				continue;

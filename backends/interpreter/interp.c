@@ -16,6 +16,7 @@
  * outputs receive their values after the run.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "backends/interpreter/flow.h"
 #include "backends/interpreter/kern.h"
 #include "support/hashmap.h"
 
@@ -37,6 +38,7 @@ struct backend_compiled {
 	struct u64map base;      /* weight or alloc -> its address + 1 (non-NULL) */
 	struct step *steps;
 	size_t nsteps;
+	struct interp_flow flow; /* the steps' blocks (flow.h) */
 	struct backend_placeholders ph; /* what each run starts the mutable weights from */
 };
 
@@ -62,6 +64,7 @@ static void interp_destroy(struct backend_compiled *c)
 	free(c->blocks);
 	u64map_free(&c->base);
 	free(c->steps);
+	interp_flow_free(&c->flow);
 	backend_placeholders_free(&c->ph);
 	free(c);
 }
@@ -174,6 +177,7 @@ static struct backend_compiled *interp_compile(const struct backend *b, struct i
 		return NULL;
 	}
 	c->steps = xcalloc(f->ninstrs + 1, sizeof *c->steps);
+	interp_flow_init(&c->flow, f->ninstrs);
 	ir_for_each_instr(f, in) {
 		if (in->kind == IK_alloc || in->kind == IK_dealloc || in->kind == IK_tensorview)
 			continue;
@@ -188,6 +192,7 @@ static struct backend_compiled *interp_compile(const struct backend *b, struct i
 			s->ops[i].t = in->ops[i].val->type;
 			s->ops[i].p = base + off;
 		}
+		interp_flow_add(&c->flow, c->nsteps - 1, in);
 	}
 	return c;
 }
@@ -201,6 +206,14 @@ static int interp_run(struct backend_compiled *c, const struct backend_binding *
 	char err[256];
 	for (size_t i = 0; i < c->nsteps; i++) {
 		const struct step *s = &c->steps[i];
+		while (instr_is_block(s->in->kind)) { /* blocks: flow.h */
+			i = interp_flow_next(&c->flow, i, s->in, s->ops);
+			if (i >= c->nsteps)
+				break;
+			s = &c->steps[i];
+		}
+		if (i >= c->nsteps)
+			break;
 		err[0] = 0;
 		/* compile has checked that every kind has a kernel */
 		if (interp_exec(s->in->kind, s->ops, s->in->attrs, err, sizeof err)) {
@@ -243,7 +256,7 @@ static int interp_post_lowering(const struct backend *b, struct func *f, struct 
 }
 
 const struct backend interp_backend = {
-	"interpreter",	      interp_is_op_supported, backend_node_supported_by_kind, interp_should_lower,
+	"interpreter",	      interp_is_op_supported, backend_node_supported_with_blocks, interp_should_lower,
 	interp_post_lowering, interp_compile,	      interp_run,		interp_destroy,
 	{NULL, NULL, NULL, NULL},
 };

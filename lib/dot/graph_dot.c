@@ -24,6 +24,11 @@
  * operands after the first (Save's Output): those edges are drawn from the
  * node into the placeholder, in red.
  *
+ * Control-flow regions (graph/region.h) are clusters inside their
+ * function's, labelled "then of %r", placed right after their owner: the
+ * nodes are listed in pre order (a node, then its regions' nodes), each
+ * with the region it is in.
+ *
  * -focus (-subgraph): a breadth-first search from the value along operand
  * and use edges in both directions, up to opt->depth edges; -range: the
  * function's nodes at those positions and the storage they use. Only the
@@ -31,6 +36,7 @@
  */
 #include "dot/dot_impl.h"
 #include "graph/graph.h"
+#include "graph/region.h"
 #include "support/hashmap.h"
 #include "support/suggest.h"
 #include "support/util.h"
@@ -47,6 +53,7 @@ struct gd_node {
 	unsigned ord; /* index among the storage, or in its function */
 	int dist;     /* -focus: edges from the centre, -1 if not reached */
 	bool keep;
+	const struct func *scope; /* the region the node is in; NULL: its function's top level */
 };
 
 struct gd {
@@ -119,7 +126,9 @@ static void emit_compute(struct gd *g, struct gd_node *e, const char *indent)
 				dot_put_attr(dot_label_line(&l), &nd->attrs[i], &n->attrs[i]);
 	for (unsigned r = 0; r < n->nres; r++) {
 		struct ostream *t = dot_label_line(&l);
-		if (n->nres > 1)
+		if (n->nres > 1 && nd->res_variadic && r + 1 >= nd->nres)
+			os_printf(t, "#%u %s[%u]: ", r, nd->res_names[nd->nres - 1], r + 1 - nd->nres);
+		else if (n->nres > 1)
 			os_printf(t, "#%u %s: ", r, r < nd->nres ? nd->res_names[r] : "");
 		type_print(t, n->types[r]);
 	}
@@ -329,6 +338,67 @@ static int select_range(struct gd *g, struct diag *d)
 	return 0;
 }
 
+/* The nodes of f and of its regions. */
+static size_t scope_count(const struct func *f)
+{
+	size_t c = 0;
+	func_for_each(f, n) {
+		c++;
+		for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
+			c += scope_count(node_region(n, i));
+	}
+	return c;
+}
+
+/* Lists the nodes of f, each followed by its regions' (pre order). */
+static void scope_add(struct gd *g, struct func *f, unsigned fi, unsigned *ord)
+{
+	func_for_each(f, n) {
+		struct gd_node *e = &g->nodes[g->nnodes++];
+		*e = (struct gd_node){n, fi, (*ord)++, -1, false, func_is_region(f) ? f : NULL};
+		ptrmap_put(&g->map, n, e);
+		for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
+			scope_add(g, node_region(n, i), fi, ord);
+	}
+}
+
+/* Closes region clusters until the innermost open one encloses scope
+ * (NULL: none stays open), then opens those from there down to scope;
+ * open[0..*nopen) are the open regions, outer first. */
+static void move_to_scope(struct gd *g, const struct func **open, unsigned *nopen, const struct func *scope,
+			  unsigned *ncl, unsigned base)
+{
+	while (*nopen && !(scope && func_encloses(open[*nopen - 1], scope))) {
+		(*nopen)--;
+		for (unsigned k = 0; k < base + *nopen; k++)
+			os_puts(g->o, "  ");
+		os_puts(g->o, "  }\n");
+	}
+	const struct func *chain[64];
+	unsigned nc = 0;
+	for (const struct func *s = scope; s && (!*nopen || s != open[*nopen - 1]) && nc < 64; s = s->parent)
+		if (func_is_region(s))
+			chain[nc++] = s;
+	while (nc--) {
+		const struct func *r = chain[nc];
+		struct dot_label l;
+		dot_label_init(&l);
+		struct ostream *t = dot_label_line(&l);
+		os_printf(t, "%s of ", r->name);
+		print_local_name(t, r->owner->name);
+		struct ostream *o = g->o;
+		for (unsigned k = 0; k < base + *nopen; k++)
+			os_puts(o, "  ");
+		os_printf(o, "  subgraph cluster_r%u {\n", (*ncl)++);
+		for (unsigned k = 0; k <= base + *nopen; k++)
+			os_puts(o, "  ");
+		os_puts(o, "  ");
+		dot_label_emit(o, &l, 0);
+		os_puts(o, "; style=dashed; color=\"#4060a0\";\n");
+		open[(*nopen)++] = r;
+	}
+}
+
 static int gd_setup(struct gd *g, struct diag *d)
 {
 	const struct dot_options *opt = g->opt;
@@ -363,8 +433,7 @@ static int gd_setup(struct gd *g, struct diag *d)
 		if (!g->func_sel[fi])
 			continue;
 		g->nsel++;
-		func_for_each(m->funcs[fi], n)
-			total++;
+		total += scope_count(m->funcs[fi]);
 	}
 	g->nodes = xcalloc(total + 1, sizeof(*g->nodes));
 	u64map_init(&g->map);
@@ -372,19 +441,14 @@ static int gd_setup(struct gd *g, struct diag *d)
 	module_for_each_global(m, n)
 	{
 		struct gd_node *e = &g->nodes[g->nnodes++];
-		*e = (struct gd_node){n, STORAGE_FUNC, ord++, -1, false};
+		*e = (struct gd_node){n, STORAGE_FUNC, ord++, -1, false, NULL};
 		ptrmap_put(&g->map, n, e);
 	}
 	for (size_t fi = 0; fi < m->nfuncs; fi++) {
 		if (!g->func_sel[fi])
 			continue;
 		ord = 0;
-		func_for_each(m->funcs[fi], n)
-		{
-			struct gd_node *e = &g->nodes[g->nnodes++];
-			*e = (struct gd_node){n, (unsigned)fi, ord++, -1, false};
-			ptrmap_put(&g->map, n, e);
-		}
+		scope_add(g, m->funcs[fi], (unsigned)fi, &ord);
 	}
 
 	if (opt->range)
@@ -465,6 +529,7 @@ int dot_write_graph(struct ostream *o, struct module *m, const struct dot_option
 			emit_storage(&g, &g.nodes[i]);
 
 	bool clusters = g.nsel > 1;
+	unsigned ncl = 0;
 	while (i < g.nnodes) {
 		unsigned fi = g.nodes[i].fi;
 		size_t end = i;
@@ -481,9 +546,16 @@ int dot_write_graph(struct ostream *o, struct module *m, const struct dot_option
 			dot_label_emit(o, &l, 0);
 			os_puts(o, ";\n    style=rounded;\n    color=\"#808080\";\n");
 		}
+		const struct func *open[64];
+		unsigned nopen = 0, base = clusters && any ? 1 : 0;
+		static const char spaces[] = "                                                                ";
 		for (; i < end; i++)
-			if (g.nodes[i].keep)
-				emit_compute(&g, &g.nodes[i], clusters ? "  " : "");
+			if (g.nodes[i].keep) {
+				move_to_scope(&g, open, &nopen, g.nodes[i].scope, &ncl, base);
+				unsigned depth = 2 * (base + nopen) < sizeof spaces - 1 ? 2 * (base + nopen) : 0;
+				emit_compute(&g, &g.nodes[i], spaces + sizeof spaces - 1 - depth);
+			}
+		move_to_scope(&g, open, &nopen, NULL, &ncl, base);
 		if (clusters && any)
 			os_puts(o, "  }\n");
 	}

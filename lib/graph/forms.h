@@ -101,6 +101,14 @@ struct node_printer *node_printer_new(struct ostream *o);
 void node_printer_set_module(struct node_printer *np, const struct module *m);
 void node_printer_expr(struct node_printer *np, const struct node *n,
 		       void (*use_fn)(void *, struct ostream *, const struct use *), void *arg);
+/* After a node's expression: its regions (graph/region.h) as the default
+ * form prints them, each region's body printed by body_fn at depth and its
+ * parameters named by name_fn. */
+void node_printer_regions(struct node_printer *np, const struct node *n, unsigned depth,
+			  void (*body_fn)(void *arg, struct func *r, unsigned depth),
+			  void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg);
+/* The indentation of a line at region depth (0: a function's body). */
+void node_printer_indent(struct node_printer *np, unsigned depth);
 void node_printer_free(struct node_printer *np);
 
 /* The deepest nesting GNF prints: deeper chains of single-use values are

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "graph/graph.h"
 #include "graph/attr_access.h"
+#include "graph/region.h"
 #include "support/dlist.h"
 #include "support/io.h"
 #include "support/util.h"
@@ -250,7 +251,7 @@ static bool name_taken(const void *ctx, const char *s, size_t len)
 {
 	const struct taken_in *t = ctx;
 	if (t->f)
-		return nt_get(&t->f->names, s, len, hash_bytes(s, len)) != NULL;
+		return nt_get(&func_root(t->f)->names, s, len, hash_bytes(s, len)) != NULL;
 	return strmap_getn(&t->m->gnames, s, len) != NULL;
 }
 
@@ -280,8 +281,9 @@ const char *name_fresh(struct arena *a, const char *base, unsigned *uniq,
 
 const char *func_fresh_name(struct func *f, const char *base)
 {
-	struct taken_in t = {f, f->mod};
-	return name_fresh(&f->mod->arena, base, &f->uniq, name_taken, &t);
+	struct func *root = func_root(f);
+	struct taken_in t = {root, f->mod};
+	return name_fresh(&f->mod->arena, base, &root->uniq, name_taken, &t);
 }
 
 const char *module_fresh_name(struct module *m, const char *base)
@@ -353,15 +355,15 @@ struct func *func_create(struct module *m, const char *name, struct loc loc)
 struct node *func_find(struct func *f, const char *name)
 {
 	size_t len = strlen(name);
-	return nt_get(&f->names, name, len, hash_bytes(name, len));
+	return nt_get(&func_root(f)->names, name, len, hash_bytes(name, len));
 }
 
 struct node *func_find_hashed(const struct func *f, const char *name, size_t len, uint64_t hash)
 {
-	return nt_get(&f->names, name, len, hash);
+	return nt_get(&func_root(f)->names, name, len, hash);
 }
 
-void func_reserve_names(struct func *f, size_t n) { nt_reserve(&f->names, n); }
+void func_reserve_names(struct func *f, size_t n) { nt_reserve(&func_root(f)->names, n); }
 
 static void global_append(struct module *m, struct node *n)
 {
@@ -442,29 +444,31 @@ static void list_remove(struct func *f, struct node *n)
 	DLIST_REMOVE(f->first, f->last, n);
 }
 
-/* Allocates and links a node; its name (nlen bytes, NULL: none) is copied
- * into the same block. One block per node: the node, its operand uses, result
- * types, attribute values and name, in that order (each part 8-byte
- * aligned). */
+/* Allocates and links a node with nres results; its name (nlen bytes,
+ * NULL: none) is copied into the same block. One block per node: the node,
+ * its operand uses, its region pointers (kinds with regions), result types,
+ * attribute values and name, in that order (each part 8-byte aligned). */
 static struct node *node_new(struct func *f, unsigned kind, const char *name, size_t nlen, const struct value *ops,
-			     unsigned nops, struct value pred, const struct type *const *types)
+			     unsigned nops, struct value pred, const struct type *const *types, unsigned nres)
 {
 	struct module *m = f->mod;
 	const struct node_desc *d = node_desc(kind);
 	glow_assert(!(d->flags & NF_STORAGE));
-	glow_assert(d->variadic ? nops >= d->nops : nops == d->nops);
+	glow_assert(node_desc_ops_ok(d, nops) && node_desc_res_ok(d, nres) && nres <= UINT8_MAX);
 	_Static_assert(sizeof(struct use) % 8 == 0 && sizeof(union attr_val) % 8 == 0, "node block parts stay aligned");
 	unsigned slots = nops + (pred.node ? 1u : 0u);
-	size_t size = sizeof(struct node) + slots * sizeof(struct use) + d->nres * sizeof(struct type *) +
-		      d->nattrs * sizeof(union attr_val) + (name ? nlen + 1 : 0);
+	size_t size = sizeof(struct node) + slots * sizeof(struct use) + d->nregions * sizeof(struct func *) +
+		      nres * sizeof(struct type *) + d->nattrs * sizeof(union attr_val) + (name ? nlen + 1 : 0);
 	char *blk = arena_alloc8(&m->arena, size);
 	struct node *n = (struct node *)(void *)blk;
 	memset(n, 0, sizeof(*n));
 	blk += sizeof(struct node);
 	n->ops = (struct use *)(void *)blk;
 	blk += slots * sizeof(struct use);
-	n->types = d->nres ? (const struct type **)(void *)blk : NULL;
-	blk += d->nres * sizeof(struct type *);
+	struct func **regions = (struct func **)(void *)blk;
+	blk += d->nregions * sizeof(struct func *);
+	n->types = nres ? (const struct type **)(void *)blk : NULL;
+	blk += nres * sizeof(struct type *);
 	n->attrs = d->nattrs ? (union attr_val *)(void *)blk : NULL;
 	blk += d->nattrs * sizeof(union attr_val);
 	if (name) {
@@ -473,11 +477,20 @@ static struct node *node_new(struct func *f, unsigned kind, const char *name, si
 		n->name = blk;
 	}
 	n->kind = (uint16_t)kind;
-	n->nres = (uint8_t)d->nres;
+	n->nres = (uint8_t)nres;
 	n->nops = nops;
 	attr_rows_defaults(node_desc(kind)->attrs, node_desc(kind)->nattrs, n->attrs, &m->arena);
-	for (unsigned r = 0; r < d->nres; r++)
+	for (unsigned r = 0; r < nres; r++)
 		n->types[r] = types[r];
+	m->nowners += d->nregions ? 1u : 0u;
+	for (unsigned i = 0; i < d->nregions; i++) {
+		struct func *r = arena_new(&m->arena, struct func);
+		r->mod = m;
+		r->name = region_name(kind, i);
+		r->owner = n;
+		r->parent = f;
+		regions[i] = r;
+	}
 	for (unsigned i = 0; i < slots; i++) {
 		n->ops[i].idx = i;
 		use_link(&n->ops[i], i < nops ? ops[i] : pred);
@@ -487,10 +500,12 @@ static struct node *node_new(struct func *f, unsigned kind, const char *name, si
 	return n;
 }
 
-struct node *node_create_pred(struct func *f, unsigned kind, const char *name, const struct value *ops,
-			      unsigned nops, struct value pred, const struct type *const *types, struct node *before,
-			      struct loc loc)
+/* node_create_pred with nres result types. */
+static struct node *create_pred_n(struct func *f, unsigned kind, const char *name, const struct value *ops,
+				  unsigned nops, struct value pred, const struct type *const *types, unsigned nres,
+				  struct node *before, struct loc loc)
 {
+	struct nametab *names = &func_root(f)->names;
 	uintptr_t *slot = NULL;
 	uint64_t h = 0;
 	size_t len = 0;
@@ -498,24 +513,24 @@ struct node *node_create_pred(struct func *f, unsigned kind, const char *name, c
 	if (node_desc(kind)->nres == 0) {
 		name = NULL; /* result-less nodes (Save) have no name */
 	} else {
-		nt_reserve(&f->names, 1);
+		nt_reserve(names, 1);
 		if (name) {
 			len = strlen(name);
 			h = hash_bytes(name, len);
-			slot = nt_find(&f->names, name, len, h);
+			slot = nt_find(names, name, len, h);
 		}
 		if (!slot || *slot) {
 			made = true;
 			name = func_fresh_name(f, name);
 			len = strlen(name);
 			h = hash_bytes(name, len);
-			slot = nt_find(&f->names, name, len, h);
+			slot = nt_find(names, name, len, h);
 		}
 	}
-	struct node *n = node_new(f, kind, name, len, ops, nops, pred, types);
+	struct node *n = node_new(f, kind, name, len, ops, nops, pred, types, nres);
 	n->loc = loc;
 	if (name)
-		nt_fill(&f->names, slot, n, h);
+		nt_fill(names, slot, n, h);
 	if (made)
 		n->bits |= NODE_NAME_MADE;
 	list_insert(f, n, before);
@@ -523,23 +538,38 @@ struct node *node_create_pred(struct func *f, unsigned kind, const char *name, c
 	return n;
 }
 
+struct node *node_create_pred(struct func *f, unsigned kind, const char *name, const struct value *ops,
+			      unsigned nops, struct value pred, const struct type *const *types, struct node *before,
+			      struct loc loc)
+{
+	return create_pred_n(f, kind, name, ops, nops, pred, types, node_desc(kind)->nres, before, loc);
+}
+
+struct node *node_create_n(struct func *f, unsigned kind, const char *name, const struct value *ops, unsigned nops,
+			   const struct type *const *types, unsigned nres, struct node *before, struct loc loc)
+{
+	struct value none = {NULL, 0};
+	return create_pred_n(f, kind, name, ops, nops, none, types, nres, before, loc);
+}
+
 struct node *node_create_named(struct func *f, unsigned kind, const char *name, size_t len, uint64_t hash,
 			       const struct value *ops, unsigned nops, struct value pred,
-			       const struct type *const *types, struct loc loc)
+			       const struct type *const *types, unsigned nres, struct loc loc)
 {
+	struct nametab *names = &func_root(f)->names;
 	uintptr_t *slot = NULL;
 	if (node_desc(kind)->nres == 0) {
 		name = NULL;
 	} else {
-		nt_reserve(&f->names, 1);
-		slot = nt_find(&f->names, name, len, hash);
+		nt_reserve(names, 1);
+		slot = nt_find(names, name, len, hash);
 		if (*slot)
 			return NULL;
 	}
-	struct node *n = node_new(f, kind, name, len, ops, nops, pred, types);
+	struct node *n = node_new(f, kind, name, len, ops, nops, pred, types, nres);
 	n->loc = loc;
 	if (name)
-		nt_fill(&f->names, slot, n, hash);
+		nt_fill(names, slot, n, hash);
 	list_insert(f, n, NULL);
 	f->nnodes++;
 	return n;
@@ -558,16 +588,41 @@ struct node *node_create1(struct func *f, unsigned kind, const char *name, const
 	return node_create(f, kind, name, ops, nops, &type, before, loc);
 }
 
-void node_erase(struct func *f, struct node *n)
+/* Drops n's operands and those of every node of its regions (their uses
+ * of outer values go away with them). */
+static void drop_operands(struct node *n)
 {
-	glow_assert(!n->uses);
 	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
 	for (unsigned i = 0; i < slots; i++)
 		if (n->ops[i].def)
 			use_unlink(&n->ops[i]);
+	for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
+		for (struct node *m = node_region(n, i)->first; m; m = m->next)
+			drop_operands(m);
+}
+
+/* Forgets the names of the nodes of n's regions and marks them erased
+ * (their operands are dropped already); the lists stay as they were. */
+static void forget_regions(struct nametab *names, struct node *n)
+{
+	for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
+		for (struct node *m = node_region(n, i)->first; m; m = m->next) {
+			forget_regions(names, m);
+			if (m->name)
+				nt_del(names, m);
+			m->bits |= NODE_ERASED;
+		}
+}
+
+void node_erase(struct func *f, struct node *n)
+{
+	glow_assert(!n->uses);
+	drop_operands(n);
 	list_remove(f, n);
+	struct nametab *names = &func_root(f)->names;
+	forget_regions(names, n);
 	if (n->name)
-		nt_del(&f->names, n);
+		nt_del(names, n);
 	f->nnodes--;
 	n->bits |= NODE_ERASED;
 }
@@ -575,14 +630,15 @@ void node_erase(struct func *f, struct node *n)
 /* Gives the named node n of f the name `name` (an arena string free in f). */
 static void set_name(struct func *f, struct node *n, const char *name)
 {
-	nt_del(&f->names, n);
+	struct nametab *names = &func_root(f)->names;
+	nt_del(names, n);
 	n->name = name;
 	size_t len = strlen(name);
 	uint64_t h = hash_bytes(name, len);
-	nt_reserve(&f->names, 1);
-	uintptr_t *slot = nt_find(&f->names, name, len, h);
+	nt_reserve(names, 1);
+	uintptr_t *slot = nt_find(names, name, len, h);
 	glow_assert(!*slot);
-	nt_fill(&f->names, slot, n, h);
+	nt_fill(names, slot, n, h);
 }
 
 bool node_rename(struct func *f, struct node *n, const char *name)
@@ -620,6 +676,17 @@ void node_replace(struct func *f, struct node *from, struct node *to)
 		set_name(f, to, name);
 		to->bits = (uint8_t)((to->bits & ~NODE_NAME_MADE) | made);
 	}
+}
+
+void node_move_scope(struct func *from, struct func *to, struct node *n, struct node *before)
+{
+	glow_assert(func_root(from) == func_root(to));
+	list_remove(from, n);
+	from->nnodes--;
+	list_insert(to, n, before);
+	to->nnodes++;
+	for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
+		node_region(n, i)->parent = to;
 }
 
 void node_move_before(struct func *f, struct node *n, struct node *before)

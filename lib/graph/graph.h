@@ -78,8 +78,11 @@ typedef void (*type_rule_fn)(struct typed_op *op);
 
 struct node_desc {
 	const char *name;
-	unsigned nops;          /* fixed operand count, or the minimum when variadic */
-	bool variadic;          /* last operand repeats (one or more) */
+	unsigned nops;          /* fixed operand count; variadic: the names' count */
+	bool variadic;          /* last operand repeats (one or more; "*": zero or more) */
+	bool variadic0;         /* the repeated operand may be absent ("Name*" in Nodes.def) */
+	bool res_variadic;      /* the results repeat ("Results..."): nres is the minimum */
+	unsigned nregions;      /* regions each node owns (graph/region.h) */
 	unsigned nres;
 	unsigned nattrs;
 	const char *const *op_names;  /* nops (+1 if variadic: the repeated name) */
@@ -94,6 +97,18 @@ struct node_desc {
 extern const struct node_desc *node_descs;
 void node_desc_init(void);
 static inline const struct node_desc *node_desc(unsigned kind) { return &node_descs[kind]; }
+/* The fewest operands a node of the kind takes. */
+static inline unsigned node_desc_min_ops(const struct node_desc *d) { return d->nops - (d->variadic0 ? 1u : 0u); }
+/* n operands are a valid count for the kind. */
+static inline bool node_desc_ops_ok(const struct node_desc *d, unsigned n)
+{
+	return d->variadic ? n >= node_desc_min_ops(d) : n == d->nops;
+}
+/* n results are a valid count for the kind. */
+static inline bool node_desc_res_ok(const struct node_desc *d, unsigned n)
+{
+	return d->res_variadic ? n >= d->nres : n == d->nres;
+}
 const char *node_kind_name(unsigned kind);
 /* kind by name, -1 if unknown */
 int node_kind_lookup(const char *s, size_t len);
@@ -168,7 +183,7 @@ enum node_bits {
 	NODE_HAS_PRED = 1 << 0,
 	NODE_ERASED = 1 << 1,
 	NODE_MARK = 1 << 2, /* scratch bit for passes; clear it when done */
-	/* scratch bits of the verifier (verify.c) and, NODE_VDONE only, the
+	/* scratch bits of the verifier (verify.c) and the
 	 * printer (print.c); clear outside them */
 	NODE_VOWN = 1 << 3,    /* on the function's list */
 	NODE_VDONE = 1 << 4,   /* checked (in list order); printed */
@@ -190,7 +205,9 @@ struct node {
 	uint8_t nres;
 	uint8_t bits;
 	uint32_t nops;            /* operands, not counting the predicate */
-	struct use *ops;          /* nops (+1 with NODE_HAS_PRED), allocated right after the node */
+	struct use *ops;          /* nops (+1 with NODE_HAS_PRED), allocated right after the node; a
+				   * kind with regions keeps its region pointers right after them
+				   * (graph/region.h) */
 };
 
 /* The user of a use. node_new (graph.c) allocates a node's operand
@@ -277,14 +294,21 @@ struct nametab {
 	size_t cap, len;
 };
 
+/* A module function, or a region: the block of nodes an If or Loop owns
+ * (graph/region.h). A region is not listed in the module's funcs; its
+ * names live in its root function's table (names are unique in a
+ * function and all its regions together), so names, uniq and the name
+ * look-ups of a region are its root's. */
 struct func {
 	struct module *mod;
-	const char *name;
+	const char *name;     /* a region: its name in the text ("then", "body") */
 	struct loc loc;
 	struct node *first, *last;
 	size_t nnodes;
-	struct nametab names; /* node name -> node */
-	unsigned uniq;        /* counter for fresh names */
+	struct nametab names; /* node name -> node (a region's stays empty) */
+	unsigned uniq;        /* counter for fresh names (a region's: unused) */
+	struct node *owner;   /* the node that owns the region; NULL for a module function */
+	struct func *parent;  /* the function or region around the owner; NULL for a module function */
 };
 
 struct module {
@@ -301,6 +325,7 @@ struct module {
 	struct mattr *attrs; /* module attributes, sorted by key (graph/forms.h); in the arena */
 	size_t nattrs, capattrs;
 	struct lowered_map *lowered; /* the lowered-info map (graph/lowered.h); NULL: empty; in the arena */
+	size_t nowners; /* nodes with regions ever created (graph/region.h): 0, no module function has regions */
 };
 
 struct module *module_create(struct type_ctx *types, const char *name);
@@ -308,6 +333,14 @@ void module_destroy(struct module *m);
 struct func *module_find_func(struct module *m, const char *name);
 struct node *module_find_global(struct module *m, const char *name);
 void module_set_base_dir(struct module *m, const char *path_of_input);
+
+/* The module function a region belongs to (f itself for a module function). */
+static inline struct func *func_root(const struct func *f)
+{
+	while (f->parent)
+		f = f->parent;
+	return (struct func *)(uintptr_t)f;
+}
 
 /* Returns NULL if the name is taken. */
 struct func *func_create(struct module *m, const char *name, struct loc loc);
@@ -365,10 +398,15 @@ struct node *node_create(struct func *f, unsigned kind, const char *name, const 
  * Returns NULL, creating nothing, if the name is taken. */
 struct node *node_create_named(struct func *f, unsigned kind, const char *name, size_t len, uint64_t hash,
 			       const struct value *ops, unsigned nops, struct value pred,
-			       const struct type *const *types, struct loc loc);
+			       const struct type *const *types, unsigned nres, struct loc loc);
 /* Convenience for single-result kinds. */
 struct node *node_create1(struct func *f, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 			  const struct type *type, struct node *before, struct loc loc);
+/* node_create for any kind with nres result types: a kind whose results
+ * repeat (If, Loop) takes any count from its minimum on; for the others nres
+ * must be the kind's. A kind with regions gets them empty (graph/region.h). */
+struct node *node_create_n(struct func *f, unsigned kind, const char *name, const struct value *ops, unsigned nops,
+			   const struct type *const *types, unsigned nres, struct node *before, struct loc loc);
 
 void node_set_int(struct module *m, struct node *n, enum attr_name an, int64_t v);
 void node_set_float(struct module *m, struct node *n, enum attr_name an, double v);
@@ -388,7 +426,8 @@ struct node *node_create_pred(struct func *f, unsigned kind, const char *name, c
 void value_replace_all_uses(struct value from, struct value to);
 /* Every use of any result i of `from` becomes a use of result i of `to`. */
 void node_replace_all_uses(struct node *from, struct node *to);
-/* Unlinks a node with no uses from its function and drops its operands. */
+/* Unlinks a node with no uses from its function and drops its operands;
+ * a node with regions first erases every node of its regions. */
 void node_erase(struct func *f, struct node *n);
 /* Replaces `from` by `to` (another node of f): every use of result i of
  * from becomes a use of result i of to (from->nres <= to->nres, types must
@@ -408,6 +447,10 @@ void node_replace(struct func *f, struct node *from, struct node *to);
  * node of f has that name or n has no name (result-less kinds). A name given
  * this way counts as chosen: NODE_NAME_MADE is cleared. */
 bool node_rename(struct func *f, struct node *n, const char *name);
+/* Moves n from the function or region `from` into `to` (of the same
+ * module function) right before `before` (NULL: to the end); its regions'
+ * parent becomes `to`. Names stay (one table per module function). */
+void node_move_scope(struct func *from, struct func *to, struct node *n, struct node *before);
 /* Moves n right before `before` (NULL: to the end). */
 void node_move_before(struct func *f, struct node *n, struct node *before);
 /* Erases storage with no uses. */

@@ -1,6 +1,7 @@
 /* nodes.c - builds the node descriptor table from Nodes.def. */
 #include "graph/attr_rows.h"
 #include "graph/graph.h"
+#include "graph/region.h"
 #include "graph/typerules.h"
 #include "support/util.h"
 
@@ -23,12 +24,13 @@ static struct node_desc descs[NK_COUNT];
 const struct node_desc *node_descs = descs;
 static struct strmap kind_map;
 
-/* Splits "A B C..." into an array of names; *variadic set by a trailing "...". */
-static const char *const *split_names(const char *s, unsigned *count, bool *variadic)
+/* Splits "A B C..." into an array of names; *variadic set by a trailing
+ * "..." (one or more) or "*" (zero or more: *variadic0 set too). */
+static const char *const *split_names(const char *s, unsigned *count, bool *variadic, bool *variadic0)
 {
 	unsigned n = 0;
 	const char *names[16];
-	*variadic = false;
+	*variadic = *variadic0 = false;
 	while (*s) {
 		while (*s == ' ')
 			s++;
@@ -41,6 +43,9 @@ static const char *const *split_names(const char *s, unsigned *count, bool *vari
 		if (len > 3 && memcmp(s - 3, "...", 3) == 0) {
 			len -= 3;
 			*variadic = true;
+		} else if (len > 1 && s[-1] == '*') {
+			len--;
+			*variadic = *variadic0 = true;
 		}
 		glow_assert(n < GLOW_ARRAY_SIZE(names));
 		names[n++] = xstrndup(b, len);
@@ -73,9 +78,11 @@ void node_desc_init(void)
 	for (unsigned k = 0; k < NK_COUNT; k++) {
 		struct node_desc *d = &descs[k];
 		d->name = text_name(k);
-		d->op_names = split_names(rows[k].ops, &d->nops, &d->variadic);
-		bool v;
-		d->res_names = split_names(rows[k].res, &d->nres, &v);
+		d->op_names = split_names(rows[k].ops, &d->nops, &d->variadic, &d->variadic0);
+		bool v0;
+		d->res_names = split_names(rows[k].res, &d->nres, &d->res_variadic, &v0);
+		glow_assert(!v0);
+		d->nregions = region_count_of_kind(k);
 		d->attrs = rows[k].attrs;
 		d->nattrs = attr_rows_count(d->attrs);
 		d->flags = rows[k].flags;

@@ -310,6 +310,7 @@ void glow_p_func_end(struct glow_parser *p)
 {
 	p->in_func = false;
 	p->f = NULL;
+	glow_p_regions_free(p);
 }
 
 void glow_p_stmt_begin(struct glow_parser *p, const struct tp_span *name, struct loc loc)
@@ -406,6 +407,8 @@ struct glow_val glow_p_local(struct glow_parser *p, const struct tp_span *name, 
 			glow_p_error(p, loc, "use of undefined value '%s'", tp_span_name(name, '%', b, sizeof b));
 		return v;
 	}
+	if (!glow_p_scope_check(p, n, name, loc))
+		return v;
 	if (has_res && (res < 0 || res >= n->nres)) {
 		glow_p_error(p, resloc, "result index %lld out of range: '%s' has %u result%s", (long long)res,
 			     tp_span_name(name, '%', b, sizeof b), n->nres, n->nres == 1 ? "" : "s");
@@ -651,10 +654,11 @@ static int stmt_check(struct glow_parser *p, const struct node_desc *d, struct l
 {
 	int bad = 0;
 	unsigned nops = (unsigned)p->ops.len, ntys = (unsigned)p->tys.len;
-	if (d->variadic ? nops < d->nops : nops != d->nops) {
-		struct loc at = nops > d->nops ? p->oplocs.data[d->nops] : rparen;
-		glow_p_error(p, at, "%s takes %s%u operand%s, got %u", d->name, d->variadic ? "at least " : "", d->nops,
-			     d->nops == 1 ? "" : "s", nops);
+	if (!node_desc_ops_ok(d, nops)) {
+		unsigned want = node_desc_min_ops(d);
+		struct loc at = nops > want ? p->oplocs.data[want] : rparen;
+		glow_p_error(p, at, "%s takes %s%u operand%s, got %u", d->name, d->variadic ? "at least " : "", want,
+			     want == 1 ? "" : "s", nops);
 		bad = 1;
 	}
 	if (d->nres == 0 && p->has_types) {
@@ -664,10 +668,10 @@ static int stmt_check(struct glow_parser *p, const struct node_desc *d, struct l
 		glow_p_error(p, p->kind_loc, "%s needs %u result type%s (': type')", d->name, d->nres,
 			     d->nres == 1 ? "" : "s");
 		bad = 1;
-	} else if (ntys != d->nres) {
+	} else if (!node_desc_res_ok(d, ntys)) {
 		struct loc at = ntys > d->nres ? p->tylocs.data[d->nres] : p->tylocs.data[ntys - 1];
-		glow_p_error(p, at, "%s has %u result%s, got %u type%s", d->name, d->nres, d->nres == 1 ? "" : "s",
-			     ntys, ntys == 1 ? "" : "s");
+		glow_p_error(p, at, "%s has %s%u result%s, got %u type%s", d->name, d->res_variadic ? "at least " : "",
+			     d->nres, d->nres == 1 ? "" : "s", ntys, ntys == 1 ? "" : "s");
 		bad = 1;
 	}
 	if (d->nres > 0 && !p->has_name) {
@@ -689,13 +693,29 @@ static int stmt_check(struct glow_parser *p, const struct node_desc *d, struct l
 	return bad;
 }
 
+/* Builds the statement's node; a kind with regions opens a frame for them
+ * (parse_region.c), also when the statement failed (its regions are still
+ * read, into nothing). */
+static struct node *build_node(struct glow_parser *p, struct loc rparen);
+
 void glow_p_node(struct glow_parser *p, struct loc rparen)
+{
+	struct node *n = build_node(p, rparen);
+	p->stmt_node = n;
+	p->frame_pushed = p->kind >= 0 && node_desc((unsigned)p->kind)->nregions;
+	if (p->frame_pushed) {
+		struct glow_region_frame fr = {n, p->kind, p->f, 0, p->kind_loc};
+		vec_push(&p->frames, fr);
+	}
+}
+
+static struct node *build_node(struct glow_parser *p, struct loc rparen)
 {
 	p->stmt_open = false;
 	if (p->kind < 0 || p->bad || stmt_check(p, node_desc((unsigned)p->kind), rparen)) {
 		if (p->has_name && p->f)
 			poison(p, &p->lpoison, &p->name);
-		return;
+		return NULL;
 	}
 	const struct node_desc *d = node_desc((unsigned)p->kind);
 	struct value pred = {NULL, 0};
@@ -707,7 +727,7 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 	const char *name = p->has_name ? tp_span_key(&p->r, &p->name, &len) : NULL;
 	tp_reader_drop(&p->r);
 	struct node *n = node_create_named(p->f, (unsigned)p->kind, name, len, p->name_hash, p->ops.data,
-					   (unsigned)p->ops.len, pred, p->tys.data,
+					   (unsigned)p->ops.len, pred, p->tys.data, (unsigned)p->tys.len,
 					   p->has_name ? p->name_loc : p->kind_loc);
 	if (!n) /* a nested value's made-up name may move aside (parse_forms.c) */
 		n = glow_p_forms_retry(p, name, len, pred);
@@ -718,7 +738,7 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 		struct node *prev = func_find_hashed(p->f, name, len, p->name_hash);
 		glow_p_error(p, p->name_loc, "redefinition of '%s'", tp_span_name(&p->name, '%', b, sizeof b));
 		note_previous(p, prev->loc);
-		return;
+		return NULL;
 	}
 	if (name)
 		tp_recent_put(p->recent, GLOW_RECENT, p->name_hash, (const char *const *)&n->name, n);
@@ -754,6 +774,7 @@ void glow_p_node(struct glow_parser *p, struct loc rparen)
 		case AK_STRING: av->s = arena_strdup(&p->m->arena, tp_span_cstr(&p->r, &pa->u.s)); break;
 		}
 	}
+	return n;
 }
 
 /* ---- entry point ---- */
@@ -777,6 +798,7 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	strmap_init(&p.lpoison);
 	*errors = tp_reader_end(&p.r, glow_yyparse(&p));
 	glow_p_forms_free(&p);
+	glow_p_regions_free(&p);
 	strmap_free(&p.gpoison);
 	strmap_free(&p.lpoison);
 	vec_free(&p.ops);

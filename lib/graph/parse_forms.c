@@ -325,7 +325,7 @@ struct node *glow_p_forms_retry(struct glow_parser *p, const char *name, size_t 
 		return NULL;
 	prev->bits |= NODE_NAME_MADE;
 	return node_create_named(p->f, (unsigned)p->kind, name, len, p->name_hash, p->ops.data, (unsigned)p->ops.len,
-				 pred, p->tys.data, p->has_name ? p->name_loc : p->kind_loc);
+				 pred, p->tys.data, (unsigned)p->tys.len, p->has_name ? p->name_loc : p->kind_loc);
 }
 
 void glow_p_forms_reset(struct glow_parser *p)

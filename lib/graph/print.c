@@ -33,6 +33,7 @@
 #include "graph/lowered.h"
 #include "graph/graph.h"
 #include "graph/initializer.h"
+#include "graph/region.h"
 #include "support/io.h"
 #include "support/util.h"
 #include "support/vec.h"
@@ -396,6 +397,17 @@ static void print_node_ex(struct printer *p, const struct node *n,
 
 static void print_node(struct printer *p, const struct node *n) { print_node_ex(p, n, NULL, NULL); }
 
+/* The indentation of a line at region depth `depth` (0: a function's body). */
+static void print_indent(struct ostream *o, unsigned depth)
+{
+	for (unsigned i = 0; i <= depth; i++)
+		os_write(o, "  ", 2);
+}
+
+static void print_regions_ex(struct printer *p, const struct node *n, unsigned depth,
+			     void (*body_fn)(void *arg, struct func *r, unsigned depth),
+			     void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg);
+
 /* A printer with its type cache for a whole function body in a form
  * (print_forms.c): most nodes repeat a recent type. */
 struct node_printer {
@@ -422,6 +434,15 @@ void node_printer_expr(struct node_printer *np, const struct node *n,
 	print_node_ex(&np->p, n, use_fn, arg);
 }
 
+void node_printer_regions(struct node_printer *np, const struct node *n, unsigned depth,
+			  void (*body_fn)(void *arg, struct func *r, unsigned depth),
+			  void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg)
+{
+	print_regions_ex(&np->p, n, depth, body_fn, name_fn, arg);
+}
+
+void node_printer_indent(struct node_printer *np, unsigned depth) { print_indent(np->p.o, depth); }
+
 void node_printer_free(struct node_printer *np)
 {
 	printer_fini(&np->p);
@@ -446,18 +467,24 @@ struct frame {
 
 /* The first operand slot from i on whose producer still has to be emitted
  * (pulled up), or the slot count. Only nodes of f are pulled: storage is
- * always available, and a dangling or foreign producer (which the verifier
- * rejects) is printed by reference only. The membership test is a hash
- * look-up, but it runs only for producers not yet emitted, i.e. only where
- * the list order is not valid. */
-static unsigned next_pending(struct func *f, const struct node *n, unsigned i)
+ * always available, a value of an enclosing scope (f a region) is emitted
+ * before the region's owner, and a dangling or foreign producer (which the
+ * verifier rejects) is printed by reference only. Membership is the bit
+ * NODE_VOWN, set on f's whole list the first time a producer is not
+ * emitted yet (*owned), i.e. only where the list order is not valid or f
+ * is a region that uses outer values. */
+static unsigned next_pending(struct func *f, const struct node *n, unsigned i, bool *owned)
 {
 	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
 	for (; i < slots; i++) {
 		const struct node *def = n->ops[i].def;
 		if (!def || (def->bits & (NODE_VDONE | NODE_ERASED)) || node_is_storage(def))
 			continue;
-		if (!def->name || func_find(f, def->name) != def)
+		if (!*owned) {
+			func_for_each(f, m) m->bits |= NODE_VOWN;
+			*owned = true;
+		}
+		if (!(def->bits & NODE_VOWN))
 			continue;
 		return i;
 	}
@@ -469,6 +496,7 @@ size_t print_order(struct func *f, struct node ***order)
 	size_t cap = f->nnodes ? f->nnodes : 1, len = 0, nout = 0;
 	struct node **seen = xmalloc(cap * sizeof(*seen)), **out = xmalloc(cap * sizeof(*out));
 	VEC(struct frame) stack = {0};
+	bool owned = false;
 	func_for_each(f, root) {
 		if (len == cap) {
 			size_t c = cap;
@@ -480,7 +508,7 @@ size_t print_order(struct func *f, struct node ***order)
 			continue; /* pulled up earlier */
 		root->bits |= NODE_VDONE;
 		unsigned slots = root->nops + (node_has_pred(root) ? 1u : 0u);
-		unsigned i = next_pending(f, root, 0);
+		unsigned i = next_pending(f, root, 0, &owned);
 		if (i == slots) { /* the common case: operands already out */
 			out[nout++] = root;
 			continue;
@@ -490,7 +518,7 @@ size_t print_order(struct func *f, struct node ***order)
 		while (stack.len) {
 			struct frame *fr = &stack.data[stack.len - 1];
 			unsigned ns = fr->n->nops + (node_has_pred(fr->n) ? 1u : 0u);
-			fr->i = next_pending(f, fr->n, fr->i);
+			fr->i = next_pending(f, fr->n, fr->i, &owned);
 			if (fr->i == ns) {
 				out[nout++] = fr->n;
 				stack.len--;
@@ -504,19 +532,81 @@ size_t print_order(struct func *f, struct node ***order)
 	vec_free(&stack);
 	/* pulled-up nodes are f's (next_pending), so each is also a root */
 	for (size_t i = 0; i < len; i++)
-		seen[i]->bits &= (uint8_t)~NODE_VDONE;
+		seen[i]->bits &= (uint8_t)~(NODE_VDONE | NODE_VOWN);
 	free(seen);
 	*order = out;
 	return nout;
 }
 
-static void print_body(struct printer *p, struct func *f)
+/* After n's line: its regions, "then {" ... "} else {" ... "}", each
+ * region's parameters in parentheses after its name (named by name_fn),
+ * its nodes one level deeper (printed by body_fn); docs/GraphIR.md,
+ * "Control flow". The default form and the text forms differ only in the
+ * two callbacks. */
+static void print_regions_ex(struct printer *p, const struct node *n, unsigned depth,
+			     void (*body_fn)(void *arg, struct func *r, unsigned depth),
+			     void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg)
+{
+	struct ostream *o = p->o;
+	for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++) {
+		struct func *r = node_region(n, i);
+		if (i) {
+			print_indent(o, depth);
+			os_write(o, "} ", 2);
+		} else {
+			os_putc(o, ' ');
+		}
+		os_write(o, r->name, strlen(r->name));
+		unsigned np = region_num_params(r);
+		if (np || n->kind == NK_Loop) {
+			os_putc(o, '(');
+			for (unsigned k = 0; k < np; k++) {
+				struct node *a = region_param(r, k);
+				if (k)
+					os_write(o, ", ", 2);
+				name_fn(arg, o, a);
+				os_write(o, " : ", 3);
+				print_type(p, node_type(a));
+			}
+			os_putc(o, ')');
+		}
+		os_write(o, " {\n", 3);
+		body_fn(arg, r, depth + 1);
+	}
+	if (node_num_regions(n)) {
+		print_indent(o, depth);
+		os_putc(o, '}');
+	}
+}
+
+static void print_body(struct printer *p, struct func *f, unsigned depth);
+
+static void body_default(void *arg, struct func *r, unsigned depth) { print_body(arg, r, depth); }
+
+static void name_default(void *arg, struct ostream *o, const struct node *param)
+{
+	(void)arg;
+	print_local_name(o, param->name);
+}
+
+static void print_regions(struct printer *p, const struct node *n, unsigned depth)
+{
+	print_regions_ex(p, n, depth, body_default, name_default, p);
+}
+
+/* f's nodes in print order, each on its own line at the indentation of
+ * depth (0: a function's body); a region's parameters are printed by its
+ * owner's line, not here. */
+static void print_body(struct printer *p, struct func *f, unsigned depth)
 {
 	struct node **order;
 	size_t n = print_order(f, &order);
 	for (size_t i = 0; i < n; i++) {
-		os_write(p->o, "  ", 2);
+		if (order[i]->kind == NK_RegionArg)
+			continue;
+		print_indent(p->o, depth);
 		print_node(p, order[i]);
+		print_regions(p, order[i], depth);
 		os_putc(p->o, '\n');
 	}
 	free(order);
@@ -531,7 +621,7 @@ static void print_func(struct printer *p, struct func *f)
 	if (module_form(f->mod) != FORM_DEFAULT)
 		forms_print_body(p->o, f, module_form(f->mod));
 	else
-		print_body(p, f);
+		print_body(p, f, 0);
 	os_write(p->o, "}\n", 2);
 }
 

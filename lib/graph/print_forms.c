@@ -32,9 +32,17 @@
  * values (GNF has none), so an ANF text in another order than C comes back
  * from GNF in order C: the forms agree exactly on every text that one of
  * them printed.
+ *
+ * Regions (graph/region.h). Each region is a block with its own plan: its
+ * values nest only in its own nodes, a value of an enclosing scope is
+ * referred to (bound), never nested into a region, and a node with regions
+ * is always bound (its regions follow its line). Positions count through
+ * the whole function in text order: a node with regions, then its regions'
+ * parameters and values, then the nodes after it (number_scope).
  */
 #include "graph/forms.h"
 #include "graph/lowered.h"
+#include "graph/region.h"
 #include "support/hashmap.h"
 #include "support/io.h"
 #include "support/util.h"
@@ -82,7 +90,7 @@ static bool nestable(const struct plan *pl, size_t i, const struct u64map *tpos,
 {
 	const struct node *n = pl->t[i];
 	const struct node_desc *d = node_desc(n->kind);
-	if (n->nres != 1 || !(d->flags & NF_PURE) || (d->flags & NF_SIDE) || node_has_pred(n))
+	if (n->nres != 1 || !(d->flags & NF_PURE) || (d->flags & NF_SIDE) || node_has_pred(n) || d->nregions)
 		return false;
 	const struct use *u = n->uses;
 	if (!u || u->next)
@@ -193,6 +201,9 @@ static bool apply_order(struct func *f)
 	struct node **order;
 	size_t n = forms_order(f, &order, NULL);
 	bool moved = false;
+	for (size_t i = 0; i < n; i++)
+		for (unsigned k = 0, nr = node_num_regions(order[i]); k < nr; k++)
+			moved |= apply_order(node_region(order[i], k));
 	struct node *at = f->first;
 	for (size_t i = 0; i < n; i++) {
 		if (order[i] == at) {
@@ -222,13 +233,55 @@ bool module_convert_form(struct module *m, enum graph_form form)
 
 /* ---- printing ---- */
 
+/* The names of the values of a function and its regions: positions in
+ * text order (number_scope), by node. */
+struct fnames {
+	struct u64map pos; /* node -> position + 1 */
+	size_t next;
+	enum graph_form form;
+};
+
+/* The order a scope prints in: T in ANF (the recorded order), C otherwise. */
+static size_t scope_order(const struct plan *pl, size_t i, enum graph_form form)
+{
+	return form == FORM_ANF ? i : pl->corder[i];
+}
+
+/* Numbers f's values in the order printed and, right after each node with
+ * regions, its regions' values (recursively). */
+static void number_scope(struct func *f, struct fnames *nm)
+{
+	struct plan pl;
+	plan_build(f, &pl);
+	for (size_t i = 0; i < pl.n; i++) {
+		struct node *n = pl.t[scope_order(&pl, i, nm->form)];
+		ptrmap_put(&nm->pos, n, (void *)(uintptr_t)++nm->next);
+		for (unsigned k = 0, nr = node_num_regions(n); k < nr; k++)
+			number_scope(node_region(n, k), nm);
+	}
+	plan_free(&pl);
+}
+
 struct fprinter {
 	const struct plan *pl;
-	const size_t *name;  /* by T position: the position printed */
+	struct fnames *nm;
 	const bool *nested;  /* by T position (none in ANF) */
 	size_t cur;          /* T position of the node being printed */
 	struct node_printer *np;
 };
+
+/* %position of a bound value (of this scope or an enclosing one). */
+static void print_pos(struct ostream *o, const struct fnames *nm, const struct node *d)
+{
+	size_t p = (size_t)(uintptr_t)ptrmap_get(&nm->pos, d);
+	if (!p) {
+		/* dangling or foreign: the verifier rejects it; print its name */
+		print_local_name(o, d->name);
+		return;
+	}
+	os_putc(o, '%');
+	os_u64(o, p - 1);
+}
 
 /* An operand of the node being printed: @global, a nested expression, or
  * %position (#result). */
@@ -241,63 +294,91 @@ static void print_ref(void *arg, struct ostream *o, const struct use *u)
 		print_global_name(o, d->name);
 		return;
 	}
-	if (p < 0) {
-		/* dangling or foreign: the verifier rejects it; print its name */
-		print_local_name(o, d ? d->name : NULL);
+	if (!d) {
+		print_local_name(o, NULL);
 		return;
 	}
-	if (fp->nested[p]) {
+	if (p >= 0 && fp->nested[p]) {
 		size_t outer = fp->cur;
 		fp->cur = (size_t)p;
 		node_printer_expr(fp->np, d, print_ref, fp);
 		fp->cur = outer;
 		return;
 	}
-	os_putc(o, '%');
-	os_u64(o, fp->name[p]);
+	print_pos(o, fp->nm, d);
 	if (d->nres > 1) {
 		os_putc(o, '#');
 		os_u64(o, u->res);
 	}
 }
 
-void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
+static void print_scope(struct fnames *nm, struct node_printer *np, struct ostream *o, struct func *f,
+			unsigned depth);
+
+struct fregion {
+	struct fnames *nm;
+	struct node_printer *np;
+	struct ostream *o;
+};
+
+static void region_body(void *arg, struct func *r, unsigned depth)
+{
+	struct fregion *fr = arg;
+	print_scope(fr->nm, fr->np, fr->o, r, depth);
+}
+
+static void region_param_name(void *arg, struct ostream *o, const struct node *param)
+{
+	struct fregion *fr = arg;
+	print_pos(o, fr->nm, param);
+}
+
+/* The statements of f (a function or a region) at depth: its bound values
+ * (`let` in ANF and BBNF), its side effects and its Yield, each node with
+ * regions followed by them; a region's parameters are in its header. */
+static void print_scope(struct fnames *nm, struct node_printer *np, struct ostream *o, struct func *f,
+			unsigned depth)
 {
 	struct plan pl;
 	plan_build(f, &pl);
 	size_t cap = pl.n ? pl.n : 1;
-	/* ANF prints T, the recorded order (module_convert_form made it C when
-	 * the module came from another form), nothing nested; GNF and BBNF
-	 * print C */
-	size_t *order = xmalloc(cap * sizeof(*order)), *name = xmalloc(cap * sizeof(*name));
-	bool *none = NULL;
-	for (size_t i = 0; i < pl.n; i++)
-		order[i] = form == FORM_ANF ? i : pl.corder[i];
-	for (size_t i = 0; i < pl.n; i++)
-		name[order[i]] = i;
-	if (form == FORM_ANF)
-		none = xcalloc(cap, sizeof(bool));
-	struct fprinter fp = {&pl, name, form == FORM_ANF ? none : pl.nested, 0, node_printer_new(o)};
-	node_printer_set_module(fp.np, f->mod);
+	bool *none = nm->form == FORM_ANF ? xcalloc(cap, sizeof(bool)) : NULL;
+	struct fprinter fp = {&pl, nm, none ? none : pl.nested, 0, np};
+	struct fregion fr = {nm, np, o};
 	for (size_t i = 0; i < pl.n; i++) {
-		size_t t = order[i];
-		if (fp.nested[t])
+		size_t t = scope_order(&pl, i, nm->form);
+		struct node *n = pl.t[t];
+		if (fp.nested[t] || n->kind == NK_RegionArg)
 			continue;
-		os_write(o, "  ", 2);
-		if (pl.t[t]->nres) {
-			if (form != FORM_GNF)
+		node_printer_indent(np, depth);
+		if (n->nres) {
+			if (nm->form != FORM_GNF)
 				os_write(o, "let ", 4);
-			os_putc(o, '%');
-			os_u64(o, i);
+			print_pos(o, nm, n);
 			os_write(o, " = ", 3);
 		}
 		fp.cur = t;
-		node_printer_expr(fp.np, pl.t[t], print_ref, &fp);
+		node_printer_expr(np, n, print_ref, &fp);
+		node_printer_regions(np, n, depth, region_body, region_param_name, &fr);
 		os_putc(o, '\n');
 	}
-	node_printer_free(fp.np);
 	free(none);
-	free(name);
-	free(order);
 	plan_free(&pl);
+}
+
+void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
+{
+	/* ANF prints T, the recorded order (module_convert_form made it C when
+	 * the module came from another form), nothing nested; GNF and BBNF
+	 * print C */
+	struct fnames nm;
+	u64map_init(&nm.pos);
+	nm.next = 0;
+	nm.form = form;
+	number_scope(f, &nm);
+	struct node_printer *np = node_printer_new(o);
+	node_printer_set_module(np, f->mod);
+	print_scope(&nm, np, o, f, 0);
+	node_printer_free(np);
+	u64map_free(&nm.pos);
 }

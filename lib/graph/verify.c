@@ -15,9 +15,17 @@
  * cleared: visited, NODE_VGREY: on the stack). Storage of the module is
  * marked NODE_VGLOBAL. The checked nodes are recorded in an array so the
  * bits are cleared without a second walk down the list (a chain of cache
- * misses); all of them are clear again on return. */
+ * misses); all of them are clear again on return.
+ *
+ * Regions (graph/region.h) are checked where their owner is, in the
+ * owner's list position: the nodes of the enclosing scopes done by then are
+ * exactly the values a region may use, so scope is the same bit. A region's
+ * own list must be in evaluation order (no late operands): a producer that
+ * is not done is out of scope. Its nodes lose NODE_VDONE when the region
+ * has been checked, so nothing after it sees them. */
 #include "graph/graph.h"
 #include "graph/initializer.h"
+#include "graph/region.h"
 #include "graph/typerules.h"
 #include "support/io.h"
 #include "support/util.h"
@@ -82,8 +90,9 @@ static void verify_storage(struct verifier *v, struct node *n)
 }
 
 /* Structural checks of one node; returns 0 if the type rule may run. Sets
- * *late when an operand's producer comes later in the list. */
-static int verify_structure(struct verifier *v, struct node *n, bool *late)
+ * *late when an operand's producer comes later in the list (region false:
+ * in a region that is an error, the producer being out of scope). */
+static int verify_structure(struct verifier *v, struct node *n, bool *late, bool region)
 {
 	const struct node_desc *d = node_desc(n->kind);
 	int bad = 0;
@@ -91,12 +100,13 @@ static int verify_structure(struct verifier *v, struct node *n, bool *late)
 		verr(v, n, "storage kind inside a function");
 		return 1;
 	}
-	if (d->variadic ? n->nops < d->nops : n->nops != d->nops) {
-		verr(v, n, "expected %s%u operands, got %u", d->variadic ? "at least " : "", d->nops, n->nops);
+	if (!node_desc_ops_ok(d, n->nops)) {
+		verr(v, n, "expected %s%u operands, got %u", d->variadic ? "at least " : "", node_desc_min_ops(d),
+		     n->nops);
 		bad = 1;
 	}
-	if (n->nres != d->nres) {
-		verr(v, n, "expected %u results, got %u", d->nres, n->nres);
+	if (!node_desc_res_ok(d, n->nres)) {
+		verr(v, n, "expected %s%u results, got %u", d->res_variadic ? "at least " : "", d->nres, n->nres);
 		return 1;
 	}
 	for (unsigned r = 0; r < n->nres; r++)
@@ -117,8 +127,12 @@ static int verify_structure(struct verifier *v, struct node *n, bool *late)
 				verr(v, n, "operand %u refers to storage outside the module", i);
 				bad = 1;
 			}
+		} else if (region && !(def->bits & NODE_VDONE)) {
+			verr(v, n, "operand %u: %%%s is not in scope here (not defined before this node in its region or "
+				   "before the region's owner in an enclosing scope)", i, def->name ? def->name : "");
+			bad = 1;
 		} else if (!(def->bits & (NODE_VOWN | NODE_VDONE))) {
-			verr(v, n, "operand %u refers to a node of another function", i);
+			verr(v, n, "operand %u refers to a node of another function, or of a region out of scope", i);
 			bad = 1;
 		} else if (n->ops[i].res >= def->nres) {
 			verr(v, n, "operand %u uses result %u of a node with %u results", i, n->ops[i].res, def->nres);
@@ -200,20 +214,48 @@ static bool has_pending_operand(const struct node *n)
 	return false;
 }
 
-/* The checks of one function; storage is marked NODE_VGLOBAL. */
+static void verify_regions(struct verifier *v, struct node *n);
+
+/* Where RegionArg and Yield may stand, and what a region may hold: its
+ * parameters first, one Yield last, nothing with side effects. */
+static int verify_placement(struct verifier *v, struct func *f, struct node *n)
+{
+	bool region = func_is_region(f);
+	if (n->kind == NK_RegionArg && (!region || (n->prev && n->prev->kind != NK_RegionArg))) {
+		verr(v, n, "%s", region ? "a region's parameters must come first" : "is outside a region");
+		return 1;
+	}
+	if (n->kind == NK_Yield && (!region || n->next)) {
+		verr(v, n, "%s", region ? "must be the last node of its region" : "is outside a region");
+		return 1;
+	}
+	if (region && (node_desc(n->kind)->flags & NF_SIDE)) {
+		verr(v, n, "has side effects and cannot be in a region (%s of %%%s)", f->name, f->owner->name);
+		return 1;
+	}
+	if (region && !n->next && n->kind != NK_Yield) {
+		verr(v, f->owner, "region '%s' does not end with a Yield", f->name);
+		return 1;
+	}
+	return 0;
+}
+
+/* The checks of one function or region; storage is marked NODE_VGLOBAL. */
 static int verify_func(struct verifier *v, struct func *f)
 {
 	size_t cap = f->nnodes ? f->nnodes : 1, len = 0;
 	struct node **checked = xmalloc(cap * sizeof(*checked));
-	bool owned = false;
+	bool owned = false, region = func_is_region(f);
 	int structural = 0;
 	bool late = false;
+	if (region && !f->first)
+		verr(v, f->owner, "region '%s' is empty: it needs a Yield", f->name);
 	func_for_each(f, n) {
-		if (!owned && has_pending_operand(n)) {
+		if (!owned && !region && has_pending_operand(n)) {
 			func_for_each(f, m) m->bits |= NODE_VOWN;
 			owned = true;
 		}
-		int bad = verify_structure(v, n, &late);
+		int bad = verify_structure(v, n, &late, region) | verify_placement(v, f, n);
 		n->bits |= NODE_VDONE;
 		if (len == cap)
 			checked = xgrow(checked, &cap, len + 1, sizeof(*checked));
@@ -224,6 +266,8 @@ static int verify_func(struct verifier *v, struct func *f)
 		}
 		if (node_desc(n->kind)->rule)
 			run_rule(v, n, node_desc(n->kind)->rule);
+		if (node_num_regions(n))
+			verify_regions(v, n);
 	}
 	if (!structural && late)
 		find_cycle(v, f);
@@ -231,6 +275,116 @@ static int verify_func(struct verifier *v, struct func *f)
 		checked[i]->bits &= (uint8_t)~(NODE_VOWN | NODE_VDONE | NODE_VGREY);
 	free(checked);
 	return v->errors;
+}
+
+/* Types of a region's parameters against want[0..n), named `what`. */
+static void check_params(struct verifier *v, struct node *owner, struct func *r, const struct type *const *want,
+			 unsigned n, const char *const *what)
+{
+	unsigned np = region_num_params(r);
+	char b1[128], b2[128];
+	if (np != n) {
+		verr(v, owner, "region '%s' has %u parameter%s, expected %u", r->name, np, np == 1 ? "" : "s", n);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		const struct type *t = node_type(region_param(r, i));
+		if (t != want[i])
+			verr(v, owner, "parameter %u (%s) of region '%s' is %s, expected %s", i, what[i < 2 ? i : 2],
+			     r->name, type_str(t, b1, sizeof b1), type_str(want[i], b2, sizeof b2));
+	}
+}
+
+/* The type the scan value t stacks to over trip iterations. */
+static const struct type *stacked(struct module *m, const struct type *t, int64_t trip)
+{
+	uint64_t dims[GLOW_MAX_RANK];
+	if (t->rank >= GLOW_MAX_RANK)
+		return NULL;
+	dims[0] = (uint64_t)trip;
+	memcpy(dims + 1, t->dims, t->rank * sizeof(dims[0]));
+	if (elem_is_quantized((enum elem_kind)t->elem))
+		return type_get_q(m->types, (enum elem_kind)t->elem, dims, t->rank + 1u, t->scale, t->offset);
+	return type_get(m->types, (enum elem_kind)t->elem, dims, t->rank + 1u);
+}
+
+/* If: its regions take no parameters and yield its results' types. Loop:
+ * the body takes (i64<> iteration, bool<> condition, carried values of the
+ * inits' types) and yields (bool<> condition, the carried values, the scan
+ * values); each scan result is its value's type stacked on a leading axis
+ * of the constant trip count. The regions' own nodes are checked first. */
+static void verify_regions(struct verifier *v, struct node *n)
+{
+	struct module *m = NULL;
+	for (unsigned i = 0; i < node_num_regions(n); i++) {
+		struct func *r = node_region(n, i);
+		if (r->owner != n) {
+			verr(v, n, "region %u does not name this node as its owner", i);
+			return;
+		}
+		m = r->mod;
+	}
+	/* the owner's results are not in scope inside its own regions */
+	n->bits &= (uint8_t)~NODE_VDONE;
+	for (unsigned i = 0; i < node_num_regions(n); i++)
+		verify_func(v, node_region(n, i));
+	n->bits |= NODE_VDONE;
+	char b1[128], b2[128];
+	if (n->kind == NK_If) {
+		for (unsigned i = 0; i < 2; i++) {
+			struct func *r = node_region(n, i);
+			struct node *y = region_yield(r);
+			check_params(v, n, r, NULL, 0, NULL);
+			if (!y)
+				continue;
+			if (y->nops != n->nres) {
+				verr(v, n, "region '%s' yields %u value%s, the If has %u result%s", r->name, y->nops,
+				     y->nops == 1 ? "" : "s", n->nres, n->nres == 1 ? "" : "s");
+				continue;
+			}
+			for (unsigned k = 0; k < y->nops; k++)
+				if (op_type(y, k) != n->types[k])
+					verr(v, n, "result %u is %s but region '%s' yields %s", k,
+					     type_str(n->types[k], b1, sizeof b1), r->name,
+					     type_str(op_type(y, k), b2, sizeof b2));
+		}
+		return;
+	}
+	/* Loop */
+	struct func *body = node_region(n, 0);
+	unsigned nc = loop_num_carried(n), ns = n->nres >= nc ? n->nres - nc : 0;
+	const struct type **want = xmalloc((nc + 2) * sizeof(*want));
+	uint64_t none[1];
+	want[0] = type_get(m->types, EK_I64, none, 0);
+	want[1] = type_get(m->types, EK_BOOL, none, 0);
+	for (unsigned k = 0; k < nc; k++)
+		want[2 + k] = op_type(n, 2 + k);
+	static const char *const what[] = {"the iteration number", "the condition", "a carried value"};
+	check_params(v, n, body, want, nc + 2, what);
+	struct node *y = region_yield(body);
+	if (y && y->nops != 1 + nc + ns) {
+		verr(v, n, "body yields %u value%s, expected %u (the condition, %u carried, %u scan)", y->nops,
+		     y->nops == 1 ? "" : "s", 1 + nc + ns, nc, ns);
+	} else if (y) {
+		if (op_type(y, 0) != want[1])
+			verr(v, n, "body yields %s as the condition, expected bool<>", type_str(op_type(y, 0), b1, sizeof b1));
+		for (unsigned k = 0; k < nc; k++)
+			if (op_type(y, 1 + k) != want[2 + k])
+				verr(v, n, "carried value %u is %s but the body yields %s", k,
+				     type_str(want[2 + k], b1, sizeof b1), type_str(op_type(y, 1 + k), b2, sizeof b2));
+		int64_t trip = loop_const_trip(n);
+		if (ns && (trip < 0 || trip == INT64_MAX))
+			verr(v, n, "has %u scan output%s: its trip count must be a constant", ns, ns == 1 ? "" : "s");
+		else
+			for (unsigned j = 0; j < ns; j++) {
+				const struct type *t = stacked(m, op_type(y, 1 + nc + j), trip);
+				if (t != n->types[nc + j])
+					verr(v, n, "scan output %u is %s, expected %s (the body's value stacked %lld times)",
+					     j, type_str(n->types[nc + j], b1, sizeof b1),
+					     t ? type_str(t, b2, sizeof b2) : "a tensor of higher rank", (long long)trip);
+			}
+	}
+	free(want);
 }
 
 int func_verify(struct func *f, struct diag *d)

@@ -4,8 +4,11 @@
  * A module holds functions. A function has a declare section of weights
  * (global memory regions, each constant or mutable, with an optional
  * initializer) and a program: an intrusive list of instructions in
- * execution order. There is no SSA and no control flow: instructions read
- * and write buffers. A buffer is a weight, an alloc (an activation whose
+ * execution order. There is no SSA: instructions read and write buffers.
+ * Control flow is structured: an `if` or `loop` instruction opens a block
+ * that a later `end` closes (an `else` splits an if's block in two), all in
+ * the same list, so a walk that does not care about blocks sees every
+ * instruction in text order (docs/InstrIR.md, "Blocks"). A buffer is a weight, an alloc (an activation whose
  * lifetime runs from the alloc to its dealloc; neither allocates memory) or a
  * tensorview (a typed window into another buffer, no copy). Operands point
  * at buffers (struct ir_value) and carry a qualifier: @in, @out, @inout.
@@ -52,6 +55,13 @@ enum ir_qual { IQ_IN, IQ_OUT, IQ_INOUT, IQ_SCRATCH };
 enum instr_flags {
 	IF_EW = 1 << 0,    /* elementwise: every operand has the shape of operand 0 */
 	IF_TYPED = 1 << 1, /* defines a buffer whose type follows the kind name */
+	/* structured control flow (docs/InstrIR.md, "Blocks"): a kind that
+	 * opens a block (if, loop), the `else` between an if's two blocks, and
+	 * the `end` that closes the innermost open block */
+	IF_BLOCK_OPEN = 1 << 2,
+	IF_BLOCK_ELSE = 1 << 3,
+	IF_BLOCK_END = 1 << 4,
+	IF_BLOCK = IF_BLOCK_OPEN | IF_BLOCK_ELSE | IF_BLOCK_END,
 };
 
 struct ir_verifier;
@@ -98,6 +108,8 @@ int instr_attr_slot(unsigned kind, enum attr_name an);
 bool instr_inplace_ok(unsigned kind, unsigned out, unsigned in);
 /* "in", "out", "inout" (scratch: "out") */
 const char *ir_qual_name(unsigned q);
+/* Whether kind opens, splits or closes a block (IF_BLOCK). */
+static inline bool instr_is_block(unsigned kind) { return (instr_descs[kind].flags & IF_BLOCK) != 0; }
 /* the qualifier an operand must be written with */
 static inline unsigned ir_qual_written(unsigned q) { return q == IQ_SCRATCH ? IQ_OUT : q; }
 
@@ -285,6 +297,17 @@ void ir_instr_move_before(struct ir_func *f, struct ir_instr *in, struct ir_inst
  * or a view chain that ends nowhere) and the byte offset of the value in it.
  * Views whose offsets are out of range give the offset as computed. */
 struct ir_value *ir_value_root(struct ir_value *v, uint64_t *byte_offset);
+
+/* ---- blocks (blocks.c) ---- */
+
+/* The `end` matching an opening instruction (if, loop) or an `else`; NULL when the list is unbalanced (a function
+ * the verifier has not accepted). */
+struct ir_instr *ir_block_end(const struct ir_instr *open);
+/* The opening instruction an `else` or `end` belongs to; NULL when
+ * unbalanced. */
+struct ir_instr *ir_block_opener(const struct ir_instr *mark);
+/* Whether f has any block. */
+bool ir_func_has_blocks(const struct ir_func *f);
 
 #define ir_for_each_instr(f, in) for (struct ir_instr *in = (f)->first; in; in = in->next)
 #define ir_for_each_instr_safe(f, in, tmp) \

@@ -449,21 +449,14 @@ static int resolve_kind(struct gir_parser *p, const struct tp_span *kind, struct
 	return k;
 }
 
-void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kloc, const struct tp_span *tspan,
-		 struct loc tloc)
+/* Builds the statement's instruction of kind k (its name, type, operands
+ * and attributes as read); NULL after reporting. */
+static struct ir_instr *build_instr(struct gir_parser *p, int k, struct loc kloc, const struct tp_span *tspan,
+				   struct loc tloc)
 {
-	(void)tloc;
-	if (!p->f)
-		return;
 	bool ok = true;
 	if (p->has_name)
 		ok = name_free(p);
-	int k = resolve_kind(p, kind, kloc);
-	if (k < 0) {
-		if (p->has_name)
-			poison(p, &p->name);
-		return;
-	}
 	const struct instr_desc *d = instr_desc((unsigned)k);
 	const struct type *t = NULL;
 	if (tspan) {
@@ -495,7 +488,7 @@ void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kl
 	if (!ok) {
 		if (p->has_name)
 			poison(p, &p->name);
-		return;
+		return NULL;
 	}
 	struct ir_instr *in;
 	if (p->has_name) {
@@ -552,7 +545,57 @@ void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kl
 		recent_clear(p);
 		if (p->has_name)
 			poison(p, &p->name);
+		return NULL;
 	}
+	return in;
+}
+
+void gir_p_instr(struct gir_parser *p, const struct tp_span *kind, struct loc kloc, const struct tp_span *tspan,
+		 struct loc tloc)
+{
+	if (!p->f)
+		return;
+	int k = resolve_kind(p, kind, kloc);
+	if (k >= 0 && instr_is_block((unsigned)k)) {
+		gir_p_error(p, kloc, "'%s' is not written by name: a block is '{ ... }' after if or loop, and ends with '}'",
+			    instr_kind_name((unsigned)k));
+		k = -1;
+	}
+	if (k < 0) {
+		if (p->has_name)
+			poison(p, &p->name);
+		return;
+	}
+	build_instr(p, k, kloc, tspan, tloc);
+}
+
+/* ---- blocks ---- */
+
+/* if/loop operands '{': the opening instruction, built now so that the
+ * block's instructions follow it. */
+void gir_p_block_open(struct gir_parser *p, unsigned kind, struct loc kloc)
+{
+	bool ok = p->f && build_instr(p, (int)kind, kloc, NULL, kloc) != NULL;
+	vec_push(&p->blocks, ok);
+}
+
+/* An else or end where the block's opening instruction was built: the
+ * instruction (no name, no operands). */
+static void block_mark(struct gir_parser *p, unsigned kind, struct loc loc)
+{
+	if (p->f && p->blocks.len && vec_last(&p->blocks))
+		ir_instr_create(p->f, kind, NULL, NULL, NULL, 0, NULL, loc);
+}
+
+/* '} else {' of an if */
+void gir_p_block_else(struct gir_parser *p, struct loc loc) { block_mark(p, IK_else, loc); }
+
+/* the '}' that closes the innermost block */
+void gir_p_block_end(struct gir_parser *p, struct loc loc)
+{
+	block_mark(p, IK_end, loc);
+	if (p->blocks.len)
+		p->blocks.len--;
 }
 
 /* ---- entry point ---- */
@@ -581,6 +624,7 @@ static struct ir_module *parse(struct type_ctx *types, const char *buf, size_t l
 	vec_free(&p.nums);
 	vec_free(&p.ti);
 	vec_free(&p.tf);
+	vec_free(&p.blocks);
 	return p.m;
 }
 

@@ -100,6 +100,15 @@ void ir_weight_print(struct ostream *o, const struct ir_weight *w)
 void ir_instr_print(struct ostream *o, const struct ir_instr *in)
 {
 	const struct instr_desc *d = instr_desc(in->kind);
+	/* the brackets of blocks: `else` and `end` are braces only */
+	if (d->flags & IF_BLOCK_ELSE) {
+		os_puts(o, "} else {");
+		return;
+	}
+	if (d->flags & IF_BLOCK_END) {
+		os_putc(o, '}');
+		return;
+	}
 	if (in->v.name) {
 		ir_print_local(o, in->v.name);
 		os_write(o, " = ", 3);
@@ -133,6 +142,8 @@ void ir_instr_print(struct ostream *o, const struct ir_instr *in)
 	}
 	if (open)
 		os_putc(o, '}');
+	if (d->flags & IF_BLOCK_OPEN)
+		os_write(o, " {", 2);
 }
 
 void ir_func_print(struct ostream *o, struct ir_func *f)
@@ -151,10 +162,17 @@ void ir_func_print(struct ostream *o, struct ir_func *f)
 		os_putc(o, '\n');
 	}
 	os_puts(o, "}\nprogram {\n");
+	unsigned depth = 1; /* two spaces per level of blocks */
 	ir_for_each_instr(f, in) {
-		os_write(o, "  ", 2);
+		unsigned fl = instr_desc(in->kind)->flags;
+		if ((fl & (IF_BLOCK_ELSE | IF_BLOCK_END)) && depth > 1)
+			depth--;
+		for (unsigned i = 0; i < depth; i++)
+			os_write(o, "  ", 2);
 		ir_instr_print(o, in);
 		os_putc(o, '\n');
+		if (fl & (IF_BLOCK_OPEN | IF_BLOCK_ELSE))
+			depth++;
 	}
 	os_puts(o, "}\n");
 }

@@ -152,3 +152,47 @@ void ir_rule_topk(struct ir_verifier *v, const struct ir_instr *in)
 		ir_verr(v, in, "scratch %s has %" PRIu64 " bytes; %" PRIu64 " needed", type_str(s, a, sizeof a),
 			type_bytes(s), need);
 }
+
+/* ---- blocks and slices at a run-time index (issue 18, part cfi) ---- */
+
+/* Reports unless operand i is a scalar (rank 0) of element kind ek. */
+static void scalar_of(struct ir_verifier *v, const struct ir_instr *in, unsigned i, enum elem_kind ek)
+{
+	const struct type *t = ir_op_type(in, i);
+	char a[160];
+	if (t->rank != 0 || t->elem != ek)
+		ir_verr(v, in, "%s %s must be a scalar %s<>", instr_desc(in->kind)->op_names[i], type_str(t, a, sizeof a),
+			elem_name(ek));
+}
+
+/* if(Cond bool<>) */
+void ir_rule_if(struct ir_verifier *v, const struct ir_instr *in) { scalar_of(v, in, 0, EK_BOOL); }
+
+/* loop(Trip i64<>, Cond bool<>, Iter i64<>) */
+void ir_rule_loop(struct ir_verifier *v, const struct ir_instr *in)
+{
+	scalar_of(v, in, 0, EK_I64);
+	scalar_of(v, in, 1, EK_BOOL);
+	scalar_of(v, in, 2, EK_I64);
+}
+
+/* insertslice(Dest T<N x D...>, Src T<D...>, Index i64<>) and
+ * extractslice(Dest T<D...>, Src T<N x D...>, Index i64<>): the slice has
+ * the whole buffer's element type and its shape without the leading axis. */
+void ir_rule_slice_at(struct ir_verifier *v, const struct ir_instr *in)
+{
+	unsigned whole = in->kind == IK_insertslice ? 0 : 1, part = 1 - whole;
+	const struct type *w = ir_op_type(in, whole), *s = ir_op_type(in, part);
+	char a[160], b[160];
+	scalar_of(v, in, 2, EK_I64);
+	if (w->rank == 0) {
+		ir_verr(v, in, "%s %s has no leading axis to index", instr_desc(in->kind)->op_names[whole],
+			type_str(w, a, sizeof a));
+		return;
+	}
+	if (!type_same_elem(w, s) || s->rank + 1u != w->rank ||
+	    memcmp(s->dims, w->dims + 1, s->rank * sizeof(uint64_t)) != 0)
+		ir_verr(v, in, "%s %s is not a slice of %s %s along its leading axis",
+			instr_desc(in->kind)->op_names[part], type_str(s, a, sizeof a),
+			instr_desc(in->kind)->op_names[whole], type_str(w, b, sizeof b));
+}

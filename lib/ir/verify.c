@@ -10,6 +10,8 @@
  *   - aliasing: a written operand may share memory with another operand only
  *     if the pair is in-place in the table, and then exactly;
  *   - the type rule (the graph kind's, then the instruction's own).
+ *   - blocks: nesting, scope, alloc and dealloc in one block
+ *     (verify_blocks.c);
  * Then the weights' initializers and, when one is recorded, the memory plan:
  * offsets aligned, buffers inside their region, weights of one region
  * disjoint, simultaneously live activations disjoint.
@@ -42,8 +44,9 @@ static inline void prefetch_ahead(const struct ir_instr *in)
 #endif
 }
 
-/* mark of an instruction: ST_MEMBER | lifetime state; of a weight: ST_MEMBER */
-enum { ST_UNSEEN = 0, ST_LIVE = 1, ST_DEAD = 2, ST_STATE = 3, ST_MEMBER = 4 };
+/* mark of an instruction: ST_MEMBER | lifetime state (| an alloc's or
+ * view's block number, verify_blocks.c); of a weight: ST_MEMBER */
+enum { ST_UNSEEN = 0, ST_LIVE = 1, ST_DEAD = 2, ST_STATE = IR_VERIFY_STATE, ST_MEMBER = IR_VERIFY_MEMBER };
 
 /* val is a buffer of the function being verified. Weights are marked
  * before the walk, instructions as the walk reaches them, so in a valid
@@ -73,8 +76,7 @@ static void werr(struct ir_verifier *v, const struct ir_weight *w, const char *f
 	va_end(ap);
 }
 
-/* "%name" of a value, for messages */
-static const char *vname(const struct ir_value *val, char *buf, size_t size)
+const char *ir_vname(const struct ir_value *val, char *buf, size_t size)
 {
 	struct ostream o;
 	ostream_mem(&o);
@@ -125,7 +127,7 @@ static int verify_structure(struct ir_verifier *v, const struct ir_instr *in)
 		if (in->ops[i].qual != want) {
 			char b[128];
 			ir_verr(v, in, "operand %u (%s) %s must be @%s, not @%s", i, d->op_names[i],
-				vname(val, b, sizeof b), ir_qual_name(want), ir_qual_name(in->ops[i].qual));
+				ir_vname(val, b, sizeof b), ir_qual_name(want), ir_qual_name(in->ops[i].qual));
 		}
 	}
 	return bad;
@@ -142,7 +144,7 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 		struct ir_value *val = in->ops[i].val;
 		struct ir_instr *vi = ir_as_instr(val);
 		if (vi && vi->kind == IK_tensorview && (vi->mark & ST_STATE) != ST_LIVE) {
-			ir_verr(v, in, "uses view %s before its definition", vname(val, b, sizeof b));
+			ir_verr(v, in, "uses view %s before its definition", ir_vname(val, b, sizeof b));
 			continue;
 		}
 		struct ir_value *root = ir_value_root(val, NULL);
@@ -153,15 +155,15 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 			if (in->kind == IK_dealloc)
 				continue; /* checked below */
 			if ((ra->mark & ST_STATE) == ST_UNSEEN)
-				ir_verr(v, in, "uses %s before its alloc", vname(root, b, sizeof b));
+				ir_verr(v, in, "uses %s before its alloc", ir_vname(root, b, sizeof b));
 			else if ((ra->mark & ST_STATE) == ST_DEAD)
-				ir_verr(v, in, "uses %s after its dealloc", vname(root, b, sizeof b));
+				ir_verr(v, in, "uses %s after its dealloc", ir_vname(root, b, sizeof b));
 		} else if (ir_as_weight(root)->is_const && writes(d->op_quals[i])) {
 			if (root == val)
-				ir_verr(v, in, "writes to constant weight %s", vname(root, b, sizeof b));
+				ir_verr(v, in, "writes to constant weight %s", ir_vname(root, b, sizeof b));
 			else
-				ir_verr(v, in, "writes to constant weight %s through view %s", vname(root, b, sizeof b),
-					vname(val, c, sizeof c));
+				ir_verr(v, in, "writes to constant weight %s through view %s", ir_vname(root, b, sizeof b),
+					ir_vname(val, c, sizeof c));
 		}
 	}
 	if (in->kind == IK_alloc || in->kind == IK_tensorview) {
@@ -170,13 +172,13 @@ static void verify_uses(struct ir_verifier *v, struct ir_instr *in)
 		struct ir_value *val = in->ops[0].val;
 		struct ir_instr *a = ir_as_instr(val);
 		if (!a || a->kind != IK_alloc) {
-			ir_verr(v, in, "%s is not an alloc", vname(val, b, sizeof b));
+			ir_verr(v, in, "%s is not an alloc", ir_vname(val, b, sizeof b));
 			return;
 		}
 		if ((a->mark & ST_STATE) == ST_UNSEEN)
-			ir_verr(v, in, "deallocates %s before its alloc", vname(val, b, sizeof b));
+			ir_verr(v, in, "deallocates %s before its alloc", ir_vname(val, b, sizeof b));
 		else if ((a->mark & ST_STATE) == ST_DEAD)
-			ir_verr(v, in, "deallocates %s a second time", vname(val, b, sizeof b));
+			ir_verr(v, in, "deallocates %s a second time", ir_vname(val, b, sizeof b));
 		a->mark = (a->mark & ~(uint32_t)ST_STATE) | ST_DEAD;
 	}
 }
@@ -203,10 +205,10 @@ static void verify_aliasing(struct ir_verifier *v, const struct ir_instr *in)
 			char b[128];
 			if (!instr_inplace_ok(in->kind, i, j))
 				ir_verr(v, in, "operands %s and %s share memory of %s, but %s cannot work in place",
-					d->op_names[i], d->op_names[j], vname(ri, b, sizeof b), d->name);
+					d->op_names[i], d->op_names[j], ir_vname(ri, b, sizeof b), d->name);
 			else if (oi != oj || li != lj)
 				ir_verr(v, in, "in-place operands %s and %s overlap only partly in %s", d->op_names[i],
-					d->op_names[j], vname(ri, b, sizeof b));
+					d->op_names[j], ir_vname(ri, b, sizeof b));
 		}
 	}
 }
@@ -285,7 +287,7 @@ static void verify_plan(struct ir_verifier *v, struct ir_func *f, bool planned)
 				continue;
 			if (prev && (uint64_t)prev->offset + type_bytes(prev->v.type) > (uint64_t)w->offset) {
 				char b[128];
-				werr(v, w, "overlaps weight %s in the %s region", vname(&prev->v, b, sizeof b),
+				werr(v, w, "overlaps weight %s in the %s region", ir_vname(&prev->v, b, sizeof b),
 				     cls ? "constant" : "mutable");
 			}
 			if (!prev || (uint64_t)w->offset + type_bytes(w->v.type) >
@@ -317,7 +319,7 @@ static void verify_plan(struct ir_verifier *v, struct ir_func *f, bool planned)
 				    (uint64_t)o->offset < (uint64_t)in->offset + bytes) {
 					char b[128];
 					ir_verr(v, in, "overlaps %s, which is live, in the activations region",
-						vname(&o->v, b, sizeof b));
+						ir_vname(&o->v, b, sizeof b));
 				}
 			}
 			if (bytes)
@@ -342,6 +344,8 @@ int ir_func_verify(struct ir_func *f, struct diag *d)
 		w->mark = ST_MEMBER;
 	}
 	bool structural = false;
+	struct ir_block_check bc;
+	ir_verify_blocks_init(&bc);
 	ir_for_each_instr(f, in) {
 		in->mark = ST_MEMBER | ST_UNSEEN;
 		if (verify_structure(&v, in)) {
@@ -349,10 +353,12 @@ int ir_func_verify(struct ir_func *f, struct diag *d)
 			continue;
 		}
 		verify_uses(&v, in);
+		ir_verify_blocks_step(&v, &bc, in, ST_LIVE);
 		verify_aliasing(&v, in);
 		ir_rule_graph(&v, in);
 		instr_desc(in->kind)->rule(&v, in);
 	}
+	ir_verify_blocks_finish(&v, &bc);
 	bool planned = false; /* an alloc has an offset */
 	ir_for_each_instr(f, in) {
 		prefetch_ahead(in);

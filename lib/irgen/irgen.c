@@ -42,11 +42,16 @@
  *     (GraphIR.md allows backends to ignore them);
  *   - a dealloc (unnamed) right after the last instruction that uses the
  *     activation, directly or through views; unused results right after
- *     their producer.
+ *     their producer;
+ *   - If and Loop -> blocks (irgen_flow.c), each region generated as a
+ *     function is, in its list order, inside its block: a value of an
+ *     enclosing scope it uses is that scope's buffer (the owner's plan
+ *     keeps it live until the block ends), its parameters are the owner's
+ *     buffers and its Yield writes the owner's results.
  */
 #define _XOPEN_SOURCE 700
-#include "irgen/irgen.h"
-#include "irgen/sgraph.h"
+#include "graph/region.h"
+#include "irgen/gen.h"
 #include "support/io.h"
 #include "support/util.h"
 
@@ -55,24 +60,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct gen {
-	struct ir_module *im;
-	struct ir_func *irf;
-	struct func *f;
-	struct diag *d;
-	struct sgraph g;
-	struct sg_plan p;
-	struct ir_value **buf;     /* per value */
-	struct ir_weight **w;      /* per storage */
-	int ikind[NK_COUNT];       /* node kind -> instruction kind of the same name, -1 */
-	char *name;                /* scratch for composed names */
-	size_t namecap;
-};
-
 /* ---- names ---- */
 
-/* base + "." + suffix (suffix lower-cased), in G's scratch buffer */
-static const char *compose(struct gen *G, const char *base, const char *suffix)
+/* (gen.h) */
+const char *irgen_compose(struct gen *G, const char *base, const char *suffix)
 {
 	size_t bl = strlen(base), sl = strlen(suffix);
 	G->name = xgrow(G->name, &G->namecap, bl + sl + 2, 1);
@@ -89,7 +80,12 @@ static const char *compose(struct gen *G, const char *base, const char *suffix)
 static const char *result_name(struct gen *G, const struct node *n, unsigned r)
 {
 	const struct node_desc *nd = node_desc(n->kind);
-	return compose(G, n->name ? n->name : "t", nd->nres == 1 ? "res" : nd->res_names[r]);
+	if (n->nres != nd->nres) { /* variadic results (If, Loop): res0, res1, ... */
+		char suffix[24];
+		snprintf(suffix, sizeof suffix, "res%u", r);
+		return irgen_compose(G, n->name ? n->name : "t", suffix);
+	}
+	return irgen_compose(G, n->name ? n->name : "t", nd->nres == 1 ? "res" : nd->res_names[r]);
 }
 
 /* ---- weights ---- */
@@ -110,7 +106,7 @@ static int make_weights(struct gen *G)
 	struct module *gm = G->f->mod;
 	G->w = arena_array(&G->g.arena, struct ir_weight *, G->g.nstorage ? G->g.nstorage : 1);
 	module_for_each_global(gm, n) {
-		void *v = ptrmap_get(&G->g.sidx, n);
+		void *v = u64map_get(&G->g.sidx, sg_ext_key(n, 0));
 		if (!v) {
 			/* A placeholder that no function reads or writes is still
 			 * part of the module's signature (an ONNX graph input used
@@ -157,15 +153,15 @@ static int make_weights(struct gen *G)
 
 /* ---- operands and attributes ---- */
 
-static struct ir_value *opbuf(struct gen *G, uint32_t k, unsigned i)
+struct ir_value *irgen_opbuf(struct gen *G, uint32_t k, unsigned i)
 {
 	int64_t ov = sg_op(&G->g, k, i);
-	struct ir_value *b = sg_is_storage(ov) ? &G->w[sg_storage_of(ov)]->v : G->buf[ov];
+	struct ir_value *b = sg_is_storage(ov) ? G->ext[sg_storage_of(ov)] : G->buf[ov];
 	glow_assert(b != NULL);
 	return b;
 }
 
-static struct ir_value *resbuf(struct gen *G, uint32_t k, unsigned r)
+struct ir_value *irgen_resbuf(struct gen *G, uint32_t k, unsigned r)
 {
 	struct ir_value *b = G->buf[G->g.val_begin[k] + r];
 	glow_assert(b != NULL);
@@ -193,8 +189,8 @@ static void copy_attrs(struct gen *G, struct ir_instr *in, const struct node *n)
 	}
 }
 
-static struct ir_instr *emit(struct gen *G, unsigned kind, const char *name, struct ir_value *a, struct ir_value *b,
-			     struct loc loc)
+struct ir_instr *irgen_emit(struct gen *G, unsigned kind, const char *name, struct ir_value *a, struct ir_value *b,
+			   struct loc loc)
 {
 	struct ir_value *ops[2] = {a, b};
 	return ir_instr_create(G->irf, kind, name, NULL, ops, b ? 2u : 1u, NULL, loc);
@@ -220,9 +216,9 @@ static void gen_mapped(struct gen *G, uint32_t k, unsigned kind)
 			if (d->graph_ops[x] == (int)i)
 				j = (int)x;
 		if (r >= 0) {
-			ops[i] = resbuf(G, k, (unsigned)r);
+			ops[i] = irgen_resbuf(G, k, (unsigned)r);
 		} else if (j >= 0) {
-			ops[i] = opbuf(G, k, (unsigned)j);
+			ops[i] = irgen_opbuf(G, k, (unsigned)j);
 		} else {
 			glow_assert(d->op_quals[i] == IQ_SCRATCH && !scratch);
 			/* scratch bytes in elements of the input's kind (element
@@ -231,7 +227,7 @@ static void gen_mapped(struct gen *G, uint32_t k, unsigned kind)
 			uint64_t es = elem_size((enum elem_kind)src->elem);
 			uint64_t cnt = G->g.scratch[k] / es;
 			const struct type *t = type_with_dims(G->im->types, src, &cnt, 1);
-			scratch = ir_alloc(G->irf, compose(G, n->name, "scratch"), t, NULL, n->loc);
+			scratch = ir_alloc(G->irf, irgen_compose(G, n->name, "scratch"), t, NULL, n->loc);
 			ops[i] = &scratch->v;
 		}
 	}
@@ -245,7 +241,7 @@ static void gen_reshape(struct gen *G, uint32_t k)
 {
 	const struct node *n = G->g.nodes[k];
 	uint32_t v = G->g.val_begin[k];
-	struct ir_value *src = opbuf(G, k, 0);
+	struct ir_value *src = irgen_opbuf(G, k, 0);
 	int64_t zeros[GLOW_MAX_RANK] = {0};
 	if (G->p.kind[v] == SV_VIEW) {
 		struct ir_instr *view = ir_tensorview(G->irf, n->name, node_type(n), src, zeros, src->type->rank,
@@ -253,21 +249,21 @@ static void gen_reshape(struct gen *G, uint32_t k)
 		G->buf[v] = &view->v;
 		return;
 	}
-	struct ir_instr *view = ir_tensorview(G->irf, compose(G, n->name, "view"), node_type(n), src, zeros,
+	struct ir_instr *view = ir_tensorview(G->irf, irgen_compose(G, n->name, "view"), node_type(n), src, zeros,
 					      src->type->rank, NULL, n->loc);
-	emit(G, IK_copy, n->name, resbuf(G, k, 0), &view->v, n->loc);
+	irgen_emit(G, IK_copy, n->name, irgen_resbuf(G, k, 0), &view->v, n->loc);
 }
 
 static void gen_concat(struct gen *G, uint32_t k)
 {
 	const struct node *n = G->g.nodes[k];
-	struct ir_value *dst = resbuf(G, k, 0);
+	struct ir_value *dst = irgen_resbuf(G, k, 0);
 	int64_t dim = node_int(n, AN_dim);
 	unsigned rank = node_type(n)->rank;
 	int64_t start[GLOW_MAX_RANK] = {0};
-	emit(G, IK_touch, n->name, dst, NULL, n->loc);
+	irgen_emit(G, IK_touch, n->name, dst, NULL, n->loc);
 	for (unsigned i = 0; i < n->nops; i++) {
-		struct ir_instr *in = emit(G, IK_inserttensor, NULL, dst, opbuf(G, k, i), n->loc);
+		struct ir_instr *in = irgen_emit(G, IK_inserttensor, NULL, dst, irgen_opbuf(G, k, i), n->loc);
 		ir_set_ints(G->im, in, AN_start, start, rank);
 		start[dim] += (int64_t)op_type(n, i)->dims[dim];
 	}
@@ -276,9 +272,9 @@ static void gen_concat(struct gen *G, uint32_t k)
 static void gen_insert(struct gen *G, uint32_t k)
 {
 	const struct node *n = G->g.nodes[k];
-	struct ir_value *dst = resbuf(G, k, 0);
-	emit(G, IK_copy, n->name, dst, opbuf(G, k, 0), n->loc);
-	struct ir_instr *in = emit(G, IK_inserttensor, NULL, dst, opbuf(G, k, 1), n->loc);
+	struct ir_value *dst = irgen_resbuf(G, k, 0);
+	irgen_emit(G, IK_copy, n->name, dst, irgen_opbuf(G, k, 0), n->loc);
+	struct ir_instr *in = irgen_emit(G, IK_inserttensor, NULL, dst, irgen_opbuf(G, k, 1), n->loc);
 	copy_attrs(G, in, n);
 }
 
@@ -288,9 +284,9 @@ static void gen_save(struct gen *G, uint32_t k)
 	int64_t src = sg_op(&G->g, k, 0);
 	if (!sg_is_storage(src) && G->p.kind[src] == SV_DIRECT)
 		return; /* the producer wrote the weight */
-	struct ir_value *s = opbuf(G, k, 0), *d = opbuf(G, k, 1);
+	struct ir_value *s = irgen_opbuf(G, k, 0), *d = irgen_opbuf(G, k, 1);
 	if (s != d)
-		emit(G, IK_copy, NULL, d, s, n->loc);
+		irgen_emit(G, IK_copy, NULL, d, s, n->loc);
 }
 
 /* Slice is the extracttensor instruction (the names differ). */
@@ -339,10 +335,20 @@ static void gen_sgd(struct gen *G, uint32_t k)
 	}
 	if (!vel)
 		vel = &ir_weight_create(G->irf, name, t, false, n->loc)->v;
-	struct ir_value *ops[4] = {resbuf(G, k, 0), opbuf(G, k, 0), opbuf(G, k, 1), vel};
+	struct ir_value *ops[4] = {irgen_resbuf(G, k, 0), irgen_opbuf(G, k, 0), irgen_opbuf(G, k, 1), vel};
 	struct ir_instr *in = ir_instr_create(G->irf, IK_sgdmomentum, n->name, NULL, ops, 4, NULL, n->loc);
 	copy_attrs(G, in, n);
 }
+
+/* A region's parameter: its buffer is the owner's (gen_body). */
+static void gen_param(struct gen *G, uint32_t k)
+{
+	(void)G;
+	(void)k;
+}
+
+/* A region's Yield: what the owner does with the region's results. */
+static void gen_yield(struct gen *G, uint32_t k) { G->yield(G, k, G->yield_arg); }
 
 /* Builds node k's instructions. */
 typedef void gen_fn(struct gen *G, uint32_t k);
@@ -358,6 +364,10 @@ static gen_fn *const hand_gen[NK_COUNT] = {
 	[NK_Slice] = gen_slice,
 	[NK_MaxPool] = gen_maxpool,
 	[NK_SGD] = gen_sgd,
+	[NK_If] = irgen_gen_if,
+	[NK_Loop] = irgen_gen_loop,
+	[NK_RegionArg] = gen_param,
+	[NK_Yield] = gen_yield,
 };
 
 /* Generates node k: its result buffers, then its instructions. */
@@ -375,7 +385,7 @@ static void gen_node(struct gen *G, uint32_t k)
 		}
 		case SV_DIRECT: {
 			int64_t dst = sg_op(&G->g, G->g.val_user[v], 1);
-			G->buf[v] = &G->w[sg_storage_of(dst)]->v;
+			G->buf[v] = G->ext[sg_storage_of(dst)];
 			break;
 		}
 		default: break; /* views are made by their node; SV_NONE has no buffer */
@@ -402,17 +412,88 @@ static void map_kinds(struct gen *G)
  * gen_node does not build by hand (the training kinds without an
  * instruction, Dropout say, which glow-opt's lower stage turns into
  * forward kinds); the count. */
+struct lowered_check {
+	const struct gen *G;
+	int bad;
+};
+
+static void check_node(struct func *scope, struct node *n, void *arg)
+{
+	(void)scope;
+	struct lowered_check *c = arg;
+	if (hand_gen[n->kind] || c->G->ikind[n->kind] >= 0)
+		return;
+	diag_error(c->G->d, n->loc, "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
+		   node_kind_name(n->kind), n->name ? n->name : "");
+	c->bad++;
+}
+
 static int check_lowered(const struct gen *G, struct func *f)
 {
-	int bad = 0;
-	func_for_each(f, n) {
-		if (hand_gen[n->kind] || G->ikind[n->kind] >= 0)
+	struct lowered_check c = {G, 0};
+	func_walk_pre(f, check_node, &c);
+	return c.bad;
+}
+
+/* Generates G->f (G->g built): the plan of its list order, a region's
+ * parameters' buffers, then node by node with the deallocs of the
+ * activations dying at each. */
+static void gen_body(struct gen *G)
+{
+	uint32_t n = G->g.n;
+	uint32_t *order = xmalloc((n ? n : 1) * sizeof(uint32_t));
+	for (uint32_t t = 0; t < n; t++)
+		order[t] = t; /* the numbering is the (stable) list order */
+	sg_plan(&G->g, order, &G->p);
+	free(order);
+	G->buf = arena_array(&G->g.arena, struct ir_value *, G->g.nvals ? G->g.nvals : 1);
+	if (G->params)
+		for (unsigned i = 0; i < region_num_params(G->f); i++)
+			G->buf[G->g.val_begin[sg_index(&G->g, region_param(G->f, i))]] = G->params[i];
+	/* activations dying at each position, ascending */
+	int64_t *head = xmalloc((n ? n : 1) * sizeof(int64_t));
+	int64_t *next = xmalloc((G->g.nvals ? G->g.nvals : 1) * sizeof(int64_t));
+	for (uint32_t t = 0; t < n; t++)
+		head[t] = -1;
+	for (uint32_t v = G->g.nvals; v-- > 0;) {
+		if (G->p.kind[v] != SV_ALLOC)
 			continue;
-		diag_error(G->d, n->loc, "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
-			   node_kind_name(n->kind), n->name ? n->name : "");
-		bad++;
+		next[v] = head[G->p.last[v]];
+		head[G->p.last[v]] = v;
 	}
-	return bad;
+	for (uint32_t t = 0; t < n; t++) {
+		gen_node(G, t);
+		for (int64_t v = head[t]; v >= 0; v = next[v])
+			ir_dealloc(G->irf, ir_as_instr(G->buf[v]), NULL, G->g.nodes[t]->loc);
+	}
+	free(next);
+	free(head);
+}
+
+/* The buffer of value (def, res) of a scope around P's region or P's own:
+ * P's external value, or P's value. */
+static struct ir_value *outer_buf(struct gen *P, const struct node *def, unsigned res)
+{
+	void *s = u64map_get(&P->g.sidx, sg_ext_key(def, res));
+	if (s)
+		return P->ext[(uintptr_t)s - 1];
+	return P->buf[P->g.val_begin[sg_index(&P->g, def)] + res];
+}
+
+/* (gen.h) A generator of its own for the region, its externals resolved
+ * in P's scope. */
+void irgen_region(struct gen *P, struct func *r, struct ir_value *const *params, irgen_yield_fn *yield, void *arg)
+{
+	struct gen G = {.im = P->im, .irf = P->irf, .f = r, .d = P->d, .parent = P, .params = params,
+			.yield = yield, .yield_arg = arg};
+	memcpy(G.ikind, P->ikind, sizeof G.ikind);
+	sg_build(&G.g, r);
+	G.ext = arena_array(&G.g.arena, struct ir_value *, G.g.nstorage ? G.g.nstorage : 1);
+	for (uint32_t s = 0; s < G.g.nstorage; s++)
+		G.ext[s] = outer_buf(P, G.g.storage[s], G.g.storage_res[s]);
+	gen_body(&G);
+	free(G.name);
+	sg_free(&G.g);
 }
 
 struct ir_func *irgen_func(struct ir_module *im, struct func *f, struct diag *d)
@@ -427,33 +508,12 @@ struct ir_func *irgen_func(struct ir_module *im, struct func *f, struct diag *d)
 	if (check_lowered(&G, f))
 		return NULL;
 	sg_build(&G.g, f);
-	uint32_t n = G.g.n;
-	uint32_t *order = xmalloc((n ? n : 1) * sizeof(uint32_t));
-	for (uint32_t t = 0; t < n; t++)
-		order[t] = t; /* the numbering is the (stable) list order */
-	sg_plan(&G.g, order, &G.p);
-	free(order);
 	int status = make_weights(&G);
 	if (status == 0) {
-		G.buf = arena_array(&G.g.arena, struct ir_value *, G.g.nvals ? G.g.nvals : 1);
-		/* activations dying at each position, ascending */
-		int64_t *head = xmalloc((n ? n : 1) * sizeof(int64_t));
-		int64_t *next = xmalloc((G.g.nvals ? G.g.nvals : 1) * sizeof(int64_t));
-		for (uint32_t t = 0; t < n; t++)
-			head[t] = -1;
-		for (uint32_t v = G.g.nvals; v-- > 0;) {
-			if (G.p.kind[v] != SV_ALLOC)
-				continue;
-			next[v] = head[G.p.last[v]];
-			head[G.p.last[v]] = v;
-		}
-		for (uint32_t t = 0; t < n; t++) {
-			gen_node(&G, t);
-			for (int64_t v = head[t]; v >= 0; v = next[v])
-				ir_dealloc(irf, ir_as_instr(G.buf[v]), NULL, G.g.nodes[t]->loc);
-		}
-		free(next);
-		free(head);
+		G.ext = arena_array(&G.g.arena, struct ir_value *, G.g.nstorage ? G.g.nstorage : 1);
+		for (uint32_t s = 0; s < G.g.nstorage; s++)
+			G.ext[s] = &G.w[s]->v;
+		gen_body(&G);
 	}
 	free(G.name);
 	sg_free(&G.g);

@@ -26,9 +26,14 @@
  * topological order's. Everything is iterative (explicit stacks): a chain
  * of a million nodes is fine.
  *
- * The pass reorders the function's node list; IRGen follows the list.
+ * The pass reorders the function's node list; IRGen follows the list. An
+ * If or a Loop is one node here, whose operands include every value its
+ * regions use from outside (sgraph.h); each of its regions is then
+ * scheduled the same way on its own, its parameters kept first and its
+ * Yield last.
  */
 #include "irgen/irgen.h"
+#include "graph/region.h"
 #include "irgen/sgraph.h"
 #include "support/vec.h"
 
@@ -192,9 +197,25 @@ struct irgen_sched_stats irgen_schedule_func(struct func *f, enum irgen_schedule
 			if (peaks[o] < peaks[best])
 				best = o;
 	}
+	/* a region keeps its parameters first and its Yield last
+	 * (graph/region.h): nothing orders them against the rest */
+	unsigned nparams = func_is_region(f) ? region_num_params(f) : 0;
+	struct node **params = xcalloc(nparams + 1, sizeof *params);
+	for (unsigned i = 0; i < nparams; i++)
+		params[i] = region_param(f, i);
+	struct node *yield = func_is_region(f) ? region_yield(f) : NULL;
 	/* the list becomes the kept order */
 	for (uint32_t t = 0; t < g.n; t++)
 		node_move_before(f, g.nodes[orders[best][t]], NULL);
+	if (yield)
+		node_move_before(f, yield, NULL);
+	for (unsigned i = nparams; i-- > 0;)
+		node_move_before(f, params[i], f->first);
+	free(params);
+	/* then every region inside, on its own */
+	for (uint32_t t = 0; t < g.n; t++)
+		for (unsigned r = 0; r < node_num_regions(g.nodes[t]); r++)
+			irgen_schedule_func(node_region(g.nodes[t], r), how);
 	struct irgen_sched_stats st = {f->name, g.n, peaks[IRGEN_ORDER_TOPO], peaks[best], best};
 	for (unsigned o = 0; o < IRGEN_ORDER_COUNT; o++)
 		free(orders[o]);

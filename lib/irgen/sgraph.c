@@ -7,6 +7,7 @@
  * hashing), so a function of a million nodes is fine. Arrays live in the
  * view's arena.
  */
+#include "graph/region.h"
 #include "irgen/sgraph.h"
 #include "support/util.h"
 #include "support/vec.h"
@@ -124,24 +125,117 @@ struct rd {
 	int64_t next;
 };
 
+/* ---- operand slots ---- */
+
+struct capture_ctx {
+	struct u64map inside; /* nodes of the regions being walked */
+	struct u64map seen;   /* captures found (sg_ext_key) */
+	VEC(struct node *) def;
+	VEC(uint8_t) res;
+};
+
+/* func_walk_pre callback: n is inside the regions being walked. */
+static void mark_inside(struct func *scope, struct node *n, void *arg)
+{
+	(void)scope;
+	ptrmap_put(&((struct capture_ctx *)arg)->inside, n, (void *)1);
+}
+
+/* func_walk_pre callback: n's operands produced outside the regions
+ * (storage, or values of enclosing scopes), each (producer, result) once. */
+static void add_captures(struct func *scope, struct node *n, void *arg)
+{
+	(void)scope;
+	struct capture_ctx *c = arg;
+	for (unsigned i = 0; i < n->nops; i++) {
+		struct node *def = n->ops[i].def;
+		uint64_t key = sg_ext_key(def, n->ops[i].res);
+		if (ptrmap_get(&c->inside, def) || u64map_get(&c->seen, key))
+			continue;
+		u64map_put(&c->seen, key, (void *)1);
+		vec_push(&c->def, def);
+		vec_push(&c->res, (uint8_t)n->ops[i].res);
+	}
+}
+
+/* op_begin, slot_def, slot_res: each node's operands, then its regions'
+ * captures (in the order the regions use them). */
+static void build_slots(struct sgraph *g)
+{
+	uint32_t n = g->n;
+	struct capture_ctx c;
+	memset(&c, 0, sizeof c);
+	u64map_init(&c.inside);
+	u64map_init(&c.seen);
+	VEC(uint32_t) ncap = {0};
+	uint64_t no = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		struct node *nd = g->nodes[k];
+		uint32_t before = (uint32_t)c.def.len;
+		if (node_num_regions(nd)) { /* captures are per owner */
+			u64map_free(&c.seen);
+			u64map_init(&c.seen);
+		}
+		for (unsigned r = 0; r < node_num_regions(nd); r++)
+			func_walk_pre(node_region(nd, r), mark_inside, &c);
+		for (unsigned r = 0; r < node_num_regions(nd); r++)
+			func_walk_pre(node_region(nd, r), add_captures, &c);
+		vec_push(&ncap, (uint32_t)c.def.len - before);
+		no += nd->nops + (uint64_t)c.def.len - before;
+	}
+	glow_assert(no < UINT32_MAX);
+	g->op_begin = arena_array(&g->arena, uint32_t, n + 1);
+	g->slot_def = arena_array(&g->arena, struct node *, no ? (size_t)no : 1);
+	g->slot_res = arena_array(&g->arena, uint8_t, no ? (size_t)no : 1);
+	uint32_t w = 0, cap = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct node *nd = g->nodes[k];
+		g->op_begin[k] = w;
+		for (unsigned i = 0; i < nd->nops; i++, w++) {
+			g->slot_def[w] = nd->ops[i].def;
+			g->slot_res[w] = (uint8_t)nd->ops[i].res;
+		}
+		for (uint32_t j = 0; j < ncap.data[k]; j++, w++, cap++) {
+			g->slot_def[w] = c.def.data[cap];
+			g->slot_res[w] = c.res.data[cap];
+		}
+	}
+	g->op_begin[n] = w;
+	vec_free(&ncap);
+	vec_free(&c.def);
+	vec_free(&c.res);
+	u64map_free(&c.inside);
+	u64map_free(&c.seen);
+}
+
+/* A producer outside the view: storage, or a value of an enclosing scope. */
+static bool is_external(const struct sgraph *g, const struct node *def)
+{
+	return node_is_storage(def) || !ptrmap_get(&g->idx, def);
+}
+
 static void build_storage(struct sgraph *g)
 {
 	VEC(struct node *) st = {0};
-	for (uint32_t k = 0; k < g->n; k++) {
-		const struct node *n = g->nodes[k];
-		for (unsigned i = 0; i < n->nops; i++) {
-			struct node *def = n->ops[i].def;
-			if (node_is_storage(def) && !ptrmap_get(&g->sidx, def)) {
-				ptrmap_put(&g->sidx, def, idx_val((uint32_t)st.len));
-				vec_push(&st, def);
-			}
+	VEC(uint8_t) sres = {0};
+	for (uint32_t i = 0; i < g->op_begin[g->n]; i++) {
+		struct node *def = g->slot_def[i];
+		uint64_t key = sg_ext_key(def, g->slot_res[i]);
+		if (is_external(g, def) && !u64map_get(&g->sidx, key)) {
+			u64map_put(&g->sidx, key, idx_val((uint32_t)st.len));
+			vec_push(&st, def);
+			vec_push(&sres, g->slot_res[i]);
 		}
 	}
 	g->nstorage = (uint32_t)st.len;
 	g->storage = arena_array(&g->arena, struct node *, st.len ? st.len : 1);
-	if (st.len)
+	g->storage_res = arena_array(&g->arena, uint8_t, st.len ? st.len : 1);
+	if (st.len) {
 		memcpy(g->storage, st.data, st.len * sizeof(*st.data));
+		memcpy(g->storage_res, sres.data, st.len);
+	}
 	vec_free(&st);
+	vec_free(&sres);
 	g->written = arena_array(&g->arena, bool, g->nstorage ? g->nstorage : 1);
 }
 
@@ -149,17 +243,13 @@ static void build_operands(struct sgraph *g)
 {
 	uint32_t n = g->n;
 	g->val_begin = arena_array(&g->arena, uint32_t, n + 1);
-	g->op_begin = arena_array(&g->arena, uint32_t, n + 1);
-	uint64_t nv = 0, no = 0;
+	uint64_t nv = 0, no = g->op_begin[n];
 	for (uint32_t k = 0; k < n; k++) {
 		g->val_begin[k] = (uint32_t)nv;
-		g->op_begin[k] = (uint32_t)no;
 		nv += g->nodes[k]->nres;
-		no += g->nodes[k]->nops;
 	}
-	glow_assert(nv < UINT32_MAX && no < UINT32_MAX);
+	glow_assert(nv < UINT32_MAX);
 	g->val_begin[n] = (uint32_t)nv;
-	g->op_begin[n] = (uint32_t)no;
 	g->nvals = (uint32_t)nv;
 	size_t cv = nv ? (size_t)nv : 1;
 	g->val_node = arena_array(&g->arena, uint32_t, cv);
@@ -176,20 +266,21 @@ static void build_operands(struct sgraph *g)
 			g->val_node[v] = k;
 			g->val_bytes[v] = type_bytes(nd->types[r]);
 		}
-		for (unsigned i = 0; i < nd->nops; i++) {
-			const struct node *def = nd->ops[i].def;
+		for (uint32_t i = 0; i < g->op_begin[k + 1] - g->op_begin[k]; i++) {
+			uint32_t slot = g->op_begin[k] + i;
+			const struct node *def = g->slot_def[slot];
 			int64_t ov;
-			if (node_is_storage(def)) {
-				uint32_t s = val_idx(ptrmap_get(&g->sidx, def));
+			if (is_external(g, def)) {
+				uint32_t s = val_idx(u64map_get(&g->sidx, sg_ext_key(def, g->slot_res[slot])));
 				ov = -(int64_t)s - 1;
-				if (slot_writes(nd, i))
+				if (i < nd->nops && slot_writes(nd, i))
 					g->written[s] = true;
 			} else {
-				ov = (int64_t)g->val_begin[sg_index(g, def)] + nd->ops[i].res;
+				ov = (int64_t)g->val_begin[sg_index(g, def)] + g->slot_res[slot];
 				g->val_nuses[ov]++;
 				g->val_user[ov] = k;
 			}
-			g->opv[g->op_begin[k] + i] = ov;
+			g->opv[slot] = ov;
 		}
 		if (nd->kind == NK_TopK) {
 			/* one row of the input and an index64 per element of it */
@@ -213,8 +304,8 @@ static void build_operands(struct sgraph *g)
 				int64_t src = sg_op(g, k, 0);
 				if (!(sg_is_storage(src) && g->written[sg_storage_of(src)]))
 					kind = SV_VIEW;
-			} else if (nd->kind == NK_MaxPool && r == 1 && g->val_nuses[v] == 0) {
-				kind = SV_NONE;
+			} else if ((nd->kind == NK_MaxPool && r == 1 && g->val_nuses[v] == 0) || nd->kind == NK_RegionArg) {
+				kind = SV_NONE; /* a region's parameter: the owner's buffer */
 			}
 			g->val_static[v] = kind;
 		}
@@ -232,9 +323,8 @@ static void build_touches(struct sgraph *g)
 	for (int pass = 0; pass < 2; pass++) {
 		memset(last, 0, (ns ? ns : 1) * sizeof(uint32_t));
 		for (uint32_t k = 0; k < g->n; k++) {
-			const struct node *nd = g->nodes[k];
-			for (unsigned i = 0; i < nd->nops; i++) {
-				int64_t ov = sg_op(g, k, i);
+			for (uint32_t i = g->op_begin[k]; i < g->op_begin[k + 1]; i++) {
+				int64_t ov = g->opv[i];
 				if (!sg_is_storage(ov))
 					continue;
 				uint32_t s = sg_storage_of(ov);
@@ -275,12 +365,12 @@ static void order_edges(struct sgraph *g, void *vedges)
 	int64_t prev_side = -1;
 	for (uint32_t k = 0; k < g->n; k++) {
 		const struct node *nd = g->nodes[k];
-		for (unsigned i = 0; i < nd->nops; i++) {
+		for (uint32_t i = 0; i < g->op_begin[k + 1] - g->op_begin[k]; i++) {
 			int64_t ov = sg_op(g, k, i);
-			if (!sg_is_storage(ov) || !slot_reads(nd, i))
+			if (!sg_is_storage(ov) || (i < nd->nops && !slot_reads(nd, i)))
 				continue;
 			uint32_t s = sg_storage_of(ov);
-			if (nd->ops[i].def->kind != NK_Placeholder)
+			if (g->slot_def[g->op_begin[k] + i]->kind != NK_Placeholder)
 				continue;
 			if (head[s] >= 0 && pool.data[head[s]].node == k)
 				continue; /* read twice by k */
@@ -375,6 +465,7 @@ void sg_build(struct sgraph *g, struct func *f)
 	u64map_init(&g->idx);
 	u64map_init(&g->sidx);
 	stable_order(g);
+	build_slots(g);
 	build_storage(g);
 	build_operands(g);
 	build_touches(g);
@@ -418,9 +509,9 @@ static bool direct_ok(const struct sgraph *g, const struct sg_plan *p, const uin
 	if (!sg_is_storage(dst))
 		return false;
 	uint32_t st = sg_storage_of(dst);
-	for (unsigned i = 0; i < prod->nops; i++)
-		if (sg_op(g, k, i) == dst)
-			return false; /* the producer reads the placeholder */
+	for (uint32_t i = g->op_begin[k]; i < g->op_begin[k + 1]; i++)
+		if (g->opv[i] == dst)
+			return false; /* the producer (or its regions) reads the placeholder */
 	/* nothing touches the placeholder between the producer and the Save:
 	 * the touch just before the Save's own must not be after the producer */
 	uint32_t b = g->touch_begin[st], e = g->touch_begin[st + 1];

@@ -1,6 +1,11 @@
 /* sgraph.h - the scheduling view of one graph function, shared by the
  * scheduler (schedule.c) and IRGen (irgen.c). Internal to lib/irgen.
  *
+ * A region (an If's or a Loop's block, graph/region.h) has a view of its
+ * own: the values of enclosing scopes it uses are external, numbered with
+ * the storage, and its parameters (RegionArg) are stored nowhere here
+ * (SV_NONE: IRGen gives them the owner's buffers).
+ *
  * Nodes are numbered in the stable topological order of the function (the
  * order the printer uses: the list order wherever it is valid); that order
  * is the program's meaning for side effects and placeholder accesses.
@@ -45,10 +50,15 @@ struct sgraph {
 	uint32_t *dep_begin;    /* n + 1 */
 	uint32_t *ndata;
 	uint32_t *deps;
-	/* operands (CSR, predicates left out): a value number, or
-	 * -(storage number) - 1 */
+	/* operand slots (CSR, predicates left out): a node's operands, then,
+	 * for a node with regions (If, Loop), every value its regions use
+	 * from outside them (its captures: the regions run where the node
+	 * does, so they are its operands for ordering and lifetimes); each
+	 * slot a value number, or -(storage number) - 1 */
 	uint32_t *op_begin;     /* n + 1 */
 	int64_t *opv;
+	struct node **slot_def; /* the slot's producer */
+	uint8_t *slot_res;      /* ... and its result */
 	uint64_t *scratch;      /* per node: TopK's working buffer, bytes */
 	/* values */
 	uint32_t nvals;
@@ -58,10 +68,12 @@ struct sgraph {
 	uint32_t *val_nuses;    /* operand slots that use it */
 	uint32_t *val_user;     /* the user when val_nuses == 1 */
 	uint8_t *val_static;    /* SV_ALLOC, SV_VIEW or SV_NONE (orders do not change it) */
-	/* storage used by the function */
+	/* storage used by the function, and, for a region, the values of
+	 * enclosing scopes it uses (external values: storage numbers too) */
 	uint32_t nstorage;
 	struct node **storage;
-	struct u64map sidx;     /* storage node -> number + 1 */
+	uint8_t *storage_res;   /* the result of an external value */
+	struct u64map sidx;     /* sg_ext_key(storage or external node, result) -> number + 1 */
 	bool *written;          /* a placeholder some node of f writes */
 	uint32_t *touch_begin;  /* nstorage + 1: nodes with the storage as an operand */
 	uint32_t *touch;        /* their numbers, ascending */
@@ -78,6 +90,9 @@ struct sg_plan {
 /* Builds the view of f. Never fails on verified input. */
 void sg_build(struct sgraph *g, struct func *f);
 void sg_free(struct sgraph *g);
+
+/* The key of sidx: a producer and one of its results. */
+static inline uint64_t sg_ext_key(const struct node *n, unsigned res) { return ((uint64_t)(uintptr_t)n << 8) | res; }
 
 /* The number of a node of f (which must be one). */
 uint32_t sg_index(const struct sgraph *g, const struct node *n);

@@ -128,7 +128,7 @@ static bool stage(struct ir_func *f, struct ir_weight *w)
 bool iropt_device_copies(struct ir_func *f, struct iropt_ctx *ctx)
 {
 	/* a function that has device copies already is left as it is */
-	ir_for_each_instr(f, in) if (is_copy_kind(in->kind)) return false;
+	ir_for_each_instr(f, in) if (is_copy_kind(in->kind) || instr_is_block(in->kind)) return false;
 	unsigned n = 0;
 	ir_for_each_weight(f, w) {
 		if (w->is_const)

@@ -7,6 +7,10 @@
  * check is by buffer, not by byte range); an overwrite is an @out operand
  * covering the whole buffer in an instruction that does not also read it.
  * The walk goes last to first, so a chain of dead stores goes in one run.
+ * Blocks: the block instructions themselves stay; reads anywhere after
+ * count (also in an if's other block: conservative), an overwrite counts
+ * only before any block bracket (it may not run), and leaving a loop
+ * around the store counts as a read (the next iteration may read it).
  *
  * Requires: a verified function. Preserves: every value that is read.
  */
@@ -17,7 +21,23 @@
 static bool read_later(const struct ir_instr *in, struct ir_instr *a)
 {
 	uint64_t abytes = type_bytes(a->v.type);
+	unsigned depth = 0;   /* blocks entered since `in` */
+	bool crossed = false; /* a block bracket lies between: a write may not run */
 	for (const struct ir_instr *p = in->next; p; p = p->next) {
+		unsigned fl = instr_desc(p->kind)->flags;
+		if (fl & IF_BLOCK) {
+			crossed = true;
+			if (fl & IF_BLOCK_OPEN) {
+				depth++;
+			} else if ((fl & IF_BLOCK_END) && depth) {
+				depth--;
+			} else if (fl & IF_BLOCK_END) {
+				/* leaving a block around `in`: a loop runs it again */
+				const struct ir_instr *o = ir_block_opener(p);
+				if (!o || o->kind == IK_loop)
+					return true;
+			}
+		}
 		if (p->kind == IK_dealloc) {
 			if (p->ops[0].val == &a->v)
 				return false;
@@ -37,7 +57,7 @@ static bool read_later(const struct ir_instr *in, struct ir_instr *a)
 			if (q == IQ_OUT && off == 0 && type_bytes(p->ops[i].val->type) == abytes)
 				kills = true;
 		}
-		if (kills)
+		if (kills && !crossed)
 			return false;
 	}
 	return true; /* never deallocated: keep (the verifier reports it) */
@@ -45,7 +65,7 @@ static bool read_later(const struct ir_instr *in, struct ir_instr *a)
 
 static bool dead_store(const struct ir_instr *in)
 {
-	if (in->kind == IK_alloc || in->kind == IK_dealloc || in->kind == IK_tensorview)
+	if (in->kind == IK_alloc || in->kind == IK_dealloc || in->kind == IK_tensorview || instr_is_block(in->kind))
 		return false;
 	bool writes = false;
 	for (unsigned i = 0; i < in->nops; i++) {

@@ -34,7 +34,8 @@
  * peak of the plan may grow by a concatenation.
  *
  * Requires: a verified function. Preserves: semantics and validity; only
- * instruction order changes.
+ * instruction order changes. A function with blocks (if, loop) is left
+ * as it is.
  */
 #include "iropt/iropt.h"
 #include "support/vec.h"
@@ -247,6 +248,8 @@ static void renumber(struct ir_func *f)
 
 bool iropt_hoist_concat(struct ir_func *f, struct iropt_ctx *ctx)
 {
+	if (ir_func_has_blocks(f))
+		return false; /* its moves span several instructions: not across block brackets */
 	VEC(struct ir_instr *) inserts = {0};
 	ir_for_each_instr(f, in)
 		if (in->kind == IK_inserttensor)

@@ -70,7 +70,10 @@ struct ir_instr *iropt_alloc_root(struct ir_value *v);
 bool iropt_names(const struct ir_instr *in, const struct ir_value *b);
 
 /* Per function: instruction positions and, for every alloc, its first and
- * last use and its dealloc. Positions are 1-based program order; 0 means
+ * last use and its dealloc. A use in a block nested in the alloc's block
+ * is a use from the block's opening instruction to its end, and an
+ * operand of an opening instruction is used until its end: first and last
+ * are instructions of the alloc's block. Positions are 1-based program order; 0 means
  * none. Built by iropt_uses_build, which numbers the instructions in their
  * mark field; iropt_uses_free clears the marks. */
 struct iropt_uses {
@@ -88,6 +91,15 @@ static inline uint32_t iropt_pos(const struct ir_instr *in) { return in->mark; }
  * Returns the number of operands changed. */
 unsigned iropt_replace_uses(struct ir_func *f, struct ir_value *from, struct ir_value *to, struct ir_instr *start,
 			    struct ir_instr *stop);
+
+/* ---- blocks (blocks.c) ---- */
+
+/* Whether any instruction from `open` to `end` (a block's opening
+ * instruction and its end, both included) has an operand living in b
+ * (iropt_names). */
+bool iropt_block_names(const struct ir_instr *open, const struct ir_instr *end, const struct ir_value *b);
+/* Whether any instruction from `open` to `end` names value v itself. */
+bool iropt_block_names_value(const struct ir_instr *open, const struct ir_instr *end, const struct ir_value *v);
 
 /* Drops the recorded memory plan of f (region sizes and every offset). */
 void iropt_drop_plan(struct ir_func *f);

@@ -47,8 +47,8 @@ static struct ir_instr *splat_source(struct ir_instr *in, struct ir_value *src)
 	if (!root)
 		return NULL;
 	for (struct ir_instr *p = in->prev; p; p = p->prev) {
-		if (&p->v == root)
-			return NULL;
+		if (&p->v == root || instr_is_block(p->kind))
+			return NULL; /* a block bracket: the last write is not known */
 		if (p->kind == IK_dealloc || p->kind == IK_tensorview)
 			continue;
 		for (unsigned i = 0; i < p->nops; i++) {

@@ -4,7 +4,9 @@
  * follows its first user and the alloc follows its first view. An unused
  * view stays where it is (delete-dead-allocs removes it). An instruction
  * separated from its first user only by allocs (and, for a view, views)
- * stays, so the pass is idempotent.
+ * stays, so the pass is idempotent. A nested block counts as one
+ * instruction (its opening one), which uses a value when anything inside
+ * does: an alloc or view stays in its block, visible to all its users.
  *
  * Requires: a verified function. Preserves: everything but instruction
  * order; the first use of a value stays after its definition.
@@ -28,8 +30,23 @@ static bool sink_to_first_use(struct ir_func *f, struct ir_instr *in)
 {
 	bool view = in->kind == IK_tensorview;
 	struct ir_instr *u = in->next;
-	while (u && !(view ? names_value(u, &in->v) : iropt_names(u, &in->v)))
+	while (u) {
+		unsigned fl = instr_desc(u->kind)->flags;
+		if (fl & (IF_BLOCK_ELSE | IF_BLOCK_END))
+			return false; /* not used in its block */
+		if (fl & IF_BLOCK_OPEN) { /* a nested block: one instruction */
+			struct ir_instr *end = ir_block_end(u);
+			if (!end)
+				return false;
+			if (view ? iropt_block_names_value(u, end, &in->v) : iropt_block_names(u, end, &in->v))
+				break;
+			u = end->next;
+			continue;
+		}
+		if (view ? names_value(u, &in->v) : iropt_names(u, &in->v))
+			break;
 		u = u->next;
+	}
 	if (!u)
 		return false;
 	struct ir_instr *p = in->next;

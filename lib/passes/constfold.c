@@ -32,6 +32,9 @@
  * whose elements all have the same bits is still stored as a splat
  * constant (NaN results stay dense, so every bit survives).
  *
+ * If and Loop are left to fold-if and loop-unroll; the nodes inside their
+ * regions fold like any (the pass runs on each region).
+ *
  * Results get new constants of exactly the result types, named after the
  * node; unused results get none. The folded node is erased; dce removes
  * constants nothing uses any more.
@@ -336,7 +339,7 @@ static bool cf_fold(struct func *f, struct node *n, const struct cf_kinds *ks, s
 	struct module *m = f->mod;
 	const struct node_desc *nd = node_desc(n->kind);
 	if (!(nd->flags & NF_PURE) || n->kind == NK_Splat || node_has_pred(n) || n->nres == 0 ||
-	    n->nops > IR_MAX_OPS)
+	    n->nops > IR_MAX_OPS || nd->nregions)
 		return false;
 	for (unsigned i = 0; i < n->nops; i++)
 		if (!cf_is_const(n->ops[i].def))

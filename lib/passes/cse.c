@@ -19,6 +19,11 @@
  * was not a valid order there), the survivor moves up to the duplicate's
  * place, which keeps the list a valid order wherever it was one.
  *
+ * In a control-flow region (the pass runs on each, passes/regions.c) only
+ * the region's own nodes merge, among themselves: a value of an enclosing
+ * scope is never replaced by a region's. Nodes with regions never merge
+ * (their regions are not compared).
+ *
  * Requires: nothing (cycles in an unverified function are walked safely).
  * Preserves: the names of the surviving nodes, except that a survivor whose
  * name the builder made up or derived from a duplicate's takes that
@@ -167,7 +172,8 @@ bool cse_run(struct func *f, struct pass_ctx *ctx)
 	node_vec dups = {0}, keeps = {0};
 	for (size_t i = 0; i < order.len; i++) {
 		struct node *n = order.data[i];
-		if (!(node_desc(n->kind)->flags & NF_PURE) || n->nres == 0)
+		if (!(node_desc(n->kind)->flags & NF_PURE) || n->nres == 0 || node_desc(n->kind)->nregions ||
+		    !ptrmap_get(&pos, n))
 			continue;
 		uint64_t h = node_hash(n);
 		size_t s = (size_t)h & (cap - 1);

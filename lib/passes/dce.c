@@ -7,12 +7,18 @@
  * proportional to the number of operands of the erased nodes. Nodes with
  * side effects (Save and any other non-pure kind) are roots and never go.
  *
+ * Control-flow regions (graph/region.h) are cleaned first, innermost
+ * first, each on its own (a value used only in a region is used, so it
+ * stays); then their function. An If or Loop is pure: one whose results are
+ * unused goes with its regions. A region's parameters and Yield stay.
+ *
  * Then constants with no use left in any function are erased from the module.
  * Placeholders stay: they are the module's interface, bound by callers.
  *
  * Requires: nothing (an unverified module is fine; nodes on a cycle are never
  * unused, so they stay). Preserves: the order of the surviving nodes.
  */
+#include "graph/region.h"
 #include "passes/pass.h"
 #include "support/vec.h"
 
@@ -24,12 +30,23 @@ static bool is_dead(const struct node *n)
 	       !node_has_uses(n);
 }
 
-/* Erases the dead nodes of f; returns how many went. */
+/* Erases the dead nodes of f and of its regions (theirs first); returns
+ * how many went. Only f's own nodes go on f's worklist (NODE_MARK: on f's
+ * list), an outer value a region no longer uses being its own scope's. */
 static uint64_t dce_func(struct func *f, node_vec *work)
 {
 	uint64_t erased = 0;
+	bool regions = f->mod->nowners != 0;
+	if (regions) {
+		func_for_each(f, n) {
+			for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
+				erased += dce_func(node_region(n, i), work);
+		}
+	}
 	vec_clear(work);
 	func_for_each(f, n) {
+		if (regions)
+			n->bits |= NODE_MARK;
 		if (is_dead(n))
 			vec_push(work, n);
 	}
@@ -41,12 +58,15 @@ static uint64_t dce_func(struct func *f, node_vec *work)
 		unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
 		for (unsigned i = 0; i < slots; i++) {
 			struct node *def = n->ops[i].def;
-			if (def && def != n && !node_is_storage(def))
+			if (def && def != n && !node_is_storage(def) && (!regions || (def->bits & NODE_MARK)))
 				vec_push(work, def);
 		}
+		n->bits &= (uint8_t)~NODE_MARK;
 		node_erase(f, n);
 		erased++;
 	}
+	if (regions)
+		func_for_each(f, n) n->bits &= (uint8_t)~NODE_MARK;
 	return erased;
 }
 

@@ -37,6 +37,7 @@
  * placeholder whose kind has no gradient rule (at that node); an existing
  * @F_grad.
  */
+#include "graph/region.h"
 #include "passes/differentiate.h"
 #include "passes/passutil.h"
 
@@ -317,6 +318,20 @@ bool differentiate_run(struct module *m, struct pass_ctx *ctx)
 	if (pass_diff_check_funcs(m, ctx))
 		return false;
 	int added = 0;
+	/* control flow (issue 18): no gradient rule covers regions yet */
+	for (size_t i = 0; i < nfuncs; i++) {
+		if (!m->nowners || !pass_diff_selects(ctx, m->funcs[i]->name))
+			continue;
+		func_for_each(m->funcs[i], n) {
+			if (!node_num_regions(n))
+				continue;
+			diag_error(ctx->diag, n->loc,
+				   "differentiate: @%s has control flow (%s %%%s), which differentiate does not handle; "
+				   "fold-if, loop-unroll and if-to-select (or -O2 without a backend that executes it) remove it",
+				   m->funcs[i]->name, node_kind_name(n->kind), n->name);
+			return false;
+		}
+	}
 	for (size_t i = 0; i < nfuncs; i++) {
 		int r = differentiate_func(m, m->funcs[i], ctx);
 		if (r < 0)

@@ -10,12 +10,20 @@
  * pass context and, for function passes, runs the pass on every function.
  */
 #include "passes/pass.h"
+#include "passes/regions.h"
 #include "support/io.h"
 
 /*   name  flags             contents       description */
 static const struct pm_pipeline pipelines[] = {
-	{"O0", 0,                "",            "No optimization"},
-	{"O1", 0,                "dce,cse,dce", "Cleanup: dead code and common subexpressions"},
+	{"O0", 0,                "control-flow", "No optimization (control flow the backend does not execute is still unrolled or selected)"},
+	/* control flow (issue 18): Ifs with a known condition fold; Ifs and Loops
+	 * the backend does not execute become Selects and unrolled bodies (O2
+	 * unrolls first and selects after optimize, whose constant folding
+	 * makes the conditions of unrolled bodies constant for fold-if) */
+	{"control-flow", 0,
+	 "fold-if,loop-unroll{unsupported-only=true},if-to-select{unsupported-only=true}",
+	 "Control flow: fold known Ifs; unroll Loops and select Ifs the backend does not execute"},
+	{"O1", 0,                "control-flow,dce,cse,dce", "Cleanup: dead code and common subexpressions"},
 	{"simplify", PASS_FIXED_POINT,
 	 "eliminate-noop,optimize-splat,optimize-arithmetic,dce",
 	 "Local simplification until nothing changes: no-ops, splats, algebraic identities"},
@@ -36,7 +44,8 @@ static const struct pm_pipeline pipelines[] = {
 	/* Glow's flow: fold, optimize, lower (per the backend), optimize,
 	 * the backend's post-lowering hook, optimize, check support. */
 	{"O2", 0,
-	 "fold,optimize,lower,cleanup,post-lowering,cleanup,check-supported",
+	 "fold-if,loop-unroll{unsupported-only=true},fold,optimize,control-flow,lower,cleanup,post-lowering,cleanup,"
+	 "check-supported",
 	 "Default optimization"},
 	{"O3", PASS_FIXED_POINT, "O2",          "Aggressive optimization: O2 until nothing changes"},
 	/* glow-opt -convert-to-fp16 / -convert-to-bf16 append these */
@@ -54,6 +63,8 @@ static struct pass_ctx *ctx_of(struct pm_ctx *pm)
 	return ctx;
 }
 
+/* A function pass runs on every function and, where there are any, on
+ * every control-flow region (passes/regions.c). */
 #define GRAPH_PASS_ADAPT_FUNC(run)                                             \
 	static bool run##_adapter(void *ir, struct pm_ctx *pm)                 \
 	{                                                                      \
@@ -61,7 +72,8 @@ static struct pass_ctx *ctx_of(struct pm_ctx *pm)
 		struct pass_ctx *ctx = ctx_of(pm);                             \
 		bool changed = false;                                          \
 		for (size_t i = 0; i < m->nfuncs; i++)                         \
-			changed |= run(m->funcs[i], ctx);                      \
+			changed |= m->nowners ? pass_run_scopes(m->funcs[i], run, ctx) \
+					      : run(m->funcs[i], ctx);         \
 		return changed;                                                \
 	}
 #define GRAPH_PASS_ADAPT_MODULE(run)                                           \

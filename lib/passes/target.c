@@ -16,6 +16,11 @@ const char *target_name(const struct pass_ctx *ctx)
 bool target_supports(const struct pass_ctx *ctx, const struct node *n)
 {
 	const struct pass_target *t = ctx->target;
+	/* control flow (If, Loop: issue 18): the interpreter, the answer without
+	 * a backend, does not execute regions yet (backends/backend.c answers
+	 * for the backends) */
+	if ((!t || !t->backend) && node_desc(n->kind)->nregions)
+		return false;
 	if (!t)
 		return true;
 	if (t->unsupported && t->unsupported[n->kind])

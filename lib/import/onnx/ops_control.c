@@ -1,43 +1,51 @@
-/* ops_control.c - ONNX control flow (If, Loop, Scan), translated by
- * construction at import: the graph IR has static shapes and no regions,
- * so a subgraph attribute becomes nodes of the main function.
+/* ops_control.c - ONNX control flow (If, Loop, Scan) as control-flow
+ * regions of the graph IR (docs/GraphIR.md, "Control flow";
+ * docs/Conformance.md).
  *
  * A subgraph is translated like the main graph, node by node with the same
  * translators and the same folding, in a nested scope (struct scope,
  * internal.h): its initializers, inputs and node outputs shadow the names
  * of the enclosing scopes, and any other name resolves outward, as ONNX's
- * lexical scoping asks. A scope lives for one translation of the subgraph,
- * so one body translated once per unrolled iteration binds fresh values
- * each time. Diagnostics inside a subgraph name the body's node and, for
- * each enclosing subgraph, its attribute, iteration and owning node.
+ * lexical scoping asks. The nodes it makes go into a region (im->f is the
+ * region while it is translated): its inputs are the region's parameters,
+ * its outputs the region's Yield; values of the enclosing scopes are used
+ * in place. Diagnostics inside a subgraph name the body's node and, for
+ * each enclosing subgraph, its attribute and owning node.
  *
- *   If    a condition known at import translates the taken branch only. A
- *         run-time condition translates both branches (they have no side
- *         effects) and selects each output with Select on the broadcast
- *         condition; both branches must then give one type and shape.
- *   Loop  unrolled: the trip count must be known, and the loop-carried
- *         condition (when the Loop has one) known at import before every
- *         iteration. The iteration number is a constant, loop-carried
- *         values thread from one iteration's body to the next, scan outputs
- *         are stacked along a new axis 0 (of length 0 when the loop runs
- *         no iteration: empty_scan).
- *   Scan  unrolled over the static sequence length: each step slices its
- *         scan inputs along their axes (reversed for direction 1) and the
- *         scan outputs are stacked along theirs (opset 9+:
- *         scan_input_axes/directions, scan_output_axes/directions). Opset
- *         8's batch axis is a loop over the batch around the same steps;
- *         its sequence_lens must be known and equal the sequence length.
+ *   If    a condition known at import translates the taken branch only,
+ *         into the enclosing scope. A run-time condition makes an If node
+ *         whose then and else regions are the branches; both must give
+ *         outputs of one type and shape (static shapes).
+ *   Loop  a Loop node: the trip count (an int64 of one element; absent: no
+ *         bound, INT64_MAX) and the condition (a bool of one element;
+ *         absent: true) at run time, the loop-carried values threaded by
+ *         the body region. Scan outputs are stacked on a new axis 0 whose
+ *         length is the trip count, so a Loop with scan outputs needs its
+ *         trip count known at import (rows of iterations a false condition
+ *         skips are zero).
+ *   Scan  a Loop over the static sequence length: the body region takes
+ *         scan input slices with Gather at the iteration number (L-1-i for
+ *         direction 1) along each input's axis; the stacked scan outputs are
+ *         flipped (direction 1) and transposed to their output axes (opset
+ *         9+: scan_input_axes/directions, scan_output_axes/directions).
+ *         Opset 8's batch axis is unrolled at import around one such Loop
+ *         per batch entry (the batch is a static dimension); its
+ *         sequence_lens must be known and equal the sequence length.
  *
- * Known values stay known: a loop over constants folds at import. Slicing
- * and stacking use the folder's imp_k_* on known tensors, Slice/Reshape/Concat
- * nodes otherwise. The output is a flat graph, so unrolling is bounded: at
- * most CF_MAX_ITERS iterations per Loop or Scan, CF_MAX_NODES subgraph
- * nodes translated in one import, CF_MAX_DEPTH nested subgraphs.
+ * Known values stay known where they can: a branch taken at import folds,
+ * and values of the enclosing scopes known at import are constants inside
+ * the regions. The passes fold-if, loop-unroll and if-to-select (the
+ * pipelines' control-flow stage) then remove the regions a backend does
+ * not execute. Bounded: CF_MAX_NODES subgraph nodes translated in one
+ * import, CF_MAX_DEPTH nested subgraphs, CF_MAX_ITERS batch entries.
  */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
+#include "graph/region.h"
 #include "import/onnx/internal.h"
 #include "support/vec.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define CF_MAX_ITERS 4096
@@ -147,22 +155,6 @@ static struct tensor *stack(struct importer *im, struct tensor **ts, unsigned n,
 	if (c.node)
 		node_set_int(im->m, c.node, AN_dim, axis);
 	return t_of_value(im, name, t0->dtype, c);
-}
-
-/* The Select of a run-time bool condition (one element) between a and b,
- * of one type and shape. */
-static struct tensor *select_out(struct importer *im, struct tensor *c, struct tensor *a, struct tensor *b,
-				 const char *name)
-{
-	uint64_t ones[GLOW_MAX_RANK];
-	for (unsigned k = 0; k < a->rank; k++)
-		ones[k] = 1;
-	struct value cv = imp_b_reshape(im, imp_tval(im, c), ones, a->rank, imp_dname(im, name, "cond"));
-	cv = imp_b_broadcast(im, cv, a->dims, a->rank, imp_dname(im, name, "cond"));
-	struct value ops[3] = {cv, imp_tval(im, a), imp_tval(im, b)};
-	if (!ops[1].node)
-		return NULL;
-	return t_of_value(im, name, a->dtype, imp_b_node(im, NK_Select, name, ops, 3, val_type(ops[1])));
 }
 
 /* The value of a known bool or integer tensor of one element. */
@@ -279,6 +271,108 @@ static int run_body(struct importer *im, const char *aname, const Onnx__GraphPro
 	return r;
 }
 
+/* ---- regions ---- */
+
+/* The enclosing scope's state while a region is translated. */
+struct region_save {
+	struct func *f;
+	struct u64map nhwc;
+};
+
+/* Makes region r the scope new nodes go into; the NHWC transpose cache
+ * starts empty there, so no value made in a region is found outside it. */
+static void enter_region(struct importer *im, struct func *r, struct region_save *sv)
+{
+	sv->f = im->f;
+	sv->nhwc = im->nhwc;
+	u64map_init(&im->nhwc);
+	im->f = r;
+}
+
+static void leave_region(struct importer *im, const struct region_save *sv)
+{
+	u64map_free(&im->nhwc);
+	im->nhwc = sv->nhwc;
+	im->f = sv->f;
+}
+
+/* A node of kind (If or Loop) with nres results and operands ops[0..nops)
+ * in the current scope, named after the first output; its result types are
+ * set once its regions are translated (placeholders until then). */
+static struct node *make_owner(struct importer *im, unsigned kind, const struct value *ops, unsigned nops,
+			       unsigned nres)
+{
+	const struct type **ts = arena_alloc(&im->scratch, (nres + 1) * sizeof *ts);
+	const struct type *none = type_get(im->tc, EK_BOOL, NULL, 0);
+	for (unsigned r = 0; r < nres; r++)
+		ts[r] = none;
+	const char *name = imp_out_name(im, 0);
+	return node_create_n(im->f, kind, *name ? name : NULL, ops, nops, ts, nres, NULL, LOC_NONE);
+}
+
+/* A parameter of the region being translated for tensor t's type, named
+ * name, as a tensor. NULL after reporting. */
+static struct tensor *param_of(struct importer *im, const struct tensor *t, int dtype, const char *name)
+{
+	const struct type *ty = imp_t_type(im, t);
+	if (!ty) {
+		imp_op_err(im, "\"%s\" has element type %s, which the graph IR does not support", name,
+			   imp_dt_name(dtype));
+		return NULL;
+	}
+	return t_of_value(im, name, dtype, node_val(region_add_param(im->f, name, ty, LOC_NONE), 0));
+}
+
+/* Input i of subgraph g's name, or dflt. */
+static const char *in_name(const Onnx__GraphProto *g, size_t i, const char *dflt)
+{
+	return i < g->n_input && g->input[i]->name && *g->input[i]->name ? g->input[i]->name : dflt;
+}
+
+/* The value of t (one element) as a scalar of its kind, in the current
+ * scope: t's own value when it has rank 0, else a Reshape. */
+static struct value scalar_of(struct importer *im, struct tensor *t, const char *name)
+{
+	struct value v = imp_tval(im, t);
+	if (!v.node || val_type(v)->rank == 0)
+		return v;
+	return imp_b_reshape(im, v, NULL, 0, imp_dname(im, name, "scalar"));
+}
+
+/* Ends the region being translated with Yield(pre[0..npre), outs[0..nout)),
+ * outs[i] reshaped to want[i] where want and want[i] are given and the
+ * shapes differ (a bool[1] condition yields bool<>). -1 after reporting. */
+static int yield_outs(struct importer *im, const struct value *pre, unsigned npre, struct tensor *const *outs,
+		      size_t nout, const struct type *const *want)
+{
+	struct value *ys = arena_alloc(&im->scratch, (npre + nout + 1) * sizeof *ys);
+	for (unsigned i = 0; i < npre; i++)
+		ys[i] = pre[i];
+	for (size_t i = 0; i < nout; i++) {
+		struct value v = imp_tval(im, outs[i]);
+		if (!v.node)
+			return -1;
+		const struct type *w = want ? want[i] : NULL;
+		if (w && val_type(v) != w && val_type(v)->elem == w->elem && type_numel(val_type(v)) == type_numel(w))
+			v = imp_b_reshape(im, v, w->dims, w->rank, imp_dname(im, outs[i]->name, "yield"));
+		ys[npre + i] = v;
+	}
+	region_set_yield(im->f, ys, (unsigned)(npre + nout), LOC_NONE);
+	return 0;
+}
+
+/* Sets the owner's result types and binds the node's outputs to them;
+ * dtypes[r] is result r's ONNX type. */
+static void bind_results(struct importer *im, const onnx_node *n, struct node *owner, const struct type *const *types,
+			 const int *dtypes)
+{
+	for (unsigned r = 0; r < owner->nres; r++)
+		owner->types[r] = types[r];
+	for (unsigned i = 0; i < n->n_output && i < owner->nres; i++)
+		if (*imp_out_name(im, i))
+			imp_set_out_t(im, i, t_of_value(im, imp_out_name(im, i), dtypes[i], node_val(owner, i)));
+}
+
 /* ---- If ---- */
 
 int imp_op_if(struct importer *im, const onnx_node *n)
@@ -297,6 +391,8 @@ int imp_op_if(struct importer *im, const onnx_node *n)
 	size_t nout = at->g->n_output;
 	if (n->n_output > nout)
 		return imp_op_err(im, "%zu outputs, but the branches have %zu", n->n_output, nout);
+	if (nout == 0)
+		return imp_op_err(im, "the branches have no outputs");
 	struct tensor **t_outs = arena_alloc(&im->scratch, (nout + 1) * sizeof *t_outs);
 	struct tensor **e_outs = arena_alloc(&im->scratch, (nout + 1) * sizeof *e_outs);
 	bool cv;
@@ -316,33 +412,39 @@ int imp_op_if(struct importer *im, const onnx_node *n)
 	const Onnx__GraphProto *ge = gt ? body_attr(im, n, "else_branch") : NULL;
 	if (!ge)
 		return -1;
+	struct value cond = scalar_of(im, c, c->name);
+	if (!cond.node)
+		return -1;
+	struct node *ifn = make_owner(im, NK_If, &cond, 1, (unsigned)nout);
+	struct region_save sv;
+	enter_region(im, node_region(ifn, 0), &sv);
 	int r = run_body(im, "then_branch", gt, NULL, 0, -1, t_outs);
 	if (r == 0)
+		r = yield_outs(im, NULL, 0, t_outs, nout, NULL);
+	leave_region(im, &sv);
+	if (r == 0) {
+		enter_region(im, node_region(ifn, 1), &sv);
 		r = run_body(im, "else_branch", ge, NULL, 0, -1, e_outs);
-	if (r)
-		return r < 0 ? -1 : poison_all(im, n);
-	for (unsigned i = 0; i < n->n_output; i++) {
-		struct tensor *a = t_outs[i], *b = e_outs[i];
-		const char *name = imp_out_name(im, i);
-		if (!*name)
-			continue;
-		if (a == b) {
-			imp_set_out_t(im, i, a);
-			continue;
-		}
-		if (!same_shape(a, b))
-			return imp_op_err(im,
-				      "output %u is %s in then_branch but %s in else_branch; with a condition "
-				      "known only at run time both branches must agree",
-				      i, t_desc(im, a), t_desc(im, b));
-		if (imp_dt_elem(a->dtype) < 0)
-			return imp_op_err(im, "output %u has element type %s, which the graph IR does not support", i,
-				      imp_dt_name(a->dtype));
-		struct tensor *s = select_out(im, c, a, b, name);
-		if (!s)
-			return -1;
-		imp_set_out_t(im, i, s);
+		if (r == 0)
+			r = yield_outs(im, NULL, 0, e_outs, nout, NULL);
+		leave_region(im, &sv);
 	}
+	const struct type **types = arena_alloc(&im->scratch, (nout + 1) * sizeof *types);
+	int *dtypes = arena_alloc(&im->scratch, (nout + 1) * sizeof *dtypes);
+	for (unsigned i = 0; r == 0 && i < nout; i++) {
+		types[i] = op_type(region_yield(node_region(ifn, 0)), i);
+		dtypes[i] = t_outs[i]->dtype;
+		if (types[i] != op_type(region_yield(node_region(ifn, 1)), i) || t_outs[i]->dtype != e_outs[i]->dtype)
+			r = imp_op_err(im,
+				       "output %u is %s in then_branch but %s in else_branch; with a condition known "
+				       "only at run time both branches must agree",
+				       i, t_desc(im, t_outs[i]), t_desc(im, e_outs[i]));
+	}
+	if (r) {
+		node_erase(im->f, ifn);
+		return r < 0 ? -1 : poison_all(im, n);
+	}
+	bind_results(im, n, ifn, types, dtypes);
 	return 0;
 }
 
@@ -407,25 +509,15 @@ static struct tensor *empty_scan(struct importer *im, const Onnx__ValueInfoProto
 	return imp_k_splat(im, name, tt->elem_type, rank, dims, 0, 0);
 }
 
-int imp_op_loop(struct importer *im, const onnx_node *n)
+/* Loop n unrolled at import: the fallback for a body that needs values
+ * known at import which depend on the iteration (a Slice at the iteration
+ * number: test_loop11), where the trip count and the condition are known
+ * at import too. The iteration number is a constant, loop-carried values
+ * thread from one iteration's body to the next, scan outputs are stacked
+ * along a new axis 0 (of length 0 when the loop runs no iteration:
+ * empty_scan). */
+static int loop_unrolled(struct importer *im, const onnx_node *n, const Onnx__GraphProto *g, unsigned N, size_t K)
 {
-	const Onnx__GraphProto *g = body_attr(im, n, "body");
-	if (!g)
-		return -1;
-	unsigned nin = imp_n_in(n), N = nin > 2 ? nin - 2 : 0;
-	for (unsigned i = 2; i < nin; i++)
-		if (!imp_in_req(im, i))
-			return -1;
-	if (g->n_input != 2 + (size_t)N)
-		return imp_op_err(im, "the body has %zu inputs, expected %u: the iteration number, the condition, "
-			      "then the loop-carried values", g->n_input, 2 + N);
-	if (g->n_output < 1 + (size_t)N)
-		return imp_op_err(im, "the body has %zu outputs, expected at least %u: the condition, then the "
-			      "loop-carried values", g->n_output, 1 + N);
-	size_t K = g->n_output - 1 - N;
-	if (n->n_output > N + K)
-		return imp_op_err(im, "%zu outputs, but the body gives %u loop-carried values and %zu scan outputs",
-			      n->n_output, N, K);
 	struct tensor *M = imp_in_opt(im, 0), *C = imp_in_opt(im, 1);
 	int64_t trips = -1;
 	if (M) {
@@ -506,6 +598,199 @@ int imp_op_loop(struct importer *im, const onnx_node *n)
 	return r;
 }
 
+
+
+/* The type t stacked over rows iterations: rows x t's shape. NULL after
+ * reporting. */
+static const struct type *stacked_type(struct importer *im, const struct type *t, uint64_t rows, unsigned k)
+{
+	if (t->rank + 1u > GLOW_MAX_RANK) {
+		imp_op_err(im, "scan output %u would have rank %u (at most %d)", k, t->rank + 1u, GLOW_MAX_RANK);
+		return NULL;
+	}
+	uint64_t dims[GLOW_MAX_RANK];
+	dims[0] = rows;
+	memcpy(dims + 1, t->dims, t->rank * sizeof dims[0]);
+	if (elem_is_quantized((enum elem_kind)t->elem))
+		return type_get_q(im->tc, (enum elem_kind)t->elem, dims, t->rank + 1u, t->scale, t->offset);
+	return imp_ty(im, t->elem, dims, t->rank + 1u);
+}
+
+/* Loop n as a Loop node whose body region is g (N carried values, K scan
+ * outputs), *owner set to it; its inputs are checked. 0; -1 after
+ * reporting; 1 when an output depends on a value that failed earlier. */
+static int loop_region(struct importer *im, const onnx_node *n, const Onnx__GraphProto *g, unsigned N, size_t K,
+		       struct node **owner)
+{
+	*owner = NULL;
+	struct tensor *M = imp_in_opt(im, 0), *C = imp_in_opt(im, 1);
+	int64_t trips = INT64_MAX;
+	const int64_t *mv = M && M->known ? imp_t_ints(im, M) : NULL;
+	if (mv)
+		trips = mv[0] < 0 ? 0 : mv[0];
+	if (K && (!M || !mv))
+		return imp_op_err(im, "the loop has %zu scan output%s, stacked to a static shape: its trip count "
+			      "(input 0%s%s%s) must be known at import", K, K == 1 ? "" : "s", M ? ", \"" : "",
+			      M ? M->name : "", M ? "\"" : "");
+	int64_t one = 1;
+	struct tensor *tm = M ? M : imp_t_from_ints(im, "trips", DT_INT64, 0, NULL, &trips);
+	struct tensor *tc = C ? C : imp_t_from_ints(im, "cond", DT_BOOL, 0, NULL, &one);
+	struct value *ops = arena_alloc(&im->scratch, (2 + N) * sizeof *ops);
+	ops[0] = scalar_of(im, tm, tm->name);
+	ops[1] = scalar_of(im, tc, tc->name);
+	for (unsigned i = 0; i < N; i++)
+		ops[2 + i] = imp_tval(im, imp_in_opt(im, 2 + i));
+	for (unsigned i = 0; i < 2 + N; i++)
+		if (!ops[i].node)
+			return -1;
+	struct node *loop = make_owner(im, NK_Loop, ops, 2 + N, (unsigned)(N + K));
+	struct region_save sv;
+	enter_region(im, node_region(loop, 0), &sv);
+	struct tensor **ins = arena_alloc(&im->scratch, (2 + N) * sizeof *ins);
+	struct tensor *it0 = imp_t_from_ints(im, "iter", DT_INT64, 0, NULL, &one);
+	int r = 0;
+	ins[0] = param_of(im, it0, DT_INT64, in_name(g, 0, "iter"));
+	ins[1] = param_of(im, imp_t_from_ints(im, "cond", DT_BOOL, 0, NULL, &one), DT_BOOL, in_name(g, 1, "cond"));
+	for (unsigned i = 0; i < N; i++) {
+		struct tensor *init = imp_in_opt(im, 2 + i);
+		ins[2 + i] = param_of(im, init, init->dtype, in_name(g, 2 + i, init->name));
+	}
+	for (unsigned i = 0; i < 2 + N; i++)
+		if (!ins[i])
+			r = -1;
+	struct tensor **outs = arena_alloc(&im->scratch, (g->n_output + 1) * sizeof *outs);
+	if (r == 0)
+		r = run_body(im, "body", g, ins, 2 + N, -1, outs);
+	/* the condition yields bool<> and each carried value its init's type */
+	const struct type **want = arena_alloc(&im->scratch, (g->n_output + 1) * sizeof *want);
+	for (size_t i = 0; i < g->n_output; i++)
+		want[i] = i == 0 ? val_type(ops[1]) : i <= N ? val_type(ops[1 + i]) : NULL;
+	if (r == 0)
+		r = yield_outs(im, NULL, 0, outs, g->n_output, want);
+	leave_region(im, &sv);
+	struct node *y = r == 0 ? region_yield(node_region(loop, 0)) : NULL;
+	const struct type **types = arena_alloc(&im->scratch, (N + K + 1) * sizeof *types);
+	int *dtypes = arena_alloc(&im->scratch, (N + K + 1) * sizeof *dtypes);
+	for (unsigned i = 0; y && r == 0 && i < 1 + N; i++)
+		if (op_type(y, i) != want[i])
+			r = imp_op_err(im, "the body's output %u is %s, but the %s is %s: %s", i, t_desc(im, outs[i]),
+				       i ? "loop-carried value" : "condition", t_desc(im, i ? imp_in_opt(im, 1 + i) : tc),
+				       "static shapes need one type in every iteration");
+	for (unsigned i = 0; r == 0 && i < N + K; i++) {
+		dtypes[i] = outs[1 + i]->dtype;
+		types[i] = i < N ? want[1 + i] : stacked_type(im, op_type(y, 1 + i), (uint64_t)trips, i - N);
+		if (!types[i])
+			r = -1;
+	}
+	if (r) {
+		node_erase(im->f, loop);
+		return r < 0 ? -1 : poison_all(im, n);
+	}
+	bind_results(im, n, loop, types, dtypes);
+	*owner = loop;
+	return 0;
+}
+
+/* Reports go to a memory stream while the importer tries something it may
+ * take back (spec_begin); spec_end keeps them (the try stands) or drops
+ * them with the errors they counted. */
+struct speculation {
+	FILE *out, *mem;
+	char *buf;
+	size_t len;
+	int nerrors, nwarnings, stopped, errors;
+	uint64_t unrolled;
+};
+
+static void spec_begin(struct importer *im, struct speculation *sp)
+{
+	sp->out = im->d->out;
+	sp->buf = NULL;
+	sp->len = 0;
+	sp->mem = open_memstream(&sp->buf, &sp->len);
+	if (sp->mem)
+		im->d->out = sp->mem;
+	sp->nerrors = im->d->nerrors;
+	sp->nwarnings = im->d->nwarnings;
+	sp->stopped = im->d->stopped;
+	sp->errors = im->errors;
+	sp->unrolled = im->unrolled;
+}
+
+static void spec_end(struct importer *im, struct speculation *sp, bool keep)
+{
+	if (sp->mem) {
+		fclose(sp->mem);
+		im->d->out = sp->out;
+		if (keep && sp->len)
+			fwrite(sp->buf, 1, sp->len, sp->out);
+		free(sp->buf);
+	}
+	if (keep)
+		return;
+	im->d->nerrors = sp->nerrors;
+	im->d->nwarnings = sp->nwarnings;
+	im->d->stopped = sp->stopped;
+	im->errors = sp->errors;
+	im->unrolled = sp->unrolled;
+}
+
+int imp_op_loop(struct importer *im, const onnx_node *n)
+{
+	const Onnx__GraphProto *g = body_attr(im, n, "body");
+	if (!g)
+		return -1;
+	unsigned nin = imp_n_in(n), N = nin > 2 ? nin - 2 : 0;
+	for (unsigned i = 2; i < nin; i++)
+		if (!imp_in_req(im, i))
+			return -1;
+	if (g->n_input != 2 + (size_t)N)
+		return imp_op_err(im, "the body has %zu inputs, expected %u: the iteration number, the condition, "
+			      "then the loop-carried values", g->n_input, 2 + N);
+	if (g->n_output < 1 + (size_t)N)
+		return imp_op_err(im, "the body has %zu outputs, expected at least %u: the condition, then the "
+			      "loop-carried values", g->n_output, 1 + N);
+	size_t K = g->n_output - 1 - N;
+	if (n->n_output > N + K)
+		return imp_op_err(im, "%zu outputs, but the body gives %u loop-carried values and %zu scan outputs",
+			      n->n_output, N, K);
+	struct tensor *M = imp_in_opt(im, 0), *C = imp_in_opt(im, 1);
+	if (!M && !C)
+		return imp_op_err(im, "neither a trip count nor a condition: the loop does not end");
+	if (M && (imp_t_numel(M) != 1 || M->dtype != DT_INT64))
+		return imp_op_err(im, "the trip count (input 0) must be an int64 tensor of one element, not %s",
+			      t_desc(im, M));
+	if (C && (imp_t_numel(C) != 1 || C->dtype != DT_BOOL))
+		return imp_op_err(im, "the condition (input 1) must be a bool tensor of one element, not %s",
+			      t_desc(im, C));
+	bool go;
+	struct node *loop;
+	if ((M && !M->known) || (C && !known_flag(im, C, &go)))
+		return loop_region(im, n, g, N, K, &loop);
+	/* Trip count and condition known at import: a region when its
+	 * iterations are known without running the body (it yields its
+	 * condition, or a constant: loop-unroll's rule), else the body unrolled
+	 * here, where the values it computes from the iteration number are
+	 * known (a while loop's condition, a Slice at the iteration number) */
+	struct speculation sp;
+	spec_begin(im, &sp);
+	int r = loop_region(im, n, g, N, K, &loop);
+	spec_end(im, &sp, r >= 0);
+	if (r < 0)
+		return loop_unrolled(im, n, g, N, K);
+	int64_t c;
+	struct node *cy = loop ? region_yield(node_region(loop, 0))->ops[0].def : NULL;
+	if (r > 0 || cy == region_param(node_region(loop, 0), 1) || node_const_scalar(cy, &c))
+		return r;
+	/* the region stands if unrolling needs what is known only at run time */
+	spec_begin(im, &sp);
+	int u = loop_unrolled(im, n, g, N, K);
+	spec_end(im, &sp, u >= 0);
+	if (u >= 0)
+		node_erase(im->f, loop);
+	return u >= 0 ? u : 0;
+}
+
 /* ---- Scan ---- */
 
 struct scan {
@@ -519,54 +804,118 @@ struct scan {
 	long iter0;          /* label of the first step (opset 8: batch * L) */
 };
 
-/* One scan over states[0..N) and xs[0..M): final states into states,
- * stacked scan outputs into ys[0..K) (named names[k]; NULL names are not
- * computed). 0, -1 after reporting, 1 on an earlier failure. */
+/* One scan over states[0..N) and xs[0..M) as a Loop of L iterations:
+ * final states into states, stacked scan outputs into ys[0..K) (names[k]
+ * NULL: not needed). 0, -1 after reporting, 1 on an earlier failure. */
 static int scan_run(struct importer *im, const struct scan *s, struct tensor **states, struct tensor **xs,
 		    struct tensor **ys, const char *const *names)
 {
 	const Onnx__GraphProto *g = s->g;
+	int64_t L = (int64_t)s->L, one = 1, last = L - 1;
+	struct value *ops = arena_alloc(&im->scratch, (2 + s->N) * sizeof *ops);
+	ops[0] = imp_tval(im, imp_t_from_ints(im, "len", DT_INT64, 0, NULL, &L));
+	ops[1] = imp_tval(im, imp_t_from_ints(im, "cond", DT_BOOL, 0, NULL, &one));
+	for (unsigned i = 0; i < s->N; i++)
+		ops[2 + i] = imp_tval(im, states[i]);
+	for (unsigned i = 0; i < 2 + s->N; i++)
+		if (!ops[i].node)
+			return -1;
+	struct node *loop = make_owner(im, NK_Loop, ops, 2 + s->N, (unsigned)(s->N + s->K));
+	struct region_save sv;
+	enter_region(im, node_region(loop, 0), &sv);
 	struct tensor **ins = arena_alloc(&im->scratch, (s->N + s->M + 1) * sizeof *ins);
-	step_list steps = {0};
-	int r = 0;
-	for (uint64_t t = 0; t < s->L && r == 0; t++) {
-		for (unsigned i = 0; i < s->N; i++)
-			ins[i] = states[i];
-		for (unsigned j = 0; j < s->M && r == 0; j++) {
-			const char *bname = g->input[s->N + j]->name && *g->input[s->N + j]->name
-						    ? g->input[s->N + j]->name : xs[j]->name;
-			ins[s->N + j] = take(im, xs[j], s->in_axis[j], s->in_rev[j] ? s->L - 1 - t : t, bname);
-			if (!ins[s->N + j])
-				r = -1;
+	struct tensor *iter = param_of(im, imp_t_from_ints(im, "iter", DT_INT64, 0, NULL, &one), DT_INT64, "iter");
+	struct tensor *cond = param_of(im, imp_t_from_ints(im, "cond", DT_BOOL, 0, NULL, &one), DT_BOOL, "cond");
+	int r = iter && cond ? 0 : -1;
+	for (unsigned i = 0; r == 0 && i < s->N; i++)
+		if (!(ins[i] = param_of(im, states[i], states[i]->dtype, in_name(g, i, states[i]->name))))
+			r = -1;
+	/* step t reads x[..., t, ...] (x[..., L-1-t, ...] reversed) with Gather */
+	struct value rev_ix = {NULL, 0};
+	for (unsigned j = 0; r == 0 && j < s->M; j++) {
+		struct tensor *x = xs[j];
+		struct value ix = imp_tval(im, iter);
+		if (s->in_rev[j] && !rev_ix.node) {
+			struct value sub[2] = {imp_tval(im, imp_t_from_ints(im, "last", DT_INT64, 0, NULL, &last)), ix};
+			rev_ix = imp_b_node(im, NK_Sub, "rev", sub, 2, val_type(ix));
 		}
-		if (r)
-			break;
-		struct tensor **outs = arena_alloc(&im->scratch, (g->n_output + 1) * sizeof *outs);
-		r = run_body(im, "body", g, ins, s->N + s->M, s->iter0 + (long)t, outs);
-		if (r)
-			break;
-		vec_push(&steps, outs);
-		for (unsigned i = 0; i < s->N; i++)
-			states[i] = outs[i];
+		if (s->in_rev[j])
+			ix = rev_ix;
+		uint64_t dims[GLOW_MAX_RANK];
+		unsigned rank = 0;
+		for (unsigned k = 0; k < x->rank; k++)
+			if (k != s->in_axis[j])
+				dims[rank++] = x->dims[k];
+		const char *bname = in_name(g, s->N + j, x->name);
+		struct value gv[2] = {imp_tval(im, x), ix};
+		struct value v = imp_b_node(im, NK_Gather, bname, gv, 2, imp_ty(im, imp_dt_elem(x->dtype), dims, rank));
+		if (v.node)
+			node_set_int(im->m, v.node, AN_axis, s->in_axis[j]);
+		if (!(ins[s->N + j] = t_of_value(im, bname, x->dtype, v)))
+			r = -1;
 	}
+	struct tensor **outs = arena_alloc(&im->scratch, (g->n_output + 1) * sizeof *outs);
+	const struct type **want = arena_alloc(&im->scratch, (g->n_output + 1) * sizeof *want);
+	for (size_t i = 0; i < g->n_output; i++)
+		want[i] = i < s->N ? val_type(ops[2 + i]) : NULL;
+	if (r == 0)
+		r = run_body(im, "body", g, ins, s->N + s->M, s->iter0, outs);
+	if (r == 0) {
+		struct value cv = imp_tval(im, cond);
+		r = yield_outs(im, &cv, 1, outs, g->n_output, want);
+	}
+	leave_region(im, &sv);
+	struct node *y = r == 0 ? region_yield(node_region(loop, 0)) : NULL;
+	const struct type **types = arena_alloc(&im->scratch, (s->N + s->K + 1) * sizeof *types);
+	int *dtypes = arena_alloc(&im->scratch, (s->N + s->K + 1) * sizeof *dtypes);
+	for (unsigned i = 0; r == 0 && i < s->N + s->K; i++) {
+		dtypes[i] = outs[i]->dtype;
+		if (i < s->N && op_type(y, 1 + i) != want[i])
+			r = imp_op_err(im, "the body's output %u is %s, but state variable %u is %s: static shapes need "
+				       "one type in every step", i, t_desc(im, outs[i]), i, t_desc(im, states[i]));
+		types[i] = i < s->N ? want[i] : stacked_type(im, op_type(y, 1 + i), s->L, i - s->N);
+		if (!types[i])
+			r = -1;
+	}
+	if (r) {
+		node_erase(im->f, loop);
+		return r;
+	}
+	for (unsigned r2 = 0; r2 < loop->nres; r2++)
+		loop->types[r2] = types[r2];
+	for (unsigned i = 0; i < s->N; i++)
+		states[i] = t_of_value(im, states[i]->name, dtypes[i], node_val(loop, i));
 	for (unsigned k = 0; k < s->K && r == 0; k++) {
 		if (!names[k])
 			continue;
-		if (steps.len == 0) {
-			r = imp_op_err(im, "the sequence is empty, so scan output %u (\"%s\") has no known shape", k,
-				   names[k]);
-			break;
+		const struct type *t = types[s->N + k];
+		struct value v = node_val(loop, s->N + k);
+		if (s->out_rev[k]) {
+			v = imp_b_node(im, NK_Flip, imp_dname(im, names[k], "rev"), &v, 1, t);
+			if (v.node)
+				node_set_int(im->m, v.node, AN_axis, 0);
 		}
-		unsigned orank = steps.data[0][s->N + k]->rank + 1, axis = 0;
-		if (s->out_axis && imp_norm_axis(im, s->out_axis[k], orank, &axis)) {
+		unsigned axis = 0;
+		if (s->out_axis && imp_norm_axis(im, s->out_axis[k], t->rank, &axis)) {
 			r = -1;
 			break;
 		}
-		ys[k] = stack_steps(im, &steps, s->N, k, axis, s->out_rev[k], names[k]);
-		if (!ys[k])
+		if (axis) {
+			/* the step axis 0 moves to position axis */
+			int64_t shuffle[GLOW_MAX_RANK];
+			uint64_t dims[GLOW_MAX_RANK];
+			for (unsigned d = 0, src = 1; d < t->rank; d++)
+				shuffle[d] = d == axis ? 0 : (int64_t)src++;
+			for (unsigned d = 0; d < t->rank; d++)
+				dims[d] = t->dims[shuffle[d]];
+			v = imp_b_node(im, NK_Transpose, imp_dname(im, names[k], "axis"), &v, 1,
+				       imp_ty(im, t->elem, dims, t->rank));
+			if (v.node)
+				node_set_ints(im->m, v.node, AN_shuffle, shuffle, t->rank);
+		}
+		if (!(ys[k] = t_of_value(im, names[k], dtypes[s->N + k], v)))
 			r = -1;
 	}
-	vec_free(&steps);
 	return r;
 }
 
