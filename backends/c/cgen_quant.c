@@ -27,48 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cgen_quant.h */
-int cq_kind(const struct type *t)
-{
-	switch ((enum elem_kind)t->elem) {
-	case EK_QI8: return 0;
-	case EK_QUI8: return 1;
-	case EK_QI16: return 2;
-	case EK_QI32: return 3;
-	default: return -1;
-	}
-}
-
-/* cgen_quant.h */
-void cq_limits(const struct type *t, int64_t *lo, int64_t *hi)
-{
-	static const int64_t l[] = {-128, 0, -32768, INT32_MIN}, h[] = {127, 255, 32767, INT32_MAX};
-	int k = cq_kind(t);
-	*lo = l[k < 0 ? 0 : k];
-	*hi = h[k < 0 ? 0 : k];
-}
-
-/* cgen_quant.h */
-bool cq_all_quantized(struct cg *g, struct ir_instr *in, unsigned nops)
-{
-	for (unsigned i = 0; i < nops; i++)
-		if (cq_kind(in->ops[i].val->type) < 0) {
-			cg_unsupported(g, in, "quantized and float operands mixed");
-			return false;
-		}
-	return true;
-}
-
-/* cgen_quant.h: quant_multiplier's mult and shift, as int64 */
-void cq_mult(double ratio, int64_t *mult, int64_t *shift)
-{
-	int32_t m;
-	int s;
-	quant_multiplier(ratio, &m, &s);
-	*mult = m;
-	*shift = s;
-}
-
 /* ---- products ---- */
 
 /* A product's per-output-channel parameters (all groups' channels):

@@ -1,6 +1,6 @@
 /* cgen_quant.h - what the quantized emitters (cgen_quant.c: products;
- * cgen_quant_ew.c: pooling and elementwise kinds) share; private to
- * backends/c. The emitters themselves are declared from their QEMIT rows
+ * cgen_quant_ew.c: pooling and elementwise kinds; cgen_quant_util.c: the
+ * helpers both call) share; private to backends/c. The emitters themselves are declared from their QEMIT rows
  * (cgen_ops.h). */
 #ifndef GLOW_BACKENDS_C_CGEN_QUANT_H
 #define GLOW_BACKENDS_C_CGEN_QUANT_H
@@ -28,6 +28,8 @@ enum { CQ_ADD, CQ_SUB, CQ_MAX, CQ_MIN, CQ_MUL };
 enum { CQ_POOL_ARGMAX = 3 };
 /* cg_emit_qunary: relu, clip, sigmoid, tanh */
 enum { CQ_RELU, CQ_CLIP, CQ_SIGMOID, CQ_TANH, CQ_RESCALE };
+
+/* ---- cgen_quant_util.c ---- */
 
 /* The kernels' element kind code of a quantized type (0 qi8, 1 qui8,
  * 2 qi16, 3 qi32), -1 for any other. */
