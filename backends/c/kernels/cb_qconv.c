@@ -77,12 +77,18 @@ struct cb_qconv_args {
 	int lo, hi, ooff; /* output range and zero point */
 };
 
-/* The channel constants of a panel (generator), CB_QNR int64 each:
- * corr = bias' - zx sum w + K zx zw; zw; mult and shift of the
- * requantization; half = 2^(shift - 1) (0 for shift 0). A panel's block
- * is CB_QCH int64 (arrays apart, so the epilogue's loop vectorizes). */
-enum { CB_QCORR = 0, CB_QZW = CB_QNR, CB_QMULT = 2 * CB_QNR, CB_QSHIFT = 3 * CB_QNR, CB_QHALF = 4 * CB_QNR,
-       CB_QCH = 5 * CB_QNR };
+/* The channel constants of a panel (generator), CB_QCH int64 slots:
+ * corr = bias' - zx sum w + K zx zw (int64, and again as int32, its value
+ * modulo 2^32: the fast epilogue's accumulator fits int32, so the sum
+ * wraps to the exact value); zw (int32); mult and shift of the
+ * requantization and half = 2^(shift - 1) (0 for shift 0), int64 each,
+ * per 16 channels the even ones first, then the odd ones (cb_qperm), as
+ * vpmuldq pairs them with 32-bit lanes. */
+enum { CB_QCORR = 0, CB_QCORR32 = CB_QNR, CB_QZW32 = CB_QNR + CB_QNR / 2, CB_QMULT = 2 * CB_QNR,
+       CB_QSHIFT = 3 * CB_QNR, CB_QHALF = 4 * CB_QNR, CB_QCH = 5 * CB_QNR };
+
+/* the slot of channel j in the mult, shift and half arrays */
+CB_INLINE int cb_qperm(int j) { return (j & ~15) | ((j & 1) << 3) | ((j & 15) >> 1); }
 
 /* x / 2^s rounded half away from zero, s >= 1 */
 CB_INLINE int64_t cb_q_rshift(int64_t x, int s)
@@ -270,63 +276,6 @@ static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, size_t lda, const int8_t
 #endif
 }
 
-/* Stores nr rows x nj channels of acc (rows ostride bytes apart at out)
- * after the corrections and the requantization. The fast form (the generator's bound: every accumulator
- * fits int32, every shift >= 1) rounds half away from zero as
- * (p + half - (p < 0)) >> shift, p = x * mult in 64 bits: the same
- * integer as cb_q_requant, branch-free. */
-static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR][CB_QNR], const int64_t *ch,
-			      const int32_t *rs, int nr, int nj, uint8_t *out, size_t ostride)
-{
-	const int ooff = s->ooff, lo = s->lo, hi = s->hi;
-	for (int r = 0; r < nr; r++) {
-		uint8_t *o = out + (size_t)r * ostride;
-		int64_t sum = s->rowsum ? rs[r] : 0;
-		if (!s->fast) {
-			for (int j = 0; j < nj; j++) {
-				int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - ch[CB_QZW + j] * sum;
-				o[j] = cb_q_store(cb_q_requant(x, ch[CB_QMULT + j], (int)ch[CB_QSHIFT + j]), ooff, lo, hi);
-			}
-			continue;
-		}
-#if defined(CB_Q_VNNI512)
-		const __m512i vs = _mm512_set1_epi64(sum), vo = _mm512_set1_epi64(ooff);
-		const __m512i vlo = _mm512_set1_epi64(lo), vhi = _mm512_set1_epi64(hi), one = _mm512_set1_epi64(1);
-		__m256i part[4]; /* the results as int32, 8 channels each */
-		for (int j = 0; j < CB_QNR; j += 8) {
-			__m512i x = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const void *)(acc[r] + j)));
-			x = _mm512_add_epi64(x, _mm512_loadu_si512((const void *)(ch + CB_QCORR + j)));
-			if (s->rowsum)
-				x = _mm512_sub_epi64(x, _mm512_mul_epi32(_mm512_loadu_si512((const void *)(ch + CB_QZW + j)), vs));
-			__m512i p = _mm512_mul_epi32(x, _mm512_loadu_si512((const void *)(ch + CB_QMULT + j)));
-			p = _mm512_add_epi64(p, _mm512_loadu_si512((const void *)(ch + CB_QHALF + j)));
-			p = _mm512_sub_epi64(p, _mm512_and_si512(_mm512_srai_epi64(p, 63), one));
-			p = _mm512_srav_epi64(p, _mm512_loadu_si512((const void *)(ch + CB_QSHIFT + j)));
-			p = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(p, vo), vlo), vhi);
-			part[j / 8] = _mm512_cvtepi64_epi32(p);
-		}
-		/* one store of the row's bytes (a masked store of 8 bytes per
-		 * vector costs more than the narrowing) */
-		__m512i w0 = _mm512_inserti64x4(_mm512_castsi256_si512(part[0]), part[1], 1);
-		__m512i w1 = _mm512_inserti64x4(_mm512_castsi256_si512(part[2]), part[3], 1);
-		__m256i bytes = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(w0)),
-							_mm512_cvtepi32_epi8(w1), 1);
-		_mm256_mask_storeu_epi8((void *)o, (__mmask32)(nj >= 32 ? 0xffffffffu : (1u << nj) - 1), bytes);
-#else
-		int64_t v[CB_QNR];
-		for (int j = 0; j < CB_QNR; j++) {
-			int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - ch[CB_QZW + j] * sum;
-			int64_t p = x * ch[CB_QMULT + j];
-			p = (p + ch[CB_QHALF + j] - (int64_t)(p < 0)) >> ch[CB_QSHIFT + j];
-			p += ooff;
-			v[j] = p < lo ? lo : p > hi ? hi : p;
-		}
-		for (int j = 0; j < nj; j++)
-			o[j] = (uint8_t)(int8_t)v[j];
-#endif
-	}
-}
-
 /* the operators of the elementwise kernels (cb_qbinary, cb_qbin8, a
  * product's post operations): add, sub, max, min in units of 2^-16 of the
  * result's scale; mul requantizes the exact product */
@@ -338,14 +287,22 @@ enum { CB_QADD, CB_QSUB, CB_QMAX, CB_QMIN, CB_QMUL };
  * output), both operands' values in units of 2^-16 of the result's scale
  * by their stored byte (tl: the left operand's table, tr the right's;
  * prod_left: the product is the left operand), the result's zero point
- * and range; then a byte table tab (NULL: none). */
+ * and range; then a byte table tab (NULL: none). f32: the fine units of
+ * both operands also in 32-bit lanes (the AVX-512 epilogue), fl and fr:
+ * zero point o, mh, ml, half and s - CB_QFT of each (cb_q_fine16); rsgn:
+ * the other operand is signed. */
 struct cb_qpost {
 	int op, prod_left;
 	const uint8_t *res;
 	const int64_t *tl, *tr;
 	int64_t off, lo, hi;
 	const uint8_t *tab;
+	int f32, rsgn;
+	int32_t fl[5], fr[5];
 };
+
+/* the bits of a fine-unit multiplier below mh (cb_q_fine16) */
+#define CB_QFT 9
 
 /* Joins two operands of add, sub, max or min in the result's fine units, then
  * the result's store (bytes). Branch-free: x / 2^16 rounded half away
@@ -412,6 +369,162 @@ CB_KERNEL void cb_qlut_b(size_t n, const uint8_t *a, const uint8_t *CB_RESTRICT 
 		d[i] = tab[a[i]];
 }
 
+/* Stores nr rows x nj channels of acc (rows ostride bytes apart at out)
+ * after the corrections and the requantization (portable and AVX2 paths,
+ * the AVX-512 path's slow form and its fallback for post operations it
+ * does not take in registers). The fast form (the generator's bound:
+ * every accumulator fits int32, every shift >= 1) rounds half away from
+ * zero as (p + half - (p < 0)) >> shift, p = x * mult in 64 bits: the
+ * same integer as cb_q_requant, branch-free. */
+static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR][CB_QNR], const int64_t *ch,
+			      const int32_t *rs, int nr, int nj, uint8_t *out, size_t ostride)
+{
+	const int ooff = s->ooff, lo = s->lo, hi = s->hi;
+	const int32_t *zw = (const int32_t *)(const void *)(ch + CB_QZW32);
+	for (int r = 0; r < nr; r++) {
+		uint8_t *o = out + (size_t)r * ostride;
+		int64_t sum = s->rowsum ? rs[r] : 0;
+		if (!s->fast) {
+			for (int j = 0; j < nj; j++) {
+				int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - zw[j] * sum;
+				int q = cb_qperm(j);
+				o[j] = cb_q_store(cb_q_requant(x, ch[CB_QMULT + q], (int)ch[CB_QSHIFT + q]), ooff, lo, hi);
+			}
+			continue;
+		}
+		int64_t v[CB_QNR];
+		for (int j = 0; j < CB_QNR; j++) {
+			int q = cb_qperm(j);
+			int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - zw[j] * sum;
+			int64_t p = x * ch[CB_QMULT + q];
+			p = (p + ch[CB_QHALF + q] - (int64_t)(p < 0)) >> ch[CB_QSHIFT + q];
+			p += ooff;
+			v[j] = p < lo ? lo : p > hi ? hi : p;
+		}
+		for (int j = 0; j < nj; j++)
+			o[j] = (uint8_t)(int8_t)v[j];
+	}
+}
+
+#if defined(CB_Q_VNNI512)
+/* The AVX-512 fast epilogue: 16 channels in 32-bit lanes. */
+
+/* The requantized stored values of 16 channels (h: which 16 of the
+ * panel) of accumulators x (int32, corrections added): the even channels'
+ * products x * mult in the 64-bit lanes of one vpmuldq, the odd ones' in
+ * another, rounded and shifted there, saturated to int32 and interleaved
+ * back; then clamped to [lo', hi'] (the range less the zero point) and
+ * the zero point added, as cb_q_store does. */
+CB_INLINE __m512i cb_q_requant16(__m512i x, const int64_t *ch, int h, __m512i lo, __m512i hi, __m512i off)
+{
+	const int64_t *m = ch + CB_QMULT + 16 * h, *sh = ch + CB_QSHIFT + 16 * h, *hf = ch + CB_QHALF + 16 * h;
+	const __m512i idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+	__m512i pe = _mm512_mul_epi32(x, _mm512_loadu_si512((const void *)m));
+	__m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_loadu_si512((const void *)(m + 8)));
+	pe = _mm512_add_epi64(_mm512_add_epi64(pe, _mm512_loadu_si512((const void *)hf)), _mm512_srai_epi64(pe, 63));
+	po = _mm512_add_epi64(_mm512_add_epi64(po, _mm512_loadu_si512((const void *)(hf + 8))), _mm512_srai_epi64(po, 63));
+	pe = _mm512_srav_epi64(pe, _mm512_loadu_si512((const void *)sh));
+	po = _mm512_srav_epi64(po, _mm512_loadu_si512((const void *)(sh + 8)));
+	__m512i v = _mm512_permutex2var_epi32(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(pe)), idx,
+					      _mm512_castsi256_si512(_mm512_cvtsepi64_epi32(po)));
+	return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), off);
+}
+
+/* The fine units of 16 stored values q of an operand of a fused binary
+ * kind (struct cb_qpost's fl, fr): quant_requant(q - o, mult, shift)
+ * with mult = mh 2^CB_QFT + ml, in 32-bit lanes: p + half - (p < 0) =
+ * X 2^CB_QFT + Y for X = d mh, Y = d ml + half - (d < 0), and
+ * floor((X 2^t + Y) / 2^s) = floor((X + floor(Y / 2^t)) / 2^(s - t)).
+ * The generator checked every stored byte against its own table. */
+CB_INLINE __m512i cb_q_fine16(__m512i q, const int32_t *f)
+{
+	__m512i d = _mm512_sub_epi32(q, _mm512_set1_epi32(f[0]));
+	__m512i x = _mm512_mullo_epi32(d, _mm512_set1_epi32(f[1]));
+	__m512i y = _mm512_add_epi32(_mm512_mullo_epi32(d, _mm512_set1_epi32(f[2])),
+				     _mm512_add_epi32(_mm512_set1_epi32(f[3]), _mm512_srai_epi32(d, 31)));
+	return _mm512_srav_epi32(_mm512_add_epi32(x, _mm512_srai_epi32(y, CB_QFT)), _mm512_set1_epi32(f[4]));
+}
+
+/* 16 stored values of the fused binary kind of p: the product's values v
+ * and the other operand's bytes at rb (n of them), joined in fine units
+ * and stored as cb_q_join8 does. */
+CB_INLINE __m512i cb_q_post16(const struct cb_qpost *p, __m512i v, const uint8_t *rb, int n)
+{
+	__m128i raw = _mm_maskz_loadu_epi8((__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), (const void *)rb);
+	__m512i q = p->rsgn ? _mm512_cvtepi8_epi32(raw) : _mm512_cvtepu8_epi32(raw);
+	__m512i x = cb_q_fine16(p->prod_left ? v : q, p->fl), y = cb_q_fine16(p->prod_left ? q : v, p->fr);
+	__m512i w = p->op == CB_QADD	 ? _mm512_add_epi32(x, y)
+		    : p->op == CB_QSUB ? _mm512_sub_epi32(x, y)
+		    : p->op == CB_QMAX ? _mm512_max_epi32(x, y)
+				       : _mm512_min_epi32(x, y);
+	w = _mm512_add_epi32(_mm512_add_epi32(w, _mm512_set1_epi32(32768)), _mm512_srai_epi32(w, 31));
+	w = _mm512_add_epi32(_mm512_srai_epi32(w, 16), _mm512_set1_epi32((int)p->off));
+	return _mm512_min_epi32(_mm512_max_epi32(w, _mm512_set1_epi32((int)p->lo)), _mm512_set1_epi32((int)p->hi));
+}
+
+/* Whether the AVX-512 epilogue takes post operations p in registers: a
+ * binary kind only with the generator's 32-bit fine units, a byte table
+ * only with vpermb (AVX-512 VBMI). */
+CB_INLINE bool cb_qpost_inreg(const struct cb_qpost *p)
+{
+#if defined(__AVX512VBMI__)
+	bool tab = true;
+#else
+	bool tab = !p || !p->tab;
+#endif
+	return !p || ((p->op < 0 || p->f32) && tab);
+}
+
+/* The fast epilogue of nr rows x nj channels (the generator's bound, as
+ * cb_qconv_epilogue's fast form) with the post operations p (NULL: none;
+ * cb_qpost_inreg) in registers: rows ostride bytes apart at out, the
+ * fused operand's at res (laid out as the output). */
+static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][CB_QNR], const int64_t *ch,
+			    const int32_t *rs, int nr, int nj, uint8_t *out, const uint8_t *res, size_t ostride,
+			    const struct cb_qpost *p)
+{
+	const __m512i lo = _mm512_set1_epi32(s->lo - s->ooff), hi = _mm512_set1_epi32(s->hi - s->ooff);
+	const __m512i off = _mm512_set1_epi32(s->ooff);
+	const int32_t *corr = (const int32_t *)(const void *)(ch + CB_QCORR32);
+	const int32_t *zw = (const int32_t *)(const void *)(ch + CB_QZW32);
+	const __mmask32 keep = (__mmask32)(nj >= 32 ? 0xffffffffu : (1u << nj) - 1);
+	const int halves = nj > 16 ? 2 : 1;
+	const bool bin = p && p->op >= 0;
+#if defined(__AVX512VBMI__)
+	const uint8_t *tab = p ? p->tab : NULL;
+	__m512i t0 = _mm512_setzero_si512(), t1 = t0, t2 = t0, t3 = t0;
+	if (tab) {
+		t0 = _mm512_loadu_si512((const void *)tab), t1 = _mm512_loadu_si512((const void *)(tab + 64));
+		t2 = _mm512_loadu_si512((const void *)(tab + 128)), t3 = _mm512_loadu_si512((const void *)(tab + 192));
+	}
+#endif
+	for (int r = 0; r < nr; r++) {
+		__m128i b[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
+		for (int h = 0; h < halves; h++) {
+			__m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc[r] + 16 * h)),
+						     _mm512_loadu_si512((const void *)(corr + 16 * h)));
+			if (s->rowsum)
+				x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(zw + 16 * h)),
+									   _mm512_set1_epi32(rs[r])));
+			__m512i v = cb_q_requant16(x, ch, h, lo, hi, off);
+			if (bin)
+				v = cb_q_post16(p, v, res + (size_t)r * ostride + 16 * h, nj - 16 * h);
+			b[h] = _mm512_cvtepi32_epi8(v);
+		}
+		__m256i y = _mm256_inserti128_si256(_mm256_castsi128_si256(b[0]), b[1], 1);
+#if defined(__AVX512VBMI__)
+		if (tab) {
+			/* the byte table: two 128-entry permutes, chosen by bit 7 */
+			__m512i z = _mm512_castsi256_si512(y);
+			__m512i l = _mm512_permutex2var_epi8(t0, z, t1), u = _mm512_permutex2var_epi8(t2, z, t3);
+			y = _mm512_castsi512_si256(_mm512_mask_blend_epi8(_mm512_movepi8_mask(z), l, u));
+		}
+#endif
+		_mm256_mask_storeu_epi8((void *)(out + (size_t)r * ostride), keep, y);
+	}
+}
+#endif
+
 /* n bytes of a product's result (t) through the post operations into o;
  * res: the fused operand's bytes at the same positions (o may be res) */
 static void cb_qconv_post(const struct cb_qpost *p, const uint8_t *t, const uint8_t *res, uint8_t *o, int n)
@@ -463,6 +576,14 @@ static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, cons
 					int tr = nr - t * CB_QMR < CB_QMR ? nr - t * CB_QMR : CB_QMR;
 					cb_qconv_tile(blk + (size_t)t * tile, kb, b, s->kq, acc);
 					size_t mt = m0 + (size_t)t * CB_QMR;
+#if defined(CB_Q_VNNI512)
+					if (s->fast && cb_qpost_inreg(post)) {
+						size_t at = (size_t)(o - out) + mt * os;
+						cb_qconv_epi512(s, acc, c, rs + t * CB_QMR, tr, nj, out + at,
+								post && post->res ? post->res + at : NULL, os, post);
+						continue;
+					}
+#endif
 					if (!post) {
 						cb_qconv_epilogue(s, acc, c, rs + t * CB_QMR, tr, nj, o + mt * os, os);
 						continue;
