@@ -58,7 +58,7 @@ for m in $list; do
 	mkdir -p "$d/f" "$d/q"
 	onnx=$tmp/light_$m.onnx
 	"$bin/glow-import" "$onnx" -o "$d/m.glow"
-	"$bin/glow-opt" -O2 "$d/m.glow" | "$bin/glow-irgen" -o "$d/f.gir"
+	"$bin/glow-opt" -O2 -backend=c "$d/m.glow" | "$bin/glow-irgen" -o "$d/f.gir"
 	sig=$("$bin/glow-run" "$d/f.gir" -print-signature)
 	in=$(echo "$sig" | sed -n 's/^  input \([^:]*\): float<\(.*\)>$/\1/p' | head -n 1)
 	dims=$(echo "$sig" | sed -n 's/^  input [^:]*: float<\(.*\)>$/\1/p' | head -n 1 | sed 's/ x /,/g')

@@ -233,30 +233,51 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 	}
 }
 
-/* acc[r][j] = the dot products of CB_QMR rows (lda bytes apart from a)
- * with panel b over kq quads */
-static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, size_t lda, const int8_t *CB_RESTRICT b, int kq,
-			  int32_t acc[CB_QMR][CB_QNR])
-{
 #if defined(CB_Q_VNNI512)
+/* The AVX-512 tile of mr rows x nv vectors of 16 channels (constants
+ * where it is called, so that each form is unrolled on its own) */
+static inline __attribute__((always_inline)) void cb_qtile512(const uint8_t *CB_RESTRICT a, size_t lda,
+							      const int8_t *CB_RESTRICT b, int kq,
+							      int32_t acc[CB_QMR][CB_QNR], int mr, int nv)
+{
 	__m512i c[CB_QMR][2];
-	for (int r = 0; r < CB_QMR; r++)
+	for (int r = 0; r < mr; r++)
 		c[r][0] = c[r][1] = _mm512_setzero_si512();
 	for (int q = 0; q < kq; q++, a += 4, b += CB_QNR * 4) {
-		__m512i b0 = _mm512_loadu_si512((const void *)b), b1 = _mm512_loadu_si512((const void *)(b + 64));
-		for (int r = 0; r < CB_QMR; r++) {
+		__m512i b0 = _mm512_loadu_si512((const void *)b);
+		__m512i b1 = nv > 1 ? _mm512_loadu_si512((const void *)(b + 64)) : b0;
+		for (int r = 0; r < mr; r++) {
 			int32_t w;
 			memcpy(&w, a + (size_t)r * lda, 4);
 			__m512i x = _mm512_set1_epi32(w);
 			c[r][0] = _mm512_dpbusd_epi32(c[r][0], x, b0);
-			c[r][1] = _mm512_dpbusd_epi32(c[r][1], x, b1);
+			if (nv > 1)
+				c[r][1] = _mm512_dpbusd_epi32(c[r][1], x, b1);
 		}
 	}
-	for (int r = 0; r < CB_QMR; r++) {
+	for (int r = 0; r < mr; r++) {
 		_mm512_storeu_si512((void *)acc[r], c[r][0]);
-		_mm512_storeu_si512((void *)(acc[r] + 16), c[r][1]);
+		if (nv > 1)
+			_mm512_storeu_si512((void *)(acc[r] + 16), c[r][1]);
 	}
+}
+#endif
+
+/* acc[r][j] = the dot products of CB_QMR rows (lda bytes apart from a)
+ * with panel b over kq quads: of the first nr rows and nj channels at
+ * least (the AVX-512 path skips 8 rows of a tile of at most 4, and the
+ * second vector of a panel of at most 16 channels; the rest compute the
+ * whole tile) */
+static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, size_t lda, const int8_t *CB_RESTRICT b, int kq,
+			  int32_t acc[CB_QMR][CB_QNR], int nr, int nj)
+{
+#if defined(CB_Q_VNNI512)
+	if (nr > 4)
+		nj > 16 ? cb_qtile512(a, lda, b, kq, acc, CB_QMR, 2) : cb_qtile512(a, lda, b, kq, acc, CB_QMR, 1);
+	else
+		nj > 16 ? cb_qtile512(a, lda, b, kq, acc, 4, 2) : cb_qtile512(a, lda, b, kq, acc, 4, 1);
 #elif defined(CB_Q_VNNI256) || defined(CB_Q_AVX2)
+	(void)nr, (void)nj;
 	__m256i c[CB_QMR][4];
 	for (int r = 0; r < CB_QMR; r++)
 		for (int v = 0; v < 4; v++)
@@ -298,6 +319,7 @@ static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, size_t lda, const int8_t
 	for (int r = 0; r < CB_QMR; r++)
 		for (int j = 0; j < CB_QNR; j++)
 			acc[r][j] = 0;
+	(void)nr, (void)nj;
 	for (int q = 0; q < kq; q++, a += 4, b += CB_QNR * 4)
 		for (int r = 0; r < CB_QMR; r++)
 			for (int j = 0; j < CB_QNR; j++) {
@@ -607,7 +629,7 @@ static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, cons
 				uint8_t *o = out + (size_t)g * (size_t)s->g.oc + (size_t)oc0;
 				for (int t = 0; t * CB_QMR < nr; t++) {
 					int tr = nr - t * CB_QMR < CB_QMR ? nr - t * CB_QMR : CB_QMR;
-					cb_qconv_tile(blk + (size_t)t * tile, kb, b, s->kq, acc);
+					cb_qconv_tile(blk + (size_t)t * tile, kb, b, s->kq, acc, tr, nj);
 					size_t mt = m0 + (size_t)t * CB_QMR;
 #if defined(CB_Q_VNNI512)
 					if (s->fast && cb_qpost_inreg(post)) {
