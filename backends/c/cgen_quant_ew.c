@@ -461,6 +461,26 @@ void cg_emit_qdequantize(struct cg *g, struct ir_instr *in, const struct cg_emit
 		  PTR(d, "float", pd));
 }
 
+/* quantize of a float operand to an 8-bit result: the interpreter's
+ * double arithmetic (round half to even of x / scale, NaN to 0, plus the
+ * offset, saturated), vectorized by the kernel */
+void cg_emit_qquantize(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	struct ir_value *d = in->ops[0].val, *a = in->ops[1].val;
+	const struct type *dt = d->type;
+	if ((dt->elem != EK_QI8 && dt->elem != EK_QUI8) || a->type->elem != EK_FLOAT) {
+		cg_emit_ew(g, in); /* other kinds: by real value, as before */
+		return;
+	}
+	int64_t lo, hi;
+	cq_limits(dt, &lo, &hi);
+	char pa[96], pd[96];
+	os_printf(g->body, "\tcb_qquant8(%" PRIu64 "u, %s, %a, %" PRId64 ".0, %" PRId64 ".0, %" PRId64 ".0, %s);\n",
+		  type_numel(dt), PTR(a, "float", pa), (double)dt->scale, (int64_t)dt->offset, lo, hi,
+		  PTR(d, "uint8_t", pd));
+}
+
 /* The largest window (in pixels) of an adaptive pooling from h x w to
  * oh x ow. */
 static int64_t cq_adaptive_max(const struct type *st, const struct type *dt)
