@@ -14,9 +14,11 @@
 # of ${ROUNDS:-3} alternating rounds: onnxruntime on the float model and on
 # the QDQ model (../shared/tools/ort-bench.mjs, ORT_PREFIX naming an
 # onnxruntime-node install), and our C bundles (glow-llc -O2 -backend=c
-# -emit-main, cc ${CFLAGS:--O3 -march=native}) of the float graph and of
-# glow-opt -O2 -backend=c -precision=quantize with the same profile and
-# schema; "-" where the C backend does not quantize or compile the graph.
+# -emit-main, cc ${CFLAGS:--O3 -march=native}) of the float graph (glow-opt
+# -O2 -backend=c) and of glow-opt -O2 -backend=c -precision=quantize with
+# the same profile and schema; "-" where the C backend does not quantize
+# or compile the graph. The times are wall times (onnxruntime reports
+# those): on a shared machine compare the columns of one run only.
 # Figures only: nothing is asserted, no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -58,7 +60,7 @@ for m in $list; do
 	mkdir -p "$d/f" "$d/q"
 	onnx=$tmp/light_$m.onnx
 	"$bin/glow-import" "$onnx" -o "$d/m.glow"
-	"$bin/glow-opt" -O2 "$d/m.glow" | "$bin/glow-irgen" -o "$d/f.gir"
+	"$bin/glow-opt" -O2 -backend=c "$d/m.glow" | "$bin/glow-irgen" -o "$d/f.gir"
 	sig=$("$bin/glow-run" "$d/f.gir" -print-signature)
 	in=$(echo "$sig" | sed -n 's/^  input \([^:]*\): float<\(.*\)>$/\1/p' | head -n 1)
 	dims=$(echo "$sig" | sed -n 's/^  input [^:]*: float<\(.*\)>$/\1/p' | head -n 1 | sed 's/ x /,/g')

@@ -27,48 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* cgen_quant.h */
-int cq_kind(const struct type *t)
-{
-	switch ((enum elem_kind)t->elem) {
-	case EK_QI8: return 0;
-	case EK_QUI8: return 1;
-	case EK_QI16: return 2;
-	case EK_QI32: return 3;
-	default: return -1;
-	}
-}
-
-/* cgen_quant.h */
-void cq_limits(const struct type *t, int64_t *lo, int64_t *hi)
-{
-	static const int64_t l[] = {-128, 0, -32768, INT32_MIN}, h[] = {127, 255, 32767, INT32_MAX};
-	int k = cq_kind(t);
-	*lo = l[k < 0 ? 0 : k];
-	*hi = h[k < 0 ? 0 : k];
-}
-
-/* cgen_quant.h */
-bool cq_all_quantized(struct cg *g, struct ir_instr *in, unsigned nops)
-{
-	for (unsigned i = 0; i < nops; i++)
-		if (cq_kind(in->ops[i].val->type) < 0) {
-			cg_unsupported(g, in, "quantized and float operands mixed");
-			return false;
-		}
-	return true;
-}
-
-/* cgen_quant.h: quant_multiplier's mult and shift, as int64 */
-void cq_mult(double ratio, int64_t *mult, int64_t *shift)
-{
-	int32_t m;
-	int s;
-	quant_multiplier(ratio, &m, &s);
-	*mult = m;
-	*shift = s;
-}
-
 /* ---- products ---- */
 
 /* A product's per-output-channel parameters (all groups' channels):
@@ -184,6 +142,14 @@ static bool cq_packed_ok(const struct cq_shape *sh, struct ir_value *x, struct i
 	       !depthwise && zx >= 0 && zx <= 255;
 }
 
+/* the slot of channel j of a panel in its mult, shift and half arrays
+ * (cb_qperm: per 16 channels the even ones, then the odd ones) */
+static size_t cq_perm(size_t j) { return (j & ~(size_t)15) | ((j & 1) << 3) | ((j & 15) >> 1); }
+
+/* Stores int32 v as element j of the int32 array at int64 slots p (the
+ * constants are raw bytes in the target's order, as the int64 ones). */
+static void cq_put_i32(int64_t *p, size_t j, int32_t v) { memcpy((char *)p + 4 * j, &v, 4); }
+
 /* Emits the packed 8-bit product of in: the filter (raw bytes fd of
  * groups x oc rows, row o's k-th weight at o * so + k * sk) packed into
  * int8 panels, the channel constants into blocks per panel, then the call
@@ -192,9 +158,9 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 			   const int8_t *fd, size_t so, size_t sk, struct ir_value *d, const struct cq_chan *c)
 {
 	/* elementwise kinds after the product run in its epilogue */
-	struct ir_value *out = d;
-	char pbuf[320];
-	const char *post = cq_fuse_post(g, in, &out, pbuf, sizeof pbuf);
+	struct ir_value *out = d, *copy_to = NULL;
+	char pbuf[512];
+	const char *post = cq_fuse_post(g, in, &out, &copy_to, pbuf, sizeof pbuf);
 	const int64_t *v = sh->v;
 	size_t groups = (size_t)v[15], oc = (size_t)v[6], k = (size_t)(v[7] * v[8] * v[3]);
 	size_t kq = (k + 3) / 4, np = (oc + CG_QNR - 1) / CG_QNR;
@@ -220,11 +186,14 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 			}
 			int64_t zw = c->woff[row];
 			rowsum |= zw != 0;
-			blk[j] = c->bias[row] - zx * wsum + (int64_t)k * zx * zw;
-			blk[CG_QNR + j] = zw;
-			blk[2 * CG_QNR + j] = c->mult[row];
-			blk[3 * CG_QNR + j] = c->shift[row];
-			blk[4 * CG_QNR + j] = c->shift[row] ? (int64_t)1 << (c->shift[row] - 1) : 0;
+			int64_t corr = c->bias[row] - zx * wsum + (int64_t)k * zx * zw;
+			size_t q = cq_perm(j);
+			blk[j] = corr;
+			cq_put_i32(blk + CG_QNR, j, (int32_t)(uint32_t)(uint64_t)corr);
+			cq_put_i32(blk + CG_QNR + CG_QNR / 2, j, (int32_t)zw);
+			blk[2 * CG_QNR + q] = c->mult[row];
+			blk[3 * CG_QNR + q] = c->shift[row];
+			blk[4 * CG_QNR + q] = c->shift[row] ? (int64_t)1 << (c->shift[row] - 1) : 0;
 			int64_t b = c->bias[row] < 0 ? -c->bias[row] : c->bias[row];
 			int64_t wr = zw + 128 > 127 - zw ? zw + 128 : 127 - zw; /* max |w - zw| */
 			wr = wr < 0 ? -wr : wr;
@@ -261,6 +230,11 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 		  "\tcb_qconv_s8(&qc%u, %s, (const int8_t *)(C + %zu), (const int64_t *)(C + %zu), %s, %s, "
 		  "(uint8_t *)(A + %" PRIu64 "));\n",
 		  id, PTR(x, "uint8_t", a), woff, coff, post, PTR(out, "uint8_t", o), g->scratch_off);
+	if (copy_to) {
+		char t[96];
+		os_printf(g->body, "\tmemcpy(%s, %s, %" PRIu64 "u);\n", PTR(copy_to, "uint8_t", t), PTR(out, "uint8_t", o),
+			  type_numel(copy_to->type));
+	}
 }
 
 /* convolution and channelwisequantizedconvolution (param CQ_CHANNELWISE) */

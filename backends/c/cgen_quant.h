@@ -1,6 +1,6 @@
 /* cgen_quant.h - what the quantized emitters (cgen_quant.c: products;
- * cgen_quant_ew.c: pooling and elementwise kinds) share; private to
- * backends/c. The emitters themselves are declared from their QEMIT rows
+ * cgen_quant_ew.c: pooling and elementwise kinds; cgen_quant_util.c: the
+ * helpers both call) share; private to backends/c. The emitters themselves are declared from their QEMIT rows
  * (cgen_ops.h). */
 #ifndef GLOW_BACKENDS_C_CGEN_QUANT_H
 #define GLOW_BACKENDS_C_CGEN_QUANT_H
@@ -13,7 +13,8 @@
 /* output channels per packed 8-bit weight panel (CB_QNR in
  * kernels/cb_qconv.c) */
 #define CG_QNR 32
-/* int64 channel constants per panel (CB_QCH: corr, zw, mult, shift, half) */
+/* int64 slots of channel constants per panel (CB_QCH: corr, corr and zw
+ * as int32, mult, shift, half) */
 #define CG_QCH (5 * CG_QNR)
 
 /* The QEMIT rows' parameters. */
@@ -28,6 +29,8 @@ enum { CQ_ADD, CQ_SUB, CQ_MAX, CQ_MIN, CQ_MUL };
 enum { CQ_POOL_ARGMAX = 3 };
 /* cg_emit_qunary: relu, clip, sigmoid, tanh */
 enum { CQ_RELU, CQ_CLIP, CQ_SIGMOID, CQ_TANH, CQ_RESCALE };
+
+/* ---- cgen_quant_util.c ---- */
 
 /* The kernels' element kind code of a quantized type (0 qi8, 1 qui8,
  * 2 qi16, 3 qi32), -1 for any other. */
@@ -44,11 +47,14 @@ void cq_mult(double ratio, int64_t *mult, int64_t *shift);
  * is add, sub, max or min of 8-bit operands, one of them exactly in's
  * result, and/or then unary kinds computed by a byte table (relu, clip,
  * sigmoid, tanh, rescalequantized between 8-bit types) each reading the
- * previous result, none of whose results the product's operands overlap
- * and whose inputs nothing reads later: marks them fused, sets *dst to
- * the last result and returns the kernel's post argument (a struct
- * cb_qpost compound literal, in buf, n bytes); else *dst = in's result and
- * "0" (cgen_quant_ew.c). */
-const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, char *buf, size_t n);
+ * previous result, none of whose intermediate results is read later:
+ * marks them fused, sets *dst to where the kernel writes (the last
+ * result, or in's own result when the last one overlaps in's operands:
+ * then *copy_to is the last result, to be copied from *dst after the
+ * kernel; else NULL) and returns the kernel's post argument (a struct
+ * cb_qpost compound literal, in buf, n bytes); else *dst = in's result
+ * and "0" (cgen_quant_ew.c). */
+const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, struct ir_value **copy_to,
+			 char *buf, size_t n);
 
 #endif

@@ -134,6 +134,35 @@ static unsigned cq_fine_table(struct cg *g, const struct type *t, const struct t
 	return cg_i64_table(g, v, 256);
 }
 
+/* bits of a fine-unit multiplier below its high part (CB_QFT) */
+#define CQ_FT 9
+
+/* The parameters of the 32-bit fine units of an 8-bit operand of type t
+ * of add, sub, max or min with result type dt (cb_q_fine16: zero point,
+ * mh, ml, half, shift - CQ_FT) into f, when they give every stored
+ * byte's value of cq_fine_table (checked here, byte by byte) within
+ * +-2^29, so that two of them join in int32; false otherwise. */
+static bool cq_fine32(const struct type *t, const struct type *dt, int64_t f[5])
+{
+	int64_t m, s;
+	cq_mult((double)t->scale / dt->scale * (double)(1 << CQ_FRAC), &m, &s);
+	if (s < CQ_FT || s > 30)
+		return false;
+	int64_t mh = m >> CQ_FT, ml = m & ((1 << CQ_FT) - 1), half = (int64_t)1 << (s - 1);
+	for (int b = 0; b < 256; b++) {
+		int64_t d = cq_byte_value(t, b) - t->offset, want = quant_requant(d, (int32_t)m, (int)s);
+		int64_t x = d * mh, y = d * ml + half - (d < 0);
+		if (x < INT32_MIN || x > INT32_MAX || y < INT32_MIN || y > INT32_MAX || want < -(1 << 29) ||
+		    want > (1 << 29))
+			return false;
+		int64_t sum = x + (y >> CQ_FT);
+		if (sum < INT32_MIN || sum > INT32_MAX || sum >> (s - CQ_FT) != want)
+			return false;
+	}
+	f[0] = t->offset, f[1] = mh, f[2] = ml, f[3] = half, f[4] = s - CQ_FT;
+	return true;
+}
+
 /* Whether in is add, sub, max or min of 8-bit quantized operands. */
 static bool cq_byte_binary(const struct ir_instr *in)
 {
@@ -153,78 +182,157 @@ static int cq_binary_op(const struct ir_instr *in)
 	return in->kind == IK_add ? CQ_ADD : in->kind == IK_sub ? CQ_SUB : in->kind == IK_max ? CQ_MAX : CQ_MIN;
 }
 
-/* Fuses the byte-table unary kinds from nx on, each reading the previous
- * result (*fin, updated), into one table (tq: "tqN", 32 bytes), provided
- * no result overlaps an operand of in (the instruction they fuse into;
- * when in is elementwise, ew, exactly the same bytes are fine), nor res
- * unless it is res; and nothing reads the previous result later. Whether
- * any was fused. */
-static bool cq_fuse_tables(struct cg *g, struct ir_instr *in, bool ew, struct ir_instr *nx, struct ir_value **fin,
-			   struct ir_value *res, char *tq)
+/* the most instructions fused after one (an elementwise binary kind and
+ * byte-table unary kinds) */
+#define CQ_CHAIN_MAX 16
+
+/* Instructions fused after in, built tentatively: val[0] is in's result,
+ * val[i + 1] the result of ins[i]. Only an intermediate result is never
+ * written; the kernel writes the chain's last one. */
+struct cq_chain {
+	struct ir_instr *in;
+	bool ew;               /* in is elementwise: the same bytes as an operand are fine */
+	struct ir_value *res;  /* the fused binary kind's other operand, or NULL */
+	struct ir_instr *ins[CQ_CHAIN_MAX];
+	struct ir_value *val[CQ_CHAIN_MAX + 1];
+	int n;
+	int how; /* cq_chain_ok's answer for the n kept */
+};
+
+/* cq_chain_ok's answers */
+enum { CQ_NO, CQ_DIRECT, CQ_VIA_D };
+
+/* How the first k instructions of chain c may be fused: CQ_DIRECT, the
+ * result of the k-th written in place of them all: it overlaps no operand
+ * of c->in (nor the fused operand res unless it is res), and no
+ * intermediate result is read after them unless it is exactly the last
+ * result (whose bytes then hold what a later reader expects); CQ_VIA_D,
+ * when the last result overlaps an operand of the product c->in (a memory
+ * plan may put it over the product's input, dead after it): the kernel
+ * writes the product's own result instead, copied to the last result
+ * after it, provided nothing reads that result later and the two do
+ * not overlap; else CQ_NO. */
+static int cq_chain_ok(struct cg *g, const struct cq_chain *c, int k)
 {
-	uint8_t tab[256];
-	bool have = false;
-	for (int b = 0; b < 256; b++)
-		tab[b] = (uint8_t)b;
-	while (nx && cq_byte_unary(nx) && cg_same(g, nx->ops[1].val, *fin)) {
-		struct ir_value *nd = nx->ops[0].val;
-		bool clash = false;
-		for (unsigned i = 1; i < in->nops; i++)
-			clash |= !(ew && cg_same(g, nd, in->ops[i].val)) && cg_overlap(g, nd, in->ops[i].val);
-		if (clash || (!cg_same(g, nd, *fin) && cg_read_later(g, nx, *fin)) ||
-		    (res && !cg_same(g, nd, res) && cg_overlap(g, nd, res)))
-			break;
-		cq_apply_unary(nx, tab);
-		have = true;
-		u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
-		*fin = nd;
+	struct ir_value *fin = c->val[k];
+	bool clash = false;
+	for (unsigned i = 1; i < c->in->nops; i++)
+		clash |= !(c->ew && cg_same(g, fin, c->in->ops[i].val)) && cg_overlap(g, fin, c->in->ops[i].val);
+	for (int i = 1; i < k; i++)
+		if (!cg_same(g, c->val[i], fin) && cg_read_later(g, c->ins[k - 1], c->val[i]))
+			return CQ_NO;
+	if (!clash) {
+		if (c->res && !cg_same(g, fin, c->res) && cg_overlap(g, fin, c->res))
+			return CQ_NO;
+		return cg_same(g, c->val[0], fin) || !cg_read_later(g, c->ins[k - 1], c->val[0]) ? CQ_DIRECT : CQ_NO;
+	}
+	return !c->ew && !cg_overlap(g, c->val[0], fin) && !cg_read_later(g, c->ins[k - 1], c->val[0]) ? CQ_VIA_D
+													  : CQ_NO;
+}
+
+/* Extends chain c (of at most have instructions so far, c->n of them
+ * kept) by the byte-table unary kinds from nx on, each reading the
+ * previous result, composing their table into tab (the identity at the
+ * start); keeps the longest safe prefix (cq_chain_ok): c->n and the
+ * composed table of that prefix in tab. Whether any table kind was kept. */
+static bool cq_chain_tables(struct cg *g, struct cq_chain *c, struct ir_instr *nx, uint8_t tab[256])
+{
+	uint8_t cur[256];
+	memcpy(cur, tab, 256);
+	int have = c->n, kept = c->n;
+	while (nx && have < CQ_CHAIN_MAX && cq_byte_unary(nx) && cg_same(g, nx->ops[1].val, c->val[have])) {
+		cq_apply_unary(nx, cur);
+		c->ins[have] = nx;
+		c->val[++have] = nx->ops[0].val;
+		int how = cq_chain_ok(g, c, have);
+		if (how != CQ_NO) {
+			kept = have;
+			c->how = how;
+			memcpy(tab, cur, 256);
+		}
 		nx = cg_next_real(nx);
 	}
-	if (have)
+	bool any = kept > c->n;
+	c->n = kept;
+	return any;
+}
+
+/* Marks chain c's kept instructions fused. */
+static void cq_chain_mark(struct cg *g, const struct cq_chain *c)
+{
+	for (int i = 0; i < c->n; i++)
+		u64map_put(&g->fused, (uint64_t)(uintptr_t)c->ins[i], c->ins[i]);
+}
+
+/* The byte table tab as the kernels' argument ("tqN", 32 bytes) when
+ * any is fused, else "0". */
+static void cq_table_arg(struct cg *g, bool any, const uint8_t tab[256], char *tq)
+{
+	if (any)
 		snprintf(tq, 32, "tq%u", cq_emit_bytes(g, tab));
-	return have;
+	else
+		snprintf(tq, 32, "0");
 }
 
 /* cgen_quant.h */
-const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, char *buf, size_t n)
+const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, struct ir_value **copy_to,
+			 char *buf, size_t n)
 {
-	struct ir_value *d = in->ops[0].val, *fin = d, *res = NULL;
+	struct ir_value *d = in->ops[0].val;
+	struct cq_chain c = {.in = in, .val = {d}};
 	struct ir_instr *nx = cg_next_real(in);
 	int op = -1, left = 0;
-	unsigned tl = 0, tr = 0;
-	int64_t lo = 0, hi = 0, off = 0;
-	/* no result may overlap an operand the product reads as it writes */
+	uint8_t tab[256];
+	for (int b = 0; b < 256; b++)
+		tab[b] = (uint8_t)b;
+	/* the binary kind reads the product's result and another operand
+	 * that the product does not overwrite */
 	if (nx && cq_byte_binary(nx) && cq_kind(d->type) <= 1) {
 		bool l = cg_same(g, nx->ops[1].val, d), r = cg_same(g, nx->ops[2].val, d);
-		struct ir_value *other = l ? nx->ops[2].val : nx->ops[1].val, *nd = nx->ops[0].val;
-		bool clash = false;
-		for (unsigned i = 1; i < in->nops; i++)
-			clash |= cg_overlap(g, nd, in->ops[i].val);
-		if (l != r && !clash && !cg_overlap(g, other, d) && (cg_same(g, nd, d) || !cg_read_later(g, nx, d)) &&
-		    (cg_same(g, nd, other) || !cg_overlap(g, nd, other))) {
-			op = cq_binary_op(nx);
-			left = l;
-			res = other;
-			tl = cq_fine_table(g, nx->ops[1].val->type, nd->type);
-			tr = cq_fine_table(g, nx->ops[2].val->type, nd->type);
-			cq_limits(nd->type, &lo, &hi);
-			off = nd->type->offset;
-			u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
-			fin = nd;
-			nx = cg_next_real(nx);
+		struct ir_value *other = l ? nx->ops[2].val : nx->ops[1].val;
+		if (l != r && !cg_overlap(g, other, d)) {
+			c.res = other;
+			c.ins[0] = nx;
+			c.val[1] = nx->ops[0].val;
+			c.n = 1;
+			c.how = cq_chain_ok(g, &c, 1);
+			/* its result may be an intermediate of a longer chain */
+			cq_chain_tables(g, &c, cg_next_real(nx), tab);
+			if (c.how == CQ_NO)
+				c.n = 0, c.res = NULL;
+			if (c.n > 0)
+				op = cq_binary_op(nx), left = l;
 		}
 	}
-	char rp[96], tq[32] = "0", l1[16] = "0", r1[16] = "0";
-	bool have_tab = cq_fuse_tables(g, in, false, nx, &fin, res, tq);
-	*dst = fin;
-	if (op < 0 && !have_tab)
+	bool have_tab = op >= 0 ? c.n > 1 : cq_chain_tables(g, &c, nx, tab);
+	*dst = c.how == CQ_VIA_D ? d : c.val[c.n];
+	*copy_to = c.how == CQ_VIA_D ? c.val[c.n] : NULL;
+	if (c.n == 0)
 		return "0";
+	cq_chain_mark(g, &c);
+	char rp[96], tq[32], l1[16] = "0", r1[16] = "0";
+	int64_t lo = 0, hi = 0, off = 0;
 	if (op >= 0) {
-		snprintf(l1, sizeof l1, "tb%u", tl);
-		snprintf(r1, sizeof r1, "tb%u", tr);
+		struct ir_value *nd = nx->ops[0].val;
+		snprintf(l1, sizeof l1, "tb%u", cq_fine_table(g, nx->ops[1].val->type, nd->type));
+		snprintf(r1, sizeof r1, "tb%u", cq_fine_table(g, nx->ops[2].val->type, nd->type));
+		cq_limits(nd->type, &lo, &hi);
+		off = nd->type->offset;
 	}
-	snprintf(buf, n, "&(struct cb_qpost){%d, %d, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %s}", op, left,
-		 res ? PTR(res, "uint8_t", rp) : "0", l1, r1, off, lo, hi, tq);
+	cq_table_arg(g, have_tab, tab, tq);
+	/* the binary kind's operands in 32-bit fine units where they fit */
+	int64_t fl[5] = {0}, fr[5] = {0};
+	bool f32 = op >= 0 && cq_fine32(nx->ops[1].val->type, nx->ops[0].val->type, fl) &&
+		   cq_fine32(nx->ops[2].val->type, nx->ops[0].val->type, fr);
+	if (!f32)
+		memset(fl, 0, sizeof fl), memset(fr, 0, sizeof fr);
+	snprintf(buf, n,
+		 "&(struct cb_qpost){%d, %d, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %s, %d, %d, {%" PRId64
+		 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "}, {%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+		 ", %" PRId64 "}}",
+		 op, left, c.res ? PTR(c.res, "uint8_t", rp) : "0", l1, r1, off, lo, hi, tq, f32,
+		 c.res && c.res->type->elem == EK_QI8, fl[0], fl[1], fl[2], fl[3], fl[4], fr[0], fr[1], fr[2], fr[3],
+		 fr[4]);
 	return buf;
 }
 
@@ -243,9 +351,15 @@ void cg_emit_qbinary(struct cg *g, struct ir_instr *in, const struct cg_emit_row
 		int64_t lo, hi;
 		cq_limits(dt, &lo, &hi);
 		/* the byte-table kinds after it run on each chunk of its result */
-		struct ir_value *fin = d;
-		char tq[32] = "0";
-		cq_fuse_tables(g, in, true, cg_next_real(in), &fin, NULL, tq);
+		struct cq_chain c = {.in = in, .ew = true, .val = {d}};
+		uint8_t tab[256];
+		for (int i = 0; i < 256; i++)
+			tab[i] = (uint8_t)i;
+		bool any = cq_chain_tables(g, &c, cg_next_real(in), tab);
+		cq_chain_mark(g, &c);
+		struct ir_value *fin = c.val[c.n];
+		char tq[32];
+		cq_table_arg(g, any, tab, tq);
 		os_printf(g->body,
 			  "\tcb_qbin8(%d, %" PRIu64 "u, %s, tb%u, %s, tb%u, %s, %" PRId64 ", %" PRId64 ", %" PRId64
 			  ", %s);\n",
@@ -345,6 +459,26 @@ void cg_emit_qdequantize(struct cg *g, struct ir_instr *in, const struct cg_emit
 	char pa[96], pd[96];
 	os_printf(g->body, "\tcb_qdeq8(%" PRIu64 "u, %s, tf%u, %s);\n", type_numel(d->type), PTR(a, "uint8_t", pa), id,
 		  PTR(d, "float", pd));
+}
+
+/* quantize of a float operand to an 8-bit result: the interpreter's
+ * double arithmetic (round half to even of x / scale, NaN to 0, plus the
+ * offset, saturated), vectorized by the kernel */
+void cg_emit_qquantize(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	struct ir_value *d = in->ops[0].val, *a = in->ops[1].val;
+	const struct type *dt = d->type;
+	if ((dt->elem != EK_QI8 && dt->elem != EK_QUI8) || a->type->elem != EK_FLOAT) {
+		cg_emit_ew(g, in); /* other kinds: by real value, as before */
+		return;
+	}
+	int64_t lo, hi;
+	cq_limits(dt, &lo, &hi);
+	char pa[96], pd[96];
+	os_printf(g->body, "\tcb_qquant8(%" PRIu64 "u, %s, %a, %" PRId64 ".0, %" PRId64 ".0, %" PRId64 ".0, %s);\n",
+		  type_numel(dt), PTR(a, "float", pa), (double)dt->scale, (int64_t)dt->offset, lo, hi,
+		  PTR(d, "uint8_t", pd));
 }
 
 /* The largest window (in pixels) of an adaptive pooling from h x w to

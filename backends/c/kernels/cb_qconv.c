@@ -77,12 +77,18 @@ struct cb_qconv_args {
 	int lo, hi, ooff; /* output range and zero point */
 };
 
-/* The channel constants of a panel (generator), CB_QNR int64 each:
- * corr = bias' - zx sum w + K zx zw; zw; mult and shift of the
- * requantization; half = 2^(shift - 1) (0 for shift 0). A panel's block
- * is CB_QCH int64 (arrays apart, so the epilogue's loop vectorizes). */
-enum { CB_QCORR = 0, CB_QZW = CB_QNR, CB_QMULT = 2 * CB_QNR, CB_QSHIFT = 3 * CB_QNR, CB_QHALF = 4 * CB_QNR,
-       CB_QCH = 5 * CB_QNR };
+/* The channel constants of a panel (generator), CB_QCH int64 slots:
+ * corr = bias' - zx sum w + K zx zw (int64, and again as int32, its value
+ * modulo 2^32: the fast epilogue's accumulator fits int32, so the sum
+ * wraps to the exact value); zw (int32); mult and shift of the
+ * requantization and half = 2^(shift - 1) (0 for shift 0), int64 each,
+ * per 16 channels the even ones first, then the odd ones (cb_qperm), as
+ * vpmuldq pairs them with 32-bit lanes. */
+enum { CB_QCORR = 0, CB_QCORR32 = CB_QNR, CB_QZW32 = CB_QNR + CB_QNR / 2, CB_QMULT = 2 * CB_QNR,
+       CB_QSHIFT = 3 * CB_QNR, CB_QHALF = 4 * CB_QNR, CB_QCH = 5 * CB_QNR };
+
+/* the slot of channel j in the mult, shift and half arrays */
+CB_INLINE int cb_qperm(int j) { return (j & ~15) | ((j & 1) << 3) | ((j & 15) >> 1); }
 
 /* x / 2^s rounded half away from zero, s >= 1 */
 CB_INLINE int64_t cb_q_rshift(int64_t x, int s)
@@ -124,9 +130,20 @@ CB_INLINE uint8_t cb_q_store(int64_t v, int ooff, int lo, int hi)
 	return (uint8_t)(int8_t)v;
 }
 
-/* n bytes from x to p, each xor'ed with flip (0 or 0x80): 8 at a time */
+/* n bytes from x to p, each xor'ed with flip (0 or 0x80): 64 at a time
+ * (the last ones by masked moves) on the AVX-512 path, else 8 at a time */
 CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, size_t n, uint8_t flip)
 {
+#if defined(CB_Q_VNNI512)
+	const __m512i f = _mm512_set1_epi8((char)flip);
+	size_t i = 0;
+	for (; i + 64 <= n; i += 64)
+		_mm512_storeu_si512((void *)(p + i), _mm512_xor_si512(_mm512_loadu_si512((const void *)(x + i)), f));
+	if (i < n) {
+		__mmask64 m = (__mmask64)(~0ull >> (64 - (n - i)));
+		_mm512_mask_storeu_epi8((void *)(p + i), m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(x + i)), f));
+	}
+#else
 	if (!flip) {
 		memcpy(p, x, n);
 		return;
@@ -140,6 +157,28 @@ CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT 
 	}
 	for (; i < n; i++)
 		p[i] = x[i] ^ flip;
+#endif
+}
+
+/* The sum of the n bytes at p (n a multiple of 4) */
+CB_INLINE int32_t cb_q_bytesum(const uint8_t *p, size_t n)
+{
+#if defined(CB_Q_VNNI512)
+	__m512i acc = _mm512_setzero_si512();
+	size_t i = 0;
+	for (; i + 64 <= n; i += 64)
+		acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_loadu_si512((const void *)(p + i)), _mm512_setzero_si512()));
+	if (i < n) {
+		__mmask64 m = (__mmask64)(~0ull >> (64 - (n - i)));
+		acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(m, (const void *)(p + i)), _mm512_setzero_si512()));
+	}
+	return (int32_t)_mm512_reduce_add_epi64(acc);
+#else
+	int32_t sum = 0;
+	for (size_t k = 0; k < n; k++)
+		sum += p[k];
+	return sum;
+#endif
 }
 
 /* Packs rows m0 .. m0 + nr - 1 (of the n x oh x ow output pixels) of group
@@ -156,10 +195,10 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 	int ntiles = (nr + CB_QMR - 1) / CB_QMR;
 	memset(dst + (size_t)nr * kb, 0, (size_t)(ntiles * CB_QMR - nr) * kb);
 	const uint8_t flip = (uint8_t)s->xflip, zx = (uint8_t)s->zx;
+	/* the pixel of row m0, then stepped row by row */
+	int ox = (int)(m0 % (size_t)ow), oy = (int)(m0 / (size_t)ow % (size_t)oh);
+	size_t n = m0 / ((size_t)ow * (size_t)oh);
 	for (int r = 0; r < nr; r++) {
-		size_t m = m0 + (size_t)r;
-		int ox = (int)(m % (size_t)ow), oy = (int)(m / (size_t)ow % (size_t)oh);
-		size_t n = m / ((size_t)ow * (size_t)oh);
 		uint8_t *row = dst + (size_t)r * kb, *p = row;
 		int ix0 = ox * s->g.sw - s->g.pl;
 		for (int ky = 0; ky < kh; ky++) {
@@ -183,41 +222,62 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 					cb_q_copyflip(p, xr + (size_t)ix * is, (size_t)c, flip);
 			}
 		}
-		size_t kk = (size_t)(p - row);
-		memset(p, 0, kb - kk);
-		if (s->rowsum) {
-			int32_t sum = 0;
-			for (size_t k = 0; k < kk; k++)
-				sum += row[k];
-			rs[r] = sum;
+		memset(p, 0, kb - (size_t)(p - row));
+		if (s->rowsum) /* the bytes past K are zero */
+			rs[r] = cb_q_bytesum(row, kb);
+		if (++ox == ow) {
+			ox = 0;
+			if (++oy == oh)
+				oy = 0, n++;
 		}
 	}
 }
 
-/* acc[r][j] = the dot products of CB_QMR rows (lda bytes apart from a)
- * with panel b over kq quads */
-static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, size_t lda, const int8_t *CB_RESTRICT b, int kq,
-			  int32_t acc[CB_QMR][CB_QNR])
-{
 #if defined(CB_Q_VNNI512)
+/* The AVX-512 tile of mr rows x nv vectors of 16 channels (constants
+ * where it is called, so that each form is unrolled on its own) */
+static inline __attribute__((always_inline)) void cb_qtile512(const uint8_t *CB_RESTRICT a, size_t lda,
+							      const int8_t *CB_RESTRICT b, int kq,
+							      int32_t acc[CB_QMR][CB_QNR], int mr, int nv)
+{
 	__m512i c[CB_QMR][2];
-	for (int r = 0; r < CB_QMR; r++)
+	for (int r = 0; r < mr; r++)
 		c[r][0] = c[r][1] = _mm512_setzero_si512();
 	for (int q = 0; q < kq; q++, a += 4, b += CB_QNR * 4) {
-		__m512i b0 = _mm512_loadu_si512((const void *)b), b1 = _mm512_loadu_si512((const void *)(b + 64));
-		for (int r = 0; r < CB_QMR; r++) {
+		__m512i b0 = _mm512_loadu_si512((const void *)b);
+		__m512i b1 = nv > 1 ? _mm512_loadu_si512((const void *)(b + 64)) : b0;
+		for (int r = 0; r < mr; r++) {
 			int32_t w;
 			memcpy(&w, a + (size_t)r * lda, 4);
 			__m512i x = _mm512_set1_epi32(w);
 			c[r][0] = _mm512_dpbusd_epi32(c[r][0], x, b0);
-			c[r][1] = _mm512_dpbusd_epi32(c[r][1], x, b1);
+			if (nv > 1)
+				c[r][1] = _mm512_dpbusd_epi32(c[r][1], x, b1);
 		}
 	}
-	for (int r = 0; r < CB_QMR; r++) {
+	for (int r = 0; r < mr; r++) {
 		_mm512_storeu_si512((void *)acc[r], c[r][0]);
-		_mm512_storeu_si512((void *)(acc[r] + 16), c[r][1]);
+		if (nv > 1)
+			_mm512_storeu_si512((void *)(acc[r] + 16), c[r][1]);
 	}
+}
+#endif
+
+/* acc[r][j] = the dot products of CB_QMR rows (lda bytes apart from a)
+ * with panel b over kq quads: of the first nr rows and nj channels at
+ * least (the AVX-512 path skips 8 rows of a tile of at most 4, and the
+ * second vector of a panel of at most 16 channels; the rest compute the
+ * whole tile) */
+static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, size_t lda, const int8_t *CB_RESTRICT b, int kq,
+			  int32_t acc[CB_QMR][CB_QNR], int nr, int nj)
+{
+#if defined(CB_Q_VNNI512)
+	if (nr > 4)
+		nj > 16 ? cb_qtile512(a, lda, b, kq, acc, CB_QMR, 2) : cb_qtile512(a, lda, b, kq, acc, CB_QMR, 1);
+	else
+		nj > 16 ? cb_qtile512(a, lda, b, kq, acc, 4, 2) : cb_qtile512(a, lda, b, kq, acc, 4, 1);
 #elif defined(CB_Q_VNNI256) || defined(CB_Q_AVX2)
+	(void)nr, (void)nj;
 	__m256i c[CB_QMR][4];
 	for (int r = 0; r < CB_QMR; r++)
 		for (int v = 0; v < 4; v++)
@@ -259,6 +319,7 @@ static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, size_t lda, const int8_t
 	for (int r = 0; r < CB_QMR; r++)
 		for (int j = 0; j < CB_QNR; j++)
 			acc[r][j] = 0;
+	(void)nr, (void)nj;
 	for (int q = 0; q < kq; q++, a += 4, b += CB_QNR * 4)
 		for (int r = 0; r < CB_QMR; r++)
 			for (int j = 0; j < CB_QNR; j++) {
@@ -268,63 +329,6 @@ static void cb_qconv_tile(const uint8_t *CB_RESTRICT a, size_t lda, const int8_t
 				acc[r][j] += sum;
 			}
 #endif
-}
-
-/* Stores nr rows x nj channels of acc (rows ostride bytes apart at out)
- * after the corrections and the requantization. The fast form (the generator's bound: every accumulator
- * fits int32, every shift >= 1) rounds half away from zero as
- * (p + half - (p < 0)) >> shift, p = x * mult in 64 bits: the same
- * integer as cb_q_requant, branch-free. */
-static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR][CB_QNR], const int64_t *ch,
-			      const int32_t *rs, int nr, int nj, uint8_t *out, size_t ostride)
-{
-	const int ooff = s->ooff, lo = s->lo, hi = s->hi;
-	for (int r = 0; r < nr; r++) {
-		uint8_t *o = out + (size_t)r * ostride;
-		int64_t sum = s->rowsum ? rs[r] : 0;
-		if (!s->fast) {
-			for (int j = 0; j < nj; j++) {
-				int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - ch[CB_QZW + j] * sum;
-				o[j] = cb_q_store(cb_q_requant(x, ch[CB_QMULT + j], (int)ch[CB_QSHIFT + j]), ooff, lo, hi);
-			}
-			continue;
-		}
-#if defined(CB_Q_VNNI512)
-		const __m512i vs = _mm512_set1_epi64(sum), vo = _mm512_set1_epi64(ooff);
-		const __m512i vlo = _mm512_set1_epi64(lo), vhi = _mm512_set1_epi64(hi), one = _mm512_set1_epi64(1);
-		__m256i part[4]; /* the results as int32, 8 channels each */
-		for (int j = 0; j < CB_QNR; j += 8) {
-			__m512i x = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const void *)(acc[r] + j)));
-			x = _mm512_add_epi64(x, _mm512_loadu_si512((const void *)(ch + CB_QCORR + j)));
-			if (s->rowsum)
-				x = _mm512_sub_epi64(x, _mm512_mul_epi32(_mm512_loadu_si512((const void *)(ch + CB_QZW + j)), vs));
-			__m512i p = _mm512_mul_epi32(x, _mm512_loadu_si512((const void *)(ch + CB_QMULT + j)));
-			p = _mm512_add_epi64(p, _mm512_loadu_si512((const void *)(ch + CB_QHALF + j)));
-			p = _mm512_sub_epi64(p, _mm512_and_si512(_mm512_srai_epi64(p, 63), one));
-			p = _mm512_srav_epi64(p, _mm512_loadu_si512((const void *)(ch + CB_QSHIFT + j)));
-			p = _mm512_min_epi64(_mm512_max_epi64(_mm512_add_epi64(p, vo), vlo), vhi);
-			part[j / 8] = _mm512_cvtepi64_epi32(p);
-		}
-		/* one store of the row's bytes (a masked store of 8 bytes per
-		 * vector costs more than the narrowing) */
-		__m512i w0 = _mm512_inserti64x4(_mm512_castsi256_si512(part[0]), part[1], 1);
-		__m512i w1 = _mm512_inserti64x4(_mm512_castsi256_si512(part[2]), part[3], 1);
-		__m256i bytes = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(w0)),
-							_mm512_cvtepi32_epi8(w1), 1);
-		_mm256_mask_storeu_epi8((void *)o, (__mmask32)(nj >= 32 ? 0xffffffffu : (1u << nj) - 1), bytes);
-#else
-		int64_t v[CB_QNR];
-		for (int j = 0; j < CB_QNR; j++) {
-			int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - ch[CB_QZW + j] * sum;
-			int64_t p = x * ch[CB_QMULT + j];
-			p = (p + ch[CB_QHALF + j] - (int64_t)(p < 0)) >> ch[CB_QSHIFT + j];
-			p += ooff;
-			v[j] = p < lo ? lo : p > hi ? hi : p;
-		}
-		for (int j = 0; j < nj; j++)
-			o[j] = (uint8_t)(int8_t)v[j];
-#endif
-	}
 }
 
 /* the operators of the elementwise kernels (cb_qbinary, cb_qbin8, a
@@ -338,14 +342,22 @@ enum { CB_QADD, CB_QSUB, CB_QMAX, CB_QMIN, CB_QMUL };
  * output), both operands' values in units of 2^-16 of the result's scale
  * by their stored byte (tl: the left operand's table, tr the right's;
  * prod_left: the product is the left operand), the result's zero point
- * and range; then a byte table tab (NULL: none). */
+ * and range; then a byte table tab (NULL: none). f32: the fine units of
+ * both operands also in 32-bit lanes (the AVX-512 epilogue), fl and fr:
+ * zero point o, mh, ml, half and s - CB_QFT of each (cb_q_fine16); rsgn:
+ * the other operand is signed. */
 struct cb_qpost {
 	int op, prod_left;
 	const uint8_t *res;
 	const int64_t *tl, *tr;
 	int64_t off, lo, hi;
 	const uint8_t *tab;
+	int f32, rsgn;
+	int32_t fl[5], fr[5];
 };
+
+/* the bits of a fine-unit multiplier below mh (cb_q_fine16) */
+#define CB_QFT 9
 
 /* Joins two operands of add, sub, max or min in the result's fine units, then
  * the result's store (bytes). Branch-free: x / 2^16 rounded half away
@@ -412,6 +424,162 @@ CB_KERNEL void cb_qlut_b(size_t n, const uint8_t *a, const uint8_t *CB_RESTRICT 
 		d[i] = tab[a[i]];
 }
 
+/* Stores nr rows x nj channels of acc (rows ostride bytes apart at out)
+ * after the corrections and the requantization (portable and AVX2 paths,
+ * the AVX-512 path's slow form and its fallback for post operations it
+ * does not take in registers). The fast form (the generator's bound:
+ * every accumulator fits int32, every shift >= 1) rounds half away from
+ * zero as (p + half - (p < 0)) >> shift, p = x * mult in 64 bits: the
+ * same integer as cb_q_requant, branch-free. */
+static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR][CB_QNR], const int64_t *ch,
+			      const int32_t *rs, int nr, int nj, uint8_t *out, size_t ostride)
+{
+	const int ooff = s->ooff, lo = s->lo, hi = s->hi;
+	const int32_t *zw = (const int32_t *)(const void *)(ch + CB_QZW32);
+	for (int r = 0; r < nr; r++) {
+		uint8_t *o = out + (size_t)r * ostride;
+		int64_t sum = s->rowsum ? rs[r] : 0;
+		if (!s->fast) {
+			for (int j = 0; j < nj; j++) {
+				int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - zw[j] * sum;
+				int q = cb_qperm(j);
+				o[j] = cb_q_store(cb_q_requant(x, ch[CB_QMULT + q], (int)ch[CB_QSHIFT + q]), ooff, lo, hi);
+			}
+			continue;
+		}
+		int64_t v[CB_QNR];
+		for (int j = 0; j < CB_QNR; j++) {
+			int q = cb_qperm(j);
+			int64_t x = (int64_t)acc[r][j] + ch[CB_QCORR + j] - zw[j] * sum;
+			int64_t p = x * ch[CB_QMULT + q];
+			p = (p + ch[CB_QHALF + q] - (int64_t)(p < 0)) >> ch[CB_QSHIFT + q];
+			p += ooff;
+			v[j] = p < lo ? lo : p > hi ? hi : p;
+		}
+		for (int j = 0; j < nj; j++)
+			o[j] = (uint8_t)(int8_t)v[j];
+	}
+}
+
+#if defined(CB_Q_VNNI512)
+/* The AVX-512 fast epilogue: 16 channels in 32-bit lanes. */
+
+/* The requantized stored values of 16 channels (h: which 16 of the
+ * panel) of accumulators x (int32, corrections added): the even channels'
+ * products x * mult in the 64-bit lanes of one vpmuldq, the odd ones' in
+ * another, rounded and shifted there, saturated to int32 and interleaved
+ * back; then clamped to [lo', hi'] (the range less the zero point) and
+ * the zero point added, as cb_q_store does. */
+CB_INLINE __m512i cb_q_requant16(__m512i x, const int64_t *ch, int h, __m512i lo, __m512i hi, __m512i off)
+{
+	const int64_t *m = ch + CB_QMULT + 16 * h, *sh = ch + CB_QSHIFT + 16 * h, *hf = ch + CB_QHALF + 16 * h;
+	const __m512i idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+	__m512i pe = _mm512_mul_epi32(x, _mm512_loadu_si512((const void *)m));
+	__m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_loadu_si512((const void *)(m + 8)));
+	pe = _mm512_add_epi64(_mm512_add_epi64(pe, _mm512_loadu_si512((const void *)hf)), _mm512_srai_epi64(pe, 63));
+	po = _mm512_add_epi64(_mm512_add_epi64(po, _mm512_loadu_si512((const void *)(hf + 8))), _mm512_srai_epi64(po, 63));
+	pe = _mm512_srav_epi64(pe, _mm512_loadu_si512((const void *)sh));
+	po = _mm512_srav_epi64(po, _mm512_loadu_si512((const void *)(sh + 8)));
+	__m512i v = _mm512_permutex2var_epi32(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(pe)), idx,
+					      _mm512_castsi256_si512(_mm512_cvtsepi64_epi32(po)));
+	return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), off);
+}
+
+/* The fine units of 16 stored values q of an operand of a fused binary
+ * kind (struct cb_qpost's fl, fr): quant_requant(q - o, mult, shift)
+ * with mult = mh 2^CB_QFT + ml, in 32-bit lanes: p + half - (p < 0) =
+ * X 2^CB_QFT + Y for X = d mh, Y = d ml + half - (d < 0), and
+ * floor((X 2^t + Y) / 2^s) = floor((X + floor(Y / 2^t)) / 2^(s - t)).
+ * The generator checked every stored byte against its own table. */
+CB_INLINE __m512i cb_q_fine16(__m512i q, const int32_t *f)
+{
+	__m512i d = _mm512_sub_epi32(q, _mm512_set1_epi32(f[0]));
+	__m512i x = _mm512_mullo_epi32(d, _mm512_set1_epi32(f[1]));
+	__m512i y = _mm512_add_epi32(_mm512_mullo_epi32(d, _mm512_set1_epi32(f[2])),
+				     _mm512_add_epi32(_mm512_set1_epi32(f[3]), _mm512_srai_epi32(d, 31)));
+	return _mm512_srav_epi32(_mm512_add_epi32(x, _mm512_srai_epi32(y, CB_QFT)), _mm512_set1_epi32(f[4]));
+}
+
+/* 16 stored values of the fused binary kind of p: the product's values v
+ * and the other operand's bytes at rb (n of them), joined in fine units
+ * and stored as cb_q_join8 does. */
+CB_INLINE __m512i cb_q_post16(const struct cb_qpost *p, __m512i v, const uint8_t *rb, int n)
+{
+	__m128i raw = _mm_maskz_loadu_epi8((__mmask16)(n >= 16 ? 0xffff : (1u << n) - 1), (const void *)rb);
+	__m512i q = p->rsgn ? _mm512_cvtepi8_epi32(raw) : _mm512_cvtepu8_epi32(raw);
+	__m512i x = cb_q_fine16(p->prod_left ? v : q, p->fl), y = cb_q_fine16(p->prod_left ? q : v, p->fr);
+	__m512i w = p->op == CB_QADD	 ? _mm512_add_epi32(x, y)
+		    : p->op == CB_QSUB ? _mm512_sub_epi32(x, y)
+		    : p->op == CB_QMAX ? _mm512_max_epi32(x, y)
+				       : _mm512_min_epi32(x, y);
+	w = _mm512_add_epi32(_mm512_add_epi32(w, _mm512_set1_epi32(32768)), _mm512_srai_epi32(w, 31));
+	w = _mm512_add_epi32(_mm512_srai_epi32(w, 16), _mm512_set1_epi32((int)p->off));
+	return _mm512_min_epi32(_mm512_max_epi32(w, _mm512_set1_epi32((int)p->lo)), _mm512_set1_epi32((int)p->hi));
+}
+
+/* Whether the AVX-512 epilogue takes post operations p in registers: a
+ * binary kind only with the generator's 32-bit fine units, a byte table
+ * only with vpermb (AVX-512 VBMI). */
+CB_INLINE bool cb_qpost_inreg(const struct cb_qpost *p)
+{
+#if defined(__AVX512VBMI__)
+	bool tab = true;
+#else
+	bool tab = !p || !p->tab;
+#endif
+	return !p || ((p->op < 0 || p->f32) && tab);
+}
+
+/* The fast epilogue of nr rows x nj channels (the generator's bound, as
+ * cb_qconv_epilogue's fast form) with the post operations p (NULL: none;
+ * cb_qpost_inreg) in registers: rows ostride bytes apart at out, the
+ * fused operand's at res (laid out as the output). */
+static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][CB_QNR], const int64_t *ch,
+			    const int32_t *rs, int nr, int nj, uint8_t *out, const uint8_t *res, size_t ostride,
+			    const struct cb_qpost *p)
+{
+	const __m512i lo = _mm512_set1_epi32(s->lo - s->ooff), hi = _mm512_set1_epi32(s->hi - s->ooff);
+	const __m512i off = _mm512_set1_epi32(s->ooff);
+	const int32_t *corr = (const int32_t *)(const void *)(ch + CB_QCORR32);
+	const int32_t *zw = (const int32_t *)(const void *)(ch + CB_QZW32);
+	const __mmask32 keep = (__mmask32)(nj >= 32 ? 0xffffffffu : (1u << nj) - 1);
+	const int halves = nj > 16 ? 2 : 1;
+	const bool bin = p && p->op >= 0;
+#if defined(__AVX512VBMI__)
+	const uint8_t *tab = p ? p->tab : NULL;
+	__m512i t0 = _mm512_setzero_si512(), t1 = t0, t2 = t0, t3 = t0;
+	if (tab) {
+		t0 = _mm512_loadu_si512((const void *)tab), t1 = _mm512_loadu_si512((const void *)(tab + 64));
+		t2 = _mm512_loadu_si512((const void *)(tab + 128)), t3 = _mm512_loadu_si512((const void *)(tab + 192));
+	}
+#endif
+	for (int r = 0; r < nr; r++) {
+		__m128i b[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
+		for (int h = 0; h < halves; h++) {
+			__m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc[r] + 16 * h)),
+						     _mm512_loadu_si512((const void *)(corr + 16 * h)));
+			if (s->rowsum)
+				x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(zw + 16 * h)),
+									   _mm512_set1_epi32(rs[r])));
+			__m512i v = cb_q_requant16(x, ch, h, lo, hi, off);
+			if (bin)
+				v = cb_q_post16(p, v, res + (size_t)r * ostride + 16 * h, nj - 16 * h);
+			b[h] = _mm512_cvtepi32_epi8(v);
+		}
+		__m256i y = _mm256_inserti128_si256(_mm256_castsi128_si256(b[0]), b[1], 1);
+#if defined(__AVX512VBMI__)
+		if (tab) {
+			/* the byte table: two 128-entry permutes, chosen by bit 7 */
+			__m512i z = _mm512_castsi256_si512(y);
+			__m512i l = _mm512_permutex2var_epi8(t0, z, t1), u = _mm512_permutex2var_epi8(t2, z, t3);
+			y = _mm512_castsi512_si256(_mm512_mask_blend_epi8(_mm512_movepi8_mask(z), l, u));
+		}
+#endif
+		_mm256_mask_storeu_epi8((void *)(out + (size_t)r * ostride), keep, y);
+	}
+}
+#endif
+
 /* n bytes of a product's result (t) through the post operations into o;
  * res: the fused operand's bytes at the same positions (o may be res) */
 static void cb_qconv_post(const struct cb_qpost *p, const uint8_t *t, const uint8_t *res, uint8_t *o, int n)
@@ -461,8 +629,16 @@ static void cb_qconv_rows(const struct cb_qconv_args *s, const uint8_t *in, cons
 				uint8_t *o = out + (size_t)g * (size_t)s->g.oc + (size_t)oc0;
 				for (int t = 0; t * CB_QMR < nr; t++) {
 					int tr = nr - t * CB_QMR < CB_QMR ? nr - t * CB_QMR : CB_QMR;
-					cb_qconv_tile(blk + (size_t)t * tile, kb, b, s->kq, acc);
+					cb_qconv_tile(blk + (size_t)t * tile, kb, b, s->kq, acc, tr, nj);
 					size_t mt = m0 + (size_t)t * CB_QMR;
+#if defined(CB_Q_VNNI512)
+					if (s->fast && cb_qpost_inreg(post)) {
+						size_t at = (size_t)(o - out) + mt * os;
+						cb_qconv_epi512(s, acc, c, rs + t * CB_QMR, tr, nj, out + at,
+								post && post->res ? post->res + at : NULL, os, post);
+						continue;
+					}
+#endif
 					if (!post) {
 						cb_qconv_epilogue(s, acc, c, rs + t * CB_QMR, tr, nj, o + mt * os, os);
 						continue;

@@ -92,6 +92,33 @@ CB_KERNEL void cb_qref(const struct cb_qref_args *s, const void *x, const void *
 	}
 }
 
+/* Quantize of n floats x to 8-bit stored values d: round(x / scale) half
+ * to even in double (NaN to 0), plus off, saturated to [lo, hi], as the
+ * interpreter stores a real value; AVX-512: 8 a step in double lanes
+ * (the same divisions and rounding) */
+CB_KERNEL void cb_qquant8(size_t n, const float *x, double scale, double off, double lo, double hi, uint8_t *d)
+{
+	size_t i0 = 0;
+#if defined(CB_Q_VNNI512)
+	const __m512d vs = _mm512_set1_pd(scale), vo = _mm512_set1_pd(off), vl = _mm512_set1_pd(lo),
+		      vh = _mm512_set1_pd(hi);
+	i0 = n / 8 * 8;
+	for (size_t i = 0; i < i0; i += 8) {
+		__m512d v = _mm512_div_pd(_mm512_cvtps_pd(_mm256_loadu_ps(x + i)), vs);
+		v = _mm512_roundscale_pd(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+		v = _mm512_maskz_mov_pd(_mm512_cmp_pd_mask(v, v, _CMP_ORD_Q), v);
+		v = _mm512_min_pd(_mm512_max_pd(_mm512_add_pd(v, vo), vl), vh);
+		_mm256_mask_cvtepi32_storeu_epi8((void *)(d + i), 0xff, _mm512_cvtpd_epi32(v));
+	}
+#endif
+	for (size_t i = i0; i < n; i++) {
+		double r = nearbyint((double)x[i] / scale);
+		r = (r != r ? 0 : r) + off;
+		r = r <= lo ? lo : r >= hi ? hi : r;
+		d[i] = (uint8_t)(int8_t)(int64_t)r;
+	}
+}
+
 /* The shape of a quantized pooling: NHWC in and out, window, strides,
  * pads (the adaptive kind's windows follow from the shapes). */
 struct cb_qpool_args {
