@@ -46,8 +46,14 @@ struct ir_instr *irgen_emit(struct gen *G, unsigned kind, const char *name, stru
  * its parameters get params' buffers, its Yield calls yield(arg). */
 void irgen_region(struct gen *P, struct func *r, struct ir_value *const *params, irgen_yield_fn *yield, void *arg);
 
-/* If and Loop (irgen_flow.c). */
-void irgen_gen_if(struct gen *G, uint32_t k);
-void irgen_gen_loop(struct gen *G, uint32_t k);
+/* The generators of If and Loop (irgen_flow.c). irgen.c reaches them
+ * through this table, not by name: generating a region generates its
+ * nodes (irgen_region, irgen.c), which may be If and Loop again, and the
+ * table keeps that recursion from being a circle of files. */
+typedef void irgen_node_fn(struct gen *G, uint32_t k);
+struct irgen_flow_gens {
+	irgen_node_fn *gen_if, *gen_loop;
+};
+extern const struct irgen_flow_gens irgen_flow_gens;
 
 #endif

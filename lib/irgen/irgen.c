@@ -364,11 +364,20 @@ static gen_fn *const hand_gen[NK_COUNT] = {
 	[NK_Slice] = gen_slice,
 	[NK_MaxPool] = gen_maxpool,
 	[NK_SGD] = gen_sgd,
-	[NK_If] = irgen_gen_if,
-	[NK_Loop] = irgen_gen_loop,
 	[NK_RegionArg] = gen_param,
 	[NK_Yield] = gen_yield,
 };
+
+/* The generator by hand of node kind k (If and Loop: irgen_flow.c's),
+ * NULL: k becomes the instruction of its own name. */
+static gen_fn *hand_of(unsigned k)
+{
+	if (k == NK_If)
+		return irgen_flow_gens.gen_if;
+	if (k == NK_Loop)
+		return irgen_flow_gens.gen_loop;
+	return hand_gen[k];
+}
 
 /* Generates node k: its result buffers, then its instructions. */
 static void gen_node(struct gen *G, uint32_t k)
@@ -391,7 +400,7 @@ static void gen_node(struct gen *G, uint32_t k)
 		default: break; /* views are made by their node; SV_NONE has no buffer */
 		}
 	}
-	gen_fn *hand = hand_gen[n->kind];
+	gen_fn *hand = hand_of(n->kind);
 	if (hand)
 		hand(G, k);
 	else {
@@ -421,7 +430,7 @@ static void check_node(struct func *scope, struct node *n, void *arg)
 {
 	(void)scope;
 	struct lowered_check *c = arg;
-	if (hand_gen[n->kind] || c->G->ikind[n->kind] >= 0)
+	if (hand_of(n->kind) || c->G->ikind[n->kind] >= 0)
 		return;
 	diag_error(c->G->d, n->loc, "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
 		   node_kind_name(n->kind), n->name ? n->name : "");

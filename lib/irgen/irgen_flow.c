@@ -51,7 +51,7 @@ static void if_yield(struct gen *R, uint32_t y, void *arg)
 
 /* If node k: its condition's block, each region generated inside its
  * half, its Yields copying into the If's results (allocated already). */
-void irgen_gen_if(struct gen *G, uint32_t k)
+static void gen_if(struct gen *G, uint32_t k)
 {
 	const struct node *n = G->g.nodes[k];
 	struct owner o = {G, k, NULL, NULL};
@@ -107,7 +107,7 @@ static void loop_yield(struct gen *R, uint32_t y, void *arg)
 /* Loop node k: condition and iteration buffers, the carried values
  * initialized in the Loop's results, the scan outputs zeroed, then the
  * loop block with the body generated inside (see the head comment). */
-void irgen_gen_loop(struct gen *G, uint32_t k)
+static void gen_loop(struct gen *G, uint32_t k)
 {
 	const struct node *n = G->g.nodes[k];
 	struct func *body = node_region(n, 0);
@@ -137,3 +137,5 @@ void irgen_gen_loop(struct gen *G, uint32_t k)
 	ir_dealloc(G->irf, iter, NULL, n->loc);
 	ir_dealloc(G->irf, cond, NULL, n->loc);
 }
+
+const struct irgen_flow_gens irgen_flow_gens = {gen_if, gen_loop};
