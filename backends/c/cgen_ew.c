@@ -80,8 +80,8 @@ static const struct {
 	[EK_F8E4M3FNUZ] = {{"(double)sc_f82f(", ", 1)"}, {"sc_f2f8((float)", ", 1, 1)"}},
 	[EK_F8E5M2] = {{"(double)sc_f82f(", ", 2)"}, {"sc_f2f8((float)", ", 2, 1)"}},
 	[EK_F8E5M2FNUZ] = {{"(double)sc_f82f(", ", 3)"}, {"sc_f2f8((float)", ", 3, 1)"}},
-	[EK_I4] = {{"(double)", ""}, {"sc_f2i4((float)", ", 1)"}},
-	[EK_U4] = {{"(double)", ""}, {"(uint8_t)sc_f2i4((float)", ", 0)"}},
+	[EK_I4] = {{"(double)", ""}, {"sc_f2i4(", ", 1)"}},
+	[EK_U4] = {{"(double)", ""}, {"(uint8_t)sc_f2i4(", ", 0)"}},
 };
 
 /* The real value of expression a of element type t, as a double

@@ -5,7 +5,7 @@
  * Element access. ld_f reads the real value of element i (quantized kinds
  * dequantize: scale * (q - offset)); st_f stores a real value (float16 and
  * bfloat16 round to nearest even; float8 rounds to nearest even and
- * saturates, the 4-bit integers round half to even and saturate
+ * saturates, the 4-bit integers round half away from zero and wrap
  * (support/scalar.h, ONNX's Cast); quantized kinds quantize with round half
  * to even and saturate; integers truncate toward zero and saturate, NaN
  * becomes 0; bool is v != 0). ld_i / st_i move integers exactly (quantized
@@ -125,8 +125,8 @@ static inline void st_f(const struct type *t, void *p, size_t i, double v)
 	case EK_F8E4M3FN: case EK_F8E4M3FNUZ: case EK_F8E5M2: case EK_F8E5M2FNUZ:
 		((uint8_t *)p)[i] = sc_f2f8((float)v, elem_f8_format(ekind(t)), 1);
 		break;
-	case EK_I4: ((int8_t *)p)[i] = sc_f2i4((float)v, 1); break;
-	case EK_U4: ((uint8_t *)p)[i] = (uint8_t)sc_f2i4((float)v, 0); break;
+	case EK_I4: ((int8_t *)p)[i] = sc_f2i4(v, 1); break;
+	case EK_U4: ((uint8_t *)p)[i] = (uint8_t)sc_f2i4(v, 0); break;
 	default: unreachable("bad element kind");
 	}
 }

@@ -120,8 +120,8 @@ void pu_store(const struct type *t, uint8_t *data, uint64_t i, double v)
 	case EK_F8E4M3FNUZ:
 	case EK_F8E5M2:
 	case EK_F8E5M2FNUZ: p[0] = sc_f2f8((float)v, elem_f8_format(k), 1); return;
-	case EK_I4: p[0] = (uint8_t)sc_f2i4((float)v, 1); return;
-	case EK_U4: p[0] = (uint8_t)sc_f2i4((float)v, 0); return;
+	case EK_I4: p[0] = (uint8_t)sc_f2i4(v, 1); return;
+	case EK_U4: p[0] = (uint8_t)sc_f2i4(v, 0); return;
 	case EK_COUNT: break;
 	}
 	unreachable("bad element kind");

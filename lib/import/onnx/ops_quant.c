@@ -377,6 +377,12 @@ int imp_op_quantize(struct importer *im, const onnx_node *n)
 	struct tensor *x = imp_in_req(im, 0), *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
 	if (!x || !s || !imp_float_input(im, x))
 		return -1;
+	int64_t precision = imp_attr_i(n, "precision", 0);
+	if (precision != 0 && precision != DT_FLOAT)
+		return imp_op_err(im, "precision %s is not supported (the division is float32)", imp_dt_name((int)precision));
+	int odt = z ? z->dtype : (int)imp_attr_i(n, "output_dtype", DT_UINT8);
+	if (imp_q_narrow(odt, n))
+		return imp_quantize_narrow(im, odt);
 	if (imp_attr_i(n, "saturate", 1) != 1)
 		return imp_op_err(im, "saturate = 0 is not supported");
 	struct value xv = imp_tval(im, x);
@@ -424,11 +430,12 @@ static struct tensor *dequantize_known(struct importer *im, struct tensor *x, co
 
 int imp_op_dequantize(struct importer *im, const onnx_node *n)
 {
-	(void)n;
 	struct tensor *x = imp_in_req(im, 0);
 	struct qparams q;
 	if (!x)
 		return -1;
+	if (imp_q_narrow(x->dtype, n))
+		return imp_dequantize_narrow(im);
 	if (!int_dtype_ok(x->dtype))
 		return imp_op_err(im, "input must be int8, uint8 or int32, not %s", imp_dt_name(x->dtype));
 	if (read_qparams(im, 1, 2, x, x->dtype, 1, &q))

@@ -85,12 +85,12 @@ static int npy_storage(int dtype)
 /* 4-bit types: bytes of n packed elements */
 static bool is_4bit(int dtype) { return dtype == TIO_INT4 || dtype == TIO_UINT4; }
 
-/* Element i of n packed 4-bit elements (two per byte, low nibble first),
- * sign-extended for int4. */
-static uint8_t nibble(const uint8_t *b, uint64_t i, int dtype)
+void tio_unpack4(const uint8_t *b, uint64_t n, bool is_signed, uint8_t *out)
 {
-	unsigned v = (b[i / 2] >> (4 * (i & 1))) & 0xfu;
-	return (uint8_t)(dtype == TIO_INT4 && v >= 8 ? v | 0xf0u : v);
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned v = (b[i / 2] >> (4 * (i & 1))) & 0xfu;
+		out[i] = (uint8_t)(is_signed && v >= 8 ? v | 0xf0u : v);
+	}
 }
 
 int tio_dtype_of(enum elem_kind k)
@@ -287,10 +287,11 @@ static int pb_typed(const char *path, const Onnx__TensorProto *p, struct tio_ten
 	default: have = p->n_int32_data; break;
 	}
 	if (is_4bit(t->dtype)) {
-		for (uint64_t i = 0; i < t->numel; i++) {
-			uint8_t b = (uint8_t)p->int32_data[i / 2];
-			t->data[i] = nibble(&b, i & 1, t->dtype);
-		}
+		uint8_t *b = xmalloc(have + 1);
+		for (size_t i = 0; i < have; i++)
+			b[i] = (uint8_t)p->int32_data[i];
+		tio_unpack4(b, t->numel, t->dtype == TIO_INT4, t->data);
+		free(b);
 		return 0;
 	}
 	if (have != t->numel) {
@@ -367,8 +368,7 @@ static int pb_parse(const char *path, const uint8_t *buf, size_t len, struct tio
 	}
 	t->data = xcalloc(bytes + 1, 1);
 	if (p->has_raw_data && is_4bit(t->dtype)) {
-		for (uint64_t i = 0; i < t->numel; i++)
-			t->data[i] = nibble(p->raw_data.data, i, t->dtype);
+		tio_unpack4(p->raw_data.data, t->numel, t->dtype == TIO_INT4, t->data);
 	} else if (p->has_raw_data) {
 		if (bytes) /* an empty tensor's raw_data may be NULL */
 			memcpy(t->data, p->raw_data.data, bytes);

@@ -72,6 +72,10 @@ size_t tio_dtype_size(int dtype);
 /* the data type that stores element kind k */
 int tio_dtype_of(enum elem_kind k);
 
+/* Unpacks n 4-bit elements (two per byte of b, the first in the low
+ * nibble) into out, one per byte: sign-extended when is_signed (int4). */
+void tio_unpack4(const uint8_t *b, uint64_t n, bool is_signed, uint8_t *out);
+
 /* Reads path: .npy if it starts with the NumPy magic, else a TensorProto.
  * Returns 0, or -1 after reporting. */
 int tio_read(const char *path, struct tio_tensor *t, struct diag *d);
