@@ -379,6 +379,9 @@ int imp_cast_narrow(struct importer *im, int to);
 bool imp_q_narrow(int dtype, const onnx_node *n);
 int imp_quantize_narrow(struct importer *im, int dtype);
 int imp_dequantize_narrow(struct importer *im);
+/* Reports and returns true when node n reads input t of a float8 or 4-bit
+ * type and is not one of the operators that translate them. */
+bool imp_narrow_refused(struct importer *im, const onnx_node *n, const struct tensor *t);
 
 /* Training-mode paths of BatchNormalization (opset 14 training_mode = 1:
  * batch statistics and running-statistics outputs) and Dropout (ratio known

@@ -28,6 +28,21 @@ static const struct value no_value = {NULL, 0};
 /* The types this file handles besides blocked 8-bit quantization. */
 static bool narrow(int dtype) { return imp_dt_is_f8(dtype) || imp_dt_is_4bit(dtype); }
 
+bool imp_narrow_refused(struct importer *im, const onnx_node *n, const struct tensor *t)
+{
+	static const char *const readers[] = {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear"};
+	if (!narrow(t->dtype))
+		return false;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(readers); i++)
+		if (imp_default_domain(n->domain) && strcmp(n->op_type, readers[i]) == 0)
+			return false;
+	imp_op_err(im,
+		   "input \"%s\" has element type %s, which only Cast, CastLike, QuantizeLinear and DequantizeLinear "
+		   "read (convert it to float first)",
+		   t->name, imp_dt_name(t->dtype));
+	return true;
+}
+
 struct value imp_convert_sat(struct importer *im, struct value x, int elem, bool sat, const char *name)
 {
 	struct value r = imp_b_convert(im, x, elem, name);
