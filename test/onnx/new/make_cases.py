@@ -734,6 +734,51 @@ def dq21_int4_weights():
     return model(nodes, [vi("x", F, [5, 3])], [vi("z", F, [5, 3])], 21, [w, sw, zw, w8, s8])
 
 
+def np_cumprod(x, axis, exclusive=0, reverse=0):
+    """ONNX CumProd by numpy's cumprod: reverse by flips, exclusive by
+    shifting in a 1."""
+    if reverse:
+        x = np.flip(x, axis)
+    y = np.cumprod(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        y = np.moveaxis(y, axis, 0)
+        y = np.concatenate([np.ones_like(y[:1]), y[:-1]])
+        y = np.moveaxis(y, 0, axis)
+    return np.flip(y, axis) if reverse else y
+
+
+@case
+def cumprod26():
+    """onnxruntime 1.30 has no CumProd kernel: the expected outputs are
+    numpy's (a case of three parts: model, inputs, outputs)."""
+    rng = np.random.default_rng(26)
+    x = rng.uniform(0.5, 1.5, (3, 5)).astype(np.float32)
+    n = np.array([[1, -2, 3, 4], [5, 6, -7, 1]], dtype=np.int64)
+    modes = [("a", 1, 0, 0), ("b", 1, 1, 0), ("c", 0, 0, 1), ("d", -1, 1, 1)]
+    nodes = [helper.make_node("CumProd", ["x", "axis_%s" % o], [o], exclusive=e, reverse=r) for o, _, e, r in modes]
+    nodes.append(helper.make_node("CumProd", ["n", "axis_e"], ["e"], exclusive=1))
+    inits = [i64("axis_%s" % o, a) for o, a, _, _ in modes] + [i64("axis_e", 1)]
+    outs = [np_cumprod(x, a, e, r) for _, a, e, r in modes] + [np_cumprod(n, 1, 1, 0)]
+    m = model(nodes, [vi("x", F, [3, 5]), vi("n", I64, [2, 4])],
+              [vi(o, F, [3, 5]) for o, _, _, _ in modes] + [vi("e", I64, [2, 4])], 26, inits)
+    return m, [x, n], outs
+
+
+def write_reference_case(d, m, inputs, outputs):
+    """CASE/test_data_set_0 and data.json from given inputs and expected
+    outputs (numpy's), for operators onnxruntime does not implement."""
+    ds = os.path.join(d, "test_data_set_0")
+    os.makedirs(ds, exist_ok=True)
+    for kind, vals, infos in (("input", inputs, m.graph.input), ("output", outputs, m.graph.output)):
+        for i, a in enumerate(vals):
+            with open(os.path.join(ds, "%s_%d.pb" % (kind, i)), "wb") as f:
+                f.write(numpy_helper.from_array(np.asarray(a), infos[i].name).SerializeToString())
+    with open(os.path.join(d, "data.json"), "w") as f:
+        json.dump({"atol": 1e-5, "reference": "numpy %s" % np.__version__, "rtol": 1e-3, "source": "model.onnx"},
+                  f, sort_keys=True)
+        f.write("\n")
+
+
 def main(names):
     env = dict(os.environ)
     if "ORT_PREFIX" not in env:
@@ -746,9 +791,13 @@ def main(names):
         made = CASES[name]()
         # a case may give its inputs (integer data, where the random
         # runner's zeros would test nothing): (model, [array per input])
-        m, inputs = made if isinstance(made, tuple) else (made, None)
+        m, inputs = made[:2] if isinstance(made, tuple) else (made, None)
         with open(path, "wb") as f:
             f.write(m.SerializeToString())
+        if isinstance(made, tuple) and len(made) == 3:
+            # expected outputs of the case itself (an operator onnxruntime lacks)
+            write_reference_case(d, m, inputs, made[2])
+            continue
         cmd = ["node", TOOL, path, d, "--seed", "1"]
         with tempfile.TemporaryDirectory() as tmp:
             if inputs is not None:
@@ -763,6 +812,8 @@ def main(names):
         with open(dj) as f:
             meta = json.load(f)
         meta["source"] = "model.onnx"
+        if "inputs_from" in meta:  # a temporary folder of this script's arrays
+            meta["inputs_from"] = "make_cases.py"
         with open(dj, "w") as f:
             json.dump(meta, f, sort_keys=True)
             f.write("\n")
