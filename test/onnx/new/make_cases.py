@@ -747,6 +747,55 @@ def np_cumprod(x, axis, exclusive=0, reverse=0):
     return np.flip(y, axis) if reverse else y
 
 
+def deform3d_case(shift):
+    """DeformConv 3-D against onnxruntime's Conv 3-D, which the case's
+    expected outputs come from: with zero offsets and a mask of ones
+    (shift None) DeformConv is that Conv; with every offset the integer
+    vector `shift` it samples x[p + shift] at every tap position p (padding
+    included), which is the unpadded Conv of the padded input shifted by
+    it: x'[q] = x[q - pads_begin + shift], zero outside x."""
+    rng = np.random.default_rng(22)
+    x = rng.uniform(-1, 1, (1, 4, 4, 5, 6)).astype(np.float32)
+    w = rng.uniform(-1, 1, (6, 2, 2, 3, 2)).astype(np.float32)
+    b = rng.uniform(-1, 1, (6,)).astype(np.float32)
+    attrs = dict(group=2, pads=[1, 0, 1, 0, 1, 1], strides=[1, 2, 1], dilations=[1, 1, 2])
+    out = [4, 2, 6]  # (4+1+0-2)/1+1, (5+0+1-3)/2+1, (6+1+1-3)/1+1 with dilation 2
+    xs, cattrs = x, dict(attrs)
+    if shift is not None:
+        pb, pe = attrs["pads"][:3], attrs["pads"][3:]
+        xs = np.zeros((1, 4) + tuple(x.shape[2 + a] + pb[a] + pe[a] for a in range(3)), dtype=np.float32)
+        for q in np.ndindex(*xs.shape[2:]):
+            src = tuple(q[a] - pb[a] + shift[a] for a in range(3))
+            if all(0 <= src[a] < x.shape[2 + a] for a in range(3)):
+                xs[(0, slice(None)) + q] = x[(0, slice(None)) + src]
+        cattrs["pads"] = [0] * 6
+    conv = model([helper.make_node("Conv", ["x", "w", "b"], ["y"], **cattrs)], [vi("x", F, list(xs.shape))],
+                 [vi("y", F, [1, 6] + out)], 22, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    expected = ort_outputs(conv, [xs])
+    og, K = 2, 2 * 3 * 2
+    off = np.zeros((1, og * K * 3, *out), dtype=np.float32)
+    if shift is not None:
+        off = off.reshape(1, og, K, 3, *out)
+        for a in range(3):
+            off[:, :, :, a] = shift[a]
+        off = off.reshape(1, og * K * 3, *out)
+    mask = np.ones((1, og * K, *out), dtype=np.float32)
+    dc = model([helper.make_node("DeformConv", ["x", "w", "off", "b", "mask"], ["y"], offset_group=og, **attrs)],
+               [vi("x", F, list(x.shape)), vi("off", F, list(off.shape)), vi("mask", F, list(mask.shape))],
+               [vi("y", F, [1, 6] + out)], 22, [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    return dc, [x, off, mask], expected, "onnxruntime-node 1.30.0 Conv 3-D (make_cases.py deform3d_case)"
+
+
+@case
+def deformconv22_3d_zero_offsets():
+    return deform3d_case(None)
+
+
+@case
+def deformconv22_3d_integer_shift():
+    return deform3d_case((1, -1, 2))
+
+
 @case
 def cumprod26():
     """onnxruntime 1.30 has no CumProd kernel: the expected outputs are
@@ -764,7 +813,28 @@ def cumprod26():
     return m, [x, n], outs
 
 
-def write_reference_case(d, m, inputs, outputs):
+def ort_outputs(m, inputs):
+    """onnxruntime's outputs of model m on the given inputs (through
+    ort-make-case.mjs, in a temporary folder)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path, ins, out = os.path.join(tmp, "model.onnx"), os.path.join(tmp, "in"), os.path.join(tmp, "out")
+        os.makedirs(ins)
+        with open(path, "wb") as f:
+            f.write(m.SerializeToString())
+        for i, a in enumerate(inputs):
+            with open(os.path.join(ins, "input_%d.pb" % i), "wb") as f:
+                f.write(numpy_helper.from_array(a, m.graph.input[i].name).SerializeToString())
+        subprocess.run(["node", TOOL, path, out, "--inputs", ins], check=True, env=dict(os.environ))
+        res = []
+        for i in range(len(m.graph.output)):
+            t = TensorProto()
+            with open(os.path.join(out, "test_data_set_0", "output_%d.pb" % i), "rb") as f:
+                t.ParseFromString(f.read())
+            res.append(numpy_helper.to_array(t))
+        return res
+
+
+def write_reference_case(d, m, inputs, outputs, reference=None):
     """CASE/test_data_set_0 and data.json from given inputs and expected
     outputs (numpy's), for operators onnxruntime does not implement."""
     ds = os.path.join(d, "test_data_set_0")
@@ -774,8 +844,8 @@ def write_reference_case(d, m, inputs, outputs):
             with open(os.path.join(ds, "%s_%d.pb" % (kind, i)), "wb") as f:
                 f.write(numpy_helper.from_array(np.asarray(a), infos[i].name).SerializeToString())
     with open(os.path.join(d, "data.json"), "w") as f:
-        json.dump({"atol": 1e-5, "reference": "numpy %s" % np.__version__, "rtol": 1e-3, "source": "model.onnx"},
-                  f, sort_keys=True)
+        json.dump({"atol": 1e-5, "reference": reference or "numpy %s" % np.__version__, "rtol": 1e-3,
+                   "source": "model.onnx"}, f, sort_keys=True)
         f.write("\n")
 
 
@@ -794,9 +864,9 @@ def main(names):
         m, inputs = made[:2] if isinstance(made, tuple) else (made, None)
         with open(path, "wb") as f:
             f.write(m.SerializeToString())
-        if isinstance(made, tuple) and len(made) == 3:
+        if isinstance(made, tuple) and len(made) >= 3:
             # expected outputs of the case itself (an operator onnxruntime lacks)
-            write_reference_case(d, m, inputs, made[2])
+            write_reference_case(d, m, inputs, *made[2:])
             continue
         cmd = ["node", TOOL, path, d, "--seed", "1"]
         with tempfile.TemporaryDirectory() as tmp:
