@@ -200,16 +200,6 @@ static int read_layout(struct importer *im, const struct tensor *x, const struct
 	return 0;
 }
 
-/* a binary float kind of v and parameter c (broadcast to v) */
-static struct value fparam(struct importer *im, unsigned kind, struct value v, struct value c, const char *name)
-{
-	if (!v.node || !c.node)
-		return no_value;
-	const struct type *t = val_type(v);
-	c = imp_b_broadcast(im, c, t->dims, t->rank, imp_dname(im, name, "bcast"));
-	return imp_b_binary(im, kind, v, c, name);
-}
-
 bool imp_q_narrow(int dtype, const onnx_node *n)
 {
 	return narrow(dtype) || imp_attr_i(n, "block_size", 0) != 0;
@@ -233,11 +223,11 @@ int imp_quantize_narrow(struct importer *im, int dtype)
 		return imp_op_err(im, "saturate = 0 applies to float8 outputs only, not %s", imp_dt_name(dtype));
 	const char *name = imp_out_name(im, 0);
 	struct value v = imp_b_convert(im, imp_tval(im, x), EK_FLOAT, imp_dname(im, name, "x"));
-	v = fparam(im, NK_Div, v, param_value(im, s, x, &l, imp_dname(im, name, "scale")), imp_dname(im, name, "scaled"));
+	v = imp_q_fbin(im, NK_Div, v, param_value(im, s, x, &l, imp_dname(im, name, "scale")), imp_dname(im, name, "scaled"));
 	if (!imp_dt_is_f8(dtype))
 		v = imp_b_unary(im, NK_Round, imp_dname(im, name, "rounded"), v);
 	if (!zero_param(im, z))
-		v = fparam(im, NK_Add, v, param_value(im, z, x, &l, imp_dname(im, name, "zp")), imp_dname(im, name, "shifted"));
+		v = imp_q_fbin(im, NK_Add, v, param_value(im, z, x, &l, imp_dname(im, name, "zp")), imp_dname(im, name, "shifted"));
 	if (!v.node)
 		return -1;
 	if (imp_dt_is_4bit(dtype)) { /* saturated (Cast would wrap) */
@@ -271,9 +261,9 @@ int imp_dequantize_narrow(struct importer *im)
 		v = imp_q_integers(im, v, imp_dname(im, name, "int"));
 	v = imp_b_convert(im, v, EK_FLOAT, imp_dname(im, name, "real"));
 	if (!zero_param(im, z))
-		v = fparam(im, NK_Sub, v, param_value(im, z, x, &l, imp_dname(im, name, "zp")), imp_dname(im, name, "centred"));
+		v = imp_q_fbin(im, NK_Sub, v, param_value(im, z, x, &l, imp_dname(im, name, "zp")), imp_dname(im, name, "centred"));
 	int out = s->dtype == DT_DOUBLE ? DT_FLOAT : s->dtype;
-	v = fparam(im, NK_Mul, v, param_value(im, s, x, &l, imp_dname(im, name, "scale")),
+	v = imp_q_fbin(im, NK_Mul, v, param_value(im, s, x, &l, imp_dname(im, name, "scale")),
 		   out == DT_FLOAT ? name : imp_dname(im, name, "f"));
 	return imp_set_out(im, 0, imp_b_convert(im, v, imp_dt_elem(out), name));
 }
