@@ -59,26 +59,34 @@ static struct value dc_bin(struct dc *c, unsigned kind, struct value a, struct v
 	return imp_b_node(c->im, kind, dc_name(c), ops, 2, t);
 }
 
-/* The input at the integer-valued float coordinates y[0..S) (the corner's
- * coordinate along each spatial axis), zero outside the image, times w;
- * [N, G, Cg, K * P]. */
-static struct value dc_corner(struct dc *c, const struct value *y, struct value w)
+/* One corner coordinate along axis a (integer-valued float y): whether it
+ * lies inside the image (*in) and its term of the flat index (clamped
+ * coordinate times the axis's stride, int64). Each is computed once per
+ * axis and side, shared by the 2^(S-1) corners that use it. */
+static struct value dc_axis_term(struct dc *c, unsigned a, struct value y, struct value *in)
 {
 	struct importer *im = c->im;
-	struct value zero = dc_f(c, c->ft, 0), ok = no_value, idx = no_value;
-	for (unsigned a = 0; a < c->S; a++) {
-		struct value in = dc_bin(c, NK_And, dc_bin(c, NK_CmpLTE, zero, y[a]),
-					 dc_bin(c, NK_CmpLT, y[a], dc_f(c, c->ft, (double)c->sp[a])));
-		ok = a ? dc_bin(c, NK_And, ok, in) : in;
-		struct value yc = imp_b_unary(im, NK_Clip, dc_name(c), y[a]);
-		if (!yc.node)
-			return no_value;
-		node_set_float(im->m, yc.node, AN_min, 0);
-		node_set_float(im->m, yc.node, AN_max, (double)c->sp[a] - 1);
-		struct value term = imp_b_convert(im, yc, EK_I64, dc_name(c));
-		if (c->stride[a] != 1)
-			term = dc_bin(c, NK_Mul, term, dc_f(c, c->it, (double)c->stride[a]));
-		idx = a ? dc_bin(c, NK_Add, idx, term) : term;
+	*in = dc_bin(c, NK_And, dc_bin(c, NK_CmpLTE, dc_f(c, c->ft, 0), y),
+		     dc_bin(c, NK_CmpLT, y, dc_f(c, c->ft, (double)c->sp[a])));
+	struct value yc = imp_b_unary(im, NK_Clip, dc_name(c), y);
+	if (!yc.node)
+		return no_value;
+	node_set_float(im->m, yc.node, AN_min, 0);
+	node_set_float(im->m, yc.node, AN_max, (double)c->sp[a] - 1);
+	struct value term = imp_b_convert(im, yc, EK_I64, dc_name(c));
+	return c->stride[a] != 1 ? dc_bin(c, NK_Mul, term, dc_f(c, c->it, (double)c->stride[a])) : term;
+}
+
+/* The input at one corner, zero outside the image, times w; the corner's
+ * axis terms and inside flags (dc_axis_term) per spatial axis;
+ * [N, G, Cg, K * P]. */
+static struct value dc_corner(struct dc *c, const struct value *term, const struct value *in, struct value w)
+{
+	struct importer *im = c->im;
+	struct value zero = dc_f(c, c->ft, 0), ok = in[0], idx = term[0];
+	for (unsigned a = 1; a < c->S; a++) {
+		ok = dc_bin(c, NK_And, ok, in[a]);
+		idx = dc_bin(c, NK_Add, idx, term[a]);
 	}
 	struct value ib = imp_b_broadcast(im, idx, c->vt->dims, 4, dc_name(c));
 	struct value ops[2] = {c->flat, ib};
@@ -219,7 +227,7 @@ int imp_op_deform_conv(struct importer *im, const onnx_node *n)
 	/* offsets [N, G, K, S, P]: the sampling coordinates per axis, [N, G, 1, K * P] */
 	uint64_t o5[5] = {N, G, K, S, P}, s5[5] = {N, G, K, 1, P};
 	struct value o = imp_b_reshape(im, off, o5, 5, imp_dname(im, name, "off5"));
-	struct value lo[DC_MAXS], hi[DC_MAXS], fr[DC_MAXS], gf[DC_MAXS];
+	struct value term[2][DC_MAXS], in[2][DC_MAXS], fr[DC_MAXS], gf[DC_MAXS];
 	struct value one = dc_f(&c, c.ft, 1);
 	for (unsigned a = 0; a < S; a++) {
 		struct value s = o.node ? imp_b_node(im, NK_Slice, dc_name(&c), &o, 1, imp_ty(im, elem, s5, 5)) : no_value;
@@ -227,21 +235,23 @@ int imp_op_deform_conv(struct importer *im, const onnx_node *n)
 			node_set_ints(im->m, s.node, AN_start, (int64_t[]){0, 0, 0, a, 0}, 5);
 		struct value co = dc_bin(&c, NK_Add, dc_base(&c, a, wt->dims + 2, out, st, dl, pd, K, P, elem),
 					 imp_b_reshape(im, s, f4, 4, dc_name(&c)));
-		lo[a] = imp_b_unary(im, NK_Floor, dc_name(&c), co);
-		hi[a] = dc_bin(&c, NK_Add, lo[a], one);
-		fr[a] = dc_bin(&c, NK_Sub, co, lo[a]);
+		struct value lo = imp_b_unary(im, NK_Floor, dc_name(&c), co);
+		fr[a] = dc_bin(&c, NK_Sub, co, lo);
 		gf[a] = dc_bin(&c, NK_Sub, one, fr[a]);
+		term[0][a] = dc_axis_term(&c, a, lo, &in[0][a]);
+		term[1][a] = dc_axis_term(&c, a, dc_bin(&c, NK_Add, lo, one), &in[1][a]);
 	}
 	/* n-linear: 2^S corners, each weighed by the product of its axes' parts */
 	struct value s = no_value;
 	for (unsigned m = 0; m < (1u << S); m++) {
-		struct value y[DC_MAXS], wgt = no_value;
+		struct value ct[DC_MAXS], ci[DC_MAXS], wgt = no_value;
 		for (unsigned a = 0; a < S; a++) {
-			bool up = (m >> (S - 1 - a)) & 1;
-			y[a] = up ? hi[a] : lo[a];
+			unsigned up = (m >> (S - 1 - a)) & 1;
+			ct[a] = term[up][a];
+			ci[a] = in[up][a];
 			wgt = a ? dc_bin(&c, NK_Mul, wgt, up ? fr[a] : gf[a]) : (up ? fr[a] : gf[a]);
 		}
-		struct value cv = dc_corner(&c, y, wgt);
+		struct value cv = dc_corner(&c, ct, ci, wgt);
 		s = m ? dc_bin(&c, NK_Add, s, cv) : cv;
 	}
 	uint64_t mk[2 + DC_MAXS] = {N, G * K}, y_dims[2 + DC_MAXS] = {N, OC}, bd[2 + DC_MAXS] = {1, OC};
