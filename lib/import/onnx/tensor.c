@@ -39,7 +39,7 @@ const char *imp_dt_name(int dtype)
 					    "int32", "int64", "string", "bool", "float16", "double",
 					    "uint32", "uint64", "complex64", "complex128", "bfloat16",
 					    "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",
-					    "int4"};
+					    "int4", "float4e2m1", "float8e8m0"};
 	return dtype >= 0 && dtype < (int)GLOW_ARRAY_SIZE(names) ? names[dtype] : "unknown";
 }
 
