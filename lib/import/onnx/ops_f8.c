@@ -28,6 +28,16 @@ static const struct value no_value = {NULL, 0};
 /* The types this file handles besides blocked 8-bit quantization. */
 static bool narrow(int dtype) { return imp_dt_is_f8(dtype) || imp_dt_is_4bit(dtype); }
 
+/* Tensor x as a graph value; a known uint8 or int8 tensor (which has no
+ * graph kind of its own) as a constant of the raw quantized kind, its
+ * stored integers the ONNX values. */
+static struct value data_value(struct importer *im, struct tensor *x)
+{
+	if ((x->dtype == DT_UINT8 || x->dtype == DT_INT8) && !x->v.node && x->known && !x->poisoned)
+		return imp_t_const(im, x, imp_input_type(im, x->dtype, x->dims, x->rank));
+	return imp_tval(im, x);
+}
+
 bool imp_narrow_refused(struct importer *im, const onnx_node *n, const struct tensor *t)
 {
 	static const char *const readers[] = {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear"};
@@ -62,7 +72,7 @@ int imp_cast_narrow(struct importer *im, int to)
 	const char *name = imp_out_name(im, 0);
 	if (x->dtype == to)
 		return imp_set_out_t(im, 0, x);
-	struct value v = imp_tval(im, x);
+	struct value v = data_value(im, x);
 	if (!v.node)
 		return -1;
 	if (elem_is_quantized((enum elem_kind)val_type(v)->elem)) /* 8-bit integers: their values */
@@ -256,7 +266,7 @@ int imp_dequantize_narrow(struct importer *im)
 	if (!imp_dt_is_float(s->dtype))
 		return imp_op_err(im, "scale \"%s\" must be floating point, not %s", s->name, imp_dt_name(s->dtype));
 	const char *name = imp_out_name(im, 0);
-	struct value v = imp_tval(im, x);
+	struct value v = data_value(im, x);
 	if (v.node && elem_is_quantized((enum elem_kind)val_type(v)->elem))
 		v = imp_q_integers(im, v, imp_dname(im, name, "int"));
 	v = imp_b_convert(im, v, EK_FLOAT, imp_dname(im, name, "real"));

@@ -734,6 +734,21 @@ def dq21_int4_weights():
     return model(nodes, [vi("x", F, [5, 3])], [vi("z", F, [5, 3])], 21, [w, sw, zw, w8, s8])
 
 
+@case
+def dq21_uint8_blocked_cast_float8():
+    """uint8 initializers (no graph kind of their own) dequantized blocked
+    and cast to float8 and back."""
+    w = numpy_helper.from_array(np.array([[0, 10, 200, 255], [128, 129, 3, 4]], dtype=np.uint8), "w")
+    s = f32("s", np.array([[0.5, 1], [2, 4]], dtype=np.float32))
+    z = numpy_helper.from_array(np.array([[128, 0], [10, 255]], dtype=np.uint8), "z")
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s", "z"], ["wf"], axis=1, block_size=2),
+             helper.make_node("Cast", ["w"], ["w8"], to=F8["e5m2"]),
+             helper.make_node("Cast", ["w8"], ["wb"], to=F),
+             helper.make_node("Add", ["x", "wf"], ["y"]),
+             helper.make_node("Add", ["y", "wb"], ["o"])]
+    return model(nodes, [vi("x", F, [2, 4])], [vi("o", F, [2, 4])], 21, [w, s, z])
+
+
 def np_cumprod(x, axis, exclusive=0, reverse=0):
     """ONNX CumProd by numpy's cumprod: reverse by flips, exclusive by
     shifting in a 1."""
