@@ -23,24 +23,24 @@
  * unpacked in memory, packed two per byte only in ONNX tensors). Only the
  * conversions (ConvertTo, Quantize/Dequantize arithmetic around them) and
  * data movement read them; every other kind refuses them by its class. */
-#define GLOW_ELEM_KINDS(ELEM)               \
-	ELEM(EK_FLOAT, "float", 4, F)       \
-	ELEM(EK_FLOAT16, "float16", 2, F)   \
-	ELEM(EK_BFLOAT16, "bfloat16", 2, F) \
-	ELEM(EK_QI8, "qi8", 1, Q)           \
-	ELEM(EK_QUI8, "qui8", 1, Q)         \
-	ELEM(EK_QI16, "qi16", 2, Q)         \
-	ELEM(EK_QI32, "qi32", 4, Q)         \
-	ELEM(EK_I32, "i32", 4, I)           \
-	ELEM(EK_I64, "i64", 8, I)           \
-	ELEM(EK_INDEX32, "index32", 4, X)   \
-	ELEM(EK_INDEX64, "index64", 8, X)   \
-	ELEM(EK_BOOL, "bool", 1, B)           \
-	ELEM(EK_F8E4M3FN, "f8e4m3fn", 1, S)   \
+#define GLOW_ELEM_KINDS(ELEM)                   \
+	ELEM(EK_FLOAT, "float", 4, F)           \
+	ELEM(EK_FLOAT16, "float16", 2, F)       \
+	ELEM(EK_BFLOAT16, "bfloat16", 2, F)     \
+	ELEM(EK_QI8, "qi8", 1, Q)               \
+	ELEM(EK_QUI8, "qui8", 1, Q)             \
+	ELEM(EK_QI16, "qi16", 2, Q)             \
+	ELEM(EK_QI32, "qi32", 4, Q)             \
+	ELEM(EK_I32, "i32", 4, I)               \
+	ELEM(EK_I64, "i64", 8, I)               \
+	ELEM(EK_INDEX32, "index32", 4, X)       \
+	ELEM(EK_INDEX64, "index64", 8, X)       \
+	ELEM(EK_BOOL, "bool", 1, B)             \
+	ELEM(EK_F8E4M3FN, "f8e4m3fn", 1, S)     \
 	ELEM(EK_F8E4M3FNUZ, "f8e4m3fnuz", 1, S) \
-	ELEM(EK_F8E5M2, "f8e5m2", 1, S)       \
+	ELEM(EK_F8E5M2, "f8e5m2", 1, S)         \
 	ELEM(EK_F8E5M2FNUZ, "f8e5m2fnuz", 1, S) \
-	ELEM(EK_I4, "i4", 1, S)               \
+	ELEM(EK_I4, "i4", 1, S)                 \
 	ELEM(EK_U4, "u4", 1, S)
 
 enum elem_kind {

@@ -38,6 +38,8 @@ static struct value data_value(struct importer *im, struct tensor *x)
 	return imp_tval(im, x);
 }
 
+/* internal.h: the operators that read these types are the four of this
+ * file; the others would reach type rules that name no ONNX node */
 bool imp_narrow_refused(struct importer *im, const onnx_node *n, const struct tensor *t)
 {
 	static const char *const readers[] = {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear"};
@@ -53,6 +55,8 @@ bool imp_narrow_refused(struct importer *im, const onnx_node *n, const struct te
 	return true;
 }
 
+/* internal.h: saturate is ConvertTo's attribute, set only where it is
+ * not the default */
 struct value imp_convert_sat(struct importer *im, struct value x, int elem, bool sat, const char *name)
 {
 	struct value r = imp_b_convert(im, x, elem, name);
@@ -61,6 +65,8 @@ struct value imp_convert_sat(struct importer *im, struct value x, int elem, bool
 	return r;
 }
 
+/* internal.h: a ConvertTo, through the 8-bit integers' values where one
+ * side is uint8 or int8 (to them: truncated through i32, then exact) */
 int imp_cast_narrow(struct importer *im, int to)
 {
 	struct tensor *x = imp_in_req(im, 0);
@@ -210,11 +216,13 @@ static int read_layout(struct importer *im, const struct tensor *x, const struct
 	return 0;
 }
 
+/* internal.h: float8 and 4-bit data, and blocked quantization of any type */
 bool imp_q_narrow(int dtype, const onnx_node *n)
 {
 	return narrow(dtype) || imp_attr_i(n, "block_size", 0) != 0;
 }
 
+/* internal.h: x / s (rounded and clipped for integers) + z, converted */
 int imp_quantize_narrow(struct importer *im, int dtype)
 {
 	struct tensor *x = imp_in_req(im, 0), *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
@@ -252,6 +260,7 @@ int imp_quantize_narrow(struct importer *im, int dtype)
 	return imp_set_out(im, 0, imp_b_node(im, NK_Quantize, name, &v, 1, imp_input_type(im, dtype, x->dims, x->rank)));
 }
 
+/* internal.h: (float(x) - z) * s, in the scale's float type */
 int imp_dequantize_narrow(struct importer *im)
 {
 	struct tensor *x = imp_in_req(im, 0), *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
