@@ -27,7 +27,9 @@
 
 #define MAXG 8
 
-/* float, integer (int32/int64/index), bool, quantized, float16/bfloat16 */
+/* float, integer (int32/int64/index), bool, quantized, float16/bfloat16
+ * (and the storage-only float8 and 4-bit kinds, which only conversions
+ * and select reach: real values through support/scalar.h) */
 enum { T_F, T_I, T_B, T_Q, T_H, T_NONE };
 
 static int tclass(const struct ir_value *v)
@@ -38,6 +40,7 @@ static int tclass(const struct ir_value *v)
 	case EK_BOOL: return T_B;
 	case EK_QI8: case EK_QUI8: case EK_QI16: case EK_QI32: return T_Q;
 	case EK_FLOAT16: case EK_BFLOAT16: return T_H;
+	case EK_F8E4M3FN: case EK_F8E4M3FNUZ: case EK_F8E5M2: case EK_F8E5M2FNUZ: case EK_I4: case EK_U4: return T_H;
 	default: return T_NONE;
 	}
 }
@@ -46,8 +49,9 @@ static int tclass(const struct ir_value *v)
 static const char *stype(unsigned elem)
 {
 	switch ((enum elem_kind)elem) {
-	case EK_QI8: return "int8_t";
-	case EK_QUI8: return "uint8_t";
+	case EK_QI8: case EK_I4: return "int8_t";
+	case EK_QUI8: case EK_U4: return "uint8_t";
+	case EK_F8E4M3FN: case EK_F8E4M3FNUZ: case EK_F8E5M2: case EK_F8E5M2FNUZ: return "uint8_t";
 	case EK_QI16: return "int16_t";
 	case EK_QI32: return "int32_t";
 	case EK_FLOAT16: case EK_BFLOAT16: return "uint16_t";
@@ -71,6 +75,13 @@ static const struct {
 	[EK_INDEX32] = {{"(double)", ""}, {"cb_f2i32(", ")"}},
 	[EK_I64] = {{"(double)", ""}, {"sc_f2i64(", ")"}},
 	[EK_INDEX64] = {{"(double)", ""}, {"sc_f2i64(", ")"}},
+	/* float8 (support/scalar.h: SC_F8_* is the kinds' order), saturating */
+	[EK_F8E4M3FN] = {{"(double)sc_f82f(", ", 0)"}, {"sc_f2f8((float)", ", 0, 1)"}},
+	[EK_F8E4M3FNUZ] = {{"(double)sc_f82f(", ", 1)"}, {"sc_f2f8((float)", ", 1, 1)"}},
+	[EK_F8E5M2] = {{"(double)sc_f82f(", ", 2)"}, {"sc_f2f8((float)", ", 2, 1)"}},
+	[EK_F8E5M2FNUZ] = {{"(double)sc_f82f(", ", 3)"}, {"sc_f2f8((float)", ", 3, 1)"}},
+	[EK_I4] = {{"(double)", ""}, {"sc_f2i4(", ", 1)"}},
+	[EK_U4] = {{"(double)", ""}, {"(uint8_t)sc_f2i4(", ", 0)"}},
 };
 
 /* The real value of expression a of element type t, as a double
@@ -344,6 +355,12 @@ static bool expr(const struct ir_instr *in, const char *const *x, char *buf, siz
 			return true;
 		}
 		real_of(in->ops[1].val->type, a, r, sizeof r);
+		if (in->kind == IK_convertto && !ir_int(in, AN_saturate) && elem_is_f8((enum elem_kind)in->ops[0].val->type->elem)) {
+			/* ONNX's Cast saturate = 0: overflow to infinity or NaN */
+			snprintf(buf, n, "sc_f2f8((float)%s, %d, 0)", r,
+				 elem_f8_format((enum elem_kind)in->ops[0].val->type->elem));
+			return true;
+		}
 		store_of(in->ops[0].val->type, r, buf, n);
 		return true;
 	}

@@ -313,19 +313,19 @@ void cg_emit_topk(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
 /* Cumulative sum along an axis. */
 void cg_emit_cumsum(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
-	(void)row;
 	char a[96], o[96];
 	struct ir_value *d0 = in->ops[0].val, *s1 = in->ops[1].val;
 	int ies = cg_int_es(s1);
 	if (!cg_is_float(s1) && !ies) {
-		cg_unsupported(g, in, "only float and int32/int64 cumulative sums are compiled");
+		cg_unsupported(g, in, "only float and int32/int64 cumulative sums and products are compiled");
 		return;
 	}
 	uint64_t outer, len, inner;
 	cg_split_axis(s1->type, (unsigned)ir_int(in, AN_axis), &outer, &len, &inner);
-	os_printf(g->body, "\tcb_cumsum(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d, %d);\n",
+	/* the row's param: 1 for cumprod's products */
+	os_printf(g->body, "\tcb_cumsum(%s, %s, %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %d, %d, %d, %d);\n",
 		  PTR(s1, "void", a), PTR(d0, "void", o), outer, len, inner, (int)ir_int(in, AN_exclusive),
-		  (int)ir_int(in, AN_reverse), ies);
+		  (int)ir_int(in, AN_reverse), ies, (int)row->param);
 }
 
 /* Cross-entropy of probabilities against labels. */

@@ -134,11 +134,17 @@ int kern_ew_select(const struct kargs *k)
 }
 
 /* convertto, quantize, dequantize, rescalequantized: by real value, except
- * between integer-exact kinds (exact, wrapped to the destination's width) */
+ * between integer-exact kinds (exact, wrapped to the destination's width);
+ * a convertto to float8 with saturate 0 overflows to infinity or NaN */
 int kern_ew_convert(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	size_t n = numel(s->t);
+	if (k->kind == IK_convertto && elem_is_f8(ekind(d->t)) && !KI(k, AN_saturate)) {
+		for (size_t i = 0; i < n; i++)
+			((uint8_t *)d->p)[i] = sc_f2f8((float)ld_f(s->t, s->p, i), elem_f8_format(ekind(d->t)), 0);
+		return 0;
+	}
 	if (is_int_kind(s->t) && (is_int_kind(d->t) || ekind(d->t) == EK_BOOL)) {
 		for (size_t i = 0; i < n; i++)
 			st_i(d->t, d->p, i, ld_i(s->t, s->p, i));

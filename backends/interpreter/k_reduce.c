@@ -378,33 +378,32 @@ int kern_topk(const struct kargs *k)
 	return 0;
 }
 
-/* cumsum(Dest, Src) {axis, exclusive, reverse} */
-int kern_cumsum(const struct kargs *k)
+/* cumsum and cumprod (Dest, Src) {axis, exclusive, reverse}: running sums
+ * (prod false) or products from 0 or 1, in double (floats) or wrapping
+ * int64 (integers) */
+static int cum_scan(const struct kargs *k, bool prod)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	struct lanes a = lanes_along(s->t, (unsigned)KI(k, AN_axis));
 	bool excl = KI(k, AN_exclusive), rev = KI(k, AN_reverse), ints = is_int_kind(s->t);
 	for (size_t l = 0; l < a.outer * a.inner; l++) {
 		size_t base = lane_base(&a, l);
-		double af = 0;
-		uint64_t ai = 0;
+		double af = prod;
+		uint64_t ai = prod;
 		for (size_t jj = 0; jj < a.len; jj++) {
 			size_t j = rev ? a.len - 1 - jj : jj, i = base + j * a.inner;
-			double xf = ints ? 0 : ld_f(s->t, s->p, i);
-			uint64_t xi = ints ? (uint64_t)ld_i(s->t, s->p, i) : 0;
-			if (!excl) {
-				af += xf;
-				ai += xi;
-			}
+			double xf = ints ? 0 : ld_f(s->t, s->p, i), pf = prod ? af * xf : af + xf;
+			uint64_t xi = ints ? (uint64_t)ld_i(s->t, s->p, i) : 0, pi = prod ? ai * xi : ai + xi;
 			if (ints)
-				st_i(d->t, d->p, i, (int64_t)ai);
+				st_i(d->t, d->p, i, (int64_t)(excl ? ai : pi));
 			else
-				st_f(d->t, d->p, i, af);
-			if (excl) {
-				af += xf;
-				ai += xi;
-			}
+				st_f(d->t, d->p, i, excl ? af : pf);
+			af = pf;
+			ai = pi;
 		}
 	}
 	return 0;
 }
+
+int kern_cumsum(const struct kargs *k) { return cum_scan(k, false); }
+int kern_cumprod(const struct kargs *k) { return cum_scan(k, true); }

@@ -4,7 +4,9 @@
  *
  * Element access. ld_f reads the real value of element i (quantized kinds
  * dequantize: scale * (q - offset)); st_f stores a real value (float16 and
- * bfloat16 round to nearest even; quantized kinds quantize with round half
+ * bfloat16 round to nearest even; float8 rounds to nearest even and
+ * saturates, the 4-bit integers round half away from zero and wrap
+ * (support/scalar.h, ONNX's Cast); quantized kinds quantize with round half
  * to even and saturate; integers truncate toward zero and saturate, NaN
  * becomes 0; bool is v != 0). ld_i / st_i move integers exactly (quantized
  * kinds: the stored integer; st_i to an integer kind wraps to its width).
@@ -16,6 +18,7 @@
 
 #include "backends/interpreter/interp.h"
 #include "support/fp16.h"
+#include "support/scalar.h"
 #include "support/util.h"
 
 #include <math.h>
@@ -50,6 +53,7 @@ static inline const union attr_val *kattr(const struct kargs *k, enum attr_name 
 #define KNFLOATS(k, name) (kattr((k), (name))->floats.n)
 
 static inline enum elem_kind ekind(const struct type *t) { return (enum elem_kind)t->elem; }
+
 static inline enum elem_class eclass(const struct type *t) { return elem_class(ekind(t)); }
 /* integer-exact kinds: integers, indices, bool */
 static inline bool is_int_kind(const struct type *t)
@@ -82,6 +86,10 @@ static inline double ld_f(const struct type *t, const void *p, size_t i)
 	case EK_I32: case EK_INDEX32: return ((const int32_t *)p)[i];
 	case EK_I64: case EK_INDEX64: return (double)((const int64_t *)p)[i];
 	case EK_BOOL: return ((const uint8_t *)p)[i] != 0;
+	case EK_F8E4M3FN: case EK_F8E4M3FNUZ: case EK_F8E5M2: case EK_F8E5M2FNUZ:
+		return sc_f82f(((const uint8_t *)p)[i], elem_f8_format(ekind(t)));
+	case EK_I4: return ((const int8_t *)p)[i];
+	case EK_U4: return ((const uint8_t *)p)[i];
 	default: unreachable("bad element kind");
 	}
 }
@@ -114,6 +122,11 @@ static inline void st_f(const struct type *t, void *p, size_t i, double v)
 		((int64_t *)p)[i] = sat_to_i64(v, -9223372036854775808.0, 9223372036854774784.0);
 		break;
 	case EK_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+	case EK_F8E4M3FN: case EK_F8E4M3FNUZ: case EK_F8E5M2: case EK_F8E5M2FNUZ:
+		((uint8_t *)p)[i] = sc_f2f8((float)v, elem_f8_format(ekind(t)), 1);
+		break;
+	case EK_I4: ((int8_t *)p)[i] = sc_f2i4(v, 1); break;
+	case EK_U4: ((uint8_t *)p)[i] = (uint8_t)sc_f2i4(v, 0); break;
 	default: unreachable("bad element kind");
 	}
 }

@@ -32,6 +32,7 @@ static void store_elem(enum elem_kind k, uint8_t *p, double f, int64_t i)
 	case EK_I64:
 	case EK_INDEX64: memcpy(p, &i, 8); break;
 	case EK_BOOL: *p = i != 0; break;
+	case EK_I4: case EK_U4: *p = (uint8_t)i; break; /* one per byte, range checked by the reader */
 	default: unreachable("bad element kind");
 	}
 }

@@ -90,6 +90,7 @@ enum {
 	CI = 1 << EC_I,
 	CX = 1 << EC_X,
 	CB = 1 << EC_B,
+	CS = 1 << EC_S, /* float8, i4, u4: conversions only */
 	C_FQ = CF | CQ,
 	C_IDX = CI | CX,
 	C_NUM = CF | CQ | CI | CX,

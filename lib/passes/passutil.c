@@ -9,6 +9,7 @@
 #include "passes/pass.h"
 #include "passes/kindfacts.h"
 #include "support/fp16.h"
+#include "support/scalar.h"
 #include "support/util.h"
 
 #include <math.h>
@@ -86,6 +87,12 @@ double pu_load(const struct type *t, const uint8_t *data, uint64_t i)
 	case EK_INDEX32: PU_LOAD_AS(int32_t);
 	case EK_I64:
 	case EK_INDEX64: PU_LOAD_AS(int64_t);
+	case EK_F8E4M3FN:
+	case EK_F8E4M3FNUZ:
+	case EK_F8E5M2:
+	case EK_F8E5M2FNUZ: return sc_f82f(p[0], elem_f8_format(k));
+	case EK_I4: return (int8_t)p[0];
+	case EK_U4: return p[0];
 	case EK_COUNT: break;
 	}
 	unreachable("bad element kind");
@@ -109,6 +116,12 @@ void pu_store(const struct type *t, uint8_t *data, uint64_t i, double v)
 	case EK_INDEX32: PU_STORE_AS(int32_t, v);
 	case EK_I64:
 	case EK_INDEX64: PU_STORE_AS(int64_t, v);
+	case EK_F8E4M3FN:
+	case EK_F8E4M3FNUZ:
+	case EK_F8E5M2:
+	case EK_F8E5M2FNUZ: p[0] = sc_f2f8((float)v, elem_f8_format(k), 1); return;
+	case EK_I4: p[0] = (uint8_t)sc_f2i4(v, 1); return;
+	case EK_U4: p[0] = (uint8_t)sc_f2i4(v, 0); return;
 	case EK_COUNT: break;
 	}
 	unreachable("bad element kind");
@@ -150,7 +163,8 @@ bool pu_representable(enum elem_kind k, double v)
 		return v == floor(v) && v >= lo && v <= hi;
 	}
 	case EC_B: return v == 0 || v == 1;
-	case EC_Q: return false;
+	case EC_Q:
+	case EC_S: return false;
 	}
 	return false;
 }

@@ -121,4 +121,105 @@ SC_INLINE uint64_t sc_shift(uint64_t x, int64_t sh, int width, int left)
 	return sh < 0 || sh >= width ? 0 : left ? (x << sh) & mask : x >> sh;
 }
 
+/* ---- float8 (ONNX's FLOAT8E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ) ----
+ *
+ * A format is its mantissa bits m, exponent bias, largest finite code and
+ * special values (SC_F8_*): E4M3FN (m 3, bias 7, max 448 = 0x7e, NaN
+ * S.1111.111, no infinity), E4M3FNUZ (m 3, bias 8, max 240 = 0x7f, NaN 0x80
+ * alone, no infinity and no negative zero), E5M2 (m 2, bias 15, max 57344 =
+ * 0x7b, IEEE infinities 0x7c and NaNs above), E5M2FNUZ (m 2, bias 16, max
+ * 57344 = 0x7f, NaN 0x80 alone). Subnormals everywhere (exponent field 0).
+ *
+ * From float, per ONNX's Cast (opset 19): round to nearest even; NaN is the
+ * format's NaN (E4M3FN and E5M2 keep the sign: 0x7f | s); a rounded
+ * magnitude above the largest finite value and an infinity saturate to
+ * +-max when `sat`, else give infinity (E5M2) or NaN (the others); a zero
+ * result of the FNUZ formats is +0 (they have no -0). Two quirks of ONNX's
+ * reference conversion (onnx.numpy_helper, onnxruntime's float8.h) are
+ * kept, so results match theirs bit for bit: E4M3FN maps [480, 496), whose
+ * truncation is the NaN code, to 448 also without saturation; E5M2 without
+ * saturation gives NaN (0x7f | s), not infinity, for a finite value below
+ * 65536 that rounds past 57344. */
+enum { SC_F8_E4M3FN, SC_F8_E4M3FNUZ, SC_F8_E5M2, SC_F8_E5M2FNUZ };
+
+/* the mantissa bits, bias and largest finite code of format f */
+SC_INLINE unsigned sc_f8_mbits(int f) { return f <= SC_F8_E4M3FNUZ ? 3u : 2u; }
+SC_INLINE int sc_f8_bias(int f) { return f == SC_F8_E4M3FN ? 7 : f == SC_F8_E4M3FNUZ ? 8 : f == SC_F8_E5M2 ? 15 : 16; }
+SC_INLINE uint32_t sc_f8_maxcode(int f) { return f == SC_F8_E4M3FN ? 0x7eu : f == SC_F8_E5M2 ? 0x7bu : 0x7fu; }
+SC_INLINE int sc_f8_uz(int f) { return f == SC_F8_E4M3FNUZ || f == SC_F8_E5M2FNUZ; }
+
+SC_INLINE float sc_f82f(uint8_t b, int f)
+{
+	unsigned m = sc_f8_mbits(f);
+	uint32_t s = (uint32_t)(b & 0x80u) << 24, e = (b & 0x7fu) >> m, mant = b & ((1u << m) - 1);
+	if (sc_f8_uz(f) ? b == 0x80u : f == SC_F8_E4M3FN ? (b & 0x7fu) == 0x7fu : e == 0x1fu && mant)
+		return sc_bitsf(0x7fc00000u | s);
+	if (f == SC_F8_E5M2 && e == 0x1fu)
+		return sc_bitsf(0x7f800000u | s);
+	int bias = sc_f8_bias(f);
+	if (e == 0) /* mant * 2^(1 - bias - m), exact in float */
+		return sc_bitsf(s) + (s ? -1.0f : 1.0f) * (float)mant *
+					     sc_bitsf((uint32_t)(127 + 1 - bias - (int)m) << 23);
+	return sc_bitsf(s | (uint32_t)((int)e - bias + 127) << 23 | mant << (23 - m));
+}
+
+SC_INLINE uint8_t sc_f2f8(float v, int f, int sat)
+{
+	uint32_t x = sc_fbits(v), s = (x >> 24) & 0x80u, ex = (x >> 23) & 0xffu, fm = x & 0x7fffffu;
+	int uz = sc_f8_uz(f);
+	uint32_t maxcode = sc_f8_maxcode(f);
+	uint8_t nan = (uint8_t)(uz ? 0x80u : 0x7fu | s);
+	uint8_t over = (uint8_t)(sat ? maxcode | s : f == SC_F8_E5M2 ? 0x7cu | s : nan);
+	if (ex == 0xff)
+		return fm ? nan : over;
+	/* |v| = sig * 2^e2 exactly */
+	uint32_t sig = ex ? fm | 0x800000u : fm;
+	int e2 = ex ? (int)ex - 150 : -149;
+	if (!sig)
+		return (uint8_t)(uz ? 0 : s);
+	if (f == SC_F8_E4M3FN && (x & 0x7fffffffu) >= 0x43f00000u && (x & 0x7fffffffu) < 0x43f80000u)
+		return (uint8_t)(0x7eu | s); /* [480, 496) */
+	int top = 31, m = (int)sc_f8_mbits(f), emin = 1 - sc_f8_bias(f);
+	while (!(sig >> top))
+		top--;
+	/* the quantum: 2^(exponent - m), the exponent at least emin */
+	int lg = e2 + top, qe = (lg > emin ? lg : emin) - m, sh = qe - e2;
+	uint32_t r;
+	if (sh <= 0)
+		r = sig << -sh; /* cannot happen for float inputs: kept exact */
+	else if (sh > 31)
+		r = 0;
+	else {
+		uint32_t rem = sig & ((1u << sh) - 1), half = 1u << (sh - 1);
+		r = sig >> sh;
+		if (rem > half || (rem == half && (r & 1u)))
+			r++;
+	}
+	if (!r)
+		return (uint8_t)(uz ? 0 : s);
+	if (r >> (m + 1)) { /* the rounding carried into the next binade */
+		r >>= 1;
+		qe++;
+	}
+	/* normal: biased exponent qe + m - emin + 1; subnormal: field 0 */
+	uint32_t code = r >> m ? (uint32_t)(qe + m - emin + 1) << m | (r & ((1u << m) - 1)) : r;
+	if (code > maxcode) /* E5M2's quirk: below 65536, NaN */
+		return f == SC_F8_E5M2 && !sat && (x & 0x7fffffffu) < 0x47800000u ? (uint8_t)(0x7fu | s) : over;
+	return (uint8_t)(code | s);
+}
+
+/* 4-bit integers (ONNX's INT4 and UINT4), held one per byte, from a real
+ * value as onnxruntime's Cast gives them: rounded half away from zero and
+ * wrapped to the low 4 bits (sign-extended for int4); NaN, infinities and
+ * magnitudes past 2^63 give 0. (QuantizeLinear saturates instead: the
+ * importer clips before converting.) */
+SC_INLINE int8_t sc_f2i4(double v, int is_signed)
+{
+	if (!(v > -9.2e18 && v < 9.2e18))
+		return 0;
+	int64_t r = (int64_t)(v < 0 ? v - 0.5 : v + 0.5); /* exact for float inputs */
+	int b = (int)((uint64_t)r & 0xfu);
+	return (int8_t)(is_signed && b >= 8 ? b - 16 : b);
+}
+
 #endif

@@ -165,6 +165,8 @@ bool tp_int_fits(enum elem_kind k, int64_t v)
 	case EK_I32:
 	case EK_INDEX32: return v >= INT32_MIN && v <= INT32_MAX;
 	case EK_BOOL: return v == 0 || v == 1;
+	case EK_I4: return v >= -8 && v <= 7;
+	case EK_U4: return v >= 0 && v <= 15;
 	default: return true;
 	}
 }
@@ -177,6 +179,11 @@ bool tp_splat_ok(struct diag *d, struct loc loc, enum elem_kind k, bool is_bool,
 	}
 	if (elem_is_float(k))
 		return true;
+	if (elem_is_f8(k)) { /* a decimal would have to say how it rounds: the bytes say it exactly */
+		diag_error(d, loc, "a constant of element kind %s cannot be a splat: write it dense (its bytes in hex)",
+			   elem_name(k));
+		return false;
+	}
 	if (!is_int) {
 		diag_error(d, loc, "splat value of element kind %s must be an integer", elem_name(k));
 		return false;

@@ -1,5 +1,6 @@
 #include "types.h"
 #include "io.h"
+#include "scalar.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -14,6 +15,10 @@ static const struct {
 	GLOW_ELEM_KINDS(ELEM)
 #undef ELEM
 };
+
+_Static_assert(EK_F8E4M3FNUZ - EK_F8E4M3FN == SC_F8_E4M3FNUZ && EK_F8E5M2 - EK_F8E4M3FN == SC_F8_E5M2 &&
+		       EK_F8E5M2FNUZ - EK_F8E4M3FN == SC_F8_E5M2FNUZ,
+	       "the float8 element kinds are not in scalar.h's format order");
 
 const char *elem_name(enum elem_kind k) { return elems[k].name; }
 size_t elem_size(enum elem_kind k) { return elems[k].size; }

@@ -16,20 +16,32 @@
 #define GLOW_MAX_RANK 8
 
 /* ELEM(enum, text, bytes, class): the one table of element kinds.
- * class: F float, Q quantized integer, I integer, X index, B bool */
-#define GLOW_ELEM_KINDS(ELEM)               \
-	ELEM(EK_FLOAT, "float", 4, F)       \
-	ELEM(EK_FLOAT16, "float16", 2, F)   \
-	ELEM(EK_BFLOAT16, "bfloat16", 2, F) \
-	ELEM(EK_QI8, "qi8", 1, Q)           \
-	ELEM(EK_QUI8, "qui8", 1, Q)         \
-	ELEM(EK_QI16, "qi16", 2, Q)         \
-	ELEM(EK_QI32, "qi32", 4, Q)         \
-	ELEM(EK_I32, "i32", 4, I)           \
-	ELEM(EK_I64, "i64", 8, I)           \
-	ELEM(EK_INDEX32, "index32", 4, X)   \
-	ELEM(EK_INDEX64, "index64", 8, X)   \
-	ELEM(EK_BOOL, "bool", 1, B)
+ * class: F float, Q quantized integer, I integer, X index, B bool,
+ * S storage only: the float8 formats (ONNX's FLOAT8E4M3FN, E4M3FNUZ, E5M2,
+ * E5M2FNUZ; one byte, the format's bits) and the 4-bit integers (ONNX's
+ * INT4 and UINT4; one byte per element, i4 sign-extended, u4 zero-extended:
+ * unpacked in memory, packed two per byte only in ONNX tensors). Only the
+ * conversions (ConvertTo, Quantize/Dequantize arithmetic around them) and
+ * data movement read them; every other kind refuses them by its class. */
+#define GLOW_ELEM_KINDS(ELEM)                   \
+	ELEM(EK_FLOAT, "float", 4, F)           \
+	ELEM(EK_FLOAT16, "float16", 2, F)       \
+	ELEM(EK_BFLOAT16, "bfloat16", 2, F)     \
+	ELEM(EK_QI8, "qi8", 1, Q)               \
+	ELEM(EK_QUI8, "qui8", 1, Q)             \
+	ELEM(EK_QI16, "qi16", 2, Q)             \
+	ELEM(EK_QI32, "qi32", 4, Q)             \
+	ELEM(EK_I32, "i32", 4, I)               \
+	ELEM(EK_I64, "i64", 8, I)               \
+	ELEM(EK_INDEX32, "index32", 4, X)       \
+	ELEM(EK_INDEX64, "index64", 8, X)       \
+	ELEM(EK_BOOL, "bool", 1, B)             \
+	ELEM(EK_F8E4M3FN, "f8e4m3fn", 1, S)     \
+	ELEM(EK_F8E4M3FNUZ, "f8e4m3fnuz", 1, S) \
+	ELEM(EK_F8E5M2, "f8e5m2", 1, S)         \
+	ELEM(EK_F8E5M2FNUZ, "f8e5m2fnuz", 1, S) \
+	ELEM(EK_I4, "i4", 1, S)                 \
+	ELEM(EK_U4, "u4", 1, S)
 
 enum elem_kind {
 #define ELEM(e, s, b, c) e,
@@ -38,7 +50,7 @@ enum elem_kind {
 	EK_COUNT
 };
 
-enum elem_class { EC_F, EC_Q, EC_I, EC_X, EC_B };
+enum elem_class { EC_F, EC_Q, EC_I, EC_X, EC_B, EC_S };
 
 struct type {
 	uint8_t elem;  /* enum elem_kind */
@@ -74,6 +86,12 @@ int elem_lookup(const char *s, size_t len);
 static inline int elem_is_float(enum elem_kind k) { return elem_class(k) == EC_F; }
 static inline int elem_is_quantized(enum elem_kind k) { return elem_class(k) == EC_Q; }
 static inline int elem_is_index(enum elem_kind k) { return elem_class(k) == EC_X; }
+/* the float8 kinds and the 4-bit integers (class S) */
+static inline int elem_is_f8(enum elem_kind k) { return k >= EK_F8E4M3FN && k <= EK_F8E5M2FNUZ; }
+static inline int elem_is_int4(enum elem_kind k) { return k == EK_I4 || k == EK_U4; }
+/* a float8 kind's format number in support/scalar.h (SC_F8_*: the same
+ * order, checked in types.c) */
+static inline int elem_f8_format(enum elem_kind k) { return (int)k - EK_F8E4M3FN; }
 /* integers usable as indices: i32, i64, index32, index64 */
 static inline int elem_is_integer(enum elem_kind k) { return elem_class(k) == EC_I || elem_class(k) == EC_X; }
 

@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tensor/tensor.h"
 #include "support/fp16.h"
+#include "support/scalar.h"
 #include "support/util.h"
 
 #include <errno.h>
@@ -13,6 +14,10 @@
 
 /* ---- elements ---- */
 
+/* Kinds whose elements are real numbers held in a float format: float,
+ * float16, bfloat16 and the float8 kinds. */
+static bool real_kind(enum elem_kind k) { return elem_is_float(k) || elem_is_f8(k); }
+
 /* Elements are read with memcpy: output buffers of a backend are aligned,
  * but a tensor may also sit at any offset of a file buffer. */
 int64_t tensor_stored_int(const struct type *t, const void *p, uint64_t i)
@@ -20,10 +25,10 @@ int64_t tensor_stored_int(const struct type *t, const void *p, uint64_t i)
 	enum elem_kind k = (enum elem_kind)t->elem;
 	glow_assert(!elem_is_float(k));
 	const uint8_t *b = (const uint8_t *)p + i * elem_size(k);
-	/* the unsigned kinds are the one-byte qui8 and bool; the others are
-	 * two's complement of their size */
+	/* the unsigned kinds are the one-byte qui8, bool, u4 and the float8
+	 * kinds (their bits); the others are two's complement of their size */
 	switch (elem_size(k)) {
-	case 1: return k == EK_QUI8 || k == EK_BOOL ? (int64_t)b[0] : (int64_t)(int8_t)b[0];
+	case 1: return k == EK_QUI8 || k == EK_BOOL || k == EK_U4 || elem_is_f8(k) ? (int64_t)b[0] : (int64_t)(int8_t)b[0];
 	case 2: { int16_t x; memcpy(&x, b, 2); return x; }
 	case 4: { int32_t x; memcpy(&x, b, 4); return x; }
 	default: { int64_t x; memcpy(&x, b, 8); return x; }
@@ -39,6 +44,15 @@ static float get_f16(const uint8_t *b) { return half_to_float(load16(b)); }
 static void set_f16(uint8_t *b, float v) { store16(b, float_to_half(v)); }
 static float get_bf16(const uint8_t *b) { return bf16_to_float(load16(b)); }
 static void set_bf16(uint8_t *b, float v) { store16(b, float_to_bf16(v)); }
+/* float8: round to nearest even, saturating (ONNX's Cast default) */
+#define F8_IO(K, F)                                                                  \
+	static float get_##K(const uint8_t *b) { return sc_f82f(b[0], F); }          \
+	static void set_##K(uint8_t *b, float v) { b[0] = sc_f2f8(v, F, 1); }
+F8_IO(e4m3fn, SC_F8_E4M3FN)
+F8_IO(e4m3fnuz, SC_F8_E4M3FNUZ)
+F8_IO(e5m2, SC_F8_E5M2)
+F8_IO(e5m2fnuz, SC_F8_E5M2FNUZ)
+#undef F8_IO
 
 /* The float kinds' conversions, by element kind: how a float value goes
  * in and out of its storage. */
@@ -49,6 +63,10 @@ static const struct float_io {
 	[EK_FLOAT] = {get_f32, set_f32},
 	[EK_FLOAT16] = {get_f16, set_f16},
 	[EK_BFLOAT16] = {get_bf16, set_bf16},
+	[EK_F8E4M3FN] = {get_e4m3fn, set_e4m3fn},
+	[EK_F8E4M3FNUZ] = {get_e4m3fnuz, set_e4m3fnuz},
+	[EK_F8E5M2] = {get_e5m2, set_e5m2},
+	[EK_F8E5M2FNUZ] = {get_e5m2fnuz, set_e5m2fnuz},
 };
 
 /* Every float kind has its conversions (the ELEM table of support/types.h
@@ -66,14 +84,14 @@ double tensor_real(const struct type *t, const void *p, uint64_t i)
 	enum elem_kind k = (enum elem_kind)t->elem;
 	if (elem_is_quantized(k))
 		return (double)t->scale * ((double)tensor_stored_int(t, p, i) - (double)t->offset);
-	glow_assert(elem_is_float(k));
+	glow_assert(real_kind(k));
 	return float_io_of(k)->get((const uint8_t *)p + i * elem_size(k));
 }
 
 void tensor_set_real(const struct type *t, void *p, uint64_t i, double v)
 {
 	enum elem_kind k = (enum elem_kind)t->elem;
-	glow_assert(elem_is_float(k));
+	glow_assert(real_kind(k));
 	float_io_of(k)->set((uint8_t *)p + i * elem_size(k), (float)v);
 }
 
@@ -81,7 +99,7 @@ void tensor_print_elem(struct ostream *o, const struct type *t, const void *p, u
 {
 	enum elem_kind k = (enum elem_kind)t->elem;
 	char buf[64];
-	if (elem_is_float(k)) {
+	if (real_kind(k)) {
 		format_float(buf, sizeof buf, (float)tensor_real(t, p, i));
 		os_puts(o, buf);
 	} else if (k == EK_BOOL)
@@ -206,7 +224,7 @@ void tensor_compare(const struct type *t, const void *got, const void *ref, cons
 {
 	enum elem_kind k = (enum elem_kind)t->elem;
 	memset(r, 0, sizeof *r);
-	r->exact = !elem_is_float(k) && !elem_is_quantized(k);
+	r->exact = !real_kind(k) && !elem_is_quantized(k);
 	r->n = type_numel(t);
 	size_t es = elem_size(k);
 	const uint8_t *g = got, *e = ref;

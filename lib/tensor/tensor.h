@@ -34,12 +34,14 @@
 
 /* ---- elements ---- */
 
-/* The real value of element i (float kinds; quantized kinds dequantized). */
+/* The real value of element i (float and float8 kinds; quantized kinds
+ * dequantized). */
 double tensor_real(const struct type *t, const void *p, uint64_t i);
-/* Stores v, rounded to the kind, into element i of a float kind. */
+/* Stores v, rounded to the kind, into element i of a float or float8 kind
+ * (float8: round to nearest even, saturated). */
 void tensor_set_real(const struct type *t, void *p, uint64_t i, double v);
-/* The stored integer of element i of a quantized, integer, index or bool
- * kind. */
+/* The stored integer of element i of a quantized, integer, index, bool or
+ * 4-bit kind (float8 kinds: their bits, 0..255). */
 int64_t tensor_stored_int(const struct type *t, const void *p, uint64_t i);
 /* Element i as text: floats shortest round-trip, integers, true/false. */
 void tensor_print_elem(struct ostream *o, const struct type *t, const void *p, uint64_t i);

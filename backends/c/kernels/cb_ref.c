@@ -276,30 +276,26 @@ CB_KERNEL void cb_topk_f32(const float *x, float *vals, void *ind, int ies, size
 	}
 }
 
-/* Cumulative sum along the middle of outer x len x inner; ies 0: float,
- * else integers of that size (wrapping). */
-CB_KERNEL void cb_cumsum(const void *x, void *y, size_t outer, size_t len, size_t inner, int excl, int rev, int ies)
+/* Cumulative sum (prod 0) or product (prod 1, CumProd) along the middle
+ * of outer x len x inner, from 0 or 1, in double; ies 0: float, else
+ * integers of that size (wrapping). */
+CB_KERNEL void cb_cumsum(const void *x, void *y, size_t outer, size_t len, size_t inner, int excl, int rev, int ies,
+			 int prod)
 {
 	for (size_t o = 0; o < outer; o++)
 		for (size_t in = 0; in < inner; in++) {
-			double af = 0.0;
-			uint64_t ai = 0;
+			double af = prod;
+			uint64_t ai = (uint64_t)prod;
 			for (size_t jj = 0; jj < len; jj++) {
 				size_t j = rev ? len - 1 - jj : jj, i = (o * len + j) * inner + in;
-				double xf = ies ? 0.0 : ((const float *)x)[i];
-				uint64_t xi = ies ? (uint64_t)cb_ld_i(x, i, ies) : 0;
-				if (!excl) {
-					af += xf;
-					ai += xi;
-				}
+				double xf = ies ? 0.0 : ((const float *)x)[i], pf = prod ? af * xf : af + xf;
+				uint64_t xi = ies ? (uint64_t)cb_ld_i(x, i, ies) : 0, pi = prod ? ai * xi : ai + xi;
 				if (ies)
-					cb_st_i(y, i, ies, (int64_t)ai);
+					cb_st_i(y, i, ies, (int64_t)(excl ? ai : pi));
 				else
-					((float *)y)[i] = (float)af;
-				if (excl) {
-					af += xf;
-					ai += xi;
-				}
+					((float *)y)[i] = (float)(excl ? af : pf);
+				af = pf;
+				ai = pi;
 			}
 		}
 }

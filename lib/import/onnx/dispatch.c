@@ -152,6 +152,10 @@ void imp_translate(struct importer *im, const onnx_node *n)
 			poison_outputs(im, n);
 			return;
 		}
+		if (imp_narrow_refused(im, n, t)) { /* float8/int4 (issue 15) */
+			poison_outputs(im, n);
+			return;
+		}
 	}
 	int e0 = im->errors;
 	int r = imp_fold_node(im, n);

@@ -228,7 +228,9 @@ struct tensor *imp_k_broadcast(struct importer *im, struct tensor *t, const uint
 
 struct tensor *imp_k_cast(struct importer *im, struct tensor *t, int dtype, const char *name)
 {
-	if (imp_dt_size(dtype) == 0 || !t->known)
+	/* float8 and 4-bit casts are translated (saturate, rounding: ops_f8.c) */
+	if (imp_dt_size(dtype) == 0 || !t->known || imp_dt_is_f8(dtype) || imp_dt_is_4bit(dtype) ||
+	    imp_dt_is_f8(t->dtype) || imp_dt_is_4bit(t->dtype))
 		return NULL;
 	if (t->splat) {
 		double f = t->splat_f;
@@ -368,7 +370,7 @@ int imp_fold_node(struct importer *im, const onnx_node *n)
 	int data0 = f == F_WHERE ? 1 : 0;
 	int dtype = in[data0]->dtype;
 	for (unsigned i = (unsigned)data0; i < fold_ops[k].arity; i++)
-		if (in[i]->dtype != dtype || imp_dt_size(dtype) == 0)
+		if (in[i]->dtype != dtype || imp_dt_size(dtype) == 0 || imp_dt_is_f8(dtype) || imp_dt_is_4bit(dtype))
 			return 0;
 	bool cmp = f == F_EQ || f == F_LT || f == F_GT || f == F_LE || f == F_GE;
 	int rtype = cmp ? DT_BOOL : dtype;

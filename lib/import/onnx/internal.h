@@ -33,8 +33,15 @@ typedef Onnx__NodeProto onnx_node;
 enum {
 	DT_UNDEF = 0, DT_FLOAT = 1, DT_UINT8 = 2, DT_INT8 = 3, DT_UINT16 = 4, DT_INT16 = 5, DT_INT32 = 6,
 	DT_INT64 = 7, DT_STRING = 8, DT_BOOL = 9, DT_FLOAT16 = 10, DT_DOUBLE = 11, DT_UINT32 = 12,
-	DT_UINT64 = 13, DT_COMPLEX64 = 14, DT_COMPLEX128 = 15, DT_BFLOAT16 = 16
+	DT_UINT64 = 13, DT_COMPLEX64 = 14, DT_COMPLEX128 = 15, DT_BFLOAT16 = 16,
+	/* float8/int4 (issue 15): held unpacked, one element per byte */
+	DT_FLOAT8E4M3FN = 17, DT_FLOAT8E4M3FNUZ = 18, DT_FLOAT8E5M2 = 19, DT_FLOAT8E5M2FNUZ = 20, DT_UINT4 = 21,
+	DT_INT4 = 22
 };
+
+/* the float8 types and int4/uint4 (tensor.c) */
+bool imp_dt_is_f8(int dtype);
+bool imp_dt_is_4bit(int dtype);
 
 /* Folding limit: known values with more elements stay graph constants. */
 #define ONNX_FOLD_MAX 65536u
@@ -394,6 +401,22 @@ int imp_qdq_channelwise_fc(struct importer *im, struct value a, struct tensor *w
 /* Cast (and CastLike) to dtype `to` where it or the input is uint8 or
  * int8 (imp_op_cast calls it). */
 int imp_cast_int8(struct importer *im, int to);
+/* float8/int4 (issue 15, ops_f8.c): x converted to element kind elem,
+ * float8 targets with ONNX Cast's saturate (false: overflow to infinity or
+ * NaN); Cast and CastLike where the input or `to` is a float8 or 4-bit
+ * type; QuantizeLinear (to dtype) and DequantizeLinear where the data is
+ * such a type or the node is blocked (imp_q_narrow says which). */
+/* The float arithmetic of a binary kind: x, and c broadcast to x's shape
+ * (ops_quant.c). */
+struct value imp_q_fbin(struct importer *im, unsigned kind, struct value x, struct value c, const char *name);
+struct value imp_convert_sat(struct importer *im, struct value x, int elem, bool sat, const char *name);
+int imp_cast_narrow(struct importer *im, int to);
+bool imp_q_narrow(int dtype, const onnx_node *n);
+int imp_quantize_narrow(struct importer *im, int dtype);
+int imp_dequantize_narrow(struct importer *im);
+/* Reports and returns true when node n reads input t of a float8 or 4-bit
+ * type and is not one of the operators that translate them. */
+bool imp_narrow_refused(struct importer *im, const onnx_node *n, const struct tensor *t);
 
 /* Training-mode paths of BatchNormalization (opset 14 training_mode = 1:
  * batch statistics and running-statistics outputs) and Dropout (ratio known

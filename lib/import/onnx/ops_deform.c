@@ -1,12 +1,14 @@
-/* ops_deform.c - DeformConv (opset 19, 2-D) from existing kinds.
+/* ops_deform.c - DeformConv (opsets 19 and 22; 1-D, 2-D and 3-D) from
+ * existing kinds.
  *
  * Every kernel tap k = (i, j) of output position p = (oh, ow) samples the
- * input at (oh * sh - ph + i * dh + dy, ow * sw - pw + j * dw + dx), the
- * offsets (dy, dx) being run-time data per batch entry, offset group, tap
- * and position. The sampling is bilinear with zeros outside the image:
- * four corner taps read the input, flattened per offset group to
- * [N, G, C / G, H * W], by GatherElements at y * W + x (clamped; a corner
- * outside the image is Selected to zero) and are weighed by the fractional
+ * input at (oh * sh - ph + i * dh + dy, ow * sw - pw + j * dw + dx) (and
+ * likewise along each of 1 to 3 spatial axes), the offsets (dy, dx) being
+ * run-time data per batch entry, offset group, tap and position. The
+ * sampling is n-linear with zeros outside the image: 2^S corner taps read
+ * the input, flattened per offset group to [N, G, C / G, H * W], by
+ * GatherElements at y * W + x (clamped; a corner outside the image is
+ * Selected to zero) and are weighed by the products of the fractional
  * parts. The samples times the optional mask are the columns
  * [N, C, K, P] of an ordinary convolution: per group a BatchMatMul of the
  * filter [OC / group, C / group * K] with the columns, plus the bias.
@@ -18,6 +20,9 @@
 
 static const struct value no_value = {NULL, 0};
 
+/* Spatial axes: 1 to DC_MAXS (ONNX's DeformConv is N-dimensional). */
+#define DC_MAXS 3
+
 struct dc {
 	struct importer *im;
 	const char *name;
@@ -25,8 +30,10 @@ struct dc {
 	const struct type *ft;    /* [N, G, 1, K * P] float: coordinates, weights */
 	const struct type *it;    /* the same shape, int64 */
 	const struct type *vt;    /* [N, G, Cg, K * P]: samples */
-	struct value flat;        /* [N, G, Cg, H * W] */
-	uint64_t H, W;
+	struct value flat;        /* [N, G, Cg, H * W ...] */
+	unsigned S;               /* spatial axes */
+	uint64_t sp[DC_MAXS];     /* their sizes */
+	uint64_t stride[DC_MAXS]; /* their strides in the flattened image */
 };
 
 static const char *dc_name(struct dc *c)
@@ -52,26 +59,35 @@ static struct value dc_bin(struct dc *c, unsigned kind, struct value a, struct v
 	return imp_b_node(c->im, kind, dc_name(c), ops, 2, t);
 }
 
-/* The input at the integer-valued float coordinates (y, x), zero outside
- * the image, times w; [N, G, Cg, K * P]. */
-static struct value dc_corner(struct dc *c, struct value y, struct value x, struct value w)
+/* One corner coordinate along axis a (integer-valued float y): whether it
+ * lies inside the image (*in) and its term of the flat index (clamped
+ * coordinate times the axis's stride, int64). Each is computed once per
+ * axis and side, shared by the 2^(S-1) corners that use it. */
+static struct value dc_axis_term(struct dc *c, unsigned a, struct value y, struct value *in)
 {
 	struct importer *im = c->im;
-	struct value zero = dc_f(c, c->ft, 0);
-	struct value ok = dc_bin(c, NK_And, dc_bin(c, NK_CmpLTE, zero, y),
-				 dc_bin(c, NK_CmpLT, y, dc_f(c, c->ft, (double)c->H)));
-	ok = dc_bin(c, NK_And, ok, dc_bin(c, NK_CmpLTE, zero, x));
-	ok = dc_bin(c, NK_And, ok, dc_bin(c, NK_CmpLT, x, dc_f(c, c->ft, (double)c->W)));
-	struct value yc = imp_b_unary(im, NK_Clip, dc_name(c), y), xc = imp_b_unary(im, NK_Clip, dc_name(c), x);
-	if (!yc.node || !xc.node)
+	*in = dc_bin(c, NK_And, dc_bin(c, NK_CmpLTE, dc_f(c, c->ft, 0), y),
+		     dc_bin(c, NK_CmpLT, y, dc_f(c, c->ft, (double)c->sp[a])));
+	struct value yc = imp_b_unary(im, NK_Clip, dc_name(c), y);
+	if (!yc.node)
 		return no_value;
 	node_set_float(im->m, yc.node, AN_min, 0);
-	node_set_float(im->m, yc.node, AN_max, (double)c->H - 1);
-	node_set_float(im->m, xc.node, AN_min, 0);
-	node_set_float(im->m, xc.node, AN_max, (double)c->W - 1);
-	struct value idx = dc_bin(c, NK_Add,
-				  dc_bin(c, NK_Mul, imp_b_convert(im, yc, EK_I64, dc_name(c)), dc_f(c, c->it, (double)c->W)),
-				  imp_b_convert(im, xc, EK_I64, dc_name(c)));
+	node_set_float(im->m, yc.node, AN_max, (double)c->sp[a] - 1);
+	struct value term = imp_b_convert(im, yc, EK_I64, dc_name(c));
+	return c->stride[a] != 1 ? dc_bin(c, NK_Mul, term, dc_f(c, c->it, (double)c->stride[a])) : term;
+}
+
+/* The input at one corner, zero outside the image, times w; the corner's
+ * axis terms and inside flags (dc_axis_term) per spatial axis;
+ * [N, G, Cg, K * P]. */
+static struct value dc_corner(struct dc *c, const struct value *term, const struct value *in, struct value w)
+{
+	struct importer *im = c->im;
+	struct value zero = dc_f(c, c->ft, 0), ok = in[0], idx = term[0];
+	for (unsigned a = 1; a < c->S; a++) {
+		ok = dc_bin(c, NK_And, ok, in[a]);
+		idx = dc_bin(c, NK_Add, idx, term[a]);
+	}
 	struct value ib = imp_b_broadcast(im, idx, c->vt->dims, 4, dc_name(c));
 	struct value ops[2] = {c->flat, ib};
 	struct value g = ib.node && c->flat.node ? imp_b_node(im, NK_GatherElements, dc_name(c), ops, 2, c->vt) : no_value;
@@ -79,6 +95,76 @@ static struct value dc_corner(struct dc *c, struct value y, struct value x, stru
 		node_set_int(im->m, g.node, AN_axis, 3);
 	struct value wz = imp_b_node(im, NK_Select, dc_name(c), (struct value[]){ok, w, zero}, 3, c->ft);
 	return dc_bin(c, NK_Mul, g, imp_b_broadcast(im, wz, c->vt->dims, 4, dc_name(c)));
+}
+
+/* The window attributes of S spatial axes (defaults: strides and
+ * dilations 1, pads 0, kernel_shape W's), bounded so that the window
+ * arithmetic cannot overflow; -1 after reporting. */
+static int dc_attrs(struct importer *im, const onnx_node *n, unsigned S, const uint64_t *kern, int64_t *st,
+		    int64_t *dl, int64_t *pd)
+{
+	int64_t ks[DC_MAXS];
+	for (unsigned a = 0; a < S; a++) {
+		st[a] = dl[a] = 1;
+		pd[a] = pd[S + a] = 0;
+		ks[a] = (int64_t)kern[a];
+	}
+	const char *an[4] = {"strides", "dilations", "pads", "kernel_shape"};
+	int64_t *av[4] = {st, dl, pd, ks};
+	for (unsigned a = 0; a < 4; a++) {
+		const int64_t *v;
+		long cnt = imp_attr_ints(n, an[a], &v);
+		if (cnt < 0)
+			continue;
+		if (cnt != (long)(a == 2 ? 2 * S : S))
+			return imp_op_err(im, "%s has %ld entries for %u spatial axes", an[a], cnt, S);
+		for (long i = 0; i < cnt; i++) {
+			if (v[i] < (a == 2 ? 0 : 1) || v[i] > (int64_t)TABLE_MAX)
+				return imp_op_err(im, "bad %s value %lld", an[a], (long long)v[i]);
+			av[a][i] = v[i];
+		}
+	}
+	for (unsigned a = 0; a < S; a++)
+		if ((uint64_t)ks[a] != kern[a])
+			return imp_op_err(im, "kernel_shape differs from W's spatial dimensions");
+	return 0;
+}
+
+/* The undeformed sampling coordinate along axis `axis` of every kernel tap
+ * (row-major over kern) and output position (row-major over out): a
+ * constant [1, 1, 1, K * P]. */
+static struct value dc_base(struct dc *c, unsigned axis, const uint64_t *kern, const uint64_t *out, const int64_t *st,
+			    const int64_t *dl, const int64_t *pd, uint64_t K, uint64_t P, int elem)
+{
+	double *b = arena_alloc(&c->im->scratch, K * P * sizeof *b);
+	for (uint64_t t = 0; t < K; t++)
+		for (uint64_t p = 0; p < P; p++) {
+			uint64_t kt = t, op = p, ka = 0, oa = 0;
+			for (unsigned a = c->S; a-- > 0;) { /* the coordinates along `axis` */
+				if (a == axis) {
+					ka = kt % kern[a];
+					oa = op % out[a];
+				}
+				kt /= kern[a];
+				op /= out[a];
+			}
+			b[t * P + p] = (double)((int64_t)oa * st[axis] - pd[axis] + (int64_t)ka * dl[axis]);
+		}
+	uint64_t b4[4] = {1, 1, 1, K * P};
+	char sfx[16];
+	snprintf(sfx, sizeof sfx, "base%u", axis);
+	struct tensor *t = imp_t_from_floats(c->im, imp_dname(c->im, c->name, sfx), imp_dt_of_elem(elem), 4, b4, b);
+	return imp_b_broadcast(c->im, imp_tval(c->im, t), c->ft->dims, 4, dc_name(c));
+}
+
+/* "[d0, d1, ...]" of n dims into buf (at least 8 + 22 * n bytes) */
+static const char *dc_dims_str(char *buf, const uint64_t *d, unsigned n)
+{
+	int k = sprintf(buf, "[");
+	for (unsigned i = 0; i < n; i++)
+		k += sprintf(buf + k, "%s%llu", i ? ", " : "", (unsigned long long)d[i]);
+	sprintf(buf + k, "]");
+	return buf;
 }
 
 int imp_op_deform_conv(struct importer *im, const onnx_node *n)
@@ -92,99 +178,95 @@ int imp_op_deform_conv(struct importer *im, const onnx_node *n)
 	int elem = xt->elem;
 	if (!elem_is_float((enum elem_kind)elem) || wt->elem != elem || ot->elem != elem)
 		return imp_op_err(im, "X, W and offset must be floating point of one type");
-	if (xt->rank != 4 || wt->rank != 4 || ot->rank != 4)
-		return imp_op_err(im, "only 2-D DeformConv is supported (X, W and offset of rank 4)");
-	for (unsigned i = 0; i < 4; i++)
+	unsigned R = xt->rank, S = R - 2;
+	if (R < 3 || R > 2 + DC_MAXS || wt->rank != R || ot->rank != R)
+		return imp_op_err(im, "X, W and offset must have one rank of 3 to %d (1 to %d spatial axes), not %u, %u and %u",
+				  2 + DC_MAXS, DC_MAXS, xt->rank, wt->rank, ot->rank);
+	for (unsigned i = 0; i < R; i++)
 		if (!table_fits(xt->dims[i], 1) || !table_fits(wt->dims[i], 1))
 			return imp_op_err(im, "dimensions above 2^20 are not supported");
-	uint64_t N = xt->dims[0], C = xt->dims[1], H = xt->dims[2], W = xt->dims[3], OC = wt->dims[0];
-	uint64_t kh = wt->dims[2], kw = wt->dims[3];
+	uint64_t N = xt->dims[0], C = xt->dims[1], OC = wt->dims[0], HW = 1, K = 1, P = 1;
+	uint64_t out[DC_MAXS];
 	int64_t group = imp_attr_i(n, "group", 1), og = imp_attr_i(n, "offset_group", 1);
 	if (group < 1 || og < 1 || C % (uint64_t)group || OC % (uint64_t)group || C % (uint64_t)og ||
 	    wt->dims[1] * (uint64_t)group != C)
 		return imp_op_err(im, "group %lld and offset_group %lld do not fit %llu input and %llu output channels",
 			      (long long)group, (long long)og, (unsigned long long)C, (unsigned long long)OC);
-	int64_t st[2] = {1, 1}, dl[2] = {1, 1}, pd[4] = {0, 0, 0, 0}, ks[2] = {(int64_t)kh, (int64_t)kw};
-	/* attribute values are bounded so that the window arithmetic below
-	 * cannot overflow */
-	const char *an[4] = {"strides", "dilations", "pads", "kernel_shape"};
-	int64_t *av[4] = {st, dl, pd, ks};
-	for (unsigned a = 0; a < 4; a++) {
-		const int64_t *v;
-		long cnt = imp_attr_ints(n, an[a], &v);
-		if (cnt < 0)
-			continue;
-		if (cnt != (a == 2 ? 4 : 2))
-			return imp_op_err(im, "%s has %ld entries for 2 spatial axes", an[a], cnt);
-		for (long i = 0; i < cnt; i++) {
-			if (v[i] < (a == 2 ? 0 : 1) || v[i] > (int64_t)TABLE_MAX)
-				return imp_op_err(im, "bad %s value %lld", an[a], (long long)v[i]);
-			av[a][i] = v[i];
-		}
+	int64_t st[DC_MAXS], dl[DC_MAXS], pd[2 * DC_MAXS];
+	if (dc_attrs(im, n, S, wt->dims + 2, st, dl, pd))
+		return -1;
+	struct dc c = {.im = im, .name = name, .S = S};
+	for (unsigned a = S; a-- > 0;) {
+		int64_t span = (int64_t)xt->dims[2 + a] + pd[a] + pd[S + a] - ((int64_t)wt->dims[2 + a] - 1) * dl[a] - 1;
+		if (span < 0)
+			return imp_op_err(im, "the kernel is larger than the padded input");
+		out[a] = (uint64_t)(span / st[a] + 1);
+		c.sp[a] = xt->dims[2 + a];
+		c.stride[a] = HW;
+		HW *= xt->dims[2 + a];
+		K *= wt->dims[2 + a];
+		P *= out[a];
 	}
-	if ((uint64_t)ks[0] != kh || (uint64_t)ks[1] != kw)
-		return imp_op_err(im, "kernel_shape differs from W's spatial dimensions");
-	int64_t sh = (int64_t)H + pd[0] + pd[2] - ((int64_t)kh - 1) * dl[0] - 1;
-	int64_t sw = (int64_t)W + pd[1] + pd[3] - ((int64_t)kw - 1) * dl[1] - 1;
-	if (sh < 0 || sw < 0)
-		return imp_op_err(im, "the kernel is larger than the padded input");
-	uint64_t OH = (uint64_t)(sh / st[0] + 1), OW = (uint64_t)(sw / st[1] + 1), K = kh * kw, P = OH * OW;
 	uint64_t G = (uint64_t)og, Cg = C / G;
-	if (ot->dims[0] != N || ot->dims[1] != G * 2 * K || ot->dims[2] != OH || ot->dims[3] != OW)
-		return imp_op_err(im, "offset must be [%llu, %llu, %llu, %llu]", (unsigned long long)N,
-			      (unsigned long long)(G * 2 * K), (unsigned long long)OH, (unsigned long long)OW);
-	if (H * W > ((uint64_t)1 << 24) || !table_fits(K, P))
+	bool off_ok = ot->dims[0] == N && ot->dims[1] == G * S * K;
+	for (unsigned a = 0; a < S; a++)
+		off_ok = off_ok && ot->dims[2 + a] == out[a];
+	if (!off_ok) {
+		uint64_t od[2 + DC_MAXS] = {N, G * S * K};
+		memcpy(od + 2, out, S * sizeof *out);
+		char tb[160];
+		return imp_op_err(im, "offset must be %s", dc_dims_str(tb, od, R));
+	}
+	if (HW > ((uint64_t)1 << 24) || !table_fits(K, P))
 		return imp_op_err(im, "images of more than 2^24 pixels or more than 2^20 sampling positions are not supported");
-	struct dc c = {.im = im, .name = name, .H = H, .W = W};
-	uint64_t f4[4] = {N, G, 1, K * P}, v4[4] = {N, G, Cg, K * P}, x4[4] = {N, G, Cg, H * W};
+	uint64_t f4[4] = {N, G, 1, K * P}, v4[4] = {N, G, Cg, K * P}, x4[4] = {N, G, Cg, HW};
 	c.ft = imp_ty(im, elem, f4, 4);
 	c.it = imp_ty(im, EK_I64, f4, 4);
 	c.vt = imp_ty(im, elem, v4, 4);
 	c.flat = imp_b_reshape(im, x, x4, 4, imp_dname(im, name, "flat"));
-	/* the undeformed sampling positions, [1, 1, 1, K * P] per axis */
-	double *by = arena_alloc(&im->scratch, K * P * sizeof *by), *bx = arena_alloc(&im->scratch, K * P * sizeof *bx);
-	for (uint64_t i = 0; i < kh; i++)
-		for (uint64_t j = 0; j < kw; j++)
-			for (uint64_t oh = 0; oh < OH; oh++)
-				for (uint64_t ow = 0; ow < OW; ow++) {
-					uint64_t e = (i * kw + j) * P + oh * OW + ow;
-					by[e] = (double)((int64_t)oh * st[0] - pd[0] + (int64_t)i * dl[0]);
-					bx[e] = (double)((int64_t)ow * st[1] - pd[1] + (int64_t)j * dl[1]);
-				}
-	uint64_t b4[4] = {1, 1, 1, K * P};
-	struct tensor *byt = imp_t_from_floats(im, imp_dname(im, name, "base_y"), imp_dt_of_elem(elem), 4, b4, by);
-	struct tensor *bxt = imp_t_from_floats(im, imp_dname(im, name, "base_x"), imp_dt_of_elem(elem), 4, b4, bx);
-	/* offsets [N, G, K, 2, P] -> dy, dx as [N, G, 1, K * P] */
-	uint64_t o5[5] = {N, G, K, 2, P}, s5[5] = {N, G, K, 1, P};
+	/* offsets [N, G, K, S, P]: the sampling coordinates per axis, [N, G, 1, K * P] */
+	uint64_t o5[5] = {N, G, K, S, P}, s5[5] = {N, G, K, 1, P};
 	struct value o = imp_b_reshape(im, off, o5, 5, imp_dname(im, name, "off5"));
-	struct value d[2];
-	for (unsigned a = 0; a < 2; a++) {
-		struct value s = o.node ? imp_b_node(im, NK_Slice, imp_dname(im, name, a ? "dx" : "dy"), &o, 1, imp_ty(im, elem, s5, 5))
-					: no_value;
+	struct value term[2][DC_MAXS], in[2][DC_MAXS], fr[DC_MAXS], gf[DC_MAXS];
+	struct value one = dc_f(&c, c.ft, 1);
+	for (unsigned a = 0; a < S; a++) {
+		struct value s = o.node ? imp_b_node(im, NK_Slice, dc_name(&c), &o, 1, imp_ty(im, elem, s5, 5)) : no_value;
 		if (s.node)
 			node_set_ints(im->m, s.node, AN_start, (int64_t[]){0, 0, 0, a, 0}, 5);
-		d[a] = imp_b_reshape(im, s, f4, 4, dc_name(&c));
+		struct value co = dc_bin(&c, NK_Add, dc_base(&c, a, wt->dims + 2, out, st, dl, pd, K, P, elem),
+					 imp_b_reshape(im, s, f4, 4, dc_name(&c)));
+		struct value lo = imp_b_unary(im, NK_Floor, dc_name(&c), co);
+		fr[a] = dc_bin(&c, NK_Sub, co, lo);
+		gf[a] = dc_bin(&c, NK_Sub, one, fr[a]);
+		term[0][a] = dc_axis_term(&c, a, lo, &in[0][a]);
+		term[1][a] = dc_axis_term(&c, a, dc_bin(&c, NK_Add, lo, one), &in[1][a]);
 	}
-	struct value yy = dc_bin(&c, NK_Add, imp_b_broadcast(im, imp_tval(im, byt), f4, 4, dc_name(&c)), d[0]);
-	struct value xx = dc_bin(&c, NK_Add, imp_b_broadcast(im, imp_tval(im, bxt), f4, 4, dc_name(&c)), d[1]);
-	struct value y0 = imp_b_unary(im, NK_Floor, dc_name(&c), yy), x0 = imp_b_unary(im, NK_Floor, dc_name(&c), xx);
-	struct value one = dc_f(&c, c.ft, 1);
-	struct value y1 = dc_bin(&c, NK_Add, y0, one), x1 = dc_bin(&c, NK_Add, x0, one);
-	struct value fy = dc_bin(&c, NK_Sub, yy, y0), fx = dc_bin(&c, NK_Sub, xx, x0);
-	struct value gy = dc_bin(&c, NK_Sub, one, fy), gx = dc_bin(&c, NK_Sub, one, fx);
-	struct value s = dc_corner(&c, y0, x0, dc_bin(&c, NK_Mul, gy, gx));
-	s = dc_bin(&c, NK_Add, s, dc_corner(&c, y0, x1, dc_bin(&c, NK_Mul, gy, fx)));
-	s = dc_bin(&c, NK_Add, s, dc_corner(&c, y1, x0, dc_bin(&c, NK_Mul, fy, gx)));
-	s = dc_bin(&c, NK_Add, s, dc_corner(&c, y1, x1, dc_bin(&c, NK_Mul, fy, fx)));
+	/* n-linear: 2^S corners, each weighed by the product of its axes' parts */
+	struct value s = no_value;
+	for (unsigned m = 0; m < (1u << S); m++) {
+		struct value ct[DC_MAXS], ci[DC_MAXS], wgt = no_value;
+		for (unsigned a = 0; a < S; a++) {
+			unsigned up = (m >> (S - 1 - a)) & 1;
+			ct[a] = term[up][a];
+			ci[a] = in[up][a];
+			wgt = a ? dc_bin(&c, NK_Mul, wgt, up ? fr[a] : gf[a]) : (up ? fr[a] : gf[a]);
+		}
+		struct value cv = dc_corner(&c, ct, ci, wgt);
+		s = m ? dc_bin(&c, NK_Add, s, cv) : cv;
+	}
+	uint64_t mk[2 + DC_MAXS] = {N, G * K}, y_dims[2 + DC_MAXS] = {N, OC}, bd[2 + DC_MAXS] = {1, OC};
+	memcpy(mk + 2, out, S * sizeof *out);
+	memcpy(y_dims + 2, out, S * sizeof *out);
+	for (unsigned a = 0; a < S; a++)
+		bd[2 + a] = 1;
 	if (mt) {
 		struct value mv = imp_tval(im, mt);
 		if (!mv.node)
 			return -1;
-		const struct type *mty = val_type(mv);
-		if (mty->elem != elem || mty->rank != 4 || mty->dims[0] != N || mty->dims[1] != G * K ||
-		    mty->dims[2] != OH || mty->dims[3] != OW)
-			return imp_op_err(im, "mask must be [%llu, %llu, %llu, %llu] of X's type", (unsigned long long)N,
-				      (unsigned long long)(G * K), (unsigned long long)OH, (unsigned long long)OW);
+		const struct type *want = imp_ty(im, elem, mk, R);
+		char tb[160];
+		if (val_type(mv) != want)
+			return imp_op_err(im, "mask must be %s of X's type", dc_dims_str(tb, mk, R));
 		s = dc_bin(&c, NK_Mul, s, imp_b_broadcast(im, imp_b_reshape(im, mv, f4, 4, dc_name(&c)), v4, 4, dc_name(&c)));
 	}
 	/* columns per convolution group: [group * N, C / group * K, P] */
@@ -208,17 +290,16 @@ int imp_op_deform_conv(struct importer *im, const onnx_node *n)
 					      : no_value;
 	uint64_t r4[4] = {gr, N, OCq, P};
 	r = imp_b_transpose(im, imp_b_reshape(im, r, r4, 4, imp_dname(im, name, "mm4")), swap01, imp_dname(im, name, "mmn"));
-	uint64_t y4[4] = {N, OC, OH, OW};
 	if (!bt)
-		return imp_set_out(im, 0, imp_b_reshape(im, r, y4, 4, name));
+		return imp_set_out(im, 0, imp_b_reshape(im, r, y_dims, R, name));
 	struct value bv = imp_tval(im, bt);
 	if (!bv.node)
 		return -1;
 	if (val_type(bv)->rank != 1 || val_type(bv)->dims[0] != OC || val_type(bv)->elem != elem)
 		return imp_op_err(im, "B must be [%llu] of X's type", (unsigned long long)OC);
-	uint64_t bd[4] = {1, OC, 1, 1};
-	r = imp_b_reshape(im, r, y4, 4, imp_dname(im, name, "nobias"));
-	struct value bb = imp_b_broadcast(im, imp_b_reshape(im, bv, bd, 4, imp_dname(im, name, "b4")), y4, 4, imp_dname(im, name, "bb"));
+	r = imp_b_reshape(im, r, y_dims, R, imp_dname(im, name, "nobias"));
+	struct value bb = imp_b_broadcast(im, imp_b_reshape(im, bv, bd, R, imp_dname(im, name, "b4")), y_dims, R,
+					  imp_dname(im, name, "bb"));
 	struct value ab[2] = {r, bb};
 	return imp_set_out(im, 0, r.node && bb.node ? imp_b_node(im, NK_Add, name, ab, 2, val_type(r)) : no_value);
 }

@@ -414,6 +414,8 @@ int imp_op_cast(struct importer *im, const onnx_node *n)
 		to = a->has_i ? (int)a->i : DT_UNDEF;
 	}
 	struct tensor *in = imp_in_req(im, 0);
+	if (in && (imp_dt_is_f8(to) || imp_dt_is_4bit(to) || imp_dt_is_f8(in->dtype) || imp_dt_is_4bit(in->dtype)))
+		return imp_cast_narrow(im, to);
 	if (in && (to == DT_UINT8 || to == DT_INT8 || in->dtype == DT_UINT8 || in->dtype == DT_INT8))
 		return imp_cast_int8(im, to);
 	int elem = imp_dt_elem(to);

@@ -162,9 +162,7 @@ static struct value axis_const(struct importer *im, const struct qparams *q, boo
 	return imp_t_const(im, t, imp_ty(im, EK_FLOAT, dims, rank));
 }
 
-/* The float arithmetic of a binary kind, v of the shape of x and c
- * broadcast to it. */
-static struct value fbin(struct importer *im, unsigned kind, struct value x, struct value c, const char *name)
+struct value imp_q_fbin(struct importer *im, unsigned kind, struct value x, struct value c, const char *name)
 {
 	if (!x.node || !c.node)
 		return no_value;
@@ -181,9 +179,9 @@ static struct value quantize_raw(struct importer *im, struct value x, struct val
 {
 	if (!x.node)
 		return x;
-	struct value v = fbin(im, NK_Div, x, s, imp_dname(im, name, "scaled"));
+	struct value v = imp_q_fbin(im, NK_Div, x, s, imp_dname(im, name, "scaled"));
 	v = imp_b_unary(im, NK_Round, imp_dname(im, name, "rounded"), v);
-	v = fbin(im, NK_Add, v, z, imp_dname(im, name, "shifted"));
+	v = imp_q_fbin(im, NK_Add, v, z, imp_dname(im, name, "shifted"));
 	const struct type *t = val_type(x);
 	return imp_b_node(im, NK_Quantize, name, &v, 1, imp_input_type(im, dtype, t->dims, t->rank));
 }
@@ -198,14 +196,14 @@ static struct value reinterpret(struct importer *im, struct value v, const struc
 	struct value f = imp_b_node(im, NK_Dequantize, imp_dname(im, name, "real"), &v, 1,
 				    type_with_elem(im->tc, t, EK_FLOAT));
 	if (!is_raw(t)) {
-		f = fbin(im, NK_Div, f, fconst(im, imp_dname(im, name, "s0"), t->scale), imp_dname(im, name, "div"));
+		f = imp_q_fbin(im, NK_Div, f, fconst(im, imp_dname(im, name, "s0"), t->scale), imp_dname(im, name, "div"));
 		f = imp_b_unary(im, NK_Round, imp_dname(im, name, "int"), f);
 	}
 	if (t->offset != qt->offset)
-		f = fbin(im, NK_Add, f, fconst(im, imp_dname(im, name, "z"), (double)t->offset - qt->offset),
+		f = imp_q_fbin(im, NK_Add, f, fconst(im, imp_dname(im, name, "z"), (double)t->offset - qt->offset),
 			 imp_dname(im, name, "centred"));
 	if (qt->scale != 1.0f)
-		f = fbin(im, NK_Mul, f, fconst(im, imp_dname(im, name, "s"), qt->scale), imp_dname(im, name, "scaled"));
+		f = imp_q_fbin(im, NK_Mul, f, fconst(im, imp_dname(im, name, "s"), qt->scale), imp_dname(im, name, "scaled"));
 	return f.node ? imp_b_node(im, NK_Quantize, name, &f, 1, qt) : f;
 }
 
@@ -377,6 +375,12 @@ int imp_op_quantize(struct importer *im, const onnx_node *n)
 	struct tensor *x = imp_in_req(im, 0), *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
 	if (!x || !s || !imp_float_input(im, x))
 		return -1;
+	int64_t precision = imp_attr_i(n, "precision", 0);
+	if (precision != 0 && precision != DT_FLOAT)
+		return imp_op_err(im, "precision %s is not supported (the division is float32)", imp_dt_name((int)precision));
+	int odt = z ? z->dtype : (int)imp_attr_i(n, "output_dtype", DT_UINT8);
+	if (imp_q_narrow(odt, n))
+		return imp_quantize_narrow(im, odt);
 	if (imp_attr_i(n, "saturate", 1) != 1)
 		return imp_op_err(im, "saturate = 0 is not supported");
 	struct value xv = imp_tval(im, x);
@@ -424,11 +428,12 @@ static struct tensor *dequantize_known(struct importer *im, struct tensor *x, co
 
 int imp_op_dequantize(struct importer *im, const onnx_node *n)
 {
-	(void)n;
 	struct tensor *x = imp_in_req(im, 0);
 	struct qparams q;
 	if (!x)
 		return -1;
+	if (imp_q_narrow(x->dtype, n))
+		return imp_dequantize_narrow(im);
 	if (!int_dtype_ok(x->dtype))
 		return imp_op_err(im, "input must be int8, uint8 or int32, not %s", imp_dt_name(x->dtype));
 	if (read_qparams(im, 1, 2, x, x->dtype, 1, &q))
@@ -451,9 +456,9 @@ int imp_op_dequantize(struct importer *im, const onnx_node *n)
 	/* per axis at run time: (float(q) - z) * s */
 	struct value xv = qinput(im, 0, imp_input_type(im, x->dtype, x->dims, x->rank));
 	struct value f = xv.node ? imp_b_node(im, NK_Dequantize, imp_dname(im, name, "int"), &xv, 1, ft) : xv;
-	f = fbin(im, NK_Sub, f, axis_const(im, &q, true, x->rank, imp_dname(im, name, "zp")),
+	f = imp_q_fbin(im, NK_Sub, f, axis_const(im, &q, true, x->rank, imp_dname(im, name, "zp")),
 		 imp_dname(im, name, "centred"));
-	return imp_set_out(im, 0, fbin(im, NK_Mul, f, axis_const(im, &q, false, x->rank, imp_dname(im, name, "scale")), name));
+	return imp_set_out(im, 0, imp_q_fbin(im, NK_Mul, f, axis_const(im, &q, false, x->rank, imp_dname(im, name, "scale")), name));
 }
 
 /* ---- DynamicQuantizeLinear ---- */

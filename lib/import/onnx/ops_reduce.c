@@ -334,7 +334,8 @@ int imp_op_cumsum(struct importer *im, const onnx_node *n)
 	unsigned axis;
 	if (c != 1 || imp_norm_axis(im, av[0], x->rank, &axis))
 		return c != 1 ? imp_op_err(im, "axis must hold one value") : -1;
-	struct value r = imp_b_unary(im, NK_CumSum, imp_out_name(im, 0), imp_tval(im, x));
+	/* CumSum or CumProd (issue 15): the row's kind */
+	struct value r = imp_b_unary(im, im->row->kind, imp_out_name(im, 0), imp_tval(im, x));
 	if (!r.node)
 		return -1;
 	node_set_int(im->m, r.node, AN_axis, axis);

@@ -11,6 +11,7 @@
 #include "import/onnx/internal.h"
 #include "import/onnx/tensorio.h"
 #include "support/fp16.h"
+#include "support/scalar.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +24,8 @@ size_t imp_dt_size(int dtype)
 {
 	switch (dtype) {
 	case DT_UINT8: case DT_INT8: case DT_BOOL: return 1;
+	case DT_FLOAT8E4M3FN: case DT_FLOAT8E4M3FNUZ: case DT_FLOAT8E5M2: case DT_FLOAT8E5M2FNUZ: return 1;
+	case DT_UINT4: case DT_INT4: return 1; /* unpacked */
 	case DT_UINT16: case DT_INT16: case DT_FLOAT16: case DT_BFLOAT16: return 2;
 	case DT_FLOAT: case DT_INT32: case DT_UINT32: return 4;
 	case DT_INT64: case DT_UINT64: case DT_DOUBLE: return 8;
@@ -34,7 +37,9 @@ const char *imp_dt_name(int dtype)
 {
 	static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16",
 					    "int32", "int64", "string", "bool", "float16", "double",
-					    "uint32", "uint64", "complex64", "complex128", "bfloat16"};
+					    "uint32", "uint64", "complex64", "complex128", "bfloat16",
+					    "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",
+					    "int4", "float4e2m1", "float8e8m0"};
 	return dtype >= 0 && dtype < (int)GLOW_ARRAY_SIZE(names) ? names[dtype] : "unknown";
 }
 
@@ -42,6 +47,9 @@ bool imp_dt_is_float(int dtype)
 {
 	return dtype == DT_FLOAT || dtype == DT_FLOAT16 || dtype == DT_BFLOAT16 || dtype == DT_DOUBLE;
 }
+
+bool imp_dt_is_f8(int dtype) { return dtype >= DT_FLOAT8E4M3FN && dtype <= DT_FLOAT8E5M2FNUZ; }
+bool imp_dt_is_4bit(int dtype) { return dtype == DT_UINT4 || dtype == DT_INT4; }
 
 bool imp_dt_is_int(int dtype)
 {
@@ -61,6 +69,12 @@ int imp_dt_elem(int dtype)
 	case DT_INT32: return EK_I32;
 	case DT_INT64: return EK_I64;
 	case DT_BOOL: return EK_BOOL;
+	case DT_FLOAT8E4M3FN: return EK_F8E4M3FN;
+	case DT_FLOAT8E4M3FNUZ: return EK_F8E4M3FNUZ;
+	case DT_FLOAT8E5M2: return EK_F8E5M2;
+	case DT_FLOAT8E5M2FNUZ: return EK_F8E5M2FNUZ;
+	case DT_INT4: return EK_I4;
+	case DT_UINT4: return EK_U4;
 	default: return -1;
 	}
 }
@@ -135,6 +149,11 @@ static void store(int dtype, uint8_t *p, int64_t i, double f, bool from_float)
 	case DT_INT16: case DT_UINT16: { uint16_t v = (uint16_t)i; memcpy(p, &v, 2); break; }
 	case DT_INT32: case DT_UINT32: { uint32_t v = (uint32_t)i; memcpy(p, &v, 4); break; }
 	case DT_INT64: case DT_UINT64: memcpy(p, &i, 8); break;
+	case DT_INT4: p[0] = (uint8_t)sc_f2i4(f, 1); break;
+	case DT_UINT4: p[0] = (uint8_t)sc_f2i4(f, 0); break;
+	case DT_FLOAT8E4M3FN: case DT_FLOAT8E4M3FNUZ: case DT_FLOAT8E5M2: case DT_FLOAT8E5M2FNUZ:
+		p[0] = sc_f2f8((float)f, dtype - DT_FLOAT8E4M3FN, 1);
+		break;
 	default: unreachable("store: no data for this element type");
 	}
 }
@@ -143,7 +162,8 @@ static int64_t load_i(int dtype, const uint8_t *p)
 {
 	switch (dtype) {
 	case DT_BOOL: case DT_UINT8: return p[0];
-	case DT_INT8: return (int8_t)p[0];
+	case DT_INT8: case DT_INT4: return (int8_t)p[0];
+	case DT_UINT4: return p[0];
 	case DT_UINT16: { uint16_t v; memcpy(&v, p, 2); return v; }
 	case DT_INT16: { int16_t v; memcpy(&v, p, 2); return v; }
 	case DT_UINT32: { uint32_t v; memcpy(&v, p, 4); return v; }
@@ -160,6 +180,8 @@ static double load_f(int dtype, const uint8_t *p)
 	case DT_DOUBLE: { double v; memcpy(&v, p, 8); return v; }
 	case DT_FLOAT16: { uint16_t v; memcpy(&v, p, 2); return half_to_float(v); }
 	case DT_BFLOAT16: { uint16_t v; memcpy(&v, p, 2); return bf16_to_float(v); }
+	case DT_FLOAT8E4M3FN: case DT_FLOAT8E4M3FNUZ: case DT_FLOAT8E5M2: case DT_FLOAT8E5M2FNUZ:
+		return sc_f82f(p[0], dtype - DT_FLOAT8E4M3FN);
 	default: return (double)load_i(dtype, p);
 	}
 }
@@ -306,6 +328,15 @@ static const uint8_t *read_external(struct importer *im, const Onnx__TensorProto
 	return buf;
 }
 
+/* n 4-bit elements packed two per byte (the first in the low nibble), one
+ * per byte: int4 sign-extended, uint4 zero-extended */
+static uint8_t *unpack4(struct importer *im, const uint8_t *b, uint64_t n, int dtype)
+{
+	uint8_t *r = arena_alloc(&im->scratch, n + 1);
+	tio_unpack4(b, n, dtype == DT_INT4, r);
+	return r;
+}
+
 struct tensor *imp_t_from_proto(struct importer *im, const Onnx__TensorProto *p, const char *name)
 {
 	if (p->n_dims > GLOW_MAX_RANK) {
@@ -330,17 +361,22 @@ struct tensor *imp_t_from_proto(struct importer *im, const Onnx__TensorProto *p,
 	size_t es = imp_dt_size(dtype);
 	if (es == 0)
 		return t; /* unsupported element type: reported if a node uses it */
-	uint64_t bytes = n * es;
+	uint64_t bytes = n * es, packed = imp_dt_is_4bit(dtype) ? (n + 1) / 2 : bytes;
 	t->known = true;
 	if (p->has_data_location && p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL) {
-		t->raw = read_external(im, p, name, bytes);
+		const uint8_t *ext = read_external(im, p, name, packed);
+		t->raw = ext && packed != bytes ? unpack4(im, ext, n, dtype) : (uint8_t *)ext;
 		return t->raw ? t : NULL;
 	}
 	if (p->has_raw_data) {
-		if (p->raw_data.len != bytes) {
+		if (p->raw_data.len != packed) {
 			imp_op_err(im, "tensor \"%s\": raw data has %zu bytes, expected %llu", name, p->raw_data.len,
-			       (unsigned long long)bytes);
+			       (unsigned long long)packed);
 			return NULL;
+		}
+		if (packed != bytes) {
+			t->raw = unpack4(im, p->raw_data.data, n, dtype);
+			return t;
 		}
 		/* An empty tensor's raw_data may be absent (NULL): nothing to copy. */
 		t->raw = bytes ? arena_memdup(&im->scratch, p->raw_data.data, bytes) : arena_alloc(&im->scratch, 1);
@@ -355,9 +391,17 @@ struct tensor *imp_t_from_proto(struct importer *im, const Onnx__TensorProto *p,
 	case DT_UINT32: case DT_UINT64: have = p->n_uint64_data; break;
 	default: have = p->n_int32_data; break;
 	}
-	if (have != n) {
-		imp_op_err(im, "tensor \"%s\": %zu values, expected %llu", name, have, (unsigned long long)n);
+	if (have != (imp_dt_is_4bit(dtype) ? packed : n)) {
+		imp_op_err(im, "tensor \"%s\": %zu values, expected %llu", name, have,
+			   (unsigned long long)(imp_dt_is_4bit(dtype) ? packed : n));
 		return NULL;
+	}
+	if (imp_dt_is_4bit(dtype) || imp_dt_is_f8(dtype)) {
+		/* onnx.proto: a float8 value's bits per int32, two 4-bit values (low nibble first) per int32 */
+		for (uint64_t k = 0; k < have; k++)
+			raw[k] = (uint8_t)p->int32_data[k];
+		t->raw = imp_dt_is_4bit(dtype) ? unpack4(im, raw, n, dtype) : raw;
+		return t;
 	}
 	for (uint64_t k = 0; k < n; k++) {
 		uint8_t *q = raw + k * es;

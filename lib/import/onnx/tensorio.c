@@ -8,8 +8,9 @@
  * .pb: an ONNX TensorProto decoded by protobuf-c. Values may come in
  * raw_data (little-endian) or in the typed repeated fields (float_data;
  * int32_data for int8/uint8/int16/int32/bool/float16/bfloat16, the 16-bit
- * floats as their bit patterns; int64_data; double_data). External data and
- * strings are refused. We write raw_data.
+ * floats as their bit patterns, float8 one byte per value, int4/uint4 two
+ * nibbles per value; int64_data; double_data). External data and strings
+ * are refused. We write raw_data (4-bit types packed, tensorio.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "import/onnx/tensorio.h"
@@ -36,6 +37,12 @@ const char *tio_dtype_name(int dtype)
 	case TIO_FLOAT16: return "float16";
 	case TIO_DOUBLE: return "double";
 	case TIO_BFLOAT16: return "bfloat16";
+	case TIO_FLOAT8E4M3FN: return "float8e4m3fn";
+	case TIO_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+	case TIO_FLOAT8E5M2: return "float8e5m2";
+	case TIO_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+	case TIO_UINT4: return "uint4";
+	case TIO_INT4: return "int4";
 	default: return "unknown";
 	}
 }
@@ -44,6 +51,8 @@ size_t tio_dtype_size(int dtype)
 {
 	switch (dtype) {
 	case TIO_UINT8: case TIO_INT8: case TIO_BOOL: return 1;
+	case TIO_FLOAT8E4M3FN: case TIO_FLOAT8E4M3FNUZ: case TIO_FLOAT8E5M2: case TIO_FLOAT8E5M2FNUZ: return 1;
+	case TIO_UINT4: case TIO_INT4: return 1; /* in memory: one per byte */
 	case TIO_INT16: case TIO_FLOAT16: case TIO_BFLOAT16: return 2;
 	case TIO_FLOAT: case TIO_INT32: return 4;
 	case TIO_INT64: case TIO_DOUBLE: return 8;
@@ -58,7 +67,31 @@ static const signed char dtype_of[EK_COUNT] = {
 	[EK_QI8] = TIO_INT8,    [EK_QUI8] = TIO_UINT8,      [EK_QI16] = TIO_INT16,
 	[EK_QI32] = TIO_INT32,  [EK_I32] = TIO_INT32,       [EK_INDEX32] = TIO_INT32,
 	[EK_I64] = TIO_INT64,   [EK_INDEX64] = TIO_INT64,   [EK_BOOL] = TIO_BOOL,
+	[EK_F8E4M3FN] = TIO_FLOAT8E4M3FN, [EK_F8E4M3FNUZ] = TIO_FLOAT8E4M3FNUZ,
+	[EK_F8E5M2] = TIO_FLOAT8E5M2, [EK_F8E5M2FNUZ] = TIO_FLOAT8E5M2FNUZ,
+	[EK_U4] = TIO_UINT4, [EK_I4] = TIO_INT4,
 };
+
+/* The 8-bit integer type that holds dtype's elements in a .npy file (and
+ * binds to its buffers): int8 for int4, uint8 for uint4 and the float8
+ * types; dtype itself for the others. */
+static int npy_storage(int dtype)
+{
+	if (dtype == TIO_INT4)
+		return TIO_INT8;
+	return dtype >= TIO_FLOAT8E4M3FN && dtype <= TIO_UINT4 ? TIO_UINT8 : dtype;
+}
+
+/* 4-bit types: bytes of n packed elements */
+static bool is_4bit(int dtype) { return dtype == TIO_INT4 || dtype == TIO_UINT4; }
+
+void tio_unpack4(const uint8_t *b, uint64_t n, bool is_signed, uint8_t *out)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned v = (b[i / 2] >> (4 * (i & 1))) & 0xfu;
+		out[i] = (uint8_t)(is_signed && v >= 8 ? v | 0xf0u : v);
+	}
+}
 
 int tio_dtype_of(enum elem_kind k)
 {
@@ -201,7 +234,7 @@ out:
 
 int tio_write_npy(const char *path, const struct type *ty, const void *data, struct diag *d)
 {
-	int dt = tio_dtype_of((enum elem_kind)ty->elem);
+	int dt = npy_storage(tio_dtype_of((enum elem_kind)ty->elem));
 	const char *descr = NULL;
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(npy_descrs); i++)
 		if (npy_descrs[i].dtype == dt)
@@ -239,6 +272,10 @@ static size_t pb_count(const Onnx__TensorProto *p, int dtype)
 	}
 }
 
+/* The number of typed values (or raw bytes) numel elements of dtype take:
+ * 4-bit types pack two per value. */
+static uint64_t pb_values(int dtype, uint64_t numel) { return is_4bit(dtype) ? (numel + 1) / 2 : numel; }
+
 /* Copies the typed repeated field of p into t->data. */
 static int pb_typed(const char *path, const Onnx__TensorProto *p, struct tio_tensor *t, struct diag *d)
 {
@@ -248,6 +285,14 @@ static int pb_typed(const char *path, const Onnx__TensorProto *p, struct tio_ten
 	case TIO_DOUBLE: have = p->n_double_data; break;
 	case TIO_INT64: have = p->n_int64_data; break;
 	default: have = p->n_int32_data; break;
+	}
+	if (is_4bit(t->dtype)) {
+		uint8_t *b = xmalloc(have + 1);
+		for (size_t i = 0; i < have; i++)
+			b[i] = (uint8_t)p->int32_data[i];
+		tio_unpack4(b, t->numel, t->dtype == TIO_INT4, t->data);
+		free(b);
+		return 0;
 	}
 	if (have != t->numel) {
 		diag_error(d, LOC_NONE, "%s: tensor has %zu values; its shape needs %" PRIu64, path, have, t->numel);
@@ -310,18 +355,21 @@ static int pb_parse(const char *path, const uint8_t *buf, size_t len, struct tio
 	size_t bytes = (size_t)(t->numel * tio_dtype_size(t->dtype));
 	/* the sizes are checked against the data before allocating: a small
 	 * file whose dims claim terabytes is bad input, not out of memory */
-	if (p->has_raw_data && p->raw_data.len != bytes) {
+	uint64_t vals = pb_values(t->dtype, t->numel);
+	if (p->has_raw_data && p->raw_data.len != (is_4bit(t->dtype) ? vals : bytes)) {
 		diag_error(d, LOC_NONE, "%s: raw data has %zu bytes; %s<%" PRIu64 " elements> needs %zu", path,
-			   p->raw_data.len, tio_dtype_name(t->dtype), t->numel, bytes);
+			   p->raw_data.len, tio_dtype_name(t->dtype), t->numel, (size_t)(is_4bit(t->dtype) ? vals : bytes));
 		goto out;
 	}
-	if (!p->has_raw_data && pb_count(p, t->dtype) != t->numel) {
+	if (!p->has_raw_data && pb_count(p, t->dtype) != vals) {
 		diag_error(d, LOC_NONE, "%s: tensor has %zu values; its shape needs %" PRIu64, path,
-			   pb_count(p, t->dtype), t->numel);
+			   pb_count(p, t->dtype), vals);
 		goto out;
 	}
 	t->data = xcalloc(bytes + 1, 1);
-	if (p->has_raw_data) {
+	if (p->has_raw_data && is_4bit(t->dtype)) {
+		tio_unpack4(p->raw_data.data, t->numel, t->dtype == TIO_INT4, t->data);
+	} else if (p->has_raw_data) {
 		if (bytes) /* an empty tensor's raw_data may be NULL */
 			memcpy(t->data, p->raw_data.data, bytes);
 	} else if (pb_typed(path, p, t, d)) {
@@ -349,9 +397,20 @@ int tio_write_pb(const char *path, const char *name, const struct type *ty, cons
 	p.has_raw_data = 1;
 	p.raw_data.len = (size_t)type_bytes(ty);
 	p.raw_data.data = (uint8_t *)(uintptr_t)data;
+	uint8_t *packed = NULL;
+	if (is_4bit(p.data_type)) { /* two per byte, the first in the low nibble */
+		uint64_t numel = type_numel(ty);
+		const uint8_t *e = data;
+		packed = xcalloc((size_t)pb_values(p.data_type, numel) + 1, 1);
+		for (uint64_t i = 0; i < numel; i++)
+			packed[i / 2] |= (uint8_t)((e[i] & 0xfu) << (4 * (i & 1)));
+		p.raw_data.len = (size_t)pb_values(p.data_type, numel);
+		p.raw_data.data = packed;
+	}
 	size_t n = onnx__tensor_proto__get_packed_size(&p);
 	uint8_t *out = xmalloc(n + 1);
 	onnx__tensor_proto__pack(&p, out);
+	free(packed);
 	struct ostream o;
 	int rc = -1;
 	if (ostream_open(&o, path, d) == 0) {
@@ -399,9 +458,20 @@ const char *tio_mismatch(const struct tio_tensor *t, const struct type *ty, char
 	bool same = t->rank == ty->rank;
 	for (unsigned i = 0; same && i < t->rank; i++)
 		same = t->dims[i] == ty->dims[i];
-	if (t->dtype == want && same)
-		return NULL;
 	char tb[160];
+	if (same && t->dtype != want && t->dtype == npy_storage(want) && is_4bit(want)) {
+		int lo = want == TIO_INT4 ? -8 : 0, hi = want == TIO_INT4 ? 7 : 15;
+		for (uint64_t i = 0; i < t->numel; i++) {
+			int v = want == TIO_INT4 ? (int8_t)t->data[i] : t->data[i];
+			if (v < lo || v > hi) {
+				snprintf(buf, size, "element %" PRIu64 " is %d, out of range for %s", i, v,
+					 type_str(ty, tb, sizeof tb));
+				return buf;
+			}
+		}
+	}
+	if ((t->dtype == want || t->dtype == npy_storage(want)) && same)
+		return NULL;
 	int n = snprintf(buf, size, "file has %s<", tio_dtype_name(t->dtype));
 	for (unsigned i = 0; i < t->rank && n > 0 && (size_t)n < size; i++)
 		n += snprintf(buf + n, size - (size_t)n, "%s%" PRIu64, i ? " x " : "", t->dims[i]);

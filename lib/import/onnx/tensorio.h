@@ -9,7 +9,16 @@
  * Element kinds of the IR correspond to data types one way (tio_dtype_of):
  * qi8 int8, qui8 uint8, qi16 int16, qi32/i32/index32 int32, i64/index64
  * int64; quantized tensors are stored as their integers, the scale and
- * offset stay with the IR type.
+ * offset stay with the IR type. The float8 kinds and i4/u4 are ONNX's
+ * FLOAT8E4M3FN, FLOAT8E4M3FNUZ, FLOAT8E5M2, FLOAT8E5M2FNUZ, INT4 and UINT4
+ * (17..22), held one element per byte in memory (tio_tensor.data; 4-bit
+ * values sign- or zero-extended). In .pb files they follow onnx.proto: one
+ * byte per float8 element (raw_data, or one int32_data value each), two
+ * 4-bit elements per byte, the first in the low nibble (raw_data, or two
+ * per int32_data value). NumPy has none of them: a .npy file holds a float8
+ * kind's bits as uint8 (|u1), u4 as uint8 and i4 as int8 (|i1), and a
+ * uint8 or int8 tensor (either file format) binds to such a buffer, 4-bit
+ * values range checked.
  *
  * This lives beside the ONNX importer because .pb files are decoded with
  * the protobuf-c code generated from onnx.proto. Nothing here exits; errors
@@ -36,6 +45,12 @@ enum tio_dtype {
 	TIO_FLOAT16 = 10,
 	TIO_DOUBLE = 11,
 	TIO_BFLOAT16 = 16,
+	TIO_FLOAT8E4M3FN = 17,
+	TIO_FLOAT8E4M3FNUZ = 18,
+	TIO_FLOAT8E5M2 = 19,
+	TIO_FLOAT8E5M2FNUZ = 20,
+	TIO_UINT4 = 21,
+	TIO_INT4 = 22,
 };
 
 /* A tensor read from a file. data holds numel * tio_dtype_size bytes
@@ -56,6 +71,10 @@ const char *tio_dtype_name(int dtype);
 size_t tio_dtype_size(int dtype);
 /* the data type that stores element kind k */
 int tio_dtype_of(enum elem_kind k);
+
+/* Unpacks n 4-bit elements (two per byte of b, the first in the low
+ * nibble) into out, one per byte: sign-extended when is_signed (int4). */
+void tio_unpack4(const uint8_t *b, uint64_t n, bool is_signed, uint8_t *out);
 
 /* Reads path: .npy if it starts with the NumPy magic, else a TensorProto.
  * Returns 0, or -1 after reporting. */
