@@ -81,6 +81,14 @@ static const struct {
 
 const struct ew_row *ew_row(unsigned kind)
 {
+	/* the table is checked against Instrs.def (ew_check_table) on first
+	 * use, which is before any backend reads a row; ew_check_table's own
+	 * reads find the flag set */
+	static bool checked;
+	if (!checked) {
+		checked = true;
+		ew_check_table();
+	}
 	if (kind >= IK_COUNT || !(instr_desc(kind)->flags & IF_EW))
 		return NULL;
 	return &rows[kind];

@@ -162,7 +162,6 @@ void instr_desc_init(void)
 	for (unsigned i = 0; i < KIND_INDEX; i++)
 		if (shared[i])
 			kind_index[i] = 0;
-	ew_check_table();
 }
 
 const char *instr_kind_name(unsigned kind) { return kind < IK_COUNT ? rows[kind].name : "<bad kind>"; }

@@ -30,8 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct loc gir_p_loc_at(const struct gir_parser *p, const char *c) { return tp_loc_at(&p->r, c); }
-
 /* The reader shell's poison steps (support/textread.h) on the function's
  * poison set. */
 static void poison(struct gir_parser *p, const struct tp_span *name)
@@ -344,25 +342,6 @@ void gir_p_attr_list(struct gir_parser *p, uint32_t start, struct loc loc)
 	a->start = start;
 	a->n = (uint32_t)p->nums.len - start;
 	a->vloc = loc;
-}
-
-/* Equal lists share one copy through a small cache of the lists set lately. */
-void gir_p_set_ints(struct gir_parser *p, struct ir_instr *in, unsigned idx, const int64_t *v, uint32_t n)
-{
-	union attr_val *av = &in->attrs[idx];
-	if (n == 0) {
-		av->ints.v = NULL;
-		av->ints.n = 0;
-		return;
-	}
-	uint64_t h = hash_bytes(v, n * sizeof(*v));
-	struct gir_ints *c = &p->ints_cache[h % 16];
-	if (c->n != n || memcmp(c->v, v, n * sizeof(*v)) != 0) {
-		c->v = arena_memdup(&p->m->arena, v, n * sizeof(*v));
-		c->n = n;
-	}
-	av->ints.v = (int64_t *)(uintptr_t)c->v;
-	av->ints.n = n;
 }
 
 /* Sets attribute idx of in from what was written; false after reporting. */

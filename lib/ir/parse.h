@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Helpers of parse_util.c, below every piece. */
 /* The location of byte c of the parser's buffer. */
 struct loc gir_p_loc_at(const struct gir_parser *p, const char *c);
 

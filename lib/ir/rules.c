@@ -10,6 +10,7 @@
  */
 #include "ir/rules.h"
 #include "graph/typerules.h"
+#include "support/io.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -28,6 +29,16 @@ void ir_vreport(struct ir_verifier *v, struct loc loc, const char *subject, cons
 }
 
 /* An error of the instruction: "kind %name: message". */
+const char *ir_vname(const struct ir_value *val, char *buf, size_t size)
+{
+	struct ostream o;
+	ostream_mem(&o);
+	ir_print_local(&o, val->name ? val->name : "?");
+	snprintf(buf, size, "%s", ostream_cstr(&o));
+	ostream_abort(&o);
+	return buf;
+}
+
 void ir_verr(struct ir_verifier *v, const struct ir_instr *in, const char *fmt, ...)
 {
 	va_list ap;

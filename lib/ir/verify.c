@@ -76,16 +76,6 @@ static void werr(struct ir_verifier *v, const struct ir_weight *w, const char *f
 	va_end(ap);
 }
 
-const char *ir_vname(const struct ir_value *val, char *buf, size_t size)
-{
-	struct ostream o;
-	ostream_mem(&o);
-	ir_print_local(&o, val->name ? val->name : "?");
-	snprintf(buf, size, "%s", ostream_cstr(&o));
-	ostream_abort(&o);
-	return buf;
-}
-
 static void verify_weight(struct ir_verifier *v, const struct ir_weight *w)
 {
 	if (w->init == IR_INIT_NONE) {
