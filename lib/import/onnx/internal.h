@@ -406,9 +406,15 @@ int imp_cast_int8(struct importer *im, int to);
  * NaN); Cast and CastLike where the input or `to` is a float8 or 4-bit
  * type; QuantizeLinear (to dtype) and DequantizeLinear where the data is
  * such a type or the node is blocked (imp_q_narrow says which). */
-/* The float arithmetic of a binary kind: x, and c broadcast to x's shape
- * (ops_quant.c). */
+/* ---- quantized values (qvalue.c) ---- */
+/* The float arithmetic of a binary kind: x, and c broadcast to x's shape. */
 struct value imp_q_fbin(struct importer *im, unsigned kind, struct value x, struct value c, const char *name);
+/* Whether t holds raw integers: scale 1, offset 0. */
+bool imp_q_is_raw(const struct type *t);
+/* A float scalar constant f named name. */
+struct value imp_q_fconst(struct importer *im, const char *name, double f);
+/* Value v (quantized) as type qt with the same stored integers. */
+struct value imp_q_reinterpret(struct importer *im, struct value v, const struct type *qt, const char *name);
 struct value imp_convert_sat(struct importer *im, struct value x, int elem, bool sat, const char *name);
 int imp_cast_narrow(struct importer *im, int to);
 bool imp_q_narrow(int dtype, const onnx_node *n);

@@ -57,23 +57,6 @@ struct qparams {
 /* The ONNX types quantized data may have. */
 static bool int_dtype_ok(int dtype) { return dtype == DT_UINT8 || dtype == DT_INT8 || dtype == DT_INT32; }
 
-int imp_dt_qelem(int dtype)
-{
-	return dtype == DT_UINT8 ? EK_QUI8 : dtype == DT_INT8 ? EK_QI8 : dtype == DT_INT32 ? EK_QI32 : -1;
-}
-
-const struct type *imp_input_type(struct importer *im, int dtype, const uint64_t *dims, unsigned rank)
-{
-	if (dtype != DT_UINT8 && dtype != DT_INT8)
-		return imp_ty(im, imp_dt_elem(dtype), dims, rank);
-	if (!imp_ty(im, EK_FLOAT, dims, rank)) /* the shape check */
-		return NULL;
-	return type_get_q(im->tc, (enum elem_kind)imp_dt_qelem(dtype), dims, rank, 1.0f, 0);
-}
-
-/* t holds raw integers: scale 1, offset 0. */
-static bool is_raw(const struct type *t) { return t->scale == 1.0f && t->offset == 0; }
-
 /* Reads the scale (input si) and the zero point (input zi, optional) of
  * data tensor x (dtype: the integers' type; the zero point, when given,
  * must have it). per_axis: a 1-D scale of the length of dimension `axis`
@@ -143,11 +126,6 @@ static const struct type *qtype(struct importer *im, const struct qparams *q, ui
 }
 
 /* A float<> constant of value f. */
-static struct value fconst(struct importer *im, const char *name, double f)
-{
-	return imp_b_splat_const(im, name, imp_ty(im, EK_FLOAT, NULL, 0), f);
-}
-
 /* A float constant of `rank` dimensions, all 1 but dimension axis (n):
  * q's scales (zp false) or zero points (zp true), to broadcast along axis. */
 static struct value axis_const(struct importer *im, const struct qparams *q, bool zp, unsigned rank, const char *name)
@@ -160,15 +138,6 @@ static struct value axis_const(struct importer *im, const struct qparams *q, boo
 		v[i] = zp ? (q->zp ? (double)q->zp[i] : 0.0) : q->scale[i];
 	struct tensor *t = imp_t_from_floats(im, name, DT_FLOAT, rank, dims, v);
 	return imp_t_const(im, t, imp_ty(im, EK_FLOAT, dims, rank));
-}
-
-struct value imp_q_fbin(struct importer *im, unsigned kind, struct value x, struct value c, const char *name)
-{
-	if (!x.node || !c.node)
-		return no_value;
-	const struct type *t = val_type(x);
-	c = imp_b_broadcast(im, c, t->dims, t->rank, imp_dname(im, name, "bcast"));
-	return imp_b_binary(im, kind, x, c, name);
 }
 
 /* x (float) quantized into the raw kind of dtype: round(x / s) + z,
@@ -184,38 +153,6 @@ static struct value quantize_raw(struct importer *im, struct value x, struct val
 	v = imp_q_fbin(im, NK_Add, v, z, imp_dname(im, name, "shifted"));
 	const struct type *t = val_type(x);
 	return imp_b_node(im, NK_Quantize, name, &v, 1, imp_input_type(im, dtype, t->dims, t->rank));
-}
-
-/* Value v (quantized, of the stored integers ONNX means) as type qt with
- * the same stored integers: through float, d = round(real / s) is the
- * integer minus v's offset, and d + offset - qt's offset scaled by qt's
- * scale quantizes back to the same integer (exact for 8-bit integers). */
-static struct value reinterpret(struct importer *im, struct value v, const struct type *qt, const char *name)
-{
-	const struct type *t = val_type(v);
-	struct value f = imp_b_node(im, NK_Dequantize, imp_dname(im, name, "real"), &v, 1,
-				    type_with_elem(im->tc, t, EK_FLOAT));
-	if (!is_raw(t)) {
-		f = imp_q_fbin(im, NK_Div, f, fconst(im, imp_dname(im, name, "s0"), t->scale), imp_dname(im, name, "div"));
-		f = imp_b_unary(im, NK_Round, imp_dname(im, name, "int"), f);
-	}
-	if (t->offset != qt->offset)
-		f = imp_q_fbin(im, NK_Add, f, fconst(im, imp_dname(im, name, "z"), (double)t->offset - qt->offset),
-			 imp_dname(im, name, "centred"));
-	if (qt->scale != 1.0f)
-		f = imp_q_fbin(im, NK_Mul, f, fconst(im, imp_dname(im, name, "s"), qt->scale), imp_dname(im, name, "scaled"));
-	return f.node ? imp_b_node(im, NK_Quantize, name, &f, 1, qt) : f;
-}
-
-struct value imp_q_integers(struct importer *im, struct value v, const char *name)
-{
-	if (!v.node)
-		return v;
-	const struct type *t = val_type(v);
-	if (!is_raw(t))
-		v = reinterpret(im, v, type_get_q(im->tc, (enum elem_kind)t->elem, t->dims, t->rank, 1.0f, 0),
-				imp_dname(im, name, "raw"));
-	return v.node ? imp_b_node(im, NK_Dequantize, name, &v, 1, type_with_elem(im->tc, t, EK_FLOAT)) : v;
 }
 
 /* ONNX's Cast to or from uint8 and int8 (operands of a raw kind or of one
@@ -327,11 +264,11 @@ static struct value qinput_of(struct importer *im, struct tensor *x, const struc
 	struct value v = imp_tval(im, x);
 	if (!v.node || val_type(v) == qt)
 		return v;
-	if (v.node->kind == NK_Placeholder && !node_has_uses(v.node) && is_raw(val_type(v))) {
+	if (v.node->kind == NK_Placeholder && !node_has_uses(v.node) && imp_q_is_raw(val_type(v))) {
 		v.node->types[0] = qt;
 		return v;
 	}
-	return reinterpret(im, v, qt, imp_dname(im, x->name, "as"));
+	return imp_q_reinterpret(im, v, qt, imp_dname(im, x->name, "as"));
 }
 
 /* ---- QuantizeLinear, DequantizeLinear ---- */
@@ -392,7 +329,7 @@ int imp_op_quantize(struct importer *im, const onnx_node *n)
 		if (!imp_dt_is_float(s->dtype))
 			return imp_op_err(im, "scale \"%s\" must be floating point, not %s", s->name, imp_dt_name(s->dtype));
 		struct value sv = runtime_param(im, s, x, imp_dname(im, name, "scale"));
-		struct value zv = z ? runtime_param(im, z, x, imp_dname(im, name, "zp")) : fconst(im, imp_dname(im, name, "zp"), 0);
+		struct value zv = z ? runtime_param(im, z, x, imp_dname(im, name, "zp")) : imp_q_fconst(im, imp_dname(im, name, "zp"), 0);
 		return imp_set_out(im, 0, quantize_raw(im, xv, sv, zv, dtype, name));
 	}
 	struct qparams q;
@@ -477,13 +414,13 @@ int imp_op_dynamic_quantize(struct importer *im, const onnx_node *n)
 		return imp_op_err(im, "input must be float32");
 	const char *y = imp_out_name(im, 0), *sn = imp_out_name(im, 1), *zn = imp_out_name(im, 2);
 	const char *base = *y ? y : *sn ? sn : zn;
-	struct value zero = fconst(im, imp_dname(im, base, "zero"), 0);
+	struct value zero = imp_q_fconst(im, imp_dname(im, base, "zero"), 0);
 	struct value lo = imp_reduce_all(im, NK_BatchedReduceMin, x, imp_dname(im, base, "min"));
 	struct value hi = imp_reduce_all(im, NK_BatchedReduceMax, x, imp_dname(im, base, "max"));
 	lo = imp_b_binary(im, NK_Min, lo, zero, imp_dname(im, base, "lo"));
 	hi = imp_b_binary(im, NK_Max, hi, zero, imp_dname(im, base, "hi"));
 	struct value range = imp_b_binary(im, NK_Sub, hi, lo, imp_dname(im, base, "range"));
-	struct value scale = imp_b_binary(im, NK_Div, range, fconst(im, imp_dname(im, base, "qmax"), 255),
+	struct value scale = imp_b_binary(im, NK_Div, range, imp_q_fconst(im, imp_dname(im, base, "qmax"), 255),
 					  *sn ? sn : imp_dname(im, base, "scale"));
 	struct value zf = imp_b_binary(im, NK_Div, lo, scale, imp_dname(im, base, "minscaled"));
 	zf = imp_b_binary(im, NK_Sub, zero, zf, imp_dname(im, base, "zpf"));
