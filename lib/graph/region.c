@@ -151,6 +151,17 @@ void func_walk_pre(struct func *f, void (*fn)(struct func *scope, struct node *n
 	walk(f, false, fn, arg);
 }
 
+size_t func_count_nodes(const struct func *f)
+{
+	size_t c = 0;
+	func_for_each(f, n) {
+		c++;
+		for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
+			c += func_count_nodes(node_region(n, i));
+	}
+	return c;
+}
+
 /* ---- evaluation order across scopes ---- */
 
 typedef VEC(struct node *) node_vec;

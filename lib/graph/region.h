@@ -72,6 +72,9 @@ int64_t loop_const_trip(const struct node *loop);
 void func_walk_post(struct func *f, void (*fn)(struct func *scope, struct node *n, void *arg), void *arg);
 void func_walk_pre(struct func *f, void (*fn)(struct func *scope, struct node *n, void *arg), void *arg);
 
+/* The nodes of f and of its regions, nested ones included. */
+size_t func_count_nodes(const struct func *f);
+
 /* Restores the order the verifier wants after a pass that appended nodes:
  * f's list and its regions' become a stable topological order (list order
  * wherever valid) in which a node with regions comes after the outer values
