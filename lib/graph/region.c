@@ -14,6 +14,7 @@ static const struct {
 } region_rows[] = {
 	{NK_If, {"then", "else"}},
 	{NK_Loop, {"body", NULL}},
+	{NK_Fn, {"body", NULL}},
 };
 
 unsigned region_count_of_kind(unsigned kind)

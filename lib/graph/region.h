@@ -2,7 +2,8 @@
  * "Control flow").
  *
  * A region is a struct func that a node owns: If owns two (0 = then, 1 =
- * else), Loop one (0 = body). f->owner is the owning node, f->parent the
+ * else), Loop one (0 = body), a function literal Fn one (0 = body: its
+ * parameters, any number, and a Yield of its results). f->owner is the owning node, f->parent the
  * function or region around it; a region is not listed in the module's
  * funcs. Its nodes begin with its parameters, nodes of kind RegionArg with
  * one result each (If's regions have none; Loop's body has the iteration
