@@ -133,10 +133,11 @@ unsigned backend_node_elems(const struct node *n, enum elem_kind *elems, unsigne
 
 bool backend_node_supported_by_kind(const struct backend *b, const struct node *n)
 {
-	/* control flow (If, Loop: issue 18): no backend executes regions yet, so
-	 * the pipeline unrolls or selects them (if-to-select, loop-unroll); a
-	 * backend that executes them answers for itself */
-	if (node_desc(n->kind)->nregions)
+	/* control flow (If, Loop, Fn and Call: issue 18): no backend executes
+	 * regions or calls yet, so the pipeline inlines, unrolls or selects them
+	 * (inline, loop-unroll, if-to-select); a backend that executes them
+	 * answers for itself */
+	if (node_desc(n->kind)->nregions || n->kind == NK_Call)
 		return false;
 	return backend_node_supported_with_blocks(b, n);
 }

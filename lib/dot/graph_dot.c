@@ -338,18 +338,6 @@ static int select_range(struct gd *g, struct diag *d)
 	return 0;
 }
 
-/* The nodes of f and of its regions. */
-static size_t scope_count(const struct func *f)
-{
-	size_t c = 0;
-	func_for_each(f, n) {
-		c++;
-		for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
-			c += scope_count(node_region(n, i));
-	}
-	return c;
-}
-
 /* Lists the nodes of f, each followed by its regions' (pre order). */
 static void scope_add(struct gd *g, struct func *f, unsigned fi, unsigned *ord)
 {
@@ -433,7 +421,7 @@ static int gd_setup(struct gd *g, struct diag *d)
 		if (!g->func_sel[fi])
 			continue;
 		g->nsel++;
-		total += scope_count(m->funcs[fi]);
+		total += func_count_nodes(m->funcs[fi]);
 	}
 	g->nodes = xcalloc(total + 1, sizeof(*g->nodes));
 	u64map_init(&g->map);

@@ -267,7 +267,11 @@ int glow_p_nest_begin(struct glow_parser *p, const struct tp_span *kind, struct 
 	p->has_pred = p->has_types = p->has_lowered = false;
 	p->cur_attr = -1;
 	glow_p_kind(p, kind, loc);
-	if (p->kind >= 0 && node_desc((unsigned)p->kind)->nres != 1) {
+	if (p->kind >= 0 && node_desc((unsigned)p->kind)->nregions) {
+		glow_p_error(p, loc, "%s cannot be nested: a node with regions is a statement",
+			     node_kind_name((unsigned)p->kind));
+		p->bad = true;
+	} else if (p->kind >= 0 && node_desc((unsigned)p->kind)->nres != 1) {
 		glow_p_error(p, loc, "%s cannot be nested: only a value with one result can",
 			     node_kind_name((unsigned)p->kind));
 		p->bad = true;

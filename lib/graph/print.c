@@ -558,7 +558,7 @@ static void print_regions_ex(struct printer *p, const struct node *n, unsigned d
 		}
 		os_write(o, r->name, strlen(r->name));
 		unsigned np = region_num_params(r);
-		if (np || n->kind == NK_Loop) {
+		if (np || n->kind != NK_If) {
 			os_putc(o, '(');
 			for (unsigned k = 0; k < np; k++) {
 				struct node *a = region_param(r, k);

@@ -14,6 +14,7 @@ static const struct {
 } region_rows[] = {
 	{NK_If, {"then", "else"}},
 	{NK_Loop, {"body", NULL}},
+	{NK_Fn, {"body", NULL}},
 };
 
 unsigned region_count_of_kind(unsigned kind)
@@ -149,6 +150,17 @@ void func_walk_post(struct func *f, void (*fn)(struct func *scope, struct node *
 void func_walk_pre(struct func *f, void (*fn)(struct func *scope, struct node *n, void *arg), void *arg)
 {
 	walk(f, false, fn, arg);
+}
+
+size_t func_count_nodes(const struct func *f)
+{
+	size_t c = 0;
+	func_for_each(f, n) {
+		c++;
+		for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
+			c += func_count_nodes(node_region(n, i));
+	}
+	return c;
 }
 
 /* ---- evaluation order across scopes ---- */

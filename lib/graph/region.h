@@ -2,7 +2,8 @@
  * "Control flow").
  *
  * A region is a struct func that a node owns: If owns two (0 = then, 1 =
- * else), Loop one (0 = body). f->owner is the owning node, f->parent the
+ * else), Loop one (0 = body), a function literal Fn one (0 = body: its
+ * parameters, any number, and a Yield of its results). f->owner is the owning node, f->parent the
  * function or region around it; a region is not listed in the module's
  * funcs. Its nodes begin with its parameters, nodes of kind RegionArg with
  * one result each (If's regions have none; Loop's body has the iteration
@@ -71,6 +72,9 @@ int64_t loop_const_trip(const struct node *loop);
  * region's nodes before their owner), or outer first (pre order). */
 void func_walk_post(struct func *f, void (*fn)(struct func *scope, struct node *n, void *arg), void *arg);
 void func_walk_pre(struct func *f, void (*fn)(struct func *scope, struct node *n, void *arg), void *arg);
+
+/* The nodes of f and of its regions, nested ones included. */
+size_t func_count_nodes(const struct func *f);
 
 /* Restores the order the verifier wants after a pass that appended nodes:
  * f's list and its regions' become a stable topological order (list order

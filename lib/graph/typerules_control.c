@@ -44,3 +44,9 @@ void tr_region_arg(struct typed_op *op) { (void)op; }
 
 /* Yield(Values...): the region's results, checked against the owner. */
 void tr_yield(struct typed_op *op) { (void)op; }
+
+/* Fn: a function literal; its results are its body's yields (verify.c). */
+void tr_fn(struct typed_op *op) { (void)op; }
+
+/* Call(Callee, Args*): checked against the callee's body (verify.c). */
+void tr_call(struct typed_op *op) { (void)op; }

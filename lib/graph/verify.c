@@ -215,6 +215,7 @@ static bool has_pending_operand(const struct node *n)
 }
 
 static void verify_regions(struct verifier *v, struct node *n);
+static void verify_call(struct verifier *v, struct node *n);
 
 /* Where RegionArg and Yield may stand, and what a region may hold: its
  * parameters first, one Yield last, nothing with side effects. */
@@ -268,6 +269,8 @@ static int verify_func(struct verifier *v, struct func *f)
 			run_rule(v, n, node_desc(n->kind)->rule);
 		if (node_num_regions(n))
 			verify_regions(v, n);
+		else if (n->kind == NK_Call)
+			verify_call(v, n);
 	}
 	if (!structural && late)
 		find_cycle(v, f);
@@ -293,6 +296,58 @@ static void check_params(struct verifier *v, struct node *owner, struct func *r,
 			verr(v, owner, "parameter %u (%s) of region '%s' is %s, expected %s", i, what[i < 2 ? i : 2],
 			     r->name, type_str(t, b1, sizeof b1), type_str(want[i], b2, sizeof b2));
 	}
+}
+
+/* Fn: its results are its body's yields, and its value is only a Call's
+ * callee. */
+static void verify_fn(struct verifier *v, struct node *n)
+{
+	struct node *y = region_yield(node_region(n, 0));
+	char b1[128], b2[128];
+	if (y && y->nops != n->nres)
+		verr(v, n, "body yields %u value%s, the function has %u result%s", y->nops, y->nops == 1 ? "" : "s",
+		     n->nres, n->nres == 1 ? "" : "s");
+	else
+		for (unsigned k = 0; y && k < n->nres; k++)
+			if (op_type(y, k) != n->types[k])
+				verr(v, n, "result %u is %s but the body yields %s", k, type_str(n->types[k], b1, sizeof b1),
+				     type_str(op_type(y, k), b2, sizeof b2));
+	for (const struct use *u = n->uses; u; u = u->next)
+		if (use_user(u)->kind != NK_Call || u->idx != 0 || u->res != 0) {
+			verr(v, n, "is used by %s as operand %u: a function is used only as a Call's callee (operand 0, "
+				   "result 0)", node_kind_name(use_user(u)->kind), u->idx);
+			break;
+		}
+}
+
+/* Call(Callee, Args*): the callee is a Fn, the args have its parameters'
+ * types, the results its results'. */
+static void verify_call(struct verifier *v, struct node *n)
+{
+	struct node *fn = n->ops[0].def;
+	char b1[128], b2[128];
+	if (fn->kind != NK_Fn) {
+		verr(v, n, "callee %c%s is a %s, not a function (Fn)", node_is_storage(fn) ? '@' : '%',
+		     fn->name ? fn->name : "", node_kind_name(fn->kind));
+		return;
+	}
+	struct func *body = node_region(fn, 0);
+	unsigned np = region_num_params(body), na = n->nops - 1;
+	if (np != na)
+		verr(v, n, "passes %u argument%s to %%%s, which takes %u", na, na == 1 ? "" : "s", fn->name, np);
+	for (unsigned i = 0; i < na && i < np; i++)
+		if (op_type(n, 1 + i) != node_type(region_param(body, i)))
+			verr(v, n, "argument %u is %s, but parameter %u of %%%s is %s", i,
+			     type_str(op_type(n, 1 + i), b1, sizeof b1), i, fn->name,
+			     type_str(node_type(region_param(body, i)), b2, sizeof b2));
+	if (n->nres != fn->nres) {
+		verr(v, n, "has %u result%s, but %%%s returns %u", n->nres, n->nres == 1 ? "" : "s", fn->name, fn->nres);
+		return;
+	}
+	for (unsigned k = 0; k < n->nres; k++)
+		if (n->types[k] != fn->types[k])
+			verr(v, n, "result %u is %s, but %%%s returns %s", k, type_str(n->types[k], b1, sizeof b1), fn->name,
+			     type_str(fn->types[k], b2, sizeof b2));
 }
 
 /* The type the scan value t stacks to over trip iterations. */
@@ -330,6 +385,10 @@ static void verify_regions(struct verifier *v, struct node *n)
 		verify_func(v, node_region(n, i));
 	n->bits |= NODE_VDONE;
 	char b1[128], b2[128];
+	if (n->kind == NK_Fn) {
+		verify_fn(v, n);
+		return;
+	}
 	if (n->kind == NK_If) {
 		for (unsigned i = 0; i < 2; i++) {
 			struct func *r = node_region(n, i);

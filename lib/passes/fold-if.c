@@ -15,31 +15,24 @@
 #include "passes/pass.h"
 #include "passes/regions.h"
 
-/* Folds If n of f by its condition c; the branch's values stay in scope:
- * they are defined before the If's users, where the If was. */
-static void fold_one(struct func *f, struct node *n, bool c)
+/* Folds If n of f when its condition is a constant; the branch's values
+ * stay in scope: they are defined before the If's users, where the If was. */
+static bool fold_one(struct func *f, struct node *n, void *arg)
 {
+	(void)arg;
+	int64_t c;
+	if (!node_const_scalar(n->ops[0].def, &c))
+		return false;
 	struct node *y = region_inline(node_region(n, c ? 0 : 1), f, n);
 	for (unsigned k = 0; k < n->nres; k++)
 		value_replace_all_uses(node_val(n, k), op_val(y, k));
 	node_erase(f, n);
+	return true;
 }
 
 bool fold_if_run(struct func *f, struct pass_ctx *ctx)
 {
-	uint64_t folded = 0;
-	/* rounds: a branch moved out may hold an If of its own */
-	for (bool again = true; again;) {
-		again = false;
-		func_for_each_safe(f, n, next) {
-			int64_t c;
-			if (n->kind != NK_If || !node_const_scalar(n->ops[0].def, &c))
-				continue;
-			fold_one(f, n, c != 0);
-			folded++;
-			again = true;
-		}
-	}
+	uint64_t folded = pass_rewrite_kind(f, NK_If, false, ctx, fold_one, NULL);
 	pass_stat(ctx, "Number of If folded", folded);
 	return folded != 0;
 }

@@ -15,7 +15,6 @@
 #include "graph/region.h"
 #include "passes/pass.h"
 #include "passes/regions.h"
-#include "passes/target.h"
 
 /* Select(cond broadcast to t, a, b) before `before`. */
 static struct value select_on(struct func *f, struct value cond, struct value a, struct value b, struct node *before,
@@ -37,37 +36,33 @@ static struct value select_on(struct func *f, struct value cond, struct value a,
 	return node_val(node_create1(f, NK_Select, name, ops, 3, t, before, LOC_NONE), 0);
 }
 
+/* Both branches of If n out before it, a Select per result. */
+static bool select_one(struct func *f, struct node *n, void *arg)
+{
+	(void)arg;
+	struct node *yt = region_inline(node_region(n, 0), f, n);
+	struct node *ye = region_inline(node_region(n, 1), f, n);
+	struct node *sel = NULL;
+	for (unsigned k = 0; k < n->nres; k++) {
+		struct value a = op_val(yt, k), b = op_val(ye, k), r = a;
+		if (a.node != b.node || a.res != b.res) {
+			r = select_on(f, op_val(n, 0), a, b, n, n->name);
+			sel = r.node;
+		}
+		value_replace_all_uses(node_val(n, k), r);
+	}
+	/* a one-result If's Select takes its name, which its users read */
+	const char *name = n->name;
+	bool rename = n->nres == 1 && sel;
+	node_erase(f, n);
+	if (rename)
+		node_rename(f, sel, name);
+	return true;
+}
+
 bool if_to_select_run(struct func *f, struct pass_ctx *ctx)
 {
-	uint64_t done = 0;
-	bool only = pass_opt_bool(ctx, POPT_IS_UNSUPPORTED);
-	/* rounds: a branch moved out may hold an If of its own */
-	for (bool again = true; again;) {
-		again = false;
-		func_for_each_safe(f, n, next) {
-			if (n->kind != NK_If || (only && target_supports(ctx, n)))
-				continue;
-			struct node *yt = region_inline(node_region(n, 0), f, n);
-			struct node *ye = region_inline(node_region(n, 1), f, n);
-			struct node *sel = NULL;
-			for (unsigned k = 0; k < n->nres; k++) {
-				struct value a = op_val(yt, k), b = op_val(ye, k), r = a;
-				if (a.node != b.node || a.res != b.res) {
-					r = select_on(f, op_val(n, 0), a, b, n, n->name);
-					sel = r.node;
-				}
-				value_replace_all_uses(node_val(n, k), r);
-			}
-			/* a one-result If's Select takes its name, which its users read */
-			const char *name = n->name;
-			bool rename = n->nres == 1 && sel;
-			node_erase(f, n);
-			if (rename)
-				node_rename(f, sel, name);
-			done++;
-			again = true;
-		}
-	}
+	uint64_t done = pass_rewrite_kind(f, NK_If, pass_opt_bool(ctx, POPT_IS_UNSUPPORTED), ctx, select_one, NULL);
 	pass_stat(ctx, "Number of If turned into Select", done);
 	return done != 0;
 }

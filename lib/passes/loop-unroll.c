@@ -27,7 +27,6 @@
 #include "graph/region.h"
 #include "passes/pass.h"
 #include "passes/regions.h"
-#include "passes/target.h"
 #include "support/util.h"
 
 #include <stdlib.h>
@@ -48,18 +47,6 @@ static int64_t known_iterations(const struct node *n)
 	if (!node_const_scalar(y->ops[0].def, &cy))
 		return -1;
 	return cy ? (trip == INT64_MAX ? -1 : trip) : 1;
-}
-
-/* The nodes of f and its regions. */
-static uint64_t count_nodes(const struct func *f)
-{
-	uint64_t c = 0;
-	func_for_each(f, n) {
-		c++;
-		for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++)
-			c += count_nodes(node_region(n, i));
-	}
-	return c;
 }
 
 /* A scalar constant of kind ek and value v (a splat), named after base. */
@@ -144,30 +131,32 @@ static void unroll(struct func *f, struct node *n, int64_t iters)
 	node_erase(f, n);
 }
 
+/* The limits of one run and what it did. */
+struct unroll_run {
+	int64_t max_trips, max_nodes;
+	uint64_t copies;
+};
+
+/* Unrolls Loop n of f if its iterations are known and within the limits. */
+static bool unroll_one(struct func *f, struct node *n, void *arg)
+{
+	struct unroll_run *ur = arg;
+	int64_t iters = known_iterations(n);
+	if (iters < 0 || iters > ur->max_trips)
+		return false;
+	uint64_t size = func_count_nodes(node_region(n, 0));
+	if ((uint64_t)iters * size > (uint64_t)ur->max_nodes)
+		return false;
+	unroll(f, n, iters);
+	ur->copies += (uint64_t)iters;
+	return true;
+}
+
 bool loop_unroll_run(struct func *f, struct pass_ctx *ctx)
 {
-	int64_t max_trips = pass_opt_int(ctx, POPT_LU_MAX_TRIPS), max_nodes = pass_opt_int(ctx, POPT_LU_MAX_NODES);
-	uint64_t unrolled = 0, copies = 0;
-	bool only = pass_opt_bool(ctx, POPT_LU_UNSUPPORTED);
-	/* rounds: an unrolled body may hold a Loop of its own */
-	for (bool again = true; again;) {
-		again = false;
-		func_for_each_safe(f, n, next) {
-			if (n->kind != NK_Loop || (only && target_supports(ctx, n)))
-				continue;
-			int64_t iters = known_iterations(n);
-			if (iters < 0 || iters > max_trips)
-				continue;
-			uint64_t size = count_nodes(node_region(n, 0));
-			if ((uint64_t)iters * size > (uint64_t)max_nodes)
-				continue;
-			unroll(f, n, iters);
-			unrolled++;
-			copies += (uint64_t)iters;
-			again = true;
-		}
-	}
+	struct unroll_run ur = {pass_opt_int(ctx, POPT_LU_MAX_TRIPS), pass_opt_int(ctx, POPT_LU_MAX_NODES), 0};
+	uint64_t unrolled = pass_rewrite_kind(f, NK_Loop, pass_opt_bool(ctx, POPT_LU_UNSUPPORTED), ctx, unroll_one, &ur);
 	pass_stat(ctx, "Number of Loops unrolled", unrolled);
-	pass_stat(ctx, "Number of iterations copied", copies);
+	pass_stat(ctx, "Number of iterations copied", ur.copies);
 	return unrolled != 0;
 }

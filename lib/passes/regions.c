@@ -2,6 +2,7 @@
  * function pass inside regions, moving a region's nodes out of it. */
 #include "passes/regions.h"
 #include "graph/region.h"
+#include "passes/target.h"
 #include "support/util.h"
 
 #include <stdlib.h>
@@ -26,6 +27,22 @@ bool pass_run_scopes(struct func *f, bool (*run)(struct func *, struct pass_ctx 
 	if (changed)
 		func_fix_order(f);
 	return changed;
+}
+
+uint64_t pass_rewrite_kind(struct func *f, unsigned kind, bool only_unsupported, struct pass_ctx *ctx,
+			   bool (*fn)(struct func *f, struct node *n, void *arg), void *arg)
+{
+	uint64_t done = 0;
+	for (bool again = true; again;) {
+		again = false;
+		func_for_each_safe(f, n, next) {
+			if (n->kind != kind || (only_unsupported && target_supports(ctx, n)) || !fn(f, n, arg))
+				continue;
+			done++;
+			again = true;
+		}
+	}
+	return done;
 }
 
 bool module_has_regions(const struct module *m)

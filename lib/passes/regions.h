@@ -10,6 +10,13 @@
  * (func_fix_order); returns whether any run changed something. */
 bool pass_run_scopes(struct func *f, bool (*run)(struct func *, struct pass_ctx *), struct pass_ctx *ctx);
 
+/* Calls fn(f, n, arg) for each node n of kind in f (only those the target
+ * does not execute when only_unsupported), in rounds until a round changes
+ * nothing (fn returns whether it rewrote n: a node moved out of a region
+ * may be of kind too); returns how many fn rewrote. */
+uint64_t pass_rewrite_kind(struct func *f, unsigned kind, bool only_unsupported, struct pass_ctx *ctx,
+			   bool (*fn)(struct func *f, struct node *n, void *arg), void *arg);
+
 /* The module has a node with regions in some function. */
 bool module_has_regions(const struct module *m);
 

@@ -19,7 +19,7 @@ bool target_supports(const struct pass_ctx *ctx, const struct node *n)
 	/* control flow (If, Loop: issue 18): the interpreter, the answer without
 	 * a backend, does not execute regions yet (backends/backend.c answers
 	 * for the backends) */
-	if ((!t || !t->backend) && node_desc(n->kind)->nregions)
+	if ((!t || !t->backend) && (node_desc(n->kind)->nregions || n->kind == NK_Call))
 		return false;
 	if (!t)
 		return true;

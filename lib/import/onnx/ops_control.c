@@ -37,10 +37,11 @@
  * the regions. The passes fold-if, loop-unroll and if-to-select (the
  * pipelines' control-flow stage) then remove the regions a backend does
  * not execute. Bounded: CF_MAX_NODES subgraph nodes translated in one
- * import, CF_MAX_DEPTH nested subgraphs, CF_MAX_ITERS batch entries.
+ * import, CF_MAX_DEPTH nested subgraphs, CF_MAX_BATCH batch entries (opset
+ * 8). The import-time unrolling that remains is ops_control_unroll.c's.
  */
-#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include "graph/region.h"
+#include "import/onnx/control.h"
 #include "import/onnx/internal.h"
 #include "support/vec.h"
 
@@ -48,13 +49,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CF_MAX_ITERS 4096
+#define CF_MAX_BATCH 4096
 #define CF_MAX_NODES 65536
 #define CF_MAX_DEPTH 32
 
 /* ---- tensors ---- */
 
-static struct tensor *t_of_value(struct importer *im, const char *name, int dtype, struct value v)
+struct tensor *cf_t_of_value(struct importer *im, const char *name, int dtype, struct value v)
 {
 	if (!v.node)
 		return NULL;
@@ -65,7 +66,7 @@ static struct tensor *t_of_value(struct importer *im, const char *name, int dtyp
 }
 
 /* "float [2, 3]" */
-static const char *t_desc(struct importer *im, const struct tensor *t)
+const char *cf_t_desc(struct importer *im, const struct tensor *t)
 {
 	char buf[256];
 	size_t len = (size_t)snprintf(buf, sizeof buf, "%s [", imp_dt_name(t->dtype));
@@ -77,7 +78,7 @@ static const char *t_desc(struct importer *im, const struct tensor *t)
 	return arena_strdup(&im->scratch, buf);
 }
 
-static bool same_shape(const struct tensor *a, const struct tensor *b)
+bool cf_same_shape(const struct tensor *a, const struct tensor *b)
 {
 	if (a->dtype != b->dtype || a->rank != b->rank)
 		return false;
@@ -87,78 +88,8 @@ static bool same_shape(const struct tensor *a, const struct tensor *b)
 	return true;
 }
 
-/* x[..., pos, ...] along axis, the axis removed. NULL after reporting. */
-static struct tensor *take(struct importer *im, struct tensor *x, unsigned axis, uint64_t pos, const char *name)
-{
-	uint64_t odims[GLOW_MAX_RANK], rdims[GLOW_MAX_RANK];
-	int64_t start[GLOW_MAX_RANK], step[GLOW_MAX_RANK];
-	unsigned r = 0;
-	for (unsigned k = 0; k < x->rank; k++) {
-		odims[k] = k == axis ? 1 : x->dims[k];
-		start[k] = k == axis ? (int64_t)pos : 0;
-		step[k] = 1;
-		if (k != axis)
-			rdims[r++] = x->dims[k];
-	}
-	if (x->known) {
-		struct tensor *k = imp_k_slice(im, x, start, step, odims, name);
-		if (k)
-			return imp_t_view(im, k, name, r, rdims);
-	}
-	struct value v = imp_tval(im, x);
-	if (!v.node)
-		return NULL;
-	const struct type *st = type_with_dims(im->tc, val_type(v), odims, x->rank);
-	struct value s = imp_b_node(im, NK_Slice, imp_dname(im, name, "slice"), &v, 1, st);
-	if (s.node)
-		node_set_ints(im->m, s.node, AN_start, start, x->rank);
-	return t_of_value(im, name, x->dtype, imp_b_reshape(im, s, rdims, r, name));
-}
-
-/* ts[0..n) (n >= 1, of one type and shape) stacked along a new axis `axis`
- * (0..rank). NULL after reporting. */
-static struct tensor *stack(struct importer *im, struct tensor **ts, unsigned n, unsigned axis, const char *name)
-{
-	const struct tensor *t0 = ts[0];
-	unsigned r = t0->rank + 1;
-	if (r > GLOW_MAX_RANK) {
-		imp_op_err(im, "stacked output \"%s\" would have rank %u (at most %d)", name, r, GLOW_MAX_RANK);
-		return NULL;
-	}
-	uint64_t one[GLOW_MAX_RANK], all[GLOW_MAX_RANK];
-	for (unsigned k = 0, j = 0; k < r; k++) {
-		one[k] = k == axis ? 1 : t0->dims[j];
-		all[k] = k == axis ? n : t0->dims[j];
-		j += k != axis;
-	}
-	bool known = true;
-	for (unsigned i = 0; i < n; i++)
-		known &= ts[i]->known;
-	if (known) {
-		struct tensor **views = arena_alloc(&im->scratch, n * sizeof *views);
-		for (unsigned i = 0; i < n; i++)
-			views[i] = imp_t_view(im, ts[i], ts[i]->name, r, one);
-		struct tensor *k = imp_k_concat(im, views, n, axis, name);
-		if (k)
-			return k;
-	}
-	struct value *vs = arena_alloc(&im->scratch, n * sizeof *vs);
-	for (unsigned i = 0; i < n; i++) {
-		vs[i] = imp_b_reshape(im, imp_tval(im, ts[i]), one, r, imp_dname(im, name, "row"));
-		if (!vs[i].node)
-			return NULL;
-	}
-	if (n == 1)
-		return t_of_value(im, name, t0->dtype, vs[0]);
-	const struct type *t = imp_ty(im, imp_dt_elem(t0->dtype), all, r);
-	struct value c = imp_b_node(im, NK_Concat, name, vs, n, t);
-	if (c.node)
-		node_set_int(im->m, c.node, AN_dim, axis);
-	return t_of_value(im, name, t0->dtype, c);
-}
-
 /* The value of a known bool or integer tensor of one element. */
-static bool known_flag(struct importer *im, struct tensor *t, bool *v)
+bool cf_known_flag(struct importer *im, struct tensor *t, bool *v)
 {
 	if (!t->known || imp_t_numel(t) != 1 || !imp_dt_is_int(t->dtype))
 		return false;
@@ -192,7 +123,7 @@ static const Onnx__GraphProto *body_attr(struct importer *im, const onnx_node *n
 
 /* Binds every output of the current node to a poisoned tensor: a value the
  * subgraph reads failed earlier, and was reported then. */
-static int poison_all(struct importer *im, const onnx_node *n)
+int cf_poison_all(struct importer *im, const onnx_node *n)
 {
 	struct tensor dead;
 	memset(&dead, 0, sizeof dead);
@@ -208,7 +139,7 @@ static int poison_all(struct importer *im, const onnx_node *n)
  * (-1: none; the first iteration, 0, and If's branches check g's
  * operators). Returns 0; -1 after reporting; 1 when an output depends on a
  * value that failed earlier (nothing new to report). */
-static int run_body(struct importer *im, const char *aname, const Onnx__GraphProto *g, struct tensor *const *ins,
+int cf_run_body(struct importer *im, const char *aname, const Onnx__GraphProto *g, struct tensor *const *ins,
 		    size_t nin, long iter, struct tensor **outs)
 {
 	const onnx_node *n = im->node;
@@ -320,7 +251,7 @@ static struct tensor *param_of(struct importer *im, const struct tensor *t, int 
 			   imp_dt_name(dtype));
 		return NULL;
 	}
-	return t_of_value(im, name, dtype, node_val(region_add_param(im->f, name, ty, LOC_NONE), 0));
+	return cf_t_of_value(im, name, dtype, node_val(region_add_param(im->f, name, ty, LOC_NONE), 0));
 }
 
 /* Input i of subgraph g's name, or dflt. */
@@ -370,7 +301,7 @@ static void bind_results(struct importer *im, const onnx_node *n, struct node *o
 		owner->types[r] = types[r];
 	for (unsigned i = 0; i < n->n_output && i < owner->nres; i++)
 		if (*imp_out_name(im, i))
-			imp_set_out_t(im, i, t_of_value(im, imp_out_name(im, i), dtypes[i], node_val(owner, i)));
+			imp_set_out_t(im, i, cf_t_of_value(im, imp_out_name(im, i), dtypes[i], node_val(owner, i)));
 }
 
 /* ---- If ---- */
@@ -381,7 +312,7 @@ int imp_op_if(struct importer *im, const onnx_node *n)
 	if (!c)
 		return -1;
 	if (imp_t_numel(c) != 1 || c->dtype != DT_BOOL)
-		return imp_op_err(im, "the condition must be a bool tensor of one element, not %s", t_desc(im, c));
+		return imp_op_err(im, "the condition must be a bool tensor of one element, not %s", cf_t_desc(im, c));
 	const Onnx__AttributeProto *at = imp_attr(n, "then_branch"), *ae = imp_attr(n, "else_branch");
 	if (!at || !at->g || !ae || !ae->g)
 		return imp_op_err(im, "attributes then_branch and else_branch (graphs) are required");
@@ -396,14 +327,14 @@ int imp_op_if(struct importer *im, const onnx_node *n)
 	struct tensor **t_outs = arena_alloc(&im->scratch, (nout + 1) * sizeof *t_outs);
 	struct tensor **e_outs = arena_alloc(&im->scratch, (nout + 1) * sizeof *e_outs);
 	bool cv;
-	if (known_flag(im, c, &cv)) {
+	if (cf_known_flag(im, c, &cv)) {
 		const char *aname = cv ? "then_branch" : "else_branch";
 		const Onnx__GraphProto *g = body_attr(im, n, aname);
 		if (!g)
 			return -1;
-		int r = run_body(im, aname, g, NULL, 0, -1, t_outs);
+		int r = cf_run_body(im, aname, g, NULL, 0, -1, t_outs);
 		if (r)
-			return r < 0 ? -1 : poison_all(im, n);
+			return r < 0 ? -1 : cf_poison_all(im, n);
 		for (unsigned i = 0; i < n->n_output; i++)
 			imp_set_out_t(im, i, t_outs[i]);
 		return 0;
@@ -418,13 +349,13 @@ int imp_op_if(struct importer *im, const onnx_node *n)
 	struct node *ifn = make_owner(im, NK_If, &cond, 1, (unsigned)nout);
 	struct region_save sv;
 	enter_region(im, node_region(ifn, 0), &sv);
-	int r = run_body(im, "then_branch", gt, NULL, 0, -1, t_outs);
+	int r = cf_run_body(im, "then_branch", gt, NULL, 0, -1, t_outs);
 	if (r == 0)
 		r = yield_outs(im, NULL, 0, t_outs, nout, NULL);
 	leave_region(im, &sv);
 	if (r == 0) {
 		enter_region(im, node_region(ifn, 1), &sv);
-		r = run_body(im, "else_branch", ge, NULL, 0, -1, e_outs);
+		r = cf_run_body(im, "else_branch", ge, NULL, 0, -1, e_outs);
 		if (r == 0)
 			r = yield_outs(im, NULL, 0, e_outs, nout, NULL);
 		leave_region(im, &sv);
@@ -438,167 +369,17 @@ int imp_op_if(struct importer *im, const onnx_node *n)
 			r = imp_op_err(im,
 				       "output %u is %s in then_branch but %s in else_branch; with a condition known "
 				       "only at run time both branches must agree",
-				       i, t_desc(im, t_outs[i]), t_desc(im, e_outs[i]));
+				       i, cf_t_desc(im, t_outs[i]), cf_t_desc(im, e_outs[i]));
 	}
 	if (r) {
 		node_erase(im->f, ifn);
-		return r < 0 ? -1 : poison_all(im, n);
+		return r < 0 ? -1 : cf_poison_all(im, n);
 	}
 	bind_results(im, n, ifn, types, dtypes);
 	return 0;
 }
 
 /* ---- Loop ---- */
-
-typedef VEC(struct tensor **) step_list;
-
-/* Output `name` stacking scan output k of every step (steps[i][base + k]),
- * step order reversed when rev; all steps must agree in type and shape. */
-static struct tensor *stack_steps(struct importer *im, step_list *steps, size_t base, unsigned k, unsigned axis,
-				  bool rev, const char *name)
-{
-	unsigned n = (unsigned)steps->len;
-	struct tensor **ts = arena_alloc(&im->scratch, n * sizeof *ts);
-	for (unsigned i = 0; i < n; i++) {
-		ts[i] = steps->data[rev ? n - 1 - i : i][base + k];
-		if (!same_shape(ts[i], steps->data[0][base + k])) {
-			imp_op_err(im, "scan output %u is %s in iteration %u but %s in iteration 0", k,
-			       t_desc(im, steps->data[rev ? n - 1 - i : i][base + k]), rev ? n - 1 - i : i,
-			       t_desc(im, steps->data[0][base + k]));
-			return NULL;
-		}
-	}
-	return stack(im, ts, n, axis, name);
-}
-
-/* Scan output k of a Loop that runs no iteration (declared by the body's
- * output vi): no step gives it a shape, so it is an empty tensor whose
- * per-iteration shape is the one vi declares, each unknown dimension taken
- * as 0, or [0] when vi declares no shape (onnxruntime's rule, so results
- * compare). The element type must be declared. */
-static struct tensor *empty_scan(struct importer *im, const Onnx__ValueInfoProto *vi, unsigned k, const char *name)
-{
-	const Onnx__TypeProto *tp = vi->type;
-	const Onnx__TypeProto__Tensor *tt =
-		tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
-	if (!tt || !tt->has_elem_type || tt->elem_type == DT_UNDEF) {
-		imp_op_err(im, "the loop runs no iteration and the body does not declare the element type of scan "
-		       "output %u (\"%s\")", k, name);
-		return NULL;
-	}
-	if (imp_dt_elem(tt->elem_type) < 0) {
-		imp_op_err(im, "scan output %u (\"%s\") has element type %s, which the graph IR does not support", k, name,
-		       imp_dt_name(tt->elem_type));
-		return NULL;
-	}
-	uint64_t dims[GLOW_MAX_RANK] = {0};
-	unsigned rank = 1;
-	if (tt->shape) {
-		if (tt->shape->n_dim + 1 > GLOW_MAX_RANK) {
-			imp_op_err(im, "scan output %u (\"%s\") has rank %zu (at most %d)", k, name,
-			       tt->shape->n_dim + 1, GLOW_MAX_RANK);
-			return NULL;
-		}
-		for (size_t i = 0; i < tt->shape->n_dim; i++) {
-			const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[i];
-			bool has = dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE &&
-				   dm->dim_value >= 0;
-			dims[rank++] = has ? (uint64_t)dm->dim_value : 0;
-		}
-	}
-	return imp_k_splat(im, name, tt->elem_type, rank, dims, 0, 0);
-}
-
-/* Loop n unrolled at import: the fallback for a body that needs values
- * known at import which depend on the iteration (a Slice at the iteration
- * number: test_loop11), where the trip count and the condition are known
- * at import too. The iteration number is a constant, loop-carried values
- * thread from one iteration's body to the next, scan outputs are stacked
- * along a new axis 0 (of length 0 when the loop runs no iteration:
- * empty_scan). */
-static int loop_unrolled(struct importer *im, const onnx_node *n, const Onnx__GraphProto *g, unsigned N, size_t K)
-{
-	struct tensor *M = imp_in_opt(im, 0), *C = imp_in_opt(im, 1);
-	int64_t trips = -1;
-	if (M) {
-		const int64_t *mv = imp_t_ints(im, M);
-		if (!M->known || !mv || imp_t_numel(M) != 1 || !imp_dt_is_int(M->dtype))
-			return imp_op_err(im, "the trip count (input 0, \"%s\") must be an integer known at import", M->name);
-		trips = mv[0] < 0 ? 0 : mv[0];
-	}
-	bool go = true;
-	if (C) {
-		if (imp_t_numel(C) != 1 || C->dtype != DT_BOOL)
-			return imp_op_err(im, "the condition (input 1) must be a bool tensor of one element, not %s",
-				      t_desc(im, C));
-		if (!known_flag(im, C, &go))
-			return imp_op_err(im, "Loop condition depends on run-time values (input 1, \"%s\")", C->name);
-	}
-	if (!M && !C)
-		return imp_op_err(im, "neither a trip count nor a condition: the loop does not end");
-	if (!C && trips > CF_MAX_ITERS)
-		return imp_op_err(im, "trip count %lld exceeds the unrolling limit of %d iterations", (long long)trips,
-			      CF_MAX_ITERS);
-
-	struct tensor **ins = arena_alloc(&im->scratch, (2 + N) * sizeof *ins);
-	for (unsigned i = 0; i < N; i++)
-		ins[2 + i] = imp_in_opt(im, 2 + i);
-	ins[1] = C ? C : imp_k_splat(im, "cond", DT_BOOL, 0, NULL, 1, 1);
-	step_list steps = {0};
-	int r = 0;
-	for (int64_t it = 0; go && (trips < 0 || it < trips); it++) {
-		if (it >= CF_MAX_ITERS) {
-			r = imp_op_err(im, "the loop condition still holds after %d iterations, the unrolling limit",
-				   CF_MAX_ITERS);
-			break;
-		}
-		const char *iname = g->input[0]->name && *g->input[0]->name ? g->input[0]->name : "iter";
-		ins[0] = imp_t_from_ints(im, iname, DT_INT64, 0, NULL, &it);
-		struct tensor **outs = arena_alloc(&im->scratch, g->n_output * sizeof *outs);
-		r = run_body(im, "body", g, ins, 2 + N, (long)it, outs);
-		if (r)
-			break;
-		vec_push(&steps, outs);
-		ins[1] = outs[0];
-		for (unsigned i = 0; i < N; i++)
-			ins[2 + i] = outs[1 + i];
-		if (C && (trips < 0 || it + 1 < trips)) {
-			struct tensor *co = outs[0];
-			if (imp_t_numel(co) != 1 || co->dtype != DT_BOOL) {
-				r = imp_op_err(im, "the body's condition (output 0) must be a bool tensor of one element, "
-					   "not %s", t_desc(im, co));
-				break;
-			}
-			if (!known_flag(im, co, &go)) {
-				r = imp_op_err(im, "Loop condition depends on run-time values (output 0 of the body, \"%s\", "
-					   "in iteration %lld)", co->name, (long long)it);
-				break;
-			}
-		}
-	}
-	if (r == 0) {
-		for (unsigned i = 0; i < N && i < n->n_output; i++)
-			imp_set_out_t(im, i, ins[2 + i]);
-		for (unsigned k = 0; k < K && N + k < n->n_output; k++) {
-			const char *name = imp_out_name(im, N + k);
-			if (!*name || !imp_out_used(im, N + k))
-				continue;
-			struct tensor *s = steps.len ? stack_steps(im, &steps, 1 + N, k, 0, false, name)
-						     : empty_scan(im, g->output[1 + N + k], k, name);
-			if (!s) {
-				r = -1;
-				break;
-			}
-			imp_set_out_t(im, N + k, s);
-		}
-	}
-	vec_free(&steps);
-	if (r > 0)
-		return poison_all(im, n);
-	return r;
-}
-
-
 
 /* The type t stacked over rows iterations: rows x t's shape. NULL after
  * reporting. */
@@ -660,7 +441,7 @@ static int loop_region(struct importer *im, const onnx_node *n, const Onnx__Grap
 			r = -1;
 	struct tensor **outs = arena_alloc(&im->scratch, (g->n_output + 1) * sizeof *outs);
 	if (r == 0)
-		r = run_body(im, "body", g, ins, 2 + N, -1, outs);
+		r = cf_run_body(im, "body", g, ins, 2 + N, -1, outs);
 	/* the condition yields bool<> and each carried value its init's type */
 	const struct type **want = arena_alloc(&im->scratch, (g->n_output + 1) * sizeof *want);
 	for (size_t i = 0; i < g->n_output; i++)
@@ -673,8 +454,8 @@ static int loop_region(struct importer *im, const onnx_node *n, const Onnx__Grap
 	int *dtypes = arena_alloc(&im->scratch, (N + K + 1) * sizeof *dtypes);
 	for (unsigned i = 0; y && r == 0 && i < 1 + N; i++)
 		if (op_type(y, i) != want[i])
-			r = imp_op_err(im, "the body's output %u is %s, but the %s is %s: %s", i, t_desc(im, outs[i]),
-				       i ? "loop-carried value" : "condition", t_desc(im, i ? imp_in_opt(im, 1 + i) : tc),
+			r = imp_op_err(im, "the body's output %u is %s, but the %s is %s: %s", i, cf_t_desc(im, outs[i]),
+				       i ? "loop-carried value" : "condition", cf_t_desc(im, i ? imp_in_opt(im, 1 + i) : tc),
 				       "static shapes need one type in every iteration");
 	for (unsigned i = 0; r == 0 && i < N + K; i++) {
 		dtypes[i] = outs[1 + i]->dtype;
@@ -684,55 +465,11 @@ static int loop_region(struct importer *im, const onnx_node *n, const Onnx__Grap
 	}
 	if (r) {
 		node_erase(im->f, loop);
-		return r < 0 ? -1 : poison_all(im, n);
+		return r < 0 ? -1 : cf_poison_all(im, n);
 	}
 	bind_results(im, n, loop, types, dtypes);
 	*owner = loop;
 	return 0;
-}
-
-/* Reports go to a memory stream while the importer tries something it may
- * take back (spec_begin); spec_end keeps them (the try stands) or drops
- * them with the errors they counted. */
-struct speculation {
-	FILE *out, *mem;
-	char *buf;
-	size_t len;
-	int nerrors, nwarnings, stopped, errors;
-	uint64_t unrolled;
-};
-
-static void spec_begin(struct importer *im, struct speculation *sp)
-{
-	sp->out = im->d->out;
-	sp->buf = NULL;
-	sp->len = 0;
-	sp->mem = open_memstream(&sp->buf, &sp->len);
-	if (sp->mem)
-		im->d->out = sp->mem;
-	sp->nerrors = im->d->nerrors;
-	sp->nwarnings = im->d->nwarnings;
-	sp->stopped = im->d->stopped;
-	sp->errors = im->errors;
-	sp->unrolled = im->unrolled;
-}
-
-static void spec_end(struct importer *im, struct speculation *sp, bool keep)
-{
-	if (sp->mem) {
-		fclose(sp->mem);
-		im->d->out = sp->out;
-		if (keep && sp->len)
-			fwrite(sp->buf, 1, sp->len, sp->out);
-		free(sp->buf);
-	}
-	if (keep)
-		return;
-	im->d->nerrors = sp->nerrors;
-	im->d->nwarnings = sp->nwarnings;
-	im->d->stopped = sp->stopped;
-	im->errors = sp->errors;
-	im->unrolled = sp->unrolled;
 }
 
 int imp_op_loop(struct importer *im, const onnx_node *n)
@@ -759,33 +496,33 @@ int imp_op_loop(struct importer *im, const onnx_node *n)
 		return imp_op_err(im, "neither a trip count nor a condition: the loop does not end");
 	if (M && (imp_t_numel(M) != 1 || M->dtype != DT_INT64))
 		return imp_op_err(im, "the trip count (input 0) must be an int64 tensor of one element, not %s",
-			      t_desc(im, M));
+			      cf_t_desc(im, M));
 	if (C && (imp_t_numel(C) != 1 || C->dtype != DT_BOOL))
 		return imp_op_err(im, "the condition (input 1) must be a bool tensor of one element, not %s",
-			      t_desc(im, C));
+			      cf_t_desc(im, C));
 	bool go;
 	struct node *loop;
-	if ((M && !M->known) || (C && !known_flag(im, C, &go)))
+	if ((M && !M->known) || (C && !cf_known_flag(im, C, &go)))
 		return loop_region(im, n, g, N, K, &loop);
 	/* Trip count and condition known at import: a region when its
 	 * iterations are known without running the body (it yields its
 	 * condition, or a constant: loop-unroll's rule), else the body unrolled
 	 * here, where the values it computes from the iteration number are
 	 * known (a while loop's condition, a Slice at the iteration number) */
-	struct speculation sp;
-	spec_begin(im, &sp);
+	struct cf_speculation sp;
+	cf_spec_begin(im, &sp);
 	int r = loop_region(im, n, g, N, K, &loop);
-	spec_end(im, &sp, r >= 0);
+	cf_spec_end(im, &sp, r >= 0);
 	if (r < 0)
-		return loop_unrolled(im, n, g, N, K);
+		return cf_loop_unrolled(im, n, g, N, K);
 	int64_t c;
 	struct node *cy = loop ? region_yield(node_region(loop, 0))->ops[0].def : NULL;
 	if (r > 0 || cy == region_param(node_region(loop, 0), 1) || node_const_scalar(cy, &c))
 		return r;
 	/* the region stands if unrolling needs what is known only at run time */
-	spec_begin(im, &sp);
-	int u = loop_unrolled(im, n, g, N, K);
-	spec_end(im, &sp, u >= 0);
+	cf_spec_begin(im, &sp);
+	int u = cf_loop_unrolled(im, n, g, N, K);
+	cf_spec_end(im, &sp, u >= 0);
 	if (u >= 0)
 		node_erase(im->f, loop);
 	return u >= 0 ? u : 0;
@@ -851,7 +588,7 @@ static int scan_run(struct importer *im, const struct scan *s, struct tensor **s
 		struct value v = imp_b_node(im, NK_Gather, bname, gv, 2, imp_ty(im, imp_dt_elem(x->dtype), dims, rank));
 		if (v.node)
 			node_set_int(im->m, v.node, AN_axis, s->in_axis[j]);
-		if (!(ins[s->N + j] = t_of_value(im, bname, x->dtype, v)))
+		if (!(ins[s->N + j] = cf_t_of_value(im, bname, x->dtype, v)))
 			r = -1;
 	}
 	struct tensor **outs = arena_alloc(&im->scratch, (g->n_output + 1) * sizeof *outs);
@@ -859,7 +596,7 @@ static int scan_run(struct importer *im, const struct scan *s, struct tensor **s
 	for (size_t i = 0; i < g->n_output; i++)
 		want[i] = i < s->N ? val_type(ops[2 + i]) : NULL;
 	if (r == 0)
-		r = run_body(im, "body", g, ins, s->N + s->M, s->iter0, outs);
+		r = cf_run_body(im, "body", g, ins, s->N + s->M, s->iter0, outs);
 	if (r == 0) {
 		struct value cv = imp_tval(im, cond);
 		r = yield_outs(im, &cv, 1, outs, g->n_output, want);
@@ -872,7 +609,7 @@ static int scan_run(struct importer *im, const struct scan *s, struct tensor **s
 		dtypes[i] = outs[i]->dtype;
 		if (i < s->N && op_type(y, 1 + i) != want[i])
 			r = imp_op_err(im, "the body's output %u is %s, but state variable %u is %s: static shapes need "
-				       "one type in every step", i, t_desc(im, outs[i]), i, t_desc(im, states[i]));
+				       "one type in every step", i, cf_t_desc(im, outs[i]), i, cf_t_desc(im, states[i]));
 		types[i] = i < s->N ? want[i] : stacked_type(im, op_type(y, 1 + i), s->L, i - s->N);
 		if (!types[i])
 			r = -1;
@@ -884,7 +621,7 @@ static int scan_run(struct importer *im, const struct scan *s, struct tensor **s
 	for (unsigned r2 = 0; r2 < loop->nres; r2++)
 		loop->types[r2] = types[r2];
 	for (unsigned i = 0; i < s->N; i++)
-		states[i] = t_of_value(im, states[i]->name, dtypes[i], node_val(loop, i));
+		states[i] = cf_t_of_value(im, states[i]->name, dtypes[i], node_val(loop, i));
 	for (unsigned k = 0; k < s->K && r == 0; k++) {
 		if (!names[k])
 			continue;
@@ -913,7 +650,7 @@ static int scan_run(struct importer *im, const struct scan *s, struct tensor **s
 			if (v.node)
 				node_set_ints(im->m, v.node, AN_shuffle, shuffle, t->rank);
 		}
-		if (!(ys[k] = t_of_value(im, names[k], dtypes[s->N + k], v)))
+		if (!(ys[k] = cf_t_of_value(im, names[k], dtypes[s->N + k], v)))
 			r = -1;
 	}
 	return r;
@@ -1026,12 +763,12 @@ int imp_op_scan(struct importer *im, const onnx_node *n)
 	for (unsigned i = 0; batched && i < s.N; i++)
 		if (states[i]->rank < 1 || states[i]->dims[0] != B)
 			return imp_op_err(im, "state variable %u is %s, without the batch size %llu as dimension 0", i,
-				      t_desc(im, states[i]), (unsigned long long)B);
+				      cf_t_desc(im, states[i]), (unsigned long long)B);
 	if (batched && B == 0)
 		return imp_op_err(im, "the batch size is 0");
-	if (s.L > CF_MAX_ITERS / B)
-		return imp_op_err(im, "%llu steps exceed the unrolling limit of %d iterations",
-			      (unsigned long long)(s.L * B), CF_MAX_ITERS);
+	if (B > CF_MAX_BATCH)
+		return imp_op_err(im, "batch size %llu exceeds the limit of %d entries unrolled at import",
+			      (unsigned long long)B, CF_MAX_BATCH);
 	if (batched && imp_in_opt(im, 0)) {
 		uint64_t cnt;
 		const int64_t *lens = imp_in_ints(im, 0, &cnt);
@@ -1054,7 +791,7 @@ int imp_op_scan(struct importer *im, const onnx_node *n)
 	if (!batched) {
 		int r = scan_run(im, &s, states, xs, ys, names);
 		if (r)
-			return r < 0 ? -1 : poison_all(im, n);
+			return r < 0 ? -1 : cf_poison_all(im, n);
 		for (unsigned i = 0; i < s.N && i < n->n_output; i++)
 			imp_set_out_t(im, i, states[i]);
 		for (unsigned k = 0; k < s.K; k++)
@@ -1072,10 +809,10 @@ int imp_op_scan(struct importer *im, const onnx_node *n)
 	int r = 0;
 	for (uint64_t b = 0; b < B && r == 0; b++) {
 		for (unsigned i = 0; i < s.N && r == 0; i++)
-			if (!(bstates[i] = take(im, states[i], 0, b, imp_dname(im, states[i]->name, "batch"))))
+			if (!(bstates[i] = cf_take(im, states[i], 0, b, imp_dname(im, states[i]->name, "batch"))))
 				r = -1;
 		for (unsigned j = 0; j < s.M && r == 0; j++)
-			if (!(bxs[j] = take(im, xs[j], 0, b, imp_dname(im, xs[j]->name, "batch"))))
+			if (!(bxs[j] = cf_take(im, xs[j], 0, b, imp_dname(im, xs[j]->name, "batch"))))
 				r = -1;
 		if (r)
 			break;
@@ -1091,7 +828,7 @@ int imp_op_scan(struct importer *im, const onnx_node *n)
 	for (unsigned i = 0; i < s.N + s.K && r == 0; i++) {
 		if (i >= n->n_output || (i >= s.N && !names[i - s.N]) || !*imp_out_name(im, i))
 			continue;
-		struct tensor *st = stack_steps(im, &per_batch, 0, i, 0, false, imp_out_name(im, i));
+		struct tensor *st = cf_stack_steps(im, &per_batch, 0, i, 0, false, imp_out_name(im, i));
 		if (!st)
 			r = -1;
 		else
@@ -1099,6 +836,6 @@ int imp_op_scan(struct importer *im, const onnx_node *n)
 	}
 	vec_free(&per_batch);
 	if (r > 0)
-		return poison_all(im, n);
+		return cf_poison_all(im, n);
 	return r;
 }
