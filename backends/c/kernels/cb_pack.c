@@ -13,15 +13,6 @@
  */
 #include "cb_base.h"
 
-/* Packs the filter src (groups x oc rows; row r of all groups, r = gi * oc
- * + o, at src + r * so) into wp and the bias (NULL: zeros; else groups *
- * oc floats) into bp, as described above. Column kk of a row walks (k1, k2,
- * k3) over n1 x n2 x n3 = kdim (k3 fastest) and is read at base + k1 * s1 +
- * k2 * s2 + k3 * s3 from the row's start (strides may be negative): the
- * plain filter (1, 1, kdim; stride 1), its rotation for a transposed
- * convolution computed as a convolution (taps backwards), or a transposed
- * tensor read through the source's strides. wp holds groups * ceil(oc /
- * CB_NR) * kdim * CB_NR floats, bp groups * ceil(oc / CB_NR) * CB_NR. */
 /* The k values of one block of the transposing pack (cb_pack_rows): one
  * cache line of each source row */
 #define CB_PACK_KB 16
