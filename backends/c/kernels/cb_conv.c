@@ -104,6 +104,23 @@ static int cb_conv_tail(size_t m, size_t mtot)
 
 static size_t cb_tile_floats(size_t kdim) { return (kdim + CB_KC - 1) / CB_KC * CB_KC * CB_MR; }
 
+/* Copies n (4 <= n) floats from s to d (apart) without a call: 8-float
+ * chunks, then the last 8 (or 4) again, overlapping the chunks before. A
+ * window row of a few channels (5 floats of a 5x5 filter over one channel)
+ * is one such copy per tap row; memcpy of a size known only at run time is
+ * a call or a string instruction whose start-up costs more than the copy. */
+static CB_ALWAYS_INLINE void cb_copy_short(float *CB_RESTRICT d, const float *CB_RESTRICT s, size_t n)
+{
+	if (n < 8) {
+		memcpy(d, s, 4 * sizeof(float));
+		memcpy(d + n - 4, s + n - 4, 4 * sizeof(float));
+		return;
+	}
+	for (size_t q = 0; q + 8 <= n; q += 8)
+		memcpy(d + q, s + q, 8 * sizeof(float));
+	memcpy(d + n - 8, s + n - 8, 8 * sizeof(float));
+}
+
 /* Packs rows m0 .. m0 + nt*CB_MR - 1 of A for group g into ap (k =
  * tap-major, channel-minor). Taps in the padding and rows past the end are
  * zeros. */
@@ -158,7 +175,7 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 						if (run > (size_t)(cn - j))
 							run = (size_t)(cn - j);
 						float *d = rp + k / CB_KC * CB_KC * CB_MR + off;
-						if (run <= 4) { /* few channels: no call */
+						if (run < 4) { /* few channels: no call */
 							for (size_t q = 0; q < run; q++)
 								d[q] = x ? x[j + (int)q] : 0.0f;
 #if CB_HAVE_VEC
@@ -166,6 +183,8 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 							for (size_t q = 0; q < run; q += CB_VL)
 								*(cb_vf *)(d + q) = *(const cb_vf *)(x + j + (int)q);
 #endif
+						} else if (x && run < CB_KC) {
+							cb_copy_short(d, x + j, run);
 						} else if (x) {
 							memcpy(d, x + j, run * sizeof(float));
 						} else {
