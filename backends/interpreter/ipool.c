@@ -41,3 +41,18 @@ void kpar(void (*fn)(const void *ctx, int part), const void *ctx, int nparts)
 	struct kpar_job j = {fn, ctx};
 	cb_par(kpar_part, &j, nparts, NULL);
 }
+
+/* The least elements worth a part of their own in the interpreter's
+ * element-access kernels (ld_f/st_f per value: several times the work of
+ * a bundle's multiply-add, so fewer than CB_PAR_MIN_WORK). */
+#define KPAR_MIN_ELEMS 4096.0
+
+void kpar_ranges(void (*fn)(const void *ctx, size_t first, size_t end), const void *ctx, size_t units, double elems)
+{
+	cb_par_ranges(fn, ctx, units, elems * (CB_PAR_MIN_WORK / KPAR_MIN_ELEMS));
+}
+
+int kpar_threads(void)
+{
+	return cb_pool_threads();
+}
