@@ -14,7 +14,7 @@
  * floor, bilinear interpolates between floor and floor + 1 (clamped) in
  * every dimension whose size changes.
  *
- * Threads (kpar_ranges, ipool.c): splat, the windows of inserttensor and
+ * Threads (kpar_ranges, ipool.c): the windows of inserttensor and
  * extracttensor, transpose, gather, tile, broadcast, resize and flip are
  * split by ranges of the elements (or rows) they write; each element is
  * written once, so the bytes do not depend on the thread count.
@@ -232,22 +232,26 @@ int kern_gathernd(const struct kargs *k)
 	return 0;
 }
 
-/* tile(Dest, Src) {count, axis} */
+/* Blocks [lo, hi) of a tile (outer x count blocks of len x inner). */
+static void tile_blocks(const void *ctx, size_t lo, size_t hi)
+{
+	const struct move_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
+	const size_t block = j->len * j->inner;
+	for (size_t q = lo; q < hi; q++)
+		for (size_t e = 0; e < block; e++)
+			cp_elem(d->p, q * block + e, s->p, q / j->ni * block + e, j->es);
+}
+
+/* tile(Dest, Src) {count, axis}: by blocks */
 int kern_tile(const struct kargs *k)
 {
-	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	const struct interp_arg *s = &k->op[1];
 	unsigned axis = (unsigned)KI(k, AN_axis);
-	size_t outer = 1, inner = 1, len = (size_t)s->t->dims[axis], count = (size_t)KI(k, AN_count),
-	       es = esize(s->t);
-	for (unsigned i = 0; i < axis; i++)
-		outer *= (size_t)s->t->dims[i];
-	for (unsigned i = axis + 1; i < s->t->rank; i++)
-		inner *= (size_t)s->t->dims[i];
-	size_t block = len * inner, oi = 0;
-	for (size_t o = 0; o < outer; o++)
-		for (size_t c = 0; c < count; c++)
-			for (size_t j = 0; j < block; j++)
-				cp_elem(d->p, oi++, s->p, o * block + j, es);
+	size_t outer;
+	struct move_job j = {.k = k, .ni = (size_t)KI(k, AN_count), .es = esize(s->t)};
+	ksplit_axis(s->t, axis, &outer, &j.len, &j.inner);
+	kpar_ranges(tile_blocks, &j, outer * j.ni, (double)(outer * j.ni * j.len * j.inner));
 	return 0;
 }
 
@@ -388,19 +392,25 @@ int kern_resizenearest(const struct kargs *k) { return resize(k, false); }
 /* resizebilinear(Dest, Src) {scale} */
 int kern_resizebilinear(const struct kargs *k) { return resize(k, true); }
 
-/* flip(Dest, Src) {axis} */
+/* Rows [lo, hi) (outer x len, inner values each) of a flip. */
+static void flip_rows(const void *ctx, size_t lo, size_t hi)
+{
+	const struct move_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
+	for (size_t r = lo; r < hi; r++) {
+		size_t o = r / j->len, q = r % j->len;
+		for (size_t in = 0; in < j->inner; in++)
+			cp_elem(d->p, r * j->inner + in, s->p, (o * j->len + j->len - 1 - q) * j->inner + in, j->es);
+	}
+}
+
+/* flip(Dest, Src) {axis}: by rows */
 int kern_flip(const struct kargs *k)
 {
-	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	unsigned axis = (unsigned)KI(k, AN_axis);
-	size_t outer = 1, inner = 1, len = (size_t)s->t->dims[axis], es = esize(s->t);
-	for (unsigned i = 0; i < axis; i++)
-		outer *= (size_t)s->t->dims[i];
-	for (unsigned i = axis + 1; i < s->t->rank; i++)
-		inner *= (size_t)s->t->dims[i];
-	for (size_t o = 0; o < outer; o++)
-		for (size_t j = 0; j < len; j++)
-			for (size_t in = 0; in < inner; in++)
-				cp_elem(d->p, (o * len + j) * inner + in, s->p, (o * len + len - 1 - j) * inner + in, es);
+	const struct interp_arg *s = &k->op[1];
+	size_t outer;
+	struct move_job j = {.k = k, .es = esize(s->t)};
+	ksplit_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &j.len, &j.inner);
+	kpar_ranges(flip_rows, &j, outer * j.len, (double)numel(s->t));
 	return 0;
 }
