@@ -5,6 +5,7 @@
 # and at N threads, on both backends.
 #
 #   bench/threads-kernels.sh [build-dir] [kind...]
+#   bench/threads-kernels.sh [build-dir] sweep
 #
 # Each kind is a one-instruction program (the shapes of a layer at batch
 # 8, below) compiled as a C bundle (glow-llc -O2 -backend=c -emit-main,
@@ -33,22 +34,23 @@ prog() {
   %b = weight constant float<64>, xavier 1 seed 3
   %m = weight constant float<64>, xavier 1 seed 4
   %v = weight constant float<64>, splat 0.5'
+	y='%y = weight mutable float<8 x 56 x 56 x 64>'
+	# x, its per-channel operands and a result of its shape
+	xcy="$x
+  $c64
+  $y"
 	case $1 in
 	softmax) pd='%x = weight constant float<64 x 4096>, xavier 4 seed 1
   %y = weight mutable float<64 x 4096>'
 		pi='%1 = softmax @out %y, @in %x {axis = 1}' ;;
-	batchnorm) pd="$x
-  $c64
-  %y = weight mutable float<8 x 56 x 56 x 64>"
+	batchnorm) pd=$xcy
 		pi='%1 = batchnormalization @out %y, @in %x, @in %s, @in %b, @in %m, @in %v' ;;
 	layernorm) pd='%x = weight constant float<512 x 768>, xavier 4 seed 1
   %s = weight constant float<768>, xavier 1 seed 2
   %b = weight constant float<768>, xavier 1 seed 3
   %y = weight mutable float<512 x 768>'
 		pi='%1 = layernormalization @out %y, @in %x, @in %s, @in %b {axis = 1}' ;;
-	instancenorm) pd="$x
-  $c64
-  %y = weight mutable float<8 x 56 x 56 x 64>"
+	instancenorm) pd=$xcy
 		pi='%1 = instancenormalization @out %y, @in %x, @in %s, @in %b' ;;
 	lrn) pd='%x = weight constant float<8 x 27 x 27 x 96>, xavier 4 seed 1
   %y = weight mutable float<8 x 27 x 27 x 96>'
@@ -76,7 +78,7 @@ prog() {
   %y = weight mutable float<8 x 60 x 60 x 64>"
 		pi='%1 = pad @out %y, @in %x {mode = reflect, pads = [0, 2, 2, 0, 0, 2, 2, 0]}' ;;
 	cumsum) pd="$x
-  %y = weight mutable float<8 x 56 x 56 x 64>"
+  $y"
 		pi='%1 = cumsum @out %y, @in %x {axis = 2}' ;;
 	batchmatmul) pd='%a = weight constant float<8 x 256 x 128>, xavier 4 seed 1
   %w = weight constant float<8 x 128 x 256>, xavier 4 seed 2
@@ -86,6 +88,61 @@ prog() {
 	esac
 	printf 'function @f\ndeclare {\n  %s\n}\nprogram {\n  %s\n}\n' "$pd" "$pi"
 }
+
+# chain KIND N: 200 instructions of one kind on N floats, one after the
+# other (add: the interpreter's cheapest elementwise kernel; softmax: rows
+# of 512), for the size at which a split starts to pay (sweep below)
+chain() {
+	printf 'function @f\ndeclare {\n  %%a = weight constant float<%s>, xavier 4 seed 1\n' "$2"
+	printf '  %%y = weight mutable float<%s>\n}\nprogram {\n' "$2"
+	printf '  %%b = alloc float<%s>\n  %%c = alloc float<%s>\n  %%0 = copy @out %%b, @in %%a\n' "$2" "$2"
+	# each instruction reads the previous one's result (nothing to delete)
+	for i in $(seq 100); do
+		if [ "$1" = add ]; then
+			echo "  %$i.1 = add @out %c, @in %a, @in %b"
+			echo "  %$i.2 = add @out %b, @in %a, @in %c"
+		else
+			echo "  %$i.1 = softmax @out %c, @in %b {axis = 1}"
+			echo "  %$i.2 = softmax @out %b, @in %c {axis = 1}"
+		fi
+	done
+	printf '  %%e = add @out %%y, @in %%b, @in %%a\n  %%f = dealloc @out %%c\n  %%g = dealloc @out %%b\n}\n'
+}
+
+# `sweep`: microseconds per instruction of the chains at each size and
+# thread count (the interpreter's add; a bundle's softmax), the best of
+# ROUNDS
+if [ "${1:-}" = sweep ]; then
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+	printf '%-20s %3s %10s\n' chain thr us/instr
+	for n in 2048 8192 32768 131072; do
+		chain add "$n" >"$tmp/add.gir"
+		for th in $threads; do
+			best=
+			for round in $(seq "${ROUNDS:-3}"); do
+				v=$("$bin/glow-run" "$tmp/add.gir" -threads="$th" -time 2>&1 >/dev/null |
+					sed -n 's/^glow-run: time: run *\([0-9.]*\) s$/\1/p')
+				best=$(awk -v a="$v" -v b="${best:-1e9}" 'BEGIN { print a < b ? a : b }')
+			done
+			printf '%-20s %3s %10.2f\n' "interp add $n" "$th" "$(awk -v v="$best" 'BEGIN { print v * 1e6 / 202 }')"
+		done
+	done
+	for n in 2048 4096 8192 32768; do
+		chain softmax "$((n / 512)) x 512" >"$tmp/sm.gir"
+		"$bin/glow-llc" -O2 -backend=c -emit-main -bundle-name=k "$tmp/sm.gir" -o "$tmp"
+		${CC:-cc} -std=c11 ${CFLAGS:--O2 -march=native} -pthread -o "$tmp/run" "$tmp/k.c" "$tmp/k_main.c" -lm
+		for th in $threads; do
+			best=
+			for round in $(seq "${ROUNDS:-3}"); do
+				v=$("$tmp/run" -weights "$tmp/k.weights.bin" -threads "$th" -runs "$runs" -warmup 3 |
+					sed -n 's/^median_ms \([^ ]*\) .*/\1/p')
+				best=$(awk -v a="$v" -v b="${best:-1e9}" 'BEGIN { print a < b ? a : b }')
+			done
+			printf '%-20s %3s %10.2f\n' "c softmax $n" "$th" "$(awk -v v="$best" 'BEGIN { print v * 1e3 / 202 }')"
+		done
+	done
+	exit 0
+fi
 
 kinds=${*:-"softmax batchnorm layernorm instancenorm lrn reducemean reducemax argmax gather resize concat pad cumsum batchmatmul"}
 echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -233,7 +233,8 @@ struct cb_lanes_job {
 	const void *x;
 	void *y;
 	size_t d, inner;
-	int flag, flag2, es; /* the operator's own switches */
+	int flag, flag2; /* the operator's own switches */
+	int es;          /* cumsum: integers of es bytes (0: float) */
 };
 
 /* Softmax (flag 0) or log-softmax (flag 1) of lanes [b, e). */
@@ -271,7 +272,7 @@ static void cb_softmax_lanes(const void *ctx, size_t b, size_t e)
  * by lanes. */
 CB_KERNEL void cb_softmax_f32(const float *x, float *y, size_t outer, size_t d, size_t inner, int logsm)
 {
-	const struct cb_lanes_job j = {x, y, d, inner, logsm, 0, 4};
+	const struct cb_lanes_job j = {x, y, d, inner, logsm, 0, 0};
 	cb_par_ranges(cb_softmax_lanes, &j, outer * inner, (double)(outer * d * inner) * CB_WORK_EXP);
 }
 
@@ -650,7 +651,7 @@ static void cb_argmax_lanes(const void *ctx, size_t b, size_t e)
  * idx64 selects int64 (else int32) results. Split by lanes. */
 CB_KERNEL void cb_argmax_f32(const float *x, void *y, size_t outer, size_t d, size_t inner, int amin, int idx64)
 {
-	const struct cb_lanes_job j = {x, y, d, inner, amin, idx64, 4};
+	const struct cb_lanes_job j = {x, y, d, inner, amin, idx64, 0};
 	cb_par_ranges(cb_argmax_lanes, &j, outer * inner, (double)(outer * d * inner));
 }
 
