@@ -40,6 +40,7 @@ struct kew_job {
 	kew_range_fn *fn;
 };
 
+/* One range of kew_split. */
 static void kew_part(const void *ctx, size_t lo, size_t hi)
 {
 	const struct kew_job *j = ctx;
@@ -163,6 +164,7 @@ static int select_range(const struct kargs *k, size_t lo, size_t n)
 	return 0;
 }
 
+/* select, split by elements */
 int kern_ew_select(const struct kargs *k) { return kew_split(k, select_range); }
 
 /* convertto, quantize, dequantize, rescalequantized: by real value, except
@@ -185,6 +187,7 @@ static int convert_range(const struct kargs *k, size_t lo, size_t n)
 	return 0;
 }
 
+/* the conversions, split by elements */
 int kern_ew_convert(const struct kargs *k) { return kew_split(k, convert_range); }
 
 /* copy and the device copies (Kernels.def): the bytes, moved as the

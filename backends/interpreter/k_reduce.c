@@ -35,6 +35,7 @@ static void batchedadd_range(const void *ctx, size_t lo, size_t hi)
 	}
 }
 
+/* batchedadd, split by elements */
 int kern_batchedadd(const struct kargs *k)
 {
 	size_t n = numel(k->op[1].t);
@@ -381,6 +382,8 @@ static void instancenorm_pairs(const void *ctx, size_t lo, size_t hi)
 	}
 }
 
+/* instancenormalization: the spatial offsets once, then the pairs in
+ * parts */
 int kern_instancenormalization(const struct kargs *k)
 {
 	const struct interp_arg *s = &k->op[1];

@@ -157,6 +157,8 @@ struct cb_copy_job {
 	int by_rows; /* split the second innermost dimension */
 };
 
+/* Part i of a copy: its outer indices, or its rows of the second
+ * innermost dimension over every outer index. */
 static void cb_copy_part(const void *ctx, int i, float *scratch)
 {
 	const struct cb_copy_job *j = ctx;
@@ -176,6 +178,8 @@ static void cb_copy_part(const void *ctx, int i, float *scratch)
 			 (const unsigned char *)j->src + a * j->ss[r2] * j->es, j->ss, d, j->rank, j->es, 0, j->outer);
 }
 
+/* The strided copy (cb_copy_nd_range over everything), split among the
+ * threads. */
 CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const int64_t *ss, const int64_t *dims,
 			  int rank, int es)
 {
@@ -213,6 +217,7 @@ struct cb_fill_job {
 	int es;
 };
 
+/* Elements [b, e) of a fill. */
 static void cb_fill_range(const void *ctx, size_t b, size_t e)
 {
 	const struct cb_fill_job *j = ctx;
@@ -220,6 +225,7 @@ static void cb_fill_range(const void *ctx, size_t b, size_t e)
 		memcpy(j->d + i * (size_t)j->es, j->v, (size_t)j->es);
 }
 
+/* The fill, by elements. */
 CB_KERNEL void cb_fill(void *dst, const void *v, size_t n, int es)
 {
 	const struct cb_fill_job j = {(unsigned char *)dst, v, es};
@@ -342,6 +348,7 @@ struct cb_lrn_job {
 	float a, beta, k;
 };
 
+/* Pixels [b, e) of a local response normalization. */
 static void cb_lrn_pixels(const void *ctx, size_t b, size_t e)
 {
 	const struct cb_lrn_job *j = ctx;
@@ -444,6 +451,7 @@ CB_INLINE int64_t cb_ld_i(const void *p, size_t i, int es)
 	return ((const int32_t *)p)[i];
 }
 
+/* Stores v into element i of an integer tensor of es bytes (4 or 8). */
 CB_INLINE void cb_st_i(void *p, size_t i, int es, int64_t v)
 {
 	if (es == 8)
@@ -695,6 +703,7 @@ struct cb_gather_job {
 	int idx64, es;
 };
 
+/* Output rows [b, e) of a gather (indices already checked). */
 static void cb_gather_rows(const void *ctx, size_t b, size_t e)
 {
 	const struct cb_gather_job *g = ctx;

@@ -145,6 +145,7 @@ struct cb_inorm_job {
 	int64_t str[8], nc, plane;
 };
 
+/* Pairs [q0, q1) (image, channel): mean, variance, then the outputs. */
 static void cb_instancenorm_pairs(const void *ctx, size_t q0, size_t q1)
 {
 	const struct cb_inorm_job *j = ctx;
@@ -223,6 +224,7 @@ static int64_t cb_gathernd_at(const struct cb_gnd_job *g, size_t t)
 	return off;
 }
 
+/* Tuples [t0, t1) of a gathernd (indices already checked). */
 static void cb_gathernd_tuples(const void *ctx, size_t t0, size_t t1)
 {
 	const struct cb_gnd_job *g = ctx;
