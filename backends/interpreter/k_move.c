@@ -34,12 +34,13 @@ static bool next_index(size_t *idx, const uint64_t *dims, unsigned rank)
 	return false;
 }
 
-/* The row-major index idx over dims (rank r) of flat position o. */
+/* The row-major index idx over dims (rank r) of flat position o (all 0
+ * in a tensor with no element, whose ranges are empty). */
 static void unflat(size_t o, const uint64_t *dims, unsigned r, size_t *idx)
 {
 	for (unsigned i = r; i-- > 0;) {
-		idx[i] = o % (size_t)dims[i];
-		o /= (size_t)dims[i];
+		idx[i] = dims[i] ? o % (size_t)dims[i] : 0;
+		o = dims[i] ? o / (size_t)dims[i] : 0;
 	}
 }
 

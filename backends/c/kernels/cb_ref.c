@@ -282,12 +282,13 @@ static void cb_map_init(struct cb_map_job *j)
 	}
 }
 
-/* The output index idx of flat position o. */
+/* The output index idx of flat position o (all 0 in an output with no
+ * element, whose ranges are empty). */
 static void cb_map_index(const struct cb_map_job *j, int64_t o, int64_t *idx)
 {
 	for (int i = j->rank - 1; i >= 0; i--) {
-		idx[i] = o % j->dd[i];
-		o /= j->dd[i];
+		idx[i] = j->dd[i] ? o % j->dd[i] : 0;
+		o = j->dd[i] ? o / j->dd[i] : 0;
 	}
 }
 
