@@ -109,6 +109,20 @@ chain() {
 	printf '  %%e = add @out %%y, @in %%b, @in %%a\n  %%f = dealloc @out %%c\n  %%g = dealloc @out %%b\n}\n'
 }
 
+# best_of LABEL TH SCALE SED CMD...: the least number the sed script SED
+# prints from the output of ROUNDS runs of CMD, times SCALE, over the 202
+# instructions of a chain: one row of the sweep
+best_of() {
+	label=$1 th=$2 scale=$3 pat=$4
+	shift 4
+	best=
+	for round in $(seq "${ROUNDS:-3}"); do
+		v=$("$@" 2>&1 | sed -n "$pat")
+		best=$(awk -v a="$v" -v b="${best:-1e9}" 'BEGIN { print a < b ? a : b }')
+	done
+	printf '%-20s %3s %10.2f\n' "$label" "$th" "$(awk -v v="$best" -v s="$scale" 'BEGIN { print v * s / 202 }')"
+}
+
 # `sweep`: microseconds per instruction of the chains at each size and
 # thread count (the interpreter's add; a bundle's softmax), the best of
 # ROUNDS
@@ -118,13 +132,8 @@ if [ "${1:-}" = sweep ]; then
 	for n in 2048 8192 32768 131072; do
 		chain add "$n" >"$tmp/add.gir"
 		for th in $threads; do
-			best=
-			for round in $(seq "${ROUNDS:-3}"); do
-				v=$("$bin/glow-run" "$tmp/add.gir" -threads="$th" -time 2>&1 >/dev/null |
-					sed -n 's/^glow-run: time: run *\([0-9.]*\) s$/\1/p')
-				best=$(awk -v a="$v" -v b="${best:-1e9}" 'BEGIN { print a < b ? a : b }')
-			done
-			printf '%-20s %3s %10.2f\n' "interp add $n" "$th" "$(awk -v v="$best" 'BEGIN { print v * 1e6 / 202 }')"
+			best_of "interp add $n" "$th" 1e6 's/^glow-run: time: run *\([0-9.]*\) s$/\1/p' \
+				"$bin/glow-run" "$tmp/add.gir" -threads="$th" -time
 		done
 	done
 	for n in 2048 4096 8192 32768; do
@@ -132,13 +141,8 @@ if [ "${1:-}" = sweep ]; then
 		"$bin/glow-llc" -O2 -backend=c -emit-main -bundle-name=k "$tmp/sm.gir" -o "$tmp"
 		${CC:-cc} -std=c11 ${CFLAGS:--O2 -march=native} -pthread -o "$tmp/run" "$tmp/k.c" "$tmp/k_main.c" -lm
 		for th in $threads; do
-			best=
-			for round in $(seq "${ROUNDS:-3}"); do
-				v=$("$tmp/run" -weights "$tmp/k.weights.bin" -threads "$th" -runs "$runs" -warmup 3 |
-					sed -n 's/^median_ms \([^ ]*\) .*/\1/p')
-				best=$(awk -v a="$v" -v b="${best:-1e9}" 'BEGIN { print a < b ? a : b }')
-			done
-			printf '%-20s %3s %10.2f\n' "c softmax $n" "$th" "$(awk -v v="$best" 'BEGIN { print v * 1e3 / 202 }')"
+			best_of "c softmax $n" "$th" 1e3 's/^median_ms \([^ ]*\) .*/\1/p' \
+				"$tmp/run" -weights "$tmp/k.weights.bin" -threads "$th" -runs "$runs" -warmup 3
 		done
 	done
 	exit 0
