@@ -30,6 +30,36 @@ static double fmod_floor(double a, double b)
 	return r != 0 && (r < 0) != (b < 0) ? r + b : r;
 }
 
+/* ---- the split among the threads ---- */
+
+/* Elements [lo, hi) of an elementwise kernel; 0, or -1 after kerror. */
+typedef int kew_range_fn(const struct kargs *k, size_t lo, size_t hi);
+
+struct kew_job {
+	const struct kargs *k;
+	kew_range_fn *fn;
+};
+
+/* One range of kew_split. */
+static void kew_part(const void *ctx, size_t lo, size_t hi)
+{
+	const struct kew_job *j = ctx;
+	(void)j->fn(j->k, lo, hi); /* the kinds were checked: no error left */
+}
+
+/* Runs fn over every element (those of operand 1), split among the
+ * threads by contiguous ranges: each element is computed once, as one
+ * thread computes it. The kinds are checked first, on an empty range. */
+static int kew_split(const struct kargs *k, kew_range_fn *fn)
+{
+	if (fn(k, 0, 0))
+		return -1;
+	const struct kew_job j = {k, fn};
+	const size_t n = numel(k->op[1].t);
+	kpar_ranges(kew_part, &j, n, (double)n);
+	return 0;
+}
+
 /* ---- one kernel per row ---- */
 
 /* the names EW.def's expressions use besides A, B and the parameters */
@@ -72,35 +102,35 @@ static double fmod_floor(double a, double b)
 		float *ew_y = ew_d->p;                                                                       \
 		const float *ew_x = ew_a->p, *ew_z = ew_b->p;                                                \
 		(void)ew_z;                                                                                  \
-		for (size_t ew_i = 0; ew_i < ew_n; ew_i++) {                                                 \
+		for (size_t ew_i = ew_lo; ew_i < ew_n; ew_i++) {                                             \
 			EW_LD_FLOAT##N ew_y[ew_i] = (float)(e);                                              \
 		}                                                                                            \
 		return 0;                                                                                    \
 	}                                                                                                    \
-	for (size_t ew_i = 0; ew_i < ew_n; ew_i++) {                                                         \
+	for (size_t ew_i = ew_lo; ew_i < ew_n; ew_i++) {                                                     \
 		EW_LD_F##N st_f(ew_d->t, ew_d->p, ew_i, (e));                                                \
 	}                                                                                                    \
 	return 0;
 #define EW_REAL_BOOL(N, e)                                                                                   \
-	for (size_t ew_i = 0; ew_i < ew_n; ew_i++) {                                                         \
+	for (size_t ew_i = ew_lo; ew_i < ew_n; ew_i++) {                                                     \
 		EW_LD_F##N st_i(ew_d->t, ew_d->p, ew_i, (e));                                                \
 	}                                                                                                    \
 	return 0;
 #define EW_INT(N, e)                                                                                         \
 	const unsigned BITS = (unsigned)esize(ew_a->t) * 8;                                                  \
 	(void)BITS;                                                                                          \
-	for (size_t ew_i = 0; ew_i < ew_n; ew_i++) {                                                         \
+	for (size_t ew_i = ew_lo; ew_i < ew_n; ew_i++) {                                                     \
 		EW_LD_I##N st_i(ew_d->t, ew_d->p, ew_i, (int64_t)(e));                                       \
 	}                                                                                                    \
 	return 0;
 
-/* kern_ew_<kind>: Dest (op 0) from A (op 1) and B (op N) */
+/* kern_ew_<kind>: Dest (op 0) from A (op 1) and B (op N); ew_range_<kind>
+ * computes elements [ew_lo, ew_n) (an empty range only checks the kinds) */
 #define EW_KERNEL(...) EW_KERNEL_(__VA_ARGS__)
 #define EW_KERNEL_(KIND, N, R, P, HAS_R, RE, HAS_I, IE)                                                      \
-	int kern_ew_##KIND(const struct kargs *ew_k)                                                         \
+	static int ew_range_##KIND(const struct kargs *ew_k, size_t ew_lo, size_t ew_n)                      \
 	{                                                                                                    \
 		P const struct interp_arg *ew_d = &ew_k->op[0], *ew_a = &ew_k->op[1], *ew_b = &ew_k->op[N]; \
-		size_t ew_n = numel(ew_a->t);                                                                \
 		(void)ew_b;                                                                                  \
 		if (is_int_kind(ew_a->t)) {                                                                  \
 			EW_IF_##HAS_I(EW_INT(N, IE))                                                         \
@@ -108,7 +138,8 @@ static double fmod_floor(double a, double b)
 		}                                                                                            \
 		EW_IF_##HAS_R(EW_REAL_##R(N, RE))                                                            \
 		return kerror(ew_k, "%s has no real-valued semantics", #KIND);                               \
-	}
+	}                                                                                                    \
+	int kern_ew_##KIND(const struct kargs *ew_k) { return kew_split(ew_k, ew_range_##KIND); }
 #define EW1(KIND, R, P, RE, IE) EW_KERNEL(KIND, 1, R, P, EW_COL_##RE, EW_COL_##IE)
 #define EW2(KIND, R, P, RE, IE) EW_KERNEL(KIND, 2, R, P, EW_COL_##RE, EW_COL_##IE)
 #include "ir/EW.def"
@@ -120,11 +151,11 @@ static double fmod_floor(double a, double b)
 /* ---- the kinds by hand (EW_SPECIAL) ---- */
 
 /* select(Dest, Cond, LHS, RHS): LHS, RHS and Dest share one element type */
-int kern_ew_select(const struct kargs *k)
+static int select_range(const struct kargs *k, size_t lo, size_t n)
 {
 	const struct interp_arg *d = &k->op[0], *c = &k->op[1], *a = &k->op[2], *b = &k->op[3];
-	size_t n = numel(d->t), es = esize(d->t);
-	for (size_t i = 0; i < n; i++) {
+	size_t es = esize(d->t);
+	for (size_t i = lo; i < n; i++) {
 		if (ld_i(c->t, c->p, i))
 			cp_elem(d->p, i, a->p, i, es);
 		else
@@ -133,32 +164,37 @@ int kern_ew_select(const struct kargs *k)
 	return 0;
 }
 
+/* select, split by elements */
+int kern_ew_select(const struct kargs *k) { return kew_split(k, select_range); }
+
 /* convertto, quantize, dequantize, rescalequantized: by real value, except
  * between integer-exact kinds (exact, wrapped to the destination's width);
  * a convertto to float8 with saturate 0 overflows to infinity or NaN */
-int kern_ew_convert(const struct kargs *k)
+static int convert_range(const struct kargs *k, size_t lo, size_t n)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	size_t n = numel(s->t);
 	if (k->kind == IK_convertto && elem_is_f8(ekind(d->t)) && !KI(k, AN_saturate)) {
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = lo; i < n; i++)
 			((uint8_t *)d->p)[i] = sc_f2f8((float)ld_f(s->t, s->p, i), elem_f8_format(ekind(d->t)), 0);
 		return 0;
 	}
 	if (is_int_kind(s->t) && (is_int_kind(d->t) || ekind(d->t) == EK_BOOL)) {
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = lo; i < n; i++)
 			st_i(d->t, d->p, i, ld_i(s->t, s->p, i));
 		return 0;
 	}
 	if (is_int_kind(s->t)) { /* i64 to float rounds once */
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = lo; i < n; i++)
 			st_f(d->t, d->p, i, (double)ld_i(s->t, s->p, i));
 		return 0;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = lo; i < n; i++)
 		st_f(d->t, d->p, i, ld_f(s->t, s->p, i));
 	return 0;
 }
+
+/* the conversions, split by elements */
+int kern_ew_convert(const struct kargs *k) { return kew_split(k, convert_range); }
 
 /* copy and the device copies (Kernels.def): the bytes, moved as the
  * reference copy always moved them (memmove) */

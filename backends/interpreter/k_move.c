@@ -13,6 +13,11 @@
  * coordinate o to input coordinate o / scale (asymmetric): nearest takes
  * floor, bilinear interpolates between floor and floor + 1 (clamped) in
  * every dimension whose size changes.
+ *
+ * Threads (kpar_ranges, ipool.c): the windows of inserttensor and
+ * extracttensor, transpose, gather, tile, broadcast, resize and flip are
+ * split by ranges of the elements (or rows) they write; each element is
+ * written once, so the bytes do not depend on the thread count.
  */
 #include "backends/interpreter/kern.h"
 
@@ -29,6 +34,26 @@ static bool next_index(size_t *idx, const uint64_t *dims, unsigned rank)
 	return false;
 }
 
+/* The row-major index idx over dims (rank r) of flat position o (all 0
+ * in a tensor with no element, whose ranges are empty). */
+static void unflat(size_t o, const uint64_t *dims, unsigned r, size_t *idx)
+{
+	for (unsigned i = r; i-- > 0;) {
+		idx[i] = dims[i] ? o % (size_t)dims[i] : 0;
+		o = dims[i] ? o / (size_t)dims[i] : 0;
+	}
+}
+
+/* A movement in parts: the kernel's arguments and what it precomputed. */
+struct move_job {
+	const struct kargs *k;
+	void *big, *small;
+	const uint64_t *dims;
+	size_t str[GLOW_MAX_RANK], at[GLOW_MAX_RANK], es, len, inner, ni;
+	unsigned r;
+	bool into_big;
+};
+
 /* splat(Dest) {value}: value stored once, then copied bit for bit */
 int kern_splat(const struct kargs *k)
 {
@@ -42,26 +67,39 @@ int kern_splat(const struct kargs *k)
 	return 0;
 }
 
+/* Elements [lo, hi) of a window copy (copy_window). */
+static void window_range(const void *ctx, size_t lo, size_t hi)
+{
+	const struct move_job *j = ctx;
+	size_t idx[GLOW_MAX_RANK] = {0};
+	unflat(lo, j->dims, j->r, idx);
+	for (size_t i = lo; i < hi; i++) {
+		size_t o = 0;
+		for (unsigned q = 0; q < j->r; q++)
+			o += (j->at[q] + idx[q]) * j->str[q];
+		if (j->into_big)
+			cp_elem(j->big, o, j->small, i, j->es);
+		else
+			cp_elem(j->small, i, j->big, o, j->es);
+		next_index(idx, j->dims, j->r);
+	}
+}
+
 /* Copies between the small tensor (dims, rank r, contiguous) and the
  * window of the same dims at position at of the big one (element strides
  * bstr): into the window when into_big, out of it otherwise; es bytes an
- * element. */
+ * element. Split by elements of the window. */
 static void copy_window(void *big, const size_t *bstr, const size_t *at, void *small, const uint64_t *dims,
 			unsigned r, size_t es, bool into_big)
 {
-	size_t n = 1, idx[GLOW_MAX_RANK] = {0};
-	for (unsigned j = 0; j < r; j++)
-		n *= (size_t)dims[j];
-	for (size_t i = 0; i < n; i++) {
-		size_t o = 0;
-		for (unsigned j = 0; j < r; j++)
-			o += (at[j] + idx[j]) * bstr[j];
-		if (into_big)
-			cp_elem(big, o, small, i, es);
-		else
-			cp_elem(small, i, big, o, es);
-		next_index(idx, dims, r);
+	struct move_job j = {.big = big, .small = small, .dims = dims, .es = es, .r = r, .into_big = into_big};
+	size_t n = 1;
+	for (unsigned q = 0; q < r; q++) {
+		n *= (size_t)dims[q];
+		j.str[q] = bstr[q];
+		j.at[q] = at[q];
 	}
+	kpar_ranges(window_range, &j, n, (double)n);
 }
 
 /* inserttensor(Dest @inout, Src) {start, count, axis}: Src is written count
@@ -95,48 +133,73 @@ int kern_extracttensor(const struct kargs *k)
 	return 0;
 }
 
+/* Elements [lo, hi) of a transpose (str: the source stride of each
+ * destination dimension). */
+static void transpose_range(const void *ctx, size_t lo, size_t hi)
+{
+	const struct move_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
+	size_t idx[GLOW_MAX_RANK] = {0}, si = 0;
+	unflat(lo, d->t->dims, j->r, idx);
+	for (unsigned q = 0; q < j->r; q++)
+		si += idx[q] * j->str[q];
+	for (size_t i = lo; i < hi; i++) {
+		cp_elem(d->p, i, s->p, si, j->es);
+		for (unsigned q = j->r; q-- > 0;) {
+			si += j->str[q];
+			if (++idx[q] < d->t->dims[q])
+				break;
+			si -= j->str[q] * (size_t)d->t->dims[q];
+			idx[q] = 0;
+		}
+	}
+}
+
 /* transpose(Dest, Src) {shuffle}: Dest dim i = Src dim shuffle[i] */
 int kern_transpose(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	const int64_t *sh = KINTS(k, AN_shuffle);
-	unsigned r = s->t->rank;
-	size_t sstr[GLOW_MAX_RANK], str[GLOW_MAX_RANK], es = esize(s->t), n = numel(d->t), idx[GLOW_MAX_RANK] = {0};
+	struct move_job j = {.k = k, .r = s->t->rank, .es = esize(s->t)};
+	size_t sstr[GLOW_MAX_RANK];
 	strides_of(s->t, sstr);
-	for (unsigned i = 0; i < r; i++)
-		str[i] = sstr[sh[i]];
-	size_t si = 0;
-	for (size_t i = 0; i < n; i++) {
-		cp_elem(d->p, i, s->p, si, es);
-		for (unsigned j = r; j-- > 0;) {
-			si += str[j];
-			if (++idx[j] < d->t->dims[j])
-				break;
-			si -= str[j] * (size_t)d->t->dims[j];
-			idx[j] = 0;
-		}
-	}
+	for (unsigned i = 0; i < j.r; i++)
+		j.str[i] = sstr[sh[i]];
+	kpar_ranges(transpose_range, &j, numel(d->t), (double)numel(d->t));
 	return 0;
 }
 
-/* gather(Dest, Data, Indices) {axis} */
+/* Rows [lo, hi) (outer x ni) of a gather, its indices checked. */
+static void gather_rows(const void *ctx, size_t lo, size_t hi)
+{
+	const struct move_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *data = &j->k->op[1], *ix = &j->k->op[2];
+	for (size_t r = lo; r < hi; r++) {
+		size_t o = r / j->ni, v = (size_t)kfix_index(ld_i(ix->t, ix->p, r % j->ni), j->len);
+		for (size_t in = 0; in < j->inner; in++)
+			cp_elem(d->p, r * j->inner + in, data->p, (o * j->len + v) * j->inner + in, j->es);
+	}
+}
+
+/* gather(Dest, Data, Indices) {axis}: the indices checked, then the rows
+ * in parts */
 int kern_gather(const struct kargs *k)
 {
-	const struct interp_arg *d = &k->op[0], *data = &k->op[1], *ix = &k->op[2];
+	const struct interp_arg *data = &k->op[1], *ix = &k->op[2];
 	unsigned axis = (unsigned)KI(k, AN_axis);
-	size_t outer = 1, inner = 1, len = (size_t)data->t->dims[axis], ni = numel(ix->t), es = esize(data->t);
+	struct move_job j = {.k = k, .len = (size_t)data->t->dims[axis], .ni = numel(ix->t), .es = esize(data->t)};
+	size_t outer = 1;
+	j.inner = 1;
 	for (unsigned i = 0; i < axis; i++)
 		outer *= (size_t)data->t->dims[i];
 	for (unsigned i = axis + 1; i < data->t->rank; i++)
-		inner *= (size_t)data->t->dims[i];
-	for (size_t j = 0; j < ni; j++) {
-		int64_t raw = ld_i(ix->t, ix->p, j), v = kfix_index(raw, len);
-		if (v < 0)
-			return kerror(k, "gather index %lld is out of range [-%zu, %zu)", (long long)raw, len, len);
-		for (size_t o = 0; o < outer; o++)
-			for (size_t in = 0; in < inner; in++)
-				cp_elem(d->p, (o * ni + j) * inner + in, data->p, (o * len + (size_t)v) * inner + in, es);
+		j.inner *= (size_t)data->t->dims[i];
+	for (size_t q = 0; q < j.ni; q++) {
+		int64_t raw = ld_i(ix->t, ix->p, q);
+		if (kfix_index(raw, j.len) < 0)
+			return kerror(k, "gather index %lld is out of range [-%zu, %zu)", (long long)raw, j.len, j.len);
 	}
+	kpar_ranges(gather_rows, &j, outer * j.ni, (double)(outer * j.ni * j.inner));
 	return 0;
 }
 
@@ -170,42 +233,57 @@ int kern_gathernd(const struct kargs *k)
 	return 0;
 }
 
-/* tile(Dest, Src) {count, axis} */
+/* Blocks [lo, hi) of a tile (outer x count blocks of len x inner). */
+static void tile_blocks(const void *ctx, size_t lo, size_t hi)
+{
+	const struct move_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
+	const size_t block = j->len * j->inner;
+	for (size_t q = lo; q < hi; q++)
+		for (size_t e = 0; e < block; e++)
+			cp_elem(d->p, q * block + e, s->p, q / j->ni * block + e, j->es);
+}
+
+/* tile(Dest, Src) {count, axis}: by blocks */
 int kern_tile(const struct kargs *k)
 {
-	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	const struct interp_arg *s = &k->op[1];
 	unsigned axis = (unsigned)KI(k, AN_axis);
-	size_t outer = 1, inner = 1, len = (size_t)s->t->dims[axis], count = (size_t)KI(k, AN_count),
-	       es = esize(s->t);
-	for (unsigned i = 0; i < axis; i++)
-		outer *= (size_t)s->t->dims[i];
-	for (unsigned i = axis + 1; i < s->t->rank; i++)
-		inner *= (size_t)s->t->dims[i];
-	size_t block = len * inner, oi = 0;
-	for (size_t o = 0; o < outer; o++)
-		for (size_t c = 0; c < count; c++)
-			for (size_t j = 0; j < block; j++)
-				cp_elem(d->p, oi++, s->p, o * block + j, es);
+	size_t outer;
+	struct move_job j = {.k = k, .ni = (size_t)KI(k, AN_count), .es = esize(s->t)};
+	ksplit_axis(s->t, axis, &outer, &j.len, &j.inner);
+	kpar_ranges(tile_blocks, &j, outer * j.ni, (double)(outer * j.ni * j.len * j.inner));
 	return 0;
+}
+
+/* Elements [lo, hi) of a broadcast (str: the source stride of each
+ * destination dimension, 0 where it repeats). */
+static void broadcast_range(const void *ctx, size_t lo, size_t hi)
+{
+	const struct move_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
+	size_t idx[GLOW_MAX_RANK] = {0};
+	unflat(lo, d->t->dims, j->r, idx);
+	for (size_t i = lo; i < hi; i++) {
+		size_t si = 0;
+		for (unsigned q = 0; q < j->r; q++)
+			si += idx[q] * j->str[q];
+		cp_elem(d->p, i, s->p, si, j->es);
+		next_index(idx, d->t->dims, j->r);
+	}
 }
 
 /* broadcast(Dest, Src) {axis}: Src dims align with Dest dims from axis */
 int kern_broadcast(const struct kargs *k)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	unsigned axis = (unsigned)KI(k, AN_axis), r = d->t->rank;
-	size_t sstr[GLOW_MAX_RANK], str[GLOW_MAX_RANK] = {0}, es = esize(s->t), n = numel(d->t),
-				     idx[GLOW_MAX_RANK] = {0};
+	unsigned axis = (unsigned)KI(k, AN_axis);
+	struct move_job j = {.k = k, .r = d->t->rank, .es = esize(s->t)};
+	size_t sstr[GLOW_MAX_RANK];
 	strides_of(s->t, sstr);
 	for (unsigned i = 0; i < s->t->rank; i++)
-		str[axis + i] = s->t->dims[i] == 1 ? 0 : sstr[i];
-	for (size_t i = 0; i < n; i++) {
-		size_t si = 0;
-		for (unsigned j = 0; j < r; j++)
-			si += idx[j] * str[j];
-		cp_elem(d->p, i, s->p, si, es);
-		next_index(idx, d->t->dims, r);
-	}
+		j.str[axis + i] = s->t->dims[i] == 1 ? 0 : sstr[i];
+	kpar_ranges(broadcast_range, &j, numel(d->t), (double)numel(d->t) * 2);
 	return 0;
 }
 
@@ -242,19 +320,22 @@ int kern_spacetodepth(const struct kargs *k) { return space_depth(k, true, false
 int kern_depthtospace(const struct kargs *k) { return space_depth(k, false, KI(k, AN_mode) == 1); }
 
 /* resize(Dest, Src) {scale}: nearest, or bilinear in the dimensions whose
- * size changes */
-static int resize(const struct kargs *k, bool bilinear)
+ * size changes; elements [o0, o1) */
+static void resize_range(const void *ctx, size_t o0, size_t o1)
 {
-	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	const double *sc = KFLOATS(k, AN_scale);
-	unsigned r = s->t->rank;
-	size_t sstr[GLOW_MAX_RANK], es = esize(s->t), n = numel(d->t), idx[GLOW_MAX_RANK] = {0};
+	const struct move_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
+	const double *sc = KFLOATS(j->k, AN_scale);
+	const bool bilinear = j->into_big;
+	unsigned r = j->r;
+	size_t sstr[GLOW_MAX_RANK], es = j->es, idx[GLOW_MAX_RANK] = {0};
 	strides_of(s->t, sstr);
+	unflat(o0, d->t->dims, r, idx);
 	unsigned interp[GLOW_MAX_RANK], ni = 0;
 	for (unsigned i = 0; i < r; i++)
 		if (bilinear && d->t->dims[i] != s->t->dims[i])
 			interp[ni++] = i;
-	for (size_t o = 0; o < n; o++) {
+	for (size_t o = o0; o < o1; o++) {
 		size_t lo[GLOW_MAX_RANK], hi[GLOW_MAX_RANK];
 		double fr[GLOW_MAX_RANK];
 		for (unsigned i = 0; i < r; i++) {
@@ -295,6 +376,14 @@ static int resize(const struct kargs *k, bool bilinear)
 		}
 		next_index(idx, d->t->dims, r);
 	}
+}
+
+/* a resize (into_big: bilinear), split by elements */
+static int resize(const struct kargs *k, bool bilinear)
+{
+	const struct type *t = k->op[0].t;
+	struct move_job j = {.k = k, .r = t->rank, .es = esize(t), .into_big = bilinear};
+	kpar_ranges(resize_range, &j, numel(t), (double)numel(t) * (bilinear ? 4.0 * t->rank : 1.0));
 	return 0;
 }
 
@@ -304,19 +393,25 @@ int kern_resizenearest(const struct kargs *k) { return resize(k, false); }
 /* resizebilinear(Dest, Src) {scale} */
 int kern_resizebilinear(const struct kargs *k) { return resize(k, true); }
 
-/* flip(Dest, Src) {axis} */
+/* Rows [lo, hi) (outer x len, inner values each) of a flip. */
+static void flip_rows(const void *ctx, size_t lo, size_t hi)
+{
+	const struct move_job *j = ctx;
+	const struct interp_arg *d = &j->k->op[0], *s = &j->k->op[1];
+	for (size_t r = lo; r < hi; r++) {
+		size_t o = r / j->len, q = r % j->len;
+		for (size_t in = 0; in < j->inner; in++)
+			cp_elem(d->p, r * j->inner + in, s->p, (o * j->len + j->len - 1 - q) * j->inner + in, j->es);
+	}
+}
+
+/* flip(Dest, Src) {axis}: by rows */
 int kern_flip(const struct kargs *k)
 {
-	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
-	unsigned axis = (unsigned)KI(k, AN_axis);
-	size_t outer = 1, inner = 1, len = (size_t)s->t->dims[axis], es = esize(s->t);
-	for (unsigned i = 0; i < axis; i++)
-		outer *= (size_t)s->t->dims[i];
-	for (unsigned i = axis + 1; i < s->t->rank; i++)
-		inner *= (size_t)s->t->dims[i];
-	for (size_t o = 0; o < outer; o++)
-		for (size_t j = 0; j < len; j++)
-			for (size_t in = 0; in < inner; in++)
-				cp_elem(d->p, (o * len + j) * inner + in, s->p, (o * len + len - 1 - j) * inner + in, es);
+	const struct interp_arg *s = &k->op[1];
+	size_t outer;
+	struct move_job j = {.k = k, .es = esize(s->t)};
+	ksplit_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &j.len, &j.inner);
+	kpar_ranges(flip_rows, &j, outer * j.len, (double)numel(s->t));
 	return 0;
 }

@@ -229,6 +229,12 @@ void kgemm(size_t M, size_t N, size_t K, const float *A, size_t lda, const float
 void kpar(void (*fn)(const void *ctx, int part), const void *ctx, int nparts);
 int kpar_parts(double work, size_t units);
 size_t kpar_first(int i, int nparts, size_t units);
+/* kpar_ranges: fn(ctx, first, end) over [0, units) in contiguous ranges,
+ * as many as `elems` elements of the interpreter's element access are
+ * worth (each part at least KPAR_MIN_ELEMS of them, ipool.c);
+ * kpar_threads: the thread count. */
+int kpar_threads(void);
+void kpar_ranges(void (*fn)(const void *ctx, size_t first, size_t end), const void *ctx, size_t units, double elems);
 
 /* A kernel: runs k->kind on k->op with k->a; returns 0, or -1 after
  * kerror. */

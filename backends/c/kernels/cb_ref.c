@@ -4,23 +4,8 @@
  * reflect/edge padding, integer reductions and the quantization profile.
  * Their semantics are the interpreter's (backends/interpreter); none is on
  * a model's hot path. */
-#include "cb_base.h"
-
-/* Reads element i of an integer tensor of es bytes (4 or 8) as int64. */
-CB_INLINE int64_t cb_ld_i(const void *p, size_t i, int es)
-{
-	if (es == 8)
-		return ((const int64_t *)p)[i];
-	return ((const int32_t *)p)[i];
-}
-
-CB_INLINE void cb_st_i(void *p, size_t i, int es, int64_t v)
-{
-	if (es == 8)
-		((int64_t *)p)[i] = v;
-	else
-		((int32_t *)p)[i] = (int32_t)v;
-}
+/* (cb_misc.c comes first in a bundle: cb_ld_i, cb_st_i, the splits) */
+#include "cb_misc.c"
 
 /* Element i of the index tensor ind (ies bytes: 4 or 8) as a position along
  * a dimension of len elements, a negative one counted from the end; -1
@@ -43,17 +28,28 @@ static void cb_strides(const int64_t *dims, int r, int64_t *st)
 	}
 }
 
-/* Transposed convolution (NHWC, filter OC x KH x KW x C/group): every input
- * pixel scatters into the output window it reaches. */
-CB_KERNEL void cb_convtranspose_f32(const int *a, const float *in, const float *f, const float *bias, float *out)
+struct cb_ref_job {
+	const int *a;
+	const float *in, *f, *bias;
+	float *out;
+	int64_t *am;
+};
+
+/* Images [b0, b1) of a transposed convolution: each image scatters into
+ * its own output only. */
+static void cb_convtranspose_images(const void *ctx, size_t b0, size_t b1)
 {
+	const struct cb_ref_job *j = ctx;
+	const int *a = j->a;
+	const float *in = j->in, *f = j->f;
+	float *out = j->out;
 	/* a: n h w c oh ow oc kh kw sh sw pt pl dh dw group */
-	const int n = a[0], h = a[1], w = a[2], c = a[3], oh = a[4], ow = a[5], oc = a[6], kh = a[7], kw = a[8];
+	const int h = a[1], w = a[2], c = a[3], oh = a[4], ow = a[5], oc = a[6], kh = a[7], kw = a[8];
 	const int sh = a[9], sw = a[10], pt = a[11], pl = a[12], dh = a[13], dw = a[14], group = a[15];
 	const int icg = c / group, ocg = oc / group;
-	for (size_t i = 0; i < (size_t)n * oh * ow; i++)
-		memcpy(out + i * (size_t)oc, bias, (size_t)oc * sizeof(float));
-	for (int b = 0; b < n; b++)
+	for (size_t i = b0 * (size_t)oh * ow; i < b1 * (size_t)oh * ow; i++)
+		memcpy(out + i * (size_t)oc, j->bias, (size_t)oc * sizeof(float));
+	for (int b = (int)b0; b < (int)b1; b++)
 		for (int iy = 0; iy < h; iy++)
 			for (int ix = 0; ix < w; ix++) {
 				const float *px = in + (((size_t)b * h + iy) * w + ix) * c;
@@ -81,39 +77,110 @@ CB_KERNEL void cb_convtranspose_f32(const int *a, const float *in, const float *
 			}
 }
 
-/* Max pooling that also writes the flattened NHWC input index of the first
- * maximum of each window (a NaN wins; a window in the padding only gives 0
- * and index -1) as int64. */
-CB_KERNEL void cb_maxpool_argmax_f32(const int *a, const float *in, float *out, int64_t *am)
+/* Transposed convolution (NHWC, filter OC x KH x KW x C/group): every input
+ * pixel scatters into the output window it reaches; split by images. */
+CB_KERNEL void cb_convtranspose_f32(const int *a, const float *in, const float *f, const float *bias, float *out)
 {
+	const struct cb_ref_job j = {a, in, f, bias, out, NULL};
+	cb_par_ranges(cb_convtranspose_images, &j, (size_t)a[0],
+		      (double)a[0] * a[1] * a[2] * a[3] * a[6] / a[15] * a[7] * a[8]);
+}
+
+/* Output rows [r0, r1) (image, row) of cb_maxpool_argmax_f32. */
+static void cb_maxpool_argmax_rows(const void *ctx, size_t r0, size_t r1)
+{
+	const struct cb_ref_job *j = ctx;
+	const int *a = j->a;
+	const float *in = j->in;
+	float *out = j->out;
+	int64_t *am = j->am;
 	/* a: n h w c oh ow kh kw sh sw pt pl */
-	const int n = a[0], h = a[1], w = a[2], c = a[3], oh = a[4], ow = a[5];
-	for (int b = 0; b < n; b++)
-		for (int y = 0; y < oh; y++)
-			for (int x = 0; x < ow; x++)
-				for (int ch = 0; ch < c; ch++) {
-					int64_t best = -1;
-					float bv = 0.0f;
-					for (int ky = 0; ky < a[6]; ky++) {
-						int iy = y * a[8] - a[10] + ky;
-						if (iy < 0 || iy >= h)
+	const int h = a[1], w = a[2], c = a[3], oh = a[4], ow = a[5];
+	for (size_t r = r0; r < r1; r++) {
+		const int b = (int)(r / (size_t)oh), y = (int)(r % (size_t)oh);
+		for (int x = 0; x < ow; x++)
+			for (int ch = 0; ch < c; ch++) {
+				int64_t best = -1;
+				float bv = 0.0f;
+				for (int ky = 0; ky < a[6]; ky++) {
+					int iy = y * a[8] - a[10] + ky;
+					if (iy < 0 || iy >= h)
+						continue;
+					for (int kx = 0; kx < a[7]; kx++) {
+						int ix = x * a[9] - a[11] + kx;
+						if (ix < 0 || ix >= w)
 							continue;
-						for (int kx = 0; kx < a[7]; kx++) {
-							int ix = x * a[9] - a[11] + kx;
-							if (ix < 0 || ix >= w)
-								continue;
-							int64_t ii = (((int64_t)b * h + iy) * w + ix) * c + ch;
-							float v = in[ii];
-							if (best < 0 || v > bv || (v != v && bv == bv)) {
-								best = ii;
-								bv = v;
-							}
+						int64_t ii = (((int64_t)b * h + iy) * w + ix) * c + ch;
+						float v = in[ii];
+						if (best < 0 || v > bv || (v != v && bv == bv)) {
+							best = ii;
+							bv = v;
 						}
 					}
-					size_t oi = (((size_t)b * oh + y) * ow + x) * c + ch;
-					out[oi] = best < 0 ? 0.0f : bv;
-					am[oi] = best;
 				}
+				size_t oi = (((size_t)b * oh + y) * ow + x) * c + ch;
+				out[oi] = best < 0 ? 0.0f : bv;
+				am[oi] = best;
+			}
+	}
+}
+
+/* Max pooling that also writes the flattened NHWC input index of the first
+ * maximum of each window (a NaN wins; a window in the padding only gives 0
+ * and index -1) as int64. Split by output rows. */
+CB_KERNEL void cb_maxpool_argmax_f32(const int *a, const float *in, float *out, int64_t *am)
+{
+	const struct cb_ref_job j = {a, in, NULL, NULL, out, am};
+	cb_par_ranges(cb_maxpool_argmax_rows, &j, (size_t)a[0] * a[4], (double)a[0] * a[4] * a[5] * a[3] * a[6] * a[7]);
+}
+
+/* Instance normalization's operands; the pairs (image, channel) are split
+ * among the threads. */
+struct cb_inorm_job {
+	const float *x, *scale, *bias;
+	float *y;
+	const int64_t *dims;
+	int rank, ci;
+	float eps;
+	int64_t str[8], nc, plane;
+};
+
+/* Pairs [q0, q1) (image, channel): mean, variance, then the outputs. */
+static void cb_instancenorm_pairs(const void *ctx, size_t q0, size_t q1)
+{
+	const struct cb_inorm_job *j = ctx;
+	const int64_t *dims = j->dims, *str = j->str, plane = j->plane;
+	const int rank = j->rank, ci = j->ci;
+	for (size_t q = q0; q < q1; q++) {
+		const int64_t b = (int64_t)q / j->nc, c = (int64_t)q % j->nc;
+		double pass[2] = {0.0, 0.0}, mean = 0.0;
+		for (int step = 0; step < 3; step++) {
+			int64_t idx[8] = {0};
+			for (int64_t p = 0; p < plane; p++) {
+				int64_t off = b * str[0] + c * str[ci];
+				for (int i = 1; i < rank; i++)
+					if (i != ci)
+						off += idx[i] * str[i];
+				double v = j->x[off];
+				if (step == 0)
+					pass[0] += v;
+				else if (step == 1)
+					pass[1] += (v - mean) * (v - mean);
+				else
+					j->y[off] = (float)((v - mean) / sqrt(pass[1] / (double)plane + j->eps) * j->scale[c] +
+							    j->bias[c]);
+				for (int i = rank - 1; i >= 1; i--) {
+					if (i == ci)
+						continue;
+					if (++idx[i] < dims[i])
+						break;
+					idx[i] = 0;
+				}
+			}
+			if (step == 0)
+				mean = plane ? pass[0] / (double)plane : 0.0;
+		}
+	}
 }
 
 /* Instance normalization: per (batch, channel), over every other
@@ -121,94 +188,141 @@ CB_KERNEL void cb_maxpool_argmax_f32(const int *a, const float *in, float *out, 
 CB_KERNEL void cb_instancenorm_f32(const float *x, float *y, const float *scale, const float *bias, const int64_t *dims,
 				   int rank, int ci, float eps)
 {
-	int64_t str[8], total = 1;
+	struct cb_inorm_job j = {x, scale, bias, y, dims, rank, ci, eps, {0}, 0, 0};
+	int64_t total = 1;
 	for (int i = rank - 1; i >= 0; i--) {
-		str[i] = total;
+		j.str[i] = total;
 		total *= dims[i];
 	}
-	const int64_t nb = dims[0], nc = dims[ci], plane = nb * nc != 0 ? total / (nb * nc) : 0;
-	for (int64_t b = 0; b < nb; b++)
-		for (int64_t c = 0; c < nc; c++) {
-			double pass[2] = {0.0, 0.0}, mean = 0.0;
-			for (int step = 0; step < 3; step++) {
-				int64_t idx[8] = {0};
-				for (int64_t p = 0; p < plane; p++) {
-					int64_t off = b * str[0] + c * str[ci];
-					for (int i = 1; i < rank; i++)
-						if (i != ci)
-							off += idx[i] * str[i];
-					double v = x[off];
-					if (step == 0)
-						pass[0] += v;
-					else if (step == 1)
-						pass[1] += (v - mean) * (v - mean);
-					else
-						y[off] = (float)((v - mean) / sqrt(pass[1] / (double)plane + eps) * scale[c] + bias[c]);
-					for (int i = rank - 1; i >= 1; i--) {
-						if (i == ci)
-							continue;
-						if (++idx[i] < dims[i])
-							break;
-						idx[i] = 0;
-					}
-				}
-				if (step == 0)
-					mean = plane ? pass[0] / (double)plane : 0.0;
-			}
-		}
+	j.nc = dims[ci];
+	const int64_t pairs = dims[0] * dims[ci];
+	j.plane = pairs != 0 ? total / pairs : 0;
+	cb_par_ranges(cb_instancenorm_pairs, &j, (size_t)pairs, (double)total * 4.0);
+}
+
+/* gathernd's operands: tuples of m index values, each copying a chunk. */
+struct cb_gnd_job {
+	const unsigned char *data;
+	const int64_t *dims;
+	const void *ind;
+	unsigned char *out;
+	int64_t str[8];
+	size_t chunk, per;
+	int ies, m, b, es;
+};
+
+/* The element offset in the data of tuple t (-1: an index out of range). */
+static int64_t cb_gathernd_at(const struct cb_gnd_job *g, size_t t)
+{
+	int64_t off = g->b ? (int64_t)(g->per ? t / g->per : 0) * g->str[g->b - 1] : 0;
+	for (int j = 0; j < g->m; j++) {
+		int64_t v = cb_index_at(g->ind, t * (size_t)g->m + (size_t)j, g->ies, g->dims[g->b + j]);
+		if (v < 0)
+			return -1;
+		off += v * g->str[g->b + j];
+	}
+	return off;
+}
+
+/* Tuples [t0, t1) of a gathernd (indices already checked). */
+static void cb_gathernd_tuples(const void *ctx, size_t t0, size_t t1)
+{
+	const struct cb_gnd_job *g = ctx;
+	const size_t bytes = g->chunk * (size_t)g->es;
+	for (size_t t = t0; t < t1; t++)
+		memcpy(g->out + t * bytes, g->data + (size_t)cb_gathernd_at(g, t) * (size_t)g->es, bytes);
 }
 
 /* gathernd with batch_dims b: data dims[0..rank), index tuples of m values
  * (int32 or int64, negative counted from the end); es bytes per element.
- * Returns -1 on an index out of range. */
+ * Returns -1 on an index out of range (checked before any copy); the
+ * copies are split by tuples. */
 CB_KERNEL int cb_gathernd(const void *data, const int64_t *dims, int rank, const void *ind, int ies, size_t tuples,
 			  int m, int b, void *out, int es)
 {
-	int64_t str[8];
-	cb_strides(dims, rank, str);
-	size_t batch = 1, chunk = 1, o = 0;
+	struct cb_gnd_job g = {(const unsigned char *)data, dims, ind, (unsigned char *)out, {0}, 1, 0, ies, m, b, es};
+	cb_strides(dims, rank, g.str);
+	size_t batch = 1;
 	for (int i = 0; i < b; i++)
 		batch *= (size_t)dims[i];
 	for (int i = b + m; i < rank; i++)
-		chunk *= (size_t)dims[i];
-	size_t per = batch ? tuples / batch : 0;
-	for (size_t t = 0; t < tuples; t++) {
-		int64_t off = b ? (int64_t)(per ? t / per : 0) * str[b - 1] : 0;
-		for (int j = 0; j < m; j++) {
-			int64_t v = cb_index_at(ind, t * (size_t)m + (size_t)j, ies, dims[b + j]);
-			if (v < 0)
-				return -1;
-			off += v * str[b + j];
-		}
-		memcpy((unsigned char *)out + o * (size_t)es, (const unsigned char *)data + (size_t)off * (size_t)es,
-		       chunk * (size_t)es);
-		o += chunk;
-	}
+		g.chunk *= (size_t)dims[i];
+	g.per = batch ? tuples / batch : 0;
+	for (size_t t = 0; t < tuples; t++)
+		if (cb_gathernd_at(&g, t) < 0)
+			return -1;
+	cb_par_ranges(cb_gathernd_tuples, &g, tuples, (double)(tuples * (g.chunk + (size_t)m)));
 	return 0;
 }
 
-/* Resize (asymmetric: output o reads input o / scale): nearest copies the
- * element at the floors (any kind, es bytes); bilinear (float) interpolates
- * between floor and floor + 1 (clamped) in every dimension whose size
- * changes. */
-CB_KERNEL void cb_resize(const void *src, const int64_t *sd, void *dst, const int64_t *dd, const double *scale,
-			 int rank, int bilinear, int es)
+/* An operator that maps each output element (index idx over dims dd) to
+ * source elements (dims sd): resize and the padding modes. The output is
+ * split among the threads by rows of its innermost dimension. */
+struct cb_map_job {
+	const void *src;
+	const int64_t *sd;
+	void *dst;
+	const int64_t *dd;
+	const double *scale; /* resize */
+	const int64_t *p;    /* padding: the leading pads */
+	int rank, mode, es;
+	int64_t sstr[8], n;
+	int interp[8], ni; /* resize: the dimensions interpolated */
+};
+
+/* Fills the source strides and the output count of a map job. */
+static void cb_map_init(struct cb_map_job *j)
 {
-	int64_t sstr[8], s = 1, n = 1, idx[8] = {0};
-	for (int i = rank - 1; i >= 0; i--) {
-		sstr[i] = s;
-		s *= sd[i];
-		n *= dd[i];
+	int64_t s = 1;
+	j->n = 1;
+	for (int i = j->rank - 1; i >= 0; i--) {
+		j->sstr[i] = s;
+		s *= j->sd[i];
+		j->n *= j->dd[i];
 	}
-	int interp[8], ni = 0;
-	for (int i = 0; i < rank; i++)
-		if (bilinear && dd[i] != sd[i])
-			interp[ni++] = i;
-	for (int64_t o = 0; o < n; o++) {
+}
+
+/* The output index idx of flat position o (all 0 in an output with no
+ * element, whose ranges are empty). */
+static void cb_map_index(const struct cb_map_job *j, int64_t o, int64_t *idx)
+{
+	for (int i = j->rank - 1; i >= 0; i--) {
+		idx[i] = j->dd[i] ? o % j->dd[i] : 0;
+		o = j->dd[i] ? o / j->dd[i] : 0;
+	}
+}
+
+/* Advances idx to the next output position (row-major). */
+CB_INLINE void cb_map_next(const struct cb_map_job *j, int64_t *idx)
+{
+	for (int i = j->rank - 1; i >= 0; i--) {
+		if (++idx[i] < j->dd[i])
+			break;
+		idx[i] = 0;
+	}
+}
+
+/* Runs fn over the output's rows (output elements [r0, r1) * the innermost
+ * size), `per` the work of one element. */
+static void cb_map_split(cb_range_fn fn, const struct cb_map_job *j, double per)
+{
+	const int64_t last = j->rank ? j->dd[j->rank - 1] : 1, rows = last ? j->n / last : 0;
+	cb_par_ranges(fn, j, (size_t)rows, (double)j->n * per);
+}
+
+/* Output rows [r0, r1) of a resize. */
+static void cb_resize_rows(const void *ctx, size_t r0, size_t r1)
+{
+	const struct cb_map_job *j = ctx;
+	const int rank = j->rank, ni = j->ni, es = j->es;
+	const int64_t *sd = j->sd, *sstr = j->sstr, last = rank ? j->dd[rank - 1] : 1;
+	int64_t idx[8] = {0};
+	cb_map_index(j, (int64_t)r0 * last, idx);
+	for (int64_t o = (int64_t)r0 * last; o < (int64_t)r1 * last; o++) {
 		int64_t lo[8], hi[8];
 		double fr[8];
 		for (int i = 0; i < rank; i++) {
-			double x = (double)idx[i] / scale[i];
+			double x = (double)idx[i] / j->scale[i];
 			int64_t f = (int64_t)floor(x);
 			if (f >= sd[i])
 				f = sd[i] - 1;
@@ -216,11 +330,11 @@ CB_KERNEL void cb_resize(const void *src, const int64_t *sd, void *dst, const in
 			hi[i] = f + 1 < sd[i] ? f + 1 : f;
 			fr[i] = x - (double)f < 0 ? 0 : x - (double)f;
 		}
-		if (!bilinear || ni == 0) {
+		if (!j->mode || ni == 0) {
 			int64_t si = 0;
 			for (int i = 0; i < rank; i++)
 				si += lo[i] * sstr[i];
-			memcpy((unsigned char *)dst + o * es, (const unsigned char *)src + si * es, (size_t)es);
+			memcpy((unsigned char *)j->dst + o * es, (const unsigned char *)j->src + si * es, (size_t)es);
 		} else {
 			double acc = 0.0;
 			for (unsigned corner = 0; corner < 1u << ni; corner++) {
@@ -228,7 +342,7 @@ CB_KERNEL void cb_resize(const void *src, const int64_t *sd, void *dst, const in
 				int64_t si = 0;
 				for (int i = 0, c = 0; i < rank; i++) {
 					int64_t x = lo[i];
-					if (c < ni && interp[c] == i) {
+					if (c < ni && j->interp[c] == i) {
 						int up = corner >> c & 1;
 						x = up ? hi[i] : lo[i];
 						wgt *= up ? fr[i] : 1 - fr[i];
@@ -237,16 +351,27 @@ CB_KERNEL void cb_resize(const void *src, const int64_t *sd, void *dst, const in
 					si += x * sstr[i];
 				}
 				if (wgt != 0)
-					acc += wgt * ((const float *)src)[si];
+					acc += wgt * ((const float *)j->src)[si];
 			}
-			((float *)dst)[o] = (float)acc;
+			((float *)j->dst)[o] = (float)acc;
 		}
-		for (int i = rank - 1; i >= 0; i--) {
-			if (++idx[i] < dd[i])
-				break;
-			idx[i] = 0;
-		}
+		cb_map_next(j, idx);
 	}
+}
+
+/* Resize (asymmetric: output o reads input o / scale): nearest copies the
+ * element at the floors (any kind, es bytes); bilinear (float) interpolates
+ * between floor and floor + 1 (clamped) in every dimension whose size
+ * changes. Split by output rows. */
+CB_KERNEL void cb_resize(const void *src, const int64_t *sd, void *dst, const int64_t *dd, const double *scale,
+			 int rank, int bilinear, int es)
+{
+	struct cb_map_job j = {src, sd, dst, dd, scale, NULL, rank, bilinear, es, {0}, 0, {0}, 0};
+	cb_map_init(&j);
+	for (int i = 0; i < rank; i++)
+		if (bilinear && dd[i] != sd[i])
+			j.interp[j.ni++] = i;
+	cb_map_split(cb_resize_rows, &j, 4.0 * rank * (1 << j.ni));
 }
 
 /* x beats y in a descending order: NaN never beats, anything beats NaN */
@@ -276,28 +401,40 @@ CB_KERNEL void cb_topk_f32(const float *x, float *vals, void *ind, int ies, size
 	}
 }
 
+/* Cumulative sums (prod 0) or products (prod 1) of lanes [b, e), from 0
+ * or 1, in double (flag: exclusive, flag2: reversed, es: 0 float, else
+ * integers of that size, wrapping). */
+static void cb_cumsum_lanes(const void *ctx, size_t b, size_t e)
+{
+	const struct cb_lanes_job *j = ctx;
+	const size_t len = j->d, inner = j->inner;
+	const int excl = j->flag, rev = j->flag2, ies = j->es, prod = j->prod;
+	for (size_t l = b; l < e; l++) {
+		const size_t o = l / inner, in = l % inner;
+		double af = prod;
+		uint64_t ai = (uint64_t)prod;
+		for (size_t jj = 0; jj < len; jj++) {
+			size_t q = rev ? len - 1 - jj : jj, i = (o * len + q) * inner + in;
+			double xf = ies ? 0.0 : ((const float *)j->x)[i], pf = prod ? af * xf : af + xf;
+			uint64_t xi = ies ? (uint64_t)cb_ld_i(j->x, i, ies) : 0, pi = prod ? ai * xi : ai + xi;
+			if (ies)
+				cb_st_i(j->y, i, ies, (int64_t)(excl ? ai : pi));
+			else
+				((float *)j->y)[i] = (float)(excl ? af : pf);
+			af = pf;
+			ai = pi;
+		}
+	}
+}
+
 /* Cumulative sum (prod 0) or product (prod 1, CumProd) along the middle
- * of outer x len x inner, from 0 or 1, in double; ies 0: float, else
- * integers of that size (wrapping). */
+ * of outer x len x inner; ies 0: float, else integers of that size
+ * (wrapping). Split by lanes. */
 CB_KERNEL void cb_cumsum(const void *x, void *y, size_t outer, size_t len, size_t inner, int excl, int rev, int ies,
 			 int prod)
 {
-	for (size_t o = 0; o < outer; o++)
-		for (size_t in = 0; in < inner; in++) {
-			double af = prod;
-			uint64_t ai = (uint64_t)prod;
-			for (size_t jj = 0; jj < len; jj++) {
-				size_t j = rev ? len - 1 - jj : jj, i = (o * len + j) * inner + in;
-				double xf = ies ? 0.0 : ((const float *)x)[i], pf = prod ? af * xf : af + xf;
-				uint64_t xi = ies ? (uint64_t)cb_ld_i(x, i, ies) : 0, pi = prod ? ai * xi : ai + xi;
-				if (ies)
-					cb_st_i(y, i, ies, (int64_t)(excl ? ai : pi));
-				else
-					((float *)y)[i] = (float)(excl ? af : pf);
-				af = pf;
-				ai = pi;
-			}
-		}
+	const struct cb_lanes_job j = {x, y, len, inner, excl, rev, ies, prod};
+	cb_par_ranges(cb_cumsum_lanes, &j, outer * inner, (double)(outer * len * inner) * 2.0);
 }
 
 /* Cross-entropy: -sum log p[i][label i]; returns -1 for a label out of
@@ -315,23 +452,20 @@ CB_KERNEL int cb_crossentropy_f32(const float *p, const void *labels, int les, s
 	return 0;
 }
 
-/* Reflect (mode 1) or edge (mode 2) padding of any element kind: dst dims
- * dd, source dims sd, leading pads p. */
-CB_KERNEL void cb_pad_mode(const void *src, const int64_t *sd, void *dst, const int64_t *dd, const int64_t *p, int rank,
-			   int mode, int es)
+/* Output rows [r0, r1) of a reflect or edge padding. */
+static void cb_pad_mode_rows(const void *ctx, size_t r0, size_t r1)
 {
-	int64_t sstr[8], s = 1, n = 1, idx[8] = {0};
-	for (int i = rank - 1; i >= 0; i--) {
-		sstr[i] = s;
-		s *= sd[i];
-		n *= dd[i];
-	}
-	for (int64_t o = 0; o < n; o++) {
+	const struct cb_map_job *j = ctx;
+	const int rank = j->rank, es = j->es;
+	const int64_t last = rank ? j->dd[rank - 1] : 1;
+	int64_t idx[8] = {0};
+	cb_map_index(j, (int64_t)r0 * last, idx);
+	for (int64_t o = (int64_t)r0 * last; o < (int64_t)r1 * last; o++) {
 		int64_t si = 0;
 		for (int i = 0; i < rank; i++) {
-			int64_t x = idx[i] - p[i], len = sd[i];
+			int64_t x = idx[i] - j->p[i], len = j->sd[i];
 			if (x < 0 || x >= len) {
-				if (mode == 1) {
+				if (j->mode == 1) {
 					if (len == 1) {
 						x = 0;
 					} else {
@@ -344,47 +478,21 @@ CB_KERNEL void cb_pad_mode(const void *src, const int64_t *sd, void *dst, const 
 					x = x < 0 ? 0 : len - 1;
 				}
 			}
-			si += x * sstr[i];
+			si += x * j->sstr[i];
 		}
-		memcpy((unsigned char *)dst + o * es, (const unsigned char *)src + si * es, (size_t)es);
-		for (int i = rank - 1; i >= 0; i--) {
-			if (++idx[i] < dd[i])
-				break;
-			idx[i] = 0;
-		}
+		memcpy((unsigned char *)j->dst + o * es, (const unsigned char *)j->src + si * es, (size_t)es);
+		cb_map_next(j, idx);
 	}
 }
 
-/* Integer reductions (es 4 or 8 bytes, wrapping; op as cb_reduce_f32, the
- * mean truncates toward zero). */
-CB_KERNEL void cb_reduce_i(const void *x, void *y, size_t ny, const int64_t *dims, const int64_t *ys, int rank, int op,
-			   int es, int64_t cnt)
+/* Reflect (mode 1) or edge (mode 2) padding of any element kind: dst dims
+ * dd, source dims sd, leading pads p. Split by output rows. */
+CB_KERNEL void cb_pad_mode(const void *src, const int64_t *sd, void *dst, const int64_t *dd, const int64_t *p, int rank,
+			   int mode, int es)
 {
-	int64_t idx[8] = {0};
-	size_t total = 1;
-	for (int i = 0; i < rank; i++)
-		total *= (size_t)dims[i];
-	const int64_t lo = es == 8 ? INT64_MIN : INT32_MIN, hi = es == 8 ? INT64_MAX : INT32_MAX;
-	for (size_t i = 0; i < ny; i++)
-		cb_st_i(y, i, es, op == 4 ? 1 : op == 2 ? lo : op == 3 ? hi : 0);
-	for (size_t e = 0; e < total; e++) {
-		int64_t o = 0;
-		for (int i = 0; i < rank; i++)
-			o += idx[i] * ys[i];
-		int64_t v = cb_ld_i(x, e, es), a = cb_ld_i(y, (size_t)o, es);
-		switch (op) {
-		case 2: a = v > a ? v : a; break;
-		case 3: a = v < a ? v : a; break;
-		case 4: a = (int64_t)((uint64_t)a * (uint64_t)v); break;
-		default: a = (int64_t)((uint64_t)a + (uint64_t)v); break;
-		}
-		cb_st_i(y, (size_t)o, es, a);
-		for (int i = rank - 1; i >= 0 && ++idx[i] == dims[i]; i--)
-			idx[i] = 0;
-	}
-	if (op == 1)
-		for (size_t i = 0; i < ny; i++)
-			cb_st_i(y, i, es, cnt ? cb_ld_i(y, i, es) / cnt : 0);
+	struct cb_map_job j = {src, sd, dst, dd, NULL, p, rank, mode, es, {0}, 0, {0}, 0};
+	cb_map_init(&j);
+	cb_map_split(cb_pad_mode_rows, &j, 2.0 * rank);
 }
 
 /* The quantization profile: info holds the running (min, max) of every

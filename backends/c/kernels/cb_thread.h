@@ -11,9 +11,20 @@
  * bitwise identical for every thread count.
  *
  * Parts are taken from a shared counter (whoever is free takes the next),
- * so a thread the system preempts does not hold the others back. Workers
- * spin for about CB_SPIN pauses after a job, then sleep on a condition
- * variable; the caller likewise waits for the last worker.
+ * so a thread the system preempts does not hold the others back: the
+ * caller waits only for parts that were taken and are still running,
+ * never for a worker that has not woken up yet (on a machine with more
+ * runnable threads than cores the caller then runs every part itself).
+ * Workers spin for about CB_SPIN pauses after a job, then sleep on a
+ * condition variable; the caller likewise waits for the last part.
+ *
+ * A job is posted in two steps of the generation counter gen: odd while
+ * the caller writes the job (after every worker still inside the previous
+ * one has left: `active`), even when it is ready. A worker enters a job by
+ * counting itself in `active` and then reading gen again: unchanged and
+ * even, the job it read is the one it runs (sequentially consistent
+ * atomics: either the worker sees the odd gen or the caller sees the
+ * worker in `active`).
  *
  * The pool serves one run at a time: a run that finds it busy (another
  * thread running the bundle concurrently) runs its parts itself, so
@@ -55,10 +66,8 @@ typedef void (*cb_job_fn)(const void *ctx, int part, float *scratch);
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
-#include <unistd.h>
-#if defined(__linux__)
 #include <sched.h>
-#endif
+#include <unistd.h>
 
 /* pause instructions a waiting thread spins before it sleeps (tens of
  * microseconds: the gap between two operators of a network) */
@@ -71,17 +80,19 @@ struct cb_pool {
 	float *scratch[CB_MAX_THREADS]; /* ... aligned to 64 bytes */
 	pthread_mutex_t mu;
 	pthread_cond_t wake, done;
-	/* the current job, written before gen is advanced */
+	/* the current job, written while gen is odd */
 	cb_job_fn fn;
 	const void *ctx;
 	int nparts;
-	atomic_int next;    /* the next part to take */
-	atomic_int pending; /* workers that have not finished the job */
-	atomic_int busy;    /* a run owns the pool */
-	atomic_int stop;    /* workers leave */
-	atomic_int started; /* the thread count was set (or defaulted) */
-	atomic_uint gen;    /* job generation */
-	unsigned gen0;      /* gen when the workers were started */
+	atomic_int next;     /* the next part to take */
+	atomic_int finished; /* parts done */
+	atomic_int active;   /* workers inside the current job */
+	atomic_int waiting;  /* the caller sleeps on done */
+	atomic_int busy;     /* a run owns the pool */
+	atomic_int stop;     /* workers leave */
+	atomic_int started;  /* the thread count was set (or defaulted) */
+	atomic_uint gen;     /* job generation: odd while a job is written */
+	unsigned gen0;       /* gen when the workers were started */
 };
 
 static struct cb_pool cb_pool_g = {.n = 1, .mu = PTHREAD_MUTEX_INITIALIZER,
@@ -96,11 +107,25 @@ CB_INLINE void cb_relax(void)
 #endif
 }
 
-/* Runs parts of the current job until none is left. */
+/* Runs parts of the current job until none is left; the thread that
+ * finishes the last part wakes a sleeping caller. */
 static void cb_pool_work(struct cb_pool *p, float *scratch)
 {
-	for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->nparts;)
+	for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->nparts;) {
 		p->fn(p->ctx, i, scratch);
+		if (atomic_fetch_add(&p->finished, 1) + 1 == p->nparts && atomic_load(&p->waiting)) {
+			pthread_mutex_lock(&p->mu);
+			pthread_cond_signal(&p->done);
+			pthread_mutex_unlock(&p->mu);
+		}
+	}
+}
+
+/* A new, ready job (gen even and not seen) or stop. */
+CB_INLINE int cb_pool_posted(struct cb_pool *p, unsigned seen, unsigned *g)
+{
+	*g = atomic_load(&p->gen);
+	return (*g != seen && !(*g & 1u)) || atomic_load(&p->stop);
 }
 
 static void *cb_pool_worker(void *arg)
@@ -111,24 +136,23 @@ static void *cb_pool_worker(void *arg)
 	 * thread first runs */
 	unsigned seen = p->gen0;
 	for (;;) {
-		unsigned g = seen;
-		for (int s = 0; s < CB_SPIN && (g = atomic_load(&p->gen)) == seen; s++)
+		unsigned g;
+		int s = 0;
+		while (!cb_pool_posted(p, seen, &g) && s++ < CB_SPIN)
 			cb_relax();
-		if (g == seen) {
+		if (!cb_pool_posted(p, seen, &g)) {
 			pthread_mutex_lock(&p->mu);
-			while ((g = atomic_load(&p->gen)) == seen && !atomic_load(&p->stop))
+			while (!cb_pool_posted(p, seen, &g))
 				pthread_cond_wait(&p->wake, &p->mu);
 			pthread_mutex_unlock(&p->mu);
 		}
 		if (atomic_load(&p->stop))
 			return NULL;
+		atomic_fetch_add(&p->active, 1);
+		if (atomic_load(&p->gen) == g) /* still the job of gen g */
+			cb_pool_work(p, p->scratch[id]);
+		atomic_fetch_sub(&p->active, 1);
 		seen = g;
-		cb_pool_work(p, p->scratch[id]);
-		if (atomic_fetch_sub(&p->pending, 1) == 1) {
-			pthread_mutex_lock(&p->mu);
-			pthread_cond_signal(&p->done);
-			pthread_mutex_unlock(&p->mu);
-		}
 	}
 }
 
@@ -154,7 +178,7 @@ static void cb_pool_stop(struct cb_pool *p)
 {
 	pthread_mutex_lock(&p->mu);
 	atomic_store(&p->stop, 1);
-	atomic_fetch_add(&p->gen, 1);
+	atomic_fetch_add(&p->gen, 2);
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->mu);
 	for (int i = 1; i < p->n; i++) {
@@ -218,22 +242,32 @@ CB_KERNEL void cb_par(cb_job_fn fn, const void *ctx, int nparts, float *scratch)
 			fn(ctx, i, scratch);
 		return;
 	}
+	/* close the previous job: a worker that enters it from now on backs
+	 * off; wait for those inside (they find no part left) */
+	atomic_fetch_add(&p->gen, 1);
+	for (int s = 0; atomic_load(&p->active) > 0; s++)
+		if (s < CB_SPIN)
+			cb_relax();
+		else
+			sched_yield(); /* a worker preempted inside: let it leave */
 	p->fn = fn;
 	p->ctx = ctx;
 	p->nparts = nparts;
+	atomic_store(&p->finished, 0);
 	atomic_store(&p->next, 0);
-	atomic_store(&p->pending, p->n - 1);
 	pthread_mutex_lock(&p->mu);
 	atomic_fetch_add(&p->gen, 1);
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->mu);
 	cb_pool_work(p, scratch);
-	for (int s = 0; s < CB_SPIN && atomic_load(&p->pending) > 0; s++)
+	for (int s = 0; s < CB_SPIN && atomic_load(&p->finished) < nparts; s++)
 		cb_relax();
-	if (atomic_load(&p->pending) > 0) {
+	if (atomic_load(&p->finished) < nparts) {
 		pthread_mutex_lock(&p->mu);
-		while (atomic_load(&p->pending) > 0)
+		atomic_store(&p->waiting, 1);
+		while (atomic_load(&p->finished) < nparts)
 			pthread_cond_wait(&p->done, &p->mu);
+		atomic_store(&p->waiting, 0);
 		pthread_mutex_unlock(&p->mu);
 	}
 	atomic_store(&p->busy, 0);
