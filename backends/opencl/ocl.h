@@ -115,6 +115,11 @@ struct ocl_gen {
 	bool gpu;                 /* the GPU kernels ($GLOW_OPENCL_KERNELS) */
 	bool direct_mutable;      /* some kernel uses a mutable weight itself */
 	const struct ir_instr *fused; /* an in-place relu folded into the previous kernel */
+	const struct ir_instr *fused_add; /* an add folded into the previous kernel */
+	/* while a kernel flagged OCL_F_FUSE_ADD is generated: the add it
+	 * stores the result of (its operand res_op is the residual), or NULL */
+	const struct ir_instr *res_add;
+	unsigned res_op;
 };
 
 /* ---- the table (OclKernels.def, ocl_table.c) ---- */
@@ -131,6 +136,7 @@ enum {
 	OCL_F_FUSE_RELU = 1, /* a following in-place relu of the result is applied in the store */
 	OCL_F_RELU = 2,      /* the kind itself rectifies its result */
 	OCL_F_ZEROS = 4,     /* the CPU kernel reads padding from R3's zero block (operand 2's last dimension floats) */
+	OCL_F_FUSE_ADD = 8,  /* a following add of another buffer to the result is applied in the store */
 };
 
 /* Elems column: the element kinds the graph side admits for a node kind. */
@@ -197,6 +203,10 @@ int ocl_prog_generate(struct ocl_gen *g, struct diag *d);
 struct ocl_place ocl_operand_place(struct ocl_gen *g, const struct ir_instr *in, unsigned i);
 /* Appends "#define NAME ((__global T *)(Rr + off))" for operand i. */
 void ocl_src_ptr(struct ocl_gen *g, const char *name, const char *ctype, const struct ir_instr *in, unsigned i);
+/* The float result pointer PD of `in`: its operand 0, or where a residual
+ * add is folded into it (g->res_add) the add's result, and PRES its
+ * residual. */
+void ocl_src_out(struct ocl_gen *g, const struct ir_instr *in);
 /* Starts a kernel for `in`: its launch record and "#define KNAME kN". */
 struct ocl_launch *ocl_src_begin(struct ocl_gen *g, const struct ir_instr *in);
 /* Appends a section of kernels/ocl_kernels.cl and #undefs every name

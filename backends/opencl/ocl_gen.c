@@ -282,7 +282,7 @@ void ocl_gen_conv(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 		     {"OW", (int64_t)OW}, {"OC", (int64_t)OC}, {"KH", k[0]}, {"KW", k[1]}, {"SH", s[0]}, {"SW", s[1]},
 		     {"DH", dl[0]}, {"DW", dl[1]}, {"PT", pd[0]}, {"PL", pd[1]}, {"ICG", (int64_t)ICG},
 		     {"OCG", (int64_t)OCG}, {"PX", px}, {"OWB", (int64_t)owb}, {"ROWS", (int64_t)rows});
-	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_out(g, in);
 	ocl_src_ptr(g, "PS", "float", in, 1);
 	ocl_src_ptr(g, "PBIAS", "float", in, 3);
 	if (fw) {

@@ -47,7 +47,7 @@ void ocl_gen_igemm(struct ocl_gen *g, const struct ir_instr *in, const struct oc
 		   bool relu)
 {
 	struct ocl_launch *l = ocl_src_begin(g, in);
-	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_out(g, in);
 	ocl_src_ptr(g, "PS", "float", in, 1);
 	if (s->has_bias)
 		ocl_src_ptr(g, "PBIAS", "float", in, 3);

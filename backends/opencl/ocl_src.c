@@ -69,6 +69,16 @@ void ocl_src_ptr(struct ocl_gen *g, const char *name, const char *ctype, const s
 	ocl_src_define(g, name, "((__global %s *)(R%u + %" PRIu64 "))", ctype, p.region, p.offset);
 }
 
+void ocl_src_out(struct ocl_gen *g, const struct ir_instr *in)
+{
+	if (!g->res_add) {
+		ocl_src_ptr(g, "PD", "float", in, 0);
+		return;
+	}
+	ocl_src_ptr(g, "PD", "float", g->res_add, 0);
+	ocl_src_ptr(g, "PRES", "float", g->res_add, g->res_op);
+}
+
 struct ocl_launch *ocl_src_begin(struct ocl_gen *g, const struct ir_instr *in)
 {
 	if (g->nlaunch == g->caplaunch) {
