@@ -2,7 +2,8 @@
 """Generates the model-zoo architectures that the tests and benchmarks use.
 
     gen-models.py [-o DIR] [--weights fill|random] [--seed N] [--fill V]
-                  [--bn-images N] [--residual-scale S] [NAME...]
+                  [--bn-images N] [--residual-scale S] [--batch N]
+                  [--image-size N] [NAME...]
     gen-models.py --list
 
 Writes DIR/light_<name>.onnx (DIR defaults to the current directory) for
@@ -56,6 +57,18 @@ Weights, two modes:
       output is byte for byte the same as before the options existed.
       bench/README.md (Quantization) measures what they change.
 
+  --image-size N
+      the input's height and width (default 224): the same layers on a
+      smaller (or larger) image, for tests that run a network where every
+      pixel costs (qemu-user). The weights whose shapes follow from the
+      image follow it: the first fully-connected layer of AlexNet, ZFNet
+      and VGG-19 takes the flattened map of that size, and the average
+      pooling before the classifier of Inception v1 and v2, ResNet-50 and
+      ShuffleNet (7 x 7 at 224) covers the whole last map, so every
+      network still ends in one value per class. A size at which a layer
+      would have no output pixel is an error. At 224 the files are byte
+      for byte those written without the option.
+
 Each file is written to a temporary file beside it and renamed into
 place, so an interrupted run never leaves a truncated model behind.
 Needs the onnx and numpy Python modules (Debian: python3-onnx, which
@@ -73,6 +86,12 @@ PROG = os.path.basename(sys.argv[0])
 
 # the batch size of the input (--batch)
 BATCH = 1
+# the input's height and width (--image-size)
+IMAGE = 224
+
+
+class ShapeError(Exception):
+    """A layer of the network has no output pixel at this image size."""
 
 
 def die(msg):
@@ -110,7 +129,7 @@ class Net:
         self.nodes = []
         self.weights = {}  # name -> (shape, kind, fan_in)
         self.int_consts = []  # (name, values) in creation order
-        self.shapes = {input_name: [BATCH, 3, 224, 224]}
+        self.shapes = {input_name: [BATCH, 3, IMAGE, IMAGE]}
         self.nv = 0
         self.ndummy = 1
 
@@ -160,7 +179,13 @@ class Net:
             attrs["group"] = group
         oh = (h + 2 * p - k) // s + 1
         ow = (w + 2 * p - k) // s + 1
+        self.check_map(wname, oh, ow)
         return self.node("Conv", inputs, [n, cout, oh, ow], attrs)
+
+    def check_map(self, layer, oh, ow):
+        """Raises ShapeError where a layer's output would be empty."""
+        if oh < 1 or ow < 1:
+            raise ShapeError(f"layer {layer} would have an output of {oh} x {ow} pixels")
 
     def pool(self, op, x, k, s, pads=(0, 0, 0, 0), pads_attr=True):
         """MaxPool or AveragePool; `pads` is [top, left, bottom, right]:
@@ -171,7 +196,16 @@ class Net:
             attrs["pads"] = list(pads)
         oh = (h + pads[0] + pads[2] - k) // s + 1
         ow = (w + pads[1] + pads[3] - k) // s + 1
+        self.check_map(f"{op} n{len(self.nodes)}", oh, ow)
         return self.node(op, [x], [n, c, oh, ow], attrs)
+
+    def last_pool_kernel(self, x, pads=(0, 0, 0, 0)):
+        """The window of the average pooling before a classifier: the
+        whole last map with its bottom pads (7 for a 224 x 224 image), so
+        that one value per channel is left at any image size."""
+        _, _, h, w = self.shapes[x]
+        assert h + pads[0] + pads[2] == w + pads[1] + pads[3], (h, w, pads)
+        return h + pads[0] + pads[2]
 
     def unary(self, op, x, attrs=None):
         return self.node(op, [x], self.shapes[x], attrs)
@@ -350,7 +384,7 @@ def inception_v1():
         d = net.pool("MaxPool", x, 3, 1, (1, 1, 1, 1))
         d = net.relu(net.conv(d, p + "pool_proj_w_0", pp, 1))
         x = net.concat([a, b, c, d])
-    x = net.pool("AveragePool", x, 7, 1, (0, 0, 1, 1))
+    x = net.pool("AveragePool", x, net.last_pool_kernel(x, (0, 0, 1, 1)), 1, (0, 0, 1, 1))
     x = net.dropout(x, 0.4000000059604645)
     x = net.flatten(x)
     # The classifier's weight was stored as [1, 1, 1000, 1024] and reshaped
@@ -410,7 +444,7 @@ def inception_v2():
         else:
             branches.append(net.pool(pool, x, 3, 2, ceil))
         x = net.concat(branches)
-    x = net.pool("AveragePool", x, 7, 1)
+    x = net.pool("AveragePool", x, net.last_pool_kernel(x), 1)
     x = net.flatten(x, "OC2_DUMMY_139")
     net.finish(net.softmax(net.gemm(x, "loss3/classifier_w_0", 1000)), "prob_1")
     return net
@@ -450,7 +484,7 @@ def caffe2_classifier(net, x):
     """The classifier both Caffe2-zoo networks (resnet50, shufflenet) end
     with: a 7x7 average pool, Flatten, a 1000-way Gemm (pred_w_0) and
     Softmax as gpu_0/softmax_1. Returns net, finished."""
-    x = net.pool("AveragePool", x, 7, 1, pads_attr=False)
+    x = net.pool("AveragePool", x, net.last_pool_kernel(x), 1, pads_attr=False)
     x = net.flatten(x)
     net.finish(net.softmax(net.gemm(x, "pred_w_0", 1000)), "gpu_0/softmax_1")
     return net
@@ -711,7 +745,7 @@ def build_model(name, mode, seed, fill, bn_images=None, residual_scale=1.0):
             t.dims.extend(shape)
             t.raw_data = data[wname].astype("<f4").tobytes()
             inits.append(t)
-    inputs = [helper.make_tensor_value_info(net.input, TensorProto.FLOAT, [BATCH, 3, 224, 224])]
+    inputs = [helper.make_tensor_value_info(net.input, TensorProto.FLOAT, [BATCH, 3, IMAGE, IMAGE])]
     # IR 3: every initializer is a graph input too
     for t in inits:
         inputs.append(helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)))
@@ -755,18 +789,23 @@ def main():
     ap.add_argument("--batch", type=int, default=1,
                     help="the input's batch size (default 1; for benchmarks: resnet50 and the networks whose "
                          "Reshape targets follow the batch)")
+    ap.add_argument("--image-size", type=int, default=224, metavar="N",
+                    help="the input's height and width (default 224; the classifier follows the size)")
     ap.add_argument("--bn-images", type=int, default=None, metavar="N",
                     help="random weights: BatchNormalization statistics over N seeded images (default: the batch)")
     ap.add_argument("--residual-scale", type=float, default=1.0, metavar="S",
                     help="random weights: the last BatchNormalization scale of every residual branch times S "
                          "(default 1)")
     args = ap.parse_args()
-    global BATCH
+    global BATCH, IMAGE
     BATCH = args.batch
+    IMAGE = args.image_size
 
     if args.list:
         print("\n".join(MODELS))
         return 0
+    if args.image_size < 1:
+        die(f"--image-size must be at least 1, got {args.image_size}")
     if args.seed < 0:
         die(f"--seed must be non-negative, got {args.seed}")
     if args.bn_images is not None and args.bn_images < 1:
@@ -785,7 +824,10 @@ def main():
     except OSError as e:
         die(f"cannot create '{args.output_dir}': {e.strerror}")
     for n in args.names or list(MODELS):
-        model = build_model(n, args.weights, args.seed, args.fill, args.bn_images, args.residual_scale)
+        try:
+            model = build_model(n, args.weights, args.seed, args.fill, args.bn_images, args.residual_scale)
+        except ShapeError as e:
+            die(f"{n} does not take a {IMAGE} x {IMAGE} image: {e}")
         checker.check_model(model)
         path = os.path.join(args.output_dir, f"light_{n}.onnx")
         try:

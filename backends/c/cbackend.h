@@ -157,6 +157,11 @@ int cbackend_run_function(struct backend_compiled *c, size_t k, struct diag *d);
  * on (NAME_set_threads; 0, the default: every core of the process). */
 void cbackend_set_threads(int n);
 
+/* The C backend's own node kinds after lowering (cbnodes.c): every float
+ * Relu(Add(Convolution, residual)) of f that qualifies becomes one
+ * C.ConvAddRelu. Returns whether f changed. */
+int cbackend_post_lowering(struct func *f);
+
 extern const struct backend cbackend_backend;
 
 #endif

@@ -513,11 +513,16 @@ static bool cb_should_lower(const struct backend *b, const struct node *n)
 	return cb_lower_by_choice(n) || interp_backend.should_lower(&interp_backend, n);
 }
 
+/* The interpreter's hook (the kinds both run), then the C backend's own
+ * nodes (cbnodes.c). */
 static int cb_post_lowering(const struct backend *b, struct func *f, struct diag *d)
 {
 	(void)b;
-	return interp_backend.transform_post_lowering ? interp_backend.transform_post_lowering(&interp_backend, f, d)
-						      : 0;
+	int r = interp_backend.transform_post_lowering ? interp_backend.transform_post_lowering(&interp_backend, f, d)
+						       : 0;
+	if (r < 0)
+		return r;
+	return cbackend_post_lowering(f) || r;
 }
 
 /* -O0..-O3: the rows of Pipelines.def */

@@ -81,13 +81,15 @@ struct fusion {
 };
 
 /* Finds an add, then a relu or clip, after `in` (whose result is dst and
- * which reads src) that can run in in's epilogue; marks them fused. */
-static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src, struct ir_value *res,
+ * which reads src) that can run in in's epilogue; marks them fused. With
+ * res, in adds that residual itself (no add is looked for); act 1: in
+ * rectifies itself (C.ConvAddRelu: no relu or clip is looked for). */
+static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src, struct ir_value *res, int act,
 			struct fusion *fu)
 {
 	fu->out = in->ops[0].val;
 	fu->res = res;
-	fu->act = 0;
+	fu->act = act;
 	fu->lo = fu->hi = 0.0;
 	fu->out_off = fu->ostride = 0;
 	struct ir_instr *last = in, *nx = cg_next_real(in);
@@ -104,7 +106,7 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 			nx = cg_next_real(nx);
 		}
 	}
-	if (nx && (nx->kind == IK_relu || nx->kind == IK_clip) && cg_is_float(nx->ops[0].val) &&
+	if (nx && !act && (nx->kind == IK_relu || nx->kind == IK_clip) && cg_is_float(nx->ops[0].val) &&
 	    cg_same(g, nx->ops[1].val, fu->out)) {
 		struct ir_value *d = nx->ops[0].val;
 		if (!cg_overlap(g, d, src) && (cg_same(g, d, fu->out) || !cg_read_later(g, nx, fu->out)) &&
@@ -125,8 +127,8 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 	/* the insert may come after other instructions (the other parts) */
 	nx = cg_next_real(last);
 	while (nx && !(nx->kind == IK_inserttensor && cg_same(g, nx->ops[1].val, fu->out)) &&
-	       (nx->kind == IK_convolution || nx->kind == IK_relu || nx->kind == IK_inserttensor ||
-		nx->kind == IK_clip))
+	       (nx->kind == IK_convolution || nx->kind == IK_c_convaddrelu || nx->kind == IK_relu ||
+		nx->kind == IK_inserttensor || nx->kind == IK_clip))
 		nx = cg_next_real(nx);
 	if (nx && nx->kind == IK_inserttensor && ir_int(nx, AN_count) == 1 && cg_same(g, nx->ops[1].val, fu->out) &&
 	    !cg_read_later(g, nx, fu->out)) {
@@ -507,12 +509,18 @@ static struct ir_value *transposed_walk(struct cg *g, struct ir_instr *in, struc
 	return NULL;
 }
 
-/* Convolution (direct, packed or Winograd; with fused add/relu/clip). */
+/* Convolution (direct, packed or Winograd; with fused add/relu/clip), and
+ * with row parameter CG_CONV_ADD_RELU the C backend's C.ConvAddRelu
+ * (c_convaddrelu): the same kernels with the residual (operand 4) and the
+ * relu in their epilogue from the start. */
 void cg_emit_conv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {
-	(void)row;
 	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val, *fil = in->ops[2].val, *bias = in->ops[3].val;
-	if (!cg_is_float(dst) || !cg_is_float(src) || !cg_is_float(fil) || !cg_is_float(bias)) {
+	bool own = row->param == CG_CONV_ADD_RELU;
+	struct ir_value *res = own ? in->ops[4].val : NULL;
+	int act = own ? 1 : 0;
+	if (!cg_is_float(dst) || !cg_is_float(src) || !cg_is_float(fil) || !cg_is_float(bias) ||
+	    (res && !cg_is_float(res))) {
 		cg_unsupported(g, in, "only float convolutions are compiled");
 		return;
 	}
@@ -529,7 +537,7 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
 	if ((!fw || !bw) && live_packed(g) && !(c == 1 && oc == 1 && groups > 1)) {
 		/* a filter (or bias) that is not a constant: packed per call */
 		struct fusion fu;
-		find_fusion(g, in, src, NULL, &fu);
+		find_fusion(g, in, src, res, act, &fu);
 		size_t kdim = (size_t)(k[0] * k[1] * c);
 		struct walk w = {(int64_t)kdim, 0, {1, 1, (int64_t)kdim}, {0, 0, 1}};
 		struct ir_value *tx = transposed_walk(g, in, fil, &w);
@@ -537,6 +545,10 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
 		return;
 	}
 	if (!fw || !bw) {
+		if (own) { /* the reference loops have no epilogue */
+			cg_unsupported(g, in, "a filter or bias that is not a constant needs the built-in kernels (-gemm=builtin)");
+			return;
+		}
 		unsigned id = conv_args(g, v, groups, NULL, (size_t)(k[0] * k[1] * c), false, 0);
 		os_printf(g->body, "\tcb_conv_ref_f32(&cv%u, %s, %s, %s, %s);\n", id, PTR(src, "float", a),
 			  PTR(fil, "float", b), PTR(bias, "float", r), PTR(dst, "float", o));
@@ -549,7 +561,7 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
 		return;
 	}
 	struct fusion fu;
-	find_fusion(g, in, src, NULL, &fu);
+	find_fusion(g, in, src, res, act, &fu);
 	size_t kdim = (size_t)(k[0] * k[1] * c);
 	int wino = wino_choice(g, v, groups);
 	if (c == 1 && oc == 1 && groups > 1) {
@@ -625,7 +637,7 @@ void cg_emit_linear(struct cg *g, struct ir_instr *in, const struct cg_emit_row 
 		float *wd = (float *)cg_weight_data(g, ww), *bd = bw ? (float *)cg_weight_data(g, bw) : NULL;
 		if (wd && (!bw || bd)) {
 			struct fusion fu;
-			find_fusion(g, in, lhs, NULL, &fu);
+			find_fusion(g, in, lhs, NULL, 0, &fu);
 			int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
 			emit_product(g, v, 1, &fu, (size_t)kk, lhs, wd, 1, (size_t)m, bd);
 		}
@@ -636,7 +648,7 @@ void cg_emit_linear(struct cg *g, struct ir_instr *in, const struct cg_emit_row 
 	if (live_packed(g)) {
 		/* weights (or a bias) that are not constants: packed per call */
 		struct fusion fu;
-		find_fusion(g, in, lhs, NULL, &fu);
+		find_fusion(g, in, lhs, NULL, 0, &fu);
 		int64_t v[15] = {rows, 1, 1, kk, 1, 1, m, 1, 1, 1, 1, 0, 0, 1, 1};
 		/* row o of the filter is column o of the k x m weights (or of a
 		 * skipped transpose's source, read through its strides) */
@@ -673,7 +685,7 @@ void cg_emit_gemm(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
 		float *bd = (float *)cg_weight_data(g, bw), *cd = cvec ? (float *)cg_weight_data(g, cw) : NULL;
 		if (bd && (cd || !cvec)) {
 			struct fusion fu;
-			find_fusion(g, in, in->ops[1].val, cvec ? NULL : in->ops[3].val, &fu);
+			find_fusion(g, in, in->ops[1].val, cvec ? NULL : in->ops[3].val, 0, &fu);
 			int64_t v[15] = {(int64_t)mm, 1, 1, (int64_t)kk, 1, 1, (int64_t)nn, 1, 1, 1, 1, 0, 0, 1, 1};
 			emit_product(g, v, 1, &fu, (size_t)kk, in->ops[1].val, bd, tb ? (size_t)kk : 1,
 				     tb ? 1 : (size_t)nn, cd);

@@ -60,6 +60,7 @@ enum cg_move_op {
 enum cg_grad_move_op { CG_GRAD_RESHAPE, CG_GRAD_TRANSPOSE, CG_GRAD_CONCAT, CG_GRAD_SLICE };
 enum {
 	CG_LINEAR_BIAS = 1,      /* fullyconnected: the product has a bias operand */
+	CG_CONV_ADD_RELU = 1,    /* c_convaddrelu: the convolution adds operand 4 and rectifies */
 	CG_SOFTMAX_LOG = 1,      /* logsoftmax */
 	CG_ARG_MIN = 1,          /* argmin */
 	CG_SCATTER_ELEMENTS = 1, /* scatterelements (0: scatternd) */

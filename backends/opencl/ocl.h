@@ -9,8 +9,12 @@
  * OclKernels.def the table: per instruction kind its generator, support
  *                test, relu fusion and graph-side element kinds
  * ocl_table.c    the table as data, indexed by kind, and its checks
- * ocl_gen.c      OpenCL C source for one IR function: one kernel per
- *                instruction, the templates of kernels/ocl_kernels.cl
+ * ocl_prog.c     OpenCL C source for one IR function: one kernel per
+ *                instruction, each by its row's generator
+ * ocl_src.c      the program text the generators write through: a
+ *                kernel's start, #defines, operand places, sections of
+ *                kernels/ocl_kernels.cl, launch shapes
+ * ocl_gen.c      the generators: the templates of kernels/ocl_kernels.cl
  *                specialized with the instruction's static shapes
  * ocl_gen_move.c the data-movement kernels (transpose, insert, extract),
  *                whose index arithmetic is generated per shape
@@ -111,11 +115,16 @@ struct ocl_gen {
 	bool gpu;                 /* the GPU kernels ($GLOW_OPENCL_KERNELS) */
 	bool direct_mutable;      /* some kernel uses a mutable weight itself */
 	const struct ir_instr *fused; /* an in-place relu folded into the previous kernel */
+	const struct ir_instr *fused_add; /* an add folded into the previous kernel */
+	/* while a kernel flagged OCL_F_FUSE_ADD is generated: the add it
+	 * stores the result of (its operand res_op is the residual), or NULL */
+	const struct ir_instr *res_add;
+	unsigned res_op;
 };
 
 /* ---- the table (OclKernels.def, ocl_table.c) ---- */
 
-/* A generator appends the kernel of instruction `in` (ocl_gen_begin, its
+/* A generator appends the kernel of instruction `in` (ocl_src_begin, its
  * #defines, a section); `arg` is its row's Arg column, `relu` whether the
  * kernel rectifies what it stores. */
 typedef void ocl_gen_fn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu);
@@ -127,6 +136,7 @@ enum {
 	OCL_F_FUSE_RELU = 1, /* a following in-place relu of the result is applied in the store */
 	OCL_F_RELU = 2,      /* the kind itself rectifies its result */
 	OCL_F_ZEROS = 4,     /* the CPU kernel reads padding from R3's zero block (operand 2's last dimension floats) */
+	OCL_F_FUSE_ADD = 8,  /* a following add of another buffer to the result is applied in the store */
 };
 
 /* Elems column: the element kinds the graph side admits for a node kind. */
@@ -179,29 +189,39 @@ unsigned ocl_table_check(const struct ocl_row *rows, const struct ocl_node_row *
 bool ocl_ew_kind_ok(unsigned kind);
 /* Whether the generator handles instruction `in` (shapes and kinds). */
 bool ocl_gen_supports(const struct ir_instr *in);
+
+/* ---- the program (ocl_prog.c) ---- */
+
 /* Appends the program's preamble and one kernel per computing instruction
  * (launches in program order); device copies and waits get no kernel.
  * Returns 0, or -1 after reporting. */
-int ocl_gen_program(struct ocl_gen *g, struct diag *d);
+int ocl_prog_generate(struct ocl_gen *g, struct diag *d);
+
+/* ---- the program text (ocl_src.c): what every generator writes through ---- */
+
 /* The place of an operand (its root's place plus the view's offset). */
 struct ocl_place ocl_operand_place(struct ocl_gen *g, const struct ir_instr *in, unsigned i);
 /* Appends "#define NAME ((__global T *)(Rr + off))" for operand i. */
-void ocl_gen_ptr(struct ocl_gen *g, const char *name, const char *ctype, const struct ir_instr *in, unsigned i);
+void ocl_src_ptr(struct ocl_gen *g, const char *name, const char *ctype, const struct ir_instr *in, unsigned i);
+/* The float result pointer PD of `in`: its operand 0, or where a residual
+ * add is folded into it (g->res_add) the add's result, and PRES its
+ * residual. */
+void ocl_src_out(struct ocl_gen *g, const struct ir_instr *in);
 /* Starts a kernel for `in`: its launch record and "#define KNAME kN". */
-struct ocl_launch *ocl_gen_begin(struct ocl_gen *g, const struct ir_instr *in);
+struct ocl_launch *ocl_src_begin(struct ocl_gen *g, const struct ir_instr *in);
 /* Appends a section of kernels/ocl_kernels.cl and #undefs every name
- * defined since ocl_gen_begin. */
-void ocl_gen_section(struct ocl_gen *g, const char *section);
-void ocl_gen_define(struct ocl_gen *g, const char *name, const char *fmt, ...) GLOW_PRINTF(3, 4);
-/* A #define of an integer constant, for ocl_gen_ints. */
+ * defined since ocl_src_begin. */
+void ocl_src_section(struct ocl_gen *g, const char *section);
+void ocl_src_define(struct ocl_gen *g, const char *name, const char *fmt, ...) GLOW_PRINTF(3, 4);
+/* A #define of an integer constant, for ocl_src_ints. */
 struct ocl_int_def {
 	const char *name;
 	int64_t value;
 };
 /* "#define NAME VALUE" for each of defs[0..n). */
-void ocl_gen_ints(struct ocl_gen *g, const struct ocl_int_def *defs, size_t n);
-#define OCL_GEN_INTS(g, ...)                                                                                            \
-	ocl_gen_ints((g), (const struct ocl_int_def[]){__VA_ARGS__},                                                  \
+void ocl_src_ints(struct ocl_gen *g, const struct ocl_int_def *defs, size_t n);
+#define OCL_SRC_INTS(g, ...)                                                                                            \
+	ocl_src_ints((g), (const struct ocl_int_def[]){__VA_ARGS__},                                                  \
 		     sizeof((const struct ocl_int_def[]){__VA_ARGS__}) / sizeof(struct ocl_int_def))
 /* Launches of work-groups of ls (l0 x l1) work-items over n (n0 x n1), the
  * global sizes rounded up to whole groups (1d: at least one group). */
@@ -209,7 +229,7 @@ void ocl_launch_1d(struct ocl_launch *l, size_t ls, uint64_t n);
 void ocl_launch_2d(struct ocl_launch *l, size_t l0, size_t l1, size_t n0, size_t n1);
 /* "#define ACT(x)": x, or rectified where relu (with fmax where vector,
  * which also takes vectors). */
-void ocl_gen_act(struct ocl_gen *g, bool relu, bool vector);
+void ocl_src_act(struct ocl_gen *g, bool relu, bool vector);
 /* rounds n up to a multiple of m */
 static inline size_t ocl_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 

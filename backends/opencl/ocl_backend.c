@@ -306,7 +306,7 @@ static struct backend_compiled *ocl_compile(const struct backend *b, struct ir_f
 	u64map_init(&c->g.place);
 	ostream_mem(&c->g.src);
 	place(c, o);
-	ocl_gen_program(&c->g, d);
+	ocl_prog_generate(&c->g, d);
 	const char *src = ostream_cstr(&c->g.src);
 	if (getenv("GLOW_OPENCL_DUMP"))
 		fputs(src, stderr);

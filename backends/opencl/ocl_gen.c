@@ -1,4 +1,4 @@
-/* ocl_gen.c - OpenCL C for one instruction IR function (docs/OpenCL.md).
+/* ocl_gen.c - the OpenCL backend's generators (docs/OpenCL.md).
  *
  * The program is the preamble of kernels/ocl_kernels.cl, then one kernel
  * per computing instruction in program order, each a section of that file
@@ -10,14 +10,11 @@
  * kernel set (g->gpu) computes convolutions of one group and matrix
  * products with the tiled igemm kernel (ocl_gen_igemm.c).
  *
- * Dispatch: each instruction's generator, support test and variant come
- * from its row of OclKernels.def (ocl_row_of; elementwise kinds share
- * ocl_gen_ew).
- *
- * Fusion: a kind flagged OCL_F_FUSE_RELU (a convolution, matrix product,
- * pooling, batchedadd) whose result is immediately rectified in place (the
- * next computing instruction is `relu @out X, @in X` on its destination X)
- * applies the relu in its own store and the relu gets no kernel.
+ * The generators are named by OclKernels.def's rows and called by the
+ * program driver (ocl_prog.c), which also decides the relu fusion: a kind
+ * flagged OCL_F_FUSE_RELU gets relu true when an in-place relu of its
+ * result follows, and applies it in its own store. They write through
+ * ocl_src.c and read no table.
  *
  * Constant operands that a kernel reads across work-items with a large
  * stride are repacked at compile time into region R3 (ocl_pack): a
@@ -29,133 +26,16 @@
 #include "support/util.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* kernels/ocl_kernels.cl as lines (cb-embed) */
-extern const char *const ocl_kernel_text[];
-
-/* the names #defined since ocl_gen_begin, #undef'd after the section */
-static char defined_names[64][16];
-static unsigned ndefined;
-
-void ocl_gen_define(struct ocl_gen *g, const char *name, const char *fmt, ...)
-{
-	os_printf(&g->src, "#define %s ", name);
-	va_list ap;
-	va_start(ap, fmt);
-	char buf[4096];
-	vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	os_puts(&g->src, buf);
-	os_putc(&g->src, '\n');
-	char base[16];
-	size_t n = strcspn(name, "(");
-	if (n >= sizeof base)
-		unreachable("OpenCL macro name too long");
-	memcpy(base, name, n);
-	base[n] = 0;
-	if (ndefined == GLOW_ARRAY_SIZE(defined_names))
-		unreachable("too many OpenCL macros in one kernel");
-	memcpy(defined_names[ndefined++], base, n + 1);
-}
-
-void ocl_gen_ints(struct ocl_gen *g, const struct ocl_int_def *defs, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		ocl_gen_define(g, defs[i].name, "%" PRId64, defs[i].value);
-}
-
-struct ocl_place ocl_operand_place(struct ocl_gen *g, const struct ir_instr *in, unsigned i)
-{
-	uint64_t off = 0;
-	struct ir_value *root = ir_value_root(in->ops[i].val, &off);
-	const struct ocl_place *p = root ? ptrmap_get(&g->place, root) : NULL;
-	if (!p)
-		unreachable("OpenCL operand without a place");
-	struct ocl_place r = {p->region, p->offset + off};
-	return r;
-}
-
-void ocl_gen_ptr(struct ocl_gen *g, const char *name, const char *ctype, const struct ir_instr *in, unsigned i)
-{
-	struct ocl_place p = ocl_operand_place(g, in, i);
-	if (p.region == 1)
-		g->direct_mutable = true;
-	ocl_gen_define(g, name, "((__global %s *)(R%u + %" PRIu64 "))", ctype, p.region, p.offset);
-}
-
-struct ocl_launch *ocl_gen_begin(struct ocl_gen *g, const struct ir_instr *in)
-{
-	if (g->nlaunch == g->caplaunch) {
-		g->caplaunch = g->caplaunch ? 2 * g->caplaunch : 64;
-		g->launch = xrealloc(g->launch, g->caplaunch * sizeof *g->launch);
-	}
-	struct ocl_launch *l = &g->launch[g->nlaunch];
-	memset(l, 0, sizeof *l);
-	l->in = in;
-	snprintf(l->name, sizeof l->name, "k%zu", g->nlaunch);
-	g->nlaunch++;
-	ndefined = 0;
-	os_puts(&g->src, "\n/* ");
-	ir_instr_print(&g->src, in);
-	os_puts(&g->src, " */\n");
-	ocl_gen_define(g, "KNAME", "%s", l->name);
-	return l;
-}
-
-void ocl_gen_section(struct ocl_gen *g, const char *section)
-{
-	size_t n = strlen(section);
-	bool in = false;
-	for (size_t i = 0; ocl_kernel_text[i]; i++) {
-		const char *s = ocl_kernel_text[i];
-		if (strncmp(s, "//@ ", 4) == 0) {
-			if (in)
-				break;
-			in = strncmp(s + 4, section, n) == 0 && s[4 + n] == 0;
-			continue;
-		}
-		if (in) {
-			os_puts(&g->src, s);
-			os_putc(&g->src, '\n');
-		}
-	}
-	for (unsigned i = 0; i < ndefined; i++)
-		os_printf(&g->src, "#undef %s\n", defined_names[i]);
-	ndefined = 0;
-}
-
-void ocl_launch_1d(struct ocl_launch *l, size_t ls, uint64_t n)
-{
-	l->dims = 1;
-	l->local[0] = ls;
-	l->global[0] = ocl_round_up((size_t)(n ? n : 1), ls);
-}
-
-void ocl_launch_2d(struct ocl_launch *l, size_t l0, size_t l1, size_t n0, size_t n1)
-{
-	l->dims = 2;
-	l->local[0] = l0;
-	l->local[1] = l1;
-	l->global[0] = ocl_round_up(n0, l0);
-	l->global[1] = ocl_round_up(n1, l1);
-}
-
-void ocl_gen_act(struct ocl_gen *g, bool relu, bool vector)
-{
-	const char *r = vector ? "fmax((x), 0.0f)" : "((x) > 0.0f ? (x) : 0.0f)";
-	ocl_gen_define(g, "ACT(x)", "%s", relu ? r : "(x)");
-}
 
 /* The vector type of width vw and its loads and stores. */
 static void define_vector(struct ocl_gen *g, unsigned vw)
 {
-	ocl_gen_define(g, "VW", "%u", vw);
-	ocl_gen_define(g, "VT", "float%u", vw);
-	ocl_gen_define(g, "VLOAD", "vload%u", vw);
-	ocl_gen_define(g, "VSTORE", "vstore%u", vw);
+	ocl_src_define(g, "VW", "%u", vw);
+	ocl_src_define(g, "VT", "float%u", vw);
+	ocl_src_define(g, "VLOAD", "vload%u", vw);
+	ocl_src_define(g, "VSTORE", "vstore%u", vw);
 }
 
 /* A one-dimensional launch of n work-items. */
@@ -290,29 +170,29 @@ void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool
 	(void)arg;
 	(void)relu;
 	const struct ew_row *row = ew_row(in->kind);
-	struct ocl_launch *l = ocl_gen_begin(g, in);
+	struct ocl_launch *l = ocl_src_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
 	bool pred = row->result == EW_RESULT_BOOL;
-	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
-	ocl_gen_ptr(g, "PD", pred ? "uchar" : "float", in, 0);
-	ocl_gen_ptr(g, "PA", "float", in, 1);
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_ptr(g, "PD", pred ? "uchar" : "float", in, 0);
+	ocl_src_ptr(g, "PA", "float", in, 1);
 	if (row->nargs > 1)
-		ocl_gen_ptr(g, "PB", "float", in, 2);
-	ocl_gen_define(g, "STORE(x)", "%s", pred ? "((uchar)((x) ? 1 : 0))" : "(x)");
-	ocl_gen_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
+		ocl_src_ptr(g, "PB", "float", in, 2);
+	ocl_src_define(g, "STORE(x)", "%s", pred ? "((uchar)((x) ? 1 : 0))" : "(x)");
+	ocl_src_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
 	for (unsigned i = 0; i < row->nparams; i++) {
 		const union attr_val *v = &in->attrs[i];
 		if (row->params[i].kind == EW_PARAM_F)
-			ocl_gen_define(g, row->params[i].name, "((float)%.9g)", v->f);
+			ocl_src_define(g, row->params[i].name, "((float)%.9g)", v->f);
 		else
-			ocl_gen_define(g, row->params[i].name, "(%" PRId64 "L)", v->i);
+			ocl_src_define(g, row->params[i].name, "(%" PRId64 "L)", v->i);
 	}
 	struct ostream e;
 	ostream_mem(&e);
 	ew_expr(row, &e);
-	ocl_gen_define(g, "EXPR", "(%s)", ostream_cstr(&e));
+	ocl_src_define(g, "EXPR", "(%s)", ostream_cstr(&e));
 	ostream_abort(&e);
-	ocl_gen_section(g, "ew");
+	ocl_src_section(g, "ew");
 	launch_1d(g, l, n);
 }
 /* ---- convolution, pooling ---- */
@@ -397,35 +277,35 @@ void ocl_gen_conv(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 		ocl_gen_igemm(g, in, &ig, off, relu);
 		return;
 	}
-	struct ocl_launch *l = ocl_gen_begin(g, in);
-	OCL_GEN_INTS(g, {"H", (int64_t)H}, {"W", (int64_t)W}, {"C", (int64_t)C}, {"OH", (int64_t)OH},
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	OCL_SRC_INTS(g, {"H", (int64_t)H}, {"W", (int64_t)W}, {"C", (int64_t)C}, {"OH", (int64_t)OH},
 		     {"OW", (int64_t)OW}, {"OC", (int64_t)OC}, {"KH", k[0]}, {"KW", k[1]}, {"SH", s[0]}, {"SW", s[1]},
 		     {"DH", dl[0]}, {"DW", dl[1]}, {"PT", pd[0]}, {"PL", pd[1]}, {"ICG", (int64_t)ICG},
 		     {"OCG", (int64_t)OCG}, {"PX", px}, {"OWB", (int64_t)owb}, {"ROWS", (int64_t)rows});
-	ocl_gen_ptr(g, "PD", "float", in, 0);
-	ocl_gen_ptr(g, "PS", "float", in, 1);
-	ocl_gen_ptr(g, "PBIAS", "float", in, 3);
+	ocl_src_out(g, in);
+	ocl_src_ptr(g, "PS", "float", in, 1);
+	ocl_src_ptr(g, "PBIAS", "float", in, 3);
 	if (fw) {
 		uint64_t off = add_pack(g, fw, OCL_PACK_FILTER, OC, (uint64_t)(k[0] * k[1]), ICG, 0);
-		ocl_gen_define(g, "PF", "((__global const float *)(R3 + %" PRIu64 "))", off);
-		ocl_gen_define(g, "WIDX(ky, kx, ic)", "((((ky) * KW + (kx)) * ICG + (ic)) * OC + oc)");
+		ocl_src_define(g, "PF", "((__global const float *)(R3 + %" PRIu64 "))", off);
+		ocl_src_define(g, "WIDX(ky, kx, ic)", "((((ky) * KW + (kx)) * ICG + (ic)) * OC + oc)");
 	} else {
-		ocl_gen_ptr(g, "PF", "float", in, 2);
-		ocl_gen_define(g, "WIDX(ky, kx, ic)", "(((oc * KH + (ky)) * KW + (kx)) * ICG + (ic))");
+		ocl_src_ptr(g, "PF", "float", in, 2);
+		ocl_src_define(g, "WIDX(ky, kx, ic)", "(((oc * KH + (ky)) * KW + (kx)) * ICG + (ic))");
 	}
 	if (vw) {
 		define_vector(g, vw);
-		ocl_gen_define(g, "DEPTHWISE", "%d", depthwise);
-		ocl_gen_define(g, "VB", "%u", vb);
-		ocl_gen_define(g, "PZERO", "((__global const float *)R3)");
-		ocl_gen_act(g, relu, true);
-		ocl_gen_section(g, "convv");
+		ocl_src_define(g, "DEPTHWISE", "%d", depthwise);
+		ocl_src_define(g, "VB", "%u", vb);
+		ocl_src_define(g, "PZERO", "((__global const float *)R3)");
+		ocl_src_act(g, relu, true);
+		ocl_src_section(g, "convv");
 		size_t l1 = rows >= 8 ? 8 : (size_t)rows;
 		ocl_launch_2d(l, 1, l1, (size_t)(OC / (vw * vb)), (size_t)rows);
 		return;
 	}
-	ocl_gen_act(g, relu, false);
-	ocl_gen_section(g, "conv");
+	ocl_src_act(g, relu, false);
+	ocl_src_section(g, "conv");
 	size_t l0 = pow2_upto(OC, g->gpu ? 64 : 32);
 	size_t l1 = g->gpu ? (l0 >= 64 ? 2 : 128 / l0) : 1;
 	ocl_launch_2d(l, l0, l1, (size_t)OC, (size_t)rows);
@@ -437,28 +317,28 @@ void ocl_gen_pool(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	unsigned nk, ns, np;
 	const int64_t *k = ir_ints(in, AN_kernels, &nk), *s = ir_ints(in, AN_strides, &ns), *pd = ir_ints(in, AN_pads, &np);
 	bool is_max = arg == OCL_POOL_MAX;
-	struct ocl_launch *l = ocl_gen_begin(g, in);
-	OCL_GEN_INTS(g, {"H", (int64_t)st->dims[1]}, {"W", (int64_t)st->dims[2]}, {"C", (int64_t)st->dims[3]},
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	OCL_SRC_INTS(g, {"H", (int64_t)st->dims[1]}, {"W", (int64_t)st->dims[2]}, {"C", (int64_t)st->dims[3]},
 		     {"OH", (int64_t)dt->dims[1]}, {"OW", (int64_t)dt->dims[2]}, {"KH", k[0]}, {"KW", k[1]}, {"SH", s[0]},
 		     {"SW", s[1]}, {"PT", pd[0]}, {"PL", pd[1]});
-	ocl_gen_define(g, "TOTAL", "%" PRIu64 "UL", type_numel(dt));
-	ocl_gen_define(g, "IS_MAX", "%d", is_max);
-	ocl_gen_define(g, "INCL", "%d", is_max ? 0 : (int)ir_int(in, AN_count_include_pads));
-	ocl_gen_ptr(g, "PD", "float", in, 0);
-	ocl_gen_ptr(g, "PS", "float", in, 1);
+	ocl_src_define(g, "TOTAL", "%" PRIu64 "UL", type_numel(dt));
+	ocl_src_define(g, "IS_MAX", "%d", is_max);
+	ocl_src_define(g, "INCL", "%d", is_max ? 0 : (int)ir_int(in, AN_count_include_pads));
+	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_ptr(g, "PS", "float", in, 1);
 	unsigned vw = g->gpu ? 0 : pick_vw(st->dims[3], st->dims[3], false);
 	if (vw) {
 		uint64_t npix = dt->dims[0] * dt->dims[1] * dt->dims[2];
-		ocl_gen_define(g, "NPIX", "%" PRIu64 "UL", npix);
+		ocl_src_define(g, "NPIX", "%" PRIu64 "UL", npix);
 		define_vector(g, vw);
-		ocl_gen_act(g, relu, true);
-		ocl_gen_section(g, "poolv");
+		ocl_src_act(g, relu, true);
+		ocl_src_section(g, "poolv");
 		size_t l1 = npix >= 8 ? 8 : (size_t)npix;
 		ocl_launch_2d(l, 1, l1, (size_t)(st->dims[3] / vw), (size_t)npix);
 		return;
 	}
-	ocl_gen_act(g, relu, false);
-	ocl_gen_section(g, "pool");
+	ocl_src_act(g, relu, false);
+	ocl_src_section(g, "pool");
 	launch_1d(g, l, type_numel(dt));
 }
 
@@ -487,34 +367,34 @@ void ocl_gen_gemm(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 		ocl_gen_igemm(g, in, &ig, 0, relu);
 		return;
 	}
-	struct ocl_launch *l = ocl_gen_begin(g, in);
-	ocl_gen_define(g, "M", "%" PRIu64, M);
-	ocl_gen_define(g, "N", "%" PRIu64, N);
-	ocl_gen_define(g, "K", "%" PRIu64, K);
-	ocl_gen_define(g, "RB", "%d", M >= 4 ? 4 : (int)M);
-	ocl_gen_define(g, "ALPHA", "((float)%.9g)", alpha);
-	ocl_gen_define(g, "BETA", "((float)%.9g)", beta);
-	ocl_gen_ptr(g, "PD", "float", in, 0);
-	ocl_gen_ptr(g, "PA", "float", in, 1);
-	ocl_gen_define(g, "AIDX(i, k)", ta ? "((size_t)(k) * M + (i))" : "((size_t)(i) * K + (k))");
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	ocl_src_define(g, "M", "%" PRIu64, M);
+	ocl_src_define(g, "N", "%" PRIu64, N);
+	ocl_src_define(g, "K", "%" PRIu64, K);
+	ocl_src_define(g, "RB", "%d", M >= 4 ? 4 : (int)M);
+	ocl_src_define(g, "ALPHA", "((float)%.9g)", alpha);
+	ocl_src_define(g, "BETA", "((float)%.9g)", beta);
+	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_ptr(g, "PA", "float", in, 1);
+	ocl_src_define(g, "AIDX(i, k)", ta ? "((size_t)(k) * M + (i))" : "((size_t)(i) * K + (k))");
 	const struct ir_weight *bw = tb ? const_weight(in, 2) : NULL;
 	if (bw) { /* B is N x K: repacked K x N */
 		uint64_t off = add_pack(g, bw, OCL_PACK_TRANSPOSE, N, K, 0, 0);
-		ocl_gen_define(g, "PB", "((__global const float *)(R3 + %" PRIu64 "))", off);
-		ocl_gen_define(g, "BIDX(k, j)", "((size_t)(k) * N + (j))");
+		ocl_src_define(g, "PB", "((__global const float *)(R3 + %" PRIu64 "))", off);
+		ocl_src_define(g, "BIDX(k, j)", "((size_t)(k) * N + (j))");
 	} else {
-		ocl_gen_ptr(g, "PB", "float", in, 2);
-		ocl_gen_define(g, "BIDX(k, j)", tb ? "((size_t)(j) * K + (k))" : "((size_t)(k) * N + (j))");
+		ocl_src_ptr(g, "PB", "float", in, 2);
+		ocl_src_define(g, "BIDX(k, j)", tb ? "((size_t)(j) * K + (k))" : "((size_t)(k) * N + (j))");
 	}
 	if (arg & OCL_MM_ADD_C) {
 		const struct type *ct = in->ops[3].val->type;
 		uint64_t cr = ct->rank >= 2 ? ct->dims[0] : 1, cc = ct->rank >= 1 ? ct->dims[ct->rank - 1] : 1;
-		ocl_gen_ptr(g, "PC", "float", in, 3);
-		ocl_gen_define(g, "CIDX(i, j)", "((size_t)%s * %" PRIu64 " + %s)", cr == 1 ? "0" : "(i)", cc,
+		ocl_src_ptr(g, "PC", "float", in, 3);
+		ocl_src_define(g, "CIDX(i, j)", "((size_t)%s * %" PRIu64 " + %s)", cr == 1 ? "0" : "(i)", cc,
 			       cc == 1 ? "0" : "(j)");
 	}
-	ocl_gen_act(g, relu, false);
-	ocl_gen_section(g, "gemm");
+	ocl_src_act(g, relu, false);
+	ocl_src_section(g, "gemm");
 	size_t l0 = pow2_upto(N, g->gpu ? 64 : 32);
 	size_t rows = (size_t)((M + 3) / 4);
 	ocl_launch_2d(l, l0, 1, (size_t)N, rows ? rows : 1);
@@ -533,13 +413,13 @@ void ocl_gen_softmax(struct ocl_gen *g, const struct ir_instr *in, unsigned arg,
 		outer *= st->dims[i];
 	for (unsigned i = axis + 1; i < st->rank; i++)
 		inner *= st->dims[i];
-	struct ocl_launch *l = ocl_gen_begin(g, in);
-	ocl_gen_define(g, "OUTER", "%" PRIu64 "UL", outer);
-	ocl_gen_define(g, "INNER", "%" PRIu64 "UL", inner);
-	ocl_gen_define(g, "LEN", "%" PRIu64 "UL", st->dims[axis]);
-	ocl_gen_ptr(g, "PD", "float", in, 0);
-	ocl_gen_ptr(g, "PS", "float", in, 1);
-	ocl_gen_section(g, "softmax");
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	ocl_src_define(g, "OUTER", "%" PRIu64 "UL", outer);
+	ocl_src_define(g, "INNER", "%" PRIu64 "UL", inner);
+	ocl_src_define(g, "LEN", "%" PRIu64 "UL", st->dims[axis]);
+	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_ptr(g, "PS", "float", in, 1);
+	ocl_src_section(g, "softmax");
 	launch_1d(g, l, outer * inner);
 }
 
@@ -548,16 +428,16 @@ void ocl_gen_lrn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, boo
 	(void)arg;
 	(void)relu;
 	const struct type *st = in->ops[1].val->type;
-	struct ocl_launch *l = ocl_gen_begin(g, in);
-	ocl_gen_define(g, "N", "%" PRIu64 "UL", type_numel(st));
-	ocl_gen_define(g, "C", "%" PRIu64, st->dims[3]);
-	ocl_gen_define(g, "HW", "%" PRId64, ir_int(in, AN_half_window_size));
-	ocl_gen_define(g, "LALPHA", "((float)%.9g)", ir_float(in, AN_alpha));
-	ocl_gen_define(g, "LBETA", "((float)%.9g)", ir_float(in, AN_beta));
-	ocl_gen_define(g, "LK", "((float)%.9g)", ir_float(in, AN_k));
-	ocl_gen_ptr(g, "PD", "float", in, 0);
-	ocl_gen_ptr(g, "PS", "float", in, 1);
-	ocl_gen_section(g, "lrn");
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	ocl_src_define(g, "N", "%" PRIu64 "UL", type_numel(st));
+	ocl_src_define(g, "C", "%" PRIu64, st->dims[3]);
+	ocl_src_define(g, "HW", "%" PRId64, ir_int(in, AN_half_window_size));
+	ocl_src_define(g, "LALPHA", "((float)%.9g)", ir_float(in, AN_alpha));
+	ocl_src_define(g, "LBETA", "((float)%.9g)", ir_float(in, AN_beta));
+	ocl_src_define(g, "LK", "((float)%.9g)", ir_float(in, AN_k));
+	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_ptr(g, "PS", "float", in, 1);
+	ocl_src_section(g, "lrn");
 	launch_1d(g, l, type_numel(st));
 }
 
@@ -565,75 +445,26 @@ void ocl_gen_splat(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, b
 {
 	(void)arg;
 	(void)relu;
-	struct ocl_launch *l = ocl_gen_begin(g, in);
+	struct ocl_launch *l = ocl_src_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
-	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
-	ocl_gen_define(g, "VALUE", "((float)%.9g)", ir_float(in, AN_value));
-	ocl_gen_ptr(g, "PD", "float", in, 0);
-	ocl_gen_section(g, "splat");
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_define(g, "VALUE", "((float)%.9g)", ir_float(in, AN_value));
+	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_section(g, "splat");
 	launch_1d(g, l, n);
 }
 
 void ocl_gen_batchedadd(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	(void)arg;
-	struct ocl_launch *l = ocl_gen_begin(g, in);
+	struct ocl_launch *l = ocl_src_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
-	ocl_gen_define(g, "N", "%" PRIu64 "UL", n);
-	ocl_gen_define(g, "SLICE", "%" PRIu64 "UL", type_numel(in->ops[2].val->type));
-	ocl_gen_ptr(g, "PD", "float", in, 0);
-	ocl_gen_ptr(g, "PA", "float", in, 1);
-	ocl_gen_ptr(g, "PB", "float", in, 2);
-	ocl_gen_act(g, relu, false);
-	ocl_gen_section(g, "batchedadd");
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_define(g, "SLICE", "%" PRIu64 "UL", type_numel(in->ops[2].val->type));
+	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_ptr(g, "PA", "float", in, 1);
+	ocl_src_ptr(g, "PB", "float", in, 2);
+	ocl_src_act(g, relu, false);
+	ocl_src_section(g, "batchedadd");
 	launch_1d(g, l, n);
-}
-
-/* ---- the program ---- */
-
-/* The next instruction after `in` that computes (not alloc, dealloc,
- * tensorview), NULL at the end. */
-static const struct ir_instr *next_computing(const struct ir_instr *in)
-{
-	for (in = in->next; in; in = in->next)
-		if (in->kind != IK_alloc && in->kind != IK_dealloc && in->kind != IK_tensorview)
-			return in;
-	return NULL;
-}
-
-/* Whether the instruction after `in` is an in-place relu of its result. */
-static bool relu_follows(const struct ir_instr *in)
-{
-	const struct ir_instr *n = next_computing(in);
-	return n && n->kind == IK_relu && n->ops[0].val == in->ops[0].val && n->ops[1].val == in->ops[0].val;
-}
-
-int ocl_gen_program(struct ocl_gen *g, struct diag *d)
-{
-	(void)d;
-	/* R3 starts with zeros for the padding of the CPU convolution: as
-	 * many floats as the largest convolution has input channels per group */
-	uint64_t zeros = 0;
-	ir_for_each_instr(g->f, in) {
-		const struct ocl_row *r = ocl_row_of(in->kind);
-		const struct type *ft = r && (r->flags & OCL_F_ZEROS) ? in->ops[2].val->type : NULL;
-		if (ft && ft->rank == 4 && ft->dims[3] > zeros)
-			zeros = ft->dims[3];
-	}
-	g->r3_size = ocl_round_up((size_t)(zeros * 4), 64);
-	ocl_gen_section(g, "preamble");
-	ir_for_each_instr(g->f, in) {
-		if (in == g->fused)
-			continue;
-		const struct ocl_row *r = ocl_row_of(in->kind);
-		if (!r)
-			unreachable("OpenCL: an instruction compile did not check");
-		bool relu = (r->flags & OCL_F_RELU) != 0;
-		if (r->flags & OCL_F_FUSE_RELU) {
-			relu = relu_follows(in);
-			g->fused = relu ? next_computing(in) : NULL;
-		}
-		r->gen(g, in, r->arg, relu);
-	}
-	return 0;
 }

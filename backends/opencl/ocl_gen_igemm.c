@@ -27,13 +27,13 @@ static bool fits_int(uint64_t a, uint64_t b)
 static void igemm_common(struct ocl_gen *g, struct ocl_launch *l, const struct ocl_igemm *s, bool relu)
 {
 	unsigned rm = s->m >= 1024 ? 8 : 4, rn = s->oc >= 128 ? 8 : 4;
-	OCL_GEN_INTS(g, {"M", (int64_t)s->m}, {"OC", (int64_t)s->oc}, {"KD", (int64_t)(s->kh * s->kw * s->c)},
+	OCL_SRC_INTS(g, {"M", (int64_t)s->m}, {"OC", (int64_t)s->oc}, {"KD", (int64_t)(s->kh * s->kw * s->c)},
 		     {"H", (int64_t)s->h}, {"W", (int64_t)s->w}, {"C", (int64_t)s->c}, {"OH", (int64_t)s->oh},
 		     {"OW", (int64_t)s->ow}, {"KH", (int64_t)s->kh}, {"KW", (int64_t)s->kw}, {"SH", (int64_t)s->sh},
 		     {"SW", (int64_t)s->sw}, {"DH", (int64_t)s->dh}, {"DW", (int64_t)s->dw}, {"PT", (int64_t)s->pt},
 		     {"PL", (int64_t)s->pl}, {"RM", rm}, {"RN", rn});
-	ocl_gen_act(g, relu, true);
-	ocl_gen_section(g, "igemm");
+	ocl_src_act(g, relu, true);
+	ocl_src_section(g, "igemm");
 	ocl_launch_2d(l, 16, 16, (size_t)((s->oc + 16 * rn - 1) / (16 * rn)) * 16,
 		      (size_t)((s->m + 16 * rm - 1) / (16 * rm)) * 16);
 }
@@ -46,14 +46,14 @@ bool ocl_igemm_fits(const struct ocl_igemm *s)
 void ocl_gen_igemm(struct ocl_gen *g, const struct ir_instr *in, const struct ocl_igemm *s, uint64_t pf_offset,
 		   bool relu)
 {
-	struct ocl_launch *l = ocl_gen_begin(g, in);
-	ocl_gen_ptr(g, "PD", "float", in, 0);
-	ocl_gen_ptr(g, "PS", "float", in, 1);
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	ocl_src_out(g, in);
+	ocl_src_ptr(g, "PS", "float", in, 1);
 	if (s->has_bias)
-		ocl_gen_ptr(g, "PBIAS", "float", in, 3);
+		ocl_src_ptr(g, "PBIAS", "float", in, 3);
 	if (s->packed)
-		ocl_gen_define(g, "PF", "((__global const float *)(R3 + %" PRIu64 "))", pf_offset);
+		ocl_src_define(g, "PF", "((__global const float *)(R3 + %" PRIu64 "))", pf_offset);
 	else
-		ocl_gen_ptr(g, "PF", "float", in, 2);
+		ocl_src_ptr(g, "PF", "float", in, 2);
 	igemm_common(g, l, s, relu);
 }

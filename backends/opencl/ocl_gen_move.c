@@ -164,10 +164,10 @@ void ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	const struct type *it = move_kinds[arg].source ? m.st : m.dt;
 	m.count = move_kinds[arg].repeated ? ir_int(in, AN_count) : 1;
 	const char *T = utype(m.dt);
-	struct ocl_launch *l = ocl_gen_begin(g, in);
-	ocl_gen_ptr(g, "PD", T, in, 0);
-	ocl_gen_ptr(g, "PS", T, in, 1);
-	ocl_gen_define(g, "T_", "%s", T);
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	ocl_src_ptr(g, "PD", T, in, 0);
+	ocl_src_ptr(g, "PS", T, in, 1);
+	ocl_src_define(g, "T_", "%s", T);
 	strides(m.dt, m.ds);
 	strides(m.st, m.ss);
 	m.rows = move_kinds[arg].rows && it->rank > 0;
@@ -178,6 +178,6 @@ void ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	os_printf(m.o, "\tif (i >= %" PRIu64 "UL)\n\t\treturn;\n", m.total);
 	move_kinds[arg].body(&m, in);
 	os_puts(m.o, "}\n");
-	ocl_gen_section(g, "none");
+	ocl_src_section(g, "none");
 	ocl_launch_1d(l, g->gpu ? 256 : (m.rows ? 8 : 32), m.total);
 }

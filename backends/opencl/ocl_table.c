@@ -70,8 +70,8 @@ static unsigned check_row(unsigned k, const struct ocl_row *r, struct ostream *o
 	unsigned n = 0;
 	if (!r->gen || !r->supports)
 		n += problem(o, name, r->gen ? "no support test" : "no generator");
-	if (r->flags & (OCL_F_FUSE_RELU | OCL_F_RELU) && (d->nops == 0 || d->op_quals[0] != IQ_OUT))
-		n += problem(o, name, "a relu flag on a kind whose operand 0 is not @out");
+	if (r->flags & (OCL_F_FUSE_RELU | OCL_F_RELU | OCL_F_FUSE_ADD) && (d->nops == 0 || d->op_quals[0] != IQ_OUT))
+		n += problem(o, name, "a relu or add flag on a kind whose operand 0 is not @out");
 	if ((r->flags & OCL_F_FUSE_RELU) && (r->flags & OCL_F_RELU))
 		n += problem(o, name, "both OCL_F_FUSE_RELU and OCL_F_RELU");
 	if ((r->flags & OCL_F_ZEROS) && d->nops < 3)

@@ -394,7 +394,8 @@ static struct func *pick(struct module *m, const char *name, struct diag *d)
  * training kind into forward kinds when lower_all_grads is set. */
 static int run_pipeline(struct check *c, struct module *m, const char *passes, bool lower_all_grads)
 {
-	struct pass_target target = {c->o->backend > 0 ? c->be : NULL, backend_name(BACKEND_HOST, c->o->backend), NULL};
+	struct pass_target target = {c->o->backend > 0 ? c->be : NULL, backend_name(BACKEND_HOST, c->o->backend), NULL,
+				     false};
 	struct train_config tc = {1, 0, 0, 1};
 	struct pass_ctx ctx;
 	memset(&ctx, 0, sizeof ctx);

@@ -218,3 +218,15 @@ void tr_pad(struct typed_op *op)
 	if (ok)
 		trc_res_shape(op, 0, &s);
 }
+
+/* C.ConvAddRelu(Input, Filter, Bias, Residual) (the C backend's node, issue
+ * 19): floating-point; Convolution's rule on the first three operands,
+ * and the Residual of the result's type (the result is Relu(conv +
+ * Residual)). */
+void tr_conv_add_relu(struct typed_op *op)
+{
+	if (!trc_op_class(op, 0, CF))
+		return;
+	conv_rule(op, false);
+	trc_res_same_type(op, 0, 3);
+}

@@ -49,7 +49,7 @@ bool target_wants_lowered(const struct pass_ctx *ctx, const struct node *n)
 int target_post_lowering(const struct pass_ctx *ctx, struct func *f)
 {
 	const struct pass_target *t = ctx->target;
-	if (!t || !t->backend || !t->backend->transform_post_lowering)
+	if (!t || !t->backend || !t->backend->transform_post_lowering || t->no_backend_nodes)
 		return 0;
 	int r = t->backend->transform_post_lowering(t->backend, f, ctx->diag);
 	return r < 0 ? -1 : r > 0;

@@ -31,6 +31,12 @@ struct pass_target {
 	const struct backend *backend; /* NULL: the interpreter's answers */
 	const char *name;              /* for messages: the backend's name */
 	const bool *unsupported;       /* NK_COUNT flags, or NULL */
+	/* the backend's post-lowering hook is not run, so the function keeps
+	 * generic kinds only: set where a precision step (quantize,
+	 * convert-to-fp16/bf16) follows the pipeline, whose rules know the
+	 * generic kinds and no backend's own (C.ConvAddRelu has no quantized
+	 * or float16 form) */
+	bool no_backend_nodes;
 };
 
 /* The name of the target for messages ("interpreter" without a backend). */
@@ -46,7 +52,7 @@ bool target_supports_elems(const struct pass_ctx *ctx, unsigned kind, const enum
  * does not execute n. */
 bool target_wants_lowered(const struct pass_ctx *ctx, const struct node *n);
 /* Runs the backend's transform_post_lowering on f: 1 changed, 0 not, -1
- * after an error was reported. No backend: 0. */
+ * after an error was reported. No backend, or no_backend_nodes: 0. */
 int target_post_lowering(const struct pass_ctx *ctx, struct func *f);
 
 #endif

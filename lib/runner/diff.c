@@ -338,12 +338,14 @@ int runner_glow_diff(void *opts, struct diag *d)
 	ctx.diag = d;
 	ctx.mode = (enum pass_mode)o->mode;
 	ctx.keep_float = o->keep_float;
-	struct pass_target target = {NULL, "interpreter", NULL};
+	struct pass_target target = {NULL, "interpreter", NULL, false};
 	o->after_be = &interp_backend;
 	if (o->backend > 0) {
 		ctx.backend = target.name = backend_name(0, o->backend);
 		if (!(target.backend = o->after_be = backend_select(0, o->backend, "glow-diff", d)))
 			return 1;
+		/* -convert-to-fp16/bf16 after the pipeline sees generic kinds only */
+		target.no_backend_nodes = o->fp16 || o->bf16;
 		ctx.target = &target;
 	}
 	struct pm pm;

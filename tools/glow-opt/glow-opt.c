@@ -87,7 +87,7 @@ static int run(void *opts, struct diag *d)
 		return 1;
 	ctx.quant = &o->quant.opts;
 	bool unsupported[NK_COUNT] = {false};
-	struct pass_target target = {NULL, "interpreter", NULL};
+	struct pass_target target = {NULL, "interpreter", NULL, false};
 	/* the pass context keeps the backend's name and struct: the lower
 	 * stage, the post-lowering hook and check-supported ask it */
 	if (ctx.backend) {
@@ -104,6 +104,8 @@ static int run(void *opts, struct diag *d)
 		return 1;
 	if (o->unsupported.n)
 		target.unsupported = unsupported;
+	/* a precision step after the pipeline sees generic kinds only */
+	target.no_backend_nodes = quant_cli_pipeline(&o->quant) || o->fp16 || o->bf16;
 	ctx.target = &target;
 	struct pm pm;
 	pm_init(&pm, &graph_pass_registry, d, &ctx);

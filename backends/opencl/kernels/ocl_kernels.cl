@@ -158,8 +158,13 @@ __kernel void KNAME(ARGS)
 		}
 	}
 	for (int p = 0; p < PX; p++)
-		if (ox0 + p < OW)
-			PD[((size_t)(n * OH + oy) * OW + ox0 + p) * OC + oc] = ACT(acc[p]);
+		if (ox0 + p < OW) {
+			const size_t o = ((size_t)(n * OH + oy) * OW + ox0 + p) * OC + oc;
+#ifdef PRES
+			acc[p] += PRES[o]; /* a residual added in the store */
+#endif
+			PD[o] = ACT(acc[p]);
+		}
 }
 
 //@ convv
@@ -228,8 +233,13 @@ __kernel void KNAME(ARGS)
 	}
 	_Pragma("unroll") for (int p = 0; p < PX; p++)
 		if (ox0 + p < OW)
-			_Pragma("unroll") for (int v = 0; v < VB; v++)
-				VSTORE(ACT(acc[v][p]), 0, PD + ((size_t)(n * OH + oy) * OW + ox0 + p) * OC + oc0 + v * VW);
+			_Pragma("unroll") for (int v = 0; v < VB; v++) {
+				const size_t o = ((size_t)(n * OH + oy) * OW + ox0 + p) * OC + oc0 + v * VW;
+#ifdef PRES
+				acc[v][p] += VLOAD(0, PRES + o); /* a residual added in the store */
+#endif
+				VSTORE(ACT(acc[v][p]), 0, PD + o);
+			}
 }
 
 //@ pool
@@ -402,8 +412,13 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(ARGS)
 #endif
 		_Pragma("unroll") for (int i = 0; i < RM; i++) {
 			const int m = m0 + ly + 16 * i;
+#ifdef PRES
+			if (m < M) /* a residual added in the store */
+				PD[(size_t)m * OC + n] = ACT(acc[i][j] + bias + PRES[(size_t)m * OC + n]);
+#else
 			if (m < M)
 				PD[(size_t)m * OC + n] = ACT(acc[i][j] + bias);
+#endif
 		}
 	}
 }
