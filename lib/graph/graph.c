@@ -707,3 +707,20 @@ void constant_set_data(struct module *m, struct constant *c, const void *data)
 	c->data = arena_memdup(&m->arena, data, (size_t)bytes);
 	c->init = INIT_DENSE;
 }
+
+/* ---- regions (graph/region.h): where a node keeps them ---- */
+
+unsigned node_num_regions(const struct node *n) { return node_desc(n->kind)->nregions; }
+
+/* The region pointers follow the operand slots (node_new). */
+static struct func **regions_of(const struct node *n)
+{
+	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
+	return (struct func **)(void *)(n->ops + slots);
+}
+
+struct func *node_region(const struct node *n, unsigned i)
+{
+	glow_assert(i < node_num_regions(n));
+	return regions_of(n)[i];
+}

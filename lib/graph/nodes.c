@@ -56,6 +56,33 @@ static const char *const *split_names(const char *s, unsigned *count, bool *vari
 	return out;
 }
 
+/* The kinds that own regions and the text names of their regions, in
+ * order: the one table the parser, printer and verifier read. */
+static const struct {
+	unsigned kind;
+	const char *names[2];
+} region_rows[] = {
+	{NK_If, {"then", "else"}},
+	{NK_Loop, {"body", NULL}},
+	{NK_Fn, {"body", NULL}},
+};
+
+unsigned region_count_of_kind(unsigned kind)
+{
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(region_rows); i++)
+		if (region_rows[i].kind == kind)
+			return region_rows[i].names[1] ? 2u : 1u;
+	return 0;
+}
+
+const char *region_name(unsigned kind, unsigned i)
+{
+	for (size_t r = 0; r < GLOW_ARRAY_SIZE(region_rows); r++)
+		if (region_rows[r].kind == kind)
+			return i < 2 ? region_rows[r].names[i] : NULL;
+	return NULL;
+}
+
 /* The text spelling of row names: a backend-specific kind's row name
  * BACKEND_Kind is written BACKEND.Kind (Nodes.def's last block). */
 static char dotted_names[NK_COUNT][48];

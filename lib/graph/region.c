@@ -1,52 +1,13 @@
 /* region.c - control-flow regions: which kinds own regions, their
- * parameters and yields, walks over nested regions (graph/region.h). */
+ * parameters and yields, walks over nested regions (graph/region.h).
+ * Which kinds own regions and their names are kind facts: nodes.c. */
 #include "graph/region.h"
 #include "support/util.h"
 #include "support/vec.h"
 
 #include <string.h>
 
-/* The kinds that own regions and the text names of their regions, in
- * order: the one table the parser, printer and verifier read. */
-static const struct {
-	unsigned kind;
-	const char *names[2];
-} region_rows[] = {
-	{NK_If, {"then", "else"}},
-	{NK_Loop, {"body", NULL}},
-	{NK_Fn, {"body", NULL}},
-};
 
-unsigned region_count_of_kind(unsigned kind)
-{
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(region_rows); i++)
-		if (region_rows[i].kind == kind)
-			return region_rows[i].names[1] ? 2u : 1u;
-	return 0;
-}
-
-const char *region_name(unsigned kind, unsigned i)
-{
-	for (size_t r = 0; r < GLOW_ARRAY_SIZE(region_rows); r++)
-		if (region_rows[r].kind == kind)
-			return i < 2 ? region_rows[r].names[i] : NULL;
-	return NULL;
-}
-
-unsigned node_num_regions(const struct node *n) { return node_desc(n->kind)->nregions; }
-
-/* The region pointers follow the operand slots (graph.c: node_new). */
-static struct func **regions_of(const struct node *n)
-{
-	unsigned slots = n->nops + (node_has_pred(n) ? 1u : 0u);
-	return (struct func **)(void *)(n->ops + slots);
-}
-
-struct func *node_region(const struct node *n, unsigned i)
-{
-	glow_assert(i < node_num_regions(n));
-	return regions_of(n)[i];
-}
 
 unsigned region_num_params(const struct func *r)
 {
