@@ -128,8 +128,15 @@ struct glow_parser {
 	VEC(int64_t) ints;
 	VEC(double) floats;
 	VEC(struct tp_num) nums; /* the list being parsed */
-	/* module attributes and nested expressions (parse_forms.c); NULL until used */
+	/* module attributes and nested expressions (parse_forms.c); NULL until
+	 * used. With its state the forms' reader installs the two things the
+	 * reader's shell (parse.c) asks of it, so that parse.c needs no
+	 * knowledge of the forms: fx_retry (a statement's name is taken by a
+	 * value the reader named: move that value aside and create the
+	 * statement's node; NULL: a redefinition) and fx_free (frees fx). */
 	struct glow_forms *fx;
+	struct node *(*fx_retry)(struct glow_parser *p, const char *name, size_t len, struct value pred);
+	void (*fx_free)(struct glow_parser *p);
 	/* control-flow regions (parse_region.c): the open statements that own
 	 * regions, innermost last; the names of the nodes of regions already
 	 * closed (out of scope for everything after them) */
@@ -185,8 +192,6 @@ void glow_p_mattr_end(struct glow_parser *p);
 int glow_p_nest_begin(struct glow_parser *p, const struct tp_span *kind, struct loc loc);
 struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const struct type *t, struct loc tloc);
 void glow_p_forms_reset(struct glow_parser *p);
-struct node *glow_p_forms_retry(struct glow_parser *p, const char *name, size_t len, struct value pred);
-void glow_p_forms_free(struct glow_parser *p);
 /* parse_region.c: regions of If and Loop */
 void glow_p_region_begin(struct glow_parser *p, const struct tp_span *kw, struct loc loc);
 void glow_p_region_param(struct glow_parser *p, const struct tp_span *name, struct loc loc, const struct type *t);

@@ -110,6 +110,10 @@ void node_printer_regions(struct node_printer *np, const struct node *n, unsigne
 /* The indentation of a line at region depth (0: a function's body). */
 void node_printer_indent(struct node_printer *np, unsigned depth);
 void node_printer_free(struct node_printer *np);
+/* The default form's text of storage node n, and of function f's body
+ * (print.c; module_print and func_print use them, print_module.c). */
+void node_printer_storage(struct node_printer *np, struct node *n);
+void node_printer_body(struct node_printer *np, struct func *f);
 
 /* The deepest nesting GNF prints: deeper chains of single-use values are
  * bound, so a long chain reads as a list, not a million parentheses. */

@@ -730,7 +730,7 @@ static struct node *build_node(struct glow_parser *p, struct loc rparen)
 					   (unsigned)p->ops.len, pred, p->tys.data, (unsigned)p->tys.len,
 					   p->has_name ? p->name_loc : p->kind_loc);
 	if (!n) /* a nested value's made-up name may move aside (parse_forms.c) */
-		n = glow_p_forms_retry(p, name, len, pred);
+		n = p->fx_retry ? p->fx_retry(p, name, len, pred) : NULL;
 	if (!n) {
 		/* the name is taken: a redefinition (found by the builder's own
 		 * insertion probe, so a fresh name costs no extra look-up) */
@@ -797,7 +797,8 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	strmap_init(&p.gpoison);
 	strmap_init(&p.lpoison);
 	*errors = tp_reader_end(&p.r, glow_yyparse(&p));
-	glow_p_forms_free(&p);
+	if (p.fx_free)
+		p.fx_free(&p);
 	glow_p_regions_free(&p);
 	strmap_free(&p.gpoison);
 	strmap_free(&p.lpoison);

@@ -70,10 +70,17 @@ struct glow_forms {
 	VEC(struct mattr_val) items;
 };
 
+static struct node *forms_retry(struct glow_parser *p, const char *name, size_t len, struct value pred);
+static void forms_free(struct glow_parser *p);
+
+/* The forms' state, made on first use with the hooks parse.c calls
+ * (glow.y: fx_retry, fx_free). */
 static struct glow_forms *fx(struct glow_parser *p)
 {
 	if (!p->fx)
 		p->fx = xcalloc(1, sizeof(*p->fx));
+		p->fx_retry = forms_retry;
+		p->fx_free = forms_free;
 	return p->fx;
 }
 
@@ -314,7 +321,7 @@ struct glow_val glow_p_nest_end(struct glow_parser *p, struct loc rparen, const 
 /* The statement's name is taken: if a nested value holds it under the name
  * the reader made up, that value moves to a fresh name and the statement's
  * node is created; NULL otherwise (a redefinition). */
-struct node *glow_p_forms_retry(struct glow_parser *p, const char *name, size_t len, struct value pred)
+static struct node *forms_retry(struct glow_parser *p, const char *name, size_t len, struct value pred)
 {
 	if (!p->f || !name)
 		return NULL;
@@ -344,7 +351,7 @@ void glow_p_forms_reset(struct glow_parser *p)
 	p->fx->stack.len = 0;
 }
 
-void glow_p_forms_free(struct glow_parser *p)
+static void forms_free(struct glow_parser *p)
 {
 	if (!p->fx)
 		return;

@@ -612,64 +612,14 @@ static void print_body(struct printer *p, struct func *f, unsigned depth)
 	free(order);
 }
 
-static void print_func(struct printer *p, struct func *f)
-{
-	p->m = f->mod;
-	os_write(p->o, "func ", 5);
-	print_global_name(p->o, f->name);
-	os_write(p->o, " {\n", 3);
-	if (module_form(f->mod) != FORM_DEFAULT)
-		forms_print_body(p->o, f, module_form(f->mod));
-	else
-		print_body(p, f, 0);
-	os_write(p->o, "}\n", 2);
-}
+/* The default form's text of storage node n and of function f's body
+ * (print_module.c prints modules and functions with them). */
+void node_printer_storage(struct node_printer *np, struct node *n) { print_storage(&np->p, n); }
 
-void func_print(struct ostream *o, struct func *f)
+void node_printer_body(struct node_printer *np, struct func *f)
 {
-	struct tcache_ent cache[TCACHE_SIZE];
-	struct printer p;
-	printer_init(&p, o, cache);
-	print_func(&p, f);
-	printer_fini(&p);
-}
-
-/* ------------------------------------------------------------------ */
-/* Modules                                                              */
-
-/* [module @name] blank [storage] blank [func] blank [func] ...: one blank
- * line between non-empty sections. */
-void module_print(struct ostream *o, struct module *m)
-{
-	struct tcache_ent cache[TCACHE_SIZE];
-	struct printer p;
-	printer_init(&p, o, cache);
-	bool any = false;
-	if (m->name) {
-		os_write(o, "module ", 7);
-		print_global_name(o, m->name);
-		os_putc(o, '\n');
-		any = true;
-	}
-	if (m->nattrs) {
-		if (any)
-			os_putc(o, '\n');
-		module_print_attrs(o, m);
-		any = true;
-	}
-	if (m->gfirst) {
-		if (any)
-			os_putc(o, '\n');
-		module_for_each_global(m, n) print_storage(&p, n);
-		any = true;
-	}
-	for (size_t i = 0; i < m->nfuncs; i++) {
-		if (any)
-			os_putc(o, '\n');
-		print_func(&p, m->funcs[i]);
-		any = true;
-	}
-	printer_fini(&p);
+	np->p.m = f->mod;
+	print_body(&np->p, f, 0);
 }
 
 /* ------------------------------------------------------------------ */
