@@ -100,6 +100,9 @@ config.environment["GLOW_CBACKEND_CACHE"] = os.environ.get("GLOW_CBACKEND_CACHE"
     config.glow_obj_root, "test", "cbundle-cache")
 # Built OpenCL programs are kept in the build tree, not the user's cache.
 config.environment["GLOW_OPENCL_CACHE"] = os.path.join(config.glow_obj_root, "test", "opencl-program-cache")
+# PoCL's own kernel cache too (it keeps one under the user's home by
+# default): the suite then depends on nothing an earlier run left there.
+config.environment["POCL_CACHE_DIR"] = os.path.join(config.glow_obj_root, "test", "pocl-cache")
 # What the OpenCL implementation keeps allocated at exit is not ours: a
 # sanitizer build's leak checker skips it (test/opencl/lsan.supp).
 config.environment["LSAN_OPTIONS"] = "print_suppressions=0:suppressions=" + os.path.join(
@@ -108,6 +111,7 @@ try:
     glow_run = os.path.join(config.glow_tools_dir, "glow-run")
     if os.path.exists(glow_run):
         probe_env = dict(os.environ, LSAN_OPTIONS=config.environment["LSAN_OPTIONS"],
+                         POCL_CACHE_DIR=config.environment["POCL_CACHE_DIR"],
                          ASAN_OPTIONS=config.environment["ASAN_OPTIONS"])
         p = subprocess.run([glow_run, "-backend=opencl", "-"], input=opencl_probe, env=probe_env,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)

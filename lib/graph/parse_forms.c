@@ -77,10 +77,11 @@ static void forms_free(struct glow_parser *p);
  * (glow.y: fx_retry, fx_free). */
 static struct glow_forms *fx(struct glow_parser *p)
 {
-	if (!p->fx)
+	if (!p->fx) {
 		p->fx = xcalloc(1, sizeof(*p->fx));
 		p->fx_retry = forms_retry;
 		p->fx_free = forms_free;
+	}
 	return p->fx;
 }
 
