@@ -87,6 +87,15 @@ int64_t loop_const_trip(const struct node *loop)
 	return v < 0 ? 0 : v;
 }
 
+int64_t loop_scan_length(const struct node *loop)
+{
+	int64_t len = node_int(loop, AN_scan_length), trip;
+	if (len >= 0)
+		return len;
+	trip = loop_const_trip(loop);
+	return trip == INT64_MAX ? -1 : trip;
+}
+
 /* Visits the nodes of f in list order, each region before (post) or after
  * (pre) its owner. Recursion depth is the nesting depth of regions. */
 static void walk(struct func *f, bool post, void (*fn)(struct func *, struct node *, void *), void *arg)

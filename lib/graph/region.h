@@ -65,6 +65,12 @@ bool node_const_scalar(const struct node *def, int64_t *v);
 /* The Loop's trip count when its Trip operand is a constant, else -1;
  * INT64_MAX means no bound (docs/GraphIR.md). */
 int64_t loop_const_trip(const struct node *loop);
+/* The leading dimension of the Loop's scan outputs: its scan_length
+ * attribute when given (>= 0; the trip count is then any, and running
+ * more iterations than that is a run-time error), else its constant trip
+ * count, else -1 (no static length: the verifier's error when the Loop
+ * has scan outputs). */
+int64_t loop_scan_length(const struct node *loop);
 
 /* A node with regions has no side effects (regions hold none, the verifier
  * checks) and a region is walked by its owner's users: these visit every

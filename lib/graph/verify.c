@@ -367,7 +367,8 @@ static const struct type *stacked(struct module *m, const struct type *t, int64_
  * the body takes (i64<> iteration, bool<> condition, carried values of the
  * inits' types) and yields (bool<> condition, the carried values, the scan
  * values); each scan result is its value's type stacked on a leading axis
- * of the constant trip count. The regions' own nodes are checked first. */
+ * of the scan length (loop_scan_length: scan_length, or the constant trip
+ * count). The regions' own nodes are checked first. */
 static void verify_regions(struct verifier *v, struct node *n)
 {
 	struct module *m = NULL;
@@ -431,9 +432,15 @@ static void verify_regions(struct verifier *v, struct node *n)
 			if (op_type(y, 1 + k) != want[2 + k])
 				verr(v, n, "carried value %u is %s but the body yields %s", k,
 				     type_str(want[2 + k], b1, sizeof b1), type_str(op_type(y, 1 + k), b2, sizeof b2));
-		int64_t trip = loop_const_trip(n);
-		if (ns && (trip < 0 || trip == INT64_MAX))
-			verr(v, n, "has %u scan output%s: its trip count must be a constant", ns, ns == 1 ? "" : "s");
+		int64_t len = node_int(n, AN_scan_length), trip = loop_scan_length(n);
+		if (len < -1)
+			verr(v, n, "scan_length is %lld: it is -1 (the constant trip count) or a length of at least 0",
+			     (long long)len);
+		else if (len >= 0 && !ns)
+			verr(v, n, "has scan_length %lld but no scan outputs", (long long)len);
+		else if (ns && trip < 0)
+			verr(v, n, "has %u scan output%s: its trip count must be a constant, or scan_length given", ns,
+			     ns == 1 ? "" : "s");
 		else
 			for (unsigned j = 0; j < ns; j++) {
 				const struct type *t = stacked(m, op_type(y, 1 + nc + j), trip);

@@ -10,7 +10,8 @@
  * the body yields false, else the trip count (a Loop with no bound and a
  * condition that stays true never ends, and stays). Loops of more than
  * max-trips iterations, or whose copies would add more than max-nodes
- * nodes, stay too; with unsupported-only=true (the control-flow stage of
+ * nodes, stay too, and so do Loops that would run more iterations than
+ * their scan_length (a run-time error); with unsupported-only=true (the control-flow stage of
  * -O1..-O3) so do the Loops the target backend executes.
  *
  * Each iteration copies the body's nodes before the Loop (node_clone_deep:
@@ -143,6 +144,10 @@ static bool unroll_one(struct func *f, struct node *n, void *arg)
 	struct unroll_run *ur = arg;
 	int64_t iters = known_iterations(n);
 	if (iters < 0 || iters > ur->max_trips)
+		return false;
+	/* more iterations than the scan outputs have rows (scan_length): the
+	 * Loop stays, to stop the run as it would have */
+	if (loop_num_scans(n) && iters > loop_scan_length(n))
 		return false;
 	uint64_t size = func_count_nodes(node_region(n, 0));
 	if ((uint64_t)iters * size > (uint64_t)ur->max_nodes)

@@ -194,8 +194,9 @@ def read_model(path):
 # the walk stops at Shape and Size, whose outputs depend on their input's
 # shape only, so a data input is never frozen just because its shape is
 # read. Operands the importer handles at run time (Clip's bounds, Trilu's
-# k, Where's condition) are not listed: freezing them would fold away the
-# computation under test. The harness passes -freeze-input NAME=input_N.pb
+# k, Where's condition, Loop's trip count and condition: a Loop region's
+# scan outputs take their static length from the model's declared shape)
+# are not listed: freezing them would fold away the computation under test. The harness passes -freeze-input NAME=input_N.pb
 # for each such input (the case's own test data), and it is not bound
 # again at run time.
 IMPORT_OPERANDS = {
@@ -210,7 +211,6 @@ IMPORT_OPERANDS = {
     "DFT": (1,), "STFT": (1, 3), "MelWeightMatrix": (0, 1, 2, 3, 4),
     "RNN": (4,), "GRU": (4,), "LSTM": (4,),
     "Compress": (1,), "MaxUnpool": (2,),
-    "Loop": (0, 1),
     # quantization parameters are part of the graph IR's quantized types
     # (QuantizeLinear's may be computed at run time: it makes raw integers)
     "DequantizeLinear": (1, 2),

@@ -19,7 +19,7 @@
 /* Protobuf messages are limited to 2 GiB; larger inputs are not ONNX files. */
 #define ONNX_MAX_BYTES ((size_t)INT32_MAX)
 
-static int64_t bound_dim(struct importer *im, const char *param, bool *ok)
+int64_t imp_bound_dim(struct importer *im, const char *param, bool *ok)
 {
 	for (size_t i = 0; i < im->opts->ndims; i++)
 		if (strcmp(im->opts->dims[i].name, param) == 0)
@@ -108,7 +108,7 @@ static int add_shaped(struct importer *im, const char *name, const Onnx__TypePro
 					     (unsigned long long)us->dims[i], (long long)dm->dim_value);
 		} else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param &&
 			   *dm->dim_param) {
-			int64_t v = bound_dim(im, dm->dim_param, &ok);
+			int64_t v = imp_bound_dim(im, dm->dim_param, &ok);
 			if (ok && (uint64_t)v != us->dims[i])
 				bad = imp_op_err(im, "%s %s: dimension %u is %llu, but -dim binds its symbol '%s' to %lld", us->opt,
 					     name, i, (unsigned long long)us->dims[i], dm->dim_param, (long long)v);
@@ -158,7 +158,7 @@ static int add_input(struct importer *im, const Onnx__ValueInfoProto *vi)
 		} else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
 			   dm->dim_param && *dm->dim_param) {
 			bool ok = true;
-			v = bound_dim(im, dm->dim_param, &ok);
+			v = imp_bound_dim(im, dm->dim_param, &ok);
 			if (!ok) {
 				bad = imp_op_err(im,
 					     "dimension %u of graph input \"%s\" is the symbol '%s', which is not bound "

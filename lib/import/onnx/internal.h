@@ -325,6 +325,11 @@ const struct op_row *imp_op_lookup(const char *op);
  * changed the semantics and what it changed (NULL and 0 if they only add
  * element types) (versions.c). */
 int imp_op_newer(const char *op, int until, int64_t opset, const char **change, int *change_version);
+/* ---- the model's declarations (import.c) ---- */
+/* The size -dim binds symbolic dimension param to; *ok false (and 0)
+ * when -dim does not bind it. */
+int64_t imp_bound_dim(struct importer *im, const char *param, bool *ok);
+
 /* ---- the op table and translation (dispatch.c) ---- */
 /* Reports every operator of g (not of its subgraphs) that the table lacks;
  * returns their number. */
@@ -444,6 +449,10 @@ static inline bool table_fits(uint64_t a, uint64_t b)
 /* ScatterND (nd) or ScatterElements with reduction max or min, indices
  * known at import (ops_scatter.c). */
 int imp_scatter_minmax(struct importer *im, const onnx_node *n, bool nd, bool is_max);
+
+/* Slice (opset 10+) whose starts or ends are known only at run time, of a
+ * width known at import (control_slice.c; imp_op_slice's). */
+int imp_op_slice_runtime(struct importer *im, const onnx_node *n);
 
 #define ONNX_OP(name, since, until, fn) int fn(struct importer *im, const onnx_node *n);
 #define ONNX_OP_DOMAIN(domain, name, since, until, fn) int fn(struct importer *im, const onnx_node *n);

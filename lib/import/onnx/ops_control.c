@@ -268,6 +268,83 @@ static const struct type *stacked_type(struct importer *im, const struct type *t
 	return imp_ty(im, t->elem, dims, t->rank + 1u);
 }
 
+/* The declaration of value name in the graph that holds the current node
+ * (the main graph, or the subgraph being translated): a graph output or a
+ * value_info. NULL when it has none. */
+static const Onnx__ValueInfoProto *declared(struct importer *im, const char *name)
+{
+	const Onnx__GraphProto *g = im->graph;
+	if (im->inner) {
+		const Onnx__AttributeProto *a = imp_attr(im->inner->owner, im->inner->attr);
+		g = a ? a->g : NULL;
+	}
+	for (size_t i = 0; g && i < g->n_output; i++)
+		if (g->output[i]->name && strcmp(g->output[i]->name, name) == 0)
+			return g->output[i];
+	for (size_t i = 0; g && i < g->n_value_info; i++)
+		if (g->value_info[i]->name && strcmp(g->value_info[i]->name, name) == 0)
+			return g->value_info[i];
+	return NULL;
+}
+
+/* The leading dimension vi declares (a number, or a symbol bound by -dim);
+ * -1 when it declares none. *sym receives an unbound symbol's name. */
+static int64_t declared_rows(struct importer *im, const Onnx__ValueInfoProto *vi, const char **sym)
+{
+	const Onnx__TypeProto *tp = vi ? vi->type : NULL;
+	const Onnx__TypeProto__Tensor *tt =
+		tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE ? tp->tensor_type : NULL;
+	if (!tt || !tt->shape || tt->shape->n_dim == 0)
+		return -1;
+	const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[0];
+	if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE)
+		return dm->dim_value >= 0 ? dm->dim_value : -1;
+	if (dm->value_case != ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM || !dm->dim_param || !*dm->dim_param)
+		return -1;
+	bool ok = true;
+	int64_t v = imp_bound_dim(im, dm->dim_param, &ok);
+	if (!ok)
+		*sym = dm->dim_param;
+	return ok && v >= 0 ? v : -1;
+}
+
+/* The static scan length of Loop n (N carried values, K > 0 scan outputs)
+ * whose trip count is not known at import (input 0 at run time, or
+ * absent): the leading dimension the model declares for its scan outputs,
+ * an upper bound on the iterations (more stop the run). -1 after
+ * reporting: no declaration, or two that differ. */
+static int64_t scan_length(struct importer *im, const onnx_node *n, unsigned N, size_t K)
+{
+	int64_t len = -1;
+	unsigned from = 0;
+	const char *sym = NULL;
+	for (unsigned k = 0; k < K && N + k < n->n_output; k++) {
+		const char *name = imp_out_name(im, N + k);
+		int64_t rows = *name ? declared_rows(im, declared(im, name), &sym) : -1;
+		if (rows < 0)
+			continue;
+		if (len >= 0 && rows != len)
+			return imp_op_err(im, "scan outputs %u (\"%s\") and %u (\"%s\") are declared with %lld and %lld rows; "
+				      "they stack the same iterations", from, imp_out_name(im, N + from), k, name,
+				      (long long)len, (long long)rows);
+		len = rows;
+		from = k;
+	}
+	if (len >= 0)
+		return len;
+	struct tensor *M = imp_in_opt(im, 0);
+	const char *first = N < n->n_output ? imp_out_name(im, N) : "";
+	if (sym)
+		return imp_op_err(im, "the loop's %zu scan output%s stack%s as many rows as it runs iterations, known only "
+			      "at run time, and the declared length is the symbol '%s', which is not bound (use -dim %s=N)",
+			      K, K == 1 ? "" : "s", K == 1 ? "s" : "", sym, sym);
+	return imp_op_err(im, "the loop's %zu scan output%s (\"%s\") stack%s as many rows as it runs iterations, "
+		      "known only at run time (%s%s%s), and the model declares no length for %s: declare the "
+		      "output's shape (a graph output or value_info) or freeze the trip count (glow-import "
+		      "-freeze-input)", K, K == 1 ? "" : "s", first, K == 1 ? "s" : "",
+		      M ? "trip count \"" : "no trip count", M ? M->name : "", M ? "\"" : "", K == 1 ? "it" : "them");
+}
+
 /* Loop n as a Loop node whose body region is g (N carried values, K scan
  * outputs), *owner set to it; its inputs are checked. 0; -1 after
  * reporting; 1 when an output depends on a value that failed earlier. */
@@ -280,10 +357,11 @@ static int loop_region(struct importer *im, const onnx_node *n, const Onnx__Grap
 	const int64_t *mv = M && M->known ? imp_t_ints(im, M) : NULL;
 	if (mv)
 		trips = mv[0] < 0 ? 0 : mv[0];
-	if (K && (!M || !mv))
-		return imp_op_err(im, "the loop has %zu scan output%s, stacked to a static shape: its trip count "
-			      "(input 0%s%s%s) must be known at import", K, K == 1 ? "" : "s", M ? ", \"" : "",
-			      M ? M->name : "", M ? "\"" : "");
+	/* scan outputs stack to the known trip count, else to the declared
+	 * length (the Loop's scan_length: a bound checked at run time) */
+	int64_t rows = mv ? trips : K ? scan_length(im, n, N, K) : 0;
+	if (rows < 0)
+		return -1;
 	int64_t one = 1;
 	struct tensor *tm = M ? M : imp_t_from_ints(im, "trips", DT_INT64, 0, NULL, &trips);
 	struct tensor *tc = C ? C : imp_t_from_ints(im, "cond", DT_BOOL, 0, NULL, &one);
@@ -296,6 +374,8 @@ static int loop_region(struct importer *im, const onnx_node *n, const Onnx__Grap
 		if (!ops[i].node)
 			return -1;
 	struct node *loop = make_owner(im, NK_Loop, ops, 2 + N, (unsigned)(N + K));
+	if (K && !mv)
+		node_set_int(im->m, loop, AN_scan_length, rows);
 	struct region_save sv;
 	enter_region(im, node_region(loop, 0), &sv);
 	struct tensor **ins = arena_alloc(&im->scratch, (2 + N) * sizeof *ins);
@@ -330,7 +410,7 @@ static int loop_region(struct importer *im, const onnx_node *n, const Onnx__Grap
 				       "static shapes need one type in every iteration");
 	for (unsigned i = 0; r == 0 && i < N + K; i++) {
 		dtypes[i] = outs[1 + i]->dtype;
-		types[i] = i < N ? want[1 + i] : stacked_type(im, op_type(y, 1 + i), (uint64_t)trips, i - N);
+		types[i] = i < N ? want[1 + i] : stacked_type(im, op_type(y, 1 + i), (uint64_t)rows, i - N);
 		if (!types[i])
 			r = -1;
 	}
@@ -375,28 +455,17 @@ int imp_op_loop(struct importer *im, const onnx_node *n)
 	struct node *loop;
 	if ((M && !M->known) || (C && !cf_known_flag(im, C, &go)))
 		return loop_region(im, n, g, N, K, &loop);
-	/* Trip count and condition known at import: a region when its
-	 * iterations are known without running the body (it yields its
-	 * condition, or a constant: loop-unroll's rule), else the body unrolled
-	 * here, where the values it computes from the iteration number are
-	 * known (a while loop's condition, a Slice at the iteration number) */
+	/* Trip count and condition known at import: a region as well (the
+	 * backends run the conditions the body computes; loop-unroll copies
+	 * what it can), unless the body needs at import a value that depends
+	 * on the iteration (a shape or a translator's parameter computed from
+	 * the iteration number): then the body unrolled here, where each
+	 * iteration's values are known */
 	struct cf_speculation sp;
 	cf_spec_begin(im, &sp);
 	int r = loop_region(im, n, g, N, K, &loop);
 	cf_spec_end(im, &sp, r >= 0);
-	if (r < 0)
-		return cf_loop_unrolled(im, n, g, N, K);
-	int64_t c;
-	struct node *cy = loop ? region_yield(node_region(loop, 0))->ops[0].def : NULL;
-	if (r > 0 || cy == region_param(node_region(loop, 0), 1) || node_const_scalar(cy, &c))
-		return r;
-	/* the region stands if unrolling needs what is known only at run time */
-	cf_spec_begin(im, &sp);
-	int u = cf_loop_unrolled(im, n, g, N, K);
-	cf_spec_end(im, &sp, u >= 0);
-	if (u >= 0)
-		node_erase(im->f, loop);
-	return u >= 0 ? u : 0;
+	return r < 0 ? cf_loop_unrolled(im, n, g, N, K) : r;
 }
 
 /* ---- Scan ---- */

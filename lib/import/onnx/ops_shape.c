@@ -586,6 +586,10 @@ int imp_op_slice(struct importer *im, const onnx_node *n)
 		if (c < 0)
 			axes = NULL;
 	} else {
+		/* known only at run time (a Loop body's x[i : i + 1]): control_slice.c */
+		struct tensor *s = imp_in_opt(im, 1), *e = imp_in_opt(im, 2);
+		if (s && e && (!s->known || !e->known))
+			return imp_op_slice_runtime(im, n);
 		if (!(starts = imp_in_ints(im, 1, &ns)) || !(ends = imp_in_ints(im, 2, &ne)))
 			return -1;
 		if (imp_in_opt(im, 3) && !(axes = imp_in_ints(im, 3, &na)))
