@@ -18,6 +18,7 @@ live inside a lit test):
     input NAME TYPE DIM...        a graph input; a DIM that is not a number
                                   is symbolic (dim_param), '?' is unknown
     output NAME [TYPE DIM...]     a graph output
+    value_info NAME TYPE DIM...   a value's declared type (GraphProto.value_info)
     init NAME TYPE DIM... = V...  an initializer (raw_data); V may be
                                   'fill X' (every element X)
     init NAME TYPE DIM... @ FILE OFFSET
@@ -171,7 +172,7 @@ def attribute(name, text, graphs):
 class Graph:
     def __init__(self, name):
         self.name = name
-        self.nodes, self.inits, self.inputs, self.outputs = [], [], [], []
+        self.nodes, self.inits, self.inputs, self.outputs, self.infos = [], [], [], [], []
 
     def encode(self):
         g = bytearray()
@@ -184,6 +185,8 @@ class Graph:
             g += f_bytes(11, i)
         for o in self.outputs:
             g += f_bytes(12, o)
+        for v in self.infos:
+            g += f_bytes(13, v)
         return bytes(g)
 
 
@@ -221,6 +224,8 @@ def build(spec):
         elif t[0] in ("input", "output"):
             vi = value_info(t[1], DTYPES[t[2]], t[3:]) if len(t) > 2 else value_info(t[1])
             (cur.inputs if t[0] == "input" else cur.outputs).append(vi)
+        elif t[0] == "value_info":
+            cur.infos.append(value_info(t[1], DTYPES[t[2]], t[3:]))
         elif t[0] == "init":
             name, dtype = t[1], DTYPES[t[2]]
             if "@" in t:

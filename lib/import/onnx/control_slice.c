@@ -22,9 +22,28 @@
 /* operations an offset is followed through, at most (a chain in a body) */
 #define CF_AFFINE_DEPTH 64
 
+/* Whether v, of one integer element, is the same value as its operand 0
+ * (a Reshape or Broadcast of it, or an integer ConvertTo). */
+static bool passes_through(struct value v)
+{
+	const struct node *d = v.node;
+	return (d->kind == NK_Reshape || d->kind == NK_Broadcast || d->kind == NK_ConvertTo) && d->nops == 1 &&
+	       type_numel(val_type(v)) == 1 && elem_is_integer((enum elem_kind)op_type(d, 0)->elem) &&
+	       elem_is_integer((enum elem_kind)val_type(v)->elem);
+}
+
+/* Operand i of d as a known integer *c (a constant, through passes_through). */
+static bool const_operand(const struct node *d, unsigned i, int64_t *c)
+{
+	struct value v = op_val(d, i);
+	for (unsigned depth = 0; depth < CF_AFFINE_DEPTH && passes_through(v); depth++)
+		v = op_val(v.node, 0);
+	return node_const_scalar(v.node, c);
+}
+
 /* Writes v as *base + *off, where *base is a run-time value (a NULL node
- * when v is the known *off) of one element, following Reshape, Broadcast,
- * integer ConvertTo, and Add or Sub of a constant. */
+ * when v is the known *off) of one element, following passes_through and
+ * Add or Sub of a constant. */
 static void affine(struct value v, struct value *base, int64_t *off)
 {
 	*off = 0;
@@ -38,14 +57,12 @@ static void affine(struct value v, struct value *base, int64_t *off)
 			v.node = NULL;
 			break;
 		}
-		bool ints = d->nops >= 1 && elem_is_integer((enum elem_kind)op_type(d, 0)->elem) &&
-			    elem_is_integer((enum elem_kind)val_type(v)->elem);
-		if ((d->kind == NK_Reshape || d->kind == NK_Broadcast || d->kind == NK_ConvertTo) && ints) {
+		if (passes_through(v)) {
 			v = op_val(d, 0);
-		} else if ((d->kind == NK_Add || d->kind == NK_Sub) && d->nops == 2 && node_const_scalar(d->ops[1].def, &c)) {
+		} else if ((d->kind == NK_Add || d->kind == NK_Sub) && d->nops == 2 && const_operand(d, 1, &c)) {
 			*off += d->kind == NK_Add ? c : -c;
 			v = op_val(d, 0);
-		} else if (d->kind == NK_Add && d->nops == 2 && node_const_scalar(d->ops[0].def, &c)) {
+		} else if (d->kind == NK_Add && d->nops == 2 && const_operand(d, 0, &c)) {
 			*off += c;
 			v = op_val(d, 1);
 		} else {
@@ -101,8 +118,10 @@ int imp_op_slice_runtime(struct importer *im, const onnx_node *n)
 		return imp_set_out_t(im, 0, imp_k_splat(im, name, x->dtype, x->rank, dims, 0, 0));
 	/* the indices starts + j * step, j = 0 .. len-1 (starts itself for one) */
 	uint64_t ilen = (uint64_t)len;
-	struct value ix = imp_b_reshape(im, sv, &ilen, 1, imp_dname(im, name, "indices"));
-	if (len > 1) {
+	struct value ix = sv;
+	if (len == 1) {
+		ix = imp_b_reshape(im, sv, &ilen, 1, imp_dname(im, name, "indices"));
+	} else {
 		int64_t *iota = arena_alloc(&im->scratch, (size_t)len * sizeof *iota);
 		for (int64_t j = 0; j < len; j++)
 			iota[j] = j * st;
