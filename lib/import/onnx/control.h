@@ -1,7 +1,8 @@
-/* control.h - what the two files of ONNX control flow share
- * (ops_control.c: the regions; ops_control_unroll.c: the import-time
- * unrolling that remains for Loop bodies that need the iteration's values
- * at import, opset 8's batch, and trying a region first). */
+/* control.h - what the files of ONNX control flow share (ops_control.c:
+ * the regions; ops_control_unroll.c: the import-time unrolling that
+ * remains for Loop bodies that need the iteration's values at import,
+ * opset 8's batch, and trying a region first; control_slice.c: Slices of
+ * run-time starts in Loop bodies; control_body.c below them all). */
 #ifndef GLOW_IMPORT_ONNX_CONTROL_H
 #define GLOW_IMPORT_ONNX_CONTROL_H
 

@@ -20,9 +20,13 @@
  *         bound, INT64_MAX) and the condition (a bool of one element;
  *         absent: true) at run time, the loop-carried values threaded by
  *         the body region. Scan outputs are stacked on a new axis 0 whose
- *         length is the trip count, so a Loop with scan outputs needs its
- *         trip count known at import (rows of iterations a false condition
- *         skips are zero).
+ *         length is the trip count when it is known at import, else the
+ *         length the model declares for them (a graph output's or a
+ *         value_info's leading dimension), the Loop's scan_length: a bound
+ *         on the iterations checked at run time. Rows of iterations not
+ *         run are zero. A body that needs at import a value depending on
+ *         the iteration is unrolled instead, when the trip count and the
+ *         condition are known (ops_control_unroll.c), else an error.
  *   Scan  a Loop over the static sequence length: the body region takes
  *         scan input slices with Gather at the iteration number (L-1-i for
  *         direction 1) along each input's axis; the stacked scan outputs are

@@ -1,9 +1,10 @@
 /* ops_control_unroll.c - ONNX control flow unrolled at import, what
  * remains of it beside the regions of ops_control.c: a Loop whose body
- * needs values of the iteration known at import (a Slice at the iteration
- * number, a while loop's condition computed from it) when its trip count
- * and condition are known there, and opset 8 Scan's batch entries; and
- * the speculation that lets the importer try a region first.
+ * needs at import a value that depends on the iteration (a shape or a
+ * translator's parameter computed from the iteration number, so that the
+ * iterations' shapes may differ) when its trip count and condition are
+ * known there, and opset 8 Scan's batch entries; and the speculation that
+ * lets the importer try a region first (docs/Conformance.md, "Scope").
  *
  * Known values stay known: a loop over constants folds at import. Slicing
  * and stacking use the folder's imp_k_* on known tensors, Slice/Reshape/
@@ -147,9 +148,9 @@ static struct tensor *empty_scan(struct importer *im, const Onnx__ValueInfoProto
 }
 
 /* Loop n unrolled at import: the fallback for a body that needs values
- * known at import which depend on the iteration (a Slice at the iteration
- * number: test_loop11), where the trip count and the condition are known
- * at import too. The iteration number is a constant, loop-carried values
+ * known at import which depend on the iteration (ConstantOfShape of a
+ * shape computed from the iteration number), where the trip count and the
+ * condition are known at import too. The iteration number is a constant, loop-carried values
  * thread from one iteration's body to the next, scan outputs are stacked
  * along a new axis 0 (of length 0 when the loop runs no iteration:
  * empty_scan). */
