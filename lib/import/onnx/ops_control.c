@@ -313,27 +313,37 @@ static int64_t declared_rows(struct importer *im, const Onnx__ValueInfoProto *vi
 }
 
 /* The static scan length of Loop n (N carried values, K > 0 scan outputs)
- * whose trip count is not known at import (input 0 at run time, or
- * absent): the leading dimension the model declares for its scan outputs,
- * an upper bound on the iterations (more stop the run). -1 after
- * reporting: no declaration, or two that differ. */
-static int64_t scan_length(struct importer *im, const onnx_node *n, unsigned N, size_t K)
+ * whose trip count is trips when known at import (-1: known only at run
+ * time or absent; INT64_MAX: no bound): that trip count, or the leading
+ * dimension the model declares for the scan outputs when the trip count is
+ * not known or exceeds it (exporters write INT64_MAX for while loops);
+ * *bound is set in that case: the length is the Loop's scan_length, an
+ * upper bound on the iterations (more stop the run). -1 after reporting:
+ * no length at all, or two declarations that differ. */
+static int64_t scan_length(struct importer *im, const onnx_node *n, unsigned N, size_t K, int64_t trips, bool *bound)
 {
-	int64_t len = -1;
-	unsigned from = 0;
+	int64_t len = -1, other = -1;
+	unsigned from = 0, k2 = 0;
 	const char *sym = NULL;
-	for (unsigned k = 0; k < K && N + k < n->n_output; k++) {
+	for (unsigned k = 0; k < K && N + k < n->n_output && other < 0; k++) {
 		const char *name = imp_out_name(im, N + k);
 		int64_t rows = *name ? declared_rows(im, declared(im, name), &sym) : -1;
-		if (rows < 0)
-			continue;
-		if (len >= 0 && rows != len)
-			return imp_op_err(im, "scan outputs %u (\"%s\") and %u (\"%s\") are declared with %lld and %lld rows; "
-				      "they stack the same iterations", from, imp_out_name(im, N + from), k, name,
-				      (long long)len, (long long)rows);
-		len = rows;
-		from = k;
+		if (rows >= 0 && len >= 0 && rows != len) {
+			other = rows;
+			k2 = k;
+		} else if (rows >= 0 && len < 0) {
+			len = rows;
+			from = k;
+		}
 	}
+	*bound = false;
+	if (trips >= 0 && trips != INT64_MAX && (other >= 0 || len < 0 || trips <= len))
+		return trips;
+	if (other >= 0)
+		return imp_op_err(im, "scan outputs %u (\"%s\") and %u (\"%s\") are declared with %lld and %lld rows; "
+			      "they stack the same iterations", from, imp_out_name(im, N + from), k2,
+			      imp_out_name(im, N + k2), (long long)len, (long long)other);
+	*bound = true;
 	if (len >= 0)
 		return len;
 	struct tensor *M = imp_in_opt(im, 0);
@@ -346,7 +356,8 @@ static int64_t scan_length(struct importer *im, const onnx_node *n, unsigned N, 
 		      "known only at run time (%s%s%s), and the model declares no length for %s: declare the "
 		      "output's shape (a graph output or value_info) or freeze the trip count (glow-import "
 		      "-freeze-input)", K, K == 1 ? "" : "s", first, K == 1 ? "s" : "",
-		      M ? "trip count \"" : "no trip count", M ? M->name : "", M ? "\"" : "", K == 1 ? "it" : "them");
+		      M ? "trip count \"" : "no trip count", M ? M->name : "",
+		      !M ? "" : trips == INT64_MAX ? "\", the largest int64: no bound" : "\"", K == 1 ? "it" : "them");
 }
 
 /* Loop n as a Loop node whose body region is g (N carried values, K scan
@@ -363,7 +374,8 @@ static int loop_region(struct importer *im, const onnx_node *n, const Onnx__Grap
 		trips = mv[0] < 0 ? 0 : mv[0];
 	/* scan outputs stack to the known trip count, else to the declared
 	 * length (the Loop's scan_length: a bound checked at run time) */
-	int64_t rows = mv ? trips : K ? scan_length(im, n, N, K) : 0;
+	bool bound = false;
+	int64_t rows = K ? scan_length(im, n, N, K, mv ? trips : -1, &bound) : 0;
 	if (rows < 0)
 		return -1;
 	int64_t one = 1;
@@ -378,7 +390,7 @@ static int loop_region(struct importer *im, const onnx_node *n, const Onnx__Grap
 		if (!ops[i].node)
 			return -1;
 	struct node *loop = make_owner(im, NK_Loop, ops, 2 + N, (unsigned)(N + K));
-	if (K && !mv)
+	if (bound)
 		node_set_int(im->m, loop, AN_scan_length, rows);
 	struct region_save sv;
 	enter_region(im, node_region(loop, 0), &sv);
