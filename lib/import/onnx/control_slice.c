@@ -54,7 +54,7 @@ static void affine(struct value v, struct value *base, int64_t *off)
 			break;
 		if (node_const_scalar(d, &c)) {
 			*off += c;
-			v.node = NULL;
+			v = (struct value){NULL, 0};
 			break;
 		}
 		if (passes_through(v)) {
@@ -100,7 +100,7 @@ int imp_op_slice_runtime(struct importer *im, const onnx_node *n)
 		return -1;
 	affine(sv, &sb, &so);
 	affine(ev, &eb, &eo);
-	if (sb.node != eb.node || sb.res != eb.res || !sb.node)
+	if (sb.node != eb.node || sb.res != eb.res)
 		return imp_op_err(im, "starts (input 1, \"%s\") and ends (input 2, \"%s\") are known only at run time "
 			      "and their difference is not known at import: the slice's width, a static dimension, "
 			      "would depend on run-time values", S->name, E->name);
