@@ -43,6 +43,11 @@ int kern_batchedadd(const struct kargs *k)
 	return 0;
 }
 
+/* What a reduction over an empty set gives (ONNX's rule since opset 18):
+ * the sum 0, the product 1, the maximum the lowest value of the element
+ * kind (-inf for floats), the minimum the highest (+inf). */
+enum red_empty { RE_ZERO, RE_ONE, RE_LOWEST, RE_HIGHEST };
+
 /* A batched reduction: how a value joins the accumulator (the first value
  * of each output starts it), what an output without values gets, and
  * whether the sum is divided by the count. Integers wrap; float max and
@@ -50,9 +55,28 @@ int kern_batchedadd(const struct kargs *k)
 struct red_op {
 	int64_t (*join_i)(int64_t acc, int64_t v);
 	double (*join_f)(double acc, double v);
-	double empty;
+	enum red_empty empty;
 	bool mean;
 };
+
+/* The empty reduction's value in an integer destination of type t (bool,
+ * 32 or 64 bits: the integer kinds a reduction takes). */
+static int64_t red_empty_i(enum red_empty e, const struct type *t)
+{
+	bool wide = elem_size((enum elem_kind)t->elem) == 8, is_bool = eclass(t) == EC_B;
+	switch (e) {
+	case RE_ONE: return 1;
+	case RE_LOWEST: return is_bool ? 0 : wide ? INT64_MIN : INT32_MIN;
+	case RE_HIGHEST: return is_bool ? 1 : wide ? INT64_MAX : INT32_MAX;
+	default: return 0;
+	}
+}
+
+/* The empty reduction's value in a float destination. */
+static double red_empty_f(enum red_empty e)
+{
+	return e == RE_ONE ? 1.0 : e == RE_LOWEST ? -INFINITY : e == RE_HIGHEST ? INFINITY : 0.0;
+}
 
 /* the joins of the five reductions */
 static int64_t red_add_i(int64_t a, int64_t v) { return (int64_t)((uint64_t)a + (uint64_t)v); }
@@ -64,11 +88,11 @@ static double red_max_f(double a, double v) { return v != v || a != a ? NAN : v 
 static int64_t red_min_i(int64_t a, int64_t v) { return v < a ? v : a; }
 static double red_min_f(double a, double v) { return v != v || a != a ? NAN : v < a ? v : a; }
 
-static const struct red_op red_add = {red_add_i, red_add_f, 0, false};
-static const struct red_op red_mean = {red_add_i, red_add_f, 0, true};
-static const struct red_op red_prod = {red_mul_i, red_mul_f, 1, false};
-static const struct red_op red_max = {red_max_i, red_max_f, 0, false};
-static const struct red_op red_min = {red_min_i, red_min_f, 0, false};
+static const struct red_op red_add = {red_add_i, red_add_f, RE_ZERO, false};
+static const struct red_op red_mean = {red_add_i, red_add_f, RE_ZERO, true};
+static const struct red_op red_prod = {red_mul_i, red_mul_f, RE_ONE, false};
+static const struct red_op red_max = {red_max_i, red_max_f, RE_LOWEST, false};
+static const struct red_op red_min = {red_min_i, red_min_f, RE_HIGHEST, false};
 
 /* A batched reduction in parts: the accumulators of every output, and
  * the split dimension (a kept one; -1 when every dimension is reduced). */
@@ -131,12 +155,12 @@ static void reduce_store(const void *ctx, size_t lo, size_t hi)
 	size_t cnt = numel(d->t) ? numel(j->k->op[1].t) / numel(d->t) : 0;
 	for (size_t o = lo; o < hi; o++) {
 		if (j->ints) {
-			int64_t v = j->seen[o] ? j->ai[o] : (int64_t)op->empty;
+			int64_t v = j->seen[o] ? j->ai[o] : red_empty_i(op->empty, d->t);
 			if (op->mean)
 				v = cnt ? v / (int64_t)cnt : 0;
 			st_i(d->t, d->p, o, v);
 		} else {
-			double v = j->seen[o] ? j->af[o] : op->empty;
+			double v = j->seen[o] ? j->af[o] : red_empty_f(op->empty);
 			if (op->mean)
 				v = cnt ? v / (double)cnt : NAN;
 			st_f(d->t, d->p, o, v);
