@@ -378,6 +378,9 @@ void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
 	number_scope(f, &nm);
 	struct node_printer *np = node_printer_new(o);
 	node_printer_set_module(np, f->mod);
+	struct fregion fr = {&nm, np, o};
+	node_printer_sig(np, f, region_param_name, &fr);
+	os_write(o, " {\n", 3);
 	print_scope(&nm, np, o, f, 0);
 	node_printer_free(np);
 	u64map_free(&nm.pos);

@@ -1,16 +1,19 @@
-/* inline.c - a Call of a function literal (Fn) becomes a copy of the
- * function's body right before the Call: the parameters are the Call's
- * arguments, the Call's results the body's yields; the Fn goes once no
- * Call uses it.
+/* inline.c - a Call becomes a copy of the body of the function it calls,
+ * right before the Call: the parameters are the Call's arguments, the
+ * Call's results the body's yields. The callee is a function literal (Fn,
+ * operand 0), which goes once no Call uses it, or a module function with a
+ * signature (the callee attribute), which stays: strip-dead-functions
+ * removes it once nothing calls it (docs/Passes.md).
  *
  * The calls of f's regions are inlined first (innermost first), then f's,
  * in rounds: a copied body may hold Calls of its own (of an enclosing Fn,
- * or of a Fn it defines, copied with it). A Fn cannot call itself (its
- * value is not in scope in its own body), so the rounds end. IRGen needs
- * every Call inlined, so the control-flow stage of every pipeline runs
- * inline first.
+ * of a Fn it defines, copied with it, or of another module function).
+ * Neither kind of function can call itself (a Fn's value is not in scope in
+ * its own body; the verifier refuses recursion among module functions), so
+ * the rounds end. IRGen needs every Call inlined, so the control-flow stage
+ * of every pipeline runs inline first.
  *
- * Requires: a verified function. Preserves: every value.
+ * Requires: a verified module. Preserves: every value.
  */
 #include "graph/region.h"
 #include "passes/pass.h"
@@ -20,15 +23,15 @@
 static bool inline_one(struct func *f, struct node *n, void *arg)
 {
 	(void)arg;
-	struct node *fn = n->ops[0].def;
-	if (fn->kind != NK_Fn)
+	unsigned a0;
+	struct func *body = call_target(f->mod, n, &a0);
+	if (!body)
 		return false;
-	struct func *body = node_region(fn, 0);
 	struct node *y = region_yield(body);
 	struct clone_map cm;
 	clone_map_init(&cm, f->mod);
-	for (unsigned i = 0; i + 1 < n->nops; i++)
-		clone_map_set(&cm, region_param(body, i), op_val(n, 1 + i));
+	for (unsigned i = 0; i + a0 < n->nops; i++)
+		clone_map_set(&cm, region_param(body, i), op_val(n, a0 + i));
 	func_for_each(body, b) {
 		if (b->kind != NK_RegionArg && b != y)
 			node_clone_deep(f, b, n, &cm);

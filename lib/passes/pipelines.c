@@ -21,8 +21,9 @@ static const struct pm_pipeline pipelines[] = {
 	 * unrolls first and selects after optimize, whose constant folding
 	 * makes the conditions of unrolled bodies constant for fold-if) */
 	{"control-flow", 0,
-	 "inline,fold-if,loop-unroll{unsupported-only=true},if-to-select{unsupported-only=true}",
-	 "Control flow: inline Calls, fold known Ifs; unroll Loops and select Ifs the backend does not execute"},
+	 "inline,strip-dead-functions,fold-if,loop-unroll{unsupported-only=true},if-to-select{unsupported-only=true}",
+	 "Control flow: inline Calls, drop the functions no longer called, fold known Ifs; unroll Loops and select "
+	 "Ifs the backend does not execute"},
 	{"O1", 0,                "control-flow,dce,cse,dce", "Cleanup: dead code and common subexpressions"},
 	{"simplify", PASS_FIXED_POINT,
 	 "eliminate-noop,optimize-splat,optimize-arithmetic,dce",
@@ -44,7 +45,8 @@ static const struct pm_pipeline pipelines[] = {
 	/* Glow's flow: fold, optimize, lower (per the backend), optimize,
 	 * the backend's post-lowering hook, optimize, check support. */
 	{"O2", 0,
-	 "inline,fold-if,loop-unroll{unsupported-only=true},fold,optimize,control-flow,lower,cleanup,post-lowering,"
+	 "inline,strip-dead-functions,fold-if,loop-unroll{unsupported-only=true},fold,optimize,control-flow,lower,"
+	 "cleanup,post-lowering,"
 	 "cleanup,"
 	 "check-supported",
 	 "Default optimization"},
@@ -65,7 +67,9 @@ static struct pass_ctx *ctx_of(struct pm_ctx *pm)
 }
 
 /* A function pass runs on every function and, where there are any, on
- * every control-flow region (passes/regions.c). */
+ * every control-flow region (passes/regions.c); a function with a
+ * signature goes through pass_run_scopes too, which keeps its parameters
+ * first and its Yield last. */
 #define GRAPH_PASS_ADAPT_FUNC(run)                                             \
 	static bool run##_adapter(void *ir, struct pm_ctx *pm)                 \
 	{                                                                      \
@@ -73,7 +77,8 @@ static struct pass_ctx *ctx_of(struct pm_ctx *pm)
 		struct pass_ctx *ctx = ctx_of(pm);                             \
 		bool changed = false;                                          \
 		for (size_t i = 0; i < m->nfuncs; i++)                         \
-			changed |= m->nowners ? pass_run_scopes(m->funcs[i], run, ctx) \
+			changed |= m->nowners || m->funcs[i]->has_sig                  \
+					   ? pass_run_scopes(m->funcs[i], run, ctx)           \
 					      : run(m->funcs[i], ctx);         \
 		return changed;                                                \
 	}
