@@ -35,10 +35,12 @@ void glow_p_func_sig(struct glow_parser *p, struct loc lbrace)
 	(void)lbrace;
 	if (!p->f)
 		return;
+	bool bad = false;
 	for (size_t i = 0; i < p->tys.len; i++)
-		if (!p->tys.data[i])
-			return; /* reported by the type's action */
-	func_set_sig(p->f, p->tys.data, (unsigned)p->tys.len);
+		bad |= !p->tys.data[i]; /* reported by the type's action */
+	/* with a bad result type the function still has a signature, so that
+	 * its calls report nothing more (the module is not built) */
+	func_set_sig(p->f, p->tys.data, bad ? 0u : (unsigned)p->tys.len);
 }
 
 void glow_p_fn_begin(struct glow_parser *p, struct loc loc)
@@ -117,7 +119,12 @@ void glow_p_calls_check(struct glow_parser *p)
 		const struct glow_callref *c = &p->callrefs.data[i];
 		struct func *f = module_find_func(p->m, c->name);
 		char b[128];
-		if (!f) {
+		struct node *g = f ? NULL : module_find_global(p->m, c->name);
+		if (g) {
+			glow_p_error(p, c->loc, "'@%s' is a %s, not a function: a Call's first operand '@name' names the "
+					       "module function it calls",
+				     c->name, g->kind == NK_Placeholder ? "placeholder" : "constant");
+		} else if (!f) {
 			glow_p_error(p, c->loc, "call of undefined function '@%s'%s", c->name,
 				     near_func(p->m, c->name, b, sizeof b));
 		} else if (!f->has_sig) {

@@ -253,7 +253,7 @@ static void print_use(struct ostream *o, const struct use *u)
 		return;
 	}
 	print_local_name(o, d->name);
-	if (d->nres > 1) {
+	if (d->nres > 1 && d->kind != NK_Fn) { /* a function literal: its name alone */
 		os_putc(o, '#');
 		os_u64(o, u->res);
 	}

@@ -306,7 +306,7 @@ static void print_ref(void *arg, struct ostream *o, const struct use *u)
 		return;
 	}
 	print_pos(o, fp->nm, d);
-	if (d->nres > 1) {
+	if (d->nres > 1 && d->kind != NK_Fn) { /* a function literal: its name alone */
 		os_putc(o, '#');
 		os_u64(o, u->res);
 	}
