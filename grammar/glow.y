@@ -166,6 +166,9 @@ struct glow_parser {
 	VEC(struct glow_callref) callrefs;
 	VEC(struct glow_fnparam) fnparams;
 	struct loc fn_loc;
+	/* set by parse_call.c once used, called by parse.c when the text has
+	 * been read: checks the callees (check: the text parsed) and frees */
+	void (*calls_end)(struct glow_parser *p, bool check);
 };
 }
 
@@ -226,9 +229,7 @@ void glow_p_fn_begin(struct glow_parser *p, struct loc loc);
 void glow_p_fn_param(struct glow_parser *p, const struct tp_span *name, struct loc loc, const struct type *t);
 void glow_p_fn_sig(struct glow_parser *p, struct loc lbrace);
 void glow_p_fn_end(struct glow_parser *p);
-bool glow_p_callee(struct glow_parser *p, const struct tp_span *name, struct loc loc);
-void glow_p_calls_check(struct glow_parser *p);
-void glow_p_calls_free(struct glow_parser *p);
+struct glow_val glow_p_global_operand(struct glow_parser *p, const struct tp_span *name, struct loc loc);
 }
 
 %code {
@@ -523,7 +524,7 @@ operands
 value
 	: LOCAL { $$ = glow_p_local(p, &$1, @1, false, 0, @1); }
 	| LOCAL '#' INT { $$ = glow_p_local(p, &$1, @1, true, $3, @3); }
-	| GLOBAL { $$ = glow_p_global(p, &$1, @1); }
+	| GLOBAL { $$ = glow_p_global_operand(p, &$1, @1); }
 	| nest_kind operands_opt ')' attrs_opt ':' type { $$ = glow_p_nest_end(p, @3, $6, @6); }
 	;
 nest_kind

@@ -424,11 +424,6 @@ struct glow_val glow_p_local(struct glow_parser *p, const struct tp_span *name, 
 struct glow_val glow_p_global(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
 	struct glow_val v = {NULL, 0, loc};
-	/* Call(@f, args...): the first operand names the function called */
-	if (p->kind == NK_Call && p->ops.len == 0 && glow_p_callee(p, name, loc)) {
-		v.res = GLOW_CALLEE;
-		return v;
-	}
 	size_t len;
 	const char *k = tp_span_key(&p->r, name, &len);
 	v.node = strmap_getn(&p->m->gnames, k, len);
@@ -811,10 +806,9 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	strmap_init(&p.gpoison);
 	strmap_init(&p.lpoison);
 	int rc = glow_yyparse(&p);
-	if (rc == 0)
-		glow_p_calls_check(&p); /* callees may be defined after their calls */
+	if (p.calls_end) /* callees may be defined after their calls (parse_call.c) */
+		p.calls_end(&p, rc == 0);
 	*errors = tp_reader_end(&p.r, rc);
-	glow_p_calls_free(&p);
 	if (p.fx_free)
 		p.fx_free(&p);
 	glow_p_regions_free(&p);

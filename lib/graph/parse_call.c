@@ -19,7 +19,9 @@
  * Callees: `@f` as the first operand of a Call is the name of the module
  * function called, kept as the Call's callee attribute. Functions may be
  * defined after their callers, so the names are checked when the whole
- * module has been read (glow_p_calls_check), each at its token.
+ * module has been read, each at its token: parse.c calls the hook
+ * calls_end this file installs (the reader's shell knows nothing of
+ * calls, as of the forms: no circle of files).
  */
 #include "glow.tab.h"
 
@@ -29,6 +31,8 @@
 #include "support/util.h"
 
 #include <string.h>
+
+static void calls_end(struct glow_parser *p, bool check);
 
 void glow_p_func_sig(struct glow_parser *p, struct loc lbrace)
 {
@@ -46,6 +50,7 @@ void glow_p_func_sig(struct glow_parser *p, struct loc lbrace)
 void glow_p_fn_begin(struct glow_parser *p, struct loc loc)
 {
 	p->fn_loc = loc;
+	p->calls_end = calls_end; /* frees fnparams */
 	vec_clear(&p->fnparams);
 }
 
@@ -86,8 +91,12 @@ void glow_p_fn_end(struct glow_parser *p)
 	glow_p_regions_end(p, true);
 }
 
-bool glow_p_callee(struct glow_parser *p, const struct tp_span *name, struct loc loc)
+/* Call(@f, args...): a global name as the first operand of a Call names
+ * the function called; it becomes the callee attribute (no operand). */
+static bool take_callee(struct glow_parser *p, const struct tp_span *name, struct loc loc)
 {
+	if (p->kind != NK_Call || p->ops.len)
+		return false;
 	int slot = node_attr_slot(NK_Call, AN_callee);
 	for (size_t i = 0; i < p->attrs.len; i++)
 		if (p->attrs.data[i].idx == slot)
@@ -97,7 +106,17 @@ bool glow_p_callee(struct glow_parser *p, const struct tp_span *name, struct loc
 	vec_push(&p->attrs, a);
 	struct glow_callref ref = {arena_strdup(&p->m->arena, tp_span_cstr(&p->r, name)), loc};
 	vec_push(&p->callrefs, ref);
+	p->calls_end = calls_end;
 	return true;
+}
+
+struct glow_val glow_p_global_operand(struct glow_parser *p, const struct tp_span *name, struct loc loc)
+{
+	if (take_callee(p, name, loc)) {
+		struct glow_val v = {NULL, GLOW_CALLEE, loc};
+		return v;
+	}
+	return glow_p_global(p, name, loc);
 }
 
 /* "; did you mean '@g'?" for an unknown function name, or "". */
@@ -113,7 +132,8 @@ static const char *near_func(const struct module *m, const char *name, char *buf
 	return buf;
 }
 
-void glow_p_calls_check(struct glow_parser *p)
+/* The callees named in the text, now that every function is known. */
+static void calls_check(struct glow_parser *p)
 {
 	for (size_t i = 0; i < p->callrefs.len; i++) {
 		const struct glow_callref *c = &p->callrefs.data[i];
@@ -137,8 +157,10 @@ void glow_p_calls_check(struct glow_parser *p)
 	}
 }
 
-void glow_p_calls_free(struct glow_parser *p)
+static void calls_end(struct glow_parser *p, bool check)
 {
+	if (check)
+		calls_check(p);
 	vec_free(&p->callrefs);
 	vec_free(&p->fnparams);
 }

@@ -521,7 +521,7 @@ struct ir_func *irgen_func(struct ir_module *im, struct func *f, struct diag *d)
 	if (func_has_sig(f)) {
 		diag_error(d, f->loc,
 			   "function @%s has a signature (parameters and results): it is only called and cannot be an "
-			   "entry point; inline its calls and remove it (glow-opt -passes=inline,strip-dead-functions, or "
+			   "entry point; inline its calls and remove it (glow-opt -passes=inline, or "
 			   "any -O level)",
 			   f->name);
 		return NULL;

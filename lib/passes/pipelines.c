@@ -21,9 +21,8 @@ static const struct pm_pipeline pipelines[] = {
 	 * unrolls first and selects after optimize, whose constant folding
 	 * makes the conditions of unrolled bodies constant for fold-if) */
 	{"control-flow", 0,
-	 "inline,strip-dead-functions,fold-if,loop-unroll{unsupported-only=true},if-to-select{unsupported-only=true}",
-	 "Control flow: inline Calls, drop the functions no longer called, fold known Ifs; unroll Loops and select "
-	 "Ifs the backend does not execute"},
+	 "inline,fold-if,loop-unroll{unsupported-only=true},if-to-select{unsupported-only=true}",
+	 "Control flow: inline Calls, fold known Ifs; unroll Loops and select Ifs the backend does not execute"},
 	{"O1", 0,                "control-flow,dce,cse,dce", "Cleanup: dead code and common subexpressions"},
 	{"simplify", PASS_FIXED_POINT,
 	 "eliminate-noop,optimize-splat,optimize-arithmetic,dce",
@@ -45,8 +44,7 @@ static const struct pm_pipeline pipelines[] = {
 	/* Glow's flow: fold, optimize, lower (per the backend), optimize,
 	 * the backend's post-lowering hook, optimize, check support. */
 	{"O2", 0,
-	 "inline,strip-dead-functions,fold-if,loop-unroll{unsupported-only=true},fold,optimize,control-flow,lower,"
-	 "cleanup,post-lowering,"
+	 "inline,fold-if,loop-unroll{unsupported-only=true},fold,optimize,control-flow,lower,cleanup,post-lowering,"
 	 "cleanup,"
 	 "check-supported",
 	 "Default optimization"},
