@@ -224,7 +224,7 @@ void glow_p_regions_end(struct glow_parser *p, bool any);
 bool glow_p_scope_check(struct glow_parser *p, struct node *n, const struct tp_span *name, struct loc loc);
 void glow_p_regions_free(struct glow_parser *p);
 /* parse_call.c: signatures of module functions, function literals, callees */
-void glow_p_func_sig(struct glow_parser *p, struct loc lbrace);
+void glow_p_func_sig(struct glow_parser *p);
 void glow_p_fn_begin(struct glow_parser *p, struct loc loc);
 void glow_p_fn_param(struct glow_parser *p, const struct tp_span *name, struct loc loc, const struct type *t);
 void glow_p_fn_sig(struct glow_parser *p, struct loc lbrace);
@@ -407,7 +407,7 @@ func
 
 func_head
 	: func_name '{'
-	| func_name func_params ARROW types '{' { glow_p_func_sig(p, @5); }
+	| func_name func_params ARROW types '{' { glow_p_func_sig(p); }
 	;
 
 func_params

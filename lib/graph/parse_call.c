@@ -34,9 +34,8 @@
 
 static void calls_end(struct glow_parser *p, bool check);
 
-void glow_p_func_sig(struct glow_parser *p, struct loc lbrace)
+void glow_p_func_sig(struct glow_parser *p)
 {
-	(void)lbrace;
 	if (!p->f)
 		return;
 	bool bad = false;
