@@ -228,6 +228,7 @@ void glow_p_func_sig(struct glow_parser *p);
 void glow_p_fn_begin(struct glow_parser *p, struct loc loc);
 void glow_p_fn_param(struct glow_parser *p, const struct tp_span *name, struct loc loc, const struct type *t);
 void glow_p_fn_sig(struct glow_parser *p, struct loc lbrace);
+void glow_p_fn_bad(struct glow_parser *p, struct loc fn);
 void glow_p_fn_end(struct glow_parser *p);
 struct glow_val glow_p_global_operand(struct glow_parser *p, const struct tp_span *name, struct loc loc);
 }
@@ -408,6 +409,7 @@ func
 func_head
 	: func_name '{'
 	| func_name func_params ARROW types '{' { glow_p_func_sig(p); }
+	| func_name error SYNC { yyerrok; glow_p_recovered(p); } /* a bad header: its body still reads */
 	;
 
 func_params
@@ -436,6 +438,7 @@ stmt
  * node and its body region (parse_call.c) */
 fn_head
 	: fn_name KW_FN '(' { glow_p_fn_begin(p, @2); } fparams_opt ')' ARROW types '{' { glow_p_fn_sig(p, @9); }
+	| fn_name KW_FN error SYNC { yyerrok; glow_p_fn_bad(p, @2); } /* its body reads into nothing */
 	;
 
 fn_name

@@ -84,6 +84,15 @@ void glow_p_fn_sig(struct glow_parser *p, struct loc lbrace)
 	vec_clear(&p->fnparams);
 }
 
+void glow_p_fn_bad(struct glow_parser *p, struct loc fn)
+{
+	glow_p_recovered(p);
+	glow_p_fn_begin(p, fn);
+	p->bad = true;
+	vec_clear(&p->tys);
+	glow_p_fn_sig(p, fn);
+}
+
 void glow_p_fn_end(struct glow_parser *p)
 {
 	glow_p_region_end(p);
