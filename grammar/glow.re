@@ -135,11 +135,11 @@ static int lex_quoted(struct glow_parser *p, GLOW_YYSTYPE *lval, struct loc *llo
 			 tp_char_name(*c, buf, sizeof buf));
 }
 
-/* A type is due: after ':' (declarations, result types), or after a type
- * and ',' (more result types). */
+/* A type is due: after ':' (declarations, result types) or '->' (a
+ * signature's result types), or after a type and ',' (more result types). */
 static bool lex_type_due(const struct glow_parser *p)
 {
-	return p->r.last_tok == ':' || (p->r.last_tok == ',' && (p->r.prev_tok == '>' || p->r.prev_tok == GT_TYPE));
+	return p->r.last_tok == ':' || p->r.last_tok == GT_ARROW || (p->r.last_tok == ',' && (p->r.prev_tok == '>' || p->r.prev_tok == GT_TYPE));
 }
 
 static bool lex_is_digit(uchar c) { return c >= '0' && c <= '9'; }
@@ -263,6 +263,8 @@ int glow_yylex(GLOW_YYSTYPE *lval, struct loc *lloc, struct glow_parser *p)
 		"then" { return lex_word(p, lval, lloc, GT_KW_THEN, tok, cur, bol); }
 		"else" { return lex_word(p, lval, lloc, GT_KW_ELSE, tok, cur, bol); }
 		"body" { return lex_word(p, lval, lloc, GT_KW_BODY, tok, cur, bol); }
+		"fn" { return lex_word(p, lval, lloc, GT_KW_FN, tok, cur, bol); }
+		"->" { return lex_tok(p, lloc, GT_ARROW, tok, cur, bol); }
 		ident "." ident { return lex_word(p, lval, lloc, GT_IDENT, tok, cur, bol); } /* OpenCL.ConvBiasRelu */
 		ident {
 			if (*cur == '<' && lex_type_due(p)) {

@@ -65,6 +65,22 @@ struct glow_pattr {
 
 enum { GLOW_RECENT = 1024, GLOW_TCACHE = 64 }; /* powers of two */
 
+/* glow_p_global's value for the first operand of Call(@f, ...): the name
+ * of the function called, which becomes the callee attribute. */
+#define GLOW_CALLEE UINT32_MAX
+
+/* A Call's callee as written, checked when the whole module is read
+ * (parse_call.c), and a parameter of the function literal being read. */
+struct glow_callref {
+	const char *name; /* in the module's arena */
+	struct loc loc;
+};
+struct glow_fnparam {
+	struct tp_span name; /* a copy in the module's arena */
+	struct loc loc;
+	const struct type *t;
+};
+
 /* A statement whose regions are being read (parse_region.c). */
 struct glow_region_frame {
 	struct node *owner;  /* NULL: the statement failed or has no regions */
@@ -145,6 +161,14 @@ struct glow_parser {
 	VEC(struct glow_region_frame) frames;
 	struct strmap closed;
 	bool any_closed;
+	/* function calls (parse_call.c): the callees named so far; the
+	 * parameters of the function literal being read and its 'fn' */
+	VEC(struct glow_callref) callrefs;
+	VEC(struct glow_fnparam) fnparams;
+	struct loc fn_loc;
+	/* set by parse_call.c once used, called by parse.c when the text has
+	 * been read: checks the callees (check: the text parsed) and frees */
+	void (*calls_end)(struct glow_parser *p, bool check);
 };
 }
 
@@ -199,6 +223,14 @@ void glow_p_region_end(struct glow_parser *p);
 void glow_p_regions_end(struct glow_parser *p, bool any);
 bool glow_p_scope_check(struct glow_parser *p, struct node *n, const struct tp_span *name, struct loc loc);
 void glow_p_regions_free(struct glow_parser *p);
+/* parse_call.c: signatures of module functions, function literals, callees */
+void glow_p_func_sig(struct glow_parser *p);
+void glow_p_fn_begin(struct glow_parser *p, struct loc loc);
+void glow_p_fn_param(struct glow_parser *p, const struct tp_span *name, struct loc loc, const struct type *t);
+void glow_p_fn_sig(struct glow_parser *p, struct loc lbrace);
+void glow_p_fn_bad(struct glow_parser *p, struct loc fn);
+void glow_p_fn_end(struct glow_parser *p);
+struct glow_val glow_p_global_operand(struct glow_parser *p, const struct tp_span *name, struct loc loc);
 }
 
 %code {
@@ -251,6 +283,8 @@ static void glow_yyerror(struct loc *loc, struct glow_parser *p, const char *msg
 %token <span> KW_THEN "'then'"
 %token <span> KW_ELSE "'else'"
 %token <span> KW_BODY "'body'"
+%token <span> KW_FN "'fn'"
+%token ARROW "'->'"
 %token <span> TYPE "type"
 %token SYNC "end of line"
 
@@ -365,13 +399,26 @@ offset
 	| KW_OFFSET INT { p->init.offset = $2; p->init.offset_loc = @2; }
 	;
 
-/* func ::= 'func' GLOBAL '{' stmt* '}' */
+/* func ::= 'func' GLOBAL sig? '{' stmt* '}'
+ * sig  ::= '(' (param (',' param)*)? ')' '->' type (',' type)*
+ * (a function with a signature: parse_call.c) */
 func
 	: func_head stmts '}' { glow_p_func_end(p); }
 	;
 
 func_head
-	: KW_FUNC GLOBAL '{' { glow_p_func_begin(p, &$2, @2); }
+	: func_name '{'
+	| func_name func_params ARROW types '{' { glow_p_func_sig(p); }
+	| func_name error SYNC { yyerrok; glow_p_recovered(p); } /* a bad header: its body still reads */
+	;
+
+func_params
+	: '(' ')'
+	| '(' rparams ')'
+	;
+
+func_name
+	: KW_FUNC GLOBAL { glow_p_func_begin(p, &$2, @2); }
 	;
 
 stmts
@@ -383,7 +430,34 @@ stmts
  *          ('lowered_from' STRING ('#' INT)?)? */
 stmt
 	: stmt_head regions_opt
+	| fn_head stmts '}' { glow_p_fn_end(p); }
 	| error SYNC { yyerrok; glow_p_forms_reset(p); glow_p_recovered(p); }
+	;
+
+/* A function literal: ('let')? LOCAL '=' 'fn' sig '{' stmt* '}', the Fn
+ * node and its body region (parse_call.c) */
+fn_head
+	: fn_name KW_FN '(' { glow_p_fn_begin(p, @2); } fparams_opt ')' ARROW types '{' { glow_p_fn_sig(p, @9); }
+	| fn_name KW_FN error SYNC { yyerrok; glow_p_fn_bad(p, @2); } /* its body reads into nothing */
+	;
+
+fn_name
+	: LOCAL '=' { glow_p_stmt_begin(p, &$1, @1); }
+	| KW_LET LOCAL '=' { glow_p_stmt_begin(p, &$2, @2); }
+	;
+
+fparams_opt
+	: %empty
+	| fparams
+	;
+
+fparams
+	: fparam
+	| fparams ',' fparam
+	;
+
+fparam
+	: LOCAL ':' type { glow_p_fn_param(p, &$1, @1, $3); }
 	;
 
 stmt_head
@@ -453,7 +527,7 @@ operands
 value
 	: LOCAL { $$ = glow_p_local(p, &$1, @1, false, 0, @1); }
 	| LOCAL '#' INT { $$ = glow_p_local(p, &$1, @1, true, $3, @3); }
-	| GLOBAL { $$ = glow_p_global(p, &$1, @1); }
+	| GLOBAL { $$ = glow_p_global_operand(p, &$1, @1); }
 	| nest_kind operands_opt ')' attrs_opt ':' type { $$ = glow_p_nest_end(p, @3, $6, @6); }
 	;
 nest_kind
@@ -516,6 +590,7 @@ anyident
 	| KW_X | KW_LET
 	| KW_ATTRIBUTES | KW_LOWERED_FROM
 	| KW_THEN | KW_ELSE | KW_BODY
+	| KW_FN
 	;
 
 pred_opt

@@ -247,7 +247,7 @@ bool dot_attr_is_default(const struct attr_desc *a, const union attr_val *v)
 	case AK_FLOATS:
 		return v->floats.n == 0;
 	case AK_STRING:
-		return false;
+		return v->s == NULL; /* an optional string: none given (Call's callee) */
 	}
 	return false;
 }

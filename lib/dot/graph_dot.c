@@ -168,6 +168,10 @@ static void emit_edges(struct gd *g, struct gd_node *user)
 		bool pred = i == n->nops;
 		if (pred)
 			os_puts(t, "predicate");
+		else if (n->kind == NK_Call && !node_str(n, AN_callee) && i == 0)
+			os_puts(t, "Callee"); /* a Fn's call: the function literal, then the arguments */
+		else if (n->kind == NK_Call && !node_str(n, AN_callee))
+			os_printf(t, "Args[%u]", i - 1);
 		else if (nd->variadic && i + 1 >= nd->nops)
 			os_printf(t, "%s[%u]", nd->op_names[nd->nops - 1], i + 1 - nd->nops);
 		else if (i < nd->nops)

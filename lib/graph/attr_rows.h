@@ -26,6 +26,7 @@
 #define A_INTS_REQ(nm) {#nm, AK_INTS, true, NULL, 0, 0, NULL, 0, AN_##nm}
 #define A_FLOATS_REQ(nm) {#nm, AK_FLOATS, true, NULL, 0, 0, NULL, 0, AN_##nm}
 #define A_ENUM(nm, vals, d) {#nm, AK_ENUM, false, vals, (d), 0, NULL, 0, AN_##nm}
+#define A_STR(nm) {#nm, AK_STRING, false, NULL, 0, 0, NULL, 0, AN_##nm} /* default: none (NULL) */
 #define A_STR_REQ(nm) {#nm, AK_STRING, true, NULL, 0, 0, NULL, 0, AN_##nm}
 
 #endif

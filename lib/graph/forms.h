@@ -85,7 +85,8 @@ size_t forms_order(struct func *f, struct node ***order, bool **nested);
  * (the canonical evaluation order); a module already in ANF keeps its
  * order. Records the form; returns whether anything changed. */
 bool module_convert_form(struct module *m, enum graph_form form);
-/* The body of f printed in form (not FORM_DEFAULT), with canonical names:
+/* The signature of f, if it has one (node_printer_sig), " {", a newline
+ * and the body of f printed in form (not FORM_DEFAULT), with canonical names:
  * every node is named by its position in the order printed: the list's
  * stable topological order in ANF, forms_order in GNF and BBNF. */
 void forms_print_body(struct ostream *o, struct func *f, enum graph_form form);
@@ -114,6 +115,10 @@ void node_printer_free(struct node_printer *np);
  * (print.c; module_print and func_print use them, print_module.c). */
 void node_printer_storage(struct node_printer *np, struct node *n);
 void node_printer_body(struct node_printer *np, struct func *f);
+/* The signature of a module function that has one, "(%a : T, ...) -> R"
+ * (nothing otherwise), its parameters named by name_fn (NULL: their names). */
+void node_printer_sig(struct node_printer *np, struct func *f,
+		      void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg);
 
 /* The deepest nesting GNF prints: deeper chains of single-use values are
  * bound, so a long chain reads as a list, not a million parentheses. */

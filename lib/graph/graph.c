@@ -627,6 +627,22 @@ void node_erase(struct func *f, struct node *n)
 	n->bits |= NODE_ERASED;
 }
 
+void module_erase_func(struct module *m, struct func *f)
+{
+	func_for_each(f, n) drop_operands(n);
+	func_for_each(f, n) {
+		forget_regions(&f->names, n);
+		n->bits |= NODE_ERASED;
+	}
+	nt_free(&f->names);
+	size_t i = 0;
+	while (i < m->nfuncs && m->funcs[i] != f)
+		i++;
+	glow_assert(i < m->nfuncs);
+	memmove(m->funcs + i, m->funcs + i + 1, (m->nfuncs - i - 1) * sizeof(*m->funcs));
+	m->nfuncs--;
+}
+
 /* Gives the named node n of f the name `name` (an arena string free in f). */
 static void set_name(struct func *f, struct node *n, const char *name)
 {

@@ -309,6 +309,14 @@ struct func {
 	unsigned uniq;        /* counter for fresh names (a region's: unused) */
 	struct node *owner;   /* the node that owns the region; NULL for a module function */
 	struct func *parent;  /* the function or region around the owner; NULL for a module function */
+	/* A module function's signature (func @f(%a : T) -> R { ... }:
+	 * graph/region.h, func_has_sig): its parameters are its leading
+	 * RegionArg nodes and its results the operands of the Yield that ends
+	 * it, of the types sig_res[0..nsig_res). has_sig false: an entry point
+	 * (no parameters, no results: it reads and writes storage). */
+	bool has_sig;
+	unsigned nsig_res;
+	const struct type **sig_res; /* in the module's arena */
 };
 
 struct module {
@@ -453,6 +461,9 @@ bool node_rename(struct func *f, struct node *n, const char *name);
 void node_move_scope(struct func *from, struct func *to, struct node *n, struct node *before);
 /* Moves n right before `before` (NULL: to the end). */
 void node_move_before(struct func *f, struct node *n, struct node *before);
+/* Removes module function f (its nodes drop their uses of storage); f and
+ * its nodes stay in the arena, unreachable. */
+void module_erase_func(struct module *m, struct func *f);
 /* Erases storage with no uses. */
 void module_erase_global(struct module *m, struct node *n);
 /* Renames storage n to name (copied); false, changing nothing, if another

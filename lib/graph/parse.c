@@ -303,6 +303,8 @@ void glow_p_func_begin(struct glow_parser *p, const struct tp_span *name, struct
 	}
 	p->f = func_create(p->m, s, loc);
 	memset(p->recent, 0, sizeof p->recent);
+	vec_clear(&p->tys); /* a signature's result types come next (parse_call.c) */
+	vec_clear(&p->tylocs);
 	func_reserve_names(p->f, body_lines(p));
 }
 
@@ -434,6 +436,8 @@ struct glow_val glow_p_global(struct glow_parser *p, const struct tp_span *name,
 
 void glow_p_operand(struct glow_parser *p, const struct glow_val *v)
 {
+	if (!v->node && v->res == GLOW_CALLEE)
+		return; /* an attribute, not an operand (glow_p_callee) */
 	struct value val = {v->node, v->res};
 	vec_push(&p->ops, val);
 	vec_push(&p->oplocs, v->loc);
@@ -527,6 +531,11 @@ void glow_p_attr_name(struct glow_parser *p, const struct tp_span *name, struct 
 			glow_p_error(p, loc, "unknown attribute '%s' for %s (it has: %s)", s, d->name, list);
 		else
 			glow_p_error(p, loc, "unknown attribute '%s' for %s (it has none)", s, d->name);
+		p->bad = true;
+		return;
+	}
+	if (p->kind == NK_Call && d->attrs[idx].an == AN_callee) {
+		glow_p_error(p, loc, "a Call names the module function it calls as its first operand: Call(@f, args...)");
 		p->bad = true;
 		return;
 	}
@@ -796,7 +805,10 @@ static struct module *parse(struct type_ctx *types, const char *buf, size_t len,
 	p.cur_attr = -1;
 	strmap_init(&p.gpoison);
 	strmap_init(&p.lpoison);
-	*errors = tp_reader_end(&p.r, glow_yyparse(&p));
+	int rc = glow_yyparse(&p);
+	if (p.calls_end) /* callees may be defined after their calls (parse_call.c) */
+		p.calls_end(&p, rc == 0);
+	*errors = tp_reader_end(&p.r, rc);
 	if (p.fx_free)
 		p.fx_free(&p);
 	glow_p_regions_free(&p);

@@ -253,7 +253,7 @@ static void print_use(struct ostream *o, const struct use *u)
 		return;
 	}
 	print_local_name(o, d->name);
-	if (d->nres > 1) {
+	if (d->nres > 1 && d->kind != NK_Fn) { /* a function literal: its name alone */
 		os_putc(o, '#');
 		os_u64(o, u->res);
 	}
@@ -357,8 +357,20 @@ static void print_node_ex(struct printer *p, const struct node *n,
 		print_local_name(o, n->name);
 		os_write(o, " = ", 3);
 	}
+	if (n->kind == NK_Fn) {
+		/* a function literal: its signature and body follow (print_regions_ex) */
+		os_write(o, "fn", 2);
+		return;
+	}
+	/* Call(@f, args...): the callee attribute is written as the first operand */
+	const char *callee = n->kind == NK_Call ? node_str(n, AN_callee) : NULL;
 	os_write(o, d->name, strlen(d->name));
 	os_putc(o, '(');
+	if (callee) {
+		print_global_name(o, callee);
+		if (n->nops)
+			os_write(o, ", ", 2);
+	}
 	for (uint32_t i = 0; i < n->nops; i++) {
 		if (i)
 			os_write(o, ", ", 2);
@@ -371,7 +383,7 @@ static void print_node_ex(struct printer *p, const struct node *n,
 	bool open = false;
 	for (unsigned i = 0; i < d->nattrs; i++) {
 		const struct attr_desc *a = &d->attrs[i];
-		if (attr_is_default(a, &n->attrs[i]))
+		if (attr_is_default(a, &n->attrs[i]) || (callee && a->an == AN_callee))
 			continue;
 		os_write(o, open ? ", " : " {", 2);
 		open = true;
@@ -538,6 +550,37 @@ size_t print_order(struct func *f, struct node ***order)
 	return nout;
 }
 
+/* "(%a : T, ...)": the parameters of region or function r, named by
+ * name_fn. */
+static void print_params(struct printer *p, const struct func *r,
+			 void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg)
+{
+	struct ostream *o = p->o;
+	os_putc(o, '(');
+	for (unsigned k = 0, np = region_num_params(r); k < np; k++) {
+		struct node *a = region_param(r, k);
+		if (k)
+			os_write(o, ", ", 2);
+		name_fn(arg, o, a);
+		os_write(o, " : ", 3);
+		print_type(p, node_type(a));
+	}
+	os_putc(o, ')');
+}
+
+/* A signature, "(%a : T, ...) -> R1, R2": r's parameters, then the result
+ * types res[0..nres) (a function literal's or a module function's). */
+static void print_sig(struct printer *p, const struct func *r, const struct type *const *res, unsigned nres,
+		      void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg)
+{
+	print_params(p, r, name_fn, arg);
+	os_write(p->o, " ->", 3);
+	for (unsigned k = 0; k < nres; k++) {
+		os_write(p->o, k ? ", " : " ", k ? 2 : 1);
+		print_type(p, res[k]);
+	}
+}
+
 /* After n's line: its regions, "then {" ... "} else {" ... "}", each
  * region's parameters in parentheses after its name (named by name_fn),
  * its nodes one level deeper (printed by body_fn); docs/GraphIR.md,
@@ -548,6 +591,15 @@ static void print_regions_ex(struct printer *p, const struct node *n, unsigned d
 			     void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg)
 {
 	struct ostream *o = p->o;
+	if (n->kind == NK_Fn) {
+		/* fn(%a : T, ...) -> R { body } */
+		print_sig(p, node_region(n, 0), n->types, n->nres, name_fn, arg);
+		os_write(o, " {\n", 3);
+		body_fn(arg, node_region(n, 0), depth + 1);
+		print_indent(o, depth);
+		os_putc(o, '}');
+		return;
+	}
 	for (unsigned i = 0, nr = node_num_regions(n); i < nr; i++) {
 		struct func *r = node_region(n, i);
 		if (i) {
@@ -557,19 +609,8 @@ static void print_regions_ex(struct printer *p, const struct node *n, unsigned d
 			os_putc(o, ' ');
 		}
 		os_write(o, r->name, strlen(r->name));
-		unsigned np = region_num_params(r);
-		if (np || n->kind != NK_If) {
-			os_putc(o, '(');
-			for (unsigned k = 0; k < np; k++) {
-				struct node *a = region_param(r, k);
-				if (k)
-					os_write(o, ", ", 2);
-				name_fn(arg, o, a);
-				os_write(o, " : ", 3);
-				print_type(p, node_type(a));
-			}
-			os_putc(o, ')');
-		}
+		if (region_num_params(r) || n->kind != NK_If)
+			print_params(p, r, name_fn, arg);
 		os_write(o, " {\n", 3);
 		body_fn(arg, r, depth + 1);
 	}
@@ -620,6 +661,13 @@ void node_printer_body(struct node_printer *np, struct func *f)
 {
 	np->p.m = f->mod;
 	print_body(&np->p, f, 0);
+}
+
+void node_printer_sig(struct node_printer *np, struct func *f,
+		      void (*name_fn)(void *arg, struct ostream *o, const struct node *param), void *arg)
+{
+	if (func_has_sig(f))
+		print_sig(&np->p, f, f->sig_res, f->nsig_res, name_fn ? name_fn : name_default, arg);
 }
 
 /* ------------------------------------------------------------------ */

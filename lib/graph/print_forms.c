@@ -14,7 +14,8 @@
  *      is pure (side effects such as Save keep their binding and their
  *      place), has no predicate, reads no storage a side effect of the
  *      function writes (SGD of a weight, the update of running statistics:
- *      their order against the write matters), and the expression it heads
+ *      their order against the write matters; a Call reads what the body
+ *      it calls reads), and the expression it heads
  *      stays within FORMS_MAX_NEST levels. Decided bottom-up along T, so it
  *      depends on the graph alone.
  *   3. C: the bound nodes in T order, each preceded by the values nested in
@@ -81,12 +82,36 @@ struct plan {
 	size_t *corder; /* C as T positions */
 };
 
+/* Whether the body of function f (its regions and the functions its Calls
+ * call included) reads storage in the set: a Call reads what its callee
+ * reads. depth bounds the walk on a module the verifier has not seen (a
+ * verified one has no recursion). */
+static bool body_reads(struct module *m, struct func *f, const struct u64map *written, unsigned depth)
+{
+	if (depth > 16)
+		return true;
+	func_for_each(f, n) {
+		for (unsigned k = 0; k < n->nops; k++)
+			if (n->ops[k].def && node_is_storage(n->ops[k].def) && ptrmap_get(written, n->ops[k].def))
+				return true;
+		for (unsigned r = 0, nr = node_num_regions(n); r < nr; r++)
+			if (body_reads(m, node_region(n, r), written, depth + 1))
+				return true;
+		unsigned a0;
+		struct func *callee = n->kind == NK_Call ? call_target(m, n, &a0) : NULL;
+		if (callee && body_reads(m, callee, written, depth + 1))
+			return true;
+	}
+	return false;
+}
+
 /* Whether t[i] may be nested in its user, leaving its height aside.
  * Nesting moves a value's evaluation later, to just before the bound node
  * it is nested in; a node that reads storage some side effect of f writes
  * (a weight SGD reads and a Save updates, running statistics) must not move
  * past that write, so it keeps its binding and its place. */
-static bool nestable(const struct plan *pl, size_t i, const struct u64map *tpos, const struct u64map *written)
+static bool nestable(struct module *m, const struct plan *pl, size_t i, const struct u64map *tpos,
+		     const struct u64map *written)
 {
 	const struct node *n = pl->t[i];
 	const struct node_desc *d = node_desc(n->kind);
@@ -100,6 +125,11 @@ static bool nestable(const struct plan *pl, size_t i, const struct u64map *tpos,
 		if (def && node_is_storage(def) && ptrmap_get(written, def))
 			return false;
 	}
+	/* a Call runs its callee's body where it stands */
+	unsigned a0;
+	struct func *callee = n->kind == NK_Call && written->len ? call_target(m, n, &a0) : NULL;
+	if (callee && body_reads(m, callee, written, 0))
+		return false;
 	const struct node *user = use_user(u);
 	return u->idx < user->nops && pos_of(tpos, user) != 0;
 }
@@ -153,7 +183,7 @@ static void plan_build(struct func *f, struct plan *pl)
 		height[i] = (unsigned char)h;
 		/* a node with a lowered-info entry is bound: the entry follows
 		 * its statement (docs/GraphIR.md) */
-		pl->nested[i] = h < FORMS_MAX_NEST && !lowered_get(f->mod, pl->t[i]) && nestable(pl, i, &tpos, &written);
+		pl->nested[i] = h < FORMS_MAX_NEST && !lowered_get(f->mod, pl->t[i]) && nestable(f->mod, pl, i, &tpos, &written);
 	}
 	pl->corder = xmalloc(cap * sizeof(*pl->corder));
 	size_t len = 0;
@@ -306,7 +336,7 @@ static void print_ref(void *arg, struct ostream *o, const struct use *u)
 		return;
 	}
 	print_pos(o, fp->nm, d);
-	if (d->nres > 1) {
+	if (d->nres > 1 && d->kind != NK_Fn) { /* a function literal: its name alone */
 		os_putc(o, '#');
 		os_u64(o, u->res);
 	}
@@ -378,6 +408,9 @@ void forms_print_body(struct ostream *o, struct func *f, enum graph_form form)
 	number_scope(f, &nm);
 	struct node_printer *np = node_printer_new(o);
 	node_printer_set_module(np, f->mod);
+	struct fregion fr = {&nm, np, o};
+	node_printer_sig(np, f, region_param_name, &fr);
+	os_write(o, " {\n", 3);
 	print_scope(&nm, np, o, f, 0);
 	node_printer_free(np);
 	u64map_free(&nm.pos);

@@ -12,11 +12,13 @@ static void print_func(struct node_printer *np, struct ostream *o, struct func *
 {
 	os_write(o, "func ", 5);
 	print_global_name(o, f->name);
-	os_write(o, " {\n", 3);
-	if (module_form(f->mod) != FORM_DEFAULT)
+	if (module_form(f->mod) != FORM_DEFAULT) {
 		forms_print_body(o, f, module_form(f->mod));
-	else
+	} else {
+		node_printer_sig(np, f, NULL, NULL);
+		os_write(o, " {\n", 3);
 		node_printer_body(np, f);
+	}
 	os_write(o, "}\n", 2);
 }
 

@@ -7,8 +7,6 @@
 
 #include <string.h>
 
-
-
 unsigned region_num_params(const struct func *r)
 {
 	unsigned c = 0;
@@ -26,6 +24,27 @@ struct node *region_param(const struct func *r, unsigned i)
 }
 
 struct node *region_yield(const struct func *r) { return r->last && r->last->kind == NK_Yield ? r->last : NULL; }
+
+void func_set_sig(struct func *f, const struct type *const *res, unsigned nres)
+{
+	glow_assert(!f->owner);
+	f->sig_res = arena_memdup(&f->mod->arena, res, nres * sizeof(*res));
+	f->nsig_res = nres;
+	f->has_sig = true;
+}
+
+struct func *call_target(struct module *m, const struct node *call, unsigned *arg0)
+{
+	const char *callee = node_str(call, AN_callee);
+	*arg0 = callee ? 0u : 1u;
+	if (callee) {
+		struct func *f = module_find_func(m, callee);
+		return f && f->has_sig ? f : NULL;
+	}
+	if (!call->nops || call->ops[0].def->kind != NK_Fn)
+		return NULL;
+	return node_region(call->ops[0].def, 0);
+}
 
 bool func_encloses(const struct func *outer, const struct func *inner)
 {
@@ -234,7 +253,7 @@ static void sort_scope(struct func *f)
 		order.data[i]->bits &= (uint8_t)~(NODE_VOWN | NODE_VDONE);
 		node_move_before(f, order.data[i], NULL);
 	}
-	if (func_is_region(f)) {
+	if (func_is_block(f)) {
 		/* parameters first (in their order), the Yield last */
 		struct node *first_other = NULL;
 		for (size_t i = 0; i < order.len; i++)
@@ -266,6 +285,6 @@ void func_fix_order(struct func *f)
 			owners = true;
 		}
 	}
-	if (owners || func_is_region(f))
+	if (owners || func_is_block(f))
 		sort_scope(f);
 }

@@ -46,6 +46,20 @@ unsigned region_count_of_kind(unsigned kind);
 const char *region_name(unsigned kind, unsigned i);
 /* f is a region (owned by a node). */
 static inline bool func_is_region(const struct func *f) { return f->owner != NULL; }
+/* f is a module function with a signature (graph.h: struct func): only
+ * Calls invoke it, it is no entry point. */
+static inline bool func_has_sig(const struct func *f) { return f->owner == NULL && f->has_sig; }
+/* f's nodes begin with parameters and end with a Yield: a region, or a
+ * module function with a signature. */
+static inline bool func_is_block(const struct func *f) { return f->owner != NULL || f->has_sig; }
+/* Gives module function f the signature: its existing leading RegionArg
+ * nodes are the parameters, res[0..nres) the result types (copied). */
+void func_set_sig(struct func *f, const struct type *const *res, unsigned nres);
+/* The function a Call of m calls: the body of its Fn (operand 0) or the
+ * module function with a signature its callee attribute names; NULL when
+ * there is none (the verifier reports it). *arg0: the index of the first
+ * argument (1 with a Fn, else 0). */
+struct func *call_target(struct module *m, const struct node *call, unsigned *arg0);
 /* outer is inner or a scope around it. */
 bool func_encloses(const struct func *outer, const struct func *inner);
 /* Appends a parameter of type t after r's existing ones (before any other
@@ -85,8 +99,8 @@ size_t func_count_nodes(const struct func *f);
 /* Restores the order the verifier wants after a pass that appended nodes:
  * f's list and its regions' become a stable topological order (list order
  * wherever valid) in which a node with regions comes after the outer values
- * its regions use, a region's parameters first and its Yield last. Does
- * nothing to a function without regions. */
+ * its regions use, a block's parameters first and its Yield last. Does
+ * nothing to a function without regions or signature. */
 void func_fix_order(struct func *f);
 
 #endif

@@ -29,6 +29,7 @@
 #include "graph/typerules.h"
 #include "support/io.h"
 #include "support/util.h"
+#include "support/vec.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
@@ -215,30 +216,65 @@ static bool has_pending_operand(const struct node *n)
 }
 
 static void verify_regions(struct verifier *v, struct node *n);
-static void verify_call(struct verifier *v, struct node *n);
+static void verify_call(struct verifier *v, struct func *scope, struct node *n);
 
-/* Where RegionArg and Yield may stand, and what a region may hold: its
- * parameters first, one Yield last, nothing with side effects. */
+/* Where RegionArg and Yield may stand, and what a block may hold (a
+ * region or a module function with a signature): its parameters first,
+ * one Yield last, nothing with side effects. */
 static int verify_placement(struct verifier *v, struct func *f, struct node *n)
 {
-	bool region = func_is_region(f);
-	if (n->kind == NK_RegionArg && (!region || (n->prev && n->prev->kind != NK_RegionArg))) {
-		verr(v, n, "%s", region ? "a region's parameters must come first" : "is outside a region");
+	bool region = func_is_region(f), block = func_is_block(f);
+	if (n->kind == NK_RegionArg && (!block || (n->prev && n->prev->kind != NK_RegionArg))) {
+		verr(v, n, "%s", !block ? "is outside a region" : region ? "a region's parameters must come first"
+									 : "a function's parameters must come first");
 		return 1;
 	}
-	if (n->kind == NK_Yield && (!region || n->next)) {
-		verr(v, n, "%s", region ? "must be the last node of its region" : "is outside a region");
+	if (n->kind == NK_Yield && (!block || n->next)) {
+		verr(v, n, "%s", !block ? "is outside a region" : region ? "must be the last node of its region"
+									 : "must be the last node of its function");
 		return 1;
 	}
-	if (region && (node_desc(n->kind)->flags & NF_SIDE)) {
-		verr(v, n, "has side effects and cannot be in a region (%s of %%%s)", f->name, f->owner->name);
+	if (block && (node_desc(n->kind)->flags & NF_SIDE)) {
+		if (region)
+			verr(v, n, "has side effects and cannot be in a region (%s of %%%s)", f->name, f->owner->name);
+		else
+			verr(v, n, "has side effects and cannot be in @%s, a function with a signature (it is called)",
+			     f->name);
 		return 1;
 	}
-	if (region && !n->next && n->kind != NK_Yield) {
-		verr(v, f->owner, "region '%s' does not end with a Yield", f->name);
+	if (block && !n->next && n->kind != NK_Yield) {
+		if (region)
+			verr(v, f->owner, "region '%s' does not end with a Yield", f->name);
+		else
+			verr(v, n, "ends function @%s, which has a signature: its last node must be a Yield of its results",
+			     f->name);
 		return 1;
 	}
 	return 0;
+}
+
+/* A module function's signature against the Yield that ends it. */
+static void verify_sig(struct verifier *v, struct func *f)
+{
+	struct node *y = region_yield(f);
+	char b1[128], b2[128];
+	if (!f->first) {
+		diag_error(v->d, f->loc, "function @%s has a signature but no body: it needs a Yield of its results",
+			   f->name);
+		v->errors++;
+		return;
+	}
+	if (!y)
+		return; /* verify_placement reported it */
+	if (y->nops != f->nsig_res) {
+		verr(v, y, "yields %u value%s, function @%s returns %u", y->nops, y->nops == 1 ? "" : "s", f->name,
+		     f->nsig_res);
+		return;
+	}
+	for (unsigned k = 0; k < y->nops; k++)
+		if (op_type(y, k) != f->sig_res[k])
+			verr(v, y, "value %u is %s, but function @%s returns %s", k, type_str(op_type(y, k), b1, sizeof b1),
+			     f->name, type_str(f->sig_res[k], b2, sizeof b2));
 }
 
 /* The checks of one function or region; storage is marked NODE_VGLOBAL. */
@@ -270,10 +306,12 @@ static int verify_func(struct verifier *v, struct func *f)
 		if (node_num_regions(n))
 			verify_regions(v, n);
 		else if (n->kind == NK_Call)
-			verify_call(v, n);
+			verify_call(v, f, n);
 	}
 	if (!structural && late)
 		find_cycle(v, f);
+	if (func_has_sig(f))
+		verify_sig(v, f);
 	for (size_t i = 0; i < len; i++)
 		checked[i]->bits &= (uint8_t)~(NODE_VOWN | NODE_VDONE | NODE_VGREY);
 	free(checked);
@@ -313,41 +351,58 @@ static void verify_fn(struct verifier *v, struct node *n)
 				verr(v, n, "result %u is %s but the body yields %s", k, type_str(n->types[k], b1, sizeof b1),
 				     type_str(op_type(y, k), b2, sizeof b2));
 	for (const struct use *u = n->uses; u; u = u->next)
-		if (use_user(u)->kind != NK_Call || u->idx != 0 || u->res != 0) {
+		if (use_user(u)->kind != NK_Call || u->idx != 0 || u->res != 0 || node_str(use_user(u), AN_callee)) {
 			verr(v, n, "is used by %s as operand %u: a function is used only as a Call's callee (operand 0, "
 				   "result 0)", node_kind_name(use_user(u)->kind), u->idx);
 			break;
 		}
 }
 
-/* Call(Callee, Args*): the callee is a Fn, the args have its parameters'
- * types, the results its results'. */
-static void verify_call(struct verifier *v, struct node *n)
+/* Call: the callee is a Fn (operand 0) or a module function with a
+ * signature (the callee attribute), the args have its parameters' types,
+ * the results its results'. */
+static void verify_call(struct verifier *v, struct func *scope, struct node *n)
 {
-	struct node *fn = n->ops[0].def;
-	char b1[128], b2[128];
-	if (fn->kind != NK_Fn) {
-		verr(v, n, "callee %c%s is a %s, not a function (Fn)", node_is_storage(fn) ? '@' : '%',
-		     fn->name ? fn->name : "", node_kind_name(fn->kind));
+	const char *callee = node_str(n, AN_callee);
+	unsigned a0;
+	struct func *body = call_target(scope->mod, n, &a0);
+	char b1[128], b2[128], fname[96];
+	if (!body) {
+		struct func *named = callee ? module_find_func(scope->mod, callee) : NULL;
+		if (callee && !named)
+			verr(v, n, "calls @%s, which is not a function of the module", callee);
+		else if (callee)
+			verr(v, n, "calls @%s, which has no signature: only a function declared with parameters and "
+				   "results can be called", callee);
+		else if (!n->nops)
+			verr(v, n, "has no callee: Call(%%fn, args...) or Call(@function, args...)");
+		else
+			verr(v, n, "callee %c%s is a %s, not a function (Fn)", node_is_storage(n->ops[0].def) ? '@' : '%',
+			     n->ops[0].def->name ? n->ops[0].def->name : "", node_kind_name(n->ops[0].def->kind));
 		return;
 	}
-	struct func *body = node_region(fn, 0);
-	unsigned np = region_num_params(body), na = n->nops - 1;
+	if (callee)
+		snprintf(fname, sizeof fname, "@%s", callee);
+	else
+		snprintf(fname, sizeof fname, "%%%s", n->ops[0].def->name);
+	const struct type *const *res = callee ? body->sig_res : (const struct type *const *)n->ops[0].def->types;
+	unsigned nres = callee ? body->nsig_res : n->ops[0].def->nres;
+	unsigned np = region_num_params(body), na = n->nops - a0;
 	if (np != na)
-		verr(v, n, "passes %u argument%s to %%%s, which takes %u", na, na == 1 ? "" : "s", fn->name, np);
+		verr(v, n, "passes %u argument%s to %s, which takes %u", na, na == 1 ? "" : "s", fname, np);
 	for (unsigned i = 0; i < na && i < np; i++)
-		if (op_type(n, 1 + i) != node_type(region_param(body, i)))
-			verr(v, n, "argument %u is %s, but parameter %u of %%%s is %s", i,
-			     type_str(op_type(n, 1 + i), b1, sizeof b1), i, fn->name,
+		if (op_type(n, a0 + i) != node_type(region_param(body, i)))
+			verr(v, n, "argument %u is %s, but parameter %u of %s is %s", i,
+			     type_str(op_type(n, a0 + i), b1, sizeof b1), i, fname,
 			     type_str(node_type(region_param(body, i)), b2, sizeof b2));
-	if (n->nres != fn->nres) {
-		verr(v, n, "has %u result%s, but %%%s returns %u", n->nres, n->nres == 1 ? "" : "s", fn->name, fn->nres);
+	if (n->nres != nres) {
+		verr(v, n, "has %u result%s, but %s returns %u", n->nres, n->nres == 1 ? "" : "s", fname, nres);
 		return;
 	}
 	for (unsigned k = 0; k < n->nres; k++)
-		if (n->types[k] != fn->types[k])
-			verr(v, n, "result %u is %s, but %%%s returns %s", k, type_str(n->types[k], b1, sizeof b1), fn->name,
-			     type_str(fn->types[k], b2, sizeof b2));
+		if (n->types[k] != res[k])
+			verr(v, n, "result %u is %s, but %s returns %s", k, type_str(n->types[k], b1, sizeof b1), fname,
+			     type_str(res[k], b2, sizeof b2));
 }
 
 /* The type the scan value t stacks to over trip iterations. */
@@ -453,6 +508,90 @@ static void verify_regions(struct verifier *v, struct node *n)
 	free(want);
 }
 
+/* ---- recursion among module functions ---- */
+
+/* The Calls of module functions in one function (regions included). */
+struct call_edges {
+	struct module *m;
+	VEC(struct node *) calls;
+};
+
+static void collect_call(struct func *scope, struct node *n, void *arg)
+{
+	(void)scope;
+	struct call_edges *e = arg;
+	if (n->kind == NK_Call && node_str(n, AN_callee))
+		vec_push(&e->calls, n);
+}
+
+static size_t func_index(const struct module *m, const struct func *f)
+{
+	for (size_t i = 0; i < m->nfuncs; i++)
+		if (m->funcs[i] == f)
+			return i;
+	return m->nfuncs;
+}
+
+struct recursion {
+	struct verifier *v;
+	struct module *m;
+	struct call_edges *edges; /* by function index */
+	unsigned char *state;     /* 0 unvisited, 1 on the path, 2 done */
+	size_t *path, depth;
+};
+
+/* Depth-first from function i; reports each Call that closes a cycle,
+ * with the chain of functions. */
+static void visit_calls(struct recursion *r, size_t i)
+{
+	r->state[i] = 1;
+	r->path[r->depth++] = i;
+	for (size_t k = 0; k < r->edges[i].calls.len; k++) {
+		struct node *c = r->edges[i].calls.data[k];
+		size_t j = func_index(r->m, module_find_func(r->m, node_str(c, AN_callee)));
+		if (j == r->m->nfuncs || r->state[j] == 2)
+			continue;
+		if (r->state[j] == 0) {
+			visit_calls(r, j);
+			continue;
+		}
+		char chain[400];
+		size_t len = 0, from = 0;
+		while (r->path[from] != j)
+			from++;
+		for (size_t q = from; q < r->depth && len < sizeof chain; q++)
+			len += (size_t)snprintf(chain + len, sizeof chain - len, "@%s calls ", r->m->funcs[r->path[q]]->name);
+		if (len < sizeof chain)
+			snprintf(chain + len, sizeof chain - len, "@%s", r->m->funcs[j]->name);
+		verr(r->v, c, "recursive call of @%s (%s): a function cannot call itself, directly or through others",
+		     r->m->funcs[j]->name, chain);
+	}
+	r->depth--;
+	r->state[i] = 2;
+}
+
+static void verify_recursion(struct verifier *v, struct module *m)
+{
+	struct call_edges *edges = xcalloc(m->nfuncs ? m->nfuncs : 1, sizeof(*edges));
+	bool any = false;
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		edges[i].m = m;
+		func_walk_pre(m->funcs[i], collect_call, &edges[i]);
+		any |= edges[i].calls.len != 0;
+	}
+	if (any) {
+		struct recursion r = {v, m, edges, xcalloc(m->nfuncs, 1), xmalloc(m->nfuncs * sizeof(size_t)), 0};
+		for (size_t i = 0; i < m->nfuncs; i++)
+			if (!r.state[i])
+				visit_calls(&r, i);
+		free(r.state);
+		free(r.path);
+	}
+	for (size_t i = 0; i < m->nfuncs; i++)
+		vec_free(&edges[i].calls);
+	free(edges);
+}
+
 int func_verify(struct func *f, struct diag *d)
 {
 	struct verifier v = {d, 0};
@@ -474,5 +613,10 @@ int module_verify(struct module *m, struct diag *d)
 		errors += verify_func(&fv, m->funcs[i]);
 	}
 	mark_globals(m, false);
+	if (!errors) {
+		struct verifier rv = {d, 0};
+		verify_recursion(&rv, m);
+		errors += rv.errors;
+	}
 	return errors;
 }

@@ -432,6 +432,17 @@ static void check_node(struct func *scope, struct node *n, void *arg)
 	struct lowered_check *c = arg;
 	if (hand_of(n->kind) || c->G->ikind[n->kind] >= 0)
 		return;
+	if (n->kind == NK_Call || n->kind == NK_Fn) {
+		/* issue 18: no backend executes calls */
+		const char *callee = n->kind == NK_Call ? node_str(n, AN_callee) : NULL;
+		diag_error(c->G->d, n->loc,
+			   "%s %%%s%s%s: %s must be inlined before IRGen, no backend executes them (glow-opt "
+			   "-passes=inline, or any -O level)",
+			   node_kind_name(n->kind), n->name ? n->name : "", callee ? " of @" : "", callee ? callee : "",
+			   n->kind == NK_Fn ? "function literals" : "calls");
+		c->bad++;
+		return;
+	}
 	diag_error(c->G->d, n->loc, "%s %%%s has no instruction: lower it first (glow-opt -O2 or -passes=lower)",
 		   node_kind_name(n->kind), n->name ? n->name : "");
 	c->bad++;
@@ -507,6 +518,14 @@ void irgen_region(struct gen *P, struct func *r, struct ir_value *const *params,
 
 struct ir_func *irgen_func(struct ir_module *im, struct func *f, struct diag *d)
 {
+	if (func_has_sig(f)) {
+		diag_error(d, f->loc,
+			   "function @%s has a signature (parameters and results): it is only called and cannot be an "
+			   "entry point; inline its calls and remove it (glow-opt -passes=inline, or "
+			   "any -O level)",
+			   f->name);
+		return NULL;
+	}
 	struct ir_func *irf = ir_func_create(im, f->name, f->loc);
 	if (!irf) {
 		diag_error(d, f->loc, "function @%s is generated twice", f->name);

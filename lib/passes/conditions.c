@@ -7,6 +7,7 @@
  * returns the number of problems; the pass manager then names the pass.
  */
 #include "graph/forms.h"
+#include "graph/region.h"
 #include "passes/lowering.h"
 #include "passes/pass.h"
 #include "passes/target.h"
@@ -124,6 +125,43 @@ static int check_bbnf(void *ir, void *user, void *snap, struct diag *d)
 	return check_form(ir, FORM_BBNF, d);
 }
 
+/* inlined: no Call or function literal is left, and no function with a
+ * signature (the inline pass removes them): a pass that rewrites each
+ * function on its own (precision, profiles, gradients) would break the
+ * agreement of a Call with the signature it calls. The first few are
+ * reported. */
+struct inlined_check {
+	struct diag *d;
+	int bad;
+};
+
+static void check_call(struct func *scope, struct node *n, void *arg)
+{
+	(void)scope;
+	struct inlined_check *c = arg;
+	if (n->kind != NK_Call && n->kind != NK_Fn)
+		return;
+	const char *callee = n->kind == NK_Call ? node_str(n, AN_callee) : NULL;
+	if (c->bad++ < 3)
+		diag_error(c->d, n->loc, "%s %%%s%s%s is not inlined (run inline first: -passes=inline, or any -O level)",
+			   node_kind_name(n->kind), n->name ? n->name : "", callee ? " of @" : "", callee ? callee : "");
+}
+
+static int check_inlined(void *ir, void *user, void *snap, struct diag *d)
+{
+	(void)user, (void)snap;
+	struct module *m = ir;
+	struct inlined_check c = {d, 0};
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		if (func_has_sig(m->funcs[i]) && c.bad++ < 3)
+			diag_error(d, m->funcs[i]->loc, "function @%s has a signature: it is only called (run inline "
+							"first, which removes it)",
+				   m->funcs[i]->name);
+		func_walk_pre(m->funcs[i], check_call, &c);
+	}
+	return c.bad;
+}
+
 const struct pm_cond graph_pass_conds[GRAPH_PASS_NCONDS] = {
 	{PASS_REQUIRES_LOWERED, "module lowered for the backend", false, NULL, NULL, check_lowered},
 	{PASS_ENSURES_LOWERED, "module lowered for the backend", true, NULL, NULL, check_lowered},
@@ -132,4 +170,5 @@ const struct pm_cond graph_pass_conds[GRAPH_PASS_NCONDS] = {
 	{PASS_ENSURES_ANF, "module in form anf", true, NULL, NULL, check_anf},
 	{PASS_ENSURES_GNF, "module in form gnf", true, NULL, NULL, check_gnf},
 	{PASS_ENSURES_BBNF, "module in form bbnf", true, NULL, NULL, check_bbnf},
+	{PASS_REQUIRES_INLINED, "calls inlined", false, NULL, NULL, check_inlined},
 };

@@ -1,34 +1,45 @@
-/* inline.c - a Call of a function literal (Fn) becomes a copy of the
- * function's body right before the Call: the parameters are the Call's
- * arguments, the Call's results the body's yields; the Fn goes once no
- * Call uses it.
+/* inline.c - a Call becomes a copy of the body of the function it calls,
+ * right before the Call: the parameters are the Call's arguments, the
+ * Call's results the body's yields. The callee is a function literal (Fn,
+ * operand 0), which goes once no Call uses it, or a module function with a
+ * signature (the callee attribute: graph/region.h, func_has_sig).
  *
- * The calls of f's regions are inlined first (innermost first), then f's,
- * in rounds: a copied body may hold Calls of its own (of an enclosing Fn,
- * or of a Fn it defines, copied with it). A Fn cannot call itself (its
- * value is not in scope in its own body), so the rounds end. IRGen needs
- * every Call inlined, so the control-flow stage of every pipeline runs
- * inline first.
+ * The calls of a function's regions are inlined first (innermost first),
+ * then its own, in rounds: a copied body may hold Calls of its own (of an
+ * enclosing Fn, of a Fn it defines, copied with it, or of another module
+ * function). Neither kind of function can call itself (a Fn's value is not
+ * in scope in its own body; the verifier refuses recursion among module
+ * functions), so the rounds end.
  *
- * Requires: a verified function. Preserves: every value.
+ * Then the module functions with a signature that no Call calls any more
+ * are removed, unless inline{keep-functions=true}: such a function is no
+ * entry point (IRGen refuses it), it exists to be called. Functions
+ * without a signature (the entry points) always stay. IRGen needs every
+ * Call inlined, so the control-flow stage of every pipeline runs inline
+ * first (docs/Passes.md).
+ *
+ * Requires: a verified module. Preserves: every value, every entry point.
  */
 #include "graph/region.h"
 #include "passes/pass.h"
 #include "passes/regions.h"
+#include "support/hashmap.h"
+
+#include <string.h>
 
 /* Replaces Call n of f by a copy of its callee's body. */
 static bool inline_one(struct func *f, struct node *n, void *arg)
 {
 	(void)arg;
-	struct node *fn = n->ops[0].def;
-	if (fn->kind != NK_Fn)
+	unsigned a0;
+	struct func *body = call_target(f->mod, n, &a0);
+	if (!body)
 		return false;
-	struct func *body = node_region(fn, 0);
 	struct node *y = region_yield(body);
 	struct clone_map cm;
 	clone_map_init(&cm, f->mod);
-	for (unsigned i = 0; i + 1 < n->nops; i++)
-		clone_map_set(&cm, region_param(body, i), op_val(n, 1 + i));
+	for (unsigned i = 0; i + a0 < n->nops; i++)
+		clone_map_set(&cm, region_param(body, i), op_val(n, a0 + i));
 	func_for_each(body, b) {
 		if (b->kind != NK_RegionArg && b != y)
 			node_clone_deep(f, b, n, &cm);
@@ -57,9 +68,47 @@ static uint64_t inline_scope(struct func *f, struct pass_ctx *ctx)
 	return done;
 }
 
-bool inline_run(struct func *f, struct pass_ctx *ctx)
+/* Marks in the set the module functions the Calls of a scope name. */
+static void mark_callee(struct func *scope, struct node *n, void *arg)
 {
-	uint64_t done = inline_scope(f, ctx);
+	(void)scope;
+	const char *callee = n->kind == NK_Call ? node_str(n, AN_callee) : NULL;
+	if (callee)
+		strmap_put(arg, callee, strlen(callee), (void *)1);
+}
+
+/* Removes the functions with a signature no Call calls; their count. */
+static uint64_t strip_uncalled(struct module *m)
+{
+	uint64_t gone = 0;
+	for (bool again = true; again;) {
+		/* a function removed may have been the last caller of another */
+		again = false;
+		struct strmap called;
+		strmap_init(&called);
+		for (size_t i = 0; i < m->nfuncs; i++)
+			func_walk_pre(m->funcs[i], mark_callee, &called);
+		for (size_t i = m->nfuncs; i-- > 0;) {
+			struct func *f = m->funcs[i];
+			if (func_has_sig(f) && !strmap_get(&called, f->name)) {
+				module_erase_func(m, f);
+				gone++;
+				again = true;
+			}
+		}
+		strmap_free(&called);
+	}
+	return gone;
+}
+
+bool inline_run(struct module *m, struct pass_ctx *ctx)
+{
+	uint64_t done = 0, gone = 0;
+	for (size_t i = 0; i < m->nfuncs; i++)
+		done += inline_scope(m->funcs[i], ctx);
+	if (!pass_opt_bool(ctx, POPT_INLINE_KEEP))
+		gone = strip_uncalled(m);
 	pass_stat(ctx, "Number of Calls inlined", done);
-	return done != 0;
+	pass_stat(ctx, "Number of functions removed", gone);
+	return done != 0 || gone != 0;
 }

@@ -46,6 +46,7 @@ enum pass_flags {
 	PASS_ENSURES_ANF = PM_CLIENT_FLAG0 << 15,        /* the module records form anf afterwards */
 	PASS_ENSURES_GNF = PM_CLIENT_FLAG0 << 16,
 	PASS_ENSURES_BBNF = PM_CLIENT_FLAG0 << 17,
+	PASS_REQUIRES_INLINED = PM_CLIENT_FLAG0 << 18, /* no Call, Fn or function with a signature (call: issue 18) */
 };
 
 /* The options of the passes (Passes.def GRAPH_PASS_OPTION rows), by Id. */
@@ -98,7 +99,7 @@ int pass_diff_check_funcs(struct module *m, const struct pass_ctx *ctx);
 void pass_record_train_config(struct module *m, const struct pass_ctx *ctx);
 
 /* The conditions of pass_flags (conditions.c), for the registry. */
-enum { GRAPH_PASS_NCONDS = 6 };
+enum { GRAPH_PASS_NCONDS = 7 };
 extern const struct pm_cond graph_pass_conds[GRAPH_PASS_NCONDS];
 
 /* Prototypes of every pass. */

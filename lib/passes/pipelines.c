@@ -65,7 +65,9 @@ static struct pass_ctx *ctx_of(struct pm_ctx *pm)
 }
 
 /* A function pass runs on every function and, where there are any, on
- * every control-flow region (passes/regions.c). */
+ * every control-flow region (passes/regions.c); a function with a
+ * signature goes through pass_run_scopes too, which keeps its parameters
+ * first and its Yield last. */
 #define GRAPH_PASS_ADAPT_FUNC(run)                                             \
 	static bool run##_adapter(void *ir, struct pm_ctx *pm)                 \
 	{                                                                      \
@@ -73,7 +75,8 @@ static struct pass_ctx *ctx_of(struct pm_ctx *pm)
 		struct pass_ctx *ctx = ctx_of(pm);                             \
 		bool changed = false;                                          \
 		for (size_t i = 0; i < m->nfuncs; i++)                         \
-			changed |= m->nowners ? pass_run_scopes(m->funcs[i], run, ctx) \
+			changed |= m->nowners || m->funcs[i]->has_sig                  \
+					   ? pass_run_scopes(m->funcs[i], run, ctx)           \
 					      : run(m->funcs[i], ctx);         \
 		return changed;                                                \
 	}
