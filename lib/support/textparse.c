@@ -179,7 +179,7 @@ bool tp_splat_ok(struct diag *d, struct loc loc, enum elem_kind k, bool is_bool,
 	}
 	if (elem_is_float(k))
 		return true;
-	if (elem_is_f8(k)) { /* a decimal would have to say how it rounds: the bytes say it exactly */
+	if (elem_is_float_bits(k)) { /* a decimal would have to say how it rounds: the bytes say it exactly */
 		diag_error(d, loc, "a constant of element kind %s cannot be a splat: write it dense (its bytes in hex)",
 			   elem_name(k));
 		return false;
