@@ -749,6 +749,82 @@ def dq21_uint8_blocked_cast_float8():
     return model(nodes, [vi("x", F, [2, 4])], [vi("o", F, [2, 4])], 21, [w, s, z])
 
 
+# ---- float8e8m0 (opset 24), DequantizeLinear's output_dtype and
+# QuantizeLinear's precision (opset 23), blocked quantization with
+# parameters computed at run time (issue 15) ----
+
+E8M0 = 24
+
+
+@case
+def cast24_float8e8m0():
+    """Cast to float8e8m0 in each round_mode, saturating or not, and back:
+    powers of two, halfway points, both ends of the range and past them,
+    zeros, negative values, infinities, NaN, float subnormals."""
+    nodes, outs = [], []
+    for mode in ("up", "down", "nearest"):
+        for sat in (1, 0):
+            o = "%s_%s" % (mode, "sat" if sat else "nosat")
+            nodes += [helper.make_node("Cast", ["x"], [o + "_8"], to=E8M0, saturate=sat, round_mode=mode),
+                      helper.make_node("Cast", [o + "_8"], [o], to=F)]
+            outs.append(vi(o, F, [48]))
+    edges = [0.0, -0.0, 1.0, 0.2, 0.25, 0.26, 0.75, 1.25, 1.5, 1.75, 2.5, 3.0, 3.5, 5, 6, 7, 100, -100, -1.3,
+             np.inf, -np.inf, np.nan, 2.0**-127, 2.0**-126, 3 * 2.0**-127, 1.5 * 2.0**-127, 2.0**-149, 2.0**-128,
+             2.0**127, 1.7e38, 3e38, 2.0**-126 * 1.5]
+    rng = np.random.default_rng(24)
+    rand = np.abs(rng.standard_normal(16)) * np.exp2(rng.integers(-60, 60, 16))
+    return model(nodes, [vi("x", F, [48])], outs, 24), [np.array(edges + list(rand), dtype=np.float32)]
+
+
+@case
+def dq23_output_dtype_float16():
+    """DequantizeLinear to float16 (output_dtype, and a float16 scale
+    computed at run time) and QuantizeLinear dividing in float16
+    (precision)."""
+    H = TensorProto.FLOAT16
+    s = numpy_helper.from_array(np.array(0.1, dtype=np.float16), "s")
+    w = numpy_helper.from_array(np.arange(0, 240, 10, dtype=np.uint8).reshape(4, 6), "w")
+    sa = numpy_helper.from_array(np.array([0.5, 0.3, 0.01, 2.5, 7, 0.125], dtype=np.float16), "sa")
+    zi = numpy_helper.from_array(np.array(3, dtype=np.int8), "zi")
+    nodes = [helper.make_node("DequantizeLinear", ["w", "s"], ["h1"], output_dtype=H),
+             helper.make_node("Cast", ["h1"], ["y1"], to=F),
+             helper.make_node("Cast", ["x"], ["sh"], to=H),
+             helper.make_node("DequantizeLinear", ["w", "sh"], ["h2"]),
+             helper.make_node("Cast", ["h2"], ["y2"], to=F),
+             helper.make_node("DequantizeLinear", ["w", "sa"], ["h3"], axis=1),
+             helper.make_node("Cast", ["h3"], ["y3"], to=F),
+             helper.make_node("QuantizeLinear", ["v", "sq", "zi"], ["q"], precision=H),
+             helper.make_node("Cast", ["q"], ["y4"], to=F)]
+    v = np.linspace(-13, 13, 24, dtype=np.float32).reshape(4, 6)
+    return model(nodes, [vi("x", F, []), vi("v", F, [4, 6])], [vi(o, F, [4, 6]) for o in ("y1", "y2", "y3", "y4")],
+                 23, [s, w, sa, zi, f32("sq", 0.07)]), [np.array(0.07, dtype=np.float32), v]
+
+
+@case
+def qdq21_blocked_runtime_params():
+    """Blocked QuantizeLinear and DequantizeLinear whose scales (graph
+    inputs) and zero points (cast at run time) are known only at run time:
+    int8 along the last axis (a short last block), int4 along the first,
+    uint8 with a zero point."""
+    nodes = [helper.make_node("QuantizeLinear", ["x", "sa"], ["qa"], axis=1, block_size=4, output_dtype=TensorProto.INT8),
+             helper.make_node("DequantizeLinear", ["qa", "sa"], ["ya"], axis=1, block_size=4),
+             helper.make_node("Cast", ["zb"], ["zb4"], to=I4),
+             helper.make_node("QuantizeLinear", ["x", "sb", "zb4"], ["qb"], axis=0, block_size=3),
+             helper.make_node("DequantizeLinear", ["qb", "sb", "zb4"], ["yb"], axis=0, block_size=3),
+             helper.make_node("Cast", ["zc"], ["zc8"], to=TensorProto.UINT8),
+             helper.make_node("QuantizeLinear", ["x", "sc", "zc8"], ["qc"], axis=-1, block_size=3),
+             helper.make_node("DequantizeLinear", ["qc", "sc", "zc8"], ["yc"], axis=-1, block_size=3)]
+    x = np.linspace(-3, 3, 30, dtype=np.float32).reshape(5, 6)
+    sa = np.array([[0.1, 0.2], [0.3, 0.05], [0.01, 0.5], [1, 2], [0.02, 0.04]], dtype=np.float32)
+    sb = np.array([[0.3, 0.4, 0.5, 0.2, 0.1, 0.6], [0.25, 0.5, 1, 0.125, 0.2, 0.3]], dtype=np.float32)
+    zb = np.array([[1, -2, 0, 3, -8, 7], [0, 1, 2, -1, -3, 4]], dtype=np.float32)
+    sc = np.array([[0.02, 0.05], [0.01, 0.03], [0.04, 0.02], [0.05, 0.01], [0.03, 0.02]], dtype=np.float32)
+    zc = np.array([[128, 100], [0, 255], [30, 140], [128, 128], [7, 250]], dtype=np.float32)
+    ins = [vi("x", F, [5, 6]), vi("sa", F, [5, 2]), vi("sb", F, [2, 6]), vi("zb", F, [2, 6]), vi("sc", F, [5, 2]),
+           vi("zc", F, [5, 2])]
+    return model(nodes, ins, [vi(o, F, [5, 6]) for o in ("ya", "yb", "yc")], 21), [x, sa, sb, zb, sc, zc]
+
+
 def np_cumprod(x, axis, exclusive=0, reverse=0):
     """ONNX CumProd by numpy's cumprod: reverse by flips, exclusive by
     shifting in a 1."""
