@@ -240,7 +240,8 @@ static const void *t_values(struct importer *im, struct tensor *t, bool ints)
 	int64_t *iv = ints ? arena_alloc(&im->scratch, (n + 1) * sizeof *iv) : NULL;
 	double *fv = ints ? NULL : arena_alloc(&im->scratch, (n + 1) * sizeof *fv);
 	size_t es = imp_dt_size(t->dtype);
-	bool fl = imp_dt_is_float(t->dtype) || (imp_dt_is_narrow(t->dtype) && t->dtype != DT_INT4 && t->dtype != DT_UINT4);
+	/* real values: the float types, and the float formats held as bits */
+	bool fl = imp_dt_is_float(t->dtype) || imp_dt_is_f8(t->dtype) || t->dtype == DT_FLOAT4E2M1;
 	for (uint64_t k = 0; k < n; k++) {
 		if (!ints)
 			fv[k] = t->splat ? (fl ? t->splat_f : (double)t->splat_i) : load_f(t->dtype, t->raw + k * es);
