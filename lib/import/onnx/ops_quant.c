@@ -373,11 +373,13 @@ int imp_op_dequantize(struct importer *im, const onnx_node *n)
 	struct qparams q;
 	if (!x)
 		return -1;
-	struct tensor *s = imp_in_req(im, 1);
+	struct tensor *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
 	int out = s ? imp_dq_out_dtype(im, s) : -1;
 	if (out < 0)
 		return -1;
-	if (imp_q_narrow(x->dtype, n) || imp_q_float_path(s->dtype, out))
+	/* parameters computed at run time: float arithmetic, as blocked */
+	bool runtime = !s->known || (z && !z->known);
+	if (imp_q_narrow(x->dtype, n) || imp_q_float_path(s->dtype, out) || (runtime && int_dtype_ok(x->dtype)))
 		return imp_dequantize_narrow(im);
 	if (!int_dtype_ok(x->dtype))
 		return imp_op_err(im, "input must be int8, uint8 or int32, not %s", imp_dt_name(x->dtype));

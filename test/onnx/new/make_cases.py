@@ -779,8 +779,8 @@ def cast24_float8e8m0():
 @case
 def dq23_output_dtype_float16():
     """DequantizeLinear to float16 (output_dtype, and a float16 scale
-    computed at run time) and QuantizeLinear dividing in float16
-    (precision)."""
+    computed at run time), QuantizeLinear dividing in float16 (precision)
+    and DequantizeLinear with a float32 scale computed at run time."""
     H = TensorProto.FLOAT16
     s = numpy_helper.from_array(np.array(0.1, dtype=np.float16), "s")
     w = numpy_helper.from_array(np.arange(0, 240, 10, dtype=np.uint8).reshape(4, 6), "w")
@@ -794,9 +794,10 @@ def dq23_output_dtype_float16():
              helper.make_node("DequantizeLinear", ["w", "sa"], ["h3"], axis=1),
              helper.make_node("Cast", ["h3"], ["y3"], to=F),
              helper.make_node("QuantizeLinear", ["v", "sq", "zi"], ["q"], precision=H),
-             helper.make_node("Cast", ["q"], ["y4"], to=F)]
+             helper.make_node("Cast", ["q"], ["y4"], to=F),
+             helper.make_node("DequantizeLinear", ["w", "x"], ["y5"])]
     v = np.linspace(-13, 13, 24, dtype=np.float32).reshape(4, 6)
-    return model(nodes, [vi("x", F, []), vi("v", F, [4, 6])], [vi(o, F, [4, 6]) for o in ("y1", "y2", "y3", "y4")],
+    return model(nodes, [vi("x", F, []), vi("v", F, [4, 6])], [vi(o, F, [4, 6]) for o in ("y1", "y2", "y3", "y4", "y5")],
                  23, [s, w, sa, zi, f32("sq", 0.07)]), [np.array(0.07, dtype=np.float32), v]
 
 
