@@ -36,9 +36,9 @@ live inside a lit test):
                                   subgraphs); a subgraph input or output may
                                   omit its type
 TYPE: float, float16, double, int8, uint8, int16, int32, int64, bool, string,
-float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz (values: the bits,
-0..255), int4, uint4 (values packed two per byte, the first in the low
-nibble).
+float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz, float8e8m0 (values:
+the bits, 0..255), int4, uint4, float4e2m1 (values, float4e2m1's its 4-bit
+codes 0..15, packed two per byte, the first in the low nibble).
 
 --truncate N cuts the output after N bytes; --garbage writes bytes that are
 not a protobuf message.
@@ -54,9 +54,10 @@ from protowire import varint  # noqa: E402
 
 DTYPES = {"float": 1, "uint8": 2, "int8": 3, "uint16": 4, "int16": 5, "int32": 6, "int64": 7,
           "string": 8, "bool": 9, "float16": 10, "double": 11, "uint32": 12, "uint64": 13, "bfloat16": 16,
-          "float8e4m3fn": 17, "float8e4m3fnuz": 18, "float8e5m2": 19, "float8e5m2fnuz": 20, "uint4": 21, "int4": 22}
+          "float8e4m3fn": 17, "float8e4m3fnuz": 18, "float8e5m2": 19, "float8e5m2fnuz": 20, "uint4": 21, "int4": 22,
+          "float4e2m1": 23, "float8e8m0": 24}
 PACK = {1: "<f", 2: "<B", 3: "<b", 4: "<H", 5: "<h", 6: "<i", 7: "<q", 9: "<B", 10: "<e", 11: "<d",
-        12: "<I", 13: "<Q", 17: "<B", 18: "<B", 19: "<B", 20: "<B"}
+        12: "<I", 13: "<Q", 17: "<B", 18: "<B", 19: "<B", 20: "<B", 24: "<B"}
 
 
 def key(field, wire):
@@ -78,7 +79,7 @@ def f_float(field, v):
 
 
 def encode_values(dtype, values):
-    if dtype in (21, 22):  # int4, uint4: two per byte, the first in the low nibble
+    if dtype in (21, 22, 23):  # int4, uint4, float4e2m1: two per byte, the first in the low nibble
         v = [int(x) & 0xF for x in values] + [0] * (len(values) % 2)
         return bytes(v[i] | v[i + 1] << 4 for i in range(0, len(v), 2))
     if dtype not in PACK:

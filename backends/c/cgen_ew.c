@@ -41,6 +41,7 @@ static int tclass(const struct ir_value *v)
 	case EK_QI8: case EK_QUI8: case EK_QI16: case EK_QI32: return T_Q;
 	case EK_FLOAT16: case EK_BFLOAT16: return T_H;
 	case EK_F8E4M3FN: case EK_F8E4M3FNUZ: case EK_F8E5M2: case EK_F8E5M2FNUZ: case EK_I4: case EK_U4: return T_H;
+	case EK_F4E2M1: case EK_F8E8M0: return T_H;
 	default: return T_NONE;
 	}
 }
@@ -52,6 +53,7 @@ static const char *stype(unsigned elem)
 	case EK_QI8: case EK_I4: return "int8_t";
 	case EK_QUI8: case EK_U4: return "uint8_t";
 	case EK_F8E4M3FN: case EK_F8E4M3FNUZ: case EK_F8E5M2: case EK_F8E5M2FNUZ: return "uint8_t";
+	case EK_F4E2M1: case EK_F8E8M0: return "uint8_t";
 	case EK_QI16: return "int16_t";
 	case EK_QI32: return "int32_t";
 	case EK_FLOAT16: case EK_BFLOAT16: return "uint16_t";
@@ -82,6 +84,9 @@ static const struct {
 	[EK_F8E5M2FNUZ] = {{"(double)sc_f82f(", ", 3)"}, {"sc_f2f8((float)", ", 3, 1)"}},
 	[EK_I4] = {{"(double)", ""}, {"sc_f2i4(", ", 1)"}},
 	[EK_U4] = {{"(double)", ""}, {"(uint8_t)sc_f2i4(", ", 0)"}},
+	/* float8e8m0 saturating and rounding up, ONNX's Cast defaults */
+	[EK_F4E2M1] = {{"(double)sc_f42f(", ")"}, {"sc_f2f4((float)", ")"}},
+	[EK_F8E8M0] = {{"(double)sc_e8m02f(", ")"}, {"sc_f2e8m0((float)", ", 1, SC_E8M0_UP)"}},
 };
 
 /* The real value of expression a of element type t, as a double
@@ -359,6 +364,11 @@ static bool expr(const struct ir_instr *in, const char *const *x, char *buf, siz
 			/* ONNX's Cast saturate = 0: overflow to infinity or NaN */
 			snprintf(buf, n, "sc_f2f8((float)%s, %d, 0)", r,
 				 elem_f8_format((enum elem_kind)in->ops[0].val->type->elem));
+			return true;
+		}
+		if (in->kind == IK_convertto && in->ops[0].val->type->elem == EK_F8E8M0) {
+			snprintf(buf, n, "sc_f2e8m0((float)%s, %d, %d)", r, (int)ir_int(in, AN_saturate),
+				 (int)ir_int(in, AN_round_mode));
 			return true;
 		}
 		store_of(in->ops[0].val->type, r, buf, n);

@@ -169,13 +169,20 @@ int kern_ew_select(const struct kargs *k) { return kew_split(k, select_range); }
 
 /* convertto, quantize, dequantize, rescalequantized: by real value, except
  * between integer-exact kinds (exact, wrapped to the destination's width);
- * a convertto to float8 with saturate 0 overflows to infinity or NaN */
+ * a convertto to float8 with saturate 0 overflows to infinity or NaN, one
+ * to float8e8m0 takes its saturate and round_mode */
 static int convert_range(const struct kargs *k, size_t lo, size_t n)
 {
 	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
 	if (k->kind == IK_convertto && elem_is_f8(ekind(d->t)) && !KI(k, AN_saturate)) {
 		for (size_t i = lo; i < n; i++)
 			((uint8_t *)d->p)[i] = sc_f2f8((float)ld_f(s->t, s->p, i), elem_f8_format(ekind(d->t)), 0);
+		return 0;
+	}
+	if (k->kind == IK_convertto && ekind(d->t) == EK_F8E8M0) {
+		int sat = (int)KI(k, AN_saturate), mode = (int)KI(k, AN_round_mode);
+		for (size_t i = lo; i < n; i++)
+			((uint8_t *)d->p)[i] = sc_f2e8m0((float)ld_f(s->t, s->p, i), sat, mode);
 		return 0;
 	}
 	if (is_int_kind(s->t) && (is_int_kind(d->t) || ekind(d->t) == EK_BOOL)) {

@@ -90,6 +90,8 @@ static inline double ld_f(const struct type *t, const void *p, size_t i)
 		return sc_f82f(((const uint8_t *)p)[i], elem_f8_format(ekind(t)));
 	case EK_I4: return ((const int8_t *)p)[i];
 	case EK_U4: return ((const uint8_t *)p)[i];
+	case EK_F4E2M1: return sc_f42f(((const uint8_t *)p)[i]);
+	case EK_F8E8M0: return sc_e8m02f(((const uint8_t *)p)[i]);
 	default: unreachable("bad element kind");
 	}
 }
@@ -127,6 +129,8 @@ static inline void st_f(const struct type *t, void *p, size_t i, double v)
 		break;
 	case EK_I4: ((int8_t *)p)[i] = sc_f2i4(v, 1); break;
 	case EK_U4: ((uint8_t *)p)[i] = (uint8_t)sc_f2i4(v, 0); break;
+	case EK_F4E2M1: ((uint8_t *)p)[i] = sc_f2f4((float)v); break;
+	case EK_F8E8M0: ((uint8_t *)p)[i] = sc_f2e8m0((float)v, 1, SC_E8M0_UP); break;
 	default: unreachable("bad element kind");
 	}
 }

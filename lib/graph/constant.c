@@ -6,6 +6,7 @@
 #include "graph/graph.h"
 #include "graph/initializer.h"
 #include "support/fp16.h"
+#include "support/scalar.h"
 #include "support/textread.h"
 #include "support/util.h"
 
@@ -33,6 +34,12 @@ static void store_elem(enum elem_kind k, uint8_t *p, double f, int64_t i)
 	case EK_INDEX64: memcpy(p, &i, 8); break;
 	case EK_BOOL: *p = i != 0; break;
 	case EK_I4: case EK_U4: *p = (uint8_t)i; break; /* one per byte, range checked by the reader */
+	/* the float formats held as bits: ONNX's Cast defaults (saturating) */
+	case EK_F8E4M3FN: case EK_F8E4M3FNUZ: case EK_F8E5M2: case EK_F8E5M2FNUZ:
+		*p = sc_f2f8((float)f, elem_f8_format(k), 1);
+		break;
+	case EK_F4E2M1: *p = sc_f2f4((float)f); break;
+	case EK_F8E8M0: *p = sc_f2e8m0((float)f, 1, SC_E8M0_UP); break;
 	default: unreachable("bad element kind");
 	}
 }

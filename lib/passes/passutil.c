@@ -93,6 +93,8 @@ double pu_load(const struct type *t, const uint8_t *data, uint64_t i)
 	case EK_F8E5M2FNUZ: return sc_f82f(p[0], elem_f8_format(k));
 	case EK_I4: return (int8_t)p[0];
 	case EK_U4: return p[0];
+	case EK_F4E2M1: return sc_f42f(p[0]);
+	case EK_F8E8M0: return sc_e8m02f(p[0]);
 	case EK_COUNT: break;
 	}
 	unreachable("bad element kind");
@@ -122,6 +124,8 @@ void pu_store(const struct type *t, uint8_t *data, uint64_t i, double v)
 	case EK_F8E5M2FNUZ: p[0] = sc_f2f8((float)v, elem_f8_format(k), 1); return;
 	case EK_I4: p[0] = (uint8_t)sc_f2i4(v, 1); return;
 	case EK_U4: p[0] = (uint8_t)sc_f2i4(v, 0); return;
+	case EK_F4E2M1: p[0] = sc_f2f4((float)v); return;
+	case EK_F8E8M0: p[0] = sc_f2e8m0((float)v, 1, SC_E8M0_UP); return;
 	case EK_COUNT: break;
 	}
 	unreachable("bad element kind");

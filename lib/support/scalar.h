@@ -222,4 +222,75 @@ SC_INLINE int8_t sc_f2i4(double v, int is_signed)
 	return (int8_t)(is_signed && b >= 8 ? b - 16 : b);
 }
 
+/* ---- float4e2m1 and float8e8m0 (ONNX's FLOAT4E2M1, FLOAT8E8M0) ----
+ *
+ * FLOAT4E2M1 (OCP MX): sign bit 3, two exponent bits (bias 1), one
+ * mantissa bit, held one per byte in the low nibble; the magnitudes 0,
+ * 0.5, 1, 1.5, 2, 3, 4 and 6, no infinity and no NaN. From float, per
+ * ONNX's Cast (opset 23): round to nearest even; beyond +-6 and the
+ * infinities saturate to +-6; NaN gives +6; -0 stays -0. */
+SC_INLINE float sc_f42f(uint8_t b)
+{
+	uint32_t e = (b >> 1) & 3u, m = b & 1u;
+	float v = e ? (float)(2u + m) * (float)(1u << e) * 0.25f : (float)m * 0.5f;
+	return b & 8u ? -v : v;
+}
+
+/* q >= 0 (below 2^52) rounded to the nearest integer, ties to even */
+SC_INLINE double sc_rne(double q)
+{
+	double f = (double)(int64_t)q, d = q - f;
+	return d > 0.5 || (d == 0.5 && ((int64_t)f & 1)) ? f + 1 : f;
+}
+
+SC_INLINE uint8_t sc_f2f4(float v)
+{
+	uint32_t x = sc_fbits(v), s = (x >> 28) & 8u;
+	if ((x & 0x7fffffffu) > 0x7f800000u)
+		return 7u; /* NaN: +6 */
+	float a = sc_bitsf(x & 0x7fffffffu);
+	if (a >= 6.0f)
+		return (uint8_t)(s | 7u);
+	/* the quantum is 0.5 below 2, 1 in [2, 4), 2 in [4, 6]: the rounded
+	 * multiple keeps the parity of the code it lands on */
+	double q = a < 2.0f ? sc_rne((double)a * 2) : a < 4.0f ? sc_rne((double)a) : sc_rne((double)a / 2);
+	uint32_t code = a < 2.0f ? (uint32_t)q : a < 4.0f ? (uint32_t)q + 2u : (uint32_t)q + 4u;
+	return (uint8_t)(s | code);
+}
+
+/* FLOAT8E8M0 (OCP MX scales): eight exponent bits (bias 127), no sign and
+ * no mantissa: code c is 2^(c - 127) for c in 0..254 (0 is 2^-127), 0xff
+ * is NaN; no zero and no infinity. From float, per ONNX's Cast (opset 24)
+ * with `saturate` and `round_mode` (SC_E8M0_*: up, the default, rounds a
+ * value between two powers of two to the larger, down to the smaller,
+ * nearest to the nearer, ties to the larger) as onnxruntime converts: NaN
+ * gives NaN; a value above 2^127 (and +infinity) gives 2^127 when
+ * saturating, else NaN; a value below 2^-127 (zero, negative values and
+ * -infinity included: the format has no sign) gives 2^-127 when
+ * saturating, else NaN. */
+enum { SC_E8M0_UP, SC_E8M0_DOWN, SC_E8M0_NEAREST };
+
+SC_INLINE float sc_e8m02f(uint8_t b)
+{
+	if (b == 0xffu)
+		return sc_bitsf(0x7fc00000u);
+	return sc_bitsf(b ? (uint32_t)b << 23 : 0x00400000u);
+}
+
+SC_INLINE uint8_t sc_f2e8m0(float v, int sat, int mode)
+{
+	uint32_t x = sc_fbits(v);
+	if ((x & 0x7fffffffu) > 0x7f800000u)
+		return 0xffu;
+	if (x >> 31 || x < 0x00400000u) /* below 2^-127, or negative */
+		return (uint8_t)(sat ? 0x00u : 0xffu);
+	if (x > 0x7f000000u) /* above 2^127 */
+		return (uint8_t)(sat ? 0xfeu : 0xffu);
+	/* v = 2^(code - 127) * (1 + frac / 2^23): a float subnormal in
+	 * [2^-127, 2^-126) is code 0 with its mantissa's lower 22 bits */
+	uint32_t e = x >> 23, m = x & 0x7fffffu, frac = e ? m : (m - 0x400000u) << 1;
+	int up = mode == SC_E8M0_UP ? frac != 0 : mode == SC_E8M0_NEAREST ? frac >= 0x400000u : 0;
+	return (uint8_t)(e + (uint32_t)up); /* at most 254: 2^127 has no fraction */
+}
+
 #endif

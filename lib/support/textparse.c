@@ -171,6 +171,20 @@ bool tp_int_fits(enum elem_kind k, int64_t v)
 	}
 }
 
+/* textparse.h: a byte is an i4 value when it sign-extends its low nibble,
+ * a u4 value or an f4e2m1 code when its high nibble is clear */
+int64_t tp_dense_bad_elem(enum elem_kind k, const uint8_t *data, uint64_t n)
+{
+	if (k != EK_I4 && k != EK_U4 && k != EK_F4E2M1)
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		unsigned hi = data[i] >> 4;
+		if (k == EK_I4 ? hi != (data[i] & 8u ? 0xfu : 0u) : hi != 0)
+			return (int64_t)i;
+	}
+	return -1;
+}
+
 bool tp_splat_ok(struct diag *d, struct loc loc, enum elem_kind k, bool is_bool, bool is_int, int64_t i)
 {
 	if (is_bool && k != EK_BOOL) {
@@ -179,7 +193,7 @@ bool tp_splat_ok(struct diag *d, struct loc loc, enum elem_kind k, bool is_bool,
 	}
 	if (elem_is_float(k))
 		return true;
-	if (elem_is_f8(k)) { /* a decimal would have to say how it rounds: the bytes say it exactly */
+	if (elem_is_float_bits(k)) { /* a decimal would have to say how it rounds: the bytes say it exactly */
 		diag_error(d, loc, "a constant of element kind %s cannot be a splat: write it dense (its bytes in hex)",
 			   elem_name(k));
 		return false;

@@ -110,6 +110,10 @@ bool tp_int_fits(enum elem_kind k, int64_t v);
  * true/false (is_bool) only for bool, integers (is_int) for every kind but
  * the floating-point ones, in the stored integer's range. */
 bool tp_splat_ok(struct diag *d, struct loc loc, enum elem_kind k, bool is_bool, bool is_int, int64_t i);
+/* The index of the first of n dense elements of kind k (data: one byte
+ * each for i4, u4, f4e2m1) that is not a value of the kind, -1 if none
+ * (and for every other kind). */
+int64_t tp_dense_bad_elem(enum elem_kind k, const uint8_t *data, uint64_t n);
 
 /* ---- the kind of an input ---- */
 

@@ -187,6 +187,21 @@ bool tp_poisoned(struct tp_reader *r, const struct strmap *set, const struct tp_
 /* Checks the dense hex string against the type and decodes it into a (or
  * takes what the lexer decoded); NULL for an empty type or after reporting
  * (*ok false). */
+/* Dense bytes of the one-byte kinds with fewer values than a byte (i4,
+ * u4, f4e2m1) hold one of those values each; reports the first that does
+ * not. */
+static uint8_t *dense_in_range(struct tp_reader *r, const struct tp_init *init, const struct type *t, uint8_t *data,
+			       bool *ok)
+{
+	int64_t bad = tp_dense_bad_elem((enum elem_kind)t->elem, data, type_numel(t));
+	if (bad < 0)
+		return data;
+	tp_error(r, init->str_loc, "dense element %lld is 0x%02x, out of range for element kind %s", (long long)bad,
+		 data[bad], elem_name((enum elem_kind)t->elem));
+	*ok = false;
+	return NULL;
+}
+
 static uint8_t *dense_decode(struct tp_reader *r, const struct tp_init *init, const struct type *t,
 			     struct arena *a, bool *ok)
 {
@@ -209,7 +224,7 @@ static uint8_t *dense_decode(struct tp_reader *r, const struct tp_init *init, co
 	if (bytes == 0)
 		return NULL;
 	if (r->hex_data && r->hex_s == s->s)
-		return r->hex_data; /* decoded by the lexer */
+		return dense_in_range(r, init, t, r->hex_data, ok); /* decoded by the lexer */
 	uint8_t *data = arena_alloc(a, (size_t)bytes);
 	long bad = hex_decode_fast(s->s + 2, (size_t)bytes, data);
 	if (bad >= 0) {
@@ -220,7 +235,7 @@ static uint8_t *dense_decode(struct tp_reader *r, const struct tp_init *init, co
 		*ok = false;
 		return NULL;
 	}
-	return data;
+	return dense_in_range(r, init, t, data, ok);
 }
 
 /* The external weight file exists and holds the payload at its offset;

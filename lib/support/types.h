@@ -20,7 +20,10 @@
  * S storage only: the float8 formats (ONNX's FLOAT8E4M3FN, E4M3FNUZ, E5M2,
  * E5M2FNUZ; one byte, the format's bits) and the 4-bit integers (ONNX's
  * INT4 and UINT4; one byte per element, i4 sign-extended, u4 zero-extended:
- * unpacked in memory, packed two per byte only in ONNX tensors). Only the
+ * unpacked in memory, packed two per byte only in ONNX tensors), float4e2m1
+ * (ONNX's FLOAT4E2M1; one byte per element, the format's 4 bits in the low
+ * nibble, packed like int4 in ONNX tensors) and float8e8m0 (ONNX's
+ * FLOAT8E8M0, the OCP MX scale format; one byte). Only the
  * conversions (ConvertTo, Quantize/Dequantize arithmetic around them) and
  * data movement read them; every other kind refuses them by its class. */
 #define GLOW_ELEM_KINDS(ELEM)                   \
@@ -41,7 +44,9 @@
 	ELEM(EK_F8E5M2, "f8e5m2", 1, S)         \
 	ELEM(EK_F8E5M2FNUZ, "f8e5m2fnuz", 1, S) \
 	ELEM(EK_I4, "i4", 1, S)                 \
-	ELEM(EK_U4, "u4", 1, S)
+	ELEM(EK_U4, "u4", 1, S)                 \
+	ELEM(EK_F4E2M1, "f4e2m1", 1, S)         \
+	ELEM(EK_F8E8M0, "f8e8m0", 1, S)
 
 enum elem_kind {
 #define ELEM(e, s, b, c) e,
@@ -89,6 +94,11 @@ static inline int elem_is_index(enum elem_kind k) { return elem_class(k) == EC_X
 /* the float8 kinds and the 4-bit integers (class S) */
 static inline int elem_is_f8(enum elem_kind k) { return k >= EK_F8E4M3FN && k <= EK_F8E5M2FNUZ; }
 static inline int elem_is_int4(enum elem_kind k) { return k == EK_I4 || k == EK_U4; }
+/* the microscaling formats float4e2m1 and float8e8m0 (support/scalar.h) */
+static inline int elem_is_mx(enum elem_kind k) { return k == EK_F4E2M1 || k == EK_F8E8M0; }
+/* a float format held as its code in one byte (class S): the float8 kinds,
+ * float4e2m1 and float8e8m0 */
+static inline int elem_is_float_bits(enum elem_kind k) { return elem_is_f8(k) || elem_is_mx(k); }
 /* a float8 kind's format number in support/scalar.h (SC_F8_*: the same
  * order, checked in types.c) */
 static inline int elem_f8_format(enum elem_kind k) { return (int)k - EK_F8E4M3FN; }

@@ -15,8 +15,8 @@
 /* ---- elements ---- */
 
 /* Kinds whose elements are real numbers held in a float format: float,
- * float16, bfloat16 and the float8 kinds. */
-static bool real_kind(enum elem_kind k) { return elem_is_float(k) || elem_is_f8(k); }
+ * float16, bfloat16, the float8 kinds, float4e2m1 and float8e8m0. */
+static bool real_kind(enum elem_kind k) { return elem_is_float(k) || elem_is_float_bits(k); }
 
 /* Elements are read with memcpy: output buffers of a backend are aligned,
  * but a tensor may also sit at any offset of a file buffer. */
@@ -25,10 +25,12 @@ int64_t tensor_stored_int(const struct type *t, const void *p, uint64_t i)
 	enum elem_kind k = (enum elem_kind)t->elem;
 	glow_assert(!elem_is_float(k));
 	const uint8_t *b = (const uint8_t *)p + i * elem_size(k);
-	/* the unsigned kinds are the one-byte qui8, bool, u4 and the float8
-	 * kinds (their bits); the others are two's complement of their size */
+	/* the unsigned kinds are the one-byte qui8, bool, u4 and the float
+	 * formats held as bits; the others are two's complement of their size */
 	switch (elem_size(k)) {
-	case 1: return k == EK_QUI8 || k == EK_BOOL || k == EK_U4 || elem_is_f8(k) ? (int64_t)b[0] : (int64_t)(int8_t)b[0];
+	case 1:
+		return k == EK_QUI8 || k == EK_BOOL || k == EK_U4 || elem_is_float_bits(k) ? (int64_t)b[0]
+											   : (int64_t)(int8_t)b[0];
 	case 2: { int16_t x; memcpy(&x, b, 2); return x; }
 	case 4: { int32_t x; memcpy(&x, b, 4); return x; }
 	default: { int64_t x; memcpy(&x, b, 8); return x; }
@@ -53,6 +55,12 @@ F8_IO(e4m3fnuz, SC_F8_E4M3FNUZ)
 F8_IO(e5m2, SC_F8_E5M2)
 F8_IO(e5m2fnuz, SC_F8_E5M2FNUZ)
 #undef F8_IO
+/* float4e2m1 (round to nearest even, saturating) and float8e8m0 (ONNX's
+ * Cast defaults: saturating, rounding up) */
+static float get_f4e2m1(const uint8_t *b) { return sc_f42f(b[0]); }
+static void set_f4e2m1(uint8_t *b, float v) { b[0] = sc_f2f4(v); }
+static float get_f8e8m0(const uint8_t *b) { return sc_e8m02f(b[0]); }
+static void set_f8e8m0(uint8_t *b, float v) { b[0] = sc_f2e8m0(v, 1, SC_E8M0_UP); }
 
 /* The float kinds' conversions, by element kind: how a float value goes
  * in and out of its storage. */
@@ -67,6 +75,8 @@ static const struct float_io {
 	[EK_F8E4M3FNUZ] = {get_e4m3fnuz, set_e4m3fnuz},
 	[EK_F8E5M2] = {get_e5m2, set_e5m2},
 	[EK_F8E5M2FNUZ] = {get_e5m2fnuz, set_e5m2fnuz},
+	[EK_F4E2M1] = {get_f4e2m1, set_f4e2m1},
+	[EK_F8E8M0] = {get_f8e8m0, set_f8e8m0},
 };
 
 /* Every float kind has its conversions (the ELEM table of support/types.h

@@ -36,12 +36,15 @@ enum {
 	DT_UINT64 = 13, DT_COMPLEX64 = 14, DT_COMPLEX128 = 15, DT_BFLOAT16 = 16,
 	/* float8/int4 (issue 15): held unpacked, one element per byte */
 	DT_FLOAT8E4M3FN = 17, DT_FLOAT8E4M3FNUZ = 18, DT_FLOAT8E5M2 = 19, DT_FLOAT8E5M2FNUZ = 20, DT_UINT4 = 21,
-	DT_INT4 = 22
+	DT_INT4 = 22, DT_FLOAT4E2M1 = 23, DT_FLOAT8E8M0 = 24
 };
 
-/* the float8 types and int4/uint4 (tensor.c) */
+/* (tensor.c) the float8 types, float8e8m0 included; the types packed two
+ * per byte (int4, uint4, float4e2m1); the types only Cast, CastLike,
+ * QuantizeLinear and DequantizeLinear read (the two groups) */
 bool imp_dt_is_f8(int dtype);
 bool imp_dt_is_4bit(int dtype);
+bool imp_dt_is_narrow(int dtype);
 
 /* Folding limit: known values with more elements stay graph constants. */
 #define ONNX_FOLD_MAX 65536u
@@ -423,6 +426,15 @@ struct value imp_q_reinterpret(struct importer *im, struct value v, const struct
 struct value imp_convert_sat(struct importer *im, struct value x, int elem, bool sat, const char *name);
 int imp_cast_narrow(struct importer *im, int to);
 bool imp_q_narrow(int dtype, const onnx_node *n);
+/* The float path also takes parameters that no quantized type holds: a
+ * float8e8m0 scale, or arithmetic (arith_dtype: QuantizeLinear's
+ * precision, DequantizeLinear's output type) in another type than float. */
+bool imp_q_float_path(int scale_dtype, int arith_dtype);
+/* QuantizeLinear's division type (precision, opset 23) and
+ * DequantizeLinear's output type (output_dtype, opset 23, or the scale's):
+ * ONNX types; -1 after reporting. */
+int imp_q_precision(struct importer *im);
+int imp_dq_out_dtype(struct importer *im, const struct tensor *s);
 int imp_quantize_narrow(struct importer *im, int dtype);
 int imp_dequantize_narrow(struct importer *im);
 /* Reports and returns true when node n reads input t of a float8 or 4-bit

@@ -1,32 +1,39 @@
-/* ops_f8.c - ONNX's float8 types (FLOAT8E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ)
- * and 4-bit integers (INT4, UINT4) in Cast, CastLike, QuantizeLinear and
- * DequantizeLinear, and blocked quantization (opset 21's block_size) of
- * every type:
+/* ops_f8.c - ONNX's float8 types (FLOAT8E4M3FN, E4M3FNUZ, E5M2, E5M2FNUZ),
+ * 4-bit integers (INT4, UINT4), FLOAT4E2M1 and FLOAT8E8M0 in Cast,
+ * CastLike, QuantizeLinear and DequantizeLinear; blocked quantization
+ * (opset 21's block_size) of every type; DequantizeLinear's output_dtype
+ * and QuantizeLinear's precision (opset 23) and float8e8m0 scales (24):
  *
  *   Cast(x) to float8              ConvertTo {saturate} : f8...
+ *   Cast(x) to float8e8m0          ConvertTo {saturate, round_mode} : f8e8m0
  *   Cast(x) to or from int4/uint4  ConvertTo (round half to even, saturated)
- *   QuantizeLinear(x, s, z)        float8: ConvertTo(x / s [+ z]) {saturate}
- *                                  4-bit:  ConvertTo(Clip(Round(x / s) + z))
- *                                  8-bit blocked: Quantize(Round(x / s) + z)
- *   DequantizeLinear(q, s, z)      (ConvertTo float(q) [- z]) * s
+ *   QuantizeLinear(x, s, z)        float8, float4: ConvertTo(x / s [+ z]) {saturate}
+ *                                  4-bit ints:     ConvertTo(Clip(Round(x / s) + z))
+ *                                  8-bit:          Quantize(Round(x / s) + z)
+ *   DequantizeLinear(q, s, z)      ConvertTo out((ConvertTo float(q) [- z]) * s)
  *
  * The graph IR has no quantized float8 or 4-bit kinds: the parameters
  * become float constants broadcast along the axis (per-axis), repeated
  * block_size times along it (blocked) or float values computed at run time
- * (per tensor and per axis), and the arithmetic is ONNX's own formula in
- * float32. The scalar conversions (round to nearest even, saturation, NaN
- * and infinity per format) are support/scalar.h's, the same bits on every
- * backend. Other operators refuse these types by their type rules, naming
- * the type (docs/ONNXVersions.md).
+ * (gathered block by block when blocked), and the arithmetic is ONNX's own
+ * formula in float32 (the division in `precision` when it is given). The
+ * scalar conversions (round to nearest even, saturation, NaN and infinity
+ * per format) are support/scalar.h's, the same bits on every backend.
+ * Other operators refuse these types by their type rules, naming the type
+ * (docs/ONNXVersions.md).
  */
 #include "import/onnx/internal.h"
+#include "support/scalar.h"
 
 #include <string.h>
 
 static const struct value no_value = {NULL, 0};
 
 /* The types this file handles besides blocked 8-bit quantization. */
-static bool narrow(int dtype) { return imp_dt_is_f8(dtype) || imp_dt_is_4bit(dtype); }
+static bool narrow(int dtype) { return imp_dt_is_narrow(dtype); }
+
+/* The 4-bit integers, which quantize rounded and clipped. */
+static bool int4(int dtype) { return dtype == DT_INT4 || dtype == DT_UINT4; }
 
 /* Tensor x as a graph value; a known uint8 or int8 tensor (which has no
  * graph kind of its own) as a constant of the raw quantized kind, its
@@ -60,9 +67,23 @@ bool imp_narrow_refused(struct importer *im, const onnx_node *n, const struct te
 struct value imp_convert_sat(struct importer *im, struct value x, int elem, bool sat, const char *name)
 {
 	struct value r = imp_b_convert(im, x, elem, name);
-	if (r.node && r.node != x.node && !sat && elem_is_f8((enum elem_kind)elem))
+	if (r.node && r.node != x.node && !sat && (elem_is_f8((enum elem_kind)elem) || elem == EK_F8E8M0))
 		node_set_int(im->m, r.node, AN_saturate, 0);
 	return r;
+}
+
+/* Cast's round_mode (opset 24) as ConvertTo's enum (support/scalar.h's
+ * SC_E8M0_* order); -1 after reporting a value it does not have. */
+static int round_mode(struct importer *im)
+{
+	static const char *const modes[] = {"up", "down", "nearest"};
+	const char *s = imp_attr_s(im, im->node, "round_mode", "up");
+	if (!s)
+		return -1;
+	for (int i = 0; i < (int)GLOW_ARRAY_SIZE(modes); i++)
+		if (strcmp(s, modes[i]) == 0)
+			return i;
+	return imp_op_err(im, "round_mode must be up, down or nearest, not '%s'", s);
 }
 
 /* internal.h: a ConvertTo, through the 8-bit integers' values where one
@@ -75,6 +96,9 @@ int imp_cast_narrow(struct importer *im, int to)
 	if (imp_dt_elem(to) < 0 && to != DT_UINT8 && to != DT_INT8)
 		return imp_op_err(im, "cast to %s is not supported by the graph IR", imp_dt_name(to));
 	bool sat = imp_attr_i(im->node, "saturate", 1) != 0;
+	int mode = round_mode(im);
+	if (mode < 0)
+		return -1;
 	const char *name = imp_out_name(im, 0);
 	if (x->dtype == to)
 		return imp_set_out_t(im, 0, x);
@@ -91,7 +115,10 @@ int imp_cast_narrow(struct importer *im, int to)
 		const struct type *t = val_type(v);
 		return imp_set_out(im, 0, imp_b_node(im, NK_ConvertTo, name, &v, 1, imp_input_type(im, to, t->dims, t->rank)));
 	}
-	return imp_set_out(im, 0, imp_convert_sat(im, v, imp_dt_elem(to), sat, name));
+	struct value r = imp_convert_sat(im, v, imp_dt_elem(to), sat, name);
+	if (r.node && r.node != v.node && mode != SC_E8M0_UP && to == DT_FLOAT8E8M0)
+		node_set_int(im->m, r.node, AN_round_mode, mode);
+	return imp_set_out(im, 0, r);
 }
 
 /* ---- QuantizeLinear, DequantizeLinear ---- */
@@ -136,10 +163,31 @@ static int check_param(struct importer *im, const struct tensor *t, const struct
 	return 0;
 }
 
+/* Run-time blocked parameter v (t's shape: x's with ceil(d / block) along
+ * the axis) with each block's value repeated to x's shape: a Gather along
+ * the axis of the constant block indices j / block, j < d. */
+static struct value gather_blocks(struct importer *im, struct value v, const struct tensor *x, const struct qlayout *l,
+				  const char *name)
+{
+	uint64_t d = x->dims[l->axis];
+	int64_t *idx = arena_alloc(&im->scratch, (d ? d : 1) * sizeof *idx);
+	for (uint64_t j = 0; j < d; j++)
+		idx[j] = (int64_t)(j / l->block);
+	const char *iname = imp_dname(im, name, "blocks");
+	struct tensor *it = imp_t_from_ints(im, iname, DT_INT64, 1, &d, idx);
+	struct value ops[2] = {v, imp_t_const(im, it, imp_ty(im, EK_I64, &d, 1))};
+	if (!v.node || !ops[1].node)
+		return no_value;
+	struct value r = imp_b_node(im, NK_Gather, imp_dname(im, name, "blocked"), ops, 2,
+				    imp_ty(im, EK_FLOAT, x->dims, x->rank));
+	if (r.node)
+		node_set_int(im->m, r.node, AN_axis, l->axis);
+	return r;
+}
+
 /* Parameter t of data x as a float value that broadcasts to x: a scalar,
  * [1.., n, ..1] along the axis, or (blocked) x's shape with each block's
- * value repeated; known parameters are constants, others run-time values
- * (not blocked). */
+ * value repeated; known parameters are constants, others run-time values. */
 static struct value param_value(struct importer *im, struct tensor *t, const struct tensor *x,
 				const struct qlayout *l, const char *name)
 {
@@ -152,14 +200,12 @@ static struct value param_value(struct importer *im, struct tensor *t, const str
 		dims[i] = l->block || i == l->axis ? x->dims[i] : 1;
 	const double *f = t->known ? imp_t_floats(im, t) : NULL;
 	if (!f) {
-		if (l->block) {
-			imp_op_err(im, "\"%s\" must be known at import for blocked quantization", t->name);
-			return no_value;
-		}
-		struct value v = imp_tval(im, t);
+		struct value v = data_value(im, t);
 		if (v.node && elem_is_quantized((enum elem_kind)val_type(v)->elem))
 			v = imp_q_integers(im, v, imp_dname(im, name, "int"));
 		v = imp_b_convert(im, v, EK_FLOAT, imp_dname(im, name, "f"));
+		if (l->block)
+			return gather_blocks(im, v, x, l, name);
 		return v.node ? imp_b_reshape(im, v, dims, rank, imp_dname(im, name, "axis")) : v;
 	}
 	uint64_t n = 1;
@@ -216,39 +262,101 @@ static int read_layout(struct importer *im, const struct tensor *x, const struct
 	return 0;
 }
 
-/* internal.h: float8 and 4-bit data, and blocked quantization of any type */
+/* internal.h: float8, float4 and 4-bit data, and blocked quantization of
+ * any type */
 bool imp_q_narrow(int dtype, const onnx_node *n)
 {
 	return narrow(dtype) || imp_attr_i(n, "block_size", 0) != 0;
 }
 
-/* internal.h: x / s (rounded and clipped for integers) + z, converted */
+/* internal.h: the float path's other cases, where the parameters are not
+ * a quantized type's: a float8e8m0 scale (opset 24), a division in
+ * float16 or bfloat16 (QuantizeLinear's precision, opset 23) or a result
+ * other than float32 (DequantizeLinear's output type) */
+bool imp_q_float_path(int scale_dtype, int arith_dtype)
+{
+	return scale_dtype == DT_FLOAT8E8M0 || (arith_dtype != DT_UNDEF && arith_dtype != DT_FLOAT);
+}
+
+/* A scale's type: floating point or float8e8m0; -1 after reporting. */
+static int check_scale(struct importer *im, const struct tensor *s)
+{
+	if (imp_dt_is_float(s->dtype) || s->dtype == DT_FLOAT8E8M0)
+		return 0;
+	return imp_op_err(im, "scale \"%s\" must be floating point or float8e8m0, not %s", s->name,
+			  imp_dt_name(s->dtype));
+}
+
+/* internal.h: the type QuantizeLinear divides in (`precision`, opset 23:
+ * float32, float16 or bfloat16; absent: float32, as onnxruntime divides
+ * every scale type); -1 after reporting */
+int imp_q_precision(struct importer *im)
+{
+	int64_t p = imp_attr_i(im->node, "precision", 0);
+	if (p == 0 || p == DT_FLOAT)
+		return DT_FLOAT;
+	if (p == DT_FLOAT16 || p == DT_BFLOAT16)
+		return (int)p;
+	return imp_op_err(im, "precision must be float, float16 or bfloat16, not %s", imp_dt_name((int)p));
+}
+
+/* internal.h: DequantizeLinear's output type: output_dtype (opset 23) or
+ * the scale's type (float for a double scale); -1 after reporting */
+int imp_dq_out_dtype(struct importer *im, const struct tensor *s)
+{
+	int64_t o = imp_attr_i(im->node, "output_dtype", 0);
+	if (o == DT_FLOAT || o == DT_FLOAT16 || o == DT_BFLOAT16)
+		return (int)o;
+	if (o != 0)
+		return imp_op_err(im, "output_dtype must be float, float16 or bfloat16, not %s", imp_dt_name((int)o));
+	if (s->dtype == DT_FLOAT8E8M0)
+		return imp_op_err(im, "output_dtype is required with the float8e8m0 scale \"%s\"", s->name);
+	return s->dtype == DT_DOUBLE ? DT_FLOAT : s->dtype;
+}
+
+/* Float value v computed in ONNX type dt: rounded to it and back to
+ * float (nothing for float). */
+static struct value in_precision(struct importer *im, struct value v, int dt, const char *name)
+{
+	if (dt == DT_FLOAT)
+		return v;
+	v = imp_b_convert(im, v, imp_dt_elem(dt), imp_dname(im, name, imp_dt_name(dt)));
+	return imp_b_convert(im, v, EK_FLOAT, imp_dname(im, name, "float"));
+}
+
+/* internal.h: x / s (rounded and clipped for integers) + z, converted;
+ * the division in `precision` */
 int imp_quantize_narrow(struct importer *im, int dtype)
 {
 	struct tensor *x = imp_in_req(im, 0), *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
 	struct qlayout l;
 	if (!x || !s || !imp_float_input(im, x) || read_layout(im, x, s, &l))
 		return -1;
-	if (!narrow(dtype) && dtype != DT_UINT8 && dtype != DT_INT8)
+	if ((!narrow(dtype) && dtype != DT_UINT8 && dtype != DT_INT8) || dtype == DT_FLOAT8E8M0)
 		return imp_op_err(im, "quantizing to %s is not supported", imp_dt_name(dtype));
 	if (z && z->dtype != dtype)
 		return imp_op_err(im, "zero point \"%s\" is %s but the output is %s", z->name, imp_dt_name(z->dtype),
 				  imp_dt_name(dtype));
-	if (!imp_dt_is_float(s->dtype))
-		return imp_op_err(im, "scale \"%s\" must be floating point, not %s", s->name, imp_dt_name(s->dtype));
+	int prec = imp_q_precision(im);
+	if (prec < 0 || check_scale(im, s))
+		return -1;
 	bool sat = imp_attr_i(im->node, "saturate", 1) != 0;
 	if (!sat && !imp_dt_is_f8(dtype))
 		return imp_op_err(im, "saturate = 0 applies to float8 outputs only, not %s", imp_dt_name(dtype));
 	const char *name = imp_out_name(im, 0);
 	struct value v = imp_b_convert(im, imp_tval(im, x), EK_FLOAT, imp_dname(im, name, "x"));
-	v = imp_q_fbin(im, NK_Div, v, param_value(im, s, x, &l, imp_dname(im, name, "scale")), imp_dname(im, name, "scaled"));
-	if (!imp_dt_is_f8(dtype))
+	struct value sv = param_value(im, s, x, &l, imp_dname(im, name, "scale"));
+	v = in_precision(im, v, prec, imp_dname(im, name, "xp"));
+	sv = in_precision(im, sv, prec, imp_dname(im, name, "sp"));
+	v = in_precision(im, imp_q_fbin(im, NK_Div, v, sv, imp_dname(im, name, "scaled")), prec,
+			 imp_dname(im, name, "quot"));
+	if (!imp_dt_is_narrow(dtype) || int4(dtype))
 		v = imp_b_unary(im, NK_Round, imp_dname(im, name, "rounded"), v);
 	if (!zero_param(im, z))
 		v = imp_q_fbin(im, NK_Add, v, param_value(im, z, x, &l, imp_dname(im, name, "zp")), imp_dname(im, name, "shifted"));
 	if (!v.node)
 		return -1;
-	if (imp_dt_is_4bit(dtype)) { /* saturated (Cast would wrap) */
+	if (int4(dtype)) { /* saturated (Cast would wrap) */
 		v = imp_b_unary(im, NK_Clip, imp_dname(im, name, "clipped"), v);
 		if (!v.node)
 			return -1;
@@ -260,20 +368,26 @@ int imp_quantize_narrow(struct importer *im, int dtype)
 	return imp_set_out(im, 0, imp_b_node(im, NK_Quantize, name, &v, 1, imp_input_type(im, dtype, x->dims, x->rank)));
 }
 
-/* internal.h: (float(x) - z) * s, in the scale's float type */
+/* internal.h: (float(x) - z) * s in float32, the scale first rounded to
+ * the output type, the product then converted to it: the output type's
+ * multiplication wherever the float32 product is exact (8- and 4-bit
+ * data) */
 int imp_dequantize_narrow(struct importer *im)
 {
 	struct tensor *x = imp_in_req(im, 0), *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
 	struct qlayout l;
 	if (!x || !s || read_layout(im, x, s, &l))
 		return -1;
-	if (!narrow(x->dtype) && x->dtype != DT_UINT8 && x->dtype != DT_INT8 && x->dtype != DT_INT32)
-		return imp_op_err(im, "input must be an 8-bit, 4-bit, int32 or float8 type, not %s", imp_dt_name(x->dtype));
+	if ((!narrow(x->dtype) && x->dtype != DT_UINT8 && x->dtype != DT_INT8 && x->dtype != DT_INT32) ||
+	    x->dtype == DT_FLOAT8E8M0)
+		return imp_op_err(im, "input must be an 8-bit, 4-bit, int32, float8 or float4e2m1 type, not %s",
+				  imp_dt_name(x->dtype));
 	if (z && z->dtype != x->dtype)
 		return imp_op_err(im, "zero point \"%s\" is %s but the data is %s", z->name, imp_dt_name(z->dtype),
 				  imp_dt_name(x->dtype));
-	if (!imp_dt_is_float(s->dtype))
-		return imp_op_err(im, "scale \"%s\" must be floating point, not %s", s->name, imp_dt_name(s->dtype));
+	int out = check_scale(im, s) ? -1 : imp_dq_out_dtype(im, s);
+	if (out < 0)
+		return -1;
 	const char *name = imp_out_name(im, 0);
 	struct value v = data_value(im, x);
 	if (v.node && elem_is_quantized((enum elem_kind)val_type(v)->elem))
@@ -281,8 +395,8 @@ int imp_dequantize_narrow(struct importer *im)
 	v = imp_b_convert(im, v, EK_FLOAT, imp_dname(im, name, "real"));
 	if (!zero_param(im, z))
 		v = imp_q_fbin(im, NK_Sub, v, param_value(im, z, x, &l, imp_dname(im, name, "zp")), imp_dname(im, name, "centred"));
-	int out = s->dtype == DT_DOUBLE ? DT_FLOAT : s->dtype;
-	v = imp_q_fbin(im, NK_Mul, v, param_value(im, s, x, &l, imp_dname(im, name, "scale")),
-		   out == DT_FLOAT ? name : imp_dname(im, name, "f"));
+	struct value sv = in_precision(im, param_value(im, s, x, &l, imp_dname(im, name, "scale")), out,
+				       imp_dname(im, name, "sr"));
+	v = imp_q_fbin(im, NK_Mul, v, sv, out == DT_FLOAT ? name : imp_dname(im, name, "f"));
 	return imp_set_out(im, 0, imp_b_convert(im, v, imp_dt_elem(out), name));
 }

@@ -312,11 +312,15 @@ int imp_op_quantize(struct importer *im, const onnx_node *n)
 	struct tensor *x = imp_in_req(im, 0), *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
 	if (!x || !s || !imp_float_input(im, x))
 		return -1;
-	int64_t precision = imp_attr_i(n, "precision", 0);
-	if (precision != 0 && precision != DT_FLOAT)
-		return imp_op_err(im, "precision %s is not supported (the division is float32)", imp_dt_name((int)precision));
-	int odt = z ? z->dtype : (int)imp_attr_i(n, "output_dtype", DT_UINT8);
-	if (imp_q_narrow(odt, n))
+	int prec = imp_q_precision(im);
+	if (prec < 0)
+		return -1;
+	int64_t attr_dt = imp_attr_i(n, "output_dtype", 0);
+	if (z && attr_dt && attr_dt != z->dtype)
+		return imp_op_err(im, "output_dtype %s does not match the zero point \"%s\" of %s",
+				  imp_dt_name((int)attr_dt), z->name, imp_dt_name(z->dtype));
+	int odt = z ? z->dtype : attr_dt ? (int)attr_dt : DT_UINT8;
+	if (imp_q_narrow(odt, n) || imp_q_float_path(s->dtype, prec))
 		return imp_quantize_narrow(im, odt);
 	if (imp_attr_i(n, "saturate", 1) != 1)
 		return imp_op_err(im, "saturate = 0 is not supported");
@@ -369,7 +373,13 @@ int imp_op_dequantize(struct importer *im, const onnx_node *n)
 	struct qparams q;
 	if (!x)
 		return -1;
-	if (imp_q_narrow(x->dtype, n))
+	struct tensor *s = imp_in_req(im, 1), *z = imp_in_opt(im, 2);
+	int out = s ? imp_dq_out_dtype(im, s) : -1;
+	if (out < 0)
+		return -1;
+	/* parameters computed at run time: float arithmetic, as blocked */
+	bool runtime = !s->known || (z && !z->known);
+	if (imp_q_narrow(x->dtype, n) || imp_q_float_path(s->dtype, out) || (runtime && int_dtype_ok(x->dtype)))
 		return imp_dequantize_narrow(im);
 	if (!int_dtype_ok(x->dtype))
 		return imp_op_err(im, "input must be int8, uint8 or int32, not %s", imp_dt_name(x->dtype));

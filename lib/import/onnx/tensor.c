@@ -25,7 +25,8 @@ size_t imp_dt_size(int dtype)
 	switch (dtype) {
 	case DT_UINT8: case DT_INT8: case DT_BOOL: return 1;
 	case DT_FLOAT8E4M3FN: case DT_FLOAT8E4M3FNUZ: case DT_FLOAT8E5M2: case DT_FLOAT8E5M2FNUZ: return 1;
-	case DT_UINT4: case DT_INT4: return 1; /* unpacked */
+	case DT_FLOAT8E8M0: return 1;
+	case DT_UINT4: case DT_INT4: case DT_FLOAT4E2M1: return 1; /* unpacked */
 	case DT_UINT16: case DT_INT16: case DT_FLOAT16: case DT_BFLOAT16: return 2;
 	case DT_FLOAT: case DT_INT32: case DT_UINT32: return 4;
 	case DT_INT64: case DT_UINT64: case DT_DOUBLE: return 8;
@@ -39,7 +40,7 @@ const char *imp_dt_name(int dtype)
 					    "int32", "int64", "string", "bool", "float16", "double",
 					    "uint32", "uint64", "complex64", "complex128", "bfloat16",
 					    "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz", "uint4",
-					    "int4", "float4e2m1", "float8e8m0"};
+					    "int4", "float4e2m1", "float8e8m0", "uint2", "int2"};
 	return dtype >= 0 && dtype < (int)GLOW_ARRAY_SIZE(names) ? names[dtype] : "unknown";
 }
 
@@ -48,8 +49,12 @@ bool imp_dt_is_float(int dtype)
 	return dtype == DT_FLOAT || dtype == DT_FLOAT16 || dtype == DT_BFLOAT16 || dtype == DT_DOUBLE;
 }
 
-bool imp_dt_is_f8(int dtype) { return dtype >= DT_FLOAT8E4M3FN && dtype <= DT_FLOAT8E5M2FNUZ; }
-bool imp_dt_is_4bit(int dtype) { return dtype == DT_UINT4 || dtype == DT_INT4; }
+bool imp_dt_is_f8(int dtype)
+{
+	return (dtype >= DT_FLOAT8E4M3FN && dtype <= DT_FLOAT8E5M2FNUZ) || dtype == DT_FLOAT8E8M0;
+}
+bool imp_dt_is_4bit(int dtype) { return dtype == DT_UINT4 || dtype == DT_INT4 || dtype == DT_FLOAT4E2M1; }
+bool imp_dt_is_narrow(int dtype) { return imp_dt_is_f8(dtype) || imp_dt_is_4bit(dtype); }
 
 bool imp_dt_is_int(int dtype)
 {
@@ -75,6 +80,8 @@ int imp_dt_elem(int dtype)
 	case DT_FLOAT8E5M2FNUZ: return EK_F8E5M2FNUZ;
 	case DT_INT4: return EK_I4;
 	case DT_UINT4: return EK_U4;
+	case DT_FLOAT4E2M1: return EK_F4E2M1;
+	case DT_FLOAT8E8M0: return EK_F8E8M0;
 	default: return -1;
 	}
 }
@@ -154,6 +161,8 @@ static void store(int dtype, uint8_t *p, int64_t i, double f, bool from_float)
 	case DT_FLOAT8E4M3FN: case DT_FLOAT8E4M3FNUZ: case DT_FLOAT8E5M2: case DT_FLOAT8E5M2FNUZ:
 		p[0] = sc_f2f8((float)f, dtype - DT_FLOAT8E4M3FN, 1);
 		break;
+	case DT_FLOAT4E2M1: p[0] = sc_f2f4((float)f); break;
+	case DT_FLOAT8E8M0: p[0] = sc_f2e8m0((float)f, 1, SC_E8M0_UP); break;
 	default: unreachable("store: no data for this element type");
 	}
 }
@@ -182,6 +191,8 @@ static double load_f(int dtype, const uint8_t *p)
 	case DT_BFLOAT16: { uint16_t v; memcpy(&v, p, 2); return bf16_to_float(v); }
 	case DT_FLOAT8E4M3FN: case DT_FLOAT8E4M3FNUZ: case DT_FLOAT8E5M2: case DT_FLOAT8E5M2FNUZ:
 		return sc_f82f(p[0], dtype - DT_FLOAT8E4M3FN);
+	case DT_FLOAT4E2M1: return sc_f42f(p[0]);
+	case DT_FLOAT8E8M0: return sc_e8m02f(p[0]);
 	default: return (double)load_i(dtype, p);
 	}
 }
@@ -229,7 +240,8 @@ static const void *t_values(struct importer *im, struct tensor *t, bool ints)
 	int64_t *iv = ints ? arena_alloc(&im->scratch, (n + 1) * sizeof *iv) : NULL;
 	double *fv = ints ? NULL : arena_alloc(&im->scratch, (n + 1) * sizeof *fv);
 	size_t es = imp_dt_size(t->dtype);
-	bool fl = imp_dt_is_float(t->dtype);
+	/* real values: the float types, and the float formats held as bits */
+	bool fl = imp_dt_is_float(t->dtype) || imp_dt_is_f8(t->dtype) || t->dtype == DT_FLOAT4E2M1;
 	for (uint64_t k = 0; k < n; k++) {
 		if (!ints)
 			fv[k] = t->splat ? (fl ? t->splat_f : (double)t->splat_i) : load_f(t->dtype, t->raw + k * es);

@@ -43,6 +43,8 @@ const char *tio_dtype_name(int dtype)
 	case TIO_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
 	case TIO_UINT4: return "uint4";
 	case TIO_INT4: return "int4";
+	case TIO_FLOAT4E2M1: return "float4e2m1";
+	case TIO_FLOAT8E8M0: return "float8e8m0";
 	default: return "unknown";
 	}
 }
@@ -52,7 +54,8 @@ size_t tio_dtype_size(int dtype)
 	switch (dtype) {
 	case TIO_UINT8: case TIO_INT8: case TIO_BOOL: return 1;
 	case TIO_FLOAT8E4M3FN: case TIO_FLOAT8E4M3FNUZ: case TIO_FLOAT8E5M2: case TIO_FLOAT8E5M2FNUZ: return 1;
-	case TIO_UINT4: case TIO_INT4: return 1; /* in memory: one per byte */
+	case TIO_UINT4: case TIO_INT4: case TIO_FLOAT4E2M1: return 1; /* in memory: one per byte */
+	case TIO_FLOAT8E8M0: return 1;
 	case TIO_INT16: case TIO_FLOAT16: case TIO_BFLOAT16: return 2;
 	case TIO_FLOAT: case TIO_INT32: return 4;
 	case TIO_INT64: case TIO_DOUBLE: return 8;
@@ -70,20 +73,21 @@ static const signed char dtype_of[EK_COUNT] = {
 	[EK_F8E4M3FN] = TIO_FLOAT8E4M3FN, [EK_F8E4M3FNUZ] = TIO_FLOAT8E4M3FNUZ,
 	[EK_F8E5M2] = TIO_FLOAT8E5M2, [EK_F8E5M2FNUZ] = TIO_FLOAT8E5M2FNUZ,
 	[EK_U4] = TIO_UINT4, [EK_I4] = TIO_INT4,
+	[EK_F4E2M1] = TIO_FLOAT4E2M1, [EK_F8E8M0] = TIO_FLOAT8E8M0,
 };
 
 /* The 8-bit integer type that holds dtype's elements in a .npy file (and
- * binds to its buffers): int8 for int4, uint8 for uint4 and the float8
- * types; dtype itself for the others. */
+ * binds to its buffers): int8 for int4, uint8 for uint4, float4e2m1 and
+ * the float8 types; dtype itself for the others. */
 static int npy_storage(int dtype)
 {
 	if (dtype == TIO_INT4)
 		return TIO_INT8;
-	return dtype >= TIO_FLOAT8E4M3FN && dtype <= TIO_UINT4 ? TIO_UINT8 : dtype;
+	return dtype >= TIO_FLOAT8E4M3FN && dtype <= TIO_FLOAT8E8M0 ? TIO_UINT8 : dtype;
 }
 
 /* 4-bit types: bytes of n packed elements */
-static bool is_4bit(int dtype) { return dtype == TIO_INT4 || dtype == TIO_UINT4; }
+static bool is_4bit(int dtype) { return dtype == TIO_INT4 || dtype == TIO_UINT4 || dtype == TIO_FLOAT4E2M1; }
 
 void tio_unpack4(const uint8_t *b, uint64_t n, bool is_signed, uint8_t *out)
 {
@@ -460,7 +464,7 @@ const char *tio_mismatch(const struct tio_tensor *t, const struct type *ty, char
 		same = t->dims[i] == ty->dims[i];
 	char tb[160];
 	if (same && t->dtype != want && t->dtype == npy_storage(want) && is_4bit(want)) {
-		int lo = want == TIO_INT4 ? -8 : 0, hi = want == TIO_INT4 ? 7 : 15;
+		int lo = want == TIO_INT4 ? -8 : 0, hi = want == TIO_INT4 ? 7 : 15; /* float4e2m1: its codes */
 		for (uint64_t i = 0; i < t->numel; i++) {
 			int v = want == TIO_INT4 ? (int8_t)t->data[i] : t->data[i];
 			if (v < lo || v > hi) {

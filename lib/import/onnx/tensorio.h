@@ -18,7 +18,9 @@
  * per int32_data value). NumPy has none of them: a .npy file holds a float8
  * kind's bits as uint8 (|u1), u4 as uint8 and i4 as int8 (|i1), and a
  * uint8 or int8 tensor (either file format) binds to such a buffer, 4-bit
- * values range checked.
+ * values range checked. f4e2m1 and f8e8m0 are FLOAT4E2M1 (23, packed like
+ * the 4-bit integers, its 4-bit code per element) and FLOAT8E8M0 (24, one
+ * byte): in .npy files their codes as uint8, f4e2m1's range checked.
  *
  * This lives beside the ONNX importer because .pb files are decoded with
  * the protobuf-c code generated from onnx.proto. Nothing here exits; errors
@@ -51,6 +53,8 @@ enum tio_dtype {
 	TIO_FLOAT8E5M2FNUZ = 20,
 	TIO_UINT4 = 21,
 	TIO_INT4 = 22,
+	TIO_FLOAT4E2M1 = 23,
+	TIO_FLOAT8E8M0 = 24,
 };
 
 /* A tensor read from a file. data holds numel * tio_dtype_size bytes

@@ -9,7 +9,8 @@ Each case is written as CASE/model.onnx; then ort-make-case.mjs (from
 ../shared/tools, with ORT_PREFIX naming an onnxruntime-node 1.30 install)
 makes CASE/test_data_set_0 (seeded random inputs, onnxruntime's outputs)
 and CASE/data.json. The suite (test/onnx, folder 'new') runs the committed
-files; this script only regenerates them. ONNX 1.12's checker does not
+files; this script only regenerates them (its helpers are casekit.py's,
+the cases of the narrow element types cases_narrow.py's). ONNX 1.12's checker does not
 know opsets past 17, so the models are not checked here: onnxruntime
 loading them is the check.
 """
@@ -23,45 +24,13 @@ import tempfile
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-TOOL = os.environ.get("ORT_MAKE_CASE", os.path.join(HERE, "../../../../shared/tools/ort-make-case.mjs"))
-
-F = TensorProto.FLOAT
-I64 = TensorProto.INT64
-
-
-def vi(name, dtype, dims):
-    return helper.make_tensor_value_info(name, dtype, dims)
-
-
-def i64(name, values):
-    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
-
-
-def f32(name, values):
-    return numpy_helper.from_array(np.array(values, dtype=np.float32), name)
-
-
-def model(nodes, inputs, outputs, opset, inits=()):
-    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="make_cases.py")
-    m.ir_version = 8
-    return m
-
-
-def op_case(op, ins, outs, inputs, outputs, opset, inits=(), /, **attrs):
-    """The model of most cases: one node op with attributes attrs, reading
-    ins and writing outs (names; "" for an absent optional one), in a graph
-    with the value infos inputs and outputs and the initializers inits."""
-    return model([helper.make_node(op, ins, outs, **attrs)], inputs, outputs, opset, inits)
-
-
-CASES = {}
-
-
-def case(fn):
-    CASES[fn.__name__] = fn
-    return fn
+# the shared helpers and the registry in casekit.py; the narrow element
+# types' cases (issue 15) in cases_narrow.py, which registers them on import
+# (no __pycache__ in the case folder: the suite reads its subfolders)
+sys.dont_write_bytecode = True
+from casekit import (CASES, F, HERE, I64, TOOL, case, f32, i64, model, op_case,  # noqa: E402,F401
+                     ort_outputs, vi, write_reference_case)
+import cases_narrow  # noqa: E402,F401
 
 
 @case
@@ -608,147 +577,6 @@ def swish24_alpha():
     return model([n, n2], [vi("x", F, [3, 4])], [vi("y", F, [3, 4]), vi("z", F, [3, 4])], 24)
 
 
-# ---- float8 and int4/uint4 (issue 15): graph inputs and outputs stay
-# float/int32 (the runner's types); the new types live inside the model ----
-
-F8 = {"e4m3fn": 17, "e4m3fnuz": 18, "e5m2": 19, "e5m2fnuz": 20}
-U4, I4 = 21, 22
-
-
-def raw_tensor(name, dtype, dims, raw=None, int32=None):
-    """A TensorProto of a type ONNX 1.12's helpers do not know: raw_data
-    bytes (4-bit values already packed) or int32_data values."""
-    t = TensorProto()
-    t.name, t.data_type = name, dtype
-    t.dims.extend(dims)
-    if raw is not None:
-        t.raw_data = bytes(raw)
-    else:
-        t.int32_data.extend(int32)
-    return t
-
-
-def pack4(values):
-    """4-bit values two per byte, the first in the low nibble (onnx.proto)."""
-    v = [x & 0xF for x in values] + ([0] if len(values) % 2 else [])
-    return [v[i] | v[i + 1] << 4 for i in range(0, len(v), 2)]
-
-
-def f8_inputs():
-    """Edge values of the four formats (halfway points, the largest finite
-    values and past them, subnormals, infinities, NaN, signed zeros) and
-    seeded random values over their ranges."""
-    edges = [0.0, -0.0, 1.0, -1.5, 0.3, 448, 464, 470, 480, 500, -464, -470, 240, 248, 250, 256, 57344, 61440,
-             61441, 65536, 1e9, -1e9, np.inf, -np.inf, np.nan, 2.0**-9, 2.0**-10, 3 * 2.0**-11, -2.0**-10,
-             -2.0**-11, -2.0**-12, 2.0**-16, 2.0**-17, 3 * 2.0**-18, -2.0**-17, -2.0**-18, 1.0625, 1.1875,
-             -0.0234375, 100.5, 3.14159]
-    rng = np.random.default_rng(15)
-    rand = rng.standard_normal(87) * np.exp2(rng.integers(-14, 16, 87))
-    return np.array(edges + list(rand), dtype=np.float32)
-
-
-@case
-def cast19_float8():
-    nodes, outs = [], []
-    for name, dt in F8.items():
-        for sat in (1, 0):
-            o = "%s_%s" % (name, "sat" if sat else "nosat")
-            nodes += [helper.make_node("Cast", ["x"], [o + "_8"], to=dt, saturate=sat),
-                      helper.make_node("Cast", [o + "_8"], [o], to=F)]
-            outs.append(vi(o, F, [128]))
-    return model(nodes, [vi("x", F, [128])], outs, 19), [f8_inputs()]
-
-
-@case
-def castlike19_float8():
-    like = raw_tensor("like", F8["e5m2"], [1], raw=[0])
-    nodes = [helper.make_node("CastLike", ["x", "like"], ["x8"]),
-             helper.make_node("Cast", ["x8"], ["y"], to=F),
-             helper.make_node("Cast", ["x8"], ["i"], to=TensorProto.INT32),
-             helper.make_node("Cast", ["x8"], ["h"], to=F8["e4m3fn"]),
-             helper.make_node("Cast", ["h"], ["z"], to=F)]
-    return model(nodes, [vi("x", F, [16])], [vi("y", F, [16]), vi("i", TensorProto.INT32, [16]), vi("z", F, [16])],
-                 19, [like]), [np.array([0, -0.0, 0.7, -2.5, 3.5, 100, 1000, -1000, 30000, 60000, 1e6, -np.inf,
-                                         0.01, 7.9, -7.9, 448], dtype=np.float32)]
-
-
-@case
-def cast21_int4():
-    nodes = [helper.make_node("Cast", ["x"], ["x4"], to=I4), helper.make_node("Cast", ["x4"], ["a"], to=F),
-             helper.make_node("Cast", ["x"], ["u4"], to=U4), helper.make_node("Cast", ["u4"], ["b"], to=F),
-             helper.make_node("Cast", ["n"], ["n4"], to=I4), helper.make_node("Cast", ["n4"], ["c"], to=TensorProto.INT32)]
-    x = np.concatenate([np.arange(-9.5, 16.75, 0.25), [np.nan, np.inf, -np.inf, -0.0]]).astype(np.float32)
-    n = np.arange(-20, 21, dtype=np.int32)
-    return model(nodes, [vi("x", F, [len(x)]), vi("n", TensorProto.INT32, [len(n)])],
-                 [vi("a", F, [len(x)]), vi("b", F, [len(x)]), vi("c", TensorProto.INT32, [len(n)])], 21), [x, n]
-
-
-@case
-def qdq19_float8():
-    s = f32("s", 0.05)
-    sa = f32("sa", [0.5, 1, 2, 4, 8, 0.01])
-    z8 = raw_tensor("z8", F8["e4m3fn"], [], raw=[0])
-    z5 = raw_tensor("z5", F8["e5m2"], [6], raw=[0] * 6)
-    zu = raw_tensor("zu", F8["e4m3fnuz"], [], raw=[0])
-    nodes = [helper.make_node("QuantizeLinear", ["x", "s", "z8"], ["q1"]),
-             helper.make_node("DequantizeLinear", ["q1", "s", "z8"], ["y1"]),
-             helper.make_node("QuantizeLinear", ["x", "sa", "z5"], ["q2"], axis=1),
-             helper.make_node("DequantizeLinear", ["q2", "sa", "z5"], ["y2"], axis=1),
-             helper.make_node("QuantizeLinear", ["x", "s", "zu"], ["q3"], saturate=0),
-             helper.make_node("DequantizeLinear", ["q3", "s", "zu"], ["y3"])]
-    return model(nodes, [vi("x", F, [4, 6])], [vi("y1", F, [4, 6]), vi("y2", F, [4, 6]), vi("y3", F, [4, 6])], 19,
-                 [s, sa, z8, z5, zu]), [np.array(np.linspace(-30, 30, 24).reshape(4, 6), dtype=np.float32)]
-
-
-@case
-def qdq21_int4_blocked():
-    sa = f32("sa", [0.1, 0.2, 0.5, 1.0])
-    za = raw_tensor("za", I4, [4], raw=pack4([-1, 0, 2, -3]))
-    sb = f32("sb", np.array([0.1, 0.3, 0.05, 0.2, 0.5, 1, 0.7, 0.2, 0.1, 0.25, 0.125, 2], dtype=np.float32).reshape(4, 3))
-    zb = raw_tensor("zb", U4, [4, 3], int32=pack4([8, 7, 0, 15, 3, 9, 8, 8, 1, 2, 14, 5]))
-    sc = f32("sc", np.array([0.01, 0.02, 0.05, 0.03, 0.04, 0.1, 0.02, 0.01], dtype=np.float32).reshape(4, 2))
-    zc = numpy_helper.from_array(np.array([[128, 100], [0, 255], [30, 140], [128, 128]], dtype=np.uint8), "zc")
-    nodes = [helper.make_node("QuantizeLinear", ["x", "sa", "za"], ["qa"], axis=0),
-             helper.make_node("DequantizeLinear", ["qa", "sa", "za"], ["ya"], axis=0),
-             helper.make_node("QuantizeLinear", ["x", "sb", "zb"], ["qb"], axis=1, block_size=3),
-             helper.make_node("DequantizeLinear", ["qb", "sb", "zb"], ["yb"], axis=1, block_size=3),
-             helper.make_node("QuantizeLinear", ["x", "sc", "zc"], ["qc"], axis=-1, block_size=4),
-             helper.make_node("DequantizeLinear", ["qc", "sc", "zc"], ["yc"], axis=-1, block_size=4)]
-    return model(nodes, [vi("x", F, [4, 8])], [vi("ya", F, [4, 8]), vi("yb", F, [4, 8]), vi("yc", F, [4, 8])], 21,
-                 [sa, za, sb, zb, sc, zc]), [np.array(np.linspace(-3, 3, 32).reshape(4, 8), dtype=np.float32)]
-
-
-@case
-def dq21_int4_weights():
-    w = raw_tensor("w", I4, [5, 3], raw=pack4([-8, -7, -1, 0, 1, 2, 3, 4, 5, 6, 7, -2, -3, -4, -5]))
-    sw = f32("sw", [0.5, 0.25, 0.125])
-    zw = raw_tensor("zw", I4, [3], raw=pack4([1, -1, 0]))
-    w8 = raw_tensor("w8", F8["e5m2"], [3], int32=[0x3C, 0xC2, 0x01])
-    s8 = f32("s8", 0.5)
-    nodes = [helper.make_node("DequantizeLinear", ["w", "sw", "zw"], ["wf"], axis=1),
-             helper.make_node("Add", ["x", "wf"], ["y"]),
-             helper.make_node("DequantizeLinear", ["w8", "s8"], ["bf"]),
-             helper.make_node("Add", ["y", "bf"], ["z"])]
-    # an Add, not a MatMul: onnxruntime fuses DequantizeLinear(int4) and
-    # MatMul into MatMulNBits, whose result is 0.4% off the exact product
-    return model(nodes, [vi("x", F, [5, 3])], [vi("z", F, [5, 3])], 21, [w, sw, zw, w8, s8])
-
-
-@case
-def dq21_uint8_blocked_cast_float8():
-    """uint8 initializers (no graph kind of their own) dequantized blocked
-    and cast to float8 and back."""
-    w = numpy_helper.from_array(np.array([[0, 10, 200, 255], [128, 129, 3, 4]], dtype=np.uint8), "w")
-    s = f32("s", np.array([[0.5, 1], [2, 4]], dtype=np.float32))
-    z = numpy_helper.from_array(np.array([[128, 0], [10, 255]], dtype=np.uint8), "z")
-    nodes = [helper.make_node("DequantizeLinear", ["w", "s", "z"], ["wf"], axis=1, block_size=2),
-             helper.make_node("Cast", ["w"], ["w8"], to=F8["e5m2"]),
-             helper.make_node("Cast", ["w8"], ["wb"], to=F),
-             helper.make_node("Add", ["x", "wf"], ["y"]),
-             helper.make_node("Add", ["y", "wb"], ["o"])]
-    return model(nodes, [vi("x", F, [2, 4])], [vi("o", F, [2, 4])], 21, [w, s, z])
-
-
 def np_cumprod(x, axis, exclusive=0, reverse=0):
     """ONNX CumProd by numpy's cumprod: reverse by flips, exclusive by
     shifting in a 1."""
@@ -826,42 +654,6 @@ def cumprod26():
     m = model(nodes, [vi("x", F, [3, 5]), vi("n", I64, [2, 4])],
               [vi(o, F, [3, 5]) for o, _, _, _ in modes] + [vi("e", I64, [2, 4])], 26, inits)
     return m, [x, n], outs
-
-
-def ort_outputs(m, inputs):
-    """onnxruntime's outputs of model m on the given inputs (through
-    ort-make-case.mjs, in a temporary folder)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        path, ins, out = os.path.join(tmp, "model.onnx"), os.path.join(tmp, "in"), os.path.join(tmp, "out")
-        os.makedirs(ins)
-        with open(path, "wb") as f:
-            f.write(m.SerializeToString())
-        for i, a in enumerate(inputs):
-            with open(os.path.join(ins, "input_%d.pb" % i), "wb") as f:
-                f.write(numpy_helper.from_array(a, m.graph.input[i].name).SerializeToString())
-        subprocess.run(["node", TOOL, path, out, "--inputs", ins], check=True, env=dict(os.environ))
-        res = []
-        for i in range(len(m.graph.output)):
-            t = TensorProto()
-            with open(os.path.join(out, "test_data_set_0", "output_%d.pb" % i), "rb") as f:
-                t.ParseFromString(f.read())
-            res.append(numpy_helper.to_array(t))
-        return res
-
-
-def write_reference_case(d, m, inputs, outputs, reference=None):
-    """CASE/test_data_set_0 and data.json from given inputs and expected
-    outputs (numpy's), for operators onnxruntime does not implement."""
-    ds = os.path.join(d, "test_data_set_0")
-    os.makedirs(ds, exist_ok=True)
-    for kind, vals, infos in (("input", inputs, m.graph.input), ("output", outputs, m.graph.output)):
-        for i, a in enumerate(vals):
-            with open(os.path.join(ds, "%s_%d.pb" % (kind, i)), "wb") as f:
-                f.write(numpy_helper.from_array(np.asarray(a), infos[i].name).SerializeToString())
-    with open(os.path.join(d, "data.json"), "w") as f:
-        json.dump({"atol": 1e-5, "reference": reference or "numpy %s" % np.__version__, "rtol": 1e-3,
-                   "source": "model.onnx"}, f, sort_keys=True)
-        f.write("\n")
 
 
 def main(names):
