@@ -144,7 +144,7 @@ enum ocl_elems {
 	OCL_EL_NONE,         /* no node kind (Instrs.def names none): unsupported */
 	OCL_EL_FLOAT,        /* float everywhere */
 	OCL_EL_FLOAT_ARGMAX, /* float; the second result may be an index (an argmax, compiled when unused) */
-	OCL_EL_FLOAT_PRED,   /* float; the result may be bool (an elementwise comparison) */
+	OCL_EL_EW,           /* an elementwise kind: as ocl_ew_elems_ok says (float, int32, int64, bool) */
 	OCL_EL_ANY,          /* any element kind, moved bit for bit */
 };
 
@@ -184,9 +184,18 @@ enum ocl_elems ocl_node_elems(unsigned kind);
  * o. Returns the number of problems. */
 unsigned ocl_table_check(const struct ocl_row *rows, const struct ocl_node_row *nodes, struct ostream *o);
 
-/* Whether elementwise instruction kind `kind` has a Real row of EW.def
- * that OpenCL C states (no function it lacks). */
+/* Whether elementwise instruction kind `kind` has a Real or Int column of
+ * EW.def that OpenCL C states (no function it lacks; ocl_gen_ew.c). */
 bool ocl_ew_kind_ok(unsigned kind);
+/* Whether the elementwise kernel computes instruction kind `kind` on
+ * element kinds elems[0..nelems) (Dest, then the operands): float operands
+ * by the Real column, int32, int64 or bool ones by the Int column, all
+ * operands of one kind and Dest of theirs (bool for a comparison), where
+ * that column is one OpenCL C states. */
+bool ocl_ew_elems_ok(unsigned kind, const enum elem_kind *elems, unsigned nelems);
+/* The elementwise instruction kind of graph node kind `nk` that the
+ * graph side answers for (OCL_EL_EW), IK_COUNT if none. */
+unsigned ocl_node_ew_kind(unsigned nk);
 /* Whether the generator handles instruction `in` (shapes and kinds). */
 bool ocl_gen_supports(const struct ir_instr *in);
 
@@ -254,6 +263,10 @@ enum {
  * elements of any size OpenCL has an unsigned type of; arg: OCL_MOVE_*. */
 ocl_gen_fn ocl_gen_move;
 ocl_supports_fn ocl_sup_move;
+/* select (Dest = Cond ? LHS : RHS, a bool Cond, elements of any such size
+ * moved bit for bit), also in ocl_gen_move.c */
+ocl_gen_fn ocl_gen_select;
+ocl_supports_fn ocl_sup_select;
 enum { OCL_MOVE_COPY, OCL_MOVE_TRANSPOSE, OCL_MOVE_EXTRACT, OCL_MOVE_INSERT, OCL_MOVE_COUNT };
 
 /* ocl_gen_igemm.c: a convolution of one group, fully connected layer or

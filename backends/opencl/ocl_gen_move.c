@@ -7,7 +7,9 @@
  * work-item per element moved, its row-major index split into coordinates
  * by constant divisions and recombined with the other side's constant
  * strides. One generator serves the four kinds: OclKernels.def's Arg picks
- * the body and the shape iterated (move_kinds).
+ * the body and the shape iterated (move_kinds). Select, which moves the
+ * element of either side as the condition says, is here too (its kernel a
+ * section of kernels/ocl_kernels.cl: its operands share one shape).
  */
 #include "backends/opencl/ocl.h"
 #include "support/util.h"
@@ -180,4 +182,27 @@ void ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	os_puts(m.o, "}\n");
 	ocl_src_section(g, "none");
 	ocl_launch_1d(l, g->gpu ? 256 : (m.rows ? 8 : 32), m.total);
+}
+
+bool ocl_sup_select(const struct ir_instr *in)
+{
+	const struct type *d = in->ops[0].val->type;
+	return in->ops[1].val->type->elem == EK_BOOL && utype(d) && in->ops[2].val->type->elem == d->elem &&
+	       in->ops[3].val->type->elem == d->elem;
+}
+
+void ocl_gen_select(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+{
+	(void)arg;
+	(void)relu;
+	const char *T = utype(in->ops[0].val->type);
+	uint64_t n = type_numel(in->ops[0].val->type);
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_ptr(g, "PD", T, in, 0);
+	ocl_src_ptr(g, "PC", "uchar", in, 1);
+	ocl_src_ptr(g, "PL", T, in, 2);
+	ocl_src_ptr(g, "PR", T, in, 3);
+	ocl_src_section(g, "select");
+	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
 }
