@@ -250,7 +250,7 @@ ocl_gen_fn ocl_gen_nothing, ocl_gen_ew, ocl_gen_conv, ocl_gen_pool, ocl_gen_gemm
  * OpenCL C states, float (a bool result for comparisons); float, source
  * and filter of rank 4; float matrices (rank 2); float, operand 1 an image
  * (rank 4, NHWC). */
-ocl_supports_fn ocl_sup_any, ocl_sup_float, ocl_sup_ew, ocl_sup_conv, ocl_sup_gemm, ocl_sup_image;
+ocl_supports_fn ocl_sup_any, ocl_sup_float, ocl_sup_ew, ocl_sup_conv, ocl_sup_gemm, ocl_sup_image, ocl_sup_splat;
 enum { OCL_POOL_MAX = 1 };
 enum {
 	OCL_MM_ATTRS = 1,      /* gemm's trans_a, trans_b, alpha, beta */
@@ -263,6 +263,9 @@ enum {
  * elements of any size OpenCL has an unsigned type of; arg: OCL_MOVE_*. */
 ocl_gen_fn ocl_gen_move;
 ocl_supports_fn ocl_sup_move;
+/* The unsigned OpenCL type of an element of t's size (uchar .. ulong),
+ * NULL if none: the kernels that move elements bit for bit use it. */
+const char *ocl_utype(const struct type *t);
 /* select (Dest = Cond ? LHS : RHS, a bool Cond, elements of any such size
  * moved bit for bit), also in ocl_gen_move.c */
 ocl_gen_fn ocl_gen_select;

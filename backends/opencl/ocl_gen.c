@@ -21,6 +21,7 @@
  * convolution filter OC x KH x KW x ICG into [KH][KW][ICG][OC], the
  * transposed B of a gemm into K x N.
  */
+#include "backends/interpreter/kern.h"
 #include "backends/opencl/ocl.h"
 #include "support/util.h"
 
@@ -334,15 +335,24 @@ void ocl_gen_lrn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, boo
 	launch_1d(g, l, type_numel(st));
 }
 
+bool ocl_sup_splat(const struct ir_instr *in) { return ocl_utype(in->ops[0].val->type) != NULL; }
+
+/* The value is stored once on the host by the interpreter's st_f (so every
+ * element kind rounds, saturates or wraps as there) and the kernel writes
+ * its bits. */
 void ocl_gen_splat(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	(void)arg;
 	(void)relu;
+	const struct type *t = in->ops[0].val->type;
+	uint64_t bits = 0; /* the element in its low bytes: hosts and devices are little-endian */
+	st_f(t, &bits, 0, ir_float(in, AN_value));
 	struct ocl_launch *l = ocl_src_begin(g, in);
-	uint64_t n = type_numel(in->ops[0].val->type);
+	uint64_t n = type_numel(t);
+	const char *T = ocl_utype(t);
 	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
-	ocl_src_define(g, "VALUE", "((float)%.9g)", ir_float(in, AN_value));
-	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_define(g, "VALUE", "((%s)%" PRIu64 "UL)", T, bits);
+	ocl_src_ptr(g, "PD", T, in, 0);
 	ocl_src_section(g, "splat");
 	launch_1d(g, l, n);
 }
