@@ -146,6 +146,7 @@ enum ocl_elems {
 	OCL_EL_FLOAT_ARGMAX, /* float; the second result may be an index (an argmax, compiled when unused) */
 	OCL_EL_EW,           /* an elementwise kind: as ocl_ew_elems_ok says (float, int32, int64, bool) */
 	OCL_EL_ANY,          /* any element kind, moved bit for bit */
+	OCL_EL_NUMERIC,      /* float, int32, int64 or bool, in any mix (convertto) */
 };
 
 /* One row of OclKernels.def (gen NULL: the kind has no row). */
@@ -193,6 +194,12 @@ bool ocl_ew_kind_ok(unsigned kind);
  * operands of one kind and Dest of theirs (bool for a comparison), where
  * that column is one OpenCL C states. */
 bool ocl_ew_elems_ok(unsigned kind, const enum elem_kind *elems, unsigned nelems);
+/* Whether element kind k is one the elementwise kernels and convertto
+ * compute on: float, int32, int64 or bool. */
+bool ocl_numeric_elem(unsigned k);
+/* convertto between float, int32, int64 and bool (ocl_gen_ew.c). */
+ocl_gen_fn ocl_gen_convert;
+ocl_supports_fn ocl_sup_convert;
 /* The elementwise instruction kind of graph node kind `nk` that the
  * graph side answers for (OCL_EL_EW), IK_COUNT if none. */
 unsigned ocl_node_ew_kind(unsigned nk);

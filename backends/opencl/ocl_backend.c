@@ -560,6 +560,12 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 		return true; /* data movement: elements of any kind, moved bit for bit */
 	if (el == OCL_EL_EW)
 		return ocl_ew_elems_ok(ocl_node_ew_kind(kind), elems, nelems);
+	if (el == OCL_EL_NUMERIC) {
+		for (unsigned i = 0; i < nelems; i++)
+			if (!ocl_numeric_elem(elems[i]))
+				return false;
+		return true;
+	}
 	for (unsigned i = 0; i < nelems; i++) {
 		if (elems[i] == EK_FLOAT)
 			continue;

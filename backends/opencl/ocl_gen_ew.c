@@ -11,6 +11,8 @@
  * (ocl_ew_elems_ok answers is_op_supported and the support test alike).
  * The kernel is the "ew" section of kernels/ocl_kernels.cl, specialized
  * on the element types (ET the computing type, A and B loaded as ET).
+ * convertto between the same four element kinds (EW.def leaves it to each
+ * backend) is here too: the "convert" section.
  */
 #include "backends/opencl/ocl.h"
 #include "ir/ew.h"
@@ -172,5 +174,55 @@ void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool
 	ocl_src_define(g, "EXPR", "(%s)", ostream_cstr(&e));
 	ostream_abort(&e);
 	ocl_src_section(g, "ew");
+	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
+}
+
+/* ---- convertto between float, int32, int64 and bool ---- */
+
+bool ocl_numeric_elem(unsigned k)
+{
+	enum ew_col col;
+	return ew_ctype(k, &col) != NULL;
+}
+
+bool ocl_sup_convert(const struct ir_instr *in)
+{
+	return ocl_numeric_elem(in->ops[0].val->type->elem) && ocl_numeric_elem(in->ops[1].val->type->elem);
+}
+
+/* How the "convert" section's CONV(x) turns a source element of kind s
+ * into one of kind d, as the interpreter's convertto does (k_ew.c): float
+ * to an integer truncated toward zero and saturated (NaN: 0; int64's top
+ * is the largest double below 2^63, as sat_to_i64 stores it), between
+ * integers exact and wrapped, to bool x != 0, from bool 0 or 1, an integer
+ * to float rounded to nearest. */
+static const char *convert_expr(unsigned d, unsigned s)
+{
+	if (d == s)
+		return "(x)";
+	if (d == EK_BOOL)
+		return s == EK_FLOAT ? "((uchar)((x) != 0.0f))" : "((uchar)((x) != 0))";
+	if (s == EK_FLOAT && d == EK_I32)
+		return "convert_int_sat_rtz(x)";
+	if (s == EK_FLOAT) /* int64 */
+		return "((x) >= 0x1p63f ? 9223372036854774784L : convert_long_sat_rtz(x))";
+	if (d == EK_FLOAT)
+		return "convert_float(x)";
+	return d == EK_I32 ? "((int)(x))" : "((long)(x))";
+}
+
+void ocl_gen_convert(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+{
+	(void)arg;
+	(void)relu;
+	unsigned d = in->ops[0].val->type->elem, s = in->ops[1].val->type->elem;
+	enum ew_col col;
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	uint64_t n = type_numel(in->ops[0].val->type);
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_ptr(g, "PD", ew_ctype(d, &col), in, 0);
+	ocl_src_ptr(g, "PS", ew_ctype(s, &col), in, 1);
+	ocl_src_define(g, "CONV(x)", "%s", convert_expr(d, s));
+	ocl_src_section(g, "convert");
 	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
 }

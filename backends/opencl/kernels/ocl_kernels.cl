@@ -107,6 +107,15 @@ __kernel void KNAME(ARGS)
 		PD[i] = VALUE;
 }
 
+//@ convert
+/* PD[i] = CONV(PS[i]) on N elements: convertto (ocl_gen_ew.c) */
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i < N)
+		PD[i] = CONV(PS[i]);
+}
+
 //@ select
 /* PD[i] = PC[i] ? PL[i] : PR[i] on N elements, moved bit for bit */
 __kernel void KNAME(ARGS)
