@@ -249,14 +249,16 @@ void ocl_src_act(struct ocl_gen *g, bool relu, bool vector);
 /* rounds n up to a multiple of m */
 static inline size_t ocl_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-/* The generators OclKernels.def names (ocl_gen.c): ocl_gen_pool's arg is
- * OCL_POOL_MAX or 0 (average), ocl_gen_gemm's OCL_MM_*. */
+/* The generators OclKernels.def names (ocl_gen.c; ocl_gen_ew in
+ * ocl_gen_ew.c): ocl_gen_pool's arg is OCL_POOL_MAX or 0 (average),
+ * ocl_gen_gemm's OCL_MM_*. */
 ocl_gen_fn ocl_gen_nothing, ocl_gen_ew, ocl_gen_conv, ocl_gen_pool, ocl_gen_gemm, ocl_gen_batchedadd, ocl_gen_softmax,
 	ocl_gen_lrn, ocl_gen_splat;
-/* Its support tests: any operands; float operands; an elementwise kind
- * OpenCL C states, float (a bool result for comparisons); float, source
- * and filter of rank 4; float matrices (rank 2); float, operand 1 an image
- * (rank 4, NHWC). */
+/* Its support tests: any operands; float operands; an elementwise kind on
+ * the element kinds ocl_ew_elems_ok admits; float, source and filter of
+ * rank 4; float matrices (rank 2); float, operand 1 an image (rank 4,
+ * NHWC); a splat of an element kind OpenCL has an unsigned type of the
+ * size of. */
 ocl_supports_fn ocl_sup_any, ocl_sup_float, ocl_sup_ew, ocl_sup_conv, ocl_sup_gemm, ocl_sup_image, ocl_sup_splat;
 enum { OCL_POOL_MAX = 1 };
 enum {
