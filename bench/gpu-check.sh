@@ -79,13 +79,13 @@ sys.path.insert(0, os.path.join(here, "test", "onnx"))
 sys.path.insert(0, os.path.join(here, "test", "opencl", "conformance"))
 sys.dont_write_bytecode = True
 import onnxcase
-from oclops import OPENCL_OPS
+from oclops import OPENCL_OPS, OPENCL_TYPES
 data = "/usr/share/libonnx-testdata/data"
 cases = []
 for folder, root in [(f, data) for f in ("node", "simple", "pytorch-converted", "pytorch-operator")] + [("new", os.path.join(here, "test", "onnx"))]:
     if os.path.isdir(os.path.join(root, folder)):
         cases += onnxcase.discover(root, [folder])
-cases = [c for c in cases if c.ops and all(t == "float32" for t in c.value_types()) and all(o in OPENCL_OPS for o in c.ops)]
+cases = [c for c in cases if c.ops and all(t in OPENCL_TYPES for t in c.value_types()) and all(o in OPENCL_OPS for o in c.ops)]
 first = {}  # per (folder, op type) the first case by name, as the lit suite runs them
 for c in cases:
     k = (c.folder, c.main_op())

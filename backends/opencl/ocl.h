@@ -144,8 +144,9 @@ enum ocl_elems {
 	OCL_EL_NONE,         /* no node kind (Instrs.def names none): unsupported */
 	OCL_EL_FLOAT,        /* float everywhere */
 	OCL_EL_FLOAT_ARGMAX, /* float; the second result may be an index (an argmax, compiled when unused) */
-	OCL_EL_FLOAT_PRED,   /* float; the result may be bool (an elementwise comparison) */
+	OCL_EL_EW,           /* an elementwise kind: as ocl_ew_elems_ok says (float, int32, int64, bool) */
 	OCL_EL_ANY,          /* any element kind, moved bit for bit */
+	OCL_EL_NUMERIC,      /* float, int32, int64 or bool, in any mix (convertto) */
 };
 
 /* One row of OclKernels.def (gen NULL: the kind has no row). */
@@ -184,9 +185,24 @@ enum ocl_elems ocl_node_elems(unsigned kind);
  * o. Returns the number of problems. */
 unsigned ocl_table_check(const struct ocl_row *rows, const struct ocl_node_row *nodes, struct ostream *o);
 
-/* Whether elementwise instruction kind `kind` has a Real row of EW.def
- * that OpenCL C states (no function it lacks). */
+/* Whether elementwise instruction kind `kind` has a Real or Int column of
+ * EW.def that OpenCL C states (no function it lacks; ocl_gen_ew.c). */
 bool ocl_ew_kind_ok(unsigned kind);
+/* Whether the elementwise kernel computes instruction kind `kind` on
+ * element kinds elems[0..nelems) (Dest, then the operands): float operands
+ * by the Real column, int32, int64 or bool ones by the Int column, all
+ * operands of one kind and Dest of theirs (bool for a comparison), where
+ * that column is one OpenCL C states. */
+bool ocl_ew_elems_ok(unsigned kind, const enum elem_kind *elems, unsigned nelems);
+/* Whether element kind k is one the elementwise kernels and convertto
+ * compute on: float, int32, int64 or bool. */
+bool ocl_numeric_elem(unsigned k);
+/* convertto between float, int32, int64 and bool (ocl_gen_ew.c). */
+ocl_gen_fn ocl_gen_convert;
+ocl_supports_fn ocl_sup_convert;
+/* The elementwise instruction kind of graph node kind `nk` that the
+ * graph side answers for (OCL_EL_EW), IK_COUNT if none. */
+unsigned ocl_node_ew_kind(unsigned nk);
 /* Whether the generator handles instruction `in` (shapes and kinds). */
 bool ocl_gen_supports(const struct ir_instr *in);
 
@@ -233,15 +249,17 @@ void ocl_src_act(struct ocl_gen *g, bool relu, bool vector);
 /* rounds n up to a multiple of m */
 static inline size_t ocl_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
 
-/* The generators OclKernels.def names (ocl_gen.c): ocl_gen_pool's arg is
- * OCL_POOL_MAX or 0 (average), ocl_gen_gemm's OCL_MM_*. */
+/* The generators OclKernels.def names (ocl_gen.c; ocl_gen_ew in
+ * ocl_gen_ew.c): ocl_gen_pool's arg is OCL_POOL_MAX or 0 (average),
+ * ocl_gen_gemm's OCL_MM_*. */
 ocl_gen_fn ocl_gen_nothing, ocl_gen_ew, ocl_gen_conv, ocl_gen_pool, ocl_gen_gemm, ocl_gen_batchedadd, ocl_gen_softmax,
 	ocl_gen_lrn, ocl_gen_splat;
-/* Its support tests: any operands; float operands; an elementwise kind
- * OpenCL C states, float (a bool result for comparisons); float, source
- * and filter of rank 4; float matrices (rank 2); float, operand 1 an image
- * (rank 4, NHWC). */
-ocl_supports_fn ocl_sup_any, ocl_sup_float, ocl_sup_ew, ocl_sup_conv, ocl_sup_gemm, ocl_sup_image;
+/* Its support tests: any operands; float operands; an elementwise kind on
+ * the element kinds ocl_ew_elems_ok admits; float, source and filter of
+ * rank 4; float matrices (rank 2); float, operand 1 an image (rank 4,
+ * NHWC); a splat of an element kind OpenCL has an unsigned type of the
+ * size of. */
+ocl_supports_fn ocl_sup_any, ocl_sup_float, ocl_sup_ew, ocl_sup_conv, ocl_sup_gemm, ocl_sup_image, ocl_sup_splat;
 enum { OCL_POOL_MAX = 1 };
 enum {
 	OCL_MM_ATTRS = 1,      /* gemm's trans_a, trans_b, alpha, beta */
@@ -254,6 +272,13 @@ enum {
  * elements of any size OpenCL has an unsigned type of; arg: OCL_MOVE_*. */
 ocl_gen_fn ocl_gen_move;
 ocl_supports_fn ocl_sup_move;
+/* The unsigned OpenCL type of an element of t's size (uchar .. ulong),
+ * NULL if none: the kernels that move elements bit for bit use it. */
+const char *ocl_utype(const struct type *t);
+/* select (Dest = Cond ? LHS : RHS, a bool Cond, elements of any such size
+ * moved bit for bit), also in ocl_gen_move.c */
+ocl_gen_fn ocl_gen_select;
+ocl_supports_fn ocl_sup_select;
 enum { OCL_MOVE_COPY, OCL_MOVE_TRANSPOSE, OCL_MOVE_EXTRACT, OCL_MOVE_INSERT, OCL_MOVE_COUNT };
 
 /* ocl_gen_igemm.c: a convolution of one group, fully connected layer or

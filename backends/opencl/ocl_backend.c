@@ -3,7 +3,8 @@
  *
  * Graph side: the node kinds whose instructions the generator compiles, as
  * OclKernels.def's rows state them (ocl_node_elems), on float data
- * (elementwise kinds: those whose EW.def Real row OpenCL C can state);
+ * (elementwise kinds: on float, int32, int64 or bool operands, where the
+ * EW.def column they select is one OpenCL C can state: ocl_gen_ew.c);
  * nothing is lowered by choice, so the lower stage lowers exactly what is
  * unsupported and check-supported reports the rest.
  *
@@ -557,13 +558,19 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 		return false;
 	if (el == OCL_EL_ANY)
 		return true; /* data movement: elements of any kind, moved bit for bit */
+	if (el == OCL_EL_EW)
+		return ocl_ew_elems_ok(ocl_node_ew_kind(kind), elems, nelems);
+	if (el == OCL_EL_NUMERIC) {
+		for (unsigned i = 0; i < nelems; i++)
+			if (!ocl_numeric_elem(elems[i]))
+				return false;
+		return true;
+	}
 	for (unsigned i = 0; i < nelems; i++) {
 		if (elems[i] == EK_FLOAT)
 			continue;
 		if (el == OCL_EL_FLOAT_ARGMAX && i == 1 && (elems[i] == EK_INDEX64 || elems[i] == EK_INDEX32))
 			continue; /* the argmax result: compiled when unused */
-		if (el == OCL_EL_FLOAT_PRED && i == 0 && elems[i] == EK_BOOL)
-			continue;
 		return false;
 	}
 	return true;

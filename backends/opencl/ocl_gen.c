@@ -21,8 +21,8 @@
  * convolution filter OC x KH x KW x ICG into [KH][KW][ICG][OC], the
  * transposed B of a gemm into K x N.
  */
+#include "backends/interpreter/kern.h"
 #include "backends/opencl/ocl.h"
-#include "ir/ew.h"
 #include "support/util.h"
 
 #include <inttypes.h>
@@ -89,112 +89,6 @@ void ocl_gen_nothing(struct ocl_gen *g, const struct ir_instr *in, unsigned arg,
 	(void)relu;
 }
 
-/* ---- elementwise (EW.def) ---- */
-
-/* EW.def's functions that OpenCL C spells otherwise (the first two
- * defined in the preamble of kernels/ocl_kernels.cl) */
-static const struct {
-	const char *ew, *ocl;
-} ocl_fns[] = {
-	{"sigmoid", "ocl_sigmoid"},
-	{"fmod_floor", "ocl_fmod_floor"},
-	{"nearbyint", "rint"}, /* half to even, as nearbyint in the default mode */
-};
-
-/* How OpenCL C spells EW.def's function `name`: "" for its own name, NULL
- * if it has none (a bundle's cb_ helper). */
-static const char *ew_fn(const struct ew_tok *t)
-{
-	for (size_t i = 0; i < GLOW_ARRAY_SIZE(ocl_fns); i++)
-		if (ew_tok_is(t, ocl_fns[i].ew))
-			return ocl_fns[i].ocl;
-	const char *sp = ew_fn_spelling(t->s, t->len, EW_REAL);
-	return sp && strncmp(sp, "cb_", 3) != 0 ? "" : NULL;
-}
-
-/* The Real expression of in's row as OpenCL C into o (NULL: only check);
- * false if it calls a function OpenCL C lacks. K(x) becomes a float
- * literal, IF_ATTR the chosen branch; parameters stay names (#defined). */
-static bool ew_expr(const struct ew_row *row, struct ostream *o)
-{
-	const char *s = row->expr[EW_REAL], *end = s + strlen(s), *gap = s;
-	struct ew_tok t, p;
-	while (ew_next_tok(&s, end, &t)) {
-		if (o) /* the original spacing: punctuators are single characters */
-			os_write(o, gap, (size_t)(t.s - gap));
-		if (ew_tok_is(&t, "K")) {
-			ew_next_tok(&s, end, &p); /* ( */
-			ew_next_tok(&s, end, &p);
-			if (o) {
-				os_write(o, p.s, p.len);
-				os_puts(o, memchr(p.s, '.', p.len) || memchr(p.s, 'e', p.len) ? "f" : ".0f");
-			}
-			ew_next_tok(&s, end, &p); /* ) */
-		} else if (t.kind == EW_TOK_IDENT && !ew_tok_is(&t, "IF_ATTR")) {
-			const char *after = s;
-			bool call = ew_next_tok(&after, end, &p) && *p.s == '(';
-			const char *fn = call ? ew_fn(&t) : "";
-			if (!fn)
-				return false;
-			if (o && *fn)
-				os_puts(o, fn);
-			else if (o)
-				os_write(o, t.s, t.len);
-		} else if (o) {
-			os_write(o, t.s, t.len);
-		}
-		gap = s;
-	}
-	return true;
-}
-
-bool ocl_ew_kind_ok(unsigned kind)
-{
-	const struct ew_row *row = ew_row(kind);
-	return row && row->family == EW_FAMILY_TABLE && row->expr[EW_REAL] && ew_expr(row, NULL);
-}
-
-bool ocl_sup_ew(const struct ir_instr *in)
-{
-	if (!ocl_ew_kind_ok(in->kind))
-		return false;
-	for (unsigned i = 1; i < in->nops; i++)
-		if (!is_float(in->ops[i].val))
-			return false;
-	return ew_row(in->kind)->result == EW_RESULT_BOOL ? in->ops[0].val->type->elem == EK_BOOL
-							   : is_float(in->ops[0].val);
-}
-
-void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
-{
-	(void)arg;
-	(void)relu;
-	const struct ew_row *row = ew_row(in->kind);
-	struct ocl_launch *l = ocl_src_begin(g, in);
-	uint64_t n = type_numel(in->ops[0].val->type);
-	bool pred = row->result == EW_RESULT_BOOL;
-	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
-	ocl_src_ptr(g, "PD", pred ? "uchar" : "float", in, 0);
-	ocl_src_ptr(g, "PA", "float", in, 1);
-	if (row->nargs > 1)
-		ocl_src_ptr(g, "PB", "float", in, 2);
-	ocl_src_define(g, "STORE(x)", "%s", pred ? "((uchar)((x) ? 1 : 0))" : "(x)");
-	ocl_src_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
-	for (unsigned i = 0; i < row->nparams; i++) {
-		const union attr_val *v = &in->attrs[i];
-		if (row->params[i].kind == EW_PARAM_F)
-			ocl_src_define(g, row->params[i].name, "((float)%.9g)", v->f);
-		else
-			ocl_src_define(g, row->params[i].name, "(%" PRId64 "L)", v->i);
-	}
-	struct ostream e;
-	ostream_mem(&e);
-	ew_expr(row, &e);
-	ocl_src_define(g, "EXPR", "(%s)", ostream_cstr(&e));
-	ostream_abort(&e);
-	ocl_src_section(g, "ew");
-	launch_1d(g, l, n);
-}
 /* ---- convolution, pooling ---- */
 
 /* A constant weight operand: the weight, else NULL. */
@@ -441,15 +335,24 @@ void ocl_gen_lrn(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, boo
 	launch_1d(g, l, type_numel(st));
 }
 
+bool ocl_sup_splat(const struct ir_instr *in) { return ocl_utype(in->ops[0].val->type) != NULL; }
+
+/* The value is stored once on the host by the interpreter's st_f (so every
+ * element kind rounds, saturates or wraps as there) and the kernel writes
+ * its bits. */
 void ocl_gen_splat(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	(void)arg;
 	(void)relu;
+	const struct type *t = in->ops[0].val->type;
+	uint64_t bits = 0; /* the element in its low bytes: hosts and devices are little-endian */
+	st_f(t, &bits, 0, ir_float(in, AN_value));
 	struct ocl_launch *l = ocl_src_begin(g, in);
-	uint64_t n = type_numel(in->ops[0].val->type);
+	uint64_t n = type_numel(t);
+	const char *T = ocl_utype(t);
 	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
-	ocl_src_define(g, "VALUE", "((float)%.9g)", ir_float(in, AN_value));
-	ocl_src_ptr(g, "PD", "float", in, 0);
+	ocl_src_define(g, "VALUE", "((%s)%" PRIu64 "UL)", T, bits);
+	ocl_src_ptr(g, "PD", T, in, 0);
 	ocl_src_section(g, "splat");
 	launch_1d(g, l, n);
 }

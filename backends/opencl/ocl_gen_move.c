@@ -7,7 +7,9 @@
  * work-item per element moved, its row-major index split into coordinates
  * by constant divisions and recombined with the other side's constant
  * strides. One generator serves the four kinds: OclKernels.def's Arg picks
- * the body and the shape iterated (move_kinds).
+ * the body and the shape iterated (move_kinds). Select, which moves the
+ * element of either side as the condition says, is here too (its kernel a
+ * section of kernels/ocl_kernels.cl: its operands share one shape).
  */
 #include "backends/opencl/ocl.h"
 #include "support/util.h"
@@ -15,8 +17,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-/* The unsigned OpenCL type of an element of t's size, NULL if none. */
-static const char *utype(const struct type *t)
+const char *ocl_utype(const struct type *t)
 {
 	switch (elem_size((enum elem_kind)t->elem)) {
 	case 1: return "uchar";
@@ -27,7 +28,7 @@ static const char *utype(const struct type *t)
 	}
 }
 
-bool ocl_sup_move(const struct ir_instr *in) { return utype(in->ops[0].val->type) && utype(in->ops[1].val->type); }
+bool ocl_sup_move(const struct ir_instr *in) { return ocl_utype(in->ops[0].val->type) && ocl_utype(in->ops[1].val->type); }
 
 static void strides(const struct type *t, uint64_t *s)
 {
@@ -163,7 +164,7 @@ void ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	m.st = in->ops[1].val->type;
 	const struct type *it = move_kinds[arg].source ? m.st : m.dt;
 	m.count = move_kinds[arg].repeated ? ir_int(in, AN_count) : 1;
-	const char *T = utype(m.dt);
+	const char *T = ocl_utype(m.dt);
 	struct ocl_launch *l = ocl_src_begin(g, in);
 	ocl_src_ptr(g, "PD", T, in, 0);
 	ocl_src_ptr(g, "PS", T, in, 1);
@@ -180,4 +181,27 @@ void ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
 	os_puts(m.o, "}\n");
 	ocl_src_section(g, "none");
 	ocl_launch_1d(l, g->gpu ? 256 : (m.rows ? 8 : 32), m.total);
+}
+
+bool ocl_sup_select(const struct ir_instr *in)
+{
+	const struct type *d = in->ops[0].val->type;
+	return in->ops[1].val->type->elem == EK_BOOL && ocl_utype(d) && in->ops[2].val->type->elem == d->elem &&
+	       in->ops[3].val->type->elem == d->elem;
+}
+
+void ocl_gen_select(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+{
+	(void)arg;
+	(void)relu;
+	const char *T = ocl_utype(in->ops[0].val->type);
+	uint64_t n = type_numel(in->ops[0].val->type);
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_ptr(g, "PD", T, in, 0);
+	ocl_src_ptr(g, "PC", "uchar", in, 1);
+	ocl_src_ptr(g, "PL", T, in, 2);
+	ocl_src_ptr(g, "PR", T, in, 3);
+	ocl_src_section(g, "select");
+	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
 }

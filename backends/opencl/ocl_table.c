@@ -51,7 +51,7 @@ enum {
 #undef OCL_NODE
 
 /* the row of every elementwise kind OpenCL C states */
-static const struct ocl_row ew_row_all = {ocl_gen_ew, ocl_sup_ew, 0, 0, OCL_EL_FLOAT};
+static const struct ocl_row ew_row_all = {ocl_gen_ew, ocl_sup_ew, 0, 0, OCL_EL_EW};
 
 /* ---- the check ---- */
 
@@ -123,6 +123,7 @@ unsigned ocl_table_check(const struct ocl_row *rows, const struct ocl_node_row *
 
 /* by node kind: the Elems of the rows, then of the elementwise kinds */
 static enum ocl_elems node_elems[NK_COUNT];
+static unsigned node_ew_kind[NK_COUNT]; /* OCL_EL_EW: the instruction kind */
 static bool table_ready;
 
 /* Checks the table (an internal error naming its first problem) and fills
@@ -152,7 +153,8 @@ static void table_init(void)
 		int nk = instr_desc(k)->graph_kind;
 		if (nk < 0 || node_elems[nk] != OCL_EL_NONE || !(instr_desc(k)->flags & IF_EW) || !ocl_ew_kind_ok(k))
 			continue;
-		node_elems[nk] = ew_row(k)->result == EW_RESULT_BOOL ? OCL_EL_FLOAT_PRED : OCL_EL_FLOAT;
+		node_elems[nk] = OCL_EL_EW;
+		node_ew_kind[nk] = k;
 	}
 	table_ready = true;
 }
@@ -171,6 +173,12 @@ enum ocl_elems ocl_node_elems(unsigned kind)
 {
 	table_init();
 	return kind < NK_COUNT ? node_elems[kind] : OCL_EL_NONE;
+}
+
+unsigned ocl_node_ew_kind(unsigned nk)
+{
+	table_init();
+	return nk < NK_COUNT && node_elems[nk] == OCL_EL_EW ? node_ew_kind[nk] : IK_COUNT;
 }
 
 bool ocl_gen_supports(const struct ir_instr *in)

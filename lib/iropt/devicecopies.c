@@ -6,8 +6,11 @@
  *
  *   - the result of a computation saved into a placeholder (`copy @out %w,
  *     @in %x`, x an activation; IRGen's Save) becomes `copyfromdevice @out
- *     %w, @in %x`, waited for right before x's dealloc (or at the end), so
- *     the transfer runs beside whatever is computed in between;
+ *     %w, @in %x`, waited for right before the next instruction that
+ *     writes x's buffer, copies it again or deallocates it (or at the end),
+ *     so the transfer runs beside whatever is computed in between and no
+ *     kernel overwrites the buffer while the copy reads it (IR optimization
+ *     may compute later values in place in the buffer of a saved one);
  *   - any other placeholder w gets an alloc %w.dev of its type: when the
  *     program reads w before writing it, `copytodevice @out %w.dev, @in %w`
  *     at the start of the program and `devicewait @in %w.dev` right before
@@ -38,12 +41,24 @@ static bool is_copy_kind(unsigned k)
 	return k == IK_copytodevice || k == IK_copyfromdevice || k == IK_devicewait;
 }
 
-/* The dealloc of alloc a after `from`, NULL if none. */
-static struct ir_instr *dealloc_of(struct ir_instr *from, const struct ir_value *a)
+/* Where the wait of a copy out of alloc a (started right before `from`)
+ * goes: before the first instruction from `from` on that writes a (any
+ * view of it: the copy still reads the buffer), copies a again (a Save or
+ * a copyfromdevice: every copy of a buffer is waited for before the next
+ * one starts, so each wait completes exactly one copy) or is a's dealloc;
+ * NULL (the end) if none. Instructions that only read a run beside the
+ * copy. */
+static struct ir_instr *wait_point(struct ir_instr *from, const struct ir_value *a)
 {
-	for (struct ir_instr *p = from; p; p = p->next)
-		if (p->kind == IK_dealloc && p->ops[0].val == a)
+	for (struct ir_instr *p = from; p; p = p->next) {
+		if (!iropt_names(p, a))
+			continue;
+		if (p->kind == IK_dealloc || p->kind == IK_copy || p->kind == IK_copyfromdevice)
 			return p;
+		for (unsigned i = 0; i < p->nops; i++)
+			if (iropt_qual_writes(iropt_op_qual(p, i)) && ir_value_root(p->ops[i].val, NULL) == a)
+				return p;
+	}
 	return NULL;
 }
 
@@ -65,13 +80,14 @@ static struct ir_instr *save_of(struct ir_func *f, struct ir_weight *w)
 	return save;
 }
 
+/* Turns Save `save` into a copyfromdevice and its wait (wait_point). */
 static void rewrite_save(struct ir_func *f, struct ir_instr *save)
 {
 	struct ir_value *ops[2] = {save->ops[0].val, save->ops[1].val};
 	struct ir_instr *c = ir_instr_create(f, IK_copyfromdevice, NULL, NULL, ops, 2, save, save->v.loc);
-	struct ir_instr *dl = dealloc_of(save->next, &iropt_alloc_root(ops[1])->v);
+	struct ir_instr *at = wait_point(save->next, &iropt_alloc_root(ops[1])->v);
 	struct ir_value *b = ops[1];
-	ir_instr_create(f, IK_devicewait, NULL, NULL, &b, 1, dl, save->v.loc);
+	ir_instr_create(f, IK_devicewait, NULL, NULL, &b, 1, at, save->v.loc);
 	(void)c;
 	ir_instr_erase(f, save);
 }

@@ -84,16 +84,17 @@ float ocl_fmod_floor(float a, float b)
 
 //@ ew
 /* Elementwise: PD[i] = EXPR on A = PA[i] (and B = PB[i]); N elements.
- * EXPR is the kind's Real row of lib/ir/EW.def; STORE converts its value to
- * the destination's element (bool: 0 or 1). */
+ * EXPR is the kind's Real (ET float) or Int (ET long) column of
+ * lib/ir/EW.def; STORE converts its value to the destination's element
+ * (bool: 0 or 1; an integer: wrapped to its width). */
 __kernel void KNAME(ARGS)
 {
 	const size_t i = get_global_id(0);
 	if (i >= N)
 		return;
-	const float A = PA[i];
+	const ET A = PA[i];
 #ifdef PB
-	const float B = PB[i];
+	const ET B = PB[i];
 #endif
 	PD[i] = STORE(EXPR);
 }
@@ -104,6 +105,24 @@ __kernel void KNAME(ARGS)
 	const size_t i = get_global_id(0);
 	if (i < N)
 		PD[i] = VALUE;
+}
+
+//@ convert
+/* PD[i] = CONV(PS[i]) on N elements: convertto (ocl_gen_ew.c) */
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i < N)
+		PD[i] = CONV(PS[i]);
+}
+
+//@ select
+/* PD[i] = PC[i] ? PL[i] : PR[i] on N elements, moved bit for bit */
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i < N)
+		PD[i] = PC[i] ? PL[i] : PR[i];
 }
 
 //@ batchedadd

@@ -4,21 +4,36 @@ cases the OpenCL backend executes. A module of its own because lit sends
 the format to its worker processes by pickling, which needs an importable
 class; test/onnx (onnxcase, onnxformat) must be on sys.path.
 """
+import os
+import resource
+
 import lit.Test
 
 import onnxcase
 import onnxformat
 
-from oclops import OPENCL_OPS
+from oclops import OPENCL_OPS, OPENCL_TYPES, OPENCL_VARIANT_OPS
+
+
+def first_cases(cases, n):
+    """The keys of the first n cases by name of each (folder, op type)
+    (Case.main_op): n = 1 is test/onnx's onnx_c_subset."""
+    groups = {}
+    for c in cases:
+        groups.setdefault((c.folder, c.main_op()), []).append(c.key)
+    return set(k for keys in groups.values() for k in sorted(keys)[:n])
 
 
 class OpenCLCaseFormat(onnxformat.OnnxCaseFormat):
-    """The test/onnx format at level 'opencl' on the float32 cases of
-    OPENCL_OPS' operators (lit.local.cfg)."""
+    """The test/onnx format at level 'opencl' on the cases of OPENCL_OPS'
+    operators with OPENCL_TYPES' inputs and outputs (lit.local.cfg).
+    which: 'all' (every such case), 'ci' (the first two cases by name of
+    each (folder, op type), and every case of OPENCL_VARIANT_OPS' op types)
+    or 'subset' (the first case of each (folder, op type) only)."""
 
-    def __init__(self, roots, folders, run_all, unsupported, xfail):
+    def __init__(self, roots, folders, which, unsupported, xfail):
         super().__init__(roots, folders, ["opencl"], 120, unsupported, xfail, True)
-        self.run_all = run_all
+        self.which = which
 
     def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
         if path_in_suite != ("opencl", "conformance"):
@@ -26,21 +41,32 @@ class OpenCLCaseFormat(onnxformat.OnnxCaseFormat):
         cases = []
         for f in self.folders:
             cases += [c for c in onnxcase.discover(self.roots[f], [f])
-                      if c.ops and all(t == "float32" for t in c.value_types()) and
+                      if c.ops and all(t in OPENCL_TYPES for t in c.value_types()) and
                       all(op in OPENCL_OPS for op in c.ops)]
-        keep = None if self.run_all else onnxformat.c_backend_subset(cases)
+        keep = None
+        if self.which != "all":
+            keep = first_cases(cases, 2 if self.which == "ci" else 1)
+        if self.which == "ci":
+            keep |= set(c.key for c in cases if c.main_op() in OPENCL_VARIANT_OPS)
         for c in cases:
             if keep is None or c.key in keep:
                 yield lit.Test.Test(testSuite, path_in_suite + ("opencl", c.folder, c.name), localConfig)
-
-
 
     def execute(self, test, litConfig):
         """As test/onnx's, except that a case whose graph still holds nodes
         the OpenCL backend does not execute after glow-opt lowered what it
         could (check-supported names them) is UNSUPPORTED with their names:
-        the backend said so, nothing ran."""
+        the backend said so, nothing ran. The processor time of the
+        case's processes goes to cpu.txt in its exec dir (a lit worker runs
+        one test at a time), for the suite's cost in CI (docs/OpenCL.md)."""
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         result = super().execute(test, litConfig)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        tmp = test.getExecPath()
+        if os.path.isdir(tmp):
+            with open(os.path.join(tmp, "cpu.txt"), "w") as f:
+                f.write("%.3f\n" % cpu)
         code, text = result if isinstance(result, tuple) else (result, "")
         if code == lit.Test.FAIL and "is not supported by the opencl backend" in text:
             kinds = sorted(set(line.split(" in @")[0].split(": error: ")[-1].split(" %")[0]

@@ -1,0 +1,228 @@
+/* ocl_gen_ew.c - the OpenCL backend's elementwise kernels: every kind of
+ * lib/ir/EW.def whose expression OpenCL C can state (docs/OpenCL.md).
+ *
+ * A kind is compiled from the column of its row that its operands' element
+ * kind selects: the Real column on float operands, the Int column on
+ * int32, int64 and bool operands (evaluated on long A and B, as EW.def
+ * states, and wrapped to the destination's width by the store). A column
+ * that calls a function OpenCL C lacks (the bundle's cb_ and sc_ helpers)
+ * or computes in double (an optional type in OpenCL C) is not stated, and
+ * the kind on those operands is unsupported: the graph side says so
+ * (ocl_ew_elems_ok answers is_op_supported and the support test alike).
+ * The kernel is the "ew" section of kernels/ocl_kernels.cl, specialized
+ * on the element types (ET the computing type, A and B loaded as ET).
+ * convertto between the same four element kinds (EW.def leaves it to each
+ * backend) is here too: the "convert" section.
+ */
+#include "backends/opencl/ocl.h"
+#include "ir/ew.h"
+#include "support/util.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* EW.def's functions that OpenCL C spells otherwise (the first two
+ * defined in the preamble of kernels/ocl_kernels.cl) */
+static const struct {
+	const char *ew, *ocl;
+} ocl_fns[] = {
+	{"sigmoid", "ocl_sigmoid"},
+	{"fmod_floor", "ocl_fmod_floor"},
+	{"nearbyint", "rint"}, /* half to even, as nearbyint in the default mode */
+};
+
+/* How OpenCL C spells EW.def's function `name` in column col: "" for its
+ * own name, NULL if it has none (a bundle's cb_ or sc_ helper; the Int
+ * column's functions work on double). */
+static const char *ew_fn(const struct ew_tok *t, enum ew_col col)
+{
+	if (col == EW_INT)
+		return NULL;
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(ocl_fns); i++)
+		if (ew_tok_is(t, ocl_fns[i].ew))
+			return ocl_fns[i].ocl;
+	const char *sp = ew_fn_spelling(t->s, t->len, EW_REAL);
+	return sp && strncmp(sp, "cb_", 3) != 0 ? "" : NULL;
+}
+
+/* Column col of row as OpenCL C into o (NULL: only check); false if the
+ * column is NONE or calls a function OpenCL C lacks, or (Int) names
+ * double. K(x) becomes a float literal, IF_ATTR the chosen branch;
+ * parameters and the Int column's T, BITS, int64_t and uint64_t stay names
+ * (#defined by the generator). */
+static bool ew_expr(const struct ew_row *row, enum ew_col col, struct ostream *o)
+{
+	const char *s = row->expr[col];
+	if (!s)
+		return false;
+	const char *end = s + strlen(s), *gap = s;
+	struct ew_tok t, p;
+	while (ew_next_tok(&s, end, &t)) {
+		if (o) /* the original spacing: punctuators are single characters */
+			os_write(o, gap, (size_t)(t.s - gap));
+		if (ew_tok_is(&t, "K")) {
+			ew_next_tok(&s, end, &p); /* ( */
+			ew_next_tok(&s, end, &p);
+			if (o) {
+				os_write(o, p.s, p.len);
+				os_puts(o, memchr(p.s, '.', p.len) || memchr(p.s, 'e', p.len) ? "f" : ".0f");
+			}
+			ew_next_tok(&s, end, &p); /* ) */
+		} else if (t.kind == EW_TOK_IDENT && col == EW_INT && ew_tok_is(&t, "double")) {
+			return false;
+		} else if (t.kind == EW_TOK_IDENT && !ew_tok_is(&t, "IF_ATTR")) {
+			const char *after = s;
+			bool call = ew_next_tok(&after, end, &p) && *p.s == '(';
+			const char *fn = call ? ew_fn(&t, col) : "";
+			if (!fn)
+				return false;
+			if (o && *fn)
+				os_puts(o, fn);
+			else if (o)
+				os_write(o, t.s, t.len);
+		} else if (o) {
+			os_write(o, t.s, t.len);
+		}
+		gap = s;
+	}
+	return true;
+}
+
+bool ocl_ew_kind_ok(unsigned kind)
+{
+	const struct ew_row *row = ew_row(kind);
+	return row && row->family == EW_FAMILY_TABLE && (ew_expr(row, EW_REAL, NULL) || ew_expr(row, EW_INT, NULL));
+}
+
+/* The OpenCL C type of element kind k and the column it selects; NULL for
+ * a kind the elementwise kernels do not compute on. */
+static const char *ew_ctype(unsigned k, enum ew_col *col)
+{
+	*col = k == EK_FLOAT ? EW_REAL : EW_INT;
+	switch (k) {
+	case EK_FLOAT: return "float";
+	case EK_I32: return "int";
+	case EK_I64: return "long";
+	case EK_BOOL: return "uchar";
+	default: return NULL;
+	}
+}
+
+bool ocl_ew_elems_ok(unsigned kind, const enum elem_kind *elems, unsigned nelems)
+{
+	const struct ew_row *row = ew_row(kind);
+	enum ew_col col;
+	if (!row || row->family != EW_FAMILY_TABLE || nelems != 1u + row->nargs || !ew_ctype(elems[1], &col))
+		return false;
+	for (unsigned i = 2; i < nelems; i++)
+		if (elems[i] != elems[1])
+			return false;
+	if (elems[0] != (row->result == EW_RESULT_BOOL ? (unsigned)EK_BOOL : (unsigned)elems[1]))
+		return false;
+	return ew_expr(row, col, NULL);
+}
+
+bool ocl_sup_ew(const struct ir_instr *in)
+{
+	enum elem_kind e[3];
+	if (in->nops > 3)
+		return false;
+	for (unsigned i = 0; i < in->nops; i++)
+		e[i] = (enum elem_kind)in->ops[i].val->type->elem;
+	return ocl_ew_elems_ok(in->kind, e, in->nops);
+}
+
+void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+{
+	(void)arg;
+	(void)relu;
+	const struct ew_row *row = ew_row(in->kind);
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	uint64_t n = type_numel(in->ops[0].val->type);
+	bool pred = row->result == EW_RESULT_BOOL;
+	enum ew_col col, dcol;
+	const char *at = ew_ctype(in->ops[1].val->type->elem, &col);
+	const char *dt = ew_ctype(in->ops[0].val->type->elem, &dcol);
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_ptr(g, "PD", dt, in, 0);
+	ocl_src_ptr(g, "PA", at, in, 1);
+	if (row->nargs > 1)
+		ocl_src_ptr(g, "PB", at, in, 2);
+	ocl_src_define(g, "ET", "%s", col == EW_INT ? "long" : "float");
+	if (col == EW_INT) {
+		/* the Int column's names: int64_t arithmetic wrapped to Dest */
+		ocl_src_define(g, "T", "long");
+		ocl_src_define(g, "int64_t", "long");
+		ocl_src_define(g, "uint64_t", "ulong");
+		ocl_src_define(g, "BITS", "%zu", 8 * elem_size(in->ops[1].val->type->elem));
+	}
+	if (pred)
+		ocl_src_define(g, "STORE(x)", "((uchar)((x) ? 1 : 0))");
+	else
+		ocl_src_define(g, "STORE(x)", "((%s)(x))", dt);
+	ocl_src_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
+	for (unsigned i = 0; i < row->nparams; i++) {
+		const union attr_val *v = &in->attrs[i];
+		if (row->params[i].kind == EW_PARAM_F)
+			ocl_src_define(g, row->params[i].name, "((float)%.9g)", v->f);
+		else
+			ocl_src_define(g, row->params[i].name, "(%" PRId64 "L)", v->i);
+	}
+	struct ostream e;
+	ostream_mem(&e);
+	ew_expr(row, col, &e);
+	ocl_src_define(g, "EXPR", "(%s)", ostream_cstr(&e));
+	ostream_abort(&e);
+	ocl_src_section(g, "ew");
+	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
+}
+
+/* ---- convertto between float, int32, int64 and bool ---- */
+
+bool ocl_numeric_elem(unsigned k)
+{
+	enum ew_col col;
+	return ew_ctype(k, &col) != NULL;
+}
+
+bool ocl_sup_convert(const struct ir_instr *in)
+{
+	return ocl_numeric_elem(in->ops[0].val->type->elem) && ocl_numeric_elem(in->ops[1].val->type->elem);
+}
+
+/* How the "convert" section's CONV(x) turns a source element of kind s
+ * into one of kind d, as the interpreter's convertto does (k_ew.c): float
+ * to an integer truncated toward zero and saturated (NaN: 0; int64's top
+ * is the largest double below 2^63, as sat_to_i64 stores it), between
+ * integers exact and wrapped, to bool x != 0, from bool 0 or 1, an integer
+ * to float rounded to nearest. */
+static const char *convert_expr(unsigned d, unsigned s)
+{
+	if (d == s)
+		return "(x)";
+	if (d == EK_BOOL)
+		return s == EK_FLOAT ? "((uchar)((x) != 0.0f))" : "((uchar)((x) != 0))";
+	if (s == EK_FLOAT && d == EK_I32)
+		return "convert_int_sat_rtz(x)";
+	if (s == EK_FLOAT) /* int64 */
+		return "((x) >= 0x1p63f ? 9223372036854774784L : convert_long_sat_rtz(x))";
+	if (d == EK_FLOAT)
+		return "convert_float(x)";
+	return d == EK_I32 ? "((int)(x))" : "((long)(x))";
+}
+
+void ocl_gen_convert(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
+{
+	(void)arg;
+	(void)relu;
+	unsigned d = in->ops[0].val->type->elem, s = in->ops[1].val->type->elem;
+	enum ew_col col;
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	uint64_t n = type_numel(in->ops[0].val->type);
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_ptr(g, "PD", ew_ctype(d, &col), in, 0);
+	ocl_src_ptr(g, "PS", ew_ctype(s, &col), in, 1);
+	ocl_src_define(g, "CONV(x)", "%s", convert_expr(d, s));
+	ocl_src_section(g, "convert");
+	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
+}
