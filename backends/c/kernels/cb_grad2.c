@@ -257,10 +257,23 @@ CB_KERNEL void cb_conv_dfilter_f32(const int *a, size_t oc, const float *x, cons
 				df[(o * kh + r) * l + t] = dft[(r * lp + t) * ocp + o];
 	if (!db)
 		return;
+	/* the sum over pixels in order, pixel by pixel, CB_VL channels at a
+	 * time (the plain loop became one chain of scalar adds per channel) */
 	memset(db, 0, oc * sizeof(float));
-	for (size_t p = 0; p < n * oh * ow; p++)
-		for (size_t o = 0; o < oc; o++)
-			db[o] += g[p * oc + o];
+#if CB_HAVE_VEC
+	const size_t vo = oc - oc % CB_VL;
+#else
+	const size_t vo = 0;
+#endif
+	for (size_t p = 0; p < n * oh * ow; p++) {
+		const float *gr = g + p * oc;
+#if CB_HAVE_VEC
+		for (size_t o = 0; o < vo; o += CB_VL)
+			*(cb_vf *)(db + o) += *(const cb_vf *)(gr + o);
+#endif
+		for (size_t o = 0; o < oc - vo; o++)
+			db[vo + o] += gr[vo + o];
+	}
 }
 
 /* A convolution of one input channel at stride 1 along W (a grayscale
