@@ -496,14 +496,19 @@ static bool cb_is_op_supported(const struct backend *b, unsigned kind, const enu
 #define CB_FC_GRAD_WHOLE_MAX (1u << 20)
 
 /* Whether the C backend lowers gradient node n by choice although it runs
- * its kind whole: ConvolutionGrad always (its lowered form runs on the
- * packed convolution kernels, which the whole kernel, unrolled patches in
- * cb_grad.c, does not reach yet: 0.74x the lowered form's speed on the
- * CNN's step), FullyConnectedGrad with a large weight (above). */
+ * its kind whole: a ConvolutionGrad the whole kernel does not run on its
+ * fast path (cgen_grad.c: the filter gradient without a patch matrix and
+ * the input gradient on the packed kernels need one group, no dilation
+ * along W and stride 1; otherwise the unrolled-patch kernel runs, 0.74x
+ * the lowered form's speed), FullyConnectedGrad with a large weight
+ * (above). */
 static bool cb_lower_by_choice(const struct node *n)
 {
-	if (n->kind == NK_ConvolutionGrad)
-		return true;
+	if (n->kind == NK_ConvolutionGrad) {
+		unsigned len;
+		const int64_t *s = node_ints(n, AN_strides, &len), *d = node_ints(n, AN_dilation, &len);
+		return node_int(n, AN_group) != 1 || d[1] != 1 || s[0] != 1 || s[1] != 1;
+	}
 	return n->kind == NK_FullyConnectedGrad && type_numel(op_type(n, 1)) > CB_FC_GRAD_WHOLE_MAX;
 }
 

@@ -541,6 +541,9 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
 		size_t kdim = (size_t)(k[0] * k[1] * c);
 		struct walk w = {(int64_t)kdim, 0, {1, 1, (int64_t)kdim}, {0, 0, 1}};
 		struct ir_value *tx = transposed_walk(g, in, fil, &w);
+		/* one input channel: taps summed in registers (cgen_grad.c) */
+		if (!tx && !fu.res && !fu.ostride && cg_emit_conv_one_channel(g, in, fu.out, fu.act, fu.lo, fu.hi))
+			return;
 		emit_product_live(g, v, groups, &fu, kdim, src, tx ? tx : fil, &w, bias);
 		return;
 	}
@@ -587,6 +590,38 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
 	free(bd);
 }
 
+/* Emits dst = the stride-1 transposed convolution of src (N x H x W x
+ * groups*C) with a filter whose tap (ky, kx) of output channel o and input
+ * channel ci lies at fil + ci * ci_stride + o * o_stride + ky * KW * C' +
+ * kx * C' (C' the filter's last dimension), kernels k, pads p (top, left
+ * first), dilation dl: a convolution with the rotated filter on the packed
+ * path (one group where the filter is read transposed, o_stride 1); false,
+ * emitting nothing, where the pads leave nothing to rotate into. */
+static bool emit_rotated(struct cg *g, struct ir_value *dst, struct ir_value *src, struct ir_value *fil,
+			 struct ir_value *bias, const int64_t *k, const int64_t *p, const int64_t *dl, int64_t groups,
+			 bool transposed)
+{
+	const struct type *st = src->type, *dt = dst->type, *ft = fil->type;
+	/* out[oy] gets in[iy] * f[ky] where oy = iy + ky * dh - pt: with ky' =
+	 * kh - 1 - ky, iy = oy - pt' + ky' * dh, pt' = (kh - 1) * dh - pt, a
+	 * convolution with the rotated filter and pads pt', pl' */
+	int64_t pt = (k[0] - 1) * dl[0] - p[0], pl = (k[1] - 1) * dl[1] - p[1];
+	int64_t c = (int64_t)st->dims[3] / groups, oc = (int64_t)dt->dims[3] / groups, fc = (int64_t)ft->dims[3];
+	if (pt < 0 || pl < 0 || (transposed && groups != 1))
+		return false;
+	int64_t v[15] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], c, (int64_t)dt->dims[1],
+			 (int64_t)dt->dims[2], oc, k[0], k[1], 1, 1, pt, pl, dl[0], dl[1]};
+	struct fusion fu = {dst, NULL, 0, 0.0, 0.0, 0, 0};
+	size_t kdim = (size_t)(k[0] * k[1] * c);
+	/* the taps backwards: (ky, kx, ci) read at (kh - 1 - ky, kw - 1 - kx, ci);
+	 * transposed, ci is the filter's first dimension and the row its last */
+	int64_t ci = transposed ? k[0] * k[1] * fc : 1;
+	struct walk w = {transposed ? 1 : (int64_t)kdim, ((k[0] - 1) * k[1] + k[1] - 1) * fc,
+			 {k[0], k[1], c}, {-k[1] * fc, -fc, ci}};
+	emit_product_live(g, v, (int)groups, &fu, kdim, src, fil, &w, bias);
+	return true;
+}
+
 /* Emits a stride-1 transposed convolution (cb_convtranspose_f32's
  * contract: filter groups * OC x KH x KW x C, C the input's channels per
  * group) as a convolution with the rotated filter on the packed path;
@@ -594,29 +629,27 @@ void cg_emit_conv(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
  * (strides, -gemm=openblas). */
 bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in)
 {
-	struct ir_value *dst = in->ops[0].val, *src = in->ops[1].val, *fil = in->ops[2].val, *bias = in->ops[3].val;
-	const struct type *st = src->type, *dt = dst->type;
 	unsigned n;
 	const int64_t *k = ir_ints(in, AN_kernels, &n), *s = ir_ints(in, AN_strides, &n), *p = ir_ints(in, AN_pads, &n),
 		      *dl = ir_ints(in, AN_dilation, &n);
 	int64_t groups = ir_int(in, AN_group);
-	if (!live_packed(g) || s[0] != 1 || s[1] != 1 || groups < 1 || st->rank != 4 || dt->rank != 4)
+	if (!live_packed(g) || s[0] != 1 || s[1] != 1 || groups < 1 || in->ops[1].val->type->rank != 4 ||
+	    in->ops[0].val->type->rank != 4)
 		return false;
-	/* out[oy] gets in[iy] * f[ky] where oy = iy + ky * dh - pt: with ky' =
-	 * kh - 1 - ky, iy = oy - pt' + ky' * dh, pt' = (kh - 1) * dh - pt, a
-	 * convolution with the rotated filter and pads pt', pl' */
-	int64_t pt = (k[0] - 1) * dl[0] - p[0], pl = (k[1] - 1) * dl[1] - p[1];
-	int64_t c = (int64_t)st->dims[3] / groups, oc = (int64_t)dt->dims[3] / groups;
-	if (pt < 0 || pl < 0)
+	return emit_rotated(g, in->ops[0].val, in->ops[1].val, in->ops[2].val, in->ops[3].val, k, p, dl, groups, false);
+}
+
+/* Emits dx, the input gradient of a stride-1 convolution of one group
+ * (filter fil: OC x KH x KW x C) for the output gradient gy, on the packed
+ * path: the transposed convolution of gy with the filter read transposed
+ * (convolutiongrad, cgen_grad.c); false, emitting nothing, where the
+ * packed path does not apply. */
+bool cg_emit_conv_input_grad_packed(struct cg *g, struct ir_value *dx, struct ir_value *gy, struct ir_value *fil,
+				    const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *dl)
+{
+	if (!live_packed(g) || s[0] != 1 || s[1] != 1)
 		return false;
-	int64_t v[15] = {(int64_t)st->dims[0], (int64_t)st->dims[1], (int64_t)st->dims[2], c, (int64_t)dt->dims[1],
-			 (int64_t)dt->dims[2], oc, k[0], k[1], 1, 1, pt, pl, dl[0], dl[1]};
-	struct fusion fu = {dst, NULL, 0, 0.0, 0.0, 0, 0};
-	size_t kdim = (size_t)(k[0] * k[1] * c);
-	/* the taps backwards: (ky, kx, ci) read at (kh - 1 - ky, kw - 1 - kx, ci) */
-	struct walk w = {(int64_t)kdim, ((k[0] - 1) * k[1] + k[1] - 1) * c, {k[0], k[1], c}, {-k[1] * c, -c, 1}};
-	emit_product_live(g, v, (int)groups, &fu, kdim, src, fil, &w, bias);
-	return true;
+	return emit_rotated(g, dx, gy, fil, NULL, k, p, dl, 1, true);
 }
 
 /* Dest[n x m] = Src[n x k] * Weights[k x m] (+ bias), packed when the

@@ -103,10 +103,16 @@ int cg_int_es(const struct ir_value *v);
 void cg_emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const int64_t *ds, struct ir_value *src,
 		     int64_t soff, const int64_t *ss, const int64_t *dims, unsigned rank);
 
+/* cgen_grad.c: a one-channel convolution with a live filter; false: not
+ * taken */
+bool cg_emit_conv_one_channel(struct cg *g, struct ir_instr *in, struct ir_value *out, int act, double lo, double hi);
+
 /* cgen_conv.c */
 
 /* a stride-1 transposed convolution on the packed path; false: not taken */
 bool cg_emit_convtranspose_packed(struct cg *g, struct ir_instr *in);
+bool cg_emit_conv_input_grad_packed(struct cg *g, struct ir_value *dx, struct ir_value *gy, struct ir_value *fil,
+				    const int64_t *k, const int64_t *s, const int64_t *p, const int64_t *dl);
 /* a transpose of weights read by the next matrix product: skipped, true */
 bool cg_emit_transpose_into_product(struct cg *g, struct ir_instr *in);
 
