@@ -42,6 +42,9 @@ FP16_ATOL = 1e-3
 # the test environment wins.
 C_O0_CFLAGS = "-O1 -march=native"
 
+# What LeakSanitizer prints when its tracer thread crashes (see _stage).
+LSAN_TRACER_CRASH = "Tracer caught signal"
+
 
 def level_options(level):
     """(optimization level, extra glow-opt options, extra glow-llc options,
@@ -101,13 +104,25 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
 
     def _stage(self, argv, env, log):
         log.append("$ " + " ".join(argv))
-        try:
-            p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
-                               timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            log.append("timed out after %d s" % self.timeout)
-            return False
-        out = p.stdout.decode("utf-8", "replace")
+        for attempt in (0, 1):
+            try:
+                p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                                   timeout=self.timeout)
+            except subprocess.TimeoutExpired:
+                log.append("timed out after %d s" % self.timeout)
+                return False
+            out = p.stdout.decode("utf-8", "replace")
+            # LeakSanitizer's own tracer (the thread that stops the others
+            # for the leak check at exit) now and then crashes after an
+            # OpenCL run on PoCL, whose worker threads are still alive: the
+            # sanitizer's failure, not the program's. Such a stage runs once
+            # more; any other failure, and a second crash, stand.
+            if attempt == 0 and p.returncode != 0 and LSAN_TRACER_CRASH in out \
+                    and "LeakSanitizer has encountered a fatal error" in out:
+                log.append(out[:4000].rstrip("\n"))
+                log.append("# LeakSanitizer's tracer crashed (not a finding): the stage runs again")
+                continue
+            break
         if out:
             log.append(out[:4000].rstrip("\n"))
         if p.returncode != 0:
