@@ -106,6 +106,15 @@ void cg_emit_copy_nd(struct cg *g, struct ir_value *dst, int64_t doff, const int
 /* cgen_grad.c: a one-channel convolution with a live filter; false: not
  * taken */
 bool cg_emit_conv_one_channel(struct cg *g, struct ir_instr *in, struct ir_value *out, int act, double lo, double hi);
+/* cgen_window.c: the kernels' scratch of at least n floats; the window
+ * table of a convolution(grad) or avgpoolgrad in (input xt, output or output
+ * gradient gt; its number tiN); the floats of cb_pad_images; oc rounded up
+ * to whole blocks of 32 columns */
+void cg_need_scratch(struct cg *g, uint64_t n);
+unsigned cg_window_table(struct cg *g, struct ir_instr *in, const struct type *xt, const struct type *gt);
+uint64_t cg_padded_floats(const struct type *xt, const struct type *gt, const int64_t *k, const int64_t *s,
+			 const int64_t *p, const int64_t *dl);
+uint64_t cg_whole_blocks(uint64_t oc);
 
 /* cgen_conv.c */
 
