@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 struct value imp_b_node(struct importer *im, unsigned kind, const char *name, const struct value *ops, unsigned nops,
 		    const struct type *t)
 {

@@ -173,6 +173,10 @@ const int64_t *imp_t_ints(struct importer *im, struct tensor *t);
 const double *imp_t_floats(struct importer *im, struct tensor *t);
 /* The graph value of t, creating a constant for known contents; reports
  * and returns a NULL node for unsupported element types. */
+/* The absent value (node NULL): what a translation returns for an operand
+ * not given or a node it could not build. */
+static const struct value no_value = {NULL, 0};
+
 struct value imp_tval(struct importer *im, struct tensor *t);
 /* A new constant of type `type` (of t's shape and byte size) holding t's
  * known contents, named as t (or after it when the name is taken). */

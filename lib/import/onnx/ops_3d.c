@@ -30,8 +30,6 @@
 
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 #define NW_MAX 3
 
 /* Window parameters per spatial axis; pe grows for ceil_mode, pe0 is the

@@ -15,8 +15,6 @@
 #include <math.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* a op b after numpy broadcasting of both */
 static struct value bin_bc(struct importer *im, unsigned kind, struct value a, struct value b, const char *name)
 {

@@ -15,8 +15,6 @@
 
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 static struct value shift(struct importer *im, struct value x, struct value k, bool left, const char *name)
 {
 	struct value r = imp_b_binary(im, NK_BitShift, x, k, name);

@@ -17,8 +17,6 @@
 #include <math.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* The NHWC result r of an operator becomes the NCHW output 0. */
 static int nchw_out(struct importer *im, struct value r, unsigned nsp)
 {

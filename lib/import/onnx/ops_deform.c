@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* Spatial axes: 1 to DC_MAXS (ONNX's DeformConv is N-dimensional). */
 #define DC_MAXS 3
 

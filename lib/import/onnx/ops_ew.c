@@ -12,8 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* Broadcasts values to their common shape (names "<name>.bcastN"). */
 static int bcast_all(struct importer *im, struct value *vs, unsigned n, const char *name)
 {

@@ -27,8 +27,6 @@
 
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* The types this file handles besides blocked 8-bit quantization. */
 static bool narrow(int dtype) { return imp_dt_is_narrow(dtype); }
 

@@ -14,8 +14,6 @@
 
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* The normalized coordinate of position i of n: align_corners spans
  * [-1, 1] with the corner centres, otherwise the pixel centres of n cells
  * covering [-1, 1]. */

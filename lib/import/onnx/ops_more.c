@@ -16,8 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* c ? a : b */
 static struct value sel(struct importer *im, struct value c, struct value a, struct value b, const char *name)
 {

@@ -42,8 +42,6 @@
 #include <math.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* The parameters of one quantized operand: n scales (one per tensor, or
  * one per index of axis) and n zero points, known at import. */
 struct qparams {

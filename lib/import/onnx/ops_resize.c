@@ -7,8 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* the taps of one output position without antialias; with antialias at
  * most RESIZE_MAX_AA_TAPS (a downsampling by up to 1/15 for linear, 1/7
  * for cubic) */

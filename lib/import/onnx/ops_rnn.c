@@ -32,8 +32,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 enum rnn_act { ACT_RELU, ACT_TANH, ACT_SIGMOID, ACT_AFFINE, ACT_LEAKY, ACT_THRESH, ACT_SCALEDTANH,
 	       ACT_HARDSIGMOID, ACT_ELU, ACT_SOFTSIGN, ACT_SOFTPLUS };
 

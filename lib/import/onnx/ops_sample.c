@@ -38,8 +38,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* Building context of one GridSample node. */
 struct gs {
 	struct importer *im;

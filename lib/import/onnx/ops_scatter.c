@@ -15,8 +15,6 @@
 
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 static struct value gather0(struct importer *im, struct value d, const int64_t *iv, const uint64_t *idims,
 			    unsigned irank, const char *name)
 {

@@ -24,8 +24,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 #define SIG_PI 3.14159265358979323846
 
 /* Elements of the largest DFT matrix built (64 MiB of floats). */

@@ -36,8 +36,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* Items compared per n-gram length (N x windows x pooled n-grams x n). */
 #define TFIDF_MAX_ELEMS ((uint64_t)1 << 24)
 /* Output columns (max(ngram_indexes) + 1). */

@@ -48,8 +48,6 @@
 
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* a OP b for two values of the same type. */
 static struct value ew(struct importer *im, unsigned kind, const char *name, struct value a, struct value b)
 {

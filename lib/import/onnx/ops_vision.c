@@ -14,8 +14,6 @@
 
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* Largest matrix Det expands (5! = 120 terms of 5 factors). */
 #define DET_MAX 5
 

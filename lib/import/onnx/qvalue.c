@@ -6,8 +6,6 @@
  */
 #include "import/onnx/internal.h"
 
-static const struct value no_value = {NULL, 0};
-
 int imp_dt_qelem(int dtype)
 {
 	return dtype == DT_UINT8 ? EK_QUI8 : dtype == DT_INT8 ? EK_QI8 : dtype == DT_INT32 ? EK_QI32 : -1;

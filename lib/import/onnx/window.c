@@ -11,8 +11,6 @@
 
 #include <string.h>
 
-static const struct value no_value = {NULL, 0};
-
 /* The attribute name (ints) of n as a pair in v, def where absent. */
 int imp_win_read_pair(struct importer *im, const onnx_node *n, const char *name, unsigned nsp, int64_t *v,
 		      int64_t def)
