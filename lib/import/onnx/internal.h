@@ -68,8 +68,9 @@ struct tensor {
 	bool known;           /* contents known at import */
 	bool splat;           /* known: every element is splat_f / splat_i */
 	bool poisoned;        /* its producer failed */
-	/* known float values that a per-axis DequantizeLinear made of known
-	 * integers (ops_quant.c): those integers and parameters, NULL else */
+	/* the float result of a per-axis DequantizeLinear of known integers
+	 * (ops_quant.c; known values when folded, else its graph form): those
+	 * integers and parameters, NULL else */
 	const struct imp_qaxis *qaxis;
 	double splat_f;
 	int64_t splat_i;

@@ -403,7 +403,21 @@ int imp_op_dequantize(struct importer *im, const onnx_node *n)
 	struct value f = xv.node ? imp_b_node(im, NK_Dequantize, imp_dname(im, name, "int"), &xv, 1, ft) : xv;
 	f = imp_q_fbin(im, NK_Sub, f, axis_const(im, &q, true, x->rank, imp_dname(im, name, "zp")),
 		 imp_dname(im, name, "centred"));
-	return imp_set_out(im, 0, imp_q_fbin(im, NK_Mul, f, axis_const(im, &q, false, x->rank, imp_dname(im, name, "scale")), name));
+	f = imp_q_fbin(im, NK_Mul, f, axis_const(im, &q, false, x->rank, imp_dname(im, name, "scale")), name);
+	if (!f.node || !x->known)
+		return imp_set_out(im, 0, f);
+	/* known integers too many to fold (a large weight): the float form
+	 * stays in the graph, and the result still carries the integers and
+	 * their parameters, so that a Conv or Gemm reading it becomes the
+	 * channelwise quantized kind (imp_qdq_channelwise_conv; the float form
+	 * is then dead code) as a folded weight does */
+	struct tensor *t = arena_new(&im->scratch, struct tensor);
+	*t = (struct tensor){.name = name, .dtype = DT_FLOAT, .rank = x->rank, .v = f};
+	memcpy(t->dims, x->dims, sizeof t->dims);
+	struct imp_qaxis *qa = arena_new(&im->scratch, struct imp_qaxis);
+	*qa = (struct imp_qaxis){x, q.scale, q.zp, q.n, q.axis};
+	t->qaxis = qa;
+	return imp_set_out_t(im, 0, t);
 }
 
 /* ---- DynamicQuantizeLinear ---- */
