@@ -317,7 +317,7 @@ struct ocl_check {
 
 /* The generators and support tests of gather, gatherelements, gathernd,
  * scatterelements, scatternd (OCL_IX_*), pad, broadcast, spacetodepth,
- * depthtospace, resizenearest and resizebilinear (OCL_MAP_*). */
+ * depthtospace, flip, resizenearest and resizebilinear (OCL_MAP_*). */
 ocl_gen_fn ocl_gen_index, ocl_gen_map;
 ocl_supports_fn ocl_sup_index, ocl_sup_map;
 enum { OCL_IX_GATHER, OCL_IX_GATHERELEMENTS, OCL_IX_GATHERND, OCL_IX_SCATTERELEMENTS, OCL_IX_SCATTERND, OCL_IX_COUNT };
@@ -326,6 +326,7 @@ enum {
 	OCL_MAP_BROADCAST,
 	OCL_MAP_SPACETODEPTH,
 	OCL_MAP_DEPTHTOSPACE,
+	OCL_MAP_FLIP,
 	OCL_MAP_RESIZENEAREST,
 	OCL_MAP_RESIZEBILINEAR,
 	OCL_MAP_COUNT

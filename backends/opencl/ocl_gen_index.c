@@ -2,7 +2,8 @@
  * gather, gatherelements, gathernd, scatterelements and scatternd, whose
  * index values are read at run time, and the kernels that map every
  * destination element to a source element by its coordinates: pad,
- * broadcast, spacetodepth, depthtospace, resizenearest and resizebilinear.
+ * broadcast, spacetodepth, depthtospace, flip, resizenearest and
+ * resizebilinear.
  *
  * Like ocl_gen_move.c's, these kernels are generated whole: one work-item
  * per element written (the scatters: per line of elements that only it
@@ -488,6 +489,23 @@ static void body_depthtospace(struct ocl_gen *g, const struct ir_instr *in)
 		  "UL + ch];\n", st->dims[1], b, st->dims[2], b, st->dims[3]);
 }
 
+/* flip {axis}: the source coordinate along axis reversed. */
+static void body_flip(struct ocl_gen *g, const struct ir_instr *in)
+{
+	const struct type *st = in->ops[1].val->type;
+	unsigned axis = (unsigned)ir_int(in, AN_axis);
+	uint64_t sst[GLOW_MAX_RANK];
+	row_strides(st, sst);
+	os_puts(&g->src, "\tPD[i] = PS[0");
+	for (unsigned d = 0; d < st->rank; d++) {
+		if (d == axis)
+			os_printf(&g->src, " + (%" PRIu64 "UL - c%u) * %" PRIu64 "UL", st->dims[d] - 1, d, sst[d]);
+		else
+			os_printf(&g->src, " + c%u * %" PRIu64 "UL", d, sst[d]);
+	}
+	os_puts(&g->src, "];\n");
+}
+
 /* A constant table of the kernel: "__constant T <kernel>_<what><d>[]". */
 static void table_start(struct ocl_gen *g, const struct ocl_launch *l, const char *T, char what, unsigned d)
 {
@@ -618,6 +636,7 @@ void ocl_gen_map(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, boo
 	case OCL_MAP_BROADCAST: body_broadcast(g, in); break;
 	case OCL_MAP_SPACETODEPTH: body_spacetodepth(g, in); break;
 	case OCL_MAP_DEPTHTOSPACE: body_depthtospace(g, in); break;
+	case OCL_MAP_FLIP: body_flip(g, in); break;
 	default: body_resize(g, l, in, &rs); break;
 	}
 	kend(g, l, n);
