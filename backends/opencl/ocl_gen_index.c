@@ -194,6 +194,25 @@ bool ocl_sup_index(const struct ir_instr *in)
 	return true;
 }
 
+/* An index kernel begun: PD (Dest), `other` (operand op: Data or
+ * Updates), both of OpenCL type T, PI (Indices) and FLAG defined. */
+static struct ocl_launch *index_begin(struct ocl_gen *g, const struct ir_instr *in, const struct ocl_check *c,
+				      const char *T, const char *other, unsigned op)
+{
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	ocl_src_ptr(g, "PD", T, in, 0);
+	ocl_src_ptr(g, other, T, in, op);
+	ocl_src_ptr(g, "PI", index_ctype(in->ops[2].val->type->elem), in, 2);
+	define_flag(g, c);
+	return l;
+}
+
+/* A gather's kernel begun: Dest and Data moved as unsigned integers. */
+static struct ocl_launch *gather_begin(struct ocl_gen *g, const struct ir_instr *in, const struct ocl_check *c)
+{
+	return index_begin(g, in, c, ocl_utype(in->ops[0].val->type), "PS", 1);
+}
+
 /* gather(Dest, Data, Indices) {axis}: Dest[o, q, in] = Data[o, Indices[q],
  * in]; with no element to write, a kernel over Indices that checks them. */
 static void gen_gather(struct ocl_gen *g, const struct ir_instr *in, struct ocl_check *c)
@@ -202,11 +221,7 @@ static void gen_gather(struct ocl_gen *g, const struct ir_instr *in, struct ocl_
 	unsigned axis = (unsigned)ir_int(in, AN_axis);
 	uint64_t inner = dims_prod(st, axis + 1, st->rank), ni = type_numel(it), n = type_numel(dt);
 	c->len = st->dims[axis];
-	struct ocl_launch *l = ocl_src_begin(g, in);
-	ocl_src_ptr(g, "PD", ocl_utype(dt), in, 0);
-	ocl_src_ptr(g, "PS", ocl_utype(dt), in, 1);
-	ocl_src_ptr(g, "PI", index_ctype(it->elem), in, 2);
-	define_flag(g, c);
+	struct ocl_launch *l = gather_begin(g, in, c);
 	struct ostream *o = &g->src;
 	if (n == 0) {
 		khead(g, l, ni);
@@ -232,11 +247,7 @@ static void gen_gatherelements(struct ocl_gen *g, const struct ir_instr *in, str
 	uint64_t sst[GLOW_MAX_RANK], n = type_numel(it);
 	row_strides(st, sst);
 	c->len = st->dims[axis];
-	struct ocl_launch *l = ocl_src_begin(g, in);
-	ocl_src_ptr(g, "PD", ocl_utype(st), in, 0);
-	ocl_src_ptr(g, "PS", ocl_utype(st), in, 1);
-	ocl_src_ptr(g, "PI", index_ctype(it->elem), in, 2);
-	define_flag(g, c);
+	struct ocl_launch *l = gather_begin(g, in, c);
 	struct ostream *o = &g->src;
 	khead(g, l, n);
 	coords(o, "i", "c", it, 0, it->rank);
@@ -270,7 +281,7 @@ static void nd_offset(struct ostream *o, const struct type *dt, const uint64_t *
  * batch t / per_batch picks the chunk at Data[batch, v0, .., vm-1]. */
 static void gen_gathernd(struct ocl_gen *g, const struct ir_instr *in, struct ocl_check *c)
 {
-	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type, *it = in->ops[2].val->type;
+	const struct type *st = in->ops[1].val->type, *it = in->ops[2].val->type;
 	unsigned b = (unsigned)ir_int(in, AN_batch_dims), m = (unsigned)it->dims[it->rank - 1];
 	uint64_t sst[GLOW_MAX_RANK], chunk = dims_prod(st, b + m, st->rank), batch = dims_prod(st, 0, b);
 	uint64_t tuples = m ? type_numel(it) / m : 0, per_batch = batch ? tuples / batch : 0;
@@ -280,11 +291,7 @@ static void gen_gathernd(struct ocl_gen *g, const struct ir_instr *in, struct oc
 	c->m = m;
 	c->b = b;
 	c->dims = st;
-	struct ocl_launch *l = ocl_src_begin(g, in);
-	ocl_src_ptr(g, "PD", ocl_utype(dt), in, 0);
-	ocl_src_ptr(g, "PS", ocl_utype(dt), in, 1);
-	ocl_src_ptr(g, "PI", index_ctype(it->elem), in, 2);
-	define_flag(g, c);
+	struct ocl_launch *l = gather_begin(g, in, c);
 	struct ostream *o = &g->src;
 	khead(g, l, n);
 	uint64_t ch = chunk ? chunk : 1;
@@ -298,38 +305,33 @@ static void gen_gathernd(struct ocl_gen *g, const struct ir_instr *in, struct oc
 }
 
 /* "#define COMBINE(d, u)": d = u, or d combined with u by the reduction
- * (1 add, 2 mul) on element kind ek, as the interpreter's combine; the
- * pointers' type into *ctype. */
-static void define_combine(struct ocl_gen *g, const struct type *t, int64_t red, const char **ctype)
+ * (1 add, 2 mul) on t's element kind, as the interpreter's combine (the
+ * pointers: float for a float reduction, else unsigned integers). */
+static void define_combine(struct ocl_gen *g, const struct type *t, int64_t red)
 {
 	const char *op = red == 1 ? "+" : "*";
-	*ctype = ocl_utype(t);
 	if (red == 0)
 		ocl_src_define(g, "COMBINE(d, u)", "((d) = (u))");
 	else if (t->elem == EK_BOOL)
 		ocl_src_define(g, "COMBINE(d, u)", "((d) = (uchar)(((d) %s (u)) != 0))", op);
-	else if (t->elem == EK_FLOAT) {
-		*ctype = "float";
-		ocl_src_define(g, "COMBINE(d, u)", "((d) = (d) %s (u))", op);
-	} else /* integers wrap: computed unsigned */
+	else /* float; integers wrap: computed unsigned */
 		ocl_src_define(g, "COMBINE(d, u)", "((d) = (d) %s (u))", op);
 }
 
 /* A scatter's start: Data copied into Dest (unless they are one buffer),
- * its kernel begun with PD, PI, PU, FLAG and COMBINE defined. */
+ * its kernel begun with PD, PU (Updates; float where a reduction adds or
+ * multiplies float, else moved as unsigned integers), PI, FLAG and
+ * COMBINE defined. */
 static struct ocl_launch *scatter_begin(struct ocl_gen *g, const struct ir_instr *in, const struct ocl_check *c)
 {
 	struct ocl_place pd = ocl_operand_place(g, in, 0), ps = ocl_operand_place(g, in, 1);
 	if (pd.region != ps.region || pd.offset != ps.offset)
 		ocl_gen_move(g, in, OCL_MOVE_COPY, false);
 	const struct type *dt = in->ops[0].val->type;
-	struct ocl_launch *l = ocl_src_begin(g, in);
-	const char *T;
-	define_combine(g, dt, ir_int(in, AN_reduction), &T);
-	ocl_src_ptr(g, "PD", T, in, 0);
-	ocl_src_ptr(g, "PU", T, in, 3);
-	ocl_src_ptr(g, "PI", index_ctype(in->ops[2].val->type->elem), in, 2);
-	define_flag(g, c);
+	int64_t red = ir_int(in, AN_reduction);
+	struct ocl_launch *l =
+		index_begin(g, in, c, red && dt->elem == EK_FLOAT ? "float" : ocl_utype(dt), "PU", 3);
+	define_combine(g, dt, red);
 	return l;
 }
 
@@ -446,17 +448,22 @@ static void body_pad(struct ocl_gen *g, const struct ir_instr *in)
 }
 
 /* broadcast {axis}: source dimension k is destination dimension axis + k,
- * repeated where it is 1. */
-static void body_broadcast(struct ocl_gen *g, const struct ir_instr *in)
+ * repeated where it is 1; flip {axis}: the source coordinate along axis
+ * reversed. Either is a sum of strided coordinates. */
+static void body_strided(struct ocl_gen *g, const struct ir_instr *in)
 {
 	const struct type *st = in->ops[1].val->type;
 	unsigned axis = (unsigned)ir_int(in, AN_axis);
+	bool flip = in->kind == IK_flip;
 	uint64_t sst[GLOW_MAX_RANK];
 	row_strides(st, sst);
 	os_puts(&g->src, "\tPD[i] = PS[0");
-	for (unsigned k = 0; k < st->rank; k++)
-		if (st->dims[k] != 1)
-			os_printf(&g->src, " + c%u * %" PRIu64 "UL", axis + k, sst[k]);
+	for (unsigned k = 0; k < st->rank; k++) {
+		if (flip && k == axis)
+			os_printf(&g->src, " + (%" PRIu64 "UL - c%u) * %" PRIu64 "UL", st->dims[k] - 1, k, sst[k]);
+		else if (flip || st->dims[k] != 1)
+			os_printf(&g->src, " + c%u * %" PRIu64 "UL", flip ? k : axis + k, sst[k]);
+	}
 	os_puts(&g->src, "];\n");
 }
 
@@ -487,23 +494,6 @@ static void body_depthtospace(struct ocl_gen *g, const struct ir_instr *in)
 		os_printf(o, "\tconst size_t ch = (bh * %" PRIu64 "UL + bw) * %" PRIu64 "UL + c3;\n", b, C);
 	os_printf(o, "\tPD[i] = PS[((c0 * %" PRIu64 "UL + c1 / %" PRIu64 "UL) * %" PRIu64 "UL + c2 / %" PRIu64 "UL) * %" PRIu64
 		  "UL + ch];\n", st->dims[1], b, st->dims[2], b, st->dims[3]);
-}
-
-/* flip {axis}: the source coordinate along axis reversed. */
-static void body_flip(struct ocl_gen *g, const struct ir_instr *in)
-{
-	const struct type *st = in->ops[1].val->type;
-	unsigned axis = (unsigned)ir_int(in, AN_axis);
-	uint64_t sst[GLOW_MAX_RANK];
-	row_strides(st, sst);
-	os_puts(&g->src, "\tPD[i] = PS[0");
-	for (unsigned d = 0; d < st->rank; d++) {
-		if (d == axis)
-			os_printf(&g->src, " + (%" PRIu64 "UL - c%u) * %" PRIu64 "UL", st->dims[d] - 1, d, sst[d]);
-		else
-			os_printf(&g->src, " + c%u * %" PRIu64 "UL", d, sst[d]);
-	}
-	os_puts(&g->src, "];\n");
 }
 
 /* A constant table of the kernel: "__constant T <kernel>_<what><d>[]". */
@@ -633,10 +623,10 @@ void ocl_gen_map(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, boo
 	coords(&g->src, "i", "c", dt, 0, dt->rank);
 	switch (arg) {
 	case OCL_MAP_PAD: body_pad(g, in); break;
-	case OCL_MAP_BROADCAST: body_broadcast(g, in); break;
+	case OCL_MAP_BROADCAST: body_strided(g, in); break;
 	case OCL_MAP_SPACETODEPTH: body_spacetodepth(g, in); break;
 	case OCL_MAP_DEPTHTOSPACE: body_depthtospace(g, in); break;
-	case OCL_MAP_FLIP: body_flip(g, in); break;
+	case OCL_MAP_FLIP: body_strided(g, in); break;
 	default: body_resize(g, l, in, &rs); break;
 	}
 	kend(g, l, n);
