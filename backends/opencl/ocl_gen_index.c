@@ -616,6 +616,11 @@ void ocl_gen_map(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, boo
 		st_f(dt, &bits, 0, ir_float(in, AN_value));
 		ocl_src_define(g, "VALUE", "((%s)%" PRIu64 "UL)", T, bits);
 	}
+	if (n == 0) { /* nothing to write (and no table to fill) */
+		khead(g, l, n);
+		kend(g, l, n);
+		return;
+	}
 	struct resize rs;
 	if (arg == OCL_MAP_RESIZENEAREST || arg == OCL_MAP_RESIZEBILINEAR)
 		resize_prepare(g, l, in, &rs);
