@@ -19,6 +19,8 @@
  * ocl_gen_move.c the data-movement kernels (transpose, insert, extract),
  *                whose index arithmetic is generated per shape
  * ocl_gen_igemm.c the GPU kernels' tiled convolution and matrix product
+ * ocl_gen_index.c gathers, scatters (their run-time index checks), pad,
+ *                broadcast, space/depth, flip and resize kernels
  *
  * Memory. A compiled function owns four device buffers: R0 the constant
  * weights (uploaded once at compile time), R1 the mutable weights (used
