@@ -19,6 +19,8 @@
  * ocl_gen_move.c the data-movement kernels (transpose, insert, extract),
  *                whose index arithmetic is generated per shape
  * ocl_gen_igemm.c the GPU kernels' tiled convolution and matrix product
+ * ocl_gen_index.c gathers, scatters (their run-time index checks), pad,
+ *                broadcast, space/depth, flip and resize kernels
  *
  * Memory. A compiled function owns four device buffers: R0 the constant
  * weights (uploaded once at compile time), R1 the mutable weights (used
@@ -120,6 +122,10 @@ struct ocl_gen {
 	 * stores the result of (its operand res_op is the residual), or NULL */
 	const struct ir_instr *res_add;
 	unsigned res_op;
+	/* the run-time index checks of the index kernels (ocl_gen_index.c),
+	 * in program order */
+	struct ocl_check *check;
+	size_t ncheck;
 };
 
 /* ---- the table (OclKernels.def, ocl_table.c) ---- */
@@ -294,5 +300,43 @@ struct ocl_igemm {
 bool ocl_igemm_fits(const struct ocl_igemm *s);
 void ocl_gen_igemm(struct ocl_gen *g, const struct ir_instr *in, const struct ocl_igemm *s, uint64_t pf_offset,
 		   bool relu);
+
+/* ---- gather, scatter, pad, resize (ocl3): ocl_gen_index.c ---- */
+
+/* An index kernel's run-time check of its index values: a 16-byte record
+ * at `offset` in R3 (uint key: 0xffffffff minus the position in Indices of
+ * the first index out of range, 0 if none; then at byte 8 that index's
+ * value as long), and what the message needs: the length of the indexed
+ * dimension (`len`), or where each index row of m values addresses
+ * dimensions b.. of `dims` (the nd kinds). */
+struct ocl_check {
+	const struct ir_instr *in;
+	uint64_t offset, len;
+	const struct type *dims;
+	unsigned m, b;
+	bool nd;
+};
+
+/* The generators and support tests of gather, gatherelements, gathernd,
+ * scatterelements, scatternd (OCL_IX_*), pad, broadcast, spacetodepth,
+ * depthtospace, flip, resizenearest and resizebilinear (OCL_MAP_*). */
+ocl_gen_fn ocl_gen_index, ocl_gen_map;
+ocl_supports_fn ocl_sup_index, ocl_sup_map;
+enum { OCL_IX_GATHER, OCL_IX_GATHERELEMENTS, OCL_IX_GATHERND, OCL_IX_SCATTERELEMENTS, OCL_IX_SCATTERND, OCL_IX_COUNT };
+enum {
+	OCL_MAP_PAD,
+	OCL_MAP_BROADCAST,
+	OCL_MAP_SPACETODEPTH,
+	OCL_MAP_DEPTHTOSPACE,
+	OCL_MAP_FLIP,
+	OCL_MAP_RESIZENEAREST,
+	OCL_MAP_RESIZEBILINEAR,
+	OCL_MAP_COUNT
+};
+/* After a run of compiled function g on device queue q: reads the check
+ * records (R3 is r3) and reports the first index out of range in program
+ * order at its instruction, as the interpreter words it, then clears the
+ * records. Returns 0, or -1 after reporting. */
+int ocl_checks_read(const struct ocl_gen *g, cl_command_queue q, cl_mem r3, struct diag *d);
 
 #endif

@@ -84,6 +84,7 @@ static void ocl_destroy(struct backend_compiled *c)
 	u64map_free(&c->g.place);
 	free(c->g.launch);
 	free(c->g.pack);
+	free(c->g.check);
 	if (c->pinned) {
 		clEnqueueUnmapMemObject(c->dev->compute, c->pinned, c->mhost, 0, NULL, NULL);
 		clFinish(c->dev->compute);
@@ -233,17 +234,21 @@ static int make_steps(struct backend_compiled *c, cl_program prog, struct diag *
 		struct step *s = &c->steps[c->nsteps];
 		s->in = in;
 		if (li < g->nlaunch && g->launch[li].in == in) {
-			cl_int err;
-			s->kind = ST_KERNEL;
-			s->l = &g->launch[li++];
-			s->k = clCreateKernel(prog, s->l->name, &err);
-			if (!s->k) {
-				diag_error(d, in->v.loc, "OpenCL kernel %s: %s", s->l->name, ocl_err_name(err));
-				return -1;
+			/* one step per launch: some instructions have several
+			 * kernels (ocl_gen_index.c's scatters and checks) */
+			for (; li < g->nlaunch && g->launch[li].in == in; s = &c->steps[++c->nsteps]) {
+				cl_int err;
+				s->in = in;
+				s->kind = ST_KERNEL;
+				s->l = &g->launch[li++];
+				s->k = clCreateKernel(prog, s->l->name, &err);
+				if (!s->k) {
+					diag_error(d, in->v.loc, "OpenCL kernel %s: %s", s->l->name, ocl_err_name(err));
+					return -1;
+				}
+				for (unsigned a = 0; a < 4; a++)
+					clSetKernelArg(s->k, a, sizeof(cl_mem), &c->r[a]);
 			}
-			for (unsigned a = 0; a < 4; a++)
-				clSetKernelArg(s->k, a, sizeof(cl_mem), &c->r[a]);
-			c->nsteps++;
 		} else if (in->kind == IK_copytodevice || in->kind == IK_copyfromdevice) {
 			bool to = in->kind == IK_copytodevice;
 			struct ocl_place dp = ocl_operand_place(g, in, to ? 0 : 1), hp = ocl_operand_place(g, in, to ? 1 : 0);
@@ -470,7 +475,8 @@ static int run_once(struct backend_compiled *c, const struct backend_binding *bi
 		if (backend_placeholder_fill(&c->ph, i, c->f, binds, nbinds, c->mhost + pl->offset, d))
 			return -1;
 	}
-	if (sync_mutable(c, true, d) || enqueue_all(c, ev, kernel_events, d) || sync_mutable(c, false, d))
+	if (sync_mutable(c, true, d) || enqueue_all(c, ev, kernel_events, d) || sync_mutable(c, false, d) ||
+	    ocl_checks_read(&c->g, c->dev->compute, c->r[3], d))
 		return -1;
 	for (size_t j = 0; j < nbinds; j++)
 		if (!binds[j].w->is_const) {

@@ -31,13 +31,27 @@ static const struct {
 	{"nearbyint", "rint"}, /* half to even, as nearbyint in the default mode */
 };
 
+/* The Int column's integer helpers (lib/support/scalar.h's sc_ functions),
+ * restated in the preamble of kernels/ocl_kernels.cl (ocl3) */
+static const struct {
+	const char *ew, *ocl;
+} ocl_int_fns[] = {
+	{"sc_ipow", "ocl_sc_ipow"},
+	{"sc_imod", "ocl_sc_imod"},
+	{"sc_shift", "ocl_sc_shift"},
+};
+
 /* How OpenCL C spells EW.def's function `name` in column col: "" for its
- * own name, NULL if it has none (a bundle's cb_ or sc_ helper; the Int
- * column's functions work on double). */
+ * own name, NULL if it has none (a bundle's cb_ helper; the Int column's
+ * other functions work on double). */
 static const char *ew_fn(const struct ew_tok *t, enum ew_col col)
 {
-	if (col == EW_INT)
+	if (col == EW_INT) {
+		for (size_t i = 0; i < GLOW_ARRAY_SIZE(ocl_int_fns); i++)
+			if (ew_tok_is(t, ocl_int_fns[i].ew))
+				return ocl_int_fns[i].ocl;
 		return NULL;
+	}
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(ocl_fns); i++)
 		if (ew_tok_is(t, ocl_fns[i].ew))
 			return ocl_fns[i].ocl;

@@ -42,6 +42,37 @@ float ocl_fmod_floor(float a, float b)
 	return r;
 }
 
+/* lib/support/scalar.h's integer helpers of EW.def's Int column, the same
+ * computation in OpenCL C (ocl3): the power wrapping (a negative exponent
+ * gives 1/a^-b truncated), the remainder with the divisor's sign (by 0 and
+ * by -1: 0), the logical shift of the low `width` bits */
+long ocl_sc_ipow(long a, long b);
+long ocl_sc_ipow(long a, long b)
+{
+	if (b < 0)
+		return a == 1 ? 1 : a == -1 ? (b % 2 ? -1 : 1) : 0;
+	ulong r = 1, x = (ulong)a;
+	for (ulong e = (ulong)b; e; e >>= 1, x *= x)
+		if (e & 1)
+			r *= x;
+	return (long)r;
+}
+
+long ocl_sc_imod(long a, long b);
+long ocl_sc_imod(long a, long b)
+{
+	const long r = b == 0 || b == -1 ? 0 : a % b;
+	return r != 0 && (r < 0) != (b < 0) ? (long)((ulong)r + (ulong)b) : r;
+}
+
+ulong ocl_sc_shift(ulong x, long sh, int width, int left);
+ulong ocl_sc_shift(ulong x, long sh, int width, int left)
+{
+	const ulong mask = width == 64 ? ~0UL : (1UL << width) - 1;
+	x &= mask;
+	return sh < 0 || sh >= width ? 0 : left ? (x << sh) & mask : x >> sh;
+}
+
 /* The pool and poolv sections' output pixel PIX (of the N OH OW) at
  * channel CH on: T (float, or a vector of channels) folds its KH x KW
  * window through LOAD(0, p) and STORE(x, 0, p) (vloadN and vstoreN, or
