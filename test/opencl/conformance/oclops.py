@@ -9,7 +9,10 @@ ConstantOfShape Conv Cos Cosh Div Dropout Elu Equal Erf Exp Flatten Floor Gemm G
 GreaterOrEqual HardSigmoid HardSwish Identity LRN LeakyRelu Less LessOrEqual Log MatMul Max MaxPool Mean
 Min Mul Neg Not Or Pow PRelu Reciprocal Relu Reshape Selu Shape Sigmoid Sin Sinh Size Softmax Softplus
 Softsign Sqrt Squeeze Sub Sum Tan Tanh Transpose Unsqueeze Where Xor
-""".split())
+""".split()) | frozenset("""
+ArgMax ArgMin LayerNormalization LogSoftmax MeanVarianceNormalization ReduceL1 ReduceL2 ReduceLogSum ReduceMax
+ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare
+""".split())  # the reductions, arg-reductions and batched products (ocl2: ocl_gen_red.c)
 
 # the element types of the graph inputs and outputs of the cases: what the
 # OpenCL backend's kernels compute on (elementwise kinds on all four)
