@@ -97,8 +97,10 @@ static void runs_of(const struct type *t, const bool *drop, struct red_runs *rr)
 	for (unsigned i = 0; i < t->rank; i++) {
 		if (t->dims[i] == 1)
 			continue;
-		if (rr->n && rr->red[rr->n - 1] == drop[i] && rr->stride[rr->n - 1] == t->dims[i] * st[i]) {
-			rr->ext[rr->n - 1] *= t->dims[i]; /* contiguous with the run before */
+		if (rr->n && rr->red[rr->n - 1] == drop[i]) {
+			/* row-major: contiguous with the run before (only dimensions
+			 * of extent 1, skipped, may lie between) */
+			rr->ext[rr->n - 1] *= t->dims[i];
 			rr->stride[rr->n - 1] = st[i];
 			continue;
 		}

@@ -286,7 +286,8 @@ __kernel void KNAME(ARGS)
 //@ gemm
 /* PD (M x N) = ALPHA * A B + BETA * C: work-item (j, r) computes column j
  * of RB rows starting at r * RB. AIDX, BIDX and CIDX index the operands
- * (transposed or repacked as the generator arranged; C broadcast). */
+ * (transposed or repacked as the generator arranged; C broadcast; a
+ * batched product's BIDX finds the batch from i0, ocl_gen_red.c). */
 __kernel void KNAME(ARGS)
 {
 	const int j = (int)get_global_id(0);
