@@ -153,6 +153,9 @@ enum ocl_elems {
 	OCL_EL_EW,           /* an elementwise kind: as ocl_ew_elems_ok says (float, int32, int64, bool) */
 	OCL_EL_ANY,          /* any element kind, moved bit for bit */
 	OCL_EL_NUMERIC,      /* float, int32, int64 or bool, in any mix (convertto) */
+	/* reductions (ocl2; ocl_gen_red.h's ocl_red_elems_ok) */
+	OCL_EL_REDUCE,       /* result and source of one kind: float, int32, int64, index32, index64 */
+	OCL_EL_ARG,          /* an integer or index result of such a source (argmax, argmin) */
 };
 
 /* One row of OclKernels.def (gen NULL: the kind has no row). */

@@ -34,6 +34,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "backends/interpreter/interp.h"
 #include "backends/opencl/ocl.h"
+#include "backends/opencl/ocl_gen_red.h"
 #include "support/util.h"
 
 #include <inttypes.h>
@@ -566,6 +567,8 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 		return true; /* data movement: elements of any kind, moved bit for bit */
 	if (el == OCL_EL_EW)
 		return ocl_ew_elems_ok(ocl_node_ew_kind(kind), elems, nelems);
+	if (el == OCL_EL_REDUCE || el == OCL_EL_ARG)
+		return ocl_red_elems_ok(el, elems, nelems); /* ocl2: reductions */
 	if (el == OCL_EL_NUMERIC) {
 		for (unsigned i = 0; i < nelems; i++)
 			if (!ocl_numeric_elem(elems[i]))

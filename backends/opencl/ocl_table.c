@@ -11,6 +11,7 @@
  * naming the row.
  */
 #include "backends/opencl/ocl.h"
+#include "backends/opencl/ocl_gen_red.h"
 #include "ir/ew.h"
 #include "support/util.h"
 

@@ -317,7 +317,8 @@ __kernel void KNAME(ARGS)
 //@ gemm
 /* PD (M x N) = ALPHA * A B + BETA * C: work-item (j, r) computes column j
  * of RB rows starting at r * RB. AIDX, BIDX and CIDX index the operands
- * (transposed or repacked as the generator arranged; C broadcast). */
+ * (transposed or repacked as the generator arranged; C broadcast; a
+ * batched product's BIDX finds the batch from i0, ocl_gen_red.c). */
 __kernel void KNAME(ARGS)
 {
 	const int j = (int)get_global_id(0);
@@ -471,4 +472,78 @@ __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(ARGS)
 #endif
 		}
 	}
+}
+
+/* ---- reductions, argmax, batchmatmul (ocl2; ocl_gen_red.c) ---- */
+
+//@ red
+/* A reduction of PS into NOUT outputs PD, each over R source elements:
+ * output o's elements are PS[OBASE(o) + ROFF(r)], r in [0, R) (the
+ * generator's index arithmetic for the kept and the reduced dimensions).
+ * The accumulator (type ACC, IDENT before the first element) joins each
+ * element by JOIN(acc, v); FINAL(acc) is what is stored. ARG 1 (argmax,
+ * argmin): the accumulator is a value and its index, BETTER(v, i, bv, bi)
+ * says whether (v, i) wins over (bv, bi) (NaN loses to a number, equal
+ * values to the lower index), and the index is stored. LS 1: a work-item
+ * per output along dimension 0, a plain loop. LS > 1: a work-group of LS
+ * work-items per output (dimension 1), each joining every LS-th element,
+ * then a tree over __local partial results; joins are associative, so
+ * only the order of float sums and products differs from the loop's. */
+__kernel void KNAME(ARGS)
+{
+#if LS > 1
+	const size_t o = get_global_id(1), lid = get_local_id(0);
+#else
+	const size_t o = get_global_id(0), lid = 0;
+	if (o >= NOUT)
+		return;
+#endif
+	const size_t base = OBASE(o);
+#if ARG
+	VT bv = IDENT;
+	long bi = LONG_MAX;
+	for (size_t r = lid; r < R; r += LS) {
+		const VT v = PS[base + ROFF(r)];
+		if (BETTER(v, (long)r, bv, bi)) {
+			bv = v;
+			bi = (long)r;
+		}
+	}
+#if LS > 1
+	__local VT pv[LS];
+	__local long pi[LS];
+	pv[lid] = bv;
+	pi[lid] = bi;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (size_t s = LS / 2; s > 0; s >>= 1) {
+		if (lid < s && BETTER(pv[lid + s], pi[lid + s], pv[lid], pi[lid])) {
+			pv[lid] = pv[lid + s];
+			pi[lid] = pi[lid + s];
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == 0)
+		PD[o] = R ? pi[0] : 0;
+#else
+	PD[o] = R ? bi : 0;
+#endif
+#else
+	ACC acc = IDENT;
+	for (size_t r = lid; r < R; r += LS)
+		acc = JOIN(acc, (ACC)PS[base + ROFF(r)]);
+#if LS > 1
+	__local ACC part[LS];
+	part[lid] = acc;
+	barrier(CLK_LOCAL_MEM_FENCE);
+	for (size_t s = LS / 2; s > 0; s >>= 1) {
+		if (lid < s)
+			part[lid] = JOIN(part[lid], part[lid + s]);
+		barrier(CLK_LOCAL_MEM_FENCE);
+	}
+	if (lid == 0)
+		PD[o] = FINAL(part[0]);
+#else
+	PD[o] = FINAL(acc);
+#endif
+#endif
 }

@@ -12,7 +12,7 @@ import lit.Test
 import onnxcase
 import onnxformat
 
-from oclops import OPENCL_INDEX_OPS, OPENCL_OPS, OPENCL_SAMPLE_OPS, OPENCL_TYPES, OPENCL_VARIANT_OPS
+from oclops import OPENCL_OPS, OPENCL_SAMPLE_OPS, OPENCL_SAMPLED_OPS, OPENCL_TYPES, OPENCL_VARIANT_OPS
 
 
 def first_cases(cases, n):
@@ -44,11 +44,11 @@ class OpenCLCaseFormat(onnxformat.OnnxCaseFormat):
                       if c.ops and all(t in OPENCL_TYPES for t in c.value_types()) and
                       all(op in OPENCL_OPS for op in c.ops)]
         keep = None
-        # the cases with an operator of OPENCL_INDEX_OPS (oclops.py): by
+        # the cases with an operator of OPENCL_SAMPLED_OPS (oclops.py): by
         # default only the first case of each folder of the sample's op
         # types; the selection among the others is as before them
-        index = [c for c in cases if set(c.ops) & OPENCL_INDEX_OPS]
-        rest = [c for c in cases if not set(c.ops) & OPENCL_INDEX_OPS]
+        index = [c for c in cases if set(c.ops) & OPENCL_SAMPLED_OPS]
+        rest = [c for c in cases if not set(c.ops) & OPENCL_SAMPLED_OPS]
         if self.which != "all":
             keep = first_cases(rest, 2 if self.which == "ci" else 1)
             keep |= first_cases([c for c in index if c.main_op() in OPENCL_SAMPLE_OPS], 1)

@@ -26,13 +26,26 @@ Round STFT Scan Scatter ScatterElements ScatterND Shrink Sign Slice SpaceToDepth
 ThresholdedRelu Tile Trilu Upsample ai.onnx.preview.training.Adagrad ai.onnx.preview.training.Adam
 ai.onnx.preview.training.Gradient ai.onnx.preview.training.Momentum
 """.split())
-OPENCL_OPS = OPENCL_OPS | OPENCL_INDEX_OPS
+# the operators opened by the reductions, arg-reductions and batched
+# products (ocl_gen_red.c); SoftmaxCrossEntropyLoss needs the gathers too.
+# Sampled by default as OPENCL_INDEX_OPS are: their kernels are tested in
+# one program by test/opencl/kernels-reduce.glow, and the normalizations'
+# cases compile many kernels each (LayerNormalization 2.5 to 3.9 s)
+OPENCL_RED_OPS = frozenset("""
+ArgMax ArgMin LayerNormalization LogSoftmax MeanVarianceNormalization ReduceL1 ReduceL2 ReduceLogSum ReduceMax
+ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare SoftmaxCrossEntropyLoss
+""".split())
+# the operators whose cases are sampled by default (the rest: every case
+# with -D opencl_all_cases=1)
+OPENCL_SAMPLED_OPS = OPENCL_INDEX_OPS | OPENCL_RED_OPS
+OPENCL_OPS = OPENCL_OPS | OPENCL_SAMPLED_OPS
 
-# of OPENCL_INDEX_OPS, the op types whose first case of each folder runs by
-# default (plain and sanitizer builds): the gathers, scatters and pad, 12
-# cases, 10.6 s cold (lit.local.cfg); Resize's cases cost 3 to 6 s each,
+# of OPENCL_SAMPLED_OPS, the op types whose first case of each folder runs by
+# default (plain and sanitizer builds): the gathers, scatters and pad (12
+# cases, 10.6 s cold: lit.local.cfg), two reductions, ArgMax and LogSoftmax; Resize's cases cost 3 to 6 s each,
 # DepthToSpace's and Mod's kernels are in test/opencl/kernels-move.glow
-OPENCL_SAMPLE_OPS = frozenset("Gather GatherElements GatherND ScatterElements ScatterND Pad".split())
+OPENCL_SAMPLE_OPS = frozenset("""Gather GatherElements GatherND ScatterElements ScatterND Pad ReduceSum ReduceMax
+ArgMax LogSoftmax""".split())
 
 # the element types of the graph inputs and outputs of the cases: what the
 # OpenCL backend's kernels compute on (elementwise kinds on all four)
