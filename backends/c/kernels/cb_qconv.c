@@ -234,33 +234,48 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 }
 
 #if defined(CB_Q_VNNI512)
+/* Row r's step of the AVX-512 tile: its 4 bytes of quad q broadcast,
+ * times the panel's one or two vectors (b0, b1). */
+#define CB_QT_ROW(r)                                                                    \
+	if (mr > (r)) {                                                                 \
+		int32_t w_;                                                             \
+		memcpy(&w_, a + (size_t)(r) * lda, 4);                                  \
+		__m512i x_ = _mm512_set1_epi32(w_);                                     \
+		c##r##_0 = _mm512_dpbusd_epi32(c##r##_0, x_, b0);                       \
+		if (nv > 1)                                                             \
+			c##r##_1 = _mm512_dpbusd_epi32(c##r##_1, x_, b1);               \
+	}
+/* Row r's accumulators stored into acc[r] */
+#define CB_QT_PUT(r)                                                                    \
+	if (mr > (r)) {                                                                 \
+		_mm512_storeu_si512((void *)acc[r], c##r##_0);                          \
+		if (nv > 1)                                                             \
+			_mm512_storeu_si512((void *)(acc[r] + 16), c##r##_1);           \
+	}
+
 /* The AVX-512 tile of mr rows x nv vectors of 16 channels (constants
- * where it is called, so that each form is unrolled on its own) */
+ * where it is called, so that each form is unrolled on its own). The
+ * accumulators are named variables, not an array: GCC 12 kept an array
+ * of them on the stack, a load and a store around every vpdpbusd. */
 static inline __attribute__((always_inline)) void cb_qtile512(const uint8_t *CB_RESTRICT a, size_t lda,
 							      const int8_t *CB_RESTRICT b, int kq,
 							      int32_t acc[CB_QMR][CB_QNR], int mr, int nv)
 {
-	__m512i c[CB_QMR][2];
-	for (int r = 0; r < mr; r++)
-		c[r][0] = c[r][1] = _mm512_setzero_si512();
+	const __m512i z = _mm512_setzero_si512();
+	__m512i c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
+	__m512i c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+	__m512i c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z, c11_1 = z;
 	for (int q = 0; q < kq; q++, a += 4, b += CB_QNR * 4) {
 		__m512i b0 = _mm512_loadu_si512((const void *)b);
 		__m512i b1 = nv > 1 ? _mm512_loadu_si512((const void *)(b + 64)) : b0;
-		for (int r = 0; r < mr; r++) {
-			int32_t w;
-			memcpy(&w, a + (size_t)r * lda, 4);
-			__m512i x = _mm512_set1_epi32(w);
-			c[r][0] = _mm512_dpbusd_epi32(c[r][0], x, b0);
-			if (nv > 1)
-				c[r][1] = _mm512_dpbusd_epi32(c[r][1], x, b1);
-		}
+		CB_QT_ROW(0) CB_QT_ROW(1) CB_QT_ROW(2) CB_QT_ROW(3) CB_QT_ROW(4) CB_QT_ROW(5)
+		CB_QT_ROW(6) CB_QT_ROW(7) CB_QT_ROW(8) CB_QT_ROW(9) CB_QT_ROW(10) CB_QT_ROW(11)
 	}
-	for (int r = 0; r < mr; r++) {
-		_mm512_storeu_si512((void *)acc[r], c[r][0]);
-		if (nv > 1)
-			_mm512_storeu_si512((void *)(acc[r] + 16), c[r][1]);
-	}
+	CB_QT_PUT(0) CB_QT_PUT(1) CB_QT_PUT(2) CB_QT_PUT(3) CB_QT_PUT(4) CB_QT_PUT(5)
+	CB_QT_PUT(6) CB_QT_PUT(7) CB_QT_PUT(8) CB_QT_PUT(9) CB_QT_PUT(10) CB_QT_PUT(11)
 }
+#undef CB_QT_ROW
+#undef CB_QT_PUT
 #endif
 
 /* acc[r][j] = the dot products of CB_QMR rows (lda bytes apart from a)
