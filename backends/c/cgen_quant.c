@@ -224,7 +224,7 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 		  "0, 0.0f, 0.0f, %zu, %" PRId64 ", 0}, %" PRId64 ", %zu, %zu, %d, %" PRId64 ", %d, %d, %" PRId64
 		  ", %" PRId64 ", %" PRId64 "};\n",
 		  mc, v[15] * v[6], v[15] * v[3], kq, np, xk == 0 ? 0x80 : 0, zx, rowsum,
-		  amax <= INT32_MAX && minshift >= 1, lo, hi, (int64_t)d->type->offset);
+		  amax > INT32_MAX || minshift < 1 ? 0 : minshift < 32 ? 1 : 2, lo, hi, (int64_t)d->type->offset);
 	char a[96], o[96];
 	os_printf(g->body,
 		  "\tcb_qconv_s8(&qc%u, %s, (const int8_t *)(C + %zu), (const int64_t *)(C + %zu), %s, %s, "

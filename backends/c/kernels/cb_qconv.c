@@ -73,7 +73,8 @@ struct cb_qconv_args {
 	int xflip;        /* 0x80: the input is signed (read as q ^ 0x80) */
 	int zx;           /* the input's zero point as an unsigned byte */
 	int rowsum;       /* some channel has a weight zero point */
-	int fast;         /* every accumulator fits int32 (the generator's bound) */
+	int fast;         /* every accumulator fits int32 (the generator's bound);
+			   2: and every shift is 32 or more */
 	int lo, hi, ooff; /* output range and zero point */
 };
 
@@ -222,7 +223,9 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 					cb_q_copyflip(p, xr + (size_t)ix * is, (size_t)c, flip);
 			}
 		}
-		memset(p, 0, kb - (size_t)(p - row));
+		/* at most 3 bytes past K: a call to memset costs more */
+		for (; p < row + kb; p++)
+			*p = 0;
 		if (s->rowsum) /* the bytes past K are zero */
 			rs[r] = cb_q_bytesum(row, kb);
 		if (++ox == ow) {
@@ -479,24 +482,49 @@ static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR]
 #if defined(CB_Q_VNNI512)
 /* The AVX-512 fast epilogue: 16 channels in 32-bit lanes. */
 
-/* The requantized stored values of 16 channels (h: which 16 of the
- * panel) of accumulators x (int32, corrections added): the even channels'
- * products x * mult in the 64-bit lanes of one vpmuldq, the odd ones' in
- * another, rounded and shifted there, saturated to int32 and interleaved
- * back; then clamped to [lo', hi'] (the range less the zero point) and
- * the zero point added, as cb_q_store does. */
-CB_INLINE __m512i cb_q_requant16(__m512i x, const int64_t *ch, int h, __m512i lo, __m512i hi, __m512i off)
+/* The requantization constants of 16 channels of a panel, loaded once
+ * per tile: the even channels' mult, half and shift in 64-bit lanes (e),
+ * the odd ones' (o); the odd shifts less 32 in the blend form. */
+struct cb_q16 {
+	__m512i me, mo, he, ho, se, so;
+};
+
+/* Loads the constants of channels 16 h ... 16 h + 15 of panel ch;
+ * blend: cb_qconv_args.fast == 2. */
+CB_INLINE void cb_q16_load(struct cb_q16 *k, const int64_t *ch, int h, bool blend)
 {
 	const int64_t *m = ch + CB_QMULT + 16 * h, *sh = ch + CB_QSHIFT + 16 * h, *hf = ch + CB_QHALF + 16 * h;
-	const __m512i idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-	__m512i pe = _mm512_mul_epi32(x, _mm512_loadu_si512((const void *)m));
-	__m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_loadu_si512((const void *)(m + 8)));
-	pe = _mm512_add_epi64(_mm512_add_epi64(pe, _mm512_loadu_si512((const void *)hf)), _mm512_srai_epi64(pe, 63));
-	po = _mm512_add_epi64(_mm512_add_epi64(po, _mm512_loadu_si512((const void *)(hf + 8))), _mm512_srai_epi64(po, 63));
-	pe = _mm512_srav_epi64(pe, _mm512_loadu_si512((const void *)sh));
-	po = _mm512_srav_epi64(po, _mm512_loadu_si512((const void *)(sh + 8)));
-	__m512i v = _mm512_permutex2var_epi32(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(pe)), idx,
+	k->me = _mm512_loadu_si512((const void *)m), k->mo = _mm512_loadu_si512((const void *)(m + 8));
+	k->he = _mm512_loadu_si512((const void *)hf), k->ho = _mm512_loadu_si512((const void *)(hf + 8));
+	k->se = _mm512_loadu_si512((const void *)sh), k->so = _mm512_loadu_si512((const void *)(sh + 8));
+	if (blend)
+		k->so = _mm512_sub_epi64(k->so, _mm512_set1_epi64(32));
+}
+
+/* The requantized stored values of 16 channels (constants k) of
+ * accumulators x (int32, corrections added): the even channels' products
+ * x * mult in the 64-bit lanes of one vpmuldq, the odd ones' in another,
+ * rounded and shifted there; then clamped to [lo', hi'] (the range less
+ * the zero point) and the zero point added, as cb_q_store does. The
+ * blend form (every shift >= 32: each result fits int32 unsaturated)
+ * shifts the odd products 32 bits less, so that their results lie in the
+ * high halves of the lanes, the even ones' in the low halves: one blend
+ * joins them. The other form saturates both to int32 and interleaves. */
+CB_INLINE __m512i cb_q_requant16(__m512i x, const struct cb_q16 *k, bool blend, __m512i lo, __m512i hi, __m512i off)
+{
+	__m512i pe = _mm512_mul_epi32(x, k->me), po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), k->mo);
+	pe = _mm512_add_epi64(_mm512_add_epi64(pe, k->he), _mm512_srai_epi64(pe, 63));
+	po = _mm512_add_epi64(_mm512_add_epi64(po, k->ho), _mm512_srai_epi64(po, 63));
+	pe = _mm512_srav_epi64(pe, k->se);
+	po = _mm512_srav_epi64(po, k->so);
+	__m512i v;
+	if (blend)
+		v = _mm512_mask_blend_epi32((__mmask16)0xaaaa, pe, po);
+	else {
+		const __m512i idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+		v = _mm512_permutex2var_epi32(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(pe)), idx,
 					      _mm512_castsi256_si512(_mm512_cvtsepi64_epi32(po)));
+	}
 	return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), off);
 }
 
@@ -558,9 +586,16 @@ static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][C
 	const int32_t *corr = (const int32_t *)(const void *)(ch + CB_QCORR32);
 	const int32_t *zw = (const int32_t *)(const void *)(ch + CB_QZW32);
 	const __mmask32 keep = (__mmask32)(nj >= 32 ? 0xffffffffu : (1u << nj) - 1);
-	const int halves = nj > 16 ? 2 : 1;
-	const bool bin = p && p->op >= 0;
+	const bool two = nj > 16, bin = p && p->op >= 0, blend = s->fast == 2;
+	struct cb_q16 k[2];
+	cb_q16_load(&k[0], ch, 0, blend);
+	if (two)
+		cb_q16_load(&k[1], ch, 1, blend);
 #if defined(__AVX512VBMI__)
+	/* the low bytes of two vectors of 16 int32 (values already in a
+	 * byte's range): one vpermt2b instead of two vpmovdb and an insert */
+	const __m512i pick = _mm512_set_epi64(0, 0, 0, 0, 0x7c7874706c686460ll, 0x5c5854504c484440ll,
+					      0x3c3834302c282420ll, 0x1c1814100c080400ll);
 	const uint8_t *tab = p ? p->tab : NULL;
 	__m512i t0 = _mm512_setzero_si512(), t1 = t0, t2 = t0, t3 = t0;
 	if (tab) {
@@ -569,26 +604,32 @@ static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][C
 	}
 #endif
 	for (int r = 0; r < nr; r++) {
-		__m128i b[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
-		for (int h = 0; h < halves; h++) {
+		__m512i v[2];
+		for (int h = 0; h < 2; h++) {
+			if (h == 1 && !two) {
+				v[1] = v[0];
+				break;
+			}
 			__m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc[r] + 16 * h)),
 						     _mm512_loadu_si512((const void *)(corr + 16 * h)));
 			if (s->rowsum)
 				x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(zw + 16 * h)),
 									   _mm512_set1_epi32(rs[r])));
-			__m512i v = cb_q_requant16(x, ch, h, lo, hi, off);
+			v[h] = cb_q_requant16(x, &k[h], blend, lo, hi, off);
 			if (bin)
-				v = cb_q_post16(p, v, res + (size_t)r * ostride + 16 * h, nj - 16 * h);
-			b[h] = _mm512_cvtepi32_epi8(v);
+				v[h] = cb_q_post16(p, v[h], res + (size_t)r * ostride + 16 * h, nj - 16 * h);
 		}
-		__m256i y = _mm256_inserti128_si256(_mm256_castsi128_si256(b[0]), b[1], 1);
 #if defined(__AVX512VBMI__)
+		__m512i z = _mm512_permutex2var_epi8(v[0], pick, v[1]);
 		if (tab) {
 			/* the byte table: two 128-entry permutes, chosen by bit 7 */
-			__m512i z = _mm512_castsi256_si512(y);
 			__m512i l = _mm512_permutex2var_epi8(t0, z, t1), u = _mm512_permutex2var_epi8(t2, z, t3);
-			y = _mm512_castsi512_si256(_mm512_mask_blend_epi8(_mm512_movepi8_mask(z), l, u));
+			z = _mm512_mask_blend_epi8(_mm512_movepi8_mask(z), l, u);
 		}
+		__m256i y = _mm512_castsi512_si256(z);
+#else
+		__m256i y = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(v[0])),
+						    _mm512_cvtepi32_epi8(v[1]), 1);
 #endif
 		_mm256_mask_storeu_epi8((void *)(out + (size_t)r * ostride), keep, y);
 	}
