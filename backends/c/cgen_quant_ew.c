@@ -276,7 +276,7 @@ static void cq_table_arg(struct cg *g, bool any, const uint8_t tab[256], char *t
 
 /* cgen_quant.h */
 const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, struct ir_value **copy_to,
-			 char *buf, size_t n)
+			 struct ir_instr **last, struct ir_value **res, char *buf, size_t n)
 {
 	struct ir_value *d = in->ops[0].val;
 	struct cq_chain c = {.in = in, .val = {d}};
@@ -307,6 +307,8 @@ const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **ds
 	bool have_tab = op >= 0 ? c.n > 1 : cq_chain_tables(g, &c, nx, tab);
 	*dst = c.how == CQ_VIA_D ? d : c.val[c.n];
 	*copy_to = c.how == CQ_VIA_D ? c.val[c.n] : NULL;
+	*last = c.n > 0 ? c.ins[c.n - 1] : in;
+	*res = c.n > 0 ? c.res : NULL;
 	if (c.n == 0)
 		return "0";
 	cq_chain_mark(g, &c);
