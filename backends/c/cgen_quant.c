@@ -187,7 +187,7 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 	size_t wbytes = groups * np * kq * 4 * CG_QNR, chn = groups * np * CG_QCH;
 	int8_t *wp = xcalloc(wbytes + 1, 1);
 	int64_t *ch = xcalloc(chn + 1, sizeof *ch);
-	bool rowsum = false;
+	bool rowsum = false, zw_byte = true;
 	int64_t amax = 0; /* the largest |accumulator| the interpreter can form */
 	int64_t minshift = 62;
 	int64_t xr = zx > 255 - zx ? zx : 255 - zx; /* max |u - zx| */
@@ -204,6 +204,8 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 			}
 			int64_t zw = c->woff[row];
 			rowsum |= zw != 0;
+			/* the AVX-512 epilogue forms zw * rowsum from int16 pairs */
+			zw_byte &= zw >= -128 && zw <= 127;
 			int64_t corr = c->bias[row] - zx * wsum + (int64_t)k * zx * zw;
 			size_t q = cq_perm(j);
 			blk[j] = corr;
@@ -242,7 +244,7 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 		  "0, 0.0f, 0.0f, %zu, %" PRId64 ", 0}, %" PRId64 ", %zu, %zu, %d, %" PRId64 ", %d, %d, %" PRId64
 		  ", %" PRId64 ", %" PRId64 "};\n",
 		  mc, ostride, v[15] * v[3], kq, np, xk == 0 ? 0x80 : 0, zx, rowsum,
-		  amax > INT32_MAX || minshift < 1 ? 0 : minshift < 32 ? 1 : 2, lo, hi, (int64_t)d->type->offset);
+		  amax > INT32_MAX || minshift < 1 || !zw_byte ? 0 : minshift < 32 ? 1 : 2, lo, hi, (int64_t)d->type->offset);
 	char a[96], o[128];
 	os_printf(g->body,
 		  "\tcb_qconv_s8(&qc%u, %s, (const int8_t *)(C + %zu), (const int64_t *)(C + %zu), %s, %s, "

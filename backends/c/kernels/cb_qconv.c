@@ -73,8 +73,9 @@ struct cb_qconv_args {
 	int xflip;        /* 0x80: the input is signed (read as q ^ 0x80) */
 	int zx;           /* the input's zero point as an unsigned byte */
 	int rowsum;       /* some channel has a weight zero point */
-	int fast;         /* every accumulator fits int32 (the generator's bound);
-			   2: and every shift is 32 or more */
+	int fast;         /* every accumulator fits int32 (the generator's bound)
+			   and every weight zero point a byte; 2: and every
+			   shift is 32 or more */
 	int lo, hi, ooff; /* output range and zero point */
 };
 
@@ -131,54 +132,58 @@ CB_INLINE uint8_t cb_q_store(int64_t v, int ooff, int lo, int hi)
 	return (uint8_t)(int8_t)v;
 }
 
-/* n bytes from x to p, each xor'ed with flip (0 or 0x80): 64 at a time
- * (the last ones by masked moves) on the AVX-512 path, else 8 at a time */
-CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, size_t n, uint8_t flip)
-{
+/* A row's running sum of bytes while it is packed: on the AVX-512 path
+ * the vpsadbw sums of the copied vectors in 64-bit lanes (reading the
+ * row back after its masked stores would wait for them: they do not
+ * forward), else an integer. */
 #if defined(CB_Q_VNNI512)
-	const __m512i f = _mm512_set1_epi8((char)flip);
-	size_t i = 0;
-	for (; i + 64 <= n; i += 64)
-		_mm512_storeu_si512((void *)(p + i), _mm512_xor_si512(_mm512_loadu_si512((const void *)(x + i)), f));
-	if (i < n) {
-		__mmask64 m = (__mmask64)(~0ull >> (64 - (n - i)));
-		_mm512_mask_storeu_epi8((void *)(p + i), m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(x + i)), f));
-	}
+typedef __m512i cb_qsum;
+CB_INLINE cb_qsum cb_qsum_zero(void) { return _mm512_setzero_si512(); }
+CB_INLINE int32_t cb_qsum_get(cb_qsum s) { return (int32_t)_mm512_reduce_add_epi64(s); }
 #else
-	if (!flip) {
-		memcpy(p, x, n);
-		return;
-	}
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t v;
-		memcpy(&v, x + i, 8);
-		v ^= 0x8080808080808080ull;
-		memcpy(p + i, &v, 8);
-	}
-	for (; i < n; i++)
-		p[i] = x[i] ^ flip;
+typedef int32_t cb_qsum;
+CB_INLINE cb_qsum cb_qsum_zero(void) { return 0; }
+CB_INLINE int32_t cb_qsum_get(cb_qsum s) { return s; }
 #endif
-}
 
-/* The sum of the n bytes at p (n a multiple of 4) */
-CB_INLINE int32_t cb_q_bytesum(const uint8_t *p, size_t n)
+/* n bytes from x to p, each xor'ed with flip (0 or 0x80), their sum
+ * added to *sum unless sum is NULL: 64 at a time (the last ones by masked
+ * moves) on the AVX-512 path, else 8 at a time */
+CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, size_t n, uint8_t flip,
+			     cb_qsum *sum)
 {
 #if defined(CB_Q_VNNI512)
-	__m512i acc = _mm512_setzero_si512();
+	const __m512i f = _mm512_set1_epi8((char)flip), z = _mm512_setzero_si512();
 	size_t i = 0;
-	for (; i + 64 <= n; i += 64)
-		acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_loadu_si512((const void *)(p + i)), _mm512_setzero_si512()));
+	for (; i + 64 <= n; i += 64) {
+		__m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(x + i)), f);
+		_mm512_storeu_si512((void *)(p + i), v);
+		if (sum)
+			*sum = _mm512_add_epi64(*sum, _mm512_sad_epu8(v, z));
+	}
 	if (i < n) {
 		__mmask64 m = (__mmask64)(~0ull >> (64 - (n - i)));
-		acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(m, (const void *)(p + i)), _mm512_setzero_si512()));
+		__m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(x + i)), f);
+		_mm512_mask_storeu_epi8((void *)(p + i), m, v);
+		if (sum)
+			*sum = _mm512_add_epi64(*sum, _mm512_sad_epu8(_mm512_maskz_mov_epi8(m, v), z));
 	}
-	return (int32_t)_mm512_reduce_add_epi64(acc);
 #else
-	int32_t sum = 0;
-	for (size_t k = 0; k < n; k++)
-		sum += p[k];
-	return sum;
+	if (!flip)
+		memcpy(p, x, n);
+	else {
+		size_t i = 0;
+		for (; i + 8 <= n; i += 8) {
+			uint64_t v;
+			memcpy(&v, x + i, 8);
+			v ^= 0x8080808080808080ull;
+			memcpy(p + i, &v, 8);
+		}
+		for (; i < n; i++)
+			p[i] = x[i] ^ flip;
+	}
+	for (size_t k = 0; sum && k < n; k++)
+		*sum += p[k];
 #endif
 }
 
@@ -202,32 +207,36 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 	for (int r = 0; r < nr; r++) {
 		uint8_t *row = dst + (size_t)r * kb, *p = row;
 		int ix0 = ox * s->g.sw - s->g.pl;
+		cb_qsum sum = cb_qsum_zero(), *ps = s->rowsum ? &sum : NULL;
+		int32_t pads = 0; /* bytes packed as zx */
 		for (int ky = 0; ky < kh; ky++) {
 			int iy = oy * s->g.sh + ky * s->g.dh - s->g.pt;
 			const uint8_t *xr = in + (n * (size_t)h + (size_t)iy) * (size_t)w * is + (size_t)g * (size_t)c;
 			if (iy < 0 || iy >= h) {
 				memset(p, zx, (size_t)kw * (size_t)c);
 				p += (size_t)kw * (size_t)c;
+				pads += kw * c;
 				continue;
 			}
 			if (whole && ix0 >= 0 && ix0 + kw <= w) {
-				cb_q_copyflip(p, xr + (size_t)ix0 * is, (size_t)kw * (size_t)c, flip);
+				cb_q_copyflip(p, xr + (size_t)ix0 * is, (size_t)kw * (size_t)c, flip, ps);
 				p += (size_t)kw * (size_t)c;
 				continue;
 			}
 			for (int kx = 0; kx < kw; kx++, p += c) {
 				int ix = ix0 + kx * s->g.dw;
-				if (ix < 0 || ix >= w)
+				if (ix < 0 || ix >= w) {
 					memset(p, zx, (size_t)c);
-				else
-					cb_q_copyflip(p, xr + (size_t)ix * is, (size_t)c, flip);
+					pads += c;
+				} else
+					cb_q_copyflip(p, xr + (size_t)ix * is, (size_t)c, flip, ps);
 			}
 		}
 		/* at most 3 bytes past K: a call to memset costs more */
 		for (; p < row + kb; p++)
 			*p = 0;
 		if (s->rowsum) /* the bytes past K are zero */
-			rs[r] = cb_q_bytesum(row, kb);
+			rs[r] = cb_qsum_get(sum) + pads * (int32_t)zx;
 		if (++ox == ow) {
 			ox = 0;
 			if (++oy == oh)
@@ -591,6 +600,14 @@ static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][C
 	cb_q16_load(&k[0], ch, 0, blend);
 	if (two)
 		cb_q16_load(&k[1], ch, 1, blend);
+	/* zw * rowsum by one vpmaddwd instead of vpmulld (two uops): the
+	 * int16 pairs (zw, 256 zw) of each channel times the row's (rs & 255,
+	 * rs >> 8); exact, as rs < 255 * 32768 < 2^23 and |zw| <= 128 */
+	__m512i zwp[2];
+	for (int h = 0; h < 2; h++) {
+		__m512i z = _mm512_loadu_si512((const void *)(zw + 16 * h));
+		zwp[h] = _mm512_or_si512(_mm512_and_si512(z, _mm512_set1_epi32(0xffff)), _mm512_slli_epi32(z, 24));
+	}
 #if defined(__AVX512VBMI__)
 	/* the low bytes of two vectors of 16 int32 (values already in a
 	 * byte's range): one vpermt2b instead of two vpmovdb and an insert */
@@ -613,8 +630,8 @@ static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][C
 			__m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc[r] + 16 * h)),
 						     _mm512_loadu_si512((const void *)(corr + 16 * h)));
 			if (s->rowsum)
-				x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(zw + 16 * h)),
-									   _mm512_set1_epi32(rs[r])));
+				x = _mm512_sub_epi32(x, _mm512_madd_epi16(_mm512_set1_epi32((rs[r] & 255) | (rs[r] >> 8) << 16),
+									  zwp[h]));
 			v[h] = cb_q_requant16(x, &k[h], blend, lo, hi, off);
 			if (bin)
 				v[h] = cb_q_post16(p, v[h], res + (size_t)r * ostride + 16 * h, nj - 16 * h);
