@@ -173,7 +173,9 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 	struct ir_value *out = d, *copy_to = NULL, *res, *big;
 	struct ir_instr *last;
 	char pbuf[512];
-	const char *post = cq_fuse_post(g, in, &out, &copy_to, &last, &res, pbuf, sizeof pbuf);
+	int64_t lo, hi;
+	cq_limits(d->type, &lo, &hi);
+	const char *post = cq_fuse_post(g, in, &out, &copy_to, &last, &res, &lo, &hi, pbuf, sizeof pbuf);
 	const int64_t *v = sh->v;
 	/* the result written straight into a concatenation that copies it
 	 * (a fused operand is laid out as the product's result: not then) */
@@ -234,8 +236,6 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 	uint64_t need = 12 * CG_QNR * 4 + mc * 4 + (mc + 12) * kq * 4 + 64;
 	if (need > g->scratch_bytes)
 		g->scratch_bytes = need;
-	int64_t lo, hi;
-	cq_limits(d->type, &lo, &hi);
 	unsigned id = g->uniq++;
 	os_printf(g->decls, "static const struct cb_qconv_args qc%u = {{", id);
 	for (int i = 0; i < 16; i++)
