@@ -236,6 +236,8 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 	uint64_t need = 12 * CG_QNR * 4 + mc * 4 + (mc + 12) * kq * 4 + 64;
 	if (need > g->scratch_bytes)
 		g->scratch_bytes = need;
+	/* the epilogue's form (cb_qconv_args.fast) */
+	int fast = amax > INT32_MAX || minshift < 1 || !zw_byte ? 0 : minshift < 32 ? 1 : 2;
 	unsigned id = g->uniq++;
 	os_printf(g->decls, "static const struct cb_qconv_args qc%u = {{", id);
 	for (int i = 0; i < 16; i++)
@@ -244,7 +246,7 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 		  "0, 0.0f, 0.0f, %zu, %" PRId64 ", 0}, %" PRId64 ", %zu, %zu, %d, %" PRId64 ", %d, %d, %" PRId64
 		  ", %" PRId64 ", %" PRId64 "};\n",
 		  mc, ostride, v[15] * v[3], kq, np, xk == 0 ? 0x80 : 0, zx, rowsum,
-		  amax > INT32_MAX || minshift < 1 || !zw_byte ? 0 : minshift < 32 ? 1 : 2, lo, hi, (int64_t)d->type->offset);
+		  fast, lo, hi, (int64_t)d->type->offset);
 	char a[96], o[128];
 	os_printf(g->body,
 		  "\tcb_qconv_s8(&qc%u, %s, (const int8_t *)(C + %zu), (const int64_t *)(C + %zu), %s, %s, "

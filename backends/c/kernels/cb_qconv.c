@@ -135,38 +135,42 @@ CB_INLINE uint8_t cb_q_store(int64_t v, int ooff, int lo, int hi)
 /* A row's running sum of bytes while it is packed: on the AVX-512 path
  * the vpsadbw sums of the copied vectors in 64-bit lanes (reading the
  * row back after its masked stores would wait for them: they do not
- * forward), else an integer. */
+ * forward), else an integer. Passed by value: through a pointer it
+ * lived in memory (the byte stores may alias it). */
 #if defined(CB_Q_VNNI512)
 typedef __m512i cb_qsum;
 CB_INLINE cb_qsum cb_qsum_zero(void) { return _mm512_setzero_si512(); }
+CB_INLINE cb_qsum cb_qsum_add(cb_qsum a, cb_qsum b) { return _mm512_add_epi64(a, b); }
 CB_INLINE int32_t cb_qsum_get(cb_qsum s) { return (int32_t)_mm512_reduce_add_epi64(s); }
 #else
 typedef int32_t cb_qsum;
 CB_INLINE cb_qsum cb_qsum_zero(void) { return 0; }
+CB_INLINE cb_qsum cb_qsum_add(cb_qsum a, cb_qsum b) { return a + b; }
 CB_INLINE int32_t cb_qsum_get(cb_qsum s) { return s; }
 #endif
 
-/* n bytes from x to p, each xor'ed with flip (0 or 0x80), their sum
- * added to *sum unless sum is NULL: 64 at a time (the last ones by masked
- * moves) on the AVX-512 path, else 8 at a time */
-CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, size_t n, uint8_t flip,
-			     cb_qsum *sum)
+/* n bytes from x to p, each xor'ed with flip (0 or 0x80); returns their
+ * sum when want, else zero: 64 at a time (the last ones by masked moves)
+ * on the AVX-512 path, else 8 at a time */
+CB_INLINE cb_qsum cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, size_t n, uint8_t flip,
+				bool want)
 {
+	cb_qsum sum = cb_qsum_zero();
 #if defined(CB_Q_VNNI512)
 	const __m512i f = _mm512_set1_epi8((char)flip), z = _mm512_setzero_si512();
 	size_t i = 0;
 	for (; i + 64 <= n; i += 64) {
 		__m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(x + i)), f);
 		_mm512_storeu_si512((void *)(p + i), v);
-		if (sum)
-			*sum = _mm512_add_epi64(*sum, _mm512_sad_epu8(v, z));
+		if (want)
+			sum = _mm512_add_epi64(sum, _mm512_sad_epu8(v, z));
 	}
 	if (i < n) {
 		__mmask64 m = (__mmask64)(~0ull >> (64 - (n - i)));
 		__m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(x + i)), f);
 		_mm512_mask_storeu_epi8((void *)(p + i), m, v);
-		if (sum)
-			*sum = _mm512_add_epi64(*sum, _mm512_sad_epu8(_mm512_maskz_mov_epi8(m, v), z));
+		if (want)
+			sum = _mm512_add_epi64(sum, _mm512_sad_epu8(_mm512_maskz_mov_epi8(m, v), z));
 	}
 #else
 	if (!flip)
@@ -182,9 +186,10 @@ CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT 
 		for (; i < n; i++)
 			p[i] = x[i] ^ flip;
 	}
-	for (size_t k = 0; sum && k < n; k++)
-		*sum += p[k];
+	for (size_t k = 0; want && k < n; k++)
+		sum += p[k];
 #endif
+	return sum;
 }
 
 /* Packs rows m0 .. m0 + nr - 1 (of the n x oh x ow output pixels) of group
@@ -207,7 +212,8 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 	for (int r = 0; r < nr; r++) {
 		uint8_t *row = dst + (size_t)r * kb, *p = row;
 		int ix0 = ox * s->g.sw - s->g.pl;
-		cb_qsum sum = cb_qsum_zero(), *ps = s->rowsum ? &sum : NULL;
+		cb_qsum sum = cb_qsum_zero();
+		const bool want = s->rowsum;
 		int32_t pads = 0; /* bytes packed as zx */
 		for (int ky = 0; ky < kh; ky++) {
 			int iy = oy * s->g.sh + ky * s->g.dh - s->g.pt;
@@ -219,8 +225,9 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 				continue;
 			}
 			if (whole && ix0 >= 0 && ix0 + kw <= w) {
-				cb_q_copyflip(p, xr + (size_t)ix0 * is, (size_t)kw * (size_t)c, flip, ps);
-				p += (size_t)kw * (size_t)c;
+				size_t len = (size_t)kw * (size_t)c;
+				sum = cb_qsum_add(sum, cb_q_copyflip(p, xr + (size_t)ix0 * is, len, flip, want));
+				p += len;
 				continue;
 			}
 			for (int kx = 0; kx < kw; kx++, p += c) {
@@ -228,8 +235,10 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 				if (ix < 0 || ix >= w) {
 					memset(p, zx, (size_t)c);
 					pads += c;
-				} else
-					cb_q_copyflip(p, xr + (size_t)ix * is, (size_t)c, flip, ps);
+				} else {
+					const uint8_t *px = xr + (size_t)ix * is;
+					sum = cb_qsum_add(sum, cb_q_copyflip(p, px, (size_t)c, flip, want));
+				}
 			}
 		}
 		/* at most 3 bytes past K: a call to memset costs more */
@@ -621,6 +630,7 @@ static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][C
 	}
 #endif
 	for (int r = 0; r < nr; r++) {
+		const __m512i rsp = _mm512_set1_epi32(s->rowsum ? (rs[r] & 255) | (rs[r] >> 8) << 16 : 0);
 		__m512i v[2];
 		for (int h = 0; h < 2; h++) {
 			if (h == 1 && !two) {
@@ -630,8 +640,7 @@ static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][C
 			__m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc[r] + 16 * h)),
 						     _mm512_loadu_si512((const void *)(corr + 16 * h)));
 			if (s->rowsum)
-				x = _mm512_sub_epi32(x, _mm512_madd_epi16(_mm512_set1_epi32((rs[r] & 255) | (rs[r] >> 8) << 16),
-									  zwp[h]));
+				x = _mm512_sub_epi32(x, _mm512_madd_epi16(rsp, zwp[h]));
 			v[h] = cb_q_requant16(x, &k[h], blend, lo, hi, off);
 			if (bin)
 				v[h] = cb_q_post16(p, v[h], res + (size_t)r * ostride + 16 * h, nj - 16 * h);
