@@ -149,6 +149,18 @@ CB_INLINE cb_qsum cb_qsum_add(cb_qsum a, cb_qsum b) { return a + b; }
 CB_INLINE int32_t cb_qsum_get(cb_qsum s) { return s; }
 #endif
 
+#if defined(CB_Q_VNNI512)
+/* The bytes of mask m from x to p, each xor'ed with flip; their sum (in
+ * 64-bit lanes) when want, else zero. */
+CB_INLINE __m512i cb_q_copyflip_m(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, __mmask64 m, uint8_t flip,
+				  bool want)
+{
+	__m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)x), _mm512_set1_epi8((char)flip));
+	_mm512_mask_storeu_epi8((void *)p, m, v);
+	return want ? _mm512_sad_epu8(_mm512_maskz_mov_epi8(m, v), _mm512_setzero_si512()) : _mm512_setzero_si512();
+}
+#endif
+
 /* n bytes from x to p, each xor'ed with flip (0 or 0x80); returns their
  * sum when want, else zero: 64 at a time (the last ones by masked moves)
  * on the AVX-512 path, else 8 at a time */
@@ -165,13 +177,8 @@ CB_INLINE cb_qsum cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRI
 		if (want)
 			sum = _mm512_add_epi64(sum, _mm512_sad_epu8(v, z));
 	}
-	if (i < n) {
-		__mmask64 m = (__mmask64)(~0ull >> (64 - (n - i)));
-		__m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(x + i)), f);
-		_mm512_mask_storeu_epi8((void *)(p + i), m, v);
-		if (want)
-			sum = _mm512_add_epi64(sum, _mm512_sad_epu8(_mm512_maskz_mov_epi8(m, v), z));
-	}
+	if (i < n)
+		sum = _mm512_add_epi64(sum, cb_q_copyflip_m(p + i, x + i, (__mmask64)(~0ull >> (64 - (n - i))), flip, want));
 #else
 	if (!flip)
 		memcpy(p, x, n);
@@ -203,6 +210,10 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 	const int kh = s->g.kh, kw = s->g.kw, c = s->g.c, h = s->g.h, w = s->g.w, ow = s->g.ow, oh = s->g.oh, kq = s->kq;
 	const size_t kb = (size_t)kq * 4, is = (size_t)s->istride;
 	const bool whole = s->g.dw == 1 && is == (size_t)c;
+	const size_t wlen = (size_t)kw * (size_t)c; /* a window row's bytes */
+#if defined(CB_Q_VNNI512)
+	const __mmask64 wmask = (__mmask64)(wlen < 64 ? ~0ull >> (64 - wlen) : ~0ull);
+#endif
 	int ntiles = (nr + CB_QMR - 1) / CB_QMR;
 	memset(dst + (size_t)nr * kb, 0, (size_t)(ntiles * CB_QMR - nr) * kb);
 	const uint8_t flip = (uint8_t)s->xflip, zx = (uint8_t)s->zx;
@@ -225,9 +236,14 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 				continue;
 			}
 			if (whole && ix0 >= 0 && ix0 + kw <= w) {
-				size_t len = (size_t)kw * (size_t)c;
-				sum = cb_qsum_add(sum, cb_q_copyflip(p, xr + (size_t)ix0 * is, len, flip, want));
-				p += len;
+				const uint8_t *px = xr + (size_t)ix0 * is;
+#if defined(CB_Q_VNNI512)
+				if (wlen < 64) /* one masked move, its mask made once */
+					sum = cb_qsum_add(sum, cb_q_copyflip_m(p, px, wmask, flip, want));
+				else
+#endif
+					sum = cb_qsum_add(sum, cb_q_copyflip(p, px, wlen, flip, want));
+				p += wlen;
 				continue;
 			}
 			for (int kx = 0; kx < kw; kx++, p += c) {
