@@ -23,6 +23,9 @@
 # CHECK=1 first compares each int8 bundle's last quantized value (the
 # operand of the graph's last Dequantize, saved as an extra output) with
 # the interpreter's, bit for bit (glow-run -expected, zero tolerance).
+# KEEP=DIR keeps the bundles (DIR/NAME/NAME, with its weights and the
+# input DIR/x.npy of the last network) for profiling: perf record on
+# DIR/NAME/NAME -weights DIR/NAME/NAME.weights.bin DIR/x.npy -runs 200.
 # Figures only: nothing is asserted (but CHECK), no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,8 +33,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 bench_args "squeezenet resnet50" "$@"
 runs=${RUNS:-10} rounds=${ROUNDS:-3} threads=${THREADS:-1}
 schemas=${SCHEMAS:-"symmetric asymmetric"} cc=${CC:-cc} cflags=${CFLAGS:--O3 -march=native}
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "${KEEP:-}" ]; then
+	mkdir -p "$KEEP"
+	tmp=$(cd "$KEEP" && pwd)
+	rm -f "$tmp"/*.best
+else
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+fi
 find_python
 "$py" "$here/utils/gen-models.py" -o "$tmp" --weights random --seed "${SEED:-0}" $list >/dev/null
 
@@ -70,7 +79,7 @@ open(sys.argv[2], 'w').write('\n'.join(out))
 PY
 }
 
-printf '%-12s %-12s %10s %8s %12s %7s\n' network bundle cpu-ms speedup constants ratio
+printf '%-12s %-16s %10s %8s %12s %7s\n' network bundle cpu-ms speedup constants ratio
 for m in $list; do
 	g=$tmp/$m.glow
 	"$bin/glow-import" "$tmp/light_$m.onnx" -o "$g"
@@ -117,7 +126,7 @@ for m in $list; do
 		t=$(cat "$tmp/$n.best")
 		c=$(const_bytes "$n")
 		awk -v m="$m" -v n="${n#${m}_}" -v t="$t" -v ft="$ft" -v c="$c" -v fc="$fc" 'BEGIN {
-			printf "%-12s %-12s %10.2f %8.2f %12d %7.3f\n", m, (n == "f" ? "float" : "int8-" n), t, ft / t, c, c / fc }'
+			printf "%-12s %-16s %10.2f %8.2f %12d %7.3f\n", m, (n == "f" ? "float" : "int8-" n), t, ft / t, c, c / fc }'
 	done
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

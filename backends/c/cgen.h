@@ -133,6 +133,17 @@ struct ir_instr *cg_next_real(struct ir_instr *in);
 /* Whether the bytes of v are read by any instruction after `after` (until
  * they are deallocated); weights always count as read. */
 bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v);
+/* Whether the result out of in (out: the last result of the instructions
+ * fused after it, ending with last) can be written straight into the
+ * concatenation that an inserttensor along the channels (the last
+ * dimension of rank 4) copies it into later: nothing between touches the
+ * concatenation except other inserts into it, nothing reads out there or
+ * later, and the concatenation overlaps neither in's input src nor the
+ * fused operand res (or NULL). Then marks the insert fused, sets *big to
+ * the concatenation, *off to the channel offset and *stride to its
+ * channels (elements between pixels). cgen_conv.c. */
+bool cg_into_concat(struct cg *g, struct ir_instr *in, struct ir_instr *last, struct ir_value *out,
+		    struct ir_value *src, struct ir_value *res, struct ir_value **big, int64_t *off, int64_t *stride);
 
 /* ---- the bundle's parts (cgen.c), shared by the training bundle (cgen_train.c) ---- */
 

@@ -124,46 +124,55 @@ static void find_fusion(struct cg *g, struct ir_instr *in, struct ir_value *src,
 	}
 	/* then an inserttensor of the result into a concatenation along the
 	 * channels: write into the concatenation directly */
+	struct ir_value *big;
+	if (cg_into_concat(g, in, last, fu->out, src, fu->res, &big, &fu->out_off, &fu->ostride))
+		fu->out = big;
+}
+
+/* cgen.h */
+bool cg_into_concat(struct cg *g, struct ir_instr *in, struct ir_instr *last, struct ir_value *out,
+		    struct ir_value *src, struct ir_value *res, struct ir_value **big, int64_t *off, int64_t *stride)
+{
 	/* the insert may come after other instructions (the other parts) */
-	nx = cg_next_real(last);
-	while (nx && !(nx->kind == IK_inserttensor && cg_same(g, nx->ops[1].val, fu->out)) &&
+	struct ir_instr *nx = cg_next_real(last);
+	while (nx && !(nx->kind == IK_inserttensor && cg_same(g, nx->ops[1].val, out)) &&
 	       (nx->kind == IK_convolution || nx->kind == IK_c_convaddrelu || nx->kind == IK_relu ||
-		nx->kind == IK_inserttensor || nx->kind == IK_clip))
+		nx->kind == IK_inserttensor || nx->kind == IK_clip ||
+		nx->kind == IK_channelwisequantizedconvolution || nx->kind == IK_rescalequantized))
 		nx = cg_next_real(nx);
-	if (nx && nx->kind == IK_inserttensor && ir_int(nx, AN_count) == 1 && cg_same(g, nx->ops[1].val, fu->out) &&
-	    !cg_read_later(g, nx, fu->out)) {
-		struct ir_value *big = nx->ops[0].val;
-		const struct type *bt = big->type, *st = fu->out->type;
-		unsigned n;
-		const int64_t *start = ir_ints(nx, AN_start, &n);
-		bool ok = bt->rank == 4 && st->rank == 4 && bt->elem == EK_FLOAT && start[0] == 0 && start[1] == 0 &&
-			  start[2] == 0;
-		for (unsigned i = 0; ok && i < 3; i++)
-			ok = bt->dims[i] == st->dims[i];
-		/* writing the concatenation early is safe if nothing between here
-		 * and the insert touches its memory except other inserts into it
-		 * (a buffer live across the whole stretch cannot share it: the
-		 * plan kept them apart) */
-		struct ir_value *root = ir_value_root(big, NULL);
-		for (struct ir_instr *q = in->next; q && q != nx && ok; q = q->next) {
-			if (cg_emits_nothing(q->kind) || ptrmap_get(&g->fused, q))
-				continue;
-			bool into_big = q->kind == IK_inserttensor && ir_value_root(q->ops[0].val, NULL) == root;
-			for (unsigned i = into_big ? 1 : 0; i < q->nops && ok; i++)
-				ok = !cg_overlap(g, q->ops[i].val, big);
-			/* and nothing reads the result it will no longer find */
-			for (unsigned i = 0; i < q->nops && ok; i++)
-				ok = !cg_overlap(g, q->ops[i].val, fu->out);
-		}
-		if (ok && !cg_overlap(g, big, src) && (!fu->res || !cg_overlap(g, big, fu->res))) {
-			fu->out = big;
-			fu->out_off = start[3];
-			fu->ostride = (int64_t)bt->dims[3];
-			u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
-			last = nx;
-		}
+	if (!nx || nx->kind != IK_inserttensor || ir_int(nx, AN_count) != 1 || !cg_same(g, nx->ops[1].val, out) ||
+	    cg_read_later(g, nx, out))
+		return false;
+	struct ir_value *bv = nx->ops[0].val;
+	const struct type *bt = bv->type, *st = out->type;
+	unsigned n;
+	const int64_t *start = ir_ints(nx, AN_start, &n);
+	bool ok = bt->rank == 4 && st->rank == 4 && bt->elem == st->elem && start[0] == 0 && start[1] == 0 &&
+		  start[2] == 0;
+	for (unsigned i = 0; ok && i < 3; i++)
+		ok = bt->dims[i] == st->dims[i];
+	/* writing the concatenation early is safe if nothing between here
+	 * and the insert touches its memory except other inserts into it
+	 * (a buffer live across the whole stretch cannot share it: the
+	 * plan kept them apart) */
+	struct ir_value *root = ir_value_root(bv, NULL);
+	for (struct ir_instr *q = in->next; q && q != nx && ok; q = q->next) {
+		if (cg_emits_nothing(q->kind) || ptrmap_get(&g->fused, q))
+			continue;
+		bool into_big = q->kind == IK_inserttensor && ir_value_root(q->ops[0].val, NULL) == root;
+		for (unsigned i = into_big ? 1 : 0; i < q->nops && ok; i++)
+			ok = !cg_overlap(g, q->ops[i].val, bv);
+		/* and nothing reads the result it will no longer find */
+		for (unsigned i = 0; i < q->nops && ok; i++)
+			ok = !cg_overlap(g, q->ops[i].val, out);
 	}
-	(void)last;
+	if (!ok || cg_overlap(g, bv, src) || (res && cg_overlap(g, bv, res)))
+		return false;
+	*big = bv;
+	*off = start[3];
+	*stride = (int64_t)bt->dims[3];
+	u64map_put(&g->fused, (uint64_t)(uintptr_t)nx, nx);
+	return true;
 }
 
 /* The output pointer of a fusion: out, plus the concatenation offset. */

@@ -150,6 +150,18 @@ static size_t cq_perm(size_t j) { return (j & ~(size_t)15) | ((j & 1) << 3) | ((
  * constants are raw bytes in the target's order, as the int64 ones). */
 static void cq_put_i32(int64_t *p, size_t j, int32_t v) { memcpy((char *)p + 4 * j, &v, 4); }
 
+/* The address of byte off of v as uint8_t * (buf: 128 bytes) */
+static const char *cq_ptr_at(struct cg *g, struct ir_value *v, int64_t off, char *buf, size_t n)
+{
+	char p[96];
+	cg_ptr(g, v, "uint8_t", p, sizeof p);
+	if (off)
+		snprintf(buf, n, "(%s + %" PRId64 ")", p, off);
+	else
+		snprintf(buf, n, "%s", p);
+	return buf;
+}
+
 /* Emits the packed 8-bit product of in: the filter (raw bytes fd of
  * groups x oc rows, row o's k-th weight at o * so + k * sk) packed into
  * int8 panels, the channel constants into blocks per panel, then the call
@@ -158,10 +170,18 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 			   const int8_t *fd, size_t so, size_t sk, struct ir_value *d, const struct cq_chan *c)
 {
 	/* elementwise kinds after the product run in its epilogue */
-	struct ir_value *out = d, *copy_to = NULL;
+	struct ir_value *out = d, *copy_to = NULL, *res, *big;
+	struct ir_instr *last;
 	char pbuf[512];
-	const char *post = cq_fuse_post(g, in, &out, &copy_to, pbuf, sizeof pbuf);
+	int64_t lo, hi;
+	cq_limits(d->type, &lo, &hi);
+	const char *post = cq_fuse_post(g, in, &out, &copy_to, &last, &res, &lo, &hi, pbuf, sizeof pbuf);
 	const int64_t *v = sh->v;
+	/* the result written straight into a concatenation that copies it
+	 * (a fused operand is laid out as the product's result: not then) */
+	int64_t ooff = 0, ostride = v[15] * v[6];
+	if (!copy_to && !res && cg_into_concat(g, in, last, out, x, NULL, &big, &ooff, &ostride))
+		out = big;
 	size_t groups = (size_t)v[15], oc = (size_t)v[6], k = (size_t)(v[7] * v[8] * v[3]);
 	size_t kq = (k + 3) / 4, np = (oc + CG_QNR - 1) / CG_QNR;
 	int xk = cq_kind(x->type);
@@ -169,7 +189,7 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 	size_t wbytes = groups * np * kq * 4 * CG_QNR, chn = groups * np * CG_QCH;
 	int8_t *wp = xcalloc(wbytes + 1, 1);
 	int64_t *ch = xcalloc(chn + 1, sizeof *ch);
-	bool rowsum = false;
+	bool rowsum = false, zw_byte = true;
 	int64_t amax = 0; /* the largest |accumulator| the interpreter can form */
 	int64_t minshift = 62;
 	int64_t xr = zx > 255 - zx ? zx : 255 - zx; /* max |u - zx| */
@@ -186,6 +206,8 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 			}
 			int64_t zw = c->woff[row];
 			rowsum |= zw != 0;
+			/* the AVX-512 epilogue forms zw * rowsum from int16 pairs */
+			zw_byte &= zw >= -128 && zw <= 127;
 			int64_t corr = c->bias[row] - zx * wsum + (int64_t)k * zx * zw;
 			size_t q = cq_perm(j);
 			blk[j] = corr;
@@ -214,8 +236,8 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 	uint64_t need = 12 * CG_QNR * 4 + mc * 4 + (mc + 12) * kq * 4 + 64;
 	if (need > g->scratch_bytes)
 		g->scratch_bytes = need;
-	int64_t lo, hi;
-	cq_limits(d->type, &lo, &hi);
+	/* the epilogue's form (cb_qconv_args.fast) */
+	int fast = amax > INT32_MAX || minshift < 1 || !zw_byte ? 0 : minshift < 32 ? 1 : 2;
 	unsigned id = g->uniq++;
 	os_printf(g->decls, "static const struct cb_qconv_args qc%u = {{", id);
 	for (int i = 0; i < 16; i++)
@@ -223,13 +245,13 @@ static void cq_emit_packed(struct cg *g, struct ir_instr *in, const struct cq_sh
 	os_printf(g->decls,
 		  "0, 0.0f, 0.0f, %zu, %" PRId64 ", 0}, %" PRId64 ", %zu, %zu, %d, %" PRId64 ", %d, %d, %" PRId64
 		  ", %" PRId64 ", %" PRId64 "};\n",
-		  mc, v[15] * v[6], v[15] * v[3], kq, np, xk == 0 ? 0x80 : 0, zx, rowsum,
-		  amax <= INT32_MAX && minshift >= 1, lo, hi, (int64_t)d->type->offset);
-	char a[96], o[96];
+		  mc, ostride, v[15] * v[3], kq, np, xk == 0 ? 0x80 : 0, zx, rowsum,
+		  fast, lo, hi, (int64_t)d->type->offset);
+	char a[96], o[128];
 	os_printf(g->body,
 		  "\tcb_qconv_s8(&qc%u, %s, (const int8_t *)(C + %zu), (const int64_t *)(C + %zu), %s, %s, "
 		  "(uint8_t *)(A + %" PRIu64 "));\n",
-		  id, PTR(x, "uint8_t", a), woff, coff, post, PTR(out, "uint8_t", o), g->scratch_off);
+		  id, PTR(x, "uint8_t", a), woff, coff, post, cq_ptr_at(g, out, ooff, o, sizeof o), g->scratch_off);
 	if (copy_to) {
 		char t[96];
 		os_printf(g->body, "\tmemcpy(%s, %s, %" PRIu64 "u);\n", PTR(copy_to, "uint8_t", t), PTR(out, "uint8_t", o),

@@ -51,10 +51,14 @@ void cq_mult(double ratio, int64_t *mult, int64_t *shift);
  * marks them fused, sets *dst to where the kernel writes (the last
  * result, or in's own result when the last one overlaps in's operands:
  * then *copy_to is the last result, to be copied from *dst after the
- * kernel; else NULL) and returns the kernel's post argument (a struct
- * cb_qpost compound literal, in buf, n bytes); else *dst = in's result
- * and "0" (cgen_quant_ew.c). */
+ * kernel; else NULL), *last to the last fused instruction, *res to the
+ * binary kind's other operand (or NULL), narrows the product's stored
+ * range [*plo, *phi] when a table that only clamps follows it directly
+ * (then fused without a table), and returns the kernel's post
+ * argument (a struct cb_qpost compound literal, in buf, n bytes); else
+ * *dst = in's result, *last = in, *res = NULL and "0" (cgen_quant_ew.c). */
 const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, struct ir_value **copy_to,
-			 char *buf, size_t n);
+			 struct ir_instr **last, struct ir_value **res, int64_t *plo, int64_t *phi, char *buf,
+			 size_t n);
 
 #endif

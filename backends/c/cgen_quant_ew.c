@@ -274,9 +274,29 @@ static void cq_table_arg(struct cg *g, bool any, const uint8_t tab[256], char *t
 		snprintf(tq, 32, "0");
 }
 
+/* Whether byte table tab over the stored bytes of 8-bit type t is a
+ * clamp: every stored value v to itself clamped to [a, b] (the table's
+ * values at the ends of t's range); then narrows [*lo, *hi] to [a, b]. A
+ * kernel then clamps instead of looking the table up (a Relu of the
+ * product's own type). */
+static bool cq_table_clamp(const struct type *t, const uint8_t tab[256], int64_t *lo, int64_t *hi)
+{
+	int64_t tlo, thi;
+	cq_limits(t, &tlo, &thi);
+	int64_t a = cq_byte_value(t, tab[(uint8_t)tlo]), b = cq_byte_value(t, tab[(uint8_t)thi]);
+	if (a > b)
+		return false;
+	for (int64_t v = tlo; v <= thi; v++)
+		if (tab[(uint8_t)v] != (uint8_t)(v < a ? a : v > b ? b : v))
+			return false;
+	*lo = a > *lo ? a : *lo;
+	*hi = b < *hi ? b : *hi;
+	return true;
+}
+
 /* cgen_quant.h */
 const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **dst, struct ir_value **copy_to,
-			 char *buf, size_t n)
+			 struct ir_instr **last, struct ir_value **res, int64_t *plo, int64_t *phi, char *buf, size_t n)
 {
 	struct ir_value *d = in->ops[0].val;
 	struct cq_chain c = {.in = in, .val = {d}};
@@ -307,6 +327,8 @@ const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **ds
 	bool have_tab = op >= 0 ? c.n > 1 : cq_chain_tables(g, &c, nx, tab);
 	*dst = c.how == CQ_VIA_D ? d : c.val[c.n];
 	*copy_to = c.how == CQ_VIA_D ? c.val[c.n] : NULL;
+	*last = c.n > 0 ? c.ins[c.n - 1] : in;
+	*res = c.n > 0 ? c.res : NULL;
 	if (c.n == 0)
 		return "0";
 	cq_chain_mark(g, &c);
@@ -319,6 +341,13 @@ const char *cq_fuse_post(struct cg *g, struct ir_instr *in, struct ir_value **ds
 		cq_limits(nd->type, &lo, &hi);
 		off = nd->type->offset;
 	}
+	/* a table that only clamps narrows the range it follows */
+	if (have_tab && op < 0)
+		have_tab = !cq_table_clamp(d->type, tab, plo, phi);
+	else if (have_tab)
+		have_tab = !cq_table_clamp(nx->ops[0].val->type, tab, &lo, &hi);
+	if (op < 0 && !have_tab)
+		return "0";
 	cq_table_arg(g, have_tab, tab, tq);
 	/* the binary kind's operands in 32-bit fine units where they fit */
 	int64_t fl[5] = {0}, fr[5] = {0};

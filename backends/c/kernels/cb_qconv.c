@@ -73,7 +73,9 @@ struct cb_qconv_args {
 	int xflip;        /* 0x80: the input is signed (read as q ^ 0x80) */
 	int zx;           /* the input's zero point as an unsigned byte */
 	int rowsum;       /* some channel has a weight zero point */
-	int fast;         /* every accumulator fits int32 (the generator's bound) */
+	int fast;         /* every accumulator fits int32 (the generator's bound)
+			   and every weight zero point a byte; 2: and every
+			   shift is 32 or more */
 	int lo, hi, ooff; /* output range and zero point */
 };
 
@@ -130,55 +132,71 @@ CB_INLINE uint8_t cb_q_store(int64_t v, int ooff, int lo, int hi)
 	return (uint8_t)(int8_t)v;
 }
 
-/* n bytes from x to p, each xor'ed with flip (0 or 0x80): 64 at a time
- * (the last ones by masked moves) on the AVX-512 path, else 8 at a time */
-CB_INLINE void cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, size_t n, uint8_t flip)
-{
+/* A row's running sum of bytes while it is packed: on the AVX-512 path
+ * the vpsadbw sums of the copied vectors in 64-bit lanes (reading the
+ * row back after its masked stores would wait for them: they do not
+ * forward), else an integer. Passed by value: through a pointer it
+ * lived in memory (the byte stores may alias it). */
 #if defined(CB_Q_VNNI512)
-	const __m512i f = _mm512_set1_epi8((char)flip);
-	size_t i = 0;
-	for (; i + 64 <= n; i += 64)
-		_mm512_storeu_si512((void *)(p + i), _mm512_xor_si512(_mm512_loadu_si512((const void *)(x + i)), f));
-	if (i < n) {
-		__mmask64 m = (__mmask64)(~0ull >> (64 - (n - i)));
-		_mm512_mask_storeu_epi8((void *)(p + i), m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)(x + i)), f));
-	}
+typedef __m512i cb_qsum;
+CB_INLINE cb_qsum cb_qsum_zero(void) { return _mm512_setzero_si512(); }
+CB_INLINE cb_qsum cb_qsum_add(cb_qsum a, cb_qsum b) { return _mm512_add_epi64(a, b); }
+CB_INLINE int32_t cb_qsum_get(cb_qsum s) { return (int32_t)_mm512_reduce_add_epi64(s); }
 #else
-	if (!flip) {
-		memcpy(p, x, n);
-		return;
-	}
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t v;
-		memcpy(&v, x + i, 8);
-		v ^= 0x8080808080808080ull;
-		memcpy(p + i, &v, 8);
-	}
-	for (; i < n; i++)
-		p[i] = x[i] ^ flip;
+typedef int32_t cb_qsum;
+CB_INLINE cb_qsum cb_qsum_zero(void) { return 0; }
+CB_INLINE cb_qsum cb_qsum_add(cb_qsum a, cb_qsum b) { return a + b; }
+CB_INLINE int32_t cb_qsum_get(cb_qsum s) { return s; }
 #endif
-}
 
-/* The sum of the n bytes at p (n a multiple of 4) */
-CB_INLINE int32_t cb_q_bytesum(const uint8_t *p, size_t n)
-{
 #if defined(CB_Q_VNNI512)
-	__m512i acc = _mm512_setzero_si512();
-	size_t i = 0;
-	for (; i + 64 <= n; i += 64)
-		acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_loadu_si512((const void *)(p + i)), _mm512_setzero_si512()));
-	if (i < n) {
-		__mmask64 m = (__mmask64)(~0ull >> (64 - (n - i)));
-		acc = _mm512_add_epi64(acc, _mm512_sad_epu8(_mm512_maskz_loadu_epi8(m, (const void *)(p + i)), _mm512_setzero_si512()));
-	}
-	return (int32_t)_mm512_reduce_add_epi64(acc);
-#else
-	int32_t sum = 0;
-	for (size_t k = 0; k < n; k++)
-		sum += p[k];
-	return sum;
+/* The bytes of mask m from x to p, each xor'ed with flip; their sum (in
+ * 64-bit lanes) when want, else zero. */
+CB_INLINE __m512i cb_q_copyflip_m(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, __mmask64 m, uint8_t flip,
+				  bool want)
+{
+	__m512i v = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, (const void *)x), _mm512_set1_epi8((char)flip));
+	_mm512_mask_storeu_epi8((void *)p, m, v);
+	return want ? _mm512_sad_epu8(_mm512_maskz_mov_epi8(m, v), _mm512_setzero_si512()) : _mm512_setzero_si512();
+}
 #endif
+
+/* n bytes from x to p, each xor'ed with flip (0 or 0x80); returns their
+ * sum when want, else zero: 64 at a time (the last ones by masked moves)
+ * on the AVX-512 path, else 8 at a time */
+CB_INLINE cb_qsum cb_q_copyflip(uint8_t *CB_RESTRICT p, const uint8_t *CB_RESTRICT x, size_t n, uint8_t flip,
+				bool want)
+{
+	cb_qsum sum = cb_qsum_zero();
+#if defined(CB_Q_VNNI512)
+	const __m512i f = _mm512_set1_epi8((char)flip), z = _mm512_setzero_si512();
+	size_t i = 0;
+	for (; i + 64 <= n; i += 64) {
+		__m512i v = _mm512_xor_si512(_mm512_loadu_si512((const void *)(x + i)), f);
+		_mm512_storeu_si512((void *)(p + i), v);
+		if (want)
+			sum = _mm512_add_epi64(sum, _mm512_sad_epu8(v, z));
+	}
+	if (i < n)
+		sum = _mm512_add_epi64(sum, cb_q_copyflip_m(p + i, x + i, (__mmask64)(~0ull >> (64 - (n - i))), flip, want));
+#else
+	if (!flip)
+		memcpy(p, x, n);
+	else {
+		size_t i = 0;
+		for (; i + 8 <= n; i += 8) {
+			uint64_t v;
+			memcpy(&v, x + i, 8);
+			v ^= 0x8080808080808080ull;
+			memcpy(p + i, &v, 8);
+		}
+		for (; i < n; i++)
+			p[i] = x[i] ^ flip;
+	}
+	for (size_t k = 0; want && k < n; k++)
+		sum += p[k];
+#endif
+	return sum;
 }
 
 /* Packs rows m0 .. m0 + nr - 1 (of the n x oh x ow output pixels) of group
@@ -192,6 +210,10 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 	const int kh = s->g.kh, kw = s->g.kw, c = s->g.c, h = s->g.h, w = s->g.w, ow = s->g.ow, oh = s->g.oh, kq = s->kq;
 	const size_t kb = (size_t)kq * 4, is = (size_t)s->istride;
 	const bool whole = s->g.dw == 1 && is == (size_t)c;
+	const size_t wlen = (size_t)kw * (size_t)c; /* a window row's bytes */
+#if defined(CB_Q_VNNI512)
+	const __mmask64 wmask = (__mmask64)(wlen < 64 ? ~0ull >> (64 - wlen) : ~0ull);
+#endif
 	int ntiles = (nr + CB_QMR - 1) / CB_QMR;
 	memset(dst + (size_t)nr * kb, 0, (size_t)(ntiles * CB_QMR - nr) * kb);
 	const uint8_t flip = (uint8_t)s->xflip, zx = (uint8_t)s->zx;
@@ -201,30 +223,45 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 	for (int r = 0; r < nr; r++) {
 		uint8_t *row = dst + (size_t)r * kb, *p = row;
 		int ix0 = ox * s->g.sw - s->g.pl;
+		cb_qsum sum = cb_qsum_zero();
+		const bool want = s->rowsum;
+		int32_t pads = 0; /* bytes packed as zx */
 		for (int ky = 0; ky < kh; ky++) {
 			int iy = oy * s->g.sh + ky * s->g.dh - s->g.pt;
 			const uint8_t *xr = in + (n * (size_t)h + (size_t)iy) * (size_t)w * is + (size_t)g * (size_t)c;
 			if (iy < 0 || iy >= h) {
 				memset(p, zx, (size_t)kw * (size_t)c);
 				p += (size_t)kw * (size_t)c;
+				pads += kw * c;
 				continue;
 			}
 			if (whole && ix0 >= 0 && ix0 + kw <= w) {
-				cb_q_copyflip(p, xr + (size_t)ix0 * is, (size_t)kw * (size_t)c, flip);
-				p += (size_t)kw * (size_t)c;
+				const uint8_t *px = xr + (size_t)ix0 * is;
+#if defined(CB_Q_VNNI512)
+				if (wlen < 64) /* one masked move, its mask made once */
+					sum = cb_qsum_add(sum, cb_q_copyflip_m(p, px, wmask, flip, want));
+				else
+#endif
+					sum = cb_qsum_add(sum, cb_q_copyflip(p, px, wlen, flip, want));
+				p += wlen;
 				continue;
 			}
 			for (int kx = 0; kx < kw; kx++, p += c) {
 				int ix = ix0 + kx * s->g.dw;
-				if (ix < 0 || ix >= w)
+				if (ix < 0 || ix >= w) {
 					memset(p, zx, (size_t)c);
-				else
-					cb_q_copyflip(p, xr + (size_t)ix * is, (size_t)c, flip);
+					pads += c;
+				} else {
+					const uint8_t *px = xr + (size_t)ix * is;
+					sum = cb_qsum_add(sum, cb_q_copyflip(p, px, (size_t)c, flip, want));
+				}
 			}
 		}
-		memset(p, 0, kb - (size_t)(p - row));
+		/* at most 3 bytes past K: a call to memset costs more */
+		for (; p < row + kb; p++)
+			*p = 0;
 		if (s->rowsum) /* the bytes past K are zero */
-			rs[r] = cb_q_bytesum(row, kb);
+			rs[r] = cb_qsum_get(sum) + pads * (int32_t)zx;
 		if (++ox == ow) {
 			ox = 0;
 			if (++oy == oh)
@@ -234,33 +271,48 @@ static void cb_qconv_pack(const struct cb_qconv_args *s, const uint8_t *in, int 
 }
 
 #if defined(CB_Q_VNNI512)
+/* Row r's step of the AVX-512 tile: its 4 bytes of quad q broadcast,
+ * times the panel's one or two vectors (b0, b1). */
+#define CB_QT_ROW(r)                                                                    \
+	if (mr > (r)) {                                                                 \
+		int32_t w_;                                                             \
+		memcpy(&w_, a + (size_t)(r) * lda, 4);                                  \
+		__m512i x_ = _mm512_set1_epi32(w_);                                     \
+		c##r##_0 = _mm512_dpbusd_epi32(c##r##_0, x_, b0);                       \
+		if (nv > 1)                                                             \
+			c##r##_1 = _mm512_dpbusd_epi32(c##r##_1, x_, b1);               \
+	}
+/* Row r's accumulators stored into acc[r] */
+#define CB_QT_PUT(r)                                                                    \
+	if (mr > (r)) {                                                                 \
+		_mm512_storeu_si512((void *)acc[r], c##r##_0);                          \
+		if (nv > 1)                                                             \
+			_mm512_storeu_si512((void *)(acc[r] + 16), c##r##_1);           \
+	}
+
 /* The AVX-512 tile of mr rows x nv vectors of 16 channels (constants
- * where it is called, so that each form is unrolled on its own) */
+ * where it is called, so that each form is unrolled on its own). The
+ * accumulators are named variables, not an array: GCC 12 kept an array
+ * of them on the stack, a load and a store around every vpdpbusd. */
 static inline __attribute__((always_inline)) void cb_qtile512(const uint8_t *CB_RESTRICT a, size_t lda,
 							      const int8_t *CB_RESTRICT b, int kq,
 							      int32_t acc[CB_QMR][CB_QNR], int mr, int nv)
 {
-	__m512i c[CB_QMR][2];
-	for (int r = 0; r < mr; r++)
-		c[r][0] = c[r][1] = _mm512_setzero_si512();
+	const __m512i z = _mm512_setzero_si512();
+	__m512i c0_0 = z, c0_1 = z, c1_0 = z, c1_1 = z, c2_0 = z, c2_1 = z, c3_0 = z, c3_1 = z;
+	__m512i c4_0 = z, c4_1 = z, c5_0 = z, c5_1 = z, c6_0 = z, c6_1 = z, c7_0 = z, c7_1 = z;
+	__m512i c8_0 = z, c8_1 = z, c9_0 = z, c9_1 = z, c10_0 = z, c10_1 = z, c11_0 = z, c11_1 = z;
 	for (int q = 0; q < kq; q++, a += 4, b += CB_QNR * 4) {
 		__m512i b0 = _mm512_loadu_si512((const void *)b);
 		__m512i b1 = nv > 1 ? _mm512_loadu_si512((const void *)(b + 64)) : b0;
-		for (int r = 0; r < mr; r++) {
-			int32_t w;
-			memcpy(&w, a + (size_t)r * lda, 4);
-			__m512i x = _mm512_set1_epi32(w);
-			c[r][0] = _mm512_dpbusd_epi32(c[r][0], x, b0);
-			if (nv > 1)
-				c[r][1] = _mm512_dpbusd_epi32(c[r][1], x, b1);
-		}
+		CB_QT_ROW(0) CB_QT_ROW(1) CB_QT_ROW(2) CB_QT_ROW(3) CB_QT_ROW(4) CB_QT_ROW(5)
+		CB_QT_ROW(6) CB_QT_ROW(7) CB_QT_ROW(8) CB_QT_ROW(9) CB_QT_ROW(10) CB_QT_ROW(11)
 	}
-	for (int r = 0; r < mr; r++) {
-		_mm512_storeu_si512((void *)acc[r], c[r][0]);
-		if (nv > 1)
-			_mm512_storeu_si512((void *)(acc[r] + 16), c[r][1]);
-	}
+	CB_QT_PUT(0) CB_QT_PUT(1) CB_QT_PUT(2) CB_QT_PUT(3) CB_QT_PUT(4) CB_QT_PUT(5)
+	CB_QT_PUT(6) CB_QT_PUT(7) CB_QT_PUT(8) CB_QT_PUT(9) CB_QT_PUT(10) CB_QT_PUT(11)
 }
+#undef CB_QT_ROW
+#undef CB_QT_PUT
 #endif
 
 /* acc[r][j] = the dot products of CB_QMR rows (lda bytes apart from a)
@@ -464,24 +516,49 @@ static void cb_qconv_epilogue(const struct cb_qconv_args *s, int32_t acc[CB_QMR]
 #if defined(CB_Q_VNNI512)
 /* The AVX-512 fast epilogue: 16 channels in 32-bit lanes. */
 
-/* The requantized stored values of 16 channels (h: which 16 of the
- * panel) of accumulators x (int32, corrections added): the even channels'
- * products x * mult in the 64-bit lanes of one vpmuldq, the odd ones' in
- * another, rounded and shifted there, saturated to int32 and interleaved
- * back; then clamped to [lo', hi'] (the range less the zero point) and
- * the zero point added, as cb_q_store does. */
-CB_INLINE __m512i cb_q_requant16(__m512i x, const int64_t *ch, int h, __m512i lo, __m512i hi, __m512i off)
+/* The requantization constants of 16 channels of a panel, loaded once
+ * per tile: the even channels' mult, half and shift in 64-bit lanes (e),
+ * the odd ones' (o); the odd shifts less 32 in the blend form. */
+struct cb_q16 {
+	__m512i me, mo, he, ho, se, so;
+};
+
+/* Loads the constants of channels 16 h ... 16 h + 15 of panel ch;
+ * blend: cb_qconv_args.fast == 2. */
+CB_INLINE void cb_q16_load(struct cb_q16 *k, const int64_t *ch, int h, bool blend)
 {
 	const int64_t *m = ch + CB_QMULT + 16 * h, *sh = ch + CB_QSHIFT + 16 * h, *hf = ch + CB_QHALF + 16 * h;
-	const __m512i idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-	__m512i pe = _mm512_mul_epi32(x, _mm512_loadu_si512((const void *)m));
-	__m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_loadu_si512((const void *)(m + 8)));
-	pe = _mm512_add_epi64(_mm512_add_epi64(pe, _mm512_loadu_si512((const void *)hf)), _mm512_srai_epi64(pe, 63));
-	po = _mm512_add_epi64(_mm512_add_epi64(po, _mm512_loadu_si512((const void *)(hf + 8))), _mm512_srai_epi64(po, 63));
-	pe = _mm512_srav_epi64(pe, _mm512_loadu_si512((const void *)sh));
-	po = _mm512_srav_epi64(po, _mm512_loadu_si512((const void *)(sh + 8)));
-	__m512i v = _mm512_permutex2var_epi32(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(pe)), idx,
+	k->me = _mm512_loadu_si512((const void *)m), k->mo = _mm512_loadu_si512((const void *)(m + 8));
+	k->he = _mm512_loadu_si512((const void *)hf), k->ho = _mm512_loadu_si512((const void *)(hf + 8));
+	k->se = _mm512_loadu_si512((const void *)sh), k->so = _mm512_loadu_si512((const void *)(sh + 8));
+	if (blend)
+		k->so = _mm512_sub_epi64(k->so, _mm512_set1_epi64(32));
+}
+
+/* The requantized stored values of 16 channels (constants k) of
+ * accumulators x (int32, corrections added): the even channels' products
+ * x * mult in the 64-bit lanes of one vpmuldq, the odd ones' in another,
+ * rounded and shifted there; then clamped to [lo', hi'] (the range less
+ * the zero point) and the zero point added, as cb_q_store does. The
+ * blend form (every shift >= 32: each result fits int32 unsaturated)
+ * shifts the odd products 32 bits less, so that their results lie in the
+ * high halves of the lanes, the even ones' in the low halves: one blend
+ * joins them. The other form saturates both to int32 and interleaves. */
+CB_INLINE __m512i cb_q_requant16(__m512i x, const struct cb_q16 *k, bool blend, __m512i lo, __m512i hi, __m512i off)
+{
+	__m512i pe = _mm512_mul_epi32(x, k->me), po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), k->mo);
+	pe = _mm512_add_epi64(_mm512_add_epi64(pe, k->he), _mm512_srai_epi64(pe, 63));
+	po = _mm512_add_epi64(_mm512_add_epi64(po, k->ho), _mm512_srai_epi64(po, 63));
+	pe = _mm512_srav_epi64(pe, k->se);
+	po = _mm512_srav_epi64(po, k->so);
+	__m512i v;
+	if (blend)
+		v = _mm512_mask_blend_epi32((__mmask16)0xaaaa, pe, po);
+	else {
+		const __m512i idx = _mm512_set_epi32(23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+		v = _mm512_permutex2var_epi32(_mm512_castsi256_si512(_mm512_cvtsepi64_epi32(pe)), idx,
 					      _mm512_castsi256_si512(_mm512_cvtsepi64_epi32(po)));
+	}
 	return _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(v, lo), hi), off);
 }
 
@@ -543,9 +620,24 @@ static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][C
 	const int32_t *corr = (const int32_t *)(const void *)(ch + CB_QCORR32);
 	const int32_t *zw = (const int32_t *)(const void *)(ch + CB_QZW32);
 	const __mmask32 keep = (__mmask32)(nj >= 32 ? 0xffffffffu : (1u << nj) - 1);
-	const int halves = nj > 16 ? 2 : 1;
-	const bool bin = p && p->op >= 0;
+	const bool two = nj > 16, bin = p && p->op >= 0, blend = s->fast == 2;
+	struct cb_q16 k[2];
+	cb_q16_load(&k[0], ch, 0, blend);
+	if (two)
+		cb_q16_load(&k[1], ch, 1, blend);
+	/* zw * rowsum by one vpmaddwd instead of vpmulld (two uops): the
+	 * int16 pairs (zw, 256 zw) of each channel times the row's (rs & 255,
+	 * rs >> 8); exact, as rs < 255 * 32768 < 2^23 and |zw| <= 128 */
+	__m512i zwp[2];
+	for (int h = 0; h < 2; h++) {
+		__m512i z = _mm512_loadu_si512((const void *)(zw + 16 * h));
+		zwp[h] = _mm512_or_si512(_mm512_and_si512(z, _mm512_set1_epi32(0xffff)), _mm512_slli_epi32(z, 24));
+	}
 #if defined(__AVX512VBMI__)
+	/* the low bytes of two vectors of 16 int32 (values already in a
+	 * byte's range): one vpermt2b instead of two vpmovdb and an insert */
+	const __m512i pick = _mm512_set_epi64(0, 0, 0, 0, 0x7c7874706c686460ll, 0x5c5854504c484440ll,
+					      0x3c3834302c282420ll, 0x1c1814100c080400ll);
 	const uint8_t *tab = p ? p->tab : NULL;
 	__m512i t0 = _mm512_setzero_si512(), t1 = t0, t2 = t0, t3 = t0;
 	if (tab) {
@@ -554,26 +646,32 @@ static void cb_qconv_epi512(const struct cb_qconv_args *s, int32_t acc[CB_QMR][C
 	}
 #endif
 	for (int r = 0; r < nr; r++) {
-		__m128i b[2] = {_mm_setzero_si128(), _mm_setzero_si128()};
-		for (int h = 0; h < halves; h++) {
+		const __m512i rsp = _mm512_set1_epi32(s->rowsum ? (rs[r] & 255) | (rs[r] >> 8) << 16 : 0);
+		__m512i v[2];
+		for (int h = 0; h < 2; h++) {
+			if (h == 1 && !two) {
+				v[1] = v[0];
+				break;
+			}
 			__m512i x = _mm512_add_epi32(_mm512_loadu_si512((const void *)(acc[r] + 16 * h)),
 						     _mm512_loadu_si512((const void *)(corr + 16 * h)));
 			if (s->rowsum)
-				x = _mm512_sub_epi32(x, _mm512_mullo_epi32(_mm512_loadu_si512((const void *)(zw + 16 * h)),
-									   _mm512_set1_epi32(rs[r])));
-			__m512i v = cb_q_requant16(x, ch, h, lo, hi, off);
+				x = _mm512_sub_epi32(x, _mm512_madd_epi16(rsp, zwp[h]));
+			v[h] = cb_q_requant16(x, &k[h], blend, lo, hi, off);
 			if (bin)
-				v = cb_q_post16(p, v, res + (size_t)r * ostride + 16 * h, nj - 16 * h);
-			b[h] = _mm512_cvtepi32_epi8(v);
+				v[h] = cb_q_post16(p, v[h], res + (size_t)r * ostride + 16 * h, nj - 16 * h);
 		}
-		__m256i y = _mm256_inserti128_si256(_mm256_castsi128_si256(b[0]), b[1], 1);
 #if defined(__AVX512VBMI__)
+		__m512i z = _mm512_permutex2var_epi8(v[0], pick, v[1]);
 		if (tab) {
 			/* the byte table: two 128-entry permutes, chosen by bit 7 */
-			__m512i z = _mm512_castsi256_si512(y);
 			__m512i l = _mm512_permutex2var_epi8(t0, z, t1), u = _mm512_permutex2var_epi8(t2, z, t3);
-			y = _mm512_castsi512_si256(_mm512_mask_blend_epi8(_mm512_movepi8_mask(z), l, u));
+			z = _mm512_mask_blend_epi8(_mm512_movepi8_mask(z), l, u);
 		}
+		__m256i y = _mm512_castsi512_si256(z);
+#else
+		__m256i y = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(v[0])),
+						    _mm512_cvtepi32_epi8(v[1]), 1);
 #endif
 		_mm256_mask_storeu_epi8((void *)(out + (size_t)r * ostride), keep, y);
 	}
