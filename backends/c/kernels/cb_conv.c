@@ -761,16 +761,28 @@ static CB_ALWAYS_INLINE void cb_wino_m(const struct cb_conv_args *s, const int m
 	for (size_t t0 = ta; t0 < ntiles; t0 += tb) {
 		const size_t nt = cb_min_sz(tb, ntiles - t0), rows = (nt + CB_MR - 1) / CB_MR * CB_MR;
 		cb_wino_in(s, m, in, v, t0, nt, rows, vs);
+		/* the full tiles of rows fetch the panel that comes next (this
+		 * part's next panel, or its first of the next position), each
+		 * its share, one step per k, as cb_conv_range: a filter larger
+		 * than L2 streams from memory, and the hardware prefetcher alone
+		 * reads it at about half the memory's rate */
+		const size_t ntp = nt / CB_MR + (cb_conv_tail(nt / CB_MR * CB_MR, nt) == 0 && nt % CB_MR ? 1 : 0);
+		const size_t pbytes = (size_t)c * CB_NR * sizeof(float), span = ntp ? (pbytes + ntp - 1) / ntp : 0;
 		for (int xi = 0; xi < a2; xi++)
 			for (int p = pa; p < pz; p++) {
 				const float *b = u + ((size_t)xi * np + (size_t)p) * (size_t)c * CB_NR;
+				const float *next = p + 1 < pz ? b + (size_t)c * CB_NR
+						    : xi + 1 < a2 ? u + ((size_t)(xi + 1) * np + (size_t)pa) * (size_t)c * CB_NR
+								  : NULL;
+				const size_t step = next ? span / (size_t)c : 0;
 				for (size_t r0 = 0; r0 < rows; r0 += CB_MR) {
 					const float *ap = v + (size_t)xi * vs + r0 / CB_MR * tf;
 					float *mx = mm + (size_t)xi * ocp;
 					const int tail = cb_conv_tail(r0, nt);
 					if (tail == 0) {
-						cb_conv_tile(&sg, ap, b, zero, mx, NULL, r0, nt, 0, p, CB_MR, (const char *)b, 0,
-							     0, (size_t)c, NULL, CB_NV, CB_KC, CB_KC, CB_KC * CB_MR);
+						const char *pf = step ? (const char *)next + r0 / CB_MR * span : (const char *)b;
+						cb_conv_tile(&sg, ap, b, zero, mx, NULL, r0, nt, 0, p, CB_MR, pf, step, 0,
+							     (size_t)c, NULL, CB_NV, CB_KC, CB_KC, CB_KC * CB_MR);
 						continue;
 					}
 					/* a last partial tile of rows: by one or CB_MR4 rows, as
