@@ -334,13 +334,18 @@ static bool live_packed(const struct cg *g)
  * Eligible: 3x3, stride and dilation 1, one group, channel counts
  * multiples of 16, the built-in kernels. auto takes the cheapest of
  * direct, m = 2 and m = 4 by a cost model in seconds, its rates measured
- * on ResNet-50's and SqueezeNet's layers (one AVX-512 core): products at
- * 100 GFLOP/s (Winograd's over whole tiles: those past the image cost as
- * much as used ones); a filter streamed from memory at 20 GB/s once per
- * layer, and again from L3 at 60 GB/s per further block of tiles when it
- * exceeds L2 (1 MiB); 0.28 ns per transformed input and product value. On ResNet-50 it picks
- * m = 4 for the 56x56, 28x28 and 14x14 layers (measured 2.2-3.0 times
- * faster than direct) and m = 2 for 7x7x512 (1.3 times; m = 4 as fast). */
+ * on ResNet-50's layers on one AVX-512 core (Intel Xeon, family 6 model
+ * 207, 2026-11-26; -DCB_PROFILE per layer with -winograd=off, f2 and f4):
+ * the products at 150 GFLOP/s (Winograd's over whole tiles: those past the
+ * image cost as much as used ones) overlap the filter's streaming from
+ * memory at 10 GB/s (one core reads 12 GB/s at best), so a layer takes
+ * the longer of the two; again from L3 at 60 GB/s per further block of
+ * tiles when the filter exceeds L2 (1 MiB); 0.28 ns per transformed input
+ * and product value. On ResNet-50 at batch 1 it picks m = 4 for the 56x56
+ * and 28x28 layers (measured 0.63 and 0.58 ms against 1.69 and 1.67
+ * direct), m = 2 for 14x14x256 (0.90-1.02 ms; m = 4 1.48, direct 1.55:
+ * m = 4's 9 MiB filter streams from memory for 16 tiles) and direct for
+ * 7x7x512 (2.2 ms; m = 2 2.47, m = 4 5.0). */
 static int wino_choice(const struct cg *g, const int64_t v[15], int groups)
 {
 	if (g->winograd == CBACKEND_WINO_OFF || g->gemm != CBACKEND_GEMM_BUILTIN || groups != 1 || v[7] != 3 ||
@@ -350,16 +355,16 @@ static int wino_choice(const struct cg *g, const int64_t v[15], int groups)
 		return 2;
 	if (g->winograd == CBACKEND_WINO_F4)
 		return 4;
-	const double rate = 100e9, dram = 20e9, l3 = 60e9, per_value = 0.28e-9;
+	const double rate = 150e9, dram = 10e9, l3 = 60e9, per_value = 0.28e-9;
 	const double c = (double)v[3], oc = (double)v[6];
 	const uint64_t pixels = (uint64_t)(v[0] * v[4] * v[5]);
-	double best = 2.0 * (double)pixels * 9 * c * oc / rate + 9 * c * oc * sizeof(float) / dram;
+	double best = fmax(2.0 * (double)pixels * 9 * c * oc / rate, 9 * c * oc * sizeof(float) / dram);
 	int choice = 0;
 	for (int m = 2; m <= 4; m += 2) {
 		struct wino_shape w = wino_shape(v, m);
 		uint64_t blocks = (w.tiles + w.mc - 1) / w.mc;
 		double a2 = (double)((m + 2) * (m + 2)), ub = (double)w.ubytes;
-		double t = 2.0 * (double)w.tiles * a2 * c * oc / rate + ub / dram +
+		double t = fmax(2.0 * (double)w.tiles * a2 * c * oc / rate, ub / dram) +
 			   (w.ubytes > ((uint64_t)1 << 20) ? (double)(blocks - 1) * ub / l3 : 0.0) +
 			   (double)w.tiles * a2 * (c + oc) * per_value;
 		if (t < best) {

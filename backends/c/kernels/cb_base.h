@@ -39,6 +39,14 @@
 #define CB_INLINE static inline
 #endif
 
+/* a helper whose constant arguments must reach its body (loop bounds that
+ * decide which accumulators stay in registers) */
+#if defined(__GNUC__)
+#define CB_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#define CB_ALWAYS_INLINE inline
+#endif
+
 /* Element j of an index tensor (int64 with idx64, else int32) as an index
  * into an axis of length d, negative counting from the end; -1 when out of
  * range (gather and its gradient). */

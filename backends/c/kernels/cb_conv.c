@@ -88,12 +88,6 @@ static int cb_conv_tail(size_t m, size_t mtot)
 	return mtot >= CB_MR && left > 2 ? 0 : 1;
 }
 
-#if defined(__GNUC__)
-#define CB_ALWAYS_INLINE __attribute__((always_inline)) inline
-#else
-#define CB_ALWAYS_INLINE inline
-#endif
-
 /* Packed A: per tile of CB_MR rows, ceil(K / CB_KC) chunks, each CB_MR
  * rows of CB_KC floats (the last chunk only partly used). The row stride
  * inside a chunk is a constant, so the micro-kernel addresses all rows from
@@ -104,21 +98,45 @@ static int cb_conv_tail(size_t m, size_t mtot)
 
 static size_t cb_tile_floats(size_t kdim) { return (kdim + CB_KC - 1) / CB_KC * CB_KC * CB_MR; }
 
-/* Copies n (4 <= n) floats from s to d (apart) without a call: 8-float
- * chunks, then the last 8 (or 4) again, overlapping the chunks before. A
- * window row of a few channels (5 floats of a 5x5 filter over one channel)
- * is one such copy per tap row; memcpy of a size known only at run time is
- * a call or a string instruction whose start-up costs more than the copy. */
+/* Copies the first and the last w of n floats (w <= n <= 2 * w, so that
+ * they cover all n) from s to d: two copies of constant size once inlined. */
+static CB_ALWAYS_INLINE void cb_copy_ends(float *CB_RESTRICT d, const float *CB_RESTRICT s, size_t n, const size_t w)
+{
+	memcpy(d, s, w * sizeof(float));
+	memcpy(d + n - w, s + n - w, w * sizeof(float));
+}
+
+/* Copies n (4 <= n <= 64) floats from s to d (apart) without a call: two
+ * overlapping copies of 4, 8, 16 or 32 floats. A window row of a few
+ * channels (5 floats of a 5x5 filter over one channel) is one such copy
+ * per tap row; memcpy of a size known only at run time is a call or a
+ * string instruction whose start-up costs more than the copy (and GCC
+ * turns a loop of fixed-size copies into such a call). */
 static CB_ALWAYS_INLINE void cb_copy_short(float *CB_RESTRICT d, const float *CB_RESTRICT s, size_t n)
 {
-	if (n < 8) {
-		memcpy(d, s, 4 * sizeof(float));
-		memcpy(d + n - 4, s + n - 4, 4 * sizeof(float));
-		return;
+	if (n < 8)
+		cb_copy_ends(d, s, n, 4);
+	else if (n <= 16)
+		cb_copy_ends(d, s, n, 8);
+	else if (n <= 32)
+		cb_copy_ends(d, s, n, 16);
+	else
+		cb_copy_ends(d, s, n, 32);
+}
+
+/* Copies run floats (run <= CB_KC) from x to d (one chunk of a packed
+ * row) without a call: a few floats one by one, a whole chunk as one copy
+ * of constant size, others by cb_copy_short. */
+static CB_ALWAYS_INLINE void cb_pack_run(float *CB_RESTRICT d, const float *CB_RESTRICT x, size_t run)
+{
+	if (run < 4) {
+		for (size_t q = 0; q < run; q++)
+			d[q] = x[q];
+	} else if (run == CB_KC) {
+		memcpy(d, x, CB_KC * sizeof(float));
+	} else {
+		cb_copy_short(d, x, run);
 	}
-	for (size_t q = 0; q + 8 <= n; q += 8)
-		memcpy(d + q, s + q, 8 * sizeof(float));
-	memcpy(d + n - 8, s + n - 8, 8 * sizeof(float));
 }
 
 /* Packs rows m0 .. m0 + nt*CB_MR - 1 of A for group g into ap (k =
@@ -129,6 +147,26 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 {
 	const int gc = s->groups * s->c, c = s->c;
 	const size_t ohw = (size_t)s->oh * s->ow, kdim = (size_t)s->kh * s->kw * c, tf = cb_tile_floats(kdim);
+	if (s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 && s->oh == s->h &&
+	    s->ow == s->w) {
+		/* a 1x1 convolution of stride 1 without padding (a grouped one:
+		 * ShuffleNet's): row m is input pixel m, its group's channels one
+		 * run; the general walk below costs more than the copy */
+		for (size_t t = 0; t < nt; t++)
+			for (int r = 0; r < CB_MR; r++) {
+				const size_t mm = m0 + t * CB_MR + (size_t)r;
+				float *rp = ap + t * tf + (size_t)r * CB_KC;
+				const float *x = in + mm * (size_t)gc + (size_t)g * c;
+				for (size_t k0 = 0; k0 < kdim; k0 += CB_KC) {
+					const size_t run = cb_min_sz(CB_KC, kdim - k0);
+					if (mm < mtot)
+						cb_pack_run(rp + k0 * CB_MR, x + k0, run);
+					else
+						memset(rp + k0 * CB_MR, 0, run * sizeof(float));
+				}
+			}
+		return;
+	}
 	/* the output coordinates of row m0, then stepped row by row (no
 	 * division per row) */
 	size_t n = m0 / ohw, rem0 = m0 % ohw;
@@ -175,21 +213,10 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 						if (run > (size_t)(cn - j))
 							run = (size_t)(cn - j);
 						float *d = rp + k / CB_KC * CB_KC * CB_MR + off;
-						if (run < 4) { /* few channels: no call */
-							for (size_t q = 0; q < run; q++)
-								d[q] = x ? x[j + (int)q] : 0.0f;
-#if CB_HAVE_VEC
-						} else if (x && run % CB_VL == 0) { /* whole vectors, inline */
-							for (size_t q = 0; q < run; q += CB_VL)
-								*(cb_vf *)(d + q) = *(const cb_vf *)(x + j + (int)q);
-#endif
-						} else if (x && run < CB_KC) {
-							cb_copy_short(d, x + j, run);
-						} else if (x) {
-							memcpy(d, x + j, run * sizeof(float));
-						} else {
+						if (x)
+							cb_pack_run(d, x + j, run);
+						else
 							memset(d, 0, run * sizeof(float));
-						}
 						j += (int)run;
 						k += run;
 					}
@@ -479,12 +506,13 @@ static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const 
 	}
 }
 
-/* The rows mb .. me-1 (output pixels) and the panels p0 .. p1-1 of every
- * group of out = act(conv(in, filter) + bias [+ res]) (cb_conv_f32); the
- * rows are blocked from mb on, so a part computes each of its outputs
+/* The rows mb .. me-1 (output pixels) and the panels p0 .. p1-1 of groups
+ * g0 .. g1-1 of out = act(conv(in, filter) + bias [+ res]) (cb_conv_f32);
+ * the rows are blocked from mb on, so a part computes each of its outputs
  * exactly as the whole layer would. */
 static void cb_conv_range(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
-			  float *out, const float *res, float *scratch, size_t mb, size_t me, int p0, int p1)
+			  float *out, const float *res, float *scratch, size_t mb, size_t me, int p0, int p1, int g0,
+			  int g1)
 {
 	const size_t mtot = me;
 	const int np = (s->oc + CB_NR - 1) / CB_NR;
@@ -511,7 +539,7 @@ static void cb_conv_range(const struct cb_conv_args *s, const float *in, const f
 			 (wrs == 1 || wrs == 3 || wrs == 6 || (s->sw == 1 && (wrs == 16 || wrs == 32 || wrs == 64)));
 	const size_t ntmax = mc / CB_MR;
 	float *part = scratch + ntmax * tf;
-	for (int g = 0; g < s->groups; g++) {
+	for (int g = g0; g < g1; g++) {
 		const float *gw = wp + (size_t)g * np * kdim * CB_NR;
 		const float *gb = bias + (size_t)g * np * CB_NR;
 		for (size_t m0 = mb; m0 < mtot; m0 += mc) {
@@ -761,16 +789,28 @@ static CB_ALWAYS_INLINE void cb_wino_m(const struct cb_conv_args *s, const int m
 	for (size_t t0 = ta; t0 < ntiles; t0 += tb) {
 		const size_t nt = cb_min_sz(tb, ntiles - t0), rows = (nt + CB_MR - 1) / CB_MR * CB_MR;
 		cb_wino_in(s, m, in, v, t0, nt, rows, vs);
+		/* the full tiles of rows fetch the panel that comes next (this
+		 * part's next panel, or its first of the next position), each
+		 * its share, one step per k, as cb_conv_range: a filter larger
+		 * than L2 streams from memory, and the hardware prefetcher alone
+		 * reads it at about half the memory's rate */
+		const size_t ntp = nt / CB_MR + (cb_conv_tail(nt / CB_MR * CB_MR, nt) == 0 && nt % CB_MR ? 1 : 0);
+		const size_t pbytes = (size_t)c * CB_NR * sizeof(float), span = ntp ? (pbytes + ntp - 1) / ntp : 0;
 		for (int xi = 0; xi < a2; xi++)
 			for (int p = pa; p < pz; p++) {
 				const float *b = u + ((size_t)xi * np + (size_t)p) * (size_t)c * CB_NR;
+				const float *next = p + 1 < pz ? b + (size_t)c * CB_NR
+						    : xi + 1 < a2 ? u + ((size_t)(xi + 1) * np + (size_t)pa) * (size_t)c * CB_NR
+								  : NULL;
+				const size_t step = next ? span / (size_t)c : 0;
 				for (size_t r0 = 0; r0 < rows; r0 += CB_MR) {
 					const float *ap = v + (size_t)xi * vs + r0 / CB_MR * tf;
 					float *mx = mm + (size_t)xi * ocp;
 					const int tail = cb_conv_tail(r0, nt);
 					if (tail == 0) {
-						cb_conv_tile(&sg, ap, b, zero, mx, NULL, r0, nt, 0, p, CB_MR, (const char *)b, 0,
-							     0, (size_t)c, NULL, CB_NV, CB_KC, CB_KC, CB_KC * CB_MR);
+						const char *pf = step ? (const char *)next + r0 / CB_MR * span : (const char *)b;
+						cb_conv_tile(&sg, ap, b, zero, mx, NULL, r0, nt, 0, p, CB_MR, pf, step, 0,
+							     (size_t)c, NULL, CB_NV, CB_KC, CB_KC, CB_KC * CB_MR);
 						continue;
 					}
 					/* a last partial tile of rows: by one or CB_MR4 rows, as
@@ -802,15 +842,17 @@ static void cb_wino_range(const struct cb_conv_args *s, int m, const float *in, 
 
 /* A convolution or matrix product split among the threads (cb_par): by
  * rows (output pixels, whole tiles of CB_MR) or, when there are too few
- * rows for every thread to get several tiles and enough panels, by panels
- * of output channels (each part packs the rows itself and streams only its
- * share of the filter: fully-connected layers, 7x7 layers). */
+ * rows for every thread to get several tiles, by groups where they divide
+ * evenly among the threads (ShuffleNet's grouped 1x1 layers on 14x14 and
+ * 7x7 images: equal parts, where 17 or 5 tiles split unevenly), else by
+ * panels of output channels (each part packs the rows itself and streams
+ * only its share of the filter: fully-connected layers, 7x7 layers). */
 struct cb_conv_job {
 	const struct cb_conv_args *s;
 	const float *in, *wp, *bias, *res;
 	float *out;
 	size_t units; /* tiles of rows or panels */
-	int nparts, by_panels, wino;
+	int nparts, by_panels, by_groups, wino;
 };
 
 static void cb_conv_part(const void *ctx, int i, float *scratch)
@@ -833,12 +875,16 @@ static void cb_conv_part(const void *ctx, int i, float *scratch)
 		return;
 	}
 	if (j->by_panels)
-		cb_conv_range(s, j->in, j->wp, j->bias, j->out, j->res, scratch, 0, mtot, (int)u0, (int)u1);
+		cb_conv_range(s, j->in, j->wp, j->bias, j->out, j->res, scratch, 0, mtot, (int)u0, (int)u1, 0,
+			      s->groups);
+	else if (j->by_groups)
+		cb_conv_range(s, j->in, j->wp, j->bias, j->out, j->res, scratch, 0, mtot, 0, (s->oc + CB_NR - 1) / CB_NR,
+			      (int)u0, (int)u1);
 	else if (s->kh == 1 && s->kw == 1 && s->c <= CB_SMALLK)
 		cb_conv_smallk(s, j->in, j->wp, j->bias, j->out, j->res, u0, cb_min_sz(mtot, u1));
 	else
 		cb_conv_range(s, j->in, j->wp, j->bias, j->out, j->res, scratch, u0 * CB_MR, cb_min_sz(mtot, u1 * CB_MR),
-			      0, (s->oc + CB_NR - 1) / CB_NR);
+			      0, (s->oc + CB_NR - 1) / CB_NR, 0, s->groups);
 }
 
 /* Splits a layer of `rows` rows (output pixels or Winograd tiles) and np
@@ -849,8 +895,10 @@ static void cb_conv_par(struct cb_conv_job *j, size_t rows, int np, double work,
 	const int t = cb_pool_threads();
 	const size_t tiles = (rows + CB_MR - 1) / CB_MR;
 	const int smallk = !j->wino && s->kh == 1 && s->kw == 1 && s->c <= CB_SMALLK;
-	j->by_panels = !smallk && s->groups == 1 && tiles < (size_t)t * 8 && np >= t;
-	j->units = smallk ? rows : j->by_panels ? (size_t)np : tiles;
+	const int few = !smallk && tiles < (size_t)t * 8;
+	j->by_groups = few && !j->wino && s->groups >= t && s->groups % t == 0;
+	j->by_panels = few && s->groups == 1 && np >= t;
+	j->units = smallk ? rows : j->by_panels ? (size_t)np : j->by_groups ? (size_t)s->groups : tiles;
 	j->nparts = cb_par_parts(work, j->units);
 	cb_par(cb_conv_part, j, j->nparts, scratch);
 }
@@ -862,7 +910,7 @@ static void cb_conv_par(struct cb_conv_job *j, size_t rows, int np, double work,
 CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
 			   float *out, const float *res, float *scratch)
 {
-	struct cb_conv_job j = {s, in, wp, bias, res, out, 0, 0, 0, 0};
+	struct cb_conv_job j = {s, in, wp, bias, res, out, 0, 0, 0, 0, 0};
 	const size_t rows = (size_t)s->n * s->oh * s->ow;
 	const int np = (s->oc + CB_NR - 1) / CB_NR;
 	cb_conv_par(&j, rows, np, (double)rows * s->kh * s->kw * s->c * s->oc * s->groups, scratch);
@@ -873,7 +921,7 @@ CB_KERNEL void cb_conv_f32(const struct cb_conv_args *s, const float *in, const 
 CB_KERNEL void cb_wino_f32(const struct cb_conv_args *s, const float *in, const float *u, const float *bias,
 			   float *out, const float *res, float *scratch)
 {
-	struct cb_conv_job j = {s, in, u, bias, res, out, 0, 0, 0, s->wino};
+	struct cb_conv_job j = {s, in, u, bias, res, out, 0, 0, 0, 0, s->wino};
 	const size_t tiles = (size_t)s->n * (size_t)((s->oh + s->wino - 1) / s->wino) *
 			     (size_t)((s->ow + s->wino - 1) / s->wino);
 	const int np = (s->oc + CB_NR - 1) / CB_NR;

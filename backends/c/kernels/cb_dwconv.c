@@ -19,10 +19,66 @@ CB_INLINE void cb_tap_range(int i0, int k, int d, int size, int *k0, int *k1)
 	*k1 = b;
 }
 
+#if CB_HAVE_VEC
+/* a vector of half CB_VL floats (the last 8 channels of 136 with AVX-512,
+ * say), fused multiply-add where the target has one */
+#if CB_VL >= 8
+#define CB_DW_HALF (CB_VL / 2)
+typedef float cb_dw_vh __attribute__((vector_size(CB_DW_HALF * 4), aligned(4)));
+#if CB_VL == 16 && defined(__FMA__)
+#define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)_mm256_fmadd_ps((a), (b), (acc)))
+#elif CB_VL == 8 && defined(__FMA__)
+#define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)_mm_fmadd_ps((a), (b), (acc)))
+#else
+#define CB_DW_FMAH(acc, a, b) ((acc) + (a) * (b))
+#endif
+#endif
+
+/* Channels c0 .. c0 + nv * CB_VL - 1 of the output pixel o (its offset
+ * off in res) whose window starts at (ih0, iw0) of image n, taps kh0 ..
+ * kh1-1 by kw0 .. kw1-1 inside the image: nv independent FMA chains over
+ * the taps, in registers, then residual, activation and store. */
+static CB_ALWAYS_INLINE void cb_dw_block(const struct cb_conv_args *s, const float *in, const float *wp,
+					 const float *bias, float *CB_RESTRICT o, const float *res, size_t off, int n,
+					 int ih0, int iw0, int kh0, int kh1, int kw0, int kw1, int c0, const int nv)
+{
+	const int ch = s->groups;
+	cb_vf a[4];
+	for (int v = 0; v < nv; v++)
+		a[v] = *(const cb_vf *)(bias + c0 + v * CB_VL);
+	for (int kh = kh0; kh < kh1; kh++) {
+		const int ih = ih0 + kh * s->dh;
+		for (int kw = kw0; kw < kw1; kw++) {
+			const int iw = iw0 + kw * s->dw;
+			const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch + c0;
+			const float *f = wp + ((size_t)kh * s->kw + kw) * ch + c0;
+			for (int v = 0; v < nv; v++)
+				a[v] = CB_FMA(a[v], *(const cb_vf *)(x + v * CB_VL), *(const cb_vf *)(f + v * CB_VL));
+		}
+	}
+	for (int v = 0; v < nv; v++) {
+		if (res)
+			a[v] += *(const cb_vf *)(res + off + c0 + v * CB_VL);
+		if (s->act == CB_ACT_RELU)
+			a[v] = cb_vrelu(a[v]);
+		if (s->act == CB_ACT_CLIP) {
+			float t[CB_VL];
+			*(cb_vf *)t = a[v];
+			for (int j = 0; j < CB_VL; j++)
+				t[j] = cb_act(t[j], s->act, s->lo, s->hi);
+			a[v] = *(const cb_vf *)t;
+		}
+		*(cb_vf *)(o + c0 + v * CB_VL) = a[v];
+	}
+}
+#endif
+
 /* Depthwise convolution (groups == channels, one filter per channel): each
  * output pixel is a sum over taps of channel vectors. wp is the filter
  * transposed to KH x KW x C; bias has C values. Channels innermost, so the
- * loops vectorize. */
+ * loops vectorize: blocks of four vectors, then single vectors, then (with
+ * vectors of 8 or 16) a half vector, then channel by channel; a channel's
+ * sum is the same whichever block computes it. */
 static void cb_dwconv_rows(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
 			   float *out, const float *res, size_t rb, size_t re)
 {
@@ -44,38 +100,28 @@ static void cb_dwconv_rows(const struct cb_conv_args *s, const float *in, const 
 				float *CB_RESTRICT o = out + pix * (s->ostride ? (size_t)s->ostride : (size_t)ch);
 				int cdone = 0;
 #if CB_HAVE_VEC
-				/* blocks of 4 vectors of channels: four independent FMA
-				 * chains over the taps, in registers */
-				for (; cdone + 4 * CB_VL <= ch; cdone += 4 * CB_VL) {
-					cb_vf a[4];
-					for (int v = 0; v < 4; v++)
-						a[v] = *(const cb_vf *)(bias + cdone + v * CB_VL);
+				for (; cdone + 4 * CB_VL <= ch; cdone += 4 * CB_VL)
+					cb_dw_block(s, in, wp, bias, o, res, off, n, ih0, iw0, kh0, kh1, kw0, kw1, cdone, 4);
+				for (; cdone + CB_VL <= ch; cdone += CB_VL)
+					cb_dw_block(s, in, wp, bias, o, res, off, n, ih0, iw0, kh0, kh1, kw0, kw1, cdone, 1);
+#ifdef CB_DW_HALF
+				if (cdone + CB_DW_HALF <= ch) {
+					cb_dw_vh a = *(const cb_dw_vh *)(bias + cdone);
 					for (int kh = kh0; kh < kh1; kh++) {
-						int ih = ih0 + kh * s->dh;
+						const int ih = ih0 + kh * s->dh;
 						for (int kw = kw0; kw < kw1; kw++) {
-							int iw = iw0 + kw * s->dw;
-							const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch + cdone;
-							const float *f = wp + ((size_t)kh * s->kw + kw) * ch + cdone;
-							for (int v = 0; v < 4; v++)
-								a[v] = CB_FMA(a[v], *(const cb_vf *)(x + v * CB_VL),
-									      *(const cb_vf *)(f + v * CB_VL));
+							const int iw = iw0 + kw * s->dw;
+							a = CB_DW_FMAH(a, *(const cb_dw_vh *)(in + (((size_t)n * s->h + ih) * s->w + iw) * ch + cdone),
+								       *(const cb_dw_vh *)(wp + ((size_t)kh * s->kw + kw) * ch + cdone));
 						}
 					}
-					for (int v = 0; v < 4; v++) {
-						if (res)
-							a[v] += *(const cb_vf *)(res + off + cdone + v * CB_VL);
-						if (s->act == CB_ACT_RELU)
-							a[v] = cb_vrelu(a[v]);
-						if (s->act == CB_ACT_CLIP) {
-							float t[CB_VL];
-							*(cb_vf *)t = a[v];
-							for (int j = 0; j < CB_VL; j++)
-								t[j] = cb_act(t[j], s->act, s->lo, s->hi);
-							a[v] = *(const cb_vf *)t;
-						}
-						*(cb_vf *)(o + cdone + v * CB_VL) = a[v];
-					}
+					if (res)
+						a += *(const cb_dw_vh *)(res + off + cdone);
+					for (int j = 0; j < CB_DW_HALF; j++)
+						o[cdone + j] = cb_act(a[j], s->act, s->lo, s->hi);
+					cdone += CB_DW_HALF;
 				}
+#endif
 #endif
 				float acc[256];
 				for (int c0 = cdone; c0 < ch; c0 += 256) {
