@@ -34,6 +34,8 @@ ai.onnx.preview.training.Gradient ai.onnx.preview.training.Momentum
 OPENCL_RED_OPS = frozenset("""
 ArgMax ArgMin LayerNormalization LogSoftmax MeanVarianceNormalization ReduceL1 ReduceL2 ReduceLogSum ReduceMax
 ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare SoftmaxCrossEntropyLoss
+InstanceNormalization GroupNormalization LpNormalization RMSNormalization LpPool Hardmax AffineGrid Det BitwiseAnd
+BitwiseOr BitwiseXor Attention RoiAlign
 """.split())
 # the operators whose cases are sampled by default (the rest: every case
 # with -D opencl_all_cases=1)
