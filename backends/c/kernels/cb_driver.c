@@ -414,16 +414,19 @@ int main(int argc, char **argv)
 			bind[npos++] = argv[a];
 		}
 	}
+	/* every exit after the regions are made frees them (done:), so that a
+	 * bundle built with LeakSanitizer reports no leak on an error */
+	int rc = 1;
 	void *cbase, *mbase, *abase;
 	unsigned char *consts = drv_region(CB_NAME(CONSTANT_SIZE) + 1, &cbase);
 	unsigned char *mut = drv_region(CB_NAME(MUTABLE_SIZE) + 1, &mbase);
 	unsigned char *act = drv_region(CB_NAME(ACTIVATIONS_SIZE) + 1, &abase);
 	if (!consts || !mut || !act) {
 		fprintf(stderr, "error: out of memory\n");
-		return 1;
+		goto done;
 	}
 	if (drv_constants(consts, weights))
-		return 1;
+		goto done;
 	if (threads)
 		CB_NAME(set_threads)(threads);
 	CB_NAME(init_mutable)(consts, mut);
@@ -432,15 +435,17 @@ int main(int argc, char **argv)
 			continue;
 		if (!bind[i]) {
 			fprintf(stderr, "error: input '%s' is not bound\n", CB_PH[i].name);
-			return 1;
+			goto done;
 		}
 		if (drv_bind(&CB_PH[i], bind[i], mut + CB_PH[i].offset))
-			return 1;
+			goto done;
 	}
 	if (runs > 0) {
 		double *t = malloc(sizeof(double) * 2 * (size_t)runs);
-		if (!t)
-			return 1;
+		if (!t) {
+			fprintf(stderr, "error: out of memory\n");
+			goto done;
+		}
 		for (int r = 0; r < warmup; r++)
 			CB_NAME(run)(consts, mut, act);
 		for (int r = 0; r < runs; r++) {
@@ -460,7 +465,7 @@ int main(int argc, char **argv)
 		free(t);
 	} else if (CB_NAME(run)(consts, mut, act) != 0) {
 		fprintf(stderr, "error: run failed (an index out of range)\n");
-		return 1;
+		goto done;
 	}
 	for (size_t i = 0; i < nph; i++) {
 		if (!CB_PH[i].is_output)
@@ -468,11 +473,13 @@ int main(int argc, char **argv)
 		if (print)
 			drv_print(&CB_PH[i], mut + CB_PH[i].offset);
 		if (outdir && drv_write_npy(outdir, &CB_PH[i], mut + CB_PH[i].offset))
-			return 1;
+			goto done;
 	}
+	rc = 0;
+done:
 	free(cbase);
 	free(mbase);
 	free(abase);
-	return 0;
+	return rc;
 }
 #endif
