@@ -18,7 +18,9 @@
 #include "ir/ew.h"
 #include "support/util.h"
 
+#include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 /* EW.def's functions that OpenCL C spells otherwise (the first two
@@ -146,6 +148,39 @@ bool ocl_sup_ew(const struct ir_instr *in)
 	return ocl_ew_elems_ok(in->kind, e, in->nops);
 }
 
+/* The expression text src with every identifier that names one of row's
+ * parameters replaced by in's value of it, to out. Not #defines of those
+ * names: they are attribute names (Clip's min and max) that may also name
+ * OpenCL C built-ins, which a #define and the #undef after the kernel
+ * would take from the kernels after it. */
+static void ew_subst_params(const struct ew_row *row, const struct ir_instr *in, const char *src, struct ostream *out)
+{
+	for (const char *p = src; *p;) {
+		if (!isalpha((unsigned char)*p) && *p != '_') {
+			os_printf(out, "%c", *p++);
+			continue;
+		}
+		const char *q = p;
+		while (isalnum((unsigned char)*q) || *q == '_')
+			q++;
+		unsigned i = 0;
+		while (i < row->nparams && !(strlen(row->params[i].name) == (size_t)(q - p) &&
+					     strncmp(row->params[i].name, p, (size_t)(q - p)) == 0))
+			i++;
+		if (i == row->nparams)
+			os_printf(out, "%.*s", (int)(q - p), p);
+		else if (row->params[i].kind == EW_PARAM_F && isnan(in->attrs[i].f))
+			os_printf(out, "NAN");
+		else if (row->params[i].kind == EW_PARAM_F && isinf(in->attrs[i].f))
+			os_printf(out, "%sINFINITY", in->attrs[i].f < 0 ? "-" : "");
+		else if (row->params[i].kind == EW_PARAM_F)
+			os_printf(out, "((float)%.9g)", in->attrs[i].f);
+		else
+			os_printf(out, "(%" PRId64 "L)", in->attrs[i].i);
+		p = q;
+	}
+}
+
 void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	(void)arg;
@@ -175,17 +210,13 @@ void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool
 	else
 		ocl_src_define(g, "STORE(x)", "((%s)(x))", dt);
 	ocl_src_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
-	for (unsigned i = 0; i < row->nparams; i++) {
-		const union attr_val *v = &in->attrs[i];
-		if (row->params[i].kind == EW_PARAM_F)
-			ocl_src_define(g, row->params[i].name, "((float)%.9g)", v->f);
-		else
-			ocl_src_define(g, row->params[i].name, "(%" PRId64 "L)", v->i);
-	}
-	struct ostream e;
+	struct ostream e, x;
 	ostream_mem(&e);
 	ew_expr(row, col, &e);
-	ocl_src_define(g, "EXPR", "(%s)", ostream_cstr(&e));
+	ostream_mem(&x);
+	ew_subst_params(row, in, ostream_cstr(&e), &x);
+	ocl_src_define(g, "EXPR", "(%s)", ostream_cstr(&x));
+	ostream_abort(&x);
 	ostream_abort(&e);
 	ocl_src_section(g, "ew");
 	ocl_launch_1d(l, g->gpu ? 256 : 32, n);

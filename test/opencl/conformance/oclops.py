@@ -19,7 +19,7 @@ Softsign Sqrt Squeeze Sub Sum Tan Tanh Transpose Unsqueeze Where Xor
 # (OPENCL_SAMPLE_OPS): their kernels are tested against the interpreter in
 # one program by test/opencl/kernels-move.glow, and CI time is scarce
 OPENCL_INDEX_OPS = frozenset("""
-BitwiseNot BlackmanWindow Celu CenterCropPad Col2Im Compress DFT DepthToSpace Expand EyeLike GRU Gather
+BitwiseNot BlackmanWindow Celu CenterCropPad Col2Im Compress DFT DeformConv DepthToSpace Expand EyeLike GRU Gather
 GatherElements GatherND Gelu GlobalMaxPool GridSample HammingWindow HannWindow If IsInf IsNaN LSTM MaxUnpool
 MelWeightMatrix Mish Mod NegativeLogLikelihoodLoss OneHot Pad RNN Range Resize ReverseSequence RotaryEmbedding
 Round STFT Scan Scatter ScatterElements ScatterND Shrink Sign Slice SpaceToDepth Split Swish TensorScatter
