@@ -422,6 +422,31 @@ void cg_emit_copy(struct cg *g, struct ir_instr *in, const struct cg_emit_row *r
 			  PTR(in->ops[1].val, "uint8_t", a), type_bytes(in->ops[0].val->type));
 }
 
+/* A bitcast: the stored bytes, except into a nibble kind (the low four
+ * bits, i4 sign-extended) or bool (whether the byte is nonzero), as the
+ * interpreter's kern_bitcast. */
+void cg_emit_bitcast(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
+{
+	(void)row;
+	char a[96], o[96];
+	const struct type *t = in->ops[0].val->type;
+	const char *e = NULL;
+	switch ((enum elem_kind)t->elem) {
+	case EK_I4: e = "(uint8_t)((s[i] & 8u) ? (s[i] | 0xf0u) : (s[i] & 0x0fu))"; break;
+	case EK_U4: case EK_F4E2M1: e = "(uint8_t)(s[i] & 0x0fu)"; break;
+	case EK_BOOL: e = "(uint8_t)(s[i] != 0)"; break;
+	default: break;
+	}
+	if (!e) {
+		cg_emit_copy(g, in, row);
+		return;
+	}
+	os_printf(g->body,
+		  "\t{\n\t\tconst uint8_t *s = %s;\n\t\tuint8_t *d = %s;\n"
+		  "\t\tfor (size_t i = 0; i < %" PRIu64 "u; i++)\n\t\t\td[i] = %s;\n\t}\n",
+		  PTR(in->ops[1].val, "uint8_t", a), PTR(in->ops[0].val, "uint8_t", o), type_bytes(t), e);
+}
+
 /* A splat: a loop that may fuse with its readers, else a plain fill. */
 void cg_emit_splat(struct cg *g, struct ir_instr *in, const struct cg_emit_row *row)
 {

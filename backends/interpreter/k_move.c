@@ -22,6 +22,7 @@
 #include "backends/interpreter/kern.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Advances a row-major index over dims; returns false after the last. */
 static bool next_index(size_t *idx, const uint64_t *dims, unsigned rank)
@@ -413,5 +414,37 @@ int kern_flip(const struct kargs *k)
 	struct move_job j = {.k = k, .es = esize(s->t)};
 	ksplit_axis(s->t, (unsigned)KI(k, AN_axis), &outer, &j.len, &j.inner);
 	kpar_ranges(flip_rows, &j, outer * j.len, (double)numel(s->t));
+	return 0;
+}
+
+/* The byte a bitcast stores for source byte b when Dest's kind is k, for
+ * the one-byte kinds whose stored byte is not any byte: a nibble kind keeps
+ * the low four bits (i4 sign-extended), bool is whether the byte is
+ * nonzero. Every other kind stores b. */
+static uint8_t bitcast_byte(enum elem_kind k, uint8_t b)
+{
+	switch (k) {
+	case EK_I4: return (uint8_t)((b & 8u) ? (b | 0xf0u) : (b & 0x0fu));
+	case EK_U4: case EK_F4E2M1: return (uint8_t)(b & 0x0fu);
+	case EK_BOOL: return b != 0;
+	default: return b;
+	}
+}
+
+/* bitcast(Dest, Src): the stored bits, element for element (the type rule
+ * makes the widths equal) */
+int kern_bitcast(const struct kargs *k)
+{
+	const struct interp_arg *d = &k->op[0], *s = &k->op[1];
+	const enum elem_kind dk = (enum elem_kind)d->t->elem;
+	size_t n = type_bytes(d->t);
+	if (dk == EK_I4 || dk == EK_U4 || dk == EK_F4E2M1 || dk == EK_BOOL) {
+		const uint8_t *src = s->p;
+		uint8_t *dst = d->p;
+		for (size_t i = 0; i < n; i++)
+			dst[i] = bitcast_byte(dk, src[i]);
+	} else if (d->p != s->p) {
+		memmove(d->p, s->p, n);
+	}
 	return 0;
 }

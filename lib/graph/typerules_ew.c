@@ -113,6 +113,27 @@ void tr_select(struct typed_op *op)
 /* ConvertTo(Input) -> Input's shape, any element kinds. */
 void tr_convert(struct typed_op *op) { trc_ew_shapes(op); }
 
+/* The width in bits of an element as BitCast reads it: 4 for the nibble
+ * kinds (held one per byte), else the stored size. */
+static unsigned bitcast_bits(enum elem_kind k)
+{
+	return k == EK_I4 || k == EK_U4 || k == EK_F4E2M1 ? 4u : (unsigned)elem_size(k) * 8u;
+}
+
+/* BitCast(Input) -> Input's shape, any element kind of the same width. */
+void tr_bitcast(struct typed_op *op)
+{
+	if (!trc_ew_shapes(op))
+		return;
+	const struct type *t = top_type(op), *x = top_optype(op, 0);
+	if (bitcast_bits((enum elem_kind)t->elem) != bitcast_bits((enum elem_kind)x->elem)) {
+		char a[160], b[160];
+		top_err(op, "result %s has %u-bit elements but input %s has %u-bit ones (the widths must be equal)",
+			type_str(t, b, sizeof b), bitcast_bits((enum elem_kind)t->elem), type_str(x, a, sizeof a),
+			bitcast_bits((enum elem_kind)x->elem));
+	}
+}
+
 /* Quantize(Input floating-point) -> quantized of Input's shape. */
 void tr_quantize(struct typed_op *op) { unary_classes(op, CF, CQ); }
 

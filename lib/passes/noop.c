@@ -130,6 +130,7 @@ static int (*const noop_tests[NK_COUNT])(const struct node *n, bool same) = {
 	[NK_Reshape] = copy_when_same,
 	[NK_Broadcast] = copy_when_same,
 	[NK_ConvertTo] = copy_when_same,
+	[NK_BitCast] = copy_when_same,
 	[NK_Transpose] = noop_transpose,
 	[NK_Slice] = noop_slice,
 	[NK_Pad] = noop_pad,

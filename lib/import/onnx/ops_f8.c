@@ -47,15 +47,15 @@ static struct value data_value(struct importer *im, struct tensor *x)
  * file; the others would reach type rules that name no ONNX node */
 bool imp_narrow_refused(struct importer *im, const onnx_node *n, const struct tensor *t)
 {
-	static const char *const readers[] = {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear"};
+	static const char *const readers[] = {"Cast", "CastLike", "QuantizeLinear", "DequantizeLinear", "BitCast"};
 	if (!narrow(t->dtype))
 		return false;
 	for (size_t i = 0; i < GLOW_ARRAY_SIZE(readers); i++)
 		if (imp_default_domain(n->domain) && strcmp(n->op_type, readers[i]) == 0)
 			return false;
 	imp_op_err(im,
-		   "input \"%s\" has element type %s, which only Cast, CastLike, QuantizeLinear and DequantizeLinear "
-		   "read (convert it to float first)",
+		   "input \"%s\" has element type %s, which only Cast, CastLike, QuantizeLinear, DequantizeLinear and "
+		   "BitCast read (convert it to float first)",
 		   t->name, imp_dt_name(t->dtype));
 	return true;
 }
@@ -397,4 +397,36 @@ int imp_dequantize_narrow(struct importer *im)
 				       imp_dname(im, name, "sr"));
 	v = imp_q_fbin(im, NK_Mul, v, sv, out == DT_FLOAT ? name : imp_dname(im, name, "f"));
 	return imp_set_out(im, 0, imp_b_convert(im, v, imp_dt_elem(out), name));
+}
+
+/* BitCast (opset 26): the input's bits as type `to`, of the same width and
+ * shape (ONNX: little-endian bytes, which is how the graph IR stores every
+ * kind). Types the graph IR has no kind for (double, the 16-bit, uint32
+ * and uint64 integers, int2/uint2) are refused by name. */
+int imp_op_bitcast(struct importer *im, const onnx_node *n)
+{
+	const Onnx__AttributeProto *a = imp_attr(n, "to");
+	if (!a)
+		return imp_op_err(im, "the 'to' attribute is required");
+	int to = a->has_i ? (int)a->i : DT_UNDEF;
+	struct tensor *in = imp_in_req(im, 0);
+	if (!in)
+		return -1;
+	if (imp_dt_elem(to) < 0 && to != DT_UINT8 && to != DT_INT8)
+		return imp_op_err(im, "BitCast to %s is not supported by the graph IR", imp_dt_name(to));
+	if (imp_dt_elem(in->dtype) < 0 && in->dtype != DT_UINT8 && in->dtype != DT_INT8)
+		return imp_op_err(im, "BitCast from %s is not supported by the graph IR", imp_dt_name(in->dtype));
+	unsigned wi = imp_dt_is_4bit(in->dtype) ? 4 : (unsigned)imp_dt_size(in->dtype) * 8;
+	unsigned wt = imp_dt_is_4bit(to) ? 4 : (unsigned)imp_dt_size(to) * 8;
+	if (wi != wt)
+		return imp_op_err(im, "BitCast from %s (%u bits) to %s (%u bits): the widths must be equal",
+				  imp_dt_name(in->dtype), wi, imp_dt_name(to), wt);
+	if (in->dtype == to)
+		return imp_set_out_t(im, 0, in);
+	struct value x = data_value(im, in);
+	if (!x.node)
+		return -1;
+	const struct type *t = val_type(x);
+	return imp_set_out(im, 0, imp_b_node(im, NK_BitCast, imp_out_name(im, 0), &x, 1,
+					     imp_input_type(im, to, t->dims, t->rank)));
 }

@@ -158,6 +158,8 @@ static struct value quantize_raw(struct importer *im, struct value x, struct val
  * kinds and int32/int64 the integers' values; from a float kind the value
  * truncated toward zero and saturated (ONNX leaves out-of-range casts
  * undefined); from one 8-bit type to itself the value. */
+static struct value wrap8(struct importer *im, struct value f, int dtype, const char *name);
+
 int imp_cast_int8(struct importer *im, int to)
 {
 	struct tensor *x = imp_in_req(im, 0);
@@ -179,6 +181,8 @@ int imp_cast_int8(struct importer *im, int to)
 		struct value f = imp_q_integers(im, v, elem == EK_FLOAT ? name : imp_dname(im, name, "int"));
 		return imp_set_out(im, 0, imp_b_convert(im, f, elem, name));
 	}
+	if (elem_class((enum elem_kind)t->elem) == EC_I || t->elem == EK_BOOL)
+		return imp_set_out(im, 0, wrap8(im, v, to, name)); /* integers wrap, as onnxruntime's Cast */
 	if (!elem_is_float((enum elem_kind)t->elem))
 		return imp_op_err(im, "cast from %s to %s is not supported", imp_dt_name(x->dtype), imp_dt_name(to));
 	struct value neg = imp_b_binary(im, NK_CmpLT, v, imp_b_splat_like(im, v, 0, imp_dname(im, name, "zero")),
@@ -189,8 +193,8 @@ int imp_cast_int8(struct importer *im, int to)
 	return imp_set_out(im, 0, imp_b_node(im, NK_Quantize, name, &tr, 1, imp_input_type(im, to, t->dims, t->rank)));
 }
 
-/* A float value of integers as the raw kind of dtype (uint8 or int8),
- * wrapped modulo 256 as ONNX's integer arithmetic wraps: through i32,
+/* A float (or integer or bool) value of integers as the raw kind of dtype
+ * (uint8 or int8), wrapped modulo 256 as ONNX's integer arithmetic wraps: through i32,
  * ((v - lo) mod 256) + lo with lo the type's least value. */
 static struct value wrap8(struct importer *im, struct value f, int dtype, const char *name)
 {

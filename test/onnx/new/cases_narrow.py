@@ -227,3 +227,84 @@ def qdq21_blocked_runtime_params():
     ins = [vi("x", F, [5, 6]), vi("sa", F, [5, 2]), vi("sb", F, [2, 6]), vi("zb", F, [2, 6]), vi("sc", F, [5, 2]),
            vi("zc", F, [5, 2])]
     return model(nodes, ins, [vi(o, F, [5, 6]) for o in ("ya", "yb", "yc")], 21), [x, sa, sb, zb, sc, zc]
+
+
+# ---- BitCast (opset 26): the bits of each element as another type of the
+# same width; graph inputs and outputs float/int32/bool, the reinterpreted
+# types inside the model ----
+
+def bits_inputs():
+    """float32 values whose bit patterns cover the edges: signed zeros,
+    subnormals, the largest finite value, infinities, NaN, and seeded
+    random values."""
+    edges = [0.0, -0.0, 1.0, -1.0, 1.5, 2.0**-149, -2.0**-149, 2.0**-126, 3.4028235e38, -3.4028235e38, np.inf,
+             -np.inf, np.nan, 0.1, -7.25]
+    rng = np.random.default_rng(26)
+    return np.array(edges + list(rng.standard_normal(17) * 100), dtype=np.float32)
+
+
+@case
+def bitcast26_float_int32():
+    """float32 -> int32 and back, through an integer add (the next float
+    away from zero), both directions of a 32-bit BitCast."""
+    one = helper.make_tensor("one", TensorProto.INT32, [1], [1])
+    nodes = [helper.make_node("BitCast", ["x"], ["i"], to=TensorProto.INT32),
+             helper.make_node("Add", ["i", "one"], ["j"]),
+             helper.make_node("BitCast", ["j"], ["y"], to=F)]
+    return model(nodes, [vi("x", F, [32])], [vi("i", TensorProto.INT32, [32]), vi("y", F, [32])], 26, [one]), \
+        [bits_inputs()]
+
+
+@case
+def bitcast26_16bit_8bit():
+    """float16 <-> bfloat16 (the same 16 bits read as the other format)
+    and int8 <-> uint8, by way of Casts from and to the graph's float and
+    int32 (int32 to int8 wraps: 300 is 44)."""
+    nodes = [helper.make_node("Cast", ["x"], ["h"], to=TensorProto.FLOAT16),
+             helper.make_node("BitCast", ["h"], ["b"], to=TensorProto.BFLOAT16),
+             helper.make_node("Cast", ["b"], ["yb"], to=F),
+             helper.make_node("Cast", ["x"], ["bb"], to=TensorProto.BFLOAT16),
+             helper.make_node("BitCast", ["bb"], ["hh"], to=TensorProto.FLOAT16),
+             helper.make_node("Cast", ["hh"], ["yh"], to=F),
+             helper.make_node("Cast", ["k"], ["k8"], to=TensorProto.INT8),
+             helper.make_node("BitCast", ["k8"], ["u8"], to=TensorProto.UINT8),
+             helper.make_node("Cast", ["u8"], ["yu"], to=TensorProto.INT32),
+             helper.make_node("BitCast", ["u8"], ["s8"], to=TensorProto.INT8),
+             helper.make_node("Cast", ["s8"], ["ys"], to=TensorProto.INT32)]
+    x = np.array([0, -0.0, 1, -2.5, 0.1, 3.14159, 65504, -1e-5, 6e-8, 1e4, np.inf, -np.inf, np.nan, 7, -7, 0.5],
+                 dtype=np.float32)
+    k = np.array([0, 1, -1, 127, -128, 100, -100, 55, -55, 64, -64, 300, -200, 256, -129, 70000], dtype=np.int32)
+    outs = [vi("yb", F, [16]), vi("yh", F, [16]), vi("yu", TensorProto.INT32, [16]), vi("ys", TensorProto.INT32, [16])]
+    return model(nodes, [vi("x", F, [16]), vi("k", TensorProto.INT32, [16])], outs, 26), [x, k]
+
+
+@case
+def bitcast26_narrow():
+    """The one-byte and 4-bit types, which onnxruntime 1.30's BitCast does
+    not implement (so the expected outputs are numpy's bit reinterpretation:
+    an e5m2 code is the high byte of a float16): uint8 -> float8e5m2,
+    int4 <-> uint4 (the nibble re-read: -1 is 15), uint8 -> bool (a nonzero
+    byte is true) and bool -> uint8."""
+    nodes = [helper.make_node("Cast", ["k"], ["ku"], to=TensorProto.UINT8),
+             helper.make_node("BitCast", ["ku"], ["e5"], to=F8["e5m2"]),
+             helper.make_node("Cast", ["e5"], ["ye5"], to=F),
+             helper.make_node("Cast", ["n"], ["n4"], to=I4),
+             helper.make_node("BitCast", ["n4"], ["u4"], to=U4),
+             helper.make_node("Cast", ["u4"], ["yu4"], to=TensorProto.INT32),
+             helper.make_node("BitCast", ["u4"], ["i4"], to=I4),
+             helper.make_node("Cast", ["i4"], ["yi4"], to=TensorProto.INT32),
+             helper.make_node("BitCast", ["ku"], ["bo"], to=TensorProto.BOOL),
+             helper.make_node("BitCast", ["bo"], ["bu"], to=TensorProto.UINT8),
+             helper.make_node("Cast", ["bu"], ["ybu"], to=TensorProto.INT32)]
+    k = np.array([0, 1, 2, 60, 61, 64, 100, 123, 124, 127, 128, 129, 188, 200, 252, 255], dtype=np.int32)
+    n = np.array([0, 1, -1, 7, -8, 3, -3, 5, -5, 2, -2, 6, -6, 4, -4, -7], dtype=np.int32)
+    outs = [vi("ye5", F, [16]), vi("yu4", TensorProto.INT32, [16]), vi("yi4", TensorProto.INT32, [16]),
+            vi("bo", TensorProto.BOOL, [16]), vi("ybu", TensorProto.INT32, [16])]
+    ins = [vi("k", TensorProto.INT32, [16]), vi("n", TensorProto.INT32, [16])]
+    ye5 = (k.astype(np.uint16) << 8).view(np.float16).astype(np.float32)
+    u4 = (n & 0xF).astype(np.int32)
+    i4 = np.where(u4 >= 8, u4 - 16, u4).astype(np.int32)
+    bo = k != 0
+    expected = [ye5, u4, i4, bo, bo.astype(np.int32)]
+    return (model(nodes, ins, outs, 26), [k, n], expected,
+            "numpy %s: bit reinterpretation (onnxruntime 1.30 has no BitCast of these types)" % np.__version__)
