@@ -173,8 +173,8 @@ int imp_cast_int8(struct importer *im, int to)
 	if (x->dtype == to)
 		return imp_set_out_t(im, 0, x);
 	if (elem_is_quantized((enum elem_kind)t->elem) && (x->dtype == DT_UINT8 || x->dtype == DT_INT8)) {
-		if (to == DT_UINT8 || to == DT_INT8)
-			return imp_op_err(im, "cast from %s to %s is not supported", imp_dt_name(x->dtype), imp_dt_name(to));
+		if (to == DT_UINT8 || to == DT_INT8) /* the stored integers, wrapped to the other range */
+			return imp_set_out(im, 0, wrap8(im, imp_q_integers(im, v, imp_dname(im, name, "int")), to, name));
 		int elem = imp_dt_elem(to);
 		if (elem < 0)
 			return imp_op_err(im, "cast to %s is not supported by the graph IR", imp_dt_name(to));

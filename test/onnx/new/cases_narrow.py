@@ -308,3 +308,20 @@ def bitcast26_narrow():
     expected = [ye5, u4, i4, bo, bo.astype(np.int32)]
     return (model(nodes, ins, outs, 26), [k, n], expected,
             "numpy %s: bit reinterpretation (onnxruntime 1.30 has no BitCast of these types)" % np.__version__)
+
+
+@case
+def cast19_int8_uint8_wrap():
+    """Cast between int32, uint8 and int8 in every direction, values outside
+    the narrow ranges included: onnxruntime keeps the low byte (300 is 44
+    as uint8, 200 is -56 as int8)."""
+    nodes = [helper.make_node("Cast", ["k"], ["u"], to=TensorProto.UINT8),
+             helper.make_node("Cast", ["u"], ["s"], to=TensorProto.INT8),
+             helper.make_node("Cast", ["s"], ["ys"], to=TensorProto.INT32),
+             helper.make_node("Cast", ["k"], ["s2"], to=TensorProto.INT8),
+             helper.make_node("Cast", ["s2"], ["u2"], to=TensorProto.UINT8),
+             helper.make_node("Cast", ["u2"], ["yu"], to=TensorProto.INT32)]
+    k = np.array([0, 1, -1, 127, -128, 128, 255, 256, 300, -200, 200, -129, 70000, -70000, 2**31 - 1, -2**31],
+                 dtype=np.int32)
+    outs = [vi("ys", TensorProto.INT32, [16]), vi("yu", TensorProto.INT32, [16])]
+    return model(nodes, [vi("k", TensorProto.INT32, [16])], outs, 19), [k]
