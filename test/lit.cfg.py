@@ -36,16 +36,20 @@ if os.path.isdir("/usr/share/libonnx-testdata/data"):
 import shutil
 if shutil.which("mlir-opt", path=path):
     config.available_features.add("mlir-opt")
-# gcc -m32 (Debian: gcc-multilib) for the C backend's 32-bit build test.
-# The probe links into a temporary directory: a linker given -o /dev/null
+# gcc -m32 (Debian: gcc-multilib) for the C backend's 32-bit build test,
+# and a kernel that runs 32-bit programs (a kernel built without IA-32
+# emulation answers "Exec format error"): the probe builds and runs one.
+# It links into a temporary directory: a linker given -o /dev/null
 # replaces the device with its output when run as root.
 import subprocess
 import tempfile
 try:
     with tempfile.TemporaryDirectory() as probe_dir:
-        if subprocess.run(["gcc", "-m32", "-x", "c", "-", "-o", os.path.join(probe_dir, "a.out")],
+        exe = os.path.join(probe_dir, "a.out")
+        if subprocess.run(["gcc", "-m32", "-x", "c", "-", "-o", exe],
                           input=b"int main(void) { return 0; }\n",
-                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0 and \
+                subprocess.run([exe], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
             config.available_features.add("m32")
 except OSError:
     pass

@@ -20,8 +20,11 @@ PACKAGES=(
   mlir-14-tools
   libopenblas-dev
   pkg-config groff-base
-  # test/cross: C bundles built for other architectures, run under qemu-user
+  # test/cross: C bundles built for other architectures, run under qemu-user;
+  # the targets' C libraries and headers by name (the compilers only
+  # recommend them, and --no-install-recommends below skips them)
   gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf gcc-riscv64-linux-gnu qemu-user
+  libc6-dev-arm64-cross libc6-dev-armhf-cross libc6-dev-riscv64-cross
   # training: Fashion-MNIST (IDX files, gzip) and zlib to read them
   dataset-fashion-mnist zlib1g-dev
   # -backend=opencl: the ICD loader, headers and PoCL's CPU device
