@@ -15,8 +15,9 @@
  * caller waits only for parts that were taken and are still running,
  * never for a worker that has not woken up yet (on a machine with more
  * runnable threads than cores the caller then runs every part itself).
- * Workers spin for about CB_SPIN pauses after a job, then sleep on a
- * condition variable; the caller likewise waits for the last part.
+ * Workers spin for CB_SPIN_US microseconds after a job, then sleep on a
+ * condition variable; the caller likewise waits CB_WAIT_US for the last
+ * part before it sleeps.
  *
  * A job is posted in two steps of the generation counter gen: odd while
  * the caller writes the job (after every worker still inside the previous
@@ -67,11 +68,26 @@ typedef void (*cb_job_fn)(const void *ctx, int part, float *scratch);
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
-/* pause instructions a waiting thread spins before it sleeps (tens of
- * microseconds: the gap between two operators of a network) */
+/* How long a waiting thread spins before it sleeps, in microseconds
+ * (timed with the monotonic clock, not counted in pause instructions,
+ * whose cost differs tenfold between processors): a worker after a job
+ * (the gap between two split operators of a network: an operator left on
+ * one thread runs in between) and the caller waiting for the last parts.
+ * Waking a sleeping thread costs a system call on one side and the wake-up
+ * latency on the other (tens of microseconds in a virtual machine), paid
+ * twice per operator when the threads sleep between operators. */
+#ifndef CB_SPIN_US
+#define CB_SPIN_US 1000
+#endif
+#ifndef CB_WAIT_US
+#define CB_WAIT_US 2000
+#endif
+/* pause instructions between two looks at the clock */
 #define CB_SPIN 4000
+#define CB_SPIN_STEP 64
 
 struct cb_pool {
 	int n; /* threads, the caller included */
@@ -128,6 +144,50 @@ CB_INLINE int cb_pool_posted(struct cb_pool *p, unsigned seen, unsigned *g)
 	return (*g != seen && !(*g & 1u)) || atomic_load(&p->stop);
 }
 
+/* The time in microseconds (C11's timespec_get: the kernels compile as
+ * plain C11, without POSIX's monotonic clock; cb_spin_until ends a spin
+ * when the clock steps back). */
+static double cb_now_us(void)
+{
+	struct timespec ts;
+	if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
+		return 0.0;
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* Spins until done(p, arg) or us microseconds have passed; returns done. */
+static int cb_spin_until(int (*done)(struct cb_pool *, void *), struct cb_pool *p, void *arg, double us)
+{
+	double end = 0.0;
+	for (int s = 0;; s++) {
+		if (done(p, arg))
+			return 1;
+		if (s % CB_SPIN_STEP == 0) {
+			double t = cb_now_us();
+			if (s == 0)
+				end = t + us;
+			else if (t >= end || t < end - us) /* past the end, or stepped back */
+				return done(p, arg);
+		}
+		cb_relax();
+	}
+}
+
+struct cb_seen {
+	unsigned seen, g;
+};
+
+static int cb_spin_posted(struct cb_pool *p, void *arg)
+{
+	struct cb_seen *w = arg;
+	return cb_pool_posted(p, w->seen, &w->g);
+}
+
+static int cb_spin_finished(struct cb_pool *p, void *arg)
+{
+	return atomic_load(&p->finished) >= *(const int *)arg;
+}
+
 static void *cb_pool_worker(void *arg)
 {
 	struct cb_pool *p = &cb_pool_g;
@@ -136,11 +196,11 @@ static void *cb_pool_worker(void *arg)
 	 * thread first runs */
 	unsigned seen = p->gen0;
 	for (;;) {
+		struct cb_seen w = {seen, 0};
 		unsigned g;
-		int s = 0;
-		while (!cb_pool_posted(p, seen, &g) && s++ < CB_SPIN)
-			cb_relax();
-		if (!cb_pool_posted(p, seen, &g)) {
+		if (cb_spin_until(cb_spin_posted, p, &w, CB_SPIN_US)) {
+			g = w.g;
+		} else {
 			pthread_mutex_lock(&p->mu);
 			while (!cb_pool_posted(p, seen, &g))
 				pthread_cond_wait(&p->wake, &p->mu);
@@ -260,9 +320,7 @@ CB_KERNEL void cb_par(cb_job_fn fn, const void *ctx, int nparts, float *scratch)
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->mu);
 	cb_pool_work(p, scratch);
-	for (int s = 0; s < CB_SPIN && atomic_load(&p->finished) < nparts; s++)
-		cb_relax();
-	if (atomic_load(&p->finished) < nparts) {
+	if (!cb_spin_until(cb_spin_finished, p, &nparts, CB_WAIT_US)) {
 		pthread_mutex_lock(&p->mu);
 		atomic_store(&p->waiting, 1);
 		while (atomic_load(&p->finished) < nparts)
