@@ -10,7 +10,14 @@
  * element does not depend on which part computes it, so results are
  * bitwise identical for every thread count.
  *
- * Parts are taken from a shared counter (whoever is free takes the next),
+ * Each thread has its own run of parts, the same from one job to the next
+ * (thread k of n: parts nparts * k / n .. nparts * (k + 1) / n - 1): split
+ * alike, consecutive operators then give a thread the pixels it wrote
+ * itself, still in its cache (the other core's cache may be on another
+ * chiplet; a shared counter handed part 0 to whichever thread came first).
+ * A thread that has run its own parts takes those not yet taken from the
+ * others' runs (each run's parts are taken from its own counter, whoever
+ * is free takes the next),
  * so a thread the system preempts does not hold the others back: the
  * caller waits only for parts that were taken and are still running,
  * never for a worker that has not woken up yet (on a machine with more
@@ -100,7 +107,11 @@ struct cb_pool {
 	cb_job_fn fn;
 	const void *ctx;
 	int nparts;
-	atomic_int next;     /* the next part to take */
+	/* the next part to take of each thread's run (one cache line each) */
+	struct {
+		atomic_int next;
+		char pad[64 - sizeof(atomic_int)];
+	} run[CB_MAX_THREADS];
 	atomic_int finished; /* parts done */
 	atomic_int active;   /* workers inside the current job */
 	atomic_int waiting;  /* the caller sleeps on done */
@@ -123,16 +134,21 @@ CB_INLINE void cb_relax(void)
 #endif
 }
 
-/* Runs parts of the current job until none is left; the thread that
- * finishes the last part wakes a sleeping caller. */
-static void cb_pool_work(struct cb_pool *p, float *scratch)
+/* Runs parts of the current job until none is left: thread id's own run
+ * first, then what is left of the others'; the thread that finishes the
+ * last part wakes a sleeping caller. */
+static void cb_pool_work(struct cb_pool *p, float *scratch, int id)
 {
-	for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->nparts;) {
-		p->fn(p->ctx, i, scratch);
-		if (atomic_fetch_add(&p->finished, 1) + 1 == p->nparts && atomic_load(&p->waiting)) {
-			pthread_mutex_lock(&p->mu);
-			pthread_cond_signal(&p->done);
-			pthread_mutex_unlock(&p->mu);
+	const int n = p->n, nparts = p->nparts;
+	for (int k = 0; k < n; k++) {
+		const int r = (id + k) % n, end = (int)((long)nparts * (r + 1) / n);
+		for (int i; atomic_load(&p->run[r].next) < end && (i = atomic_fetch_add(&p->run[r].next, 1)) < end;) {
+			p->fn(p->ctx, i, scratch);
+			if (atomic_fetch_add(&p->finished, 1) + 1 == nparts && atomic_load(&p->waiting)) {
+				pthread_mutex_lock(&p->mu);
+				pthread_cond_signal(&p->done);
+				pthread_mutex_unlock(&p->mu);
+			}
 		}
 	}
 }
@@ -210,7 +226,7 @@ static void *cb_pool_worker(void *arg)
 			return NULL;
 		atomic_fetch_add(&p->active, 1);
 		if (atomic_load(&p->gen) == g) /* still the job of gen g */
-			cb_pool_work(p, p->scratch[id]);
+			cb_pool_work(p, p->scratch[id], id);
 		atomic_fetch_sub(&p->active, 1);
 		seen = g;
 	}
@@ -314,12 +330,13 @@ CB_KERNEL void cb_par(cb_job_fn fn, const void *ctx, int nparts, float *scratch)
 	p->ctx = ctx;
 	p->nparts = nparts;
 	atomic_store(&p->finished, 0);
-	atomic_store(&p->next, 0);
+	for (int r = 0; r < p->n; r++)
+		atomic_store(&p->run[r].next, (int)((long)nparts * r / p->n));
 	pthread_mutex_lock(&p->mu);
 	atomic_fetch_add(&p->gen, 1);
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->mu);
-	cb_pool_work(p, scratch);
+	cb_pool_work(p, scratch, 0);
 	if (!cb_spin_until(cb_spin_finished, p, &nparts, CB_WAIT_US)) {
 		pthread_mutex_lock(&p->mu);
 		atomic_store(&p->waiting, 1);
