@@ -11,7 +11,8 @@
  * bitwise identical for every thread count.
  *
  * Each thread has its own run of parts, the same from one job to the next
- * (thread k of n: parts nparts * k / n .. nparts * (k + 1) / n - 1): split
+ * (thread k of n: parts from nparts * k / n up to nparts * (k + 1) / n,
+ * rounded up, so the caller always has one of its own): split
  * alike, consecutive operators then give a thread the pixels it wrote
  * itself, still in its cache (the other core's cache may be on another
  * chiplet; a shared counter handed part 0 to whichever thread came first).
@@ -134,6 +135,10 @@ CB_INLINE void cb_relax(void)
 #endif
 }
 
+/* The first part of thread r's run of nparts among n threads (rounded up,
+ * so that with fewer parts than threads the caller, thread 0, has one). */
+CB_INLINE int cb_run_first(int nparts, int r, int n) { return (int)(((long)nparts * r + n - 1) / n); }
+
 /* Runs parts of the current job until none is left: thread id's own run
  * first, then what is left of the others'; the thread that finishes the
  * last part wakes a sleeping caller. */
@@ -141,7 +146,7 @@ static void cb_pool_work(struct cb_pool *p, float *scratch, int id)
 {
 	const int n = p->n, nparts = p->nparts;
 	for (int k = 0; k < n; k++) {
-		const int r = (id + k) % n, end = (int)((long)nparts * (r + 1) / n);
+		const int r = (id + k) % n, end = cb_run_first(nparts, r + 1, n);
 		for (int i; atomic_load(&p->run[r].next) < end && (i = atomic_fetch_add(&p->run[r].next, 1)) < end;) {
 			p->fn(p->ctx, i, scratch);
 			if (atomic_fetch_add(&p->finished, 1) + 1 == nparts && atomic_load(&p->waiting)) {
@@ -331,7 +336,7 @@ CB_KERNEL void cb_par(cb_job_fn fn, const void *ctx, int nparts, float *scratch)
 	p->nparts = nparts;
 	atomic_store(&p->finished, 0);
 	for (int r = 0; r < p->n; r++)
-		atomic_store(&p->run[r].next, (int)((long)nparts * r / p->n));
+		atomic_store(&p->run[r].next, cb_run_first(nparts, r, p->n));
 	pthread_mutex_lock(&p->mu);
 	atomic_fetch_add(&p->gen, 1);
 	pthread_cond_broadcast(&p->wake);
