@@ -842,11 +842,17 @@ static void cb_wino_range(const struct cb_conv_args *s, int m, const float *in, 
 
 /* A convolution or matrix product split among the threads (cb_par): by
  * rows (output pixels, whole tiles of CB_MR) or, when there are too few
- * rows for every thread to get several tiles, by groups where they divide
- * evenly among the threads (ShuffleNet's grouped 1x1 layers on 14x14 and
- * 7x7 images: equal parts, where 17 or 5 tiles split unevenly), else by
- * panels of output channels (each part packs the rows itself and streams
- * only its share of the filter: fully-connected layers, 7x7 layers). */
+ * rows for every thread to get several tiles and the filter is large
+ * (over CB_SPLIT_FILTER bytes: streaming all of it on every thread would
+ * cost more than the split saves), by groups where they divide evenly
+ * among the threads, else by panels of output channels (each part packs
+ * the rows itself and streams only its share of the filter:
+ * fully-connected layers, ResNet-50's 7x7 layers). A small filter with
+ * few rows splits by rows all the same: every thread then keeps to its own
+ * pixels from one operator to the next (a split by channels hands half of
+ * each pixel to the other thread, whose cache may be another chiplet's:
+ * 0.6 us a cache line's round trip between this Zen 5's two cores), and
+ * Winograd's input transform is not repeated in every part. */
 struct cb_conv_job {
 	const struct cb_conv_args *s;
 	const float *in, *wp, *bias, *res;
@@ -887,6 +893,15 @@ static void cb_conv_part(const void *ctx, int i, float *scratch)
 			      0, (s->oc + CB_NR - 1) / CB_NR, 0, s->groups);
 }
 
+/* fewer tiles of rows per thread than this are "few" (cb_conv_par) */
+#ifndef CB_FEW_TILES
+#define CB_FEW_TILES 8
+#endif
+/* the filter bytes above which a layer of few rows splits by panels or
+ * groups (cb_conv_par) */
+#ifndef CB_SPLIT_FILTER
+#define CB_SPLIT_FILTER 2097152.0
+#endif
 /* Splits a layer of `rows` rows (output pixels or Winograd tiles) and np
  * panels per group into parts (cb_conv_job) and runs them. */
 static void cb_conv_par(struct cb_conv_job *j, size_t rows, int np, double work, float *scratch)
@@ -895,7 +910,10 @@ static void cb_conv_par(struct cb_conv_job *j, size_t rows, int np, double work,
 	const int t = cb_pool_threads();
 	const size_t tiles = (rows + CB_MR - 1) / CB_MR;
 	const int smallk = !j->wino && s->kh == 1 && s->kw == 1 && s->c <= CB_SMALLK;
-	const int few = !smallk && tiles < (size_t)t * 8;
+	/* the filter (the transformed one of Winograd) in bytes */
+	const double fbytes = (double)np * CB_NR * s->c * s->groups * sizeof(float) *
+			      (j->wino ? (double)(j->wino + 2) * (j->wino + 2) : (double)s->kh * s->kw);
+	const int few = !smallk && tiles < (size_t)t * CB_FEW_TILES && fbytes > CB_SPLIT_FILTER;
 	j->by_groups = few && !j->wino && s->groups >= t && s->groups % t == 0;
 	j->by_panels = few && s->groups == 1 && np >= t;
 	j->units = smallk ? rows : j->by_panels ? (size_t)np : j->by_groups ? (size_t)s->groups : tiles;

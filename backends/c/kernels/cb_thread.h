@@ -10,13 +10,22 @@
  * element does not depend on which part computes it, so results are
  * bitwise identical for every thread count.
  *
- * Parts are taken from a shared counter (whoever is free takes the next),
+ * Each thread has its own run of parts, the same from one job to the next
+ * (thread k of n: parts from nparts * k / n up to nparts * (k + 1) / n,
+ * rounded up, so the caller always has one of its own): split
+ * alike, consecutive operators then give a thread the pixels it wrote
+ * itself, still in its cache (the other core's cache may be on another
+ * chiplet; a shared counter handed part 0 to whichever thread came first).
+ * A thread that has run its own parts takes those not yet taken from the
+ * others' runs (each run's parts are taken from its own counter, whoever
+ * is free takes the next),
  * so a thread the system preempts does not hold the others back: the
  * caller waits only for parts that were taken and are still running,
  * never for a worker that has not woken up yet (on a machine with more
  * runnable threads than cores the caller then runs every part itself).
- * Workers spin for about CB_SPIN pauses after a job, then sleep on a
- * condition variable; the caller likewise waits for the last part.
+ * Workers spin for CB_SPIN_US microseconds after a job, then sleep on a
+ * condition variable; the caller likewise waits CB_WAIT_US for the last
+ * part before it sleeps.
  *
  * A job is posted in two steps of the generation counter gen: odd while
  * the caller writes the job (after every worker still inside the previous
@@ -67,11 +76,26 @@ typedef void (*cb_job_fn)(const void *ctx, int part, float *scratch);
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
-/* pause instructions a waiting thread spins before it sleeps (tens of
- * microseconds: the gap between two operators of a network) */
+/* How long a waiting thread spins before it sleeps, in microseconds
+ * (timed with the monotonic clock, not counted in pause instructions,
+ * whose cost differs tenfold between processors): a worker after a job
+ * (the gap between two split operators of a network: an operator left on
+ * one thread runs in between) and the caller waiting for the last parts.
+ * Waking a sleeping thread costs a system call on one side and the wake-up
+ * latency on the other (tens of microseconds in a virtual machine), paid
+ * twice per operator when the threads sleep between operators. */
+#ifndef CB_SPIN_US
+#define CB_SPIN_US 1000
+#endif
+#ifndef CB_WAIT_US
+#define CB_WAIT_US 2000
+#endif
+/* pause instructions between two looks at the clock */
 #define CB_SPIN 4000
+#define CB_SPIN_STEP 64
 
 struct cb_pool {
 	int n; /* threads, the caller included */
@@ -84,7 +108,11 @@ struct cb_pool {
 	cb_job_fn fn;
 	const void *ctx;
 	int nparts;
-	atomic_int next;     /* the next part to take */
+	/* the next part to take of each thread's run (one cache line each) */
+	struct {
+		atomic_int next;
+		char pad[64 - sizeof(atomic_int)];
+	} run[CB_MAX_THREADS];
 	atomic_int finished; /* parts done */
 	atomic_int active;   /* workers inside the current job */
 	atomic_int waiting;  /* the caller sleeps on done */
@@ -107,16 +135,25 @@ CB_INLINE void cb_relax(void)
 #endif
 }
 
-/* Runs parts of the current job until none is left; the thread that
- * finishes the last part wakes a sleeping caller. */
-static void cb_pool_work(struct cb_pool *p, float *scratch)
+/* The first part of thread r's run of nparts among n threads (rounded up,
+ * so that with fewer parts than threads the caller, thread 0, has one). */
+CB_INLINE int cb_run_first(int nparts, int r, int n) { return (int)(((long)nparts * r + n - 1) / n); }
+
+/* Runs parts of the current job until none is left: thread id's own run
+ * first, then what is left of the others'; the thread that finishes the
+ * last part wakes a sleeping caller. */
+static void cb_pool_work(struct cb_pool *p, float *scratch, int id)
 {
-	for (int i; (i = atomic_fetch_add(&p->next, 1)) < p->nparts;) {
-		p->fn(p->ctx, i, scratch);
-		if (atomic_fetch_add(&p->finished, 1) + 1 == p->nparts && atomic_load(&p->waiting)) {
-			pthread_mutex_lock(&p->mu);
-			pthread_cond_signal(&p->done);
-			pthread_mutex_unlock(&p->mu);
+	const int n = p->n, nparts = p->nparts;
+	for (int k = 0; k < n; k++) {
+		const int r = (id + k) % n, end = cb_run_first(nparts, r + 1, n);
+		for (int i; atomic_load(&p->run[r].next) < end && (i = atomic_fetch_add(&p->run[r].next, 1)) < end;) {
+			p->fn(p->ctx, i, scratch);
+			if (atomic_fetch_add(&p->finished, 1) + 1 == nparts && atomic_load(&p->waiting)) {
+				pthread_mutex_lock(&p->mu);
+				pthread_cond_signal(&p->done);
+				pthread_mutex_unlock(&p->mu);
+			}
 		}
 	}
 }
@@ -128,6 +165,50 @@ CB_INLINE int cb_pool_posted(struct cb_pool *p, unsigned seen, unsigned *g)
 	return (*g != seen && !(*g & 1u)) || atomic_load(&p->stop);
 }
 
+/* The time in microseconds (C11's timespec_get: the kernels compile as
+ * plain C11, without POSIX's monotonic clock; cb_spin_until ends a spin
+ * when the clock steps back). */
+static double cb_now_us(void)
+{
+	struct timespec ts;
+	if (timespec_get(&ts, TIME_UTC) != TIME_UTC)
+		return 0.0;
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+/* Spins until done(p, arg) or us microseconds have passed; returns done. */
+static int cb_spin_until(int (*done)(struct cb_pool *, void *), struct cb_pool *p, void *arg, double us)
+{
+	double end = 0.0;
+	for (int s = 0;; s++) {
+		if (done(p, arg))
+			return 1;
+		if (s % CB_SPIN_STEP == 0) {
+			double t = cb_now_us();
+			if (s == 0)
+				end = t + us;
+			else if (t >= end || t < end - us) /* past the end, or stepped back */
+				return done(p, arg);
+		}
+		cb_relax();
+	}
+}
+
+struct cb_seen {
+	unsigned seen, g;
+};
+
+static int cb_spin_posted(struct cb_pool *p, void *arg)
+{
+	struct cb_seen *w = arg;
+	return cb_pool_posted(p, w->seen, &w->g);
+}
+
+static int cb_spin_finished(struct cb_pool *p, void *arg)
+{
+	return atomic_load(&p->finished) >= *(const int *)arg;
+}
+
 static void *cb_pool_worker(void *arg)
 {
 	struct cb_pool *p = &cb_pool_g;
@@ -136,11 +217,11 @@ static void *cb_pool_worker(void *arg)
 	 * thread first runs */
 	unsigned seen = p->gen0;
 	for (;;) {
+		struct cb_seen w = {seen, 0};
 		unsigned g;
-		int s = 0;
-		while (!cb_pool_posted(p, seen, &g) && s++ < CB_SPIN)
-			cb_relax();
-		if (!cb_pool_posted(p, seen, &g)) {
+		if (cb_spin_until(cb_spin_posted, p, &w, CB_SPIN_US)) {
+			g = w.g;
+		} else {
 			pthread_mutex_lock(&p->mu);
 			while (!cb_pool_posted(p, seen, &g))
 				pthread_cond_wait(&p->wake, &p->mu);
@@ -150,7 +231,7 @@ static void *cb_pool_worker(void *arg)
 			return NULL;
 		atomic_fetch_add(&p->active, 1);
 		if (atomic_load(&p->gen) == g) /* still the job of gen g */
-			cb_pool_work(p, p->scratch[id]);
+			cb_pool_work(p, p->scratch[id], id);
 		atomic_fetch_sub(&p->active, 1);
 		seen = g;
 	}
@@ -254,15 +335,14 @@ CB_KERNEL void cb_par(cb_job_fn fn, const void *ctx, int nparts, float *scratch)
 	p->ctx = ctx;
 	p->nparts = nparts;
 	atomic_store(&p->finished, 0);
-	atomic_store(&p->next, 0);
+	for (int r = 0; r < p->n; r++)
+		atomic_store(&p->run[r].next, cb_run_first(nparts, r, p->n));
 	pthread_mutex_lock(&p->mu);
 	atomic_fetch_add(&p->gen, 1);
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->mu);
-	cb_pool_work(p, scratch);
-	for (int s = 0; s < CB_SPIN && atomic_load(&p->finished) < nparts; s++)
-		cb_relax();
-	if (atomic_load(&p->finished) < nparts) {
+	cb_pool_work(p, scratch, 0);
+	if (!cb_spin_until(cb_spin_finished, p, &nparts, CB_WAIT_US)) {
 		pthread_mutex_lock(&p->mu);
 		atomic_store(&p->waiting, 1);
 		while (atomic_load(&p->finished) < nparts)
