@@ -35,6 +35,7 @@
 #include "backends/interpreter/interp.h"
 #include "backends/opencl/ocl.h"
 #include "backends/opencl/ocl_gen_red.h"
+#include "graph/region.h"
 #include "support/util.h"
 
 #include <inttypes.h>
@@ -786,10 +787,26 @@ static int ocl_post_lowering(const struct backend *b, struct func *f, struct dia
 	return changed;
 }
 
+/* A node the backend executes: its kind on its element kinds
+ * (is_op_supported), and for an If or a Loop (oclf: kept as blocks) every
+ * node of its regions, nested ones included, so that the pipeline
+ * unrolls or selects what it can of a block the backend could not compile
+ * and check-supported reports the rest. */
+static bool ocl_node_supported(const struct backend *b, const struct node *n)
+{
+	if (!backend_node_supported_with_blocks(b, n))
+		return false;
+	for (unsigned r = 0; r < node_desc(n->kind)->nregions; r++) {
+		struct func *body = node_region(n, r);
+		func_for_each(body, m) if (!ocl_node_supported(b, m)) return false;
+	}
+	return true;
+}
+
 /* Nothing is lowered by choice (backend_lower_nothing): the lower stage
  * lowers what is not supported. */
 const struct backend ocl_backend = {
-	"opencl",	   ocl_is_op_supported, backend_node_supported_with_blocks, backend_lower_nothing,
+	"opencl",	   ocl_is_op_supported, ocl_node_supported, backend_lower_nothing,
 	ocl_post_lowering, ocl_compile,		ocl_run,			ocl_destroy,
 	{"ocl-O0", "ocl-O1", "ocl-O2", "ocl-O3"},
 };
