@@ -126,6 +126,10 @@ struct ocl_gen {
 	 * in program order */
 	struct ocl_check *check;
 	size_t ncheck;
+	/* oclf (control flow): the run-time index checks of insertslice and
+	 * extractslice (ocl_gen_flow.c), in program order */
+	struct ocl_slice_check *scheck;
+	size_t nscheck, capscheck;
 };
 
 /* ---- the table (OclKernels.def, ocl_table.c) ---- */
@@ -341,5 +345,26 @@ enum {
  * order at its instruction, as the interpreter words it, then clears the
  * records. Returns 0, or -1 after reporting. */
 int ocl_checks_read(const struct ocl_gen *g, cl_command_queue q, cl_mem r3, struct diag *d);
+
+/* ---- structured control flow (oclf): ocl_gen_flow.c ---- */
+
+/* The run-time check of an insertslice or extractslice: a 16-byte record
+ * at `offset` in R3 (uint at byte 0: the failure's number in the run, 0 if
+ * none; the first record's uint at byte 4: the counter the slice kernels
+ * share; long at byte 8: the index) and the leading axis' length. */
+struct ocl_slice_check {
+	const struct ir_instr *in;
+	uint64_t offset, len;
+};
+/* insertslice and extractslice: a work-item per element of the slice, the
+ * index read on the device and checked. The block brackets (if, else,
+ * loop, end) get no kernel: ocl_backend.c's run drives them. */
+ocl_gen_fn ocl_gen_slice;
+ocl_supports_fn ocl_sup_slice;
+/* After a run: reads the slice checks' records and reports the first
+ * failure (in the order they happened) at its instruction, as the
+ * interpreter words it, then clears the records. 0, or -1 after
+ * reporting. */
+int ocl_flow_checks_read(const struct ocl_gen *g, cl_command_queue q, cl_mem r3, struct diag *d);
 
 #endif

@@ -35,6 +35,7 @@
 #include "backends/interpreter/interp.h"
 #include "backends/opencl/ocl.h"
 #include "backends/opencl/ocl_gen_red.h"
+#include "graph/region.h"
 #include "support/util.h"
 
 #include <inttypes.h>
@@ -43,7 +44,7 @@
 #include <string.h>
 #include <time.h>
 
-enum step_kind { ST_KERNEL, ST_TO_DEVICE, ST_FROM_DEVICE, ST_WAIT };
+enum step_kind { ST_KERNEL, ST_TO_DEVICE, ST_FROM_DEVICE, ST_WAIT, ST_IF, ST_ELSE, ST_LOOP, ST_END };
 
 struct step {
 	uint8_t kind;
@@ -52,6 +53,17 @@ struct step {
 	uint64_t dev_off, host_off, bytes; /* copies: R2 offset, R1 (host image) offset */
 	size_t copy;            /* ST_WAIT: the step of the copy it completes */
 	const struct ir_instr *in;
+	/* blocks (oclf): where control goes (ST_IF: past its else or end when
+	 * the condition is false; ST_ELSE, ST_LOOP: past the end; ST_END: its
+	 * loop's step, SIZE_MAX for an if's end), the places of the condition,
+	 * trip count and iteration number, whether a loop's body writes its
+	 * condition (read again before every iteration, else once), and a
+	 * loop's state while it runs */
+	size_t jump;
+	struct ocl_place cond, trip, iter;
+	bool cond_written;
+	bool go;
+	int64_t ntrip, count;
 };
 
 struct backend_compiled {
@@ -66,6 +78,7 @@ struct backend_compiled {
 	struct step *steps;
 	size_t nsteps;
 	struct backend_placeholders ph;
+	size_t *open, nopen;    /* make_steps: the open blocks' steps (oclf) */
 };
 
 static void ocl_destroy(struct backend_compiled *c)
@@ -93,6 +106,8 @@ static void ocl_destroy(struct backend_compiled *c)
 	} else
 		free(c->mhost);
 	free(c->steps);
+	free(c->open);
+	free(c->g.scheck);
 	backend_placeholders_free(&c->ph);
 	free(c);
 }
@@ -225,11 +240,79 @@ static int init_mutable(struct backend_compiled *c, struct diag *d)
 	return backend_placeholders_init(&c->ph, f, d);
 }
 
+/* Whether some instruction of the block that `open` opens (nested blocks
+ * included) writes buffer `root`. */
+static bool block_writes(const struct ir_instr *open, const struct ir_value *root)
+{
+	unsigned depth = 0;
+	for (const struct ir_instr *p = open->next; p; p = p->next) {
+		unsigned fl = instr_desc(p->kind)->flags;
+		if (fl & IF_BLOCK_OPEN)
+			depth++;
+		else if ((fl & IF_BLOCK_END) && depth-- == 0)
+			return false;
+		const struct instr_desc *d = instr_desc(p->kind);
+		for (unsigned i = 0; i < p->nops && i < d->nops; i++)
+			if (d->op_quals[i] != IQ_IN && ir_value_root(p->ops[i].val, NULL) == root)
+				return true;
+	}
+	return false;
+}
+
+/* The step of block bracket `in` (oclf): its jumps are found as the
+ * brackets come, the verifier having checked their nesting; the buffers a
+ * bracket reads or writes are placed, and a placeholder among them (a
+ * program without device copies) makes the run upload the placeholders
+ * and read them back. Returns 0, or -1 on a bracket without its opening
+ * one (an unverified program). */
+static int add_block_step(struct backend_compiled *c, const struct ir_instr *in)
+{
+	struct step *s = &c->steps[c->nsteps];
+	size_t at = c->nsteps++;
+	s->jump = SIZE_MAX;
+	switch (in->kind) {
+	case IK_if: s->kind = ST_IF; break;
+	case IK_loop: s->kind = ST_LOOP; break;
+	case IK_else: s->kind = ST_ELSE; break;
+	default: s->kind = ST_END; break;
+	}
+	for (unsigned i = 0; i < in->nops; i++) {
+		struct ocl_place p = ocl_operand_place(&c->g, in, i);
+		if (p.region == 1)
+			c->g.direct_mutable = true;
+		if (i == 0)
+			*(in->kind == IK_if ? &s->cond : &s->trip) = p;
+		else if (i == 1)
+			s->cond = p;
+		else
+			s->iter = p;
+	}
+	if (s->kind == ST_LOOP)
+		s->cond_written = block_writes(in, ir_value_root(in->ops[1].val, NULL));
+	if (s->kind == ST_IF || s->kind == ST_LOOP) {
+		c->open[c->nopen++] = at;
+		return 0;
+	}
+	if (!c->nopen)
+		return -1;
+	struct step *o = &c->steps[c->open[c->nopen - 1]];
+	o->jump = at + 1; /* the if's false condition, the loop's end */
+	if (s->kind == ST_ELSE) {
+		c->open[c->nopen - 1] = at;
+	} else {
+		c->nopen--;
+		s->jump = o->kind == ST_LOOP ? c->open[c->nopen] : SIZE_MAX;
+	}
+	return 0;
+}
+
 /* The steps in program order: a kernel per launch, the copies and waits. */
 static int make_steps(struct backend_compiled *c, cl_program prog, struct diag *d)
 {
 	struct ocl_gen *g = &c->g;
 	c->steps = xcalloc(g->nlaunch + c->f->ninstrs + 1, sizeof *c->steps);
+	c->open = xcalloc(c->f->ninstrs + 1, sizeof *c->open);
+	c->nopen = 0;
 	size_t li = 0;
 	ir_for_each_instr(c->f, in) {
 		struct step *s = &c->steps[c->nsteps];
@@ -258,6 +341,12 @@ static int make_steps(struct backend_compiled *c, cl_program prog, struct diag *
 			s->host_off = hp.offset;
 			s->bytes = type_bytes(in->ops[0].val->type);
 			c->nsteps++;
+		} else if (instr_is_block(in->kind)) {
+			if (add_block_step(c, in)) {
+				diag_error(d, in->v.loc, "%s without the bracket that opens its block",
+					   instr_kind_name(in->kind));
+				return -1;
+			}
 		} else if (in->kind == IK_devicewait) {
 			s->kind = ST_WAIT;
 			s->copy = SIZE_MAX;
@@ -379,11 +468,56 @@ static void profile(cl_event *ev, const struct step *steps, size_t n, struct pro
 	}
 }
 
+/* A scalar of `bytes` bytes at place p, read when the kernels before it
+ * are done (a blocking read on the in-order compute queue). */
+static cl_int read_scalar(struct backend_compiled *c, struct ocl_place p, size_t bytes, void *out)
+{
+	return clEnqueueReadBuffer(c->dev->compute, c->r[p.region], CL_TRUE, (size_t)p.offset, bytes, out, 0, NULL, NULL);
+}
+
+/* Loop step l's iteration number written to the device before the body's
+ * kernels: a fill of the value (OpenCL copies the pattern when the fill is
+ * enqueued, so the host need not wait), a blocking write where the place
+ * is not aligned to it. */
+static cl_int write_iter(struct backend_compiled *c, const struct step *l)
+{
+	cl_long k = (cl_long)l->count;
+	if (l->iter.offset % sizeof k == 0)
+		return clEnqueueFillBuffer(c->dev->compute, c->r[l->iter.region], &k, sizeof k, (size_t)l->iter.offset,
+					   sizeof k, 0, NULL, NULL);
+	return clEnqueueWriteBuffer(c->dev->compute, c->r[l->iter.region], CL_TRUE, (size_t)l->iter.offset, sizeof k,
+				    &k, 0, NULL, NULL);
+}
+
+/* Whether loop step l runs another iteration (its condition read again
+ * when the body writes it); if so writes the iteration number. */
+static cl_int loop_again(struct backend_compiled *c, struct step *l, bool first, bool *again)
+{
+	cl_int err = CL_SUCCESS;
+	*again = false;
+	if (l->count >= l->ntrip)
+		return CL_SUCCESS;
+	if (first || l->cond_written) {
+		cl_uchar b = 0;
+		err = read_scalar(c, l->cond, 1, &b);
+		l->go = b != 0;
+	}
+	if (err == CL_SUCCESS && l->go) {
+		*again = true;
+		err = write_iter(c, l);
+	}
+	return err;
+}
+
 /* Enqueues the steps and waits once for both queues. Kernels get events
  * only when kernel_events (profiling); copies always (their waits need
  * them). The compute queue is flushed after the first kernels and then
  * every few, so that a driver that submits lazily starts the device while
- * the rest are being enqueued. */
+ * the rest are being enqueued. Blocks (oclf) are driven here: an if reads
+ * its condition and a loop its trip count from the device when they are
+ * reached, a loop its condition before its first iteration and, where
+ * the body writes it, before every other; a step run again (in a loop)
+ * replaces its earlier event. */
 static int enqueue_all(struct backend_compiled *c, cl_event *ev, bool kernel_events, struct diag *d)
 {
 	struct ocl_device *dev = c->dev;
@@ -391,8 +525,13 @@ static int enqueue_all(struct backend_compiled *c, cl_event *ev, bool kernel_eve
 	cl_event marker = NULL;
 	bool kernels_since_marker = true;
 	size_t nkernels = 0;
-	for (size_t i = 0; i < c->nsteps && err == CL_SUCCESS; i++) {
-		const struct step *s = &c->steps[i];
+	for (size_t i = 0; i < c->nsteps && err == CL_SUCCESS;) {
+		struct step *s = &c->steps[i];
+		size_t next = i + 1;
+		if (ev[i] && s->kind != ST_WAIT) {
+			clReleaseEvent(ev[i]);
+			ev[i] = NULL;
+		}
 		switch (s->kind) {
 		case ST_KERNEL:
 			err = clEnqueueNDRangeKernel(dev->compute, s->k, s->l->dims, NULL, s->l->global, s->l->local, 0,
@@ -425,11 +564,42 @@ static int enqueue_all(struct backend_compiled *c, cl_event *ev, bool kernel_eve
 			if (err == CL_SUCCESS)
 				err = clFlush(dev->compute);
 			break;
+		case ST_IF: {
+			cl_uchar b = 0;
+			err = read_scalar(c, s->cond, 1, &b);
+			if (!b)
+				next = s->jump;
+			break;
+		}
+		case ST_ELSE: next = s->jump; break; /* the first block ran */
+		case ST_LOOP: {
+			cl_long t = 0;
+			bool again = false;
+			err = read_scalar(c, s->trip, sizeof t, &t);
+			s->ntrip = (int64_t)t;
+			s->count = 0;
+			if (err == CL_SUCCESS)
+				err = loop_again(c, s, true, &again);
+			if (!again)
+				next = s->jump;
+			break;
+		}
+		case ST_END:
+			if (s->jump != SIZE_MAX) { /* a loop's: its next iteration, or on */
+				struct step *l = &c->steps[s->jump];
+				bool again = false;
+				l->count++;
+				err = loop_again(c, l, false, &again);
+				if (again)
+					next = s->jump + 1;
+			}
+			break;
 		default: break;
 		}
 		if (err != CL_SUCCESS)
 			diag_error(d, s->in->v.loc, "OpenCL: cannot enqueue %s: %s", instr_kind_name(s->in->kind),
 				   ocl_err_name(err));
+		i = next;
 	}
 	if (err == CL_SUCCESS)
 		err = clFinish(dev->compute);
@@ -477,7 +647,8 @@ static int run_once(struct backend_compiled *c, const struct backend_binding *bi
 			return -1;
 	}
 	if (sync_mutable(c, true, d) || enqueue_all(c, ev, kernel_events, d) || sync_mutable(c, false, d) ||
-	    ocl_checks_read(&c->g, c->dev->compute, c->r[3], d))
+	    ocl_checks_read(&c->g, c->dev->compute, c->r[3], d) ||
+	    ocl_flow_checks_read(&c->g, c->dev->compute, c->r[3], d))
 		return -1;
 	for (size_t j = 0; j < nbinds; j++)
 		if (!binds[j].w->is_const) {
@@ -616,10 +787,26 @@ static int ocl_post_lowering(const struct backend *b, struct func *f, struct dia
 	return changed;
 }
 
+/* A node the backend executes: its kind on its element kinds
+ * (is_op_supported), and for an If or a Loop (oclf: kept as blocks) every
+ * node of its regions, nested ones included, so that the pipeline
+ * unrolls or selects what it can of a block the backend could not compile
+ * and check-supported reports the rest. */
+static bool ocl_node_supported(const struct backend *b, const struct node *n)
+{
+	if (!backend_node_supported_with_blocks(b, n))
+		return false;
+	for (unsigned r = 0; r < node_desc(n->kind)->nregions; r++) {
+		struct func *body = node_region(n, r);
+		func_for_each(body, m) if (!ocl_node_supported(b, m)) return false;
+	}
+	return true;
+}
+
 /* Nothing is lowered by choice (backend_lower_nothing): the lower stage
  * lowers what is not supported. */
 const struct backend ocl_backend = {
-	"opencl",	   ocl_is_op_supported, backend_node_supported_by_kind, backend_lower_nothing,
+	"opencl",	   ocl_is_op_supported, ocl_node_supported, backend_lower_nothing,
 	ocl_post_lowering, ocl_compile,		ocl_run,			ocl_destroy,
 	{"ocl-O0", "ocl-O1", "ocl-O2", "ocl-O3"},
 };

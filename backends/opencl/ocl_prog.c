@@ -54,6 +54,11 @@ static const struct ir_instr *add_follows(const struct ir_instr *in, unsigned *r
 	for (const struct ir_instr *q = a->next; q && d != c; q = q->next) {
 		if (q->kind == IK_dealloc && in_root(q->ops[0].val, c))
 			break;
+		/* oclf: past a block bracket before c's dealloc, a read of c
+		 * earlier in the text may run after the add (the next iteration
+		 * of a loop around both): c is stored */
+		if (instr_is_block(q->kind))
+			return NULL;
 		for (unsigned i = 0; i < q->nops; i++)
 			if (in_root(q->ops[i].val, c))
 				return NULL;

@@ -37,6 +37,13 @@ ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare SoftmaxCrossEntropyLos
 InstanceNormalization GroupNormalization LpNormalization RMSNormalization LpPool Hardmax AffineGrid Det BitwiseAnd
 BitwiseOr BitwiseXor Attention RoiAlign
 """.split())
+# oclf (issue 19): the operators that need blocks (Loop: its run-time trip
+# count or condition keeps it a loop, driven by the host), and
+# TfIdfVectorizer (ops_text.c's composition). Every case runs by default:
+# they are few and small
+OPENCL_FLOW_OPS = frozenset("Loop TfIdfVectorizer".split())
+OPENCL_OPS = OPENCL_OPS | OPENCL_FLOW_OPS
+
 # the operators whose cases are sampled by default (the rest: every case
 # with -D opencl_all_cases=1)
 OPENCL_SAMPLED_OPS = OPENCL_INDEX_OPS | OPENCL_RED_OPS
