@@ -156,6 +156,9 @@ enum ocl_elems {
 	/* reductions (ocl2; ocl_gen_red.h's ocl_red_elems_ok) */
 	OCL_EL_REDUCE,       /* result and source of one kind: float, int32, int64, index32, index64 */
 	OCL_EL_ARG,          /* an integer or index result of such a source (argmax, argmin) */
+	/* oclk: topk's Values and Input of one of the reductions' kinds,
+	 * Indices an integer or index kind (ocl_topk_elems_ok) */
+	OCL_EL_TOPK,
 };
 
 /* One row of OclKernels.def (gen NULL: the kind has no row). */
@@ -341,5 +344,17 @@ enum {
  * order at its instruction, as the interpreter words it, then clears the
  * records. Returns 0, or -1 after reporting. */
 int ocl_checks_read(const struct ocl_gen *g, cl_command_queue q, cl_mem r3, struct diag *d);
+
+/* ---- oclk (issue 19): ocl_gen_misc.c ---- */
+
+/* convtranspose (float, NHWC, any strides, pads, dilations, groups), topk
+ * (float, int32, int64, index32, index64 values; the interpreter's order),
+ * cumsum and cumprod (arg OCL_CUM_PROD; those kinds, any axis, exclusive,
+ * reverse), maxpoolwithargmax (float; an integer or index argmax). */
+ocl_gen_fn ocl_gen_convt, ocl_gen_topk, ocl_gen_cum, ocl_gen_poolarg;
+ocl_supports_fn ocl_sup_convt, ocl_sup_topk, ocl_sup_cum, ocl_sup_poolarg;
+enum { OCL_CUM_PROD = 1 };
+/* The graph side of OCL_EL_TOPK: elems are Values, Indices, Input. */
+bool ocl_topk_elems_ok(const enum elem_kind *elems, unsigned nelems);
 
 #endif

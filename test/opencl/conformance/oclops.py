@@ -37,10 +37,15 @@ ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare SoftmaxCrossEntropyLos
 InstanceNormalization GroupNormalization LpNormalization RMSNormalization LpPool Hardmax AffineGrid Det BitwiseAnd
 BitwiseOr BitwiseXor Attention RoiAlign
 """.split())
+# oclk (issue 19): the operators opened by ocl_gen_misc.c's kernels
+# (convtranspose, topk, cumsum, cumprod; MaxPool's argmax is maxpool's
+# variant). Not sampled: 8 cases by default (the first two of each folder)
+OPENCL_KERNEL2_OPS = frozenset("ConvTranspose TopK CumSum CumProd".split())
 # the operators whose cases are sampled by default (the rest: every case
 # with -D opencl_all_cases=1)
 OPENCL_SAMPLED_OPS = OPENCL_INDEX_OPS | OPENCL_RED_OPS
 OPENCL_OPS = OPENCL_OPS | OPENCL_SAMPLED_OPS
+OPENCL_OPS = OPENCL_OPS | OPENCL_KERNEL2_OPS
 
 # of OPENCL_SAMPLED_OPS, the op types whose first case of each folder runs by
 # default (plain and sanitizer builds): the gathers, scatters and pad (12
