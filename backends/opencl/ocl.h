@@ -149,7 +149,7 @@ enum {
 enum ocl_elems {
 	OCL_EL_NONE,         /* no node kind (Instrs.def names none): unsupported */
 	OCL_EL_FLOAT,        /* float everywhere */
-	OCL_EL_FLOAT_ARGMAX, /* float; the second result may be an index (an argmax, compiled when unused) */
+	OCL_EL_FLOAT_ARGMAX, /* float; the second result may be an integer or index (an argmax) */
 	OCL_EL_EW,           /* an elementwise kind: as ocl_ew_elems_ok says (float, int32, int64, bool) */
 	OCL_EL_ANY,          /* any element kind, moved bit for bit */
 	OCL_EL_NUMERIC,      /* float, int32, int64 or bool, in any mix (convertto) */

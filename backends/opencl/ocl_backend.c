@@ -580,8 +580,9 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 	for (unsigned i = 0; i < nelems; i++) {
 		if (elems[i] == EK_FLOAT)
 			continue;
-		if (el == OCL_EL_FLOAT_ARGMAX && i == 1 && (elems[i] == EK_INDEX64 || elems[i] == EK_INDEX32))
-			continue; /* the argmax result: compiled when unused */
+		if (el == OCL_EL_FLOAT_ARGMAX && i == 1 &&
+		    (elems[i] == EK_INDEX64 || elems[i] == EK_INDEX32 || elems[i] == EK_I64 || elems[i] == EK_I32))
+			continue; /* the argmax result (oclk: maxpoolwithargmax where it is used) */
 		return false;
 	}
 	return true;
