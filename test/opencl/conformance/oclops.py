@@ -39,7 +39,11 @@ BitwiseOr BitwiseXor Attention RoiAlign
 """.split())
 # oclk (issue 19): the operators opened by ocl_gen_misc.c's kernels
 # (convtranspose, topk, cumsum, cumprod; MaxPool's argmax is maxpool's
-# variant). Not sampled: 8 cases by default (the first two of each folder)
+# variant). Not sampled: by default the first two cases of each folder (8)
+# and MaxPool's two argmax cases (every MaxPool case runs): 10 cases, 25 s
+# of processor time cold under load average 16 (existing cases measured
+# there: 1.9 to 2.4 s each, about 2.7 times their 0.6 to 0.8 s), so about
+# 9 s at the figures of docs/OpenCL.md; sanitizer build 5 cases
 OPENCL_KERNEL2_OPS = frozenset("ConvTranspose TopK CumSum CumProd".split())
 # the operators whose cases are sampled by default (the rest: every case
 # with -D opencl_all_cases=1)
