@@ -153,13 +153,16 @@ enum {
 enum ocl_elems {
 	OCL_EL_NONE,         /* no node kind (Instrs.def names none): unsupported */
 	OCL_EL_FLOAT,        /* float everywhere */
-	OCL_EL_FLOAT_ARGMAX, /* float; the second result may be an index (an argmax, compiled when unused) */
+	OCL_EL_FLOAT_ARGMAX, /* float; the second result may be an integer or index (an argmax) */
 	OCL_EL_EW,           /* an elementwise kind: as ocl_ew_elems_ok says (float, int32, int64, bool) */
 	OCL_EL_ANY,          /* any element kind, moved bit for bit */
 	OCL_EL_NUMERIC,      /* float, int32, int64 or bool, in any mix (convertto) */
 	/* reductions (ocl2; ocl_gen_red.h's ocl_red_elems_ok) */
 	OCL_EL_REDUCE,       /* result and source of one kind: float, int32, int64, index32, index64 */
 	OCL_EL_ARG,          /* an integer or index result of such a source (argmax, argmin) */
+	/* oclk: topk's Values and Input of one of the reductions' kinds,
+	 * Indices an integer or index kind (ocl_topk_elems_ok) */
+	OCL_EL_TOPK,
 };
 
 /* One row of OclKernels.def (gen NULL: the kind has no row). */
@@ -366,5 +369,17 @@ ocl_supports_fn ocl_sup_slice;
  * interpreter words it, then clears the records. 0, or -1 after
  * reporting. */
 int ocl_flow_checks_read(const struct ocl_gen *g, cl_command_queue q, cl_mem r3, struct diag *d);
+
+/* ---- oclk (issue 19): ocl_gen_misc.c ---- */
+
+/* convtranspose (float, NHWC, any strides, pads, dilations, groups), topk
+ * (float, int32, int64, index32, index64 values; the interpreter's order),
+ * cumsum and cumprod (arg OCL_CUM_PROD; those kinds, any axis, exclusive,
+ * reverse), maxpoolwithargmax (float; an integer or index argmax). */
+ocl_gen_fn ocl_gen_convt, ocl_gen_topk, ocl_gen_cum, ocl_gen_poolarg;
+ocl_supports_fn ocl_sup_convt, ocl_sup_topk, ocl_sup_cum, ocl_sup_poolarg;
+enum { OCL_CUM_PROD = 1 };
+/* The graph side of OCL_EL_TOPK: elems are Values, Indices, Input. */
+bool ocl_topk_elems_ok(const enum elem_kind *elems, unsigned nelems);
 
 #endif

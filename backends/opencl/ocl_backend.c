@@ -740,6 +740,8 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 		return ocl_ew_elems_ok(ocl_node_ew_kind(kind), elems, nelems);
 	if (el == OCL_EL_REDUCE || el == OCL_EL_ARG)
 		return ocl_red_elems_ok(el, elems, nelems); /* ocl2: reductions */
+	if (el == OCL_EL_TOPK)
+		return ocl_topk_elems_ok(elems, nelems); /* oclk: topk */
 	if (el == OCL_EL_NUMERIC) {
 		for (unsigned i = 0; i < nelems; i++)
 			if (!ocl_numeric_elem(elems[i]))
@@ -749,8 +751,9 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 	for (unsigned i = 0; i < nelems; i++) {
 		if (elems[i] == EK_FLOAT)
 			continue;
-		if (el == OCL_EL_FLOAT_ARGMAX && i == 1 && (elems[i] == EK_INDEX64 || elems[i] == EK_INDEX32))
-			continue; /* the argmax result: compiled when unused */
+		if (el == OCL_EL_FLOAT_ARGMAX && i == 1 &&
+		    (elems[i] == EK_INDEX64 || elems[i] == EK_INDEX32 || elems[i] == EK_I64 || elems[i] == EK_I32))
+			continue; /* the argmax result (oclk: maxpoolwithargmax where it is used) */
 		return false;
 	}
 	return true;

@@ -120,6 +120,10 @@ static const char *ew_ctype(unsigned k, enum ew_col *col)
 	case EK_I32: return "int";
 	case EK_I64: return "long";
 	case EK_BOOL: return "uchar";
+	/* oclk: the index kinds as the integers of their width (MaxPool's
+	 * argmax converted to int64) */
+	case EK_INDEX32: return "int";
+	case EK_INDEX64: return "long";
 	default: return NULL;
 	}
 }
@@ -243,6 +247,9 @@ bool ocl_sup_convert(const struct ir_instr *in)
  * to float rounded to nearest. */
 static const char *convert_expr(unsigned d, unsigned s)
 {
+	/* oclk: an index kind converts as the integer of its width */
+	d = d == EK_INDEX32 ? EK_I32 : d == EK_INDEX64 ? EK_I64 : d;
+	s = s == EK_INDEX32 ? EK_I32 : s == EK_INDEX64 ? EK_I64 : s;
 	if (d == s)
 		return "(x)";
 	if (d == EK_BOOL)

@@ -36,7 +36,7 @@ int main(void)
 	rows[IK_copy].elems = OCL_EL_ANY;
 	rows[IK_gemm].elems = OCL_EL_NONE;
 	nodes[NK_Transpose] = (struct ocl_node_row){IK_transpose, OCL_EL_ANY};
-	nodes[NK_TopK] = (struct ocl_node_row){IK_topk, OCL_EL_FLOAT};
+	nodes[NK_MaxPoolGrad] = (struct ocl_node_row){IK_maxpoolgrad, OCL_EL_FLOAT};
 	report("broken");
 	return 0;
 }

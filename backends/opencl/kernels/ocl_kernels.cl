@@ -547,3 +547,168 @@ __kernel void KNAME(ARGS)
 #endif
 #endif
 }
+
+/* ---- oclk (issue 19): transposed convolution, top-k, cumulative sums and
+ * products, max pooling with its argmax (ocl_gen_misc.c). Where the device
+ * has double (cl_khr_fp64), the float sums these kernels share with the
+ * interpreter are computed in double as there (OCLK_REAL): bit for bit its
+ * results; elsewhere in float, within its tolerances. ---- */
+
+//@ convt
+/* Transposed convolution, NHWC (Filter OC x KH x KW x ICG, Bias OC): a
+ * work-item per output element (n, oy, ox, oc) gathers the input pixels
+ * (iy, ix) whose tap (ky, kx) reaches it, iy * SH + ky * DH - PT = oy (and
+ * so for x), in the interpreter's order: iy, then ix, ascending, so the
+ * taps descending. Each tap adds its dot product over the ICG input
+ * channels of oc's group, rounded to float, to the bias. */
+#ifndef OCLK_REAL
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define OCLK_REAL double
+#else
+#define OCLK_REAL float
+#endif
+#endif
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i >= TOTAL)
+		return;
+	const int oc = (int)(i % OC);
+	const size_t pix = i / OC;
+	const int ox = (int)(pix % OW);
+	const size_t t = pix / OW;
+	const int oy = (int)(t % OH), n = (int)(t / OH), g = oc / OCG;
+	float acc = PBIAS[oc];
+	for (int ky = KH - 1; ky >= 0; ky--) {
+		const int ty = oy + PT - ky * DH;
+		if (ty < 0 || ty % SH != 0 || ty / SH >= H)
+			continue;
+		const int iy = ty / SH;
+		for (int kx = KW - 1; kx >= 0; kx--) {
+			const int tx = ox + PL - kx * DW;
+			if (tx < 0 || tx % SW != 0 || tx / SW >= W)
+				continue;
+			__global const float *px = PS + ((size_t)(n * H + iy) * W + tx / SW) * C + (size_t)g * ICG;
+			__global const float *fr = PF + (((size_t)oc * KH + ky) * KW + kx) * ICG;
+			OCLK_REAL d = 0;
+			for (int c = 0; c < ICG; c++)
+				d += (OCLK_REAL)px[c] * (OCLK_REAL)fr[c];
+			acc += (float)d;
+		}
+	}
+	PD[i] = ACT(acc);
+}
+
+//@ topk
+/* The K best of each row of LEN elements of PS (type T) into PV and their
+ * positions into PI (type IT): a work-item per row. The order is the
+ * interpreter's stable selection's: a before b where BEATS(a, b) (greater;
+ * a number before NaN), or neither beats the other and a's index is lower.
+ * The j-th pick is the first in that order of the elements after pick
+ * j - 1: K passes over the row, no memory but the last pick. */
+__kernel void KNAME(ARGS)
+{
+	const size_t r = get_global_id(0);
+	if (r >= ROWS)
+		return;
+	__global const T *s = PS + r * (size_t)LEN;
+	T pv = 0;
+	long pi = -1;
+	for (long j = 0; j < K; j++) {
+		T bv = 0;
+		long bi = -1;
+		for (long m = 0; m < LEN; m++) {
+			const T v = s[m];
+			/* after the last pick: the last pick comes before v */
+			if (pi >= 0 && !(BEATS(pv, v) || (!BEATS(v, pv) && pi < m)))
+				continue;
+			/* before the best so far */
+			if (bi < 0 || BEATS(v, bv) || (!BEATS(bv, v) && m < bi)) {
+				bv = v;
+				bi = m;
+			}
+		}
+		PV[r * (size_t)K + (size_t)j] = s[bi];
+		PI[r * (size_t)K + (size_t)j] = (IT)bi;
+		pv = bv;
+		pi = bi;
+	}
+}
+
+//@ cum
+/* Running sums (JOIN +) or products (JOIN *) along an axis of LEN elements
+ * of stride INNER, from IDENT: a work-item per line (LANES of them), from
+ * the end where REV; EXCL stores the value before each element's. Floats
+ * accumulate in OCLK_REAL, integers in wrapping ulong (LOADA); the store
+ * converts to T. Each element is read before it is written, so Dest may
+ * be Src. */
+#ifndef OCLK_REAL
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define OCLK_REAL double
+#else
+#define OCLK_REAL float
+#endif
+#endif
+__kernel void KNAME(ARGS)
+{
+	const size_t l = get_global_id(0);
+	if (l >= LANES)
+		return;
+	const size_t base = l / INNER * LEN * INNER + l % INNER;
+#if FLOATS
+	OCLK_REAL a = IDENT;
+#else
+	ulong a = IDENT;
+#endif
+	for (size_t jj = 0; jj < LEN; jj++) {
+		const size_t i = base + (REV ? LEN - 1 - jj : jj) * INNER;
+#if FLOATS
+		const OCLK_REAL p = JOIN(a, LOADA(PS[i]));
+		PD[i] = (T)(EXCL ? a : p);
+#else
+		const ulong p = JOIN(a, LOADA(PS[i]));
+		PD[i] = (T)(long)(EXCL ? a : p);
+#endif
+		a = p;
+	}
+}
+
+//@ poolarg
+/* Max pooling with its argmax, NHWC: a work-item per output element takes
+ * the first maximum of its window's real pixels (rows, then columns; NaN
+ * beats a number) and stores it and its flattened index in Src (batch
+ * included, the interpreter's) into PA; a window of padding only gives 0
+ * and -1. */
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i >= TOTAL)
+		return;
+	const int ch = (int)(i % C);
+	const size_t pix = i / C;
+	const int ox = (int)(pix % OW);
+	const size_t t = pix / OW;
+	const int oy = (int)(t % OH), n = (int)(t / OH);
+	long best = -1;
+	float bv = 0.0f;
+	for (int ky = 0; ky < KH; ky++) {
+		const int iy = oy * SH + ky - PT;
+		if (iy < 0 || iy >= H)
+			continue;
+		for (int kx = 0; kx < KW; kx++) {
+			const int ix = ox * SW + kx - PL;
+			if (ix < 0 || ix >= W)
+				continue;
+			const long ii = ((long)(n * H + iy) * W + ix) * C + ch;
+			const float v = PS[ii];
+			if (best < 0 || v > bv || (isnan(v) && !isnan(bv))) {
+				best = ii;
+				bv = v;
+			}
+		}
+	}
+	PD[i] = best < 0 ? 0.0f : PS[best];
+	PA[i] = best;
+}
