@@ -569,6 +569,8 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 		return ocl_ew_elems_ok(ocl_node_ew_kind(kind), elems, nelems);
 	if (el == OCL_EL_REDUCE || el == OCL_EL_ARG)
 		return ocl_red_elems_ok(el, elems, nelems); /* ocl2: reductions */
+	if (el == OCL_EL_CONVERT) /* oclt: convertto, quantize, dequantize */
+		return nelems == 2 && ocl_convert_elems_ok(elems[0], elems[1]);
 	if (el == OCL_EL_NUMERIC) {
 		for (unsigned i = 0; i < nelems; i++)
 			if (!ocl_numeric_elem(elems[i]))
