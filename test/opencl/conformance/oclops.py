@@ -37,12 +37,6 @@ ReduceMean ReduceMin ReduceProd ReduceSum ReduceSumSquare SoftmaxCrossEntropyLos
 InstanceNormalization GroupNormalization LpNormalization RMSNormalization LpPool Hardmax AffineGrid Det BitwiseAnd
 BitwiseOr BitwiseXor Attention RoiAlign
 """.split())
-# oclt (issue 19): the operators that reach only supported kernels once the
-# kernels convert between element kinds (ocl_gen_types.c): quantize and
-# dequantize on uint8 and int8 (the importer's raw qui8 and qi8), CastLike
-OPENCL_TYPE_OPS = frozenset("CastLike DequantizeLinear DynamicQuantizeLinear QuantizeLinear".split())
-OPENCL_OPS = OPENCL_OPS | OPENCL_TYPE_OPS
-
 # the operators whose cases are sampled by default (the rest: every case
 # with -D opencl_all_cases=1)
 OPENCL_SAMPLED_OPS = OPENCL_INDEX_OPS | OPENCL_RED_OPS
@@ -54,6 +48,17 @@ OPENCL_OPS = OPENCL_OPS | OPENCL_SAMPLED_OPS
 # DepthToSpace's and Mod's kernels are in test/opencl/kernels-move.glow
 OPENCL_SAMPLE_OPS = frozenset("""Gather GatherElements GatherND ScatterElements ScatterND Pad ReduceSum ReduceMax
 ArgMax LogSoftmax""".split())
+
+# oclt (issue 19): the operators that reach only supported kernels once the
+# kernels convert between element kinds (ocl_gen_types.c): quantize and
+# dequantize on uint8 and int8 (the importer's raw qui8 and qi8), CastLike.
+# Sampled: by default the first QuantizeLinear and DequantizeLinear case of
+# each folder; their conversions are tested in one program by
+# test/opencl/kernels-types.glow
+OPENCL_TYPE_OPS = frozenset("CastLike DequantizeLinear DynamicQuantizeLinear QuantizeLinear".split())
+OPENCL_OPS = OPENCL_OPS | OPENCL_TYPE_OPS
+OPENCL_SAMPLED_OPS = OPENCL_SAMPLED_OPS | OPENCL_TYPE_OPS
+OPENCL_SAMPLE_OPS = OPENCL_SAMPLE_OPS | frozenset(("QuantizeLinear", "DequantizeLinear"))
 
 # the element types of the graph inputs and outputs of the cases: what the
 # OpenCL backend's kernels compute on (elementwise kinds on the first four;
