@@ -555,12 +555,12 @@ __kernel void KNAME(ARGS)
  * (backends/interpreter/kern.h), restated on the bits (as_uint, as_float)
  * so that every result is the interpreter's bit for bit, NaN payloads
  * included. Written before the first kernel that needs them; the guard
- * keeps them to one copy per program. */
+ * keeps them to one copy per program, and static inline keeps those a
+ * program does not call out of its compilation. */
 #ifndef OCL_TYPES_HELPERS
 #define OCL_TYPES_HELPERS
 /* IEEE half to float: a NaN keeps its payload, subnormals are exact */
-uint ocl_h2f(uint h);
-uint ocl_h2f(uint h)
+static inline uint ocl_h2f(uint h)
 {
 	const uint s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
 	if (e == 0x1fu)
@@ -572,8 +572,7 @@ uint ocl_h2f(uint h)
 
 /* float to IEEE half, to nearest even; a NaN stays a quiet NaN with the
  * top of its payload, overflow gives infinity */
-uint ocl_f2h(uint x);
-uint ocl_f2h(uint x)
+static inline uint ocl_f2h(uint x)
 {
 	const uint s = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu;
 	uint m = x & 0x7fffffu;
@@ -601,8 +600,7 @@ uint ocl_f2h(uint x)
 }
 
 /* float to bfloat16, to nearest even; a NaN stays a quiet NaN */
-uint ocl_f2bf(uint x);
-uint ocl_f2bf(uint x)
+static inline uint ocl_f2bf(uint x)
 {
 	if ((x & 0x7fffffffu) > 0x7f800000u)
 		return (x >> 16) | 0x40u;
@@ -618,8 +616,7 @@ uint ocl_f2bf(uint x)
 #define OCL_F8_UZ(f) ((f) == 1 || (f) == 3)
 
 /* a float8 code of format f to float */
-uint ocl_f82f(uint b, int f);
-uint ocl_f82f(uint b, int f)
+static inline uint ocl_f82f(uint b, int f)
 {
 	const uint m = (uint)OCL_F8_M(f);
 	const uint s = (b & 0x80u) << 24, e = (b & 0x7fu) >> m, mant = b & ((1u << m) - 1u);
@@ -639,8 +636,7 @@ uint ocl_f82f(uint b, int f)
  * NaN; beyond the largest finite value +-max when sat, else infinity
  * (E5M2) or NaN; ONNX's two quirks (E4M3FN's [480, 496) gives 448; E5M2
  * without sat gives NaN below 65536) as scalar.h keeps them */
-uint ocl_f2f8(uint x, int f, int sat);
-uint ocl_f2f8(uint x, int f, int sat)
+static inline uint ocl_f2f8(uint x, int f, int sat)
 {
 	const uint s = (x >> 24) & 0x80u, ex = (x >> 23) & 0xffu, fm = x & 0x7fffffu;
 	const bool uz = OCL_F8_UZ(f);
@@ -684,16 +680,14 @@ uint ocl_f2f8(uint x, int f, int sat)
 
 /* float4e2m1 (low nibble) to float, and float to it: to nearest even,
  * beyond +-6 saturated, NaN +6 */
-float ocl_f42f(uint b);
-float ocl_f42f(uint b)
+static inline float ocl_f42f(uint b)
 {
 	const uint e = (b >> 1) & 3u, m = b & 1u;
 	const float v = e ? (float)(2u + m) * (float)(1u << e) * 0.25f : (float)m * 0.5f;
 	return (b & 8u) ? -v : v;
 }
 
-uint ocl_f2f4(uint x);
-uint ocl_f2f4(uint x)
+static inline uint ocl_f2f4(uint x)
 {
 	const uint s = (x >> 28) & 8u;
 	if ((x & 0x7fffffffu) > 0x7f800000u)
@@ -707,11 +701,9 @@ uint ocl_f2f4(uint x)
 }
 
 /* float8e8m0 to float, and float to it (sat; mode 0 up, 1 down, 2 nearest) */
-uint ocl_e8m02f(uint b);
-uint ocl_e8m02f(uint b) { return b == 0xffu ? 0x7fc00000u : b ? b << 23 : 0x00400000u; }
+static inline uint ocl_e8m02f(uint b) { return b == 0xffu ? 0x7fc00000u : b ? b << 23 : 0x00400000u; }
 
-uint ocl_f2e8m0(uint x, int sat, int mode);
-uint ocl_f2e8m0(uint x, int sat, int mode)
+static inline uint ocl_f2e8m0(uint x, int sat, int mode)
 {
 	if ((x & 0x7fffffffu) > 0x7f800000u)
 		return 0xffu;
@@ -726,8 +718,7 @@ uint ocl_f2e8m0(uint x, int sat, int mode)
 
 /* |x| rounded to 53 significant bits, ties to even: the magnitude of
  * (double)x, as the interpreter converts an int64 to a real value */
-ulong ocl_l53(long x);
-ulong ocl_l53(long x)
+static inline ulong ocl_l53(long x)
 {
 	const ulong u = x < 0 ? (ulong)0 - (ulong)x : (ulong)x;
 	const int sh = 11 - (int)clz(u);
@@ -741,27 +732,23 @@ ulong ocl_l53(long x)
 }
 
 /* (float)(double)x of an int64: rounded once more, from the 53-bit value */
-float ocl_l2f(long x);
-float ocl_l2f(long x)
+static inline float ocl_l2f(long x)
 {
 	const float f = convert_float(ocl_l53(x));
 	return x < 0 ? -f : f;
 }
 
 /* a NaN made quiet, as the interpreter's conversion through double does */
-float ocl_quiet(float v);
-float ocl_quiet(float v) { return isnan(v) ? as_float(as_uint(v) | 0x400000u) : v; }
+static inline float ocl_quiet(float v) { return isnan(v) ? as_float(as_uint(v) | 0x400000u) : v; }
 
 /* float to int64 as the interpreter's sat_to_i64: toward zero, saturated
  * (the top is the largest double below 2^63), NaN 0 */
-long ocl_f2l(float v);
-long ocl_f2l(float v) { return v >= 0x1p63f ? 9223372036854774784L : convert_long_sat_rtz(v); }
+static inline long ocl_f2l(float v) { return v >= 0x1p63f ? 9223372036854774784L : convert_long_sat_rtz(v); }
 
 /* a real value to int4 (sgn) or uint4 as scalar.h's sc_f2i4: rounded half
  * away from zero, wrapped to the low 4 bits; beyond +-9.2e18 (the float
  * bound 0x1.feb3dep+62 is the least float not below it) and NaN 0 */
-int ocl_f2i4(float v, int sgn);
-int ocl_f2i4(float v, int sgn)
+static inline int ocl_f2i4(float v, int sgn)
 {
 	if (!(v > -0x1.feb3dep+62f && v < 0x1.feb3dep+62f))
 		return 0;
@@ -769,8 +756,7 @@ int ocl_f2i4(float v, int sgn)
 	return sgn && b >= 8 ? b - 16 : b;
 }
 
-int ocl_l2i4(long x, int sgn);
-int ocl_l2i4(long x, int sgn)
+static inline int ocl_l2i4(long x, int sgn)
 {
 	const ulong u = ocl_l53(x);
 	if (u >= 9200000000000000000UL)
@@ -789,8 +775,7 @@ int ocl_l2i4(long x, int sgn)
  * the exact side of n - 1/2 and n + 1/2 is the sign of fma(-(n +- 1/2), s,
  * v), rounded once from the exact value. Beyond 2^21 every result
  * saturates. */
-long ocl_quant(float v, float s, long o, long lo, long hi);
-long ocl_quant(float v, float s, long o, long lo, long hi)
+static inline long ocl_quant(float v, float s, long o, long lo, long hi)
 {
 	if (isnan(v))
 		return o < lo ? lo : o > hi ? hi : o;
