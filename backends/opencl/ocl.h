@@ -156,13 +156,16 @@ enum ocl_elems {
 	OCL_EL_FLOAT_ARGMAX, /* float; the second result may be an integer or index (an argmax) */
 	OCL_EL_EW,           /* an elementwise kind: as ocl_ew_elems_ok says (float, int32, int64, bool) */
 	OCL_EL_ANY,          /* any element kind, moved bit for bit */
-	OCL_EL_NUMERIC,      /* float, int32, int64 or bool, in any mix (convertto) */
+	OCL_EL_NUMERIC,      /* float, int32, int64 or bool, in any mix (the scatters) */
 	/* reductions (ocl2; ocl_gen_red.h's ocl_red_elems_ok) */
 	OCL_EL_REDUCE,       /* result and source of one kind: float, int32, int64, index32, index64 */
 	OCL_EL_ARG,          /* an integer or index result of such a source (argmax, argmin) */
 	/* oclk: topk's Values and Input of one of the reductions' kinds,
 	 * Indices an integer or index kind (ocl_topk_elems_ok) */
 	OCL_EL_TOPK,
+
+	/* element types (oclt; ocl_gen_types.c) */
+	OCL_EL_CONVERT,      /* convertto, quantize, dequantize: the pairs ocl_convert_elems_ok admits */
 };
 
 /* One row of OclKernels.def (gen NULL: the kind has no row). */
@@ -213,9 +216,6 @@ bool ocl_ew_elems_ok(unsigned kind, const enum elem_kind *elems, unsigned nelems
 /* Whether element kind k is one the elementwise kernels and convertto
  * compute on: float, int32, int64 or bool. */
 bool ocl_numeric_elem(unsigned k);
-/* convertto between float, int32, int64 and bool (ocl_gen_ew.c). */
-ocl_gen_fn ocl_gen_convert;
-ocl_supports_fn ocl_sup_convert;
 /* The elementwise instruction kind of graph node kind `nk` that the
  * graph side answers for (OCL_EL_EW), IK_COUNT if none. */
 unsigned ocl_node_ew_kind(unsigned nk);
@@ -381,5 +381,25 @@ ocl_supports_fn ocl_sup_convt, ocl_sup_topk, ocl_sup_cum, ocl_sup_poolarg;
 enum { OCL_CUM_PROD = 1 };
 /* The graph side of OCL_EL_TOPK: elems are Values, Indices, Input. */
 bool ocl_topk_elems_ok(const enum elem_kind *elems, unsigned nelems);
+
+/* ---- element types (oclt, issue 19): ocl_gen_types.c ---- */
+
+/* The OpenCL C type an element of kind k is stored as (float, ushort for
+ * float16 and bfloat16, char, uchar, short, int, long), NULL for a kind
+ * the kernels do not compute on (qi32). */
+const char *ocl_elem_ctype(unsigned k);
+/* Whether convertto (quantize, dequantize) from element kind s to d gives
+ * the interpreter's bits when computed in float (the graph side; the
+ * support test checks the quantized types' parameters too). */
+bool ocl_convert_elems_ok(unsigned d, unsigned s);
+/* Whether type t, if quantized, has parameters the kernels compute with
+ * exactly: a positive normal scale, an offset of at most 2^16. */
+bool ocl_quant_type_ok(const struct type *t);
+/* convertto, quantize and dequantize (rows of OclKernels.def). */
+ocl_gen_fn ocl_gen_convert;
+ocl_supports_fn ocl_sup_convert;
+/* Appends the "types" section of kernels/ocl_kernels.cl (the conversion
+ * helpers) unless the program has it: before ocl_src_begin. */
+void ocl_types_helpers(struct ocl_gen *g);
 
 #endif

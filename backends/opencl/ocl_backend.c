@@ -742,6 +742,9 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 		return ocl_red_elems_ok(el, elems, nelems); /* ocl2: reductions */
 	if (el == OCL_EL_TOPK)
 		return ocl_topk_elems_ok(elems, nelems); /* oclk: topk */
+
+	if (el == OCL_EL_CONVERT) /* oclt: convertto, quantize, dequantize */
+		return nelems == 2 && ocl_convert_elems_ok(elems[0], elems[1]);
 	if (el == OCL_EL_NUMERIC) {
 		for (unsigned i = 0; i < nelems; i++)
 			if (!ocl_numeric_elem(elems[i]))

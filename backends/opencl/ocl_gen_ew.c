@@ -11,8 +11,7 @@
  * (ocl_ew_elems_ok answers is_op_supported and the support test alike).
  * The kernel is the "ew" section of kernels/ocl_kernels.cl, specialized
  * on the element types (ET the computing type, A and B loaded as ET).
- * convertto between the same four element kinds (EW.def leaves it to each
- * backend) is here too: the "convert" section.
+ * convertto is ocl_gen_types.c's.
  */
 #include "backends/opencl/ocl.h"
 #include "ir/ew.h"
@@ -128,11 +127,54 @@ static const char *ew_ctype(unsigned k, enum ew_col *col)
 	}
 }
 
+/* ---- float16, bfloat16 and quantized operands (oclt, issue 19) ----
+ *
+ * float16 and bfloat16 operands take the Real column in float, as float
+ * operands do (the interpreter: in double, stored through float), loaded
+ * and stored by scalar.h's conversions (ocl_gen_types.c's helpers).
+ * Quantized operands (qi8, qui8, qi16) take the Real column in the
+ * interpreter: on the real values s (q - o) in double, the result
+ * quantized again (half to even, saturated). The kernels compute it
+ * exactly, on integers, for the kinds below with every operand and Dest
+ * of one type (scale and offset): there the Real value is s times the
+ * Int column on the centred integers q - o (the comparisons: the same
+ * truth), which double computes exactly, so the quantized result is the
+ * Int column plus o, saturated. Other kinds (mul, div, exp, ...) and
+ * mixed types would need double's rounding: not compiled. */
+enum ewt { EWT_NONE, EWT_HALF, EWT_QUANT };
+
+static enum ewt ewt_of(unsigned k)
+{
+	return k == EK_FLOAT16 || k == EK_BFLOAT16 ? EWT_HALF : k == EK_QI8 || k == EK_QUI8 || k == EK_QI16 ? EWT_QUANT : EWT_NONE;
+}
+
+static const unsigned ewt_quant_kinds[] = {IK_add,  IK_sub,   IK_max,   IK_min,   IK_neg,  IK_abs,
+					   IK_relu, IK_cmpeq, IK_cmpneq, IK_cmplt, IK_cmplte};
+
+static bool ewt_elems_ok(unsigned kind, const struct ew_row *row, const enum elem_kind *elems, unsigned nelems)
+{
+	for (unsigned i = 2; i < nelems; i++)
+		if (elems[i] != elems[1])
+			return false;
+	if (elems[0] != (row->result == EW_RESULT_BOOL ? (unsigned)EK_BOOL : (unsigned)elems[1]))
+		return false;
+	if (ewt_of(elems[1]) == EWT_HALF)
+		return ew_expr(row, EW_REAL, NULL);
+	for (size_t i = 0; i < GLOW_ARRAY_SIZE(ewt_quant_kinds); i++)
+		if (ewt_quant_kinds[i] == kind)
+			return ew_expr(row, EW_INT, NULL);
+	return false;
+}
+
 bool ocl_ew_elems_ok(unsigned kind, const enum elem_kind *elems, unsigned nelems)
 {
 	const struct ew_row *row = ew_row(kind);
 	enum ew_col col;
-	if (!row || row->family != EW_FAMILY_TABLE || nelems != 1u + row->nargs || !ew_ctype(elems[1], &col))
+	if (!row || row->family != EW_FAMILY_TABLE || nelems != 1u + row->nargs)
+		return false;
+	if (ewt_of(elems[1]) != EWT_NONE)
+		return ewt_elems_ok(kind, row, elems, nelems);
+	if (!ew_ctype(elems[1], &col))
 		return false;
 	for (unsigned i = 2; i < nelems; i++)
 		if (elems[i] != elems[1])
@@ -149,7 +191,16 @@ bool ocl_sup_ew(const struct ir_instr *in)
 		return false;
 	for (unsigned i = 0; i < in->nops; i++)
 		e[i] = (enum elem_kind)in->ops[i].val->type->elem;
-	return ocl_ew_elems_ok(in->kind, e, in->nops);
+	if (!ocl_ew_elems_ok(in->kind, e, in->nops))
+		return false;
+	if (ewt_of(e[1]) != EWT_QUANT)
+		return true;
+	/* quantized: one type (scale and offset) for every operand and Dest */
+	const struct type *t = in->ops[1].val->type;
+	for (unsigned i = 0; i < in->nops; i++)
+		if (in->ops[i].val->type->elem != EK_BOOL && !type_same_elem(in->ops[i].val->type, t))
+			return false;
+	return ocl_quant_type_ok(t);
 }
 
 /* The expression text src with every identifier that names one of row's
@@ -185,11 +236,72 @@ static void ew_subst_params(const struct ew_row *row, const struct ir_instr *in,
 	}
 }
 
+/* The kind's expression in column col, its parameters' values written in,
+ * as EXPR */
+static void ew_define_expr(struct ocl_gen *g, const struct ew_row *row, const struct ir_instr *in, enum ew_col col)
+{
+	ocl_src_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
+	struct ostream e, x;
+	ostream_mem(&e);
+	ew_expr(row, col, &e);
+	ostream_mem(&x);
+	ew_subst_params(row, in, ostream_cstr(&e), &x);
+	ocl_src_define(g, "EXPR", "(%s)", ostream_cstr(&x));
+	ostream_abort(&x);
+	ostream_abort(&e);
+}
+
+/* The "ewt" section on float16, bfloat16 or quantized operands (above) */
+static void gen_ewt(struct ocl_gen *g, const struct ir_instr *in, const struct ew_row *row)
+{
+	const struct type *at = in->ops[1].val->type, *dt = in->ops[0].val->type;
+	const bool quant = ewt_of(at->elem) == EWT_QUANT, pred = row->result == EW_RESULT_BOOL;
+	if (!quant)
+		ocl_types_helpers(g);
+	struct ocl_launch *l = ocl_src_begin(g, in);
+	uint64_t n = type_numel(dt);
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_ptr(g, "PD", ocl_elem_ctype(dt->elem), in, 0);
+	ocl_src_ptr(g, "PA", ocl_elem_ctype(at->elem), in, 1);
+	if (row->nargs > 1)
+		ocl_src_ptr(g, "PB", ocl_elem_ctype(at->elem), in, 2);
+	ocl_src_define(g, "ET", "%s", quant ? "long" : "float");
+	if (quant) {
+		ocl_src_define(g, "T", "long");
+		ocl_src_define(g, "int64_t", "long");
+		ocl_src_define(g, "uint64_t", "ulong");
+		ocl_src_define(g, "BITS", "%zu", 8 * elem_size(at->elem));
+		ocl_src_define(g, "LD(x)", "((long)(x) - %" PRId32 "L)", at->offset);
+	} else if (at->elem == EK_FLOAT16) {
+		ocl_src_define(g, "LD(x)", "as_float(ocl_h2f((uint)(x)))");
+	} else {
+		ocl_src_define(g, "LD(x)", "as_float((uint)(x) << 16)");
+	}
+	if (pred) {
+		ocl_src_define(g, "STORE(x)", "((uchar)((x) ? 1 : 0))");
+	} else if (quant) {
+		int64_t lo = at->elem == EK_QI8 ? -128 : at->elem == EK_QUI8 ? 0 : -32768;
+		int64_t hi = at->elem == EK_QI8 ? 127 : at->elem == EK_QUI8 ? 255 : 32767;
+		ocl_src_define(g, "STORE(x)", "((%s)clamp((long)(x) + %" PRId32 "L, %" PRId64 "L, %" PRId64 "L))",
+			       ocl_elem_ctype(dt->elem), dt->offset, lo, hi);
+	} else {
+		ocl_src_define(g, "STORE(x)", "((ushort)%s(as_uint((float)(x))))",
+			       dt->elem == EK_FLOAT16 ? "ocl_f2h" : "ocl_f2bf");
+	}
+	ew_define_expr(g, row, in, quant ? EW_INT : EW_REAL);
+	ocl_src_section(g, "ewt");
+	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
+}
+
 void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	(void)arg;
 	(void)relu;
 	const struct ew_row *row = ew_row(in->kind);
+	if (ewt_of(in->ops[1].val->type->elem) != EWT_NONE) {
+		gen_ewt(g, in, row);
+		return;
+	}
 	struct ocl_launch *l = ocl_src_begin(g, in);
 	uint64_t n = type_numel(in->ops[0].val->type);
 	bool pred = row->result == EW_RESULT_BOOL;
@@ -213,68 +325,15 @@ void ocl_gen_ew(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool
 		ocl_src_define(g, "STORE(x)", "((uchar)((x) ? 1 : 0))");
 	else
 		ocl_src_define(g, "STORE(x)", "((%s)(x))", dt);
-	ocl_src_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
-	struct ostream e, x;
-	ostream_mem(&e);
-	ew_expr(row, col, &e);
-	ostream_mem(&x);
-	ew_subst_params(row, in, ostream_cstr(&e), &x);
-	ocl_src_define(g, "EXPR", "(%s)", ostream_cstr(&x));
-	ostream_abort(&x);
-	ostream_abort(&e);
+	ew_define_expr(g, row, in, col);
 	ocl_src_section(g, "ew");
 	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
 }
 
-/* ---- convertto between float, int32, int64 and bool ---- */
+/* ---- the element kinds of the scatters' reductions (ocl_gen_index.c) ---- */
 
 bool ocl_numeric_elem(unsigned k)
 {
 	enum ew_col col;
 	return ew_ctype(k, &col) != NULL;
-}
-
-bool ocl_sup_convert(const struct ir_instr *in)
-{
-	return ocl_numeric_elem(in->ops[0].val->type->elem) && ocl_numeric_elem(in->ops[1].val->type->elem);
-}
-
-/* How the "convert" section's CONV(x) turns a source element of kind s
- * into one of kind d, as the interpreter's convertto does (k_ew.c): float
- * to an integer truncated toward zero and saturated (NaN: 0; int64's top
- * is the largest double below 2^63, as sat_to_i64 stores it), between
- * integers exact and wrapped, to bool x != 0, from bool 0 or 1, an integer
- * to float rounded to nearest. */
-static const char *convert_expr(unsigned d, unsigned s)
-{
-	/* oclk: an index kind converts as the integer of its width */
-	d = d == EK_INDEX32 ? EK_I32 : d == EK_INDEX64 ? EK_I64 : d;
-	s = s == EK_INDEX32 ? EK_I32 : s == EK_INDEX64 ? EK_I64 : s;
-	if (d == s)
-		return "(x)";
-	if (d == EK_BOOL)
-		return s == EK_FLOAT ? "((uchar)((x) != 0.0f))" : "((uchar)((x) != 0))";
-	if (s == EK_FLOAT && d == EK_I32)
-		return "convert_int_sat_rtz(x)";
-	if (s == EK_FLOAT) /* int64 */
-		return "((x) >= 0x1p63f ? 9223372036854774784L : convert_long_sat_rtz(x))";
-	if (d == EK_FLOAT)
-		return "convert_float(x)";
-	return d == EK_I32 ? "((int)(x))" : "((long)(x))";
-}
-
-void ocl_gen_convert(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
-{
-	(void)arg;
-	(void)relu;
-	unsigned d = in->ops[0].val->type->elem, s = in->ops[1].val->type->elem;
-	enum ew_col col;
-	struct ocl_launch *l = ocl_src_begin(g, in);
-	uint64_t n = type_numel(in->ops[0].val->type);
-	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
-	ocl_src_ptr(g, "PD", ew_ctype(d, &col), in, 0);
-	ocl_src_ptr(g, "PS", ew_ctype(s, &col), in, 1);
-	ocl_src_define(g, "CONV(x)", "%s", convert_expr(d, s));
-	ocl_src_section(g, "convert");
-	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
 }

@@ -711,4 +711,266 @@ __kernel void KNAME(ARGS)
 	}
 	PD[i] = best < 0 ? 0.0f : PS[best];
 	PA[i] = best;
+
+/* ---- oclt (issue 19): element types (ocl_gen_types.c) ---- */
+
+//@ types
+/* The conversions of lib/support/scalar.h and the interpreter's quantize
+ * (backends/interpreter/kern.h), restated on the bits (as_uint, as_float)
+ * so that every result is the interpreter's bit for bit, NaN payloads
+ * included. Written before the first kernel that needs them; the guard
+ * keeps them to one copy per program, and static inline keeps those a
+ * program does not call out of its compilation. */
+#ifndef OCL_TYPES_HELPERS
+#define OCL_TYPES_HELPERS
+/* IEEE half to float: a NaN keeps its payload, subnormals are exact */
+static inline uint ocl_h2f(uint h)
+{
+	const uint s = (h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+	if (e == 0x1fu)
+		return s | 0x7f800000u | (m << 13);
+	if (e == 0u)
+		return m ? as_uint((s ? -1.0f : 1.0f) * (float)m * 0x1p-24f) : s;
+	return s | ((e + 112u) << 23) | (m << 13);
+}
+
+/* float to IEEE half, to nearest even; a NaN stays a quiet NaN with the
+ * top of its payload, overflow gives infinity */
+static inline uint ocl_f2h(uint x)
+{
+	const uint s = (x >> 16) & 0x8000u, e = (x >> 23) & 0xffu;
+	uint m = x & 0x7fffffu;
+	if (e == 0xffu)
+		return s | 0x7c00u | (m ? 0x200u | (m >> 13) : 0u);
+	const int ex = (int)e - 112;
+	if (ex >= 0x1f)
+		return s | 0x7c00u;
+	if (ex <= 0) {
+		if (ex < -10)
+			return s;
+		m |= 0x800000u;
+		const uint sh = (uint)(14 - ex);
+		uint h = m >> sh;
+		const uint rem = m & ((1u << sh) - 1u), mid = 1u << (sh - 1u);
+		if (rem > mid || (rem == mid && (h & 1u)))
+			h++;
+		return s | h;
+	}
+	uint h = s | ((uint)ex << 10) | (m >> 13);
+	const uint rem = m & 0x1fffu;
+	if (rem > 0x1000u || (rem == 0x1000u && (h & 1u)))
+		h++; /* may carry into the exponent, up to infinity */
+	return h;
+}
+
+/* float to bfloat16, to nearest even; a NaN stays a quiet NaN */
+static inline uint ocl_f2bf(uint x)
+{
+	if ((x & 0x7fffffffu) > 0x7f800000u)
+		return (x >> 16) | 0x40u;
+	return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
+}
+
+/* float8 format f (0 E4M3FN, 1 E4M3FNUZ, 2 E5M2, 3 E5M2FNUZ): mantissa
+ * bits, bias, largest finite code, and whether it has one NaN (0x80) and
+ * no negative zero */
+#define OCL_F8_M(f) ((f) <= 1 ? 3 : 2)
+#define OCL_F8_BIAS(f) ((f) == 0 ? 7 : (f) == 1 ? 8 : (f) == 2 ? 15 : 16)
+#define OCL_F8_MAX(f) ((f) == 0 ? 0x7eu : (f) == 2 ? 0x7bu : 0x7fu)
+#define OCL_F8_UZ(f) ((f) == 1 || (f) == 3)
+
+/* a float8 code of format f to float */
+static inline uint ocl_f82f(uint b, int f)
+{
+	const uint m = (uint)OCL_F8_M(f);
+	const uint s = (b & 0x80u) << 24, e = (b & 0x7fu) >> m, mant = b & ((1u << m) - 1u);
+	if (OCL_F8_UZ(f) ? b == 0x80u : f == 0 ? (b & 0x7fu) == 0x7fu : (e == 0x1fu && mant != 0u))
+		return 0x7fc00000u | s;
+	if (f == 2 && e == 0x1fu)
+		return 0x7f800000u | s;
+	const int bias = OCL_F8_BIAS(f);
+	if (e == 0u) /* mant * 2^(1 - bias - m), exact in float */
+		return mant ? as_uint((s ? -1.0f : 1.0f) * (float)mant *
+				      as_float((uint)(127 + 1 - bias - (int)m) << 23))
+			    : s;
+	return s | (uint)((int)e - bias + 127) << 23 | mant << (23u - m);
+}
+
+/* float to a float8 code of format f: to nearest even; NaN is the format's
+ * NaN; beyond the largest finite value +-max when sat, else infinity
+ * (E5M2) or NaN; ONNX's two quirks (E4M3FN's [480, 496) gives 448; E5M2
+ * without sat gives NaN below 65536) as scalar.h keeps them */
+static inline uint ocl_f2f8(uint x, int f, int sat)
+{
+	const uint s = (x >> 24) & 0x80u, ex = (x >> 23) & 0xffu, fm = x & 0x7fffffu;
+	const bool uz = OCL_F8_UZ(f);
+	const uint maxcode = OCL_F8_MAX(f);
+	const uint nan = uz ? 0x80u : 0x7fu | s;
+	const uint over = sat ? maxcode | s : f == 2 ? 0x7cu | s : nan;
+	if (ex == 0xffu)
+		return fm ? nan : over;
+	const uint sig = ex ? fm | 0x800000u : fm; /* |v| = sig * 2^e2 */
+	const int e2 = ex ? (int)ex - 150 : -149;
+	if (!sig)
+		return uz ? 0u : s;
+	if (f == 0 && (x & 0x7fffffffu) >= 0x43f00000u && (x & 0x7fffffffu) < 0x43f80000u)
+		return 0x7eu | s;
+	const int m = OCL_F8_M(f), emin = 1 - OCL_F8_BIAS(f);
+	const int top = 31 - (int)clz(sig);
+	const int lg = e2 + top, sh = (lg > emin ? lg : emin) - m - e2;
+	int qe = (lg > emin ? lg : emin) - m;
+	uint r;
+	if (sh <= 0)
+		r = sig << -sh;
+	else if (sh > 31)
+		r = 0u;
+	else {
+		const uint rem = sig & ((1u << sh) - 1u), hw = 1u << (sh - 1);
+		r = sig >> sh;
+		if (rem > hw || (rem == hw && (r & 1u)))
+			r++;
+	}
+	if (!r)
+		return uz ? 0u : s;
+	if (r >> (m + 1)) {
+		r >>= 1;
+		qe++;
+	}
+	const uint code = (r >> m) ? (uint)(qe + m - emin + 1) << m | (r & ((1u << m) - 1u)) : r;
+	if (code > maxcode)
+		return f == 2 && !sat && (x & 0x7fffffffu) < 0x47800000u ? 0x7fu | s : over;
+	return code | s;
+}
+
+/* float4e2m1 (low nibble) to float, and float to it: to nearest even,
+ * beyond +-6 saturated, NaN +6 */
+static inline float ocl_f42f(uint b)
+{
+	const uint e = (b >> 1) & 3u, m = b & 1u;
+	const float v = e ? (float)(2u + m) * (float)(1u << e) * 0.25f : (float)m * 0.5f;
+	return (b & 8u) ? -v : v;
+}
+
+static inline uint ocl_f2f4(uint x)
+{
+	const uint s = (x >> 28) & 8u;
+	if ((x & 0x7fffffffu) > 0x7f800000u)
+		return 7u;
+	const float a = as_float(x & 0x7fffffffu);
+	if (a >= 6.0f)
+		return s | 7u;
+	/* the quantum: 0.5 below 2, 1 in [2, 4), 2 in [4, 6]: exact scalings */
+	const float q = a < 2.0f ? rint(a * 2.0f) : a < 4.0f ? rint(a) : rint(a * 0.5f);
+	return s | (a < 2.0f ? (uint)q : a < 4.0f ? (uint)q + 2u : (uint)q + 4u);
+}
+
+/* float8e8m0 to float, and float to it (sat; mode 0 up, 1 down, 2 nearest) */
+static inline uint ocl_e8m02f(uint b) { return b == 0xffu ? 0x7fc00000u : b ? b << 23 : 0x00400000u; }
+
+static inline uint ocl_f2e8m0(uint x, int sat, int mode)
+{
+	if ((x & 0x7fffffffu) > 0x7f800000u)
+		return 0xffu;
+	if ((x >> 31) || x < 0x00400000u)
+		return sat ? 0x00u : 0xffu;
+	if (x > 0x7f000000u)
+		return sat ? 0xfeu : 0xffu;
+	const uint e = x >> 23, m = x & 0x7fffffu, frac = e ? m : (m - 0x400000u) << 1;
+	const uint up = mode == 0 ? frac != 0u : mode == 2 ? frac >= 0x400000u : 0u;
+	return e + up;
+}
+
+/* |x| rounded to 53 significant bits, ties to even: the magnitude of
+ * (double)x, as the interpreter converts an int64 to a real value */
+static inline ulong ocl_l53(long x)
+{
+	const ulong u = x < 0 ? (ulong)0 - (ulong)x : (ulong)x;
+	const int sh = 11 - (int)clz(u);
+	if (u < (1UL << 53) || sh <= 0)
+		return u;
+	const ulong rem = u & ((1UL << sh) - 1UL), hw = 1UL << (sh - 1);
+	ulong r = u >> sh;
+	if (rem > hw || (rem == hw && (r & 1UL)))
+		r++;
+	return r << sh;
+}
+
+/* (float)(double)x of an int64: rounded once more, from the 53-bit value */
+static inline float ocl_l2f(long x)
+{
+	const float f = convert_float(ocl_l53(x));
+	return x < 0 ? -f : f;
+}
+
+/* a NaN made quiet, as the interpreter's conversion through double does */
+static inline float ocl_quiet(float v) { return isnan(v) ? as_float(as_uint(v) | 0x400000u) : v; }
+
+/* float to int64 as the interpreter's sat_to_i64: toward zero, saturated
+ * (the top is the largest double below 2^63), NaN 0 */
+static inline long ocl_f2l(float v) { return v >= 0x1p63f ? 9223372036854774784L : convert_long_sat_rtz(v); }
+
+/* a real value to int4 (sgn) or uint4 as scalar.h's sc_f2i4: rounded half
+ * away from zero, wrapped to the low 4 bits; beyond +-9.2e18 (the float
+ * bound 0x1.feb3dep+62 is the least float not below it) and NaN 0 */
+static inline int ocl_f2i4(float v, int sgn)
+{
+	if (!(v > -0x1.feb3dep+62f && v < 0x1.feb3dep+62f))
+		return 0;
+	const int b = (int)((ulong)convert_long(round(v)) & 0xfUL);
+	return sgn && b >= 8 ? b - 16 : b;
+}
+
+static inline int ocl_l2i4(long x, int sgn)
+{
+	const ulong u = ocl_l53(x);
+	if (u >= 9200000000000000000UL)
+		return 0;
+	const int b = (int)((x < 0 ? (ulong)0 - u : u) & 0xfUL);
+	return sgn && b >= 8 ? b - 16 : b;
+}
+
+/* The interpreter's quantize of a float v with scale s (> 0) and offset o
+ * (|o| <= 2^16): round(v / s) half to even, plus o, saturated to [lo, hi];
+ * NaN gives o. The interpreter divides in double, whose quotient lies on
+ * the same side of every half-way point n + 1/2 as the exact one (for
+ * |v / s| < 2^21 the distance from a half-way point, when not 0, is at
+ * least 2^-25, the double's error at most 2^-32). Here the float quotient
+ * (within 2.5 ulp, so within 1 of the exact one) gives a candidate n, and
+ * the exact side of n - 1/2 and n + 1/2 is the sign of fma(-(n +- 1/2), s,
+ * v), rounded once from the exact value. Beyond 2^21 every result
+ * saturates. */
+static inline long ocl_quant(float v, float s, long o, long lo, long hi)
+{
+	if (isnan(v))
+		return o < lo ? lo : o > hi ? hi : o;
+	const float q = v / s;
+	if (!(fabs(q) < 0x1p21f))
+		return q > 0.0f ? hi : lo;
+	float n = rint(q);
+	const float up = fma(-(n + 0.5f), s, v), dn = fma(-(n - 0.5f), s, v);
+	const bool odd = (convert_long(n) & 1L) != 0;
+	if (up > 0.0f || (up == 0.0f && odd))
+		n += 1.0f;
+	else if (dn < 0.0f || (dn == 0.0f && odd))
+		n -= 1.0f;
+	const long r = convert_long(n) + o;
+	return r <= lo ? lo : r >= hi ? hi : r;
+}
+#endif
+
+//@ ewt
+/* Elementwise on float16, bfloat16 and quantized operands (ocl_gen_ew.c):
+ * A and B loaded through LD (float16, bfloat16: their float value, ET
+ * float, the Real column; quantized: the stored integer minus the offset,
+ * ET long, the Int column), PD[i] = STORE(EXPR) */
+__kernel void KNAME(ARGS)
+{
+	const size_t i = get_global_id(0);
+	if (i >= N)
+		return;
+	const ET A = LD(PA[i]);
+#ifdef PB
+	const ET B = LD(PB[i]);
+#endif
+	PD[i] = STORE(EXPR);
 }

@@ -66,9 +66,21 @@ OPENCL_OPS = OPENCL_OPS | OPENCL_KERNEL2_OPS
 OPENCL_SAMPLE_OPS = frozenset("""Gather GatherElements GatherND ScatterElements ScatterND Pad ReduceSum ReduceMax
 ArgMax LogSoftmax""".split())
 
+# oclt (issue 19): the operators that reach only supported kernels once the
+# kernels convert between element kinds (ocl_gen_types.c): quantize and
+# dequantize on uint8 and int8 (the importer's raw qui8 and qi8), CastLike.
+# Sampled: by default the first QuantizeLinear and DequantizeLinear case of
+# each folder; their conversions are tested in one program by
+# test/opencl/kernels-types.glow
+OPENCL_TYPE_OPS = frozenset("CastLike DequantizeLinear DynamicQuantizeLinear QuantizeLinear".split())
+OPENCL_OPS = OPENCL_OPS | OPENCL_TYPE_OPS
+OPENCL_SAMPLED_OPS = OPENCL_SAMPLED_OPS | OPENCL_TYPE_OPS
+OPENCL_SAMPLE_OPS = OPENCL_SAMPLE_OPS | frozenset(("QuantizeLinear", "DequantizeLinear"))
+
 # the element types of the graph inputs and outputs of the cases: what the
-# OpenCL backend's kernels compute on (elementwise kinds on all four)
-OPENCL_TYPES = frozenset(("float32", "int32", "int64", "bool"))
+# OpenCL backend's kernels compute on (elementwise kinds on the first four;
+# uint8, int8 and float16: oclt's conversions and elementwise kernels)
+OPENCL_TYPES = frozenset(("float32", "int32", "int64", "bool", "uint8", "int8", "float16"))
 
 # the op types whose every case runs by default in the plain build (the
 # others: the first case of each (folder, op type)): the kernels with the
