@@ -295,7 +295,7 @@ const char *ocl_utype(const struct type *t);
  * moved bit for bit), also in ocl_gen_move.c */
 ocl_gen_fn ocl_gen_select;
 ocl_supports_fn ocl_sup_select;
-enum { OCL_MOVE_COPY, OCL_MOVE_TRANSPOSE, OCL_MOVE_EXTRACT, OCL_MOVE_INSERT, OCL_MOVE_COUNT };
+enum { OCL_MOVE_COPY, OCL_MOVE_TRANSPOSE, OCL_MOVE_EXTRACT, OCL_MOVE_INSERT, OCL_MOVE_BITCAST, OCL_MOVE_COUNT };
 
 /* ocl_gen_igemm.c: a convolution of one group, fully connected layer or
  * matrix product as the tiled igemm kernel (GPU kernels). The shape: m

@@ -1,5 +1,5 @@
 /* ocl_gen_move.c - the OpenCL backend's data-movement kernels: copy,
- * transpose, inserttensor and extracttensor, on elements of any kind (moved
+ * transpose, inserttensor, extracttensor and bitcast, on elements of any kind (moved
  * as unsigned integers of their size, bit for bit).
  *
  * Their index arithmetic depends on the rank and shapes, so the kernel is
@@ -140,6 +140,23 @@ static void body_insert(const struct move *m, const struct ir_instr *in)
 	os_puts(m->o, "\t}\n\t}\n");
 }
 
+/* A bitcast (docs/GraphIR.md, "BitCast"): the stored bits of each element,
+ * of one width on both sides, except into a nibble kind (the low four
+ * bits, i4 sign-extended) or bool (whether the byte is nonzero), as the
+ * interpreter's kern_bitcast. */
+static void body_bitcast(const struct move *m, const struct ir_instr *in)
+{
+	(void)in;
+	const char *e;
+	switch ((enum elem_kind)m->dt->elem) {
+	case EK_I4: e = "(uchar)((x & 8u) ? (x | 0xf0u) : (x & 0x0fu))"; break;
+	case EK_U4: case EK_F4E2M1: e = "(uchar)(x & 0x0fu)"; break;
+	case EK_BOOL: e = "(uchar)(x != 0)"; break;
+	default: e = "x"; break;
+	}
+	os_printf(m->o, "\tconst T_ x = PS[i];\n\tPD[i] = %s;\n", e);
+}
+
 /* The move kinds by OclKernels.def's Arg (OCL_MOVE_*): the body, and the
  * shape the kernel iterates, by rows of its last dimension (contiguous on
  * both sides: a work-item per row, a loop along it) or by elements. */
@@ -153,6 +170,7 @@ static const struct {
 	[OCL_MOVE_TRANSPOSE] = {body_transpose, false, false, false},
 	[OCL_MOVE_EXTRACT] = {body_extract, false, true, false},
 	[OCL_MOVE_INSERT] = {body_insert, true, true, true},
+	[OCL_MOVE_BITCAST] = {body_bitcast, false, false, false},
 };
 
 void ocl_gen_move(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)

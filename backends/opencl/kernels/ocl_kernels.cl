@@ -711,6 +711,7 @@ __kernel void KNAME(ARGS)
 	}
 	PD[i] = best < 0 ? 0.0f : PS[best];
 	PA[i] = best;
+}
 
 /* ---- oclt (issue 19): element types (ocl_gen_types.c) ---- */
 
