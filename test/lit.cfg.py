@@ -28,8 +28,20 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%models", os.path.join(config.glow_obj_root, "models")))
 config.substitutions.append(("%gen_models", config.models_python + " " + os.path.join(config.glow_src_root, "utils", "gen-models.py")))
 
+# Feature sanitize: a sanitizer build (-DGLOW_SANITIZE=ON). There the
+# model-zoo tests that run whole networks (test/{cbackend,cross,diff,opencl}/
+# model-*.test) keep the two smallest, SqueezeNet and ShuffleNet (UNSUPPORTED:
+# sanitize in the others): the larger networks run the same code of ours
+# through the sanitizers many more times, and the plain build runs all nine.
+# test/onnx and test/opencl/conformance sample their C and OpenCL levels
+# there (their lit.local.cfg).
 if config.glow_sanitize in ("ON", "1", "TRUE", "YES", "on", "true"):
     config.available_features.add("sanitize")
+# Feature long-tests (lit -D long_tests=1): the few tests that take minutes
+# each and add little to what the others check (REQUIRES: long-tests;
+# README.md, "Tests"): outside the default run, as LLVM's expensive checks.
+if lit_config.params.get("long_tests", "0") not in ("0", "", "false"):
+    config.available_features.add("long-tests")
 if os.path.isdir("/usr/share/libonnx-testdata/data"):
     config.available_features.add("onnx-testdata")
 # mlir-opt (Debian: mlir-14-tools) for the benchmark generator's tosa twins
@@ -102,11 +114,24 @@ program {
 # whose generated C is the same) can share one.
 config.environment["GLOW_CBACKEND_CACHE"] = os.environ.get("GLOW_CBACKEND_CACHE") or os.path.join(
     config.glow_obj_root, "test", "cbundle-cache")
-# Built OpenCL programs are kept in the build tree, not the user's cache.
-config.environment["GLOW_OPENCL_CACHE"] = os.path.join(config.glow_obj_root, "test", "opencl-program-cache")
-# PoCL's own kernel cache too (it keeps one under the user's home by
+# Built OpenCL programs are kept in the build tree, not the user's cache,
+# and PoCL's own kernel cache too (it keeps one under the user's home by
 # default): the suite then depends on nothing an earlier run left there.
-config.environment["POCL_CACHE_DIR"] = os.path.join(config.glow_obj_root, "test", "pocl-cache")
+# As for the C bundles, caches named by the environment (GLOW_OPENCL_CACHE,
+# POCL_CACHE_DIR) win: CI's plain and sanitizer suites generate the same
+# OpenCL programs, so the second one takes the first one's builds instead
+# of spending PoCL's compiler time again (.ci/run).
+config.environment["GLOW_OPENCL_CACHE"] = os.environ.get("GLOW_OPENCL_CACHE") or os.path.join(
+    config.glow_obj_root, "test", "opencl-program-cache")
+config.environment["POCL_CACHE_DIR"] = os.environ.get("POCL_CACHE_DIR") or os.path.join(
+    config.glow_obj_root, "test", "pocl-cache")
+# PoCL builds a generic work-group function of every kernel when it builds
+# a program, then at the first launch one specialized to the launch's sizes:
+# a second compilation of every kernel, half of PoCL's compile time on the
+# model-zoo networks (whose programs have hundreds of kernels), for code
+# that runs the same kernels faster. The suite checks results, not speed,
+# so PoCL runs the generic ones here (bench/ and users get PoCL's default).
+config.environment["POCL_WORK_GROUP_SPECIALIZATION"] = "0"
 # What the OpenCL implementation keeps allocated at exit is not ours: a
 # sanitizer build's leak checker skips it (test/opencl/lsan.supp).
 config.environment["LSAN_OPTIONS"] = "print_suppressions=0:suppressions=" + os.path.join(

@@ -48,7 +48,7 @@ CODES = {"PASS": "pass", "FAIL": "fail", "XFAIL": "xfail", "XPASS": "xpass", "UN
 def run_lit(build, levels, jobs, folders, data, out):
     suite = os.path.join(build, "test", "onnx")
     argv = [sys.executable, LIT, "-q", "-j", str(jobs), "-o", out, "-D", "onnx_opt=" + levels,
-            "-D", "onnx_folders=" + folders]
+            "-D", "onnx_folders=" + folders, "-D", "onnx_subset=none"]
     if data:
         argv += ["-D", "onnx_data=" + data]
     argv.append(suite)

@@ -66,10 +66,10 @@ def level_options(level):
 
 
 def c_backend_subset(cases):
-    """The cases level c runs by default (each compiles a C bundle, which
-    is slower) with lit -D onnx_c_subset=1: per folder and op type
-    (Case.main_op), the first case by name, so every op type of every folder
-    is still compiled once."""
+    """The cases of the levels that run a sample (lit -D onnx_subset=...;
+    by default c-O0, whose every case compiles a C bundle): per folder and
+    op type (Case.main_op), the first case by name, so every op type of
+    every folder still runs at that level."""
     first = {}
     for c in cases:
         k = (c.folder, c.main_op())
@@ -83,8 +83,9 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
     test's exec dir with temp files (each stage's output is kept for a
     look after a failure)."""
 
-    def __init__(self, roots, folders, levels, timeout, unsupported, xfail, c_all=False):
-        self.c_all = c_all
+    def __init__(self, roots, folders, levels, timeout, unsupported, xfail, subset_levels=()):
+        # the levels that run only c_backend_subset's cases
+        self.subset_levels = set(subset_levels)
         self.c_default_flags = set()  # filled by getTestsInDirectory
         self.roots = roots  # folder -> the directory holding it
         self.folders = folders
@@ -102,11 +103,9 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
         c_subset = c_backend_subset(cases)
         # level c's cases compiled at the backend's default flags
         self.c_default_flags = c_subset
-        if self.c_all:
-            c_subset = None
         for c in cases:
             for level in self.levels:
-                if level in ("c", "c-O0") and c_subset is not None and c.key not in c_subset:
+                if level in self.subset_levels and c.key not in c_subset:
                     continue
                 yield lit.Test.Test(testSuite, path_in_suite + (level, c.folder, c.name), localConfig)
 

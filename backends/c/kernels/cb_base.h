@@ -75,15 +75,29 @@ CB_INLINE int64_t cb_axis_index(const void *ind, size_t j, int idx64, size_t d)
 /* a vector of CB_VL floats, loadable from any float address */
 typedef float cb_vf __attribute__((vector_size(CB_VL * 4), aligned(4)));
 /* acc + a * b as one fused multiply-add where the target has one: ISO C
- * modes (-std=c11) do not contract a * b + c on their own */
-#if defined(__AVX512F__)
+ * modes (-std=c11) do not contract a * b + c on their own. On x86 the
+ * compiler's own builtins, the ones its <immintrin.h> wraps (GCC and Clang
+ * name them alike): that header alone is about half the compile time of a
+ * small bundle, and only the quantized kernels (cb_qconv.c), which a bundle
+ * gets when it has quantized instructions, need it. A compiler without
+ * the builtins gets the header. */
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_ia32_vfmaddps512_mask) && __has_builtin(__builtin_ia32_vfmaddps256) &&       \
+	__has_builtin(__builtin_ia32_vfmaddps)
+#define CB_X86_FMA_BUILTINS 1
+#endif
+#endif
+#if defined(__AVX512F__) && defined(CB_X86_FMA_BUILTINS)
+/* _mm512_fmadd_ps: rounding mode 4 is _MM_FROUND_CUR_DIRECTION */
+#define CB_FMA(acc, a, b) ((cb_vf)__builtin_ia32_vfmaddps512_mask((a), (b), (acc), (unsigned short)-1, 4))
+#elif defined(__AVX512F__)
 #include <immintrin.h>
 #define CB_FMA(acc, a, b) ((cb_vf)_mm512_fmadd_ps((a), (b), (acc)))
-#define CB_SPLAT(x) ((cb_vf)_mm512_set1_ps(x))
+#elif defined(__AVX__) && defined(__FMA__) && defined(CB_X86_FMA_BUILTINS)
+#define CB_FMA(acc, a, b) ((cb_vf)__builtin_ia32_vfmaddps256((a), (b), (acc)))
 #elif defined(__AVX__) && defined(__FMA__)
 #include <immintrin.h>
 #define CB_FMA(acc, a, b) ((cb_vf)_mm256_fmadd_ps((a), (b), (acc)))
-#define CB_SPLAT(x) ((cb_vf)_mm256_set1_ps(x))
 #elif defined(__aarch64__) && defined(__ARM_NEON)
 /* AArch64: NEON is part of the base architecture, so every aarch64 target
  * has it; fmla fuses like the x86 FMA paths, so the sums round the same */
@@ -98,11 +112,18 @@ typedef int32_t cb_vi __attribute__((vector_size(CB_VL * 4), aligned(4)));
 /* max(x, 0) lane by lane (NaN becomes 0, as x > 0 ? x : 0) */
 CB_INLINE cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
 #ifndef CB_SPLAT
-#if CB_VL == 8
-#define CB_SPLAT(x) ((cb_vf){(x), (x), (x), (x), (x), (x), (x), (x)})
+/* x in every lane (a broadcast) */
+CB_INLINE cb_vf cb_splat(float x)
+{
+#if CB_VL == 16
+	return (cb_vf){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+#elif CB_VL == 8
+	return (cb_vf){x, x, x, x, x, x, x, x};
 #else
-#define CB_SPLAT(x) ((cb_vf){(x), (x), (x), (x)})
+	return (cb_vf){x, x, x, x};
 #endif
+}
+#define CB_SPLAT(x) cb_splat(x)
 #endif
 #define CB_RESTRICT __restrict__
 #else

@@ -25,7 +25,11 @@ CB_INLINE void cb_tap_range(int i0, int k, int d, int size, int *k0, int *k1)
 #if CB_VL >= 8
 #define CB_DW_HALF (CB_VL / 2)
 typedef float cb_dw_vh __attribute__((vector_size(CB_DW_HALF * 4), aligned(4)));
-#if CB_VL == 16 && defined(__FMA__)
+#if CB_VL == 16 && defined(__FMA__) && defined(CB_X86_FMA_BUILTINS)
+#define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)__builtin_ia32_vfmaddps256((a), (b), (acc)))
+#elif CB_VL == 8 && defined(__FMA__) && defined(CB_X86_FMA_BUILTINS)
+#define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)__builtin_ia32_vfmaddps((a), (b), (acc)))
+#elif CB_VL == 16 && defined(__FMA__)
 #define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)_mm256_fmadd_ps((a), (b), (acc)))
 #elif CB_VL == 8 && defined(__FMA__)
 #define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)_mm_fmadd_ps((a), (b), (acc)))

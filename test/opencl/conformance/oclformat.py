@@ -32,7 +32,7 @@ class OpenCLCaseFormat(onnxformat.OnnxCaseFormat):
     or 'subset' (the first case of each (folder, op type) only)."""
 
     def __init__(self, roots, folders, which, unsupported, xfail):
-        super().__init__(roots, folders, ["opencl"], 120, unsupported, xfail, True)
+        super().__init__(roots, folders, ["opencl"], 120, unsupported, xfail)
         self.which = which
 
     def getTestsInDirectory(self, testSuite, path_in_suite, litConfig, localConfig):
