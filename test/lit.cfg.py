@@ -33,8 +33,8 @@ config.substitutions.append(("%gen_models", config.models_python + " " + os.path
 # model-*.test) keep the two smallest, SqueezeNet and ShuffleNet (UNSUPPORTED:
 # sanitize in the others): the larger networks run the same code of ours
 # through the sanitizers many more times, and the plain build runs all nine.
-# test/onnx and test/opencl/conformance sample their C and OpenCL levels
-# there (their lit.local.cfg).
+# test/onnx and test/opencl/conformance sample their cases there (their
+# lit.local.cfg).
 if config.glow_sanitize in ("ON", "1", "TRUE", "YES", "on", "true"):
     config.available_features.add("sanitize")
 # Feature long-tests (lit -D long_tests=1): the few tests that take minutes
