@@ -23,6 +23,7 @@ live inside a lit test):
                                   'fill X' (every element X)
     init NAME TYPE DIM... @ FILE OFFSET
                                   an initializer with external data
+    init NAME TYPE DIM...         an initializer with no data at all
     node OP IN... -> OUT... [key=value...]
                                   a node; '_' is an empty input; attributes:
                                   name=S (node name), domain=S, and
@@ -233,10 +234,12 @@ def build(spec):
                 at = t.index("@")
                 dims = [int(d) for d in t[3:at]]
                 cur.inits.append(tensor(name, dtype, dims, external=(t[at + 1], int(t[at + 2]))))
-            else:
+            elif "=" in t:
                 eq = t.index("=")
                 dims = [int(d) for d in t[3:eq]]
                 cur.inits.append(tensor(name, dtype, dims, parse_values(t[eq + 1:], dims)))
+            else:  # dims and no data at all (a malformed model, for the importer's errors)
+                cur.inits.append(tensor(name, dtype, [int(d) for d in t[3:]]))
         elif t[0] == "node":
             arrow = t.index("->")
             ins = t[2:arrow]

@@ -121,7 +121,7 @@ int onnx_cli_opts_read(struct onnx_cli_opts *c, const struct onnx_cli_lists *l, 
 	c->frozen = xcalloc(l->freeze->n + 1, sizeof *c->frozen);
 	c->ftensors = xcalloc(l->freeze->n + 1, sizeof *c->ftensors);
 	c->io = (struct onnx_import_opts){c->dims, l->dims->n, l->opset_check, c->frozen, l->freeze->n, c->shapes,
-					  nshapes, l->keep_qdq};
+					  nshapes, l->keep_qdq, 0};
 	int bad_shapes = parse_shapes(l->shapes, c->shapes, d);
 	bad_shapes |= read_examples(l->examples, c->shapes + l->shapes->n, d);
 	if (parse_dims(l->dims, c->dims, d) || read_frozen(l->freeze, c->frozen, c->ftensors, d) || bad_shapes)

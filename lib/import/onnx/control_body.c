@@ -121,7 +121,7 @@ int cf_run_body(struct importer *im, const char *aname, const Onnx__GraphProto *
 	}
 	if (im->errors == e0) {
 		im->inner = &sc;
-		for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)
+		for (size_t i = 0; i < g->n_node && !im->d->stopped && !im->generated_over; i++)
 			im->translate(im, g->node[i]);
 		for (size_t i = 0; i < g->n_output; i++) {
 			const char *name = g->output[i]->name;

@@ -52,6 +52,7 @@ struct tensor *imp_t_view(struct importer *im, struct tensor *t, const char *nam
 	r->splat_f = t->splat_f;
 	r->splat_i = t->splat_i;
 	r->raw = t->raw;
+	r->generated = t->generated;
 	r->ivals = t->ivals;
 	r->fvals = t->fvals;
 	return r;
@@ -72,6 +73,7 @@ static struct tensor *k_result(struct importer *im, struct tensor *t, const char
 	if (n > ONNX_FOLD_MAX || imp_t_numel(t) > ONNX_FOLD_MAX)
 		return NULL;
 	r->known = true;
+	r->generated = true;
 	*out = arena_alloc(&im->scratch, n * imp_dt_size(t->dtype) + 1);
 	r->raw = *out;
 	return r;

@@ -336,7 +336,7 @@ static void import_graph(struct importer *im, const Onnx__GraphProto *g)
 	check_input_names(im, g);
 	if (im->errors)
 		return;
-	for (size_t i = 0; i < g->n_node && !im->d->stopped; i++)
+	for (size_t i = 0; i < g->n_node && !im->d->stopped && !im->generated_over; i++)
 		imp_translate(im, g->node[i]);
 	im->node = NULL;
 	for (size_t i = 0; i < g->n_output; i++)
@@ -402,6 +402,14 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 	im.f = func_create(im.m, "main", LOC_NONE);
 
 	import_graph(&im, mp->graph);
+	if (im.generated_over && !im.errors) {
+		/* the error was reported inside a speculative translation that
+		 * was then discarded (ops_control_unroll.c), but the import
+		 * stopped on it */
+		imp_op_err(&im, "the constants computed at import (folded values, sampling tables) exceed %llu bytes",
+			   (unsigned long long)(opts->max_generated_bytes ? opts->max_generated_bytes
+									: ONNX_GENERATED_MAX));
+	}
 	if (!im.errors && !opts->keep_qdq) {
 		struct fold_qdq_stats st = {0, 0, 0};
 		fold_qdq_func(im.f, NULL, &st);

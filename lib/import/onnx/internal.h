@@ -49,6 +49,13 @@ bool imp_dt_is_narrow(int dtype);
 /* Folding limit: known values with more elements stay graph constants. */
 #define ONNX_FOLD_MAX 65536u
 
+/* The default budget for the constants an import computes rather than
+ * reads: folded values and the tables of Resize, GridSample, Col2Im and the
+ * like, together (struct onnx_import_opts.max_generated_bytes). Each is
+ * limited on its own (ONNX_FOLD_MAX, TABLE_MAX); this bounds their sum, so
+ * that a model of a few hundred bytes cannot make a module of gigabytes. */
+#define ONNX_GENERATED_MAX ((uint64_t)256 << 20)
+
 /* A per-axis quantized tensor known at import: integers q (uint8 or int8),
  * n scales and zero points (zp NULL: zeros) along axis. */
 struct imp_qaxis {
@@ -68,6 +75,7 @@ struct tensor {
 	bool known;           /* contents known at import */
 	bool splat;           /* known: every element is splat_f / splat_i */
 	bool poisoned;        /* its producer failed */
+	bool generated;       /* raw was computed here (a fold, a table), not read from the model */
 	/* the float result of a per-axis DequantizeLinear of known integers
 	 * (ops_quant.c; known values when folded, else its graph form): those
 	 * integers and parameters, NULL else */
@@ -109,6 +117,11 @@ struct importer {
 	const onnx_node *node;  /* being translated */
 	const struct op_row *row; /* its row, while its translator runs */
 	int errors;
+	/* bytes of the dense constants built from generated tensors so far
+	 * (imp_t_const), and whether they passed the budget: then the import
+	 * stops at the next node (ONNX_GENERATED_MAX) */
+	uint64_t generated_bytes;
+	bool generated_over;
 	struct scope *inner;    /* innermost subgraph being translated, NULL in the main graph */
 	uint64_t unrolled;      /* subgraph nodes translated so far (limited, ops_control.c) */
 	Onnx__OperatorSetIdProto **opsets; /* the model's opset_import, for imp_domain_opset() */
@@ -128,6 +141,11 @@ const char *imp_node_label(const onnx_node *n);
 /* Reports an error about the current node (or the model); returns -1. */
 int imp_op_err(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
 void imp_op_warn(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
+/* Whether bytes more of computed constants fit the import's budget
+ * (ONNX_GENERATED_MAX or the option): false after reporting. For a
+ * translator to call before it computes large tables; imp_t_const counts
+ * what is actually added. */
+bool imp_generated_fits(struct importer *im, uint64_t bytes);
 /* the type elem<dims>; NULL after reporting a rank or size the graph IR
  * cannot hold */
 const struct type *imp_ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank);

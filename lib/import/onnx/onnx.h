@@ -70,6 +70,10 @@ struct onnx_import_opts {
 	/* Keep a QDQ model's float operators between their Dequantize and
 	 * Quantize nodes (default: fold them into quantized nodes, fold-qdq). */
 	bool keep_qdq;
+	/* The most bytes of constants the import may compute rather than read
+	 * from the model (folded values, sampling tables); past it the import
+	 * stops with an error. 0: the default, 256 MiB. */
+	uint64_t max_generated_bytes;
 };
 
 /* Imports the model in buf[0..len). filename names the model in diagnostics

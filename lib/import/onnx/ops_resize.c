@@ -224,6 +224,11 @@ static struct value resize_gathers(struct importer *im, const struct resize_spec
 			return no_value;
 		}
 		unsigned n = (unsigned)taps;
+		/* the index and weight tables of the n taps, and the
+		 * extrapolation table, checked against the import's budget
+		 * before they are computed */
+		if (!imp_generated_fits(im, (uint64_t)n * out * (8 + imp_dt_size(x->dtype)) + out * imp_dt_size(x->dtype)))
+			return no_value;
 		/* the wider filter must not make the tables larger than cubic's
 		 * largest (4 taps of RESIZE_MAX_TABLE positions) */
 		if (aa && (uint64_t)n * out > 4 * RESIZE_MAX_TABLE) {

@@ -208,6 +208,7 @@ static struct tensor *t_known(struct importer *im, const char *name, int dtype, 
 	for (uint64_t k = 0; k < n; k++)
 		store(dtype, raw + k * es, iv ? iv[k] : 0, fv ? fv[k] : 0, fv != NULL);
 	t->known = true;
+	t->generated = true;
 	t->raw = raw;
 	return t;
 }
@@ -394,7 +395,6 @@ struct tensor *imp_t_from_proto(struct importer *im, const Onnx__TensorProto *p,
 		t->raw = bytes ? arena_memdup(&im->scratch, p->raw_data.data, bytes) : arena_alloc(&im->scratch, 1);
 		return t;
 	}
-	uint8_t *raw = arena_alloc(&im->scratch, bytes + 1);
 	size_t have;
 	switch (dtype) {
 	case DT_FLOAT: have = p->n_float_data; break;
@@ -408,6 +408,9 @@ struct tensor *imp_t_from_proto(struct importer *im, const Onnx__TensorProto *p,
 			   (unsigned long long)(imp_dt_is_4bit(dtype) ? packed : n));
 		return NULL;
 	}
+	/* allocated only now: the count checked above bounds it by the input's
+	 * size, whatever the declared dims say */
+	uint8_t *raw = arena_alloc(&im->scratch, bytes + 1);
 	if (imp_dt_is_4bit(dtype) || imp_dt_is_f8(dtype)) {
 		/* onnx.proto: a float8 value's bits per int32, two 4-bit values (low nibble first) per int32 */
 		for (uint64_t k = 0; k < have; k++)
@@ -440,6 +443,28 @@ const struct type *imp_t_type(struct importer *im, const struct tensor *t)
 	return imp_ty(im, elem, t->dims, t->rank);
 }
 
+static uint64_t generated_max(const struct importer *im)
+{
+	return im->opts->max_generated_bytes ? im->opts->max_generated_bytes : ONNX_GENERATED_MAX;
+}
+
+static void generated_over(struct importer *im, const char *what, uint64_t total)
+{
+	im->generated_over = true;
+	imp_op_err(im, "the constants computed at import (folded values, sampling tables) exceed %llu bytes (%llu with %s)",
+		   (unsigned long long)generated_max(im), (unsigned long long)total, what);
+}
+
+bool imp_generated_fits(struct importer *im, uint64_t bytes)
+{
+	uint64_t max = generated_max(im);
+	if (bytes > max || im->generated_bytes > max - bytes) {
+		generated_over(im, "this node's tables", bytes > max ? bytes : im->generated_bytes + bytes);
+		return false;
+	}
+	return true;
+}
+
 struct value imp_t_const(struct importer *im, const struct tensor *t, const struct type *type)
 {
 	const char *name = t->name;
@@ -447,6 +472,17 @@ struct value imp_t_const(struct importer *im, const struct tensor *t, const stru
 		name = imp_dname(im, name, "const");
 	if (module_find_global(im->m, name))
 		name = module_fresh_name(im->m, name);
+	if (!type)
+		return (struct value){NULL, 0};
+	if (!t->splat && t->generated) {
+		im->generated_bytes += type_bytes(type);
+		if (im->generated_bytes > generated_max(im)) {
+			char what[300];
+			snprintf(what, sizeof what, "\"%.200s\"", name);
+			generated_over(im, what, im->generated_bytes);
+			return (struct value){NULL, 0};
+		}
+	}
 	struct constant *c = module_add_constant(im->m, name, type, LOC_NONE);
 	if (t->splat) {
 		c->init = INIT_SPLAT;
