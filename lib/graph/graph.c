@@ -724,6 +724,16 @@ void constant_set_data(struct module *m, struct constant *c, const void *data)
 	c->init = INIT_DENSE;
 }
 
+void *constant_alloc_data(struct module *m, struct constant *c)
+{
+	uint64_t bytes = type_bytes(node_type(&c->n));
+	if (c->data && c->init != INIT_DENSE)
+		free(c->data);
+	c->data = arena_alloc(&m->arena, (size_t)bytes);
+	c->init = INIT_DENSE;
+	return c->data;
+}
+
 /* ---- regions (graph/region.h): where a node keeps them ---- */
 
 unsigned node_num_regions(const struct node *n) { return node_desc(n->kind)->nregions; }

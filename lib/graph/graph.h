@@ -388,6 +388,10 @@ struct constant *module_add_constant(struct module *m, const char *name, const s
 /* Sets the payload of a constant to a copy of data (type_bytes bytes); the
  * initializer becomes INIT_DENSE. */
 void constant_set_data(struct module *m, struct constant *c, const void *data);
+/* Makes the payload of a constant fresh storage of type_bytes bytes, its
+ * contents unspecified, for the caller to fill; the initializer becomes
+ * INIT_DENSE. (constant_set_data without the copy, for large weights.) */
+void *constant_alloc_data(struct module *m, struct constant *c);
 /* The payload, materializing splat/zero/xavier/file initializers on first
  * use. Returns NULL after reporting to d (e.g. unreadable file). */
 const uint8_t *constant_data(struct module *m, struct constant *c, struct diag *d);

@@ -871,6 +871,11 @@ int imp_op_pad(struct importer *im, const onnx_node *n)
 	}
 	if (cnt != 2 * (uint64_t)nax)
 		return imp_op_err(im, "pads has %llu entries for %u axes", (unsigned long long)cnt, nax);
+	/* no tensor has 2^61 elements along an axis: larger pads are refused
+	 * before the sums below (which would overflow) */
+	for (uint64_t k = 0; k < cnt; k++)
+		if (pv[k] > ((int64_t)1 << 61) || pv[k] < -((int64_t)1 << 61))
+			return imp_op_err(im, "pads value %lld is out of range", (long long)pv[k]);
 	/* full-rank pads: grow (the positive parts) and crop (the negative ones) */
 	int64_t grow[2 * GLOW_MAX_RANK] = {0}, start[GLOW_MAX_RANK] = {0}, step[GLOW_MAX_RANK];
 	uint64_t dims[GLOW_MAX_RANK], odims[GLOW_MAX_RANK];
