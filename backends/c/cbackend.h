@@ -100,7 +100,9 @@ int cbackend_emit_bundle(struct ir_func *f, const char *dir, const struct cbacke
  * not at all; the paths of the files written are appended to *files
  * (malloc'd strings, *nfiles counting them) when files is not NULL, and
  * each is registered with support/cleanup.h while it is there (handles in
- * the same order in *handles). Returns 0, or -1 after reporting. */
+ * the same order in *handles). embed_weights: no NAME.weights.bin (the
+ * constants are in NAME.c, or the caller holds them). Returns 0, or -1
+ * after reporting. */
 int cbackend_write_bundle(const struct cbackend_bundle *b, const char *dir, bool embed_weights, char ***files,
 			  int **handles, size_t *nfiles, struct diag *d);
 

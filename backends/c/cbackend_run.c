@@ -121,8 +121,10 @@ static uint8_t *aligned_region(uint64_t n)
 		return NULL;
 	size_t sz = (size_t)(n + 64) / 64 * 64;
 	uint8_t *p = aligned_alloc(64, sz);
-	if (p)
+	if (p) {
+		glow_big_pages(p, sz);
 		memset(p, 0, sz);
+	}
 	return p;
 }
 
@@ -312,7 +314,10 @@ static struct backend_compiled *cb_build(struct cbackend_bundle *bundle_p, const
 		goto fail;
 	}
 	c->dir_handle = cleanup_add_dir(c->dir);
-	if (cbackend_write_bundle(&bundle, c->dir, false, &c->files, &c->handles, &c->nfiles, d) != 0)
+	/* the weights are in region 0 already: their file (hundreds of
+	 * megabytes for the large networks) is written only into a directory
+	 * that stays (GLOW_CBACKEND_KEEP), to make the bundle whole there */
+	if (cbackend_write_bundle(&bundle, c->dir, !keep_dir(), &c->files, &c->handles, &c->nfiles, d) != 0)
 		goto fail;
 	size_t pn = strlen(c->dir) + 16;
 	char *so = xmalloc(pn);

@@ -81,8 +81,10 @@ static uint8_t *region_alloc(uint64_t size, uint64_t align)
 	if (!sz)
 		sz = (size_t)align;
 	uint8_t *p = aligned_alloc((size_t)align, sz);
-	if (p)
+	if (p) {
+		glow_big_pages(p, sz);
 		memset(p, 0, sz);
+	}
 	return p;
 }
 
@@ -93,6 +95,8 @@ static uint8_t *block_alloc(struct backend_compiled *c, const struct ir_value *v
 {
 	uint64_t n = type_bytes(v->type);
 	uint8_t *p = n <= SIZE_MAX - 8 ? calloc((size_t)n + 8, 1) : NULL;
+	if (p)
+		glow_big_pages(p, (size_t)n);
 	if (!p) {
 		diag_error(d, v->loc, "cannot allocate buffer %%%s of @%s: %" PRIu64 " bytes", v->name ? v->name : "",
 			   c->f->name, n);

@@ -1,8 +1,14 @@
+#define _DEFAULT_SOURCE /* madvise */
 #include "util.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 void glow_unreachable_at(const char *file, int line, const char *msg)
 {
@@ -17,11 +23,41 @@ static void oom(size_t n)
 	exit(2);
 }
 
+/* Large blocks (weights, activations, packed filters: up to gigabytes for
+ * the big networks) are asked to be backed by transparent huge pages where
+ * the system does that on request (Linux's "madvise" mode, the common
+ * default): touching fresh memory then faults once per 2 MiB instead of
+ * once per 4 KiB. On virtual machines, where a page fault is expensive,
+ * that halved the time of compiling and running VGG-19 through glow-diff.
+ * Only the whole pages inside the block are advised; the call is a hint
+ * and its failure changes nothing. */
+#define BIG_BLOCK ((size_t)4 << 20)
+void glow_big_pages(void *p, size_t n)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	static size_t page;
+	if (n < BIG_BLOCK)
+		return;
+	if (!page) {
+		long ps = sysconf(_SC_PAGESIZE);
+		page = ps > 0 ? (size_t)ps : 4096;
+	}
+	uintptr_t b = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1);
+	uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(page - 1);
+	if (e > b)
+		(void)madvise((void *)b, e - b, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)n;
+#endif
+}
+
 void *xmalloc(size_t n)
 {
 	void *p = malloc(n ? n : 1);
 	if (!p)
 		oom(n);
+	glow_big_pages(p, n);
 	return p;
 }
 
@@ -30,6 +66,8 @@ void *xcalloc(size_t n, size_t size)
 	void *p = calloc(n ? n : 1, size ? size : 1);
 	if (!p)
 		oom(n * size);
+	if (size && n <= SIZE_MAX / size)
+		glow_big_pages(p, n * size);
 	return p;
 }
 
@@ -38,6 +76,7 @@ void *xrealloc(void *p, size_t n)
 	void *q = realloc(p, n ? n : 1);
 	if (!q)
 		oom(n);
+	glow_big_pages(q, n);
 	return q;
 }
 

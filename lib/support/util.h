@@ -32,6 +32,11 @@ GLOW_NORETURN void glow_unreachable_at(const char *file, int line, const char *m
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
+/* Asks for transparent huge pages behind the n bytes at p when n is large
+ * (4 MiB or more; Linux, a hint). x*alloc do it; for the blocks allocated
+ * otherwise (aligned_alloc, or malloc where failure is reported), call it
+ * before the memory is first touched. */
+void glow_big_pages(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 

@@ -289,5 +289,7 @@ void *tensor_alloc(uint64_t n, const char *what, struct diag *d)
 	void *p = n < SIZE_MAX ? calloc((size_t)n + 1, 1) : NULL;
 	if (!p)
 		diag_error(d, LOC_NONE, "cannot allocate %s: %" PRIu64 " bytes", what, n);
+	else
+		glow_big_pages(p, (size_t)n);
 	return p;
 }
