@@ -61,6 +61,8 @@ fuzz_one() {
   {
     echo "fuzz: $t for ${SECS}s on $(ls "$corpus" | wc -l) seeds"
     local rc=0
+    # UBSan's findings with their stack, as ASan's come
+    UBSAN_OPTIONS=print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS} \
     "$BUILD/bin/$t" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -artifact_prefix="$BUILD/artifacts/$t/" -print_final_stats=1 "$corpus" > "$logs/$t.full" 2>&1 || rc=$?
     echo "$rc" > "$logs/$t.rc"
@@ -68,7 +70,7 @@ fuzz_one() {
       # a finding: its report from the first line libFuzzer or a sanitizer
       # wrote about it (the top of the stack is what tells where), then the
       # name of the input it saved
-      awk '/^==[0-9]+== *ERROR|^ALARM: working on the last Unit|deadly signal|out-of-memory|^==[0-9]+==WARNING/ {on=1} on && n < 60 {print; n++}' "$logs/$t.full"
+      awk '/^==[0-9]+== *ERROR|^ALARM: working on the last Unit|deadly signal|out-of-memory|^==[0-9]+==WARNING|runtime error:/ {on=1} on && n < 60 {print; n++}' "$logs/$t.full"
       grep -E '^(artifact_prefix|Test unit written|Base64)' "$logs/$t.full" || true
     else
       tail -n 15 "$logs/$t.full"

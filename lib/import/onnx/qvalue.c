@@ -13,8 +13,13 @@ int imp_dt_qelem(int dtype)
 
 const struct type *imp_input_type(struct importer *im, int dtype, const uint64_t *dims, unsigned rank)
 {
-	if (dtype != DT_UINT8 && dtype != DT_INT8)
+	if (dtype != DT_UINT8 && dtype != DT_INT8) {
+		if (imp_dt_elem(dtype) < 0) {
+			imp_op_err(im, "element type %s is not supported here", imp_dt_name(dtype));
+			return NULL;
+		}
 		return imp_ty(im, imp_dt_elem(dtype), dims, rank);
+	}
 	if (!imp_ty(im, EK_FLOAT, dims, rank)) /* the shape check */
 		return NULL;
 	return type_get_q(im->tc, (enum elem_kind)imp_dt_qelem(dtype), dims, rank, 1.0f, 0);

@@ -77,6 +77,12 @@ const struct type *imp_ty(struct importer *im, int elem, const uint64_t *dims, u
 		imp_op_err(im, "result rank %u exceeds the graph IR's %d", rank, GLOW_MAX_RANK);
 		return NULL;
 	}
+	if (elem < 0 || elem >= EK_COUNT) {
+		/* an ONNX type with no graph element kind (imp_dt_elem's -1)
+		 * where the translator did not check for one */
+		imp_op_err(im, "an input's element type is not supported here");
+		return NULL;
+	}
 	if (!type_shape_ok((enum elem_kind)elem, dims, rank)) {
 		imp_op_err(im, "result shape is too large");
 		return NULL;
