@@ -83,8 +83,7 @@ int backend_placeholders_init(struct backend_placeholders *p, struct ir_func *f,
 			continue;
 		uint64_t n = type_bytes(w->v.type);
 		p->init[i] = n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
-		if (p->init[i])
-			glow_big_pages(p->init[i], (size_t)n);
+		glow_big_pages(p->init[i], (size_t)n);
 		if (!p->init[i])
 			diag_error(d, w->v.loc, "cannot allocate the initial value of %%%s: %" PRIu64 " bytes", w->v.name,
 				   n);

@@ -55,8 +55,7 @@ uint8_t *cg_weight_data(struct cg *g, struct ir_weight *w)
 	uint64_t n = type_bytes(w->v.type);
 	/* the size is the program's (a splat needs no bytes in the file) */
 	uint8_t *p = n < SIZE_MAX ? malloc((size_t)n + 1) : NULL;
-	if (p)
-		glow_big_pages(p, (size_t)n);
+	glow_big_pages(p, (size_t)n);
 	if (!p) {
 		diag_error(g->d, w->v.loc, "cannot allocate the contents of %%%s: %" PRIu64 " bytes", w->v.name, n);
 		g->errors++;

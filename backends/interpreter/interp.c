@@ -95,8 +95,7 @@ static uint8_t *block_alloc(struct backend_compiled *c, const struct ir_value *v
 {
 	uint64_t n = type_bytes(v->type);
 	uint8_t *p = n <= SIZE_MAX - 8 ? calloc((size_t)n + 8, 1) : NULL;
-	if (p)
-		glow_big_pages(p, (size_t)n);
+	glow_big_pages(p, (size_t)n);
 	if (!p) {
 		diag_error(d, v->loc, "cannot allocate buffer %%%s of @%s: %" PRIu64 " bytes", v->name ? v->name : "",
 			   c->f->name, n);

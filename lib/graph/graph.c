@@ -715,15 +715,6 @@ void node_move_before(struct func *f, struct node *n, struct node *before)
 
 /* ---- constant payloads ---- */
 
-void constant_set_data(struct module *m, struct constant *c, const void *data)
-{
-	uint64_t bytes = type_bytes(node_type(&c->n));
-	if (c->data && c->init != INIT_DENSE)
-		free(c->data);
-	c->data = arena_memdup(&m->arena, data, (size_t)bytes);
-	c->init = INIT_DENSE;
-}
-
 void *constant_alloc_data(struct module *m, struct constant *c)
 {
 	uint64_t bytes = type_bytes(node_type(&c->n));
@@ -732,6 +723,12 @@ void *constant_alloc_data(struct module *m, struct constant *c)
 	c->data = arena_alloc(&m->arena, (size_t)bytes);
 	c->init = INIT_DENSE;
 	return c->data;
+}
+
+void constant_set_data(struct module *m, struct constant *c, const void *data)
+{
+	uint64_t bytes = type_bytes(node_type(&c->n));
+	memcpy(constant_alloc_data(m, c), data, (size_t)bytes);
 }
 
 /* ---- regions (graph/region.h): where a node keeps them ---- */

@@ -36,7 +36,7 @@ static void oom(size_t n)
 void glow_big_pages(void *p, size_t n)
 {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
-	if (n < BIG_BLOCK)
+	if (!p || n < BIG_BLOCK)
 		return;
 	/* asked each time (threads allocate too; the call is nothing beside
 	 * a block of megabytes) */

@@ -35,7 +35,7 @@ void *xrealloc(void *p, size_t n);
 /* Asks for transparent huge pages behind the n bytes at p when n is large
  * (4 MiB or more; Linux, a hint). x*alloc do it; for the blocks allocated
  * otherwise (aligned_alloc, or malloc where failure is reported), call it
- * before the memory is first touched. */
+ * before the memory is first touched. p may be NULL (nothing is done). */
 void glow_big_pages(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);

@@ -287,9 +287,8 @@ void tensor_print_signature(struct ostream *o, struct ir_func *f)
 void *tensor_alloc(uint64_t n, const char *what, struct diag *d)
 {
 	void *p = n < SIZE_MAX ? calloc((size_t)n + 1, 1) : NULL;
+	glow_big_pages(p, (size_t)n);
 	if (!p)
 		diag_error(d, LOC_NONE, "cannot allocate %s: %" PRIu64 " bytes", what, n);
-	else
-		glow_big_pages(p, (size_t)n);
 	return p;
 }

@@ -407,8 +407,7 @@ struct module *onnx_import(struct type_ctx *types, const uint8_t *buf, size_t le
 		 * was then discarded (ops_control_unroll.c), but the import
 		 * stopped on it */
 		imp_op_err(&im, "the constants computed at import (folded values, sampling tables) exceed %llu bytes",
-			   (unsigned long long)(opts->max_generated_bytes ? opts->max_generated_bytes
-									: ONNX_GENERATED_MAX));
+			   (unsigned long long)imp_generated_max(&im));
 	}
 	if (!im.errors && !opts->keep_qdq) {
 		struct fold_qdq_stats st = {0, 0, 0};

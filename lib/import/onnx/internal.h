@@ -146,6 +146,8 @@ void imp_op_warn(struct importer *im, const char *fmt, ...) GLOW_PRINTF(2, 3);
  * translator to call before it computes large tables; imp_t_const counts
  * what is actually added. */
 bool imp_generated_fits(struct importer *im, uint64_t bytes);
+/* That budget: the option's, else ONNX_GENERATED_MAX. */
+uint64_t imp_generated_max(const struct importer *im);
 /* the type elem<dims>; NULL after reporting a rank or size the graph IR
  * cannot hold */
 const struct type *imp_ty(struct importer *im, int elem, const uint64_t *dims, unsigned rank);

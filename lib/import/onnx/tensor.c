@@ -443,7 +443,7 @@ const struct type *imp_t_type(struct importer *im, const struct tensor *t)
 	return imp_ty(im, elem, t->dims, t->rank);
 }
 
-static uint64_t generated_max(const struct importer *im)
+uint64_t imp_generated_max(const struct importer *im)
 {
 	return im->opts->max_generated_bytes ? im->opts->max_generated_bytes : ONNX_GENERATED_MAX;
 }
@@ -452,12 +452,12 @@ static void generated_over(struct importer *im, const char *what, uint64_t total
 {
 	im->generated_over = true;
 	imp_op_err(im, "the constants computed at import (folded values, sampling tables) exceed %llu bytes (%llu with %s)",
-		   (unsigned long long)generated_max(im), (unsigned long long)total, what);
+		   (unsigned long long)imp_generated_max(im), (unsigned long long)total, what);
 }
 
 bool imp_generated_fits(struct importer *im, uint64_t bytes)
 {
-	uint64_t max = generated_max(im);
+	uint64_t max = imp_generated_max(im);
 	if (bytes > max || im->generated_bytes > max - bytes) {
 		generated_over(im, "this node's tables", bytes > max ? bytes : im->generated_bytes + bytes);
 		return false;
@@ -476,7 +476,7 @@ struct value imp_t_const(struct importer *im, const struct tensor *t, const stru
 		return (struct value){NULL, 0};
 	if (!t->splat && t->generated) {
 		im->generated_bytes += type_bytes(type);
-		if (im->generated_bytes > generated_max(im)) {
+		if (im->generated_bytes > imp_generated_max(im)) {
 			char what[300];
 			snprintf(what, sizeof what, "\"%.200s\"", name);
 			generated_over(im, what, im->generated_bytes);
