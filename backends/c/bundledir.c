@@ -203,6 +203,22 @@ static int swap_in(const char *tmp, const char *dir, const char *base, char **ol
 	return 0;
 }
 
+/* Whether directory dir is the working directory or one above it: the
+ * swap would move the directory the process (and the shell that started
+ * it) stands in, and "." and ".." cannot be renamed at all. */
+static bool holds_cwd(const char *dir)
+{
+	char *real = realpath(dir, NULL), *cwd = getcwd(NULL, 0);
+	bool r = false;
+	if (real && cwd) {
+		size_t l = strlen(real);
+		r = strcmp(real, "/") == 0 || (strncmp(cwd, real, l) == 0 && (cwd[l] == 0 || cwd[l] == '/'));
+	}
+	free(real);
+	free(cwd);
+	return r;
+}
+
 int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir_arg, const struct cbackend_options *o,
 		       struct diag *d)
 {
@@ -235,6 +251,12 @@ int cbackend_write_dir(struct ir_func *const *fs, size_t n, const char *dir_arg,
 	bool exists = rc == 0 && stat(dir, &st) == 0;
 	if (exists && !S_ISDIR(st.st_mode)) {
 		diag_error(d, LOC_NONE, "'%s' exists and is not a directory", dir);
+		rc = -1;
+	} else if (exists && holds_cwd(dir)) {
+		diag_error(d, LOC_NONE,
+			   "the bundle directory '%s' is the working directory or above it; a bundle directory is "
+			   "replaced as a whole, so name one below it (for example -o bundle)",
+			   dir_arg);
 		rc = -1;
 	}
 	/* the temporary directory beside dir (same file system, so rename

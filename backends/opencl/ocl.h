@@ -116,6 +116,9 @@ struct ocl_gen {
 	uint64_t r3_size;
 	bool gpu;                 /* the GPU kernels ($GLOW_OPENCL_KERNELS) */
 	bool direct_mutable;      /* some kernel uses a mutable weight itself */
+	/* the once-per-program helper sections written so far (the "types"
+	 * and "qhelpers" sections of kernels/ocl_kernels.cl) */
+	bool types_helpers, q_helpers;
 	const struct ir_instr *fused; /* an in-place relu folded into the previous kernel */
 	const struct ir_instr *fused_add; /* an add folded into the previous kernel */
 	/* while a kernel flagged OCL_F_FUSE_ADD is generated: the add it
@@ -166,6 +169,9 @@ enum ocl_elems {
 
 	/* element types (oclt; ocl_gen_types.c) */
 	OCL_EL_CONVERT,      /* convertto, quantize, dequantize: the pairs ocl_convert_elems_ok admits */
+	/* float everywhere, or the quantized linear form ocl_qlinear_elems_ok
+	 * admits (ocl_gen_quant.c: convolution and the matrix products) */
+	OCL_EL_FLOAT_QLINEAR,
 };
 
 /* One row of OclKernels.def (gen NULL: the kind has no row). */
@@ -213,6 +219,12 @@ bool ocl_ew_kind_ok(unsigned kind);
  * operands of one kind and Dest of theirs (bool for a comparison), where
  * that column is one OpenCL C states. */
 bool ocl_ew_elems_ok(unsigned kind, const enum elem_kind *elems, unsigned nelems);
+/* A run of float elementwise instructions and splats from `first` on (only
+ * alloc, dealloc and tensorview between them) as one kernel, where two or
+ * more can be (ocl_gen_ew.c, "Runs"): returns the last instruction of the
+ * run, which the caller continues after; NULL, having written nothing,
+ * where `first` starts no such run. */
+const struct ir_instr *ocl_gen_ew_run(struct ocl_gen *g, const struct ir_instr *first);
 /* Whether element kind k is one the elementwise kernels and convertto
  * compute on: float, int32, int64 or bool. */
 bool ocl_numeric_elem(unsigned k);
@@ -221,6 +233,23 @@ bool ocl_numeric_elem(unsigned k);
 unsigned ocl_node_ew_kind(unsigned nk);
 /* Whether the generator handles instruction `in` (shapes and kinds). */
 bool ocl_gen_supports(const struct ir_instr *in);
+
+/* ---- quantized convolutions and products (ocl_gen_quant.c) ---- */
+
+/* Whether instruction `in` (a convolution or a matrix product) has a
+ * quantized result: ocl_gen_qconv's or ocl_gen_qgemm's. */
+bool ocl_is_qlinear(const struct ir_instr *in);
+/* The graph side: a result of qi8, qui8, qi16 or qi32, the two operands of
+ * qi8, qui8 or qi16, a bias (elems[3], where given) quantized. */
+bool ocl_qlinear_elems_ok(const enum elem_kind *elems, unsigned nelems);
+/* The support tests: those kinds, every scale positive and normal, the
+ * ranks of the float forms; batchmatmul without a bias, fullyconnected
+ * with one of N. */
+bool ocl_sup_qconv(const struct ir_instr *in);
+bool ocl_sup_qgemm(const struct ir_instr *in);
+/* The kernels (relu: an in-place relu of the result folded in). */
+void ocl_gen_qconv(struct ocl_gen *g, const struct ir_instr *in, bool relu);
+void ocl_gen_qgemm(struct ocl_gen *g, const struct ir_instr *in, bool relu);
 
 /* ---- the program (ocl_prog.c) ---- */
 
@@ -244,6 +273,9 @@ struct ocl_launch *ocl_src_begin(struct ocl_gen *g, const struct ir_instr *in);
 /* Appends a section of kernels/ocl_kernels.cl and #undefs every name
  * defined since ocl_src_begin. */
 void ocl_src_section(struct ocl_gen *g, const char *section);
+/* #undefs every name defined since ocl_src_begin: the end of a kernel
+ * whose text the generator wrote itself (ocl_gen_ew_run). */
+void ocl_src_end(struct ocl_gen *g);
 void ocl_src_define(struct ocl_gen *g, const char *name, const char *fmt, ...) GLOW_PRINTF(3, 4);
 /* A #define of an integer constant, for ocl_src_ints. */
 struct ocl_int_def {

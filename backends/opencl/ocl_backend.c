@@ -743,6 +743,8 @@ static bool ocl_is_op_supported(const struct backend *b, unsigned kind, const en
 	if (el == OCL_EL_TOPK)
 		return ocl_topk_elems_ok(elems, nelems); /* oclk: topk */
 
+	if (el == OCL_EL_FLOAT_QLINEAR && nelems && elem_is_quantized(elems[0]))
+		return ocl_qlinear_elems_ok(elems, nelems); /* ocl_gen_quant.c */
 	if (el == OCL_EL_CONVERT) /* oclt: convertto, quantize, dequantize */
 		return nelems == 2 && ocl_convert_elems_ok(elems[0], elems[1]);
 	if (el == OCL_EL_NUMERIC) {

@@ -71,12 +71,19 @@ bool ocl_sup_float(const struct ir_instr *in)
 /* Whether operand i has rank r. */
 static bool rank_is(const struct ir_instr *in, unsigned i, unsigned r) { return in->ops[i].val->type->rank == r; }
 
-bool ocl_sup_conv(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4) && rank_is(in, 2, 4); }
+bool ocl_sup_conv(const struct ir_instr *in)
+{
+	if (in->kind == IK_convolution && ocl_is_qlinear(in))
+		return ocl_sup_qconv(in);
+	return ocl_sup_float(in) && rank_is(in, 1, 4) && rank_is(in, 2, 4);
+}
 
 bool ocl_sup_image(const struct ir_instr *in) { return ocl_sup_float(in) && rank_is(in, 1, 4); }
 
 bool ocl_sup_gemm(const struct ir_instr *in)
 {
+	if (in->kind != IK_gemm && ocl_is_qlinear(in))
+		return ocl_sup_qgemm(in);
 	return ocl_sup_float(in) && rank_is(in, 0, 2) && rank_is(in, 1, 2) && rank_is(in, 2, 2);
 }
 
@@ -145,6 +152,10 @@ static unsigned pick_vw(uint64_t oc, uint64_t ocg, bool depthwise)
 void ocl_gen_conv(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	(void)arg;
+	if (ocl_is_qlinear(in)) {
+		ocl_gen_qconv(g, in, relu);
+		return;
+	}
 	const struct type *dt = in->ops[0].val->type, *st = in->ops[1].val->type, *ft = in->ops[2].val->type;
 	unsigned nk, ns, np, nd;
 	const int64_t *k = ir_ints(in, AN_kernels, &nk), *s = ir_ints(in, AN_strides, &ns), *pd = ir_ints(in, AN_pads, &np),
@@ -242,6 +253,10 @@ void ocl_gen_pool(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bo
  * K x M) and gemm (alpha A' B' + beta C) as the gemm section. */
 void ocl_gen_gemm(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
+	if (in->kind != IK_gemm && ocl_is_qlinear(in)) {
+		ocl_gen_qgemm(g, in, relu);
+		return;
+	}
 	const struct type *dt = in->ops[0].val->type, *at = in->ops[1].val->type;
 	bool ta = false, tb = false;
 	double alpha = 1, beta = 1;

@@ -13,6 +13,7 @@
  * on the element types (ET the computing type, A and B loaded as ET).
  * convertto is ocl_gen_types.c's.
  */
+#include "backends/interpreter/kern.h"
 #include "backends/opencl/ocl.h"
 #include "ir/ew.h"
 #include "support/util.h"
@@ -20,6 +21,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* EW.def's functions that OpenCL C spells otherwise (the first two
@@ -336,4 +338,237 @@ bool ocl_numeric_elem(unsigned k)
 {
 	enum ew_col col;
 	return ew_ctype(k, &col) != NULL;
+}
+
+/* ---- runs of elementwise instructions (oclr) ----
+ *
+ * A run of float elementwise instructions and float splats of one element
+ * count, with only memory bookkeeping (alloc, dealloc, tensorview) between
+ * them, is one kernel: work-item i computes element i of every
+ * instruction in program order, each result in a register (stored through
+ * float, as the kernel of one instruction stores it, so the results are
+ * the same bits), and stores at the end the last value of each place the
+ * run writes, except a place whose buffer is deallocated before anything
+ * else reads it. This is what the instructions one after the other compute
+ * only when no work-item reads memory that another writes: so an operand
+ * is either exactly a place the run writes (its element i is work-item i's
+ * own; written before: read from the register) or disjoint from every
+ * place the run writes, and every place written is exactly or not at all
+ * another's. Places are the memory plan's (region, offset, bytes), so a
+ * buffer that reuses another's memory inside the run is that place. DenseNet's
+ * batch normalizations before each convolution (a scale and a shift by
+ * splats, then by broadcast constants, and a relu: seven kernels) become
+ * one kernel each: fewer launches, one pass over memory, and a smaller
+ * program for the device compiler. */
+
+#define RUN_MAX 16
+
+struct run_place {
+	unsigned region;
+	uint64_t off, bytes;
+};
+
+static bool place_eq(struct run_place a, struct run_place b)
+{
+	return a.region == b.region && a.off == b.off && a.bytes == b.bytes;
+}
+
+static bool place_apart(struct run_place a, struct run_place b)
+{
+	return a.region != b.region || a.off + a.bytes <= b.off || b.off + b.bytes <= a.off;
+}
+
+struct run {
+	const struct ir_instr *mem[RUN_MAX]; /* the instructions, in order */
+	unsigned n;
+	struct run_place wr[RUN_MAX]; /* the places written */
+	unsigned wlast[RUN_MAX];      /* the member that writes each last */
+	unsigned nw;
+	struct run_place rd[2 * RUN_MAX]; /* the places read from memory */
+	const struct ir_instr *rd_in[2 * RUN_MAX];
+	unsigned rd_op[2 * RUN_MAX];
+	unsigned nr;
+	/* per member and read operand (1, 2): >= 0 the member whose register
+	 * it reads, < 0 the memory read -1 - src */
+	int src[RUN_MAX][2];
+};
+
+/* Whether instruction `in` can be a member: a float splat, or an
+ * elementwise kind that ocl_gen_ew computes by its Real column on float
+ * operands and a float result. */
+static bool run_kind_ok(const struct ir_instr *in)
+{
+	if (in->kind == IK_splat)
+		return in->ops[0].val->type->elem == EK_FLOAT;
+	const struct ocl_row *r = ocl_row_of(in->kind);
+	const struct ew_row *row = ew_row(in->kind);
+	if (!r || r->gen != ocl_gen_ew || !row || row->family != EW_FAMILY_TABLE || row->result == EW_RESULT_BOOL ||
+	    in->nops != 1u + row->nargs || !ew_expr(row, EW_REAL, NULL))
+		return false;
+	for (unsigned i = 0; i < in->nops; i++)
+		if (in->ops[i].val->type->elem != EK_FLOAT)
+			return false;
+	return true;
+}
+
+static struct run_place run_place_of(struct ocl_gen *g, const struct ir_instr *in, unsigned i)
+{
+	struct ocl_place p = ocl_operand_place(g, in, i);
+	struct run_place r = {p.region, p.offset, type_bytes(in->ops[i].val->type)};
+	return r;
+}
+
+/* Adds `in` to run r where the rules above allow; false (r unchanged)
+ * where they do not. */
+static bool run_add(struct ocl_gen *g, struct run *r, const struct ir_instr *in)
+{
+	if (r->n == RUN_MAX || !run_kind_ok(in) ||
+	    (r->n && type_numel(in->ops[0].val->type) != type_numel(r->mem[0]->ops[0].val->type)))
+		return false;
+	struct run t = *r;
+	unsigned k = t.n;
+	for (unsigned i = 1; i < in->nops; i++) {
+		struct run_place p = run_place_of(g, in, i);
+		unsigned w = 0;
+		while (w < t.nw && !place_eq(t.wr[w], p))
+			w++;
+		if (w < t.nw) {
+			t.src[k][i - 1] = (int)t.wlast[w];
+			continue;
+		}
+		for (w = 0; w < t.nw; w++)
+			if (!place_apart(t.wr[w], p))
+				return false;
+		unsigned m = 0;
+		while (m < t.nr && !place_eq(t.rd[m], p))
+			m++;
+		if (m == t.nr) {
+			t.rd[m] = p;
+			t.rd_in[m] = in;
+			t.rd_op[m] = i;
+			t.nr++;
+		}
+		t.src[k][i - 1] = -1 - (int)m;
+	}
+	struct run_place d = run_place_of(g, in, 0);
+	unsigned w = t.nw;
+	for (unsigned j = 0; j < t.nw; j++) {
+		if (place_eq(t.wr[j], d))
+			w = j;
+		else if (!place_apart(t.wr[j], d))
+			return false;
+	}
+	for (unsigned m = 0; m < t.nr; m++)
+		if (!place_eq(t.rd[m], d) && !place_apart(t.rd[m], d))
+			return false;
+	if (w == t.nw)
+		t.wr[t.nw++] = d;
+	t.wlast[w] = k;
+	t.mem[t.n++] = in;
+	*r = t;
+	return true;
+}
+
+/* Whether the last value of write place w must be stored: its buffer is
+ * a weight, or something other than a member's register read mentions it
+ * before its dealloc. */
+static bool run_store_needed(struct ocl_gen *g, const struct run *r, unsigned w)
+{
+	const struct ir_instr *last = r->mem[r->n - 1], *wi = r->mem[r->wlast[w]];
+	struct ir_value *root = ir_value_root(wi->ops[0].val, NULL);
+	if (ir_as_weight(root))
+		return true;
+	bool inside = wi != last;
+	for (const struct ir_instr *q = wi->next; q; q = q->next) {
+		if (q->kind == IK_dealloc && ir_value_root(q->ops[0].val, NULL) == root)
+			return false;
+		if (instr_is_block(q->kind))
+			return true;
+		bool member = false;
+		for (unsigned k = 0; inside && k < r->n; k++)
+			member |= r->mem[k] == q;
+		for (unsigned i = 0; i < q->nops; i++) {
+			if (ir_value_root(q->ops[i].val, NULL) != root)
+				continue;
+			if (member && i > 0 && place_eq(run_place_of(g, q, i), r->wr[w]))
+				continue; /* its register */
+			return true;
+		}
+		if (q == last)
+			inside = false;
+	}
+	return true;
+}
+
+const struct ir_instr *ocl_gen_ew_run(struct ocl_gen *g, const struct ir_instr *first)
+{
+	struct run r;
+	memset(&r, 0, sizeof r);
+	if (!run_add(g, &r, first))
+		return NULL;
+	for (const struct ir_instr *q = first->next; q; q = q->next) {
+		if (q->kind == IK_alloc || q->kind == IK_dealloc || q->kind == IK_tensorview)
+			continue;
+		if (!run_add(g, &r, q))
+			break;
+	}
+	if (r.n < 2)
+		return NULL;
+	struct ocl_launch *l = ocl_src_begin(g, first);
+	for (unsigned k = 1; k < r.n; k++) {
+		os_puts(&g->src, "/* ");
+		ir_instr_print(&g->src, r.mem[k]);
+		os_puts(&g->src, " */\n");
+	}
+	uint64_t n = type_numel(first->ops[0].val->type);
+	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
+	ocl_src_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
+	bool store[RUN_MAX];
+	char name[16];
+	for (unsigned w = 0; w < r.nw; w++) {
+		store[w] = run_store_needed(g, &r, w);
+		snprintf(name, sizeof name, "PW%u", w);
+		if (store[w])
+			ocl_src_ptr(g, name, "float", r.mem[r.wlast[w]], 0);
+	}
+	for (unsigned m = 0; m < r.nr; m++) {
+		snprintf(name, sizeof name, "PR%u", m);
+		ocl_src_ptr(g, name, "float", r.rd_in[m], r.rd_op[m]);
+	}
+	struct ostream *o = &g->src;
+	os_printf(o, "/* %u elementwise instructions in one pass (ocl_gen_ew.c, runs) */\n"
+		     "__kernel void KNAME(ARGS)\n{\n\tconst size_t i = get_global_id(0);\n\tif (i >= N)\n\t\treturn;\n",
+		  r.n);
+	for (unsigned k = 0; k < r.n; k++) {
+		const struct ir_instr *in = r.mem[k];
+		if (in->kind == IK_splat) {
+			uint64_t bits = 0; /* as ocl_gen_splat stores it */
+			st_f(in->ops[0].val->type, &bits, 0, ir_float(in, AN_value));
+			os_printf(o, "\tconst float v%u = as_float((uint)%" PRIu64 "u);\n", k, bits);
+			continue;
+		}
+		const struct ew_row *row = ew_row(in->kind);
+		os_printf(o, "\tfloat v%u;\n\t{\n", k);
+		for (unsigned i = 1; i < in->nops; i++) {
+			int s = r.src[k][i - 1];
+			if (s >= 0)
+				os_printf(o, "\t\tconst float %c = v%d;\n", i == 1 ? 'A' : 'B', s);
+			else
+				os_printf(o, "\t\tconst float %c = PR%d[i];\n", i == 1 ? 'A' : 'B', -1 - s);
+		}
+		struct ostream e;
+		ostream_mem(&e);
+		ew_expr(row, EW_REAL, &e);
+		os_printf(o, "\t\tv%u = (float)(", k);
+		ew_subst_params(row, in, ostream_cstr(&e), o);
+		os_puts(o, ");\n\t}\n");
+		ostream_abort(&e);
+	}
+	for (unsigned w = 0; w < r.nw; w++)
+		if (store[w])
+			os_printf(o, "\tPW%u[i] = v%u;\n", w, r.wlast[w]);
+	os_puts(o, "}\n");
+	ocl_src_end(g);
+	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
+	return r.mem[r.n - 1];
 }

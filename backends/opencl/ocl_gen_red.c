@@ -69,6 +69,8 @@ bool ocl_sup_argred(const struct ir_instr *in)
 
 bool ocl_sup_bmm(const struct ir_instr *in)
 {
+	if (ocl_is_qlinear(in))
+		return ocl_sup_qgemm(in);
 	for (unsigned i = 0; i < 3; i++)
 		if (in->ops[i].val->type->elem != EK_FLOAT || in->ops[i].val->type->rank != 3)
 			return false;
@@ -269,6 +271,10 @@ void ocl_gen_argred(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, 
 void ocl_gen_bmm(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)
 {
 	(void)arg;
+	if (ocl_is_qlinear(in)) {
+		ocl_gen_qgemm(g, in, relu);
+		return;
+	}
 	const struct type *dt = in->ops[0].val->type, *at = in->ops[1].val->type;
 	uint64_t B = dt->dims[0], M = dt->dims[1], N = dt->dims[2], K = at->dims[2];
 	unsigned rb = M % 4 == 0 ? 4 : M % 3 == 0 ? 3 : M % 2 == 0 ? 2 : 1;

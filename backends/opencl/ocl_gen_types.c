@@ -31,7 +31,9 @@
  * Quantized types need a positive normal scale and an offset of at most
  * 2^16 in magnitude (then q - offset is exact in float and ocl_quant's
  * saturation bound holds); qi32 is not compiled (q - offset is not exact
- * in float).
+ * in float), except a qi32 of scale 1 and offset 0 into int32 or int64
+ * (the value is the stored integer; the result of ConvInteger and
+ * MatMulInteger, ocl_gen_quant.c).
  */
 #include "backends/opencl/ocl.h"
 #include "support/util.h"
@@ -68,7 +70,7 @@ const char *ocl_elem_ctype(unsigned k)
 	case EK_F8E5M2FNUZ: case EK_F4E2M1: case EK_F8E8M0:
 		return "uchar";
 	case EK_QI16: return "short";
-	case EK_I32: case EK_INDEX32: return "int";
+	case EK_I32: case EK_INDEX32: case EK_QI32: return "int";
 	case EK_I64: case EK_INDEX64: return "long";
 	default: return NULL;
 	}
@@ -79,6 +81,8 @@ static bool float_dest(unsigned k) { return vclass_of(k) == V_FLOAT && k != EK_I
 
 bool ocl_convert_elems_ok(unsigned d, unsigned s)
 {
+	if (s == EK_QI32) /* the integer products' result to int32 or int64 (ocl_sup_convert: scale 1, offset 0) */
+		return d == EK_I32 || d == EK_I64;
 	enum vclass dc = vclass_of(d), sc = vclass_of(s);
 	if (dc == V_NONE || sc == V_NONE)
 		return false;
@@ -101,6 +105,8 @@ bool ocl_sup_convert(const struct ir_instr *in)
 	const struct type *d = in->ops[0].val->type, *s = in->ops[1].val->type;
 	if (d == s && ocl_elem_ctype(d->elem))
 		return true; /* the same type: a copy */
+	if (s->elem == EK_QI32) /* the value is the stored integer: exact in int32 and int64 */
+		return ocl_convert_elems_ok(d->elem, s->elem) && s->scale == 1.0f && s->offset == 0;
 	return ocl_convert_elems_ok(d->elem, s->elem) && ocl_quant_type_ok(d) && ocl_quant_type_ok(s);
 }
 
@@ -181,6 +187,10 @@ static void store_float(struct ostream *o, const struct type *t, const char *f, 
 static void convert_expr(struct ostream *o, const struct type *d, const struct type *s, int sat, int mode)
 {
 	enum vclass dc = vclass_of(d->elem), sc = vclass_of(s->elem);
+	if (s->elem == EK_QI32) { /* scale 1, offset 0 (ocl_sup_convert): the integer itself */
+		os_printf(o, "((%s)(x))", ocl_elem_ctype(d->elem));
+		return;
+	}
 	if (d == s && (d->elem == EK_FLOAT || dc != V_FLOAT)) {
 		os_puts(o, "(x)"); /* stored as is (the other float kinds: NaNs as their encoder gives them) */
 		return;
@@ -210,9 +220,10 @@ static void convert_expr(struct ostream *o, const struct type *d, const struct t
 void ocl_types_helpers(struct ocl_gen *g)
 {
 	/* once per program: the section's guard keeps a second copy out of
-	 * the compilation, this test out of the text */
-	if (!strstr(ostream_cstr(&g->src), "#ifndef OCL_TYPES_HELPERS"))
+	 * the compilation, this flag out of the text */
+	if (!g->types_helpers)
 		ocl_src_section(g, "types");
+	g->types_helpers = true;
 }
 
 void ocl_gen_convert(struct ocl_gen *g, const struct ir_instr *in, unsigned arg, bool relu)

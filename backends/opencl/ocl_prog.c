@@ -44,8 +44,8 @@ static const struct ir_instr *add_follows(const struct ir_instr *in, unsigned *r
 {
 	const struct ir_instr *a = next_computing(in);
 	struct ir_value *c = in->ops[0].val;
-	if (!a || a->kind != IK_add || ir_value_root(c, NULL) != c || ir_as_weight(c))
-		return NULL;
+	if (!a || a->kind != IK_add || ir_value_root(c, NULL) != c || ir_as_weight(c) || c->type->elem != EK_FLOAT)
+		return NULL; /* a quantized add is not the float store's */
 	unsigned r = a->ops[1].val == c ? 2 : a->ops[2].val == c ? 1 : 0;
 	struct ir_value *d = a->ops[0].val, *res = r ? a->ops[r].val : NULL;
 	if (!r || res == c || res->type != c->type || d->type != c->type ||
@@ -81,9 +81,14 @@ int ocl_prog_generate(struct ocl_gen *g, struct diag *d)
 	}
 	g->r3_size = ocl_round_up((size_t)(zeros * 4), 64);
 	ocl_src_section(g, "preamble");
-	ir_for_each_instr(g->f, in) {
+	for (const struct ir_instr *in = g->f->first; in; in = in->next) {
 		if (in == g->fused || in == g->fused_add)
 			continue;
+		const struct ir_instr *run_end = ocl_gen_ew_run(g, in);
+		if (run_end) { /* in to run_end in one kernel */
+			in = run_end;
+			continue;
+		}
 		const struct ocl_row *r = ocl_row_of(in->kind);
 		if (!r)
 			unreachable("OpenCL: an instruction compile did not check");

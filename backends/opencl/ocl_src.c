@@ -115,6 +115,11 @@ void ocl_src_section(struct ocl_gen *g, const char *section)
 			os_putc(&g->src, '\n');
 		}
 	}
+	ocl_src_end(g);
+}
+
+void ocl_src_end(struct ocl_gen *g)
+{
 	for (unsigned i = 0; i < ndefined; i++)
 		os_printf(&g->src, "#undef %s\n", defined_names[i]);
 	ndefined = 0;

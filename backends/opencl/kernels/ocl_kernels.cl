@@ -975,3 +975,106 @@ __kernel void KNAME(ARGS)
 #endif
 	PD[i] = STORE(EXPR);
 }
+
+//@ qhelpers
+/* The integer requantization of docs/Quantization.md ("Arithmetic"), as
+ * lib/quant/quant.h's quant_requant computes it: (x * mult) >> shift
+ * rounding half away from zero, an x outside int32 first divided by the
+ * least 2^k that brings it inside. Where the shift is smaller than that k
+ * the interpreter scales up in double and saturates to +-2^62; mult is
+ * then at least 2^30 and x at least 2^30 in magnitude, so the product is
+ * past every result range and the store saturates it either way: +-2^62
+ * here, with no double. Once per program (the guard). */
+#ifndef OCL_Q_HELPERS
+#define OCL_Q_HELPERS
+static inline long ocl_q_rshift(long x, int s)
+{
+	const long hv = (long)1 << (s - 1);
+	return x >= 0 ? (x + hv) >> s : -((-x + hv) >> s);
+}
+
+static inline long ocl_q_requant(long x, long mult, int shift)
+{
+	if (mult == 0)
+		return 0;
+	int k = 0;
+	while (k < 40 && ((x >> k) > 2147483647L || (x >> k) < -2147483648L))
+		k++;
+	if (k) {
+		x = ocl_q_rshift(x, k);
+		if (x > 2147483647L)
+			x = 2147483647L;
+		if (shift < k)
+			return x > 0 ? ((long)1 << 62) : x < 0 ? -((long)1 << 62) : 0;
+		shift -= k;
+	}
+	const long p = x * mult;
+	return shift ? ocl_q_rshift(p, shift) : p;
+}
+#endif
+
+//@ qconv
+/* Quantized convolution (ocl_gen_quant.c), NHWC: work-item o computes
+ * output element o (n, oy, ox, oc) as the interpreter's kern_q_convolution
+ * does: the exact sum of the centred products (XO, WO the offsets; padded
+ * positions add nothing), plus the bias in accumulator units (BIAS), then
+ * requantized by MULT and SHIFT, rectified where ACT says (a relu folded
+ * in), plus the result's offset DO, saturated to [QLO, QHI]. The filter is
+ * [OC][KH][KW][ICG] as stored. */
+__kernel void KNAME(ARGS)
+{
+	const size_t o = get_global_id(0);
+	if (o >= TOTAL)
+		return;
+	const size_t oc = o % OC;
+	size_t t = o / OC;
+	const long ox = (long)(t % OW);
+	t /= OW;
+	const long oy = (long)(t % OH);
+	const size_t n = t / OH;
+	const size_t g = oc / OCG;
+	long acc = 0;
+	for (long ky = 0; ky < KH; ky++) {
+		const long iy = oy * SH + ky * DH - PT;
+		if (iy < 0 || iy >= H)
+			continue;
+		for (long kx = 0; kx < KW; kx++) {
+			const long ix = ox * SW + kx * DW - PL;
+			if (ix < 0 || ix >= W)
+				continue;
+			const size_t xb = ((n * H + (size_t)iy) * W + (size_t)ix) * C + g * ICG;
+			const size_t wb = ((oc * KH + (size_t)ky) * KW + (size_t)kx) * ICG;
+			for (size_t c = 0; c < ICG; c++)
+				acc += (long)((int)PS[xb + c] - XO) * (long)((int)PF[wb + c] - WO);
+		}
+	}
+#ifdef PBIAS
+	acc += BIAS((long)PBIAS[oc] - BO);
+#endif
+	const long v = ACT(ocl_q_requant(acc, MULT, SHIFT)) + DO;
+	PD[o] = (DT)(v < QLO ? QLO : v > QHI ? QHI : v);
+}
+
+//@ qgemm
+/* Quantized matrix products (ocl_gen_quant.c): work-item (j, i) computes
+ * element (i, j) of batch b = i / M of Dest (B*M x N) = A (B*M x K) times
+ * B (K x N, BSTRIDE elements apart per batch; 0: one B for all), as the
+ * interpreter's qk_gemm: the exact sum of centred products, the bias of
+ * column j in accumulator units (fullyconnected), requantized, rectified
+ * where ACT says, offset and saturated as qconv. */
+__kernel void KNAME(ARGS)
+{
+	const size_t j = get_global_id(0), i = get_global_id(1);
+	if (j >= N || i >= BM)
+		return;
+	__global const AT *a = PA + i * K;
+	__global const BT *b = PB + (i / M) * BSTRIDE + j;
+	long acc = 0;
+	for (size_t k = 0; k < K; k++)
+		acc += (long)((int)a[k] - XO) * (long)((int)b[k * N] - WO);
+#ifdef PBIAS
+	acc += BIAS((long)PBIAS[j] - BO);
+#endif
+	const long v = ACT(ocl_q_requant(acc, MULT, SHIFT)) + DO;
+	PD[i * N + j] = (DT)(v < QLO ? QLO : v > QHI ? QHI : v);
+}

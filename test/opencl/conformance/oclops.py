@@ -77,6 +77,12 @@ OPENCL_OPS = OPENCL_OPS | OPENCL_TYPE_OPS
 OPENCL_SAMPLED_OPS = OPENCL_SAMPLED_OPS | OPENCL_TYPE_OPS
 OPENCL_SAMPLE_OPS = OPENCL_SAMPLE_OPS | frozenset(("QuantizeLinear", "DequantizeLinear"))
 
+# the integer matrix products (ocl_gen_quant.c: quantized convolution,
+# fullyconnected, matmul and batchmatmul). Not sampled: by default the
+# first two cases of each (folder, op type), 7 cases of one kernel each
+OPENCL_QLINEAR_OPS = frozenset("ConvInteger MatMulInteger QLinearConv QLinearMatMul".split())
+OPENCL_OPS = OPENCL_OPS | OPENCL_QLINEAR_OPS
+
 # the element types of the graph inputs and outputs of the cases: what the
 # OpenCL backend's kernels compute on (elementwise kinds on the first four;
 # uint8, int8 and float16: oclt's conversions and elementwise kernels)
