@@ -27,10 +27,22 @@ struct backend_io *backend_func_io(struct ir_func *f, size_t *n)
 		u64map_put(&slot, (uint64_t)(uintptr_t)w, (void *)(uintptr_t)(i + 1));
 		i++;
 	}
+	/* an upload's device buffer stands for its placeholder (backend.h) */
+	ir_for_each_instr(f, in) {
+		if (in->kind != IK_copytodevice)
+			continue;
+		struct ir_value *dev = ir_value_root(in->ops[0].val, NULL), *host = ir_value_root(in->ops[1].val, NULL);
+		void *s = dev && host && in->ops[0].val == dev && in->ops[1].val == host
+				  ? u64map_get(&slot, (uint64_t)(uintptr_t)host)
+				  : NULL;
+		if (s && !u64map_get(&slot, (uint64_t)(uintptr_t)dev))
+			u64map_put(&slot, (uint64_t)(uintptr_t)dev, s);
+	}
 	/* first use decides: read first (without initializer) -> input */
 	bool *touched = xcalloc(cnt + 1, 1);
 	ir_for_each_instr(f, in) {
-		if (in->kind == IK_tensorview || in->kind == IK_alloc)
+		if (in->kind == IK_tensorview || in->kind == IK_alloc || in->kind == IK_copytodevice ||
+		    in->kind == IK_devicewait || in->kind == IK_dealloc)
 			continue;
 		for (unsigned j = 0; j < in->nops; j++) {
 			struct ir_value *root = ir_value_root(in->ops[j].val, NULL);

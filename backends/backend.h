@@ -19,7 +19,12 @@
  *   - a mutable weight without initializer that the program neither reads
  *     nor writes is an input too: it belongs to the signature (a model
  *     input whose value does not matter, only its shape) and is bound;
- *   - a weight may be both (a training weight updated in place).
+ *   - a weight may be both (a training weight updated in place);
+ *   - device copies (docs/OpenCL.md) do not change it: an upload
+ *     `copytodevice @out %w.dev, @in %w` is not a use of w, and the uses of
+ *     its device buffer %w.dev count as uses of w (so a placeholder written
+ *     first inside a block, which the device-copies pass uploads because
+ *     the block may not run, stays an output only).
  *
  * Library code: reports through struct diag, never exits.
  */

@@ -394,15 +394,15 @@ struct run {
 };
 
 /* Whether instruction `in` can be a member: a float splat, or an
- * elementwise kind that ocl_gen_ew computes by its Real column on float
- * operands and a float result. */
+ * elementwise kind that ocl_gen_ew computes (ocl_ew_kind_ok) by its Real
+ * column on float operands and a float result. */
 static bool run_kind_ok(const struct ir_instr *in)
 {
 	if (in->kind == IK_splat)
 		return in->ops[0].val->type->elem == EK_FLOAT;
-	const struct ocl_row *r = ocl_row_of(in->kind);
+	/* (a kind ocl_ew_kind_ok admits has no row of its own: ocl_table_check) */
 	const struct ew_row *row = ew_row(in->kind);
-	if (!r || r->gen != ocl_gen_ew || !row || row->family != EW_FAMILY_TABLE || row->result == EW_RESULT_BOOL ||
+	if (!ocl_ew_kind_ok(in->kind) || !row || row->result == EW_RESULT_BOOL ||
 	    in->nops != 1u + row->nargs || !ew_expr(row, EW_REAL, NULL))
 		return false;
 	for (unsigned i = 0; i < in->nops; i++)

@@ -19,6 +19,15 @@
  *     of it) uses %w.dev; when the program writes w, `copyfromdevice @out
  *     %w, @in %w.dev` after the last use, waited for at the end.
  *
+ * Blocks (if, loop: docs/InstrIR.md): every copy and wait is at the top
+ * level, so each runs once per run of the function. A wait that would go
+ * before an instruction inside a block goes before the outermost block
+ * that holds it; a copy out after the last use goes after the end of that
+ * block. A placeholder whose first use is inside a block (or a block
+ * bracket's operand) is uploaded as if read first: the block may not run,
+ * or not write all of it. A Save inside a block is staged as any other
+ * use (a device buffer copied out once after the block), not rewritten.
+ *
  * Requires: a verified function. The allocs it adds are placed at the
  * start and deallocated at the end: run the lifetimes pipeline and
  * plan-memory after it (ocl-O0..ocl-O3 do), and no pass that turns
@@ -39,6 +48,48 @@ static bool in_weight(const struct ir_instr *in, unsigned i, const struct ir_wei
 static bool is_copy_kind(unsigned k)
 {
 	return k == IK_copytodevice || k == IK_copyfromdevice || k == IK_devicewait;
+}
+
+static unsigned block_flags(const struct ir_instr *in) { return instr_descs[in->kind].flags & IF_BLOCK; }
+
+/* The outermost block opener (if, loop) whose block holds `in`, or `in`
+ * itself at the top level (an opener at the top level is itself). */
+static struct ir_instr *outermost(struct ir_func *f, struct ir_instr *in)
+{
+	unsigned depth = 0;
+	struct ir_instr *open = NULL;
+	for (struct ir_instr *p = f->first; p; p = p->next) {
+		if (p == in)
+			return depth ? open : in;
+		if (block_flags(p) & IF_BLOCK_OPEN) {
+			if (depth++ == 0)
+				open = p;
+		} else if (block_flags(p) & IF_BLOCK_END) {
+			depth--;
+		}
+	}
+	return in;
+}
+
+/* Whether `in` is inside a block. */
+static bool in_block(struct ir_func *f, struct ir_instr *in) { return outermost(f, in) != in; }
+
+/* The instruction after the outermost block that holds `in` (or after
+ * `in` itself, and after an opener's whole block): where a copy out
+ * after `in` goes at the top level; NULL at the end. */
+static struct ir_instr *top_after(struct ir_func *f, struct ir_instr *in)
+{
+	struct ir_instr *o = outermost(f, in);
+	if (!(block_flags(o) & IF_BLOCK_OPEN))
+		return o->next;
+	unsigned depth = 0;
+	for (struct ir_instr *p = o; p; p = p->next) {
+		if (block_flags(p) & IF_BLOCK_OPEN)
+			depth++;
+		else if ((block_flags(p) & IF_BLOCK_END) && --depth == 0)
+			return p->next;
+	}
+	return NULL;
 }
 
 /* Where the wait of a copy out of alloc a (started right before `from`)
@@ -67,6 +118,7 @@ static struct ir_instr *wait_point(struct ir_instr *from, const struct ir_value 
 static struct ir_instr *save_of(struct ir_func *f, struct ir_weight *w)
 {
 	struct ir_instr *save = NULL;
+	/* (one inside a block is staged instead) */
 	ir_for_each_instr(f, in) {
 		for (unsigned i = 0; i < in->nops; i++) {
 			if (!in_weight(in, i, w))
@@ -77,7 +129,7 @@ static struct ir_instr *save_of(struct ir_func *f, struct ir_weight *w)
 			save = in;
 		}
 	}
-	return save;
+	return save && !in_block(f, save) ? save : NULL;
 }
 
 /* Turns Save `save` into a copyfromdevice and its wait (wait_point). */
@@ -86,6 +138,8 @@ static void rewrite_save(struct ir_func *f, struct ir_instr *save)
 	struct ir_value *ops[2] = {save->ops[0].val, save->ops[1].val};
 	struct ir_instr *c = ir_instr_create(f, IK_copyfromdevice, NULL, NULL, ops, 2, save, save->v.loc);
 	struct ir_instr *at = wait_point(save->next, &iropt_alloc_root(ops[1])->v);
+	if (at)
+		at = outermost(f, at); /* a write inside a block: before the block */
 	struct ir_value *b = ops[1];
 	ir_instr_create(f, IK_devicewait, NULL, NULL, &b, 1, at, save->v.loc);
 	(void)c;
@@ -109,8 +163,11 @@ static bool stage(struct ir_func *f, struct ir_weight *w)
 			unsigned q = iropt_op_qual(in, i);
 			if (!first)
 				first = in;
-			/* any operand of the first instruction that reads w */
-			if (first == in && (q == IQ_IN || q == IQ_INOUT))
+			/* any operand of the first instruction that reads w, or
+			 * writes only part of it (a view), or a first use in a
+			 * block (which may not run) or by a block bracket */
+			if (first == in && (q == IQ_IN || q == IQ_INOUT || in->ops[i].val != &w->v || block_flags(in) ||
+					    in_block(f, in)))
 				read_first = true;
 			written |= iropt_qual_writes(q);
 		}
@@ -130,11 +187,11 @@ static bool stage(struct ir_func *f, struct ir_weight *w)
 	if (read_first && first) {
 		struct ir_value *ops[2] = {dv, &w->v};
 		ir_instr_create(f, IK_copytodevice, NULL, NULL, ops, 2, start, w->v.loc);
-		ir_instr_create(f, IK_devicewait, NULL, NULL, &dv, 1, first, w->v.loc);
+		ir_instr_create(f, IK_devicewait, NULL, NULL, &dv, 1, outermost(f, first), w->v.loc);
 	}
 	if (written) {
 		struct ir_value *ops[2] = {&w->v, dv};
-		ir_instr_create(f, IK_copyfromdevice, NULL, NULL, ops, 2, last->next, w->v.loc);
+		ir_instr_create(f, IK_copyfromdevice, NULL, NULL, ops, 2, top_after(f, last), w->v.loc);
 		ir_instr_create(f, IK_devicewait, NULL, NULL, &dv, 1, NULL, w->v.loc);
 	}
 	ir_dealloc(f, dev, NULL, w->v.loc);
@@ -144,7 +201,7 @@ static bool stage(struct ir_func *f, struct ir_weight *w)
 bool iropt_device_copies(struct ir_func *f, struct iropt_ctx *ctx)
 {
 	/* a function that has device copies already is left as it is */
-	ir_for_each_instr(f, in) if (is_copy_kind(in->kind) || instr_is_block(in->kind)) return false;
+	ir_for_each_instr(f, in) if (is_copy_kind(in->kind)) return false;
 	unsigned n = 0;
 	ir_for_each_weight(f, w) {
 		if (w->is_const)
