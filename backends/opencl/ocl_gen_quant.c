@@ -85,7 +85,7 @@ static const char *q_ctype(unsigned k)
 }
 
 /* The #defines both templates share: offsets, the bias conversion, the
- * requantization, the store (result kind, offset, range) and ACT. */
+ * requantization, the store (result kind, offset, range, QRELU). */
 static void q_common(struct ocl_gen *g, const struct ir_instr *in, bool bias, bool relu)
 {
 	const struct type *d = in->ops[0].val->type, *x = in->ops[1].val->type, *w = in->ops[2].val->type;
@@ -118,10 +118,9 @@ static void q_common(struct ocl_gen *g, const struct ir_instr *in, bool bias, bo
 	ocl_src_define(g, "QLO", "(%" PRId64 "L)", lo);
 	ocl_src_define(g, "QHI", "%" PRId64 "L", hi);
 	ocl_src_define(g, "DT", "%s", q_ctype(d->elem));
-	/* a relu folded in (the same type in and out): max(v, 0) before the
-	 * offset and the saturation, which is the interpreter's relu of the
-	 * stored result (docs/OpenCL.md) */
-	ocl_src_define(g, "ACT(v)", "%s", relu ? "max((v), 0L)" : "(v)");
+	/* a relu folded in (in place: the same type in and out), applied to
+	 * the stored integer as the interpreter's relu applies it */
+	ocl_src_define(g, "QRELU", "%d", relu ? 1 : 0);
 }
 
 void ocl_gen_qconv(struct ocl_gen *g, const struct ir_instr *in, bool relu)

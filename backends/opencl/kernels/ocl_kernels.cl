@@ -1011,6 +1011,20 @@ static inline long ocl_q_requant(long x, long mult, int shift)
 	const long p = x * mult;
 	return shift ? ocl_q_rshift(p, shift) : p;
 }
+
+/* The stored integer of value v: offset o plus v, saturated to [lo, hi];
+ * with relu, then the interpreter's relu of that stored integer (of the
+ * same type): max(q - o, 0) + o, saturated again */
+static inline long ocl_q_store(long v, long o, long lo, long hi, int relu)
+{
+	long q = v + o;
+	q = q < lo ? lo : q > hi ? hi : q;
+	if (relu) {
+		q = q > o ? q : o;
+		q = q < lo ? lo : q > hi ? hi : q;
+	}
+	return q;
+}
 #endif
 
 //@ qconv
@@ -1018,9 +1032,9 @@ static inline long ocl_q_requant(long x, long mult, int shift)
  * output element o (n, oy, ox, oc) as the interpreter's kern_q_convolution
  * does: the exact sum of the centred products (XO, WO the offsets; padded
  * positions add nothing), plus the bias in accumulator units (BIAS), then
- * requantized by MULT and SHIFT, rectified where ACT says (a relu folded
- * in), plus the result's offset DO, saturated to [QLO, QHI]. The filter is
- * [OC][KH][KW][ICG] as stored. */
+ * requantized by MULT and SHIFT, stored as ocl_q_store does (the result's
+ * offset DO, saturated to [QLO, QHI], and a relu folded in where QRELU).
+ * The filter is [OC][KH][KW][ICG] as stored. */
 __kernel void KNAME(ARGS)
 {
 	const size_t o = get_global_id(0);
@@ -1051,8 +1065,7 @@ __kernel void KNAME(ARGS)
 #ifdef PBIAS
 	acc += BIAS((long)PBIAS[oc] - BO);
 #endif
-	const long v = ACT(ocl_q_requant(acc, MULT, SHIFT)) + DO;
-	PD[o] = (DT)(v < QLO ? QLO : v > QHI ? QHI : v);
+	PD[o] = (DT)ocl_q_store(ocl_q_requant(acc, MULT, SHIFT), DO, QLO, QHI, QRELU);
 }
 
 //@ qgemm
@@ -1060,8 +1073,8 @@ __kernel void KNAME(ARGS)
  * element (i, j) of batch b = i / M of Dest (B*M x N) = A (B*M x K) times
  * B (K x N, BSTRIDE elements apart per batch; 0: one B for all), as the
  * interpreter's qk_gemm: the exact sum of centred products, the bias of
- * column j in accumulator units (fullyconnected), requantized, rectified
- * where ACT says, offset and saturated as qconv. */
+ * column j in accumulator units (fullyconnected), requantized, stored as
+ * qconv stores. */
 __kernel void KNAME(ARGS)
 {
 	const size_t j = get_global_id(0), i = get_global_id(1);
@@ -1075,6 +1088,5 @@ __kernel void KNAME(ARGS)
 #ifdef PBIAS
 	acc += BIAS((long)PBIAS[j] - BO);
 #endif
-	const long v = ACT(ocl_q_requant(acc, MULT, SHIFT)) + DO;
-	PD[i * N + j] = (DT)(v < QLO ? QLO : v > QHI ? QHI : v);
+	PD[i * N + j] = (DT)ocl_q_store(ocl_q_requant(acc, MULT, SHIFT), DO, QLO, QHI, QRELU);
 }
