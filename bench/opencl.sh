@@ -14,9 +14,9 @@
 # kernels, in device copies and how much of the copy time overlapped a
 # kernel, from the queues' profiling events); beside it the C bundle
 # (glow-llc -O2 -backend=c -emit-main, ${CC:-cc} ${CFLAGS:--O3
-# -march=native}), whose driver runs single-threaded with -runs RUNS after
-# 3 warm-up runs. The OpenCL device runs THREADS threads (default 1: the
-# bundle's count; PoCL reads POCL_MAX_PTHREAD_COUNT and, in newer releases,
+# -march=native}), whose driver runs THREADS threads (its -threads; it
+# defaults to every core) with -runs RUNS after 3 warm-up runs. The OpenCL
+# device runs THREADS threads too (default 1; PoCL reads POCL_MAX_PTHREAD_COUNT and, in newer releases,
 # POCL_CPU_MAX_CU_NUM). ${ROUNDS:-3} rounds alternate the two and each side
 # keeps its best median, of wall time and of processor time (the steadier
 # figure on a shared machine). Prints both, their ratios, the overlap and
@@ -55,7 +55,7 @@ best_cc=
 best_oc=
 note=
 for r in $(seq "$rounds"); do
-	cl=$(cd "$tmp/c" && ./run -weights main.weights.bin -input "$input=$tmp/in.npy" -runs "$runs" -warmup 3)
+	cl=$(cd "$tmp/c" && ./run -weights main.weights.bin -input "$input=$tmp/in.npy" -runs "$runs" -warmup 3 -threads "$threads")
 	c=$(echo "$cl" | awk '{ for (i = 1; i < NF; i++) if ($i == "median_ms") print $(i + 1) }')
 	cc_cpu=$(echo "$cl" | awk '{ for (i = 1; i < NF; i++) if ($i == "cpu_median_ms") print $(i + 1) }')
 	n=$(POCL_MAX_PTHREAD_COUNT=$threads POCL_CPU_MAX_CU_NUM=$threads GLOW_OPENCL_PROFILE=$((runs + 1)) \
