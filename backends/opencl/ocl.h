@@ -417,8 +417,9 @@ bool ocl_topk_elems_ok(const enum elem_kind *elems, unsigned nelems);
 /* ---- element types (oclt, issue 19): ocl_gen_types.c ---- */
 
 /* The OpenCL C type an element of kind k is stored as (float, ushort for
- * float16 and bfloat16, char, uchar, short, int, long), NULL for a kind
- * the kernels do not compute on (qi32). */
+ * float16 and bfloat16, char, uchar, short, int, long; qi32 as int, for
+ * the quantized products and its conversion at scale 1), NULL for a kind
+ * the kernels do not compute on. */
 const char *ocl_elem_ctype(unsigned k);
 /* Whether convertto (quantize, dequantize) from element kind s to d gives
  * the interpreter's bits when computed in float (the graph side; the
@@ -427,6 +428,9 @@ bool ocl_convert_elems_ok(unsigned d, unsigned s);
 /* Whether type t, if quantized, has parameters the kernels compute with
  * exactly: a positive normal scale, an offset of at most 2^16. */
 bool ocl_quant_type_ok(const struct type *t);
+/* The lowest and highest stored integer of quantized kind k (qi8, qui8,
+ * qi16, qi32). */
+void ocl_quant_range(unsigned k, int64_t *lo, int64_t *hi);
 /* convertto, quantize and dequantize (rows of OclKernels.def). */
 ocl_gen_fn ocl_gen_convert;
 ocl_supports_fn ocl_sup_convert;

@@ -238,19 +238,26 @@ static void ew_subst_params(const struct ew_row *row, const struct ir_instr *in,
 	}
 }
 
-/* The kind's expression in column col, its parameters' values written in,
- * as EXPR */
+/* The kind's expression in column col, its parameters' values written
+ * in, to out (IF_ATTR is the caller's #define) */
+static void ew_write_expr(const struct ew_row *row, const struct ir_instr *in, enum ew_col col, struct ostream *out)
+{
+	struct ostream e;
+	ostream_mem(&e);
+	ew_expr(row, col, &e);
+	ew_subst_params(row, in, ostream_cstr(&e), out);
+	ostream_abort(&e);
+}
+
+/* The kind's expression in column col as EXPR */
 static void ew_define_expr(struct ocl_gen *g, const struct ew_row *row, const struct ir_instr *in, enum ew_col col)
 {
 	ocl_src_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
-	struct ostream e, x;
-	ostream_mem(&e);
-	ew_expr(row, col, &e);
+	struct ostream x;
 	ostream_mem(&x);
-	ew_subst_params(row, in, ostream_cstr(&e), &x);
+	ew_write_expr(row, in, col, &x);
 	ocl_src_define(g, "EXPR", "(%s)", ostream_cstr(&x));
 	ostream_abort(&x);
-	ostream_abort(&e);
 }
 
 /* The "ewt" section on float16, bfloat16 or quantized operands (above) */
@@ -282,8 +289,8 @@ static void gen_ewt(struct ocl_gen *g, const struct ir_instr *in, const struct e
 	if (pred) {
 		ocl_src_define(g, "STORE(x)", "((uchar)((x) ? 1 : 0))");
 	} else if (quant) {
-		int64_t lo = at->elem == EK_QI8 ? -128 : at->elem == EK_QUI8 ? 0 : -32768;
-		int64_t hi = at->elem == EK_QI8 ? 127 : at->elem == EK_QUI8 ? 255 : 32767;
+		int64_t lo, hi;
+		ocl_quant_range(at->elem, &lo, &hi);
 		ocl_src_define(g, "STORE(x)", "((%s)clamp((long)(x) + %" PRId32 "L, %" PRId64 "L, %" PRId64 "L))",
 			       ocl_elem_ctype(dt->elem), dt->offset, lo, hi);
 	} else {
@@ -556,13 +563,9 @@ const struct ir_instr *ocl_gen_ew_run(struct ocl_gen *g, const struct ir_instr *
 			else
 				os_printf(o, "\t\tconst float %c = PR%d[i];\n", i == 1 ? 'A' : 'B', -1 - s);
 		}
-		struct ostream e;
-		ostream_mem(&e);
-		ew_expr(row, EW_REAL, &e);
 		os_printf(o, "\t\tv%u = (float)(", k);
-		ew_subst_params(row, in, ostream_cstr(&e), o);
+		ew_write_expr(row, in, EW_REAL, o);
 		os_puts(o, ");\n\t}\n");
-		ostream_abort(&e);
 	}
 	for (unsigned w = 0; w < r.nw; w++)
 		if (store[w])

@@ -74,16 +74,6 @@ static void q_helpers(struct ocl_gen *g)
 	g->q_helpers = true;
 }
 
-static const char *q_ctype(unsigned k)
-{
-	switch (k) {
-	case EK_QI8: return "char";
-	case EK_QUI8: return "uchar";
-	case EK_QI16: return "short";
-	default: return "int"; /* EK_QI32 */
-	}
-}
-
 /* The #defines both templates share: offsets, the bias conversion, the
  * requantization, the store (result kind, offset, range, QRELU). */
 static void q_common(struct ocl_gen *g, const struct ir_instr *in, bool bias, bool relu)
@@ -99,7 +89,7 @@ static void q_common(struct ocl_gen *g, const struct ir_instr *in, bool bias, bo
 	ocl_src_define(g, "SHIFT", "%d", shift);
 	if (bias) {
 		const struct type *b = in->ops[3].val->type;
-		ocl_src_ptr(g, "PBIAS", q_ctype(b->elem), in, 3);
+		ocl_src_ptr(g, "PBIAS", ocl_elem_ctype(b->elem), in, 3);
 		ocl_src_define(g, "BO", "%" PRId32 "L", b->offset);
 		/* k_quant.c's qk_bias1: a bias of scale sx*sw rounded to float
 		 * adds as it is, another is requantized into that scale */
@@ -112,12 +102,12 @@ static void q_common(struct ocl_gen *g, const struct ir_instr *in, bool bias, bo
 			ocl_src_define(g, "BIAS(c)", "ocl_q_requant((c), %" PRId32 "L, %d)", bm, bs);
 		}
 	}
-	int64_t lo = d->elem == EK_QUI8 ? 0 : d->elem == EK_QI8 ? -128 : d->elem == EK_QI16 ? -32768 : INT32_MIN;
-	int64_t hi = d->elem == EK_QUI8 ? 255 : d->elem == EK_QI8 ? 127 : d->elem == EK_QI16 ? 32767 : INT32_MAX;
+	int64_t lo, hi;
+	ocl_quant_range(d->elem, &lo, &hi);
 	ocl_src_define(g, "DO", "%" PRId32 "L", d->offset);
 	ocl_src_define(g, "QLO", "(%" PRId64 "L)", lo);
 	ocl_src_define(g, "QHI", "%" PRId64 "L", hi);
-	ocl_src_define(g, "DT", "%s", q_ctype(d->elem));
+	ocl_src_define(g, "DT", "%s", ocl_elem_ctype(d->elem));
 	/* a relu folded in (in place: the same type in and out), applied to
 	 * the stored integer as the interpreter's relu applies it */
 	ocl_src_define(g, "QRELU", "%d", relu ? 1 : 0);
@@ -139,9 +129,9 @@ void ocl_gen_qconv(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 		     {"PT", pd[0]}, {"PL", pd[1]}, {"ICG", (int64_t)ft->dims[3]},
 		     {"OCG", (int64_t)dt->dims[3] / group});
 	ocl_src_define(g, "TOTAL", "%" PRIu64 "UL", total);
-	ocl_src_ptr(g, "PD", q_ctype(dt->elem), in, 0);
-	ocl_src_ptr(g, "PS", q_ctype(st->elem), in, 1);
-	ocl_src_ptr(g, "PF", q_ctype(ft->elem), in, 2);
+	ocl_src_ptr(g, "PD", ocl_elem_ctype(dt->elem), in, 0);
+	ocl_src_ptr(g, "PS", ocl_elem_ctype(st->elem), in, 1);
+	ocl_src_ptr(g, "PF", ocl_elem_ctype(ft->elem), in, 2);
 	q_common(g, in, true, relu);
 	ocl_src_section(g, "qconv");
 	ocl_launch_1d(l, g->gpu ? 256 : 32, total);
@@ -160,11 +150,11 @@ void ocl_gen_qgemm(struct ocl_gen *g, const struct ir_instr *in, bool relu)
 	ocl_src_define(g, "N", "%" PRIu64 "UL", N);
 	ocl_src_define(g, "K", "%" PRIu64 "UL", K);
 	ocl_src_define(g, "BSTRIDE", "%" PRIu64 "UL", batched ? bt->dims[1] * bt->dims[2] : 0);
-	ocl_src_define(g, "AT", "%s", q_ctype(at->elem));
-	ocl_src_define(g, "BT", "%s", q_ctype(bt->elem));
-	ocl_src_ptr(g, "PD", q_ctype(dt->elem), in, 0);
-	ocl_src_ptr(g, "PA", q_ctype(at->elem), in, 1);
-	ocl_src_ptr(g, "PB", q_ctype(bt->elem), in, 2);
+	ocl_src_define(g, "AT", "%s", ocl_elem_ctype(at->elem));
+	ocl_src_define(g, "BT", "%s", ocl_elem_ctype(bt->elem));
+	ocl_src_ptr(g, "PD", ocl_elem_ctype(dt->elem), in, 0);
+	ocl_src_ptr(g, "PA", ocl_elem_ctype(at->elem), in, 1);
+	ocl_src_ptr(g, "PB", ocl_elem_ctype(bt->elem), in, 2);
 	q_common(g, in, in->kind == IK_fullyconnected, relu);
 	ocl_src_section(g, "qgemm");
 	size_t l0 = 1;

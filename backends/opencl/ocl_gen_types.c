@@ -140,11 +140,10 @@ static void load_float(struct ostream *o, const struct type *t)
 	}
 }
 
-/* The lowest and highest stored integer of quantized kind k */
-static void quant_range(unsigned k, int64_t *lo, int64_t *hi)
+void ocl_quant_range(unsigned k, int64_t *lo, int64_t *hi)
 {
-	*lo = k == EK_QI8 ? -128 : k == EK_QUI8 ? 0 : -32768;
-	*hi = k == EK_QI8 ? 127 : k == EK_QUI8 ? 255 : 32767;
+	*lo = k == EK_QI8 ? -128 : k == EK_QUI8 ? 0 : k == EK_QI16 ? -32768 : INT32_MIN;
+	*hi = k == EK_QI8 ? 127 : k == EK_QUI8 ? 255 : k == EK_QI16 ? 32767 : INT32_MAX;
 }
 
 /* Destination t's element from the float value F (the text f) as st_f
@@ -173,7 +172,7 @@ static void store_float(struct ostream *o, const struct type *t, const char *f, 
 	case EK_BOOL: os_printf(o, "(uchar)((%s) != 0.0f)", f); return;
 	default: {
 		int64_t lo, hi;
-		quant_range(k, &lo, &hi);
+		ocl_quant_range(k, &lo, &hi);
 		os_printf(o, "(%s)ocl_quant(%s, ", ocl_elem_ctype(k), f);
 		put_scale(o, t);
 		os_printf(o, ", %" PRId32 "L, %" PRId64 "L, %" PRId64 "L)", t->offset, lo, hi);
