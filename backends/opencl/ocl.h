@@ -72,6 +72,10 @@ struct ocl_device *ocl_device_get(struct diag *d);
  * build log. The program is owned by the cache. */
 cl_program ocl_program_get(struct ocl_device *dev, const char *src, size_t len, struct diag *d);
 
+/* Releases every program of the in-memory cache (none may be in use):
+ * ocl-prebuild's server builds many programs in one process. */
+void ocl_program_cache_clear(void);
+
 /* ocl_diskcache.c: the program of a source (its hash and length) built
  * by an earlier process, NULL if none usable; and keeping a built one. */
 cl_program ocl_disk_load(struct ocl_device *dev, uint64_t src_hash, size_t len);
@@ -219,8 +223,9 @@ bool ocl_ew_kind_ok(unsigned kind);
  * operands of one kind and Dest of theirs (bool for a comparison), where
  * that column is one OpenCL C states. */
 bool ocl_ew_elems_ok(unsigned kind, const enum elem_kind *elems, unsigned nelems);
-/* A run of float elementwise instructions and splats from `first` on (only
- * alloc, dealloc and tensorview between them) as one kernel, where two or
+/* A run of elementwise instructions, splats, selects and conversions on
+ * float, integer and bool elements from `first` on (only alloc, dealloc
+ * and tensorview between them) as one kernel, where two or
  * more can be (ocl_gen_ew.c, "Runs"): returns the last instruction of the
  * run, which the caller continues after; NULL, having written nothing,
  * where `first` starts no such run. */
@@ -420,6 +425,10 @@ bool ocl_topk_elems_ok(const enum elem_kind *elems, unsigned nelems);
  * float16 and bfloat16, char, uchar, short, int, long; qi32 as int, for
  * the quantized products and its conversion at scale 1), NULL for a kind
  * the kernels do not compute on. */
+/* ocl_gen_types.c: CONV(x), the expression of convertto from s to d on
+ * the source element x (its checks passed; it may call the "types"
+ * helpers: ocl_types_helpers before the kernel). */
+void ocl_convert_expr(struct ostream *o, const struct type *d, const struct type *s, int sat, int mode);
 const char *ocl_elem_ctype(unsigned k);
 /* Whether convertto (quantize, dequantize) from element kind s to d gives
  * the interpreter's bits when computed in float (the graph side; the

@@ -349,35 +349,47 @@ bool ocl_numeric_elem(unsigned k)
 
 /* ---- runs of elementwise instructions (oclr) ----
  *
- * A run of float elementwise instructions and float splats of one element
- * count, with only memory bookkeeping (alloc, dealloc, tensorview) between
- * them, is one kernel: work-item i computes element i of every
- * instruction in program order, each result in a register (stored through
- * float, as the kernel of one instruction stores it, so the results are
- * the same bits), and stores at the end the last value of each place the
- * run writes, except a place whose buffer is deallocated before anything
- * else reads it. This is what the instructions one after the other compute
- * only when no work-item reads memory that another writes: so an operand
- * is either exactly a place the run writes (its element i is work-item i's
- * own; written before: read from the register) or disjoint from every
- * place the run writes, and every place written is exactly or not at all
- * another's. Places are the memory plan's (region, offset, bytes), so a
- * buffer that reuses another's memory inside the run is that place. DenseNet's
- * batch normalizations before each convolution (a scale and a shift by
- * splats, then by broadcast constants, and a relu: seven kernels) become
- * one kernel each: fewer launches, one pass over memory, and a smaller
- * program for the device compiler. */
+ * A run of elementwise instructions of one element count, with only memory
+ * bookkeeping (alloc, dealloc, tensorview) between them, is one kernel:
+ * work-item i computes element i of every instruction in program order,
+ * each result in a register of its destination's element type, and stores
+ * at the end the last value of each place the run writes, except a place
+ * whose buffer is deallocated before anything else reads it. Members:
+ * splats, the table kinds on float, int32, int64, bool and index operands
+ * (a comparison's result bool), selects and conversions between those
+ * kinds. Each computes as its kernel alone does (ocl_gen_ew, ocl_gen_select,
+ * ocl_gen_convert: the same expression on the same loaded types, the
+ * result converted to the destination's type as that kernel stores it),
+ * so the results are the same bits. This is what the instructions one
+ * after the other compute only when no work-item reads memory that another
+ * writes: so an operand is either exactly a place the run writes (its
+ * element i is work-item i's own; written before: read from the register)
+ * or disjoint from every place the run writes, and every place written is
+ * exactly or not at all another's. Places are the memory plan's (region,
+ * offset, bytes) with the element kind (a view of another kind at the same
+ * bytes is not the register's value), so a buffer that reuses another's
+ * memory inside the run is that place. DenseNet's batch normalizations
+ * before each convolution (a scale and a shift by splats, then by
+ * broadcast constants, and a relu: seven kernels) become one kernel each,
+ * and the index arithmetic that GridSample, Resize and the window
+ * functions lower to (compares, ands, selects, conversions between
+ * float and integers) one kernel per stretch between its gathers: fewer
+ * launches, one pass over memory, and a smaller program for the device
+ * compiler. */
 
 #define RUN_MAX 16
+/* the most operand pointers (#defines) of one run's kernel: ocl_src.c
+ * keeps 64 names per kernel, of which the run's own take 6 */
+#define RUN_MAX_PTRS 56
 
 struct run_place {
-	unsigned region;
+	unsigned region, elem;
 	uint64_t off, bytes;
 };
 
 static bool place_eq(struct run_place a, struct run_place b)
 {
-	return a.region == b.region && a.off == b.off && a.bytes == b.bytes;
+	return a.region == b.region && a.off == b.off && a.bytes == b.bytes && a.elem == b.elem;
 }
 
 static bool place_apart(struct run_place a, struct run_place b)
@@ -391,37 +403,47 @@ struct run {
 	struct run_place wr[RUN_MAX]; /* the places written */
 	unsigned wlast[RUN_MAX];      /* the member that writes each last */
 	unsigned nw;
-	struct run_place rd[2 * RUN_MAX]; /* the places read from memory */
-	const struct ir_instr *rd_in[2 * RUN_MAX];
-	unsigned rd_op[2 * RUN_MAX];
+	struct run_place rd[3 * RUN_MAX]; /* the places read from memory */
+	const struct ir_instr *rd_in[3 * RUN_MAX];
+	unsigned rd_op[3 * RUN_MAX];
 	unsigned nr;
-	/* per member and read operand (1, 2): >= 0 the member whose register
-	 * it reads, < 0 the memory read -1 - src */
-	int src[RUN_MAX][2];
+	/* per member and read operand (1 to 3): >= 0 the member whose
+	 * register it reads, < 0 the memory read -1 - src */
+	int src[RUN_MAX][3];
 };
 
-/* Whether instruction `in` can be a member: a float splat, or an
- * elementwise kind that ocl_gen_ew computes (ocl_ew_kind_ok) by its Real
- * column on float operands and a float result. */
+/* The register type of element kind k (ew_ctype's), NULL for the kinds
+ * runs do not hold (float16, bfloat16, quantized, ...). */
+static const char *run_ctype(unsigned k)
+{
+	enum ew_col col;
+	return ew_ctype(k, &col);
+}
+
+/* Whether instruction `in` can be a member: a splat, a select or a
+ * conversion on run_ctype kinds, or a table kind that ocl_gen_ew computes
+ * on them (ocl_sup_ew without the float16, bfloat16 and quantized
+ * forms). */
 static bool run_kind_ok(const struct ir_instr *in)
 {
-	if (in->kind == IK_splat)
-		return in->ops[0].val->type->elem == EK_FLOAT;
-	/* (a kind ocl_ew_kind_ok admits has no row of its own: ocl_table_check) */
-	const struct ew_row *row = ew_row(in->kind);
-	if (!ocl_ew_kind_ok(in->kind) || !row || row->result == EW_RESULT_BOOL ||
-	    in->nops != 1u + row->nargs || !ew_expr(row, EW_REAL, NULL))
-		return false;
 	for (unsigned i = 0; i < in->nops; i++)
-		if (in->ops[i].val->type->elem != EK_FLOAT)
+		if (!run_ctype(in->ops[i].val->type->elem))
 			return false;
-	return true;
+	if (in->kind == IK_splat)
+		return true;
+	if (in->kind == IK_select)
+		return ocl_sup_select(in);
+	if (in->kind == IK_convertto)
+		return ocl_sup_convert(in);
+	/* (a kind ocl_ew_kind_ok admits has no row of its own: ocl_table_check) */
+	return ocl_ew_kind_ok(in->kind) && in->nops <= 3 && ocl_sup_ew(in);
 }
 
 static struct run_place run_place_of(struct ocl_gen *g, const struct ir_instr *in, unsigned i)
 {
 	struct ocl_place p = ocl_operand_place(g, in, i);
-	struct run_place r = {p.region, p.offset, type_bytes(in->ops[i].val->type)};
+	const struct type *t = in->ops[i].val->type;
+	struct run_place r = {p.region, t->elem, p.offset, type_bytes(t)};
 	return r;
 }
 
@@ -470,6 +492,8 @@ static bool run_add(struct ocl_gen *g, struct run *r, const struct ir_instr *in)
 			return false;
 	if (w == t.nw)
 		t.wr[t.nw++] = d;
+	if (t.nw + t.nr > RUN_MAX_PTRS)
+		return false;
 	t.wlast[w] = k;
 	t.mem[t.n++] = in;
 	*r = t;
@@ -507,6 +531,73 @@ static bool run_store_needed(struct ocl_gen *g, const struct run *r, unsigned w)
 	return true;
 }
 
+/* Member k's operand i (1 to 3) as a value of OpenCL C type ct named nm,
+ * from its register or memory. */
+static void run_operand(struct ostream *o, const struct run *r, unsigned k, unsigned i, const char *ct, const char *nm)
+{
+	int s = r->src[k][i - 1];
+	if (s >= 0)
+		os_printf(o, "\t\tconst %s %s = v%d;\n", ct, nm, s);
+	else
+		os_printf(o, "\t\tconst %s %s = PR%d[i];\n", ct, nm, -1 - s);
+}
+
+/* Member k's statements: its register v<k>, computed as its own kernel
+ * computes the element. */
+static void run_member(struct ostream *o, const struct run *r, unsigned k, bool *bits_defined)
+{
+	const struct ir_instr *in = r->mem[k];
+	const struct type *dt = in->ops[0].val->type;
+	const char *dc = run_ctype(dt->elem);
+	if (in->kind == IK_splat) {
+		uint64_t bits = 0; /* as ocl_gen_splat stores it: the element in the low bytes */
+		st_f(dt, &bits, 0, ir_float(in, AN_value));
+		switch (elem_size(dt->elem)) {
+		case 1: os_printf(o, "\tconst %s v%u = (uchar)%" PRIu64 "u;\n", dc, k, bits); break;
+		case 4: os_printf(o, "\tconst %s v%u = as_%s((uint)%" PRIu64 "u);\n", dc, k, dc, bits); break;
+		default: os_printf(o, "\tconst %s v%u = as_%s((ulong)%" PRIu64 "UL);\n", dc, k, dc, bits); break;
+		}
+		return;
+	}
+	os_printf(o, "\t%s v%u;\n\t{\n", dc, k);
+	if (in->kind == IK_select) { /* ocl_gen_select: the element moved as it is */
+		run_operand(o, r, k, 1, "uchar", "C");
+		run_operand(o, r, k, 2, dc, "L");
+		run_operand(o, r, k, 3, dc, "R");
+		os_printf(o, "\t\tv%u = C ? L : R;\n\t}\n", k);
+		return;
+	}
+	if (in->kind == IK_convertto) { /* ocl_gen_convert: CONV(x) on the source element */
+		run_operand(o, r, k, 1, run_ctype(in->ops[1].val->type->elem), "x");
+		struct ostream e;
+		ostream_mem(&e);
+		ocl_convert_expr(&e, dt, in->ops[1].val->type, (int)ir_int(in, AN_saturate), (int)ir_int(in, AN_round_mode));
+		os_printf(o, "\t\tv%u = %s;\n\t}\n", k, ostream_cstr(&e));
+		ostream_abort(&e);
+		return;
+	}
+	/* ocl_gen_ew: ET A, B loaded; STORE(EXPR) to the destination */
+	const struct ew_row *row = ew_row(in->kind);
+	enum ew_col col;
+	unsigned ak = in->ops[1].val->type->elem;
+	ew_ctype(ak, &col);
+	const char *et = col == EW_INT ? "long" : "float";
+	for (unsigned i = 1; i < in->nops; i++)
+		run_operand(o, r, k, i, et, i == 1 ? "A" : "B");
+	if (col == EW_INT) {
+		if (*bits_defined)
+			os_puts(o, "#undef BITS\n");
+		os_printf(o, "#define BITS %zu\n", 8 * elem_size(ak));
+		*bits_defined = true;
+	}
+	if (row->result == EW_RESULT_BOOL)
+		os_printf(o, "\t\tv%u = (uchar)((", k);
+	else
+		os_printf(o, "\t\tv%u = (%s)(", k, dc);
+	ew_write_expr(row, in, col, o);
+	os_puts(o, row->result == EW_RESULT_BOOL ? ") ? 1 : 0);\n\t}\n" : ");\n\t}\n");
+}
+
 const struct ir_instr *ocl_gen_ew_run(struct ocl_gen *g, const struct ir_instr *first)
 {
 	struct run r;
@@ -521,6 +612,23 @@ const struct ir_instr *ocl_gen_ew_run(struct ocl_gen *g, const struct ir_instr *
 	}
 	if (r.n < 2)
 		return NULL;
+	bool ints = false;
+	for (unsigned k = 0; k < r.n; k++) {
+		const struct ir_instr *in = r.mem[k];
+		if (in->kind == IK_convertto) { /* the "types" helpers go before the kernel */
+			struct ostream e;
+			ostream_mem(&e);
+			ocl_convert_expr(&e, in->ops[0].val->type, in->ops[1].val->type, (int)ir_int(in, AN_saturate),
+					 (int)ir_int(in, AN_round_mode));
+			if (strstr(ostream_cstr(&e), "ocl_"))
+				ocl_types_helpers(g);
+			ostream_abort(&e);
+		} else if (in->kind != IK_splat && in->kind != IK_select) {
+			enum ew_col col;
+			ew_ctype(in->ops[1].val->type->elem, &col);
+			ints |= col == EW_INT;
+		}
+	}
 	struct ocl_launch *l = ocl_src_begin(g, first);
 	for (unsigned k = 1; k < r.n; k++) {
 		os_puts(&g->src, "/* ");
@@ -530,47 +638,36 @@ const struct ir_instr *ocl_gen_ew_run(struct ocl_gen *g, const struct ir_instr *
 	uint64_t n = type_numel(first->ops[0].val->type);
 	ocl_src_define(g, "N", "%" PRIu64 "UL", n);
 	ocl_src_define(g, "IF_ATTR(p, a, b)", "((p) ? (a) : (b))");
+	if (ints) { /* the Int column's names: int64_t arithmetic wrapped to Dest */
+		ocl_src_define(g, "T", "long");
+		ocl_src_define(g, "int64_t", "long");
+		ocl_src_define(g, "uint64_t", "ulong");
+	}
 	bool store[RUN_MAX];
 	char name[16];
 	for (unsigned w = 0; w < r.nw; w++) {
 		store[w] = run_store_needed(g, &r, w);
 		snprintf(name, sizeof name, "PW%u", w);
 		if (store[w])
-			ocl_src_ptr(g, name, "float", r.mem[r.wlast[w]], 0);
+			ocl_src_ptr(g, name, run_ctype(r.wr[w].elem), r.mem[r.wlast[w]], 0);
 	}
 	for (unsigned m = 0; m < r.nr; m++) {
 		snprintf(name, sizeof name, "PR%u", m);
-		ocl_src_ptr(g, name, "float", r.rd_in[m], r.rd_op[m]);
+		ocl_src_ptr(g, name, run_ctype(r.rd[m].elem), r.rd_in[m], r.rd_op[m]);
 	}
 	struct ostream *o = &g->src;
 	os_printf(o, "/* %u elementwise instructions in one pass (ocl_gen_ew.c, runs) */\n"
 		     "__kernel void KNAME(ARGS)\n{\n\tconst size_t i = get_global_id(0);\n\tif (i >= N)\n\t\treturn;\n",
 		  r.n);
-	for (unsigned k = 0; k < r.n; k++) {
-		const struct ir_instr *in = r.mem[k];
-		if (in->kind == IK_splat) {
-			uint64_t bits = 0; /* as ocl_gen_splat stores it */
-			st_f(in->ops[0].val->type, &bits, 0, ir_float(in, AN_value));
-			os_printf(o, "\tconst float v%u = as_float((uint)%" PRIu64 "u);\n", k, bits);
-			continue;
-		}
-		const struct ew_row *row = ew_row(in->kind);
-		os_printf(o, "\tfloat v%u;\n\t{\n", k);
-		for (unsigned i = 1; i < in->nops; i++) {
-			int s = r.src[k][i - 1];
-			if (s >= 0)
-				os_printf(o, "\t\tconst float %c = v%d;\n", i == 1 ? 'A' : 'B', s);
-			else
-				os_printf(o, "\t\tconst float %c = PR%d[i];\n", i == 1 ? 'A' : 'B', -1 - s);
-		}
-		os_printf(o, "\t\tv%u = (float)(", k);
-		ew_write_expr(row, in, EW_REAL, o);
-		os_puts(o, ");\n\t}\n");
-	}
+	bool bits = false;
+	for (unsigned k = 0; k < r.n; k++)
+		run_member(o, &r, k, &bits);
 	for (unsigned w = 0; w < r.nw; w++)
 		if (store[w])
 			os_printf(o, "\tPW%u[i] = v%u;\n", w, r.wlast[w]);
 	os_puts(o, "}\n");
+	if (bits)
+		os_puts(o, "#undef BITS\n");
 	ocl_src_end(g);
 	ocl_launch_1d(l, g->gpu ? 256 : 32, n);
 	return r.mem[r.n - 1];

@@ -183,7 +183,7 @@ static void store_float(struct ostream *o, const struct type *t, const char *f, 
 
 /* CONV(x): source element x of s as an element of d, as convert_range
  * does (the checks of ocl_sup_convert passed). */
-static void convert_expr(struct ostream *o, const struct type *d, const struct type *s, int sat, int mode)
+void ocl_convert_expr(struct ostream *o, const struct type *d, const struct type *s, int sat, int mode)
 {
 	enum vclass dc = vclass_of(d->elem), sc = vclass_of(s->elem);
 	if (s->elem == EK_QI32) { /* scale 1, offset 0 (ocl_sup_convert): the integer itself */
@@ -237,7 +237,7 @@ void ocl_gen_convert(struct ocl_gen *g, const struct ir_instr *in, unsigned arg,
 	}
 	struct ostream e;
 	ostream_mem(&e);
-	convert_expr(&e, d, s, sat, mode);
+	ocl_convert_expr(&e, d, s, sat, mode);
 	if (strstr(ostream_cstr(&e), "ocl_"))
 		ocl_types_helpers(g);
 	struct ocl_launch *l = ocl_src_begin(g, in);

@@ -162,6 +162,17 @@ static uint64_t fnv1a(const char *s, size_t n)
 	return h;
 }
 
+void ocl_program_cache_clear(void)
+{
+	for (size_t i = 0; i < ncache; i++) {
+		clReleaseProgram(cache[i].prog);
+		free(cache[i].src);
+	}
+	free(cache);
+	cache = NULL;
+	ncache = 0;
+}
+
 cl_program ocl_program_get(struct ocl_device *dev, const char *src, size_t len, struct diag *d)
 {
 	uint64_t h = fnv1a(src, len);

@@ -109,6 +109,10 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
                     continue
                 yield lit.Test.Test(testSuite, path_in_suite + (level, c.folder, c.name), localConfig)
 
+    def before_run(self, prog, env, log):
+        """Called with the compiled program before glow-run runs it; the
+        OpenCL format builds its device program here (oclformat.py)."""
+
     def _stage(self, argv, env, log):
         log.append("$ " + " ".join(argv))
         for attempt in (0, 1):
@@ -185,6 +189,7 @@ class OnnxCaseFormat(lit.formats.base.TestFormat):
         for argv in stages:
             if not self._stage(argv, env, log):
                 return False, log
+        self.before_run(llc, env, log)
         # Every graph input that is not frozen is bound, as a user would:
         # the program keeps the model's signature, so an input read only for
         # its shape (Shape, Size, EyeLike, CastLike's target) is bound too.
