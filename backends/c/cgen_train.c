@@ -295,6 +295,7 @@ static int emit_all(struct cg *g, struct ir_func *const *fs, size_t nf, struct t
 	for (size_t k = 0; k < nf; k++) {
 		g[k].scratch_off = scratch_off;
 		if (k) {
+			free(g[k].blob); /* cg_begin's reservation: the blob is the first's */
 			g[k].blob = g[k - 1].blob, g[k].blob_len = g[k - 1].blob_len, g[k].blob_cap = g[k - 1].blob_cap;
 			g[k].uniq = g[k - 1].uniq, g[k].nprof = g[k - 1].nprof;
 			g[k - 1].blob = NULL;
