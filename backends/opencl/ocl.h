@@ -223,7 +223,8 @@ bool ocl_ew_kind_ok(unsigned kind);
  * operands of one kind and Dest of theirs (bool for a comparison), where
  * that column is one OpenCL C states. */
 bool ocl_ew_elems_ok(unsigned kind, const enum elem_kind *elems, unsigned nelems);
-/* A run of elementwise instructions, splats, selects and conversions on
+/* A run of elementwise instructions, splats, selects, conversions and
+ * broadcasts on
  * float, integer and bool elements from `first` on (only alloc, dealloc
  * and tensorview between them) as one kernel, where two or
  * more can be (ocl_gen_ew.c, "Runs"): returns the last instruction of the

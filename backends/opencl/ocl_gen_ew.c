@@ -356,8 +356,8 @@ bool ocl_numeric_elem(unsigned k)
  * at the end the last value of each place the run writes, except a place
  * whose buffer is deallocated before anything else reads it. Members:
  * splats, the table kinds on float, int32, int64, bool and index operands
- * (a comparison's result bool), selects and conversions between those
- * kinds. Each computes as its kernel alone does (ocl_gen_ew, ocl_gen_select,
+ * (a comparison's result bool), selects, conversions and broadcasts
+ * between those kinds. Each computes as its kernel alone does (ocl_gen_ew, ocl_gen_select,
  * ocl_gen_convert: the same expression on the same loaded types, the
  * result converted to the destination's type as that kernel stores it),
  * so the results are the same bits. This is what the instructions one
@@ -365,7 +365,9 @@ bool ocl_numeric_elem(unsigned k)
  * writes: so an operand is either exactly a place the run writes (its
  * element i is work-item i's own; written before: read from the register)
  * or disjoint from every place the run writes, and every place written is
- * exactly or not at all another's. Places are the memory plan's (region,
+ * exactly or not at all another's; a broadcast's source, whose other
+ * elements work-item i reads, is apart from every place the run writes.
+ * Places are the memory plan's (region,
  * offset, bytes) with the element kind (a view of another kind at the same
  * bytes is not the register's value), so a buffer that reuses another's
  * memory inside the run is that place. DenseNet's batch normalizations
@@ -406,6 +408,7 @@ struct run {
 	struct run_place rd[3 * RUN_MAX]; /* the places read from memory */
 	const struct ir_instr *rd_in[3 * RUN_MAX];
 	unsigned rd_op[3 * RUN_MAX];
+	bool rd_any[3 * RUN_MAX]; /* read at other elements than i (a broadcast's source) */
 	unsigned nr;
 	/* per member and read operand (1 to 3): >= 0 the member whose
 	 * register it reads, < 0 the memory read -1 - src */
@@ -431,6 +434,8 @@ static bool run_kind_ok(const struct ir_instr *in)
 			return false;
 	if (in->kind == IK_splat)
 		return true;
+	if (in->kind == IK_broadcast)
+		return ocl_sup_map(in);
 	if (in->kind == IK_select)
 		return ocl_sup_select(in);
 	if (in->kind == IK_convertto)
@@ -456,7 +461,20 @@ static bool run_add(struct ocl_gen *g, struct run *r, const struct ir_instr *in)
 		return false;
 	struct run t = *r;
 	unsigned k = t.n;
-	for (unsigned i = 1; i < in->nops; i++) {
+	if (in->kind == IK_broadcast) {
+		/* work-item i reads other elements of the source: it must be
+		 * apart from every place the run writes, before and after */
+		struct run_place p = run_place_of(g, in, 1);
+		for (unsigned w = 0; w < t.nw; w++)
+			if (!place_apart(t.wr[w], p))
+				return false;
+		t.rd[t.nr] = p;
+		t.rd_in[t.nr] = in;
+		t.rd_op[t.nr] = 1;
+		t.rd_any[t.nr] = true;
+		t.src[k][0] = -1 - (int)t.nr++;
+	}
+	for (unsigned i = 1; i < in->nops && in->kind != IK_broadcast; i++) {
 		struct run_place p = run_place_of(g, in, i);
 		unsigned w = 0;
 		while (w < t.nw && !place_eq(t.wr[w], p))
@@ -469,7 +487,7 @@ static bool run_add(struct ocl_gen *g, struct run *r, const struct ir_instr *in)
 			if (!place_apart(t.wr[w], p))
 				return false;
 		unsigned m = 0;
-		while (m < t.nr && !place_eq(t.rd[m], p))
+		while (m < t.nr && (t.rd_any[m] || !place_eq(t.rd[m], p)))
 			m++;
 		if (m == t.nr) {
 			t.rd[m] = p;
@@ -488,7 +506,7 @@ static bool run_add(struct ocl_gen *g, struct run *r, const struct ir_instr *in)
 			return false;
 	}
 	for (unsigned m = 0; m < t.nr; m++)
-		if (!place_eq(t.rd[m], d) && !place_apart(t.rd[m], d))
+		if ((t.rd_any[m] || !place_eq(t.rd[m], d)) && !place_apart(t.rd[m], d))
 			return false;
 	if (w == t.nw)
 		t.wr[t.nw++] = d;
@@ -560,6 +578,24 @@ static void run_member(struct ostream *o, const struct run *r, unsigned k, bool 
 		return;
 	}
 	os_printf(o, "\t%s v%u;\n\t{\n", dc, k);
+	if (in->kind == IK_broadcast) { /* ocl_gen_map's: source dimension k is dimension axis + k, repeated where 1 */
+		const struct type *st = in->ops[1].val->type;
+		unsigned axis = (unsigned)ir_int(in, AN_axis);
+		os_puts(o, "\t\tsize_t t = i;\n");
+		for (unsigned d = dt->rank; d-- > 0;) {
+			os_printf(o, "\t\tconst size_t c%u = t %% %" PRIu64 "UL;\n", d, dt->dims[d]);
+			os_printf(o, "\t\tt /= %" PRIu64 "UL;\n", dt->dims[d]);
+		}
+		os_printf(o, "\t\t(void)t;\n\t\tv%u = PR%d[0", k, -1 - r->src[k][0]);
+		uint64_t stride = 1;
+		for (unsigned j = st->rank; j-- > 0;) {
+			if (st->dims[j] != 1)
+				os_printf(o, " + c%u * %" PRIu64 "UL", axis + j, stride);
+			stride *= st->dims[j];
+		}
+		os_puts(o, "];\n\t}\n");
+		return;
+	}
 	if (in->kind == IK_select) { /* ocl_gen_select: the element moved as it is */
 		run_operand(o, r, k, 1, "uchar", "C");
 		run_operand(o, r, k, 2, dc, "L");
