@@ -272,10 +272,15 @@ void cg_begin(struct cg *g, struct ir_func *f, const struct cbackend_options *o,
 	 * at twice the weights' bytes up front, so that a large model's blob
 	 * is not copied by every doubling of the reallocations (VGG-19's
 	 * 731 MB: a quarter of glow-llc's time). Untouched pages of the
-	 * reservation cost nothing; without it the blob grows as needed. */
+	 * reservation cost nothing; without it (over 16 GiB of weights, or
+	 * none to be had) the blob grows as needed and reports what it cannot
+	 * allocate, as before. */
 	uint64_t est = 1u << 20;
-	ir_for_each_weight(f, w) est += type_bytes(w->v.type) + CG_ALIGN;
-	if (est < SIZE_MAX / 4 && (g->blob = malloc((size_t)(2 * est))))
+	ir_for_each_weight(f, w) if (w->is_const || w->init != IR_INIT_NONE) {
+		uint64_t b = type_bytes(w->v.type);
+		est = b < (UINT64_C(1) << 34) && est < (UINT64_C(1) << 34) ? est + b + CG_ALIGN : UINT64_MAX;
+	}
+	if (est <= (UINT64_C(1) << 34) && est <= SIZE_MAX / 2 && (g->blob = malloc((size_t)(2 * est))))
 		g->blob_cap = (size_t)(2 * est);
 	if (f->plan.present) {
 		g->mutable_size = f->plan.mutable_size;

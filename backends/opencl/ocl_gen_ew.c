@@ -357,20 +357,20 @@ bool ocl_numeric_elem(unsigned k)
  * whose buffer is deallocated before anything else reads it. Members:
  * splats, the table kinds on float, int32, int64, bool and index operands
  * (a comparison's result bool), selects, conversions and broadcasts
- * between those kinds. Each computes as its kernel alone does (ocl_gen_ew, ocl_gen_select,
- * ocl_gen_convert: the same expression on the same loaded types, the
- * result converted to the destination's type as that kernel stores it),
- * so the results are the same bits. This is what the instructions one
+ * between those kinds. Each computes as its kernel alone does (ocl_gen_ew,
+ * ocl_gen_select, ocl_gen_convert, ocl_gen_map: the same expression on
+ * the same loaded types, the result converted to the destination's type
+ * as that kernel stores it), so the results are the same bits. This is what the instructions one
  * after the other compute only when no work-item reads memory that another
  * writes: so an operand is either exactly a place the run writes (its
  * element i is work-item i's own; written before: read from the register)
  * or disjoint from every place the run writes, and every place written is
  * exactly or not at all another's; a broadcast's source, whose other
  * elements work-item i reads, is apart from every place the run writes.
- * Places are the memory plan's (region,
- * offset, bytes) with the element kind (a view of another kind at the same
- * bytes is not the register's value), so a buffer that reuses another's
- * memory inside the run is that place. DenseNet's batch normalizations
+ * Places are the memory plan's (region, offset, bytes) with the element
+ * kind (a view of another kind at the same bytes is not the register's
+ * value), so a buffer that reuses another's memory inside the run is that
+ * place. DenseNet's batch normalizations
  * before each convolution (a scale and a shift by splats, then by
  * broadcast constants, and a relu: seven kernels) become one kernel each,
  * and the index arithmetic that GridSample, Resize and the window
@@ -659,7 +659,7 @@ const struct ir_instr *ocl_gen_ew_run(struct ocl_gen *g, const struct ir_instr *
 			if (strstr(ostream_cstr(&e), "ocl_"))
 				ocl_types_helpers(g);
 			ostream_abort(&e);
-		} else if (in->kind != IK_splat && in->kind != IK_select) {
+		} else if (in->kind != IK_splat && in->kind != IK_select && in->kind != IK_broadcast) {
 			enum ew_col col;
 			ew_ctype(in->ops[1].val->type->elem, &col);
 			ints |= col == EW_INT;

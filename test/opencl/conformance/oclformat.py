@@ -110,8 +110,9 @@ class OpenCLCaseFormat(onnxformat.OnnxCaseFormat):
         the OpenCL backend does not execute after glow-opt lowered what it
         could (check-supported names them) is UNSUPPORTED with their names:
         the backend said so, nothing ran. The processor time of the
-        case's processes (and of its ocl-prebuild request) goes to cpu.txt in its exec dir (a lit worker runs
-        one test at a time), for the suite's cost in CI (docs/OpenCL.md)."""
+        case's processes and of its ocl-prebuild request goes to cpu.txt
+        in its exec dir (a lit worker runs one test at a time), for the
+        suite's cost in CI (docs/OpenCL.md)."""
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         self.prebuild_cpu = 0.0
         result = super().execute(test, litConfig)
