@@ -434,8 +434,8 @@ static bool run_kind_ok(const struct ir_instr *in)
 			return false;
 	if (in->kind == IK_splat)
 		return true;
-	if (in->kind == IK_broadcast)
-		return ocl_sup_map(in);
+	if (in->kind == IK_broadcast) /* ocl_sup_map's rule (not called: ocl_gen_index.c uses this file) */
+		return in->ops[1].val->type->elem == in->ops[0].val->type->elem;
 	if (in->kind == IK_select)
 		return ocl_sup_select(in);
 	if (in->kind == IK_convertto)
