@@ -143,39 +143,37 @@ static void cb_copy_nd_range(void *dst, const int64_t *ds, const void *src, cons
 	}
 }
 
-/* cb_copy_nd split among the threads by its outer index (the dimensions
- * but the two innermost), or, when there are too few outer indices (a
- * concatenation along the channels of NHWC images, a broadcast: a copy
- * merged to two dimensions), by ranges of the second innermost
- * dimension: every element is moved once, by one part. */
+/* cb_copy_nd split among the threads by ranges of one dimension: the one
+ * with the largest destination stride in magnitude (of those with more
+ * than one index),
+ * so that each part writes its own stretches of the destination and no
+ * cache line is written by two threads. (Split by a dimension of small
+ * destination stride, say the channels of an NCHW to NHWC transpose, every
+ * line of the output would be written by every thread, and each store
+ * would take the line from the other core's cache.) Every element is moved
+ * once, by one part. */
 struct cb_copy_job {
 	void *dst;
 	const void *src;
 	const int64_t *ds, *ss, *dims;
 	int rank, es, nparts;
-	int64_t outer;
-	int by_rows; /* split the second innermost dimension */
+	int k; /* the split dimension */
 };
 
-/* Part i of a copy: its outer indices, or its rows of the second
- * innermost dimension over every outer index. */
+/* Part i of a copy: its range of dimension k, everything else whole. */
 static void cb_copy_part(const void *ctx, int i, float *scratch)
 {
 	const struct cb_copy_job *j = ctx;
 	(void)scratch;
-	if (!j->by_rows) {
-		cb_copy_nd_range(j->dst, j->ds, j->src, j->ss, j->dims, j->rank, j->es,
-				 (int64_t)cb_par_first(i, j->nparts, (size_t)j->outer),
-				 (int64_t)cb_par_first(i + 1, j->nparts, (size_t)j->outer));
-		return;
-	}
-	const int r2 = j->rank - 2;
-	int64_t d[CB_MAXRANK];
+	const int k = j->k;
+	int64_t d[CB_MAXRANK], outer = 1;
 	memcpy(d, j->dims, (size_t)j->rank * sizeof *d);
-	const int64_t a = (int64_t)cb_par_first(i, j->nparts, (size_t)d[r2]);
-	d[r2] = (int64_t)cb_par_first(i + 1, j->nparts, (size_t)d[r2]) - a;
-	cb_copy_nd_range((unsigned char *)j->dst + a * j->ds[r2] * j->es, j->ds,
-			 (const unsigned char *)j->src + a * j->ss[r2] * j->es, j->ss, d, j->rank, j->es, 0, j->outer);
+	const int64_t a = (int64_t)cb_par_first(i, j->nparts, (size_t)d[k]);
+	d[k] = (int64_t)cb_par_first(i + 1, j->nparts, (size_t)d[k]) - a;
+	for (int r = 0; r + 2 < j->rank; r++)
+		outer *= d[r];
+	cb_copy_nd_range((unsigned char *)j->dst + a * j->ds[k] * j->es, j->ds,
+			 (const unsigned char *)j->src + a * j->ss[k] * j->es, j->ss, d, j->rank, j->es, 0, outer);
 }
 
 /* The strided copy (cb_copy_nd_range over everything), split among the
@@ -184,23 +182,22 @@ CB_KERNEL void cb_copy_nd(void *dst, const int64_t *ds, const void *src, const i
 			  int rank, int es)
 {
 	int64_t outer = 1, all = 1;
+	int k = -1;
 	for (int i = 0; i < rank; i++) {
 		all *= dims[i];
 		if (i < rank - 2)
 			outer *= dims[i];
+		if (dims[i] > 1 && (k < 0 || (ds[i] < 0 ? -ds[i] : ds[i]) > (ds[k] < 0 ? -ds[k] : ds[k])))
+			k = i;
 	}
-	if (rank == 0 || all == 0) {
-		cb_copy_nd_range(dst, ds, src, ss, dims, rank, es, 0, 1);
+	if (rank == 0 || all == 0 || k < 0) {
+		cb_copy_nd_range(dst, ds, src, ss, dims, rank, es, 0, outer);
 		return;
 	}
-	struct cb_copy_job j = {dst, src, ds, ss, dims, rank, es, 0, outer, 0};
-	j.nparts = cb_par_parts((double)all, (size_t)outer);
-	if (rank >= 2) {
-		const int rows = cb_par_parts((double)all, (size_t)dims[rank - 2]);
-		if (rows > j.nparts) {
-			j.nparts = rows;
-			j.by_rows = 1;
-		}
+	struct cb_copy_job j = {dst, src, ds, ss, dims, rank, es, cb_par_parts((double)all, (size_t)dims[k]), k};
+	if (j.nparts <= 1) {
+		cb_copy_nd_range(dst, ds, src, ss, dims, rank, es, 0, outer);
+		return;
 	}
 	cb_par(cb_copy_part, &j, j.nparts, NULL);
 }
