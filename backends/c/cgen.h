@@ -161,16 +161,18 @@ void cg_end(struct cg *g);
  * shared layout for weights, else f's plan or the fallback one);
  * cgen_util.c. */
 uint64_t cg_plan_offset(struct cg *g, struct ir_value *root);
-/* Whether the generated statements and declarations of g call into the
- * quantized kernels (cb_qconv.c, cb_qmisc.c): any identifier cb_q... or
- * CB_Q... other than cb_quant (cb_base.h) and cb_qprofile_f32 (cb_ref.c). */
-bool cg_uses_qkernels(const struct cg *g);
 /* NAME.c up to the program: the comment naming `what`, the thread
- * prologue, the kernels and the profiling macros (g->nprof slots). The
- * kernels of cb_qconv.c and cb_qmisc.c only with qkernels: their x86
- * vector paths need <immintrin.h>, the larger part of a small bundle's
- * compile time. */
-void cg_write_top(const struct cg *g, struct ostream *c, const char *name, const char *what, bool qkernels);
+ * prologue, the kernels the bundle needs (cg_write_kernels, given texts:
+ * the program's declarations and statements, NULL-terminated) and the
+ * profiling macros (g->nprof slots). */
+void cg_write_top(const struct cg *g, struct ostream *c, const char *name, const char *what,
+		  const char *const *texts);
+/* The kernel files (cb_kernel_text) a bundle carries: the first ones
+ * always, each later one when texts (NULL-terminated), the lines of
+ * extra_lines (NULL-terminated, or NULL) or a file already carried names
+ * what it declares; in their order, each after its marker line;
+ * cgen_units.c. */
+void cg_write_kernels(struct ostream *c, const char *const *texts, const char *const *extra_lines);
 /* The top of NAME.c, before any header: threads, scratch and pack offsets. */
 void cg_write_thread_prologue(const struct cg *g, struct ostream *c, const char *name);
 /* The thread API's declaration and its comment, in NAME.h. */

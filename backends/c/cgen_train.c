@@ -343,10 +343,13 @@ int cbackend_generate_training(struct ir_func *const *funcs, size_t nf, size_t s
 		ostream_mem(&h);
 		char what[300];
 		snprintf(what, sizeof what, "training step @%s and @%s", fs[0]->name, fs[1]->name);
-		bool qk = false;
-		for (size_t k = 0; k < nf; k++)
-			qk = qk || cg_uses_qkernels(&g[k]);
-		cg_write_top(last, &c, name, what, qk);
+		const char **texts = xcalloc(2 * nf + 1, sizeof *texts);
+		for (size_t k = 0; k < nf; k++) {
+			texts[2 * k] = ostream_cstr(g[k].decls);
+			texts[2 * k + 1] = ostream_cstr(g[k].body);
+		}
+		cg_write_top(last, &c, name, what, texts);
+		free(texts);
 		cg_write_tables(last, &c, name, l.ph, l.n);
 		write_init_weights(&c, name, &l);
 		os_printf(&c, "const size_t %s_mutable_size = %" PRIu64 "u, %s_activations_size = %" PRIu64 "u;\n\n",
