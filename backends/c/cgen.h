@@ -131,7 +131,8 @@ bool cg_emits_nothing(unsigned k);
  * tensorview or touch); cgen_util.c. */
 struct ir_instr *cg_next_real(struct ir_instr *in);
 /* Whether the bytes of v are read by any instruction after `after` (until
- * they are deallocated); weights always count as read. */
+ * they are deallocated; not at all when they were deallocated before
+ * `after`, back to their alloc); weights always count as read. */
 bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v);
 /* Whether the result out of in (out: the last result of the instructions
  * fused after it, ending with last) can be written straight into the

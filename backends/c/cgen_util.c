@@ -186,6 +186,12 @@ bool cg_read_later(struct cg *g, struct ir_instr *after, struct ir_value *v)
 	struct ir_value *root = ir_value_root(v, NULL);
 	if (!root || ir_as_weight(root))
 		return true;
+	/* deallocated already (a fused group whose last member comes after
+	 * the dealloc of an inner result): nothing reads it after `after`,
+	 * whatever later reuses its memory */
+	for (struct ir_instr *in = after; root->vkind == IV_ALLOC && in && &in->v != root; in = in->prev)
+		if (in->kind == IK_dealloc && ir_value_root(in->ops[0].val, NULL) == root)
+			return false;
 	for (struct ir_instr *in = after->next; in; in = in->next) {
 		if (in->kind == IK_dealloc && ir_value_root(in->ops[0].val, NULL) == root)
 			return false;
