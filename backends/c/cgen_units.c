@@ -65,11 +65,11 @@ static void scan_line(struct scan *s, const char *line, bool skip_macro_bodies, 
 {
 	const char *p = line;
 	size_t len = strlen(line);
-	bool continued = *cont;
+	bool continued = *cont, emit = true;
 	*cont = len && line[len - 1] == '\\';
 	if (skip_macro_bodies && continued)
-		return; /* inside a macro body */
-	if (skip_macro_bodies && !s->in_comment) {
+		emit = false; /* inside a macro body */
+	if (skip_macro_bodies && !continued && !s->in_comment) {
 		const char *q = p;
 		while (*q == ' ' || *q == '\t')
 			q++;
@@ -86,8 +86,10 @@ static void scan_line(struct scan *s, const char *line, bool skip_macro_bodies, 
 					n++;
 				if (n && kernel_prefix(q, n))
 					fn(ctx, q, n);
+				p = q + n;
 			}
-			return; /* other preprocessor lines name nothing declared here */
+			/* the rest names nothing declared here, but may open a comment */
+			emit = false;
 		}
 	}
 	while (*p) {
@@ -123,7 +125,7 @@ static void scan_line(struct scan *s, const char *line, bool skip_macro_bodies, 
 			size_t n = 0;
 			while (ident_char(p[n]))
 				n++;
-			if (kernel_prefix(p, n))
+			if (emit && kernel_prefix(p, n))
 				fn(ctx, p, n);
 			p += n;
 			continue;

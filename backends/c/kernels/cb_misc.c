@@ -145,9 +145,8 @@ static void cb_copy_nd_range(void *dst, const int64_t *ds, const void *src, cons
 
 /* cb_copy_nd split among the threads by ranges of one dimension: the one
  * with the largest destination stride in magnitude (of those with more
- * than one index),
- * so that each part writes its own stretches of the destination and no
- * cache line is written by two threads. (Split by a dimension of small
+ * than one index), so that each part writes its own stretches of the
+ * destination and no cache line is written by two threads. (Split by a dimension of small
  * destination stride, say the channels of an NCHW to NHWC transpose, every
  * line of the output would be written by every thread, and each store
  * would take the line from the other core's cache.) Every element is moved
