@@ -38,7 +38,7 @@ static struct {
 	bool built;
 	size_t n;
 	struct unit u[MAX_UNITS];
-	struct strmap owner; /* identifier -> 1 + the optional unit declaring it */
+	struct strmap owner; /* identifier -> 1 + the unit of its first appearance */
 } K;
 
 static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_'; }
