@@ -20,7 +20,6 @@
 #include "support/cleanup.h"
 #include "support/util.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
