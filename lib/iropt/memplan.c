@@ -22,7 +22,8 @@
  * stays deterministic. The tries: MEMPLAN_SEARCH_WORK over the size of the
  * interference graph (one placement costs about that), at least
  * MEMPLAN_SEARCH_MIN and at most MEMPLAN_SEARCH_MAX, so small functions get
- * many and huge ones stay linear.
+ * many and huge ones stay linear. Then the allocs move inside the arena
+ * for the threads' caches ("thread affinity" below).
  */
 #include "iropt/memplan.h"
 #include "iropt/iropt.h"
@@ -174,6 +175,203 @@ static uint64_t mp_place(struct mp *m, const uint32_t *order, bool best)
 	}
 	free(busy);
 	return arena;
+}
+
+/* ---- thread affinity ----
+ *
+ * A multi-threaded kernel (the C backend's pool, the interpreter's) splits
+ * its output into contiguous shares: of T threads, thread t writes about
+ * the t-th T-th of the buffer (rows of pixels, tiles of rows). Where an
+ * alloc reuses memory, a cache line whose last writer was another thread's
+ * share must first come from that thread's cache (on a machine whose cores
+ * sit on different chiplets, a round trip of some 0.6 us a line). So once
+ * the arena is fixed, each alloc in program order moves to the offset,
+ * among the places its interfering allocs leave free inside the arena,
+ * where its shares at 2 and 4 threads fall on lines the same thread's
+ * share wrote last, as far as the allocs before it (painted on a map of
+ * the arena as they are placed) say; the arena never grows. Two sweeps:
+ * the second starts from the first one's last writers, as a run starts
+ * from the previous run's. */
+
+struct mp_seg {
+	uint64_t lo, hi;      /* [lo, hi) of the arena */
+	uint64_t boff, bsize; /* the alloc that wrote it last */
+	bool one;             /* a small alloc: one thread wrote all of it */
+};
+
+/* Allocs below this many bytes stay where the arena's plan put them:
+ * their writers hardly split among threads (cb_thread.h's least work per
+ * part), and what a move could save is a few dozen lines. */
+#define MEMPLAN_AFFINITY_MIN 4096
+/* The places tried per alloc, at most (huge functions stay fast: a place
+ * costs a walk over the segments it covers) */
+#define MEMPLAN_AFFINITY_TRIES 512
+
+struct mp_map {
+	struct mp_seg *s;
+	size_t n, cap;
+};
+
+/* the first segment whose hi is above lo */
+static size_t map_find(const struct mp_map *map, uint64_t lo)
+{
+	size_t a = 0, b = map->n;
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+		if (map->s[mid].hi <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a;
+}
+
+static void map_paint(struct mp_map *map, uint64_t lo, uint64_t hi, bool one)
+{
+	size_t i = map_find(map, lo), j = i;
+	struct mp_seg left = {0, 0, 0, 0, false}, right = {0, 0, 0, 0, false};
+	bool has_left = false, has_right = false;
+	while (j < map->n && map->s[j].lo < hi) {
+		if (map->s[j].lo < lo) {
+			left = map->s[j];
+			left.hi = lo;
+			has_left = true;
+		}
+		if (map->s[j].hi > hi) {
+			right = map->s[j];
+			right.lo = hi;
+			has_right = true;
+		}
+		j++;
+	}
+	size_t add = (size_t)has_left + 1 + (size_t)has_right;
+	if (map->n - (j - i) + add > map->cap) {
+		map->cap = (map->n + add) * 2;
+		map->s = xrealloc(map->s, map->cap * sizeof(*map->s));
+	}
+	memmove(map->s + i + add, map->s + j, (map->n - j) * sizeof(*map->s));
+	map->n = map->n - (j - i) + add;
+	size_t k = i;
+	if (has_left)
+		map->s[k++] = left;
+	map->s[k++] = (struct mp_seg){lo, hi, lo, hi - lo, one};
+	if (has_right)
+		map->s[k] = right;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Bytes of [o, o + size) whose share at t threads differs from that of
+ * their last writer, summed over 2 and 4 threads. */
+static uint64_t mp_mismatch(const struct mp_map *map, uint64_t o, uint64_t size)
+{
+	uint64_t cost = 0, pts[8];
+	for (size_t i = map_find(map, o); i < map->n && map->s[i].lo < o + size; i++) {
+		const struct mp_seg *g = &map->s[i];
+		uint64_t lo = g->lo > o ? g->lo : o, hi = g->hi < o + size ? g->hi : o + size;
+		for (unsigned t = 2; t <= 4; t += 2) {
+			size_t np = 0;
+			pts[np++] = lo;
+			pts[np++] = hi;
+			for (unsigned k = 1; k < t; k++) {
+				uint64_t a = g->boff + g->bsize * k / t, b = o + size * k / t;
+				if (!g->one && a > lo && a < hi)
+					pts[np++] = a;
+				if (b > lo && b < hi)
+					pts[np++] = b;
+			}
+			qsort(pts, np, sizeof(*pts), cmp_u64);
+			for (size_t p = 0; p + 1 < np; p++) {
+				if (pts[p + 1] == pts[p])
+					continue;
+				uint64_t mid = pts[p] + (pts[p + 1] - pts[p]) / 2;
+				uint64_t was = g->one ? 0 : (mid - g->boff) * t / g->bsize, now = (mid - o) * t / size;
+				if (was != now)
+					cost += pts[p + 1] - pts[p];
+			}
+		}
+	}
+	return cost;
+}
+
+static void mp_affinity(struct mp *m, uint64_t arena)
+{
+	struct mp_map map = {NULL, 0, 0};
+	struct mp_gap *busy = xcalloc(m->n + 1, sizeof(*busy));
+	size_t ncand = 0, capcand = 64;
+	uint64_t *cand = xcalloc(capcand, sizeof(*cand));
+	for (int sweep = 0; sweep < 2; sweep++) {
+		for (size_t i = 0; i < m->n; i++) {
+			struct mp_buf *b = &m->b[i];
+			if (b->size == 0)
+				continue;
+			if (b->size < MEMPLAN_AFFINITY_MIN) {
+				map_paint(&map, (uint64_t)b->off, (uint64_t)b->off + b->size, true);
+				continue;
+			}
+			size_t nb = 0;
+			for (size_t e = b->nbr0; e < b->nbr1; e++) {
+				const struct mp_buf *o = &m->b[m->nbr[e]];
+				busy[nb++] = (struct mp_gap){(uint64_t)o->off, (uint64_t)o->off + o->size};
+			}
+			qsort(busy, nb, sizeof(*busy), cmp_gap);
+			uint64_t cur = (uint64_t)b->off, best = cur, best_cost = mp_mismatch(&map, cur, b->size);
+			uint64_t cursor = 0;
+			size_t tries = 0;
+			for (size_t g = 0; g <= nb && best_cost > 0 && tries < MEMPLAN_AFFINITY_TRIES; g++) {
+				uint64_t glo = cursor, ghi = g < nb ? busy[g].lo : arena;
+				if (g < nb && busy[g].hi > cursor)
+					cursor = busy[g].hi;
+				if (ghi <= glo || ghi - glo < b->size)
+					continue;
+				/* the places where a share boundary of b meets one of a last
+				 * writer in the gap, and the gap's ends */
+				uint64_t last = ghi - b->size;
+				ncand = 0;
+				cand[ncand++] = glo;
+				cand[ncand++] = last;
+				for (size_t k = map_find(&map, glo);
+				     k < map.n && map.s[k].lo < ghi && tries + ncand < MEMPLAN_AFFINITY_TRIES; k++) {
+					const struct mp_seg *sg = &map.s[k];
+					if (sg->one)
+						continue;
+					for (unsigned t = 2; t <= 4; t += 2)
+						for (unsigned q = 1; q < t; q++)
+							for (unsigned r = 1; r < t; r++) {
+								uint64_t at = sg->boff + sg->bsize * q / t, into = b->size * r / t;
+								if (ncand + 1 >= capcand) {
+									capcand *= 2;
+									cand = xrealloc(cand, capcand * sizeof(*cand));
+								}
+								if (at >= into)
+									cand[ncand++] = at - into;
+							}
+				}
+				tries += ncand;
+				for (size_t c = 0; c < ncand; c++) {
+					uint64_t o = cand[c] / MEMPLAN_ALIGN * MEMPLAN_ALIGN;
+					if (o < glo)
+						o = glo;
+					if (o > last)
+						o = last;
+					uint64_t cost = mp_mismatch(&map, o, b->size);
+					if (cost < best_cost) {
+						best_cost = cost;
+						best = o;
+					}
+				}
+			}
+			b->off = (int64_t)best;
+			map_paint(&map, best, best + b->size, false);
+		}
+	}
+	free(cand);
+	free(busy);
+	free(map.s);
 }
 
 /* ---- orders ---- */
@@ -353,7 +551,11 @@ bool memplan_func(struct ir_func *f, struct memplan_result *res)
 		}
 		free(cur);
 	}
+	for (size_t i = 0; i < m.n; i++)
+		m.b[i].off = best_off[i];
+	mp_affinity(&m, best);
 	for (size_t i = 0; i < m.n; i++) {
+		best_off[i] = m.b[i].off;
 		changed |= m.b[i].alloc->offset != best_off[i];
 		m.b[i].alloc->offset = best_off[i];
 	}

@@ -7,7 +7,10 @@
  * lifetimes (from the alloc to the dealloc; a view lives inside its root's)
  * do not intersect. Several placement strategies run and the smallest arena
  * wins (ties: the first in the list); a deterministic local search then
- * tries to improve on it while it is above the lower bound.
+ * tries to improve on it while it is above the lower bound. Last, allocs
+ * move within the arena so that each thread's share of a buffer falls on
+ * memory the same thread's share wrote last (memplan.c, "thread
+ * affinity"); the arena does not grow.
  *
  * The lower bound of an arena for this schedule is the largest total of live
  * activation bytes (each rounded up to MEMPLAN_ALIGN) at any program point:
