@@ -134,6 +134,20 @@ static int cmp_gap(const void *x, const void *y)
 	return a->hi < b->hi ? -1 : a->hi > b->hi;
 }
 
+/* The memory of b's interfering allocs placed so far, sorted by start;
+ * returns how many. */
+static size_t mp_busy(const struct mp *m, const struct mp_buf *b, struct mp_gap *busy)
+{
+	size_t nb = 0;
+	for (size_t e = b->nbr0; e < b->nbr1; e++) {
+		const struct mp_buf *o = &m->b[m->nbr[e]];
+		if (o->off >= 0)
+			busy[nb++] = (struct mp_gap){(uint64_t)o->off, (uint64_t)o->off + o->size};
+	}
+	qsort(busy, nb, sizeof(*busy), cmp_gap);
+	return nb;
+}
+
 /* Places the allocs in `order` (indices) with first fit or best fit;
  * returns the arena size. */
 static uint64_t mp_place(struct mp *m, const uint32_t *order, bool best)
@@ -148,13 +162,7 @@ static uint64_t mp_place(struct mp *m, const uint32_t *order, bool best)
 			b->off = 0;
 			continue;
 		}
-		size_t nb = 0;
-		for (size_t e = b->nbr0; e < b->nbr1; e++) {
-			const struct mp_buf *o = &m->b[m->nbr[e]];
-			if (o->off >= 0)
-				busy[nb++] = (struct mp_gap){(uint64_t)o->off, (uint64_t)o->off + o->size};
-		}
-		qsort(busy, nb, sizeof(*busy), cmp_gap);
+		size_t nb = mp_busy(m, b, busy);
 		uint64_t cursor = 0, pick = UINT64_MAX, pick_len = UINT64_MAX;
 		for (size_t i = 0; i < nb; i++) {
 			if (busy[i].lo > cursor) {
@@ -313,12 +321,7 @@ static void mp_affinity(struct mp *m, uint64_t arena)
 				map_paint(&map, (uint64_t)b->off, (uint64_t)b->off + b->size, true);
 				continue;
 			}
-			size_t nb = 0;
-			for (size_t e = b->nbr0; e < b->nbr1; e++) {
-				const struct mp_buf *o = &m->b[m->nbr[e]];
-				busy[nb++] = (struct mp_gap){(uint64_t)o->off, (uint64_t)o->off + o->size};
-			}
-			qsort(busy, nb, sizeof(*busy), cmp_gap);
+			size_t nb = mp_busy(m, b, busy);
 			uint64_t cur = (uint64_t)b->off, best = cur, best_cost = mp_mismatch(&map, cur, b->size);
 			uint64_t cursor = 0;
 			size_t tries = 0;
