@@ -77,12 +77,38 @@ CB_INLINE void cb_pool_pixels(const struct cb_pool_args *s, const float *in, flo
 	}
 }
 
+#if CB_HAVE_VEC
+/* Max over the window of channels [c0, c0 + the width of VF) (a vector
+ * type VF with an int vector type VI of its lanes), into o: the
+ * single-vector and half-vector steps of cb_maxpool_pixel, for channel
+ * counts that are not a multiple of four vectors (ShuffleNet's 24). */
+#define CB_MAXPOOL_ONE(VF, VI)                                                                      \
+	do {                                                                                        \
+		VF m = *(const VF *)(x0 + c0);                                                      \
+		VI nan = m != m;                                                                    \
+		for (int kh = 0; kh < nh; kh++)                                                     \
+			for (int kw = 0; kw < nw; kw++) {                                           \
+				VF xv = *(const VF *)(x0 + ((ptrdiff_t)kh * s->w + kw) * ch + c0); \
+				VI take = xv > m;                                                   \
+				m = (VF)(((VI)xv & take) | ((VI)m & ~take));                        \
+				nan |= xv != xv;                                                    \
+			}                                                                           \
+		const VI qnan = nan * 0 + 0x7fc00000; /* the default NaN, as CB_SPLAT(NAN) */       \
+		*(VF *)(o + c0) = (VF)((qnan & nan) | ((VI)m & ~nan));                              \
+	} while (0)
+#if CB_VL >= 8
+typedef float cb_maxpool_hf __attribute__((vector_size(CB_VL * 2), aligned(4)));
+typedef int32_t cb_maxpool_hi __attribute__((vector_size(CB_VL * 2), aligned(4)));
+#endif
+#endif
+
 /* Max over each window; taps in the padding are skipped (a window entirely
  * in the padding gives 0); a NaN wins, as in the interpreter (the vector
  * path gives the default NaN, the scalar path the first NaN it meets). The
  * taps inside the input are known per output pixel; channels go four
  * vectors at a time in registers, each tap one comparison and blend for
- * the maximum and one comparison for NaN. */
+ * the maximum and one comparison for NaN, then one vector and one half
+ * vector at a time. */
 static void cb_maxpool_pixel(const struct cb_pool_args *s, const float *x0, float *CB_RESTRICT o, int nh, int nw)
 {
 	const int ch = s->c;
@@ -110,6 +136,14 @@ static void cb_maxpool_pixel(const struct cb_pool_args *s, const float *x0, floa
 			*(cb_vf *)(o + c0 + v * CB_VL) =
 				(cb_vf)((qnan & nan[v]) | ((cb_vi)m[v] & ~nan[v]));
 	}
+	for (; c0 + CB_VL <= ch; c0 += CB_VL)
+		CB_MAXPOOL_ONE(cb_vf, cb_vi);
+#if CB_VL >= 8
+	if (c0 + CB_VL / 2 <= ch) {
+		CB_MAXPOOL_ONE(cb_maxpool_hf, cb_maxpool_hi);
+		c0 += CB_VL / 2;
+	}
+#endif
 #endif
 	if (c0 == ch)
 		return;
