@@ -524,7 +524,7 @@ static bool cb_should_lower(const struct backend *b, const struct node *n)
 }
 
 /* The interpreter's hook (the kinds both run), then the C backend's own
- * nodes (cbnodes.c). */
+ * nodes (cbnodes.c), then the batch split (cbsplit.c). */
 static int cb_post_lowering(const struct backend *b, struct func *f, struct diag *d)
 {
 	(void)b;
@@ -532,7 +532,8 @@ static int cb_post_lowering(const struct backend *b, struct func *f, struct diag
 						       : 0;
 	if (r < 0)
 		return r;
-	return cbackend_post_lowering(f) || r;
+	int own = cbackend_post_lowering(f);
+	return cbackend_batch_split(f) || own || r;
 }
 
 /* -O0..-O3: the rows of Pipelines.def */
