@@ -9,7 +9,10 @@
 # temporary directory (weight fills by default, as the results below were
 # measured; WEIGHTS=random SEED=N for seeded random weights, e.g.
 # `WEIGHTS=random bench/c-models.sh build "" resnet50`). For each
-# light_<model>.onnx: glow-import | glow-opt -O2 | glow-irgen |
+# light_<model>.onnx: glow-import | glow-opt -O2 -backend=c (the C
+# backend's graph pipeline: its post-lowering makes C.ConvAddRelu and
+# splits the batch, docs/CBackend.md; until 2026-11-28 this script ran the
+# generic -O2, without them) | glow-irgen |
 # glow-llc -O2 -backend=c -emit-main -gemm=${GEMM:-builtin}, the bundle built
 # with ${CC:-cc} ${CFLAGS:--O3 -march=native} (and -lopenblas when
 # GEMM=openblas: matrix products by OpenBLAS's cblas_sgemm, one thread
@@ -25,14 +28,14 @@
 # both sides). Prints per model, batch and thread count the medians, the
 # ratio ours/ort and
 # our GFLOP/s (flops as glow-opt -passes=count-flops estimates them after
-# -O2) and its fraction of the peak of that many cores (bench/peak.c:
+# the generic -O2, whose nodes it knows) and its fraction of the peak of that many cores (bench/peak.c:
 # independent FMA chains on one core, measured first), the minima and their
 # ratio, our median processor time per run (all threads; less disturbed
 # than wall time when the machine is shared), the scaling (our time at the
 # first thread count over this one's), the peak resident memory (GNU time's
 # %M) of one run of our driver and of one onnxruntime session in node
 # (node's own heap included), then the compile times: gen-s, the toolchain
-# (glow-import, glow-opt -O2, glow-irgen, glow-llc -O2 -backend=c, run one
+# (glow-import, glow-opt -O2 -backend=c, glow-irgen, glow-llc -O2 -backend=c, run one
 # after another, wall seconds), and cc-s, the C compiler on the bundle.
 # Figures only: nothing is asserted, no test runs this.
 set -eu
@@ -108,7 +111,7 @@ for m in $list; do
 	in_npy "$tmp/in.npy" "$batch"
 	t0=$(date +%s.%N)
 	if ! "$bin/glow-import" "$f" -o "$d/in.glow" ||
-	   ! "$bin/glow-opt" -O2 "$d/in.glow" -o "$d/opt.glow" ||
+	   ! "$bin/glow-opt" -O2 -backend=c "$d/in.glow" -o "$d/opt.glow" ||
 	   ! "$bin/glow-irgen" "$d/opt.glow" -o "$d/prog.gir" ||
 	   ! "$bin/glow-llc" -O2 -backend=c -emit-main -gemm="$gemm" -bundle-name=model "$d/prog.gir" -o "$d" ||
 	   ! t1=$(date +%s.%N) ||
@@ -117,7 +120,7 @@ for m in $list; do
 		continue
 	fi
 	t2=$(date +%s.%N)
-	flops=$("$bin/glow-opt" -passes=count-flops "$d/opt.glow" -o /dev/null 2>&1 |
+	flops=$("$bin/glow-opt" -passes=O2,count-flops "$d/in.glow" -o /dev/null 2>&1 |
 		sed -n 's/^count-flops: module: [0-9]* nodes, \([^ ]*\) flops$/\1/p')
 	one=
 	for th in $threads; do

@@ -1,38 +1,42 @@
 /* cbsplit.c - image by image: the C backend's batch split (docs/CBackend.md,
- * "Image by image").
+ * "Image by image: the batch split").
  *
  * A batch of N images runs layer by layer: each layer reads and writes N
  * images' activations before the next starts. In the first layers of a
  * convolutional network those are many megabytes per layer (ResNet-50's
- * first convolution writes 3.2 MB per image, 25.7 MB at batch 8), far
- * more than the caches, so every layer streams them from memory; one
- * image's pass keeps them in cache. Measured on a Zen 4 core: every
- * SqueezeNet layer, and ResNet-50's up to its fourth stage, run faster as
- * eight batch-1 passes than at batch 8 (bench/README.md).
+ * first convolution writes 3.2 MB per image, 25.7 MB at batch 8), more
+ * than the caches hold, so every layer streams them from memory; one
+ * image's pass keeps them in cache. Measured on a Zen 4 core: ResNet-50's
+ * layers up to its fourth stage run faster as eight batch-1 passes than
+ * at batch 8 (bench/README.md, "Image by image").
  *
  * So after lowering the backend takes the region of f where images do not
  * mix and each layer's activations outweigh its weights, and computes it
- * once per image: each input placeholder of the region is cut into its
- * images (Slice), the region's nodes are cloned once per image with batch
- * 1, and each value that leaves the region is the Concat of its images
- * along dimension 0. The scheduler (memory-aware, depth-first) then runs
- * the copies one after the other, and the memory plan lets each image
- * reuse the last one's buffers.
+ * in parts of the batch: each input placeholder of the region is cut into
+ * its parts (Slice), the region's nodes are cloned once per part with
+ * dimension 0 the part's size, and each value that leaves the region is
+ * the Concat of its parts along dimension 0 (under the original's name).
+ * The scheduler (memory-aware, depth-first) then runs the copies one after
+ * the other, and the memory plan lets each part reuse the last one's
+ * buffers.
  *
  * The region: in text order (a topological order), every node of a kind
  * that treats images independently along dimension 0 (convolutions,
  * pooling, activations, elementwise arithmetic without broadcast,
  * transposes that keep dimension 0, concatenations along another
- * dimension), all of whose results have dimension 0 = N, whose operands
- * are region values, input placeholders of dimension 0 = N, or (the
- * filter and bias of a convolution) constants; and, for a convolution,
- * whose filter is at most four times one image's result in bytes (past
- * that, reading the weights once per image costs more than the cache
- * saves: ResNet-50's 3x3 layers of its fourth stage). The region is kept
- * only when it holds a convolution and its layers are large enough to be
- * worth running one image at a time on the thread pool: at least 4
- * MFLOP per node per image on average (ShuffleNet's small layers, which
- * scale poorly across threads at batch 1, stay batched).
+ * dimension), all of whose results have dimension 0 = N and at most
+ * SPLIT_MAX_BYTES per image, whose operands are region values, input
+ * placeholders of dimension 0 = N, or (the filter and bias of a
+ * convolution) constants; and, for a convolution, whose filter is at most
+ * SPLIT_WEIGHT_RATIO times one image's result in bytes (past that, reading
+ * the weights once per part costs more than the cache saves: ResNet-50's
+ * 3x3 layers of its fourth stage). The region is split only when it holds
+ * a convolution and its nodes average SPLIT_MIN_FLOPS per image, in parts
+ * of the fewest images (a divisor of N) that average SPLIT_PART_FLOPS per
+ * node and keep their largest result within SPLIT_MAX_BYTES: every part
+ * is one more launch of each kernel on the thread pool, whose
+ * synchronization made smaller parts slower on two threads (SqueezeNet,
+ * ShuffleNet, VGG-19: docs/CBackend.md).
  *
  * Each output element is computed by the same kernel arithmetic in both
  * forms (the kernels' sums do not depend on the batch), so only where the
@@ -55,6 +59,12 @@
 #define SPLIT_MIN_FLOPS 4e6
 /* and per node per part (several images when one image's layers are small) */
 #define SPLIT_PART_FLOPS 16e6
+/* a part's largest result at most a core's share of a last-level cache
+ * (Zen 4: 32 MiB for 8 cores); past that the part's activations do not
+ * stay in cache, and the split only adds synchronization on the thread
+ * pool (VGG-19's 12.8 MB per image, SqueezeNet's two-image parts of 6.3
+ * MB were slower on two threads) */
+#define SPLIT_MAX_BYTES (4.0 * 1024 * 1024)
 
 static double numel(const struct type *t)
 {
@@ -84,6 +94,12 @@ static size_t region_slot(const struct region *g, const struct node *n)
 
 static bool in_region(const struct region *g, const struct node *n) { return g->key[region_slot(g, n)] == n; }
 
+/* One image's bytes of t (dimension 0 the batch). */
+static double image_bytes(const struct type *t, uint64_t batch)
+{
+	return numel(t) / (double)batch * (double)elem_size((enum elem_kind)t->elem);
+}
+
 /* Whether n's kind computes each image of dimension 0 from that image
  * alone (given the checks of region_ok on its operands and attributes). */
 static bool per_image_kind(const struct node *n)
@@ -110,7 +126,8 @@ static bool region_ok(const struct region *g, struct node *n, uint64_t batch)
 	if (!per_image_kind(n) || node_has_pred(n) || n->nres == 0 || n->nres > 8 || n->nops == 0)
 		return false;
 	for (unsigned r = 0; r < n->nres; r++)
-		if (n->types[r]->rank < 2 || n->types[r]->dims[0] != batch)
+		if (n->types[r]->rank < 2 || n->types[r]->dims[0] != batch ||
+		    image_bytes(n->types[r], batch) > SPLIT_MAX_BYTES)
 			return false;
 	if (n->kind == NK_Transpose) {
 		unsigned c;
@@ -139,7 +156,7 @@ static bool region_ok(const struct region *g, struct node *n, uint64_t batch)
 	if (is_conv(n)) {
 		const struct type *w = op_type(n, 1), *o = n->types[0];
 		double wb = numel(w) * (double)elem_size((enum elem_kind)w->elem);
-		double ob = numel(o) / (double)batch * (double)elem_size((enum elem_kind)o->elem);
+		double ob = image_bytes(o, batch);
 		if (wb > SPLIT_WEIGHT_RATIO * ob)
 			return false;
 	}
@@ -206,7 +223,7 @@ int cbackend_batch_split(struct func *f)
 	g.idx = xcalloc(g.cap, sizeof *g.idx);
 	struct node **order = xcalloc(total ? total : 1, sizeof *order);
 	size_t convs = 0;
-	double flops = 0;
+	double flops = 0, big = 0; /* big: the largest result of one image */
 	func_for_each(f, n) {
 		if (!region_ok(&g, n, batch))
 			continue;
@@ -216,6 +233,9 @@ int cbackend_batch_split(struct func *f)
 		order[g.n++] = n;
 		convs += is_conv(n);
 		flops += image_flops(n, batch);
+		for (unsigned q = 0; q < n->nres; q++)
+			if (image_bytes(n->types[q], batch) > big)
+				big = image_bytes(n->types[q], batch);
 	}
 	int changed = 0;
 	if (!convs || flops / (double)g.n < SPLIT_MIN_FLOPS)
@@ -225,7 +245,7 @@ int cbackend_batch_split(struct func *f)
 	uint64_t sub = 1;
 	while (sub < batch && (batch % sub || flops * (double)sub / (double)g.n < SPLIT_PART_FLOPS))
 		sub++;
-	if (sub == batch)
+	if (sub == batch || (double)sub * big > SPLIT_MAX_BYTES)
 		goto done;
 	const uint64_t parts = batch / sub;
 	changed = 1;
