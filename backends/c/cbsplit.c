@@ -46,6 +46,7 @@
  */
 #include "backends/c/cbackend.h"
 #include "graph/graph.h"
+#include "graph/region.h"
 #include "support/util.h"
 
 #include <stdint.h>
@@ -211,6 +212,11 @@ int cbackend_batch_split(struct func *f)
 	size_t total = 0;
 	func_for_each(f, n) {
 		total++;
+		/* an If or a Loop reads values inside its regions that are not
+		 * its operands: the Concats' place below (before the first reader
+		 * outside the region) would not see those readers */
+		if (node_num_regions(n))
+			return 0;
 		if (!batch && is_conv(n) && op_type(n, 0)->rank == 4)
 			batch = op_type(n, 0)->dims[0];
 	}
@@ -240,6 +246,17 @@ int cbackend_batch_split(struct func *f)
 	int changed = 0;
 	if (!convs || flops / (double)g.n < SPLIT_MIN_FLOPS)
 		goto done;
+	/* the Slices are made where the region's copies go, maybe before a
+	 * Save that the original read came after: no split when the function
+	 * writes a placeholder the region reads */
+	func_for_each(f, sv) {
+		if (sv->kind != NK_Save)
+			continue;
+		for (size_t r = 0; r < g.n; r++)
+			for (unsigned k = 0; k < order[r]->nops; k++)
+				if (order[r]->ops[k].def == sv->ops[1].def)
+					goto done;
+	}
 	/* images per part: the fewest (a divisor of the batch) that give each
 	 * node SPLIT_PART_FLOPS on average */
 	uint64_t sub = 1;
