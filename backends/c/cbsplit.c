@@ -292,7 +292,7 @@ int cbackend_batch_split(struct func *f)
 			for (unsigned k = 0; k < n->nops; k++) {
 				struct node *d = n->ops[k].def;
 				opv[k] = op_val(n, k);
-				if (d->kind == NK_Placeholder && !(is_conv(n) && k > 0)) {
+				if (d->kind == NK_Placeholder && !(is_conv(n) && (k == 1 || k == 2))) {
 					size_t j = 0;
 					while (j < nps && ps[j].ph != d)
 						j++;
