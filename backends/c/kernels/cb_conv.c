@@ -460,6 +460,58 @@ static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const 
 {
 	const int gc = s->groups * s->c, goc = s->groups * s->oc, np = (s->oc + CB_NR - 1) / CB_NR, c = s->c;
 	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)goc;
+#if CB_HAVE_VEC
+	/* A pixel's whole row of goc results when it fits: each panel stored
+	 * whole into row at its column (the lanes past its group's oc land on
+	 * the next group's columns, which that group's panels store later; the
+	 * last group's past goc), then the residual and the activation over
+	 * whole vectors of the row and the stores to out, instead of a scalar
+	 * epilogue per panel (ShuffleNet's 28 of 32 lanes per group). The same
+	 * operations on each value in the same order. */
+	enum { CB_SMALLK_ROW = 512 };
+	float row[CB_SMALLK_ROW + CB_NR];
+	if (goc <= CB_SMALLK_ROW && s->act != CB_ACT_CLIP) {
+		for (size_t pix = mb; pix < me; pix++) {
+			const size_t n = pix / ((size_t)s->oh * s->ow);
+			const int oh = (int)(pix / (size_t)s->ow % (size_t)s->oh), ow = (int)(pix % (size_t)s->ow);
+			const int ih = oh * s->sh - s->pt, iw = ow * s->sw - s->pl;
+			const int inside = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
+			const float *x = in + (((size_t)n * s->h + (size_t)(inside ? ih : 0)) * s->w +
+					       (size_t)(inside ? iw : 0)) * gc;
+			for (int g = 0; g < s->groups; g++)
+				for (int p = 0; p < np; p++) {
+					const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
+					const float *pb = bias + ((size_t)g * np + p) * CB_NR;
+					cb_vf acc[CB_NV];
+					for (int v = 0; v < CB_NV; v++)
+						acc[v] = *(const cb_vf *)(pb + v * CB_VL);
+					for (int k = 0; inside && k < c; k++) {
+						const cb_vf xv = CB_SPLAT(x[g * c + k]);
+						for (int v = 0; v < CB_NV; v++)
+							acc[v] = CB_FMA(acc[v], *(const cb_vf *)(b + k * CB_NR + v * CB_VL),
+									xv);
+					}
+					float *t = row + (size_t)g * s->oc + (size_t)p * CB_NR;
+					for (int v = 0; v < CB_NV; v++)
+						*(cb_vf *)(t + v * CB_VL) = acc[v];
+				}
+			float *o = out + pix * ost;
+			const float *q = res ? res + pix * (size_t)goc : NULL;
+			int j = 0;
+			for (; j + CB_VL <= goc; j += CB_VL) {
+				cb_vf y = *(const cb_vf *)(row + j);
+				if (q)
+					y += *(const cb_vf *)(q + j);
+				if (s->act == CB_ACT_RELU)
+					y = cb_vrelu(y);
+				*(cb_vf *)(o + j) = y;
+			}
+			for (; j < goc; j++)
+				o[j] = cb_act(q ? row[j] + q[j] : row[j], s->act, s->lo, s->hi);
+		}
+		return;
+	}
+#endif
 	for (size_t pix = mb; pix < me; pix++) {
 		const size_t n = pix / ((size_t)s->oh * s->ow);
 		const int oh = (int)(pix / (size_t)s->ow % (size_t)s->oh), ow = (int)(pix % (size_t)s->ow);
