@@ -257,6 +257,14 @@ int cbackend_batch_split(struct func *f)
 				if (order[r]->ops[k].def == sv->ops[1].def)
 					goto done;
 	}
+	/* a region value read as another node's predicate would keep that
+	 * use of the original (only operands are redirected to the Concats);
+	 * a verified graph has none (a predicate has rank 0 or 1, region
+	 * values at least 2), so this only guards the invariant */
+	for (size_t r = 0; r < g.n; r++)
+		for (struct use *u = order[r]->uses; u; u = u->next)
+			if (u->idx >= use_user(u)->nops)
+				goto done;
 	/* images per part: the fewest (a divisor of the batch) that give each
 	 * node SPLIT_PART_FLOPS on average */
 	uint64_t sub = 1;
