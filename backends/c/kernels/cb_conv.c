@@ -455,10 +455,51 @@ static int cb_conv_win_ok(const struct cb_conv_args *s, const float *in, size_t 
  * one broadcast input value per k; no packing, no tiles (their fixed costs
  * outweigh so few products). Same contract as cb_conv_f32. */
 #define CB_SMALLK 8
+
+/* The input of output pixel pix (its gc channels), or NULL when the pixel
+ * lies in the padding. */
+static CB_ALWAYS_INLINE const float *cb_smallk_in(const struct cb_conv_args *s, const float *in, size_t pix, int gc)
+{
+	const size_t n = pix / ((size_t)s->oh * s->ow);
+	const int oh = (int)(pix / (size_t)s->ow % (size_t)s->oh), ow = (int)(pix % (size_t)s->ow);
+	const int ih = oh * s->sh - s->pt, iw = ow * s->sw - s->pl;
+	if (ih < 0 || ih >= s->h || iw < 0 || iw >= s->w)
+		return NULL;
+	return in + (((size_t)n * s->h + (size_t)ih) * s->w + (size_t)iw) * gc;
+}
+
+/* Panel p of group g for the input x (NULL: the bias alone) into the
+ * CB_NR floats at t. */
+static CB_ALWAYS_INLINE void cb_smallk_panel(const struct cb_conv_args *s, const float *x, const float *wp,
+					     const float *bias, int g, int p, int np, float *t)
+{
+	const int c = s->c;
+	const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
+	const float *pb = bias + ((size_t)g * np + p) * CB_NR;
+#if CB_HAVE_VEC
+	cb_vf acc[CB_NV];
+	for (int v = 0; v < CB_NV; v++)
+		acc[v] = *(const cb_vf *)(pb + v * CB_VL);
+	for (int k = 0; x && k < c; k++) {
+		const cb_vf xv = CB_SPLAT(x[g * c + k]);
+		for (int v = 0; v < CB_NV; v++)
+			acc[v] = CB_FMA(acc[v], *(const cb_vf *)(b + k * CB_NR + v * CB_VL), xv);
+	}
+	for (int v = 0; v < CB_NV; v++)
+		*(cb_vf *)(t + v * CB_VL) = acc[v];
+#else
+	for (int j = 0; j < CB_NR; j++)
+		t[j] = pb[j];
+	for (int k = 0; x && k < c; k++)
+		for (int j = 0; j < CB_NR; j++)
+			t[j] += x[g * c + k] * b[k * CB_NR + j];
+#endif
+}
+
 static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
 			   float *out, const float *res, size_t mb, size_t me)
 {
-	const int gc = s->groups * s->c, goc = s->groups * s->oc, np = (s->oc + CB_NR - 1) / CB_NR, c = s->c;
+	const int gc = s->groups * s->c, goc = s->groups * s->oc, np = (s->oc + CB_NR - 1) / CB_NR;
 	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)goc;
 #if CB_HAVE_VEC
 	/* A pixel's whole row of goc results when it fits: each panel stored
@@ -472,29 +513,10 @@ static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const 
 	float row[CB_SMALLK_ROW + CB_NR];
 	if (goc <= CB_SMALLK_ROW && s->act != CB_ACT_CLIP) {
 		for (size_t pix = mb; pix < me; pix++) {
-			const size_t n = pix / ((size_t)s->oh * s->ow);
-			const int oh = (int)(pix / (size_t)s->ow % (size_t)s->oh), ow = (int)(pix % (size_t)s->ow);
-			const int ih = oh * s->sh - s->pt, iw = ow * s->sw - s->pl;
-			const int inside = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
-			const float *x = in + (((size_t)n * s->h + (size_t)(inside ? ih : 0)) * s->w +
-					       (size_t)(inside ? iw : 0)) * gc;
+			const float *x = cb_smallk_in(s, in, pix, gc);
 			for (int g = 0; g < s->groups; g++)
-				for (int p = 0; p < np; p++) {
-					const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
-					const float *pb = bias + ((size_t)g * np + p) * CB_NR;
-					cb_vf acc[CB_NV];
-					for (int v = 0; v < CB_NV; v++)
-						acc[v] = *(const cb_vf *)(pb + v * CB_VL);
-					for (int k = 0; inside && k < c; k++) {
-						const cb_vf xv = CB_SPLAT(x[g * c + k]);
-						for (int v = 0; v < CB_NV; v++)
-							acc[v] = CB_FMA(acc[v], *(const cb_vf *)(b + k * CB_NR + v * CB_VL),
-									xv);
-					}
-					float *t = row + (size_t)g * s->oc + (size_t)p * CB_NR;
-					for (int v = 0; v < CB_NV; v++)
-						*(cb_vf *)(t + v * CB_VL) = acc[v];
-				}
+				for (int p = 0; p < np; p++)
+					cb_smallk_panel(s, x, wp, bias, g, p, np, row + (size_t)g * s->oc + (size_t)p * CB_NR);
 			float *o = out + pix * ost;
 			const float *q = res ? res + pix * (size_t)goc : NULL;
 			int j = 0;
@@ -513,35 +535,11 @@ static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const 
 	}
 #endif
 	for (size_t pix = mb; pix < me; pix++) {
-		const size_t n = pix / ((size_t)s->oh * s->ow);
-		const int oh = (int)(pix / (size_t)s->ow % (size_t)s->oh), ow = (int)(pix % (size_t)s->ow);
-		const int ih = oh * s->sh - s->pt, iw = ow * s->sw - s->pl;
-		const int inside = ih >= 0 && ih < s->h && iw >= 0 && iw < s->w;
-		const float *x = in + (((size_t)n * s->h + (size_t)(inside ? ih : 0)) * s->w +
-				       (size_t)(inside ? iw : 0)) * gc;
+		const float *x = cb_smallk_in(s, in, pix, gc);
 		for (int g = 0; g < s->groups; g++)
 			for (int p = 0; p < np; p++) {
-				const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
-				const float *pb = bias + ((size_t)g * np + p) * CB_NR;
 				float t[CB_NR];
-#if CB_HAVE_VEC
-				cb_vf acc[CB_NV];
-				for (int v = 0; v < CB_NV; v++)
-					acc[v] = *(const cb_vf *)(pb + v * CB_VL);
-				for (int k = 0; inside && k < c; k++) {
-					const cb_vf xv = CB_SPLAT(x[g * c + k]);
-					for (int v = 0; v < CB_NV; v++)
-						acc[v] = CB_FMA(acc[v], *(const cb_vf *)(b + k * CB_NR + v * CB_VL), xv);
-				}
-				for (int v = 0; v < CB_NV; v++)
-					*(cb_vf *)(t + v * CB_VL) = acc[v];
-#else
-				for (int j = 0; j < CB_NR; j++)
-					t[j] = pb[j];
-				for (int k = 0; inside && k < c; k++)
-					for (int j = 0; j < CB_NR; j++)
-						t[j] += x[g * c + k] * b[k * CB_NR + j];
-#endif
+				cb_smallk_panel(s, x, wp, bias, g, p, np, t);
 				int ncol = s->oc - p * CB_NR;
 				if (ncol > CB_NR)
 					ncol = CB_NR;
