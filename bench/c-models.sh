@@ -28,15 +28,17 @@
 # both sides). Prints per model, batch and thread count the medians, the
 # ratio ours/ort and
 # our GFLOP/s (flops as glow-opt -passes=count-flops estimates them after
-# the generic -O2, whose nodes it knows) and its fraction of the peak of that many cores (bench/peak.c:
-# independent FMA chains on one core, measured first), the minima and their
+# the generic -O2, whose nodes it knows) and its fraction of the peak of
+# that many cores (bench/peak.c: independent FMA chains on one core,
+# measured first), the minima and their
 # ratio, our median processor time per run (all threads; less disturbed
 # than wall time when the machine is shared), the scaling (our time at the
 # first thread count over this one's), the peak resident memory (GNU time's
 # %M) of one run of our driver and of one onnxruntime session in node
 # (node's own heap included), then the compile times: gen-s, the toolchain
-# (glow-import, glow-opt -O2 -backend=c, glow-irgen, glow-llc -O2 -backend=c, run one
-# after another, wall seconds), and cc-s, the C compiler on the bundle.
+# (glow-import, glow-opt -O2 -backend=c, glow-irgen, glow-llc -O2
+# -backend=c, run one after another, wall seconds), and cc-s, the C
+# compiler on the bundle.
 # Figures only: nothing is asserted, no test runs this.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)

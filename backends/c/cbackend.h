@@ -165,9 +165,10 @@ void cbackend_set_threads(int n);
 int cbackend_post_lowering(struct func *f);
 
 /* The batch split (cbsplit.c): the region of f where images do not mix and
- * activations outweigh weights, computed image by image (batch-1 clones,
- * Slices of the inputs, Concats of the values that leave it), where that
- * pays. Returns whether f changed. */
+ * activations outweigh weights, computed in parts of the batch (copies of
+ * its nodes with dimension 0 the part's size, Slices of the inputs,
+ * Concats of the values that leave it), where that pays. Returns whether
+ * f changed. */
 int cbackend_batch_split(struct func *f);
 
 extern const struct backend cbackend_backend;
