@@ -20,11 +20,11 @@
  * the other, and the memory plan lets each part reuse the last one's
  * buffers.
  *
- * The region: in text order (a topological order), every node of a kind
- * that treats images independently along dimension 0 (convolutions,
- * pooling, activations, elementwise arithmetic without broadcast,
- * transposes that keep dimension 0, concatenations along another
- * dimension), all of whose results have dimension 0 = N and at most
+ * The region: in text order (a topological order), every node that
+ * treats images independently along dimension 0 (the kinds of Nodes.def's
+ * NF_BATCH: convolutions, pooling, LRN; the NF_EW kinds without
+ * broadcast; transposes that keep dimension 0, concatenations along
+ * another dimension), all of whose results have dimension 0 = N and at most
  * SPLIT_MAX_BYTES per image, whose operands are region values, input
  * placeholders of dimension 0 = N, or (the filter and bias of a
  * convolution) constants; and, for a convolution, whose filter is at most
@@ -47,6 +47,7 @@
 #include "backends/c/cbackend.h"
 #include "graph/graph.h"
 #include "graph/region.h"
+#include "support/hashmap.h"
 #include "support/util.h"
 
 #include <stdint.h>
@@ -67,14 +68,6 @@
  * MB were slower on two threads) */
 #define SPLIT_MAX_BYTES (4.0 * 1024 * 1024)
 
-static double numel(const struct type *t)
-{
-	double c = 1;
-	for (unsigned i = 0; i < t->rank; i++)
-		c *= (double)t->dims[i];
-	return c;
-}
-
 static bool is_conv(const struct node *n) { return n->kind == NK_Convolution || n->kind == NK_C_ConvAddRelu; }
 
 /* The region's nodes by address: an open-addressing table from node to
@@ -87,7 +80,7 @@ struct region {
 
 static size_t region_slot(const struct region *g, const struct node *n)
 {
-	size_t h = (size_t)(((uintptr_t)n >> 4) * (uintptr_t)0x9E3779B97F4A7C15ull) & (g->cap - 1);
+	size_t h = (size_t)hash_u64((uint64_t)(uintptr_t)n) & (g->cap - 1);
 	while (g->key[h] && g->key[h] != n)
 		h = (h + 1) & (g->cap - 1);
 	return h;
@@ -98,46 +91,34 @@ static bool in_region(const struct region *g, const struct node *n) { return g->
 /* One image's bytes of t (dimension 0 the batch). */
 static double image_bytes(const struct type *t, uint64_t batch)
 {
-	return numel(t) / (double)batch * (double)elem_size((enum elem_kind)t->elem);
+	return (double)type_bytes(t) / (double)batch;
 }
 
-/* Whether n's kind computes each image of dimension 0 from that image
- * alone (given the checks of region_ok on its operands and attributes). */
-static bool per_image_kind(const struct node *n)
+/* Whether n computes each image of dimension 0 from that image alone: the
+ * kinds of Nodes.def's NF_BATCH and NF_EW (region_ok checks that their
+ * operands have the result's batch, and no broadcast for NF_EW), a
+ * Transpose that keeps dimension 0 first, a Concat along another one. */
+static bool per_image(const struct node *n)
 {
-	switch (n->kind) {
-	case NK_Convolution:
-	case NK_C_ConvAddRelu:
-	case NK_MaxPool:
-	case NK_AvgPool:
-	case NK_LocalResponseNormalization:
-	case NK_Transpose:
-	case NK_Concat:
+	if (node_desc(n->kind)->flags & (NF_BATCH | NF_EW))
 		return true;
-	default:
-		/* elementwise kinds: operands of the result's shape (no
-		 * broadcast), checked by region_ok */
-		return (node_desc(n->kind)->flags & NF_EW) != 0;
+	if (n->kind == NK_Transpose) {
+		unsigned c;
+		const int64_t *sh = node_ints(n, AN_shuffle, &c);
+		return c > 0 && sh[0] == 0;
 	}
+	return n->kind == NK_Concat && node_int(n, AN_dim) != 0;
 }
 
 /* Whether n can join the region g holds so far. */
 static bool region_ok(const struct region *g, struct node *n, uint64_t batch)
 {
-	if (!per_image_kind(n) || node_has_pred(n) || n->nres == 0 || n->nres > 8 || n->nops == 0)
+	if (!per_image(n) || node_has_pred(n) || n->nres == 0 || n->nres > 8 || n->nops == 0)
 		return false;
 	for (unsigned r = 0; r < n->nres; r++)
 		if (n->types[r]->rank < 2 || n->types[r]->dims[0] != batch ||
 		    image_bytes(n->types[r], batch) > SPLIT_MAX_BYTES)
 			return false;
-	if (n->kind == NK_Transpose) {
-		unsigned c;
-		const int64_t *sh = node_ints(n, AN_shuffle, &c);
-		if (c == 0 || sh[0] != 0)
-			return false;
-	}
-	if (n->kind == NK_Concat && node_int(n, AN_dim) == 0)
-		return false;
 	for (unsigned i = 0; i < n->nops; i++) {
 		struct node *d = n->ops[i].def;
 		if (is_conv(n) && (i == 1 || i == 2)) {
@@ -156,8 +137,7 @@ static bool region_ok(const struct region *g, struct node *n, uint64_t batch)
 	}
 	if (is_conv(n)) {
 		const struct type *w = op_type(n, 1), *o = n->types[0];
-		double wb = numel(w) * (double)elem_size((enum elem_kind)w->elem);
-		double ob = image_bytes(o, batch);
+		double wb = (double)type_bytes(w), ob = image_bytes(o, batch);
 		if (wb > SPLIT_WEIGHT_RATIO * ob)
 			return false;
 	}
@@ -167,10 +147,10 @@ static bool region_ok(const struct region *g, struct node *n, uint64_t batch)
 /* One image's floating-point work of region node n (a multiply-add is 2). */
 static double image_flops(const struct node *n, uint64_t batch)
 {
-	double out = numel(n->types[0]) / (double)batch;
+	double out = (double)type_numel(n->types[0]) / (double)batch;
 	if (is_conv(n)) {
 		const struct type *w = op_type(n, 1);
-		return 2 * out * numel(w) / (double)w->dims[0];
+		return 2 * out * (double)type_numel(w) / (double)w->dims[0];
 	}
 	return out;
 }

@@ -43,6 +43,7 @@ enum node_flags {
 	NF_EW = 1 << 1,
 	NF_SIDE = 1 << 2,
 	NF_STORAGE = 1 << 3,
+	NF_BATCH = 1 << 4,
 };
 
 enum attr_kind { AK_INT, AK_FLOAT, AK_BOOL, AK_INTS, AK_FLOATS, AK_ENUM, AK_STRING };
