@@ -111,6 +111,37 @@ typedef float cb_vf __attribute__((vector_size(CB_VL * 4), aligned(4)));
 typedef int32_t cb_vi __attribute__((vector_size(CB_VL * 4), aligned(4)));
 /* max(x, 0) lane by lane (NaN becomes 0, as x > 0 ? x : 0) */
 CB_INLINE cb_vf cb_vrelu(cb_vf x) { return (cb_vf)((x > 0.0f) & (cb_vi)x); }
+/* A half vector of CB_VH = CB_VL / 2 floats where CB_VL is 16 or 8
+ * (cb_vh; CB_FMAH its fused multiply-add where the target has one): the
+ * last 8 channels of 136 in a depthwise convolution (cb_dwconv.c), the
+ * last 8 columns of a weight panel (cb_conv.c, CB_HV). Each lane's fused
+ * product is the same as in a whole vector. */
+#if CB_VL >= 8
+#define CB_VH (CB_VL / 2)
+typedef float cb_vh __attribute__((vector_size(CB_VH * 4), aligned(4)));
+typedef int32_t cb_vhi __attribute__((vector_size(CB_VH * 4), aligned(4)));
+#if CB_VL == 16 && defined(__FMA__) && defined(CB_X86_FMA_BUILTINS)
+#define CB_FMAH(acc, a, b) ((cb_vh)__builtin_ia32_vfmaddps256((a), (b), (acc)))
+#elif CB_VL == 8 && defined(__FMA__) && defined(CB_X86_FMA_BUILTINS)
+#define CB_FMAH(acc, a, b) ((cb_vh)__builtin_ia32_vfmaddps((a), (b), (acc)))
+#elif CB_VL == 16 && defined(__FMA__)
+#define CB_FMAH(acc, a, b) ((cb_vh)_mm256_fmadd_ps((__m256)(a), (__m256)(b), (__m256)(acc)))
+#elif CB_VL == 8 && defined(__FMA__)
+#define CB_FMAH(acc, a, b) ((cb_vh)_mm_fmadd_ps((__m128)(a), (__m128)(b), (__m128)(acc)))
+#else
+#define CB_FMAH(acc, a, b) ((acc) + (a) * (b))
+#endif
+CB_INLINE cb_vh cb_vhrelu(cb_vh x) { return (cb_vh)((x > 0.0f) & (cb_vhi)x); }
+#endif
+/* CB_HV: weight panels whose last columns fill half an AVX-512 vector
+ * run a 256-bit FMA there (cb_conv.c): a core that runs a 512-bit FMA as
+ * two 256-bit halves (AMD Zen 4) does it in half the time; elsewhere it
+ * costs what a whole one does. */
+#if CB_VL == 16 && defined(__FMA__)
+#define CB_HV 1
+#else
+#define CB_HV 0
+#endif
 #ifndef CB_SPLAT
 /* x in every lane (a broadcast) */
 CB_INLINE cb_vf cb_splat(float x)

@@ -233,7 +233,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
 					  size_t m, size_t mtot, int g, int p, const int mr, const char *pf, size_t pfstep,
 					  size_t ka, size_t kb, float *part, const int nv, const int rs, const size_t kcw,
-					  const size_t cadv)
+					  const size_t cadv, const int hv)
 {
 	const int goc = s->groups * s->oc;
 	const size_t kdim = kb;
@@ -250,6 +250,19 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		for (int r = 0; r < mr; r++)
 			acc[r][v] = ka ? *(const cb_vf *)(part + (r * CB_NV + v) * CB_VL) : bv;
 	}
+#if CB_HV
+	/* hv: after the nv vectors, one half vector (the panel's columns
+	 * nv * CB_VL .. + 7; the rest of the panel is padding) */
+	cb_vh acch[CB_MR];
+	if (hv) {
+		cb_vh bh = *(const cb_vh *)(pbias + nv * CB_VL);
+		CB_UNROLL
+		for (int r = 0; r < mr; r++)
+			acch[r] = ka ? *(const cb_vh *)(part + (r * CB_NV + nv) * CB_VL) : bh;
+	}
+#else
+	(void)hv;
+#endif
 	for (size_t k0 = ka; k0 < kdim; k0 += kcw) {
 		size_t kc = kdim - k0 < kcw ? kdim - k0 : kcw;
 		for (size_t k = 0; k < kc; k++) {
@@ -277,12 +290,20 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			CB_UNROLL
 			for (int v = 0; v < nv; v++)
 				bv[v] = *(const cb_vf *)(b + v * CB_VL);
+#if CB_HV
+			const cb_vh bh = hv ? *(const cb_vh *)(b + nv * CB_VL) : (cb_vh){0};
+#endif
 			CB_UNROLL
 			for (int r = 0; r < mr; r++) {
-				cb_vf x = CB_SPLAT(ap[r * rs + (int)k]);
+				const float xs = ap[r * rs + (int)k];
+				cb_vf x = CB_SPLAT(xs);
 				CB_UNROLL
 				for (int v = 0; v < nv; v++)
 					acc[r][v] = CB_FMA(acc[r][v], bv[v], x);
+#if CB_HV
+				if (hv)
+					acch[r] = CB_FMAH(acch[r], bh, ((cb_vh){xs, xs, xs, xs, xs, xs, xs, xs}));
+#endif
 			}
 #endif
 			b += CB_NR;
@@ -291,15 +312,21 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 	}
 	if (kb < (size_t)s->kh * s->kw * s->c) {
 		CB_UNROLL
-		for (int r = 0; r < mr; r++)
+		for (int r = 0; r < mr; r++) {
 			CB_UNROLL
 			for (int v = 0; v < nv; v++)
 				*(cb_vf *)(part + (r * CB_NV + v) * CB_VL) = acc[r][v];
+#if CB_HV
+			if (hv)
+				*(cb_vh *)(part + (r * CB_NV + nv) * CB_VL) = acch[r];
+#endif
+		}
 		return;
 	}
 #else
 	float acc[CB_MR][CB_NR];
 	(void)nv;
+	(void)hv;
 	(void)rs;
 	(void)pf;
 	(void)pfstep;
@@ -353,6 +380,18 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 					x = cb_vrelu(x);
 				*(cb_vf *)(o + v * CB_VL) = x;
 			}
+#if CB_HV
+			/* the half vector, when its 8 columns are the panel's */
+			if (hv && jv == nv * CB_VL && jv + 8 <= ncol) {
+				jv += 8;
+				cb_vh x = acch[r];
+				if (res)
+					x += *(const cb_vh *)(res + off + nv * CB_VL);
+				if (s->act == CB_ACT_RELU)
+					x = cb_vhrelu(x);
+				*(cb_vh *)(o + nv * CB_VL) = x;
+			}
+#endif
 			if (jv == ncol)
 				continue;
 		}
@@ -363,6 +402,10 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		for (int v = 0; v < nv; v++)
 			if (v >= jv / CB_VL)
 				*(cb_vf *)(t + v * CB_VL) = acc[r][v];
+#if CB_HV
+		if (hv)
+			*(cb_vh *)(t + nv * CB_VL) = acch[r];
+#endif
 #else
 		for (int j = 0; j < CB_NR; j++)
 			t[j] = acc[r][j];
@@ -388,16 +431,23 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 			     float *out, const float *res, size_t m, size_t mtot, int g, int p, int one_row,
 			     const char *pf, size_t pfstep, size_t ka, size_t kb, float *part, int win)
 {
-	const int half = CB_HALF && s->oc - p * CB_NR <= CB_NR / 2;
+	const int ncol = s->oc - p * CB_NR;
+	const int half = CB_HALF && ncol <= CB_NR / 2;
+	/* below, with a half vector (CB_HV): a panel of at most 8 or of 17 to 24
+	 * columns runs that many lanes (ShuffleNet's groups of 34 and 68
+	 * channels end in panels of 2 and 4 columns, a first layer of 24
+	 * channels is one panel); on the packed rows and on the first layers'
+	 * windows (rs 3 or 6) only, the shapes that have such panels, so
+	 * that the bundle does not compile four kernels for every row stride */
 	if (one_row == 1) {
 		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, 1, pf, 0, ka, kb, part, CB_NV, CB_KC, CB_KC,
-			     CB_KC * CB_MR);
+			     CB_KC * CB_MR, 0);
 		return;
 	}
 #if CB_MR4 > 1
 	if (one_row == 2) {
 		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR4, pf, 0, ka, kb, part, CB_NV, CB_KC,
-			     CB_KC, CB_KC * CB_MR);
+			     CB_KC, CB_KC * CB_MR, 0);
 		return;
 	}
 #endif
@@ -407,11 +457,36 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 	do {                                                                                                   \
 		if (half)                                                                                      \
 			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
-				     CB_HALF ? CB_NV / 2 : CB_NV, RS, KCW, CADV);                               \
+				     CB_HALF ? CB_NV / 2 : CB_NV, RS, KCW, CADV, 0);                            \
 		else                                                                                           \
 			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
-				     CB_NV, RS, KCW, CADV);                                                     \
+				     CB_NV, RS, KCW, CADV, 0);                                                  \
 	} while (0)
+#if CB_HV
+	/* the half-vector variants: no or one whole vector and the half
+	 * (CB_NV is 2 where CB_HV is 1) */
+#define CB_TILE_HV(RS, KCW, CADV)                                                                            \
+	do {                                                                                                   \
+		if (ncol <= 8)                                                                                 \
+			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
+				     0, RS, KCW, CADV, 1);                                          \
+		else                                                                                           \
+			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
+				     1, RS, KCW, CADV, 1);                                              \
+	} while (0)
+	const int hvar = (ncol <= 8 || (ncol > 16 && ncol <= 24)) &&
+			 ((!win && rs != 16 && rs != 32) || (win && (rs == 3 || rs == 6)));
+	if (hvar) {
+		if (!win)
+			CB_TILE_HV(CB_KC, CB_KC, CB_KC * CB_MR);
+		else if (rs == 3)
+			CB_TILE_HV(3, kcw, cadv);
+		else
+			CB_TILE_HV(6, kcw, cadv);
+		return;
+	}
+#undef CB_TILE_HV
+#endif
 	if (win) {
 		switch (rs) {
 		case 1: CB_TILE(1, kcw, cadv); break;
@@ -496,6 +571,34 @@ static CB_ALWAYS_INLINE void cb_smallk_panel(const struct cb_conv_args *s, const
 #endif
 }
 
+#if CB_HAVE_VEC
+/* cb_smallk_panel for CB_SMALLK_PB pixels at once (none in the padding),
+ * pixel i's panel to t + i * ts: that many independent sums per vector
+ * of the panel, where one pixel's run one chain of dependent FMAs (each
+ * waiting for the last: K of at most 8 is too short to hide that). */
+#define CB_SMALLK_PB 4
+static CB_ALWAYS_INLINE void cb_smallk_panels(const struct cb_conv_args *s, const float *const *x, const float *wp,
+					      const float *bias, int g, int p, int np, float *t, size_t ts)
+{
+	const int c = s->c;
+	const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
+	const float *pb = bias + ((size_t)g * np + p) * CB_NR;
+	cb_vf acc[CB_SMALLK_PB][CB_NV];
+	for (int v = 0; v < CB_NV; v++)
+		for (int i = 0; i < CB_SMALLK_PB; i++)
+			acc[i][v] = *(const cb_vf *)(pb + v * CB_VL);
+	for (int k = 0; k < c; k++)
+		for (int v = 0; v < CB_NV; v++) {
+			const cb_vf bv = *(const cb_vf *)(b + k * CB_NR + v * CB_VL);
+			for (int i = 0; i < CB_SMALLK_PB; i++)
+				acc[i][v] = CB_FMA(acc[i][v], bv, CB_SPLAT(x[i][g * c + k]));
+		}
+	for (int i = 0; i < CB_SMALLK_PB; i++)
+		for (int v = 0; v < CB_NV; v++)
+			*(cb_vf *)(t + i * ts + v * CB_VL) = acc[i][v];
+}
+#endif
+
 static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
 			   float *out, const float *res, size_t mb, size_t me)
 {
@@ -509,14 +612,36 @@ static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const 
 	 * whole vectors of the row and the stores to out, instead of a scalar
 	 * epilogue per panel (ShuffleNet's 28 of 32 lanes per group). The same
 	 * operations on each value in the same order. */
-	enum { CB_SMALLK_ROW = 512 };
-	float row[CB_SMALLK_ROW + CB_NR];
+	enum { CB_SMALLK_ROW = 512, CB_SMALLK_RS = CB_SMALLK_ROW + CB_NR };
+	float rows[CB_SMALLK_PB * CB_SMALLK_RS];
 	if (goc <= CB_SMALLK_ROW && s->act != CB_ACT_CLIP) {
-		for (size_t pix = mb; pix < me; pix++) {
-			const float *x = cb_smallk_in(s, in, pix, gc);
-			for (int g = 0; g < s->groups; g++)
-				for (int p = 0; p < np; p++)
-					cb_smallk_panel(s, x, wp, bias, g, p, np, row + (size_t)g * s->oc + (size_t)p * CB_NR);
+		/* CB_SMALLK_PB pixels' rows at once where none lies in the
+		 * padding, else one pixel's */
+		const float *x[CB_SMALLK_PB];
+		int nx = 0, ix = 0;
+		for (size_t pix = mb; pix < me; pix++, ix++) {
+			if (ix == nx) {
+				ix = nx = 0;
+				if (pix + CB_SMALLK_PB <= me) {
+					while (nx < CB_SMALLK_PB && (x[nx] = cb_smallk_in(s, in, pix + (size_t)nx, gc)))
+						nx++;
+					if (nx < CB_SMALLK_PB)
+						nx = 0;
+				}
+				if (nx)
+					for (int g = 0; g < s->groups; g++)
+						for (int p = 0; p < np; p++)
+							cb_smallk_panels(s, x, wp, bias, g, p, np,
+									 rows + (size_t)g * s->oc + (size_t)p * CB_NR,
+									 CB_SMALLK_RS);
+				else
+					for (int g = 0; g < s->groups; g++)
+						for (int p = 0; p < np; p++)
+							cb_smallk_panel(s, cb_smallk_in(s, in, pix, gc), wp, bias, g, p,
+									np, rows + (size_t)g * s->oc + (size_t)p * CB_NR);
+				nx = nx ? nx : 1;
+			}
+			const float *row = rows + (size_t)ix * CB_SMALLK_RS;
 			float *o = out + pix * ost;
 			const float *q = res ? res + pix * (size_t)goc : NULL;
 			int j = 0;
@@ -860,7 +985,7 @@ static CB_ALWAYS_INLINE void cb_wino_m(const struct cb_conv_args *s, const int m
 					if (tail == 0) {
 						const char *pf = step ? (const char *)next + r0 / CB_MR * span : (const char *)b;
 						cb_conv_tile(&sg, ap, b, zero, mx, NULL, r0, nt, 0, p, CB_MR, pf, step, 0,
-							     (size_t)c, NULL, CB_NV, CB_KC, CB_KC, CB_KC * CB_MR);
+							     (size_t)c, NULL, CB_NV, CB_KC, CB_KC, CB_KC * CB_MR, 0);
 						continue;
 					}
 					/* a last partial tile of rows: by one or CB_MR4 rows, as
@@ -870,11 +995,11 @@ static CB_ALWAYS_INLINE void cb_wino_m(const struct cb_conv_args *s, const int m
 						if (tail == 1)
 							cb_conv_tile(&sg, ap + r * CB_KC, b, zero, mx, NULL, r0 + r, nt, 0, p, 1,
 								     (const char *)b, 0, 0, (size_t)c, NULL, CB_NV, CB_KC, CB_KC,
-								     CB_KC * CB_MR);
+								     CB_KC * CB_MR, 0);
 						else
 							cb_conv_tile(&sg, ap + r * CB_KC, b, zero, mx, NULL, r0 + r, nt, 0, p,
 								     CB_MR4, (const char *)b, 0, 0, (size_t)c, NULL, CB_NV, CB_KC,
-								     CB_KC, CB_KC * CB_MR);
+								     CB_KC, CB_KC * CB_MR, 0);
 				}
 			}
 		cb_wino_out(s, m, mm, bias, out, res, t0, nt, ocp, pa * CB_NR, pz * CB_NR < s->oc ? pz * CB_NR : s->oc);

@@ -20,24 +20,6 @@ CB_INLINE void cb_tap_range(int i0, int k, int d, int size, int *k0, int *k1)
 }
 
 #if CB_HAVE_VEC
-/* a vector of half CB_VL floats (the last 8 channels of 136 with AVX-512,
- * say), fused multiply-add where the target has one */
-#if CB_VL >= 8
-#define CB_DW_HALF (CB_VL / 2)
-typedef float cb_dw_vh __attribute__((vector_size(CB_DW_HALF * 4), aligned(4)));
-#if CB_VL == 16 && defined(__FMA__) && defined(CB_X86_FMA_BUILTINS)
-#define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)__builtin_ia32_vfmaddps256((a), (b), (acc)))
-#elif CB_VL == 8 && defined(__FMA__) && defined(CB_X86_FMA_BUILTINS)
-#define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)__builtin_ia32_vfmaddps((a), (b), (acc)))
-#elif CB_VL == 16 && defined(__FMA__)
-#define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)_mm256_fmadd_ps((a), (b), (acc)))
-#elif CB_VL == 8 && defined(__FMA__)
-#define CB_DW_FMAH(acc, a, b) ((cb_dw_vh)_mm_fmadd_ps((a), (b), (acc)))
-#else
-#define CB_DW_FMAH(acc, a, b) ((acc) + (a) * (b))
-#endif
-#endif
-
 /* Channels c0 .. c0 + nv * CB_VL - 1 of the output pixel o (its offset
  * off in res) whose window starts at (ih0, iw0) of image n, taps kh0 ..
  * kh1-1 by kw0 .. kw1-1 inside the image: nv independent FMA chains over
@@ -108,22 +90,22 @@ static void cb_dwconv_rows(const struct cb_conv_args *s, const float *in, const 
 					cb_dw_block(s, in, wp, bias, o, res, off, n, ih0, iw0, kh0, kh1, kw0, kw1, cdone, 4);
 				for (; cdone + CB_VL <= ch; cdone += CB_VL)
 					cb_dw_block(s, in, wp, bias, o, res, off, n, ih0, iw0, kh0, kh1, kw0, kw1, cdone, 1);
-#ifdef CB_DW_HALF
-				if (cdone + CB_DW_HALF <= ch) {
-					cb_dw_vh a = *(const cb_dw_vh *)(bias + cdone);
+#ifdef CB_VH
+				if (cdone + CB_VH <= ch) {
+					cb_vh a = *(const cb_vh *)(bias + cdone);
 					for (int kh = kh0; kh < kh1; kh++) {
 						const int ih = ih0 + kh * s->dh;
 						for (int kw = kw0; kw < kw1; kw++) {
 							const int iw = iw0 + kw * s->dw;
-							a = CB_DW_FMAH(a, *(const cb_dw_vh *)(in + (((size_t)n * s->h + ih) * s->w + iw) * ch + cdone),
-								       *(const cb_dw_vh *)(wp + ((size_t)kh * s->kw + kw) * ch + cdone));
+							a = CB_FMAH(a, *(const cb_vh *)(in + (((size_t)n * s->h + ih) * s->w + iw) * ch + cdone),
+								       *(const cb_vh *)(wp + ((size_t)kh * s->kw + kw) * ch + cdone));
 						}
 					}
 					if (res)
-						a += *(const cb_dw_vh *)(res + off + cdone);
-					for (int j = 0; j < CB_DW_HALF; j++)
+						a += *(const cb_vh *)(res + off + cdone);
+					for (int j = 0; j < CB_VH; j++)
 						o[cdone + j] = cb_act(a[j], s->act, s->lo, s->hi);
-					cdone += CB_DW_HALF;
+					cdone += CB_VH;
 				}
 #endif
 #endif
