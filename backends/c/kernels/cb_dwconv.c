@@ -19,6 +19,9 @@ CB_INLINE void cb_tap_range(int i0, int k, int d, int size, int *k0, int *k1)
 	*k1 = b;
 }
 
+/* the pixels of one cb_dw3_run block */
+#define CB_DW_PB 4
+
 #if CB_HAVE_VEC
 /* Channels c0 .. c0 + nv * CB_VL - 1 of the output pixel o (its offset
  * off in res) whose window starts at (ih0, iw0) of image n, taps kh0 ..
@@ -57,6 +60,62 @@ static CB_ALWAYS_INLINE void cb_dw_block(const struct cb_conv_args *s, const flo
 		*(cb_vf *)(o + c0 + v * CB_VL) = a[v];
 	}
 }
+
+/* A 3x3 window of unit dilation and width stride SW (1 or 2, a constant
+ * once inlined): the output pixels oa .. ob-1 of output row oh of image n
+ * (every tap inside the image in width; taps kh0 .. kh1-1 in height) at
+ * channels c0 .. c0 + CB_VL - 1. The nine filter vectors stay in
+ * registers and CB_DW_PB pixels go at once, each input vector loaded
+ * once for the taps of all of them that read it (a stride-1 row of four
+ * pixels: six loads per filter row instead of twelve, and none of the
+ * filter): the per-pixel block loads two vectors per multiply-add. Each
+ * pixel's sum takes its taps in the same order (kh, then kw), so the
+ * result is the per-pixel block's. */
+static CB_ALWAYS_INLINE void cb_dw3_run(const struct cb_conv_args *s, const float *in, const float *wp,
+					const float *bias, float *out, const float *res, int n, int oh, int kh0,
+					int kh1, int oa, int ob, int c0, const int sw)
+{
+	const int ch = s->groups;
+	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)ch;
+	cb_vf f[3][3];
+	for (int kh = 0; kh < 3; kh++)
+		for (int kw = 0; kw < 3; kw++)
+			f[kh][kw] = *(const cb_vf *)(wp + ((size_t)kh * 3 + kw) * ch + c0);
+	const cb_vf b = *(const cb_vf *)(bias + c0);
+	const int ih0 = oh * s->sh - s->pt;
+	int ow = oa;
+	for (; ow + CB_DW_PB <= ob; ow += CB_DW_PB) {
+		cb_vf a[CB_DW_PB];
+		for (int p = 0; p < CB_DW_PB; p++)
+			a[p] = b;
+		for (int kh = kh0; kh < kh1; kh++) {
+			const float *x = in + (((size_t)n * s->h + (size_t)(ih0 + kh)) * s->w + (size_t)(ow * sw - s->pl)) * ch + c0;
+			/* input column j serves pixel p's tap j - p * sw */
+			for (int j = 0; j < (CB_DW_PB - 1) * sw + 3; j++) {
+				const cb_vf xv = *(const cb_vf *)(x + (size_t)j * ch);
+				for (int p = 0; p < CB_DW_PB; p++)
+					if (j - p * sw >= 0 && j - p * sw < 3)
+						a[p] = CB_FMA(a[p], xv, f[kh][j - p * sw]);
+			}
+		}
+		for (int p = 0; p < CB_DW_PB; p++) {
+			const size_t pix = ((size_t)n * s->oh + (size_t)oh) * s->ow + (size_t)(ow + p);
+			cb_vf y = a[p];
+			if (res)
+				y += *(const cb_vf *)(res + pix * ch + c0);
+			if (s->act == CB_ACT_RELU)
+				y = cb_vrelu(y);
+			if (s->act == CB_ACT_CLIP) {
+				float t[CB_VL];
+				*(cb_vf *)t = y;
+				for (int j = 0; j < CB_VL; j++)
+					t[j] = cb_act(t[j], s->act, s->lo, s->hi);
+				y = *(const cb_vf *)t;
+			}
+			*(cb_vf *)(out + pix * ost + c0) = y;
+		}
+	}
+}
 #endif
 
 /* Depthwise convolution (groups == channels, one filter per channel): each
@@ -69,6 +128,19 @@ static void cb_dwconv_rows(const struct cb_conv_args *s, const float *in, const 
 			   float *out, const float *res, size_t rb, size_t re)
 {
 	const int ch = s->groups;
+	/* 3x3 windows of unit dilation, width stride 1 or 2: the whole
+	 * vectors of channels of the pixels whose windows lie inside the
+	 * image in width, oa .. ob-1, by cb_dw3_run, the rest pixel by pixel */
+	int oa = 0, ob = 0, cfast = 0;
+#if CB_HAVE_VEC
+	if (s->kh == 3 && s->kw == 3 && s->dh == 1 && s->dw == 1 && (s->sw == 1 || s->sw == 2)) {
+		oa = (s->pl + s->sw - 1) / s->sw;
+		ob = s->w - 3 + s->pl < 0 ? 0 : (s->w - 3 + s->pl) / s->sw + 1;
+		ob = ob > s->ow ? s->ow : ob;
+		if (ob - oa >= CB_DW_PB)
+			cfast = ch / CB_VL * CB_VL;
+	}
+#endif
 	for (size_t row = rb; row < re; row++) {
 		const int n = (int)(row / (size_t)s->oh), oh = (int)(row % (size_t)s->oh);
 		{
@@ -78,13 +150,23 @@ static void cb_dwconv_rows(const struct cb_conv_args *s, const float *in, const 
 			const int ih0 = oh * s->sh - s->pt;
 			int kh0, kh1;
 			cb_tap_range(ih0, s->kh, s->dh, s->h, &kh0, &kh1);
+#if CB_HAVE_VEC
+			for (int c0 = 0; c0 < cfast; c0 += CB_VL) {
+				if (s->sw == 1)
+					cb_dw3_run(s, in, wp, bias, out, res, n, oh, kh0, kh1, oa, ob, c0, 1);
+				else
+					cb_dw3_run(s, in, wp, bias, out, res, n, oh, kh0, kh1, oa, ob, c0, 2);
+			}
+#endif
+			/* the pixels cb_dw3_run left: (ob - oa) % CB_DW_PB at the end */
+			const int orun = oa + (ob - oa) / CB_DW_PB * CB_DW_PB;
 			for (int ow = 0; ow < s->ow; ow++) {
 				const int iw0 = ow * s->sw - s->pl;
 				int kw0, kw1;
 				cb_tap_range(iw0, s->kw, s->dw, s->w, &kw0, &kw1);
 				size_t pix = ((size_t)n * s->oh + oh) * s->ow + ow, off = pix * ch;
 				float *CB_RESTRICT o = out + pix * (s->ostride ? (size_t)s->ostride : (size_t)ch);
-				int cdone = 0;
+				int cdone = cfast && ow >= oa && ow < orun ? cfast : 0;
 #if CB_HAVE_VEC
 				for (; cdone + 4 * CB_VL <= ch; cdone += 4 * CB_VL)
 					cb_dw_block(s, in, wp, bias, o, res, off, n, ih0, iw0, kh0, kh1, kw0, kw1, cdone, 4);
