@@ -433,12 +433,6 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 {
 	const int ncol = s->oc - p * CB_NR;
 	const int half = CB_HALF && ncol <= CB_NR / 2;
-	/* below, with a half vector (CB_HV): a panel of at most 8 or of 17 to 24
-	 * columns runs that many lanes (ShuffleNet's groups of 34 and 68
-	 * channels end in panels of 2 and 4 columns, a first layer of 24
-	 * channels is one panel); on the packed rows and on the first layers'
-	 * windows (rs 3 or 6) only, the shapes that have such panels, so
-	 * that the bundle does not compile four kernels for every row stride */
 	if (one_row == 1) {
 		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, 1, pf, 0, ka, kb, part, CB_NV, CB_KC, CB_KC,
 			     CB_KC * CB_MR, 0);
@@ -463,29 +457,23 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 				     CB_NV, RS, KCW, CADV, 0);                                                  \
 	} while (0)
 #if CB_HV
-	/* the half-vector variants: no or one whole vector and the half
-	 * (CB_NV is 2 where CB_HV is 1) */
-#define CB_TILE_HV(RS, KCW, CADV)                                                                            \
-	do {                                                                                                   \
-		if (ncol <= 8)                                                                                 \
-			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
-				     0, RS, KCW, CADV, 1);                                          \
-		else                                                                                           \
-			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, \
-				     1, RS, KCW, CADV, 1);                                              \
-	} while (0)
-	const int hvar = (ncol <= 8 || (ncol > 16 && ncol <= 24)) &&
-			 ((!win && rs != 16 && rs != 32) || (win && (rs == 3 || rs == 6)));
-	if (hvar) {
-		if (!win)
-			CB_TILE_HV(CB_KC, CB_KC, CB_KC * CB_MR);
-		else if (rs == 3)
-			CB_TILE_HV(3, kcw, cadv);
-		else
-			CB_TILE_HV(6, kcw, cadv);
+	/* A half vector ends two kinds of panel: one of at most 8 columns on
+	 * packed rows (ShuffleNet's groups of 34, 68 and 136 channels end in
+	 * panels of 2, 4 and 8 columns, a classifier of 1000 in one of 8) and
+	 * one of 17 to 24 columns on a first layer of 3 channels and stride 2
+	 * read in place (ShuffleNet's 24). Only these: each variant is one
+	 * more unrolled kernel for the C compiler (six of them took a
+	 * ShuffleNet bundle's compile from 7.5 to 10.3 s, these two to 8.2) */
+	if (!win && rs != 16 && rs != 32 && ncol <= 8) {
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, 0, CB_KC,
+			     CB_KC, CB_KC * CB_MR, 1);
 		return;
 	}
-#undef CB_TILE_HV
+	if (win && rs == 6 && ncol > 16 && ncol <= 24) {
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, 1, 6, kcw,
+			     cadv, 1);
+		return;
+	}
 #endif
 	if (win) {
 		switch (rs) {
