@@ -89,7 +89,8 @@ static CB_ALWAYS_INLINE void cb_dw3_run(const struct cb_conv_args *s, const floa
 		for (int p = 0; p < CB_DW_PB; p++)
 			a[p] = b;
 		for (int kh = kh0; kh < kh1; kh++) {
-			const float *x = in + (((size_t)n * s->h + (size_t)(ih0 + kh)) * s->w + (size_t)(ow * sw - s->pl)) * ch + c0;
+			const size_t ih = (size_t)(ih0 + kh), iw = (size_t)(ow * sw - s->pl);
+			const float *x = in + (((size_t)n * s->h + ih) * s->w + iw) * ch + c0;
 			/* input column j serves pixel p's tap j - p * sw */
 			for (int j = 0; j < (CB_DW_PB - 1) * sw + 3; j++) {
 				const cb_vf xv = *(const cb_vf *)(x + (size_t)j * ch);
