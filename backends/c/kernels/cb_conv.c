@@ -382,8 +382,8 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			}
 #if CB_HV
 			/* the half vector, when its 8 columns are the panel's */
-			if (hv && jv == nv * CB_VL && jv + 8 <= ncol) {
-				jv += 8;
+			if (hv && jv == nv * CB_VL && jv + CB_VH <= ncol) {
+				jv += CB_VH;
 				cb_vh x = acch[r];
 				if (res)
 					x += *(const cb_vh *)(res + off + nv * CB_VL);
@@ -531,26 +531,50 @@ static CB_ALWAYS_INLINE const float *cb_smallk_in(const struct cb_conv_args *s, 
 	return in + (((size_t)n * s->h + (size_t)ih) * s->w + (size_t)iw) * gc;
 }
 
+/* pixels at once in cb_conv_smallk's vector path */
+#define CB_SMALLK_PB 4
+
+#if CB_HAVE_VEC
+/* Panel p of group g for npx pixels (1 or CB_SMALLK_PB, a constant once
+ * inlined), pixel i's input x[i] and its panel to t + i * ts; x[0] NULL
+ * (npx 1, a pixel in the padding): the bias alone. Several pixels are
+ * that many independent sums per vector of the panel, where one pixel's
+ * is a chain of dependent FMAs (each waiting for the last: K of at most 8
+ * is too short to hide that). Each sum is the same whatever npx. */
+static CB_ALWAYS_INLINE void cb_smallk_panels(const struct cb_conv_args *s, const float *const *x, const int npx,
+					      const float *wp, const float *bias, int g, int p, int np, float *t,
+					      size_t ts)
+{
+	const int c = s->c;
+	const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
+	const float *pb = bias + ((size_t)g * np + p) * CB_NR;
+	cb_vf acc[CB_SMALLK_PB][CB_NV];
+	for (int v = 0; v < CB_NV; v++)
+		for (int i = 0; i < npx; i++)
+			acc[i][v] = *(const cb_vf *)(pb + v * CB_VL);
+	for (int k = 0; x[0] && k < c; k++)
+		for (int v = 0; v < CB_NV; v++) {
+			const cb_vf bv = *(const cb_vf *)(b + k * CB_NR + v * CB_VL);
+			for (int i = 0; i < npx; i++)
+				acc[i][v] = CB_FMA(acc[i][v], bv, CB_SPLAT(x[i][g * c + k]));
+		}
+	for (int i = 0; i < npx; i++)
+		for (int v = 0; v < CB_NV; v++)
+			*(cb_vf *)(t + (size_t)i * ts + v * CB_VL) = acc[i][v];
+}
+#endif
+
 /* Panel p of group g for the input x (NULL: the bias alone) into the
  * CB_NR floats at t. */
 static CB_ALWAYS_INLINE void cb_smallk_panel(const struct cb_conv_args *s, const float *x, const float *wp,
 					     const float *bias, int g, int p, int np, float *t)
 {
+#if CB_HAVE_VEC
+	cb_smallk_panels(s, &x, 1, wp, bias, g, p, np, t, 0);
+#else
 	const int c = s->c;
 	const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
 	const float *pb = bias + ((size_t)g * np + p) * CB_NR;
-#if CB_HAVE_VEC
-	cb_vf acc[CB_NV];
-	for (int v = 0; v < CB_NV; v++)
-		acc[v] = *(const cb_vf *)(pb + v * CB_VL);
-	for (int k = 0; x && k < c; k++) {
-		const cb_vf xv = CB_SPLAT(x[g * c + k]);
-		for (int v = 0; v < CB_NV; v++)
-			acc[v] = CB_FMA(acc[v], *(const cb_vf *)(b + k * CB_NR + v * CB_VL), xv);
-	}
-	for (int v = 0; v < CB_NV; v++)
-		*(cb_vf *)(t + v * CB_VL) = acc[v];
-#else
 	for (int j = 0; j < CB_NR; j++)
 		t[j] = pb[j];
 	for (int k = 0; x && k < c; k++)
@@ -558,34 +582,6 @@ static CB_ALWAYS_INLINE void cb_smallk_panel(const struct cb_conv_args *s, const
 			t[j] += x[g * c + k] * b[k * CB_NR + j];
 #endif
 }
-
-#if CB_HAVE_VEC
-/* cb_smallk_panel for CB_SMALLK_PB pixels at once (none in the padding),
- * pixel i's panel to t + i * ts: that many independent sums per vector
- * of the panel, where one pixel's run one chain of dependent FMAs (each
- * waiting for the last: K of at most 8 is too short to hide that). */
-#define CB_SMALLK_PB 4
-static CB_ALWAYS_INLINE void cb_smallk_panels(const struct cb_conv_args *s, const float *const *x, const float *wp,
-					      const float *bias, int g, int p, int np, float *t, size_t ts)
-{
-	const int c = s->c;
-	const float *b = wp + ((size_t)g * np + p) * c * CB_NR;
-	const float *pb = bias + ((size_t)g * np + p) * CB_NR;
-	cb_vf acc[CB_SMALLK_PB][CB_NV];
-	for (int v = 0; v < CB_NV; v++)
-		for (int i = 0; i < CB_SMALLK_PB; i++)
-			acc[i][v] = *(const cb_vf *)(pb + v * CB_VL);
-	for (int k = 0; k < c; k++)
-		for (int v = 0; v < CB_NV; v++) {
-			const cb_vf bv = *(const cb_vf *)(b + k * CB_NR + v * CB_VL);
-			for (int i = 0; i < CB_SMALLK_PB; i++)
-				acc[i][v] = CB_FMA(acc[i][v], bv, CB_SPLAT(x[i][g * c + k]));
-		}
-	for (int i = 0; i < CB_SMALLK_PB; i++)
-		for (int v = 0; v < CB_NV; v++)
-			*(cb_vf *)(t + i * ts + v * CB_VL) = acc[i][v];
-}
-#endif
 
 static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const float *wp, const float *bias,
 			   float *out, const float *res, size_t mb, size_t me)
@@ -619,7 +615,7 @@ static void cb_conv_smallk(const struct cb_conv_args *s, const float *in, const 
 				if (nx)
 					for (int g = 0; g < s->groups; g++)
 						for (int p = 0; p < np; p++)
-							cb_smallk_panels(s, x, wp, bias, g, p, np,
+							cb_smallk_panels(s, x, CB_SMALLK_PB, wp, bias, g, p, np,
 									 rows + (size_t)g * s->oc + (size_t)p * CB_NR,
 									 CB_SMALLK_RS);
 				else

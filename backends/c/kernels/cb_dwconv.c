@@ -23,6 +23,24 @@ CB_INLINE void cb_tap_range(int i0, int k, int d, int size, int *k0, int *k1)
 #define CB_DW_PB 4
 
 #if CB_HAVE_VEC
+/* A depthwise sum y finished into *o: plus the residual at r (NULL:
+ * none), then the activation. */
+static CB_ALWAYS_INLINE void cb_dw_store(const struct cb_conv_args *s, cb_vf y, const float *r, float *o)
+{
+	if (r)
+		y += *(const cb_vf *)r;
+	if (s->act == CB_ACT_RELU)
+		y = cb_vrelu(y);
+	if (s->act == CB_ACT_CLIP) {
+		float t[CB_VL];
+		*(cb_vf *)t = y;
+		for (int j = 0; j < CB_VL; j++)
+			t[j] = cb_act(t[j], s->act, s->lo, s->hi);
+		y = *(const cb_vf *)t;
+	}
+	*(cb_vf *)o = y;
+}
+
 /* Channels c0 .. c0 + nv * CB_VL - 1 of the output pixel o (its offset
  * off in res) whose window starts at (ih0, iw0) of image n, taps kh0 ..
  * kh1-1 by kw0 .. kw1-1 inside the image: nv independent FMA chains over
@@ -45,26 +63,14 @@ static CB_ALWAYS_INLINE void cb_dw_block(const struct cb_conv_args *s, const flo
 				a[v] = CB_FMA(a[v], *(const cb_vf *)(x + v * CB_VL), *(const cb_vf *)(f + v * CB_VL));
 		}
 	}
-	for (int v = 0; v < nv; v++) {
-		if (res)
-			a[v] += *(const cb_vf *)(res + off + c0 + v * CB_VL);
-		if (s->act == CB_ACT_RELU)
-			a[v] = cb_vrelu(a[v]);
-		if (s->act == CB_ACT_CLIP) {
-			float t[CB_VL];
-			*(cb_vf *)t = a[v];
-			for (int j = 0; j < CB_VL; j++)
-				t[j] = cb_act(t[j], s->act, s->lo, s->hi);
-			a[v] = *(const cb_vf *)t;
-		}
-		*(cb_vf *)(o + c0 + v * CB_VL) = a[v];
-	}
+	for (int v = 0; v < nv; v++)
+		cb_dw_store(s, a[v], res ? res + off + c0 + v * CB_VL : NULL, o + c0 + v * CB_VL);
 }
 
 /* A 3x3 window of unit dilation and width stride SW (1 or 2, a constant
- * once inlined): the output pixels oa .. ob-1 of output row oh of image n
- * (every tap inside the image in width; taps kh0 .. kh1-1 in height) at
- * channels c0 .. c0 + CB_VL - 1. The nine filter vectors stay in
+ * once inlined): the output pixels oa .. oe-1 (whole blocks of CB_DW_PB)
+ * of output row oh of image n (every tap inside the image in width; taps
+ * kh0 .. kh1-1 in height) at channels c0 .. c0 + CB_VL - 1. The nine filter vectors stay in
  * registers and CB_DW_PB pixels go at once, each input vector loaded
  * once for the taps of all of them that read it (a stride-1 row of four
  * pixels: six loads per filter row instead of twelve, and none of the
@@ -73,7 +79,7 @@ static CB_ALWAYS_INLINE void cb_dw_block(const struct cb_conv_args *s, const flo
  * result is the per-pixel block's. */
 static CB_ALWAYS_INLINE void cb_dw3_run(const struct cb_conv_args *s, const float *in, const float *wp,
 					const float *bias, float *out, const float *res, int n, int oh, int kh0,
-					int kh1, int oa, int ob, int c0, const int sw)
+					int kh1, int oa, int oe, int c0, const int sw)
 {
 	const int ch = s->groups;
 	const size_t ost = s->ostride ? (size_t)s->ostride : (size_t)ch;
@@ -83,8 +89,7 @@ static CB_ALWAYS_INLINE void cb_dw3_run(const struct cb_conv_args *s, const floa
 			f[kh][kw] = *(const cb_vf *)(wp + ((size_t)kh * 3 + kw) * ch + c0);
 	const cb_vf b = *(const cb_vf *)(bias + c0);
 	const int ih0 = oh * s->sh - s->pt;
-	int ow = oa;
-	for (; ow + CB_DW_PB <= ob; ow += CB_DW_PB) {
+	for (int ow = oa; ow < oe; ow += CB_DW_PB) {
 		cb_vf a[CB_DW_PB];
 		for (int p = 0; p < CB_DW_PB; p++)
 			a[p] = b;
@@ -101,19 +106,7 @@ static CB_ALWAYS_INLINE void cb_dw3_run(const struct cb_conv_args *s, const floa
 		}
 		for (int p = 0; p < CB_DW_PB; p++) {
 			const size_t pix = ((size_t)n * s->oh + (size_t)oh) * s->ow + (size_t)(ow + p);
-			cb_vf y = a[p];
-			if (res)
-				y += *(const cb_vf *)(res + pix * ch + c0);
-			if (s->act == CB_ACT_RELU)
-				y = cb_vrelu(y);
-			if (s->act == CB_ACT_CLIP) {
-				float t[CB_VL];
-				*(cb_vf *)t = y;
-				for (int j = 0; j < CB_VL; j++)
-					t[j] = cb_act(t[j], s->act, s->lo, s->hi);
-				y = *(const cb_vf *)t;
-			}
-			*(cb_vf *)(out + pix * ost + c0) = y;
+			cb_dw_store(s, a[p], res ? res + pix * ch + c0 : NULL, out + pix * ost + c0);
 		}
 	}
 }
@@ -131,15 +124,19 @@ static void cb_dwconv_rows(const struct cb_conv_args *s, const float *in, const 
 	const int ch = s->groups;
 	/* 3x3 windows of unit dilation, width stride 1 or 2: the whole
 	 * vectors of channels of the pixels whose windows lie inside the
-	 * image in width, oa .. ob-1, by cb_dw3_run, the rest pixel by pixel */
-	int oa = 0, ob = 0, cfast = 0;
+	 * image in width, oa .. ob-1, by cb_dw3_run in blocks, the rest pixel
+	 * by pixel */
+	int oa = 0, orun = 0, cfast = 0;
 #if CB_HAVE_VEC
 	if (s->kh == 3 && s->kw == 3 && s->dh == 1 && s->dw == 1 && (s->sw == 1 || s->sw == 2)) {
 		oa = (s->pl + s->sw - 1) / s->sw;
-		ob = s->w - 3 + s->pl < 0 ? 0 : (s->w - 3 + s->pl) / s->sw + 1;
+		int ob = s->w - 3 + s->pl < 0 ? 0 : (s->w - 3 + s->pl) / s->sw + 1;
 		ob = ob > s->ow ? s->ow : ob;
 		if (ob - oa >= CB_DW_PB)
 			cfast = ch / CB_VL * CB_VL;
+		/* cb_dw3_run's pixels: whole blocks from oa (it leaves
+		 * (ob - oa) % CB_DW_PB at the end) */
+		orun = oa + (ob - oa) / CB_DW_PB * CB_DW_PB;
 	}
 #endif
 	for (size_t row = rb; row < re; row++) {
@@ -154,13 +151,11 @@ static void cb_dwconv_rows(const struct cb_conv_args *s, const float *in, const 
 #if CB_HAVE_VEC
 			for (int c0 = 0; c0 < cfast; c0 += CB_VL) {
 				if (s->sw == 1)
-					cb_dw3_run(s, in, wp, bias, out, res, n, oh, kh0, kh1, oa, ob, c0, 1);
+					cb_dw3_run(s, in, wp, bias, out, res, n, oh, kh0, kh1, oa, orun, c0, 1);
 				else
-					cb_dw3_run(s, in, wp, bias, out, res, n, oh, kh0, kh1, oa, ob, c0, 2);
+					cb_dw3_run(s, in, wp, bias, out, res, n, oh, kh0, kh1, oa, orun, c0, 2);
 			}
 #endif
-			/* the pixels cb_dw3_run left: (ob - oa) % CB_DW_PB at the end */
-			const int orun = oa + (ob - oa) / CB_DW_PB * CB_DW_PB;
 			for (int ow = 0; ow < s->ow; ow++) {
 				const int iw0 = ow * s->sw - s->pl;
 				int kw0, kw1;
