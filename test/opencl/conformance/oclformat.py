@@ -67,7 +67,7 @@ def first_cases(cases, n):
 class OpenCLCaseFormat(onnxformat.OnnxCaseFormat):
     """The test/onnx format at level 'opencl' on the cases of OPENCL_OPS'
     operators with OPENCL_TYPES' inputs and outputs (lit.local.cfg).
-    which: 'all' (every such case), 'ci' (the first two cases by name of
+    which: 'all' (every such case), 'sample' (the first two cases by name of
     each (folder, op type), and every case of OPENCL_VARIANT_OPS' op types)
     or 'subset' (the first case of each (folder, op type) only)."""
 
@@ -90,9 +90,9 @@ class OpenCLCaseFormat(onnxformat.OnnxCaseFormat):
         index = [c for c in cases if set(c.ops) & OPENCL_SAMPLED_OPS]
         rest = [c for c in cases if not set(c.ops) & OPENCL_SAMPLED_OPS]
         if self.which != "all":
-            keep = first_cases(rest, 2 if self.which == "ci" else 1)
+            keep = first_cases(rest, 2 if self.which == "sample" else 1)
             keep |= first_cases([c for c in index if c.main_op() in OPENCL_SAMPLE_OPS], 1)
-        if self.which == "ci":
+        if self.which == "sample":
             keep |= set(c.key for c in rest if c.main_op() in OPENCL_VARIANT_OPS)
         for c in cases:
             if keep is None or c.key in keep:
