@@ -19,8 +19,10 @@
  * (at most a few hundred KiB) stays in L2 across the tiles of a block.
  * Tiles whose rows already lie in memory with a constant stride skip the
  * packing (1x1 convolutions over 16-64 channels; first layers and stride-1
- * layers with K in one slice, tile by tile: cb_conv_win_ok). A last
- * partial tile runs a one-row or a four-row kernel (cb_conv_tail).
+ * layers with K in one slice, tile by tile: cb_conv_win_ok; grouped 1x1
+ * convolutions with K in one slice, their rows a run-time stride apart:
+ * cb_row_at). A last partial tile runs a one-row or a four-row kernel
+ * (cb_conv_tail).
  *
  * Epilogue: bias, an optional residual (an elementwise add that followed
  * the convolution, fused by the generator) and an optional activation.
@@ -149,9 +151,10 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 	const size_t ohw = (size_t)s->oh * s->ow, kdim = (size_t)s->kh * s->kw * c, tf = cb_tile_floats(kdim);
 	if (s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 && s->oh == s->h &&
 	    s->ow == s->w) {
-		/* a 1x1 convolution of stride 1 without padding (a grouped one:
-		 * ShuffleNet's): row m is input pixel m, its group's channels one
-		 * run; the general walk below costs more than the copy */
+		/* a 1x1 convolution of stride 1 without padding (a grouped one's
+		 * partial last tile, or K past one slice): row m is input pixel
+		 * m, its group's channels one run; the general walk below costs
+		 * more than the copy */
 		for (size_t t = 0; t < nt; t++)
 			for (int r = 0; r < CB_MR; r++) {
 				const size_t mm = m0 + t * CB_MR + (size_t)r;
@@ -226,9 +229,29 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 	}
 }
 
+/* The value of row r (a constant once unrolled) of a tile whose rows lie
+ * g1 bytes apart in place (g3 = 3 * g1), at a (the row-0 value): rows 4q
+ * to 4q+3 are at b, b + g1, b + 2 * g1 and b + g3 from b = a + 4q * g1,
+ * so the compiler keeps three row pointers and two strides and each load
+ * is one addressing mode (base + index * 1 or 2), where the twelve
+ * products r * g1 of a plain a[r * stride] would take a register or a
+ * multiplication each (that form measured no faster than packing). */
+static CB_ALWAYS_INLINE float cb_row_at(const float *a, const int r, size_t g1, size_t g3)
+{
+	const char *b = (const char *)a + (size_t)(r / 4) * 4 * g1;
+	switch (r % 4) {
+	case 0: return *(const float *)b;
+	case 1: return *(const float *)(b + g1);
+	case 2: return *(const float *)(b + 2 * g1);
+	default: return *(const float *)(b + g3);
+	}
+}
+
 /* One tile: rows m .. m+mr-1 (mr is CB_MR or 1, a constant once inlined)
  * from the packed tile ap, one panel; stores the rows below mtot and the
- * columns below the group's oc. */
+ * columns below the group's oc. rs: the row stride of A in floats, a
+ * constant once inlined; 0: the input's pixel stride groups * c, known at
+ * run time (cb_row_at). */
 static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const float *CB_RESTRICT ap,
 					  const float *CB_RESTRICT b, const float *pbias, float *out, const float *res,
 					  size_t m, size_t mtot, int g, int p, const int mr, const char *pf, size_t pfstep,
@@ -237,6 +260,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 {
 	const int goc = s->groups * s->oc;
 	const size_t kdim = kb;
+	const size_t g1 = (size_t)s->groups * (size_t)s->c * sizeof(float), g3 = 3 * g1;
 	/* k from ka (a multiple of CB_KC) to kb: start from the bias or from
 	 * the partial sums in part; stop with partial sums or the epilogue */
 	ap += ka / kcw * cadv;
@@ -277,7 +301,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 			float x[CB_MR];
 			CB_UNROLL
 			for (int r = 0; r < mr; r++)
-				x[r] = ap[r * rs + (int)k];
+				x[r] = rs ? ap[r * rs + (int)k] : cb_row_at(ap + k, r, g1, g3);
 			CB_UNROLL
 			for (int v = 0; v < nv; v++) {
 				float32x4_t bq = vld1q_f32(b + v * CB_VL);
@@ -295,7 +319,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 #endif
 			CB_UNROLL
 			for (int r = 0; r < mr; r++) {
-				const float xs = ap[r * rs + (int)k];
+				const float xs = rs ? ap[r * rs + (int)k] : cb_row_at(ap + k, r, g1, g3);
 				cb_vf x = CB_SPLAT(xs);
 				CB_UNROLL
 				for (int v = 0; v < nv; v++)
@@ -337,7 +361,7 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 		size_t kc = kdim - k0 < kcw ? kdim - k0 : kcw;
 		for (size_t k = 0; k < kc; k++) {
 			for (int r = 0; r < mr; r++) {
-				float x = ap[(size_t)r * (size_t)rs + k];
+				float x = rs ? ap[(size_t)r * (size_t)rs + k] : cb_row_at(ap + k, r, g1, g3);
 				for (int j = 0; j < CB_NR; j++)
 					acc[r][j] += b[j] * x;
 			}
@@ -423,7 +447,9 @@ static CB_ALWAYS_INLINE void cb_conv_tile(const struct cb_conv_args *s, const fl
 /* One tile with the micro-kernel variant for its shape: full rows of
  * CB_MR or a single row, a whole or half panel, and the row stride of A
  * within a chunk (CB_KC when packed; the channel count when the rows are
- * read in place from the input of a 1x1 convolution). win: the rows are
+ * read in place from the input of a 1x1 convolution; 0 when they are read
+ * in place from the input of a grouped 1x1 convolution, groups * c floats
+ * apart, the next chunk CB_KC floats further along the rows). win: the rows are
  * read in place from the image (cb_conv_win_ok): a chunk is one window
  * row of KW*C floats, rows sw*C floats apart (rs: 1, 3, 6, 16, 32 or 64),
  * the next chunk dh image rows further. */
@@ -464,6 +490,11 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 	 * read in place (ShuffleNet's 24). Only these: each variant is one
 	 * more unrolled kernel for the C compiler (six of them took a
 	 * ShuffleNet bundle's compile from 7.5 to 10.3 s, these two to 8.2) */
+	if (!win && rs == 0 && ncol <= 8) {
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, 0, 0, CB_KC,
+			     CB_KC, 1);
+		return;
+	}
 	if (!win && rs != 16 && rs != 32 && ncol <= 8) {
 		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, 0, CB_KC,
 			     CB_KC, CB_KC * CB_MR, 1);
@@ -484,6 +515,13 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 		case 32: CB_TILE(32, kcw, cadv); break;
 		default: CB_TILE(64, kcw, cadv); break;
 		}
+		return;
+	}
+	if (rs == 0) {
+		/* whole vectors only: one more unrolled kernel, not two (a
+		 * panel of 9 to 16 columns runs its padding) */
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, CB_NV, 0, CB_KC,
+			     CB_KC, 0);
 		return;
 	}
 	switch (rs) {
@@ -696,6 +734,12 @@ static void cb_conv_range(const struct cb_conv_args *s, const float *in, const f
 	const int wrs = s->sw * s->c;
 	const int winl = small_b && !direct && s->groups == 1 && s->dw == 1 &&
 			 (wrs == 1 || wrs == 3 || wrs == 6 || (s->sw == 1 && (wrs == 16 || wrs == 32 || wrs == 64)));
+	/* a grouped 1x1 convolution of stride 1 with K in one slice reads
+	 * whole tiles in place as well, rows groups * c floats apart (rs 0 of
+	 * cb_conv_tile_any; ShuffleNet's): its packing was a tenth of the
+	 * network's time */
+	const int gplace = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 &&
+			   s->groups > 1 && s->oh == s->h && s->ow == s->w && kdim <= CB_KB;
 	const size_t ntmax = mc / CB_MR;
 	float *part = scratch + ntmax * tf;
 	for (int g = g0; g < g1; g++) {
@@ -705,7 +749,7 @@ static void cb_conv_range(const struct cb_conv_args *s, const float *in, const f
 			size_t m1 = cb_min_sz(mtot, m0 + mc), nt = (m1 - m0 + CB_MR - 1) / CB_MR;
 			if (winl)
 				; /* tile by tile below */
-			else if (!direct)
+			else if (!direct && !gplace)
 				cb_conv_pack_a(s, in, scratch, m0, nt, mtot, g);
 			else if ((m1 - m0) % CB_MR) /* the partial last tile only */
 				cb_conv_pack_a(s, in, scratch + (nt - 1) * tf, m0 + (nt - 1) * CB_MR, 1, mtot, g);
@@ -732,8 +776,11 @@ static void cb_conv_range(const struct cb_conv_args *s, const float *in, const f
 							size_t m = m0 + t * CB_MR;
 							/* a last tile of one or two rows runs the one-row kernel */
 							int full = m + CB_MR <= mtot;
-							const float *ap = win ? wap : direct && full ? in + m * (size_t)s->c : scratch + t * tf;
-							int rs = win ? s->sw * s->c : direct && full ? s->c : CB_KC;
+							const float *ap = win			? wap
+									  : direct && full ? in + m * (size_t)s->c
+									  : gplace && full ? in + m * (size_t)s->groups * s->c + (size_t)g * s->c
+											   : scratch + t * tf;
+							int rs = win ? s->sw * s->c : direct && full ? s->c : gplace && full ? 0 : CB_KC;
 							float *tp = part + t * CB_MR * CB_NR;
 							const char *pf = step ? next + t * span + ka * step : (const char *)pw;
 							const int tail = full ? 0 : cb_conv_tail(m, mtot);
