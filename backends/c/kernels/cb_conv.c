@@ -484,12 +484,14 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 	} while (0)
 #if CB_HV
 	/* A half vector ends two kinds of panel: one of at most 8 columns on
-	 * packed rows (ShuffleNet's groups of 34, 68 and 136 channels end in
-	 * panels of 2, 4 and 8 columns, a classifier of 1000 in one of 8) and
-	 * one of 17 to 24 columns on a first layer of 3 channels and stride 2
-	 * read in place (ShuffleNet's 24). Only these: each variant is one
-	 * more unrolled kernel for the C compiler (six of them took a
-	 * ShuffleNet bundle's compile from 7.5 to 10.3 s, these two to 8.2) */
+	 * packed rows or on a grouped layer's rows read in place (rs 0:
+	 * ShuffleNet's groups of 34, 68 and 136 channels end in panels of 2,
+	 * 4 and 8 columns; a classifier of 1000 in one of 8) and one of 17 to
+	 * 24 columns on a first layer of 3 channels and stride 2 read in
+	 * place (ShuffleNet's 24). Only these: each variant is one more
+	 * unrolled kernel for the C compiler (six of them took a ShuffleNet
+	 * bundle's compile from 7.5 to 10.3 s, two to 8.2, these three to
+	 * 8.9) */
 	if (!win && rs == 0 && ncol <= 8) {
 		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, 0, 0, CB_KC,
 			     CB_KC, 1);

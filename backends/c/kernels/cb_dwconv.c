@@ -70,8 +70,9 @@ static CB_ALWAYS_INLINE void cb_dw_block(const struct cb_conv_args *s, const flo
 /* A 3x3 window of unit dilation and width stride SW (1 or 2, a constant
  * once inlined): the output pixels oa .. oe-1 (whole blocks of CB_DW_PB)
  * of output row oh of image n (every tap inside the image in width; taps
- * kh0 .. kh1-1 in height) at channels c0 .. c0 + CB_VL - 1. The nine filter vectors stay in
- * registers and CB_DW_PB pixels go at once, each input vector loaded
+ * kh0 .. kh1-1 in height) at channels c0 .. c0 + CB_VL - 1. The nine
+ * filter vectors stay in registers (when kh0 and kh1 are constants:
+ * cb_dw3_row) and CB_DW_PB pixels go at once, each input vector loaded
  * once for the taps of all of them that read it (a stride-1 row of four
  * pixels: six loads per filter row instead of twelve, and none of the
  * filter): the per-pixel block loads two vectors per multiply-add. Each

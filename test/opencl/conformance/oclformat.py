@@ -84,9 +84,9 @@ class OpenCLCaseFormat(onnxformat.OnnxCaseFormat):
                       if c.ops and all(t in OPENCL_TYPES for t in c.value_types()) and
                       all(op in OPENCL_OPS for op in c.ops)]
         keep = None
-        # the cases with an operator of OPENCL_SAMPLED_OPS (oclops.py): by
-        # default only the first case of each folder of the sample's op
-        # types; the selection among the others is as before them
+        # the cases with an operator of OPENCL_SAMPLED_OPS (oclops.py): in
+        # the sample and the subset only the first case of each folder of
+        # OPENCL_SAMPLE_OPS' op types; the others by first_cases
         index = [c for c in cases if set(c.ops) & OPENCL_SAMPLED_OPS]
         rest = [c for c in cases if not set(c.ops) & OPENCL_SAMPLED_OPS]
         if self.which != "all":
