@@ -141,6 +141,14 @@ static CB_ALWAYS_INLINE void cb_pack_run(float *CB_RESTRICT d, const float *CB_R
 	}
 }
 
+/* Whether output pixel m is input pixel m: a 1x1 convolution of unit
+ * strides without padding (row m of A is then pixel m's channels). */
+static int cb_conv_unit1x1(const struct cb_conv_args *s)
+{
+	return s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 && s->oh == s->h &&
+	       s->ow == s->w;
+}
+
 /* Packs rows m0 .. m0 + nt*CB_MR - 1 of A for group g into ap (k =
  * tap-major, channel-minor). Taps in the padding and rows past the end are
  * zeros. */
@@ -149,8 +157,7 @@ static void cb_conv_pack_a(const struct cb_conv_args *s, const float *in, float 
 {
 	const int gc = s->groups * s->c, c = s->c;
 	const size_t ohw = (size_t)s->oh * s->ow, kdim = (size_t)s->kh * s->kw * c, tf = cb_tile_floats(kdim);
-	if (s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 && s->oh == s->h &&
-	    s->ow == s->w) {
+	if (cb_conv_unit1x1(s)) {
 		/* a 1x1 convolution of stride 1 without padding (a grouped one's
 		 * partial last tile, or K past one slice): row m is input pixel
 		 * m, its group's channels one run; the general walk below costs
@@ -471,6 +478,22 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 		return;
 	}
 #endif
+	if (rs == 0) {
+		/* a grouped layer's rows in place: the half vector for a panel
+		 * of at most 8 columns (below), else whole vectors only, one
+		 * more unrolled kernel rather than two (a panel of 9 to 16
+		 * columns runs its padding) */
+#if CB_HV
+		if (ncol <= 8) {
+			cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, 0, 0,
+				     CB_KC, CB_KC, 1);
+			return;
+		}
+#endif
+		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, CB_NV, 0, CB_KC,
+			     CB_KC, 0);
+		return;
+	}
 	const size_t kcw = win ? (size_t)s->kw * s->c : CB_KC;
 	const size_t cadv = win ? (size_t)s->dh * s->w * s->c : CB_KC * CB_MR;
 #define CB_TILE(RS, KCW, CADV)                                                                               \
@@ -492,11 +515,6 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 	 * unrolled kernel for the C compiler (six of them took a ShuffleNet
 	 * bundle's compile from 7.5 to 10.3 s, two to 8.2, these three to
 	 * 8.9) */
-	if (!win && rs == 0 && ncol <= 8) {
-		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, 0, 0, CB_KC,
-			     CB_KC, 1);
-		return;
-	}
 	if (!win && rs != 16 && rs != 32 && ncol <= 8) {
 		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, 0, CB_KC,
 			     CB_KC, CB_KC * CB_MR, 1);
@@ -517,13 +535,6 @@ static void cb_conv_tile_any(const struct cb_conv_args *s, const float *ap, int 
 		case 32: CB_TILE(32, kcw, cadv); break;
 		default: CB_TILE(64, kcw, cadv); break;
 		}
-		return;
-	}
-	if (rs == 0) {
-		/* whole vectors only: one more unrolled kernel, not two (a
-		 * panel of 9 to 16 columns runs its padding) */
-		cb_conv_tile(s, ap, b, pbias, out, res, m, mtot, g, p, CB_MR, pf, pfstep, ka, kb, part, CB_NV, 0, CB_KC,
-			     CB_KC, 0);
 		return;
 	}
 	switch (rs) {
@@ -726,8 +737,7 @@ static void cb_conv_range(const struct cb_conv_args *s, const float *in, const f
 	const int small_b = kdim <= CB_KB && kdim * (size_t)np * CB_NR * sizeof(float) <= ((size_t)512 << 10);
 	/* a 1x1 convolution over 16, 32 or 64 channels reads whole tiles of
 	 * rows in place: consecutive pixels are already CB_MR rows of K floats */
-	const int direct = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 &&
-			   s->groups == 1 && s->oh == s->h && s->ow == s->w && (s->c == 16 || s->c == 32 || s->c == 64);
+	const int direct = cb_conv_unit1x1(s) && s->groups == 1 && (s->c == 16 || s->c == 32 || s->c == 64);
 	/* a small filter in one K slice, one group, unit width dilation, rows
 	 * sw*C floats apart of 1, 3 or 6 (first layers) or 16, 32, 64 (stride
 	 * 1): the tiles that lie inside one output row and inside the image
@@ -740,8 +750,7 @@ static void cb_conv_range(const struct cb_conv_args *s, const float *in, const f
 	 * whole tiles in place as well, rows groups * c floats apart (rs 0 of
 	 * cb_conv_tile_any; ShuffleNet's): its packing was a tenth of the
 	 * network's time */
-	const int gplace = s->kh == 1 && s->kw == 1 && s->sh == 1 && s->sw == 1 && s->pt == 0 && s->pl == 0 &&
-			   s->groups > 1 && s->oh == s->h && s->ow == s->w && kdim <= CB_KB;
+	const int gplace = cb_conv_unit1x1(s) && s->groups > 1 && kdim <= CB_KB;
 	const size_t ntmax = mc / CB_MR;
 	float *part = scratch + ntmax * tf;
 	for (int g = g0; g < g1; g++) {
